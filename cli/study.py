@@ -1,0 +1,42 @@
+"""`goldboard study ...`: create and inspect a study workspace."""
+
+from __future__ import annotations
+
+import click
+
+from goldboard.study import Study
+
+
+@click.group("study")
+def study_group() -> None:
+    """Create and inspect a study workspace (schema, raters, server, rounds)."""
+
+
+@study_group.command("init")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--schema", "schema", required=True, help="Built-in schema name (mtb, medfail, radsafe) or a schema file.")
+@click.option("--raters", required=True, help="Comma-separated rater names, e.g. onc_a,onc_b.")
+@click.option("--url", default="", help="Label Studio URL (default: the embedded server).")
+@click.option("--name", default="", help="Study name (default: the folder name).")
+def init_cmd(directory: str, schema: str, raters: str, url: str, name: str) -> None:
+    """Create a study workspace in DIRECTORY."""
+    st = Study.init(directory, schema=schema, raters=raters.split(","), url=url, name=name)
+    click.echo(f"Created study {st.name!r} in {st.path} (schema {st.schema.name} v{st.schema.version}, "
+               f"raters: {', '.join(st.raters)})")
+
+
+@study_group.command("show")
+@click.argument("directory", type=click.Path(file_okay=False))
+def show_cmd(directory: str) -> None:
+    """Show a study's schema, raters, server and rounds."""
+    st = Study.open(directory)
+    click.echo(f"study:   {st.name} ({st.path})")
+    click.echo(f"schema:  {st.schema.name} v{st.schema.version} ({st.schema_ref})")
+    click.echo(f"raters:  {', '.join(st.raters)}")
+    click.echo(f"server:  {st.url or '(embedded default)'}")
+    for r in st.rounds:
+        projects = ", ".join(f"{k}={v}" for k, v in r.projects.items())
+        click.echo(f"round {r.number}: {r.mode}, {r.units} units, projects: {projects or '(none)'}")
+
+
+commands = [study_group]

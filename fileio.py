@@ -1,0 +1,206 @@
+"""Small file helpers shared by every stage: atomic writes and table reading.
+
+Nothing is ever half-written: every writer goes through :func:`atomic_write`,
+which writes a temporary file in the target folder and renames it into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+import pandas as pd
+
+from goldboard.errors import GoldboardError
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8",
+                 newline: str | None = None, perms: int | None = None) -> Iterator[IO[Any]]:
+    """Open a temp file beside ``path``; on success rename it onto ``path``.
+
+    On any exception the temp file is removed and ``path`` is untouched.
+    ``perms`` (e.g. ``0o600``) is applied before anything is written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        if perms is not None:
+            os.chmod(tmp, perms)
+        if "b" in mode:
+            fh = os.fdopen(fd, mode)
+        else:
+            fh = os.fdopen(fd, mode, encoding=encoding, newline=newline)
+        with fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: str | Path, text: str, perms: int | None = None) -> None:
+    with atomic_write(path, perms=perms) as fh:
+        fh.write(text)
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+    with atomic_write(path, "wb", encoding=None) as fh:
+        fh.write(data)
+
+
+def write_csv_atomic(df: pd.DataFrame, path: str | Path) -> None:
+    """Write a DataFrame as UTF-8 CSV (no index), atomically."""
+    with atomic_write(path, newline="") as fh:
+        df.to_csv(fh, index=False)
+
+
+def write_jsonl_atomic(records: list[dict], path: str | Path) -> None:
+    with atomic_write(path) as fh:
+        for r in records:
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+
+
+def append_jsonl(path: str | Path, records: list[dict]) -> None:
+    """Append records to a JSONL log (append-only files: decisions)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_records(path: str | Path) -> list[tuple[int, dict]]:
+    """Read JSONL, a JSON array (or ``{"cases": [...]}``-style object), CSV or XLSX.
+
+    Returns ``(line, record)`` pairs, where ``line`` is the 1-based line of a
+    JSONL record, the 1-based spreadsheet row of a CSV/XLSX record (header = 1),
+    or the 1-based position in a JSON array.  Raises :class:`GoldboardError`
+    naming the file and line on malformed input.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise GoldboardError(f"{path}: file not found")
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl" or suffix == ".ndjson":
+        return _read_jsonl(path)
+    if suffix == ".json":
+        return _read_json(path)
+    if suffix in (".csv", ".tsv"):
+        return _read_csv(path, "\t" if suffix == ".tsv" else ",")
+    if suffix in (".xlsx", ".xlsm"):
+        return _read_xlsx(path)
+    raise GoldboardError(f"{path}: unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
+    out = []
+    for i, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise GoldboardError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
+        if not isinstance(rec, dict):
+            raise GoldboardError(f"{path}:{i}: each line must be a JSON object")
+        out.append((i, rec))
+    if not out:
+        raise GoldboardError(f"{path}: file is empty")
+    return out
+
+
+def _read_json(path: Path) -> list[tuple[int, dict]]:
+    text = _read_text(path)
+    if not text.strip():
+        raise GoldboardError(f"{path}: file is empty")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GoldboardError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    if isinstance(data, dict):
+        lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+        if len(lists) == 1:
+            data = lists[0]
+        else:
+            data = [data]
+    if not isinstance(data, list):
+        raise GoldboardError(f"{path}: expected a JSON array of objects")
+    out = []
+    for i, rec in enumerate(data, start=1):
+        if not isinstance(rec, dict):
+            raise GoldboardError(f"{path}: record {i}: expected a JSON object")
+        out.append((i, rec))
+    if not out:
+        raise GoldboardError(f"{path}: no records")
+    return out
+
+
+def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
+    text = _read_text(path)
+    if not text.strip():
+        raise GoldboardError(f"{path}: file is empty")
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    if reader.fieldnames is None:
+        raise GoldboardError(f"{path}: no header row")
+    out = []
+    for rec in reader:
+        line = reader.line_num
+        if None in rec:
+            raise GoldboardError(f"{path}:{line}: more cells than header columns")
+        out.append((line, {k: v for k, v in rec.items()}))
+    if not out:
+        raise GoldboardError(f"{path}: no data rows under the header")
+    return out
+
+
+def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
+    import openpyxl
+
+    try:
+        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises many types for a corrupt file
+        raise GoldboardError(f"{path}: cannot open as an Excel workbook: {exc}") from None
+    ws = wb.worksheets[0]
+    rows = ws.iter_rows(values_only=True)
+    try:
+        header = next(rows)
+    except StopIteration:
+        raise GoldboardError(f"{path}: sheet {ws.title} is empty") from None
+    names = [str(h).strip() if h is not None else "" for h in header]
+    out = []
+    for r, row in enumerate(rows, start=2):
+        if row is None or all(c is None or (isinstance(c, str) and not c.strip()) for c in row):
+            continue
+        out.append((r, {n: v for n, v in zip(names, row) if n}))
+    wb.close()
+    if not out:
+        raise GoldboardError(f"{path}: no data rows under the header")
+    return out
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read any supported table into a DataFrame of strings, with a ``_line`` column."""
+    recs = read_records(path)
+    df = pd.DataFrame([r for _, r in recs])
+    df["_line"] = [line for line, _ in recs]
+    return df

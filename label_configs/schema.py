@@ -1,0 +1,628 @@
+"""Label schemas: plain data that drives every stage of a goldboard study.
+
+A schema names the fields a rater fills in for one annotation unit (one case, or
+one case x model output), the allowed values with their clinical definitions,
+the *named boundaries* between groups of values that a study wants to watch,
+and the *adjudication triggers* that send an item to review.
+
+Schemas are written in TOML (``.toml``) or JSON (``.json``); the built-ins live
+in ``label_configs/builtin/``.  See ``docs/schema-format.md`` for the format and
+an example.  This module imports nothing else from goldboard.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+
+#: Field kinds and the measurement level used for agreement statistics.
+KINDS = {
+    "nominal": "nominal",
+    "ordinal": "ordinal",
+    "binary": "nominal",
+    "multi": None,  # multi-select: analysed per value as binary present/absent
+    "text": None,  # free text: never analysed, carried as rationale/notes
+}
+TRIGGER_KINDS = ("gap", "threshold", "incompatible", "disagree", "low_confidence", "missing")
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+BINARY_DEFAULT_VALUES = [
+    {"value": "no", "description": "Flag not set", "aliases": ["false", "0", "n", "False", "FALSE", "No", "NO"]},
+    {"value": "yes", "description": "Flag set", "aliases": ["true", "1", "y", "True", "TRUE", "Yes", "YES"]},
+]
+
+
+class SchemaError(ValueError):
+    """A schema file or definition is invalid.  ``str(err)`` is one line naming where."""
+
+
+class ValueNotInSchema(ValueError):
+    """A rating value is not one of the field's values or aliases."""
+
+
+@dataclass(frozen=True)
+class Value:
+    value: str
+    description: str = ""
+    hint: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ShownWhen:
+    field: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: str
+    title: str = ""
+    description: str = ""
+    values: tuple[Value, ...] = ()
+    required: bool = False
+    shown_when: ShownWhen | None = None
+    #: for per-option fields (radsafe): the option this field belongs to, and its base name
+    option: str | None = None
+    base: str | None = None
+    #: the field is the study's headline label (reported first)
+    primary: bool = False
+
+    @property
+    def level(self) -> str | None:
+        """Measurement level for agreement statistics (``None``: not analysed directly)."""
+        return KINDS[self.kind]
+
+    @property
+    def categories(self) -> list[str]:
+        """Allowed values in schema order (the ordinal order for ordinal fields)."""
+        return [v.value for v in self.values]
+
+    @property
+    def is_rated(self) -> bool:
+        """True for fields that carry a categorical rating (not free text)."""
+        return self.kind != "text"
+
+    def numeric_scores(self) -> list[float]:
+        """Numeric scores for interval/ratio analysis: the values themselves when they are
+        all numbers (severity 1..5), else their ranks 1..k."""
+        try:
+            return [float(v) for v in self.categories]
+        except ValueError:
+            return [float(i + 1) for i in range(len(self.values))]
+
+    def normalize(self, raw: Any) -> str:
+        """Map a raw rating to its canonical spelling.
+
+        Exact spellings win, then declared aliases, then a case- and
+        whitespace-insensitive match; numbers read back from spreadsheets as
+        ``4.0`` match ``"4"``.  Anything else raises :class:`ValueNotInSchema`
+        -- a value is never guessed.
+        """
+        if self.kind == "text":
+            return "" if raw is None else str(raw)
+        text = _as_text(raw)
+        lookup = self._lookup()
+        if text in lookup:
+            return lookup[text]
+        folded = " ".join(text.split()).casefold()
+        if folded in self._folded_lookup():
+            return self._folded_lookup()[folded]
+        allowed = ", ".join(self.categories)
+        raise ValueNotInSchema(f"{text!r} is not a value of {self.name} (allowed: {allowed})")
+
+    def _lookup(self) -> dict[str, str]:
+        cache = self.__dict__.get("_lookup_cache")
+        if cache is None:
+            cache = {}
+            for v in self.values:
+                for a in v.aliases:
+                    cache[a] = v.value
+            for v in self.values:
+                cache[v.value] = v.value
+            object.__setattr__(self, "_lookup_cache", cache)
+        return cache
+
+    def _folded_lookup(self) -> dict[str, str]:
+        cache = self.__dict__.get("_folded_cache")
+        if cache is None:
+            cache = {" ".join(k.split()).casefold(): v for k, v in self._lookup().items()}
+            object.__setattr__(self, "_folded_cache", cache)
+        return cache
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A named boundary: disagreement between a value in ``a`` and a value in ``b``."""
+
+    name: str
+    field: str
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+    explanation: str = ""
+    #: agenda priority: 1 = most clinically serious
+    priority: int = 5
+
+    def matches(self, x: str, y: str) -> bool:
+        return (x in self.a and y in self.b) or (x in self.b and y in self.a)
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """An adjudication trigger.
+
+    kinds: ``gap`` (ordinal values differ by >= ``min_gap`` steps), ``threshold``
+    (one rating below ``at`` and one at or above it), ``incompatible`` (the raters
+    chose different values; ``compatible`` lists pairs that do not count),
+    ``disagree`` (any difference), ``low_confidence`` (a rater's value of the field
+    is <= ``at_most``), ``missing`` (a rater has no rating for the field).
+    """
+
+    kind: str
+    field: str
+    name: str = ""
+    min_gap: int | None = None
+    at: str | None = None
+    at_most: str | None = None
+    compatible: tuple[tuple[str, str], ...] = ()
+    explanation: str = ""
+    priority: int = 5
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.kind}:{self.field}"
+
+
+@dataclass(frozen=True)
+class Display:
+    """What a rater sees: case fields (composed into one plain-text pane) and the model output."""
+
+    case_fields: tuple[tuple[str, str], ...] = ()  # (case key, title)
+    show_output: bool = True
+    case_title: str = "Case"
+    output_title: str = "Model output"
+    options: tuple[str, ...] = ()  # per-option layouts (radsafe): option letters
+
+
+@dataclass(frozen=True)
+class Schema:
+    name: str
+    version: str
+    title: str
+    fields: tuple[Field, ...]
+    description: str = ""
+    unit: str = ""
+    boundaries: tuple[Boundary, ...] = ()
+    triggers: tuple[Trigger, ...] = ()
+    display: Display = field(default_factory=Display)
+    instructions: str = ""
+    source: str = ""  # file it was read from
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"schema {self.name} has no field {name!r} (fields: {', '.join(self.field_names)})")
+
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    @property
+    def rated_fields(self) -> list[Field]:
+        """Fields with categorical values (everything but free text)."""
+        return [f for f in self.fields if f.is_rated]
+
+    @property
+    def analysable_fields(self) -> list[Field]:
+        """Fields analysed with agreement statistics (nominal, ordinal, binary)."""
+        return [f for f in self.fields if f.level is not None]
+
+    @property
+    def text_fields(self) -> list[Field]:
+        return [f for f in self.fields if f.kind == "text"]
+
+    @property
+    def primary_field(self) -> Field:
+        for f in self.fields:
+            if f.primary:
+                return f
+        return self.analysable_fields[0]
+
+    @property
+    def rationale_field(self) -> Field | None:
+        for f in self.text_fields:
+            if f.name == "rationale":
+                return f
+        return self.text_fields[0] if self.text_fields else None
+
+    def boundaries_for(self, field_name: str) -> list[Boundary]:
+        return [b for b in self.boundaries if b.field == field_name]
+
+    def triggers_for(self, field_name: str) -> list[Trigger]:
+        return [t for t in self.triggers if t.field == field_name]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description (what ``goldboard schema show`` prints)."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "title": self.title,
+            "description": self.description,
+            "unit": self.unit,
+            "fields": [
+                {
+                    "name": f.name,
+                    "title": f.title,
+                    "kind": f.kind,
+                    "level": f.level,
+                    "required": f.required,
+                    "primary": f.primary,
+                    "option": f.option,
+                    "shown_when": None
+                    if f.shown_when is None
+                    else {"field": f.shown_when.field, "values": list(f.shown_when.values)},
+                    "values": [
+                        {"value": v.value, "description": v.description, "hint": v.hint, "aliases": list(v.aliases)}
+                        for v in f.values
+                    ],
+                }
+                for f in self.fields
+            ],
+            "boundaries": [
+                {
+                    "name": b.name,
+                    "field": b.field,
+                    "a": list(b.a),
+                    "b": list(b.b),
+                    "explanation": b.explanation,
+                    "priority": b.priority,
+                }
+                for b in self.boundaries
+            ],
+            "triggers": [
+                {
+                    "name": t.label,
+                    "kind": t.kind,
+                    "field": t.field,
+                    "min_gap": t.min_gap,
+                    "at": t.at,
+                    "at_most": t.at_most,
+                    "priority": t.priority,
+                    "explanation": t.explanation,
+                }
+                for t in self.triggers
+            ],
+            "display": {
+                "case_fields": [list(x) for x in self.display.case_fields],
+                "show_output": self.display.show_output,
+                "options": list(self.display.options),
+            },
+        }
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
+
+
+def load_schema(name_or_path: str | Path) -> Schema:
+    """Load a built-in schema by name (``mtb``, ``medfail``, ``radsafe``) or a schema file.
+
+    Raises :class:`SchemaError` with a one-line message naming the file and the problem.
+    """
+    text = str(name_or_path)
+    if text in builtin_names():
+        return load_schema_file(BUILTIN_DIR / f"{text}.toml")
+    path = Path(text)
+    if path.suffix.lower() in (".toml", ".json") or path.exists():
+        return load_schema_file(path)
+    raise SchemaError(f"unknown schema {text!r}: not a built-in ({', '.join(builtin_names())}) nor a .toml/.json file")
+
+
+def load_schema_file(path: str | Path) -> Schema:
+    path = Path(path)
+    if not path.exists():
+        raise SchemaError(f"{path}: schema file not found")
+    try:
+        raw_text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SchemaError(f"{path}: cannot read schema file: {exc}") from None
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(raw_text)
+        else:
+            data = tomllib.loads(raw_text)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SchemaError(f"{path}: invalid TOML: {exc}") from None
+    return schema_from_dict(data, source=str(path))
+
+
+def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
+    """Build and validate a :class:`Schema` from parsed TOML/JSON data."""
+    where = source
+    if not isinstance(data, dict):
+        raise SchemaError(f"{where}: a schema must be a table/object at the top level")
+    _only_keys(data, {"name", "version", "title", "description", "unit", "instructions", "fields",
+                      "boundaries", "triggers", "display"}, where)
+    name = _req_str(data, "name", where)
+    if not NAME_RE.match(name):
+        raise SchemaError(f"{where}: name: {name!r} must start with a letter and use letters, digits, _")
+    version = str(data.get("version", "1"))
+    raw_display = data.get("display", {}) or {}
+    if not isinstance(raw_display, dict):
+        raise SchemaError(f"{where}: display: must be a table")
+    options = tuple(str(o) for o in raw_display.get("options", []) or [])
+    raw_fields = data.get("fields")
+    if not isinstance(raw_fields, list) or not raw_fields:
+        raise SchemaError(f"{where}: fields: a schema needs at least one [[fields]] entry")
+    fields: list[Field] = []
+    for i, rf in enumerate(raw_fields):
+        fields.extend(_parse_field(rf, f"{where}: fields[{i}]", options))
+    names = [f.name for f in fields]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise SchemaError(f"{where}: fields: duplicate field name {dup[0]!r}")
+    by_name = {f.name: f for f in fields}
+    if not any(f.level is not None for f in fields):
+        raise SchemaError(f"{where}: fields: at least one nominal, ordinal or binary field is needed")
+    if sum(f.primary for f in fields) > 1:
+        raise SchemaError(f"{where}: fields: only one field may be primary")
+    for f in fields:
+        if f.shown_when is not None:
+            ctl = by_name.get(f.shown_when.field)
+            if ctl is None:
+                raise SchemaError(f"{where}: field {f.name}: shown_when.field {f.shown_when.field!r} is not a field")
+            for v in f.shown_when.values:
+                if v not in ctl.categories:
+                    raise SchemaError(f"{where}: field {f.name}: shown_when value {v!r} is not a value of {ctl.name}")
+
+    boundaries = []
+    for i, rb in enumerate(data.get("boundaries", []) or []):
+        boundaries.append(_parse_boundary(rb, f"{where}: boundaries[{i}]", by_name))
+    triggers = []
+    for i, rt in enumerate(data.get("triggers", []) or []):
+        triggers.extend(_parse_trigger(rt, f"{where}: triggers[{i}]", by_name))
+    bnames = [b.name for b in boundaries]
+    if len(set(bnames)) != len(bnames):
+        raise SchemaError(f"{where}: boundaries: duplicate boundary name")
+
+    case_fields = []
+    for i, cf in enumerate(raw_display.get("case_fields", []) or []):
+        if isinstance(cf, str):
+            case_fields.append((cf, cf.replace("_", " ").capitalize()))
+        elif isinstance(cf, dict) and isinstance(cf.get("name"), str):
+            case_fields.append((cf["name"], str(cf.get("title", cf["name"]))))
+        else:
+            raise SchemaError(f"{where}: display.case_fields[{i}]: give a key name or {{name, title}}")
+    display = Display(
+        case_fields=tuple(case_fields),
+        show_output=bool(raw_display.get("show_output", True)),
+        case_title=str(raw_display.get("case_title", "Case")),
+        output_title=str(raw_display.get("output_title", "Model output")),
+        options=options,
+    )
+    return Schema(
+        name=name,
+        version=version,
+        title=str(data.get("title", name)),
+        description=str(data.get("description", "")),
+        unit=str(data.get("unit", "")),
+        instructions=str(data.get("instructions", "")),
+        fields=tuple(fields),
+        boundaries=tuple(boundaries),
+        triggers=tuple(triggers),
+        display=display,
+        source=source,
+    )
+
+
+def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
+    if not isinstance(rf, dict):
+        raise SchemaError(f"{where}: must be a table")
+    _only_keys(rf, {"name", "kind", "title", "description", "values", "required", "shown_when",
+                    "for_each_option", "primary"}, where)
+    name = _req_str(rf, "name", where)
+    where = f"{where} ({name})"
+    if not NAME_RE.match(name):
+        raise SchemaError(f"{where}: name: must start with a letter and use letters, digits, _")
+    kind = _req_str(rf, "kind", where)
+    if kind not in KINDS:
+        raise SchemaError(f"{where}: kind: {kind!r} is not one of {', '.join(KINDS)}")
+    raw_values = rf.get("values")
+    if kind == "binary" and raw_values is None:
+        raw_values = BINARY_DEFAULT_VALUES
+    values: list[Value] = []
+    if kind == "text":
+        if raw_values:
+            raise SchemaError(f"{where}: values: a text field has no values")
+    else:
+        if not isinstance(raw_values, list) or not raw_values:
+            raise SchemaError(f"{where}: values: a {kind} field needs a list of values")
+        for j, rv in enumerate(raw_values):
+            values.append(_parse_value(rv, f"{where}: values[{j}]"))
+        seen: dict[str, str] = {}
+        for v in values:
+            for spelling in (v.value, *v.aliases):
+                if spelling in seen and seen[spelling] != v.value:
+                    raise SchemaError(f"{where}: values: {spelling!r} names both {seen[spelling]!r} and {v.value!r}")
+                seen[spelling] = v.value
+        canon = [v.value for v in values]
+        if len(set(canon)) != len(canon):
+            raise SchemaError(f"{where}: values: duplicate value")
+        if kind == "binary" and len(values) != 2:
+            raise SchemaError(f"{where}: values: a binary field has exactly two values (absent, present)")
+    shown = None
+    if rf.get("shown_when") is not None:
+        sw = rf["shown_when"]
+        if not isinstance(sw, dict) or not isinstance(sw.get("field"), str):
+            raise SchemaError(f"{where}: shown_when: give {{field = ..., values = [...]}}")
+        vals = sw.get("values", sw.get("value", []))
+        if isinstance(vals, str):
+            vals = [vals]
+        if not vals:
+            raise SchemaError(f"{where}: shown_when: values: give at least one value")
+        shown = ShownWhen(sw["field"], tuple(str(v) for v in vals))
+    required = bool(rf.get("required", kind in ("nominal", "ordinal")))
+    common = dict(
+        kind=kind,
+        title=str(rf.get("title", name.replace("_", " ").capitalize())),
+        description=str(rf.get("description", "")),
+        values=tuple(values),
+        required=required,
+        shown_when=shown,
+        primary=bool(rf.get("primary", False)),
+    )
+    if rf.get("for_each_option"):
+        if not options:
+            raise SchemaError(f"{where}: for_each_option needs display.options (e.g. [\"A\", \"B\"])")
+        return [Field(name=f"{name}_{o}", option=o, base=name, **common) for o in options]
+    return [Field(name=name, **common)]
+
+
+def _parse_value(rv: Any, where: str) -> Value:
+    if isinstance(rv, (str, int, float)) and not isinstance(rv, bool):
+        return Value(_as_text(rv))
+    if not isinstance(rv, dict) or "value" not in rv:
+        raise SchemaError(f"{where}: give a string or {{value = ..., description = ...}}")
+    _only_keys(rv, {"value", "description", "hint", "aliases"}, where)
+    value = _as_text(rv["value"])
+    if not value.strip():
+        raise SchemaError(f"{where}: value: must not be empty")
+    aliases = rv.get("aliases", []) or []
+    if not isinstance(aliases, list):
+        raise SchemaError(f"{where}: aliases: must be a list")
+    return Value(
+        value=value,
+        description=str(rv.get("description", "")),
+        hint=str(rv.get("hint", rv.get("description", ""))),
+        aliases=tuple(_as_text(a) for a in aliases),
+    )
+
+
+def _parse_boundary(rb: Any, where: str, by_name: dict[str, Field]) -> Boundary:
+    if not isinstance(rb, dict):
+        raise SchemaError(f"{where}: must be a table")
+    _only_keys(rb, {"name", "field", "a", "b", "explanation", "priority"}, where)
+    name = _req_str(rb, "name", where)
+    fname = _req_str(rb, "field", where)
+    f = by_name.get(fname)
+    if f is None or not f.is_rated:
+        raise SchemaError(f"{where} ({name}): field {fname!r} is not a rated field of this schema")
+    groups = []
+    for side in ("a", "b"):
+        vals = rb.get(side)
+        if not isinstance(vals, list) or not vals:
+            raise SchemaError(f"{where} ({name}): {side}: give a non-empty list of values")
+        canon = []
+        for v in vals:
+            try:
+                canon.append(f.normalize(v))
+            except ValueNotInSchema as exc:
+                raise SchemaError(f"{where} ({name}): {side}: {exc}") from None
+        groups.append(tuple(canon))
+    if set(groups[0]) & set(groups[1]):
+        raise SchemaError(f"{where} ({name}): a and b must not share a value")
+    return Boundary(name=name, field=fname, a=groups[0], b=groups[1],
+                    explanation=str(rb.get("explanation", "")), priority=int(rb.get("priority", 5)))
+
+
+def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigger]:
+    if not isinstance(rt, dict):
+        raise SchemaError(f"{where}: must be a table")
+    _only_keys(rt, {"name", "kind", "field", "min_gap", "at", "at_most", "compatible", "explanation", "priority"}, where)
+    kind = _req_str(rt, "kind", where)
+    if kind not in TRIGGER_KINDS:
+        raise SchemaError(f"{where}: kind: {kind!r} is not one of {', '.join(TRIGGER_KINDS)}")
+    fname = _req_str(rt, "field", where)
+    f = by_name.get(fname)
+    targets = [f] if f is not None else [g for g in by_name.values() if g.base == fname]
+    if not targets:
+        raise SchemaError(f"{where}: field {fname!r} is not a field of this schema")
+    out = []
+    for f in targets:
+        w = f"{where} ({kind} on {f.name})"
+        if kind != "missing" and not f.is_rated:
+            raise SchemaError(f"{w}: a text field cannot trigger adjudication")
+        min_gap = at = at_most = None
+        if kind in ("gap", "threshold", "low_confidence") and f.kind != "ordinal":
+            raise SchemaError(f"{w}: {kind} needs an ordinal field, {f.name} is {f.kind}")
+        if kind == "gap":
+            min_gap = rt.get("min_gap")
+            if not isinstance(min_gap, int) or min_gap < 1:
+                raise SchemaError(f"{w}: min_gap: give a whole number >= 1")
+        if kind == "threshold":
+            try:
+                at = f.normalize(rt.get("at"))
+            except ValueNotInSchema as exc:
+                raise SchemaError(f"{w}: at: {exc}") from None
+        if kind == "low_confidence":
+            try:
+                at_most = f.normalize(rt.get("at_most"))
+            except ValueNotInSchema as exc:
+                raise SchemaError(f"{w}: at_most: {exc}") from None
+        compatible = []
+        for pair in rt.get("compatible", []) or []:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise SchemaError(f"{w}: compatible: give pairs of values")
+            try:
+                compatible.append((f.normalize(pair[0]), f.normalize(pair[1])))
+            except ValueNotInSchema as exc:
+                raise SchemaError(f"{w}: compatible: {exc}") from None
+        out.append(Trigger(kind=kind, field=f.name, name=str(rt.get("name", "")), min_gap=min_gap, at=at,
+                           at_most=at_most, compatible=tuple(compatible),
+                           explanation=str(rt.get("explanation", "")), priority=int(rt.get("priority", 5))))
+    return out
+
+
+def _only_keys(d: dict, allowed: set[str], where: str) -> None:
+    extra = sorted(set(d) - allowed)
+    if extra:
+        raise SchemaError(f"{where}: unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _req_str(d: dict, key: str, where: str) -> str:
+    v = d.get(key)
+    if not isinstance(v, str) or not v.strip():
+        raise SchemaError(f"{where}: {key}: required (a non-empty string)")
+    return v
+
+
+def _as_text(raw: Any) -> str:
+    """Spell a raw cell as text: ``4.0`` -> ``"4"``, ``True`` -> ``"true"``, strip outer space."""
+    if raw is None:
+        return ""
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if isinstance(raw, float):
+        if math.isnan(raw):
+            return ""
+        if raw.is_integer():
+            return str(int(raw))
+    if hasattr(raw, "item") and not isinstance(raw, (str, bytes)):  # numpy scalar
+        try:
+            return _as_text(raw.item())
+        except (TypeError, ValueError):
+            pass
+    return str(raw).strip()
+
+
+def iter_all_values(schema: Schema) -> Iterable[str]:
+    for f in schema.fields:
+        for v in f.values:
+            yield v.value

@@ -1,0 +1,229 @@
+"""A study workspace: one folder holding everything a label study produces.
+
+::
+
+    study/
+      study.toml              schema, raters, server URL (no secrets), rounds and project ids
+      units.jsonl             the annotation units pushed (case + model output, as shown to raters)
+      rounds/N/ratings.csv    pulled ratings (rewritten atomically on each pull)
+      rounds/N/invalid.csv    annotations that failed validation, kept verbatim
+      rounds/N/pull.json      what the last pull found (counts, duplicates, unannotated)
+      decisions.jsonl         adjudication log, append-only
+      gold/vN/                immutable gold releases with manifest + SHA-256
+      reports/                agreement reports
+
+No API token is ever written here: tokens come from ``LABEL_STUDIO_API_KEY``,
+the embedded server's 0600 credentials file, or a user config file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[no-redef]
+import tomli_w
+
+from goldboard.cases.ratings import RATINGS_COLUMNS, empty_ratings, read_ratings_csv
+from goldboard.errors import GoldboardError
+from goldboard.fileio import write_text_atomic
+from goldboard.label_configs.schema import Schema, SchemaError, load_schema
+
+STUDY_FILE = "study.toml"
+
+
+@dataclass
+class Round:
+    number: int
+    mode: str = "blinded"  # blinded | shared
+    #: rater -> Label Studio project id (blinded), or {"*": id} for a shared project
+    projects: dict[str, int] = field(default_factory=dict)
+    created_at: str = ""
+    units: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"number": self.number, "mode": self.mode, "projects": dict(self.projects),
+                "created_at": self.created_at, "units": self.units}
+
+
+@dataclass
+class Study:
+    path: Path
+    name: str
+    schema_ref: str
+    raters: list[str]
+    url: str = ""
+    data_dir: str = ""  # embedded server data dir, when the study uses it
+    created_at: str = ""
+    rounds: list[Round] = field(default_factory=list)
+    adjudication: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    _schema: Schema | None = None
+
+    # ------------------------------------------------------------------ create / open
+    @classmethod
+    def init(cls, path: str | Path, schema: str, raters: list[str], url: str = "", name: str = "",
+             data_dir: str = "") -> "Study":
+        path = Path(path)
+        if (path / STUDY_FILE).exists():
+            raise GoldboardError(f"{path / STUDY_FILE}: a study already exists here")
+        raters = [r.strip() for r in raters if r.strip()]
+        if len(raters) < 2:
+            raise GoldboardError("--raters: a study needs at least two raters (e.g. onc_a,onc_b)")
+        if len(set(raters)) != len(raters):
+            raise GoldboardError("--raters: rater names must be unique")
+        for r in raters:
+            if not r.replace("_", "").replace("-", "").replace(".", "").isalnum():
+                raise GoldboardError(f"--raters: {r!r}: use letters, digits, _ - . only")
+        schema_ref = schema
+        sch_path = Path(schema)
+        if sch_path.suffix.lower() in (".toml", ".json") and sch_path.exists():
+            schema_ref = str(sch_path.resolve())
+        try:
+            sch = load_schema(schema_ref)
+        except SchemaError as exc:
+            raise GoldboardError(str(exc)) from None
+        study = cls(path=path, name=name or path.resolve().name, schema_ref=schema_ref, raters=raters,
+                    url=url.rstrip("/"), data_dir=data_dir, created_at=_now(), _schema=sch)
+        path.mkdir(parents=True, exist_ok=True)
+        study.save()
+        return study
+
+    @classmethod
+    def open(cls, path: str | Path) -> "Study":
+        path = Path(path)
+        f = path / STUDY_FILE
+        if not f.exists():
+            raise GoldboardError(f"{path}: not a goldboard study (no {STUDY_FILE}; create one with `goldboard study init`)")
+        try:
+            data = tomllib.loads(f.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise GoldboardError(f"{f}: invalid TOML: {exc}") from None
+        st = data.get("study", {})
+        try:
+            rounds = [Round(number=int(r["number"]), mode=str(r.get("mode", "blinded")),
+                            projects={str(k): int(v) for k, v in (r.get("projects") or {}).items()},
+                            created_at=str(r.get("created_at", "")), units=int(r.get("units", 0)))
+                      for r in data.get("rounds", [])]
+            study = cls(path=path, name=str(st.get("name", path.name)), schema_ref=str(st["schema"]),
+                        raters=[str(r) for r in st["raters"]], url=str(data.get("server", {}).get("url", "")),
+                        data_dir=str(data.get("server", {}).get("data_dir", "")),
+                        created_at=str(st.get("created_at", "")), rounds=rounds,
+                        adjudication=dict(data.get("adjudication", {})), extra=dict(data.get("extra", {})))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GoldboardError(f"{f}: missing or malformed entry {exc}") from None
+        return study
+
+    def save(self) -> None:
+        data: dict[str, Any] = {
+            "study": {"name": self.name, "schema": self.schema_ref, "raters": self.raters,
+                      "created_at": self.created_at},
+            "server": {"url": self.url, "data_dir": self.data_dir},
+            "rounds": [r.to_dict() for r in self.rounds],
+        }
+        if self.adjudication:
+            data["adjudication"] = self.adjudication
+        if self.extra:
+            data["extra"] = self.extra
+        header = "# goldboard study workspace. No secrets are stored here.\n"
+        write_text_atomic(self.path / STUDY_FILE, header + tomli_w.dumps(data))
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def schema(self) -> Schema:
+        if self._schema is None:
+            try:
+                self._schema = load_schema(self.schema_ref)
+            except SchemaError as exc:
+                raise GoldboardError(f"{self.path / STUDY_FILE}: schema: {exc}") from None
+        return self._schema
+
+    def round(self, number: int | None = None) -> Round:
+        """The round ``number`` (default: the latest)."""
+        if not self.rounds:
+            raise GoldboardError(f"{self.path}: no rounds yet (push cases first with `goldboard push`)")
+        if number is None:
+            return max(self.rounds, key=lambda r: r.number)
+        for r in self.rounds:
+            if r.number == number:
+                return r
+        raise GoldboardError(f"{self.path}: no round {number} (rounds: {', '.join(str(r.number) for r in self.rounds)})")
+
+    def get_or_add_round(self, number: int | None = None, mode: str = "blinded") -> Round:
+        if number is None:
+            number = self.rounds[-1].number if self.rounds else 1
+        for r in self.rounds:
+            if r.number == number:
+                return r
+        r = Round(number=number, mode=mode, created_at=_now())
+        self.rounds.append(r)
+        self.rounds.sort(key=lambda x: x.number)
+        return r
+
+    @property
+    def units_path(self) -> Path:
+        return self.path / "units.jsonl"
+
+    def round_dir(self, number: int) -> Path:
+        return self.path / "rounds" / str(number)
+
+    def ratings_path(self, number: int) -> Path:
+        return self.round_dir(number) / "ratings.csv"
+
+    def invalid_path(self, number: int) -> Path:
+        return self.round_dir(number) / "invalid.csv"
+
+    def pull_report_path(self, number: int) -> Path:
+        return self.round_dir(number) / "pull.json"
+
+    @property
+    def decisions_path(self) -> Path:
+        return self.path / "decisions.jsonl"
+
+    @property
+    def gold_dir(self) -> Path:
+        return self.path / "gold"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.path / "reports"
+
+    def ratings(self, number: int | None = None) -> pd.DataFrame:
+        """Pulled ratings of one round (default: the latest round that has been pulled)."""
+        if number is None:
+            pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()]
+            if not pulled:
+                found = sorted(int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv")
+                               if p.parent.name.isdigit())
+                if not found:
+                    raise GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
+                pulled = found
+            number = max(pulled)
+        p = self.ratings_path(number)
+        if not p.exists():
+            raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {number}`)")
+        return read_ratings_csv(p)
+
+    def all_ratings(self) -> pd.DataFrame:
+        frames = [read_ratings_csv(p) for p in sorted((self.path / "rounds").glob("*/ratings.csv"))]
+        return pd.concat(frames, ignore_index=True) if frames else empty_ratings()
+
+    def units(self) -> pd.DataFrame:
+        """The annotation units recorded at push time (empty frame when none)."""
+        if not self.units_path.exists():
+            return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
+        return pd.read_json(self.units_path, lines=True, dtype=False)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+__all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]
