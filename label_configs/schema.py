@@ -36,6 +36,12 @@ KINDS = {
 }
 TRIGGER_KINDS = ("gap", "threshold", "incompatible", "disagree", "low_confidence", "missing")
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+OPTION_RE = re.compile(r"^[A-Za-z0-9]+$")
+#: names the generated Label Studio config uses for its object tags (see label_configs/xml.py)
+RESERVED_FIELD_NAMES = frozenset({"case", "output"})
+RESERVED_FIELD_PREFIX = "option_"
+#: characters XML 1.0 cannot carry (a value with one could never round-trip through Label Studio)
+_XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 BINARY_DEFAULT_VALUES = [
     {"value": "no", "description": "Flag not set", "aliases": ["false", "0", "n", "False", "FALSE", "No", "NO"]},
     {"value": "yes", "description": "Flag set", "aliases": ["true", "1", "y", "True", "TRUE", "Yes", "YES"]},
@@ -368,6 +374,11 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     if not isinstance(raw_display, dict):
         raise SchemaError(f"{where}: display: must be a table")
     options = tuple(str(o) for o in raw_display.get("options", []) or [])
+    for o in options:
+        if not OPTION_RE.match(o):
+            raise SchemaError(f"{where}: display.options: {o!r} must be letters/digits only (e.g. \"A\")")
+    if len(set(options)) != len(options):
+        raise SchemaError(f"{where}: display.options: duplicate option")
     raw_fields = data.get("fields")
     if not isinstance(raw_fields, list) or not raw_fields:
         raise SchemaError(f"{where}: fields: a schema needs at least one [[fields]] entry")
@@ -441,6 +452,9 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
     where = f"{where} ({name})"
     if not NAME_RE.match(name):
         raise SchemaError(f"{where}: name: must start with a letter and use letters, digits, _")
+    if name in RESERVED_FIELD_NAMES or name.startswith(RESERVED_FIELD_PREFIX):
+        raise SchemaError(f"{where}: name: {name!r} is reserved for the case/output/option panes "
+                          f"(do not use case, output or option_*)")
     kind = _req_str(rf, "kind", where)
     if kind not in KINDS:
         raise SchemaError(f"{where}: kind: {kind!r} is not one of {', '.join(KINDS)}")
@@ -477,7 +491,12 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
             vals = [vals]
         if not vals:
             raise SchemaError(f"{where}: shown_when: values: give at least one value")
-        shown = ShownWhen(sw["field"], tuple(str(v) for v in vals))
+        vals = [_as_text(v) for v in vals]
+        for v in vals:
+            if "," in v:
+                raise SchemaError(f"{where}: shown_when: value {v!r} contains a comma; Label Studio splits "
+                                  f"whenChoiceValue on commas, so such a value cannot control visibility")
+        shown = ShownWhen(sw["field"], tuple(vals))
     required = bool(rf.get("required", kind in ("nominal", "ordinal")))
     common = dict(
         kind=kind,
@@ -497,7 +516,7 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
 
 def _parse_value(rv: Any, where: str) -> Value:
     if isinstance(rv, (str, int, float)) and not isinstance(rv, bool):
-        return Value(_as_text(rv))
+        rv = {"value": rv}
     if not isinstance(rv, dict) or "value" not in rv:
         raise SchemaError(f"{where}: give a string or {{value = ..., description = ...}}")
     _only_keys(rv, {"value", "description", "hint", "aliases"}, where)
@@ -507,11 +526,15 @@ def _parse_value(rv: Any, where: str) -> Value:
     aliases = rv.get("aliases", []) or []
     if not isinstance(aliases, list):
         raise SchemaError(f"{where}: aliases: must be a list")
+    aliases = [_as_text(a) for a in aliases]
+    for spelling in (value, *aliases):
+        if _XML_ILLEGAL_RE.search(spelling):
+            raise SchemaError(f"{where}: value {spelling!r} contains a control character")
     return Value(
         value=value,
         description=str(rv.get("description", "")),
         hint=str(rv.get("hint", rv.get("description", ""))),
-        aliases=tuple(_as_text(a) for a in aliases),
+        aliases=tuple(aliases),
     )
 
 

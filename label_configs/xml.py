@@ -1,0 +1,241 @@
+"""Label Studio labeling configs generated from a :class:`~goldboard.label_configs.schema.Schema`.
+
+The config is built with :mod:`xml.etree.ElementTree`, so every user-supplied
+string (titles, values, descriptions, hints) is XML-escaped by the serializer;
+characters XML 1.0 cannot carry are replaced before serialization.
+
+Layout (what a rater sees)::
+
+    Header  schema title (+ instructions)
+    View (side by side)
+      Header "Case"          Text name="case"   value="$case_text"
+      Header "Model output"  Text name="output" value="$output_text"   (unless display.show_output = false)
+    per option X (per-option schemas such as radsafe):
+      Header "Option X"      Text name="option_X" value="$option_X"   + that option's fields
+    per field (schema order):
+      nominal / ordinal  -> Choices choice="single-radio" (ordinal: showInline), required when the field is
+      multi              -> Choices choice="multiple"
+      binary             -> one checkbox: Choices choice="multiple" with one Choice whose alias is the
+                            "present" value (e.g. "yes"); an unticked box is read back as the absent value
+      text               -> TextArea
+      shown_when         -> the field sits in a View with visibleWhen="choice-selected"
+                            whenTagName=<field> whenChoiceValue=<v1,v2>
+
+Model outputs and cases are untrusted: they are shown only through plain ``Text``
+tags (never ``HyperText``), and they reach Label Studio as task data
+(:func:`task_data`), never inside the XML.
+
+Label Studio facts relied on (label-studio 1.23 front end):
+
+* ``whenChoiceValue`` is split on commas and matched against a Choice's value or
+  alias (``mixins/Visibility.js``, ``mixins/SelectedChoiceMixin.js``); schema
+  loading therefore rejects shown_when values that contain a comma.
+* A required control inside a hidden ``View`` is not enforced when the View is
+  the control's direct parent (``mixins/Required.js``), so conditional fields
+  are placed directly in their View.
+* Attribute values of ``Choice``/``Header`` are passed through ``parseValue``,
+  which substitutes ``$name`` with task data (``utils/data.js``).  Displayed
+  strings therefore have a ``$`` that precedes a name character replaced by the
+  full-width dollar sign U+FF04; the exact schema value is kept in the Choice's
+  ``alias``, which is what Label Studio stores in the annotation result.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from typing import Any, Mapping
+
+from goldboard.label_configs.schema import Field, Schema
+
+CASE_TAG = "case"
+OUTPUT_TAG = "output"
+OPTION_TAG_PREFIX = "option_"
+
+_XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_LS_VARIABLE_RE = re.compile(r"\$(?=[\w\[\].{}])")
+
+#: task data keys every generated config may reference (plus ``option_<X>`` per option)
+TASK_DATA_KEYS = ("case_text", "output_text", "case_id", "output_id", "item_id", "model")
+
+
+def option_tag(option: str) -> str:
+    """Name of the Text tag (and task-data key) showing answer option ``option``."""
+    return f"{OPTION_TAG_PREFIX}{option}"
+
+
+def _clean(text: Any) -> str:
+    """A displayed string: XML-legal, with no ``$name`` Label Studio would substitute."""
+    s = "" if text is None else str(text)
+    s = _XML_ILLEGAL_RE.sub("\ufffd", s)
+    return _LS_VARIABLE_RE.sub("\uff04", s)
+
+
+def _raw(text: Any) -> str:
+    """A stored string (alias): XML-legal only; schema loading already rejects control characters."""
+    s = "" if text is None else str(text)
+    return _XML_ILLEGAL_RE.sub("\ufffd", s)
+
+
+def _sub(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
+    return ET.SubElement(parent, tag, {k: v for k, v in attrs.items() if v is not None})
+
+
+def _header(parent: ET.Element, text: str, size: int | None = None) -> None:
+    if not text:
+        return
+    attrs = {"value": _clean(text)}
+    if size is not None:
+        attrs["size"] = str(size)
+    _sub(parent, "Header", **attrs)
+
+
+def _target(schema: Schema, f: Field) -> str:
+    if f.option is not None:
+        return option_tag(f.option)
+    return OUTPUT_TAG if schema.display.show_output else CASE_TAG
+
+
+def _visibility(schema: Schema, f: Field) -> dict[str, str] | None:
+    """``visibleWhen`` attributes for a conditional field, or None (always visible)."""
+    sw = f.shown_when
+    if sw is None:
+        return None
+    ctl = schema.field(sw.field)
+    values = list(dict.fromkeys(sw.values))
+    if ctl.kind == "binary":
+        absent, present = ctl.categories
+        if set(values) >= {absent, present}:
+            return None
+        state = "choice-selected" if present in values else "choice-unselected"
+        return {"visibleWhen": state, "whenTagName": ctl.name, "whenChoiceValue": _raw(present)}
+    return {"visibleWhen": "choice-selected", "whenTagName": ctl.name,
+            "whenChoiceValue": ",".join(_raw(v) for v in values)}
+
+
+def _field_elements(parent: ET.Element, schema: Schema, f: Field) -> None:
+    vis = _visibility(schema, f)
+    box = _sub(parent, "View", **vis) if vis else parent
+    to_name = _target(schema, f)
+    if f.kind == "binary":
+        absent, present = f.values
+        label = f.title or f.name
+        ch = _sub(box, "Choices", name=f.name, toName=to_name, choice="multiple", showInline="true")
+        _sub(ch, "Choice", value=_clean(label), alias=_raw(present.value),
+             hint=_clean(f.description or present.hint or present.description) or None)
+        return
+    title = f.title or f.name
+    if f.required and f.kind != "binary":
+        title = f"{title} *"
+    _header(box, title, size=5)
+    if f.description:
+        _header(box, f.description, size=6)
+    if f.kind == "text":
+        _sub(box, "TextArea", name=f.name, toName=to_name, rows="3", maxSubmissions="1", editable="true",
+             required="true" if f.required else None,
+             requiredMessage=_clean(f"{f.title or f.name} is required") if f.required else None,
+             placeholder=_clean(f.description) if f.description else None)
+        return
+    attrs: dict[str, str | None] = {"name": f.name, "toName": to_name}
+    if f.kind == "multi":
+        attrs["choice"] = "multiple"
+    else:
+        attrs["choice"] = "single-radio"
+    if f.kind == "ordinal":
+        attrs["showInline"] = "true"
+    if f.required:
+        attrs["required"] = "true"
+        attrs["requiredMessage"] = _clean(f"Choose a value for {f.title or f.name}")
+    ch = _sub(box, "Choices", **attrs)
+    for v in f.values:
+        hint = v.hint or v.description
+        _sub(ch, "Choice", value=_clean(v.value), alias=_raw(v.value), hint=_clean(hint) if hint else None)
+
+
+def build_config(schema: Schema) -> ET.Element:
+    """The labeling config as an ElementTree element (see :func:`to_label_studio_xml`)."""
+    root = ET.Element("View")
+    _header(root, schema.title or schema.name, size=3)
+    if schema.instructions:
+        _header(root, schema.instructions, size=6)
+
+    d = schema.display
+    panes = _sub(root, "View", style="display: flex; gap: 1em; align-items: flex-start")
+    case_pane = _sub(panes, "View", style="flex: 1 1 50%; min-width: 0")
+    _header(case_pane, d.case_title or "Case", size=4)
+    _sub(case_pane, "Text", name=CASE_TAG, value="$case_text")
+    if d.show_output:
+        out_pane = _sub(panes, "View", style="flex: 1 1 50%; min-width: 0")
+        _header(out_pane, d.output_title or "Model output", size=4)
+        _sub(out_pane, "Text", name=OUTPUT_TAG, value="$output_text")
+
+    for opt in d.options:
+        opt_fields = [f for f in schema.fields if f.option == opt]
+        box = _sub(root, "View", style="border-top: 1px solid #ccc; margin-top: 0.5em; padding-top: 0.25em")
+        _header(box, f"Option {opt}", size=4)
+        _sub(box, "Text", name=option_tag(opt), value=f"${option_tag(opt)}")
+        flags = _sub(box, "View", style="display: flex; flex-wrap: wrap; gap: 1.5em")
+        for f in opt_fields:
+            _field_elements(flags if f.kind == "binary" and f.shown_when is None else box, schema, f)
+
+    rest = [f for f in schema.fields if f.option is None]
+    if rest:
+        fields_view = _sub(root, "View", style="margin-top: 1em")
+        for f in rest:
+            _field_elements(fields_view, schema, f)
+    return root
+
+
+def to_label_studio_xml(schema: Schema) -> str:
+    """The Label Studio labeling config (XML text) for ``schema``.
+
+    Every config references the task data keys of :func:`task_data`.  The text
+    is well-formed XML and passes
+    ``label_studio_sdk.label_interface.LabelInterface(xml).validate()``.
+    """
+    root = build_config(schema)
+    ET.indent(root, space="  ")
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    try:
+        import pandas as pd  # local: keep this module importable without pandas
+
+        if value is pd.NA or value is pd.NaT:
+            return ""
+    except ImportError:  # pragma: no cover
+        pass
+    return str(value)
+
+
+def task_data(unit_row: Mapping[str, Any], schema: Schema, include_model: bool = True) -> dict[str, str]:
+    """The Label Studio task ``data`` for one annotation unit.
+
+    ``unit_row`` is a row of the unit table (:func:`goldboard.cases.load_units`;
+    a dict or a pandas Series).  Returns string values for ``case_text``,
+    ``output_text``, ``case_id``, ``output_id``, ``item_id``, ``model`` and one
+    ``option_<X>`` per schema option -- exactly the keys the config of
+    :func:`to_label_studio_xml` may reference, and nothing else (reference labels
+    and raw case fields never reach Label Studio).  A missing option is ``""``.
+
+    Label Studio shows task data columns in its Data Manager; pass
+    ``include_model=False`` to keep the model name out of the raters' sight.
+    """
+    get = unit_row.get if hasattr(unit_row, "get") else (lambda k, d=None: unit_row[k])  # noqa: E731
+    data = {k: _cell(get(k, "")) for k in TASK_DATA_KEYS}
+    if not include_model:
+        data.pop("model")
+    for opt in schema.display.options:
+        key = option_tag(opt)
+        data[key] = _cell(get(key, ""))
+    return data
+
+
+__all__ = ["to_label_studio_xml", "build_config", "task_data", "option_tag", "TASK_DATA_KEYS",
+           "CASE_TAG", "OUTPUT_TAG"]
