@@ -1,0 +1,512 @@
+"""Disagreement flags: which items need a decision, why, and in what order.
+
+:func:`flag_disagreements` takes the tidy ratings table (one row per item x rater
+x field, see :mod:`goldboard.cases.ratings`) and returns one row per item x field
+that needs adjudication, with every *kind* of problem that applies:
+
+``boundary``        the raters' values sit on two sides of a named schema boundary
+                    (e.g. ``sufficiency_vs_optimization``: one says Insufficient
+                    Information, the other accepts the therapy)
+``gap``             an ordinal field's values differ by >= ``min_gap`` steps (schema trigger)
+``threshold``       one rating below the schema's critical value, one at or above it
+``incompatible``    different nominal values that the schema does not list as compatible
+``disagree``        the values differ at all (every disagreement carries this kind;
+                    an item with only this kind is a *plain* disagreement)
+``low_confidence``  a rater's confidence is <= the trigger's ``at_most`` (raised even
+                    when the raters agree; attached to the primary field's row)
+``missing``         a rater who rated other items did not rate this one, or left a
+                    required field empty
+
+Schema trigger names (e.g. ``keep_drop_disagreement``, ``crosses_safety_critical``)
+are listed in ``triggers``; named boundaries in ``boundaries``.  With more than two
+raters every kind is evaluated over all rater pairs (a boundary is crossed when any
+two raters sit on its two sides; the gap is the largest pairwise gap).
+
+Agenda order (column ``agenda``, one number per item): items sorted by their most
+serious flag (schema priority, lower = more serious; unprioritised kinds
+:data:`DEFAULT_PRIORITY`), then the larger ordinal gap, then item id (natural
+order); an item's rows stay together, in schema field order.
+
+Fields that carry a ``low_confidence`` trigger (a rater's confidence) describe the
+rater, not the item: they are never flagged or adjudicated themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from goldboard.errors import GoldboardError
+from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+
+#: priority given to a flag kind that no schema boundary or trigger prioritises
+DEFAULT_PRIORITY = 9
+
+KINDS = ("boundary", "threshold", "gap", "incompatible", "disagree", "low_confidence", "missing")
+
+FLAG_COLUMNS = [
+    "agenda", "item_id", "case_id", "output_id", "model", "field", "priority", "gap",
+    "kinds", "boundaries", "triggers", "disagree", "triggered", "low_confidence_raters",
+    "missing_raters",
+]
+_REQUIRED_COLUMNS = ("item_id", "rater", "field", "value")
+_MISSING = -1
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def meta_fields(schema: Schema) -> list[str]:
+    """Fields that describe the rater (targets of ``low_confidence`` triggers)."""
+    return sorted({t.field for t in schema.triggers if t.kind == "low_confidence"})
+
+
+def adjudicable_fields(schema: Schema) -> list[Field]:
+    """Fields that get flags, decisions and gold: the analysable fields (nominal,
+    ordinal, binary) except rater-confidence fields."""
+    meta = set(meta_fields(schema))
+    return [f for f in schema.analysable_fields if f.name not in meta]
+
+
+def natural_key(text: Any) -> tuple:
+    """Sort key that orders ``C-2`` before ``C-10``."""
+    parts = re.split(r"(\d+)", str(text))
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+
+
+def current_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
+    """The ratings in force: for each item the latest round it was rated in, and
+    one row per item x rater x field (the last annotated, when a pull repeated one)."""
+    _check_columns(ratings)
+    df = ratings.copy()
+    for c in ("case_id", "output_id", "model", "rationale", "annotated_at", "task_id", "project_id"):
+        if c not in df.columns:
+            df[c] = ""
+    for c in df.columns:
+        if c != "round" and c != "_line":
+            df[c] = df[c].fillna("").astype(str)
+    if len(df) == 0:
+        return df
+    if "round" in df.columns:
+        rnd = pd.to_numeric(df["round"], errors="coerce").fillna(1).astype(int)
+        df["round"] = rnd
+        df = df[rnd == rnd.groupby(df["item_id"]).transform("max")]
+        df = df.sort_values(["round", "annotated_at"], kind="stable")
+    else:
+        df = df.sort_values("annotated_at", kind="stable")
+    return df.drop_duplicates(["item_id", "rater", "field"], keep="last").reset_index(drop=True)
+
+
+def active_raters(ratings: pd.DataFrame, raters: Sequence[str] | None = None) -> list[str]:
+    """Raters with at least one rating, in the given order (default: sorted names)."""
+    present = set(ratings["rater"].astype(str)) if len(ratings) else set()
+    if raters is None:
+        return sorted(present)
+    return [r for r in raters if r in present]
+
+
+def item_meta(ratings: pd.DataFrame) -> pd.DataFrame:
+    """item_id -> case_id, output_id, model (first non-empty value per item)."""
+    cols = ["case_id", "output_id", "model"]
+    df = ratings[["item_id", *cols]].replace("", np.nan)
+    meta = df.groupby("item_id", sort=False)[cols].first().fillna("")
+    return meta
+
+
+def _check_columns(ratings: pd.DataFrame) -> None:
+    missing = [c for c in _REQUIRED_COLUMNS if c not in ratings.columns]
+    if missing:
+        raise GoldboardError(f"ratings: missing column {missing[0]!r} (columns: {', '.join(map(str, ratings.columns))})")
+
+
+def normalized_values(ratings: pd.DataFrame, schema: Schema, source: str = "ratings") -> pd.DataFrame:
+    """Ratings of the adjudicable fields with values in canonical spelling.
+
+    Raises :class:`GoldboardError` naming ``source``, the line and field of the first
+    value that is not in the schema.
+    """
+    names = {f.name: f for f in adjudicable_fields(schema)}
+    df = ratings[ratings["field"].isin(list(names))].copy()
+    out = []
+    for idx, (fname, raw) in enumerate(zip(df["field"], df["value"])):
+        if raw == "":
+            out.append("")
+            continue
+        try:
+            out.append(names[fname].normalize(raw))
+        except ValueNotInSchema as exc:
+            row = df.iloc[idx]
+            line = row["_line"] if "_line" in df.columns else None
+            where = f"{source}:{line}" if line not in (None, "") else f"{source}: item {row['item_id']} rater {row['rater']}"
+            raise GoldboardError(f"{where}: {fname}: {exc}") from None
+    df["value"] = out
+    return df
+
+
+# --------------------------------------------------------------------------- flags
+
+
+def flag_disagreements(ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None,
+                       *, source: str = "ratings") -> pd.DataFrame:
+    """Every item x field whose ratings need adjudication, in agenda order.
+
+    Parameters
+    ----------
+    ratings : tidy ratings table (``RATINGS_COLUMNS``); values may use schema aliases.
+        When several rounds are present, each item's latest round is used.
+    schema : the study schema (fields, boundaries, triggers, priorities).
+    raters : rater names in display order (default: sorted names found in ``ratings``).
+        Raters without a single rating are left out (they are not "missing" everywhere).
+    source : file name used in error messages.
+
+    Returns
+    -------
+    DataFrame with :data:`FLAG_COLUMNS` plus ``value_<rater>`` and ``rationale_<rater>``
+    for each rater.  ``kinds``, ``boundaries``, ``triggers``, ``low_confidence_raters``,
+    ``missing_raters`` hold lists; ``gap`` is the largest pairwise ordinal gap
+    (``NaN`` for nominal fields).  Empty (with those columns) when nothing disagrees.
+    """
+    cur = current_ratings(ratings)
+    rlist = active_raters(cur, raters)
+    columns = FLAG_COLUMNS + [f"value_{r}" for r in rlist] + [f"rationale_{r}" for r in rlist]
+    if len(cur) == 0 or not rlist:
+        return pd.DataFrame(columns=columns)
+    cur = cur[cur["rater"].isin(rlist)]
+    vals = normalized_values(cur, schema, source)
+    meta = item_meta(cur)
+    items = sorted(meta.index, key=natural_key)
+    meta = meta.loc[items]
+    n, m = len(items), len(rlist)
+    item_pos = pd.Index(items)
+
+    # which rater rated which item at all (any field, any row)
+    rated = np.zeros((n, m), dtype=bool)
+    ii = item_pos.get_indexer(cur["item_id"])
+    rr = pd.Index(rlist).get_indexer(cur["rater"])
+    rated[ii, rr] = True
+
+    rationale = _rationales(cur, item_pos, rlist)
+    primary = schema.primary_field.name
+    low_conf = _low_confidence(cur, schema, item_pos, rlist)
+
+    fields = adjudicable_fields(schema)
+    rows: list[dict] = []
+    for f in fields:
+        grid = _value_grid(vals[vals["field"] == f.name], item_pos, rlist)
+        rows.extend(_flag_field(f, grid, rated, schema, items, meta, rlist, rationale,
+                                low_conf if f.name == primary else None))
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    out = pd.DataFrame(rows)
+    return _agenda_order(out, [f.name for f in fields])[columns]
+
+
+def _value_grid(sub: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:
+    """items x raters array of canonical values (``None`` where a rater has no row)."""
+    grid = np.full((len(item_pos), len(rlist)), None, dtype=object)
+    if len(sub):
+        ii = item_pos.get_indexer(sub["item_id"])
+        rr = pd.Index(rlist).get_indexer(sub["rater"])
+        grid[ii, rr] = sub["value"].to_numpy()
+    return grid
+
+
+def _rationales(cur: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:
+    grid = np.full((len(item_pos), len(rlist)), "", dtype=object)
+    sub = cur[cur["rationale"] != ""].drop_duplicates(["item_id", "rater"], keep="last")
+    if len(sub):
+        grid[item_pos.get_indexer(sub["item_id"]), pd.Index(rlist).get_indexer(sub["rater"])] = sub["rationale"].to_numpy()
+    return grid
+
+
+def _low_confidence(cur: pd.DataFrame, schema: Schema, item_pos: pd.Index, rlist: list[str]):
+    """(mask items x raters of low confidence, trigger list) or None."""
+    trig = [t for t in schema.triggers if t.kind == "low_confidence"]
+    if not trig:
+        return None
+    mask = np.zeros((len(item_pos), len(rlist)), dtype=bool)
+    fired: list[tuple[np.ndarray, Any]] = []
+    for t in trig:
+        f = schema.field(t.field)
+        sub = cur[cur["field"] == t.field]
+        grid = _value_grid(sub, item_pos, rlist)
+        codes = _codes(grid, f)
+        limit = f.categories.index(t.at_most)
+        low = (codes >= 0) & (codes < len(f.categories)) & (codes <= limit)
+        mask |= low
+        fired.append((low, t))
+    return mask, fired
+
+
+def _codes(grid: np.ndarray, f: Field) -> np.ndarray:
+    """Category index per cell: 0..k-1, ``k`` for a blank value, -1 when missing."""
+    lookup = {v: i for i, v in enumerate(f.categories)}
+    lookup[""] = len(f.categories)
+    flat = []
+    for v in grid.ravel():
+        if v is None:
+            flat.append(_MISSING)
+        elif v in lookup:
+            flat.append(lookup[v])
+        else:
+            try:
+                flat.append(lookup[f.normalize(v)])
+            except ValueNotInSchema as exc:
+                raise GoldboardError(f"ratings: {f.name}: {exc}") from None
+    return np.asarray(flat, dtype=int).reshape(grid.shape)
+
+
+def _flag_field(f: Field, grid: np.ndarray, rated: np.ndarray, schema: Schema, items: list[str],
+                meta: pd.DataFrame, rlist: list[str], rationale: np.ndarray, low_conf) -> list[dict]:
+    k = len(f.categories)
+    codes = _codes(grid, f)
+    # a rater who rated the item but has no row for a non-required field left it blank
+    if not f.required:
+        codes = np.where((codes == _MISSING) & rated, k, codes)
+    # a required field left blank is missing
+    if f.required:
+        codes = np.where(codes == k, _MISSING, codes)
+    present = codes != _MISSING
+    real = present & (codes < k)  # present and not blank
+
+    big = np.iinfo(np.int64).max
+    cmin = np.where(present, codes, big).min(axis=1)
+    cmax = np.where(present, codes, -1).max(axis=1)
+    disagree = present.any(axis=1) & (cmin != cmax)
+    missing = (~present).any(axis=1) & rated.any(axis=1)
+
+    rmin = np.where(real, codes, big).min(axis=1)
+    rmax = np.where(real, codes, -1).max(axis=1)
+    has_two = real.sum(axis=1) >= 2
+    gap = np.where(has_two, rmax - rmin, 0) if f.kind == "ordinal" else None
+
+    n = len(items)
+    kinds = [[] for _ in range(n)]
+    bnames = [[] for _ in range(n)]
+    tnames = [[] for _ in range(n)]
+    prio = np.full(n, DEFAULT_PRIORITY + 1, dtype=int)  # > DEFAULT: nothing flagged yet
+    triggered = np.zeros(n, dtype=bool)
+
+    def hit(mask: np.ndarray, kind: str, name: str | None, priority: int | None, bucket=None) -> None:
+        for i in np.flatnonzero(mask):
+            if kind not in kinds[i]:
+                kinds[i].append(kind)
+            if name is not None and bucket is not None and name not in bucket[i]:
+                bucket[i].append(name)
+            p = DEFAULT_PRIORITY if priority is None else priority
+            prio[i] = min(prio[i], p)
+        if priority is not None:
+            triggered[mask] = True
+
+    def has(cat_set: Iterable[str]) -> np.ndarray:
+        idx = [f.categories.index(v) for v in cat_set]
+        return (real & np.isin(codes, idx)).any(axis=1)
+
+    for b in schema.boundaries_for(f.name):
+        hit(has(b.a) & has(b.b), "boundary", b.name, b.priority, bnames)
+
+    for t in schema.triggers_for(f.name):
+        if t.kind == "threshold":
+            at = f.categories.index(t.at)
+            hit(has_two & (rmin < at) & (rmax >= at), "threshold", t.label, t.priority, tnames)
+        elif t.kind == "gap":
+            hit(has_two & (rmax - rmin >= t.min_gap), "gap", t.label, t.priority, tnames)
+        elif t.kind == "incompatible":
+            hit(_incompatible(codes, real, f, t.compatible), "incompatible", t.label, t.priority, tnames)
+        elif t.kind == "disagree":
+            hit(disagree, "disagree", t.label, t.priority, tnames)
+        elif t.kind == "missing":
+            hit(missing, "missing", t.label, t.priority, tnames)
+    # generic kinds that apply whether or not the schema names a trigger for them
+    hit(disagree, "disagree", None, None)
+    hit(missing, "missing", None, None)
+
+    lc_raters: list[list[str]] = [[] for _ in range(n)]
+    if low_conf is not None:
+        mask, fired = low_conf
+        for low, t in fired:
+            hit(low.any(axis=1), "low_confidence", t.label, t.priority, tnames)
+        for i in np.flatnonzero(mask.any(axis=1)):
+            lc_raters[i] = [rlist[j] for j in np.flatnonzero(mask[i])]
+
+    rows = []
+    for i in np.flatnonzero(prio <= DEFAULT_PRIORITY):
+        kinds_i = [k_ for k_ in KINDS if k_ in kinds[i]]
+        row = {
+            "item_id": items[i],
+            "case_id": meta.iat[i, 0],
+            "output_id": meta.iat[i, 1],
+            "model": meta.iat[i, 2],
+            "field": f.name,
+            "priority": int(prio[i]),
+            "gap": float(gap[i]) if gap is not None and has_two[i] else np.nan,
+            "kinds": kinds_i,
+            "boundaries": bnames[i],
+            "triggers": tnames[i],
+            "disagree": bool(disagree[i]),
+            "triggered": bool(triggered[i]),
+            "low_confidence_raters": lc_raters[i],
+            "missing_raters": [rlist[j] for j in np.flatnonzero(~present[i])] if missing[i] else [],
+        }
+        for j, r in enumerate(rlist):
+            c = codes[i, j]
+            row[f"value_{r}"] = "" if c == _MISSING or c == k else f.categories[c]
+            row[f"rationale_{r}"] = rationale[i, j]
+        rows.append(row)
+    return rows
+
+
+def _incompatible(codes: np.ndarray, real: np.ndarray, f: Field, compatible) -> np.ndarray:
+    """Some pair of raters chose different values not listed as compatible."""
+    ok = {(f.categories.index(a), f.categories.index(b)) for a, b in compatible}
+    ok |= {(b, a) for a, b in ok}
+    n, m = codes.shape
+    out = np.zeros(n, dtype=bool)
+    for j in range(m):
+        for l in range(j + 1, m):
+            both = real[:, j] & real[:, l] & (codes[:, j] != codes[:, l])
+            if ok:
+                pair_ok = np.array([(a, b) in ok for a, b in zip(codes[:, j], codes[:, l])], dtype=bool)
+                both &= ~pair_ok
+            out |= both
+    return out
+
+
+def _agenda_order(df: pd.DataFrame, field_order: list[str]) -> pd.DataFrame:
+    gap = df["gap"].fillna(-1)
+    item_prio = df.groupby("item_id")["priority"].transform("min")
+    item_gap = gap.groupby(df["item_id"]).transform("max")
+    nat = {i: k for k, i in enumerate(sorted(df["item_id"].unique(), key=natural_key))}
+    forder = {name: k for k, name in enumerate(field_order)}
+    key = pd.DataFrame({
+        "p": item_prio, "g": -item_gap, "i": df["item_id"].map(nat),
+        "rp": df["priority"], "f": df["field"].map(forder),
+    })
+    order = key.sort_values(["p", "g", "i", "rp", "f"], kind="stable").index
+    out = df.loc[order].reset_index(drop=True)
+    out["agenda"] = pd.factorize(out["item_id"])[0] + 1
+    return out
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def summarize_flags(flags: pd.DataFrame, schema: Schema) -> dict[str, Any]:
+    """Counts for the agenda header.
+
+    ``by_kind`` / ``by_trigger`` count flagged item x field rows; ``by_boundary``
+    gives, per named boundary, the number of disagreements on it and the number of
+    disagreements on its field (``of``), e.g. sufficiency_vs_optimization: 9 of 16.
+    """
+    disagreements = {f.name: int(((flags["field"] == f.name) & flags["disagree"].astype(bool)).sum())
+                     for f in adjudicable_fields(schema)} if len(flags) else \
+        {f.name: 0 for f in adjudicable_fields(schema)}
+    by_kind = {k: 0 for k in KINDS}
+    by_trigger: dict[str, int] = {t.label: 0 for t in schema.triggers
+                                  if t.field in disagreements or t.kind == "low_confidence"}
+    by_boundary_n = {b.name: 0 for b in schema.boundaries}
+    for kinds, trig, bnd in zip(flags.get("kinds", []), flags.get("triggers", []), flags.get("boundaries", [])):
+        for k in kinds:
+            by_kind[k] = by_kind.get(k, 0) + 1
+        for t in trig:
+            by_trigger[t] = by_trigger.get(t, 0) + 1
+        for b in bnd:
+            by_boundary_n[b] = by_boundary_n.get(b, 0) + 1
+    by_boundary = {}
+    for b in schema.boundaries:
+        of = disagreements.get(b.field, 0)
+        cnt = by_boundary_n[b.name]
+        by_boundary[b.name] = {"field": b.field, "count": cnt, "of": of,
+                               "share": (cnt / of) if of else None, "priority": b.priority,
+                               "explanation": b.explanation}
+    by_kind["plain_disagreement"] = int(sum(1 for k in flags.get("kinds", []) if list(k) == ["disagree"]))
+    return {
+        "items_flagged": int(flags["item_id"].nunique()) if len(flags) else 0,
+        "rows": int(len(flags)),
+        "triggered_rows": int(flags["triggered"].astype(bool).sum()) if len(flags) else 0,
+        "disagreements": disagreements,
+        "by_kind": by_kind,
+        "by_trigger": by_trigger,
+        "by_boundary": by_boundary,
+    }
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """Human-readable lines: ``sufficiency_vs_optimization: 9 of 16 disagreements (56%)``."""
+    lines = []
+    for name, b in summary["by_boundary"].items():
+        share = f" ({b['share']:.0%})" if b["share"] is not None else ""
+        lines.append(f"{name}: {b['count']} of {b['of']} disagreements on {b['field']}{share}")
+    kinds = ", ".join(f"{k} {v}" for k, v in summary["by_kind"].items() if v)
+    lines.append(f"kinds: {kinds or 'none'}")
+    trig = ", ".join(f"{k} {v}" for k, v in summary["by_trigger"].items() if v)
+    if trig:
+        lines.append(f"triggers: {trig}")
+    lines.append(f"{summary['items_flagged']} items flagged ({summary['rows']} item x field rows)")
+    return lines
+
+
+def flags_for_output(flags: pd.DataFrame) -> pd.DataFrame:
+    """The flag table with list cells joined by ``"; "`` (for CSV and text tables)."""
+    out = flags.copy()
+    for c in ("kinds", "boundaries", "triggers", "low_confidence_raters", "missing_raters"):
+        if c in out.columns:
+            out[c] = out[c].map(lambda v: "; ".join(v) if isinstance(v, (list, tuple)) else ("" if v is None else str(v)))
+    if "gap" in out.columns:
+        out["gap"] = out["gap"].map(lambda g: "" if pd.isna(g) else str(int(g)))
+    return out
+
+
+__all__ = [
+    "DEFAULT_PRIORITY", "FLAG_COLUMNS", "KINDS", "active_raters", "adjudicable_fields", "current_ratings",
+    "flag_disagreements", "flags_for_output", "item_meta", "meta_fields", "natural_key", "normalized_values",
+    "summarize_flags", "summary_lines",
+]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_ratings_file(path) -> pd.DataFrame:
+    """Read a ratings table (CSV as written by goldboard, or .xlsx/.jsonl/.json with the
+    same columns) keeping every cell as text, with a ``_line`` column for error messages."""
+    from pathlib import Path
+
+    from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
+    from goldboard.fileio import read_table
+
+    path = Path(path)
+    if not path.exists():
+        raise GoldboardError(f"{path}: file not found")
+    if path.suffix.lower() == ".csv":
+        try:
+            df = read_ratings_csv(path)
+        except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise GoldboardError(f"{path}: cannot read as a ratings CSV: {str(exc).splitlines()[0]}") from None
+        df["_line"] = [str(i + 2) for i in range(len(df))]
+    else:
+        df = read_table(path)
+        for c in df.columns:
+            df[c] = df[c].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
+        for c in RATINGS_COLUMNS:
+            if c not in df.columns:
+                df[c] = ""
+    _check_columns(df)
+    return df
+
+
+def study_ratings(study, round: int | None = None) -> pd.DataFrame:
+    """A study's ratings: one round, or (default) every pulled round with each item's
+    latest round in force."""
+    if round is not None:
+        return study.ratings(round)
+    df = study.all_ratings()
+    if len(df) == 0:
+        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+    return df
+
+
+__all__ += ["load_ratings_file", "study_ratings"]
