@@ -23,10 +23,31 @@ from goldboard.label_configs.schema import Schema
 UNIT_COLUMNS = ["item_id", "case_id", "output_id", "model", "case_text", "output_text", "synthetic"]
 
 
-def default_output_id(case_id: str, model: str, n: int = 0) -> str:
-    """A deterministic output id when the outputs file has none: ``<case>::<model>[::n]``."""
+def default_output_id(case_id: str, model: str, n: int = 0, condition: str = "") -> str:
+    """A deterministic output id when the outputs file has none:
+    ``<case>::<model>[::<condition>][::n]`` (``condition``: e.g. a RAG deployment condition)."""
     base = f"{case_id}::{model or 'output'}"
+    if condition:
+        base = f"{base}::{condition}"
     return base if n == 0 else f"{base}::{n}"
+
+
+def format_case_value(val: Any) -> str:
+    """A case field as display text: ``True`` -> ``yes``, lists joined with ``, ``, ``3.0`` -> ``3``;
+    ``""`` for a missing value (None, NaN, empty)."""
+    if val is None:
+        return ""
+    if isinstance(val, bool):
+        return "yes" if val else "no"
+    if isinstance(val, float):
+        if pd.isna(val):
+            return ""
+        return str(int(val)) if val.is_integer() else str(val)
+    if isinstance(val, (list, tuple)):
+        return ", ".join(s for s in (format_case_value(v) for v in val) if s)
+    if isinstance(val, dict):
+        return "; ".join(f"{k}: {s}" for k, s in ((k, format_case_value(v)) for k, v in val.items()) if s)
+    return str(val).strip()
 
 
 def compose_case_text(case: dict[str, Any], schema: Schema) -> str:
@@ -37,15 +58,13 @@ def compose_case_text(case: dict[str, Any], schema: Schema) -> str:
     for key, title in schema.display.case_fields:
         if key == "case_id":
             continue
-        val = case.get(key)
-        if val is None or (isinstance(val, float) and pd.isna(val)) or str(val).strip() == "":
-            continue
-        if title in seen_titles:
+        val = format_case_value(case.get(key))
+        if val == "" or title in seen_titles:
             continue
         seen_titles.add(title)
-        if isinstance(val, (list, tuple)):
-            val = ", ".join(str(v) for v in val)
         lines.append(f"{title}: {val}")
-    if not lines and case.get("text"):
-        lines.append(str(case["text"]))
+    if not lines:
+        text = format_case_value(case.get("text"))
+        if text:
+            lines.append(text)
     return "\n".join(lines)
