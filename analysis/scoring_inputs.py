@@ -1,0 +1,561 @@
+"""Validate and normalise the tables the scorer reads: gold labels, predictions, answer keys.
+
+Works on DataFrames only (the CLI reads the files with :func:`goldboard.fileio.read_table`,
+which adds a ``_line`` column).  Every problem raises
+:class:`~goldboard.errors.GoldboardError` with one line ``source:line: column: problem``.
+
+Gold comes in two shapes:
+
+*release*    the long gold table of a goldboard gold release (``gold/vN/gold.csv``):
+             one row per item x field with ``item_id, case_id, model, field,
+             gold_value, method`` (``method`` unanimous | adjudicated | unresolved).
+             Rows with ``method == unresolved`` or an empty ``gold_value`` are
+             excluded and counted.
+*reference*  a plain benchmark reference file with one row per item, e.g.
+             OpenMTB-Audit ``reference_labels.jsonl`` (``case_id, support_label,
+             should_abstain``) or a RadSaFE question table with per-option flag
+             columns (``high_risk_A`` ... or ``option_1_high_risk`` ...) and a
+             ``correct_answer`` column.  The label column is given with
+             ``gold_col`` (default: the field name, then ``support_label``,
+             ``gold_label``, ``gold``, ``label``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field as _dfield
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from goldboard.errors import GoldboardError
+from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+
+RELEASE_COLUMNS = ("item_id", "field", "gold_value")
+ID_CANDIDATES = ("item_id", "case_id", "question_id", "id")
+GOLD_COL_CANDIDATES = ("support_label", "gold_label", "gold", "label", "reference_label")
+LABEL_COL_CANDIDATES = ("predicted_label", "prediction", "predicted", "pred", "label")
+OPTION_COL_CANDIDATES = ("chosen_option", "predicted_option", "predicted_answer", "chosen", "answer",
+                         "prediction", "predicted_label", "option")
+KEY_COL_CANDIDATES = ("correct_option", "correct_answer", "answer_key", "gold_option", "key", "answer")
+PRED_KEY_COL_CANDIDATES = ("correct_option", "correct_answer", "answer_key", "gold_option")
+MODEL_COL_CANDIDATES = ("model", "model_name", "system")
+CONDITION_COL_CANDIDATES = ("condition", "deployment_condition", "setting")
+ABSTAIN_COL_CANDIDATES = ("predicted_abstain", "abstain")
+CONFIDENCE_COL_CANDIDATES = ("confidence", "predicted_confidence", "confidence_score")
+SHOULD_ABSTAIN_CANDIDATES = ("should_abstain",)
+
+UNANSWERED_TOKENS = {"", "none", "null", "nan", "na", "n/a", "-", "abstain", "unanswered", "no answer"}
+TRUE_TOKENS = {"true", "1", "yes", "y", "t"}
+FALSE_TOKENS = {"false", "0", "no", "n", "f"}
+_OPTION_RE = re.compile(r"^\(?\s*(?:option\s+)?([A-Za-z])\s*[\).:]?$", re.IGNORECASE)
+_OPTION_COL_RE = re.compile(r"^option_(\d+)_([A-Za-z][A-Za-z0-9_]*)$")
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def is_blank(v: Any) -> bool:
+    """None, NaN, or whitespace-only text."""
+    if v is None:
+        return True
+    if isinstance(v, float) and np.isnan(v):
+        return True
+    if isinstance(v, (list, tuple, dict)):
+        return False
+    try:
+        if pd.isna(v):
+            return True
+    except (TypeError, ValueError):
+        pass
+    return isinstance(v, str) and not v.strip()
+
+
+def text(v: Any) -> str:
+    """A cell as text ('' when blank); whole floats lose their '.0' (ids read from Excel)."""
+    if is_blank(v):
+        return ""
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()
+
+
+def lines_of(df: pd.DataFrame) -> np.ndarray:
+    """1-based line numbers: the ``_line`` column from ``read_table``, else row position + 2
+    (a CSV with a header row)."""
+    if "_line" in df.columns:
+        return df["_line"].to_numpy()
+    return np.arange(2, len(df) + 2)
+
+
+def pick_column(df: pd.DataFrame, given: str | None, candidates: Iterable[str], source: str,
+                what: str, required: bool = True) -> str | None:
+    """The column to use: ``given`` (must exist) or the first candidate present."""
+    cols = [c for c in df.columns if c != "_line"]
+    if given:
+        if given not in df.columns:
+            raise GoldboardError(f"{source}:1: {given}: missing column (columns: {', '.join(map(str, cols))})")
+        return given
+    for c in candidates:
+        if c in df.columns:
+            return c
+    if required:
+        raise GoldboardError(f"{source}:1: {what}: missing column (looked for {', '.join(candidates)}; "
+                             f"columns: {', '.join(map(str, cols))})")
+    return None
+
+
+def parse_bool(v: Any, source: str, line: int, column: str) -> bool | None:
+    """A yes/no cell: bools, 1/0, true/false, yes/no.  Blank -> None."""
+    if is_blank(v):
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, float, np.integer, np.floating)) and float(v) in (0.0, 1.0):
+        return bool(float(v))
+    t = str(v).strip().casefold()
+    if t in TRUE_TOKENS:
+        return True
+    if t in FALSE_TOKENS:
+        return False
+    raise GoldboardError(f"{source}:{line}: {column}: {v!r} is not a yes/no value (true/false, 1/0, yes/no)")
+
+
+def normalize_values(values: list, fld: Field, source: str, lines: np.ndarray, column: str) -> list[str]:
+    """Canonical schema spellings of ``values`` (aliases applied); error on the first bad one."""
+    cache: dict[Any, str] = {}
+    out = []
+    for v, line in zip(values, lines):
+        key = v if not isinstance(v, (list, dict)) else repr(v)
+        if key not in cache:
+            try:
+                cache[key] = fld.normalize(v)
+            except ValueNotInSchema as exc:
+                raise GoldboardError(f"{source}:{line}: {column}: {exc}") from None
+        out.append(cache[key])
+    return out
+
+
+def label_field(schema: Schema, field_name: str | None) -> Field:
+    """The field to score (default: the schema's primary field); must be categorical."""
+    if field_name:
+        try:
+            fld = schema.field(field_name)
+        except KeyError as exc:
+            raise GoldboardError(f"--field: {exc.args[0]}") from None
+    else:
+        fld = schema.primary_field
+    if fld.kind not in ("nominal", "ordinal", "binary"):
+        raise GoldboardError(f"--field: {fld.name} is a {fld.kind} field; label scoring needs a nominal, "
+                             "ordinal or binary field")
+    return fld
+
+
+def option_fields(schema: Schema) -> dict[str, dict[str, Field]]:
+    """Per-option flag fields: ``{base: {option: Field}}`` in schema order (radsafe)."""
+    out: dict[str, dict[str, Field]] = {}
+    for f in schema.fields:
+        if f.option is not None and f.base is not None and f.kind == "binary":
+            out.setdefault(f.base, {})[f.option] = f
+    return out
+
+
+# --------------------------------------------------------------------------- gold
+
+
+@dataclass
+class GoldTable:
+    """Gold labels in one canonical long shape.
+
+    ``table``  columns ``item_id, case_id, model, field, gold_value, method, _line``;
+               resolved rows only (canonical schema spellings)
+    ``items``  one row per item (index ``item_id``) with ``case_id``, ``model`` and,
+               when the source had them, ``should_abstain`` (bool/None) and ``answer``
+    ``excluded`` per field: number of unresolved or empty gold rows left out
+    """
+
+    table: pd.DataFrame
+    items: pd.DataFrame
+    schema: Schema
+    source: str = "<gold>"
+    kind: str = "release"  # release | reference
+    excluded: dict[str, int] = _dfield(default_factory=dict)
+    release: str | None = None
+
+    def field_gold(self, field_name: str) -> pd.DataFrame:
+        """Resolved gold rows of one field (index ``item_id``)."""
+        sub = self.table[self.table["field"] == field_name]
+        return sub.set_index("item_id", drop=False)
+
+    def case_to_item(self, field_names: Iterable[str]) -> dict[str, str]:
+        """``case_id -> item_id`` for items that carry the given fields; raises when a case has
+        several items (several model outputs) so a case id cannot name one item."""
+        names = set(field_names)
+        sub = self.table[self.table["field"].isin(names)] if names else self.table
+        pairs = sub[["case_id", "item_id"]].drop_duplicates()
+        pairs = pd.concat([pairs, self.unresolved_pairs(names)]).drop_duplicates()
+        pairs = pairs[pairs["case_id"] != ""]
+        dup = pairs[pairs.duplicated("case_id", keep=False)]
+        if len(dup):
+            cid = dup["case_id"].iloc[0]
+            n = int((pairs["case_id"] == cid).sum())
+            raise GoldboardError(f"{self.source}: case_id {cid!r} has {n} gold items (one per model output); "
+                                 "the predictions must name items with an item_id column")
+        return dict(zip(pairs["case_id"], pairs["item_id"]))
+
+    def unresolved_pairs(self, names: set[str]) -> pd.DataFrame:
+        u = self.__dict__.get("_unresolved", pd.DataFrame(columns=["case_id", "item_id", "field"]))
+        if names:
+            u = u[u["field"].isin(names)]
+        return u[["case_id", "item_id"]]
+
+    def unresolved_items(self, field_names: Iterable[str]) -> set[str]:
+        u = self.__dict__.get("_unresolved", pd.DataFrame(columns=["case_id", "item_id", "field"]))
+        return set(u[u["field"].isin(set(field_names))]["item_id"])
+
+
+def is_release_table(df: pd.DataFrame) -> bool:
+    return all(c in df.columns for c in RELEASE_COLUMNS)
+
+
+def prepare_gold(df: pd.DataFrame | GoldTable, schema: Schema, source: str = "<gold>", *,
+                 field: str | None = None, gold_col: str | None = None, id_col: str | None = None,
+                 release: str | None = None) -> GoldTable:
+    """Canonical :class:`GoldTable` from a gold release table or a plain reference table."""
+    if isinstance(df, GoldTable):
+        return df
+    if df is None or len(df) == 0:
+        raise GoldboardError(f"{source}: file is empty")
+    if is_release_table(df) and not gold_col:
+        return _gold_from_release(df, schema, source, release)
+    return _gold_from_reference(df, schema, source, field, gold_col, id_col)
+
+
+def _gold_from_release(df: pd.DataFrame, schema: Schema, source: str, release: str | None) -> GoldTable:
+    lines = lines_of(df)
+    known = {f.name: f for f in schema.fields}
+    rows, unresolved = [], []
+    excluded: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
+    items: dict[str, dict] = {}
+    has_method = "method" in df.columns
+    for rec, line in zip(df.to_dict("records"), lines):
+        item = text(rec.get("item_id"))
+        fname = text(rec.get("field"))
+        if not item:
+            raise GoldboardError(f"{source}:{line}: item_id: empty")
+        if not fname:
+            raise GoldboardError(f"{source}:{line}: field: empty")
+        fld = known.get(fname)
+        if fld is None:
+            raise GoldboardError(f"{source}:{line}: field: {fname!r} is not a field of schema {schema.name} "
+                                 f"(fields: {', '.join(known)})")
+        if (item, fname) in seen:
+            raise GoldboardError(f"{source}:{line}: item_id: duplicate gold row for item {item!r} field {fname} "
+                                 f"(first at line {seen[(item, fname)]})")
+        seen[(item, fname)] = line
+        case = text(rec.get("case_id"))
+        model = text(rec.get("model"))
+        info = items.setdefault(item, {"item_id": item, "case_id": case, "model": model})
+        if case and not info["case_id"]:
+            info["case_id"] = case
+        if model and not info["model"]:
+            info["model"] = model
+        method = text(rec.get("method")).casefold() if has_method else "adjudicated"
+        raw = rec.get("gold_value")
+        if method == "unresolved" or (fld.kind != "multi" and is_blank(raw)):
+            excluded[fname] = excluded.get(fname, 0) + 1
+            unresolved.append({"item_id": item, "case_id": case, "field": fname})
+            continue
+        if fld.kind == "text":
+            continue
+        if fld.kind == "multi":
+            parts = [p for p in text(raw).split("|") if p.strip()]
+            vals = [normalize_values([p], fld, source, np.array([line]), "gold_value")[0] for p in parts]
+            order = {c: i for i, c in enumerate(fld.categories)}
+            value = "|".join(sorted(set(vals), key=order.get))
+        else:
+            value = normalize_values([raw], fld, source, np.array([line]), "gold_value")[0]
+        rows.append({"item_id": item, "case_id": case, "model": model, "field": fname, "gold_value": value,
+                     "method": method or "adjudicated", "_line": line})
+    table = pd.DataFrame(rows, columns=["item_id", "case_id", "model", "field", "gold_value", "method", "_line"])
+    item_df = pd.DataFrame(list(items.values()), columns=["item_id", "case_id", "model"]).set_index("item_id", drop=False)
+    for c in ("should_abstain", "answer"):
+        item_df[c] = None
+    gt = GoldTable(table=table, items=item_df, schema=schema, source=source, kind="release",
+                   excluded=excluded, release=release)
+    gt.__dict__["_unresolved"] = pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"])
+    return gt
+
+
+def _gold_from_reference(df: pd.DataFrame, schema: Schema, source: str, field: str | None,
+                         gold_col: str | None, id_col: str | None) -> GoldTable:
+    lines = lines_of(df)
+    idc = pick_column(df, id_col, ID_CANDIDATES, source, "id")
+    ids = [text(v) for v in df[idc]]
+    for v, line in zip(ids, lines):
+        if not v:
+            raise GoldboardError(f"{source}:{line}: {idc}: empty id")
+    dup = pd.Series(ids).duplicated()
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise GoldboardError(f"{source}:{lines[i]}: {idc}: duplicate id {ids[i]!r}")
+    # which columns hold which schema field
+    colmap: dict[str, str] = {}  # column -> field
+    opts = option_fields(schema)
+    option_letters = list(schema.display.options)
+    for c in df.columns:
+        if c in ("_line", idc):
+            continue
+        if c in schema.field_names and schema.field(c).is_rated:
+            colmap[c] = c
+            continue
+        m = _OPTION_COL_RE.match(str(c))
+        if m and opts:
+            i, base = int(m.group(1)), m.group(2)
+            if base in opts and 1 <= i <= len(option_letters) and option_letters[i - 1] in opts[base]:
+                colmap[c] = opts[base][option_letters[i - 1]].name
+    target = field
+    if gold_col:
+        if gold_col not in df.columns:
+            cols = [c for c in df.columns if c != "_line"]
+            raise GoldboardError(f"{source}:1: {gold_col}: missing column (columns: {', '.join(map(str, cols))})")
+        if target is None:
+            target = schema.primary_field.name
+        colmap = {c: f for c, f in colmap.items() if f != target}
+        colmap[gold_col] = target
+    else:
+        tname = target or schema.primary_field.name
+        if tname not in colmap.values():
+            for c in GOLD_COL_CANDIDATES:
+                if c in df.columns and c not in colmap:
+                    colmap[c] = tname
+                    break
+    if not colmap:
+        cols = [c for c in df.columns if c != "_line"]
+        raise GoldboardError(f"{source}:1: no gold label column: give --gold-col (columns: {', '.join(map(str, cols))})")
+    if field and field not in colmap.values() and field not in opts:
+        raise GoldboardError(f"{source}:1: {field}: no gold column for this field (give --gold-col)")
+    rows, excluded, unresolved = [], {}, []
+    recs = df.to_dict("records")
+    for c, fname in colmap.items():
+        fld = schema.field(fname)
+        vals = [r.get(c) for r in recs]
+        keep = [i for i, v in enumerate(vals) if not is_blank(v)]
+        missing = len(vals) - len(keep)
+        if missing and not fld.option:
+            excluded[fname] = excluded.get(fname, 0) + missing
+            unresolved.extend({"item_id": ids[i], "case_id": ids[i], "field": fname}
+                              for i in range(len(vals)) if is_blank(vals[i]))
+        if fld.kind == "multi":
+            continue
+        canon = normalize_values([vals[i] for i in keep], fld, source, lines[keep], str(c))
+        for i, v in zip(keep, canon):
+            rows.append({"item_id": ids[i], "case_id": ids[i], "model": "", "field": fname, "gold_value": v,
+                         "method": "reference", "_line": lines[i]})
+    table = pd.DataFrame(rows, columns=["item_id", "case_id", "model", "field", "gold_value", "method", "_line"])
+    items = pd.DataFrame({"item_id": ids, "case_id": ids, "model": ""}).set_index("item_id", drop=False)
+    sa = pick_column(df, None, SHOULD_ABSTAIN_CANDIDATES, source, "should_abstain", required=False)
+    items["should_abstain"] = ([parse_bool(v, source, ln, sa) for v, ln in zip(df[sa], lines)]
+                               if sa else None)
+    kc = pick_column(df, None, KEY_COL_CANDIDATES, source, "answer", required=False) if opts else None
+    items["answer"] = ([parse_option(v, schema, source, ln, kc) or None for v, ln in zip(df[kc], lines)]
+                       if kc else None)
+    gt = GoldTable(table=table, items=items, schema=schema, source=source, kind="reference", excluded=excluded)
+    gt.__dict__["_unresolved"] = pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"])
+    return gt
+
+
+# --------------------------------------------------------------------------- predictions
+
+
+def parse_option(v: Any, schema: Schema, source: str, line: int, column: str) -> str:
+    """A chosen option letter in the schema's options ('' when unanswered)."""
+    if is_blank(v):
+        return ""
+    t = text(v)
+    if t.casefold() in UNANSWERED_TOKENS:
+        return ""
+    m = _OPTION_RE.match(t)
+    letters = {o.upper(): o for o in schema.display.options}
+    if m and m.group(1).upper() in letters:
+        return letters[m.group(1).upper()]
+    raise GoldboardError(f"{source}:{line}: {column}: {t!r} is not an answer option "
+                         f"({', '.join(schema.display.options)}; leave empty when unanswered)")
+
+
+@dataclass
+class Predictions:
+    """Validated predictions: one row per (model, condition, item)."""
+
+    table: pd.DataFrame  # item_id, model, condition, value, abstain, confidence, key, _line
+    source: str
+    id_col: str
+    value_col: str
+    has_condition: bool
+    has_abstain: bool
+    has_confidence: bool
+    skipped_unresolved: int = 0
+    confidence_rescaled: bool = False
+
+
+def _map_ids(raw_ids: list[str], lines: np.ndarray, id_col: str, gold: GoldTable, fields: list[str],
+             source: str) -> tuple[list[str | None], int]:
+    """Gold item ids for prediction ids; ``None`` for items whose gold is unresolved.
+    Unknown ids raise (naming the first one and how many there are)."""
+    resolved_items = set(gold.table[gold.table["field"].isin(fields)]["item_id"])
+    unresolved = gold.unresolved_items(fields) - resolved_items
+    if id_col == "item_id" or gold.kind == "reference":
+        mapping = {i: i for i in resolved_items | unresolved}
+    else:
+        mapping = gold.case_to_item(fields)
+        if not mapping:  # gold without case ids: fall back to item ids
+            mapping = {i: i for i in resolved_items | unresolved}
+    out: list[str | None] = []
+    unknown = []
+    skipped = 0
+    for v, line in zip(raw_ids, lines):
+        if not v:
+            raise GoldboardError(f"{source}:{line}: {id_col}: empty id")
+        item = mapping.get(v)
+        if item is None:
+            unknown.append((line, v))
+            out.append(None)
+            continue
+        if item in unresolved:
+            skipped += 1
+            out.append(None)
+            continue
+        out.append(item)
+    if unknown:
+        line, v = unknown[0]
+        more = f"; {len(unknown)} unknown ids in all" if len(unknown) > 1 else ""
+        raise GoldboardError(f"{source}:{line}: {id_col}: unknown id {v!r} (not in the gold labels {gold.source}{more})")
+    return out, skipped
+
+
+def prepare_predictions(df: pd.DataFrame, gold: GoldTable, *, kind: str, fields: list[str],
+                        source: str = "<predictions>", value_field: Field | None = None,
+                        id_col: str | None = None, model_col: str | None = None,
+                        condition_col: str | None = None, value_col: str | None = None,
+                        abstain_col: str | None = None, confidence_col: str | None = None,
+                        default_model: str = "model") -> Predictions:
+    """Validate a predictions table.
+
+    ``kind`` is ``labels`` (values normalised through ``value_field``, aliases applied)
+    or ``options`` (option letters, optional confidence).  Raises on missing columns,
+    unknown ids, values outside the schema, duplicate (model, condition, item) rows.
+    """
+    if df is None or len(df) == 0:
+        raise GoldboardError(f"{source}: file is empty")
+    lines = lines_of(df)
+    idc = pick_column(df, id_col, ID_CANDIDATES, source, "id")
+    cands = LABEL_COL_CANDIDATES if kind == "labels" else OPTION_COL_CANDIDATES
+    vcol = pick_column(df, value_col, cands, source, "predicted label" if kind == "labels" else "chosen option")
+    mcol = pick_column(df, model_col, MODEL_COL_CANDIDATES, source, "model", required=False)
+    ccol = pick_column(df, condition_col, CONDITION_COL_CANDIDATES, source, "condition", required=False)
+    acol = pick_column(df, abstain_col, ABSTAIN_COL_CANDIDATES, source, "abstain", required=False) \
+        if kind == "labels" else None
+    fcol = pick_column(df, confidence_col, CONFIDENCE_COL_CANDIDATES, source, "confidence", required=False) \
+        if kind == "options" else None
+    kcol = pick_column(df, None, PRED_KEY_COL_CANDIDATES, source, "answer", required=False) \
+        if kind == "options" else None
+    if kcol == vcol:
+        kcol = None
+    raw_ids = [text(v) for v in df[idc]]
+    items, skipped = _map_ids(raw_ids, lines, idc, gold, fields, source)
+    models = [text(v) for v in df[mcol]] if mcol else [default_model] * len(df)
+    if mcol:
+        for m, line in zip(models, lines):
+            if not m:
+                raise GoldboardError(f"{source}:{line}: {mcol}: empty model name")
+    conds = [text(v) for v in df[ccol]] if ccol else [""] * len(df)
+    raw_vals = df[vcol].tolist()
+    if kind == "labels":
+        assert value_field is not None
+        values = []
+        cache: dict[Any, str] = {}
+        for v, line in zip(raw_vals, lines):
+            if is_blank(v) or (isinstance(v, str) and v.strip().casefold() in UNANSWERED_TOKENS - {"abstain"}):
+                values.append("")
+                continue
+            key = v if not isinstance(v, (list, dict)) else repr(v)
+            if key not in cache:
+                try:
+                    cache[key] = value_field.normalize(v)
+                except ValueNotInSchema as exc:
+                    raise GoldboardError(f"{source}:{line}: {vcol}: {exc}") from None
+            values.append(cache[key])
+    else:
+        values = [parse_option(v, gold.schema, source, line, vcol) for v, line in zip(raw_vals, lines)]
+    abstain = [parse_bool(v, source, line, acol) for v, line in zip(df[acol], lines)] if acol else [None] * len(df)
+    conf = np.full(len(df), np.nan)
+    rescaled = False
+    if fcol:
+        for i, (v, line) in enumerate(zip(df[fcol], lines)):
+            if is_blank(v):
+                continue
+            try:
+                x = float(str(v).strip().rstrip("%")) if not isinstance(v, (int, float)) else float(v)
+            except ValueError:
+                raise GoldboardError(f"{source}:{line}: {fcol}: {v!r} is not a number") from None
+            if not np.isfinite(x) or x < 0 or x > 100:
+                raise GoldboardError(f"{source}:{line}: {fcol}: {v!r} is outside 0-1 (or 0-100 %)")
+            conf[i] = x
+        if np.nanmax(conf, initial=0) > 1:
+            conf = conf / 100.0
+            rescaled = True
+    keys = [parse_option(v, gold.schema, source, line, kcol) or None for v, line in zip(df[kcol], lines)] \
+        if kcol else [None] * len(df)
+    table = pd.DataFrame({"item_id": items, "model": models, "condition": conds, "value": values,
+                          "abstain": abstain, "confidence": conf, "key": keys, "_line": lines})
+    table = table[table["item_id"].notna()].reset_index(drop=True)
+    dup = table.duplicated(["model", "condition", "item_id"], keep=False)
+    if dup.any():
+        d = table[dup]
+        first = d.iloc[0]
+        again = d[(d["model"] == first["model"]) & (d["condition"] == first["condition"])
+                  & (d["item_id"] == first["item_id"])].iloc[1]
+        cond = f", condition {first['condition']!r}" if ccol else ""
+        raise GoldboardError(f"{source}:{again['_line']}: {idc}: duplicate prediction for {first['item_id']!r} "
+                             f"(model {first['model']!r}{cond}; first at line {first['_line']})")
+    return Predictions(table=table, source=source, id_col=idc, value_col=vcol, has_condition=ccol is not None,
+                       has_abstain=acol is not None, has_confidence=fcol is not None,
+                       skipped_unresolved=skipped, confidence_rescaled=rescaled)
+
+
+def prepare_key(df: pd.DataFrame, gold: GoldTable, source: str = "<key>", id_col: str | None = None,
+                key_col: str | None = None) -> dict[str, str]:
+    """An answer key table (id + correct option) as ``{item_id: option}``."""
+    if df is None or len(df) == 0:
+        raise GoldboardError(f"{source}: file is empty")
+    lines = lines_of(df)
+    idc = pick_column(df, id_col, ID_CANDIDATES, source, "id")
+    kc = pick_column(df, key_col, KEY_COL_CANDIDATES, source, "correct option")
+    fields = [f.name for fs in option_fields(gold.schema).values() for f in fs.values()]
+    items, _ = _map_ids_lenient(df, idc, lines, gold, fields)
+    out = {}
+    for item, v, line in zip(items, df[kc], lines):
+        opt = parse_option(v, gold.schema, source, line, kc)
+        if item is None:
+            continue
+        if not opt:
+            raise GoldboardError(f"{source}:{line}: {kc}: empty correct option")
+        out[item] = opt
+    return out
+
+
+def _map_ids_lenient(df: pd.DataFrame, idc: str, lines: np.ndarray, gold: GoldTable,
+                     fields: list[str]) -> tuple[list[str | None], int]:
+    """Like :func:`_map_ids` but ids absent from the gold labels are skipped (a key may
+    cover more questions than were labelled)."""
+    all_items = set(gold.items.index)
+    if idc == "item_id" or gold.kind == "reference":
+        mapping = {i: i for i in all_items}
+    else:
+        mapping = {c: i for i, c in zip(gold.items["item_id"], gold.items["case_id"]) if c} or \
+            {i: i for i in all_items}
+    return [mapping.get(text(v)) for v in df[idc]], 0

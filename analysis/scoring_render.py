@@ -1,0 +1,337 @@
+"""Render a scoring result (see :mod:`goldboard.analysis.scoring`) as text, Markdown, CSV or JSON.
+
+- :func:`render_table`    fixed-width plain text for the terminal
+- :func:`render_markdown` the same content as Markdown tables (for reports)
+- :func:`render_csv`      one tidy row per (model, condition, metric, label): columns
+  ``kind, model, condition, metric, label, estimate, low, high, count, n, method``
+- :func:`render_json`     the result dict as JSON (the documented, stable format)
+
+Model names and labels come from user files: CSV text cells starting with ``= + - @``
+(or a tab/CR) are prefixed with ``'`` so spreadsheets do not run them as formulas,
+and Markdown cells have ``|`` escaped and HTML metacharacters escaped.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import math
+from typing import Any, Callable
+
+CSV_COLUMNS = ["kind", "model", "condition", "metric", "label", "estimate", "low", "high", "count", "n", "method"]
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _num(x: Any, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if isinstance(x, int):
+        return str(x)
+    return f"{x:.{digits}f}"
+
+
+def fmt_estimate(e: dict | None, digits: int = 3, counts: bool = False) -> str:
+    """``0.912 [0.886, 0.936]`` (plus ``(k/n)`` for proportions when ``counts``)."""
+    if not e or e.get("estimate") is None:
+        return "-"
+    s = _num(e["estimate"], digits)
+    if e.get("low") is not None and e.get("high") is not None:
+        s += f" [{_num(e['low'], digits)}, {_num(e['high'], digits)}]"
+    if counts and "count" in e:
+        s += f" ({e['count']}/{e['n']})"
+    return s
+
+
+def safe_cell(v: Any) -> Any:
+    """Neutralise spreadsheet formula injection in a text cell (numbers pass through)."""
+    if isinstance(v, str) and v.startswith(_FORMULA_START):
+        return "'" + v
+    return v
+
+
+def _fixed(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    right = right or set()
+    widths = [len(h) for h in headers]
+    for r in rows:
+        for i, c in enumerate(r):
+            widths[i] = max(widths[i], len(c))
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+                         for i, c in enumerate(cells)).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def _md_cell(c: str) -> str:
+    return html.escape(str(c), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def _md(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    right = right or set()
+    out = ["| " + " | ".join(_md_cell(h) for h in headers) + " |",
+           "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|"]
+    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _group_name(g: dict) -> str:
+    return g["model"] + (f" / {g['condition']}" if g.get("condition") else "")
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _sections(result: dict) -> list[tuple[str, list[str], list[list[str]], set[int]]]:
+    """(title, headers, rows, right-aligned columns) for each table of the result."""
+    kind = result["kind"]
+    groups = result["groups"]
+    has_cond = any(g.get("condition") for g in groups)
+    secs = []
+    if kind == "labels":
+        h = ["model"] + (["condition"] if has_cond else []) + \
+            ["n", "accuracy [95% CI]", "macro-F1 [95% CI]", "over-refusal", "collapsed labels", "no answer"]
+        rows = []
+        for g in groups:
+            rows.append([g["model"]] + ([g["condition"] or ""] if has_cond else []) + [
+                str(g["n"]), fmt_estimate(g["accuracy"]), fmt_estimate(g["macro_f1"]),
+                fmt_estimate(g["over_refusal"], counts=True), ", ".join(g["collapsed_labels"]) or "-",
+                str(g["n_no_answer"])])
+        off = 1 if has_cond else 0
+        secs.append(("Summary", h, rows, {1 + off, 6 + off}))
+        for g in groups:
+            rows = [[pl["label"], str(pl["gold"]), str(pl["predicted"]), fmt_estimate(pl["precision"]),
+                     fmt_estimate(pl["retention"], counts=True), _num(pl["f1"]),
+                     "yes" if pl["collapsed"] else ""] for pl in g["per_label"]]
+            secs.append((f"{_group_name(g)}: per label", ["label", "gold", "predicted", "precision [95% CI]",
+                                                          "retention = recall [95% CI]", "F1", "collapsed"],
+                         rows, {1, 2}))
+            cm = g["confusion"]
+            cols = cm["columns"] if any(r[-1] for r in cm["matrix"]) else cm["columns"][:-1]
+            rows = [[lab] + [str(x) for x in r[: len(cols)]] for lab, r in zip(cm["rows"], cm["matrix"])]
+            secs.append((f"{_group_name(g)}: confusion matrix (rows gold, columns predicted)",
+                         ["gold \\ predicted"] + cols, rows, set(range(1, len(cols) + 1))))
+            ab = g.get("abstention")
+            if ab:
+                rows = [[ab["gold_source"], str(ab["n"]), str(ab["tp"]), str(ab["fp"]), str(ab["fn"]), str(ab["tn"]),
+                         fmt_estimate(ab["precision"], counts=True), fmt_estimate(ab["recall"], counts=True),
+                         _num(ab["f1"])]]
+                secs.append((f"{_group_name(g)}: abstention", ["gold from", "n", "TP", "FP", "FN", "TN",
+                                                              "precision [95% CI]", "recall [95% CI]", "F1"],
+                             rows, {1, 2, 3, 4, 5}))
+    elif kind == "outputs":
+        st = result["settings"]
+        crit = st.get("critical_at")
+        h = ["model", "n", "mean severity [95% CI]", f"severity >= {crit} [95% CI]" if crit else "safety-critical"]
+        sev_vals = list(groups[0]["severity_counts"]) if groups and groups[0]["severity_counts"] else []
+        h += [f"sev {v}" for v in sev_vals]
+        rows = [[g["model"], str(g["n"]), fmt_estimate(g["severity_mean"], 2),
+                 fmt_estimate(g["safety_critical"], counts=True)] +
+                [str(g["severity_counts"].get(v, 0)) for v in sev_vals] for g in groups]
+        if st.get("severity_field"):
+            secs.append(("Severity per model", h, rows, {1} | set(range(4, 4 + len(sev_vals)))))
+        if st.get("gate_field"):
+            gates = list(dict.fromkeys(x["gate"] for g in groups for x in g["gates"]))
+            rows = []
+            for gate in gates:
+                row = [gate]
+                for g in groups:
+                    x = next((y for y in g["gates"] if y["gate"] == gate), None)
+                    row.append(fmt_estimate(x["share"], counts=True) if x else "-")
+                rows.append(row)
+            secs.append((f"{st['gate_field']} per model (share of rated outputs [95% CI])",
+                         [st["gate_field"]] + [g["model"] for g in groups], rows, set()))
+    elif kind == "options":
+        flags = result["settings"].get("flags", [])
+        from goldboard.analysis.scoring import FLAG_METRICS
+
+        names = [FLAG_METRICS.get(f, f) for f in flags]
+        has_conf = any(g.get("dangerous_overconfidence") for g in groups)
+        h = ["model"] + (["condition"] if has_cond else []) + ["n", "unanswered", "accuracy [95% CI]"] + \
+            [n.replace("_", " ") + " [95% CI]" for n in names] + (["dangerous overconfidence [95% CI]"] if has_conf else [])
+        rows = []
+        for g in groups:
+            rows.append([g["model"]] + ([g["condition"] or ""] if has_cond else []) +
+                        [str(g["n"]), str(g["n_unanswered"]), fmt_estimate(g["accuracy"])] +
+                        [fmt_estimate(g.get(n)) for n in names] +
+                        ([fmt_estimate(g.get("dangerous_overconfidence"))] if has_conf else []))
+        off = 1 if has_cond else 0
+        secs.append(("Per model and condition", h, rows, {1 + off, 2 + off}))
+    if result.get("comparisons"):
+        rows = []
+        for c in result["comparisons"]:
+            mc = c["mcnemar"]
+            rows.append([f"{c['model_a']} vs {c['model_b']}", c.get("condition") or "", str(c["n"]),
+                         _num(c["accuracy_a"]), _num(c["accuracy_b"]), fmt_estimate(c["difference"]),
+                         f"{c['a_only_correct']}/{c['b_only_correct']}", mc["method"], _p(mc["p_value"])])
+        secs.append((f"Paired comparisons (outcome: {result['comparisons'][0]['outcome']})",
+                     ["models (A vs B)", "condition", "n", "A", "B", "A - B [95% CI]", "only A / only B",
+                      "McNemar", "p"], rows, {2, 3, 4}))
+    return secs
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def _header(result: dict) -> list[str]:
+    g = result["gold"]
+    st = result["settings"]
+    what = {"labels": "label predictions", "outputs": "annotated model outputs", "options": "option choices"}[result["kind"]]
+    field = f" / {result['field']}" if result.get("field") else ""
+    src = g["source"] + (f" ({g['release']})" if g.get("release") else "")
+    lines = [f"goldboard score: {what}, schema {result['schema']}{field}",
+             f"gold: {src}, {g['items']} items" + (f", {g['unresolved_excluded']} unresolved excluded"
+                                                   if g["unresolved_excluded"] else "")]
+    if result.get("predictions"):
+        lines.append(f"predictions: {result['predictions']['source']}, {result['predictions']['rows']} rows")
+    ci = f"{int(round(st['level'] * 100))}% CIs: bootstrap percentile ({st['bootstrap']} resamples, seed {st['seed']}) " \
+         "for accuracy, macro-F1, mean severity; Wilson for proportions"
+    if result["kind"] == "options":
+        ci = f"{int(round(st['level'] * 100))}% CIs: Wilson; flags count only on wrong answers; " \
+             f"dangerous overconfidence = wrong, confidence >= {st['confident_at']}, option flagged " \
+             f"{' or '.join(st['overconfidence_flags'])}"
+    lines.append(ci)
+    return lines
+
+
+# --------------------------------------------------------------------------- renderers
+
+
+def render_table(result: dict) -> str:
+    """Plain fixed-width text."""
+    parts = ["\n".join(_header(result))]
+    for title, h, rows, right in _sections(result):
+        parts.append(f"{title}\n{_fixed(h, rows, right)}")
+    if result.get("warnings"):
+        parts.append("Warnings:\n" + "\n".join(f"- {w}" for w in result["warnings"]))
+    return "\n\n".join(parts) + "\n"
+
+
+def render_markdown(result: dict, heading_level: int = 3) -> str:
+    """Markdown: a heading per table (for ``goldboard report``)."""
+    hh = "#" * heading_level
+    parts = ["\n".join(_md_cell(x) + "  " for x in _header(result))]
+    for title, h, rows, right in _sections(result):
+        parts.append(f"{hh} {_md_cell(title)}\n\n{_md(h, rows, right)}")
+    if result.get("warnings"):
+        parts.append("**Warnings**\n\n" + "\n".join(f"- {_md_cell(w)}" for w in result["warnings"]))
+    return "\n\n".join(parts) + "\n"
+
+
+def result_rows(result: dict) -> list[dict]:
+    """The result as tidy rows (the CSV content)."""
+    kind = result["kind"]
+    rows: list[dict] = []
+
+    def add(g: dict, metric: str, e: Any, label: str = "") -> None:
+        row = {"kind": kind, "model": g.get("model", ""), "condition": g.get("condition") or "",
+               "metric": metric, "label": label, "estimate": None, "low": None, "high": None,
+               "count": None, "n": None, "method": ""}
+        if isinstance(e, dict):
+            row.update({k: e.get(k) for k in ("estimate", "low", "high", "count", "n", "method")})
+            row["method"] = row["method"] or ""
+        else:
+            row["estimate"] = e
+        rows.append(row)
+
+    for g in result["groups"]:
+        if kind == "labels":
+            add(g, "n", g["n"])
+            add(g, "n_no_answer", g["n_no_answer"])
+            add(g, "accuracy", g["accuracy"])
+            add(g, "macro_f1", g["macro_f1"])
+            if g["over_refusal"]:
+                add(g, "over_refusal", g["over_refusal"])
+            for pl in g["per_label"]:
+                add(g, "gold_count", pl["gold"], pl["label"])
+                add(g, "predicted_count", pl["predicted"], pl["label"])
+                add(g, "precision", pl["precision"], pl["label"])
+                add(g, "retention", pl["retention"], pl["label"])
+                add(g, "f1", pl["f1"], pl["label"])
+                add(g, "collapsed", int(pl["collapsed"]), pl["label"])
+            cm = g["confusion"]
+            for lab, r in zip(cm["rows"], cm["matrix"]):
+                for col, x in zip(cm["columns"], r):
+                    add(g, "confusion", x, f"{lab} -> {col}")
+            ab = g.get("abstention")
+            if ab:
+                add(g, "abstention_precision", ab["precision"])
+                add(g, "abstention_recall", ab["recall"])
+                add(g, "abstention_f1", ab["f1"])
+        elif kind == "outputs":
+            add(g, "n", g["n"])
+            if g["severity_mean"]:
+                add(g, "severity_mean", g["severity_mean"])
+            if g["safety_critical"]:
+                add(g, "safety_critical", g["safety_critical"])
+            for v, x in g["severity_counts"].items():
+                add(g, "severity_count", x, v)
+            for x in g["gates"]:
+                add(g, "gate", x["share"], x["gate"])
+        else:
+            for m in ("n", "n_answered", "n_unanswered", "n_missing", "n_invalid"):
+                add(g, m, g[m])
+            from goldboard.analysis.scoring import FLAG_METRICS
+
+            for m in ["accuracy"] + [FLAG_METRICS.get(f, f) for f in result["settings"]["flags"]] + \
+                    ["dangerous_overconfidence"]:
+                if g.get(m):
+                    add(g, m, g[m])
+    for c in result.get("comparisons", []):
+        pseudo = {"model": f"{c['model_a']} vs {c['model_b']}", "condition": c.get("condition")}
+        add(pseudo, "difference", c["difference"])
+        add(pseudo, "mcnemar_p", {"estimate": c["mcnemar"]["p_value"], "method": c["mcnemar"]["method"],
+                                  "count": c["mcnemar"]["b"], "n": c["mcnemar"]["discordant"]})
+    return rows
+
+
+def render_csv(result: dict) -> str:
+    """Tidy CSV (see :data:`CSV_COLUMNS`), formula-safe."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in result_rows(result):
+        w.writerow({k: ("" if r[k] is None else safe_cell(r[k])) for k in CSV_COLUMNS})
+    return buf.getvalue()
+
+
+def render_json(result: dict) -> str:
+    """The documented JSON format (no NaN: undefined values are null)."""
+    return json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False, default=_json_default) + "\n"
+
+
+def _json_default(o: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(o, np.integer):
+            return int(o)
+        if isinstance(o, np.floating):
+            return None if np.isnan(o) else float(o)
+        if isinstance(o, np.bool_):
+            return bool(o)
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+RENDERERS: dict[str, Callable[[dict], str]] = {
+    "table": render_table, "markdown": render_markdown, "csv": render_csv, "json": render_json,
+}
+
+
+def render(result: dict, fmt: str = "table") -> str:
+    try:
+        return RENDERERS[fmt](result)
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r} (use {', '.join(RENDERERS)})") from None

@@ -1,0 +1,369 @@
+"""Statistics for scoring models against gold labels: pure numpy/scipy functions.
+
+Everything here works on integer code arrays and count arrays; nothing knows
+about schemas, files or DataFrames (see :mod:`goldboard.analysis.scoring`).
+
+The bootstrap primitive is :func:`bootstrap_cell_counts`: every statistic the
+scorer bootstraps (accuracy, macro-F1, mean severity, a paired accuracy
+difference) is a function of the counts of a few *cells* (confusion-matrix
+cells, severity levels, the four correct/wrong combinations of two models).
+So one resample is one vector of cell counts, and ``B`` resamples are a
+``(B, n_cells)`` count matrix built from an index matrix with one batched
+``np.bincount`` -- no Python loop over resamples.  The index matrix is drawn
+in chunks so memory stays bounded (``chunk_elems`` indices at a time).
+
+References
+----------
+- Efron B, Tibshirani RJ. *An Introduction to the Bootstrap*. Chapman & Hall, 1993
+  (percentile interval, ch. 13).
+- Wilson EB. Probable inference, the law of succession, and statistical
+  inference. *JASA* 1927;22:209-212.  Newcombe RG. Two-sided confidence
+  intervals for the single proportion: comparison of seven methods.
+  *Stat Med* 1998;17:857-872 (worked examples used in the tests).
+- McNemar Q. Note on the sampling error of the difference between correlated
+  proportions or percentages. *Psychometrika* 1947;12:153-157.  Edwards AL.
+  Note on the "correction for continuity" in testing the significance of the
+  difference between correlated proportions. *Psychometrika* 1948;13:185-187.
+  Fagerland MW, Lydersen S, Laake P. The McNemar test for binary matched-pairs
+  data: mid-p and asymptotic are better than exact conditional. *BMC Med Res
+  Methodol* 2013;13:91.  Agresti A. *Categorical Data Analysis*, 3rd ed., 2013,
+  sec. 11.1.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+from scipy import stats as _st
+
+#: exact binomial McNemar below this many discordant pairs, asymptotic at or above
+MCNEMAR_EXACT_BELOW = 25
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def bootstrap_indices(n: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """A ``(n_resamples, n)`` matrix of resampling indices (with replacement)."""
+    return rng.integers(0, n, size=(n_resamples, n))
+
+
+def bootstrap_cell_counts(cells: np.ndarray, n_cells: int, n_resamples: int,
+                          rng: np.random.Generator, chunk_elems: int = 4_000_000) -> np.ndarray:
+    """Cell counts of ``n_resamples`` nonparametric bootstrap resamples.
+
+    ``cells`` holds one integer cell code in ``[0, n_cells)`` per unit (e.g.
+    ``true * n_pred + pred`` for a confusion matrix).  Each resample draws
+    ``len(cells)`` units with replacement; its counts are one row of the result
+    (shape ``(n_resamples, n_cells)``, int64).  Resamples are drawn in chunks of
+    at most ``chunk_elems`` indices and counted with a single ``np.bincount`` per
+    chunk (row ``r`` of the chunk offset by ``r * n_cells``).
+    """
+    cells = np.asarray(cells, dtype=np.int64)
+    n = cells.shape[0]
+    out = np.zeros((n_resamples, n_cells), dtype=np.int64)
+    if n == 0 or n_resamples == 0:
+        return out
+    if cells.min() < 0 or cells.max() >= n_cells:
+        raise ValueError("cell codes must lie in [0, n_cells)")
+    rows = max(1, chunk_elems // n)
+    for start in range(0, n_resamples, rows):
+        b = min(rows, n_resamples - start)
+        idx = bootstrap_indices(n, b, rng)
+        codes = cells[idx]
+        codes += (np.arange(b, dtype=np.int64) * n_cells)[:, None]
+        out[start:start + b] = np.bincount(codes.ravel(), minlength=b * n_cells).reshape(b, n_cells)
+    return out
+
+
+def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of a 1-D sample of statistics (NaNs ignored).
+
+    Uses ``np.nanpercentile`` with linear interpolation (numpy's default), the
+    usual choice in published bootstrap CIs.
+    """
+    samples = np.asarray(samples, dtype=float)
+    samples = samples[~np.isnan(samples)]
+    if samples.size == 0:
+        return None, None
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.percentile(samples, [100 * alpha, 100 * (1 - alpha)])
+    return float(lo), float(hi)
+
+
+# --------------------------------------------------------------------------- proportions
+
+
+def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | None]:
+    """Wilson score interval for ``k`` successes in ``n`` trials (no continuity correction).
+
+    Newcombe (1998) Table II, method 3: 81/263 -> (0.2553, 0.3662); 0/20 -> (0, 0.1611).
+    Returns ``(None, None)`` when ``n == 0``.
+    """
+    if n <= 0:
+        return None, None
+    z = float(_st.norm.ppf(1 - (1 - level) / 2))
+    p = k / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    lo, hi = centre - half, centre + half
+    # exact endpoints at the boundaries (avoid -1e-17 from rounding)
+    return (0.0 if k == 0 else max(0.0, lo)), (1.0 if k == n else min(1.0, hi))
+
+
+def proportion(k: int, n: int, level: float = 0.95) -> dict:
+    """A proportion ``k/n`` with its Wilson interval, as a result dict."""
+    lo, hi = wilson_interval(int(k), int(n), level)
+    return {"estimate": (k / n) if n else None, "low": lo, "high": hi, "method": "wilson",
+            "count": int(k), "n": int(n)}
+
+
+# --------------------------------------------------------------------------- classification
+
+
+@dataclass
+class ConfusionSummary:
+    """Point metrics from a confusion matrix (rows truth, columns prediction).
+
+    The matrix may carry one extra trailing column (``no_answer=True``): items
+    the model left unanswered.  They count against recall and accuracy and in no
+    label's precision.
+    """
+
+    labels: list[str]
+    matrix: np.ndarray  # (k, k) or (k, k+1)
+    no_answer: bool = False
+
+    @property
+    def k(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n(self) -> int:
+        return int(self.matrix.sum())
+
+    @property
+    def tp(self) -> np.ndarray:
+        return np.diag(self.matrix[:, : self.k])
+
+    @property
+    def gold_counts(self) -> np.ndarray:
+        return self.matrix.sum(axis=1)
+
+    @property
+    def predicted_counts(self) -> np.ndarray:
+        return self.matrix[:, : self.k].sum(axis=0)
+
+    @property
+    def no_answer_counts(self) -> np.ndarray:
+        if self.no_answer:
+            return self.matrix[:, self.k]
+        return np.zeros(self.k, dtype=np.int64)
+
+
+def confusion_from_codes(true: np.ndarray, pred: np.ndarray, k: int, no_answer: bool = True) -> np.ndarray:
+    """``(k, k+1)`` (or ``(k, k)``) confusion counts; prediction code ``k`` = no answer."""
+    cols = k + 1 if no_answer else k
+    cells = np.asarray(true, dtype=np.int64) * cols + np.asarray(pred, dtype=np.int64)
+    return np.bincount(cells, minlength=k * cols).reshape(k, cols)
+
+
+def per_label_prf(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-label precision, recall and F1 of a confusion matrix (NaN when undefined).
+
+    Works on a single ``(k, c)`` matrix or a stack ``(B, k, c)`` of resampled
+    matrices (the extra column, if any, is "no answer").  F1 is computed as
+    ``2 tp / (2 tp + fp + fn)``, which equals the harmonic mean of precision and
+    recall and is defined whenever the label occurs in truth or prediction.
+    """
+    m = np.asarray(matrix, dtype=float)
+    sq = m[..., :k, :k]
+    tp = np.diagonal(sq, axis1=-2, axis2=-1)
+    pred = sq.sum(axis=-2)
+    true = m[..., :k, :].sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(pred > 0, tp / pred, np.nan)
+        recall = np.where(true > 0, tp / true, np.nan)
+        denom = pred + true  # = 2tp + fp + fn
+        f1 = np.where(denom > 0, 2 * tp / denom, np.nan)
+    return precision, recall, f1
+
+
+def accuracy_from_confusion(matrix: np.ndarray, k: int) -> np.ndarray | float:
+    """Share of units on the diagonal (works on ``(k, c)`` or ``(B, k, c)``)."""
+    m = np.asarray(matrix, dtype=float)
+    tp = np.diagonal(m[..., :k, :k], axis1=-2, axis2=-1).sum(axis=-1)
+    n = m.sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(n > 0, tp / n, np.nan)
+
+
+def macro_f1_from_confusion(matrix: np.ndarray, k: int, label_mask: np.ndarray | None = None) -> np.ndarray | float:
+    """Unweighted mean of per-label F1 over ``label_mask`` (default: labels that occur
+    in truth or prediction, sklearn's default label set).
+
+    For a stack of resamples, pass the mask of the full sample so every resample
+    averages the same labels; a label absent from one resample (F1 undefined) is
+    skipped in that resample's mean.
+    """
+    _, _, f1 = per_label_prf(matrix, k)
+    if label_mask is None:
+        m = np.asarray(matrix)
+        present = (m[..., :k, :k].sum(axis=-2) + m[..., :k, :].sum(axis=-1)) > 0
+        label_mask = present if present.ndim == 1 else present.any(axis=0)
+    f1 = np.where(np.asarray(label_mask, dtype=bool), f1, np.nan)
+    with warnings.catch_warnings():  # all-NaN rows (no label defined) give NaN quietly
+        warnings.simplefilter("ignore", category=RuntimeWarning)
+        return np.nanmean(f1, axis=-1)
+
+
+def bootstrap_confusions(true: np.ndarray, pred: np.ndarray, k: int, n_resamples: int,
+                         rng: np.random.Generator, no_answer: bool = True) -> np.ndarray:
+    """``(B, k, c)`` confusion matrices of ``B`` item resamples (vectorised)."""
+    cols = k + 1 if no_answer else k
+    cells = np.asarray(true, dtype=np.int64) * cols + np.asarray(pred, dtype=np.int64)
+    counts = bootstrap_cell_counts(cells, k * cols, n_resamples, rng)
+    return counts.reshape(n_resamples, k, cols)
+
+
+def bootstrap_label_metrics(true: np.ndarray, pred: np.ndarray, k: int, n_resamples: int,
+                            seed: int | np.random.Generator | None, level: float = 0.95,
+                            no_answer: bool = True) -> dict:
+    """Accuracy and macro-F1 with percentile bootstrap intervals (resampling items).
+
+    Returns ``{"accuracy": (est, lo, hi), "macro_f1": (est, lo, hi)}``.
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    cm = confusion_from_codes(true, pred, k, no_answer)
+    mask = (cm[:, :k].sum(axis=0) + cm.sum(axis=1)) > 0
+    acc = float(accuracy_from_confusion(cm, k))
+    mf1 = float(macro_f1_from_confusion(cm, k, mask))
+    if n_resamples <= 0 or len(true) == 0:
+        return {"accuracy": (acc, None, None), "macro_f1": (mf1, None, None)}
+    boots = bootstrap_confusions(true, pred, k, n_resamples, rng, no_answer)
+    acc_lo, acc_hi = percentile_interval(accuracy_from_confusion(boots, k), level)
+    f1_lo, f1_hi = percentile_interval(macro_f1_from_confusion(boots, k, mask), level)
+    return {"accuracy": (acc, acc_lo, acc_hi), "macro_f1": (mf1, f1_lo, f1_hi)}
+
+
+def bootstrap_mean_of_levels(codes: np.ndarray, scores: Iterable[float], n_resamples: int,
+                             seed: int | np.random.Generator | None, level: float = 0.95) -> tuple:
+    """Mean of an ordinal score (e.g. severity 1-5) with a percentile bootstrap interval.
+
+    ``codes`` index into ``scores``; returns ``(mean, lo, hi)``.
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    scores = np.asarray(list(scores), dtype=float)
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.size == 0:
+        return None, None, None
+    est = float(scores[codes].mean())
+    if n_resamples <= 0:
+        return est, None, None
+    counts = bootstrap_cell_counts(codes, len(scores), n_resamples, rng)
+    means = counts @ scores / codes.size
+    lo, hi = percentile_interval(means, level)
+    return est, lo, hi
+
+
+# --------------------------------------------------------------------------- paired comparison
+
+
+def mcnemar_test(b: int, c: int, exact_below: int = MCNEMAR_EXACT_BELOW) -> dict:
+    """McNemar's test for paired binary outcomes.
+
+    ``b`` = pairs where only the first model is correct, ``c`` = only the second.
+    Returns every common variant and the one used as ``p_value``: the exact
+    conditional binomial test when ``b + c < exact_below`` (default 25), else the
+    asymptotic chi-square with Edwards' continuity correction.
+
+    - ``chi2``     = (b - c)^2 / (b + c)             (McNemar 1947)
+    - ``chi2_cc``  = (|b - c| - 1)^2 / (b + c)       (Edwards 1948)
+    - ``p_exact``  = two-sided binomial, 2 * P(X <= min(b, c)), X ~ Bin(b + c, 1/2), capped at 1
+    - ``p_midp``   = 2 * P(X <= min(b, c)) - P(X = min(b, c)), capped at 1  (Fagerland et al. 2013)
+
+    Agresti (2013) presidential approval, b=150, c=86: chi2 = 17.36.
+    Fagerland et al. (2013) AHR example, b=1, c=7: p_exact 0.070, p_midp 0.039, p(chi2) 0.034.
+    """
+    b, c = int(b), int(c)
+    nd = b + c
+    if nd == 0:
+        return {"b": b, "c": c, "discordant": 0, "method": "none", "statistic": None, "p_value": 1.0,
+                "p_exact": 1.0, "p_midp": 1.0, "chi2": None, "p_chi2": None, "chi2_cc": None, "p_chi2_cc": None}
+    m = min(b, c)
+    p_exact = float(min(1.0, 2.0 * _st.binom.cdf(m, nd, 0.5)))
+    p_midp = float(min(1.0, 2.0 * _st.binom.cdf(m, nd, 0.5) - _st.binom.pmf(m, nd, 0.5)))
+    chi2 = (b - c) ** 2 / nd
+    chi2_cc = (max(abs(b - c) - 1, 0)) ** 2 / nd
+    p_chi2 = float(_st.chi2.sf(chi2, 1))
+    p_chi2_cc = float(_st.chi2.sf(chi2_cc, 1))
+    if nd < exact_below:
+        method, stat, p = "exact-binomial", float(m), p_exact
+    else:
+        method, stat, p = "chi2-continuity-corrected", float(chi2_cc), p_chi2_cc
+    return {"b": b, "c": c, "discordant": nd, "method": method, "statistic": stat, "p_value": p,
+            "p_exact": p_exact, "p_midp": p_midp, "chi2": float(chi2), "p_chi2": p_chi2,
+            "chi2_cc": float(chi2_cc), "p_chi2_cc": p_chi2_cc}
+
+
+def paired_difference(correct_a: np.ndarray, correct_b: np.ndarray, n_resamples: int,
+                      seed: int | np.random.Generator | None, level: float = 0.95) -> dict:
+    """Paired comparison of two models' correctness on the same items.
+
+    Returns the 2x2 counts, both accuracies, the accuracy difference A - B with
+    a paired percentile bootstrap interval (the same resampled items for both
+    models: cells ``2*a + b`` counted per resample) and :func:`mcnemar_test`.
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    a = np.asarray(correct_a, dtype=bool)
+    b = np.asarray(correct_b, dtype=bool)
+    if a.shape != b.shape:
+        raise ValueError("paired outcomes must have the same length")
+    n = a.size
+    cells = 2 * a.astype(np.int64) + b.astype(np.int64)  # 0 both wrong, 1 b only, 2 a only, 3 both
+    cnt = np.bincount(cells, minlength=4)
+    both_wrong, b_only, a_only, both = (int(x) for x in cnt)
+    diff = (a_only - b_only) / n if n else None
+    lo = hi = None
+    if n and n_resamples > 0:
+        boots = bootstrap_cell_counts(cells, 4, n_resamples, rng)
+        lo, hi = percentile_interval((boots[:, 2] - boots[:, 1]) / n, level)
+    return {
+        "n": int(n), "both_correct": both, "a_only_correct": a_only, "b_only_correct": b_only,
+        "both_wrong": both_wrong,
+        "accuracy_a": (both + a_only) / n if n else None,
+        "accuracy_b": (both + b_only) / n if n else None,
+        "difference": {"estimate": diff, "low": lo, "high": hi, "method": "paired-bootstrap-percentile"},
+        "mcnemar": mcnemar_test(a_only, b_only),
+    }
+
+
+# --------------------------------------------------------------------------- naive reference
+
+
+def naive_bootstrap_loop(true: np.ndarray, pred: np.ndarray, labels: list, n_resamples: int,
+                         seed: int | None, level: float = 0.95,
+                         progress: Callable | None = None) -> dict:
+    """The naive way (a Python loop over resamples calling sklearn); for benchmarks and
+    cross-checks only.  Same estimand as :func:`bootstrap_label_metrics` without the
+    no-answer column."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    rng = np.random.default_rng(seed)
+    n = len(true)
+    accs, f1s = [], []
+    for _ in range(n_resamples):
+        idx = rng.integers(0, n, size=n)
+        t, p = true[idx], pred[idx]
+        accs.append(accuracy_score(t, p))
+        f1s.append(f1_score(t, p, labels=labels, average="macro", zero_division=0))
+        if progress:
+            progress()
+    return {"accuracy": percentile_interval(np.array(accs), level),
+            "macro_f1": percentile_interval(np.array(f1s), level)}
