@@ -1,0 +1,595 @@
+"""The embedded Label Studio server: start, status, stop.
+
+goldboard runs the ``label-studio`` package (extra ``goldboard[server]``) as a
+child process bound to ``127.0.0.1`` on exactly the port asked for.  Everything
+it owns lives in one data dir (default ``~/.goldboard/server``, or
+``$GOLDBOARD_SERVER_DIR``)::
+
+    DIR/                  mode 0700
+      credentials.toml    0600: admin + one user per rater (email, password, API token, user id)
+      server.json         pid file: pid, port, url, start time (no secrets)
+      server.log          Label Studio's output (never contains tokens or passwords)
+      home/               HOME of the child (Label Studio writes ~/.config, ~/.local there)
+      ls/                 LABEL_STUDIO_BASE_DATA_DIR: SQLite database, media, exports
+
+The child gets an *allow-listed* environment (``PATH``, locale, ``TZ``,
+``TMPDIR``, ``PYTHONPATH``) plus its own settings: Label Studio reads settings
+from plain names too (``USERNAME``, ``PASSWORD``, ``PORT``, ``HOST``, ``DEBUG``
+...), so nothing of the caller's environment leaks in.  Version check, analytics
+and Sentry are off; legacy API tokens are on.
+
+Users are seeded by :mod:`goldboard.annotate._lsboot` in one Django process
+(migrate + all users: ~28 s on a fresh dir, ~4 s to add users later) instead of
+one ``label-studio init`` per user (~17 s each); passwords and tokens reach it
+on stdin, never on a command line.  Raters log in with the e-mail and password
+stored in ``credentials.toml``; the study lead hands each rater their own line.
+Nothing here prints a password or token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[no-redef]
+import tomli_w
+
+from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.fileio import write_text_atomic
+
+DEFAULT_PORT = 8080
+HOST = "127.0.0.1"
+CREDENTIALS_FILE = "credentials.toml"
+PID_FILE = "server.json"
+LOG_FILE = "server.log"
+ADMIN = "admin"
+EMAIL_DOMAIN = "goldboard.local"
+#: caller environment variables the child may see (everything else is dropped)
+ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR", "TEMP", "TMP",
+             "PYTHONPATH", "SYSTEMROOT", "SYSTEMDRIVE", "COMSPEC", "PATHEXT", "WINDIR")
+SEED_TIMEOUT = 600.0
+START_TIMEOUT = 180.0
+
+
+# --------------------------------------------------------------------------- credentials
+
+
+@dataclass
+class User:
+    """A Label Studio user goldboard seeded.  ``repr`` never shows the secrets."""
+
+    name: str  # goldboard name: "admin" or the rater name
+    email: str
+    password: str = field(repr=False)
+    token: str = field(repr=False)
+    id: int | None = None
+
+    def to_dict(self) -> dict:
+        d = {"email": self.email, "password": self.password, "token": self.token}
+        if self.id is not None:
+            d["id"] = self.id
+        return d
+
+
+@dataclass
+class Credentials:
+    """The embedded server's users (admin + raters) as stored in ``credentials.toml``."""
+
+    path: Path
+    admin: User
+    users: dict[str, User] = field(default_factory=dict)
+
+    @property
+    def all_users(self) -> list[User]:
+        return [self.admin, *self.users.values()]
+
+    def user_ids(self) -> dict[int, str]:
+        """Label Studio user id -> goldboard name (``admin`` or rater)."""
+        return {u.id: u.name for u in self.all_users if u.id is not None}
+
+    def token_for(self, rater: str) -> str:
+        if rater not in self.users:
+            raise GoldboardError(f"{self.path}: no Label Studio user for rater {rater!r} "
+                                 f"(add it with `goldboard server start --raters {rater}`)")
+        return self.users[rater].token
+
+    def secrets(self) -> list[str]:
+        return [s for u in self.all_users for s in (u.password, u.token) if s]
+
+    def save(self) -> None:
+        data = {"admin": self.admin.to_dict(), "users": {n: u.to_dict() for n, u in self.users.items()}}
+        header = ("# goldboard embedded Label Studio users. PRIVATE: passwords and API tokens.\n"
+                  "# Give each rater only their own e-mail and password. Mode 0600; never commit this file.\n")
+        write_text_atomic(self.path, header + tomli_w.dumps(data), perms=0o600)
+
+    @classmethod
+    def load(cls, path: Path) -> "Credentials":
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            admin = _user_from(ADMIN, data["admin"])
+            users = {str(n): _user_from(str(n), u) for n, u in (data.get("users") or {}).items()}
+        except FileNotFoundError:
+            raise GoldboardError(f"{path}: no credentials file (start the server once with `goldboard server start`)") from None
+        except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise GoldboardError(f"{path}: malformed credentials file ({type(exc).__name__})") from None
+        return cls(path=path, admin=admin, users=users)
+
+
+def _user_from(name: str, d: dict) -> User:
+    return User(name=name, email=str(d["email"]), password=str(d["password"]), token=str(d["token"]),
+                id=int(d["id"]) if d.get("id") is not None else None)
+
+
+def _new_user(name: str) -> User:
+    return User(name=name, email=f"{name.lower()}@{EMAIL_DOMAIN}", password=secrets.token_urlsafe(18),
+                token=secrets.token_hex(20))
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def default_data_dir() -> Path:
+    """``$GOLDBOARD_SERVER_DIR`` or ``~/.goldboard/server``."""
+    env = os.environ.get("GOLDBOARD_SERVER_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".goldboard" / "server"
+
+
+def _dir(data_dir: str | Path | None) -> Path:
+    return (Path(data_dir).expanduser() if data_dir else default_data_dir()).resolve()
+
+
+def credentials_path(data_dir: str | Path | None = None) -> Path:
+    return _dir(data_dir) / CREDENTIALS_FILE
+
+
+def read_credentials(data_dir: str | Path | None = None) -> Credentials:
+    """The embedded server's users and tokens (raises if the server was never set up)."""
+    path = credentials_path(data_dir)
+    if path.exists() and os.name == "posix":
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            raise GoldboardError(f"{path}: readable by other users (mode {mode:o}); run `chmod 600 {path}`")
+    return Credentials.load(path)
+
+
+# --------------------------------------------------------------------------- status
+
+
+@dataclass
+class ServerInfo:
+    """What ``goldboard server status`` reports (no secrets)."""
+
+    data_dir: Path
+    url: str = ""
+    port: int | None = None
+    pid: int | None = None
+    running: bool = False
+    credentials_path: Path | None = None
+    usernames: list[str] = field(default_factory=list)  # e-mails raters log in with
+    raters: list[str] = field(default_factory=list)
+    log_path: Path | None = None
+
+    def describe(self) -> str:
+        lines = [f"Label Studio: {'running at ' + self.url if self.running else 'not running'}"
+                 + (f" (pid {self.pid})" if self.running and self.pid else "")]
+        lines.append(f"data dir:     {self.data_dir}")
+        if self.credentials_path is not None and self.credentials_path.exists():
+            lines.append(f"users:        {', '.join(self.usernames)}")
+            lines.append(f"credentials:  {self.credentials_path} (passwords and API tokens; private)")
+        if self.log_path is not None:
+            lines.append(f"log:          {self.log_path}")
+        return "\n".join(lines)
+
+
+def _read_pidfile(d: Path) -> dict | None:
+    p = d / PID_FILE
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie (exited child not yet reaped) is not alive
+    with contextlib.suppress(OSError):
+        st = Path(f"/proc/{pid}/stat").read_text()
+        if st.rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+    return True
+
+
+def _cmdline(pid: int) -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass
+    try:  # macOS and other systems without /proc
+        out = subprocess.run(["ps", "-o", "args=", "-p", str(pid)], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.split() if out.returncode == 0 and out.stdout.strip() else None
+
+
+def _is_our_server(pid: int, d: Path) -> bool:
+    """True when ``pid`` is a ``label-studio start`` process serving data dir ``d``."""
+    args = _cmdline(pid)
+    if not args:
+        return False
+    joined = " ".join(args)
+    return ("label-studio" in joined or "label_studio" in joined) and "start" in args \
+        and str(d / "ls") in args
+
+
+def server_status(data_dir: str | Path | None = None) -> ServerInfo:
+    """Is the embedded server of ``data_dir`` running, at which URL, with which users."""
+    d = _dir(data_dir)
+    info = ServerInfo(data_dir=d, credentials_path=d / CREDENTIALS_FILE, log_path=d / LOG_FILE)
+    if info.credentials_path.exists():
+        with contextlib.suppress(GoldboardError):
+            creds = read_credentials(d)
+            info.usernames = [u.email for u in creds.all_users]
+            info.raters = list(creds.users)
+    pf = _read_pidfile(d)
+    if pf:
+        pid = int(pf.get("pid", 0))
+        info.url, info.port, info.pid = str(pf.get("url", "")), pf.get("port"), pid
+        info.running = pid > 0 and _pid_alive(pid) and _is_our_server(pid, d)
+    return info
+
+
+# --------------------------------------------------------------------------- ports
+
+
+def port_is_free(port: int, host: str = HOST) -> bool:
+    """Nothing listens on ``port`` (checked by binding it, and by connecting to localhost
+    the way Label Studio does before it silently moves to the next port)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    for family, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_STREAM) as s:
+            s.settimeout(0.5)
+            if s.connect_ex((addr, port)) == 0:
+                return False
+    return True
+
+
+def free_port() -> int:
+    """A port that is free right now (for tests and demos)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def _child_env(d: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW}
+    home = d / "home"
+    env.update({
+        "HOME": str(home),
+        "USERPROFILE": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "LABEL_STUDIO_BASE_DATA_DIR": str(d / "ls"),
+        "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
+        "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
+        "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+        "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
+        "SENTRY_DSN": "",
+        "FRONTEND_SENTRY_DSN": "",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    })
+    return env
+
+
+def _label_studio_cmd() -> list[str]:
+    exe = Path(sys.executable).parent / ("label-studio.exe" if os.name == "nt" else "label-studio")
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("label-studio")
+    if found:
+        return [found]
+    try:
+        import label_studio  # noqa: F401
+    except ImportError:
+        raise GoldboardError("Label Studio is not installed: pip install 'goldboard[server]' "
+                             "(or point the study at an existing server with --url)") from None
+    return [sys.executable, "-m", "label_studio.server"]
+
+
+def _log_tail(d: Path, secrets_: Iterable[str] = (), lines: int = 15) -> str:
+    try:
+        text = (d / LOG_FILE).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return "(no log)"
+    for s in secrets_:
+        if s:
+            text = text.replace(s, "***")
+    tail = [ln for ln in text.splitlines() if ln.strip()][-lines:]
+    return "\n".join("    " + ln for ln in tail)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+# --------------------------------------------------------------------------- setup / seeding
+
+
+def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] = ()) -> Credentials:
+    """Create the data dir, migrate the database and seed the admin plus one user per
+    rater (only those not seeded yet).  Safe to call again; safe while the server runs."""
+    d = _dir(data_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.chmod(d, 0o700)
+    (d / "home").mkdir(exist_ok=True)
+    (d / "ls").mkdir(exist_ok=True)
+    cpath = d / CREDENTIALS_FILE
+    creds = read_credentials(d) if cpath.exists() else Credentials(path=cpath, admin=_new_user(ADMIN))
+    for r in raters:
+        r = r.strip()
+        if not r:
+            continue
+        if r == ADMIN:
+            raise GoldboardError(f"rater name {ADMIN!r} is reserved for the server's admin user")
+        if r not in creds.users:
+            creds.users[r] = _new_user(r)
+    db_exists = (d / "ls" / "label_studio.sqlite3").exists()
+    todo = [u for u in creds.all_users if u.id is None or not db_exists]
+    if not cpath.exists() or todo:
+        creds.save()  # before seeding: a crash never loses a token the database may hold
+    if todo:
+        ids = _run_seed(d, todo, creds.secrets())
+        for u in todo:
+            u.id = ids[u.name]
+        creds.save()
+    return creds
+
+
+def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]:
+    from goldboard.annotate._lsboot import MARKER
+
+    payload = json.dumps([{"username": u.name, "email": u.email, "password": u.password, "token": u.token,
+                           "admin": u.name == ADMIN} for u in users])
+    with open(d / LOG_FILE, "a", encoding="utf-8") as log:
+        log.write(f"--- {_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
+        log.flush()
+        try:
+            proc = subprocess.run([sys.executable, "-m", "goldboard.annotate._lsboot"], input=payload,
+                                  stdout=subprocess.PIPE, stderr=log, text=True, cwd=d, env=_child_env(d),
+                                  timeout=SEED_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise LabelStudioError(f"setting up Label Studio in {d} took over {SEED_TIMEOUT:.0f} s; "
+                                   f"log tail:\n{_log_tail(d, secrets_)}") from None
+        other = [ln for ln in proc.stdout.splitlines() if not ln.startswith(MARKER)]
+        if other:
+            log.write("\n".join(other) + "\n")
+    result = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARKER)]
+    if proc.returncode != 0 or not result:
+        raise LabelStudioError(f"setting up Label Studio in {d} failed (exit {proc.returncode}); "
+                               f"log tail:\n{_log_tail(d, secrets_)}")
+    return {str(k): int(v) for k, v in json.loads(result[-1][len(MARKER):])["users"].items()}
+
+
+# --------------------------------------------------------------------------- start / stop
+
+
+class EmbeddedServer:
+    """An embedded Label Studio server on ``127.0.0.1:port`` serving ``data_dir``.
+
+    ``start(detach=True)`` leaves it running after this process exits (the CLI);
+    as a context manager it is attached: stopped on exit, and on Linux killed by
+    the kernel if this process dies first (no leaked servers from crashed tests).
+
+    >>> with EmbeddedServer(tmp, port=free_port(), raters=["onc_a", "onc_b"]) as srv:  # doctest: +SKIP
+    ...     srv.url, srv.credentials.token_for("onc_a")
+    """
+
+    def __init__(self, data_dir: str | Path | None = None, port: int = DEFAULT_PORT,
+                 raters: Iterable[str] = (), startup_timeout: float = START_TIMEOUT) -> None:
+        self.data_dir = _dir(data_dir)
+        self.port = int(port)
+        self.raters = [r.strip() for r in raters if r.strip()]
+        self.startup_timeout = startup_timeout
+        self.url = f"http://{HOST}:{self.port}"
+        self.proc: subprocess.Popen | None = None
+        self.credentials: Credentials | None = None
+
+    def __repr__(self) -> str:
+        return f"EmbeddedServer(data_dir={str(self.data_dir)!r}, url={self.url!r})"
+
+    # ------------------------------------------------------------------ start
+    def start(self, detach: bool = False) -> ServerInfo:
+        d = self.data_dir
+        if not 0 < self.port < 65536:
+            raise GoldboardError(f"--port: {self.port} is not a TCP port")
+        st = server_status(d)
+        if st.running:
+            raise LabelStudioError(f"the embedded server of {d} is already running at {st.url} (pid {st.pid}); "
+                                   f"stop it with `goldboard server stop --data-dir {d}`")
+        with contextlib.suppress(FileNotFoundError):
+            (d / PID_FILE).unlink()  # stale
+        if not port_is_free(self.port):
+            raise LabelStudioError(f"port {self.port} on {HOST} is busy; choose another with --port")
+        self.credentials = creds = prepare_data_dir(d, self.raters)
+        cmd = [*_label_studio_cmd(), "start", "--no-browser", "--internal-host", HOST, "--port", str(self.port),
+               "--data-dir", str(d / "ls"), "--enable-legacy-api-token"]
+        log = open(d / LOG_FILE, "a", encoding="utf-8")
+        log.write(f"--- {_now()} goldboard: starting Label Studio on {self.url}\n")
+        log.flush()
+        kwargs: dict = {}
+        if os.name == "posix":
+            if detach:
+                kwargs["start_new_session"] = True
+            else:
+                kwargs["preexec_fn"] = _die_with_parent
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                         cwd=d, env=_child_env(d), **kwargs)
+        finally:
+            log.close()
+        write_text_atomic(d / PID_FILE, json.dumps({"pid": self.proc.pid, "port": self.port, "url": self.url,
+                                                    "started_at": _now(), "detached": detach}, indent=1) + "\n")
+        try:
+            self._wait_ready(creds)
+        except BaseException:
+            self._terminate()
+            raise
+        return server_status(d)
+
+    def _wait_ready(self, creds: Credentials) -> None:
+        import httpx
+
+        deadline = time.monotonic() + self.startup_timeout
+        d = self.data_dir
+        while True:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise LabelStudioError(f"Label Studio exited during start (exit {self.proc.returncode}); "
+                                       f"log tail ({d / LOG_FILE}):\n{_log_tail(d, creds.secrets())}")
+            try:
+                log_text = (d / LOG_FILE).read_text(encoding="utf-8", errors="replace")
+            except FileNotFoundError:
+                log_text = ""
+            if f"Port {self.port} is in use" in log_text.rsplit("goldboard: starting", 1)[-1]:
+                raise LabelStudioError(f"port {self.port} on {HOST} is busy; choose another with --port")
+            try:
+                r = httpx.get(f"{self.url}/health", timeout=2.0)
+                if r.status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise LabelStudioError(f"Label Studio did not answer on {self.url} within "
+                                       f"{self.startup_timeout:.0f} s; log tail:\n{_log_tail(d, creds.secrets())}")
+            time.sleep(0.25)
+        # /health answers for any Label Studio: make sure this one knows our admin token
+        try:
+            r = httpx.get(f"{self.url}/api/current-user/whoami",
+                          headers={"Authorization": f"Token {creds.admin.token}"}, timeout=10.0)
+            ok = r.status_code == 200 and r.json().get("email") == creds.admin.email
+        except (httpx.HTTPError, ValueError):
+            ok = False
+        if not ok:
+            raise LabelStudioError(f"the server answering on {self.url} does not accept this data dir's admin "
+                                   f"token (another server on that port?); log: {d / LOG_FILE}")
+
+    # ------------------------------------------------------------------ stop
+    def _terminate(self, timeout: float = 15.0) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc = None
+        with contextlib.suppress(FileNotFoundError):
+            (self.data_dir / PID_FILE).unlink()
+
+    def stop(self) -> bool:
+        if self.proc is not None:
+            self._terminate()
+            return True
+        return stop_server(self.data_dir)
+
+    def __enter__(self) -> "EmbeddedServer":
+        self.start(detach=False)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Linux: ask the kernel to SIGTERM the child when its parent dies."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def start_server(data_dir: str | Path | None = None, port: int = DEFAULT_PORT, raters: Iterable[str] = (),
+                 timeout: float = START_TIMEOUT) -> ServerInfo:
+    """Start the embedded server detached (it keeps running after this process exits)."""
+    return EmbeddedServer(data_dir, port=port, raters=raters, startup_timeout=timeout).start(detach=True)
+
+
+def stop_server(data_dir: str | Path | None = None, timeout: float = 15.0) -> bool:
+    """Stop the server started for ``data_dir`` -- only if its pid is still our
+    ``label-studio start`` process for this data dir.  Returns False when none ran."""
+    d = _dir(data_dir)
+    pf = _read_pidfile(d)
+    if not pf:
+        return False
+    pid = int(pf.get("pid", 0))
+    if pid <= 0 or not _pid_alive(pid) or not _is_our_server(pid, d):
+        (d / PID_FILE).unlink(missing_ok=True)  # stale: the process is gone or is someone else's
+        return False
+    os.kill(pid, signal.SIGTERM)
+    end = time.monotonic() + timeout
+    while _pid_alive(pid) and time.monotonic() < end:
+        _reap(pid)
+        time.sleep(0.1)
+    if _pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+        _reap(pid)
+    (d / PID_FILE).unlink(missing_ok=True)
+    return True
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+@contextlib.contextmanager
+def running_server(data_dir: str | Path | None = None, port: int | None = None,
+                   raters: Iterable[str] = ()) -> Iterator[EmbeddedServer]:
+    """Context manager: an attached embedded server (free port by default), stopped on exit."""
+    srv = EmbeddedServer(data_dir, port=port or free_port(), raters=raters)
+    with srv:
+        yield srv
+
+
+__all__ = [
+    "DEFAULT_PORT", "Credentials", "User", "ServerInfo", "EmbeddedServer", "default_data_dir",
+    "credentials_path", "read_credentials", "prepare_data_dir", "server_status", "start_server",
+    "stop_server", "running_server", "port_is_free", "free_port",
+]
