@@ -1,0 +1,346 @@
+"""A Label Studio connection for a study, with one-line errors and no token leaks.
+
+Where the URL and token come from (first match wins):
+
+1. explicit ``url=`` / ``token=`` arguments (tests, scripts);
+2. a study with a server URL (``goldboard study init --url URL``): the token comes
+   from ``$LABEL_STUDIO_API_KEY``, else from the user config file
+   ``~/.config/goldboard/credentials.toml`` (``$XDG_CONFIG_HOME`` honoured, mode 0600)::
+
+       ["https://labelstudio.example.org"]
+       token = "..."
+
+   else, when that URL is the embedded server's, from its credentials file;
+3. a study without URL: the embedded server (``goldboard server start``) of the
+   study's data dir, else ``$GOLDBOARD_SERVER_DIR``, else ``~/.goldboard/server``;
+   its admin token is read from the 0600 credentials file.
+
+The token never appears in a message, a repr or a file goldboard writes.
+Imports are sent with ``max_retries=0`` (a retried POST duplicates tasks);
+reads retry once.  Errors are :class:`goldboard.errors.LabelStudioError`
+subclasses with one-line messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from goldboard.errors import GoldboardError, LabelStudioError
+
+DEFAULT_TIMEOUT = 300.0
+READ_RETRIES = {"max_retries": 1}
+NO_RETRIES = {"max_retries": 0}
+
+
+class ServerUnreachable(LabelStudioError):
+    """No answer from the server (not running, wrong URL, died mid-request)."""
+
+
+class AuthenticationFailed(LabelStudioError):
+    """The server refused the API token (HTTP 401/403)."""
+
+
+class ProjectNotFound(LabelStudioError):
+    """A project recorded in the study no longer exists on the server."""
+
+    def __init__(self, message: str, project_id: int | None = None) -> None:
+        super().__init__(message)
+        self.project_id = project_id
+
+
+class ConfigMismatch(LabelStudioError):
+    """A project's label config on the server no longer matches the study's schema."""
+
+
+class ServerError(LabelStudioError):
+    """The server answered with an unexpected error."""
+
+
+# --------------------------------------------------------------------------- where the token comes from
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "goldboard" / "credentials.toml"
+
+
+def _norm_url(url: str) -> str:
+    url = url.strip().rstrip("/")
+    if url and "://" not in url:
+        url = "http://" + url
+    return url
+
+
+def _token_from_config(url: str) -> tuple[str, Path] | None:
+    path = user_config_path()
+    if not path.exists():
+        return None
+    if os.name == "posix":
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            raise GoldboardError(f"{path}: readable by other users (mode {mode:o}); run `chmod 600 {path}`")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise GoldboardError(f"{path}: invalid TOML ({type(exc).__name__})") from None
+    for key, val in data.items():
+        if isinstance(val, dict) and _norm_url(key) == url and val.get("token"):
+            return str(val["token"]), path
+    return None
+
+
+@dataclass
+class Connection:
+    """Where the server is and which token we use.  ``repr`` hides the token."""
+
+    url: str
+    token: str = field(repr=False)
+    source: str = ""
+    data_dir: Path | None = None  # the embedded server's data dir, when it is one
+    credentials: Any = field(default=None, repr=False)  # embedded: server.Credentials
+
+    @property
+    def embedded(self) -> bool:
+        return self.credentials is not None
+
+
+def resolve_connection(study: Any = None, *, url: str | None = None, token: str | None = None,
+                       data_dir: str | Path | None = None) -> Connection:
+    """Find the server URL and API token for ``study`` (see the module doc for the order)."""
+    from goldboard.annotate import server as srv
+
+    url = _norm_url(url if url is not None else (getattr(study, "url", "") or ""))
+    ddir = data_dir or (getattr(study, "data_dir", "") or None)
+    if url:
+        if token:
+            return Connection(url, token, "token argument")
+        env = os.environ.get("LABEL_STUDIO_API_KEY", "").strip()
+        if env:
+            return Connection(url, env, "LABEL_STUDIO_API_KEY")
+        found = _token_from_config(url)
+        if found:
+            return Connection(url, found[0], f"config file {found[1]}")
+        st = srv.server_status(ddir)
+        if st.running and _norm_url(st.url) == url:
+            creds = srv.read_credentials(st.data_dir)
+            return Connection(url, creds.admin.token, f"embedded server credentials {creds.path}",
+                              st.data_dir, creds)
+        raise AuthenticationFailed(f"no API token for {url}: set LABEL_STUDIO_API_KEY or add it to "
+                                   f"{user_config_path()} as [\"{url}\"] token = \"...\"")
+    st = srv.server_status(ddir)
+    if not st.running:
+        raise ServerUnreachable(f"the embedded Label Studio server ({st.data_dir}) is not running: start it with "
+                                f"`goldboard server start --data-dir {st.data_dir}` (or give the study a --url)")
+    creds = srv.read_credentials(st.data_dir)
+    return Connection(st.url, token or creds.admin.token, f"embedded server credentials {creds.path}",
+                      st.data_dir, creds)
+
+
+def connect(study: Any = None, *, url: str | None = None, token: str | None = None,
+            data_dir: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT, check: bool = True) -> "Client":
+    """A :class:`Client` for ``study``; with ``check`` it verifies the server answers and
+    accepts the token (one request), so a wrong token fails before any work starts."""
+    client = Client(resolve_connection(study, url=url, token=token, data_dir=data_dir), timeout=timeout)
+    if check:
+        client.whoami()
+    return client
+
+
+# --------------------------------------------------------------------------- the client
+
+
+class Client:
+    """Thin wrapper over the SDK's ``LabelStudio`` that translates failures into
+    one-line :class:`LabelStudioError` messages.  ``sdk`` is the SDK client."""
+
+    def __init__(self, conn: Connection, timeout: float = DEFAULT_TIMEOUT) -> None:
+        from label_studio_sdk import LabelStudio
+
+        self.conn = conn
+        self.url = conn.url
+        self.timeout = timeout
+        self.sdk = LabelStudio(base_url=conn.url, api_key=conn.token, timeout=timeout, max_retries=0)
+
+    def __repr__(self) -> str:
+        return f"Client(url={self.url!r}, source={self.conn.source!r})"
+
+    def as_token(self, token: str, source: str = "rater token") -> "Client":
+        """The same server, another user (e.g. a rater posting their own annotations)."""
+        return Client(Connection(self.url, token, source, self.conn.data_dir, self.conn.credentials), self.timeout)
+
+    # ------------------------------------------------------------------ error translation
+    def _scrub(self, text: str) -> str:
+        tok = self.conn.token
+        return text.replace(tok, "***") if tok else text
+
+    @contextlib.contextmanager
+    def _call(self, action: str, project: int | None = None) -> Iterator[None]:
+        import httpx
+        from label_studio_sdk.core.api_error import ApiError
+
+        try:
+            yield
+        except ApiError as exc:
+            code = exc.status_code
+            if code in (401, 403):
+                detail = _detail(exc.body)
+                raise AuthenticationFailed(self._scrub(
+                    f"Label Studio at {self.url} refused the API token from {self.conn.source} while {action} "
+                    f"(HTTP {code}{': ' + detail if detail else ''})")) from None
+            if code == 404 and project is not None:
+                raise ProjectNotFound(f"project {project} no longer exists on {self.url} (deleted?) -- "
+                                      f"found while {action}", project) from None
+            raise ServerError(self._scrub(f"Label Studio at {self.url} answered HTTP {code} while {action}: "
+                                          f"{_detail(exc.body)[:300]}")) from None
+        except httpx.TimeoutException:
+            raise ServerUnreachable(f"Label Studio at {self.url} did not answer within {self.timeout:.0f} s while "
+                                    f"{action}") from None
+        except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            raise ServerUnreachable(f"cannot reach Label Studio at {self.url} while {action} "
+                                    f"({type(exc).__name__}); is the server running?") from None
+        except httpx.HTTPError as exc:
+            raise ServerUnreachable(self._scrub(f"Label Studio at {self.url}: {type(exc).__name__} while {action}")) \
+                from None
+
+    # ------------------------------------------------------------------ calls
+    def whoami(self) -> dict:
+        with self._call("checking the API token"):
+            u = self.sdk.users.whoami(request_options=READ_RETRIES)
+        return {"id": u.id, "email": u.email, "username": u.username}
+
+    def version(self) -> dict:
+        with self._call("reading the server version"):
+            v = self.sdk.versions.get(request_options=READ_RETRIES)
+        return v.model_dump() if hasattr(v, "model_dump") else dict(v)
+
+    def users(self) -> list[dict]:
+        with self._call("listing users"):
+            users = self.sdk.users.list(request_options=READ_RETRIES)
+        return [{"id": u.id, "email": u.email or "", "username": u.username or ""} for u in users]
+
+    def project(self, project_id: int) -> dict:
+        """``{"id", "title", "label_config", "task_number"}`` of a project (ProjectNotFound if gone)."""
+        with self._call(f"reading project {project_id}", project_id):
+            p = self.sdk.projects.get(project_id, request_options=READ_RETRIES)
+        return {"id": p.id, "title": p.title or "", "label_config": p.label_config or "",
+                "task_number": getattr(p, "task_number", None), "description": p.description or ""}
+
+    def create_project(self, title: str, label_config: str, description: str = "", *,
+                       maximum_annotations: int = 1, instructions_html: str = "") -> int:
+        """Create a project (never retried: a retried POST could create two)."""
+        kwargs: dict[str, Any] = {}
+        if instructions_html:
+            kwargs.update(expert_instruction=instructions_html, show_instruction=True)
+        with self._call(f"creating project {title!r}"):
+            p = self.sdk.projects.create(title=title, label_config=label_config, description=description,
+                                         maximum_annotations=maximum_annotations, show_skip_button=False,
+                                         request_options=NO_RETRIES, **kwargs)
+        return int(p.id)
+
+    def delete_project(self, project_id: int) -> None:
+        with self._call(f"deleting project {project_id}", project_id):
+            self.sdk.projects.delete(project_id, request_options=NO_RETRIES)
+
+    def validate_label_config(self, project_id: int, label_config: str) -> None:
+        """Ask the server to validate ``label_config`` for a project (raises ServerError with its message)."""
+        with self._call(f"validating a label config on project {project_id}", project_id):
+            self.sdk.projects.validate_label_config(project_id, label_config=label_config,
+                                                    request_options=NO_RETRIES)
+
+    def import_tasks(self, project_id: int, tasks: list[dict]) -> int:
+        """Import ``tasks`` in ONE request, never retried.  Returns the number created."""
+        with self._call(f"importing {len(tasks)} tasks into project {project_id}", project_id):
+            r = self.sdk.projects.import_tasks(project_id, request=tasks, return_task_ids=False,
+                                               request_options=NO_RETRIES)
+        n = getattr(r, "task_count", None)
+        return int(n) if n is not None else len(tasks)
+
+    def task_data(self, project_id: int, page_size: int = 1000) -> list[tuple[int, dict]]:
+        """``(task id, task data)`` of every task in a project (paged, ``include=id,data``)."""
+        out: list[tuple[int, dict]] = []
+        with self._call(f"listing the tasks of project {project_id}", project_id):
+            page = 1
+            while True:
+                r = self.sdk._client_wrapper.httpx_client.request(
+                    "api/tasks/", method="GET", request_options=READ_RETRIES,
+                    params={"project": project_id, "page": page, "page_size": page_size, "include": "id,data"})
+                if r.status_code == 404 and page > 1:
+                    break  # past the last page
+                _raise_for(r)
+                body = r.json()
+                tasks = body.get("tasks", []) if isinstance(body, dict) else body
+                out.extend((int(t["id"]), t.get("data") or {}) for t in tasks)
+                total = body.get("total") if isinstance(body, dict) else None
+                if not tasks or len(tasks) < page_size or (total is not None and len(out) >= int(total)):
+                    break
+                page += 1
+        return out
+
+    def export(self, project_id: int, export_type: str = "JSON") -> list[dict]:
+        """Every task of a project with its annotations, via the export API (one request)."""
+        with self._call(f"exporting project {project_id}", project_id):
+            chunks = self.sdk.projects.exports.download_sync(
+                project_id, export_type=export_type, download_all_tasks=True, download_resources=False,
+                request_options={"max_retries": 1, "timeout": self.timeout})
+            raw = b"".join(chunks)
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError:
+            raise ServerError(f"Label Studio at {self.url} sent an export of project {project_id} "
+                              f"that is not JSON") from None
+        if not isinstance(data, list):
+            raise ServerError(f"Label Studio at {self.url} sent an unexpected export of project {project_id}")
+        return data
+
+    def create_annotation(self, task_id: int, result: list[dict], lead_time: float | None = None,
+                          was_cancelled: bool = False) -> int:
+        """Post one annotation as the token's user (never retried)."""
+        kwargs: dict[str, Any] = {"result": result, "was_cancelled": was_cancelled, "ground_truth": False}
+        if lead_time is not None:
+            kwargs["lead_time"] = lead_time
+        with self._call(f"posting an annotation to task {task_id}"):
+            a = self.sdk.annotations.create(task_id, request_options=NO_RETRIES, **kwargs)
+        return int(a.id)
+
+    def delete_annotation(self, annotation_id: int) -> None:
+        with self._call(f"deleting annotation {annotation_id}"):
+            self.sdk.annotations.delete(annotation_id, request_options=NO_RETRIES)
+
+    def update_project_config(self, project_id: int, label_config: str) -> None:
+        with self._call(f"updating the label config of project {project_id}", project_id):
+            self.sdk.projects.update(project_id, label_config=label_config, request_options=NO_RETRIES)
+
+
+def _detail(body: Any) -> str:
+    if isinstance(body, dict):
+        for k in ("detail", "validation_errors", "message", "error"):
+            if body.get(k):
+                return " ".join(str(body[k]).split())
+        return " ".join(json.dumps(body)[:300].split())
+    return " ".join(str(body or "").split())[:300]
+
+
+def _raise_for(r: Any) -> None:
+    from label_studio_sdk.core.api_error import ApiError
+
+    if r.status_code >= 400:
+        try:
+            body = r.json()
+        except ValueError:
+            body = r.text[:300]
+        raise ApiError(status_code=r.status_code, headers=dict(r.headers), body=body)
+
+
+__all__ = ["Connection", "Client", "resolve_connection", "connect", "user_config_path", "ServerUnreachable",
+           "AuthenticationFailed", "ProjectNotFound", "ConfigMismatch", "ServerError"]
