@@ -1,0 +1,669 @@
+"""Pull: Label Studio annotations -> the tidy ratings table, validated against the schema.
+
+One export request per project (``GET /api/projects/<id>/export?exportType=JSON
+&download_all_tasks=true``), never one request per task.  Every annotation is
+
+1. **attributed** to a rater: in a blinded round by its project (and, when the
+   rater's server user is known, the annotation's ``completed_by`` must be that
+   user -- an annotation by anyone else in a rater's project is held out, never
+   credited to the rater); in a shared round by ``completed_by`` -> rater (the
+   embedded server's credentials, else the server's user list matched on
+   username, e-mail or e-mail local part, or ``[server.rater_users]`` in study.toml);
+2. **validated** against the schema -- Label Studio stores whatever it is sent:
+   unknown ``from_name``, a value not in the schema, two values for a single
+   choice, a required field missing, an empty result, a skipped (cancelled)
+   annotation.  Such an annotation is held out *whole* in ``rounds/N/invalid.csv``
+   with its result verbatim and the reasons, and reported -- never dropped
+   silently, never "fixed".  Choice values are read with the schema's
+   :meth:`~goldboard.label_configs.schema.Field.normalize` (exact spelling, then
+   declared aliases, then case/whitespace-insensitive); anything else is invalid;
+3. **deduplicated**: when a rater annotated one item more than once, the latest
+   (``updated_at``, then id) is kept and the others are listed (``superseded`` rows
+   in invalid.csv, counted in pull.json).
+
+Output (each written atomically): ``rounds/N/ratings.csv`` (RATINGS_COLUMNS:
+binary unticked -> ``no``; multi -> values ``|``-joined in schema order, empty
+selection ``""``; the schema's rationale field -> the ``rationale`` column; other
+text fields -> rows), ``rounds/N/invalid.csv`` and ``rounds/N/pull.json``
+(counts, reasons, unannotated items per rater).
+
+``--from-export`` reads hand-downloaded exports instead: Label Studio ``JSON``
+(tasks with annotations) or ``JSON_MIN`` (one flat row per annotation; it has no
+project id and omits skipped annotations, so prefer ``JSON``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS
+from goldboard.errors import GoldboardError
+from goldboard.fileio import write_csv_atomic, write_text_atomic
+from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+
+INVALID_COLUMNS = ["round", "kind", "reason", "rater", "item_id", "case_id", "output_id", "model", "task_id",
+                   "project_id", "annotation_id", "completed_by", "annotated_at", "lead_time", "was_cancelled",
+                   "result"]
+#: keys of a JSON_MIN row that are not annotation fields
+JSON_MIN_META = {"id", "annotator", "annotation_id", "created_at", "updated_at", "lead_time", "drafts",
+                 "predictions", "meta", "project"}
+
+
+# --------------------------------------------------------------------------- one annotation
+
+
+def parse_result(result: Any, schema: Schema) -> tuple[dict[str, str], list[str]]:
+    """Read one annotation ``result`` (a list of Label Studio result items) against ``schema``.
+
+    Returns ``(values, problems)``: ``values`` maps field name -> canonical value for
+    every field the annotation answers (binary: ``yes``/``no`` -- an unticked box is the
+    absent value; multi: ``|``-joined in schema order, ``""`` when nothing is ticked;
+    text: the text, several submissions joined by newlines).  ``problems`` lists
+    one-line reasons the annotation is not a valid rating (empty list: valid).
+    """
+    problems: list[str] = []
+    if not isinstance(result, list):
+        return {}, [f"result is not a list ({type(result).__name__})"]
+    if not result:
+        return {}, ["empty result"]
+    fields = {f.name: f for f in schema.fields}
+    items: dict[str, dict] = {}
+    for i, item in enumerate(result):
+        if not isinstance(item, dict):
+            problems.append(f"result[{i}] is not an object")
+            continue
+        name = item.get("from_name")
+        if name not in fields:
+            problems.append(f"unknown field {name!r}")
+            continue
+        if name in items:
+            problems.append(f"{name}: answered twice")
+            continue
+        items[name] = item
+    values: dict[str, str] = {}
+    for f in schema.fields:
+        item = items.get(f.name)
+        if f.kind == "text":
+            if item is not None:
+                text, err = _text_of(item)
+                if err:
+                    problems.append(f"{f.name}: {err}")
+                else:
+                    values[f.name] = text
+            continue
+        choices: list[Any] = []
+        if item is not None:
+            choices, err = _choices_of(item)
+            if err:
+                problems.append(f"{f.name}: {err}")
+                continue
+        canon: list[str] = []
+        bad = False
+        for c in choices:
+            try:
+                canon.append(f.normalize(c))
+            except ValueNotInSchema:
+                problems.append(f"{f.name}: {_short(c)!r} is not a value of {f.name} "
+                                f"(allowed: {', '.join(f.categories)})")
+                bad = True
+        if bad:
+            continue
+        canon = list(dict.fromkeys(canon))
+        if f.kind == "binary":
+            absent, present = f.categories
+            if len(canon) > 1:
+                problems.append(f"{f.name}: both {absent!r} and {present!r}")
+                continue
+            values[f.name] = canon[0] if canon else absent
+        elif f.kind == "multi":
+            order = {v: i for i, v in enumerate(f.categories)}
+            values[f.name] = MULTI_SEP.join(sorted(canon, key=order.__getitem__))
+        else:
+            if len(canon) > 1:
+                problems.append(f"{f.name}: {len(canon)} values for a single-choice field ({', '.join(canon)})")
+                continue
+            if canon:
+                values[f.name] = canon[0]
+    if not problems:
+        for f in schema.fields:
+            if not f.required or not _shown(f, values):
+                continue
+            v = values.get(f.name)
+            if v is None or (f.kind in ("text", "multi") and not v.strip()):
+                problems.append(f"{f.name}: required but missing")
+    return values, problems
+
+
+def _shown(f: Field, values: dict[str, str]) -> bool:
+    sw = f.shown_when
+    if sw is None:
+        return True
+    got = values.get(sw.field)
+    if got is None:
+        return False
+    return bool(set(got.split(MULTI_SEP)) & set(sw.values))
+
+
+def _choices_of(item: dict) -> tuple[list[Any], str]:
+    value = item.get("value")
+    if not isinstance(value, dict):
+        return [], "no value"
+    if "choices" in value:
+        ch = value["choices"]
+        if isinstance(ch, str):
+            ch = [ch]
+        if not isinstance(ch, list) or not all(isinstance(c, (str, int, float)) and not isinstance(c, bool)
+                                               for c in ch):
+            return [], f"malformed choices {_short(ch)!r}"
+        return ch, ""
+    if "rating" in value:
+        return [value["rating"]], ""
+    if "text" in value:
+        return [], "a text answer for a choice field"
+    return [], f"unsupported value {_short(value)!r}"
+
+
+def _text_of(item: dict) -> tuple[str, str]:
+    value = item.get("value")
+    if not isinstance(value, dict) or "text" not in value:
+        return "", "no text"
+    t = value["text"]
+    if isinstance(t, str):
+        t = [t]
+    if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
+        return "", f"malformed text {_short(t)!r}"
+    return "\n".join(t), ""
+
+
+def _short(x: Any, n: int = 80) -> str:
+    s = x if isinstance(x, str) else json.dumps(x, ensure_ascii=False, default=str)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+# --------------------------------------------------------------------------- exports
+
+
+def _user_id(completed_by: Any) -> int | None:
+    if isinstance(completed_by, dict):
+        completed_by = completed_by.get("id")
+    try:
+        return int(completed_by) if completed_by is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def tasks_from_json_min(rows: list[dict], schema: Schema) -> list[dict]:
+    """Convert a ``JSON_MIN`` export (one flat row per annotation, choices flattened)
+    into full-JSON-shaped tasks.  Keys that are neither task data (``item_id`` ...),
+    annotation metadata nor schema fields become results with that ``from_name``, so
+    validation reports them as unknown fields."""
+    from goldboard.label_configs.xml import TASK_DATA_KEYS
+
+    data_keys = set(TASK_DATA_KEYS) | {f"option_{o}" for o in schema.display.options}
+    fields = {f.name: f for f in schema.fields}
+    tasks: dict[Any, dict] = {}
+    for row in rows:
+        tid = row.get("id")
+        task = tasks.setdefault(tid, {"id": tid, "data": {k: row[k] for k in data_keys if k in row},
+                                      "annotations": []})
+        if row.get("annotation_id") is None and row.get("annotator") is None:
+            continue  # a task without annotation
+        result = []
+        for k, v in row.items():
+            if k in data_keys or k in JSON_MIN_META:
+                continue
+            f = fields.get(k)
+            if f is not None and f.kind == "text":
+                value = v if isinstance(v, dict) else {"text": [v] if isinstance(v, str) else v}
+                result.append({"from_name": k, "type": "textarea", "value": value})
+            elif isinstance(v, dict):
+                result.append({"from_name": k, "type": "choices", "value": v})
+            else:
+                result.append({"from_name": k, "type": "choices", "value": {"choices": v if isinstance(v, list) else [v]}})
+        task["annotations"].append({"id": row.get("annotation_id"), "completed_by": row.get("annotator"),
+                                    "result": result, "was_cancelled": False, "created_at": row.get("created_at"),
+                                    "updated_at": row.get("updated_at"), "lead_time": row.get("lead_time")})
+    return list(tasks.values())
+
+
+def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]:
+    """Read a hand-downloaded Label Studio export; returns ``(tasks, format)`` with
+    ``format`` ``"JSON"`` or ``"JSON_MIN"``."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise GoldboardError(f"{path}: file not found") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise GoldboardError(f"{path}{where}: not a Label Studio JSON export ({type(exc).__name__})") from None
+    if not isinstance(data, list):
+        raise GoldboardError(f"{path}: a Label Studio export is a JSON array of tasks")
+    for i, rec in enumerate(data, start=1):
+        if not isinstance(rec, dict):
+            raise GoldboardError(f"{path}: record {i}: not a JSON object")
+    if not data:
+        return [], "JSON"
+    if any("annotations" in r or "data" in r for r in data):
+        for i, rec in enumerate(data, start=1):
+            if not isinstance(rec.get("data", {}), dict) or not isinstance(rec.get("annotations", []), list):
+                raise GoldboardError(f"{path}: record {i}: malformed task (data/annotations)")
+        return data, "JSON"
+    return tasks_from_json_min(data, schema), "JSON_MIN"
+
+
+# --------------------------------------------------------------------------- collection
+
+
+@dataclass
+class Source:
+    """Tasks from one project (or one export file) and how to attribute them."""
+
+    tasks: list[dict]
+    project_id: int | None = None
+    rater: str | None = None  # blinded: the rater whose project this is; None: shared (by completed_by)
+    label: str = ""
+
+
+@dataclass
+class PullResult:
+    ratings: pd.DataFrame
+    invalid: pd.DataFrame
+    summary: dict[str, Any]
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        s = self.summary
+        lines = [f"round {s['round']}: {s['valid_annotations']} valid annotations -> {len(self.ratings)} rating rows"]
+        for r, c in s["raters"].items():
+            lines.append(f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded, "
+                         f"{c['unannotated']} unannotated")
+        if s["invalid_annotations"] or s["superseded_annotations"]:
+            lines.append(f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
+                         f"annotations (see {self.paths.get('invalid', 'invalid.csv')})")
+            for reason, n in list(s["invalid_reasons"].items())[:8]:
+                lines.append(f"    {n} x {reason}")
+        for w in s.get("warnings", []):
+            lines.append(f"  warning: {w}")
+        return "\n".join(lines)
+
+
+def _ts(value: Any) -> str:
+    if value in (None, ""):
+        return ""
+    try:
+        t = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        return str(value)
+    if t.tzinfo is None:
+        t = t.tz_localize("UTC")
+    return t.tz_convert("UTC").isoformat()
+
+
+def _num(value: Any) -> str:
+    if value is None or value == "":
+        return ""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(x):
+        return ""
+    return repr(int(x)) if x.is_integer() else repr(x)
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason without the quoted specifics, for counting."""
+    if ": " in reason and not reason.startswith(("annotated by", "task ")):
+        head, rest = reason.split(": ", 1)
+        if "is not a value" in rest:
+            return f"{head}: value not in schema"
+        return f"{head}: {rest.split(' (')[0]}"
+    return reason.split(" (")[0]
+
+
+def collect(sources: Iterable[Source], schema: Schema, raters: list[str], round_number: int, *,
+            user_raters: dict[int, str] | None = None, known_users: dict[int, str] | None = None,
+            units: pd.DataFrame | None = None) -> PullResult:
+    """Attribute, validate and deduplicate the annotations of ``sources``.
+
+    ``user_raters`` maps a server user id to a rater (when known); ``known_users``
+    maps other known user ids to a name (e.g. ``admin``), for messages.  ``units``
+    (item_id, case_id, output_id, model) fills ids a task's data lacks.
+    Pure: no I/O.
+    """
+    user_raters = dict(user_raters or {})
+    rater_user = {r: uid for uid, r in user_raters.items()}
+    names = {**(known_users or {}), **user_raters}
+    unit_info: dict[str, dict] = {}
+    if units is not None and len(units):
+        for rec in units[[c for c in ("item_id", "case_id", "output_id", "model") if c in units.columns]] \
+                .astype(str).to_dict("records"):
+            unit_info[rec["item_id"]] = rec
+    rationale = schema.rationale_field
+    row_fields = [f for f in schema.fields if not (rationale is not None and f.name == rationale.name)]
+
+    candidates: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (item, rater) -> annotations
+    invalid_rows: list[dict] = []
+    expected: dict[str, set[str]] = {r: set() for r in raters}
+    task_count = 0
+    total_ann = 0
+    seen_task_items: dict[tuple[Any, str], list[Any]] = defaultdict(list)
+    unattributed = 0
+    by_project_only: set[str] = set()
+    warnings: list[str] = []
+
+    for src in sources:
+        for task in src.tasks:
+            task_count += 1
+            data = task.get("data") or {}
+            item = str(data.get("item_id", "") or "")
+            info = {"item_id": item, "case_id": str(data.get("case_id", "") or ""),
+                    "output_id": str(data.get("output_id", "") or ""), "model": str(data.get("model", "") or "")}
+            if item in unit_info:
+                for k in ("case_id", "output_id", "model"):
+                    if not info[k]:
+                        info[k] = unit_info[item].get(k, "")
+            pid = task.get("project", src.project_id)
+            if item:
+                seen_task_items[(pid, item)].append(task.get("id"))
+                for r in ([src.rater] if src.rater else raters):
+                    if r in expected:
+                        expected[r].add(item)
+            for ann in task.get("annotations") or []:
+                total_ann += 1
+                uid = _user_id(ann.get("completed_by"))
+                base = {**info, "task_id": task.get("id"), "project_id": pid, "annotation": ann, "uid": uid}
+                reasons: list[str] = []
+                rater = ""
+                who = f"{names[uid]} (user {uid})" if uid in names else f"user {uid}"
+                if src.rater is not None:
+                    rater = src.rater
+                    own = rater_user.get(rater)
+                    if own is None:
+                        by_project_only.add(rater)
+                    elif uid != own:
+                        reasons.append(f"annotated by {who} in {rater}'s project")
+                else:
+                    rater = user_raters.get(uid, "") if uid is not None else ""
+                    if not rater:
+                        unattributed += 1
+                        reasons.append(f"annotated by {who}, who is not a study rater")
+                if not item:
+                    reasons.append("task has no item_id in its data (not pushed by goldboard)")
+                if ann.get("was_cancelled"):
+                    reasons.append("skipped (cancelled) annotation")
+                    values: dict[str, str] = {}
+                else:
+                    values, problems = parse_result(ann.get("result"), schema)
+                    reasons.extend(problems)
+                base.update(rater=rater, values=values, reasons=reasons)
+                if rater and item:
+                    candidates[(item, rater)].append(base)
+                else:
+                    invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
+
+    rows: list[dict] = []
+    stats = {r: Counter() for r in raters}
+    rated: dict[str, set[str]] = {r: set() for r in raters}
+    for (item, rater), anns in candidates.items():
+        anns.sort(key=lambda a: (_ts(a["annotation"].get("updated_at") or a["annotation"].get("created_at")),
+                                 _int_or(a["annotation"].get("id"))))
+        latest = anns[-1]
+        st = stats.setdefault(rater, Counter())
+        for old in anns[:-1]:
+            st["superseded"] += 1
+            invalid_rows.append(_invalid_row(round_number, "superseded",
+                                             f"superseded by annotation {latest['annotation'].get('id')} "
+                                             f"of the same rater" + (f" (was also invalid: {'; '.join(old['reasons'])})"
+                                                                     if old["reasons"] else ""), old))
+        if latest["reasons"]:
+            st["invalid"] += 1
+            invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(latest["reasons"]), latest))
+            continue
+        st["valid"] += 1
+        rated.setdefault(rater, set()).add(item)
+        ann = latest["annotation"]
+        common = {"round": round_number, "item_id": item, "case_id": latest["case_id"],
+                  "output_id": latest["output_id"], "model": latest["model"], "rater": rater,
+                  "rationale": latest["values"].get(rationale.name, "") if rationale is not None else "",
+                  "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")),
+                  "lead_time": _num(ann.get("lead_time")), "annotation_id": _num(ann.get("id")),
+                  "task_id": _num(latest["task_id"]), "project_id": _num(latest["project_id"])}
+        for f in row_fields:
+            v = latest["values"].get(f.name)
+            if v is None:
+                if f.kind == "multi":
+                    v = ""
+                else:
+                    continue  # not answered (optional or hidden)
+            rows.append({**common, "field": f.name, "value": v})
+
+    ratings = pd.DataFrame(rows, columns=RATINGS_COLUMNS)
+    if len(ratings):
+        item_order = {it: i for i, it in enumerate(unit_info)} if unit_info else {}
+        rater_order = {r: i for i, r in enumerate(raters)}
+        field_order = {f.name: i for i, f in enumerate(schema.fields)}
+        ratings["_i"] = ratings["item_id"].map(lambda x: item_order.get(x, len(item_order)))
+        ratings["_r"] = ratings["rater"].map(lambda x: rater_order.get(x, len(rater_order)))
+        ratings["_f"] = ratings["field"].map(field_order)
+        ratings = ratings.sort_values(["_i", "item_id", "_r", "rater", "_f"], kind="stable") \
+            .drop(columns=["_i", "_r", "_f"]).reset_index(drop=True)
+    invalid = pd.DataFrame(invalid_rows, columns=INVALID_COLUMNS)
+    for r in by_project_only:
+        warnings.append(f"{r}: server user unknown, annotations attributed by project only")
+    dups = {f"{item}": ids for (pid, item), ids in seen_task_items.items() if len(ids) > 1}
+    if dups:
+        warnings.append(f"{len(dups)} items appear in more than one task of a project (e.g. {next(iter(dups))})")
+    reasons = Counter()
+    for row in invalid_rows:
+        if row["kind"] == "invalid":
+            for part in row["reason"].split("; "):
+                reasons[_reason_kind(part)] += 1
+    per_rater = {}
+    for r in sorted(set(raters) | set(stats), key=lambda x: (x not in raters, raters.index(x) if x in raters else 0, x)):
+        miss = sorted(expected.get(r, set()) - rated.get(r, set()))
+        per_rater[r] = {"valid": stats.get(r, Counter())["valid"], "invalid": stats.get(r, Counter())["invalid"],
+                        "superseded": stats.get(r, Counter())["superseded"],
+                        "items": len(expected.get(r, set())), "unannotated": len(miss), "unannotated_items": miss}
+    n_invalid = sum(1 for row in invalid_rows if row["kind"] == "invalid")
+    summary = {
+        "round": round_number, "schema": f"{schema.name} v{schema.version}",
+        "pulled_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "tasks": task_count, "annotations": total_ann,
+        "valid_annotations": sum(c["valid"] for c in per_rater.values()),
+        "invalid_annotations": n_invalid, "superseded_annotations": len(invalid_rows) - n_invalid,
+        "unattributed_annotations": unattributed, "rating_rows": int(len(ratings)),
+        "invalid_reasons": dict(reasons.most_common()), "raters": per_rater,
+        "duplicate_tasks": dups, "warnings": warnings,
+    }
+    return PullResult(ratings=ratings, invalid=invalid, summary=summary)
+
+
+def _int_or(x: Any) -> int:
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return -1
+
+
+def _invalid_row(round_number: int, kind: str, reason: str, a: dict) -> dict:
+    ann = a["annotation"]
+    return {"round": round_number, "kind": kind, "reason": reason, "rater": a.get("rater", ""),
+            "item_id": a.get("item_id", ""), "case_id": a.get("case_id", ""), "output_id": a.get("output_id", ""),
+            "model": a.get("model", ""), "task_id": _num(a.get("task_id")), "project_id": _num(a.get("project_id")),
+            "annotation_id": _num(ann.get("id")), "completed_by": "" if a.get("uid") is None else str(a["uid"]),
+            "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")), "lead_time": _num(ann.get("lead_time")),
+            "was_cancelled": "true" if ann.get("was_cancelled") else "false",
+            "result": json.dumps(ann.get("result"), ensure_ascii=False)}
+
+
+# --------------------------------------------------------------------------- the study-level pull
+
+
+def rater_user_ids(client: Any, raters: list[str], explicit: dict[str, str] | None = None) -> tuple[dict[int, str], dict[int, str]]:
+    """``(user id -> rater, other user id -> name)`` for the study's raters on ``client``'s server.
+
+    Embedded server: from its credentials file.  Otherwise from the server's user list:
+    ``explicit`` (rater -> e-mail or username) first, then username == rater, e-mail == rater
+    or e-mail local part == rater.  A rater matching two users is an error.
+    """
+    explicit = explicit or {}
+    creds = getattr(client.conn, "credentials", None)
+    if creds is not None:
+        ids = creds.user_ids()
+        return ({uid: n for uid, n in ids.items() if n in raters},
+                {uid: n for uid, n in ids.items() if n not in raters})
+    users = client.users()
+    out: dict[int, str] = {}
+    for r in raters:
+        want = explicit.get(r)
+        if want:
+            hits = [u for u in users if want in (u["email"], u["username"])]
+        else:
+            hits = [u for u in users if r in (u["username"], u["email"], u["email"].split("@")[0])]
+        if len(hits) > 1:
+            raise GoldboardError(f"rater {r!r} matches {len(hits)} Label Studio users "
+                                 f"({', '.join(u['email'] for u in hits)}); set [server.rater_users] in study.toml")
+        if hits:
+            out[int(hits[0]["id"])] = r
+    others = {int(u["id"]): u["email"] or u["username"] for u in users if int(u["id"]) not in out}
+    return out, others
+
+
+def pull(study: Any, round_number: int | None = None, *, client: Any = None,
+         from_export: Iterable[str | Path | tuple[str, str | Path]] = (), write: bool = True,
+         progress: bool = True) -> PullResult:
+    """Pull a round's annotations into ``rounds/N/ratings.csv`` (+ invalid.csv, pull.json).
+
+    ``from_export``: hand-downloaded export files instead of the server; an item may be
+    ``(rater, path)`` to say whose project the file is (needed for a blinded round when
+    the file has no project id, i.e. JSON_MIN, and the annotators' ids are unknown).
+    """
+    from goldboard.annotate.client import connect
+
+    schema: Schema = study.schema
+    rnd = study.round(round_number)
+    raters = list(study.raters)
+    explicit = dict(getattr(study, "extra", {}).get("rater_users", {}) or {})
+    sources: list[Source] = []
+    project_rater = {int(pid): r for r, pid in rnd.projects.items() if r != "*"}
+    user_raters: dict[int, str] = {}
+    others: dict[int, str] = {}
+    from_export = list(from_export)
+    warnings: list[str] = []
+    origin: Any
+    if from_export:
+        origin = []
+        if client is not None:
+            user_raters, others = rater_user_ids(client, raters, explicit)
+        else:
+            with_creds = _embedded_ids(study, raters)
+            if with_creds:
+                user_raters, others = with_creds
+        for spec in from_export:
+            rater, path = spec if isinstance(spec, tuple) else (None, spec)
+            if rater is not None and rater not in raters:
+                raise GoldboardError(f"--from-export {rater}={path}: {rater!r} is not a rater of this study "
+                                     f"({', '.join(raters)})")
+            tasks, fmt = read_export_file(path, schema)
+            origin.append({"file": str(path), "format": fmt, "rater": rater})
+            if fmt == "JSON_MIN":
+                warnings.append(f"{path}: JSON_MIN export has no skipped annotations and no project id")
+            if rater is None and rnd.mode == "blinded":
+                by_pid: dict[Any, list[dict]] = defaultdict(list)
+                for t in tasks:
+                    by_pid[t.get("project")].append(t)
+                for pid, ts in by_pid.items():
+                    if pid is not None and int(pid) in project_rater:
+                        sources.append(Source(ts, int(pid), project_rater[int(pid)], str(path)))
+                    elif user_raters:
+                        sources.append(Source(ts, pid, None, str(path)))  # attribute by completed_by
+                    else:
+                        raise GoldboardError(f"{path}: cannot tell whose project this export is from "
+                                             f"(no project id of round {rnd.number}); give it as RATER=FILE")
+            else:
+                pid = rnd.projects.get(rater) if rater else rnd.projects.get("*")
+                sources.append(Source(tasks, pid, rater, str(path)))
+    else:
+        if not rnd.projects:
+            raise GoldboardError(f"{study.path}: round {rnd.number} has no Label Studio projects (push first)")
+        client = client or connect(study)
+        origin = client.url
+        user_raters, others = rater_user_ids(client, raters, explicit)
+        items = sorted(rnd.projects.items())
+        xml = None
+        try:
+            from goldboard.label_configs.xml import to_label_studio_xml
+
+            xml = to_label_studio_xml(schema)
+        except Exception:  # pragma: no cover - config generation is push's concern
+            pass
+        for r, pid in _progress(items, progress, "Exporting projects"):
+            proj = client.project(pid)
+            if xml is not None and not configs_match(proj["label_config"], xml):
+                warnings.append(f"project {pid} ({r}): label config on the server differs from schema "
+                                f"{schema.name} v{schema.version}; every result is validated against the schema")
+            sources.append(Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"))
+    units = study.units() if hasattr(study, "units") else None
+    res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
+    res.summary["warnings"] = warnings + res.summary["warnings"]
+    res.summary["mode"] = rnd.mode
+    res.summary["source"] = origin
+    res.summary["projects"] = dict(rnd.projects)
+    if write:
+        paths = {"ratings": study.ratings_path(rnd.number), "invalid": study.invalid_path(rnd.number),
+                 "summary": study.pull_report_path(rnd.number)}
+        write_csv_atomic(res.ratings, paths["ratings"])
+        write_csv_atomic(res.invalid, paths["invalid"])
+        write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
+        res.paths = paths
+    return res
+
+
+def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:
+    if getattr(study, "url", ""):
+        return None
+    from goldboard.annotate import server as srv
+
+    try:
+        creds = srv.read_credentials(getattr(study, "data_dir", "") or None)
+    except GoldboardError:
+        return None
+    ids = creds.user_ids()
+    return ({u: n for u, n in ids.items() if n in raters}, {u: n for u, n in ids.items() if n not in raters})
+
+
+def configs_match(server_xml: str, schema_xml: str) -> bool:
+    """Label Studio strips surrounding whitespace of a stored config; compare canonical XML."""
+    if server_xml.strip() == schema_xml.strip():
+        return True
+    import xml.etree.ElementTree as ET
+
+    try:
+        a = ET.canonicalize(server_xml.strip(), strip_text=True)
+        b = ET.canonicalize(schema_xml.strip(), strip_text=True)
+    except ET.ParseError:
+        return False
+    return a == b
+
+
+def _progress(items: list, show: bool, label: str):
+    if not show or len(items) < 2:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=label, unit="project", file=sys.stderr, leave=False)
+
+
+__all__ = ["pull", "collect", "parse_result", "read_export_file", "tasks_from_json_min", "rater_user_ids",
+           "configs_match", "Source", "PullResult", "INVALID_COLUMNS"]

@@ -1,0 +1,302 @@
+"""Push: annotation units -> Label Studio projects, blinded by default, idempotent.
+
+**Blinded** (default): one project per rater per round, the same tasks in each.
+Label Studio Community has no per-project membership, task assignment or
+blinding -- every user of the organization can open every project -- so the
+blinding is by *separate projects*: each rater is told the URL of their own
+project (``goldboard push`` prints one line per rater; project titles start
+with the rater's name) and must annotate only there.  Pull checks it: an
+annotation in a rater's project by any other known user is held out, never
+credited.  **Shared** (``--shared``): one project, every rater annotates every
+task (``maximum_annotations`` = number of raters), for studies without blinding.
+
+The label config is :func:`goldboard.label_configs.xml.to_label_studio_xml` of
+the study's schema; on every later push each project's config on the server must
+still match it (else :class:`~goldboard.annotate.client.ConfigMismatch`).
+
+Idempotent: before importing, the project's existing tasks are listed
+(``include=id,data``, one request per 1000 tasks) and only missing ``item_id`` s
+are imported, in batches of a few hundred tasks per request, never retried by
+the SDK.  A push that died half-way (server gone, Ctrl-C) is completed by
+running it again: exact task count, no duplicates.  An item whose text differs
+from what the server already shows is an error (an item never changes once
+pushed).  Project ids are written to study.toml as soon as a project exists;
+``units.jsonl`` (all units ever pushed, with the rounds they are in) is
+rewritten atomically.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
+from goldboard.annotate.pull import configs_match
+from goldboard.errors import GoldboardError
+from goldboard.fileio import write_jsonl_atomic
+
+DEFAULT_BATCH = 250
+SHARED_KEY = "*"
+
+
+@dataclass
+class PushResult:
+    round: int
+    mode: str
+    url: str
+    projects: dict[str, int]
+    units: int
+    imported: dict[str, int] = field(default_factory=dict)  # key -> tasks created now
+    already: dict[str, int] = field(default_factory=dict)  # key -> tasks that were there
+    created_projects: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        lines = [f"round {self.round} ({self.mode}): {self.units} units on {self.url}"]
+        for key, pid in self.projects.items():
+            who = "shared project (all raters)" if key == SHARED_KEY else f"{key}"
+            new = " (new project)" if key in self.created_projects else ""
+            lines.append(f"  {who}: {self.url}/projects/{pid}/data{new} -- {self.imported.get(key, 0)} tasks "
+                         f"imported, {self.already.get(key, 0)} already there")
+        if self.mode == "blinded":
+            lines.append("  Send each rater only the link to their own project (Label Studio Community does not "
+                         "hide other projects).")
+        for w in self.warnings:
+            lines.append(f"  warning: {w}")
+        return "\n".join(lines)
+
+
+def project_title(study_name: str, key: str, round_number: int) -> str:
+    """``<rater> · round N · <study>`` (Label Studio allows 3-50 characters)."""
+    who = "shared" if key == SHARED_KEY else key
+    title = f"{who} · round {round_number} · {study_name}"
+    return title if len(title) <= 50 else title[:49] + "…"
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):  # numpy scalars
+        try:
+            return _jsonable(x.item())
+        except (ValueError, AttributeError):
+            return str(x)
+    if x is pd.NA or x is pd.NaT:
+        return None
+    return x
+
+
+def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:
+    """All units ever pushed (existing order, then new), each with the rounds it is in."""
+    old = study.units()
+    records: dict[str, dict] = {}
+    if len(old):
+        for rec in old.to_dict("records"):
+            rec = _jsonable(rec)
+            rec["rounds"] = [int(r) for r in (rec.get("rounds") or [])]
+            records[str(rec["item_id"])] = rec
+    for rec in units.to_dict("records"):
+        rec = _jsonable(rec)
+        item = str(rec["item_id"])
+        prev = records.get(item)
+        if prev is not None:
+            for k in ("case_text", "output_text"):
+                if str(prev.get(k, "") or "") != str(rec.get(k, "") or ""):
+                    raise GoldboardError(f"{study.units_path}: item {item!r}: {k} differs from the one pushed "
+                                         f"before; an item never changes once pushed (give it a new id)")
+            rounds = sorted(set(prev["rounds"]) | {round_number})
+            prev.update(rec)
+            prev["rounds"] = rounds
+        else:
+            rec["rounds"] = [round_number]
+            records[item] = rec
+    return list(records.values())
+
+
+def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | Path | None = None, *,
+         round_number: int | None = None, shared: bool | None = None, client: Client | None = None,
+         units: pd.DataFrame | None = None, batch_size: int = DEFAULT_BATCH, progress: bool = True,
+         annotations: Mapping[tuple[str, str], list[dict]] | None = None) -> PushResult:
+    """Push the units of ``cases_path`` (+ ``outputs_path``) to a round's projects.
+
+    ``units`` may be given instead of files (a :func:`goldboard.cases.load.load_units`
+    frame).  ``round_number``: default the latest round (1 for a new study).
+    ``shared``: None keeps the round's mode (blinded for a new round).
+    ``annotations``: ``{(project key, item_id): [annotation, ...]}`` imported *inside*
+    newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
+    benchmarks); the CLI never sends annotations.
+    """
+    from goldboard.label_configs.xml import task_data, to_label_studio_xml
+
+    schema = study.schema
+    if units is None:
+        if cases_path is None:
+            raise GoldboardError("push: give a cases file")
+        from goldboard.cases.load import load_units
+
+        units = load_units(cases_path, outputs_path, schema=schema)
+    if not len(units):
+        raise GoldboardError(f"{cases_path}: no annotation units to push")
+    ids = units["item_id"].astype(str)
+    dup = ids[ids.duplicated()]
+    if len(dup):
+        raise GoldboardError(f"{cases_path}: item {dup.iloc[0]!r} appears twice")
+    if batch_size < 1:
+        raise GoldboardError("--batch-size must be at least 1")
+    xml = to_label_studio_xml(schema)
+
+    if round_number is None:
+        round_number = max((r.number for r in study.rounds), default=1)
+    if round_number < 1:
+        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+    existing_round = next((r for r in study.rounds if r.number == round_number), None)
+    mode = "shared" if shared else "blinded"
+    if existing_round is not None:
+        if shared is None:
+            mode = existing_round.mode
+        elif existing_round.mode != mode and existing_round.projects:
+            raise GoldboardError(f"round {round_number} is {existing_round.mode}; push {mode} tasks to a new round "
+                                 f"(--round {max(r.number for r in study.rounds) + 1})")
+    client = client or connect(study)
+    if client.conn.embedded:
+        _ensure_rater_users(client, study.raters)
+
+    rnd = study.get_or_add_round(round_number, mode=mode)
+    if not rnd.projects:
+        rnd.mode = mode
+    keys = [SHARED_KEY] if mode == "shared" else list(study.raters)
+    result = PushResult(round=rnd.number, mode=mode, url=client.url, projects={}, units=0)
+
+    # 1. projects: verify the recorded ones, create the missing ones (recorded at once)
+    for key in keys:
+        pid = rnd.projects.get(key)
+        who = "the shared project" if key == SHARED_KEY else f"{key}'s project"
+        if pid is not None:
+            try:
+                proj = client.project(pid)
+            except ProjectNotFound:
+                raise ProjectNotFound(
+                    f"round {rnd.number}: {who} (id {pid}) no longer exists on {client.url} (deleted?); its "
+                    f"annotations are gone from the server (ratings already pulled stay in "
+                    f"{study.ratings_path(rnd.number)}); push to a new round with --round "
+                    f"{max(r.number for r in study.rounds) + 1}", pid) from None
+            if not configs_match(proj["label_config"], xml):
+                raise ConfigMismatch(
+                    f"round {rnd.number}: {who} (id {pid}) on {client.url}: its label config no longer matches "
+                    f"schema {schema.name} v{schema.version} (edited in Label Studio?); restore it, or push to a "
+                    f"new round with --round {max(r.number for r in study.rounds) + 1}")
+        else:
+            desc = (f"goldboard study {study.name}, round {rnd.number}, "
+                    + ("shared by all raters" if key == SHARED_KEY else f"rater {key} only (blinded)")
+                    + f"; schema {schema.name} v{schema.version}.")
+            instr = html.escape(schema.instructions) if schema.instructions else ""
+            pid = client.create_project(project_title(study.name, key, rnd.number), xml, desc,
+                                        maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
+                                        instructions_html=instr)
+            rnd.projects[key] = pid
+            study.save()
+            result.created_projects.append(key)
+        result.projects[key] = pid
+
+    # 2. what is already there; an item must not have changed
+    tasks = [task_data(row, schema) for row in units.to_dict("records")]
+    by_item = {t["item_id"]: t for t in tasks}
+    missing: dict[str, list[dict]] = {}
+    for key in keys:
+        pid = rnd.projects[key]
+        present: dict[str, int] = {}
+        foreign = 0
+        for tid, data in client.task_data(pid):
+            item = str(data.get("item_id", "") or "")
+            if not item:
+                foreign += 1
+                continue
+            if item in present:
+                result.warnings.append(f"project {pid}: item {item!r} is in tasks {present[item]} and {tid} "
+                                       f"(duplicate not made by this push; pull keeps one rating per rater)")
+                continue
+            present[item] = tid
+            want = by_item.get(item)
+            if want is not None:
+                diff = [k for k, v in want.items() if str(data.get(k, "")) != v]
+                if diff:
+                    raise GoldboardError(f"item {item!r}: {diff[0]} on the server (task {tid}, project {pid}) differs "
+                                         f"from {cases_path or 'the units'}; an item never changes once pushed "
+                                         f"(give it a new id or push to a new round)")
+        if foreign:
+            result.warnings.append(f"project {pid}: {foreign} tasks without item_id (not pushed by goldboard)")
+        missing[key] = [t for t in tasks if t["item_id"] not in present]
+        result.already[key] = sum(1 for t in tasks if t["item_id"] in present)
+
+    # 3. record the units before importing (a crash mid-import leaves a consistent workspace)
+    write_jsonl_atomic(_merge_units(study, units, rnd.number), study.units_path)
+    in_round = set(by_item)
+    old = study.units()
+    if len(old) and "rounds" in old.columns:
+        in_round |= {str(r["item_id"]) for r in old.to_dict("records") if rnd.number in (r.get("rounds") or [])}
+    rnd.units = len(in_round)
+    study.save()
+
+    # 4. import what is missing, a batch per request
+    total = sum(len(v) for v in missing.values())
+    bar = _bar(total, progress)
+    try:
+        for key in keys:
+            todo = missing[key]
+            made = 0
+            for i in range(0, len(todo), batch_size):
+                batch = todo[i:i + batch_size]
+                payload = [{"data": t} for t in batch]
+                if annotations:
+                    for p in payload:
+                        anns = annotations.get((key, p["data"]["item_id"]))
+                        if anns:
+                            p["annotations"] = anns
+                made += client.import_tasks(rnd.projects[key], payload)
+                bar.update(len(batch))
+            result.imported[key] = made
+    finally:
+        bar.close()
+    result.units = rnd.units
+    return result
+
+
+def _ensure_rater_users(client: Client, raters: list[str]) -> None:
+    """Embedded server: make sure every rater has a user (seeded with a known token)."""
+    creds = client.conn.credentials
+    if creds is None or all(r in creds.users and creds.users[r].id is not None for r in raters):
+        return
+    from goldboard.annotate import server as srv
+
+    print(f"Creating Label Studio users for raters: {', '.join(r for r in raters if r not in creds.users)}",
+          file=sys.stderr)
+    client.conn.credentials = srv.prepare_data_dir(client.conn.data_dir, raters)
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _bar(total: int, show: bool):
+    if not show or total == 0:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="Importing tasks", unit="task", file=sys.stderr)
+
+
+__all__ = ["push", "PushResult", "project_title", "DEFAULT_BATCH", "SHARED_KEY"]

@@ -1,0 +1,33 @@
+"""`goldboard push`: send annotation units to Label Studio (blinded by default)."""
+
+from __future__ import annotations
+
+import click
+
+from goldboard.annotate.push import DEFAULT_BATCH, push
+from goldboard.study import Study
+
+
+@click.command("push")
+@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@click.argument("cases", type=click.Path(dir_okay=False))
+@click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file.")
+@click.option("--round", "round_number", type=int, default=None, help="Round number (default: the latest, 1 for a new study).")
+@click.option("--shared/--blinded", "shared", default=None,
+              help="Shared: one project for all raters. Blinded (default): one project per rater.")
+@click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def push_cmd(study_dir: str, cases: str, outputs: str | None, round_number: int | None, shared: bool | None,
+             batch_size: int, quiet: bool) -> None:
+    """Push CASES (+ --outputs) to the study's Label Studio projects.
+
+    Idempotent: running it again (e.g. after a push that died half-way) imports
+    only the tasks that are missing.
+    """
+    study = Study.open(study_dir)
+    res = push(study, cases, outputs, round_number=round_number, shared=shared, batch_size=batch_size,
+               progress=not quiet)
+    click.echo(res.describe())
+
+
+commands = [push_cmd]
