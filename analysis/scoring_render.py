@@ -138,7 +138,7 @@ def _sections(result: dict) -> list[tuple[str, list[str], list[list[str]], set[i
         if st.get("severity_field"):
             secs.append(("Severity per model", h, rows, {1} | set(range(4, 4 + len(sev_vals)))))
         if st.get("gate_field"):
-            gates = list(dict.fromkeys(x["gate"] for g in groups for x in g["gates"]))
+            gates = list(dict.fromkeys(x["gate"] for g in groups for x in g["gates"] if x["count"]))
             rows = []
             for gate in gates:
                 row = [gate]
@@ -146,7 +146,7 @@ def _sections(result: dict) -> list[tuple[str, list[str], list[list[str]], set[i
                     x = next((y for y in g["gates"] if y["gate"] == gate), None)
                     row.append(fmt_estimate(x["share"], counts=True) if x else "-")
                 rows.append(row)
-            secs.append((f"{st['gate_field']} per model (share of rated outputs [95% CI])",
+            secs.append((f"{st['gate_field']} per model (share of rated outputs [95% CI]; gates never given omitted)",
                          [st["gate_field"]] + [g["model"] for g in groups], rows, set()))
     elif kind == "options":
         flags = result["settings"].get("flags", [])

@@ -284,7 +284,8 @@ def mcnemar_test(b: int, c: int, exact_below: int = MCNEMAR_EXACT_BELOW) -> dict
     asymptotic chi-square with Edwards' continuity correction.
 
     - ``chi2``     = (b - c)^2 / (b + c)             (McNemar 1947)
-    - ``chi2_cc``  = (|b - c| - 1)^2 / (b + c)       (Edwards 1948)
+    - ``chi2_cc``  = (max(|b - c| - 1, 0))^2 / (b + c)  (Edwards 1948; the correction is
+      capped so that b == c gives 0, where statsmodels gives 1 / (b + c))
     - ``p_exact``  = two-sided binomial, 2 * P(X <= min(b, c)), X ~ Bin(b + c, 1/2), capped at 1
     - ``p_midp``   = 2 * P(X <= min(b, c)) - P(X = min(b, c)), capped at 1  (Fagerland et al. 2013)
 

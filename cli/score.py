@@ -202,8 +202,9 @@ def score_cmd(gold, study, release, predictions, schema_opt, mode, field, gold_c
     if fmt is None:
         fmt = _SUFFIX_FORMAT.get(Path(output).suffix.lower(), "table") if output else "table"
     text = render(result, fmt)
-    for w in result.get("warnings", []):
-        click.echo(f"Warning: {w}", err=True)
+    if output or fmt in ("csv", "json"):  # table/markdown on stdout already list them
+        for w in result.get("warnings", []):
+            click.echo(f"Warning: {w}", err=True)
     if output:
         write_text_atomic(output, text)
         click.echo(f"Wrote {output}", err=True)
