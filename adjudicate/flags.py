@@ -34,6 +34,7 @@ rater, not the item: they are never flagged or adjudicated themselves.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -146,6 +147,82 @@ def normalized_values(ratings: pd.DataFrame, schema: Schema, source: str = "rati
     return df
 
 
+# --------------------------------------------------------------------------- rating grid
+
+
+@dataclass
+class RatingGrid:
+    """The ratings in force as items x raters code matrices, one per adjudicable field.
+
+    ``codes[field][i, j]`` is the category index (schema order) of rater ``j``'s value
+    for item ``i``; ``k`` (the number of categories) for a non-required field the rater
+    left blank; ``-1`` when the rating is missing (the rater did not rate the item, or
+    left a required field empty).
+    """
+
+    ratings: pd.DataFrame  # current ratings of the active raters (values as given)
+    items: list[str]
+    meta: pd.DataFrame  # item_id -> case_id, output_id, model
+    raters: list[str]
+    rated: np.ndarray  # items x raters: the rater rated the item (any field)
+    rationale: np.ndarray  # items x raters: rationale text
+    fields: list[Field]
+    codes: dict[str, np.ndarray]
+
+    def values(self, field: str) -> np.ndarray:
+        """items x raters canonical values (``""`` for blank or missing)."""
+        f = next(x for x in self.fields if x.name == field)
+        cats = np.array(f.categories + ["", ""], dtype=object)
+        return cats[self.codes[field]]  # -1 indexes the last "" (missing)
+
+    def status(self, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(present, disagree, missing) per item for ``field``."""
+        codes = self.codes[field]
+        present = codes != _MISSING
+        big = np.iinfo(np.int64).max
+        cmin = np.where(present, codes, big).min(axis=1)
+        cmax = np.where(present, codes, -1).max(axis=1)
+        disagree = present.any(axis=1) & (cmin != cmax)
+        missing = (~present).any(axis=1) & self.rated.any(axis=1)
+        return present, disagree, missing
+
+
+def rating_grid(ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None,
+                *, source: str = "ratings") -> RatingGrid:
+    """Build the :class:`RatingGrid` of the ratings in force (see :func:`current_ratings`).
+
+    Values are mapped to canonical spellings (aliases allowed); a value outside the
+    schema raises :class:`GoldboardError` naming ``source``, the line and the field.
+    Raters without a single rating are left out.
+    """
+    cur = current_ratings(ratings)
+    rlist = active_raters(cur, raters)
+    fields = adjudicable_fields(schema)
+    cur = cur[cur["rater"].isin(rlist)] if len(cur) else cur
+    if len(cur) == 0 or not rlist:
+        empty = np.zeros((0, len(rlist)))
+        return RatingGrid(cur, [], pd.DataFrame(columns=["case_id", "output_id", "model"]), rlist,
+                          empty.astype(bool), empty.astype(object), fields,
+                          {f.name: empty.astype(int) for f in fields})
+    vals = normalized_values(cur, schema, source)
+    meta = item_meta(cur)
+    items = sorted(meta.index, key=natural_key)
+    meta = meta.loc[items]
+    item_pos = pd.Index(items)
+    rated = np.zeros((len(items), len(rlist)), dtype=bool)
+    rated[item_pos.get_indexer(cur["item_id"]), pd.Index(rlist).get_indexer(cur["rater"])] = True
+    codes = {}
+    for f in fields:
+        c = _codes(_value_grid(vals[vals["field"] == f.name], item_pos, rlist), f)
+        k = len(f.categories)
+        if f.required:  # a required field left empty is missing
+            c = np.where(c == k, _MISSING, c)
+        else:  # a rater who rated the item but has no row for an optional field left it blank
+            c = np.where((c == _MISSING) & rated, k, c)
+        codes[f.name] = c
+    return RatingGrid(cur, items, meta, rlist, rated, _rationales(cur, item_pos, rlist), fields, codes)
+
+
 # --------------------------------------------------------------------------- flags
 
 
@@ -169,43 +246,24 @@ def flag_disagreements(ratings: pd.DataFrame, schema: Schema, raters: Sequence[s
     ``missing_raters`` hold lists; ``gap`` is the largest pairwise ordinal gap
     (``NaN`` for nominal fields).  Empty (with those columns) when nothing disagrees.
     """
-    cur = current_ratings(ratings)
-    rlist = active_raters(cur, raters)
+    grid = rating_grid(ratings, schema, raters, source=source)
+    rlist = grid.raters
     columns = FLAG_COLUMNS + [f"value_{r}" for r in rlist] + [f"rationale_{r}" for r in rlist]
-    if len(cur) == 0 or not rlist:
+    if not grid.items:
         return pd.DataFrame(columns=columns)
-    cur = cur[cur["rater"].isin(rlist)]
-    vals = normalized_values(cur, schema, source)
-    meta = item_meta(cur)
-    items = sorted(meta.index, key=natural_key)
-    meta = meta.loc[items]
-    n, m = len(items), len(rlist)
-    item_pos = pd.Index(items)
-
-    # which rater rated which item at all (any field, any row)
-    rated = np.zeros((n, m), dtype=bool)
-    ii = item_pos.get_indexer(cur["item_id"])
-    rr = pd.Index(rlist).get_indexer(cur["rater"])
-    rated[ii, rr] = True
-
-    rationale = _rationales(cur, item_pos, rlist)
     primary = schema.primary_field.name
-    low_conf = _low_confidence(cur, schema, item_pos, rlist)
-
-    fields = adjudicable_fields(schema)
+    low_conf = _low_confidence(grid.ratings, schema, pd.Index(grid.items), rlist)
     rows: list[dict] = []
-    for f in fields:
-        grid = _value_grid(vals[vals["field"] == f.name], item_pos, rlist)
-        rows.extend(_flag_field(f, grid, rated, schema, items, meta, rlist, rationale,
-                                low_conf if f.name == primary else None))
+    for f in grid.fields:
+        rows.extend(_flag_field(f, grid, schema, low_conf if f.name == primary else None))
     if not rows:
         return pd.DataFrame(columns=columns)
     out = pd.DataFrame(rows)
-    return _agenda_order(out, [f.name for f in fields])[columns]
+    return _agenda_order(out, [f.name for f in grid.fields])[columns]
 
 
 def _value_grid(sub: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:
-    """items x raters array of canonical values (``None`` where a rater has no row)."""
+    """items x raters array of values (``None`` where a rater has no row)."""
     grid = np.full((len(item_pos), len(rlist)), None, dtype=object)
     if len(sub):
         ii = item_pos.get_indexer(sub["item_id"])
@@ -245,39 +303,29 @@ def _codes(grid: np.ndarray, f: Field) -> np.ndarray:
     """Category index per cell: 0..k-1, ``k`` for a blank value, -1 when missing."""
     lookup = {v: i for i, v in enumerate(f.categories)}
     lookup[""] = len(f.categories)
-    flat = []
-    for v in grid.ravel():
+    flat = grid.ravel()
+    mapped = pd.Series(flat, dtype=object).map(lookup)
+    out = mapped.fillna(_MISSING).to_numpy(dtype=int)
+    for i in np.flatnonzero(mapped.isna().to_numpy()):
+        v = flat[i]
         if v is None:
-            flat.append(_MISSING)
-        elif v in lookup:
-            flat.append(lookup[v])
-        else:
-            try:
-                flat.append(lookup[f.normalize(v)])
-            except ValueNotInSchema as exc:
-                raise GoldboardError(f"ratings: {f.name}: {exc}") from None
+            continue
+        try:
+            out[i] = lookup[f.normalize(v)]
+        except ValueNotInSchema as exc:
+            raise GoldboardError(f"ratings: {f.name}: {exc}") from None
+    flat = out
     return np.asarray(flat, dtype=int).reshape(grid.shape)
 
 
-def _flag_field(f: Field, grid: np.ndarray, rated: np.ndarray, schema: Schema, items: list[str],
-                meta: pd.DataFrame, rlist: list[str], rationale: np.ndarray, low_conf) -> list[dict]:
+def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[dict]:
     k = len(f.categories)
-    codes = _codes(grid, f)
-    # a rater who rated the item but has no row for a non-required field left it blank
-    if not f.required:
-        codes = np.where((codes == _MISSING) & rated, k, codes)
-    # a required field left blank is missing
-    if f.required:
-        codes = np.where(codes == k, _MISSING, codes)
-    present = codes != _MISSING
+    codes = grid.codes[f.name]
+    items, meta, rlist = grid.items, grid.meta, grid.raters
+    present, disagree, missing = grid.status(f.name)
     real = present & (codes < k)  # present and not blank
 
     big = np.iinfo(np.int64).max
-    cmin = np.where(present, codes, big).min(axis=1)
-    cmax = np.where(present, codes, -1).max(axis=1)
-    disagree = present.any(axis=1) & (cmin != cmax)
-    missing = (~present).any(axis=1) & rated.any(axis=1)
-
     rmin = np.where(real, codes, big).min(axis=1)
     rmax = np.where(real, codes, -1).max(axis=1)
     has_two = real.sum(axis=1) >= 2
@@ -354,7 +402,7 @@ def _flag_field(f: Field, grid: np.ndarray, rated: np.ndarray, schema: Schema, i
         for j, r in enumerate(rlist):
             c = codes[i, j]
             row[f"value_{r}"] = "" if c == _MISSING or c == k else f.categories[c]
-            row[f"rationale_{r}"] = rationale[i, j]
+            row[f"rationale_{r}"] = grid.rationale[i, j]
         rows.append(row)
     return rows
 
@@ -461,7 +509,7 @@ def flags_for_output(flags: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = [
-    "DEFAULT_PRIORITY", "FLAG_COLUMNS", "KINDS", "active_raters", "adjudicable_fields", "current_ratings",
+    "DEFAULT_PRIORITY", "FLAG_COLUMNS", "KINDS", "RatingGrid", "active_raters", "rating_grid", "adjudicable_fields", "current_ratings",
     "flag_disagreements", "flags_for_output", "item_meta", "meta_fields", "natural_key", "normalized_values",
     "summarize_flags", "summary_lines",
 ]

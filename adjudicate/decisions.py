@@ -1,0 +1,456 @@
+"""Adjudication decisions: the append-only log and the review-workbook importer.
+
+The log (``decisions.jsonl`` in a study workspace) has one JSON object per line::
+
+    {"id": "D000007", "item_id": "C-12::gpt", "case_id": "C-12", "field": "safety_label",
+     "decision": "Partially Supported", "reason": "ECOG 3 needs review",
+     "adjudicator": "dr_lee", "independent": true, "source": "sheet",
+     "sheet": "review.xlsx", "sheet_sha256": "…", "origin": "sheet:…",
+     "timestamp": "2025-01-31T10:12:00+00:00",
+     "previous_id": "D000003", "previous_decision": "Supported"}
+
+Entries are only ever appended.  The latest entry for an item x field is the one in
+force; ``decision == "unresolved"`` records that an adjudicator explicitly left it
+open.  Raters' ratings are never touched.
+
+Re-recording what is already in force (same decision and reason, no other
+adjudicator named), or what the same source already logged (same sheet checksum
+or Label Studio annotation), appends nothing -- so re-importing a sheet is a
+no-op whatever ``--adjudicator`` / ``--not-independent`` say.
+A changed decision appends a new entry that names the one it replaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from goldboard.errors import GoldboardError
+from goldboard.fileio import append_jsonl
+
+UNRESOLVED = "unresolved"
+SOURCES = ("sheet", "label_studio")
+DECISION_KEYS = ["id", "item_id", "case_id", "field", "decision", "reason", "adjudicator", "independent",
+                 "source", "sheet", "sheet_sha256", "origin", "timestamp", "previous_id", "previous_decision"]
+
+
+@dataclass
+class Proposed:
+    """A decision read from a sheet or Label Studio, before it is logged."""
+
+    item_id: str
+    field: str
+    decision: str
+    reason: str = ""
+    adjudicator: str = ""
+    independent: bool = True
+    case_id: str = ""
+    where: str = ""  # cell reference or Label Studio task, for messages
+    origin: str = ""  # sheet checksum or LS annotation id + update time
+    #: False when ``adjudicator`` is only the importer's default (blank Adjudicator cell)
+    adjudicator_explicit: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RecordResult:
+    appended: list[dict]
+    unchanged: int
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for e in self.appended if e.get("previous_id"))
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_decisions(path: str | Path) -> list[dict]:
+    """All log entries in file order (``[]`` when the log does not exist yet)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise GoldboardError(f"{path}:{n}: invalid JSON in the decisions log: {exc.msg}") from None
+            if not isinstance(rec, dict) or not all(k in rec for k in ("item_id", "field", "decision")):
+                raise GoldboardError(f"{path}:{n}: a decision needs item_id, field and decision")
+            out.append(rec)
+    return out
+
+
+def latest_decisions(entries: Iterable[dict]) -> dict[tuple[str, str], dict]:
+    """(item_id, field) -> the entry in force (the last one logged)."""
+    latest: dict[tuple[str, str], dict] = {}
+    for e in entries:
+        latest[(str(e["item_id"]), str(e["field"]))] = e
+    return latest
+
+
+def _same(entry: dict, p: Proposed) -> bool:
+    """The proposal restates the entry: same decision and reason, and no other adjudicator
+    named explicitly.  (The importer's defaults -- ``--adjudicator`` for blank cells,
+    ``--not-independent`` -- describe new or changed decisions; they do not by
+    themselves re-decide an unchanged row.)"""
+    if entry.get("decision") != p.decision or (entry.get("reason") or "") != p.reason:
+        return False
+    return not p.adjudicator_explicit or (entry.get("adjudicator") or "") == p.adjudicator
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Serialise writers of one log (advisory lock on a sibling file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.with_name(path.name + ".lock")
+    fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - Windows
+            pass
+        yield
+    finally:
+        os.close(fd)
+
+
+def record_decisions(path: str | Path, proposed: Sequence[Proposed], *, source: str,
+                     sheet: str = "", sheet_sha256: str = "", now: str | None = None) -> RecordResult:
+    """Append the proposed decisions that change something; return what was appended.
+
+    A proposal that restates the decision in force (same decision and reason; see
+    :func:`_same`), or that the same ``origin`` (sheet checksum / Label Studio
+    annotation) already logged, is skipped.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}")
+    path = Path(path)
+    stamp = now or _now()
+    with _locked(path):
+        entries = read_decisions(path)
+        latest = latest_decisions(entries)
+        seen = {(e.get("origin"), str(e["item_id"]), str(e["field"]), e.get("decision"), e.get("reason") or "")
+                for e in entries if e.get("origin")}
+        appended: list[dict] = []
+        unchanged = 0
+        for p in proposed:
+            key = (p.item_id, p.field)
+            cur = latest.get(key)
+            if cur is not None and _same(cur, p):
+                unchanged += 1
+                continue
+            if p.origin and (p.origin, p.item_id, p.field, p.decision, p.reason) in seen:
+                unchanged += 1
+                continue
+            entry = {
+                "id": f"D{len(entries) + len(appended) + 1:06d}",
+                "item_id": p.item_id,
+                "case_id": p.case_id,
+                "field": p.field,
+                "decision": p.decision,
+                "reason": p.reason,
+                "adjudicator": p.adjudicator,
+                "independent": bool(p.independent),
+                "source": source,
+                "sheet": sheet,
+                "sheet_sha256": sheet_sha256,
+                "origin": p.origin,
+                "timestamp": stamp,
+                "previous_id": cur["id"] if cur is not None else None,
+                "previous_decision": cur["decision"] if cur is not None else None,
+                **p.extra,
+            }
+            appended.append(entry)
+            latest[key] = entry
+        if appended:
+            append_jsonl(path, appended)
+    return RecordResult(appended=appended, unchanged=unchanged)
+
+
+# --------------------------------------------------------------------------- the review sheet
+
+#: sheet names and column headers of the review workbook (exports.workbook writes them)
+SHEET_DISAGREEMENTS = "Disagreements"
+SHEET_META = "_goldboard"
+SHEET_FORMAT = "goldboard-review/1"
+HEADERS = {
+    "agenda": "#",
+    "case_id": "Case ID",
+    "item_id": "Item ID",
+    "model": "Model",
+    "field": "Field",
+    "decision": "Decision",
+    "reason": "Reason",
+    "adjudicator": "Adjudicator",
+    "flags": "Flags",
+    "boundary": "Boundary",
+    "case_text": "Case summary",
+    "output_text": "Model output",
+    "key": "Key (do not edit)",
+}
+_KEY_PREFIX = "gb1:"
+
+
+def make_key(item_id: str, field: str, case_id: str) -> str:
+    """The hidden row key: ids as JSON plus a checksum, so any edit is detectable."""
+    payload = json.dumps([item_id, field, case_id], ensure_ascii=False, separators=(",", ":"))
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+    return f"{_KEY_PREFIX}{payload}#{digest}"
+
+
+def parse_key(key: Any) -> tuple[str, str, str] | None:
+    """(item_id, field, case_id) from a key, or ``None`` when it is not an intact key."""
+    if not isinstance(key, str) or not key.startswith(_KEY_PREFIX) or "#" not in key:
+        return None
+    payload, _, digest = key[len(_KEY_PREFIX):].rpartition("#")
+    if hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12] != digest:
+        return None
+    try:
+        data = json.loads(payload)
+    except json.JSONDecodeError:
+        return None
+    if not (isinstance(data, list) and len(data) == 3 and all(isinstance(x, str) for x in data)):
+        return None
+    return data[0], data[1], data[2]
+
+
+class SheetErrors(GoldboardError):
+    """A review sheet has problems; nothing was imported.  ``errors`` lists every one."""
+
+    def __init__(self, path: str | Path, errors: list[str]):
+        self.path = Path(path)
+        self.errors = errors
+        n = len(errors)
+        super().__init__(f"{self.path.name}: {n} problem{'s' if n != 1 else ''} found; nothing imported")
+
+
+@dataclass
+class ImportResult:
+    sheet: str
+    sheet_sha256: str
+    appended: list[dict]
+    unchanged: int
+    blank: int
+    warnings: list[str]
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for e in self.appended if e.get("previous_id"))
+
+
+def _q(text: str) -> str:
+    """Quote a cell text for a message (double quotes, one line, at most 60 characters)."""
+    t = " ".join(str(text).split())
+    return '"' + (t if len(t) <= 60 else t[:59] + "…") + '"'
+
+
+def _cell_text(value: Any) -> str:
+    from goldboard.exports.sanitize import as_text
+
+    return as_text(value).strip()
+
+
+def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
+                      independent: bool = True) -> tuple[list[Proposed], list[str], list[str], int]:
+    """Check every row of a filled review workbook against the ratings in ``grid``.
+
+    Returns ``(proposed, errors, warnings, blank)``: the decisions to record, every
+    problem as ``Disagreements!F7: ...``, notes that do not block the import, and the
+    number of rows left blank (they stay unresolved).
+    """
+    import openpyxl
+    from openpyxl.utils import get_column_letter
+
+    from goldboard.adjudicate.flags import adjudicable_fields
+    from goldboard.exports.sanitize import excel_safe_text
+
+    path = Path(path)
+    if not path.exists():
+        raise GoldboardError(f"{path}: file not found")
+    try:
+        wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    except Exception as exc:  # openpyxl raises many types for a corrupt/foreign file
+        raise GoldboardError(f"{path}: cannot open as an Excel workbook ({type(exc).__name__}: {exc})") from None
+    errors: list[str] = []
+    warnings: list[str] = []
+    try:
+        if SHEET_META in wb.sheetnames:
+            meta = {}
+            for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2):
+                if row[0].value is not None:
+                    meta[str(row[0].value)] = (row[1].value, row[1].coordinate)
+            if "schema" in meta and _cell_text(meta["schema"][0]) != schema.name:
+                errors.append(f"{SHEET_META}!{meta['schema'][1]}: this sheet was made for schema "
+                              f"{_cell_text(meta['schema'][0])!r}, the study uses {schema.name!r}")
+        if SHEET_DISAGREEMENTS not in wb.sheetnames:
+            raise GoldboardError(f"{path}: no sheet named {SHEET_DISAGREEMENTS!r} (is this a goldboard review workbook?)")
+        ws = wb[SHEET_DISAGREEMENTS]
+        rows = ws.iter_rows()
+        try:
+            header = next(rows)
+        except StopIteration:
+            raise GoldboardError(f"{path}: sheet {SHEET_DISAGREEMENTS} is empty") from None
+        col = {}
+        for c in header:
+            if c.value is not None:
+                col.setdefault(_cell_text(c.value), c.column - 1)
+        need = ["key", "case_id", "item_id", "field", "decision", "reason", "adjudicator"]
+        lost = [HEADERS[k] for k in need if HEADERS[k] not in col]
+        if lost:
+            raise GoldboardError(f"{path}: {SHEET_DISAGREEMENTS}!1: column {lost[0]!r} not found "
+                                 "(the header row must not be edited)")
+        fields = {f.name: f for f in adjudicable_fields(schema)}
+        item_pos = {it: i for i, it in enumerate(grid.items)}
+        values = {name: grid.values(name) for name in fields}
+        present = {name: grid.codes[name] >= 0 for name in fields}
+        proposed: list[Proposed] = []
+        seen: dict[tuple[str, str], int] = {}
+        blank = 0
+
+        def ref(k: str, r: int) -> str:
+            return f"{SHEET_DISAGREEMENTS}!{get_column_letter(col[HEADERS[k]] + 1)}{r}"
+
+        for row in rows:
+            cells = {k: (row[col[HEADERS[k]]] if col[HEADERS[k]] < len(row) else None) for k in need}
+            r = next((c.row for c in row if getattr(c, "row", None)), None)
+            if r is None:
+                continue
+
+            def val(k: str) -> Any:
+                c = cells[k]
+                return None if c is None else c.value
+
+            def is_formula(k: str) -> bool:
+                c = cells[k]
+                return c is not None and getattr(c, "data_type", None) == "f"
+
+            filled = {k: _cell_text(val(k)) for k in need}
+            if not any(filled.values()):
+                continue
+            if not filled["key"]:
+                if filled["decision"] or filled["reason"]:
+                    errors.append(f"{ref('key', r)}: row has no key: rows added by hand cannot be imported "
+                                  "(regenerate the sheet with `goldboard adjudicate sheet`)")
+                continue
+            parsed = parse_key(val("key"))
+            if parsed is None:
+                errors.append(f"{ref('key', r)}: the hidden key was edited; this row cannot be matched to an item")
+                continue
+            item_id, fname, case_id = parsed
+            row_errors: list[str] = []
+            for k, expect in (("case_id", case_id), ("item_id", item_id), ("field", fname)):
+                got = _cell_text(val(k))
+                if got != excel_safe_text(expect).strip():
+                    label = HEADERS[k].lower()
+                    row_errors.append(f"{ref(k, r)}: {label} {_q(got)} was edited (this row is item "
+                                      f"{_q(item_id)}, field {fname}, case {_q(case_id)}); undo the edit")
+            if (item_id, fname) in seen:
+                row_errors.append(f"{ref('key', r)}: duplicate row: same item {_q(item_id)} and field {fname} "
+                                  f"as row {seen[(item_id, fname)]}")
+            seen.setdefault((item_id, fname), r)
+            f = fields.get(fname)
+            if f is None or item_id not in item_pos:
+                what = f"field {_q(fname)}" if f is None else f"item {_q(item_id)}"
+                row_errors.append(f"{ref('item_id', r)}: unknown {what}: not in this study's ratings")
+            for k in ("decision", "reason", "adjudicator"):
+                if is_formula(k):
+                    row_errors.append(f"{ref(k, r)}: {k} is a formula; type plain text")
+            if row_errors:
+                errors.extend(row_errors)
+                continue
+            raw = val("decision")
+            if filled["decision"] == "":
+                blank += 1
+                if filled["reason"]:
+                    warnings.append(f"{ref('decision', r)}: reason given but no decision; the item stays unresolved")
+                continue
+            if filled["decision"].casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
+                decision = UNRESOLVED
+            else:
+                try:
+                    decision = f.normalize(raw)
+                except Exception:
+                    errors.append(f"{ref('decision', r)}: decision {_q(filled['decision'])} is not a value of {fname} "
+                                  f"(allowed: {', '.join(f.categories)}, {UNRESOLVED})")
+                    continue
+            i = item_pos[item_id]
+            rater_values = [v for v, ok in zip(values[fname][i], present[fname][i]) if ok]
+            reason = _cell_text(val("reason"))
+            if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
+                shown = ", ".join(dict.fromkeys(v or "(blank)" for v in rater_values))
+                errors.append(f"{ref('reason', r)}: reason required: decision {_q(decision)} overrides every rater "
+                              f"({shown})")
+                continue
+            who = _cell_text(val("adjudicator")) or adjudicator
+            if not who:
+                errors.append(f"{ref('adjudicator', r)}: adjudicator missing (fill the cell or pass --adjudicator)")
+                continue
+            proposed.append(Proposed(item_id=item_id, field=fname, decision=decision, reason=reason,
+                                     adjudicator=who, independent=independent, case_id=case_id,
+                                     where=ref("decision", r),
+                                     adjudicator_explicit=bool(_cell_text(val("adjudicator")))))
+    finally:
+        wb.close()
+    return proposed, errors, warnings, blank
+
+
+def import_review_sheet(sheet: str | Path, ratings, schema, decisions_path: str | Path, *,
+                        adjudicator: str, independent: bool = True, raters: Sequence[str] | None = None,
+                        now: str | None = None) -> ImportResult:
+    """Check a filled review workbook and append its decisions to the log.
+
+    Every cell is checked first; if anything is wrong :class:`SheetErrors` is raised
+    (listing every problem by cell reference) and nothing is recorded.  Blank
+    decisions stay unresolved; re-importing the same sheet appends nothing.
+    """
+    from goldboard.adjudicate.flags import rating_grid
+
+    grid = rating_grid(ratings, schema, raters)
+    proposed, errors, warnings, blank = read_review_sheet(sheet, grid, schema, adjudicator=adjudicator,
+                                                          independent=independent)
+    if errors:
+        raise SheetErrors(sheet, errors)
+    sha = sha256_file(sheet)
+    for p in proposed:
+        p.origin = f"sheet:{sha}"
+    res = record_decisions(decisions_path, proposed, source="sheet", sheet=Path(sheet).name, sheet_sha256=sha, now=now)
+    return ImportResult(sheet=Path(sheet).name, sheet_sha256=sha, appended=res.appended, unchanged=res.unchanged,
+                        blank=blank, warnings=warnings)
+
+
+def import_study_sheet(study, sheet: str | Path, *, adjudicator: str, independent: bool = True,
+                       now: str | None = None) -> ImportResult:
+    """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
+    from goldboard.adjudicate.flags import study_ratings
+
+    return import_review_sheet(sheet, study_ratings(study), study.schema, study.decisions_path,
+                               adjudicator=adjudicator, independent=independent, raters=study.raters, now=now)
+
+
+__all__ = [
+    "DECISION_KEYS", "HEADERS", "ImportResult", "SheetErrors", "import_review_sheet", "make_key", "parse_key",
+    "read_review_sheet", "import_study_sheet", "SHEET_DISAGREEMENTS", "SHEET_META", "SHEET_FORMAT", "Proposed", "RecordResult", "SOURCES", "UNRESOLVED", "latest_decisions",
+    "read_decisions", "record_decisions", "sha256_file",
+]

@@ -1,0 +1,131 @@
+"""Gold resolution: what the study's label is for each item x field, and how it was reached.
+
+Rules (in order):
+
+1. the latest logged decision for the item x field wins -> ``adjudicated``
+   (a decision of ``unresolved`` -> ``unresolved``, with who left it open and why);
+2. otherwise, when every rater rated the item and all gave the same value ->
+   ``unanimous``;
+3. otherwise -> ``unresolved`` (``gold_value`` empty).
+
+"Every rater" means every rater with at least one rating in the table.  Ratings
+come from :func:`goldboard.adjudicate.flags.current_ratings` (each item's latest
+round); decisions from the append-only log.  Fields: the schema's adjudicable
+fields (nominal, ordinal, binary; not rater confidence).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions
+from goldboard.adjudicate.flags import rating_grid
+from goldboard.label_configs.schema import Schema
+
+METHODS = ("unanimous", "adjudicated", "unresolved")
+GOLD_HEAD = ["item_id", "case_id", "output_id", "model", "field", "gold_value", "method"]
+GOLD_TAIL = ["adjudicator", "independent", "reason", "decided_at", "decision_id"]
+
+
+def gold_columns(raters: Sequence[str]) -> list[str]:
+    """The gold table's columns (contract order) for these raters."""
+    return GOLD_HEAD + [f"value_{r}" for r in raters] + GOLD_TAIL
+
+
+def resolve_gold(ratings: pd.DataFrame, schema: Schema, decisions: Iterable[dict] = (),
+                 raters: Sequence[str] | None = None, *, source: str = "ratings") -> pd.DataFrame:
+    """One row per item x adjudicable field: gold value, method and the raters' values.
+
+    Parameters
+    ----------
+    ratings : tidy ratings table (``RATINGS_COLUMNS``).
+    schema : the study schema.
+    decisions : decision log entries (file order), e.g. from
+        :func:`goldboard.adjudicate.decisions.read_decisions`.
+    raters : rater order for the ``value_<rater>`` columns (default: sorted).
+
+    Returns
+    -------
+    DataFrame with :func:`gold_columns` (all text; ``independent`` is ``"true"``,
+    ``"false"`` or ``""``), rows ordered by item (natural order) then schema field
+    order.  ``attrs["orphan_decisions"]`` lists decisions whose item x field is not in
+    the ratings.
+    """
+    grid = rating_grid(ratings, schema, raters, source=source)
+    latest = latest_decisions(decisions)
+    cols = gold_columns(grid.raters)
+    n = len(grid.items)
+    frames = []
+    for f in grid.fields:
+        vals = grid.values(f.name)
+        present, disagree, _missing = grid.status(f.name)
+        unanimous = present.all(axis=1) & ~disagree if n else np.zeros(0, dtype=bool)
+        first = np.array([vals[i, 0] if n else "" for i in range(n)], dtype=object)
+        df = pd.DataFrame({
+            "item_id": grid.items,
+            "case_id": grid.meta["case_id"].to_numpy() if n else [],
+            "output_id": grid.meta["output_id"].to_numpy() if n else [],
+            "model": grid.meta["model"].to_numpy() if n else [],
+            "field": f.name,
+            "gold_value": np.where(unanimous, first, ""),
+            "method": np.where(unanimous, "unanimous", "unresolved"),
+        })
+        for j, r in enumerate(grid.raters):
+            df[f"value_{r}"] = vals[:, j] if n else []
+        for c in GOLD_TAIL:
+            df[c] = ""
+        df["_order"] = np.arange(n)
+        frames.append(df)
+    gold = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols + ["_order"])
+    forder = {f.name: k for k, f in enumerate(grid.fields)}
+    gold["_forder"] = gold["field"].map(forder)
+    gold = gold.sort_values(["_order", "_forder"], kind="stable").drop(columns=["_order", "_forder"])
+    gold = gold.reset_index(drop=True)
+
+    index = {(i, f): k for k, (i, f) in enumerate(zip(gold["item_id"], gold["field"]))}
+    orphans = []
+    for key, e in latest.items():
+        k = index.get(key)
+        if k is None:
+            orphans.append(e)
+            continue
+        decided = str(e.get("decision", ""))
+        if decided == UNRESOLVED:
+            gold.at[k, "gold_value"] = ""
+            gold.at[k, "method"] = "unresolved"
+        else:
+            gold.at[k, "gold_value"] = decided
+            gold.at[k, "method"] = "adjudicated"
+        gold.at[k, "adjudicator"] = str(e.get("adjudicator") or "")
+        gold.at[k, "independent"] = "true" if e.get("independent", True) else "false"
+        gold.at[k, "reason"] = str(e.get("reason") or "")
+        gold.at[k, "decided_at"] = str(e.get("timestamp") or "")
+        gold.at[k, "decision_id"] = str(e.get("id") or "")
+    gold = gold[cols].astype(str)
+    gold.attrs["orphan_decisions"] = orphans
+    return gold
+
+
+def method_counts(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Per field (and ``"all"``): number of rows per method (every method listed)."""
+    out: dict[str, dict[str, int]] = {}
+    for name, sub in list(gold.groupby("field", sort=False)) + [("all", gold)]:
+        vc = sub["method"].value_counts()
+        out[str(name)] = {m: int(vc.get(m, 0)) for m in METHODS}
+    return out
+
+
+def gold_digest(gold: pd.DataFrame) -> str:
+    """SHA-256 of the gold table's content (row order and file format do not matter)."""
+    cols = sorted(gold.columns)
+    rows = gold[cols].astype(str).sort_values(["item_id", "field"], kind="stable").to_numpy().tolist()
+    payload = json.dumps({"columns": cols, "rows": rows}, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+__all__ = ["GOLD_HEAD", "GOLD_TAIL", "METHODS", "gold_columns", "gold_digest", "method_counts", "resolve_gold"]

@@ -1,0 +1,66 @@
+"""`goldboard adjudicate ...`: the review-meeting workbook, decision import, Label Studio adjudication."""
+
+from __future__ import annotations
+
+import click
+
+from goldboard.errors import GoldboardError
+
+
+@click.group("adjudicate")
+def adjudicate_group() -> None:
+    """Decide disagreements: a meeting workbook (sheet/import) or a Label Studio project (push/pull).
+
+    Every decision is appended to the study's decisions.jsonl; raters' ratings are never changed.
+    """
+
+
+@adjudicate_group.command("sheet")
+@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Workbook to write (.xlsx).")
+@click.option("--round", "round_", type=int, default=None, help="Only this round (default: latest per item).")
+def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
+    """Write the review-meeting workbook: Summary, Disagreements (to fill), Agreed, Codebook."""
+    from goldboard.exports.workbook import write_study_workbook
+    from goldboard.study import Study
+
+    if not output.lower().endswith(".xlsx"):
+        raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
+    st = Study.open(study_dir)
+    info = write_study_workbook(st, output, round=round_)
+    click.echo(f"Wrote {info.path}: {info.disagreement_rows} rows to decide ({info.items} items), "
+               f"{info.agreed_rows} unanimous rows" + ("" if info.agreement_available else "; no agreement statistics"))
+
+
+@adjudicate_group.command("import")
+@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@click.argument("sheet", type=click.Path(dir_okay=False))
+@click.option("--adjudicator", required=True, help="Who decided (used where the Adjudicator cell is blank).")
+@click.option("--not-independent", is_flag=True, help="The adjudicator is not independent (e.g. the project lead or a rater).")
+def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bool) -> None:
+    """Check a filled review workbook and append its decisions to decisions.jsonl.
+
+    Every cell is checked; if anything is wrong, every problem is listed by cell
+    reference and nothing is imported.  Re-importing the same sheet changes nothing.
+    """
+    from goldboard.adjudicate.decisions import SheetErrors, import_study_sheet
+    from goldboard.study import Study
+
+    st = Study.open(study_dir)
+    adjudicator = adjudicator.strip()
+    if not adjudicator:
+        raise GoldboardError("--adjudicator: give the adjudicator's name")
+    try:
+        res = import_study_sheet(st, sheet, adjudicator=adjudicator, independent=not not_independent)
+    except SheetErrors as exc:
+        for line in exc.errors:
+            click.echo(line, err=True)
+        raise GoldboardError(str(exc)) from None
+    for w in res.warnings:
+        click.echo(f"Warning: {w}", err=True)
+    new = len(res.appended) - res.changed
+    click.echo(f"{res.sheet}: {new} new decisions, {res.changed} changed, {res.unchanged} unchanged, "
+               f"{res.blank} left blank (unresolved) -> {st.decisions_path}")
+
+
+commands = [adjudicate_group]

@@ -1,0 +1,92 @@
+"""`goldboard gold ...`: versioned gold releases."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.group("gold")
+def gold_group() -> None:
+    """Release gold labels (gold/vN, never overwritten) and compare releases."""
+
+
+@gold_group.command("export")
+@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "xlsx"]), default="csv", show_default=True)
+@click.option("--force", is_flag=True, help="Cut a new release even when gold is unchanged since the last one.")
+def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
+    """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
+
+    If nothing changed since the latest release, no release is written (exit 0);
+    use --force to cut one anyway, e.g. in another format.
+    """
+    from goldboard.exports.gold import export_gold
+    from goldboard.study import Study
+
+    st = Study.open(study_dir)
+    rel = export_gold(st, fmt, force=force)
+    c = rel.manifest["counts"]["all"]
+    summary = f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, {c['unresolved']} unresolved"
+    if not rel.created:
+        click.echo(f"Gold unchanged since {rel.version} ({summary}); nothing written. "
+                   "Use --force to cut a new release anyway.")
+        return
+    click.echo(f"Wrote gold release {rel.version}: {rel.file} ({rel.manifest['rows']} rows: {summary})")
+
+
+@gold_group.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
+    """Show gold values and methods that changed between two releases (e.g. v1 v2)."""
+    from goldboard.exports.gold import diff_releases
+    from goldboard.study import Study
+
+    st = Study.open(study_dir)
+    diff, ma, mb = diff_releases(st.gold_dir, old, new)
+    if fmt == "json":
+        click.echo(json.dumps({"old": ma["version"], "new": mb["version"], "changes": diff.to_dict(orient="records")},
+                              indent=2, ensure_ascii=False))
+        return
+    if fmt == "csv":
+        click.echo(diff.to_csv(index=False), nl=False)
+        return
+    click.echo(f"{ma['version']} ({ma.get('created_at', '')}) -> {mb['version']} ({mb.get('created_at', '')}): "
+               f"{len(diff)} changed item x field rows")
+    if len(diff):
+        from goldboard.cli.flag import _clip
+
+        head = ["item", "field", "change", "old", "new", "old method", "new method"]
+        rows = [[_clip(str(x).replace("\n", " "), 30) for x in r] for r in
+                diff[["item_id", "field", "change", "old_value", "new_value", "old_method", "new_method"]]
+                .itertuples(index=False)]
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
+        click.echo("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+        for r in rows:
+            click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+@gold_group.command("list")
+@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+def list_cmd(study_dir: str) -> None:
+    """List the study's gold releases."""
+    from goldboard.exports.gold import list_releases, read_manifest
+    from goldboard.study import Study
+
+    st = Study.open(study_dir)
+    rels = list_releases(st.gold_dir)
+    if not rels:
+        click.echo("No gold releases yet (run `goldboard gold export`).")
+    for _, p in rels:
+        m = read_manifest(p)
+        c = m.get("counts", {}).get("all", {})
+        click.echo(f"{p.name}  {m.get('created_at', '')}  {m.get('format', '')}  rows {m.get('rows', '')}: "
+                   f"{c.get('unanimous', 0)} unanimous, {c.get('adjudicated', 0)} adjudicated, "
+                   f"{c.get('unresolved', 0)} unresolved")
+
+
+commands = [gold_group]

@@ -1,0 +1,356 @@
+"""Versioned gold releases: ``gold/vN/{gold.<ext>, manifest.json}``, never overwritten.
+
+:func:`export_gold` resolves gold (:func:`goldboard.adjudicate.gold.resolve_gold`)
+from a study's ratings and decisions log and writes the next release ``vN``
+(N = one more than the highest existing).  The release is assembled in a hidden
+temporary folder inside ``gold/`` and renamed into place, so a release folder
+either is complete or does not exist; its files are made read-only.
+
+Re-running with nothing changed does not cut a new release: when the gold table's
+content digest equals the latest release's, :func:`export_gold` returns that
+release with ``created=False`` (the CLI says "gold unchanged since vN; use --force
+to cut a new release anyway").  ``force=True`` cuts one regardless (e.g. to add
+another file format).
+
+``manifest.json``::
+
+    {"release_format": 1, "version": "v2", "number": 2, "created_at": "...",
+     "study": "...", "schema": {"name", "version"}, "raters": [...], "fields": [...],
+     "format": "csv", "rows": 120, "items": 60,
+     "counts": {"safety_label": {"unanimous": 44, "adjudicated": 14, "unresolved": 2}, "all": {...}},
+     "files": {"gold.csv": {"sha256": "...", "bytes": 9876}},
+     "gold_sha256": "<content digest, independent of format>",
+     "sources": {"ratings": [{"path": "rounds/1/ratings.csv", "sha256": "..."}],
+                 "decisions": {"path": "decisions.jsonl", "sha256": "...", "entries": 17,
+                               "in_force": 15, "orphans": 0}},
+     "previous": "v1", "forced": false, "goldboard_version": "0.1.0"}
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldboard import __version__
+from goldboard.adjudicate.decisions import latest_decisions, read_decisions, sha256_file
+from goldboard.adjudicate.gold import gold_digest, method_counts, resolve_gold
+from goldboard.errors import GoldboardError
+from goldboard.exports.sanitize import set_text_cell, unneutralize_formula
+
+FORMATS = ("csv", "jsonl", "json", "xlsx")
+RELEASE_FORMAT = 1
+_VERSION_RE = re.compile(r"^v(\d+)$")
+
+
+@dataclass
+class GoldRelease:
+    version: str
+    path: Path
+    created: bool
+    manifest: dict[str, Any]
+    gold: pd.DataFrame | None = None
+
+    @property
+    def file(self) -> Path:
+        return self.path / f"gold.{self.manifest['format']}"
+
+
+# --------------------------------------------------------------------------- releases on disk
+
+
+def list_releases(gold_dir: str | Path) -> list[tuple[int, Path]]:
+    """Existing releases as ``(N, path)`` sorted by N (temporary folders ignored)."""
+    gold_dir = Path(gold_dir)
+    if not gold_dir.is_dir():
+        return []
+    out = []
+    for p in gold_dir.iterdir():
+        m = _VERSION_RE.match(p.name)
+        if m and p.is_dir():
+            out.append((int(m.group(1)), p))
+    return sorted(out)
+
+
+def release_path(gold_dir: str | Path, version: str) -> Path:
+    """Path of release ``version`` (``v2`` or ``2``); error when it does not exist."""
+    v = str(version).strip()
+    if v.isdigit():
+        v = f"v{int(v)}"
+    if not _VERSION_RE.match(v):
+        raise GoldboardError(f"{version!r}: a release version looks like v1, v2, ...")
+    p = Path(gold_dir) / v
+    if not (p / "manifest.json").exists():
+        have = ", ".join(q.name for _, q in list_releases(gold_dir)) or "none"
+        raise GoldboardError(f"{p}: no such gold release (releases: {have})")
+    return p
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    p = Path(path) / "manifest.json"
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GoldboardError(f"{p}: not found") from None
+    except json.JSONDecodeError as exc:
+        raise GoldboardError(f"{p}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+
+
+def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The gold table (all text) and manifest of one release folder."""
+    path = Path(path)
+    manifest = read_manifest(path)
+    fmt = manifest.get("format", "csv")
+    f = path / f"gold.{fmt}"
+    if not f.exists():
+        raise GoldboardError(f"{f}: listed in the manifest but missing")
+    if fmt == "csv":
+        df = pd.read_csv(f, dtype=str, keep_default_na=False)
+    elif fmt == "jsonl":
+        df = pd.DataFrame([json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()])
+    elif fmt == "json":
+        df = pd.DataFrame(json.loads(f.read_text(encoding="utf-8"))["gold"])
+    elif fmt == "xlsx":
+        import openpyxl
+
+        wb = openpyxl.load_workbook(f, read_only=True)
+        rows = list(wb["Gold"].iter_rows(values_only=True))
+        wb.close()
+        head = [str(h) for h in rows[0]]
+        df = pd.DataFrame([[unneutralize_formula(v) for v in r] for r in rows[1:]], columns=head)
+    else:
+        raise GoldboardError(f"{path / 'manifest.json'}: unknown format {fmt!r}")
+    return _as_text_frame(df), manifest
+
+
+def _as_text_frame(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    for c in out.columns:
+        out[c] = out[c].map(_text)
+    return out
+
+
+def _text(v: Any) -> str:
+    if v is None or (isinstance(v, float) and pd.isna(v)):
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _records(gold: pd.DataFrame) -> list[dict]:
+    recs = []
+    for rec in gold.to_dict(orient="records"):
+        rec = {k: _text(v) for k, v in rec.items()}
+        rec["independent"] = None if rec.get("independent", "") == "" else rec["independent"] == "true"
+        recs.append(rec)
+    return recs
+
+
+def write_gold_file(gold: pd.DataFrame, path: str | Path, fmt: str) -> None:
+    """Write the gold table as ``fmt`` (csv | jsonl | json | xlsx) to ``path`` (not atomic:
+    used inside the release's temporary folder)."""
+    path = Path(path)
+    if fmt == "csv":
+        gold.to_csv(path, index=False, encoding="utf-8")
+    elif fmt == "jsonl":
+        with open(path, "w", encoding="utf-8") as fh:
+            for rec in _records(gold):
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    elif fmt == "json":
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump({"gold": _records(gold)}, fh, ensure_ascii=False, indent=1)
+            fh.write("\n")
+    elif fmt == "xlsx":
+        _write_gold_xlsx(gold, path)
+    else:
+        raise GoldboardError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+
+
+def _write_gold_xlsx(gold: pd.DataFrame, path: Path) -> None:
+    from openpyxl import Workbook
+    from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Gold"
+    for j, c in enumerate(gold.columns, start=1):
+        cell = ws.cell(row=1, column=j)
+        set_text_cell(cell, c)
+        cell.font = Font(bold=True)
+        ws.column_dimensions[get_column_letter(j)].width = 40 if c == "reason" else 18
+    for i, row in enumerate(gold.itertuples(index=False), start=2):
+        for j, v in enumerate(row, start=1):
+            set_text_cell(ws.cell(row=i, column=j), v)
+    ws.freeze_panes = "A2"
+    ws.auto_filter.ref = f"A1:{get_column_letter(len(gold.columns))}{len(gold) + 1}"
+    wb.save(path)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_gold_release(gold: pd.DataFrame, gold_dir: str | Path, fmt: str = "csv", *,
+                       manifest: dict[str, Any] | None = None, force: bool = False,
+                       now: str | None = None) -> GoldRelease:
+    """Write ``gold`` as the next release ``vN`` in ``gold_dir``.
+
+    Returns the new release, or -- when the content equals the latest release and
+    ``force`` is false -- the latest release with ``created=False``.  Existing
+    releases are never touched.
+    """
+    if fmt not in FORMATS:
+        raise GoldboardError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    gold_dir = Path(gold_dir)
+    digest = gold_digest(gold)
+    existing = list_releases(gold_dir)
+    previous = existing[-1] if existing else None
+    if previous is not None and not force:
+        prev_manifest = read_manifest(previous[1])
+        if prev_manifest.get("gold_sha256") == digest:
+            return GoldRelease(version=previous[1].name, path=previous[1], created=False, manifest=prev_manifest)
+    number = previous[0] + 1 if previous else 1
+    version = f"v{number}"
+    final = gold_dir / version
+    gold_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{version}.", suffix=".tmp", dir=gold_dir))
+    try:
+        name = f"gold.{fmt}"
+        write_gold_file(gold, tmp / name, fmt)
+        counts = method_counts(gold)
+        man: dict[str, Any] = {
+            "release_format": RELEASE_FORMAT,
+            "version": version,
+            "number": number,
+            "created_at": now or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            **(manifest or {}),
+            "format": fmt,
+            "rows": int(len(gold)),
+            "items": int(gold["item_id"].nunique()) if len(gold) else 0,
+            "counts": counts,
+            "files": {name: {"sha256": sha256_file(tmp / name), "bytes": (tmp / name).stat().st_size}},
+            "gold_sha256": digest,
+            "previous": previous[1].name if previous else None,
+            "forced": bool(force and previous is not None
+                           and read_manifest(previous[1]).get("gold_sha256") == digest),
+            "goldboard_version": __version__,
+        }
+        with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
+            json.dump(man, fh, ensure_ascii=False, indent=2)
+            fh.write("\n")
+        for f in tmp.iterdir():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.chmod(f, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        _fsync_dir(tmp)
+        if final.exists():
+            raise GoldboardError(f"{final}: already exists (another export running?); nothing written")
+        os.rename(tmp, final)
+        _fsync_dir(gold_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return GoldRelease(version=version, path=final, created=True, manifest=man, gold=gold)
+
+
+def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None = None) -> GoldRelease:
+    """Resolve a study's gold and write the next release (see :func:`write_gold_release`)."""
+    from goldboard.adjudicate.flags import study_ratings
+
+    schema = study.schema
+    ratings = study_ratings(study)
+    entries = read_decisions(study.decisions_path)
+    gold = resolve_gold(ratings, schema, entries, study.raters)
+    orphans = gold.attrs.get("orphan_decisions", [])
+    sources = []
+    for p in sorted((study.path / "rounds").glob("*/ratings.csv")):
+        sources.append({"path": p.relative_to(study.path).as_posix(), "sha256": sha256_file(p)})
+    dec_path = study.decisions_path
+    raters = [c[len("value_"):] for c in gold.columns if c.startswith("value_")]
+    from goldboard.adjudicate.flags import adjudicable_fields
+
+    manifest = {
+        "study": study.name,
+        "schema": {"name": schema.name, "version": schema.version},
+        "raters": raters,
+        "fields": [f.name for f in adjudicable_fields(schema)],
+        "sources": {
+            "ratings": sources,
+            "decisions": {
+                "path": dec_path.name,
+                "sha256": sha256_file(dec_path) if dec_path.exists() else None,
+                "entries": len(entries),
+                "in_force": len(latest_decisions(entries)) - len(orphans),
+                "orphans": len(orphans),
+            },
+        },
+    }
+    return write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
+
+
+# --------------------------------------------------------------------------- diff
+
+
+DIFF_COLUMNS = ["item_id", "field", "change", "old_value", "new_value", "old_method", "new_method",
+                "adjudicator", "reason"]
+
+
+def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose gold value or method differ between two gold tables.
+
+    ``change`` is ``added`` / ``removed`` (item x field only in one table),
+    ``value`` (gold value changed), or ``method`` (same value, different method).
+    ``adjudicator`` and ``reason`` come from the newer table.
+    """
+    key = ["item_id", "field"]
+    a = old[key + ["gold_value", "method"]].rename(columns={"gold_value": "old_value", "method": "old_method"})
+    b = new[key + ["gold_value", "method", "adjudicator", "reason"]].rename(
+        columns={"gold_value": "new_value", "method": "new_method"})
+    m = a.merge(b, on=key, how="outer", indicator=True)
+    m = m.fillna("")
+    change = pd.Series("", index=m.index, dtype=object)
+    change[m["_merge"] == "left_only"] = "removed"
+    change[m["_merge"] == "right_only"] = "added"
+    both = m["_merge"] == "both"
+    change[both & (m["old_value"] != m["new_value"])] = "value"
+    change[both & (m["old_value"] == m["new_value"]) & (m["old_method"] != m["new_method"])] = "method"
+    m["change"] = change
+    out = m[m["change"] != ""][DIFF_COLUMNS]
+    from goldboard.adjudicate.flags import natural_key
+
+    order = sorted(range(len(out)), key=lambda i: (natural_key(out["item_id"].iloc[i]), out["field"].iloc[i]))
+    return out.iloc[order].reset_index(drop=True)
+
+
+def diff_releases(gold_dir: str | Path, old: str, new: str) -> tuple[pd.DataFrame, dict, dict]:
+    """:func:`diff_gold` of two releases by version; also returns both manifests."""
+    a, ma = read_release(release_path(gold_dir, old))
+    b, mb = read_release(release_path(gold_dir, new))
+    return diff_gold(a, b), ma, mb
+
+
+__all__ = ["DIFF_COLUMNS", "FORMATS", "GoldRelease", "diff_gold", "diff_releases", "export_gold", "list_releases",
+           "read_manifest", "read_release", "release_path", "write_gold_file", "write_gold_release"]
