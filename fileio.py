@@ -32,8 +32,8 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        if perms is not None:
-            os.chmod(tmp, perms)
+        # mkstemp makes 0600 files; give ordinary files the usual umask-based mode
+        os.chmod(tmp, perms if perms is not None else (0o666 & ~_umask()))
         if "b" in mode:
             fh = os.fdopen(fd, mode)
         else:
@@ -47,6 +47,12 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text_atomic(path: str | Path, text: str, perms: int | None = None) -> None:

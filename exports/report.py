@@ -1,0 +1,543 @@
+"""The agreement report: a self-contained HTML page (or Markdown) a study team can read in a
+meeting and paste into a paper.
+
+Structured the way the Guidelines for Reporting Reliability and Agreement Studies ask
+(GRRAS; Kottner et al., J Clin Epidemiol 2011;64:96-106): the study (raters, items,
+ratings, blinding), the methods (coefficients, weights, CI method, software), results per
+field with 95% CIs beside raw agreement and label prevalence (the kappa paradox:
+Feinstein & Cicchetti 1990), per-label agreement, confusion matrices, the named-boundary
+disagreements, agreement before and after adjudication (each rater against gold), who
+adjudicated, warnings, and round-over-round change.
+
+Public API
+----------
+``build_report(study, round=None, bootstrap=0, seed=1, release=None) -> dict``
+    Everything the report shows, as plain data (numbers straight from
+    :func:`goldboard.analysis.agreement.agreement`, so the report equals ``goldboard agree``).
+``render_html(data) -> str`` / ``render_markdown(data) -> str``
+    Renderings; every string from the study (model outputs, rationales, names) is
+    escaped.  The HTML embeds its images (PNG, base64) and needs no network.
+``write_report(study, path, fmt="html", **kw) -> Path``
+    Build, render and write atomically.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import io
+import json
+import platform
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from goldboard import __version__
+from goldboard.errors import GoldboardError
+from goldboard.fileio import write_text_atomic
+
+#: statistics shown in the headline table, in this order
+HEADLINE = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "scott_pi", "krippendorff_alpha",
+            "gwet_ac1", "brennan_prediger", "pabak")
+_NAMES = {
+    "percent_agreement": "Percent agreement",
+    "cohen_kappa": "Cohen's kappa",
+    "fleiss_kappa": "Fleiss' kappa",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "gwet_ac1": "Gwet's AC1",
+    "brennan_prediger": "Brennan-Prediger",
+    "scott_pi": "Scott's pi",
+    "pabak": "PABAK",
+}
+LANDIS_KOCH_NOTE = ("Bands follow the Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, "
+                    ".41-.60 moderate, .61-.80 substantial, .81-1 almost perfect). They are a labelling "
+                    "convention, not a statistical test.")
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _versions() -> dict[str, str]:
+    out = {"goldboard": __version__, "python": platform.python_version()}
+    for pkg in ("numpy", "pandas", "scipy", "krippendorff", "scikit-learn", "statsmodels", "label-studio-sdk",
+                "label-studio"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def stat_label(row: dict) -> str:
+    """Readable name of one statistics row (``Cohen's kappa (quadratic)``)."""
+    name = _NAMES.get(row["statistic"], row["statistic"])
+    if row["statistic"] == "gwet_ac1" and row.get("weights") not in (None, "none"):
+        name = "Gwet's AC2"
+    if row["statistic"] == "krippendorff_alpha":
+        return f"{name} ({row.get('level')})"
+    if row.get("weights") not in (None, "none"):
+        return f"{name} ({row['weights']} weights)"
+    return name
+
+
+def _headline_rows(result: dict) -> list[dict]:
+    """Overall (ungrouped) rows; with >2 raters the all-rater coefficients, not each pair."""
+    from goldboard.analysis.agreement import landis_koch_band
+
+    rows = []
+    all_raters = result["raters"]
+    for r in result["statistics"]:
+        if r.get("group") is not None:
+            continue
+        if len(all_raters) > 2 and r["raters"] != all_raters and r["statistic"] != "cohen_kappa":
+            continue
+        rows.append({
+            "name": stat_label(r),
+            "raters": " / ".join(r["raters"]) if len(r["raters"]) <= 2 else "all",
+            "n": r["n_items"],
+            "value": r["value"],
+            "ci_low": r["ci_low"],
+            "ci_high": r["ci_high"],
+            "se": r["se"],
+            "ci_method": r["ci_method"],
+            "band": None if r["statistic"] == "percent_agreement" else landis_koch_band(r["value"]),
+            "order": HEADLINE.index(r["statistic"]) if r["statistic"] in HEADLINE else 99,
+        })
+    rows.sort(key=lambda x: x["order"])
+    return rows
+
+
+def _flat_label(e: dict) -> dict:
+    """One per-label row with flat value/CI keys (what the templates show)."""
+    out = {"label": e["label"], "prevalence": e.get("prevalence")}
+    for key in ("positive_agreement", "negative_agreement", "kappa"):
+        est = e.get(key) or {}
+        out[key] = est.get("value")
+        out[key + "_low"] = est.get("ci_low")
+        out[key + "_high"] = est.get("ci_high")
+    return out
+
+
+def _prevalence(ratings: pd.DataFrame, field: str, categories: list[str]) -> list[dict]:
+    """Share of all ratings per label (the prevalence reported beside kappa)."""
+    base, _, sub = field.partition(":")
+    vals = ratings.loc[ratings["field"] == base, "value"].astype(str)
+    if sub:
+        present = vals.map(lambda v: sub in v.split("|"))
+        n = len(vals)
+        counts = {"yes": int(present.sum()), "no": int(n - present.sum())}
+        cats = ["no", "yes"]
+    else:
+        vals = vals[vals != ""]
+        n = len(vals)
+        vc = vals.value_counts()
+        counts = {c: int(vc.get(c, 0)) for c in categories}
+        cats = categories
+    return [{"label": c, "count": counts.get(c, 0), "share": (counts.get(c, 0) / n) if n else None} for c in cats]
+
+
+def heatmap_png(matrix: list[list[int]], labels: list[str], row_title: str, col_title: str,
+                title: str = "") -> bytes:
+    """A confusion-matrix heatmap (counts annotated) as PNG bytes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    m = np.asarray(matrix, dtype=float)
+    k = len(labels)
+    size = max(3.6, 0.9 * k + 2.2)
+    fig, ax = plt.subplots(figsize=(size, size * 0.85), dpi=110)
+    try:
+        ax.imshow(m, cmap="Blues", vmin=0, vmax=max(1.0, m.max()))
+        import textwrap
+
+        short = ["\n".join(textwrap.wrap(lab, 14)) or lab for lab in labels]
+        ax.set_xticks(range(k), short, rotation=35, ha="right", fontsize=8)
+        ax.set_yticks(range(k), short, fontsize=8)
+        ax.set_xlabel(col_title, fontsize=9)
+        ax.set_ylabel(row_title, fontsize=9)
+        if title:
+            ax.set_title(title, fontsize=9)
+        hi = m.max() if m.size else 0
+        for i in range(k):
+            for j in range(k):
+                v = int(m[i, j])
+                ax.text(j, i, str(v), ha="center", va="center", fontsize=9,
+                        color="white" if hi and v > hi * 0.6 else "black",
+                        fontweight="bold" if i == j else "normal")
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def _gold_release(study, release: str | None) -> tuple[pd.DataFrame | None, dict | None, str]:
+    """The requested (default latest) gold release, else a provisional resolution."""
+    gdir = study.gold_dir
+    versions = sorted((p for p in gdir.glob("v*") if p.is_dir() and p.name[1:].isdigit()),
+                      key=lambda p: int(p.name[1:])) if gdir.exists() else []
+    chosen = None
+    if release:
+        chosen = gdir / release
+        if not chosen.is_dir():
+            raise GoldboardError(f"{chosen}: no such gold release (have: {', '.join(p.name for p in versions) or 'none'})")
+    elif versions:
+        chosen = versions[-1]
+    if chosen is not None:
+        manifest = json.loads((chosen / "manifest.json").read_text(encoding="utf-8"))
+        csvs = list(chosen.glob("gold.csv"))
+        if csvs:
+            gold = pd.read_csv(csvs[0], dtype=str, keep_default_na=False)
+        else:
+            from goldboard.exports.gold import read_gold
+
+            gold = read_gold(chosen)
+        return gold, manifest, chosen.name
+    return None, None, ""
+
+
+def _rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters: list[str], schema) -> list[dict]:
+    """Each rater's agreement with the resolved gold label (items with a gold value)."""
+    from goldboard.analysis.agreement import agreement
+
+    g = gold[(gold["field"] == field) & (gold["gold_value"] != "")]
+    out = []
+    if g.empty:
+        return out
+    gold_rows = pd.DataFrame({"item_id": g["item_id"], "rater": "gold", "field": field, "value": g["gold_value"]})
+    for r in raters:
+        mine = ratings[(ratings["field"] == field) & (ratings["rater"] == r) & (ratings["value"] != "")]
+        mine = mine[mine["item_id"].isin(set(g["item_id"]))]
+        if mine.empty:
+            continue
+        both = pd.concat([mine[["item_id", "rater", "field", "value"]], gold_rows], ignore_index=True)
+        try:
+            res = agreement(both, field, schema, raters=[r, "gold"])
+        except GoldboardError:
+            continue
+        row = {"rater": r, "n": res["n_items"], "percent_agreement": None, "kappa": None, "kappa_low": None,
+               "kappa_high": None, "kappa_w": None, "kappa_w_low": None, "kappa_w_high": None}
+        for s in res["statistics"]:
+            if s["group"] is not None:
+                continue
+            if s["statistic"] == "percent_agreement":
+                row["percent_agreement"] = s["value"]
+            if s["statistic"] == "cohen_kappa" and s["weights"] in ("none", None):
+                row["kappa"], row["kappa_low"], row["kappa_high"] = s["value"], s["ci_low"], s["ci_high"]
+            if s["statistic"] == "cohen_kappa" and s["weights"] == "quadratic":
+                row["kappa_w"], row["kappa_w_low"], row["kappa_w_high"] = s["value"], s["ci_low"], s["ci_high"]
+        out.append(row)
+    return out
+
+
+def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int = 1,
+                 release: str | None = None, fields: list[str] | None = None) -> dict[str, Any]:
+    """Collect everything the report shows for a study round (default: latest pulled)."""
+    from goldboard.adjudicate.decisions import read_decisions
+    from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
+    from goldboard.adjudicate.gold import resolve_gold
+    from goldboard.analysis.agreement import agreement_for_study
+
+    schema = study.schema
+    ratings = study.ratings(round)
+    rnd = int(ratings["round"].max()) if len(ratings) else (round or 1)
+    results = agreement_for_study(study, round=rnd, fields=fields, bootstrap=bootstrap, seed=seed)
+    if not results:
+        raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
+    decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
+    gold, manifest, gold_name = _gold_release(study, release)
+    provisional = gold is None
+    if gold is None:
+        gold = resolve_gold(ratings, schema, decisions, study.raters)
+    flags = flag_disagreements(ratings, schema, study.raters)
+    fsum = summarize_flags(flags, schema)
+
+    items = sorted(set(ratings["item_id"]))
+    round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
+    mode = round_info.mode if round_info else "unknown"
+    blinding = {
+        "blinded": "Blinded: each rater annotated in a separate Label Studio project, so no rater could see "
+                   "another's labels (Label Studio Community has no blinding of its own).",
+        "shared": "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels.",
+    }.get(mode, "Blinding: not recorded (ratings imported from files).")
+
+    field_sections = []
+    multi_sections: dict[str, dict] = {}
+    warnings: list[str] = []
+    show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
+    for name, res in results.items():
+        base = name.partition(":")[0]
+        if ":" in name:  # one value of a multi-select field: a compact row, not a section
+            f = schema.field(base)
+            sec = multi_sections.setdefault(base, {"name": base, "title": f.title, "rows": []})
+            row = {"value": name.partition(":")[2], "n": res["n_items"], "percent_agreement": None,
+                   "kappa": None, "kappa_low": None, "kappa_high": None, "alpha": None,
+                   "prevalence": next((p["share"] for p in _prevalence(ratings, name, res["categories"])
+                                       if p["label"] == "yes"), None)}
+            for st in res["statistics"]:
+                if st["group"] is not None or len(st["raters"]) != len(res["raters"]) and st["statistic"] != "cohen_kappa":
+                    continue
+                if st["statistic"] == "percent_agreement":
+                    row["percent_agreement"] = st["value"]
+                elif st["statistic"] == "cohen_kappa" and row["kappa"] is None:
+                    row["kappa"], row["kappa_low"], row["kappa_high"] = st["value"], st["ci_low"], st["ci_high"]
+                elif st["statistic"] == "krippendorff_alpha":
+                    row["alpha"] = st["value"]
+            sec["rows"].append(row)
+            warnings.extend(f"{name}: {w}" for w in res["warnings"])
+            continue
+        f = schema.field(base)
+        title = f.title + (f": {name.partition(':')[2]}" if ":" in name else "")
+        images = []
+        for p in res["confusion"]["pairs"]:
+            if p.get("group") is not None:
+                continue
+            a, b = p["raters"]
+            png = heatmap_png(p["matrix"], res["confusion"]["categories"], a, b,
+                              f"{title}: {a} vs {b} ({p['n_items']} items)")
+            images.append({"title": f"{a} (rows) vs {b} (columns)", "alt": f"Confusion matrix of {title}, {a} vs {b}",
+                           "png": base64.b64encode(png).decode("ascii"), "matrix": p["matrix"],
+                           "labels": res["confusion"]["categories"], "row_rater": a, "col_rater": b})
+        for w in res["warnings"]:
+            warnings.append(f"{name}: {w}")
+        field_sections.append({
+            "name": name,
+            "title": title,
+            "level": res["level"],
+            "n_items": res["n_items"],
+            "raters": res["raters"],
+            "categories": res["categories"],
+            "headline": _headline_rows(res),
+            "prevalence": _prevalence(ratings, name, res["categories"]),
+            "per_label": [_flat_label(e) for e in res["per_label"] if e.get("group") is None],
+            "confusions": images,
+            "vs_gold": _rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold else [],
+            "warnings": res["warnings"],
+            "result": res,
+        })
+
+    # adjudication summary
+    adjudicators: dict[str, dict] = {}
+    for e in decisions:
+        a = adjudicators.setdefault(str(e.get("adjudicator") or "?"), {"decisions": 0, "independent": True,
+                                                                       "sources": set()})
+        a["decisions"] += 1
+        a["independent"] = a["independent"] and bool(e.get("independent", True))
+        a["sources"].add(str(e.get("source", "")))
+    methods = {}
+    for fname, sub in gold.groupby("field", sort=False):
+        vc = sub["method"].value_counts()
+        methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "unresolved")}
+
+    # round-over-round change of the headline coefficient
+    rounds_change = []
+    pulled = sorted(int(p.parent.name) for p in (study.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit())
+    if len(pulled) > 1:
+        for rn in pulled:
+            res_r = agreement_for_study(study, round=rn, fields=[schema.primary_field.name])
+            for name, res in res_r.items():
+                row = {"round": rn, "field": name, "n": res["n_items"]}
+                for s in res["statistics"]:
+                    if s["group"] is None and s["statistic"] == "percent_agreement" and len(s["raters"]) == len(res["raters"]):
+                        row["percent_agreement"] = s["value"]
+                    if s["group"] is None and s["statistic"] == "krippendorff_alpha" and s["level"] == res["level"]:
+                        row["alpha"], row["alpha_low"], row["alpha_high"] = s["value"], s["ci_low"], s["ci_high"]
+                rounds_change.append(row)
+
+    top_flags = []
+    for rec in flags.head(40).to_dict("records"):
+        sub = ratings[(ratings["item_id"] == rec["item_id"]) & (ratings["field"] == rec["field"])]
+        vals = {r: "; ".join(sub.loc[sub["rater"] == r, "value"].astype(str)) for r in study.raters}
+        top_flags.append({"agenda": rec["agenda"], "item_id": rec["item_id"], "field": rec["field"],
+                          "values": vals, "kinds": list(rec["kinds"]), "boundaries": list(rec["boundaries"]),
+                          "triggers": list(rec["triggers"])})
+
+    versions = _versions()
+    ci_method = f"percentile bootstrap ({bootstrap} resamples of items, seed {seed})" if bootstrap else \
+        "Wald intervals from large-sample standard errors (Fleiss, Cohen & Everitt 1969 for Cohen's kappa)"
+    ordinal = [s["title"] for s in field_sections if s["level"] == "ordinal"]
+    methods_text = (
+        f"{len(study.raters)} raters ({', '.join(study.raters)}) independently labelled {len(items)} items "
+        f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{' in Label Studio' if study.rounds else ''}. "
+        f"{blinding} Agreement was summarised as raw percent agreement with label prevalence, Cohen's kappa "
+        f"(pairwise; linear and quadratic weights over the full scale for ordinal fields"
+        f"{': ' + ', '.join(ordinal) if ordinal else ''}), "
+        f"{'Fleiss kappa, ' if len(study.raters) > 2 else ''}Krippendorff's alpha (nominal, plus ordinal for ordinal "
+        f"fields; missing ratings allowed), Gwet's AC1/AC2, Brennan-Prediger and PABAK, each with a 95% CI "
+        f"({ci_method}). Disagreements were flagged by the schema's named boundaries and adjudication triggers "
+        f"and adjudicated; gold labels were resolved as unanimous, adjudicated or unresolved. "
+        f"Software: goldboard {versions['goldboard']}, Python {versions['python']}, numpy {versions.get('numpy', '?')}, "
+        f"pandas {versions.get('pandas', '?')}, krippendorff {versions.get('krippendorff', '?')}."
+    )
+
+    return {
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "study": {
+            "name": study.name, "path": str(study.path), "schema": schema.name, "schema_version": schema.version,
+            "schema_title": schema.title, "unit": schema.unit, "raters": list(study.raters),
+            "round": rnd, "rounds": [r.to_dict() for r in study.rounds], "mode": mode, "blinding": blinding,
+            "n_items": len(items), "n_ratings": int((ratings["value"].astype(str) != "").sum()),
+            "n_fields": len(field_sections) + len(multi_sections),
+        },
+        "simulated": bool(study.extra.get("simulated", False)),
+        "methods": methods_text,
+        "versions": versions,
+        "landis_koch_note": LANDIS_KOCH_NOTE,
+        "fields": field_sections,
+        "multi": list(multi_sections.values()),
+        "flags": {"summary": fsum, "lines": summary_lines(fsum), "top": top_flags, "total_rows": int(len(flags))},
+        "adjudication": {
+            "decisions": len(decisions),
+            "adjudicators": [{"name": k, "decisions": v["decisions"], "independent": v["independent"],
+                              "sources": sorted(s for s in v["sources"] if s)} for k, v in adjudicators.items()],
+            "methods": methods,
+            "release": gold_name,
+            "provisional": provisional,
+            "manifest": manifest,
+        },
+        "rounds_change": rounds_change,
+        "warnings": warnings,
+    }
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "–"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    return f"{x:.{digits}f}"
+
+
+def _ci(lo: Any, hi: Any) -> str:
+    if lo is None or hi is None:
+        return "–"
+    return f"{lo:.3f} to {hi:.3f}"
+
+
+def _pct(x: Any) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def _env():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("goldboard.exports", "templates"),
+        autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["f3"] = _fmt
+    env.filters["ci"] = lambda r: _ci(r.get("ci_low"), r.get("ci_high"))
+    env.filters["pct"] = _pct
+    return env
+
+
+def render_html(data: dict) -> str:
+    """The self-contained HTML report (autoescaped: every study string is escaped)."""
+    return _env().get_template("report.html.j2").render(d=data)
+
+
+def _md(s: Any) -> str:
+    """Escape text for a Markdown table cell (pipes, HTML, newlines)."""
+    import html
+
+    return html.escape(str(s), quote=False).replace("|", "\\|").replace("\n", " ").replace("`", "\\`")
+
+
+def render_markdown(data: dict) -> str:
+    """The report as Markdown (tables; images omitted, confusion matrices as tables)."""
+    s = data["study"]
+    out = [f"# Agreement report: {_md(s['name'])}", ""]
+    if data["simulated"]:
+        out += ["> **Simulated data.** The raters and adjudicator in this study were simulated by `goldboard demo`.", ""]
+    out += [
+        "## Study", "",
+        f"- Schema: {_md(s['schema'])} v{_md(s['schema_version'])} — {_md(s['schema_title'])}",
+        f"- Unit: {_md(s['unit'])}",
+        f"- Raters: {len(s['raters'])} ({_md(', '.join(s['raters']))})",
+        f"- Items: {s['n_items']}; ratings: {s['n_ratings']}; round {s['round']}",
+        f"- {_md(s['blinding'])}", "",
+        "## Methods", "", _md(data["methods"]), "",
+        "## Results", "", f"_{_md(data['landis_koch_note'])}_", "",
+    ]
+    for f in data["fields"]:
+        out += [f"### {_md(f['title'])} ({_md(f['level'])}, {f['n_items']} items)", "",
+                "| Statistic | Raters | n | Value | 95% CI | SE | CI method | Band (convention) |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in f["headline"]:
+            out.append(f"| {_md(r['name'])} | {_md(r['raters'])} | {r['n']} | {_fmt(r['value'])} | "
+                       f"{_ci(r['ci_low'], r['ci_high'])} | {_fmt(r['se'])} | {_md(r['ci_method'] or '–')} | "
+                       f"{_md(r['band'] or '')} |")
+        out += ["", "Label prevalence: " + ", ".join(f"{_md(p['label'])} {p['count']} ({_pct(p['share'])})"
+                                                  for p in f["prevalence"]), ""]
+        if f["per_label"]:
+            out += ["| Label | Prevalence | Positive agreement | Negative agreement | Kappa vs rest |", "|---|---|---|---|---|"]
+            for e in f["per_label"]:
+                out.append(f"| {_md(e['label'])} | {_fmt(e['prevalence'])} | "
+                           f"{_fmt(e['positive_agreement'])} | {_fmt(e['negative_agreement'])} | {_fmt(e['kappa'])} |")
+            out.append("")
+        for c in f["confusions"]:
+            out += [f"Confusion matrix, {_md(c['title'])}:", "",
+                    "| | " + " | ".join(_md(x) for x in c["labels"]) + " |",
+                    "|---|" + "---|" * len(c["labels"])]
+            for lab, row in zip(c["labels"], c["matrix"]):
+                out.append(f"| **{_md(lab)}** | " + " | ".join(str(v) for v in row) + " |")
+            out.append("")
+        if f["vs_gold"]:
+            out += ["Each rater against gold (after adjudication):", "",
+                    "| Rater | n | Percent agreement | Kappa (95% CI) |", "|---|---|---|---|"]
+            for r in f["vs_gold"]:
+                out.append(f"| {_md(r['rater'])} | {r['n']} | {_pct(r.get('percent_agreement'))} | "
+                           f"{_fmt(r.get('kappa'))} ({_ci(r.get('kappa_low'), r.get('kappa_high'))}) |")
+            out.append("")
+    for m in data["multi"]:
+        out += [f"### {_md(m['title'])} (multi-select; each value present vs absent)", "",
+                "| Value | n | Prevalence | Percent agreement | Cohen's kappa (95% CI) | Krippendorff's alpha |",
+                "|---|---|---|---|---|---|"]
+        for r in m["rows"]:
+            out.append(f"| {_md(r['value'])} | {r['n']} | {_pct(r['prevalence'])} | {_pct(r['percent_agreement'])} | "
+                       f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])}) | {_fmt(r['alpha'])} |")
+        out.append("")
+    fl = data["flags"]
+    out += ["## Disagreements and named boundaries", ""] + [f"- {_md(x)}" for x in fl["lines"]] + [""]
+    a = data["adjudication"]
+    out += ["## Adjudication", "",
+            f"- Decisions logged: {a['decisions']}",
+            f"- Gold release: {_md(a['release']) if a['release'] else 'none yet (provisional resolution shown)'}"]
+    for adj in a["adjudicators"]:
+        out.append(f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decisions, "
+                   f"{'independent' if adj['independent'] else 'NOT independent'}")
+    for fname, m in a["methods"].items():
+        out.append(f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, "
+                   f"{m['unresolved']} unresolved")
+    out.append("")
+    if data["rounds_change"]:
+        out += ["## Round over round", "", "| Round | Field | n | Percent agreement | Alpha (95% CI) |", "|---|---|---|---|---|"]
+        for r in data["rounds_change"]:
+            out.append(f"| {r['round']} | {_md(r['field'])} | {r['n']} | {_pct(r.get('percent_agreement'))} | "
+                       f"{_fmt(r.get('alpha'))} ({_ci(r.get('alpha_low'), r.get('alpha_high'))}) |")
+        out.append("")
+    out += ["## Warnings", ""] + ([f"- {_md(w)}" for w in data["warnings"]] or ["- none"]) + [""]
+    out.append(f"_Generated {data['generated_at']} by goldboard {data['versions']['goldboard']}._")
+    return "\n".join(out) + "\n"
+
+
+def write_report(study, path: str | Path | None = None, fmt: str = "html", **kwargs) -> Path:
+    """Build the report and write it atomically (default ``<study>/reports/report.<ext>``)."""
+    data = build_report(study, **kwargs)
+    if path is None:
+        path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
+    text = render_html(data) if fmt == "html" else render_markdown(data)
+    write_text_atomic(path, text)
+    return Path(path)
