@@ -293,6 +293,8 @@ def _gold_from_release(df: pd.DataFrame, schema: Schema, source: str, release: s
 
 def _gold_from_reference(df: pd.DataFrame, schema: Schema, source: str, field: str | None,
                          gold_col: str | None, id_col: str | None) -> GoldTable:
+    if field:
+        label_field(schema, field)  # raises a one-line error for an unknown or free-text field
     lines = lines_of(df)
     idc = pick_column(df, id_col, ID_CANDIDATES, source, "id")
     ids = [text(v) for v in df[idc]]

@@ -1,0 +1,176 @@
+"""`goldboard score` through click's CliRunner: gold resolution, formats, and clean errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from goldboard.cli import main
+
+DATA = Path(__file__).parent / "data" / "scoring"
+LABELS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Info"]
+AGENT_CM = np.array([[168, 23, 9, 0], [0, 56, 4, 0], [0, 0, 180, 0], [4, 0, 4, 52]])
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, ["score", *map(str, args)])
+
+
+def assert_clean_error(res, message):
+    assert res.exit_code != 0, res.output
+    assert "Traceback" not in res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, res.output
+    assert message in errors[0], errors[0]
+
+
+@pytest.fixture()
+def openmtb(tmp_path):
+    """OpenMTB-Audit-shaped files reproducing the agent's published confusion matrix:
+    reference_labels.jsonl (case_id, support_label, should_abstain) and a JSON array of
+    prediction records (case_id, predicted_label, predicted_abstain, predicted_missing_fields)."""
+    true = np.repeat(np.repeat(np.arange(4), 4), AGENT_CM.ravel())
+    pred = np.repeat(np.tile(np.arange(4), 4), AGENT_CM.ravel())
+    ids = [f"MTB-{i:04X}" for i in range(true.size)]
+    ref = tmp_path / "reference_labels.jsonl"
+    ref.write_text("".join(json.dumps({"case_id": c, "support_label": LABELS[t], "should_abstain": bool(t == 3),
+                                       "missing_fields": []}) + "\n" for c, t in zip(ids, true)))
+    preds = tmp_path / "agent_predictions.json"
+    preds.write_text(json.dumps([{"case_id": c, "predicted_label": LABELS[p], "predicted_abstain": bool(p == 3),
+                                  "predicted_missing_fields": []} for c, p in zip(ids, pred)], indent=1))
+    return ref, preds
+
+
+def test_reference_file_scoring_table(openmtb):
+    ref, preds = openmtb
+    res = invoke("--gold", ref, "--schema", "mtb", "--predictions", preds)
+    assert res.exit_code == 0, res.output
+    assert "agent_predictions" in res.output  # model named after the file
+    assert "0.912 [0.886, 0.936]" in res.output
+    assert "0.898" in res.output
+
+
+def test_json_output_file_and_format_from_suffix(openmtb, tmp_path):
+    ref, preds = openmtb
+    out = tmp_path / "scores.json"
+    res = invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--model", "MTB-AuditAgent",
+                 "--gold-col", "support_label", "--bootstrap", "500", "-o", out)
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    g = data["groups"][0]
+    assert g["model"] == "MTB-AuditAgent"
+    assert round(g["accuracy"]["estimate"], 3) == 0.912 and data["settings"]["bootstrap"] == 500
+    assert g["abstention"]["gold_source"] == "should_abstain"
+
+
+def test_csv_to_stdout(openmtb):
+    ref, preds = openmtb
+    res = invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--format", "csv", "--bootstrap", "0")
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("kind,model,condition,metric,label,estimate")
+
+
+def test_study_release_radsafe_with_key_and_compare(tmp_path):
+    study = tmp_path / "rad"
+    shutil.copytree(DATA / "radsafe_study", study)
+    res = invoke("--study", study, "--predictions", DATA / "radsafe_answers.csv", "--key", DATA / "radsafe_key.csv",
+                 "--compare", "m1,m2", "--format", "json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["kind"] == "options" and data["gold"]["release"] == "v1"
+    assert len(data["groups"]) == 3 and len(data["comparisons"]) == 1
+    assert "Warning:" in res.stderr
+    # a later release is picked by default; --release picks an older one
+    shutil.copytree(study / "gold" / "v1", study / "gold" / "v10")
+    (study / "gold" / "v10" / "gold.csv").write_text((study / "gold" / "v1" / "gold.csv").read_text()
+                                                     .replace(",unresolved,", ",unanimous,").replace("D,,", "D,no,"))
+    res10 = invoke("--study", study, "--predictions", DATA / "radsafe_answers.csv", "--key", DATA / "radsafe_key.csv",
+                   "--format", "json")
+    assert json.loads(res10.stdout)["gold"]["release"] == "v10"
+    res1 = invoke("--study", study, "--release", "v1", "--predictions", DATA / "radsafe_answers.csv",
+                  "--key", DATA / "radsafe_key.csv", "--format", "json")
+    assert json.loads(res1.stdout)["gold"]["release"] == "v1"
+
+
+def test_release_dir_medfail_outputs_markdown():
+    res = invoke("--gold", DATA / "medfail_release", "--format", "markdown", "--compare", "gpt,llama")
+    assert res.exit_code == 0, res.output
+    assert "### Severity per model" in res.output
+    assert "| gpt | 5 | 3.00" in res.output
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda recs: recs[0].update(case_id="MTB-NOPE"), "agent_predictions.json:1: case_id: unknown id 'MTB-NOPE'"),
+    (lambda recs: recs[1].update(predicted_label="Probably fine"),
+     "agent_predictions.json:2: predicted_label: 'Probably fine' is not a value of safety_label"),
+    (lambda recs: recs[2].update(predicted_abstain="sometimes"),
+     "agent_predictions.json:3: predicted_abstain: 'sometimes' is not a yes/no value"),
+    (lambda recs: [r.pop("predicted_label") for r in recs], "agent_predictions.json:1: predicted label: missing column"),
+])
+def test_bad_prediction_files(openmtb, change, message):
+    ref, preds = openmtb
+    recs = json.loads(preds.read_text())
+    change(recs)
+    preds.write_text(json.dumps(recs))
+    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--predictions", preds), message)
+
+
+def test_empty_and_malformed_files(openmtb, tmp_path):
+    ref, _ = openmtb
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--predictions", empty), "empty.jsonl: file is empty")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"case_id": "MTB-0000", "predicted_label": "Supported"}\n{"case_id": \n')
+    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--predictions", bad), "bad.jsonl:2: invalid JSON")
+    header_only = tmp_path / "h.csv"
+    header_only.write_text("case_id,predicted_label\n")
+    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--predictions", header_only), "no data rows")
+
+
+def test_gold_resolution_errors(openmtb, tmp_path):
+    ref, preds = openmtb
+    assert_clean_error(invoke("--gold", ref, "--predictions", preds), "--schema: ")
+    assert_clean_error(invoke("--predictions", preds), "--gold: give")
+    assert_clean_error(invoke("--gold", tmp_path / "nope", "--predictions", preds), "not found")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "study.toml").write_text('[study]\nname = "s"\nschema = "mtb"\nraters = ["a", "b"]\n')
+    assert_clean_error(invoke("--study", tmp_path / "s", "--predictions", preds), "no gold releases yet")
+    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--mode", "labels"), "--predictions: labels scoring needs")
+    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--field", "nope"),
+                       "--field: schema mtb has no field 'nope'")
+    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--compare", "agent"),
+                       "--compare: give two model names")
+
+
+def test_gold_file_errors(tmp_path):
+    gold = tmp_path / "v1" / "gold.csv"
+    gold.parent.mkdir()
+    gold.write_text("item_id,case_id,field,gold_value,method\nC1,C1,safety_label,Supported,unanimous\n"
+                    "C2,C2,safety_label,Sorta,adjudicated\n")
+    (tmp_path / "v1" / "manifest.json").write_text(json.dumps({"schema": "mtb"}))
+    preds = tmp_path / "p.csv"
+    preds.write_text("case_id,predicted_label\nC1,Supported\n")
+    assert_clean_error(invoke("--gold", tmp_path / "v1", "--predictions", preds),
+                       "gold.csv:3: gold_value: 'Sorta' is not a value of safety_label")
+
+
+def test_radsafe_errors(tmp_path):
+    study = tmp_path / "rad"
+    shutil.copytree(DATA / "radsafe_study", study)
+    answers = DATA / "radsafe_answers.csv"
+    assert_clean_error(invoke("--study", study, "--predictions", answers), "no answer key")
+    bad = tmp_path / "answers.csv"
+    bad.write_text(answers.read_text().replace("m2,closed_book,Q3,B", "m2,closed_book,Q3,Z"))
+    assert_clean_error(invoke("--study", study, "--predictions", bad, "--key", DATA / "radsafe_key.csv"),
+                       "answers.csv:12: chosen_option: 'Z' is not an answer option")
+    conf = tmp_path / "conf.csv"
+    conf.write_text(answers.read_text().replace("Q1,B,0.9", "Q1,B,high"))
+    assert_clean_error(invoke("--study", study, "--predictions", conf, "--key", DATA / "radsafe_key.csv"),
+                       "conf.csv:2: confidence: 'high' is not a number")
