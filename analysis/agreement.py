@@ -1,0 +1,1167 @@
+"""The agreement engine behind ``goldboard agree``: every coefficient with a 95% CI.
+
+Public entry points (what the report and the study workbook call)
+------------------------------------------------------------------
+``agreement(ratings, field, schema=None, *, categories=None, levels=None, raters=None,
+by=None, groups=None, dichotomize=None, bootstrap=0, seed=1, cluster_col=None,
+clusters=None, source=None, progress=False) -> dict``
+    ``ratings`` is a DataFrame in the ratings-table shape of
+    :mod:`goldboard.cases.ratings` (``item_id, rater, field, value``; a ``label``
+    column is accepted instead of ``value``; without a ``field`` column every row
+    belongs to ``field``).  Returns the JSON contract of issue 3::
+
+        {"n_items", "n_raters", "raters", "categories", "level",
+         "statistics": [{"statistic", "weights", "level", "raters", "group", "value",
+                         "se", "ci_low", "ci_high", "ci_method", "n_items"}, ...],
+         "per_label": [...], "confusion": {...}, "warnings": [...]}
+
+    ``field`` may name a multi-select value as ``"<field>:<value>"`` (analysed as a
+    binary present/absent field).  Raises :class:`goldboard.errors.GoldboardError`
+    with one line naming where (``file:line`` when the frame carries ``_where`` or
+    ``_line`` columns) for an unknown label, fewer than two raters, no ratings, ...
+
+``agreement_for_study(study, round=None, fields=None, bootstrap=0, seed=1, by=None)
+-> dict[str, dict]``
+    One contract dict per analysable field of the study's schema (nominal,
+    ordinal, binary; multi-select fields expanded to ``<field>:<value>``).
+    Fields that fewer than two raters rated are left out.
+
+``render_table(result, title=None)``, ``render_markdown(result, title=None)``,
+``render_csv(result)``, ``render_json(result)``
+    Text renderings (the CLI's ``--format``).  Table and markdown show the
+    Landis & Koch (1977) band of each chance-corrected coefficient, labelled as a
+    convention; CSV has one row per statistic.
+
+``landis_koch_band(value) -> str | None``
+    The conventional band name.
+
+What is computed
+----------------
+Two raters: percent agreement; Cohen's kappa (unweighted, and linear/quadratic
+weights for ordered data) with the Fleiss--Cohen--Everitt (1969) SE; Scott's pi;
+Gwet's AC1 (AC2 with weights); Brennan--Prediger; PABAK (two categories);
+Krippendorff's alpha at each requested level.  More raters: the same
+multi-rater coefficients (Fleiss' kappa instead of Scott's pi) plus pairwise
+percent agreement and Cohen's kappas.  ``per_label``: specific positive and
+negative agreement, one-vs-rest kappa, PABAK, and (two raters) the prevalence
+and bias indices of Byrt, Bishop & Carlin (1993).  ``confusion``: the pairwise
+confusion matrices and Krippendorff's coincidence matrix.  Formulas, SEs and
+references: :mod:`goldboard.analysis.coefficients`.
+
+Confidence intervals are Wald intervals (``value -/+ 1.96 SE``, truncated to
+the coefficient's range) unless ``bootstrap > 0``: then every row gets a
+percentile interval from ``bootstrap`` resamples of items (or of clusters of
+items with ``cluster_col``), and ``se`` is the bootstrap standard deviation.
+The bootstrap is vectorised: every statistic is a function of per-item sums,
+items with identical contributions are pooled, and a resample is a multinomial
+count vector over those patterns -- distributionally identical to drawing item
+indices with replacement, at the cost of one matrix product for all resamples.
+
+Weights and the ordinal metric always use the full category scale (the
+schema's values, or ``categories``), including levels no rater used.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import math
+import re
+from dataclasses import dataclass, field as dc_field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from goldboard.analysis import coefficients as C
+from goldboard.errors import GoldboardError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldboard.label_configs.schema import Field, Schema
+
+__all__ = [
+    "LEVELS",
+    "STATISTICS",
+    "MIN_ITEMS_FOR_CI",
+    "agreement",
+    "agreement_for_study",
+    "landis_koch_band",
+    "render_table",
+    "render_markdown",
+    "render_csv",
+    "render_json",
+    "bootstrap_sums",
+    "latest_pulled_round",
+    "unit_groups",
+]
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+STATISTICS = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1",
+              "brennan_prediger", "scott_pi", "pabak")
+#: below this many items a 95% CI is flagged as unstable (asymptotic SEs of kappa-type
+#: coefficients need a few dozen subjects; cf. Fleiss, Levin & Paik 2003, ch. 18)
+MIN_ITEMS_FOR_CI = 30
+#: kappa paradox (Feinstein & Cicchetti 1990): raw agreement at least this high ...
+PARADOX_MIN_AGREEMENT = 0.80
+#: ... while kappa is at most this
+PARADOX_MAX_KAPPA = 0.60
+
+_MISSING = -1
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def landis_koch_band(value: float | None) -> str | None:
+    """Landis & Koch (1977) band of a chance-corrected coefficient -- a convention, not a test.
+
+    <0 poor, 0-.20 slight, .21-.40 fair, .41-.60 moderate, .61-.80 substantial,
+    .81-1 almost perfect.
+    """
+    if value is None or not np.isfinite(value):
+        return None
+    if value < 0:
+        return "poor"
+    for upper, name in ((0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial")):
+        if value <= upper + 1e-12:
+            return name
+    return "almost perfect"
+
+
+def _num(x) -> float | None:
+    """JSON-safe float (NaN/inf -> None)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _cell_text(raw: Any) -> str:
+    """Spell a raw cell as text; ``""`` for missing.  ``4.0`` -> ``"4"``."""
+    if raw is None:
+        return ""
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if isinstance(raw, (float, np.floating)):
+        if math.isnan(raw):
+            return ""
+        if float(raw).is_integer():
+            return str(int(raw))
+        return repr(float(raw))
+    if isinstance(raw, (np.integer,)):
+        return str(int(raw))
+    if raw is pd.NA or raw is pd.NaT:
+        return ""
+    return str(raw).strip()
+
+
+def _natural_key(s: str):
+    try:
+        return (0, float(s), s)
+    except ValueError:
+        return (1, 0.0, s.casefold())
+
+
+def _where(row: Mapping[str, Any], source: str | None) -> str:
+    w = row.get("_where")
+    if isinstance(w, str) and w:
+        return w
+    line = row.get("_line")
+    if source and line is not None and not (isinstance(line, float) and math.isnan(line)):
+        return f"{source}:{int(line)}"
+    prefix = f"{source}: " if source else ""
+    return f"{prefix}item {row.get('item_id')!s}, rater {row.get('rater')!s}"
+
+
+def _estimate_dict(value, se, low=-1.0, high=1.0) -> dict:
+    value = _num(value)
+    se = _num(se)
+    if value is None or se is None:
+        return {"value": value, "se": se, "ci_low": None, "ci_high": None}
+    lo, hi = C.wald_ci(value, se, low, high)
+    return {"value": value, "se": se, "ci_low": _num(lo), "ci_high": _num(hi)}
+
+
+# --------------------------------------------------------------------------- preparing the data
+
+
+@dataclass
+class _Config:
+    field: str
+    categories: list[str]
+    data_level: str
+    alpha_levels: list[str]
+    ordered: bool
+    scores: np.ndarray | None
+    source: str | None
+
+
+@dataclass
+class _Prepared:
+    codes: np.ndarray  # items x raters, -1 missing
+    items: list[str]
+    raters: list[str]
+    groups: np.ndarray | None  # per item
+    clusters: np.ndarray | None  # per item
+    warnings: list[str] = dc_field(default_factory=list)
+
+
+def _resolve_field(field: str, schema: "Schema | None"):
+    """-> (schema Field or None, multi value or None)."""
+    if schema is None:
+        return None, None
+    base, _, sub = field.partition(":")
+    try:
+        f = schema.field(base)
+    except KeyError:
+        raise GoldboardError(f"schema {schema.name}: no field {base!r} (fields: {', '.join(schema.field_names)})") from None
+    if f.kind == "text":
+        raise GoldboardError(f"field {base}: free text is not rated; agreement needs a nominal, ordinal, binary or multi-select field")
+    if f.kind == "multi":
+        if not sub:
+            vals = ", ".join(f"{base}:{v}" for v in f.categories[:3])
+            raise GoldboardError(f"field {base} is multi-select: analyse one value at a time as a present/absent field ({vals}, ...)")
+        try:
+            sub = f.normalize(sub)
+        except ValueError as exc:
+            raise GoldboardError(f"field {field}: {exc}") from None
+        return f, sub
+    if sub:
+        raise GoldboardError(f"field {field}: only multi-select fields take a ':<value>' suffix ({base} is {f.kind})")
+    return f, None
+
+
+def _normalizer(f: "Field | None", sub: str | None, categories: list[str] | None, field: str):
+    """A function raw text -> canonical label (raises ValueError with a readable message)."""
+    if f is not None and sub is not None:
+        from goldboard.cases.ratings import MULTI_SEP
+
+        def norm_multi(text: str) -> str:
+            chosen = set()
+            for part in text.split(MULTI_SEP):
+                if part.strip():
+                    chosen.add(f.normalize(part))
+            return "yes" if sub in chosen else "no"
+
+        return norm_multi
+    if f is not None:
+        if categories is not None:
+            cats = set(categories)
+
+            def norm_schema_cats(text: str) -> str:
+                v = f.normalize(text)
+                if v not in cats:
+                    raise ValueError(f"{v!r} is not one of --categories ({', '.join(categories)})")
+                return v
+
+            return norm_schema_cats
+        return f.normalize
+    if categories is not None:
+        exact = {c: c for c in categories}
+        folded = {" ".join(c.split()).casefold(): c for c in categories}
+
+        def norm_cats(text: str) -> str:
+            if text in exact:
+                return exact[text]
+            key = " ".join(text.split()).casefold()
+            if key in folded:
+                return folded[key]
+            raise ValueError(f"{text!r} is not one of the categories ({', '.join(categories)})")
+
+        return norm_cats
+    return lambda text: text
+
+
+def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, raters, by, groups,
+             dichotomize, cluster_col, clusters, source) -> tuple[_Prepared, _Config]:
+    if not isinstance(ratings, pd.DataFrame):
+        raise GoldboardError("ratings must be a pandas DataFrame in the ratings-table shape")
+    prefix = f"{source}: " if source else ""
+    value_col = "value" if "value" in ratings.columns else ("label" if "label" in ratings.columns else None)
+    for col in ("item_id", "rater"):
+        if col not in ratings.columns:
+            raise GoldboardError(f"{prefix}no {col!r} column (columns: {', '.join(map(str, ratings.columns))})")
+    if value_col is None:
+        raise GoldboardError(f"{prefix}no 'value' or 'label' column (columns: {', '.join(map(str, ratings.columns))})")
+    warnings: list[str] = []
+
+    f, sub = _resolve_field(field, schema)
+    df = ratings
+    if "field" in df.columns:
+        base = field.partition(":")[0] if sub is not None else field
+        df = df[df["field"].map(_cell_text) == base]
+    if df.empty:
+        raise GoldboardError(f"{prefix}no ratings for field {field}")
+
+    # categories and levels ----------------------------------------------------------
+    cats = None
+    if categories is not None:
+        cats = [_cell_text(c) for c in categories if _cell_text(c) != ""]
+        if len(set(cats)) != len(cats):
+            raise GoldboardError(f"--categories: duplicate category in {', '.join(cats)}")
+        if f is not None and sub is None:
+            bad = [c for c in cats if c not in f.categories]
+            if bad:
+                try:
+                    cats = [f.normalize(c) for c in cats]
+                except ValueError as exc:
+                    raise GoldboardError(f"--categories: field {field}: {exc}") from None
+    norm = _normalizer(f, sub, cats, field)
+    multi = f is not None and sub is not None
+
+    values = df[value_col].map(_cell_text)
+    # an empty multi-select ("") is a rating: nothing selected
+    missing = (values == "") if not multi else pd.Series(False, index=values.index)
+    n_missing = int(missing.sum())
+    canon_of: dict[str, str] = {}
+    uniq = pd.unique(values[~missing])
+    for raw in uniq:
+        try:
+            canon_of[raw] = norm(raw)
+        except ValueError as exc:
+            pos = np.flatnonzero(((values == raw) & ~missing).to_numpy())[0]
+            row = df.iloc[pos].to_dict()
+            raise GoldboardError(f"{_where(row, source)}: field {field}: {exc}") from None
+    labels = values.map(lambda v: canon_of.get(v, ""))
+    if n_missing:
+        warnings.append(f"{n_missing} rating(s) of field {field} dropped as missing (empty value)")
+
+    if f is not None:
+        category_list = ["no", "yes"] if multi else list(cats if cats is not None else f.categories)
+        data_level = "nominal" if multi else (f.level or "nominal")
+    else:
+        if cats is not None:
+            category_list = cats
+        else:
+            category_list = sorted(set(labels[labels != ""]), key=_natural_key)
+        data_level = "nominal"
+    lvls = [str(l).lower() for l in (levels or [])]
+    for l in lvls:
+        if l not in LEVELS:
+            raise GoldboardError(f"--level: {l!r} is not one of {', '.join(LEVELS)}")
+    lvls = list(dict.fromkeys(lvls))
+    if lvls:
+        data_level = lvls[0]
+        alpha_levels = lvls
+    else:
+        alpha_levels = [data_level] + (["nominal"] if data_level == "ordinal" else [])
+    if multi or (f is not None and f.kind == "binary"):
+        if any(l != "nominal" for l in lvls):
+            warnings.append(f"field {field} is binary: only the nominal level applies")
+        data_level, alpha_levels = "nominal", ["nominal"]
+    ordered = data_level in ("ordinal", "interval", "ratio")
+    if ordered and f is None and cats is None:
+        if not all(_natural_key(c)[0] == 0 for c in category_list):
+            warnings.append("ordinal order taken from the sorted labels; pass --categories or --schema to fix the scale")
+
+    scores = None
+    if any(l in ("interval", "ratio") for l in alpha_levels):
+        try:
+            scores = np.array([float(c) for c in category_list])
+        except ValueError:
+            scores = np.arange(1.0, len(category_list) + 1.0)
+            warnings.append("interval/ratio alpha: categories are not numbers, so their ranks 1..k are used as scores")
+        if "ratio" in alpha_levels and np.any(scores < 0):
+            raise GoldboardError(f"field {field}: ratio alpha needs non-negative scores")
+
+    # dichotomize ----------------------------------------------------------------------
+    if dichotomize is not None:
+        k_raw = _cell_text(dichotomize)
+        if not ordered and not (f is not None and f.kind == "ordinal"):
+            raise GoldboardError(f"--dichotomize {k_raw}: field {field} is {data_level}; dichotomizing needs an ordered scale (--level ordinal or an ordinal schema field)")
+        try:
+            thr = norm(k_raw) if f is not None or cats is not None else k_raw
+        except ValueError as exc:
+            raise GoldboardError(f"--dichotomize: field {field}: {exc}") from None
+        if thr not in category_list:
+            raise GoldboardError(f"--dichotomize {k_raw}: not a category of {field} ({', '.join(category_list)})")
+        cut = category_list.index(thr)
+        if cut == 0:
+            raise GoldboardError(f"--dichotomize {k_raw}: the lowest category leaves nothing below it")
+        lo_label, hi_label = f"<{thr}", f">={thr}"
+        pos = {c: i for i, c in enumerate(category_list)}
+        labels = labels.map(lambda v: "" if v == "" else (hi_label if pos[v] >= cut else lo_label))
+        category_list = [lo_label, hi_label]
+        data_level, alpha_levels, ordered, scores = "nominal", ["nominal"], False, None
+
+    if len(category_list) < 2:
+        only = category_list[0] if category_list else "(none)"
+        raise GoldboardError(f"field {field}: only one category ({only}); give the full scale with --categories or --schema")
+
+    # items x raters ------------------------------------------------------------------------
+    work = pd.DataFrame({
+        "item_id": df["item_id"].map(_cell_text).to_numpy(),
+        "rater": df["rater"].map(_cell_text).to_numpy(),
+        "label": labels.to_numpy(),
+    })
+    if (work["item_id"] == "").any() or (work["rater"] == "").any():
+        pos = int(np.flatnonzero(((work["item_id"] == "") | (work["rater"] == "")).to_numpy())[0])
+        row = df.iloc[pos].to_dict()
+        what = "item_id" if work["item_id"].iloc[pos] == "" else "rater"
+        raise GoldboardError(f"{_where(row, source)}: {what} is empty")
+    rated = work[work["label"] != ""]
+    dup = rated.duplicated(["item_id", "rater"], keep=False)
+    if dup.any():
+        d = rated[dup]
+        conflicting = d.groupby(["item_id", "rater"])["label"].nunique()
+        conflicting = conflicting[conflicting > 1]
+        if len(conflicting):
+            item, rater = conflicting.index[0]
+            idx = np.flatnonzero(((work["item_id"] == item) & (work["rater"] == rater) & (work["label"] != "")).to_numpy())
+            wheres = [_where(df.iloc[i].to_dict(), source) for i in idx[:2]]
+            raise GoldboardError(f"{wheres[0]}: field {field}: rater {rater} rated item {item} twice with different values "
+                                 f"(also {wheres[1]}); keep one rating per item and rater")
+        n_dup = int(dup.sum() - d.drop_duplicates(["item_id", "rater"]).shape[0])
+        warnings.append(f"{n_dup} duplicate rating(s) with the same value counted once")
+        rated = rated.drop_duplicates(["item_id", "rater"])
+
+    present = list(dict.fromkeys(work["rater"]))
+    with_ratings = set(rated["rater"])
+    order = [r for r in (raters or []) if r in with_ratings] + [r for r in present if r in with_ratings and r not in set(raters or [])]
+    dropped_raters = [r for r in present if r not in with_ratings]
+    if dropped_raters:
+        warnings.append(f"rater(s) {', '.join(dropped_raters)} have no non-missing rating of {field} and are left out")
+    if len(order) < 2:
+        who = order[0] if order else "nobody"
+        raise GoldboardError(f"{prefix}field {field}: only one rater ({who}) rated it; agreement needs at least two raters")
+
+    items = list(dict.fromkeys(work["item_id"]))
+    item_pos = {it: i for i, it in enumerate(items)}
+    rater_pos = {r: j for j, r in enumerate(order)}
+    cat_pos = {c: i for i, c in enumerate(category_list)}
+    codes = np.full((len(items), len(order)), _MISSING, dtype=np.int64)
+    codes[rated["item_id"].map(item_pos).to_numpy(), rated["rater"].map(rater_pos).to_numpy()] = \
+        rated["label"].map(cat_pos).to_numpy()
+    # items where every rating was missing stay out of the analysis
+    keep = (codes >= 0).any(axis=1)
+    if not keep.all():
+        warnings.append(f"{int((~keep).sum())} item(s) have no non-missing rating of {field} and are left out")
+    codes = codes[keep]
+    items = [it for it, k in zip(items, keep) if k]
+
+    def per_item(col: str | None, mapping, what: str) -> np.ndarray | None:
+        if mapping is not None:
+            vals = np.array([_cell_text(mapping.get(it, "")) for it in items], dtype=object)
+            return np.where(vals == "", "(missing)", vals)
+        if col is None:
+            return None
+        if col not in df.columns:
+            raise GoldboardError(f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})")
+        sub_df = pd.DataFrame({"item_id": work["item_id"], "v": df[col].map(_cell_text).to_numpy()})
+        n_distinct = sub_df.groupby("item_id")["v"].nunique()
+        if (n_distinct > 1).any():
+            bad = n_distinct[n_distinct > 1].index[0]
+            vals = sorted(set(sub_df.loc[sub_df["item_id"] == bad, "v"]))
+            raise GoldboardError(f"{prefix}{what} {col!r}: item {bad} has several values ({', '.join(map(repr, vals[:3]))}); it must be one per item")
+        first = sub_df.drop_duplicates("item_id").set_index("item_id")["v"]
+        vals = first.reindex(items).fillna("").to_numpy(dtype=object)
+        return np.where(vals == "", "(missing)", vals)
+
+    grp = per_item(by, groups, "--by")
+    clu = per_item(cluster_col, clusters, "--cluster-col")
+
+    single = int(((codes >= 0).sum(axis=1) == 1).sum())
+    if single:
+        warnings.append(f"{single} item(s) rated by only one rater: left out of every comparison of raters "
+                        f"(Fleiss' kappa and AC1 still count them in the category prevalence, as Gwet 2014 does)")
+    prepared = _Prepared(codes=codes, items=items, raters=order, groups=grp, clusters=clu, warnings=warnings)
+    config = _Config(field=field, categories=category_list, data_level=data_level, alpha_levels=alpha_levels,
+                     ordered=ordered, scores=scores, source=source)
+    return prepared, config
+
+
+# --------------------------------------------------------------------------- the vectorised bootstrap
+
+
+def bootstrap_sums(units: np.ndarray, n_boot: int, rng: np.random.Generator,
+                   multiplicity: np.ndarray | None = None, progress: bool = False,
+                   max_cells: int = 20_000_000) -> np.ndarray:
+    """Column sums of ``units`` over ``n_boot`` bootstrap resamples of its rows.
+
+    ``units`` is (resampling units) x (features): one row per item, or per
+    cluster of items, holding that unit's additive contribution to every
+    statistic.  ``multiplicity[i]`` says how many identical units row ``i``
+    stands for (default: identical rows are pooled here).  Drawing ``m`` units
+    with replacement and tallying them is a multinomial draw over the distinct
+    rows with probabilities ``multiplicity / m`` -- the same distribution as a
+    resampled index matrix fed to ``bincount`` -- so all resamples cost one
+    ``(B x P) @ (P x d)`` product.  Returns ``(n_boot, d)``.
+    """
+    units = np.asarray(units, dtype=float)
+    if multiplicity is None:
+        units, multiplicity = np.unique(units, axis=0, return_counts=True)
+    multiplicity = np.asarray(multiplicity, dtype=float)
+    m = int(round(multiplicity.sum()))
+    P, d = units.shape
+    out = np.empty((n_boot, d))
+    if n_boot == 0 or d == 0:
+        return out
+    p = multiplicity / multiplicity.sum()
+    chunk = max(1, min(n_boot, max_cells // max(P, 1)))
+    starts = range(0, n_boot, chunk)
+    if progress and len(starts) > 1:
+        from tqdm import tqdm
+
+        starts = tqdm(starts, desc="bootstrap", unit="chunk", leave=False)
+    for s in starts:
+        e = min(n_boot, s + chunk)
+        out[s:e] = rng.multinomial(m, p, size=e - s).astype(float) @ units
+    return out
+
+
+def _percentile(vals: np.ndarray, low: float, high: float):
+    """-> (se, ci_low, ci_high, share undefined) over axis 0 of (B,) or (B, k) values."""
+    vals = np.asarray(vals, dtype=float)
+    if vals.ndim == 1:
+        vals = vals[:, None]
+    finite = np.isfinite(vals)
+    share_nan = 1.0 - finite.mean(axis=0)
+    se = np.full(vals.shape[1], np.nan)
+    lo = np.full(vals.shape[1], np.nan)
+    hi = np.full(vals.shape[1], np.nan)
+    for j in range(vals.shape[1]):
+        v = vals[finite[:, j], j]
+        if v.size >= 2:
+            se[j] = v.std(ddof=1)
+            lo[j], hi[j] = np.quantile(v, [0.025, 0.975])
+    return se, np.clip(lo, low, high), np.clip(hi, low, high), share_nan
+
+
+# --------------------------------------------------------------------------- multi-rater features
+
+
+def _multi_features(R: np.ndarray, weight_mats: Mapping[str, np.ndarray]):
+    """Additive per-item features of the multi-rater coefficients (Gwet 2014, missing data)."""
+    ri = R.sum(axis=1)
+    one = (ri >= 1).astype(float)
+    two = (ri >= 2).astype(float)
+    den = np.where(ri >= 2, ri * (ri - 1.0), 1.0)
+    pa = {name: np.where(ri >= 2, np.sum(R * (R @ w.T - 1.0), axis=1) / den, 0.0)
+          for name, w in weight_mats.items()}
+    pi = R / np.where(ri > 0, ri, 1.0)[:, None]
+    return one, two, pa, pi
+
+
+def _multi_value(kind: str, w: np.ndarray, pa, two, one, pi):
+    """Batched multi-rater coefficient from summed features (B,), (B,), (B,), (B, k)."""
+    pa_hat = C._div(pa, two)
+    pi_hat = pi / np.where(one == 0, 1.0, one)[:, None]
+    q = w.shape[0]
+    if kind == "percent_agreement":
+        return pa_hat
+    if kind == "fleiss_kappa":
+        pe = np.einsum("bi,ij,bj->b", pi_hat, w, pi_hat)
+    elif kind == "gwet_ac1":
+        pe = w.sum() / (q * (q - 1)) * np.sum(pi_hat * (1.0 - pi_hat), axis=1)
+    elif kind in ("brennan_prediger", "pabak"):
+        pe = np.full_like(pa_hat, w.sum() / q**2)
+    else:  # pragma: no cover
+        raise ValueError(kind)
+    return C._div(pa_hat - pe, 1.0 - pe)
+
+
+# --------------------------------------------------------------------------- the analysis of one stratum
+
+
+def _row(statistic, weights, level, raters, group, n_items, value, se, low=-1.0, high=1.0) -> dict:
+    est = _estimate_dict(value, se, low, high)
+    return {"statistic": statistic, "weights": weights, "level": level, "raters": list(raters), "group": group,
+            "value": est["value"], "se": est["se"], "ci_low": est["ci_low"], "ci_high": est["ci_high"],
+            "ci_method": "asymptotic" if est["ci_low"] is not None else None, "n_items": int(n_items)}
+
+
+def _set_boot(target: dict, se, lo, hi) -> None:
+    """Replace an estimate's SE and CI with bootstrap ones (kept as-is when the value is undefined)."""
+    if target.get("value") is None:
+        return
+    target["se"], target["ci_low"], target["ci_high"] = _num(se), _num(lo), _num(hi)
+    if "ci_method" in target:
+        target["ci_method"] = "bootstrap" if target["ci_low"] is not None else None
+
+
+@dataclass
+class _Boot:
+    """What to bootstrap: a feature block per pattern, and batched statistics on its sums."""
+
+    blocks: list[np.ndarray] = dc_field(default_factory=list)
+    width: int = 0
+    #: (label for warnings, function of the full sums -> (B,) or (B, k), sink(se, lo, hi), low, high)
+    specs: list[tuple[str, Callable[[np.ndarray], np.ndarray], Callable, float, float]] = dc_field(default_factory=list)
+
+    def add(self, block: np.ndarray) -> slice:
+        block = np.asarray(block, dtype=float)
+        block = block.reshape(block.shape[0], -1)
+        s = slice(self.width, self.width + block.shape[1])
+        self.blocks.append(block)
+        self.width += block.shape[1]
+        return s
+
+    def spec(self, label, fn, sink, low=-1.0, high=1.0):
+        self.specs.append((label, fn, sink, low, high))
+
+
+def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | None,
+             clusters: np.ndarray | None, n_boot: int, rng: np.random.Generator | None,
+             progress: bool) -> tuple[list[dict], list[dict], list[dict], list[dict], list[str]]:
+    """All statistics of one stratum: (statistics, per_label, confusion pairs, coincidence, warnings)."""
+    cats = cfg.categories
+    k = len(cats)
+    n_items, n_r = codes.shape
+    tag = f"[{group}] " if group is not None else ""
+    warnings: list[str] = []
+    weight_kinds = ["none"] + (["linear", "quadratic"] if cfg.ordered else [])
+    W = {kind: C.agreement_weights(k, kind) for kind in weight_kinds}
+
+    R = C.rating_counts(codes, k)
+    ri = R.sum(axis=1)
+    n_pairable = int((ri >= 2).sum())
+    if n_pairable == 0:
+        warnings.append(f"{tag}no item has two or more ratings: nothing to compare")
+        return [], [], [], [], warnings
+    if n_pairable < MIN_ITEMS_FOR_CI:
+        warnings.append(f"{tag}only {n_pairable} item(s) with two or more ratings: 95% CIs from fewer than "
+                        f"{MIN_ITEMS_FOR_CI} items are unstable; read them as rough")
+
+    # distinct rating patterns: the bootstrap works on these, not on every item
+    patterns, inverse, pcounts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    Rp = C.rating_counts(patterns, k)
+    boot = _Boot()
+
+    def boot_row(label, cols, fn, row, low=-1.0, high=1.0):
+        if n_boot:
+            boot.spec(label, lambda S: fn(S[:, cols]), lambda se, lo, hi: _set_boot(row, se[0], lo[0], hi[0]), low, high)
+
+    all_rows, pair_rows, alpha_rows = [], [], []
+    pairs_out = []
+
+    def paradox_check(pa_row, kappa_row, names):
+        pa, kap = pa_row["value"], kappa_row["value"]
+        if pa is None or kap is None or not (pa >= PARADOX_MIN_AGREEMENT and kap <= PARADOX_MAX_KAPPA):
+            return
+        share = R.sum(axis=0) / max(R.sum(), 1.0)
+        top = int(np.argmax(share))
+        who = " / ".join(names) if len(names) == 2 else "all raters"
+        warnings.append(f"{tag}kappa paradox ({who}): {pa:.1%} raw agreement but {_NAMES[kappa_row['statistic']]} "
+                        f"{kap:.3f}; {cats[top]!r} makes up {share[top]:.0%} of the ratings (Feinstein & Cicchetti "
+                        f"1990). Report raw and specific agreement, PABAK/AC1 and prevalence beside kappa")
+
+    # ---------------------------------------------------------------- pairs of raters
+    pair_cols: dict[tuple[int, int], tuple[slice, np.ndarray, int]] = {}
+    for a, b in itertools.combinations(range(n_r), 2):
+        names = [raters[a], raters[b]]
+        both = (codes[:, a] >= 0) & (codes[:, b] >= 0)
+        n_ab = int(both.sum())
+        table = np.bincount(codes[both, a] * k + codes[both, b], minlength=k * k).reshape(k, k).astype(float)
+        pairs_out.append({"raters": names, "group": group, "n_items": n_ab, "matrix": table.astype(int).tolist()})
+        pboth = (patterns[:, a] >= 0) & (patterns[:, b] >= 0)
+        onehot = np.zeros((patterns.shape[0], k * k))
+        onehot[np.flatnonzero(pboth), (patterns[pboth, a] * k + patterns[pboth, b])] = 1.0
+        cols = boot.add(onehot) if n_boot else slice(0, 0)
+        pair_cols[(a, b)] = (cols, table, n_ab)
+        if n_ab == 0:
+            warnings.append(f"{tag}raters {names[0]} and {names[1]} rated no item in common")
+            continue
+        if n_ab < n_items:
+            warnings.append(f"{tag}raters {names[0]} and {names[1]} both rated {n_ab} of {n_items} items; "
+                            f"their pairwise statistics use those {n_ab}")
+
+        def table_stat(statistic, wkind, fn, low=-1.0, high=1.0, names=names, cols=cols, table=table, n_ab=n_ab):
+            w = W[wkind] if wkind is not None else None
+            est = fn(table, w) if w is not None else fn(table)
+            row = _row(statistic, wkind or "none", None, names, group, n_ab, est.value, est.se, low, high)
+            boot_row(f"{statistic} ({wkind or 'none'}) {'/'.join(names)}", cols,
+                     lambda S, fn=fn, w=w: np.asarray((fn(S.reshape(-1, k, k), w) if w is not None
+                                                       else fn(S.reshape(-1, k, k))).value), row, low, high)
+            return row
+
+        rows = [table_stat("percent_agreement", None, C.percent_agreement, 0.0, 1.0)]
+        kappas = [table_stat("cohen_kappa", wk, C.cohen_kappa) for wk in weight_kinds]
+        rows += kappas
+        if n_r == 2:
+            rows.append(table_stat("scott_pi", "none", C.scott_pi))
+            rows += [table_stat("gwet_ac1", wk, C.gwet_ac) for wk in weight_kinds]
+            rows.append(table_stat("brennan_prediger", "none", C.brennan_prediger))
+            if k == 2:
+                rows.append(table_stat("pabak", None, C.pabak))
+        for kr in kappas:
+            if kr["value"] is None:
+                warnings.append(f"{tag}Cohen's kappa ({kr['weights']} weights) undefined for {names[0]} / {names[1]}: "
+                                f"chance agreement is 1 (both used one and the same category)")
+        paradox_check(rows[0], kappas[0], names)
+        pair_rows += rows
+
+    # ---------------------------------------------------------------- all raters together
+    if n_r > 2:
+        if n_boot:
+            one, two, pa_i, pi = _multi_features(Rp, W)
+            c_one, c_two, c_pi = boot.add(one), boot.add(two), boot.add(pi)
+            c_pa = {wk: boot.add(pa_i[wk]) for wk in weight_kinds}
+
+        def multi_stat(statistic, wk, fn, low=-1.0, high=1.0):
+            est = fn(R, W[wk])
+            row = _row(statistic, wk, None, raters, group, n_pairable, est.value, est.se, low, high)
+            if n_boot:
+                boot.spec(f"{statistic} ({wk})",
+                          lambda S, s=statistic, w=W[wk], cp=c_pa[wk]:
+                          _multi_value(s, w, S[:, cp][:, 0], S[:, c_two][:, 0], S[:, c_one][:, 0], S[:, c_pi]),
+                          lambda se, lo, hi, row=row: _set_boot(row, se[0], lo[0], hi[0]), low, high)
+            all_rows.append(row)
+            return row
+
+        pa_row = multi_stat("percent_agreement", "none", C.percent_agreement_multi, 0.0, 1.0)
+        fk = multi_stat("fleiss_kappa", "none", C.fleiss_kappa)
+        for wk in weight_kinds:
+            multi_stat("gwet_ac1", wk, C.gwet_ac_multi)
+        multi_stat("brennan_prediger", "none", C.brennan_prediger_multi)
+        if k == 2:
+            multi_stat("pabak", "none", C.brennan_prediger_multi)
+        if fk["value"] is None:
+            warnings.append(f"{tag}Fleiss' kappa undefined: every rating is in one category")
+        paradox_check(pa_row, fk, raters)
+
+    # ---------------------------------------------------------------- Krippendorff's alpha
+    coincidence = C.coincidence_matrix(R)
+    if n_boot:
+        m = Rp.sum(axis=1)
+        scale = np.where(m >= 2, 1.0 / np.where(m >= 2, m - 1.0, 1.0), 0.0)[:, None]
+        co = np.einsum("uc,uk->uck", Rp * scale, Rp) - np.einsum("uc,ck->uck", Rp * scale, np.eye(k))
+        c_co = boot.add(co.reshape(len(Rp), k * k))
+    for level in cfg.alpha_levels:
+        est = C.krippendorff_alpha(R, level, cfg.scores)
+        row = _row("krippendorff_alpha", "none", level, raters, group, n_pairable, est.value, est.se)
+        if row["value"] is None:
+            warnings.append(f"{tag}Krippendorff's alpha ({level}) undefined: the pairable ratings do not vary")
+        boot_row(f"krippendorff_alpha ({level})", c_co if n_boot else slice(0, 0),
+                 lambda S, lv=level: np.asarray(C.krippendorff_alpha_from_coincidence(S.reshape(-1, k, k), lv, cfg.scores)),
+                 row)
+        alpha_rows.append(row)
+
+    stats = (pair_rows + alpha_rows) if n_r == 2 else (all_rows + alpha_rows + pair_rows)
+
+    # ---------------------------------------------------------------- per label (one vs rest)
+    per_label: list[dict] = []
+    counts_by_rater = {raters[j]: np.bincount(codes[codes[:, j] >= 0, j], minlength=k) for j in range(n_r)}
+    if n_r == 2:
+        cols, table, n_ab = pair_cols[(0, 1)]
+        ovr = C.one_vs_rest_tables(table)
+        kap = C.cohen_kappa(ovr)
+        pos, neg = C.specific_agreement(ovr)
+        pab = C.pabak(ovr)
+        pidx, bidx = C.prevalence_index(ovr), C.bias_index(ovr)
+        share = (table.sum(axis=0) + table.sum(axis=1)) / max(2.0 * n_ab, 1.0)
+        ests = {"positive_agreement": (pos, 0.0), "negative_agreement": (neg, 0.0), "kappa": (kap, -1.0),
+                "pabak": (pab, -1.0)}
+    else:
+        share = R[ri >= 2].sum(axis=0) / max(R[ri >= 2].sum(), 1.0)
+        pos, neg = C.specific_agreement_multi(R)
+        kap = C.fleiss_category_kappa(R)
+        bps = [C.brennan_prediger_multi(np.column_stack([ri - R[:, c], R[:, c]])) for c in range(k)]
+        pab = C.Estimate(np.array([b.value for b in bps]), np.array([b.se for b in bps]))
+        ests = {"positive_agreement": (pos, 0.0), "negative_agreement": (neg, 0.0), "kappa": (kap, -1.0),
+                "pabak": (pab, -1.0)}
+        pidx = bidx = [None] * k
+        n_ab = n_pairable
+    for c in range(k):
+        entry = {"label": cats[c], "group": group, "raters": list(raters), "n_items": int(n_ab),
+                 "count_by_rater": {r: int(counts_by_rater[r][c]) for r in raters},
+                 "prevalence": _num(share[c])}
+        for key, (est, low) in ests.items():
+            entry[key] = _estimate_dict(np.asarray(est.value)[c], np.asarray(est.se)[c], low, 1.0)
+        entry["kappa_method"] = "cohen" if n_r == 2 else "fleiss"
+        entry["prevalence_index"] = _num(pidx[c]) if pidx[c] is not None else None
+        entry["bias_index"] = _num(bidx[c]) if bidx[c] is not None else None
+        entry["ci_method"] = "asymptotic" if n_ab else None
+        per_label.append(entry)
+    if n_boot and n_ab:
+        if n_r == 2:
+            def label_fn(S, which, cols=pair_cols[(0, 1)][0]):
+                t = C.one_vs_rest_tables(S[:, cols].reshape(-1, k, k))
+                if which == "kappa":
+                    return np.asarray(C.cohen_kappa(t).value)
+                if which == "pabak":
+                    return np.asarray(C.pabak(t).value)
+                p, q = C.specific_agreement(t)
+                return np.asarray(p.value if which == "positive_agreement" else q.value)
+        else:
+            m2 = (Rp.sum(axis=1) >= 2)[:, None]
+            rip = Rp.sum(axis=1)[:, None]
+            rest = rip - Rp
+            den2 = np.where(m2, rip * (rip - 1.0), 1.0)
+            c_ab = boot.add(np.where(m2, (Rp * (Rp - 1.0) + rest * (rest - 1.0)) / den2, 0.0))
+            c_pn = boot.add(np.where(m2, Rp * (Rp - 1.0), 0.0))
+            c_pd = boot.add(np.where(m2, Rp * (rip - 1.0), 0.0))
+            c_nn = boot.add(np.where(m2, rest * (rest - 1.0), 0.0))
+            c_nd = boot.add(np.where(m2, rest * (rip - 1.0), 0.0))
+            one, two, _, pi = _multi_features(Rp, {})
+            c_one, c_two, c_pi = boot.add(one), boot.add(two), boot.add(pi)
+
+            def label_fn(S, which):
+                if which == "positive_agreement":
+                    return C._div(S[:, c_pn], S[:, c_pd])
+                if which == "negative_agreement":
+                    return C._div(S[:, c_nn], S[:, c_nd])
+                pa = C._div(S[:, c_ab], S[:, c_two])
+                if which == "pabak":
+                    return 2.0 * pa - 1.0
+                p = S[:, c_pi] / np.where(S[:, c_one] == 0, 1.0, S[:, c_one])
+                pe = p**2 + (1.0 - p) ** 2
+                return C._div(pa - pe, 1.0 - pe)
+
+        start = len(per_label) - k
+        for which, low in (("kappa", -1.0), ("pabak", -1.0), ("positive_agreement", 0.0), ("negative_agreement", 0.0)):
+            boot.spec(f"per-label {which}", lambda S, w=which: label_fn(S, w),
+                      lambda se, lo, hi, w=which: [_set_boot(per_label[start + c][w], se[c], lo[c], hi[c]) for c in range(k)],
+                      low, 1.0)
+
+    # ---------------------------------------------------------------- run the bootstrap
+    if n_boot:
+        F = np.hstack(boot.blocks)
+        if clusters is None:
+            S = bootstrap_sums(F, n_boot, rng, pcounts, progress=progress)
+        else:
+            _, cinv = np.unique(np.asarray(clusters).astype(str), return_inverse=True)
+            G = np.zeros((int(cinv.max()) + 1, F.shape[1]))
+            np.add.at(G, cinv.reshape(-1), F[inverse])
+            S = bootstrap_sums(G, n_boot, rng, None, progress=progress)
+        for label, fn, sink, low, high in boot.specs:
+            se, lo, hi, share_nan = _percentile(fn(S), low, high)
+            sink(se, lo, hi)
+            worst = float(np.max(share_nan))
+            if 0.0 < worst < 1.0 and worst >= 0.01:
+                warnings.append(f"{tag}{label}: undefined in {worst:.0%} of bootstrap resamples; "
+                                f"its interval uses the others")
+        for entry in per_label:
+            entry["ci_method"] = "bootstrap" if n_ab else None
+    degenerate = [r for r in stats if r["ci_method"] == "asymptotic" and r["se"] == 0.0]
+    if degenerate:
+        names = sorted({_stat_name(r) for r in degenerate})
+        warnings.append(f"{tag}asymptotic SE is 0 for {', '.join(names)} (a degenerate table, e.g. perfect agreement): "
+                        f"the Wald interval collapses to the point; do not read it as certainty")
+    coinc_out = [{"group": group, "raters": list(raters), "matrix": [[_num(x) for x in row] for row in coincidence]}]
+    return stats, per_label, pairs_out, coinc_out, warnings
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def agreement(ratings: pd.DataFrame, field: str, schema: "Schema | None" = None, *,
+              categories: Sequence[str] | None = None, levels: Sequence[str] | None = None,
+              raters: Sequence[str] | None = None, by: str | None = None,
+              groups: Mapping[str, Any] | None = None, dichotomize: str | None = None,
+              bootstrap: int = 0, seed: int = 1, cluster_col: str | None = None,
+              clusters: Mapping[str, Any] | None = None, source: str | None = None,
+              progress: bool = False) -> dict:
+    """Agreement statistics of one field, in the JSON contract of ``goldboard agree``.
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        Ratings-table shape: ``item_id, rater, field, value`` (``label`` accepted
+        for ``value``; ``field`` optional).  Optional ``_where`` (``"file:line"``) or
+        ``_line`` columns make error messages point at the input row.
+    field : str
+        The field to analyse; ``"<field>:<value>"`` for one value of a multi-select field.
+    schema : Schema, optional
+        Gives the category order (full scale), level and aliases; unknown labels
+        are an error.  Without it categories come from ``categories`` or the data.
+    categories : list of str, optional
+        The full ordered scale, e.g. ``["1", "2", "3", "4", "5"]``.
+    levels : list of str, optional
+        Measurement levels; the first is the data level (ordered levels add
+        weighted kappa and AC2 rows), and alpha is reported at each.  Default:
+        the schema's level (nominal without a schema), plus nominal for ordinal data.
+    raters : list of str, optional
+        Rater order (e.g. ``study.raters``); other raters follow in order of appearance.
+    by, groups : stratify by a per-item column of ``ratings`` or an item -> group mapping.
+    dichotomize : str, optional
+        A category K of an ordered field: analyse ``>= K`` vs ``< K``.
+    bootstrap, seed : int
+        Number of bootstrap resamples (0: asymptotic CIs only) and the RNG seed.
+    cluster_col, clusters : resample clusters (a per-item column, or item -> cluster).
+    source : str, optional
+        The input file name, for error messages.
+    progress : bool
+        Show a progress bar on stderr for long bootstraps.
+
+    Returns
+    -------
+    dict
+        See the module docstring.  ``value`` is ``None`` where a coefficient is
+        undefined (e.g. kappa when both raters used one category).
+    """
+    if bootstrap < 0:
+        raise GoldboardError("--bootstrap: give a number of resamples >= 0")
+    prep, cfg = _prepare(ratings, field, schema, categories, levels, raters, by, groups,
+                         dichotomize, cluster_col, clusters, source)
+    rng = np.random.default_rng(seed) if bootstrap else None
+    if bootstrap and bootstrap < 200:
+        prep.warnings.append(f"only {bootstrap} bootstrap resamples: percentile CIs need about 1,000-2,000 to be stable")
+    strata: list[tuple[str | None, np.ndarray]] = [(None, np.ones(len(prep.items), bool))]
+    if prep.groups is not None:
+        for g in sorted(set(prep.groups), key=_natural_key):
+            strata.append((str(g), prep.groups == g))
+    statistics, per_label, pairs, coinc = [], [], [], []
+    warnings = list(prep.warnings)
+    used = np.zeros(len(cfg.categories), dtype=bool)
+    for group, mask in strata:
+        codes = prep.codes[mask]
+        keep = (codes >= 0).any(axis=0)
+        rs = [r for r, kp in zip(prep.raters, keep) if kp]
+        if group is not None and len(rs) < 2:
+            warnings.append(f"[{group}] fewer than two raters: no agreement statistics for this stratum")
+            continue
+        codes = codes[:, keep]
+        if group is None:
+            used = np.bincount(codes[codes >= 0], minlength=len(cfg.categories)) > 0
+        clu = prep.clusters[mask] if prep.clusters is not None else None
+        s, pl, pr, co, w = _analyse(codes, rs, cfg, group, clu, bootstrap, rng, progress)
+        statistics += s
+        per_label += pl
+        pairs += pr
+        coinc += co
+        warnings += w
+    if bootstrap and prep.clusters is not None:
+        n_clusters = len(set(prep.clusters))
+        if n_clusters < MIN_ITEMS_FOR_CI:
+            warnings.append(f"only {n_clusters} clusters to resample: cluster-bootstrap CIs are unstable")
+    unused = [c for c, u in zip(cfg.categories, used) if not u]
+    if unused:
+        note = " (weights and the ordinal metric still span the full scale)" if cfg.ordered else ""
+        warnings.append(f"categories never used by any rater: {', '.join(unused)}{note}")
+    return {
+        "n_items": int(len(prep.items)),
+        "n_raters": int(len(prep.raters)),
+        "raters": list(prep.raters),
+        "categories": list(cfg.categories),
+        "level": cfg.data_level,
+        "statistics": statistics,
+        "per_label": per_label,
+        "confusion": {"categories": list(cfg.categories), "rows": "first rater of each pair",
+                      "pairs": pairs, "coincidence": coinc},
+        "warnings": warnings,
+    }
+
+
+def agreement_for_study(study, round: int | None = None, fields: Iterable[str] | None = None,
+                        bootstrap: int = 0, seed: int = 1, by: str | None = None) -> dict[str, dict]:
+    """Agreement for every analysable field of a study round: ``{field: contract dict}``.
+
+    ``fields`` defaults to the schema's nominal, ordinal and binary fields plus,
+    for each multi-select field, one binary ``"<field>:<value>"`` entry per value.
+    Fields that fewer than two raters rated are left out.  ``by`` may name a
+    ratings column (``model``) or a unit/case column of ``units.jsonl``
+    (``error_type``, ``specialty``).
+    """
+    schema = study.schema
+    if round is None:
+        round = latest_pulled_round(study)
+    ratings = study.ratings(round)
+    source = str(study.ratings_path(round))
+    ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
+    if fields is None:
+        fields = []
+        for f in schema.fields:
+            if f.kind == "multi":
+                fields += [f"{f.name}:{v}" for v in f.categories]
+            elif f.level is not None:
+                fields.append(f.name)
+    groups = unit_groups(study, by) if by is not None and by not in ratings.columns else None
+    out: dict[str, dict] = {}
+    for name in fields:
+        base = name.partition(":")[0]
+        sub = ratings[ratings["field"] == base]
+        multi = ":" in name
+        raters_with = set(sub["rater"] if multi else sub.loc[sub["value"].map(_cell_text) != "", "rater"])
+        if len(raters_with) < 2:
+            continue
+        out[name] = agreement(ratings, name, schema, raters=study.raters, by=None if groups else by,
+                              groups=groups, bootstrap=bootstrap, seed=seed, source=source)
+    return out
+
+
+def latest_pulled_round(study) -> int:
+    """The latest round that has a ``ratings.csv`` (what ``Study.ratings()`` reads by default)."""
+    pulled = sorted(int(p.parent.name) for p in (study.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit())
+    if not pulled:
+        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+    return pulled[-1]
+
+
+def unit_groups(study, column: str) -> dict[str, str]:
+    """item_id -> value of a unit column (``model``, ``case_id``...) or a case field (``error_type``)."""
+    units = study.units()
+    if units.empty:
+        raise GoldboardError(f"--by {column!r}: not a ratings column and the study has no units.jsonl")
+    if column in units.columns:
+        return {str(i): _cell_text(v) for i, v in zip(units["item_id"], units[column])}
+    if "case" in units.columns:
+        out = {}
+        found = False
+        for i, case in zip(units["item_id"], units["case"]):
+            if isinstance(case, dict) and column in case:
+                found = True
+                out[str(i)] = _cell_text(case[column])
+        if found:
+            return out
+    raise GoldboardError(f"--by {column!r}: no such ratings, unit or case column")
+
+
+# --------------------------------------------------------------------------- rendering
+
+_NAMES = {
+    "percent_agreement": "Percent agreement",
+    "cohen_kappa": "Cohen's kappa",
+    "fleiss_kappa": "Fleiss' kappa",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "gwet_ac1": "Gwet's AC1",
+    "brennan_prediger": "Brennan-Prediger",
+    "scott_pi": "Scott's pi",
+    "pabak": "PABAK",
+}
+_LK_NOTE = ("Band: Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, .41-.60 moderate, "
+            ".61-.80 substantial, .81-1 almost perfect); a label, not a test.")
+
+
+def _stat_name(row: dict) -> str:
+    name = _NAMES.get(row["statistic"], row["statistic"])
+    if row["statistic"] == "gwet_ac1" and row["weights"] != "none":
+        name = "Gwet's AC2"
+    if row["statistic"] == "krippendorff_alpha":
+        return f"{name} ({row['level']})"
+    if row["weights"] not in (None, "none"):
+        return f"{name} ({row['weights']})"
+    return name
+
+
+def _fmt(x, digits=3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(row: dict) -> str:
+    if row.get("ci_low") is None:
+        return "-"
+    return f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
+
+
+def _stat_rows(result: dict) -> tuple[list[str], list[list[str]]]:
+    groups = any(r["group"] is not None for r in result["statistics"])
+    head = ["Statistic", "Raters"] + (["Group"] if groups else []) + ["n", "Value", "95% CI", "SE", "CI method", "Band*"]
+    rows = []
+    for r in result["statistics"]:
+        raters = "all" if len(r["raters"]) > 2 and r["raters"] == result["raters"] else " / ".join(r["raters"])
+        band = "" if r["statistic"] == "percent_agreement" else (landis_koch_band(r["value"]) or "-")
+        rows.append([_stat_name(r), raters] + ([r["group"] or "all"] if groups else []) +
+                    [str(r["n_items"]), _fmt(r["value"]), _ci(r), _fmt(r["se"]), r["ci_method"] or "-", band])
+    return head, rows
+
+
+def _label_rows(result: dict) -> tuple[list[str], list[list[str]]]:
+    groups = any(e["group"] is not None for e in result["per_label"])
+    head = ["Label"] + (["Group"] if groups else []) + ["Prevalence", "Pos. agreement (95% CI)",
+                                                        "Neg. agreement (95% CI)", "Kappa vs rest (95% CI)", "PABAK",
+                                                        "Prev. index", "Bias index"]
+    rows = []
+    for e in result["per_label"]:
+        def est(d):
+            if d is None or d.get("value") is None:
+                return "-"
+            if d.get("ci_low") is None:
+                return f"{d['value']:.3f}"
+            return f"{d['value']:.3f} ({d['ci_low']:.3f} to {d['ci_high']:.3f})"
+        rows.append([e["label"]] + ([e["group"] or "all"] if groups else []) +
+                    [_fmt(e["prevalence"]), est(e["positive_agreement"]), est(e["negative_agreement"]),
+                     est(e["kappa"]), _fmt((e.get("pabak") or {}).get("value")),
+                     _fmt(e["prevalence_index"]), _fmt(e["bias_index"])])
+    return head, rows
+
+
+def _confusion_blocks(result: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    cats = result["confusion"]["categories"]
+    out = []
+    for p in result["confusion"]["pairs"]:
+        a, b = p["raters"]
+        title = f"{a} (rows) x {b} (columns), {p['n_items']} items" + (f", group {p['group']}" if p["group"] else "")
+        head = [f"{a} \\ {b}"] + cats + ["total"]
+        rows = [[c] + [str(v) for v in row] + [str(sum(row))] for c, row in zip(cats, p["matrix"])]
+        cols = [sum(row[j] for row in p["matrix"]) for j in range(len(cats))]
+        rows.append(["total"] + [str(v) for v in cols] + [str(sum(cols))])
+        out.append((title, head, rows))
+    return out
+
+
+def _aligned(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    numeric = [i > 0 and all(re.fullmatch(r"[-\d.]+( to [-\d.]+)?|-", r[i]) for r in rows) for i in range(len(head))]
+
+    def line(cells):
+        return "  ".join(c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+
+
+def _describe(result: dict) -> str:
+    return (f"{result['n_items']} items, {result['n_raters']} raters ({', '.join(result['raters'])}), "
+            f"level {result['level']}, categories: {', '.join(result['categories'])}")
+
+
+def render_table(result: dict, title: str | None = None) -> str:
+    """A terminal-readable rendering: statistics, per-label agreement, confusion matrices."""
+    parts = []
+    if title:
+        parts += [title, "=" * len(title)]
+    parts.append(_describe(result))
+    parts += ["", _aligned(*_stat_rows(result)), "* " + _LK_NOTE]
+    if result["per_label"]:
+        parts += ["", "Per label (one vs rest)", _aligned(*_label_rows(result))]
+    for t, head, rows in _confusion_blocks(result):
+        parts += ["", "Confusion: " + t, _aligned(head, rows)]
+    return "\n".join(parts) + "\n"
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(_md_escape(h) for h in head) + " |",
+           "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(_md_escape(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def render_markdown(result: dict, title: str | None = None) -> str:
+    """GitHub-flavoured markdown tables (statistics, per label, confusion matrices)."""
+    parts = []
+    if title:
+        parts += [f"## {_md_escape(title)}", ""]
+    parts += [_md_escape(_describe(result)), "", _md_table(*_stat_rows(result)), "", "\\* " + _LK_NOTE]
+    if result["per_label"]:
+        parts += ["", "### Per label (one vs rest)", "", _md_table(*_label_rows(result))]
+    for t, head, rows in _confusion_blocks(result):
+        parts += ["", f"### Confusion: {_md_escape(t)}", "", _md_table(head, rows)]
+    return "\n".join(parts) + "\n"
+
+
+CSV_COLUMNS = ["statistic", "weights", "level", "raters", "group", "n_items", "value", "se", "ci_low", "ci_high",
+               "ci_method"]
+
+
+def render_csv(result: dict) -> str:
+    """One CSV row per statistic (raters joined with ``;``); full precision."""
+    import csv
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in result["statistics"]:
+        w.writerow([r["statistic"], r["weights"], r["level"] or "", ";".join(r["raters"]), r["group"] or "",
+                    r["n_items"]] + ["" if r[c] is None else repr(float(r[c])) for c in ("value", "se", "ci_low", "ci_high")]
+                   + [r["ci_method"] or ""])
+    return buf.getvalue()
+
+
+def render_json(result: dict) -> str:
+    """The contract dict as indented JSON (NaN never appears: undefined values are null)."""
+    return json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
