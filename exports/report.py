@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import io
-import json
 import platform
 from importlib import metadata
 from pathlib import Path
@@ -190,14 +189,9 @@ def _gold_release(study, release: str | None) -> tuple[pd.DataFrame | None, dict
     elif versions:
         chosen = versions[-1]
     if chosen is not None:
-        manifest = json.loads((chosen / "manifest.json").read_text(encoding="utf-8"))
-        csvs = list(chosen.glob("gold.csv"))
-        if csvs:
-            gold = pd.read_csv(csvs[0], dtype=str, keep_default_na=False)
-        else:
-            from goldboard.exports.gold import read_gold
+        from goldboard.exports.gold import read_release
 
-            gold = read_gold(chosen)
+        gold, manifest = read_release(chosen)
         return gold, manifest, chosen.name
     return None, None, ""
 

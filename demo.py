@@ -1,0 +1,288 @@
+"""``goldboard demo``: the whole study loop on the embedded Label Studio, from nothing.
+
+Start the embedded server -> create an ``mtb`` study -> synthesise NSCLC cases and model
+outputs -> push them (blinded: one project per rater) -> **simulate** two oncologists
+through the Label Studio API -> pull -> agreement -> flags -> review workbook ->
+**simulate** an adjudicator filling the workbook -> import decisions -> gold v1 -> report.
+
+Every simulated actor is labelled as simulated: rater rationales start with
+``[simulated]``, the adjudicator is ``sim_adjudicator``, the study is marked
+``simulated = true`` and the report carries a banner.
+
+The simulated oncologists (:func:`simulate_oncologists`) follow the seed study's
+finding: their disagreements concentrate at the *sufficiency vs optimization* boundary
+(one says Insufficient Information, the other accepts the therapy), with a few
+Supported/Partially Supported and Partially Supported/Unsupported splits.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from goldboard.cases.ratings import MULTI_SEP
+from goldboard.errors import GoldboardError
+from goldboard.fileio import write_text_atomic
+from goldboard.label_configs.schema import Schema
+
+DEMO_RATERS = ("onc_a", "onc_b")
+DEMO_MODELS = ("model-alpha", "model-beta")
+SIM_ADJUDICATOR = "sim_adjudicator"
+MARKER = ".goldboard-demo"
+
+S, PS, U, II = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
+_ACCEPT = (S, PS)
+
+
+def _reference_label(case: dict, schema: Schema) -> str:
+    f = schema.field("safety_label")
+    raw = case.get("support_label") or S
+    try:
+        return f.normalize(raw)
+    except ValueError:
+        return S
+
+
+def _missing(case: dict, schema: Schema) -> list[str]:
+    allowed = schema.field("missing_info").categories
+    raw = case.get("missing_fields") or case.get("missing_info_flags") or []
+    if isinstance(raw, str):
+        raw = [x.strip() for x in raw.replace(";", ",").split(",") if x.strip()]
+    found = [m for m in allowed if m in raw]
+    return found or ["ecog_status"]
+
+
+def _rationale(label: str, case: dict, missing: list[str]) -> str:
+    therapy = case.get("proposed_therapy") or "the proposed therapy"
+    alt = case.get("genomic_alteration") or "the reported alteration"
+    if label == S:
+        text = f"{therapy} is backed by evidence for {alt}; work-up complete."
+    elif label == PS:
+        text = f"{therapy} is reasonable for {alt}, but ECOG/comorbidity needs oncologist review first."
+    elif label == U:
+        text = f"{therapy} is not supported for {alt} in this clinical context."
+    else:
+        text = f"Cannot judge {therapy}: missing {', '.join(m.replace('_', ' ') for m in missing)}."
+    return "[simulated] " + text
+
+
+def simulate_oncologists(units: pd.DataFrame, schema: Schema, raters: Sequence[str] = DEMO_RATERS,
+                         seed: int = 7) -> pd.DataFrame:
+    """Simulated two-oncologist ratings (ratings-table shape) for ``mtb`` units.
+
+    Rater A tracks the case's reference label closely.  Rater B is stricter about
+    information sufficiency: on accepted therapies (Supported / Partially Supported) she
+    asks for missing information 22% of the time, and she accepts 30% of the therapies
+    that the reference holds Insufficient Information -- the *sufficiency vs optimization*
+    boundary.  A few caveat disagreements (Supported vs Partially Supported, Partially
+    Supported vs Unsupported) complete a realistic picture.  Deterministic in ``seed``.
+    """
+    if schema.name not in ("mtb", "mtb_unsafe"):
+        raise GoldboardError(f"the demo simulates mtb raters only, not {schema.name}")
+    rng = np.random.default_rng(seed)
+    a, b = raters[0], raters[1]
+    rows = []
+    for unit in units.to_dict("records"):
+        case = unit.get("case") if isinstance(unit.get("case"), dict) else {}
+        ref = _reference_label(case, schema)
+        miss = _missing(case, schema)
+        u = rng.random(4)
+        la = ref
+        if u[0] < 0.06:
+            la = {S: PS, PS: S, U: PS, II: PS}.get(ref, ref)
+        lb = ref
+        if ref in _ACCEPT and u[1] < 0.22:
+            lb = II
+        elif ref == II and u[1] < 0.30:
+            lb = PS if u[2] < 0.6 else S
+        elif ref == PS and u[1] < 0.10:
+            lb = U
+        elif ref == S and u[1] < 0.08:
+            lb = PS
+        for rater, label in ((a, la), (b, lb)):
+            values = {"safety_label": label,
+                      "missing_info": MULTI_SEP.join(miss) if label == II else ""}
+            for field, value in values.items():
+                rows.append({"item_id": unit["item_id"], "case_id": unit["case_id"],
+                             "output_id": unit.get("output_id", ""), "model": unit.get("model", ""),
+                             "rater": rater, "field": field, "value": value,
+                             "rationale": _rationale(label, case, miss),
+                             "lead_time": round(float(40 + 80 * u[3]), 1)})
+    return pd.DataFrame(rows)
+
+
+def simulate_adjudicator(sheet_in: Path, sheet_out: Path, units: pd.DataFrame, schema: Schema,
+                         leave_open: int = 1) -> int:
+    """Fill a review workbook as a (simulated) adjudicator would, with openpyxl.
+
+    Decision = the case's reference label, with a reason; the last ``leave_open``
+    rows are left ``unresolved`` to show how open items flow into gold.  Returns
+    the number of decisions written.
+    """
+    import openpyxl
+
+    from goldboard.adjudicate.decisions import HEADERS, SHEET_DISAGREEMENTS, UNRESOLVED
+
+    cases = {str(u["item_id"]): (u.get("case") if isinstance(u.get("case"), dict) else {})
+             for u in units.to_dict("records")}
+    wb = openpyxl.load_workbook(sheet_in)
+    ws = wb[SHEET_DISAGREEMENTS]
+    header = {str(c.value): c.column for c in ws[1] if c.value is not None}
+    col = {k: header[v] for k, v in HEADERS.items() if v in header}
+    rows = [r for r in range(2, ws.max_row + 1) if ws.cell(r, col["item_id"]).value]
+    written = 0
+    for i, r in enumerate(rows):
+        item = str(ws.cell(r, col["item_id"]).value)
+        field = str(ws.cell(r, col["field"]).value)
+        if i >= len(rows) - leave_open:
+            ws.cell(r, col["decision"]).value = UNRESOLVED
+            ws.cell(r, col["reason"]).value = "[simulated] Needs the molecular tumor board's full discussion."
+        else:
+            case = cases.get(item, {})
+            if field == "safety_label":
+                decision = _reference_label(case, schema)
+            elif field.startswith("missing_info"):
+                continue
+            else:
+                continue
+            ws.cell(r, col["decision"]).value = decision
+            ws.cell(r, col["reason"]).value = f"[simulated] Consensus after review: {decision}."
+        ws.cell(r, col["adjudicator"]).value = SIM_ADJUDICATOR
+        written += 1
+    wb.save(sheet_out)
+    return written
+
+
+def _step(echo: Callable[[str], None], n: int, total: int, text: str) -> float:
+    echo(f"[{n}/{total}] {text}")
+    return time.monotonic()
+
+
+def run_demo(directory: str | Path = "goldboard-demo", *, port: int = 0, keep_server: bool = False,
+             n_cases: int = 30, models: Sequence[str] = DEMO_MODELS, seed: int = 7,
+             echo: Callable[[str], None] = print, progress: bool = True) -> dict:
+    """Run the whole loop; returns the output paths.  See the module docstring."""
+    from goldboard.adjudicate.decisions import import_study_sheet
+    from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
+    from goldboard.analysis.agreement import agreement_for_study, render_markdown
+    from goldboard.annotate.client import connect
+    from goldboard.annotate.pull import pull
+    from goldboard.annotate.push import push
+    from goldboard.annotate.server import DEFAULT_PORT, EmbeddedServer, free_port, port_is_free
+    from goldboard.annotate.simulate import post_ratings
+    from goldboard.cases.synth import synthesize, write_records
+    from goldboard.exports.gold import export_gold
+    from goldboard.exports.report import write_report
+    from goldboard.exports.workbook import write_study_workbook
+    from goldboard.fileio import write_csv_atomic
+    from goldboard.study import Study
+
+    t0 = time.monotonic()
+    root = Path(directory)
+    if root.exists() and any(root.iterdir()) and not (root / MARKER).exists():
+        raise GoldboardError(f"{root}: exists and is not a goldboard demo folder; pass another --dir")
+    # a previous demo: keep its migrated server data (warm start), replace the study
+    for sub in ("study", "inputs", "outputs"):
+        shutil.rmtree(root / sub, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(root / MARKER, "goldboard demo folder: safe to delete\n")
+    total = 11
+    if not port:
+        port = DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
+    server_dir = root / "server"
+
+    _step(echo, 1, total, f"Starting the embedded Label Studio on 127.0.0.1:{port} "
+                          f"({'warm start' if (server_dir / 'credentials.toml').exists() else 'first start: database migration, ~30-60 s'})")
+    server = EmbeddedServer(server_dir, port=port, raters=list(DEMO_RATERS))
+    server.start(detach=keep_server)
+    try:
+        _step(echo, 2, total, f"Creating an mtb study with raters {', '.join(DEMO_RATERS)} (simulated)")
+        study = Study.init(root / "study", "mtb", list(DEMO_RATERS), url=server.url, name="goldboard demo (simulated)")
+        study.data_dir = str(server_dir.resolve())
+        study.extra["simulated"] = True
+        study.save()
+        token = server.credentials.admin.token
+        client = connect(study, token=token)
+
+        _step(echo, 3, total, f"Synthesising {n_cases} NSCLC cases x {len(models)} model outputs (seed {seed})")
+        cases, outputs = synthesize("mtb", n_cases, seed=seed, models=list(models))
+        inputs = root / "inputs"
+        write_records(cases, inputs / "cases.jsonl")
+        write_records(outputs, inputs / "outputs.jsonl")
+
+        _step(echo, 4, total, "Pushing to Label Studio, blinded: one project per rater")
+        pres = push(study, inputs / "cases.jsonl", inputs / "outputs.jsonl", client=client, progress=progress)
+        study = Study.open(study.path)
+
+        _step(echo, 5, total, "Simulating two oncologists annotating through the Label Studio API")
+        sim = simulate_oncologists(study.units(), study.schema, DEMO_RATERS, seed=seed)
+        tokens = {r: server.credentials.token_for(r) for r in DEMO_RATERS}
+        post_ratings(study, sim, client=client, tokens=tokens, progress=progress)
+
+        _step(echo, 6, total, "Pulling annotations into the tidy ratings table")
+        pull(study, client=client, progress=progress)
+        ratings = study.ratings()
+
+        out = root / "outputs"
+        _step(echo, 7, total, "Computing agreement (kappa, alpha, AC1, ... with 95% CIs)")
+        results = agreement_for_study(study)
+        write_text_atomic(out / "agreement.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+        md = "\n\n".join(render_markdown(res, title=name) for name, res in results.items())
+        write_text_atomic(out / "agreement.md", md)
+
+        _step(echo, 8, total, "Flagging disagreements (named boundaries first)")
+        flags = flag_disagreements(ratings, study.schema, study.raters)
+        write_csv_atomic(flags_for_output(flags), out / "flags.csv")
+        for line in summary_lines(summarize_flags(flags, study.schema)):
+            echo(f"      {line}")
+
+        _step(echo, 9, total, "Writing the review-meeting workbook; a simulated adjudicator fills it in")
+        sheet = out / "review.xlsx"
+        write_study_workbook(study, sheet)
+        filled = out / "review-filled-by-sim_adjudicator.xlsx"
+        simulate_adjudicator(sheet, filled, study.units(), study.schema)
+        imp = import_study_sheet(study, filled, adjudicator=SIM_ADJUDICATOR, independent=True)
+
+        _step(echo, 10, total, "Exporting gold labels v1")
+        rel = export_gold(study)
+
+        _step(echo, 11, total, "Writing the agreement report")
+        report = write_report(study, out / "report.html")
+        write_report(study, out / "report.md", fmt="markdown")
+    finally:
+        if not keep_server:
+            server.stop()
+
+    paths = {
+        "study": study.path, "cases": inputs / "cases.jsonl", "outputs": inputs / "outputs.jsonl",
+        "ratings": study.ratings_path(study.round().number), "agreement": out / "agreement.json",
+        "flags": out / "flags.csv", "review_sheet": sheet, "review_filled": filled,
+        "decisions": study.decisions_path, "gold": getattr(rel, "path", study.gold_dir),
+        "report": report, "report_md": out / "report.md",
+    }
+    echo("")
+    echo(f"Done in {time.monotonic() - t0:.0f} s. All raters and the adjudicator were SIMULATED.")
+    for k, v in paths.items():
+        echo(f"  {k:<14} {v}")
+    primary = results.get(study.schema.primary_field.name)
+    if primary:
+        for s in primary["statistics"]:
+            if s["statistic"] == "cohen_kappa" and s["group"] is None and s["weights"] == "none":
+                echo(f"  Cohen's kappa, safety label: {s['value']:.3f} (95% CI {s['ci_low']:.3f} to {s['ci_high']:.3f}), "
+                     f"{s['n_items']} items")
+    echo(f"  adjudication: {len(imp.appended)} decisions logged by {SIM_ADJUDICATOR} (simulated); gold {rel.version}")
+    if keep_server:
+        echo("")
+        echo(f"Label Studio is still running at {server.url} (data: {server_dir}).")
+        echo(f"  Log in with the accounts in {server_dir / 'credentials.toml'} (readable only by you).")
+        echo(f"  Stop it with: goldboard server stop --data-dir {server_dir}")
+    echo("")
+    echo("Next, with real raters: see README.md, 'A real two-oncologist study' "
+         "(goldboard study init -> push -> pull -> agree -> flag -> adjudicate -> gold export -> report).")
+    return {"paths": paths, "results": results, "push": pres}
