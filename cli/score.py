@@ -7,8 +7,6 @@ tables with :func:`goldboard.fileio.read_table`, call
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,37 +17,30 @@ from goldboard.analysis import scoring
 from goldboard.analysis.scoring_inputs import KEY_COL_CANDIDATES, is_release_table
 from goldboard.analysis.scoring_render import render
 from goldboard.errors import GoldboardError
+from goldboard.exports.gold import list_releases, read_manifest, read_release, release_path
 from goldboard.fileio import read_table, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema, schema_from_dict
 from goldboard.study import STUDY_FILE, Study
 
-GOLD_FILE_NAMES = ("gold.csv", "gold.jsonl", "gold.json", "gold.xlsx")
-_RELEASE_RE = re.compile(r"^v(\d+)$")
 _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown": "markdown", ".txt": "table"}
 
 
 @dataclass
 class GoldSource:
-    path: Path
+    path: Path  # the gold file (or reference file)
+    table: pd.DataFrame
     release: str | None = None
     manifest: dict | None = None
     study: Study | None = None
 
 
-def latest_release(gold_dir: Path) -> Path:
-    """The highest ``vN`` folder under a study's ``gold/``."""
-    found = sorted(((int(m.group(1)), p) for p in gold_dir.glob("v*")
-                    if p.is_dir() and (m := _RELEASE_RE.match(p.name))), key=lambda x: x[0])
-    if not found:
-        raise GoldboardError(f"{gold_dir}: no gold releases yet (run `goldboard gold export`)")
-    return found[-1][1]
-
-
-def _release_file(d: Path) -> Path:
-    for name in GOLD_FILE_NAMES:
-        if (d / name).exists():
-            return d / name
-    raise GoldboardError(f"{d}: no gold file ({', '.join(GOLD_FILE_NAMES)})")
+def _read_release_dir(d: Path, study: Study | None) -> GoldSource:
+    """A release folder through :func:`goldboard.exports.gold.read_release` (all formats);
+    ``_line`` = the row's line in the file (CSV/XLSX: header is line 1)."""
+    table, manifest = read_release(d)
+    fmt = manifest.get("format", "csv")
+    table["_line"] = range(2, len(table) + 2) if fmt in ("csv", "xlsx") else range(1, len(table) + 1)
+    return GoldSource(d / f"gold.{fmt}", table, d.name, manifest, study)
 
 
 def _study_of(release_dir: Path) -> Study | None:
@@ -60,8 +51,8 @@ def _study_of(release_dir: Path) -> Study | None:
 
 
 def resolve_gold(gold: str | None, study: str | None, release: str | None) -> GoldSource:
-    """Find the gold file from ``--gold`` (release dir, gold file, study dir or reference
-    file) or ``--study`` [``--release vN``] (default: the latest release)."""
+    """Find and read the gold labels from ``--gold`` (release folder, its gold file, a study
+    folder, or a plain reference file) or ``--study`` [``--release vN``] (default: latest)."""
     if gold and study:
         raise GoldboardError("--gold and --study: give one of them")
     if not gold and not study:
@@ -69,33 +60,28 @@ def resolve_gold(gold: str | None, study: str | None, release: str | None) -> Go
     if study or (gold and (Path(gold) / STUDY_FILE).exists()):
         st = Study.open(study or gold)
         if release:
-            rel = st.gold_dir / (release if release.startswith("v") else f"v{release}")
-            if not rel.is_dir():
-                raise GoldboardError(f"{rel}: no such gold release")
+            rel = release_path(st.gold_dir, release)
         else:
-            rel = latest_release(st.gold_dir)
-        return GoldSource(_release_file(rel), rel.name, _manifest(rel), st)
+            found = list_releases(st.gold_dir)
+            if not found:
+                raise GoldboardError(f"{st.gold_dir}: no gold releases yet (run `goldboard gold export`)")
+            rel = found[-1][1]
+        return _read_release_dir(rel, st)
     if release:
         raise GoldboardError("--release: only with --study (or give the release folder to --gold)")
     p = Path(gold)
     if not p.exists():
         raise GoldboardError(f"{p}: not found")
     if p.is_dir():
-        return GoldSource(_release_file(p), p.name, _manifest(p), _study_of(p))
+        if not (p / "manifest.json").exists():
+            raise GoldboardError(f"{p}: not a gold release folder (no manifest.json) nor a study folder")
+        return _read_release_dir(p, _study_of(p))
     if (p.parent / "manifest.json").exists():
-        return GoldSource(p, p.parent.name, _manifest(p.parent), _study_of(p.parent))
-    return GoldSource(p)
-
-
-def _manifest(d: Path) -> dict | None:
-    f = d / "manifest.json"
-    if not f.exists():
-        return None
-    try:
-        data = json.loads(f.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise GoldboardError(f"{f}: invalid JSON: {exc}") from None
-    return data if isinstance(data, dict) else None
+        manifest = read_manifest(p.parent)
+        if p.name == f"gold.{manifest.get('format', 'csv')}":
+            return _read_release_dir(p.parent, _study_of(p.parent))
+        return GoldSource(p, read_table(p), p.parent.name, manifest, _study_of(p.parent))
+    return GoldSource(p, read_table(p))
 
 
 def resolve_schema(option: str | None, src: GoldSource, plain: bool) -> Schema:
@@ -220,7 +206,7 @@ def run_score(*, gold=None, study=None, release=None, predictions=None, schema_o
     """Everything ``goldboard score`` does except printing; returns the result dict
     (also what ``goldboard report`` can call when predictions are given)."""
     src = resolve_gold(gold, study, release)
-    gold_df = read_table(src.path)
+    gold_df = src.table
     plain = not is_release_table(gold_df)
     schema = resolve_schema(schema_opt, src, plain)
     gold_source = str(src.path)

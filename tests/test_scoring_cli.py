@@ -174,3 +174,41 @@ def test_radsafe_errors(tmp_path):
     conf.write_text(answers.read_text().replace("Q1,B,0.9", "Q1,B,high"))
     assert_clean_error(invoke("--study", study, "--predictions", conf, "--key", DATA / "radsafe_key.csv"),
                        "conf.csv:2: confidence: 'high' is not a number")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "json", "xlsx"])
+def test_scores_a_real_gold_export_in_every_release_format(tmp_path, fmt):
+    """End to end with the gold release writer (goldboard.exports.gold): two oncologists'
+    ratings -> resolved gold (one unanimous disagreement left unresolved) -> release vN in
+    each format -> `goldboard score --study`."""
+    import pandas as pd
+
+    from goldboard.adjudicate.gold import resolve_gold
+    from goldboard.cases.ratings import RATINGS_COLUMNS
+    from goldboard.exports.gold import write_gold_release
+    from goldboard.label_configs.schema import load_schema
+    from goldboard.study import Study
+
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"])
+    gold_vals = {"C1": ("Supported", "Supported"), "C2": ("Unsupported", "Unsupported"),
+                 "C3": ("Partially Supported", "Partially Supported"), "C4": ("Supported", "Insufficient Information"),
+                 "C5": ("Insufficient Information", "Insufficient Information")}
+    rows = []
+    for case, vals in gold_vals.items():
+        for rater, v in zip(["onc_a", "onc_b"], vals):
+            rows.append({**{c: "" for c in RATINGS_COLUMNS}, "round": 1, "item_id": case, "case_id": case,
+                         "rater": rater, "field": "safety_label", "value": v})
+    schema = load_schema("mtb")
+    gold = resolve_gold(pd.DataFrame(rows), schema, raters=["onc_a", "onc_b"])
+    write_gold_release(gold, st.gold_dir, fmt, manifest={"schema": {"name": "mtb", "version": schema.version}})
+    preds = tmp_path / "preds.csv"
+    preds.write_text("case_id,model,predicted_label\nC1,m,Supported\nC2,m,Unsupported\nC3,m,Unsupported\n"
+                     "C4,m,Supported\nC5,m,Insufficient Info\n")
+    res = invoke("--study", st.path, "--predictions", preds, "--format", "json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    g = data["groups"][0]
+    assert data["gold"]["release"] == "v1" and data["gold"]["unresolved_excluded"] == 1
+    assert data["predictions"]["skipped_unresolved"] == 1  # C4 has no gold
+    assert g["n"] == 4 and g["accuracy"]["estimate"] == pytest.approx(3 / 4)
+    assert g["over_refusal"]["count"] == 1 and g["over_refusal"]["n"] == 1
