@@ -64,6 +64,7 @@ OPENMTB_KEYS = {"patient_summary", "genomic_alteration", "proposed_therapy", "pr
 OPENMTB_ERROR_TYPES = {"none", "wrong_drug", "wrong_context", "missing_critical_information",
                        "hallucinated_variant", "unsafe_overconfidence"}
 OPENMTB_CASE_TYPES = {"clean", "adversarial"}
+_OPTION_COLUMN_RE = re.compile(r"^option_([A-Za-z])$")
 FORMAT_SCHEMAS = {"openmtb": ("mtb", "mtb_unsafe"), "medfail": ("medfail",), "radsafe": ("radsafe",)}
 
 
@@ -298,7 +299,7 @@ class _Loader:
                                                 f"({', '.join(letters)})")
             opts = {letters[i]: _text(v) for i, v in enumerate(raw[:len(letters)]) if not _blank(v)}
         for k, v in d.items():
-            m = re.match(r"^option_([A-Za-z])$", k)
+            m = _OPTION_COLUMN_RE.match(k)
             if m and not _blank(v):
                 opts.setdefault(m.group(1).upper(), _text(v))
         if self.options and opts:

@@ -63,6 +63,9 @@ def synth_cmd(schema: str, n: int, seed: int, out: str, outputs_out: str | None,
             raise GoldboardError("--models: give at least one model name")
         if len(set(model_list)) != len(model_list):
             raise GoldboardError("--models: model names must be unique")
+    for path, opt in ((out, "--out"), (outputs_out, "--outputs-out")):
+        if path is not None and not path.lower().endswith((".jsonl", ".ndjson", ".json")):
+            raise GoldboardError(f"{opt}: {path}: write synthetic records as .jsonl or .json")
     cases, outputs = synthesize(schema, n, seed=seed, models=model_list, with_outputs=outputs_out is not None)
     write_records(cases, out)
     msg = f"Wrote {len(cases)} synthetic {schema} cases to {out}"
