@@ -156,6 +156,23 @@ def _cell_text(raw: Any) -> str:
     return str(raw).strip()
 
 
+def _texts(series: pd.Series) -> pd.Series:
+    """:func:`_cell_text` of every cell, computed once per distinct value (fast on big tables)."""
+    if pd.api.types.is_string_dtype(series.dtype) or pd.api.types.is_string_dtype(series):
+        return pd.Series(series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object),
+                         index=series.index, dtype=object)
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    table = np.array([_cell_text(u) for u in uniques] + [""], dtype=object)
+    return pd.Series(table[codes], index=series.index, dtype=object)
+
+
+def _map_distinct(series: pd.Series, fn) -> pd.Series:
+    """``series.map(fn)`` evaluated once per distinct value."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=False)
+    table = np.array([fn(u) for u in uniques], dtype=object)
+    return pd.Series(table[codes], index=series.index, dtype=object)
+
+
 def _natural_key(s: str):
     try:
         return (0, float(s), s)
@@ -290,7 +307,7 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
     df = ratings
     if "field" in df.columns:
         base = field.partition(":")[0] if sub is not None else field
-        df = df[df["field"].map(_cell_text) == base]
+        df = df[(_texts(df["field"]) == base).to_numpy()]
     if df.empty:
         raise GoldboardError(f"{prefix}no ratings for field {field}")
 
@@ -310,7 +327,7 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
     norm = _normalizer(f, sub, cats, field)
     multi = f is not None and sub is not None
 
-    values = df[value_col].map(_cell_text)
+    values = _texts(df[value_col])
     # an empty multi-select ("") is a rating: nothing selected
     missing = (values == "") if not multi else pd.Series(False, index=values.index)
     n_missing = int(missing.sum())
@@ -323,7 +340,7 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
             pos = np.flatnonzero(((values == raw) & ~missing).to_numpy())[0]
             row = df.iloc[pos].to_dict()
             raise GoldboardError(f"{_where(row, source)}: field {field}: {exc}") from None
-    labels = values.map(lambda v: canon_of.get(v, ""))
+    labels = _map_distinct(values, lambda v: canon_of.get(v, ""))
     if n_missing:
         warnings.append(f"{n_missing} rating(s) of field {field} dropped as missing (empty value)")
 
@@ -381,7 +398,7 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
             raise GoldboardError(f"--dichotomize {k_raw}: the lowest category leaves nothing below it")
         lo_label, hi_label = f"<{thr}", f">={thr}"
         pos = {c: i for i, c in enumerate(category_list)}
-        labels = labels.map(lambda v: "" if v == "" else (hi_label if pos[v] >= cut else lo_label))
+        labels = _map_distinct(labels, lambda v: "" if v == "" else (hi_label if pos[v] >= cut else lo_label))
         category_list = [lo_label, hi_label]
         data_level, alpha_levels, ordered, scores = "nominal", ["nominal"], False, None
 
@@ -391,8 +408,8 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
 
     # items x raters ------------------------------------------------------------------------
     work = pd.DataFrame({
-        "item_id": df["item_id"].map(_cell_text).to_numpy(),
-        "rater": df["rater"].map(_cell_text).to_numpy(),
+        "item_id": _texts(df["item_id"]).to_numpy(),
+        "rater": _texts(df["rater"]).to_numpy(),
         "label": labels.to_numpy(),
     })
     if (work["item_id"] == "").any() or (work["rater"] == "").any():
@@ -416,7 +433,7 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
         warnings.append(f"{n_dup} duplicate rating(s) with the same value counted once")
         rated = rated.drop_duplicates(["item_id", "rater"])
 
-    present = list(dict.fromkeys(work["rater"]))
+    present = pd.unique(work["rater"].to_numpy(dtype=object)).tolist()
     with_ratings = set(rated["rater"])
     order = [r for r in (raters or []) if r in with_ratings] + [r for r in present if r in with_ratings and r not in set(raters or [])]
     dropped_raters = [r for r in present if r not in with_ratings]
@@ -426,19 +443,17 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
         who = order[0] if order else "nobody"
         raise GoldboardError(f"{prefix}field {field}: only one rater ({who}) rated it; agreement needs at least two raters")
 
-    items = list(dict.fromkeys(work["item_id"]))
-    item_pos = {it: i for i, it in enumerate(items)}
-    rater_pos = {r: j for j, r in enumerate(order)}
-    cat_pos = {c: i for i, c in enumerate(category_list)}
+    items = pd.unique(work["item_id"].to_numpy(dtype=object)).tolist()
+    item_index = pd.Index(items)
     codes = np.full((len(items), len(order)), _MISSING, dtype=np.int64)
-    codes[rated["item_id"].map(item_pos).to_numpy(), rated["rater"].map(rater_pos).to_numpy()] = \
-        rated["label"].map(cat_pos).to_numpy()
+    codes[item_index.get_indexer(rated["item_id"]), pd.Index(order).get_indexer(rated["rater"])] = \
+        pd.Index(category_list).get_indexer(rated["label"])
     # items where every rating was missing stay out of the analysis
     keep = (codes >= 0).any(axis=1)
     if not keep.all():
         warnings.append(f"{int((~keep).sum())} item(s) have no non-missing rating of {field} and are left out")
     codes = codes[keep]
-    items = [it for it, k in zip(items, keep) if k]
+    items = np.asarray(items, dtype=object)[keep].tolist()
 
     def per_item(col: str | None, mapping, what: str) -> np.ndarray | None:
         if mapping is not None:
@@ -448,7 +463,7 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
             return None
         if col not in df.columns:
             raise GoldboardError(f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})")
-        sub_df = pd.DataFrame({"item_id": work["item_id"], "v": df[col].map(_cell_text).to_numpy()})
+        sub_df = pd.DataFrame({"item_id": work["item_id"], "v": _texts(df[col]).to_numpy()})
         n_distinct = sub_df.groupby("item_id")["v"].nunique()
         if (n_distinct > 1).any():
             bad = n_distinct[n_distinct > 1].index[0]
@@ -973,7 +988,7 @@ def agreement_for_study(study, round: int | None = None, fields: Iterable[str] |
         base = name.partition(":")[0]
         sub = ratings[ratings["field"] == base]
         multi = ":" in name
-        raters_with = set(sub["rater"] if multi else sub.loc[sub["value"].map(_cell_text) != "", "rater"])
+        raters_with = set(sub["rater"] if multi else sub.loc[(_texts(sub["value"]) != "").to_numpy(), "rater"])
         if len(raters_with) < 2:
             continue
         out[name] = agreement(ratings, name, schema, raters=study.raters, by=None if groups else by,
