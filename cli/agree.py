@@ -143,7 +143,7 @@ def _ls_value(value: Any) -> str:
     return str(value).strip()
 
 
-def read_label_studio_export(path: str | Path, field: str) -> pd.DataFrame:
+def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.DataFrame:
     """Label Studio JSON export (full ``JSON`` or ``JSON_MIN``) -> ratings-shaped DataFrame.
 
     Full export: a list of tasks; each annotation's ``result`` items whose
@@ -152,7 +152,13 @@ def read_label_studio_export(path: str | Path, field: str) -> pd.DataFrame:
     count as missing.  JSON_MIN: one row per annotation with ``annotator`` and the
     field's value under its ``from_name``.  The item is the task's
     ``data.item_id`` (else ``output_id``, ``case_id``, the task id), so exports
-    of one project per rater line up.  A multi-choice answer is joined with ``|``.
+    of one project per rater line up.
+
+    With a ``schema`` each annotation is read exactly as ``goldboard pull`` reads it
+    (:func:`goldboard.annotate.pull.parse_result`): an unticked binary box is the
+    absent value, an empty multi-select is ``""``, a field hidden by ``shown_when``
+    is missing; a value the schema does not know is a one-line error naming the
+    task and annotation.  Without a schema, multi-choice answers are joined with ``|``.
     """
     path = Path(path)
     if not path.exists():
@@ -173,45 +179,76 @@ def read_label_studio_export(path: str | Path, field: str) -> pd.DataFrame:
         raise GoldboardError(f"{path}: not a Label Studio JSON export (expected a list of tasks)")
     if not data:
         raise GoldboardError(f"{path}: the export has no tasks")
+    base = field.partition(":")[0]
+    sch_field = None
+    if schema is not None:
+        try:
+            sch_field = schema.field(base)
+        except KeyError:
+            raise GoldboardError(f"--field {base!r}: not a field of schema {schema.name} "
+                                 f"(fields: {', '.join(schema.field_names)})") from None
+    full = any("annotations" in t for t in data)
+    if not full and not any("annotator" in t for t in data):
+        raise GoldboardError(f"{path}: not a Label Studio JSON export: no task has 'annotations' (full JSON) "
+                             f"and no row has 'annotator' (JSON_MIN)")
+    if not full and schema is not None:
+        from goldboard.annotate.pull import tasks_from_json_min
+
+        json_min_where = {}
+        for i, rec in enumerate(data, start=1):
+            json_min_where[(rec.get("id"), rec.get("annotation_id"))] = f"{path}: record {i}"
+        data, full = tasks_from_json_min(data, schema), True
+    else:
+        json_min_where = None
     rows: list[dict] = []
-    if any("annotations" in t for t in data):
+    if full:
+        if schema is not None:
+            from goldboard.annotate.pull import parse_result
         for i, task in enumerate(data, start=1):
             tid = task.get("id", i)
             tdata = task.get("data") or {}
-            item = _ls_item(tdata if isinstance(tdata, dict) else {}, tid)
+            tdata = tdata if isinstance(tdata, dict) else {}
+            item = _ls_item(tdata, tid)
             anns = task.get("annotations") or []
             if not isinstance(anns, list):
                 raise GoldboardError(f"{path}: task {tid}: 'annotations' is not a list")
             for ann in anns:
-                where = f"{path}: task {tid}, annotation {ann.get('id', '?')}"
+                if not isinstance(ann, dict):
+                    raise GoldboardError(f"{path}: task {tid}: an annotation is not an object")
+                where = (json_min_where or {}).get((tid, ann.get("id"))) or \
+                    f"{path}: task {tid}, annotation {ann.get('id', '?')}"
                 rater = _ls_user(ann.get("completed_by"), where)
-                values = []
+                value = ""
                 if not ann.get("was_cancelled"):
-                    for res in ann.get("result") or []:
-                        if isinstance(res, dict) and res.get("from_name") == field:
-                            v = _ls_value(res.get("value"))
-                            if v:
-                                values.append(v)
-                row = {"item_id": item, "rater": rater, "field": field, "value": "|".join(values), "_where": where,
+                    result = ann.get("result") or []
+                    if schema is not None:
+                        values, problems = parse_result(result, schema) if result else ({}, [])
+                        mine = [p for p in problems if p.startswith(f"{base}:")]
+                        if mine:
+                            raise GoldboardError(f"{where}: field {mine[0]}")
+                        value = values.get(base, "")
+                    else:
+                        parts = [_ls_value(res.get("value")) for res in result
+                                 if isinstance(res, dict) and res.get("from_name") == base]
+                        value = "|".join(p for p in parts if p)
+                row = {"item_id": item, "rater": rater, "field": base, "value": value, "_where": where,
                        "task_id": str(tid), "annotation_id": str(ann.get("id", ""))}
                 for key in ("case_id", "output_id", "model"):
-                    if isinstance(tdata, dict) and key in tdata:
+                    if key in tdata:
                         row[key] = tdata[key]
                 rows.append(row)
-    elif any("annotator" in t for t in data):
+    else:
         for i, rec in enumerate(data, start=1):
             where = f"{path}: record {i}"
             rater = _ls_user(rec.get("annotator"), where)
-            rows.append({"item_id": _ls_item(rec, rec.get("id", i)), "rater": rater, "field": field,
-                         "value": _ls_value(rec.get(field)), "_where": where,
+            rows.append({"item_id": _ls_item(rec, rec.get("id", i)), "rater": rater, "field": base,
+                         "value": _ls_value(rec.get(base)), "_where": where,
                          **{k: rec[k] for k in ("case_id", "output_id", "model") if k in rec}})
-    else:
-        raise GoldboardError(f"{path}: not a Label Studio JSON export: no task has 'annotations' (full JSON) "
-                             f"and no row has 'annotator' (JSON_MIN)")
     if not rows:
         raise GoldboardError(f"{path}: the export has no annotations")
-    if not any(r["value"] for r in rows):
-        raise GoldboardError(f"{path}: no annotation has a result for field {field!r} (check --field against the "
+    answered = [r for r in rows if r["value"]]
+    if not answered and not (sch_field is not None and sch_field.kind in ("binary", "multi")):
+        raise GoldboardError(f"{path}: no annotation has a result for field {base!r} (check --field against the "
                              f"label config's from_name)")
     return pd.DataFrame(rows)
 
@@ -317,7 +354,7 @@ def agree_cmd(table, study_dir, round_, ls_files, field, item_col, rater_col, la
             raise GoldboardError("--from-label-studio needs --field NAME (the label config's from_name)")
         fname = field or schema.primary_field.name
         base = fname.partition(":")[0]
-        df = pd.concat([read_label_studio_export(f, base) for f in ls_files], ignore_index=True)
+        df = pd.concat([read_label_studio_export(f, base, schema) for f in ls_files], ignore_index=True)
         source = ls_files[0] if len(ls_files) == 1 else "label-studio exports"
         field = fname
     else:

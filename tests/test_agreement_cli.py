@@ -299,3 +299,34 @@ def test_not_a_label_studio_export(tmp_path):
     r = tmp_path / "nofield.json"
     r.write_text(json.dumps(_ls_full_export(MTB_PAIRS[:2])))
     fails("--from-label-studio", r, "--field", "severity", match="no annotation has a result for field 'severity'")
+
+
+def test_label_studio_binary_unticked_box_is_the_absent_value(tmp_path):
+    """With a schema the export is read as `goldboard pull` reads it: a binary flag left
+    unticked is "no", not a missing rating (radsafe's per-option checkboxes)."""
+    tasks = []
+    flags = [(True, True), (False, False), (True, False), (False, False)] * 10
+    for i, (a, b) in enumerate(flags):
+        anns = []
+        for u, ticked in ((1, a), (2, b)):
+            result = [{"from_name": "rationale", "to_name": "case", "type": "textarea", "value": {"text": ["x"]}}]
+            if ticked:
+                result.append({"from_name": "unsafe_A", "to_name": "case", "type": "choices",
+                               "value": {"choices": ["yes"]}})
+            anns.append({"id": 10 * i + u, "completed_by": u, "result": result})
+        tasks.append({"id": i, "data": {"item_id": f"Q{i}"}, "annotations": anns})
+    p = tmp_path / "radsafe.json"
+    p.write_text(json.dumps(tasks))
+    out = json.loads(ok("--from-label-studio", p, "--schema", "radsafe", "--field", "unsafe_A", "--format", "json").stdout)
+    assert out["categories"] == ["no", "yes"] and out["n_items"] == 40
+    pa = next(r for r in out["statistics"] if r["statistic"] == "percent_agreement")
+    assert pa["value"] == pytest.approx(0.75) and pa["n_items"] == 40
+
+
+def test_label_studio_value_not_in_schema_names_task_and_annotation(tmp_path):
+    tasks = _ls_full_export(MTB_PAIRS[:4])
+    tasks[2]["annotations"][1]["result"][0]["value"]["choices"] = ["Probably fine"]
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(tasks))
+    fails("--from-label-studio", p, "--schema", "mtb", "--field", "safety_label",
+          match=f"{p}: task 1002, annotation 201: field safety_label: 'Probably fine' is not a value of safety_label")
