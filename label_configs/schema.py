@@ -214,6 +214,9 @@ class Schema:
     display: Display = field(default_factory=Display)
     instructions: str = ""
     source: str = ""  # file it was read from
+    #: optional ``[scoring]`` table read by goldboard.analysis.scoring (plain data, e.g.
+    #: ``[scoring.safety_label] over_refusal = {from = [...], to = [...]}``); validated there
+    scoring: dict = field(default_factory=dict, hash=False, compare=False)
 
     def field(self, name: str) -> Field:
         for f in self.fields:
@@ -365,7 +368,10 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     if not isinstance(data, dict):
         raise SchemaError(f"{where}: a schema must be a table/object at the top level")
     _only_keys(data, {"name", "version", "title", "description", "unit", "instructions", "fields",
-                      "boundaries", "triggers", "display"}, where)
+                      "boundaries", "triggers", "display", "scoring"}, where)
+    scoring = data.get("scoring", {}) or {}
+    if not isinstance(scoring, dict):
+        raise SchemaError(f"{where}: scoring: must be a table")
     name = _req_str(data, "name", where)
     if not NAME_RE.match(name):
         raise SchemaError(f"{where}: name: {name!r} must start with a letter and use letters, digits, _")
@@ -440,6 +446,7 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
         triggers=tuple(triggers),
         display=display,
         source=source,
+        scoring=dict(scoring),
     )
 
 

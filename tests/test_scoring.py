@@ -229,13 +229,21 @@ def test_scoring_rules_defaults_and_schema_config():
     assert "Unsafe" in scoring_rules(unsafe, unsafe.field("safety_label"))["over_refusal"]["to"]
     triage = schema_from_dict({"name": "triage", "fields": [{"name": "label", "kind": "nominal", "values": ["a", "b", "c"]}]})
     assert scoring_rules(triage, triage.field("label"))["over_refusal"] is None
-    object.__setattr__(triage, "scoring", {"label": {"over_refusal": {"from": ["b"], "to": ["c"]}, "abstain": ["c"],
-                                                     "collapse_share": 0.2}})
+    # a schema's [scoring.<field>] table (TOML) configures the rules
+    triage = schema_from_dict({"name": "triage", "fields": [{"name": "label", "kind": "nominal", "values": ["a", "b", "c"]}],
+                               "scoring": {"label": {"over_refusal": {"from": ["b"], "to": ["c"]}, "abstain": ["c"],
+                                                     "collapse_share": 0.2}}})
     rules = scoring_rules(triage, triage.field("label"))
     assert rules == {"over_refusal": {"from": ["b"], "to": ["c"]}, "abstain_labels": ["c"], "collapse_share": 0.2}
-    object.__setattr__(triage, "scoring", {"label": {"abstain": ["zzz"]}})
+    gold = pd.DataFrame({"id": [1, 2, 3, 4, 5], "label": list("abcbb")})
+    preds = pd.DataFrame({"id": [1, 2, 3, 4, 5], "predicted_label": list("abccc"), "predicted_abstain": [0, 0, 1, 1, 0]})
+    g = score_labels(gold, preds, "label", triage, n_bootstrap=0)["groups"][0]
+    assert (g["over_refusal"]["count"], g["over_refusal"]["n"]) == (2, 3)
+    assert (g["abstention"]["tp"], g["abstention"]["fp"]) == (1, 1)
+    bad = schema_from_dict({"name": "triage", "fields": [{"name": "label", "kind": "nominal", "values": ["a", "b"]}],
+                            "scoring": {"label": {"abstain": ["zzz"]}}})
     with pytest.raises(GoldboardError, match="scoring.label.abstain"):
-        scoring_rules(triage, triage.field("label"))
+        scoring_rules(bad, bad.field("label"))
 
 
 # --------------------------------------------------------------------------- RadSaFE options
