@@ -407,8 +407,10 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
             if not who:
                 errors.append(f"{ref('adjudicator', r)}: adjudicator missing (fill the cell or pass --adjudicator)")
                 continue
+            # a rater adjudicating (their own or a colleague's item) is never independent
             proposed.append(Proposed(item_id=item_id, field=fname, decision=decision, reason=reason,
-                                     adjudicator=who, independent=independent, case_id=case_id,
+                                     adjudicator=who, independent=independent and who not in grid.raters,
+                                     case_id=case_id,
                                      where=ref("decision", r),
                                      adjudicator_explicit=bool(_cell_text(val("adjudicator")))))
     finally:

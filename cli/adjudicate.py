@@ -63,4 +63,43 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
                f"{res.blank} left blank (unresolved) -> {st.decisions_path}")
 
 
+@adjudicate_group.command("push")
+@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@click.option("--anonymise", "--anonymize", "anonymise", is_flag=True,
+              help="Show raters as Rater 1, Rater 2 (order shuffled per item) and hide the model name.")
+@click.option("--round", "round_", type=int, default=None, help="Only this round (default: latest per item).")
+def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
+    """Create a Label Studio project per disputed field holding only the disagreements."""
+    from goldboard.annotate.adjudication import push_adjudication
+    from goldboard.study import Study
+
+    st = Study.open(study_dir)
+    res = push_adjudication(st, anonymise=anonymise, round=round_)
+    click.echo(res.describe())
+
+
+@adjudicate_group.command("pull")
+@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@click.option("--not-independent", is_flag=True, help="The adjudicator is not independent (e.g. the project lead).")
+@click.option("--adjudicator", default="", help="Record this name instead of the Label Studio user.")
+def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
+    """Append the decisions made in the Label Studio adjudication projects to decisions.jsonl.
+
+    Every annotation is checked first; if any is invalid, all problems are listed and
+    nothing is recorded.  Pulling again changes nothing.
+    """
+    from goldboard.adjudicate.decisions import SheetErrors
+    from goldboard.annotate.adjudication import pull_adjudication
+    from goldboard.study import Study
+
+    st = Study.open(study_dir)
+    try:
+        res = pull_adjudication(st, independent=not not_independent, adjudicator=adjudicator.strip())
+    except SheetErrors as exc:
+        for line in exc.errors:
+            click.echo(line, err=True)
+        raise GoldboardError(str(exc)) from None
+    click.echo(res.describe() + f" -> {st.decisions_path}")
+
+
 commands = [adjudicate_group]

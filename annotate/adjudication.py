@@ -1,0 +1,376 @@
+"""Adjudication in Label Studio: a project holding only the disagreements.
+
+``push_adjudication`` creates (once) one Label Studio project per disputed field
+(``<study> · adjudication · <field>``) and imports one task per flagged item,
+showing, as plain ``Text`` only (never ``HyperText``):
+
+- the case and the model output,
+- why the item is on the agenda (boundary, kinds, triggers),
+- each rater's value and rationale -- under the rater's study name, or with
+  ``anonymise=True`` as "Rater 1", "Rater 2", ... in an order shuffled per item
+  (deterministically, from the item id) and without the model name;
+
+and asks for the final value (the field's values plus ``unresolved``) and a reason.
+Pushing again imports only the flagged items that have no task yet (tasks are
+matched by the row key the review workbook uses), so a push is idempotent.
+
+``pull_adjudication`` exports each adjudication project (one request per project),
+checks every annotation like a review-sheet row (value in the schema, item still in
+the ratings, a reason when the decision overrides every rater) and -- only if all
+are valid -- appends them to ``decisions.jsonl`` with ``source = "label_studio"``.
+Re-pulling appends nothing new.  The adjudicator is the annotation's Label Studio
+user (a study rater adjudicating is recorded as not independent).
+
+Project ids live in ``study.toml`` under ``[adjudication.projects]`` (field -> id).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from goldboard.adjudicate.decisions import (
+    UNRESOLVED, Proposed, RecordResult, SheetErrors, make_key, parse_key, read_decisions, record_decisions,
+)
+from goldboard.adjudicate.flags import flag_disagreements, rating_grid, study_ratings
+from goldboard.errors import GoldboardError
+from goldboard.label_configs.schema import Field, Schema
+
+DECISION_TAG = "decision"
+REASON_TAG = "reason"
+RATERS_TAG = "raters"
+_XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_LS_VARIABLE_RE = re.compile(r"\$(?=[\w\[\].{}])")
+
+
+@dataclass
+class AdjudicationPush:
+    url: str
+    projects: dict[str, int]
+    imported: dict[str, int] = field(default_factory=dict)
+    already: dict[str, int] = field(default_factory=dict)
+    created_projects: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        lines = []
+        for f, pid in self.projects.items():
+            made = " (new project)" if f in self.created_projects else ""
+            lines.append(f"{f}: project {pid}{made} at {self.url}/projects/{pid}: "
+                         f"{self.imported.get(f, 0)} tasks imported, {self.already.get(f, 0)} already there")
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines) if lines else "No disagreements: nothing to adjudicate."
+
+
+@dataclass
+class AdjudicationPull:
+    record: RecordResult
+    annotations: int
+    skipped: int  # cancelled annotations
+
+    def describe(self) -> str:
+        r = self.record
+        new = len(r.appended) - r.changed
+        return (f"{self.annotations} adjudication annotations: {new} new decisions, {r.changed} changed, "
+                f"{r.unchanged} unchanged, {self.skipped} skipped (cancelled)")
+
+
+# --------------------------------------------------------------------------- the project
+
+
+def _clean(text: Any) -> str:
+    s = "" if text is None else str(text)
+    return _LS_VARIABLE_RE.sub("\uff04", _XML_ILLEGAL_RE.sub("\ufffd", s))
+
+
+def _raw(text: Any) -> str:
+    return _XML_ILLEGAL_RE.sub("\ufffd", "" if text is None else str(text))
+
+
+def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_output: bool | None = None) -> str:
+    """Label config of the adjudication project for one field (plain ``Text`` panes only)."""
+    f = schema.field(field_name)
+    show_output = schema.display.show_output if show_output is None else show_output
+    root = ET.Element("View")
+    ET.SubElement(root, "Header", value=_clean(f"Adjudication: {f.title or f.name}"), size="3")
+    ET.SubElement(root, "Header", size="6", value=_clean(
+        "Read the case, the raters' labels and rationales, then choose the final value "
+        f"(or {UNRESOLVED}). Give a reason; it is required when you overrule every rater."))
+    panes = ET.SubElement(root, "View", style="display: flex; gap: 1em; align-items: flex-start")
+    case = ET.SubElement(panes, "View", style="flex: 1 1 50%; min-width: 0")
+    ET.SubElement(case, "Header", value=_clean(schema.display.case_title or "Case"), size="4")
+    ET.SubElement(case, "Text", name="case", value="$case_text")
+    if show_output:
+        out = ET.SubElement(panes, "View", style="flex: 1 1 50%; min-width: 0")
+        ET.SubElement(out, "Header", value=_clean(schema.display.output_title or "Model output"), size="4")
+        ET.SubElement(out, "Text", name="output", value="$output_text")
+    ET.SubElement(root, "Header", value="Why this item is on the agenda", size="5")
+    ET.SubElement(root, "Text", name="flags", value="$flags")
+    raters = ET.SubElement(root, "View", style="display: flex; gap: 1em; align-items: flex-start")
+    for i in range(1, n_raters + 1):
+        box = ET.SubElement(raters, "View", style="flex: 1 1 0; min-width: 0")
+        ET.SubElement(box, "Header", value=f"$rater_{i}_name", size="5")
+        ET.SubElement(box, "Text", name=f"rater_{i}", value=f"$rater_{i}")
+    ET.SubElement(root, "Header", value=_clean(f"Final {f.title or f.name} *"), size="5")
+    ch = ET.SubElement(root, "Choices", name=DECISION_TAG, toName="flags", choice="single-radio",
+                       required="true", requiredMessage="Choose the final value (or unresolved)")
+    for v in f.values:
+        attrs = {"value": _clean(v.value), "alias": _raw(v.value)}
+        if v.description:
+            attrs["hint"] = _clean(v.description)
+        ET.SubElement(ch, "Choice", attrs)
+    if UNRESOLVED not in f.categories:
+        ET.SubElement(ch, "Choice", value=f"{UNRESOLVED} (leave open)", alias=UNRESOLVED,
+                      hint="The adjudicators could not decide; the item stays out of gold.")
+    ET.SubElement(root, "Header", value="Reason", size="5")
+    ET.SubElement(root, "TextArea", name=REASON_TAG, toName="flags", rows="3", maxSubmissions="1", editable="true",
+                  placeholder="Why this value (required when you overrule every rater)")
+    ET.indent(root, space="  ")
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _order(item_id: str, raters: list[str], anonymise: bool) -> list[str]:
+    if not anonymise:
+        return list(raters)
+    seed = int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "big")
+    out = list(raters)
+    random.Random(seed).shuffle(out)
+    return out
+
+
+def adjudication_tasks(flags: pd.DataFrame, units: pd.DataFrame | None, field_name: str, raters: list[str], *,
+                       anonymise: bool = False) -> list[dict[str, str]]:
+    """Task data for the flagged rows of one field (all values plain strings)."""
+    texts: dict[str, tuple[str, str]] = {}
+    if units is not None and len(units) and "item_id" in units.columns:
+        for rec in units.to_dict("records"):
+            texts[str(rec["item_id"])] = (_s(rec.get("case_text")), _s(rec.get("output_text")))
+    tasks = []
+    for rec in flags[flags["field"] == field_name].to_dict("records"):
+        item = str(rec["item_id"])
+        case_text, output_text = texts.get(item, ("", ""))
+        why = []
+        if rec["boundaries"]:
+            why.append("Boundary: " + ", ".join(rec["boundaries"]))
+        why.append("Kinds: " + ", ".join(k.replace("_", " ") for k in rec["kinds"]))
+        if rec["triggers"]:
+            why.append("Triggers: " + ", ".join(rec["triggers"]))
+        if rec["missing_raters"]:
+            why.append(f"Missing ratings: {len(rec['missing_raters'])}" if anonymise
+                       else "Missing ratings: " + ", ".join(rec["missing_raters"]))
+        if rec["low_confidence_raters"]:
+            why.append(f"Low confidence: {len(rec['low_confidence_raters'])} rater(s)" if anonymise
+                       else "Low confidence: " + ", ".join(rec["low_confidence_raters"]))
+        data = {
+            "item_id": item, "case_id": str(rec["case_id"]), "field": field_name,
+            "key": make_key(item, field_name, str(rec["case_id"])),
+            "case_text": case_text or f"(case {rec['case_id']}: text not recorded in units.jsonl)",
+            "output_text": output_text, "flags": "\n".join(why),
+        }
+        if not anonymise:
+            data["model"] = str(rec.get("model", "") or "")
+        for i, r in enumerate(_order(item, raters, anonymise), start=1):
+            value = rec.get(f"value_{r}", "") or ("(no rating)" if r in rec["missing_raters"] else "(blank)")
+            rationale = rec.get(f"rationale_{r}", "") or "(no rationale)"
+            data[f"rater_{i}_name"] = f"Rater {i}" if anonymise else r
+            data[f"rater_{i}"] = f"{value}\n\nRationale: {rationale}"
+        tasks.append({k: _s(v) for k, v in data.items()})
+    return tasks
+
+
+def _s(v: Any) -> str:
+    if v is None or (isinstance(v, float) and pd.isna(v)):
+        return ""
+    return str(v)
+
+
+def push_adjudication(study: Any, *, client: Any = None, anonymise: bool = False,
+                      round: int | None = None) -> AdjudicationPush:
+    """Create/complete the adjudication projects of ``study`` (see the module doc)."""
+    from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
+    from goldboard.annotate.pull import configs_match
+
+    schema = study.schema
+    ratings = study_ratings(study, round)
+    flags = flag_disagreements(ratings, schema, study.raters)
+    raters = [c[len("value_"):] for c in flags.columns if c.startswith("value_")]
+    adj = dict(study.adjudication or {})
+    projects = {str(k): int(v) for k, v in (adj.get("projects") or {}).items()}
+    if "anonymise" in adj and bool(adj["anonymise"]) != anonymise and projects:
+        raise GoldboardError(f"the adjudication projects were pushed {'with' if adj['anonymise'] else 'without'} "
+                             f"--anonymise; push the same way (or delete them and the [adjudication] entry)")
+    fields = list(dict.fromkeys(flags["field"])) if len(flags) else []
+    client = client or connect(study)
+    res = AdjudicationPush(url=client.url, projects={})
+    units = study.units()
+    for fname in fields:
+        xml = adjudication_config(schema, fname, len(raters))
+        pid = projects.get(fname)
+        if pid is not None:
+            try:
+                proj = client.project(pid)
+            except ProjectNotFound:
+                raise ProjectNotFound(f"adjudication project {pid} ({fname}) no longer exists on {client.url}; "
+                                      f"remove it from [adjudication.projects] in study.toml to start over "
+                                      f"(decisions already pulled stay in {study.decisions_path})", pid) from None
+            if not configs_match(proj["label_config"], xml):
+                raise ConfigMismatch(f"adjudication project {pid} ({fname}) on {client.url}: its label config no "
+                                     f"longer matches what goldboard made (edited in Label Studio, or raters added?)")
+        else:
+            title = f"{study.name} · adjudication · {fname}"[:50]
+            desc = (f"goldboard study {study.name}: adjudication of {fname} "
+                    f"({'anonymised raters' if anonymise else 'raters named'}); schema {schema.name} v{schema.version}.")
+            pid = client.create_project(title, xml, desc, maximum_annotations=1)
+            projects[fname] = pid
+            study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
+            study.save()
+            res.created_projects.append(fname)
+        res.projects[fname] = pid
+        want = adjudication_tasks(flags, units, fname, raters, anonymise=anonymise)
+        present: dict[str, tuple[int, dict]] = {}
+        for tid, data in client.task_data(pid):
+            k = str(data.get("key", "") or "")
+            if k:
+                present.setdefault(k, (tid, data))
+        todo = []
+        for t in want:
+            have = present.get(t["key"])
+            if have is None:
+                todo.append(t)
+            elif any(str(have[1].get(k, "")) != v for k, v in t.items() if k.startswith("rater_")):
+                res.warnings.append(f"task {have[0]} (item {t['item_id']}): the ratings changed since it was "
+                                    f"pushed; Label Studio shows the old values")
+        res.already[fname] = len(want) - len(todo)
+        made = 0
+        for i in range(0, len(todo), 250):
+            made += client.import_tasks(pid, [{"data": t} for t in todo[i:i + 250]])
+        res.imported[fname] = made
+    if projects and not study.adjudication.get("projects"):
+        study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
+        study.save()
+    return res
+
+
+# --------------------------------------------------------------------------- pull
+
+
+def _annotation_values(result: Any) -> tuple[Any, str, str]:
+    """(raw decision or None, reason, problem)."""
+    if not isinstance(result, list):
+        return None, "", "result is not a list"
+    decision, reason = None, ""
+    for item in result:
+        if not isinstance(item, dict):
+            return None, "", "malformed result item"
+        value = item.get("value") or {}
+        if item.get("from_name") == DECISION_TAG:
+            ch = value.get("choices") if isinstance(value, dict) else None
+            if isinstance(ch, str):
+                ch = [ch]
+            if not isinstance(ch, list) or len(ch) != 1:
+                return None, "", f"decision: expected one choice, got {ch!r}"
+            decision = ch[0]
+        elif item.get("from_name") == REASON_TAG:
+            t = value.get("text") if isinstance(value, dict) else None
+            if isinstance(t, str):
+                t = [t]
+            if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
+                return None, "", "reason: malformed text"
+            reason = "\n".join(t).strip()
+        else:
+            return None, "", f"unknown field {item.get('from_name')!r}"
+    if decision is None:
+        return None, reason, "no decision chosen"
+    return decision, reason, ""
+
+
+def pull_adjudication(study: Any, *, client: Any = None, independent: bool = True, adjudicator: str = "",
+                      now: str | None = None) -> AdjudicationPull:
+    """Read the adjudication projects' annotations into the decisions log (all or nothing)."""
+    from goldboard.annotate.client import connect
+    from goldboard.annotate.pull import rater_user_ids
+
+    schema = study.schema
+    projects = {str(k): int(v) for k, v in ((study.adjudication or {}).get("projects") or {}).items()}
+    if not projects:
+        raise GoldboardError(f"{study.path}: no adjudication projects yet (run `goldboard adjudicate push`)")
+    client = client or connect(study)
+    raters_by_uid, others = rater_user_ids(client, list(study.raters))
+    names = {**others, **raters_by_uid}
+    grid = rating_grid(study_ratings(study), schema, study.raters)
+    item_pos = {it: i for i, it in enumerate(grid.items)}
+    errors: list[str] = []
+    found: list[tuple[str, Proposed]] = []
+    n_ann = skipped = 0
+    for fname, pid in projects.items():
+        try:
+            f: Field | None = schema.field(fname)
+        except KeyError:
+            f = None
+        for task in client.export(pid):
+            tid = task.get("id")
+            where = f"project {pid} task {tid}"
+            parsed = parse_key((task.get("data") or {}).get("key"))
+            anns = [a for a in task.get("annotations") or [] if isinstance(a, dict)]
+            if not anns:
+                continue
+            if parsed is None:
+                errors.append(f"{where}: task data has no intact goldboard key (not pushed by goldboard?)")
+                continue
+            item_id, key_field, case_id = parsed
+            if f is None or key_field != fname:
+                errors.append(f"{where}: task is for field {key_field!r}, project is for {fname!r}")
+                continue
+            if item_id not in item_pos:
+                errors.append(f"{where}: unknown item {item_id!r}: not in this study's ratings")
+                continue
+            i = item_pos[item_id]
+            present = grid.codes[fname][i] >= 0
+            rater_values = [v for v, ok in zip(grid.values(fname)[i], present) if ok]
+            anns.sort(key=lambda a: (str(a.get("updated_at") or a.get("created_at") or ""), int(a.get("id") or 0)))
+            for a in anns:
+                n_ann += 1
+                aw = f"{where} annotation {a.get('id')} (item {item_id}, {fname})"
+                if a.get("was_cancelled"):
+                    skipped += 1
+                    continue
+                raw, reason, problem = _annotation_values(a.get("result"))
+                if problem:
+                    errors.append(f"{aw}: {problem}")
+                    continue
+                if str(raw).strip().casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
+                    decision = UNRESOLVED
+                else:
+                    try:
+                        decision = f.normalize(raw)
+                    except Exception:
+                        errors.append(f"{aw}: decision {raw!r} is not a value of {fname}")
+                        continue
+                if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
+                    errors.append(f"{aw}: reason required: decision {decision!r} overrides every rater")
+                    continue
+                uid = a.get("completed_by")
+                if isinstance(uid, dict):
+                    uid = uid.get("id")
+                who = adjudicator or names.get(int(uid) if str(uid).isdigit() else -1, f"label-studio-user-{uid}")
+                is_rater = who in study.raters
+                origin = f"label_studio:{pid}:{a.get('id')}:{a.get('updated_at') or a.get('created_at') or ''}"
+                found.append((aw, Proposed(item_id=item_id, field=fname, decision=decision, reason=reason,
+                                           adjudicator=who, independent=independent and not is_rater,
+                                           case_id=case_id, where=aw, origin=origin,
+                                           extra={"ls_project_id": pid, "ls_task_id": tid,
+                                                  "ls_annotation_id": a.get("id")})))
+    if errors:
+        raise SheetErrors("label studio adjudication", errors)
+    rec = record_decisions(study.decisions_path, [p for _, p in found], source="label_studio", now=now)
+    return AdjudicationPull(record=rec, annotations=n_ann, skipped=skipped)
+
+
+__all__ = ["AdjudicationPull", "AdjudicationPush", "adjudication_config", "adjudication_tasks",
+           "pull_adjudication", "push_adjudication", "read_decisions"]
