@@ -453,10 +453,10 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
 def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
     if not isinstance(rf, dict):
         raise SchemaError(f"{where}: must be a table")
-    _only_keys(rf, {"name", "kind", "title", "description", "values", "required", "shown_when",
-                    "for_each_option", "primary"}, where)
     name = _req_str(rf, "name", where)
     where = f"{where} ({name})"
+    _only_keys(rf, {"name", "kind", "title", "description", "values", "required", "shown_when",
+                    "for_each_option", "primary"}, where)
     if not NAME_RE.match(name):
         raise SchemaError(f"{where}: name: must start with a letter and use letters, digits, _")
     if name in RESERVED_FIELD_NAMES or name.startswith(RESERVED_FIELD_PREFIX):

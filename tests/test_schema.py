@@ -144,7 +144,7 @@ def _with(path: str, value) -> dict:
     (_with("name", "9lives"), "name: '9lives' must start with a letter"),
     (_with("fields", []), "fields: a schema needs at least one [[fields]] entry"),
     (_with("fields.0.kind", "likert"), "fields[0] (verdict): kind: 'likert' is not one of nominal, ordinal, binary"),
-    (_with("fields.0.requried", True), "fields[0]: unknown key 'requried'"),
+    (_with("fields.0.requried", True), "fields[0] (verdict): unknown key 'requried'"),
     (_with("fields.1.name", "verdict"), "fields: duplicate field name 'verdict'"),
     (_with("fields.0.values", ["a", "a"]), "fields[0] (verdict): values: duplicate value"),
     (_with("fields.0.values", ["a", {"value": "b", "aliases": ["a"]}]), "'a' names both 'a' and 'b'"),
