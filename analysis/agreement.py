@@ -307,7 +307,12 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
     df = ratings
     if "field" in df.columns:
         base = field.partition(":")[0] if sub is not None else field
-        df = df[(_texts(df["field"]) == base).to_numpy()]
+        names = _texts(df["field"])
+        df = df[(names == base).to_numpy()]
+        if df.empty:
+            have = sorted(set(names) - {""})
+            raise GoldboardError(f"{prefix}no ratings for field {base} (fields in the table: "
+                                 f"{', '.join(have[:10]) or 'none'}{', ...' if len(have) > 10 else ''})")
     if df.empty:
         raise GoldboardError(f"{prefix}no ratings for field {field}")
 
@@ -341,6 +346,8 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
             row = df.iloc[pos].to_dict()
             raise GoldboardError(f"{_where(row, source)}: field {field}: {exc}") from None
     labels = _map_distinct(values, lambda v: canon_of.get(v, ""))
+    if n_missing == len(values):
+        raise GoldboardError(f"{prefix}field {field}: every rating is empty; nothing to compare")
     if n_missing:
         warnings.append(f"{n_missing} rating(s) of field {field} dropped as missing (empty value)")
 
@@ -475,6 +482,11 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
 
     grp = per_item(by, groups, "--by")
     clu = per_item(cluster_col, clusters, "--cluster-col")
+    if clu is not None and (clu == "(missing)").any():
+        n_miss = int((clu == "(missing)").sum())
+        warnings.append(f"{n_miss} item(s) have no cluster ({cluster_col or 'cluster'} empty): each is resampled "
+                        f"as a cluster of its own")
+        clu = np.where(clu == "(missing)", np.array([f"\x00item:{it}" for it in items], dtype=object), clu)
 
     single = int(((codes >= 0).sum(axis=1) == 1).sum())
     if single:
@@ -765,6 +777,8 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
         pos, neg = C.specific_agreement(ovr)
         pab = C.pabak(ovr)
         pidx, bidx = C.prevalence_index(ovr), C.bias_index(ovr)
+        # label counts over the items both rated, so they add up to the confusion matrix
+        counts_by_rater = {raters[0]: table.sum(axis=1), raters[1]: table.sum(axis=0)}
         share = (table.sum(axis=0) + table.sum(axis=1)) / max(2.0 * n_ab, 1.0)
         ests = {"positive_agreement": (pos, 0.0), "negative_agreement": (neg, 0.0), "kappa": (kap, -1.0),
                 "pabak": (pab, -1.0)}

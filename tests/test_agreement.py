@@ -594,3 +594,28 @@ def test_agreement_for_study_every_analysable_field(tmp_path):
     assert out["safety_label"]["raters"] == ["onc_a", "onc_b"]
     assert stat(out["missing_info:stage"], "percent_agreement")["value"] == 1.0
     assert stat(out["missing_info:ecog_status"], "percent_agreement")["value"] == 0.0
+
+
+def test_per_label_counts_add_up_to_the_confusion_matrix():
+    table = table_from_counts(DATA / "sas_skin_condition.csv", "derm1", "derm2", SKIN)
+    res = agreement(long_from_table(table, SKIN, ("derm1", "derm2")), "f", categories=SKIN)
+    m = np.array(res["confusion"]["pairs"][0]["matrix"])
+    assert m.tolist() == table.astype(int).tolist()
+    for c, e in enumerate(res["per_label"]):
+        assert e["count_by_rater"] == {"derm1": int(m[c].sum()), "derm2": int(m[:, c].sum())}
+
+
+def test_unknown_field_lists_the_fields_present():
+    df = _two_raters(["a", "b"], ["a", "b"], field="severity")
+    with pytest.raises(GoldboardError, match=r"no ratings for field safety \(fields in the table: severity\)"):
+        agreement(df, "safety")
+    with pytest.raises(GoldboardError, match="every rating is empty"):
+        agreement(_two_raters(["", ""], ["", ""]), "f")
+
+
+def test_items_without_a_cluster_are_their_own_clusters():
+    df = _two_raters(["a", "b", "a", "b"] * 10, ["a", "b", "b", "b"] * 10)
+    df["case_id"] = df["item_id"].map(lambda i: "" if int(i[1:]) % 2 else f"C{int(i[1:]) // 4}")
+    res = agreement(df, "f", bootstrap=200, seed=1, cluster_col="case_id")
+    assert any("have no cluster" in w for w in res["warnings"])
+    assert stat(res, "cohen_kappa")["ci_method"] == "bootstrap"

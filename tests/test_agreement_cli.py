@@ -330,3 +330,23 @@ def test_label_studio_value_not_in_schema_names_task_and_annotation(tmp_path):
     p.write_text(json.dumps(tasks))
     fails("--from-label-studio", p, "--schema", "mtb", "--field", "safety_label",
           match=f"{p}: task 1002, annotation 201: field safety_label: 'Probably fine' is not a value of safety_label")
+
+
+def test_study_by_a_case_field_from_units(tmp_path):
+    """--by error_type: not a ratings column, so it is looked up in units.jsonl's case fields."""
+    from goldboard.study import Study
+
+    st = Study.init(tmp_path / "study", schema="medfail", raters=["med_a", "med_b"])
+    df = ratings_table(SEVERITY_PAIRS)
+    st.ratings_path(1).parent.mkdir(parents=True)
+    df.to_csv(st.ratings_path(1), index=False)
+    with open(st.units_path, "w") as fh:
+        for i in range(len(SEVERITY_PAIRS)):
+            fh.write(json.dumps({"item_id": f"O{i}", "case_id": f"C{i // 2}", "output_id": f"O{i}", "model": "m1",
+                                 "case_text": "", "output_text": "",
+                                 "case": {"error_type": "wrong_drug" if i % 4 else "none"}}) + "\n")
+    out = json.loads(ok("--study", st.path, "--by", "error_type", "--cluster-col", "case_id", "--bootstrap", 200,
+                        "--format", "json").stdout)
+    assert {r["group"] for r in out["statistics"]} == {None, "none", "wrong_drug"}
+    assert {r["ci_method"] for r in out["statistics"]} == {"bootstrap"}
+    fails("--study", st.path, "--by", "specialty", match="--by 'specialty': no such ratings, unit or case column")
