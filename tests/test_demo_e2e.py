@@ -1,0 +1,118 @@
+"""The main job end to end: `goldboard demo` on a real embedded Label Studio.
+
+The demo runs exactly as a new user runs it (the CLI, in-process), on a copy of the
+session's migrated Label Studio data dir (so the suite migrates once).  Then:
+the report's numbers equal `goldboard agree` on the same ratings, and the HTML
+report renders in headless Chromium (not blank).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import livestudio
+from goldboard.cli import main
+from goldboard.demo import MARKER
+
+pytestmark = pytest.mark.live
+
+
+@pytest.fixture(scope="module")
+def demo_run(ls_template, tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo") / "goldboard-demo"
+    root.mkdir()
+    (root / MARKER).write_text("demo\n")
+    livestudio.copy_data_dir(ls_template, root / "server")
+    res = CliRunner().invoke(main, ["demo", "--dir", str(root), "-n", "24"])
+    return root, res
+
+
+def test_demo_completes_and_prints_paths(demo_run):
+    root, res = demo_run
+    assert res.exit_code == 0, res.output
+    assert "SIMULATED" in res.output
+    for name in ("ratings", "agreement", "flags", "review_sheet", "decisions", "gold", "report"):
+        line = next(ln for ln in res.output.splitlines() if ln.strip().startswith(name + " "))
+        assert Path(line.split(None, 1)[1].strip()).exists(), line
+    assert (root / "study" / "gold" / "v1" / "manifest.json").exists()
+    # the server was stopped (no --keep-server)
+    from goldboard.annotate.server import server_status
+
+    assert not server_status(root / "server").running
+
+
+def test_demo_disagreements_concentrate_at_sufficiency_boundary(demo_run):
+    root, _ = demo_run
+    res = CliRunner().invoke(main, ["flag", "--study", str(root / "study"), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    by_boundary = data["summary"]["by_boundary"]
+    suff = by_boundary["sufficiency_vs_optimization"]["count"]
+    assert suff == max(b["count"] for b in by_boundary.values()) and suff > 0
+
+
+def _report_section(md: str, title: str) -> str:
+    start = md.index(f"### {title}")
+    nxt = md.find("\n### ", start + 4)
+    return md[start:nxt if nxt > 0 else None]
+
+
+def test_report_numbers_equal_goldboard_agree(demo_run):
+    root, _ = demo_run
+    study = root / "study"
+    res = CliRunner().invoke(main, ["agree", "--study", str(study), "--field", "safety_label", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    agree = json.loads(res.output)
+    md = (root / "outputs" / "report.md").read_text(encoding="utf-8")
+    section = _report_section(md, "Safety label")
+    rows = [ln for ln in section.splitlines() if ln.startswith("| ") and not ln.startswith("| Statistic")]
+    checked = 0
+    for s in agree["statistics"]:
+        if s["group"] is not None or s["value"] is None:
+            continue
+        value = f"{s['value']:.3f}"
+        ci = f"{s['ci_low']:.3f} to {s['ci_high']:.3f}"
+        assert any(f"| {value} | {ci} |" in r for r in rows), (s, rows)
+        checked += 1
+    assert checked >= 5
+    assert f"{agree['n_items']} items" in section
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def test_report_renders_in_headless_chromium(demo_run, tmp_path):
+    root, _ = demo_run
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: .ci/run installs the Debian package 'chromium'")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    shot = tmp_path / "report.png"
+    report = (root / "outputs" / "report.html").resolve()
+    proc = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,2000", f"--screenshot={shot}",
+         report.as_uri()],
+        capture_output=True, text=True, timeout=120)
+    assert shot.exists(), proc.stderr[-2000:]
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    img = mpimg.imread(shot)[..., :3]
+    non_white = (img < 0.95).any(axis=2).mean()
+    assert img.std() > 0.05 and non_white > 0.02, f"screenshot looks blank (non-white share {non_white:.3f})"
+    # the page itself: no template error, the simulated banner and a heatmap image are there
+    html = report.read_text(encoding="utf-8")
+    assert "Simulated data" in html and html.count("data:image/png;base64,") >= 1
+    assert not re.search(r"<script", html, re.I)
