@@ -35,6 +35,11 @@ clusters=None, source=None, progress=False) -> dict``
 ``landis_koch_band(value) -> str | None``
     The conventional band name.
 
+``bootstrap_sums(units, n_boot, rng, multiplicity=None)``
+    The vectorised resampling primitive (see below); ``latest_pulled_round(study)``
+    and ``unit_groups(study, column)`` are small study helpers (the round
+    ``Study.ratings()`` reads by default; item -> value of a unit or case column).
+
 What is computed
 ----------------
 Two raters: percent agreement; Cohen's kappa (unweighted, and linear/quadratic
