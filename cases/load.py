@@ -568,9 +568,8 @@ def inspect_files(cases_path: str | Path, outputs_path: str | Path | None = None
         return LoadResult(None, problems, summary, out_df)
     columns = UNIT_COLUMNS + ["case", "output", "reference", "prediction"] + [f"option_{o}" for o in sch.display.options]
     df = pd.DataFrame(rows, columns=columns)
+    # attrs are copied by pandas on every operation: keep them small (no DataFrames)
     df.attrs["warnings"] = [str(p) for p in problems if not p.is_error]
-    if out_df is not None:
-        df.attrs["outputs"] = out_df
     return LoadResult(df, problems, summary, out_df)
 
 
@@ -612,8 +611,9 @@ def load_units(cases_path: str | Path, outputs_path: str | Path | None = None, *
     reference-label fields included), ``output`` (the raw output record or ``{}``),
     ``reference`` / ``prediction`` (``{field: canonical value}`` of the case's
     reference labels and the output's predicted labels), and ``option_<X>`` for
-    per-option schemas.  ``df.attrs["warnings"]`` lists warnings; for schemas that
-    do not show outputs, ``df.attrs["outputs"]`` holds the checked outputs.
+    per-option schemas.  ``df.attrs["warnings"]`` lists warnings.  For schemas that
+    do not show outputs (radsafe) the units are the cases; the checked outputs are
+    in ``inspect_files(...).outputs``.
 
     Raises :class:`~goldboard.cases.problems.CaseFileError` (a ``GoldboardError``)
     listing ALL problems when the files are invalid.

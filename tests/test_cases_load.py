@@ -119,7 +119,7 @@ def test_radsafe_outputs_do_not_multiply_units(tmp_path):
     ])
     df = load_units(DATA / "radsafe_questions.json", out, schema="radsafe")
     assert len(df) == 2 and list(df["output_id"]) == ["", ""]
-    outs = df.attrs["outputs"]
+    outs = inspect_files(DATA / "radsafe_questions.json", out, schema="radsafe").outputs
     assert list(outs["output_id"]) == ["1::m1::closed_book", "1::m1::clean_evidence", "2::m1::closed_book"]
 
 
@@ -323,3 +323,12 @@ def test_cli_validate_bad_schema_and_missing_file(tmp_path):
     res = CliRunner().invoke(main, ["cases", "validate", str(tmp_path / "x.jsonl"), "--schema", "mtb"])
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert f"{tmp_path / 'x.jsonl'}: file not found" in res.output
+
+
+def test_unit_tables_combine_like_ordinary_frames():
+    import pandas as pd
+
+    a = load_units(DATA / "generic_cases.csv", DATA / "generic_outputs.csv", schema="mtb")
+    b = load_units(DATA / "medfail_cases.jsonl", DATA / "medfail_raw_outputs.jsonl", schema="medfail")
+    both = pd.concat([a, b], ignore_index=True)
+    assert len(both) == 6 and both["item_id"].is_unique

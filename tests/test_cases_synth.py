@@ -212,7 +212,9 @@ def test_synthetic_files_load_cleanly(tmp_path, schema):
                 df["output"].map(lambda o: o["predicted_label"])).all()
     if schema == "radsafe":
         assert len(df) == 80 and (df["option_E"] != "").all()
-        assert len(df.attrs["outputs"]) == 160
+        from goldboard.cases import inspect_files
+
+        assert len(inspect_files(tmp_path / "cases.jsonl", tmp_path / "outputs.json", schema=schema).outputs) == 160
 
 
 def test_write_records_rejects_other_suffixes(tmp_path):
