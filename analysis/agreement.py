@@ -54,7 +54,9 @@ confusion matrices and Krippendorff's coincidence matrix.  Formulas, SEs and
 references: :mod:`goldboard.analysis.coefficients`.
 
 Confidence intervals are Wald intervals (``value -/+ 1.96 SE``, truncated to
-the coefficient's range) unless ``bootstrap > 0``: then every row gets a
+the coefficient's range; SAS's convention -- Gwet's irrCAC uses ``t(n - 1)``
+quantiles, so its printed limits are slightly wider for small ``n`` while the
+SEs agree) unless ``bootstrap > 0``: then every row gets a
 percentile interval from ``bootstrap`` resamples of items (or of clusters of
 items with ``cluster_col``), and ``se`` is the bootstrap standard deviation.
 The bootstrap is vectorised: every statistic is a function of per-item sums,
