@@ -300,7 +300,7 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
             meta = {}
             for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2):
                 if row[0].value is not None:
-                    meta[str(row[0].value)] = (row[1].value, row[1].coordinate)
+                    meta[str(row[0].value)] = (row[1].value if len(row) > 1 else None, f"B{row[0].row}")
             if "schema" in meta and _cell_text(meta["schema"][0]) != schema.name:
                 errors.append(f"{SHEET_META}!{meta['schema'][1]}: this sheet was made for schema "
                               f"{_cell_text(meta['schema'][0])!r}, the study uses {schema.name!r}")

@@ -292,18 +292,24 @@ def _write_lists(ws, schema: Schema) -> dict[str, str]:
 
 
 def _flag_text(rec: dict) -> str:
-    parts = []
-    kinds = [k for k in rec["kinds"] if k != "boundary"]
-    if kinds:
-        parts.append(", ".join(k.replace("_", " ") for k in kinds))
+    """``gap 3, crosses threshold, disagree; triggers: ...; priority 1`` (boundary has its own column)."""
+    words = []
+    for k in rec["kinds"]:
+        if k == "boundary":
+            continue
+        if k == "gap":
+            words.append(f"gap {int(rec['gap'])}")
+        elif k == "threshold":
+            words.append("crosses threshold")
+        elif k == "low_confidence":
+            words.append("low confidence: " + ", ".join(rec.get("low_confidence_raters") or []))
+        elif k == "missing":
+            words.append("missing: " + ", ".join(rec.get("missing_raters") or []))
+        else:
+            words.append(k.replace("_", " "))
+    parts = [", ".join(words)] if words else []
     if rec.get("triggers"):
         parts.append("triggers: " + ", ".join(rec["triggers"]))
-    if rec.get("gap") is not None and not (isinstance(rec["gap"], float) and math.isnan(rec["gap"])):
-        parts.append(f"gap {int(rec['gap'])}")
-    if rec.get("low_confidence_raters"):
-        parts.append("low confidence: " + ", ".join(rec["low_confidence_raters"]))
-    if rec.get("missing_raters"):
-        parts.append("missing: " + ", ".join(rec["missing_raters"]))
     parts.append(f"priority {rec['priority']}")
     return "; ".join(parts)
 

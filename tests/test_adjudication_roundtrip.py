@@ -115,6 +115,14 @@ def test_sheet_layout_and_untrusted_text(study, tmp_path):
     assert wb["Agreed"].max_row == 1 + 8
     summary = [r for r in wb["Summary"].iter_rows(values_only=True)]
     assert ("sufficiency_vs_optimization", "safety_label", 9, 16) in [r[:4] for r in summary]
+    # headline agreement from the agreement engine, as numbers with their 95% CI
+    kappa = next(r for r in summary if r[0] == "safety_label" and r[1] == "Cohen's kappa")
+    assert all(isinstance(x, float) for x in kappa[2:5]) and kappa[3] < kappa[2] < kappa[4]
+    from goldboard.analysis.agreement import agreement
+
+    ref = next(s for s in agreement(mtb_table(), "safety_label", schema=study.schema)["statistics"]
+               if s["statistic"] == "cohen_kappa" and s["weights"] in (None, "none"))
+    assert kappa[2:5] == pytest.approx((ref["value"], ref["ci_low"], ref["ci_high"]), abs=1e-12)
     code = [r[:4] for r in wb["Codebook"].iter_rows(values_only=True)]
     assert ("safety_label", "nominal", I, "A critical field is missing, so safety cannot be judged.") in code
 
@@ -234,6 +242,20 @@ def test_bad_cells_reported_by_reference_nothing_imported(study, tmp_path):
     assert f"Disagreements!{key_col}{ws.max_row}: row has no key" in res.output
     assert "review.xlsx: 6 problems found; nothing imported" in res.output
     assert not study.decisions_path.exists()
+
+
+def test_flag_study_cli(study, tmp_path):
+    res = run("flag", "--study", study.path, "--format", "json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["summary"]["by_boundary"]["sufficiency_vs_optimization"] == {
+        "field": "safety_label", "count": 9, "of": 16, "share": 0.5625, "priority": 2,
+        "explanation": study.schema.boundaries[1].explanation}
+    res = run("flag", "--study", study.path, "--triggered-only", "-o", tmp_path / "agenda.txt")
+    assert res.exit_code == 0 and "Wrote 17 flagged rows" in res.output
+    assert "sufficiency_vs_optimization: 9 of 16" in (tmp_path / "agenda.txt").read_text()
+    res = run("flag", "--study", study.path, "--round", "3")
+    assert res.exit_code != 0 and "rounds/3/ratings.csv: not pulled yet" in res.output
 
 
 def test_import_cli_errors_without_traceback(study, tmp_path):
