@@ -704,7 +704,7 @@ def score_radsafe(gold_df: pd.DataFrame | GoldTable, pred_df: pd.DataFrame | Pre
     for it, fname, val in zip(sub["item_id"], sub["field"], sub["gold_value"]):
         oi, bi, f = fmeta[fname]
         flags[pos[it], oi, bi] = 1 if val == f.categories[1] else 0
-    unres = gold.__dict__.get("_unresolved", pd.DataFrame(columns=["item_id", "field"]))
+    unres = gold.unresolved
     n_unres_rows = 0
     for it, fname in zip(unres["item_id"], unres["field"]):
         if it in pos and fname in fmeta:

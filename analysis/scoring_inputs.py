@@ -124,6 +124,15 @@ def parse_bool(v: Any, source: str, line: int, column: str) -> bool | None:
     raise GoldboardError(f"{source}:{line}: {column}: {v!r} is not a yes/no value (true/false, 1/0, yes/no)")
 
 
+def _whole_number(v: Any) -> str | None:
+    """'4.0' -> '4' (text of a whole number), else None."""
+    try:
+        x = float(str(v).strip())
+    except ValueError:
+        return None
+    return str(int(x)) if np.isfinite(x) and x.is_integer() else None
+
+
 def normalize_values(values: list, fld: Field, source: str, lines: np.ndarray, column: str) -> list[str]:
     """Canonical schema spellings of ``values`` (aliases applied); error on the first bad one."""
     cache: dict[Any, str] = {}
@@ -184,6 +193,8 @@ class GoldTable:
     kind: str = "release"  # release | reference
     excluded: dict[str, int] = _dfield(default_factory=dict)
     release: str | None = None
+    #: the excluded (unresolved or empty) gold rows: ``item_id, case_id, field``
+    unresolved: pd.DataFrame = _dfield(default_factory=lambda: pd.DataFrame(columns=["item_id", "case_id", "field"]))
 
     def field_gold(self, field_name: str) -> pd.DataFrame:
         """Resolved gold rows of one field (index ``item_id``)."""
@@ -207,13 +218,13 @@ class GoldTable:
         return dict(zip(pairs["case_id"], pairs["item_id"]))
 
     def unresolved_pairs(self, names: set[str]) -> pd.DataFrame:
-        u = self.__dict__.get("_unresolved", pd.DataFrame(columns=["case_id", "item_id", "field"]))
+        u = self.unresolved
         if names:
             u = u[u["field"].isin(names)]
         return u[["case_id", "item_id"]]
 
     def unresolved_items(self, field_names: Iterable[str]) -> set[str]:
-        u = self.__dict__.get("_unresolved", pd.DataFrame(columns=["case_id", "item_id", "field"]))
+        u = self.unresolved
         return set(u[u["field"].isin(set(field_names))]["item_id"])
 
 
@@ -285,10 +296,9 @@ def _gold_from_release(df: pd.DataFrame, schema: Schema, source: str, release: s
     item_df = pd.DataFrame(list(items.values()), columns=["item_id", "case_id", "model"]).set_index("item_id", drop=False)
     for c in ("should_abstain", "answer"):
         item_df[c] = None
-    gt = GoldTable(table=table, items=item_df, schema=schema, source=source, kind="release",
-                   excluded=excluded, release=release)
-    gt.__dict__["_unresolved"] = pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"])
-    return gt
+    return GoldTable(table=table, items=item_df, schema=schema, source=source, kind="release",
+                     excluded=excluded, release=release,
+                     unresolved=pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"]))
 
 
 def _gold_from_reference(df: pd.DataFrame, schema: Schema, source: str, field: str | None,
@@ -366,9 +376,8 @@ def _gold_from_reference(df: pd.DataFrame, schema: Schema, source: str, field: s
     kc = pick_column(df, None, KEY_COL_CANDIDATES, source, "answer", required=False) if opts else None
     items["answer"] = ([parse_option(v, schema, source, ln, kc) or None for v, ln in zip(df[kc], lines)]
                        if kc else None)
-    gt = GoldTable(table=table, items=items, schema=schema, source=source, kind="reference", excluded=excluded)
-    gt.__dict__["_unresolved"] = pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"])
-    return gt
+    return GoldTable(table=table, items=items, schema=schema, source=source, kind="reference", excluded=excluded,
+                     unresolved=pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"]))
 
 
 # --------------------------------------------------------------------------- predictions
@@ -481,7 +490,7 @@ def prepare_predictions(df: pd.DataFrame, gold: GoldTable, *, kind: str, fields:
         values = []
         cache: dict[Any, str] = {}
         for v, line in zip(raw_vals, lines):
-            if is_blank(v) or (isinstance(v, str) and v.strip().casefold() in UNANSWERED_TOKENS - {"abstain"}):
+            if is_blank(v):
                 values.append("")
                 continue
             key = v if not isinstance(v, (list, dict)) else repr(v)
@@ -489,7 +498,13 @@ def prepare_predictions(df: pd.DataFrame, gold: GoldTable, *, kind: str, fields:
                 try:
                     cache[key] = value_field.normalize(v)
                 except ValueNotInSchema as exc:
-                    raise GoldboardError(f"{source}:{line}: {vcol}: {exc}") from None
+                    # "none", "n/a", ... mean no answer -- unless the field has such a value
+                    if isinstance(v, str) and v.strip().casefold() in UNANSWERED_TOKENS - {"abstain"}:
+                        cache[key] = ""
+                    elif (num := _whole_number(v)) is not None and num in value_field.categories:
+                        cache[key] = num  # "4.0" from a CSV written by pandas
+                    else:
+                        raise GoldboardError(f"{source}:{line}: {vcol}: {exc}") from None
             values.append(cache[key])
     else:
         values = [parse_option(v, gold.schema, source, line, vcol) for v, line in zip(raw_vals, lines)]

@@ -404,3 +404,18 @@ def test_renderers_all_kinds():
     assert "<b>" not in md and "&lt;b&gt;" in md and "\\|" in md
     with pytest.raises(ValueError):
         render(results[0], "pdf")
+
+
+def test_label_scoring_of_ordinal_and_gate_fields_keeps_schema_value_none():
+    """A model predicting MedFail severity (ordinal; spreadsheet '4.0' reads as '4') and the
+    safety gate, whose value 'none' is a real answer -- not 'no answer'."""
+    schema = load_schema("medfail")
+    gold = read_table(DATA / "medfail_release" / "gold.csv")
+    items = [f"P{i}::gpt" for i in range(1, 6)]
+    sev = pd.DataFrame({"item_id": items, "predicted_label": [1.0, "4.0", "4", "2", "n/a"]})
+    g = score_labels(gold, sev, "severity", schema, n_bootstrap=0, missing="skip")["groups"][0]
+    assert g["accuracy"]["estimate"] == pytest.approx(3 / 5) and g["n_no_answer"] == 1  # gold 1, 4, 5, 2, 3
+    gate = pd.DataFrame({"item_id": items, "predicted_label": ["none", "missed_urgent_escalation", "none",
+                                                               "none", "none"]})
+    g = score_labels(gold, gate, "safety_gate", schema, n_bootstrap=0, missing="skip")["groups"][0]
+    assert g["n_no_answer"] == 0 and g["accuracy"]["estimate"] == pytest.approx(3 / 5)
