@@ -69,6 +69,7 @@ Every estimate is an object ``{"estimate", "low", "high", "method"}`` (``method`
 
     {"format": "goldboard.score/1", "kind": "labels"|"outputs"|"options",
      "schema": str, "schema_version": str, "field": str|null,
+     "labels": [str] (labels kind only: the field's values in schema order),
      "settings": {"bootstrap": int, "seed": int, "level": float, ...rules},
      "gold": {"source": str, "kind": "release"|"reference", "release": str|null,
               "items": int, "unresolved_excluded": int},
@@ -111,7 +112,7 @@ comparison::
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
