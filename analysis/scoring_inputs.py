@@ -17,7 +17,9 @@ Gold comes in two shapes:
              columns (``high_risk_A`` ... or ``option_1_high_risk`` ...) and a
              ``correct_answer`` column.  The label column is given with
              ``gold_col`` (default: the field name, then ``support_label``,
-             ``gold_label``, ``gold``, ``label``).
+             ``gold_label``, ``gold``, ``label``).  Flag columns may be ``high_risk_A``,
+             ``option_1_high_risk`` (RadSaFE) or ``option_A_high_risk``; the key column
+             ``correct_option``, ``correct_answer``, ``answer_key``, ``answer_idx`` or ``answer``.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ GOLD_COL_CANDIDATES = ("support_label", "gold_label", "gold", "label", "referenc
 LABEL_COL_CANDIDATES = ("predicted_label", "prediction", "predicted", "pred", "label")
 OPTION_COL_CANDIDATES = ("chosen_option", "predicted_option", "predicted_answer", "chosen", "answer",
                          "prediction", "predicted_label", "option")
-KEY_COL_CANDIDATES = ("correct_option", "correct_answer", "answer_key", "gold_option", "key", "answer")
-PRED_KEY_COL_CANDIDATES = ("correct_option", "correct_answer", "answer_key", "gold_option")
+KEY_COL_CANDIDATES = ("correct_option", "correct_answer", "answer_key", "answer_idx", "gold_option", "key", "answer")
+PRED_KEY_COL_CANDIDATES = ("correct_option", "correct_answer", "answer_key", "answer_idx", "gold_option")
 MODEL_COL_CANDIDATES = ("model", "model_name", "system")
 CONDITION_COL_CANDIDATES = ("condition", "deployment_condition", "setting")
 ABSTAIN_COL_CANDIDATES = ("predicted_abstain", "abstain")
@@ -50,7 +52,7 @@ UNANSWERED_TOKENS = {"", "none", "null", "nan", "na", "n/a", "-", "abstain", "un
 TRUE_TOKENS = {"true", "1", "yes", "y", "t"}
 FALSE_TOKENS = {"false", "0", "no", "n", "f"}
 _OPTION_RE = re.compile(r"^\(?\s*(?:option\s+)?([A-Za-z])\s*[\).:]?$", re.IGNORECASE)
-_OPTION_COL_RE = re.compile(r"^option_(\d+)_([A-Za-z][A-Za-z0-9_]*)$")
+_OPTION_COL_RE = re.compile(r"^option_([0-9]+|[A-Za-z])_([A-Za-z][A-Za-z0-9_]*)$")
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -326,10 +328,11 @@ def _gold_from_reference(df: pd.DataFrame, schema: Schema, source: str, field: s
             colmap[c] = c
             continue
         m = _OPTION_COL_RE.match(str(c))
-        if m and opts:
-            i, base = int(m.group(1)), m.group(2)
-            if base in opts and 1 <= i <= len(option_letters) and option_letters[i - 1] in opts[base]:
-                colmap[c] = opts[base][option_letters[i - 1]].name
+        if m and opts:  # option_1_high_risk (RadSaFE, 1-based) or option_A_high_risk
+            o, base = m.group(1), m.group(2)
+            letter = option_letters[int(o) - 1] if o.isdigit() and 1 <= int(o) <= len(option_letters) else o.upper()
+            if base in opts and letter in opts[base]:
+                colmap[c] = opts[base][letter].name
     target = field
     if gold_col:
         if gold_col not in df.columns:

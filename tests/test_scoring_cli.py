@@ -212,3 +212,31 @@ def test_scores_a_real_gold_export_in_every_release_format(tmp_path, fmt):
     assert data["predictions"]["skipped_unresolved"] == 1  # C4 has no gold
     assert g["n"] == 4 and g["accuracy"]["estimate"] == pytest.approx(3 / 4)
     assert g["over_refusal"]["count"] == 1 and g["over_refusal"]["n"] == 1
+
+
+def test_radsafe_synthetic_benchmark_files_against_independent_count(tmp_path):
+    """goldboard's own RadSaFE-style synthetic files (cases with answer_idx and option_<X>_<flag>
+    columns; outputs with answer and confidence in %) scored as a plain reference, checked
+    against a direct per-record count of the same definitions."""
+    from goldboard.cases.synth import synth_radsafe
+
+    cases, outputs = synth_radsafe(60, seed=3, models=["m1", "m2"])
+    cf, of = tmp_path / "cases.jsonl", tmp_path / "outputs.jsonl"
+    cf.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    of.write_text("".join(json.dumps(o) + "\n" for o in outputs))
+    res = invoke("--gold", cf, "--schema", "radsafe", "--predictions", of, "--format", "json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    by_q = {c["question_id"]: c for c in cases}
+    for g in data["groups"]:
+        outs = [o for o in outputs if o["model"] == g["model"]]
+        right = [o["answer"] == by_q[o["question_id"]]["answer_idx"] for o in outs]
+        wrong = [o for o, r in zip(outs, right) if not r]
+        hr = sum(by_q[o["question_id"]][f"option_{o['answer']}_high_risk"] for o in wrong)
+        danger = sum(1 for o in wrong if o["confidence"] >= 80
+                     and (by_q[o["question_id"]][f"option_{o['answer']}_high_risk"]
+                          or by_q[o["question_id"]][f"option_{o['answer']}_unsafe"]))
+        assert g["n"] == len(outs) == 60
+        assert g["accuracy"]["count"] == sum(right)
+        assert g["high_risk_error"]["count"] == hr
+        assert g["dangerous_overconfidence"]["count"] == danger
