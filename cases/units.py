@@ -1,7 +1,11 @@
 """Annotation units: one case, or one case x model output, as shown to a rater.
 
-A unit table has one row per unit with the columns below (plus the raw case
-fields as ``case`` -- a dict -- and, for per-option schemas, ``option_<X>``):
+A unit table (:func:`goldboard.cases.load_units`) has one row per unit with the
+columns below, plus ``case`` (the raw case record, a dict, reference labels
+included), ``output`` (the raw output record or ``{}``), ``reference`` and
+``prediction`` (``{field: canonical value}`` of the case's reference labels and the
+output's predicted labels) and, for per-option schemas, ``option_<X>`` (the option
+text, ``""`` when the question has no such option):
 
 ``item_id``      unique unit id: the output id when there are model outputs, else the case id
 ``case_id``      the case
