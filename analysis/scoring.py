@@ -352,6 +352,8 @@ def score_labels(gold_df: pd.DataFrame | GoldTable, pred_df: pd.DataFrame | Pred
         raise GoldboardError(f"{gold.source}: no resolved gold labels for field {fld.name}")
     pos = {it: i for i, it in enumerate(items)}
     gold_codes = fg["gold_value"].map(code).to_numpy(dtype=np.int64)
+    item_models = (gold.items["model"].reindex(items).fillna("").astype(str).to_numpy()
+                   if "model" in gold.items.columns else np.full(len(items), "", dtype=object))
     warnings: list[str] = []
     n_unres = gold.excluded.get(fld.name, 0)
     if n_unres:
@@ -391,11 +393,15 @@ def score_labels(gold_df: pd.DataFrame | GoldTable, pred_df: pd.DataFrame | Pred
         vals = sub["value"].to_numpy()
         pred_codes[idx] = [code.get(v, k) for v in vals]
         has_pred[idx] = True
-        n_missing = int((~has_pred).sum())
+        # gold items that are this model's own outputs (case x output units): a model is
+        # scored on its own outputs only; otherwise on every gold item
+        own = item_models == model
+        universe = own if own.any() else np.ones(len(items), dtype=bool)
+        n_missing = int((universe & ~has_pred).sum())
         if n_missing and missing == "unanswered":
-            warnings.append(f"{model}{'/' + cond if cond else ''}: no prediction for {n_missing} of {len(items)} "
-                            "gold items (counted as unanswered)")
-        keep = has_pred if missing == "skip" else np.ones(len(items), dtype=bool)
+            warnings.append(f"{model}{'/' + cond if cond else ''}: no prediction for {n_missing} of "
+                            f"{int(universe.sum())} gold items (counted as unanswered)")
+        keep = has_pred if missing == "skip" else (universe | has_pred)
         t, p = gold_codes[keep], pred_codes[keep]
         outcomes[key] = gold_codes == pred_codes
         valid[key] = keep

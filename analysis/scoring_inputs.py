@@ -422,7 +422,7 @@ def _map_ids(raw_ids: list[str], lines: np.ndarray, id_col: str, gold: GoldTable
     Unknown ids raise (naming the first one and how many there are)."""
     resolved_items = set(gold.table[gold.table["field"].isin(fields)]["item_id"])
     unresolved = gold.unresolved_items(fields) - resolved_items
-    if id_col == "item_id" or gold.kind == "reference":
+    if id_col in ("item_id", "output_id") or gold.kind == "reference":
         mapping = {i: i for i in resolved_items | unresolved}
     else:
         mapping = gold.case_to_item(fields)
@@ -467,6 +467,11 @@ def prepare_predictions(df: pd.DataFrame, gold: GoldTable, *, kind: str, fields:
         raise GoldboardError(f"{source}: file is empty")
     lines = lines_of(df)
     idc = pick_column(df, id_col, ID_CANDIDATES, source, "id")
+    if id_col is None and idc != "item_id" and "output_id" in df.columns:
+        # case x model-output units: the output id *is* the gold item id (goldboard.cases.units)
+        gold_items = set(gold.table["item_id"]) | set(gold.unresolved["item_id"])
+        if gold_items and set(text(v) for v in df["output_id"]) <= gold_items:
+            idc = "output_id"
     cands = LABEL_COL_CANDIDATES if kind == "labels" else OPTION_COL_CANDIDATES
     vcol = pick_column(df, value_col, cands, source, "predicted label" if kind == "labels" else "chosen option")
     mcol = pick_column(df, model_col, MODEL_COL_CANDIDATES, source, "model", required=False)

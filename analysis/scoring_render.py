@@ -183,6 +183,17 @@ def _p(p: float | None) -> str:
     return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
+def sections(result: dict) -> list[tuple[str, list[str], list[list[str]], set[int]]]:
+    """Public form of the tables a scoring result renders as: ``(title, headers, rows,
+    right-aligned column indexes)``; used by the HTML report."""
+    return _sections(result)
+
+
+def header_lines(result: dict) -> list[str]:
+    """The lines that introduce a scoring result (gold, predictions, CI methods)."""
+    return _header(result)
+
+
 def _header(result: dict) -> list[str]:
     g = result["gold"]
     st = result["settings"]

@@ -230,9 +230,29 @@ def _rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters
     return out
 
 
+def _scoring_section(study, release: str | None, predictions: str | Path, seed: int) -> dict[str, Any]:
+    """Model-vs-gold scores for the report (``goldboard score`` on the study's gold)."""
+    from goldboard.analysis.scoring_render import header_lines, render_markdown as score_md, sections
+    from goldboard.cli.score import run_score
+
+    result = run_score(study=str(study.path), release=release, predictions=str(predictions), seed=seed)
+    return {
+        "source": str(predictions),
+        "lines": header_lines(result),
+        "tables": [{"title": t, "header": h, "rows": rows, "right": sorted(right)} for t, h, rows, right in sections(result)],
+        "markdown": score_md(result, heading_level=3),
+        "warnings": list(result.get("warnings", [])),
+    }
+
+
 def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int = 1,
-                 release: str | None = None, fields: list[str] | None = None) -> dict[str, Any]:
-    """Collect everything the report shows for a study round (default: latest pulled)."""
+                 release: str | None = None, fields: list[str] | None = None,
+                 predictions: str | Path | None = None) -> dict[str, Any]:
+    """Collect everything the report shows for a study round (default: latest pulled).
+
+    With ``predictions`` (a model predictions file), a model-scoring section scores
+    them against the study's gold release (see ``goldboard score``).
+    """
     from goldboard.adjudicate.decisions import read_decisions
     from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
     from goldboard.adjudicate.gold import resolve_gold
@@ -370,7 +390,15 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
         f"pandas {versions.get('pandas', '?')}, krippendorff {versions.get('krippendorff', '?')}."
     )
 
+    scoring = None
+    if predictions is not None:
+        if provisional:
+            raise GoldboardError(f"--predictions: {study.gold_dir} has no gold release yet "
+                                 f"(run `goldboard gold export --study {study.path}` first)")
+        scoring = _scoring_section(study, release, predictions, seed)
+
     return {
+        "scoring": scoring,
         "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "study": {
             "name": study.name, "path": str(study.path), "schema": schema.name, "schema_version": schema.version,
@@ -522,6 +550,9 @@ def render_markdown(data: dict) -> str:
             out.append(f"| {r['round']} | {_md(r['field'])} | {r['n']} | {_pct(r.get('percent_agreement'))} | "
                        f"{_fmt(r.get('alpha'))} ({_ci(r.get('alpha_low'), r.get('alpha_high'))}) |")
         out.append("")
+    if data.get("scoring"):
+        sc = data["scoring"]
+        out += ["## Model scores against gold", ""] + [_md(x) + "  " for x in sc["lines"]] + ["", sc["markdown"], ""]
     out += ["## Warnings", ""] + ([f"- {_md(w)}" for w in data["warnings"]] or ["- none"]) + [""]
     out.append(f"_Generated {data['generated_at']} by goldboard {data['versions']['goldboard']}._")
     return "\n".join(out) + "\n"
