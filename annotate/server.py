@@ -212,11 +212,12 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    # a zombie (exited child not yet reaped) is not alive
-    with contextlib.suppress(OSError):
+    # a zombie (exited child not yet reaped) is not alive -- but a thread-group leader that
+    # exited while other threads still run also shows "Z", and those threads hold the port
+    with contextlib.suppress(OSError, IndexError):
         st = Path(f"/proc/{pid}/stat").read_text()
         if st.rsplit(")", 1)[1].split()[0] == "Z":
-            return False
+            return len(os.listdir(f"/proc/{pid}/task")) > 1
     return True
 
 
@@ -269,6 +270,8 @@ def port_is_free(port: int, host: str = HOST) -> bool:
     """Nothing listens on ``port`` (checked by binding it, and by connecting to localhost
     the way Label Studio does before it silently moves to the next port)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        if os.name == "posix":  # as the server will: ignore TIME_WAIT leftovers, fail on a listener
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:

@@ -1,0 +1,47 @@
+"""Shared test fixtures.
+
+Live Label Studio fixtures (tests marked ``@pytest.mark.live``; deselect them with
+``-m "not live"``):
+
+``ls_template``   session: one migrated Label Studio data dir with an admin and the
+                  raters ``onc_a``, ``onc_b`` seeded -- made once (~30 s) and kept in
+                  pytest's cache for later runs of the same Label Studio version
+                  (``GOLDBOARD_TEST_FRESH_LS=1`` rebuilds it).
+``live_server``   module: an attached server on a copy of the template, free port.
+``fresh_server``  function: the same, private to one test (for tests that break it).
+
+Servers are stopped when the fixture ends, even when the test fails, and are
+killed by the kernel if pytest itself dies (see ``tests/livestudio.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:  # helpers (livestudio.py) and shared test tables import by name
+    sys.path.insert(0, str(TESTS))
+
+import livestudio  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def ls_template(request, tmp_path_factory):
+    if not livestudio.have_label_studio():
+        pytest.skip("label-studio is not installed (pip install 'goldboard[server]')")
+    return livestudio.cached_template(request.config.cache, tmp_path_factory.mktemp("ls-template"))
+
+
+@pytest.fixture(scope="module")
+def live_server(ls_template, tmp_path_factory):
+    with livestudio.live_server(ls_template, tmp_path_factory.mktemp("ls-live") / "server") as server:
+        yield server
+
+
+@pytest.fixture()
+def fresh_server(ls_template, tmp_path):
+    with livestudio.live_server(ls_template, tmp_path / "server") as server:
+        yield server

@@ -1,0 +1,329 @@
+"""Round trip on a real Label Studio: push synthetic cases, two raters annotate through
+the API with their own tokens, pull, and the ratings table is checked cell by cell.
+Plus: interrupted push + rerun, invalid annotations kept aside, every built-in schema's
+config accepted by the server, and the error paths (token, reachability, deleted
+project, changed config), each a one-line error with a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from goldboard.annotate import server as srv
+from goldboard.annotate.client import Client, ServerUnreachable, connect
+from goldboard.annotate.pull import Source, collect
+from goldboard.annotate.push import push
+from goldboard.annotate.simulate import annotation_result, post_ratings, push_with_ratings
+from goldboard.cases.load import load_units
+from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
+from goldboard.cases.synth import synthesize, write_records
+from goldboard.cli import main
+from goldboard.label_configs.schema import builtin_names, load_schema
+from goldboard.label_configs.xml import to_label_studio_xml
+from goldboard.study import Study
+
+pytestmark = pytest.mark.live
+RATERS = ["onc_a", "onc_b"]
+
+
+def cases_files(tmp: Path, schema: str = "mtb", n: int = 8, seed: int = 3) -> tuple[Path, Path | None]:
+    cases, outputs = synthesize(schema, n, seed=seed)
+    c = tmp / f"{schema}_cases.jsonl"
+    write_records(cases, c)
+    if not outputs:
+        return c, None
+    o = tmp / f"{schema}_outputs.jsonl"
+    write_records(outputs, o)
+    return c, o
+
+
+def new_study(tmp: Path, server, schema: str = "mtb", name: str = "study") -> Study:
+    return Study.init(tmp / name, schema=schema, raters=RATERS, data_dir=str(server.data_dir))
+
+
+def run(*args, env=None):
+    res = CliRunner().invoke(main, [str(a) for a in args], env=env)
+    assert "Traceback" not in res.output, res.output
+    return res
+
+
+def desired_mtb(units: pd.DataFrame) -> pd.DataFrame:
+    """Deterministic, varied ratings for both raters (multi, empty multi, tricky rationale)."""
+    labels = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information"]
+    missing = ["", "stage", "ecog_status|pdl1_expression", "stage|prior_therapy|brain_metastasis"]
+    rows = []
+    for i, item in enumerate(units["item_id"]):
+        for j, r in enumerate(RATERS):
+            lab = labels[(i + 2 * j * (i % 2)) % 4]
+            mi = missing[(i + j) % 4] if lab in ("Insufficient Information", "Partially Supported") else ""
+            rat = f"{r} on {item}: «ECOG» =1+1, line1\nline2" if i % 3 == 0 else f"{r} #{i}"
+            for fname, v in (("safety_label", lab), ("missing_info", mi)):
+                rows.append({"item_id": item, "rater": r, "field": fname, "value": v, "rationale": rat,
+                             "lead_time": 10 + i + j / 4})
+    return pd.DataFrame(rows)
+
+
+def server_tasks(client: Client, pid: int) -> dict[str, int]:
+    return {d["item_id"]: tid for tid, d in client.task_data(pid)}
+
+
+# --------------------------------------------------------------------------- the round trip
+
+
+def test_blinded_round_trip_cell_by_cell(live_server, tmp_path):
+    cases, outputs = cases_files(tmp_path)
+    st = new_study(tmp_path, live_server)
+    res = run("push", "--study", st.path, cases, "--outputs", outputs)
+    assert res.exit_code == 0, res.output
+    st = Study.open(st.path)
+    rnd = st.round(1)
+    assert rnd.mode == "blinded" and set(rnd.projects) == set(RATERS)
+    assert rnd.projects["onc_a"] != rnd.projects["onc_b"]
+    units = load_units(cases, outputs, schema="mtb")
+    assert rnd.units == len(units) == 16
+    client = connect(st)
+    creds = srv.read_credentials(live_server.data_dir)
+    for secret in creds.secrets():
+        assert secret not in res.output
+    for r in RATERS:  # same tasks in each rater's project, with the ids raters see
+        tasks = dict((d["item_id"], d) for _, d in client.task_data(rnd.projects[r]))
+        assert sorted(tasks) == sorted(units["item_id"])
+        u = units.set_index("item_id")
+        for item, d in tasks.items():
+            assert (d["case_id"], d["output_id"], d["model"]) == (u.loc[item, "case_id"], u.loc[item, "output_id"],
+                                                                  u.loc[item, "model"])
+            assert d["output_text"] == u.loc[item, "output_text"]
+    want = desired_mtb(units)
+    posted = post_ratings(st, want, progress=False)
+    assert posted.posted == 2 * len(units)
+
+    res = run("pull", "--study", st.path, "--quiet")
+    assert res.exit_code == 0, res.output
+    got = read_ratings_csv(st.ratings_path(1))
+    assert list(got.columns) == RATINGS_COLUMNS
+    assert len(got) == len(want)
+    task_ids = {r: server_tasks(client, rnd.projects[r]) for r in RATERS}
+    g = got.set_index(["item_id", "rater", "field"])
+    assert not g.index.duplicated().any()
+    u = units.set_index("item_id")
+    for w in want.itertuples():
+        row = g.loc[(w.item_id, w.rater, w.field)]
+        assert row["value"] == w.value
+        assert row["rationale"] == w.rationale
+        assert row["round"] == 1
+        assert (row["case_id"], row["output_id"], row["model"]) == (u.loc[w.item_id, "case_id"],
+                                                                    u.loc[w.item_id, "output_id"],
+                                                                    u.loc[w.item_id, "model"])
+        assert row["project_id"] == str(rnd.projects[w.rater])
+        assert row["task_id"] == str(task_ids[w.rater][w.item_id])
+        assert int(row["annotation_id"]) in posted.annotation_ids
+        assert float(row["lead_time"]) == w.lead_time
+        assert pd.Timestamp(row["annotated_at"]).tzinfo is not None
+    inv = pd.read_csv(st.invalid_path(1), dtype=str)
+    assert len(inv) == 0
+    summary = json.loads(st.pull_report_path(1).read_text())
+    assert summary["valid_annotations"] == 2 * len(units)
+    assert all(summary["raters"][r]["unannotated"] == 0 for r in RATERS)
+
+    # rerun push: nothing new, nothing duplicated
+    res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet")
+    assert res.exit_code == 0 and "0 tasks imported, 16 already there" in res.output
+    assert all(len(client.task_data(pid)) == 16 for pid in rnd.projects.values())
+
+
+def test_shared_round_attributes_by_user(live_server, tmp_path):
+    cases, outputs = cases_files(tmp_path, n=3)
+    st = new_study(tmp_path, live_server)
+    res = run("push", "--study", st.path, cases, "--outputs", outputs, "--shared", "--quiet")
+    assert res.exit_code == 0, res.output
+    st = Study.open(st.path)
+    assert st.round(1).mode == "shared" and list(st.round(1).projects) == ["*"]
+    units = load_units(cases, outputs, schema="mtb")
+    want = desired_mtb(units)
+    post_ratings(st, want, progress=False)
+    res = run("pull", "--study", st.path, "--quiet")
+    assert res.exit_code == 0, res.output
+    got = read_ratings_csv(st.ratings_path(1)).set_index(["item_id", "rater", "field"])
+    assert len(got) == len(want)
+    for w in want.itertuples():
+        assert got.loc[(w.item_id, w.rater, w.field), "value"] == w.value
+    # a blinded push to the shared round is refused
+    res = run("push", "--study", st.path, cases, "--outputs", outputs, "--blinded")
+    assert res.exit_code != 0 and "round 1 is shared" in res.output
+
+
+def test_invalid_annotations_are_kept_aside_not_lost(live_server, tmp_path):
+    cases, outputs = cases_files(tmp_path, n=2)
+    st = new_study(tmp_path, live_server)
+    push(st, cases, outputs, progress=False)
+    client = connect(st)
+    creds = srv.read_credentials(live_server.data_dir)
+    a = client.as_token(creds.token_for("onc_a"))
+    b = client.as_token(creds.token_for("onc_b"))
+    rnd = st.round(1)
+    ta, tb = server_tasks(client, rnd.projects["onc_a"]), server_tasks(client, rnd.projects["onc_b"])
+    items = sorted(ta)
+    bad_choice = [{"from_name": "safety_label", "to_name": "output", "type": "choices",
+                   "value": {"choices": ["Probably fine"]}},
+                  {"from_name": "rationale", "to_name": "output", "type": "textarea", "value": {"text": ["hm"]}}]
+    unknown_field = annotation_result(st.schema, {"safety_label": "Supported", "mood": "happy"}, "ok")
+    good = annotation_result(st.schema, {"safety_label": "Unsupported"}, "no evidence")
+    ids = {"bad": a.create_annotation(ta[items[0]], bad_choice),
+           "unknown": b.create_annotation(tb[items[0]], unknown_field),
+           "empty": a.create_annotation(ta[items[1]], []),
+           "old": b.create_annotation(tb[items[1]], annotation_result(st.schema, {"safety_label": "Supported"}, "v1")),
+           "new": b.create_annotation(tb[items[1]], good),
+           "intruder": b.create_annotation(ta[items[2]], good)}  # onc_b in onc_a's project
+    res = run("pull", "--study", st.path, "--quiet")
+    assert res.exit_code == 0, res.output
+    assert "held out: 4 invalid, 1 superseded" in res.output
+    got = read_ratings_csv(st.ratings_path(1))
+    assert set(got.annotation_id) == {str(ids["new"])}
+    assert got[got.field == "safety_label"].value.tolist() == ["Unsupported"]
+    inv = pd.read_csv(st.invalid_path(1), dtype=str, keep_default_na=False).set_index("annotation_id")
+    assert set(inv.index) == {str(ids[k]) for k in ("bad", "unknown", "empty", "old", "intruder")}
+    assert "'Probably fine' is not a value of safety_label" in inv.loc[str(ids["bad"]), "reason"]
+    assert json.loads(inv.loc[str(ids["bad"]), "result"]) == bad_choice  # verbatim
+    assert "unknown field 'mood'" in inv.loc[str(ids["unknown"]), "reason"]
+    assert inv.loc[str(ids["empty"]), "reason"] == "empty result"
+    assert inv.loc[str(ids["old"]), "kind"] == "superseded"
+    assert "annotated by onc_b" in inv.loc[str(ids["intruder"]), "reason"]
+    assert inv.loc[str(ids["intruder"]), "rater"] == "onc_a"
+    summary = json.loads(st.pull_report_path(1).read_text())
+    assert summary["raters"]["onc_a"]["unannotated"] == len(items)
+    assert summary["raters"]["onc_b"]["unannotated"] == len(items) - 1
+
+
+def test_every_builtin_schema_round_trips(live_server, tmp_path):
+    for name in builtin_names():
+        schema = load_schema(name)
+        cases, outputs = cases_files(tmp_path, schema=name, n=2)
+        st = new_study(tmp_path, live_server, schema=name, name=f"study_{name}")
+        units = load_units(cases, outputs, schema=name)
+        client = connect(st)
+        rows = []
+        for i, item in enumerate(units["item_id"]):
+            for r in RATERS:
+                for f in schema.fields:
+                    if f.kind == "text":
+                        continue
+                    if f.kind == "multi":
+                        v = "|".join(f.categories[: 1 + (i % 2)])
+                    else:
+                        v = f.categories[(i + len(r)) % len(f.categories)]
+                    rows.append({"item_id": item, "rater": r, "field": f.name, "value": v, "rationale": f"why {i}"})
+        want = pd.DataFrame(rows)
+        push_with_ratings(st, units, want, progress=False)  # the server parses the config on project creation
+        for pid in st.round(1).projects.values():
+            client.validate_label_config(pid, to_label_studio_xml(schema))
+        res = run("pull", "--study", st.path, "--quiet")
+        assert res.exit_code == 0, (name, res.output)
+        got = read_ratings_csv(st.ratings_path(1)).set_index(["item_id", "rater", "field"])
+        rat = schema.rationale_field
+        expected = want if rat is None else want[want.field != rat.name]
+        assert len(got) == len(expected), name
+        for w in expected.itertuples():
+            assert got.loc[(w.item_id, w.rater, w.field), "value"] == w.value, (name, w)
+            if rat is not None:
+                assert got.loc[(w.item_id, w.rater, w.field), "rationale"] == w.rationale
+
+
+def test_server_dies_mid_push_then_rerun_completes(fresh_server, tmp_path):
+    cases, outputs = cases_files(tmp_path, n=10)  # 20 units
+    st = new_study(tmp_path, fresh_server)
+    port, data_dir = fresh_server.port, fresh_server.data_dir
+
+    class Dying(Client):
+        calls = 0
+
+        def import_tasks(self, project_id, tasks):
+            Dying.calls += 1
+            if Dying.calls == 3:
+                fresh_server.stop()  # the server dies after two batches went in
+            return super().import_tasks(project_id, tasks)
+
+    client = Dying(connect(st).conn)
+    with pytest.raises(ServerUnreachable, match="cannot reach Label Studio"):
+        push(st, cases, outputs, client=client, batch_size=7, progress=False)
+    st = Study.open(st.path)
+    assert set(st.round(1).projects) == set(RATERS)  # recorded before the crash
+    res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet")
+    assert res.exit_code != 0 and "not running" in res.output
+    with srv.EmbeddedServer(data_dir, port=port):
+        res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet")
+        assert res.exit_code == 0, res.output
+        client = connect(st)
+        for r, pid in st.round(1).projects.items():
+            items = [d["item_id"] for _, d in client.task_data(pid)]
+            assert len(items) == 20 and len(set(items)) == 20, r
+        assert "6 tasks imported, 14 already there" in res.output  # onc_a: 2 batches of 7 went in
+        assert "20 tasks imported, 0 already there" in res.output  # onc_b: nothing yet
+        res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet")
+        assert res.output.count("0 tasks imported, 20 already there") == 2
+
+
+# --------------------------------------------------------------------------- error paths
+
+
+def test_wrong_token_and_unreachable_server(live_server, tmp_path):
+    cases, outputs = cases_files(tmp_path, n=1)
+    st = Study.init(tmp_path / "ext", schema="mtb", raters=RATERS, url=live_server.url)
+    wrong = "f" * 40
+    res = run("push", "--study", st.path, cases, "--outputs", outputs, env={"LABEL_STUDIO_API_KEY": wrong})
+    assert res.exit_code == 2
+    assert "refused the API token from LABEL_STUDIO_API_KEY" in res.output and "401" in res.output
+    assert wrong not in res.output
+    assert len(res.output.strip().splitlines()) == 1
+    dead = Study.init(tmp_path / "dead", schema="mtb", raters=RATERS, url=f"http://127.0.0.1:{srv.free_port()}")
+    res = run("push", "--study", dead.path, cases, "--outputs", outputs, env={"LABEL_STUDIO_API_KEY": wrong})
+    assert res.exit_code == 2 and "cannot reach Label Studio at http://127.0.0.1:" in res.output
+    assert wrong not in res.output
+    res = run("pull", "--study", dead.path)
+    assert res.exit_code != 0 and "no rounds yet" in res.output
+    off = Study.init(tmp_path / "off", schema="mtb", raters=RATERS, data_dir=str(tmp_path / "no-server"))
+    res = run("push", "--study", off.path, cases, "--outputs", outputs)
+    assert res.exit_code == 2 and "embedded Label Studio server" in res.output and "is not running" in res.output
+
+
+def test_external_url_with_token_in_env_works(live_server, tmp_path, monkeypatch):
+    cases, outputs = cases_files(tmp_path, n=1)
+    st = Study.init(tmp_path / "ext", schema="mtb", raters=RATERS, url=live_server.url)
+    token = srv.read_credentials(live_server.data_dir).admin.token
+    res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet",
+              env={"LABEL_STUDIO_API_KEY": token})
+    assert res.exit_code == 0, res.output
+    assert token not in res.output and token not in (st.path / "study.toml").read_text()
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
+    # external server: raters are matched to users by name (onc_a@goldboard.local)
+    want = desired_mtb(load_units(cases, outputs, schema="mtb"))
+    creds = srv.read_credentials(live_server.data_dir)
+    post_ratings(Study.open(st.path), want, tokens={r: creds.token_for(r) for r in RATERS}, progress=False)
+    res = run("pull", "--study", st.path, "--quiet", env={"LABEL_STUDIO_API_KEY": token})
+    assert res.exit_code == 0 and "warning" not in res.output, res.output
+    assert len(read_ratings_csv(Study.open(st.path).ratings_path(1))) == len(want)
+
+
+def test_deleted_project_and_changed_config(live_server, tmp_path):
+    cases, outputs = cases_files(tmp_path, n=1)
+    st = new_study(tmp_path, live_server)
+    push(st, cases, outputs, progress=False)
+    client = connect(st)
+    pa, pb = st.round(1).projects["onc_a"], st.round(1).projects["onc_b"]
+    xml = to_label_studio_xml(st.schema)
+    client.update_project_config(pb, xml.replace('<Choice value="Unsupported" alias="Unsupported"',
+                                                 '<Choice value="Not supported" alias="Not supported"'))
+    res = run("push", "--study", st.path, cases, "--outputs", outputs)
+    assert res.exit_code == 2 and f"onc_b's project (id {pb})" in res.output
+    assert "label config no longer matches schema mtb" in res.output
+    res = run("pull", "--study", st.path, "--quiet")
+    assert res.exit_code == 0 and "label config on the server differs" in res.output
+    client.delete_project(pa)
+    res = run("push", "--study", st.path, cases, "--outputs", outputs)
+    assert res.exit_code == 2 and f"onc_a's project (id {pa}) no longer exists" in res.output
+    res = run("pull", "--study", st.path)
+    assert res.exit_code == 2 and f"project {pa} no longer exists" in res.output
+    assert not st.ratings_path(1).exists() or "onc_a" not in st.ratings_path(1).read_text()
