@@ -53,7 +53,7 @@ def test_demo_disagreements_concentrate_at_sufficiency_boundary(demo_run):
     root, _ = demo_run
     res = CliRunner().invoke(main, ["flag", "--study", str(root / "study"), "--format", "json"])
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     by_boundary = data["summary"]["by_boundary"]
     suff = by_boundary["sufficiency_vs_optimization"]["count"]
     assert suff == max(b["count"] for b in by_boundary.values()) and suff > 0
@@ -70,7 +70,7 @@ def test_report_numbers_equal_goldboard_agree(demo_run):
     study = root / "study"
     res = CliRunner().invoke(main, ["agree", "--study", str(study), "--field", "safety_label", "--format", "json"])
     assert res.exit_code == 0, res.output
-    agree = json.loads(res.output)
+    agree = json.loads(res.stdout)
     md = (root / "outputs" / "report.md").read_text(encoding="utf-8")
     section = _report_section(md, "Safety label")
     rows = [ln for ln in section.splitlines() if ln.startswith("| ") and not ln.startswith("| Statistic")]
@@ -116,3 +116,22 @@ def test_report_renders_in_headless_chromium(demo_run, tmp_path):
     html = report.read_text(encoding="utf-8")
     assert "Simulated data" in html and html.count("data:image/png;base64,") >= 1
     assert not re.search(r"<script", html, re.I)
+
+
+def test_report_scoring_section_equals_goldboard_score(demo_run, tmp_path):
+    root, _ = demo_run
+    study, preds = root / "study", root / "inputs" / "outputs.jsonl"
+    res = CliRunner().invoke(main, ["score", "--study", str(study), "--predictions", str(preds), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    score = json.loads(res.stdout)
+    out = tmp_path / "report.md"
+    res = CliRunner().invoke(main, ["report", "--study", str(study), "--predictions", str(preds),
+                                    "--format", "markdown", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    md = out.read_text(encoding="utf-8")
+    assert "## Model scores against gold" in md
+    for g in score["groups"]:
+        acc = g["accuracy"]
+        assert f"{acc['estimate']:.3f} [{acc['low']:.3f}, {acc['high']:.3f}]" in md, (g["model"], acc)
+        # each model is scored on its own outputs only
+        assert g["n"] < score["gold"]["items"]
