@@ -131,7 +131,7 @@ def _attaches(ch: str, prev: str) -> bool:
 def truncate_for_excel(text: str, limit: int = EXCEL_CELL_LIMIT) -> str:
     """Cut ``text`` to ``limit`` UTF-16 units, ending with a visible marker saying how
     many characters were cut.  Text within the limit is returned unchanged."""
-    if utf16_len(text) <= limit:
+    if 2 * len(text) <= limit or utf16_len(text) <= limit:  # fast path: at most 2 units a character
         return text
     # the marker length depends on the number cut; two passes settle it
     marker = TRUNCATION_MARKER.format(n=len(text))

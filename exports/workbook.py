@@ -63,6 +63,43 @@ _THIN = Side(style="thin", color="BFBFBF")
 _BORDER = Border(left=_THIN, right=_THIN, top=_THIN, bottom=_THIN)
 
 
+class _Styles:
+    """Reuse one registered style per look: setting fonts/fills cell by cell makes openpyxl
+    hash every style object again (the dominant cost on large sheets)."""
+
+    def __init__(self, ws) -> None:
+        from openpyxl.cell.cell import Cell
+
+        self._scratch = lambda: Cell(ws, row=1, column=1)  # detached: never written
+        self._cache: dict[Any, Any] = {}
+
+    def apply(self, cell, key: Any, **attrs: Any) -> None:
+        from copy import copy
+
+        arr = self._cache.get(key)
+        if arr is None:
+            tmp = self._scratch()
+            for name, value in attrs.items():
+                setattr(tmp, name, value)
+            arr = self._cache[key] = tmp._style
+        cell._style = copy(arr)
+
+
+def _runs(column: str, rows: list[int]) -> str:
+    """``F2:F5 F9`` for rows 2,3,4,5,9 (a data validation's range, built once)."""
+    out = []
+    rows = sorted(rows)
+    start = prev = None
+    for r in rows + [None]:
+        if start is not None and (r is None or r != prev + 1):
+            out.append(f"{column}{start}" if start == prev else f"{column}{start}:{column}{prev}")
+            start = None
+        if r is not None and start is None:
+            start = r
+        prev = r
+    return " ".join(out)
+
+
 @dataclass
 class WorkbookInfo:
     path: Path
@@ -344,6 +381,8 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
         validations[f.name] = dv
         ws.add_data_validation(dv)
 
+    styles = _Styles(ws)
+    dv_rows: dict[str, list[int]] = {}
     for i, rec in enumerate(flags.to_dict(orient="records"), start=2):
         item, fname = str(rec["item_id"]), str(rec["field"])
         case_text, output_text = unit_text.get(item, ("", ""))
@@ -360,32 +399,43 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
             vals[f"value_{r}"] = rec.get(f"value_{r}", "") or ("(missing)" if r in rec["missing_raters"] else "")
             vals[f"rationale_{r}"] = rec.get(f"rationale_{r}", "")
         fill_hex = boundary_fill.get(rec["boundaries"][0]) if rec["boundaries"] else None
-        fill = PatternFill("solid", fgColor=fill_hex) if fill_hex else None
         for key, j in pos.items():
             c = ws.cell(row=i, column=j)
-            if key == "agenda":
-                c.value = int(vals["agenda"])
-            elif key.startswith("link_"):
+            if key.startswith("link_"):
                 url, task = links.get((item, key[len("link_"):]), ("", ""))
                 if url:
                     c.value = f"task {task}"
                     c.data_type = "s"
                     c.hyperlink = url
-                    c.style = "Hyperlink"
+                    styles.apply(c, ("link", fill_hex), font=Font(color="0563C1", underline="single"),
+                                 alignment=_WRAP_TOP, border=_BORDER,
+                                 fill=PatternFill("solid", fgColor=fill_hex) if fill_hex else PatternFill())
+                    continue
+            if key == "agenda":
+                c.value = int(vals["agenda"])
             else:
                 set_text_cell(c, vals.get(key, ""))
-            c.alignment = _WRAP_TOP
-            c.border = _BORDER
             if j in input_cols:
-                c.fill = PatternFill("solid", fgColor=INPUT_FILL)
-                c.protection = Protection(locked=False)
-            elif fill is not None:
-                c.fill = fill
-        ws.cell(row=i, column=pos["key"]).protection = Protection(locked=True, hidden=True)
-        validations[fname].add(ws.cell(row=i, column=pos["decision"]))
+                styles.apply(c, "input", alignment=_WRAP_TOP, border=_BORDER,
+                             fill=PatternFill("solid", fgColor=INPUT_FILL), protection=Protection(locked=False))
+            elif key == "key":
+                styles.apply(c, "key", alignment=_WRAP_TOP, border=_BORDER,
+                             protection=Protection(locked=True, hidden=True))
+            else:
+                styles.apply(c, ("cell", fill_hex), alignment=_WRAP_TOP, border=_BORDER,
+                             fill=PatternFill("solid", fgColor=fill_hex) if fill_hex else PatternFill())
+        dv_rows.setdefault(fname, []).append(i)
         h = _row_height([(str(vals.get(k, "")), w) for k, _, w in cols if k not in ("key",) and not k.startswith("link_")])
         if h:
             ws.row_dimensions[i].height = h
+    from openpyxl.worksheet.cell_range import MultiCellRange
+
+    dcol = get_column_letter(pos["decision"])
+    for fname, dv in validations.items():
+        if dv_rows.get(fname):
+            dv.sqref = MultiCellRange(_runs(dcol, dv_rows[fname]))
+        else:
+            ws.data_validations.dataValidation.remove(dv)
     ws.column_dimensions[get_column_letter(pos["key"])].hidden = True
     _page_setup(ws, "F2")
 
@@ -398,13 +448,14 @@ def _write_agreed(ws, agreed: pd.DataFrame, flags: pd.DataFrame, ratings: pd.Dat
     if len(ratings) and "rationale" in ratings.columns:
         sub = ratings[ratings["rationale"].astype(str) != ""].drop_duplicates(["item_id", "rater"], keep="last")
         rat = {(str(i), str(r)): str(t) for i, r, t in zip(sub["item_id"], sub["rater"], sub["rationale"])}
+    styles = _Styles(ws)
     for i, rec in enumerate(agreed.to_dict(orient="records"), start=2):
         row = [rec["case_id"], rec["item_id"], rec["model"], rec["field"], rec["gold_value"] or "(blank)"]
         row += [rat.get((rec["item_id"], r), "") for r in rlist]
         for j, v in enumerate(row, start=1):
             c = ws.cell(row=i, column=j)
             set_text_cell(c, v)
-            c.alignment = _WRAP_TOP
+            styles.apply(c, "wrap", alignment=_WRAP_TOP)
         h = _row_height([(str(v), w) for v, w in zip(row, widths)])
         if h:
             ws.row_dimensions[i].height = h
