@@ -8,7 +8,7 @@ One export request per project (``GET /api/projects/<id>/export?exportType=JSON
    user -- an annotation by anyone else in a rater's project is held out, never
    credited to the rater); in a shared round by ``completed_by`` -> rater (the
    embedded server's credentials, else the server's user list matched on
-   username, e-mail or e-mail local part, or ``[server.rater_users]`` in study.toml);
+   username, e-mail or e-mail local part, or ``[extra.rater_users]`` in study.toml);
 2. **validated** against the schema -- Label Studio stores whatever it is sent:
    unknown ``from_name``, a value not in the schema, two values for a single
    choice, a required field missing, an empty result, a skipped (cancelled)
@@ -533,7 +533,7 @@ def rater_user_ids(client: Any, raters: list[str], explicit: dict[str, str] | No
             hits = [u for u in users if r in (u["username"], u["email"], u["email"].split("@")[0])]
         if len(hits) > 1:
             raise GoldboardError(f"rater {r!r} matches {len(hits)} Label Studio users "
-                                 f"({', '.join(u['email'] for u in hits)}); set [server.rater_users] in study.toml")
+                                 f"({', '.join(u['email'] for u in hits)}); set [extra.rater_users] in study.toml")
         if hits:
             out[int(hits[0]["id"])] = r
     others = {int(u["id"]): u["email"] or u["username"] for u in users if int(u["id"]) not in out}

@@ -18,9 +18,21 @@ def study_group() -> None:
 @click.option("--raters", required=True, help="Comma-separated rater names, e.g. onc_a,onc_b.")
 @click.option("--url", default="", help="Label Studio URL (default: the embedded server).")
 @click.option("--name", default="", help="Study name (default: the folder name).")
-def init_cmd(directory: str, schema: str, raters: str, url: str, name: str) -> None:
-    """Create a study workspace in DIRECTORY."""
-    st = Study.init(directory, schema=schema, raters=raters.split(","), url=url, name=name)
+@click.option("--data-dir", default="", type=click.Path(file_okay=False),
+              help="Embedded server data dir, when not the default (~/.goldboard/server).")
+def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data_dir: str) -> None:
+    """Create a study workspace in DIRECTORY.
+
+    \b
+    Without --url the study uses the embedded server (`goldboard server start`).
+    With --url, the API token comes from $LABEL_STUDIO_API_KEY or from
+    ~/.config/goldboard/credentials.toml (["URL"] token = "..."); it is never
+    stored in the workspace.
+    """
+    from pathlib import Path
+
+    st = Study.init(directory, schema=schema, raters=raters.split(","), url=url, name=name,
+                    data_dir=str(Path(data_dir).expanduser().resolve()) if data_dir else "")
     click.echo(f"Created study {st.name!r} in {st.path} (schema {st.schema.name} v{st.schema.version}, "
                f"raters: {', '.join(st.raters)})")
 
@@ -33,7 +45,7 @@ def show_cmd(directory: str) -> None:
     click.echo(f"study:   {st.name} ({st.path})")
     click.echo(f"schema:  {st.schema.name} v{st.schema.version} ({st.schema_ref})")
     click.echo(f"raters:  {', '.join(st.raters)}")
-    click.echo(f"server:  {st.url or '(embedded default)'}")
+    click.echo(f"server:  {st.url or '(embedded' + (' ' + st.data_dir if st.data_dir else ' default') + ')'}")
     for r in st.rounds:
         projects = ", ".join(f"{k}={v}" for k, v in r.projects.items())
         click.echo(f"round {r.number}: {r.mode}, {r.units} units, projects: {projects or '(none)'}")
