@@ -236,7 +236,8 @@ def flag_disagreements(ratings: pd.DataFrame, schema: Schema, raters: Sequence[s
         When several rounds are present, each item's latest round is used.
     schema : the study schema (fields, boundaries, triggers, priorities).
     raters : rater names in display order (default: sorted names found in ``ratings``).
-        Raters without a single rating are left out (they are not "missing" everywhere).
+        Raters without a single rating are left out (they are not "missing" everywhere);
+        ratings by raters not in the list are ignored.
     source : file name used in error messages.
 
     Returns
