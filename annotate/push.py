@@ -28,7 +28,7 @@ rewritten atomically.
 from __future__ import annotations
 
 import html
-import math
+import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,34 +79,27 @@ def project_title(study_name: str, key: str, round_number: int) -> str:
     return title if len(title) <= 50 else title[:49] + "…"
 
 
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):  # numpy scalars
-        try:
-            return _jsonable(x.item())
-        except (ValueError, AttributeError):
-            return str(x)
-    if x is pd.NA or x is pd.NaT:
-        return None
-    return x
+def _read_units_file(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise GoldboardError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
+    return out
 
 
 def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:
     """All units ever pushed (existing order, then new), each with the rounds it is in."""
-    old = study.units()
     records: dict[str, dict] = {}
-    if len(old):
-        for rec in old.to_dict("records"):
-            rec = _jsonable(rec)
-            rec["rounds"] = [int(r) for r in (rec.get("rounds") or [])]
-            records[str(rec["item_id"])] = rec
-    for rec in units.to_dict("records"):
-        rec = _jsonable(rec)
+    for rec in _read_units_file(study.units_path):
+        rec["rounds"] = [int(r) for r in (rec.get("rounds") or [])]
+        records[str(rec["item_id"])] = rec
+    # pandas' JSON writer turns NaN into null and numpy scalars into numbers, nested dicts included
+    for rec in json.loads(units.to_json(orient="records", force_ascii=False, double_precision=15)):
         item = str(rec["item_id"])
         prev = records.get(item)
         if prev is not None:
@@ -239,12 +232,9 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
         result.already[key] = sum(1 for t in tasks if t["item_id"] in present)
 
     # 3. record the units before importing (a crash mid-import leaves a consistent workspace)
-    write_jsonl_atomic(_merge_units(study, units, rnd.number), study.units_path)
-    in_round = set(by_item)
-    old = study.units()
-    if len(old) and "rounds" in old.columns:
-        in_round |= {str(r["item_id"]) for r in old.to_dict("records") if rnd.number in (r.get("rounds") or [])}
-    rnd.units = len(in_round)
+    merged = _merge_units(study, units, rnd.number)
+    write_jsonl_atomic(merged, study.units_path)
+    rnd.units = sum(1 for r in merged if rnd.number in r["rounds"])
     study.save()
 
     # 4. import what is missing, a batch per request
