@@ -46,7 +46,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 
@@ -570,6 +570,12 @@ def pull(study: Any, round_number: int | None = None, *, client: Any = None,
             with_creds = _embedded_ids(study, raters)
             if with_creds:
                 user_raters, others = with_creds
+            elif rnd.mode == "shared":  # annotators -> raters needs the server's user list
+                try:
+                    user_raters, others = rater_user_ids(connect(study), raters, explicit)
+                except LabelStudioError as exc:
+                    raise GoldboardError(f"shared round {rnd.number}: mapping the export's annotators to raters "
+                                         f"needs the server's user list, which failed: {exc}") from None
         for spec in from_export:
             rater, path = spec if isinstance(spec, tuple) else (None, spec)
             if rater is not None and rater not in raters:

@@ -38,7 +38,7 @@ import pandas as pd
 
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_jsonl_atomic
 
 DEFAULT_BATCH = 250
@@ -240,6 +240,7 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
     # 4. import what is missing, a batch per request
     total = sum(len(v) for v in missing.values())
     bar = _bar(total, progress)
+    done = 0
     try:
         for key in keys:
             todo = missing[key]
@@ -252,7 +253,12 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
                         anns = annotations.get((key, p["data"]["item_id"]))
                         if anns:
                             p["annotations"] = anns
-                made += client.import_tasks(rnd.projects[key], payload)
+                try:
+                    made += client.import_tasks(rnd.projects[key], payload)
+                except LabelStudioError as exc:
+                    raise type(exc)(f"{exc}; {done} of {total} missing tasks were imported before -- run the same "
+                                    f"push again to finish (it adds only what is missing)") from None
+                done += len(batch)
                 bar.update(len(batch))
             result.imported[key] = made
     finally:

@@ -452,6 +452,7 @@ class EmbeddedServer:
         log = open(d / LOG_FILE, "a", encoding="utf-8")
         log.write(f"--- {_now()} goldboard: starting Label Studio on {self.url}\n")
         log.flush()
+        self._log_offset = log.tell()
         kwargs: dict = {}
         if os.name == "posix":
             if detach:
@@ -483,10 +484,12 @@ class EmbeddedServer:
                 raise LabelStudioError(f"Label Studio exited during start (exit {self.proc.returncode}); "
                                        f"log tail ({d / LOG_FILE}):\n{_log_tail(d, creds.secrets())}")
             try:
-                log_text = (d / LOG_FILE).read_text(encoding="utf-8", errors="replace")
+                with open(d / LOG_FILE, "rb") as fh:
+                    fh.seek(getattr(self, "_log_offset", 0))
+                    log_text = fh.read().decode("utf-8", "replace")
             except FileNotFoundError:
                 log_text = ""
-            if f"Port {self.port} is in use" in log_text.rsplit("goldboard: starting", 1)[-1]:
+            if f"Port {self.port} is in use" in log_text:
                 raise LabelStudioError(f"port {self.port} on {HOST} is busy; choose another with --port")
             try:
                 r = httpx.get(f"{self.url}/health", timeout=2.0)
