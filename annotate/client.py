@@ -175,6 +175,17 @@ class Client:
     def __repr__(self) -> str:
         return f"Client(url={self.url!r}, source={self.conn.source!r})"
 
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        with contextlib.suppress(Exception):
+            self.sdk._client_wrapper.httpx_client.httpx_client.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def as_token(self, token: str, source: str = "rater token") -> "Client":
         """The same server, another user (e.g. a rater posting their own annotations)."""
         return Client(Connection(self.url, token, source, self.conn.data_dir, self.conn.credentials), self.timeout)

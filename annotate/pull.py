@@ -603,6 +603,7 @@ def pull(study: Any, round_number: int | None = None, *, client: Any = None,
     else:
         if not rnd.projects:
             raise GoldboardError(f"{study.path}: round {rnd.number} has no Label Studio projects (push first)")
+        own_client = client is None
         client = client or connect(study)
         origin = client.url
         user_raters, others = rater_user_ids(client, raters, explicit)
@@ -620,6 +621,8 @@ def pull(study: Any, round_number: int | None = None, *, client: Any = None,
                 warnings.append(f"project {pid} ({r}): label config on the server differs from schema "
                                 f"{schema.name} v{schema.version}; every result is validated against the schema")
             sources.append(Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"))
+        if own_client:
+            client.close()
     units = study.units() if hasattr(study, "units") else None
     res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
     res.summary["warnings"] = warnings + res.summary["warnings"]

@@ -160,7 +160,10 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
         elif existing_round.mode != mode and existing_round.projects:
             raise GoldboardError(f"round {round_number} is {existing_round.mode}; push {mode} tasks to a new round "
                                  f"(--round {max(r.number for r in study.rounds) + 1})")
-    client = client or connect(study)
+    if client is None:
+        with connect(study) as own:
+            return push(study, cases_path, outputs_path, round_number=round_number, shared=shared, client=own,
+                        units=units, batch_size=batch_size, progress=progress, annotations=annotations)
     if client.conn.embedded:
         _ensure_rater_users(client, study.raters)
 

@@ -179,6 +179,9 @@ def post_ratings(study: Any, ratings: pd.DataFrame, round_number: int | None = N
     finally:
         if bar is not None:
             bar.close()
+        for cs in per_rater.values():
+            for c in cs:
+                c.close()
     res.posted = len(res.annotation_ids)
     return res
 

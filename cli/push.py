@@ -21,6 +21,13 @@ def push_cmd(study_dir: str, cases: str, outputs: str | None, round_number: int 
              batch_size: int, quiet: bool) -> None:
     """Push CASES (+ --outputs) to the study's Label Studio projects.
 
+    \b
+    Blinded (default): one project per rater per round, the same tasks in each.
+    Label Studio Community cannot hide projects from a user, so blinding rests on
+    separate projects: send each rater only the link to their own project (printed
+    below; titles start with the rater's name). Pull holds out any annotation made
+    in a rater's project by another known user.
+
     Idempotent: running it again (e.g. after a push that died half-way) imports
     only the tasks that are missing.
     """
