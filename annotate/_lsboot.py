@@ -7,8 +7,8 @@ visible to every local user in ``ps``).  Prints one line on stdout, ``GOLDBOARD-
 "organization": id, "migrated": bool}`` (Label Studio prints its own chatter too).
 
 This does in one process what ``label-studio init --username U --password P
---user-token T`` does once per user (~17 s each on 2 cores, mostly Django start
-and migration checks): create the user, set its legacy API token, add it to the
+--user-token T`` does once per user (each call is a Django start, ~4 s on 2
+cores on a migrated database; the first also migrates, ~25 s): create the user, set its legacy API token, add it to the
 single organization and make that organization its active one.  It also turns
 legacy API tokens on for that organization (1.23 creates new organizations
 with them disabled).  Only this module imports Label Studio's Django code.

@@ -19,9 +19,10 @@ from plain names too (``USERNAME``, ``PASSWORD``, ``PORT``, ``HOST``, ``DEBUG``
 and Sentry are off; legacy API tokens are on.
 
 Users are seeded by :mod:`goldboard.annotate._lsboot` in one Django process
-(migrate + all users: ~28 s on a fresh dir, ~4 s to add users later) instead of
-one ``label-studio init`` per user (~17 s each); passwords and tokens reach it
-on stdin, never on a command line.  Raters log in with the e-mail and password
+(migrate + all users: ~28 s on a fresh dir, ~4 s to add any number of users
+later) instead of one ``label-studio init`` per user (~4 s each after the
+migration, measured); passwords and tokens reach it on stdin, never on a
+command line (``init --password --user-token`` would show them in ``ps``).  Raters log in with the e-mail and password
 stored in ``credentials.toml``; the study lead hands each rater their own line.
 Nothing here prints a password or token.
 """
