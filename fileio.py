@@ -135,14 +135,23 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     return out
 
 
-def _read_json(path: Path) -> list[tuple[int, dict]]:
+def read_json_file(path: str | Path) -> Any:
+    """Parse a UTF-8 JSON file; a missing, empty or malformed file is a one-line
+    :class:`GoldboardError` naming the file (and line)."""
+    path = Path(path)
+    if not path.exists():
+        raise GoldboardError(f"{path}: file not found")
     text = _read_text(path)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise GoldboardError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+
+
+def _read_json(path: Path) -> list[tuple[int, dict]]:
+    data = read_json_file(path)
     if isinstance(data, dict):
         lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
         if len(lists) == 1:

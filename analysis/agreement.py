@@ -94,6 +94,7 @@ __all__ = [
     "agreement",
     "agreement_for_study",
     "landis_koch_band",
+    "statistic_name",
     "render_table",
     "render_markdown",
     "render_csv",
@@ -872,7 +873,7 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
             entry["ci_method"] = "bootstrap" if n_ab else None
     degenerate = [r for r in stats if r["ci_method"] == "asymptotic" and r["se"] == 0.0]
     if degenerate:
-        names = sorted({_stat_name(r) for r in degenerate})
+        names = sorted({statistic_name(r) for r in degenerate})
         warnings.append(f"{tag}asymptotic SE is 0 for {', '.join(names)} (a degenerate table, e.g. perfect agreement): "
                         f"the Wald interval collapses to the point; do not read it as certainty")
     coinc_out = [{"group": group, "raters": list(raters), "matrix": [[_num(x) for x in row] for row in coincidence]}]
@@ -1060,7 +1061,9 @@ _LK_NOTE = ("Band: Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.
             ".61-.80 substantial, .81-1 almost perfect); a label, not a test.")
 
 
-def _stat_name(row: dict) -> str:
+def statistic_name(row: dict) -> str:
+    """Readable name of one statistics row: ``Cohen's kappa (quadratic)``, ``Gwet's AC2``,
+    ``Krippendorff's alpha (ordinal)``."""
     name = _NAMES.get(row["statistic"], row["statistic"])
     if row["statistic"] == "gwet_ac1" and row["weights"] != "none":
         name = "Gwet's AC2"
@@ -1088,7 +1091,7 @@ def _stat_rows(result: dict) -> tuple[list[str], list[list[str]]]:
     for r in result["statistics"]:
         raters = "all" if len(r["raters"]) > 2 and r["raters"] == result["raters"] else " / ".join(r["raters"])
         band = "" if r["statistic"] == "percent_agreement" else (landis_koch_band(r["value"]) or "-")
-        rows.append([_stat_name(r), raters] + ([r["group"] or "all"] if groups else []) +
+        rows.append([statistic_name(r), raters] + ([r["group"] or "all"] if groups else []) +
                     [str(r["n_items"]), _fmt(r["value"]), _ci(r), _fmt(r["se"]), r["ci_method"] or "-", band])
     return head, rows
 

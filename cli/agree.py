@@ -15,7 +15,6 @@ renderer prints them.  Readers are importable for scripts and tests:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,8 @@ from goldboard.analysis.agreement import (
     unit_groups,
 )
 from goldboard.errors import GoldboardError
-from goldboard.fileio import read_table, write_text_atomic
+from goldboard.cli._output import emit
+from goldboard.fileio import read_json_file, read_table
 
 _RESERVED = ("item_id", "rater", "value", "field", "_where", "_line")
 
@@ -161,18 +161,7 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
     task and annotation.  Without a schema, multi-choice answers are joined with ``|``.
     """
     path = Path(path)
-    if not path.exists():
-        raise GoldboardError(f"{path}: file not found")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    if not text.strip():
-        raise GoldboardError(f"{path}: file is empty")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GoldboardError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    data = read_json_file(path)
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
@@ -381,13 +370,7 @@ def agree_cmd(table, study_dir, round_, ls_files, field, item_col, rater_col, la
         title += f", by {by}"
     text = {"table": lambda r: render_table(r, title), "markdown": lambda r: render_markdown(r, title),
             "csv": render_csv, "json": render_json}[fmt](result)
-    for w in result["warnings"]:
-        click.echo(f"Warning: {w}", err=True)
-    if output:
-        write_text_atomic(output, text)
-        click.echo(f"Wrote {output}", err=True)
-    else:
-        click.echo(text, nl=False)
+    emit(text, output, result["warnings"])
 
 
 commands = [agree_cmd]

@@ -18,7 +18,8 @@ from goldboard.analysis.scoring_inputs import KEY_COL_CANDIDATES, is_release_tab
 from goldboard.analysis.scoring_render import render
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import list_releases, read_manifest, read_release, release_path
-from goldboard.fileio import read_table, write_text_atomic
+from goldboard.cli._output import emit
+from goldboard.fileio import read_table
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema, schema_from_dict
 from goldboard.study import STUDY_FILE, Study
 
@@ -188,14 +189,8 @@ def score_cmd(gold, study, release, predictions, schema_opt, mode, field, gold_c
     if fmt is None:
         fmt = _SUFFIX_FORMAT.get(Path(output).suffix.lower(), "table") if output else "table"
     text = render(result, fmt)
-    if output or fmt in ("csv", "json"):  # table/markdown on stdout already list them
-        for w in result.get("warnings", []):
-            click.echo(f"Warning: {w}", err=True)
-    if output:
-        write_text_atomic(output, text)
-        click.echo(f"Wrote {output}", err=True)
-    else:
-        click.echo(text, nl=False)
+    # table/markdown on stdout already list the warnings
+    emit(text, output, result.get("warnings", []) if output or fmt in ("csv", "json") else ())
 
 
 def run_score(*, gold=None, study=None, release=None, predictions=None, schema_opt=None, mode="auto", field=None,

@@ -41,16 +41,6 @@ from goldboard.fileio import write_text_atomic
 #: statistics shown in the headline table, in this order
 HEADLINE = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "scott_pi", "krippendorff_alpha",
             "gwet_ac1", "brennan_prediger", "pabak")
-_NAMES = {
-    "percent_agreement": "Percent agreement",
-    "cohen_kappa": "Cohen's kappa",
-    "fleiss_kappa": "Fleiss' kappa",
-    "krippendorff_alpha": "Krippendorff's alpha",
-    "gwet_ac1": "Gwet's AC1",
-    "brennan_prediger": "Brennan-Prediger",
-    "scott_pi": "Scott's pi",
-    "pabak": "PABAK",
-}
 LANDIS_KOCH_NOTE = ("Bands follow the Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, "
                     ".41-.60 moderate, .61-.80 substantial, .81-1 almost perfect). They are a labelling "
                     "convention, not a statistical test.")
@@ -70,21 +60,9 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def stat_label(row: dict) -> str:
-    """Readable name of one statistics row (``Cohen's kappa (quadratic)``)."""
-    name = _NAMES.get(row["statistic"], row["statistic"])
-    if row["statistic"] == "gwet_ac1" and row.get("weights") not in (None, "none"):
-        name = "Gwet's AC2"
-    if row["statistic"] == "krippendorff_alpha":
-        return f"{name} ({row.get('level')})"
-    if row.get("weights") not in (None, "none"):
-        return f"{name} ({row['weights']} weights)"
-    return name
-
-
 def _headline_rows(result: dict) -> list[dict]:
     """Overall (ungrouped) rows; with >2 raters the all-rater coefficients, not each pair."""
-    from goldboard.analysis.agreement import landis_koch_band
+    from goldboard.analysis.agreement import landis_koch_band, statistic_name
 
     rows = []
     all_raters = result["raters"]
@@ -94,7 +72,7 @@ def _headline_rows(result: dict) -> list[dict]:
         if len(all_raters) > 2 and r["raters"] != all_raters and r["statistic"] != "cohen_kappa":
             continue
         rows.append({
-            "name": stat_label(r),
+            "name": statistic_name(r),
             "raters": " / ".join(r["raters"]) if len(r["raters"]) <= 2 else "all",
             "n": r["n_items"],
             "value": r["value"],
