@@ -13,6 +13,13 @@ Entries are only ever appended.  The latest entry for an item x field is the one
 force; ``decision == "unresolved"`` records that an adjudicator explicitly left it
 open.  Raters' ratings are never touched.
 
+Multi-select fields (e.g. mtb ``missing_info``): ``decision`` is the chosen set in
+canonical spelling -- values ``|``-joined in schema order -- and ``""`` for the
+empty set ("none of these").  ``""`` is a decision, never "undecided": an open item
+is ``"unresolved"``, an undecided one has no entry.  In the review sheet the
+adjudicator types the values separated by ``|``, ``,`` or ``;`` (or on separate
+lines), ``none`` for the empty set, or ``unresolved`` (see :func:`parse_multi_decision`).
+
 Re-recording what is already in force (same decision and reason, no other
 adjudicator named), or what the same source already logged (same sheet checksum
 or Label Studio annotation), appends nothing -- so re-importing a sheet is a
@@ -27,6 +34,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -35,6 +43,11 @@ from goldboard.errors import GoldboardError
 from goldboard.fileio import append_jsonl
 
 UNRESOLVED = "unresolved"
+#: words an adjudicator writes for the empty set of a multi-select field (unless the field has such a value)
+EMPTY_SET_WORDS = ("none", "(none)")
+#: separators accepted between multi-select values in a Decision cell ("|" always; the others unless a
+#: value of the field contains them)
+MULTI_DECISION_SEPARATORS = ("|", ",", ";", "\n")
 SOURCES = ("sheet", "label_studio")
 DECISION_KEYS = ["id", "item_id", "case_id", "field", "decision", "reason", "adjudicator", "independent",
                  "source", "sheet", "sheet_sha256", "origin", "timestamp", "previous_id", "previous_decision"]
@@ -106,6 +119,83 @@ def latest_decisions(entries: Iterable[dict]) -> dict[tuple[str, str], dict]:
     for e in entries:
         latest[(str(e["item_id"]), str(e["field"]))] = e
     return latest
+
+
+# --------------------------------------------------------------------------- multi-select decisions
+
+
+def _is_value(f, text: str) -> bool:
+    try:
+        f.normalize(text)
+    except ValueError:
+        return False
+    return True
+
+
+def empty_set_word(f) -> str:
+    """How the empty set of multi-select field ``f`` is written in a sheet (``none``, or
+    ``(none)`` when ``none`` is one of the field's values)."""
+    return next((w for w in EMPTY_SET_WORDS if not _is_value(f, w)), EMPTY_SET_WORDS[-1])
+
+
+def multi_separators(f) -> tuple[str, ...]:
+    """Separators accepted between the values of ``f`` in a Decision cell: ``|`` always
+    (it is the ratings table's separator), ``,`` ``;`` and line breaks unless a value or
+    alias of ``f`` contains one of them."""
+    spellings = [x for v in f.values for x in (v.value, *v.aliases)]
+    return tuple(sep for sep in MULTI_DECISION_SEPARATORS
+                 if sep == "|" or not any(sep in x for x in spellings))
+
+
+def format_decision(f, decision: str) -> str:
+    """A logged decision as an adjudicator reads/writes it in the sheet (the empty set of a
+    multi-select field -> ``none``; everything else unchanged)."""
+    if f is not None and f.kind == "multi" and decision == "":
+        return empty_set_word(f)
+    return decision
+
+
+def parse_multi_decision(f, text: str) -> tuple[str | None, list[str]]:
+    """Read a Decision cell of multi-select field ``f``.
+
+    Returns ``(decision, problems)``: ``decision`` is the canonical set (values of ``f``
+    ``|``-joined in schema order, ``""`` for ``none``) or ``unresolved``; ``problems``
+    (one line each, e.g. ``"stgae" is not a value of missing_info (allowed: ...)``) is
+    non-empty when the cell cannot be read, and then ``decision`` is ``None``.
+    Parts are matched with :meth:`Field.normalize` (case, spacing and aliases forgiven);
+    repeated values count once.
+    """
+    text = str(text).strip()
+    if text.casefold() == UNRESOLVED and not _is_value(f, text):
+        return UNRESOLVED, []
+    seps = multi_separators(f)
+    parts = [x.strip() for x in re.split("|".join(re.escape(sep) for sep in seps), text)]
+    parts = [x for x in parts if x]
+    allowed = ", ".join(list(f.categories) + [empty_set_word(f), UNRESOLVED])
+    if not parts:
+        return None, [f"decision {_q(text)} names no value of {f.name} (write {empty_set_word(f)} for nothing ticked; "
+                      f"allowed: {allowed})"]
+    chosen: set[str] = set()
+    problems: list[str] = []
+    specials = []
+    for part in parts:
+        try:
+            chosen.add(f.normalize(part))
+            continue
+        except ValueError:
+            pass
+        if part.casefold() in EMPTY_SET_WORDS or part.casefold() == UNRESOLVED:
+            specials.append(part)
+        else:
+            problems.append(f"{_q(part)} is not a value of {f.name} (allowed: {allowed})")
+    if specials and len(parts) > 1:
+        problems.append(f"{_q(specials[0])} cannot be combined with other values in decision {_q(text)}")
+    if problems:
+        return None, problems
+    if specials:
+        return (UNRESOLVED if specials[0].casefold() == UNRESOLVED else ""), []
+    sep = "|"
+    return sep.join(v for v in f.categories if v in chosen), []
 
 
 def _same(entry: dict, p: Proposed) -> bool:
@@ -283,7 +373,6 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
     import openpyxl
     from openpyxl.utils import get_column_letter
 
-    from goldboard.adjudicate.flags import adjudicable_fields
     from goldboard.exports.sanitize import excel_safe_text
 
     path = Path(path)
@@ -321,7 +410,7 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
         if lost:
             raise GoldboardError(f"{path}: {SHEET_DISAGREEMENTS}!1: column {lost[0]!r} not found "
                                  "(the header row must not be edited)")
-        fields = {f.name: f for f in adjudicable_fields(schema)}
+        fields = {f.name: f for f in grid.fields}  # adjudicable fields present in the ratings
         item_pos = {it: i for i, it in enumerate(grid.items)}
         values = {name: grid.values(name) for name in fields}
         present = {name: grid.codes[name] >= 0 for name in fields}
@@ -386,7 +475,12 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
                 if filled["reason"]:
                     warnings.append(f"{ref('decision', r)}: reason given but no decision; the item stays unresolved")
                 continue
-            if filled["decision"].casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
+            if f.kind == "multi":
+                decision, problems = parse_multi_decision(f, filled["decision"])
+                if problems:
+                    errors.extend(f"{ref('decision', r)}: {x}" for x in problems)
+                    continue
+            elif filled["decision"].casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
                 decision = UNRESOLVED
             else:
                 try:
@@ -399,9 +493,9 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
             rater_values = [v for v, ok in zip(values[fname][i], present[fname][i]) if ok]
             reason = _cell_text(val("reason"))
             if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
-                shown = ", ".join(dict.fromkeys(v or "(blank)" for v in rater_values))
-                errors.append(f"{ref('reason', r)}: reason required: decision {_q(decision)} overrides every rater "
-                              f"({shown})")
+                shown = ", ".join(dict.fromkeys(format_decision(f, v) or "(blank)" for v in rater_values))
+                errors.append(f"{ref('reason', r)}: reason required: decision {_q(format_decision(f, decision))} "
+                              f"overrides every rater ({shown})")
                 continue
             who = _cell_text(val("adjudicator")) or adjudicator
             if not who:
@@ -452,7 +546,8 @@ def import_study_sheet(study, sheet: str | Path, *, adjudicator: str, independen
 
 
 __all__ = [
-    "DECISION_KEYS", "HEADERS", "ImportResult", "SheetErrors", "import_review_sheet", "make_key", "parse_key",
+    "DECISION_KEYS", "EMPTY_SET_WORDS", "HEADERS", "ImportResult", "empty_set_word", "format_decision",
+    "multi_separators", "parse_multi_decision", "SheetErrors", "import_review_sheet", "make_key", "parse_key",
     "read_review_sheet", "import_study_sheet", "SHEET_DISAGREEMENTS", "SHEET_META", "SHEET_FORMAT", "Proposed", "RecordResult", "SOURCES", "UNRESOLVED", "latest_decisions",
     "read_decisions", "record_decisions", "sha256_file",
 ]

@@ -29,6 +29,32 @@ order); an item's rows stay together, in schema field order.
 
 Fields that carry a ``low_confidence`` trigger (a rater's confidence) describe the
 rater, not the item: they are never flagged or adjudicated themselves.
+
+Multi-select fields (schema kind ``multi``, e.g. mtb's ``missing_info``)
+-------------------------------------------------------------------------
+A rater's multi-select rating is the *set* of values in the ratings row (``|``-joined;
+each part mapped through :meth:`Field.normalize`, so order, case and aliases do not
+matter).  Rules:
+
+- ``""`` is a rating: the empty set (nothing ticked).  That includes a field hidden
+  from the rater by ``shown_when`` -- pull writes ``""`` then -- so a rater who
+  labels Supported and one who labels Supported both "agree" on ``missing_info``.
+- A rater who did not rate the item, or has no row for the field while the field
+  has rows elsewhere in the table, is *missing* for it.
+- A multi field with no rows at all in the ratings (e.g. a ratings file holding only
+  the primary label) was not collected: it gets no flags and no gold rows.
+- The field disagrees when the raters' sets differ (kind ``disagree``; a plain
+  disagreement unless the schema names a trigger or boundary on the field).
+  Schema triggers allowed on a multi field: ``disagree``, ``missing`` and
+  ``incompatible`` (= the sets differ; ``compatible`` pairs are not supported).
+  A boundary on a multi field is crossed when, for some two raters, one ticked a
+  side-A value the other did not tick, and the other ticked a side-B value the first
+  did not tick.  Multi fields are never low-confidence targets and have no ``gap``.
+- Agenda: multi rows count towards their item's priority like any row, but within
+  an item they sort after the single-choice rows (after the primary-field row).
+
+The sets are held as bit masks (bit ``i`` = the field's ``i``-th value in schema order),
+so a multi field may have at most :data:`MAX_MULTI_VALUES` values.
 """
 
 from __future__ import annotations
@@ -55,6 +81,10 @@ FLAG_COLUMNS = [
 ]
 _REQUIRED_COLUMNS = ("item_id", "rater", "field", "value")
 _MISSING = -1
+#: largest multi-select field whose sets fit a 64-bit mask
+MAX_MULTI_VALUES = 62
+#: separator of multi-select values in the ratings table and gold (see cases.ratings.MULTI_SEP)
+MULTI_SEP = "|"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -66,10 +96,38 @@ def meta_fields(schema: Schema) -> list[str]:
 
 
 def adjudicable_fields(schema: Schema) -> list[Field]:
-    """Fields that get flags, decisions and gold: the analysable fields (nominal,
-    ordinal, binary) except rater-confidence fields."""
+    """Fields that get flags, decisions and gold, in schema order: the nominal,
+    ordinal, binary and multi-select fields, except rater-confidence fields."""
     meta = set(meta_fields(schema))
-    return [f for f in schema.analysable_fields if f.name not in meta]
+    return [f for f in schema.fields if (f.level is not None or f.kind == "multi") and f.name not in meta]
+
+
+def multi_mask(f: Field, value: Any) -> int:
+    """Bit mask of a multi-select value (``"a|b"``; ``""`` -> 0).  Each part goes through
+    :meth:`Field.normalize`; raises :class:`ValueNotInSchema` for a part outside the schema."""
+    _check_multi_size(f)
+    index = {v: i for i, v in enumerate(f.categories)}
+    mask = 0
+    for part in str(value).split(MULTI_SEP):
+        if part.strip():
+            mask |= 1 << index[f.normalize(part)]
+    return mask
+
+
+def multi_value(f: Field, mask: int) -> str:
+    """Canonical spelling of a bit mask: values ``|``-joined in schema order (0 -> ``""``)."""
+    return MULTI_SEP.join(v for i, v in enumerate(f.categories) if mask >> i & 1)
+
+
+def canonical_multi(f: Field, value: Any) -> str:
+    """A multi-select value in canonical spelling (parts normalised, schema order, no repeats)."""
+    return multi_value(f, multi_mask(f, value))
+
+
+def _check_multi_size(f: Field) -> None:
+    if len(f.categories) > MAX_MULTI_VALUES:
+        raise GoldboardError(f"{f.name}: a multi-select field with {len(f.categories)} values cannot be adjudicated "
+                             f"(at most {MAX_MULTI_VALUES})")
 
 
 def natural_key(text: Any) -> tuple:
@@ -137,7 +195,8 @@ def normalized_values(ratings: pd.DataFrame, schema: Schema, source: str = "rati
             out.append("")
             continue
         try:
-            out.append(names[fname].normalize(raw))
+            f = names[fname]
+            out.append(canonical_multi(f, raw) if f.kind == "multi" else f.normalize(raw))
         except ValueNotInSchema as exc:
             row = df.iloc[idx]
             line = row["_line"] if "_line" in df.columns else None
@@ -157,7 +216,9 @@ class RatingGrid:
     ``codes[field][i, j]`` is the category index (schema order) of rater ``j``'s value
     for item ``i``; ``k`` (the number of categories) for a non-required field the rater
     left blank; ``-1`` when the rating is missing (the rater did not rate the item, or
-    left a required field empty).
+    left a required field empty).  For a multi-select field the code is the bit mask
+    of the rater's set (:func:`multi_mask`; 0 = nothing ticked) and ``-1`` when missing
+    (see the module doc for the rules).
     """
 
     ratings: pd.DataFrame  # current ratings of the active raters (values as given)
@@ -172,8 +233,16 @@ class RatingGrid:
     def values(self, field: str) -> np.ndarray:
         """items x raters canonical values (``""`` for blank or missing)."""
         f = next(x for x in self.fields if x.name == field)
+        if f.kind == "multi":
+            codes = self.codes[field]
+            uniq, inv = np.unique(codes, return_inverse=True)
+            labels = np.array([multi_value(f, int(c)) if c >= 0 else "" for c in uniq] or [""], dtype=object)
+            return labels[inv.reshape(codes.shape)] if codes.size else np.empty(codes.shape, dtype=object)
         cats = np.array(f.categories + ["", ""], dtype=object)
         return cats[self.codes[field]]  # -1 indexes the last "" (missing)
+
+    def field(self, name: str) -> Field:
+        return next(x for x in self.fields if x.name == name)
 
     def status(self, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(present, disagree, missing) per item for ``field``."""
@@ -200,10 +269,13 @@ def rating_grid(ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | N
     fields = adjudicable_fields(schema)
     cur = cur[cur["rater"].isin(rlist)] if len(cur) else cur
     if len(cur) == 0 or not rlist:
+        fields = [f for f in fields if f.kind != "multi"]
         empty = np.zeros((0, len(rlist)))
         return RatingGrid(cur, [], pd.DataFrame(columns=["case_id", "output_id", "model"]), rlist,
                           empty.astype(bool), empty.astype(object), fields,
                           {f.name: empty.astype(int) for f in fields})
+    collected = set(cur["field"])
+    fields = [f for f in fields if f.kind != "multi" or f.name in collected]  # multi never collected: left out
     vals = normalized_values(cur, schema, source)
     meta = item_meta(cur)
     items = sorted(meta.index, key=natural_key)
@@ -213,6 +285,9 @@ def rating_grid(ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | N
     rated[item_pos.get_indexer(cur["item_id"]), pd.Index(rlist).get_indexer(cur["rater"])] = True
     codes = {}
     for f in fields:
+        if f.kind == "multi":  # bit mask of the set; no row for the field -> missing
+            codes[f.name] = _multi_codes(_value_grid(vals[vals["field"] == f.name], item_pos, rlist), f)
+            continue
         c = _codes(_value_grid(vals[vals["field"] == f.name], item_pos, rlist), f)
         k = len(f.categories)
         if f.required:  # a required field left empty is missing
@@ -251,16 +326,26 @@ def flag_disagreements(ratings: pd.DataFrame, schema: Schema, raters: Sequence[s
     rlist = grid.raters
     columns = FLAG_COLUMNS + [f"value_{r}" for r in rlist] + [f"rationale_{r}" for r in rlist]
     if not grid.items:
-        return pd.DataFrame(columns=columns)
+        return _with_fields(pd.DataFrame(columns=columns), grid)
     primary = schema.primary_field.name
     low_conf = _low_confidence(grid.ratings, schema, pd.Index(grid.items), rlist)
     rows: list[dict] = []
     for f in grid.fields:
-        rows.extend(_flag_field(f, grid, schema, low_conf if f.name == primary else None))
+        if f.kind == "multi":
+            rows.extend(_flag_multi_field(f, grid, schema))
+        else:
+            rows.extend(_flag_field(f, grid, schema, low_conf if f.name == primary else None))
     if not rows:
-        return pd.DataFrame(columns=columns)
+        return _with_fields(pd.DataFrame(columns=columns), grid)
     out = pd.DataFrame(rows)
-    return _agenda_order(out, [f.name for f in grid.fields])[columns]
+    multi = {f.name for f in grid.fields if f.kind == "multi"}
+    return _with_fields(_agenda_order(out, [f.name for f in grid.fields], multi)[columns], grid)
+
+
+def _with_fields(flags: pd.DataFrame, grid: RatingGrid) -> pd.DataFrame:
+    """Record which fields were examined (``attrs["fields"]``, read by :func:`summarize_flags`)."""
+    flags.attrs["fields"] = [f.name for f in grid.fields]
+    return flags
 
 
 def _value_grid(sub: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:
@@ -317,6 +402,90 @@ def _codes(grid: np.ndarray, f: Field) -> np.ndarray:
             raise GoldboardError(f"ratings: {f.name}: {exc}") from None
     flat = out
     return np.asarray(flat, dtype=int).reshape(grid.shape)
+
+
+def _multi_codes(grid: np.ndarray, f: Field) -> np.ndarray:
+    """Bit mask per cell (values already canonical or normalisable), -1 where there is no row."""
+    _check_multi_size(f)
+    flat = grid.ravel()
+    out = np.full(flat.shape, _MISSING, dtype=np.int64)
+    cache: dict[str, int] = {}
+    for i, v in enumerate(flat):
+        if v is None:
+            continue
+        m = cache.get(v)
+        if m is None:
+            try:
+                m = cache[v] = multi_mask(f, v)
+            except ValueNotInSchema as exc:
+                raise GoldboardError(f"ratings: {f.name}: {exc}") from None
+        out[i] = m
+    return out.reshape(grid.shape)
+
+
+def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> list[dict]:
+    """Flag rows of a multi-select field: the raters' sets differ, or a rating is missing
+    (plus the schema's boundaries and disagree/incompatible/missing triggers on it)."""
+    codes = grid.codes[f.name]
+    items, meta, rlist = grid.items, grid.meta, grid.raters
+    present, disagree, missing = grid.status(f.name)
+    n, m = codes.shape
+    kinds = [[] for _ in range(n)]
+    bnames = [[] for _ in range(n)]
+    tnames = [[] for _ in range(n)]
+    prio = np.full(n, DEFAULT_PRIORITY + 1, dtype=int)
+    triggered = np.zeros(n, dtype=bool)
+
+    def hit(mask: np.ndarray, kind: str, name: str | None, priority: int | None, bucket=None) -> None:
+        for i in np.flatnonzero(mask):
+            if kind not in kinds[i]:
+                kinds[i].append(kind)
+            if name is not None and bucket is not None and name not in bucket[i]:
+                bucket[i].append(name)
+            prio[i] = min(prio[i], DEFAULT_PRIORITY if priority is None else priority)
+        if priority is not None:
+            triggered[mask] = True
+
+    index = {v: i for i, v in enumerate(f.categories)}
+    for b in schema.boundaries_for(f.name):
+        side_a = sum(1 << index[v] for v in b.a)
+        side_b = sum(1 << index[v] for v in b.b)
+        crossed = np.zeros(n, dtype=bool)
+        for j in range(m):
+            for l in range(m):
+                if j == l:
+                    continue
+                both = present[:, j] & present[:, l]
+                only_j = codes[:, j] & ~codes[:, l]
+                only_l = codes[:, l] & ~codes[:, j]
+                crossed |= both & ((only_j & side_a) != 0) & ((only_l & side_b) != 0)
+        hit(crossed, "boundary", b.name, b.priority, bnames)
+    for t in schema.triggers_for(f.name):
+        if t.kind in ("disagree", "incompatible"):
+            if t.compatible:
+                raise GoldboardError(f"schema {schema.name}: trigger {t.label}: 'compatible' pairs are not supported "
+                                     f"on the multi-select field {f.name}")
+            hit(disagree, t.kind, t.label, t.priority, tnames)
+        elif t.kind == "missing":
+            hit(missing, "missing", t.label, t.priority, tnames)
+    hit(disagree, "disagree", None, None)
+    hit(missing, "missing", None, None)
+
+    values = grid.values(f.name)
+    rows = []
+    for i in np.flatnonzero(prio <= DEFAULT_PRIORITY):
+        row = {
+            "item_id": items[i], "case_id": meta.iat[i, 0], "output_id": meta.iat[i, 1], "model": meta.iat[i, 2],
+            "field": f.name, "priority": int(prio[i]), "gap": np.nan,
+            "kinds": [k_ for k_ in KINDS if k_ in kinds[i]], "boundaries": bnames[i], "triggers": tnames[i],
+            "disagree": bool(disagree[i]), "triggered": bool(triggered[i]), "low_confidence_raters": [],
+            "missing_raters": [rlist[j] for j in np.flatnonzero(~present[i])] if missing[i] else [],
+        }
+        for j, r in enumerate(rlist):
+            row[f"value_{r}"] = values[i, j]
+            row[f"rationale_{r}"] = grid.rationale[i, j]
+        rows.append(row)
+    return rows
 
 
 def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[dict]:
@@ -424,17 +593,17 @@ def _incompatible(codes: np.ndarray, real: np.ndarray, f: Field, compatible) -> 
     return out
 
 
-def _agenda_order(df: pd.DataFrame, field_order: list[str]) -> pd.DataFrame:
-    gap = df["gap"].fillna(-1)
+def _agenda_order(df: pd.DataFrame, field_order: list[str], multi: set[str] = frozenset()) -> pd.DataFrame:
+    gap = df["gap"].astype(float).fillna(-1)
     item_prio = df.groupby("item_id")["priority"].transform("min")
     item_gap = gap.groupby(df["item_id"]).transform("max")
     nat = {i: k for k, i in enumerate(sorted(df["item_id"].unique(), key=natural_key))}
     forder = {name: k for k, name in enumerate(field_order)}
     key = pd.DataFrame({
         "p": item_prio, "g": -item_gap, "i": df["item_id"].map(nat),
-        "rp": df["priority"], "f": df["field"].map(forder),
+        "m": df["field"].isin(list(multi)), "rp": df["priority"], "f": df["field"].map(forder),
     })
-    order = key.sort_values(["p", "g", "i", "rp", "f"], kind="stable").index
+    order = key.sort_values(["p", "g", "i", "m", "rp", "f"], kind="stable").index
     out = df.loc[order].reset_index(drop=True)
     out["agenda"] = pd.factorize(out["item_id"])[0] + 1
     return out
@@ -450,9 +619,12 @@ def summarize_flags(flags: pd.DataFrame, schema: Schema) -> dict[str, Any]:
     gives, per named boundary, the number of disagreements on it and the number of
     disagreements on its field (``of``), e.g. sufficiency_vs_optimization: 9 of 16.
     """
-    disagreements = {f.name: int(((flags["field"] == f.name) & flags["disagree"].astype(bool)).sum())
-                     for f in adjudicable_fields(schema)} if len(flags) else \
-        {f.name: 0 for f in adjudicable_fields(schema)}
+    examined = flags.attrs.get("fields")
+    if examined is None:  # a flag table not made by flag_disagreements (or its attrs lost)
+        examined = [f.name for f in adjudicable_fields(schema)
+                    if f.kind != "multi" or (len(flags) and (flags["field"] == f.name).any())]
+    disagreements = {name: int(((flags["field"] == name) & flags["disagree"].astype(bool)).sum())
+                     for name in examined} if len(flags) else {name: 0 for name in examined}
     by_kind = {k: 0 for k in KINDS}
     by_trigger: dict[str, int] = {t.label: 0 for t in schema.triggers
                                   if t.field in disagreements or t.kind == "low_confidence"}
@@ -510,7 +682,8 @@ def flags_for_output(flags: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = [
-    "DEFAULT_PRIORITY", "FLAG_COLUMNS", "KINDS", "RatingGrid", "active_raters", "rating_grid", "adjudicable_fields", "current_ratings",
+    "DEFAULT_PRIORITY", "FLAG_COLUMNS", "KINDS", "MAX_MULTI_VALUES", "MULTI_SEP", "RatingGrid", "active_raters",
+    "rating_grid", "adjudicable_fields", "canonical_multi", "current_ratings", "multi_mask", "multi_value",
     "flag_disagreements", "flags_for_output", "item_meta", "meta_fields", "natural_key", "normalized_values",
     "summarize_flags", "summary_lines",
 ]

@@ -11,7 +11,15 @@ Rules (in order):
 "Every rater" means every rater with at least one rating in the table.  Ratings
 come from :func:`goldboard.adjudicate.flags.current_ratings` (each item's latest
 round); decisions from the append-only log.  Fields: the schema's adjudicable
-fields (nominal, ordinal, binary; not rater confidence).
+fields (nominal, ordinal, binary, multi-select; not rater confidence).
+
+Multi-select fields (e.g. mtb ``missing_info``): values are sets, written ``|``-joined
+in schema order.  ``gold_value == ""`` is the *empty set* when ``method`` is
+``unanimous`` or ``adjudicated`` (every rater ticked nothing / the adjudicator decided
+"none"), and means "no gold" only when ``method`` is ``unresolved`` -- read the
+method, never the empty cell alone.  Raters agree when their sets are equal (see
+:mod:`goldboard.adjudicate.flags` for hidden fields and missing rows); a multi field
+with no rows in the ratings at all has no gold rows.
 """
 
 from __future__ import annotations

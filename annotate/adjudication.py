@@ -11,6 +11,14 @@ showing, as plain ``Text`` only (never ``HyperText``):
   (deterministically, from the item id) and without the model name;
 
 and asks for the final value (the field's values plus ``unresolved``) and a reason.
+
+Multi-select fields (e.g. mtb ``missing_info``) are supported: their project asks
+for the final *set* with ``Choices choice="multiple"`` -- tick every value that
+applies, or the single choice ``none`` (the empty set), or ``unresolved`` -- plus a
+reason.  A rater's empty set is shown as ``none``.  On pull the ticked values are
+read like a review-sheet cell (:func:`goldboard.adjudicate.decisions.parse_multi_decision`):
+``none``/``unresolved`` ticked together with values is refused, and the decision
+is logged canonically (``|``-joined in schema order, ``""`` for none).
 Pushing again imports only the flagged items that have no task yet (tasks are
 matched by the row key the review workbook uses), so a push is idempotent.
 
@@ -36,7 +44,8 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import (
-    UNRESOLVED, Proposed, RecordResult, SheetErrors, make_key, parse_key, read_decisions, record_decisions,
+    UNRESOLVED, Proposed, RecordResult, SheetErrors, empty_set_word, format_decision, make_key, parse_key,
+    parse_multi_decision, read_decisions, record_decisions,
 )
 from goldboard.adjudicate.flags import flag_disagreements, rating_grid, study_ratings
 from goldboard.errors import GoldboardError
@@ -117,14 +126,24 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
         box = ET.SubElement(raters, "View", style="flex: 1 1 0; min-width: 0")
         ET.SubElement(box, "Header", value=f"$rater_{i}_name", size="5")
         ET.SubElement(box, "Text", name=f"rater_{i}", value=f"$rater_{i}")
-    ET.SubElement(root, "Header", value=_clean(f"Final {f.title or f.name} *"), size="5")
-    ch = ET.SubElement(root, "Choices", name=DECISION_TAG, toName="flags", choice="single-radio",
-                       required="true", requiredMessage="Choose the final value (or unresolved)")
+    if f.kind == "multi":
+        none = empty_set_word(f)
+        ET.SubElement(root, "Header", value=_clean(
+            f"Final {f.title or f.name} * (tick every value that applies; or {none}; or {UNRESOLVED})"), size="5")
+        ch = ET.SubElement(root, "Choices", name=DECISION_TAG, toName="flags", choice="multiple",
+                           required="true", requiredMessage=f"Tick the final values (or {none}, or {UNRESOLVED})")
+    else:
+        ET.SubElement(root, "Header", value=_clean(f"Final {f.title or f.name} *"), size="5")
+        ch = ET.SubElement(root, "Choices", name=DECISION_TAG, toName="flags", choice="single-radio",
+                           required="true", requiredMessage="Choose the final value (or unresolved)")
     for v in f.values:
         attrs = {"value": _clean(v.value), "alias": _raw(v.value)}
         if v.description:
             attrs["hint"] = _clean(v.description)
         ET.SubElement(ch, "Choice", attrs)
+    if f.kind == "multi":
+        ET.SubElement(ch, "Choice", value=f"{empty_set_word(f)} (none of these applies)", alias=empty_set_word(f),
+                      hint="The final set is empty. Tick it alone.")
     if UNRESOLVED not in f.categories:
         ET.SubElement(ch, "Choice", value=f"{UNRESOLVED} (leave open)", alias=UNRESOLVED,
                       hint="The adjudicators could not decide; the item stays out of gold.")
@@ -145,8 +164,9 @@ def _order(item_id: str, raters: list[str], anonymise: bool) -> list[str]:
 
 
 def adjudication_tasks(flags: pd.DataFrame, units: pd.DataFrame | None, field_name: str, raters: list[str], *,
-                       anonymise: bool = False) -> list[dict[str, str]]:
-    """Task data for the flagged rows of one field (all values plain strings)."""
+                       anonymise: bool = False, field: Field | None = None) -> list[dict[str, str]]:
+    """Task data for the flagged rows of one field (all values plain strings).  With the
+    schema ``field`` of a multi-select field, a rater's empty set reads ``none``."""
     texts: dict[str, tuple[str, str]] = {}
     if units is not None and len(units) and "item_id" in units.columns:
         for rec in units.to_dict("records"):
@@ -176,7 +196,13 @@ def adjudication_tasks(flags: pd.DataFrame, units: pd.DataFrame | None, field_na
         if not anonymise:
             data["model"] = str(rec.get("model", "") or "")
         for i, r in enumerate(_order(item, raters, anonymise), start=1):
-            value = rec.get(f"value_{r}", "") or ("(no rating)" if r in rec["missing_raters"] else "(blank)")
+            value = rec.get(f"value_{r}", "") or ""
+            if r in rec["missing_raters"]:
+                value = value or "(no rating)"
+            elif field is not None and field.kind == "multi":
+                value = format_decision(field, value)
+            else:
+                value = value or "(blank)"
             rationale = rec.get(f"rationale_{r}", "") or "(no rationale)"
             data[f"rater_{i}_name"] = f"Rater {i}" if anonymise else r
             data[f"rater_{i}"] = f"{value}\n\nRationale: {rationale}"
@@ -232,7 +258,7 @@ def push_adjudication(study: Any, *, client: Any = None, anonymise: bool = False
             study.save()
             res.created_projects.append(fname)
         res.projects[fname] = pid
-        want = adjudication_tasks(flags, units, fname, raters, anonymise=anonymise)
+        want = adjudication_tasks(flags, units, fname, raters, anonymise=anonymise, field=schema.field(fname))
         present: dict[str, tuple[int, dict]] = {}
         for tid, data in client.task_data(pid):
             k = str(data.get("key", "") or "")
@@ -260,8 +286,9 @@ def push_adjudication(study: Any, *, client: Any = None, anonymise: bool = False
 # --------------------------------------------------------------------------- pull
 
 
-def _annotation_values(result: Any) -> tuple[Any, str, str]:
-    """(raw decision or None, reason, problem)."""
+def _annotation_values(result: Any, multi: bool = False) -> tuple[Any, str, str]:
+    """(raw decision or None, reason, problem); for a multi-select field the raw decision
+    is the list of ticked choices."""
     if not isinstance(result, list):
         return None, "", "result is not a list"
     decision, reason = None, ""
@@ -273,6 +300,11 @@ def _annotation_values(result: Any) -> tuple[Any, str, str]:
             ch = value.get("choices") if isinstance(value, dict) else None
             if isinstance(ch, str):
                 ch = [ch]
+            if multi:
+                if not isinstance(ch, list) or not ch or not all(isinstance(x, str) for x in ch):
+                    return None, "", f"decision: expected ticked choices, got {ch!r}"
+                decision = list(ch)
+                continue
             if not isinstance(ch, list) or len(ch) != 1:
                 return None, "", f"decision: expected one choice, got {ch!r}"
             decision = ch[0]
@@ -327,8 +359,9 @@ def pull_adjudication(study: Any, *, client: Any = None, independent: bool = Tru
             if f is None or key_field != fname:
                 errors.append(f"{where}: task is for field {key_field!r}, project is for {fname!r}")
                 continue
-            if item_id not in item_pos:
-                errors.append(f"{where}: unknown item {item_id!r}: not in this study's ratings")
+            if item_id not in item_pos or fname not in grid.codes:
+                what = f"item {item_id!r}" if item_id not in item_pos else f"field {fname!r}"
+                errors.append(f"{where}: unknown {what}: not in this study's ratings")
                 continue
             i = item_pos[item_id]
             present = grid.codes[fname][i] >= 0
@@ -340,11 +373,16 @@ def pull_adjudication(study: Any, *, client: Any = None, independent: bool = Tru
                 if a.get("was_cancelled"):
                     skipped += 1
                     continue
-                raw, reason, problem = _annotation_values(a.get("result"))
+                raw, reason, problem = _annotation_values(a.get("result"), multi=f.kind == "multi")
                 if problem:
                     errors.append(f"{aw}: {problem}")
                     continue
-                if str(raw).strip().casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
+                if f.kind == "multi":
+                    decision, problems = parse_multi_decision(f, "|".join(raw))
+                    if problems:
+                        errors.extend(f"{aw}: {x}" for x in problems)
+                        continue
+                elif str(raw).strip().casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
                     decision = UNRESOLVED
                 else:
                     try:
@@ -353,7 +391,8 @@ def pull_adjudication(study: Any, *, client: Any = None, independent: bool = Tru
                         errors.append(f"{aw}: decision {raw!r} is not a value of {fname}")
                         continue
                 if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
-                    errors.append(f"{aw}: reason required: decision {decision!r} overrides every rater")
+                    errors.append(f"{aw}: reason required: decision {format_decision(f, decision)!r} "
+                                  f"overrides every rater")
                     continue
                 uid = a.get("completed_by")
                 if isinstance(uid, dict):

@@ -20,7 +20,12 @@ def adjudicate_group() -> None:
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Workbook to write (.xlsx).")
 @click.option("--round", "round_", type=int, default=None, help="Only this round (default: latest per item).")
 def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
-    """Write the review-meeting workbook: Summary, Disagreements (to fill), Agreed, Codebook."""
+    """Write the review-meeting workbook: Summary, Disagreements (to fill), Agreed, Codebook.
+
+    Single-choice fields get a Decision dropdown.  Multi-select fields (e.g. missing_info)
+    take free text: the values separated by | , or ; -- `none` for the empty set, or
+    `unresolved`.
+    """
     from goldboard.exports.workbook import write_study_workbook
     from goldboard.study import Study
 
@@ -42,6 +47,8 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
 
     Every cell is checked; if anything is wrong, every problem is listed by cell
     reference and nothing is imported.  Re-importing the same sheet changes nothing.
+    A multi-select decision is stored as its values |-joined in schema order ("" for
+    `none`, which is a decision; a blank cell stays undecided).
     """
     from goldboard.adjudicate.decisions import SheetErrors, import_study_sheet
     from goldboard.study import Study
@@ -69,7 +76,11 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
               help="Show raters as Rater 1, Rater 2 (order shuffled per item) and hide the model name.")
 @click.option("--round", "round_", type=int, default=None, help="Only this round (default: latest per item).")
 def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
-    """Create a Label Studio project per disputed field holding only the disagreements."""
+    """Create a Label Studio project per disputed field holding only the disagreements.
+
+    A multi-select field (e.g. missing_info) gets its own project in which the
+    adjudicator ticks every value that applies, or `none`, or `unresolved`.
+    """
     from goldboard.annotate.adjudication import push_adjudication
     from goldboard.study import Study
 

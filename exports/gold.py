@@ -1,5 +1,10 @@
 """Versioned gold releases: ``gold/vN/{gold.<ext>, manifest.json}``, never overwritten.
 
+Multi-select fields (e.g. mtb ``missing_info``) have gold rows like any field; their
+``gold_value`` is the set ``|``-joined in schema order, and ``""`` is the empty set
+unless ``method`` is ``unresolved`` (see :mod:`goldboard.adjudicate.gold`).  In the
+jsonl/json/csv/xlsx files the value is the same string; read ``method`` with it.
+
 :func:`export_gold` resolves gold (:func:`goldboard.adjudicate.gold.resolve_gold`)
 from a study's ratings and decisions log and writes the next release ``vN``
 (N = one more than the highest existing).  The release is assembled in a hidden
@@ -17,7 +22,8 @@ another file format).
     {"release_format": 1, "version": "v2", "number": 2, "created_at": "...",
      "study": "...", "schema": {"name", "version"}, "raters": [...], "fields": [...],
      "format": "csv", "rows": 120, "items": 60,
-     "counts": {"safety_label": {"unanimous": 44, "adjudicated": 14, "unresolved": 2}, "all": {...}},
+     "counts": {"safety_label": {"unanimous": 44, "adjudicated": 14, "unresolved": 2},
+                "missing_info": {...}, "all": {...}},
      "files": {"gold.csv": {"sha256": "...", "bytes": 9876}},
      "gold_sha256": "<content digest, independent of format>",
      "sources": {"ratings": [{"path": "rounds/1/ratings.csv", "sha256": "..."}],
@@ -296,7 +302,8 @@ def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None
         "study": study.name,
         "schema": {"name": schema.name, "version": schema.version},
         "raters": raters,
-        "fields": [f.name for f in adjudicable_fields(schema)],
+        # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
+        "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(gold["field"])],
         "sources": {
             "ratings": sources,
             "decisions": {

@@ -7,14 +7,22 @@ Sheets
                    per named boundary and per kind; how to fill and import the sheet.
 ``Disagreements``  one row per flagged item x field in agenda order: case id, item id,
                    model, field, the three fill-in columns **Decision** (dropdown of the
-                   field's values plus ``unresolved``), **Reason**, **Adjudicator**; then
+                   field's values plus ``unresolved``; free text for a multi-select field:
+                   its values separated by ``|`` ``,`` or ``;``, ``none`` or ``unresolved``
+                   -- said in the header comment, the cell's input message and the Summary),
+                   **Reason**, **Adjudicator**; then
                    flags, boundary, each rater's value and rationale, case summary, model
                    output, links to the raters' Label Studio tasks, and a hidden key
                    column (ids + checksum) so an edited case/item id is detected on import.
                    Rows are filled with their boundary's colour.
 ``Agreed``         unanimous item x field rows, sheet-protected (read-only).
-``Codebook``       every field's values with definitions, the boundaries and triggers.
-``_lists``         (hidden) dropdown values;  ``_goldboard`` (hidden) sheet metadata.
+``Codebook``       every field's values with definitions (multi-select values included),
+                   the boundaries and triggers.
+``_lists``         (hidden) dropdown values of the single-choice fields;  ``_goldboard``
+                   (hidden) sheet metadata.
+
+A multi-select rating is shown as its values ``|``-joined in schema order, and the
+empty set as ``none`` (``(missing)`` when the rater has no rating).
 
 Untrusted text (case text, model outputs, rationales, ids) goes through
 :func:`goldboard.exports.sanitize.set_text_cell`: formula starts are neutralised,
@@ -32,13 +40,15 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 from openpyxl import Workbook
+from openpyxl.comments import Comment
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Protection, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.datavalidation import DataValidation
 
 from goldboard import __version__
 from goldboard.adjudicate.decisions import (
-    HEADERS, SHEET_DISAGREEMENTS, SHEET_FORMAT, SHEET_META, UNRESOLVED, latest_decisions, make_key,
+    HEADERS, SHEET_DISAGREEMENTS, SHEET_FORMAT, SHEET_META, UNRESOLVED, empty_set_word, format_decision,
+    latest_decisions, make_key, multi_separators,
 )
 from goldboard.adjudicate.flags import adjudicable_fields, flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold
@@ -142,6 +152,8 @@ def headline_agreement(ratings: pd.DataFrame, schema: Schema, raters: Sequence[s
     cur = current_ratings(ratings)
     rows, notes = [], []
     for f in adjudicable_fields(schema):
+        if f.kind == "multi":  # agreement is per value (present/absent): `goldboard agree`, the report
+            continue
         sub = cur[cur["field"] == f.name]
         if sub["rater"].nunique() < 2:
             continue
@@ -214,7 +226,7 @@ def build_review_workbook(ratings: pd.DataFrame, schema: Schema, *, raters: Sequ
     agreed = gold[(gold["method"] == "unanimous")]
     flagged_keys = set(zip(flags["item_id"], flags["field"]))
     agreed = agreed[[(i, f) not in flagged_keys for i, f in zip(agreed["item_id"], agreed["field"])]]
-    _write_agreed(ws_agr, agreed, flags, ratings, rlist)
+    _write_agreed(ws_agr, agreed, flags, ratings, rlist, schema)
     _write_codebook(ws_code, schema)
     _write_summary(ws_sum, schema, info, rlist, summary, agreement_rows, agreement_note, boundary_fill,
                    len(gold["item_id"].unique()), len(agreed), stamp)
@@ -315,10 +327,23 @@ def _row_height(texts: list[tuple[str, float]]) -> float | None:
     return None if lines <= 1 else min(15.0 * lines, MAX_ROW_HEIGHT)
 
 
+def _single_choice_fields(schema: Schema):
+    return [f for f in adjudicable_fields(schema) if f.kind != "multi"]
+
+
+def multi_decision_help(f) -> str:
+    """How to fill the Decision cell of multi-select field ``f`` (one line)."""
+    seps = [f'"{x}"' for x in multi_separators(f) if x != "\n"]
+    sep_text = seps[0] if len(seps) == 1 else ", ".join(seps[:-1]) + " or " + seps[-1]
+    return (f"{f.name} (multi-select): type all values that apply, separated by {sep_text} "
+            f"({', '.join(f.categories)}); {empty_set_word(f)} = none apply; {UNRESOLVED} = leave open.")
+
+
 def _write_lists(ws, schema: Schema) -> dict[str, str]:
-    """One column per field: its values + ``unresolved``.  Returns field -> range formula."""
+    """One column per single-choice field: its values + ``unresolved``.  Returns field -> range formula.
+    (Multi-select fields get no dropdown: a list validation allows one value per cell.)"""
     out = {}
-    for j, f in enumerate(adjudicable_fields(schema), start=1):
+    for j, f in enumerate(_single_choice_fields(schema), start=1):
         set_text_cell(ws.cell(row=1, column=j), f.name)
         values = list(f.categories) + ([UNRESOLVED] if UNRESOLVED not in f.categories else [])
         for i, v in enumerate(values, start=2):
@@ -369,8 +394,26 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
     _header(ws, [c[1] for c in cols], [c[2] for c in cols])
     pos = {k: j for j, (k, _, _) in enumerate(cols, start=1)}
     input_cols = {pos["decision"], pos["reason"], pos["adjudicator"]}
+    note = [f"Single-choice fields: pick a value from the dropdown, or {UNRESOLVED}. Blank = decide later."]
+    note += [multi_decision_help(f) for f in adjudicable_fields(schema) if f.kind == "multi"]
+    comment = Comment("\n".join(note), "goldboard")
+    comment.width, comment.height = 320, 60 + 40 * len(note)
+    ws.cell(row=1, column=pos["decision"]).comment = comment
     validations: dict[str, DataValidation] = {}
+    kinds = {f.name: f for f in adjudicable_fields(schema)}
     for f in adjudicable_fields(schema):
+        if f.kind == "multi":  # free text: an input message only, no list
+            dv = DataValidation(allow_blank=True)
+            help_text = multi_decision_help(f)
+            dv.prompt = help_text if len(help_text) <= 255 else (
+                f"Type the values of {f.name} separated by |, {empty_set_word(f)} or {UNRESOLVED}; "
+                f"values: sheet {SHEET_CODEBOOK}.")[:255]
+            dv.promptTitle = "Decision (several values)"
+            dv.showInputMessage = True
+            dv.showErrorMessage = False
+            validations[f.name] = dv
+            ws.add_data_validation(dv)
+            continue
         dv = DataValidation(type="list", formula1=f"={lists[f.name]}", allow_blank=True, showDropDown=False)
         dv.error = f"Choose a value of {f.name} from the list (or {UNRESOLVED})."
         dv.errorTitle = "Not a value of the codebook"
@@ -387,16 +430,23 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
         item, fname = str(rec["item_id"]), str(rec["field"])
         case_text, output_text = unit_text.get(item, ("", ""))
         prev = latest.get((item, fname))
+        fld = kinds.get(fname)
         vals: dict[str, Any] = {
             "agenda": rec["agenda"], "case_id": rec["case_id"], "item_id": item, "model": rec["model"],
             "field": fname, "flags": _flag_text(rec), "boundary": ", ".join(rec["boundaries"]),
             "case_text": case_text, "output_text": output_text,
             "key": make_key(item, fname, str(rec["case_id"])),
-            "decision": prev["decision"] if prev else "", "reason": (prev.get("reason") or "") if prev else "",
+            "decision": format_decision(fld, str(prev["decision"])) if prev else "",
+            "reason": (prev.get("reason") or "") if prev else "",
             "adjudicator": (prev.get("adjudicator") or "") if prev else "",
         }
         for r in rlist:
-            vals[f"value_{r}"] = rec.get(f"value_{r}", "") or ("(missing)" if r in rec["missing_raters"] else "")
+            v = rec.get(f"value_{r}", "") or ""
+            if r in rec["missing_raters"]:
+                v = v or "(missing)"
+            elif fld is not None and fld.kind == "multi":
+                v = format_decision(fld, v)  # the empty set reads "none"
+            vals[f"value_{r}"] = v
             vals[f"rationale_{r}"] = rec.get(f"rationale_{r}", "")
         fill_hex = boundary_fill.get(rec["boundaries"][0]) if rec["boundaries"] else None
         for key, j in pos.items():
@@ -440,7 +490,8 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
     _page_setup(ws, "F2")
 
 
-def _write_agreed(ws, agreed: pd.DataFrame, flags: pd.DataFrame, ratings: pd.DataFrame, rlist: list[str]) -> None:
+def _write_agreed(ws, agreed: pd.DataFrame, flags: pd.DataFrame, ratings: pd.DataFrame, rlist: list[str],
+                  schema: Schema) -> None:
     headers = ["Case ID", "Item ID", "Model", "Field", "Agreed value"] + [f"{r} rationale" for r in rlist]
     widths = [14, 16, 14, 16, 24] + [40] * len(rlist)
     _header(ws, headers, widths)
@@ -449,8 +500,11 @@ def _write_agreed(ws, agreed: pd.DataFrame, flags: pd.DataFrame, ratings: pd.Dat
         sub = ratings[ratings["rationale"].astype(str) != ""].drop_duplicates(["item_id", "rater"], keep="last")
         rat = {(str(i), str(r)): str(t) for i, r, t in zip(sub["item_id"], sub["rater"], sub["rationale"])}
     styles = _Styles(ws)
+    multi = {f.name: f for f in adjudicable_fields(schema) if f.kind == "multi"}
     for i, rec in enumerate(agreed.to_dict(orient="records"), start=2):
-        row = [rec["case_id"], rec["item_id"], rec["model"], rec["field"], rec["gold_value"] or "(blank)"]
+        shown = format_decision(multi[rec["field"]], rec["gold_value"]) if rec["field"] in multi else \
+            (rec["gold_value"] or "(blank)")
+        row = [rec["case_id"], rec["item_id"], rec["model"], rec["field"], shown]
         row += [rat.get((rec["item_id"], r), "") for r in rlist]
         for j, v in enumerate(row, start=1):
             c = ws.cell(row=i, column=j)
@@ -573,8 +627,11 @@ def _write_summary(ws, schema: Schema, info: dict, rlist: list[str], summary: di
     r += 1
     put(r, ["How to use"], bold=True)
     r += 1
+    multi_lines = [multi_decision_help(f) + " (No dropdown for these rows.)"
+                   for f in adjudicable_fields(schema) if f.kind == "multi"]
     for line in [
         "In sheet Disagreements, pick a Decision from the dropdown (or 'unresolved'), give a Reason, and name the Adjudicator.",
+        *multi_lines,
         "A Reason is required when the decision differs from every rater. Blank decisions stay unresolved.",
         "Do not edit Case ID, Item ID or Field: the hidden key column detects edits and the import refuses them.",
         "Import: goldboard adjudicate import --study DIR review.xlsx --adjudicator NAME [--not-independent]",
@@ -641,5 +698,6 @@ def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str) ->
     _protect(ws)
 
 
-__all__ = ["BOUNDARY_FILLS", "HEADLINE_STATISTICS", "WorkbookInfo", "build_review_workbook", "headline_agreement", "task_url",
+__all__ = ["BOUNDARY_FILLS", "HEADLINE_STATISTICS", "WorkbookInfo", "build_review_workbook", "headline_agreement",
+           "multi_decision_help", "task_url",
            "write_review_workbook", "write_study_workbook"]

@@ -607,6 +607,8 @@ def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigg
             except ValueNotInSchema as exc:
                 raise SchemaError(f"{w}: at_most: {exc}") from None
         compatible = []
+        if rt.get("compatible") and f.kind == "multi":
+            raise SchemaError(f"{w}: compatible: not supported on a multi-select field (its sets either match or not)")
         for pair in rt.get("compatible", []) or []:
             if not isinstance(pair, list) or len(pair) != 2:
                 raise SchemaError(f"{w}: compatible: give pairs of values")
