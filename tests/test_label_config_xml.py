@@ -84,6 +84,37 @@ def test_builtin_config_is_valid_label_studio_xml(name):
                 assert el.get("showInline") == "true"
 
 
+@pytest.mark.parametrize("name", BUILTINS)
+def test_text_panes_keep_whitespace_and_wrap_long_tokens(name):
+    """Label Studio's ``Text`` renders one span per line with the inherited ``white-space: normal``
+    (indentation collapses; a long URL overflows into the neighbouring pane -- seen in Chromium with
+    label-studio 1.23.2), so every Text must sit directly in a View that sets both properties."""
+    root = ET.fromstring(to_label_studio_xml(load_schema(name)))
+    parent = {c: p for p in root.iter() for c in p}
+    texts = list(root.iter("Text"))
+    assert texts
+    for t in texts:
+        box = parent[t]
+        assert box.tag == "View" and list(box) == [t]
+        style = box.get("style", "")
+        assert "white-space: pre-wrap" in style and "overflow-wrap: anywhere" in style
+
+
+def test_instructions_and_descriptions_are_body_text_not_titles():
+    """Label Studio clamps Header ``size`` to 1-5 (size 6 renders like the 20px field titles);
+    explanatory text gets an explicit body-text style instead."""
+    schema = schema_from_dict(_nasty_schema())
+    root = ET.fromstring(to_label_studio_xml(schema))
+    headers = {h.get("value"): h for h in root.iter("Header")}
+    assert all(1 <= int(h.get("size", "4")) <= 5 for h in headers.values())
+    for text in ("Read <script>alert(1)</script> carefully & rate.", "Pick & choose", "Why? <explain>"):
+        style = headers[text].get("style", "")
+        assert "font-weight: 400" in style and "font-size: 14px" in style
+    # titles keep Label Studio's heading look
+    assert headers["Verdict <1> *"].get("style") is None
+    assert headers['Title with <b>bold</b> & "quotes" & \uff04case_text'].get("style") is None
+
+
 def test_builtins_are_all_covered():
     assert sorted(BUILTINS) == builtin_names()
 
