@@ -298,3 +298,19 @@ def test_cli_pull_bad_file(study, tmp_path):
     res = CliRunner().invoke(main, ["pull", "--study", str(study.path), "--from-export", f"onc_a={tmp_path / 'x.json'}"])
     assert res.exit_code != 0 and "x.json" in res.output and "Traceback" not in res.output
     assert not study.ratings_path(1).exists()
+
+
+def test_configs_match_ignores_presentation_but_not_questions():
+    """A layout-only change (headers, styles) keeps matching existing projects; a changed
+    choice, condition or requiredness does not."""
+    from goldboard.annotate.pull import configs_match
+    from goldboard.label_configs.schema import load_schema
+    from goldboard.label_configs.xml import to_label_studio_xml
+
+    x = to_label_studio_xml(load_schema("mtb"))
+    assert configs_match(x, x.replace('size="5"', 'size="4"'))
+    assert configs_match("  " + x + "\n", x)
+    assert not configs_match(x, x.replace('alias="Unsupported"', 'alias="Not supported"'))
+    assert not configs_match(x, x.replace('Insufficient Information,Partially Supported', 'Insufficient Information'))
+    assert not configs_match(x, x.replace('required="true"', 'required="false"'))
+    assert not configs_match(x, "<View><Text name='case' value='$case_text'/></View>")
