@@ -96,3 +96,49 @@ def test_push_adjudicate_pull(live_server, tmp_path, monkeypatch):
     gold = (st.gold_dir / "v1" / "gold.csv").read_text()
     assert f"C-1,C-1,,,safety_label,{P},adjudicated" in gold
     assert "C-11,C-11,,,safety_label,,unresolved" in gold
+
+
+def test_push_pull_multi_select_field(live_server, tmp_path, monkeypatch):
+    """missing_info (multi-select) gets its own project with Choices choice="multiple"; ticked
+    values, none and unresolved come back canonical."""
+    from test_adjudication_roundtrip import MI, mtb_table_with_missing_info
+
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    st = Study.init(tmp_path / "study", schema="mtb", raters=["onc_a", "onc_b"], url=live_server.url)
+    st.data_dir = str(live_server.data_dir)
+    st.save()
+    write_csv_atomic(mtb_table_with_missing_info(), st.ratings_path(1))
+    res = run("adjudicate", "push", "--study", st.path)
+    assert res.exit_code == 0, res.output
+    assert "safety_label: project" in res.output and "17 tasks imported" in res.output
+    assert f"{MI}: project" in res.output and "12 tasks imported" in res.output
+    st = Study.open(st.path)
+    pid = st.adjudication["projects"][MI]
+    client = connect(st)
+    config = client.project(pid)["label_config"]
+    assert 'choice="multiple"' in config and "HyperText" not in config
+    tasks = {d["item_id"]: (tid, d) for tid, d in client.task_data(pid)}
+    assert tasks["C-1"][1]["rater_1"].startswith("stage|ecog_status") and tasks["C-1"][1]["rater_2"].startswith("none")
+    client.create_annotation(tasks["C-1"][0], answer_multi(["ecog_status", "stage"]))
+    client.create_annotation(tasks["C-2"][0], answer_multi(["none"]))
+    client.create_annotation(tasks["C-24"][0], answer_multi(["variant_actionability", "biomarker_validation"],
+                                                            "both are missing"))
+    client.create_annotation(tasks["C-21"][0], answer_multi(["unresolved"]))
+    res = run("adjudicate", "pull", "--study", st.path)
+    assert res.exit_code == 0, res.output
+    assert "4 new decisions" in res.output
+    log = {e["item_id"]: e["decision"] for e in map(json.loads, st.decisions_path.read_text().splitlines())}
+    assert log == {"C-1": "stage|ecog_status", "C-2": "", "C-24": "biomarker_validation|variant_actionability",
+                   "C-21": "unresolved"}
+    res = run("gold", "export", "--study", st.path)
+    assert res.exit_code == 0, res.output
+    gold = (st.gold_dir / "v1" / "gold.csv").read_text()
+    assert f"C-2,C-2,,,{MI},,adjudicated" in gold and f"C-1,C-1,,,{MI},stage|ecog_status,adjudicated" in gold
+
+
+def answer_multi(choices, reason=None):
+    result = [{"from_name": "decision", "to_name": "flags", "type": "choices", "value": {"choices": choices}}]
+    if reason:
+        result.append({"from_name": "reason", "to_name": "flags", "type": "textarea", "value": {"text": [reason]}})
+    return result
