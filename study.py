@@ -47,10 +47,12 @@ class Round:
     projects: dict[str, int] = field(default_factory=dict)
     created_at: str = ""
     units: int = 0
+    #: whether the tasks carry the model name (visible in Label Studio's task list)
+    show_model: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "mode": self.mode, "projects": dict(self.projects),
-                "created_at": self.created_at, "units": self.units}
+                "created_at": self.created_at, "units": self.units, "show_model": self.show_model}
 
 
 @dataclass
@@ -110,7 +112,8 @@ class Study:
         try:
             rounds = [Round(number=int(r["number"]), mode=str(r.get("mode", "blinded")),
                             projects={str(k): int(v) for k, v in (r.get("projects") or {}).items()},
-                            created_at=str(r.get("created_at", "")), units=int(r.get("units", 0)))
+                            created_at=str(r.get("created_at", "")), units=int(r.get("units", 0)),
+                            show_model=bool(r.get("show_model", True)))
                       for r in data.get("rounds", [])]
             study = cls(path=path, name=str(st.get("name", path.name)), schema_ref=str(st["schema"]),
                         raters=[str(r) for r in st["raters"]], url=str(data.get("server", {}).get("url", "")),

@@ -117,7 +117,8 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
 
 
 def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | Path | None = None, *,
-         round_number: int | None = None, shared: bool | None = None, client: Client | None = None,
+         round_number: int | None = None, shared: bool | None = None, hide_model: bool | None = None,
+         client: Client | None = None,
          units: pd.DataFrame | None = None, batch_size: int = DEFAULT_BATCH, progress: bool = True,
          annotations: Mapping[tuple[str, str], list[dict]] | None = None) -> PushResult:
     """Push the units of ``cases_path`` (+ ``outputs_path``) to a round's projects.
@@ -125,6 +126,10 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
     ``units`` may be given instead of files (a :func:`goldboard.cases.load.load_units`
     frame).  ``round_number``: default the latest round (1 for a new study).
     ``shared``: None keeps the round's mode (blinded for a new round).
+    ``hide_model``: leave the model name out of the task data, so raters do not see it in
+    Label Studio's task list (goldboard keeps it in ``units.jsonl``; pull fills it back).
+    None keeps the round's setting (shown for a new round); a round cannot change it
+    once it has projects.
     ``annotations``: ``{(project key, item_id): [annotation, ...]}`` imported *inside*
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
@@ -162,7 +167,8 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
                                  f"(--round {max(r.number for r in study.rounds) + 1})")
     if client is None:
         with connect(study) as own:
-            return push(study, cases_path, outputs_path, round_number=round_number, shared=shared, client=own,
+            return push(study, cases_path, outputs_path, round_number=round_number, shared=shared,
+                        hide_model=hide_model, client=own,
                         units=units, batch_size=batch_size, progress=progress, annotations=annotations)
     if client.conn.embedded:
         _ensure_rater_users(client, study.raters)
@@ -170,6 +176,11 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
     rnd = study.get_or_add_round(round_number, mode=mode)
     if not rnd.projects:
         rnd.mode = mode
+        if hide_model is not None:
+            rnd.show_model = not hide_model
+    elif hide_model is not None and hide_model == rnd.show_model:
+        raise GoldboardError(f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
+                             f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})")
     keys = [SHARED_KEY] if mode == "shared" else list(study.raters)
     result = PushResult(round=rnd.number, mode=mode, url=client.url, projects={}, units=0)
 
@@ -205,7 +216,7 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
         result.projects[key] = pid
 
     # 2. what is already there; an item must not have changed
-    tasks = [task_data(row, schema) for row in units.to_dict("records")]
+    tasks = [task_data(row, schema, include_model=rnd.show_model) for row in units.to_dict("records")]
     by_item = {t["item_id"]: t for t in tasks}
     missing: dict[str, list[dict]] = {}
     for key in keys:

@@ -15,10 +15,12 @@ from goldboard.study import Study
 @click.option("--round", "round_number", type=int, default=None, help="Round number (default: the latest, 1 for a new study).")
 @click.option("--shared/--blinded", "shared", default=None,
               help="Shared: one project for all raters. Blinded (default): one project per rater.")
+@click.option("--hide-model", is_flag=True, default=None,
+              help="Keep the model name out of the tasks (raters see data columns in Label Studio's task list).")
 @click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def push_cmd(study_dir: str, cases: str, outputs: str | None, round_number: int | None, shared: bool | None,
-             batch_size: int, quiet: bool) -> None:
+             hide_model: bool | None, batch_size: int, quiet: bool) -> None:
     """Push CASES (+ --outputs) to the study's Label Studio projects.
 
     \b
@@ -28,11 +30,16 @@ def push_cmd(study_dir: str, cases: str, outputs: str | None, round_number: int 
     below; titles start with the rater's name). Pull holds out any annotation made
     in a rater's project by another known user.
 
+    Model-blind rating: --hide-model keeps the model name out of the tasks (the
+    labeling page never shows it; Label Studio's task list shows data columns).
+    Give outputs opaque output_ids too, since default ids contain the model name.
+
     Idempotent: running it again (e.g. after a push that died half-way) imports
     only the tasks that are missing.
     """
     study = Study.open(study_dir)
-    res = push(study, cases, outputs, round_number=round_number, shared=shared, batch_size=batch_size,
+    res = push(study, cases, outputs, round_number=round_number, shared=shared, hide_model=hide_model or None,
+               batch_size=batch_size,
                progress=not quiet)
     click.echo(res.describe())
 
