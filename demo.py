@@ -147,8 +147,8 @@ def simulate_adjudicator(sheet_in: Path, sheet_out: Path, units: pd.DataFrame, s
             case = cases.get(item, {})
             if field == "safety_label":
                 decision = _reference_label(case, schema)
-            elif field.startswith("missing_info"):
-                continue
+            elif field == "missing_info":  # multi-select: values separated by "|", or "none"
+                decision = "|".join(_missing(case, schema)) if _reference_label(case, schema) == II else "none"
             else:
                 continue
             ws.cell(r, col["decision"]).value = decision
