@@ -427,24 +427,10 @@ def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> list[dict]:
     """Flag rows of a multi-select field: the raters' sets differ, or a rating is missing
     (plus the schema's boundaries and disagree/incompatible/missing triggers on it)."""
     codes = grid.codes[f.name]
-    items, meta, rlist = grid.items, grid.meta, grid.raters
     present, disagree, missing = grid.status(f.name)
     n, m = codes.shape
-    kinds = [[] for _ in range(n)]
-    bnames = [[] for _ in range(n)]
-    tnames = [[] for _ in range(n)]
-    prio = np.full(n, DEFAULT_PRIORITY + 1, dtype=int)
-    triggered = np.zeros(n, dtype=bool)
-
-    def hit(mask: np.ndarray, kind: str, name: str | None, priority: int | None, bucket=None) -> None:
-        for i in np.flatnonzero(mask):
-            if kind not in kinds[i]:
-                kinds[i].append(kind)
-            if name is not None and bucket is not None and name not in bucket[i]:
-                bucket[i].append(name)
-            prio[i] = min(prio[i], DEFAULT_PRIORITY if priority is None else priority)
-        if priority is not None:
-            triggered[mask] = True
+    acc = _Hits(n)
+    hit, bnames, tnames = acc.hit, acc.boundaries, acc.triggers
 
     index = {v: i for i, v in enumerate(f.categories)}
     for b in schema.boundaries_for(f.name):
@@ -471,27 +457,13 @@ def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> list[dict]:
     hit(disagree, "disagree", None, None)
     hit(missing, "missing", None, None)
 
-    values = grid.values(f.name)
-    rows = []
-    for i in np.flatnonzero(prio <= DEFAULT_PRIORITY):
-        row = {
-            "item_id": items[i], "case_id": meta.iat[i, 0], "output_id": meta.iat[i, 1], "model": meta.iat[i, 2],
-            "field": f.name, "priority": int(prio[i]), "gap": np.nan,
-            "kinds": [k_ for k_ in KINDS if k_ in kinds[i]], "boundaries": bnames[i], "triggers": tnames[i],
-            "disagree": bool(disagree[i]), "triggered": bool(triggered[i]), "low_confidence_raters": [],
-            "missing_raters": [rlist[j] for j in np.flatnonzero(~present[i])] if missing[i] else [],
-        }
-        for j, r in enumerate(rlist):
-            row[f"value_{r}"] = values[i, j]
-            row[f"rationale_{r}"] = grid.rationale[i, j]
-        rows.append(row)
-    return rows
+    return acc.rows(f, grid, grid.values(f.name), None)
 
 
 def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[dict]:
     k = len(f.categories)
     codes = grid.codes[f.name]
-    items, meta, rlist = grid.items, grid.meta, grid.raters
+    items, rlist = grid.items, grid.raters
     present, disagree, missing = grid.status(f.name)
     real = present & (codes < k)  # present and not blank
 
@@ -502,22 +474,8 @@ def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[di
     gap = np.where(has_two, rmax - rmin, 0) if f.kind == "ordinal" else None
 
     n = len(items)
-    kinds = [[] for _ in range(n)]
-    bnames = [[] for _ in range(n)]
-    tnames = [[] for _ in range(n)]
-    prio = np.full(n, DEFAULT_PRIORITY + 1, dtype=int)  # > DEFAULT: nothing flagged yet
-    triggered = np.zeros(n, dtype=bool)
-
-    def hit(mask: np.ndarray, kind: str, name: str | None, priority: int | None, bucket=None) -> None:
-        for i in np.flatnonzero(mask):
-            if kind not in kinds[i]:
-                kinds[i].append(kind)
-            if name is not None and bucket is not None and name not in bucket[i]:
-                bucket[i].append(name)
-            p = DEFAULT_PRIORITY if priority is None else priority
-            prio[i] = min(prio[i], p)
-        if priority is not None:
-            triggered[mask] = True
+    acc = _Hits(n)
+    hit, bnames, tnames = acc.hit, acc.boundaries, acc.triggers
 
     def has(cat_set: Iterable[str]) -> np.ndarray:
         idx = [f.categories.index(v) for v in cat_set]
@@ -542,39 +500,70 @@ def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[di
     hit(disagree, "disagree", None, None)
     hit(missing, "missing", None, None)
 
-    lc_raters: list[list[str]] = [[] for _ in range(n)]
     if low_conf is not None:
         mask, fired = low_conf
         for low, t in fired:
             hit(low.any(axis=1), "low_confidence", t.label, t.priority, tnames)
         for i in np.flatnonzero(mask.any(axis=1)):
-            lc_raters[i] = [rlist[j] for j in np.flatnonzero(mask[i])]
+            acc.low_confidence[i] = [rlist[j] for j in np.flatnonzero(mask[i])]
 
-    rows = []
-    for i in np.flatnonzero(prio <= DEFAULT_PRIORITY):
-        kinds_i = [k_ for k_ in KINDS if k_ in kinds[i]]
-        row = {
-            "item_id": items[i],
-            "case_id": meta.iat[i, 0],
-            "output_id": meta.iat[i, 1],
-            "model": meta.iat[i, 2],
-            "field": f.name,
-            "priority": int(prio[i]),
-            "gap": float(gap[i]) if gap is not None and has_two[i] else np.nan,
-            "kinds": kinds_i,
-            "boundaries": bnames[i],
-            "triggers": tnames[i],
-            "disagree": bool(disagree[i]),
-            "triggered": bool(triggered[i]),
-            "low_confidence_raters": lc_raters[i],
-            "missing_raters": [rlist[j] for j in np.flatnonzero(~present[i])] if missing[i] else [],
-        }
-        for j, r in enumerate(rlist):
-            c = codes[i, j]
-            row[f"value_{r}"] = "" if c == _MISSING or c == k else f.categories[c]
-            row[f"rationale_{r}"] = grid.rationale[i, j]
-        rows.append(row)
-    return rows
+    values = np.where((codes == _MISSING) | (codes == k), "",
+                      np.asarray(f.categories + [""], dtype=object)[np.clip(codes, 0, k)])
+    return acc.rows(f, grid, values, np.where(has_two, gap, -1) if gap is not None else None)
+
+
+class _Hits:
+    """Per-item flag accumulator of one field: kinds, named boundaries and triggers, the
+    most serious priority, and whether a schema boundary/trigger fired."""
+
+    def __init__(self, n: int) -> None:
+        self.kinds: list[list[str]] = [[] for _ in range(n)]
+        self.boundaries: list[list[str]] = [[] for _ in range(n)]
+        self.triggers: list[list[str]] = [[] for _ in range(n)]
+        self.low_confidence: list[list[str]] = [[] for _ in range(n)]
+        self.priority = np.full(n, DEFAULT_PRIORITY + 1, dtype=int)  # > DEFAULT: nothing flagged yet
+        self.triggered = np.zeros(n, dtype=bool)
+
+    def hit(self, mask: np.ndarray, kind: str, name: str | None, priority: int | None, bucket=None) -> None:
+        """Add ``kind`` (and ``name`` to ``bucket``) to the items in ``mask``; a named
+        boundary/trigger (``priority`` given) also marks them triggered."""
+        p = DEFAULT_PRIORITY if priority is None else priority
+        for i in np.flatnonzero(mask):
+            if kind not in self.kinds[i]:
+                self.kinds[i].append(kind)
+            if name is not None and bucket is not None and name not in bucket[i]:
+                bucket[i].append(name)
+            self.priority[i] = min(self.priority[i], p)
+        if priority is not None:
+            self.triggered[mask] = True
+
+    def rows(self, f: Field, grid: "RatingGrid", values: np.ndarray, gap: np.ndarray | None) -> list[dict]:
+        """One flag row per flagged item (``gap`` < 0 or None: no gap)."""
+        present, disagree, missing = grid.status(f.name)
+        meta, rlist = grid.meta, grid.raters
+        rows = []
+        for i in np.flatnonzero(self.priority <= DEFAULT_PRIORITY):
+            row = {
+                "item_id": grid.items[i],
+                "case_id": meta.iat[i, 0],
+                "output_id": meta.iat[i, 1],
+                "model": meta.iat[i, 2],
+                "field": f.name,
+                "priority": int(self.priority[i]),
+                "gap": float(gap[i]) if gap is not None and gap[i] >= 0 else np.nan,
+                "kinds": [k_ for k_ in KINDS if k_ in self.kinds[i]],
+                "boundaries": self.boundaries[i],
+                "triggers": self.triggers[i],
+                "disagree": bool(disagree[i]),
+                "triggered": bool(self.triggered[i]),
+                "low_confidence_raters": self.low_confidence[i],
+                "missing_raters": [rlist[j] for j in np.flatnonzero(~present[i])] if missing[i] else [],
+            }
+            for j, r in enumerate(rlist):
+                row[f"value_{r}"] = values[i, j]
+                row[f"rationale_{r}"] = grid.rationale[i, j]
+            rows.append(row)
+        return rows
 
 
 def _incompatible(codes: np.ndarray, real: np.ndarray, f: Field, compatible) -> np.ndarray:

@@ -24,14 +24,14 @@ from goldboard.adjudicate.decisions import (
     read_decisions,
     record_decisions,
 )
-from goldboard.adjudicate.flags import flag_disagreements, rating_grid, summarize_flags
+from goldboard.adjudicate.flags import flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import method_counts, resolve_gold
 from goldboard.cli import main
 from goldboard.exports.gold import diff_gold, read_release, write_gold_release
 from goldboard.label_configs.schema import BUILTIN_DIR, SchemaError, load_schema, schema_from_dict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_flags import I, P, S, U, ratings_frame  # noqa: E402
+from test_flags import I, P, S, ratings_frame  # noqa: E402
 
 try:  # Python 3.11+
     import tomllib

@@ -107,7 +107,6 @@ def test_report_renders_in_headless_chromium(demo_run, tmp_path):
         capture_output=True, text=True, timeout=120)
     assert shot.exists(), proc.stderr[-2000:]
     import matplotlib.image as mpimg
-    import numpy as np
 
     img = mpimg.imread(shot)[..., :3]
     non_white = (img < 0.95).any(axis=2).mean()

@@ -15,7 +15,6 @@ from click.testing import CliRunner
 
 from goldboard.annotate import server as srv
 from goldboard.annotate.client import Client, ServerUnreachable, connect
-from goldboard.annotate.pull import Source, collect
 from goldboard.annotate.push import push
 from goldboard.annotate.simulate import annotation_result, post_ratings, push_with_ratings
 from goldboard.cases.load import load_units

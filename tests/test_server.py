@@ -16,7 +16,7 @@ from click.testing import CliRunner
 import livestudio
 from goldboard.annotate import server as srv
 from goldboard.cli import main
-from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.errors import GoldboardError
 
 
 def test_credentials_file_is_private_and_repr_hides_secrets(tmp_path):
