@@ -449,10 +449,19 @@ def render_html(data: dict) -> str:
 
 
 def _md(s: Any) -> str:
-    """Escape text for a Markdown table cell (pipes, HTML, newlines)."""
-    import html
+    """Escape text for Markdown: no raw HTML (``<``, ``>``, entity-like ``&...;``), no table
+    breaks (pipes, newlines), no code spans."""
+    import re
 
-    return html.escape(str(s), quote=False).replace("|", "\\|").replace("\n", " ").replace("`", "\\`")
+    text = re.sub(r"&(?=#?\w+;)", "&amp;", str(s)).replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("\n", " ").replace("`", "\\`")
+
+
+def _md_table(head: list[str], rows: list[list[Any]]) -> list[str]:
+    """A Markdown table (cells already escaped) followed by a blank line."""
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return lines + [""]
 
 
 def render_markdown(data: dict) -> str:
@@ -472,43 +481,33 @@ def render_markdown(data: dict) -> str:
         "## Results", "", f"_{_md(data['landis_koch_note'])}_", "",
     ]
     for f in data["fields"]:
-        out += [f"### {_md(f['title'])} ({_md(f['level'])}, {f['n_items']} items)", "",
-                "| Statistic | Raters | n | Value | 95% CI | SE | CI method | Band (convention) |",
-                "|---|---|---|---|---|---|---|---|"]
-        for r in f["headline"]:
-            out.append(f"| {_md(r['name'])} | {_md(r['raters'])} | {r['n']} | {_fmt(r['value'])} | "
-                       f"{_ci(r['ci_low'], r['ci_high'])} | {_fmt(r['se'])} | {_md(r['ci_method'] or '–')} | "
-                       f"{_md(r['band'] or '')} |")
-        out += ["", "Label prevalence: " + ", ".join(f"{_md(p['label'])} {p['count']} ({_pct(p['share'])})"
-                                                  for p in f["prevalence"]), ""]
+        out += [f"### {_md(f['title'])} ({_md(f['level'])}, {f['n_items']} items)", ""]
+        out += _md_table(["Statistic", "Raters", "n", "Value", "95% CI", "SE", "CI method", "Band (convention)"],
+                         [[_md(r["name"]), _md(r["raters"]), r["n"], _fmt(r["value"]), _ci(r["ci_low"], r["ci_high"]),
+                           _fmt(r["se"]), _md(r["ci_method"] or "–"), _md(r["band"] or "")] for r in f["headline"]])
+        out += ["Label prevalence: " + ", ".join(f"{_md(p['label'])} {p['count']} ({_pct(p['share'])})"
+                                               for p in f["prevalence"]), ""]
         if f["per_label"]:
-            out += ["| Label | Prevalence | Positive agreement | Negative agreement | Kappa vs rest |", "|---|---|---|---|---|"]
-            for e in f["per_label"]:
-                out.append(f"| {_md(e['label'])} | {_fmt(e['prevalence'])} | "
-                           f"{_fmt(e['positive_agreement'])} | {_fmt(e['negative_agreement'])} | {_fmt(e['kappa'])} |")
-            out.append("")
+            out += _md_table(["Label", "Prevalence", "Positive agreement", "Negative agreement", "Kappa vs rest"],
+                             [[_md(e["label"]), _fmt(e["prevalence"]), _fmt(e["positive_agreement"]),
+                               _fmt(e["negative_agreement"]), _fmt(e["kappa"])] for e in f["per_label"]])
         for c in f["confusions"]:
-            out += [f"Confusion matrix, {_md(c['title'])}:", "",
-                    "| | " + " | ".join(_md(x) for x in c["labels"]) + " |",
-                    "|---|" + "---|" * len(c["labels"])]
-            for lab, row in zip(c["labels"], c["matrix"]):
-                out.append(f"| **{_md(lab)}** | " + " | ".join(str(v) for v in row) + " |")
-            out.append("")
+            out += [f"Confusion matrix, {_md(c['title'])}:", ""]
+            out += _md_table([""] + [_md(x) for x in c["labels"]],
+                             [[f"**{_md(lab)}**"] + list(row) for lab, row in zip(c["labels"], c["matrix"])])
         if f["vs_gold"]:
-            out += ["Each rater against gold (after adjudication):", "",
-                    "| Rater | n | Percent agreement | Kappa (95% CI) |", "|---|---|---|---|"]
-            for r in f["vs_gold"]:
-                out.append(f"| {_md(r['rater'])} | {r['n']} | {_pct(r.get('percent_agreement'))} | "
-                           f"{_fmt(r.get('kappa'))} ({_ci(r.get('kappa_low'), r.get('kappa_high'))}) |")
-            out.append("")
+            out += ["Each rater against gold (after adjudication):", ""]
+            out += _md_table(["Rater", "n", "Percent agreement", "Kappa (95% CI)"],
+                             [[_md(r["rater"]), r["n"], _pct(r.get("percent_agreement")),
+                               f"{_fmt(r.get('kappa'))} ({_ci(r.get('kappa_low'), r.get('kappa_high'))})"]
+                              for r in f["vs_gold"]])
     for m in data["multi"]:
-        out += [f"### {_md(m['title'])} (multi-select; each value present vs absent)", "",
-                "| Value | n | Prevalence | Percent agreement | Cohen's kappa (95% CI) | Krippendorff's alpha |",
-                "|---|---|---|---|---|---|"]
-        for r in m["rows"]:
-            out.append(f"| {_md(r['value'])} | {r['n']} | {_pct(r['prevalence'])} | {_pct(r['percent_agreement'])} | "
-                       f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])}) | {_fmt(r['alpha'])} |")
-        out.append("")
+        out += [f"### {_md(m['title'])} (multi-select; each value present vs absent)", ""]
+        out += _md_table(["Value", "n", "Prevalence", "Percent agreement", "Cohen's kappa (95% CI)",
+                          "Krippendorff's alpha"],
+                         [[_md(r["value"]), r["n"], _pct(r["prevalence"]), _pct(r["percent_agreement"]),
+                           f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])})", _fmt(r["alpha"])]
+                          for r in m["rows"]])
     fl = data["flags"]
     out += ["## Disagreements and named boundaries", ""] + [f"- {_md(x)}" for x in fl["lines"]] + [""]
     a = data["adjudication"]
@@ -523,11 +522,11 @@ def render_markdown(data: dict) -> str:
                    f"{m['unresolved']} unresolved")
     out.append("")
     if data["rounds_change"]:
-        out += ["## Round over round", "", "| Round | Field | n | Percent agreement | Alpha (95% CI) |", "|---|---|---|---|---|"]
-        for r in data["rounds_change"]:
-            out.append(f"| {r['round']} | {_md(r['field'])} | {r['n']} | {_pct(r.get('percent_agreement'))} | "
-                       f"{_fmt(r.get('alpha'))} ({_ci(r.get('alpha_low'), r.get('alpha_high'))}) |")
-        out.append("")
+        out += ["## Round over round", ""]
+        out += _md_table(["Round", "Field", "n", "Percent agreement", "Alpha (95% CI)"],
+                         [[r["round"], _md(r["field"]), r["n"], _pct(r.get("percent_agreement")),
+                           f"{_fmt(r.get('alpha'))} ({_ci(r.get('alpha_low'), r.get('alpha_high'))})"]
+                          for r in data["rounds_change"]])
     if data.get("scoring"):
         sc = data["scoring"]
         out += ["## Model scores against gold", ""] + [_md(x) + "  " for x in sc["lines"]] + ["", sc["markdown"], ""]
