@@ -98,10 +98,36 @@ def _flat_label(e: dict) -> dict:
     return out
 
 
-def _prevalence(ratings: pd.DataFrame, field: str, categories: list[str]) -> list[dict]:
+def _with_threshold_views(results: dict[str, dict], study, ratings: pd.DataFrame, bootstrap: int, seed: int,
+                          explicit: bool) -> dict[str, dict]:
+    """Add, after each ordinal field with a schema ``threshold`` trigger (medfail: severity
+    4-5 vs 1-3), its agreement dichotomised at that threshold, as ``"<field>>=<at>"``."""
+    from goldboard.analysis.agreement import agreement
+
+    if explicit:
+        return results
+    out: dict[str, dict] = {}
+    for name, res in results.items():
+        out[name] = res
+        for t in study.schema.triggers_for(name):
+            if t.kind == "threshold":
+                out[f"{name}>={t.at}"] = agreement(ratings, name, study.schema, raters=study.raters,
+                                                  dichotomize=t.at, bootstrap=bootstrap, seed=seed)
+    return out
+
+
+def _prevalence(ratings: pd.DataFrame, field: str, categories: list[str], schema=None) -> list[dict]:
     """Share of all ratings per label (the prevalence reported beside kappa)."""
     base, _, sub = field.partition(":")
+    base, _, at = base.partition(">=")
     vals = ratings.loc[ratings["field"] == base, "value"].astype(str)
+    if at:  # dichotomised ordinal field: categories are ["<at", ">=at"], in schema order
+        scale = schema.field(base).categories
+        vals = vals[vals.isin(scale)]
+        n = len(vals)
+        high = int((vals.map(scale.index) >= scale.index(at)).sum())
+        counts = {categories[0]: n - high, categories[-1]: high}
+        return [{"label": c, "count": counts[c], "share": (counts[c] / n) if n else None} for c in categories]
     if sub:
         present = vals.map(lambda v: sub in v.split("|"))
         n = len(vals)
@@ -242,6 +268,7 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
     results = agreement_for_study(study, round=rnd, fields=fields, bootstrap=bootstrap, seed=seed)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
+    results = _with_threshold_views(results, study, ratings, bootstrap, seed, explicit=fields is not None)
     decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
     gold, manifest, gold_name = _gold_release(study, release)
     provisional = gold is None
@@ -284,8 +311,11 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
             sec["rows"].append(row)
             warnings.extend(f"{name}: {w}" for w in res["warnings"])
             continue
+        base, _, at = base.partition(">=")
         f = schema.field(base)
         title = f.title + (f": {name.partition(':')[2]}" if ":" in name else "")
+        if at:
+            title = f"{f.title}: {at} or higher vs below {at}, the critical threshold"
         images = []
         for p in res["confusion"]["pairs"]:
             if p.get("group") is not None:
@@ -306,10 +336,10 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
             "raters": res["raters"],
             "categories": res["categories"],
             "headline": _headline_rows(res),
-            "prevalence": _prevalence(ratings, name, res["categories"]),
+            "prevalence": _prevalence(ratings, name, res["categories"], schema),
             "per_label": [_flat_label(e) for e in res["per_label"] if e.get("group") is None],
             "confusions": images,
-            "vs_gold": _rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold else [],
+            "vs_gold": _rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold and not at else [],
             "warnings": res["warnings"],
             "result": res,
         })

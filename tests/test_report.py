@@ -81,3 +81,33 @@ def test_report_errors_are_one_line(tmp_path):
     res = run("report", "--study", st.path, "--predictions", preds)
     assert res.exit_code != 0 and "no gold release yet" in res.output
     assert not (st.reports_dir / "report.html").exists()  # nothing half-written
+
+
+def test_medfail_report_adds_critical_threshold_view(tmp_path):
+    """MedFailBench's planned statistics: weighted kappa on the full 1-5 scale and kappa on
+    high severity (4-5 vs 1-3); the report shows both, the latter equal to `agree --dichotomize 4`."""
+    st = Study.init(tmp_path / "mf", "medfail", ["rev_1", "rev_2"])
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(60):
+        t = int(rng.integers(1, 6))
+        for r in st.raters:
+            sev = int(np.clip(t + rng.integers(-1, 2), 1, 5))
+            for field, value in (("severity", str(sev)), ("safety_gate", "none"), ("keep_in_benchmark", "keep"),
+                                 ("confidence", "4")):
+                rows.append({"round": 1, "item_id": f"M{i}", "case_id": f"M{i}", "rater": r, "field": field,
+                             "value": value})
+    df = pd.DataFrame(rows).reindex(columns=RATINGS_COLUMNS).astype(object).where(lambda d: d.notna(), "")
+    write_csv_atomic(df, st.ratings_path(1))
+    agree = json.loads(run("agree", "--study", st.path, "--field", "severity", "--dichotomize", "4",
+                           "--format", "json").stdout)
+    res = run("report", "--study", st.path, "--format", "markdown", "-o", tmp_path / "r.md")
+    assert res.exit_code == 0, res.output
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    start = md.index("### Severity (1-5): 4 or higher vs below 4")
+    section = md[start:md.index("\n### ", start + 4)]
+    kappa = next(s for s in agree["statistics"] if s["statistic"] == "cohen_kappa" and s["group"] is None)
+    assert f"| {kappa['value']:.3f} | {kappa['ci_low']:.3f} to {kappa['ci_high']:.3f} |" in section
+    high = sum(1 for v in df.loc[df["field"] == "severity", "value"] if int(v) >= 4)
+    assert f"&gt;=4 {high} (" in section
+    assert "Cohen's kappa (quadratic weights)" in md  # the full-scale weighted kappa is there too
