@@ -37,7 +37,10 @@ SKIN = ["terrible", "poor", "marginal", "clear"]
 
 
 def table_from_counts(path: Path, a: str, b: str, categories: list[str]) -> np.ndarray:
-    df = pd.read_csv(path)
+    return table_from_counts_df(pd.read_csv(path), a, b, categories)
+
+
+def table_from_counts_df(df: pd.DataFrame, a: str, b: str, categories: list[str]) -> np.ndarray:
     t = np.zeros((len(categories), len(categories)))
     for _, r in df.iterrows():
         t[categories.index(r[a]), categories.index(r[b])] += r["count"]
@@ -219,6 +222,122 @@ def test_statsmodels_takes_disagreement_weights_trap():
     assert cohens_kappa(table, wt="linear").std_kappa == pytest.approx(ours.se, abs=1e-12)
     wrong = cohens_kappa(table, weights=C.agreement_weights(4, "linear")).kappa
     assert abs(wrong - ours.value) > 0.05
+
+
+# --------------------------------------------------------------------------- weighted kappa: vcd, Cohen (1968)
+
+SEXFUN = ["never", "fairly_often", "very_often", "always"]
+MS = ["certain", "probable", "possible", "doubtful"]
+COHEN68 = ["personality_disorder", "neurosis", "psychosis"]
+
+
+def test_vcd_kappa_sexualfun_weighted_kappa_ase_z_and_ci():
+    """R package vcd, ``Kappa(SexualFun)`` (default weights "Equal-Spacing" =
+    1 - |i - j| / (k - 1), i.e. linear; ASE = Fleiss-Cohen-Everitt 1969), output printed
+    in the vcdExtra reference page for ``print.Kappa`` (github.com/friendly/vcdExtra,
+    docs/reference/print.Kappa.md):
+
+        Unweighted 0.1293 ASE 0.06860 z 1.885  lower -0.00512 upper 0.2638
+        Weighted   0.2374 ASE 0.07832 z 3.031  lower  0.08388 upper 0.3909
+
+    Data: vcd ``SexualFun``, 91 couples, Husband x Wife (Rdatasets csv/vcd/SexualFun.csv,
+    vincentarelbundock/Rdatasets)."""
+    table = table_from_counts(DATA / "vcd_sexualfun.csv", "husband", "wife", SEXFUN)
+    assert table.sum() == 91
+    res = agreement(long_from_table(table, SEXFUN, ("husband", "wife")), "f",
+                    categories=SEXFUN, levels=["ordinal"])
+    published = {"none": (0.1293, 0.06860, 1.885, -0.00512, 0.2638),
+                 "linear": (0.2374, 0.07832, 3.031, 0.08388, 0.3909)}
+    for weights, (value, ase, z, lower, upper) in published.items():
+        k = stat(res, "cohen_kappa", weights)
+        assert k["n_items"] == 91 and k["ci_method"] == "asymptotic"
+        assert round(k["value"], 4) == value, weights
+        assert round(k["se"], 5) == ase, weights
+        assert round(k["value"] / k["se"], 3) == z, weights
+        assert round(k["ci_low"], 5) == lower, weights
+        assert round(k["ci_high"], 4) == upper, weights
+
+
+def test_vcd_kappa_mspatients_strata_weighted_kappa_and_ase():
+    """vcd ``apply(MSPatients, 3, Kappa)``, printed in the vcdExtra reference page for
+    ``print.Kappa`` (github.com/friendly/vcdExtra, docs/reference/print.Kappa.md):
+
+        Winnipeg     Unweighted 0.2079 ASE 0.05046 z 4.121; Weighted 0.3797 ASE 0.05167 z 7.350
+        New Orleans  Unweighted 0.2965 ASE 0.07850 z 3.777; Weighted 0.4773 ASE 0.07303 z 6.535
+
+    Data: Westlund & Kurland (1953) via vcd ``MSPatients`` (New Orleans neurologist x
+    Winnipeg neurologist x patients; Rdatasets csv/vcd/MSPatients.csv).  Run through
+    ``by=`` so each stratum is one group of the same report."""
+    df = pd.read_csv(DATA / "vcd_mspatients.csv")
+    parts = []
+    for patients, sub in df.groupby("patients"):
+        t = table_from_counts_df(sub, "new_orleans_neurologist", "winnipeg_neurologist", MS)
+        long = long_from_table(t, MS, ("new_orleans", "winnipeg"))
+        long["item_id"] = patients + "-" + long["item_id"]
+        long["patients"] = patients
+        parts.append(long)
+    res = agreement(pd.concat(parts, ignore_index=True), "f", categories=MS, levels=["ordinal"], by="patients")
+    published = {("winnipeg", "none"): (149, 0.2079, 0.05046, 4.121),
+                 ("winnipeg", "linear"): (149, 0.3797, 0.05167, 7.350),
+                 ("new_orleans", "none"): (69, 0.2965, 0.07850, 3.777),
+                 ("new_orleans", "linear"): (69, 0.4773, 0.07303, 6.535)}
+    for (group, weights), (n, value, ase, z) in published.items():
+        k = stat(res, "cohen_kappa", weights, group=group)
+        assert k["n_items"] == n
+        assert round(k["value"], 4) == value, (group, weights)
+        assert round(k["se"], 5) == ase, (group, weights)
+        assert round(k["value"] / k["se"], 3) == z, (group, weights)
+
+
+def test_cohen_1968_weighted_kappa_with_custom_disagreement_weights():
+    """Cohen, J. (1968). Weighted kappa. Psychol Bull 70:213-220, Table 1 (N = 200; Judge B
+    rows, Judge A columns) with his ratio-scaled disagreement weights v (0 on the diagonal;
+    1 personality disorder-neurosis, 3 personality disorder-psychosis, 6 neurosis-psychosis).
+    Published values as quoted, with the table, in the DMAR R package
+    (github.com/yelleKneK/DMAR, tests/testthat/test-cohen_kappa.R and
+    vignettes/weighted_kappa.Rmd; also psych ``?cohen.kappa``: "cohen reports .492 and
+    .348", "Cohen reports kw = .353"):
+
+    * kappa = .492;  kappa_w = .348 with q'_o = sum v p_o = .90, q'_c = sum v p_c = 1.38
+    * 6 <-> 1 weights interchanged: kappa_w = .574 (1 - 1.10 / 2.58)
+    * asymmetric validity weights (applied as in DMAR's test): kappa_w = .353 (.86 / 1.33)
+    * the Fleiss-Cohen-Everitt (1969) SE of kappa_w on these data: .0755 (DMAR vignette);
+      psych::cohen.kappa 2.5.3, pinned in DMAR's test: kappa 0.4915254237288135,
+      se 0.05100181557607786; kappa_w 0.3478260869565211, se 0.07550401525482291.
+
+    goldboard takes *agreement* weights, so Cohen's v enter as ``1 - v / max(v)``; kappa_w
+    is invariant to that rescaling.  Cohen's own 1968 SEs (.0901, .0916) come from formulas
+    that FCE (1969) corrected and are deliberately not reproduced."""
+    table = table_from_counts(DATA / "cohen1968_table1.csv", "judge_b", "judge_a", COHEN68)
+    assert table.sum() == 200
+    v = np.array([[0, 1, 3], [1, 0, 6], [3, 6, 0]], float)
+    k = C.cohen_kappa(table)
+    assert round(k.value, 3) == 0.492
+    assert k.value == pytest.approx(0.4915254237288135, abs=1e-12)
+    assert k.se == pytest.approx(0.05100181557607786, abs=1e-12)
+
+    kw = C.cohen_kappa(table, 1.0 - v / 6.0)
+    assert round(kw.value, 3) == 0.348
+    assert round(kw.se, 4) == 0.0755
+    assert kw.value == pytest.approx(0.3478260869565211, abs=1e-12)
+    assert kw.se == pytest.approx(0.07550401525482291, abs=1e-12)
+    # weighted observed disagreement q'_o = max(v) * (1 - weighted p_o) = .90
+    assert round(6.0 * (1.0 - C.percent_agreement(table, 1.0 - v / 6.0).value), 2) == 0.90
+    # a different positive scaling of the same disagreements changes nothing
+    other = C.cohen_kappa(table, 1.0 - v / 10.0)
+    assert other.value == pytest.approx(kw.value, abs=1e-12) and other.se == pytest.approx(kw.se, abs=1e-12)
+
+    swap = v.copy()
+    swap[v == 6], swap[v == 1] = 1, 6
+    assert round(C.cohen_kappa(table, 1.0 - swap / 6.0).value, 3) == 0.574
+
+    validity = np.array([[0, 1, 2], [1, 0, 2], [4, 6, 0]], float)
+    kv = C.cohen_kappa(table, 1.0 - validity / 6.0)
+    assert round(kv.value, 3) == 0.353
+    assert round(6.0 * (1.0 - C.percent_agreement(table, 1.0 - validity / 6.0).value), 2) == 0.86
+    # asymmetric weights: the transposed table with transposed weights is the same study
+    kt = C.cohen_kappa(table.T, (1.0 - validity / 6.0).T)
+    assert kt.value == pytest.approx(kv.value, abs=1e-12) and kt.se == pytest.approx(kv.se, abs=1e-12)
 
 
 # --------------------------------------------------------------------------- Gwet's irrCAC (two raters)
