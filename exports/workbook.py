@@ -24,6 +24,16 @@ Sheets
 A multi-select rating is shown as its values ``|``-joined in schema order, and the
 empty set as ``none`` (``(missing)`` when the rater has no rating).
 
+Layout and printing (checked by printing real workbooks to PDF): every visible sheet
+prints landscape, one page wide, with narrow margins, the header row repeated and the
+sheet name and page number in the footer.  Disagreements columns are sized from their
+content within bounds (:func:`_disagreement_columns`) so the printed columns add up to
+about 250-280 width units with two raters (~55% scale on Letter/A4); the Label Studio
+links and the hidden key stay off paper.  Row heights come from a word-wrap estimate
+(:func:`wrapped_lines`, Excel's 15 pt a line, slightly generous); a text longer than
+Excel's tallest row (409 pt) carries a note saying so.  The fill-in columns have an amber
+header and an amber frame; every styled font names Calibri.
+
 Untrusted text (case text, model outputs, rationales, ids) goes through
 :func:`goldboard.exports.sanitize.set_text_cell`: formula starts are neutralised,
 the cell is typed as a string, text is cut at Excel's 32,767-character cell limit
@@ -52,7 +62,7 @@ from goldboard.adjudicate.decisions import (
 )
 from goldboard.adjudicate.flags import adjudicable_fields, flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold
-from goldboard.exports.sanitize import set_text_cell
+from goldboard.exports.sanitize import as_text, set_text_cell
 from goldboard.fileio import atomic_write
 from goldboard.label_configs.schema import Schema
 
@@ -63,14 +73,40 @@ SHEET_LISTS = "_lists"
 
 #: row fills per boundary, in schema order (colour-blind-friendly light tints)
 BOUNDARY_FILLS = ["F8CBAD", "FFE699", "C6E0B4", "BDD7EE", "D9C3E9", "F4B6C2", "C9C9C9", "B4E5E1"]
-INPUT_FILL = "FFF9DB"
+#: the fill-in cells (Decision, Reason, Adjudicator): white, framed in INPUT_BORDER, under an
+#: amber header -- they stand out on every boundary tint and on uncoloured rows
+INPUT_FILL = "FFFFFF"
+INPUT_BORDER = "BF8F00"
+INPUT_HEADER_FILL = "FFC000"
 HEADER_FILL = "1F3864"
-MAX_ROW_HEIGHT = 150.0  # points; long texts stay readable by widening/expanding the row
+SUBHEADER_FILL = "D9E1F2"
+FONT_NAME = "Calibri"  # the workbook default; named on every styled cell (an unnamed bold font prints as serif)
+FONT_SIZE = 11
+#: points per line of 11-pt Calibri (Excel's default row height)
+LINE_HEIGHT = 15.0
+#: Excel's largest row height in points; a text needing more is cut off on screen and on paper
+#: (such cells get a note saying so)
+MAX_ROW_HEIGHT = 409.0
+#: characters of 11-pt Calibri prose per unit of column width (a unit is the width of "0");
+#: on the low side, so an estimated row is never too short to show its text
+CHARS_PER_UNIT = 1.05
 
 _WRAP_TOP = Alignment(wrap_text=True, vertical="top")
 _TOP = Alignment(vertical="top")
 _THIN = Side(style="thin", color="BFBFBF")
 _BORDER = Border(left=_THIN, right=_THIN, top=_THIN, bottom=_THIN)
+_IN_THIN = Side(style="thin", color=INPUT_BORDER)
+_IN_THICK = Side(style="medium", color=INPUT_BORDER)
+
+
+def _font(bold: bool = False, color: str | None = None, size: float = FONT_SIZE, underline: str | None = None) -> Font:
+    return Font(name=FONT_NAME, size=size, bold=bold, color=color, underline=underline)
+
+
+def _input_border(first: bool, last: bool) -> Border:
+    """Thin amber grid inside the fill-in block, a medium amber edge on its left and right."""
+    return Border(left=_IN_THICK if first else _IN_THIN, right=_IN_THICK if last else _IN_THIN,
+                  top=_IN_THIN, bottom=_IN_THIN)
 
 
 class _Styles:
@@ -290,41 +326,122 @@ def _task_links(ratings: pd.DataFrame, base_url: str) -> dict[tuple[str, str], t
     return out
 
 
-def _header(ws, headers: list[str], widths: list[float]) -> None:
+def wrapped_lines(text: str, width: float, *, bold: bool = False, limit: int | None = None) -> int:
+    """Lines ``text`` takes in a wrapped cell ``width`` units wide (greedy word wrap at
+    :data:`CHARS_PER_UNIT` characters a unit, bold 10% wider; a word longer than a line is
+    broken, as Excel and LibreOffice do).  Counting stops at ``limit`` lines.
+
+    >>> wrapped_lines("one two three", 20), wrapped_lines("one two three", 6), wrapped_lines("a\\nb", 20)
+    (1, 3, 2)
+    """
+    cap = max(1, int(width * CHARS_PER_UNIT * (0.9 if bold else 1.0)) - 1)
+    total = 0
+    for para in text.split("\n"):
+        if len(para) <= cap:
+            total += 1
+        else:
+            lines, used = 1, -1  # used: characters on the current line (-1: empty line, no space needed)
+            for word in para.split(" "):
+                n = len(word)
+                if used >= 0 and used + 1 + n <= cap:
+                    used += 1 + n
+                    continue
+                if used >= 0:
+                    lines += 1
+                full, rest = divmod(n, cap)
+                if rest == 0 and full:
+                    full, rest = full - 1, cap
+                lines += full
+                used = rest
+                if limit is not None and total + lines >= limit:
+                    break
+            total += lines
+        if limit is not None and total >= limit:
+            return limit
+    return total
+
+
+def _lines_height(lines: int) -> float | None:
+    """Row height for ``lines`` wrapped lines (``None``: one line, the default height)."""
+    if lines <= 1:
+        return None
+    return min(LINE_HEIGHT * lines + 3.0, MAX_ROW_HEIGHT)
+
+
+#: lines that fit a row of the largest height
+MAX_LINES = int((MAX_ROW_HEIGHT - 3.0) // LINE_HEIGHT)
+
+
+def _fit_width(texts: Iterable[str], lo: float, hi: float, lines: int = 1) -> float:
+    """Column width in ``[lo, hi]`` for ``texts``: the longest line plus one (``lines == 1``,
+    ids and codes), or the 90th-percentile text in about ``lines`` lines (prose)."""
+    if lines <= 1:
+        longest = max((len(part) for t in texts if t for part in t.split("\n")), default=0)
+        want = longest + 1.0
+    else:
+        lengths = sorted(len(t) for t in texts if t)
+        if not lengths:
+            return float(lo)
+        p90 = lengths[min(len(lengths) - 1, int(0.9 * len(lengths)))]
+        want = math.ceil(p90 / (lines * CHARS_PER_UNIT)) + 1.0
+    return float(min(max(want, lo), hi))
+
+
+def _header(ws, headers: list[str], widths: list[float], inputs: Iterable[int] = ()) -> None:
+    """Bold white-on-navy header row (amber, black text, over the fill-in columns ``inputs``),
+    tall enough for every wrapped header."""
+    inputs = set(inputs)
+    lines = 1
     for j, (h, w) in enumerate(zip(headers, widths), start=1):
         c = ws.cell(row=1, column=j)
         set_text_cell(c, h)
-        c.font = Font(bold=True, color="FFFFFF")
-        c.fill = PatternFill("solid", fgColor=HEADER_FILL)
+        if j in inputs:
+            c.font = _font(bold=True)
+            c.fill = PatternFill("solid", fgColor=INPUT_HEADER_FILL)
+            c.border = _input_border(j == min(inputs), j == max(inputs))
+        else:
+            c.font = _font(bold=True, color="FFFFFF")
+            c.fill = PatternFill("solid", fgColor=HEADER_FILL)
+            c.border = _BORDER
         c.alignment = Alignment(wrap_text=True, vertical="center")
-        c.border = _BORDER
         ws.column_dimensions[get_column_letter(j)].width = w
-    ws.row_dimensions[1].height = 30
+        lines = max(lines, wrapped_lines(h, w, bold=True))
+    ws.row_dimensions[1].height = max(30.0, LINE_HEIGHT * lines + 6.0)
 
 
-def _page_setup(ws, freeze: str) -> None:
-    ws.freeze_panes = freeze
-    if ws.max_row >= 1 and ws.max_column >= 1:
+def _page_setup(ws, freeze: str | None, *, last_col: int | None = None, autofilter: bool = True,
+                title_rows: bool = True) -> None:
+    """Landscape, one page wide, narrow margins, header row on every page, sheet name and page
+    number in the footer; the print area stops at column ``last_col`` (screen-only columns after it)."""
+    from openpyxl.worksheet.page import PageMargins
+
+    if freeze:
+        ws.freeze_panes = freeze
+    if autofilter and ws.max_row >= 1 and ws.max_column >= 1:
         ws.auto_filter.ref = f"A1:{get_column_letter(ws.max_column)}{max(ws.max_row, 1)}"
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth = 1
     ws.page_setup.fitToHeight = 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
-    ws.print_title_rows = "1:1"
+    ws.page_margins = PageMargins(left=0.25, right=0.25, top=0.5, bottom=0.5, header=0.2, footer=0.2)
+    if title_rows:
+        ws.print_title_rows = "1:1"
+    if last_col is not None and last_col < ws.max_column:
+        ws.print_area = f"A1:{get_column_letter(last_col)}{max(ws.max_row, 1)}"
     ws.oddFooter.center.text = "&A — page &P of &N"
     ws.oddHeader.right.text = "goldboard review"
 
 
 def _row_height(texts: list[tuple[str, float]]) -> float | None:
-    """Rough height for wrapped text: lines needed by the fullest cell, 15 pt a line."""
-    lines = 1
-    for text, width in texts:
-        if not text:
-            continue
-        per = max(int(width * 1.15), 1)
-        n = sum(max(1, math.ceil(len(part) / per)) for part in text.split("\n"))
-        lines = max(lines, n)
-    return None if lines <= 1 else min(15.0 * lines, MAX_ROW_HEIGHT)
+    """Height for a row of wrapped cells ``(text, column width)``: lines of the fullest cell."""
+    return _lines_height(max((wrapped_lines(t, w, limit=MAX_LINES + 1) for t, w in texts if t), default=1))
+
+
+def _too_long_note(text: str) -> Comment:
+    c = Comment(f"This text ({len(text):,} characters) is longer than the row can show, on screen and "
+                "on paper. Select the cell to read all of it in the formula bar.", "goldboard")
+    c.width, c.height = 260, 80
+    return c
 
 
 def _single_choice_fields(schema: Schema):
@@ -376,31 +493,83 @@ def _flag_text(rec: dict) -> str:
     return "; ".join(parts)
 
 
-def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[str],
-                         unit_text: dict, links: dict, latest: dict, boundary_fill: dict, lists: dict) -> None:
+def _disagreement_columns(rlist: list[str], with_links: bool) -> list[tuple[str, str, float, float, int]]:
+    """``(key, header, min width, max width, lines)`` of the Disagreements sheet; ``lines`` 0 = fixed width,
+    1 = fit the longest value, more = fit the 90th-percentile text in about that many lines.
+
+    Sized for a landscape page: with two raters the printed columns add up to about 250-280 width
+    units (the page prints at ~55-60% on Letter/A4), against 460 when every text column was
+    40-60 wide (~30%, unreadable).  Long texts get taller rows instead of wider columns."""
     H = HEADERS
-    cols: list[tuple[str, str, float]] = [
-        ("agenda", H["agenda"], 5), ("case_id", H["case_id"], 14), ("item_id", H["item_id"], 16),
-        ("model", H["model"], 14), ("field", H["field"], 16), ("decision", H["decision"], 24),
-        ("reason", H["reason"], 40), ("adjudicator", H["adjudicator"], 14), ("flags", H["flags"], 30),
-        ("boundary", H["boundary"], 24),
+    rat_hi = 28.0 if len(rlist) <= 2 else 22.0 if len(rlist) == 3 else 18.0
+    cols = [
+        ("agenda", H["agenda"], 4, 6, 1), ("case_id", H["case_id"], 9, 12, 1), ("item_id", H["item_id"], 9, 12, 1),
+        ("model", H["model"], 8, 11, 1), ("field", H["field"], 9, 17, 1), ("decision", H["decision"], 12, 16, 1),
+        ("reason", H["reason"], 22, 22, 0), ("adjudicator", H["adjudicator"], 13, 13, 0),
+        ("flags", H["flags"], 12, 18, 3), ("boundary", H["boundary"], 10, 16, 1),
     ]
     for r in rlist:
-        cols += [(f"value_{r}", f"{r} value", 18), (f"rationale_{r}", f"{r} rationale", 40)]
-    cols += [("case_text", H["case_text"], 60), ("output_text", H["output_text"], 60)]
-    if links:
-        cols += [(f"link_{r}", f"{r} task (Label Studio)", 14) for r in rlist]
-    cols += [("key", H["key"], 12)]
-    _header(ws, [c[1] for c in cols], [c[2] for c in cols])
+        cols += [(f"value_{r}", f"{r} value", 8, 12, 1), (f"rationale_{r}", f"{r} rationale", 16, rat_hi, 6)]
+    cols += [("case_text", H["case_text"], 20, 44, 10), ("output_text", H["output_text"], 20, 32, 10)]
+    if with_links:
+        cols += [(f"link_{r}", f"{r} task (Label Studio)", 11, 11, 0) for r in rlist]
+    cols += [("key", H["key"], 12, 12, 0)]
+    return cols
+
+
+def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[str],
+                         unit_text: dict, links: dict, latest: dict, boundary_fill: dict, lists: dict) -> None:
+    kinds = {f.name: f for f in adjudicable_fields(schema)}
+    records: list[dict[str, Any]] = []
+    for rec in flags.to_dict(orient="records"):
+        item, fname = str(rec["item_id"]), str(rec["field"])
+        case_text, output_text = unit_text.get(item, ("", ""))
+        prev = latest.get((item, fname))
+        fld = kinds.get(fname)
+        vals: dict[str, Any] = {
+            "agenda": rec["agenda"], "case_id": rec["case_id"], "item_id": item, "model": rec["model"],
+            "field": fname, "flags": _flag_text(rec), "boundary": ", ".join(rec["boundaries"]),
+            "case_text": case_text, "output_text": output_text,
+            "key": make_key(item, fname, str(rec["case_id"])),
+            "decision": format_decision(fld, str(prev["decision"])) if prev else "",
+            "reason": (prev.get("reason") or "") if prev else "",
+            "adjudicator": (prev.get("adjudicator") or "") if prev else "",
+            "_fill": boundary_fill.get(rec["boundaries"][0]) if rec["boundaries"] else None,
+        }
+        for r in rlist:
+            v = rec.get(f"value_{r}", "") or ""
+            if r in rec["missing_raters"]:
+                v = v or "(missing)"
+            elif fld is not None and fld.kind == "multi":
+                v = format_decision(fld, v)  # the empty set reads "none"
+            vals[f"value_{r}"] = v
+            vals[f"rationale_{r}"] = rec.get(f"rationale_{r}", "")
+        records.append(vals)
+
+    spec = _disagreement_columns(rlist, bool(links))
+    choices = [c for f in _single_choice_fields(schema) for c in list(f.categories) + [UNRESOLVED]]
+    widths = []
+    for key, _, lo, hi, lines in spec:
+        if lines == 0:
+            widths.append(float(lo))
+        elif key == "decision":  # wide enough for the longest dropdown value (or a typed decision)
+            widths.append(_fit_width(choices + [_s(v["decision"]) for v in records], lo, hi))
+        elif key.startswith(("value_", "rationale_")):  # every rater's column alike
+            stem = key.split("_")[0] + "_"
+            widths.append(_fit_width((_s(v.get(stem + r, "")) for v in records for r in rlist), lo, hi, lines))
+        else:
+            widths.append(_fit_width((_s(v.get(key, "")) for v in records), lo, hi, lines))
+    cols = [(k, h, w) for (k, h, _, _, _), w in zip(spec, widths)]
     pos = {k: j for j, (k, _, _) in enumerate(cols, start=1)}
+    first_in, last_in = pos["decision"], pos["adjudicator"]
     input_cols = {pos["decision"], pos["reason"], pos["adjudicator"]}
+    _header(ws, [c[1] for c in cols], [c[2] for c in cols], inputs=input_cols)
     note = [f"Single-choice fields: pick a value from the dropdown, or {UNRESOLVED}. Blank = decide later."]
     note += [multi_decision_help(f) for f in adjudicable_fields(schema) if f.kind == "multi"]
     comment = Comment("\n".join(note), "goldboard")
     comment.width, comment.height = 320, 60 + 40 * len(note)
     ws.cell(row=1, column=pos["decision"]).comment = comment
     validations: dict[str, DataValidation] = {}
-    kinds = {f.name: f for f in adjudicable_fields(schema)}
     for f in adjudicable_fields(schema):
         if f.kind == "multi":  # free text: an input message only, no list
             dv = DataValidation(allow_blank=True)
@@ -426,29 +595,11 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
 
     styles = _Styles(ws)
     dv_rows: dict[str, list[int]] = {}
-    for i, rec in enumerate(flags.to_dict(orient="records"), start=2):
-        item, fname = str(rec["item_id"]), str(rec["field"])
-        case_text, output_text = unit_text.get(item, ("", ""))
-        prev = latest.get((item, fname))
-        fld = kinds.get(fname)
-        vals: dict[str, Any] = {
-            "agenda": rec["agenda"], "case_id": rec["case_id"], "item_id": item, "model": rec["model"],
-            "field": fname, "flags": _flag_text(rec), "boundary": ", ".join(rec["boundaries"]),
-            "case_text": case_text, "output_text": output_text,
-            "key": make_key(item, fname, str(rec["case_id"])),
-            "decision": format_decision(fld, str(prev["decision"])) if prev else "",
-            "reason": (prev.get("reason") or "") if prev else "",
-            "adjudicator": (prev.get("adjudicator") or "") if prev else "",
-        }
-        for r in rlist:
-            v = rec.get(f"value_{r}", "") or ""
-            if r in rec["missing_raters"]:
-                v = v or "(missing)"
-            elif fld is not None and fld.kind == "multi":
-                v = format_decision(fld, v)  # the empty set reads "none"
-            vals[f"value_{r}"] = v
-            vals[f"rationale_{r}"] = rec.get(f"rationale_{r}", "")
-        fill_hex = boundary_fill.get(rec["boundaries"][0]) if rec["boundaries"] else None
+    measured = [(k, w) for k, _, w in cols if k != "key" and not k.startswith("link_")]
+    for i, vals in enumerate(records, start=2):
+        item, fname, fill_hex = vals["item_id"], vals["field"], vals["_fill"]
+        row_fill = PatternFill("solid", fgColor=fill_hex) if fill_hex else PatternFill()
+        written: dict[str, str] = {}
         for key, j in pos.items():
             c = ws.cell(row=i, column=j)
             if key.startswith("link_"):
@@ -457,27 +608,31 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
                     c.value = f"task {task}"
                     c.data_type = "s"
                     c.hyperlink = url
-                    styles.apply(c, ("link", fill_hex), font=Font(color="0563C1", underline="single"),
-                                 alignment=_WRAP_TOP, border=_BORDER,
-                                 fill=PatternFill("solid", fgColor=fill_hex) if fill_hex else PatternFill())
+                    styles.apply(c, ("link", fill_hex), font=_font(color="0563C1", underline="single"),
+                                 alignment=_WRAP_TOP, border=_BORDER, fill=row_fill)
                     continue
             if key == "agenda":
                 c.value = int(vals["agenda"])
+                written[key] = str(c.value)
             else:
-                set_text_cell(c, vals.get(key, ""))
+                written[key] = set_text_cell(c, vals.get(key, ""))
             if j in input_cols:
-                styles.apply(c, "input", alignment=_WRAP_TOP, border=_BORDER,
+                styles.apply(c, ("input", j == first_in, j == last_in), alignment=_WRAP_TOP,
+                             border=_input_border(j == first_in, j == last_in),
                              fill=PatternFill("solid", fgColor=INPUT_FILL), protection=Protection(locked=False))
             elif key == "key":
                 styles.apply(c, "key", alignment=_WRAP_TOP, border=_BORDER,
                              protection=Protection(locked=True, hidden=True))
             else:
-                styles.apply(c, ("cell", fill_hex), alignment=_WRAP_TOP, border=_BORDER,
-                             fill=PatternFill("solid", fgColor=fill_hex) if fill_hex else PatternFill())
+                styles.apply(c, ("cell", fill_hex), alignment=_WRAP_TOP, border=_BORDER, fill=row_fill)
         dv_rows.setdefault(fname, []).append(i)
-        h = _row_height([(str(vals.get(k, "")), w) for k, _, w in cols if k not in ("key",) and not k.startswith("link_")])
+        lines = {k: wrapped_lines(written.get(k, ""), w, limit=MAX_LINES + 1) for k, w in measured}
+        h = _lines_height(max(lines.values(), default=1))
         if h:
             ws.row_dimensions[i].height = h
+        for k, n in lines.items():
+            if n > MAX_LINES:
+                ws.cell(row=i, column=pos[k]).comment = _too_long_note(written[k])
     from openpyxl.worksheet.cell_range import MultiCellRange
 
     dcol = get_column_letter(pos["decision"])
@@ -487,30 +642,36 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
         else:
             ws.data_validations.dataValidation.remove(dv)
     ws.column_dimensions[get_column_letter(pos["key"])].hidden = True
-    _page_setup(ws, "F2")
+    printed = [j for k, j in pos.items() if k != "key" and not k.startswith("link_")]
+    _page_setup(ws, "F2", last_col=max(printed))
 
 
 def _write_agreed(ws, agreed: pd.DataFrame, flags: pd.DataFrame, ratings: pd.DataFrame, rlist: list[str],
                   schema: Schema) -> None:
     headers = ["Case ID", "Item ID", "Model", "Field", "Agreed value"] + [f"{r} rationale" for r in rlist]
-    widths = [14, 16, 14, 16, 24] + [40] * len(rlist)
-    _header(ws, headers, widths)
     rat = {}
     if len(ratings) and "rationale" in ratings.columns:
         sub = ratings[ratings["rationale"].astype(str) != ""].drop_duplicates(["item_id", "rater"], keep="last")
         rat = {(str(i), str(r)): str(t) for i, r, t in zip(sub["item_id"], sub["rater"], sub["rationale"])}
-    styles = _Styles(ws)
     multi = {f.name: f for f in adjudicable_fields(schema) if f.kind == "multi"}
-    for i, rec in enumerate(agreed.to_dict(orient="records"), start=2):
+    rows = []
+    for rec in agreed.to_dict(orient="records"):
         shown = format_decision(multi[rec["field"]], rec["gold_value"]) if rec["field"] in multi else \
             (rec["gold_value"] or "(blank)")
-        row = [rec["case_id"], rec["item_id"], rec["model"], rec["field"], shown]
-        row += [rat.get((rec["item_id"], r), "") for r in rlist]
+        rows.append([_s(rec["case_id"]), _s(rec["item_id"]), _s(rec["model"]), _s(rec["field"]), _s(shown)]
+                    + [rat.get((rec["item_id"], r), "") for r in rlist])
+    bounds = [(9, 14, 1), (9, 16, 1), (8, 14, 1), (9, 18, 1), (12, 24, 1)]
+    widths = [_fit_width((row[j] for row in rows), lo, hi, n) for j, (lo, hi, n) in enumerate(bounds)]
+    widths += [_fit_width((t for row in rows for t in row[len(bounds):]), 20, 40, 4)] * len(rlist)
+    _header(ws, headers, widths)
+    styles = _Styles(ws)
+    for i, row in enumerate(rows, start=2):
+        written = []
         for j, v in enumerate(row, start=1):
             c = ws.cell(row=i, column=j)
-            set_text_cell(c, v)
+            written.append(set_text_cell(c, v))
             styles.apply(c, "wrap", alignment=_WRAP_TOP)
-        h = _row_height([(str(v), w) for v, w in zip(row, widths)])
+        h = _row_height(list(zip(written, widths)))
         if h:
             ws.row_dimensions[i].height = h
     _page_setup(ws, "A2")
@@ -528,54 +689,55 @@ def _protect(ws) -> None:
 
 def _write_codebook(ws, schema: Schema) -> None:
     headers = ["Field", "Kind", "Value", "Definition", "Hint", "Aliases"]
-    widths = [18, 10, 26, 70, 40, 24]
+    names = [f.name for f in schema.fields] + [b.name for b in schema.boundaries] + [t.label for t in schema.triggers]
+    values = [v.value for f in schema.fields for v in (f.values or [])] + ["(free text)"]
+    column_b = [f.kind for f in schema.fields] + [b.field for b in schema.boundaries] + \
+        [x for t in schema.triggers for x in (t.kind, t.field)]
+    widths = [_fit_width(names, 12, 28), _fit_width(column_b, 8, 18), _fit_width(values, 12, 36), 60.0, 36.0, 20.0]
     _header(ws, headers, widths)
     r = 2
+
+    def put(values: list[Any]) -> None:
+        nonlocal r
+        written = []
+        for j, v in enumerate(values, start=1):
+            c = ws.cell(row=r, column=j)
+            written.append(set_text_cell(c, v))
+            c.alignment = _WRAP_TOP
+        h = _row_height(list(zip(written, widths)))
+        if h:
+            ws.row_dimensions[r].height = h
+        r += 1
+
+    def title(values: list[str]) -> None:
+        nonlocal r
+        for j, h in enumerate(values, start=1):
+            c = ws.cell(row=r, column=j)
+            set_text_cell(c, h)
+            c.font = _font(bold=True)
+            c.fill = PatternFill("solid", fgColor=SUBHEADER_FILL)
+        r += 1
+
     for f in schema.fields:
         if not f.values:
-            rows = [[f.name, f.kind, "(free text)", f.description or f.title, "", ""]]
-        else:
-            rows = [[f.name, f.kind, v.value, v.description, v.hint if v.hint != v.description else "",
-                     ", ".join(v.aliases)] for v in f.values]
-        for row in rows:
-            for j, v in enumerate(row, start=1):
-                c = ws.cell(row=r, column=j)
-                set_text_cell(c, v)
-                c.alignment = _WRAP_TOP
-            r += 1
+            put([f.name, f.kind, "(free text)", f.description or f.title, "", ""])
+            continue
+        for v in f.values:
+            hint = v.hint if v.hint != v.description else ""
+            put([f.name, f.kind, v.value, v.description, hint, ", ".join(v.aliases)])
     r += 1
     if schema.boundaries:
-        for j, h in enumerate(["Boundary", "Field", "Side A", "Side B", "Explanation", "Priority"], start=1):
-            c = ws.cell(row=r, column=j)
-            set_text_cell(c, h)
-            c.font = Font(bold=True)
-        r += 1
+        title(["Boundary", "Field", "Side A", "Side B", "Explanation", "Priority"])
         for b in schema.boundaries:
-            for j, v in enumerate([b.name, b.field, ", ".join(b.a), ", ".join(b.b), b.explanation, str(b.priority)], start=1):
-                c = ws.cell(row=r, column=j)
-                set_text_cell(c, v)
-                c.alignment = _WRAP_TOP
-            r += 1
+            put([b.name, b.field, ", ".join(b.a), ", ".join(b.b), b.explanation, str(b.priority)])
         r += 1
     if schema.triggers:
-        for j, h in enumerate(["Trigger", "Kind", "Field", "Parameter", "Explanation", "Priority"], start=1):
-            c = ws.cell(row=r, column=j)
-            set_text_cell(c, h)
-            c.font = Font(bold=True)
-        r += 1
+        title(["Trigger", "Kind", "Field", "Parameter", "Explanation", "Priority"])
         for t in schema.triggers:
             param = (f"min gap {t.min_gap}" if t.min_gap else f"at {t.at}" if t.at else
                      f"at most {t.at_most}" if t.at_most else "")
-            for j, v in enumerate([t.label, t.kind, t.field, param, t.explanation, str(t.priority)], start=1):
-                c = ws.cell(row=r, column=j)
-                set_text_cell(c, v)
-                c.alignment = _WRAP_TOP
-            r += 1
-    ws.freeze_panes = "A2"
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+            put([t.label, t.kind, t.field, param, t.explanation, str(t.priority)])
+    _page_setup(ws, "A2", autofilter=False)
     _protect(ws)
 
 
@@ -588,30 +750,54 @@ def _num(x: Any) -> float | str:
     return "" if math.isnan(v) else v
 
 
+#: Summary column widths (A: labels, field and boundary names; H: explanations)
+_SUMMARY_WIDTHS = {"A": 40, "B": 30, "C": 13, "D": 13, "E": 13, "F": 13, "G": 16, "H": 56}
+
+
 def _write_summary(ws, schema: Schema, info: dict, rlist: list[str], summary: dict, agreement_rows: list[dict],
                    agreement_note: str, boundary_fill: dict, n_items: int, n_agreed: int, stamp: str) -> None:
-    ws.column_dimensions["A"].width = 34
-    for col in "BCDEFG":
-        ws.column_dimensions[col].width = 18
-    ws.column_dimensions["H"].width = 60
+    for col, w in _SUMMARY_WIDTHS.items():
+        ws.column_dimensions[col].width = w
+    last = len(_SUMMARY_WIDTHS)
+    center = Alignment(horizontal="center", vertical="top")
     r = 1
 
-    def put(row: int, values: list[Any], bold: bool = False, fill: str | None = None) -> None:
-        for j, v in enumerate(values, start=1):
-            c = ws.cell(row=row, column=j)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                c.value = v
-            else:
-                set_text_cell(c, v)
-            c.alignment = _WRAP_TOP if j == len(values) else _TOP
-            if bold:
-                c.font = Font(bold=True)
-            if fill:
-                c.fill = PatternFill("solid", fgColor=fill)
+    def cell(row: int, col: int, v: Any, *, bold: bool = False, align: Alignment = _TOP,
+             fill: str | None = None, fmt: str | None = None):
+        c = ws.cell(row=row, column=col)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            c.value = v
+        else:
+            set_text_cell(c, v)
+        c.alignment = align
+        c.font = _font(bold=bold)
+        if fill:
+            c.fill = PatternFill("solid", fgColor=fill)
+        if fmt:
+            c.number_format = fmt
+        return c
 
-    c = ws.cell(row=r, column=1)
-    set_text_cell(c, f"Adjudication review — {schema.title}")
-    c.font = Font(bold=True, size=14)
+    def span(row: int, col: int, v: Any, *, bold: bool = False, wrap: bool = True, to: int = last) -> None:
+        """``v`` across columns ``col``..``to`` (merged), wrapped, the row as tall as the text."""
+        cell(row, col, v, bold=bold, align=Alignment(horizontal="left", vertical="top", wrap_text=wrap))
+        if to > col:
+            ws.merge_cells(start_row=row, start_column=col, end_row=row, end_column=to)
+        width = sum(_SUMMARY_WIDTHS[get_column_letter(j)] for j in range(col, to + 1))
+        h = _lines_height(wrapped_lines(as_text(v), width, bold=bold)) if wrap else None
+        if h and h > (ws.row_dimensions[row].height or 0):
+            ws.row_dimensions[row].height = h
+
+    def section(row: int, text: str) -> None:
+        c = cell(row, 1, text)
+        c.font = _font(bold=True, size=12)
+
+    def table_head(row: int, heads: list[str], numeric: set[int]) -> None:
+        for j, h in enumerate(heads, start=1):
+            cell(row, j, h, bold=True, fill=SUBHEADER_FILL,
+                 align=Alignment(horizontal="center" if j in numeric else "left", vertical="top", wrap_text=True))
+
+    c = cell(r, 1, f"Adjudication review — {schema.title}")
+    c.font = _font(bold=True, size=14)
     r += 2
     for label, value in [
         ("Study", info.get("study", "")), ("Workspace", info.get("workspace", "")),
@@ -621,71 +807,83 @@ def _write_summary(ws, schema: Schema, info: dict, rlist: list[str], summary: di
         ("Unanimous item x field rows (sheet Agreed)", n_agreed),
         ("Generated", stamp), ("goldboard", __version__),
     ]:
-        put(r, [label, value])
-        ws.cell(row=r, column=1).font = Font(bold=True)
+        if value == "":
+            continue
+        cell(r, 1, label, bold=True)
+        span(r, 2, value)
         r += 1
     r += 1
-    put(r, ["How to use"], bold=True)
+    section(r, "How to use")
     r += 1
     multi_lines = [multi_decision_help(f) + " (No dropdown for these rows.)"
                    for f in adjudicable_fields(schema) if f.kind == "multi"]
     for line in [
-        "In sheet Disagreements, pick a Decision from the dropdown (or 'unresolved'), give a Reason, and name the Adjudicator.",
+        "In sheet Disagreements, fill the amber-headed columns: pick a Decision from the dropdown "
+        "(or 'unresolved'), give a Reason, and name the Adjudicator.",
         *multi_lines,
         "A Reason is required when the decision differs from every rater. Blank decisions stay unresolved.",
         "Do not edit Case ID, Item ID or Field: the hidden key column detects edits and the import refuses them.",
+        "A text longer than its row can show carries a note (red corner): select the cell to read all of it.",
         "Import: goldboard adjudicate import --study DIR review.xlsx --adjudicator NAME [--not-independent]",
     ]:
-        put(r, [line])
+        span(r, 1, "• " + line)
         r += 1
     r += 1
-    put(r, ["Agreement before adjudication (95% CI)"], bold=True)
+    section(r, "Agreement before adjudication (95% CI)")
     r += 1
     if agreement_rows:
-        put(r, ["Field", "Statistic", "Value", "95% CI low", "95% CI high", "Items", "CI method"],
-            bold=True, fill="D9E1F2")
+        table_head(r, ["Field", "Statistic", "Value", "95% CI low", "95% CI high", "Items", "CI method"], {3, 4, 5, 6})
         r += 1
         for a in agreement_rows:
-            put(r, [a.get("field", ""), _stat_label(a), _num(a.get("value")), _num(a.get("ci_low")),
-                    _num(a.get("ci_high")), a.get("n_items") if a.get("n_items") is not None else "",
-                    a.get("ci_method") or ""])
-            for col in (3, 4, 5):
-                ws.cell(row=r, column=col).number_format = "0.000"
+            cell(r, 1, a.get("field", ""))
+            cell(r, 2, _stat_label(a))
+            for j, k in ((3, "value"), (4, "ci_low"), (5, "ci_high")):
+                cell(r, j, _num(a.get(k)), align=center, fmt="0.000")
+            cell(r, 6, a.get("n_items") if a.get("n_items") is not None else "", align=center)
+            cell(r, 7, a.get("ci_method") or "")
             r += 1
     else:
-        put(r, [agreement_note or "No agreement statistics available."])
+        span(r, 1, agreement_note or "No agreement statistics available.")
         r += 1
     if agreement_rows and agreement_note:
-        put(r, [f"Not computed: {agreement_note}"])
+        span(r, 1, f"Not computed: {agreement_note}")
         r += 1
     r += 1
-    put(r, ["Disagreements per named boundary"], bold=True)
+    section(r, "Disagreements per named boundary (row colour in sheet Disagreements)")
     r += 1
-    put(r, ["Boundary", "Field", "Disagreements", "Of (on field)", "Share", "Priority", "", "Explanation"],
-        bold=True, fill="D9E1F2")
+    if summary["by_boundary"]:
+        table_head(r, ["Boundary", "Field", "Disagreements", "Of (on field)", "Share", "Priority", "Explanation"],
+                   {3, 4, 5, 6})
+        ws.merge_cells(start_row=r, start_column=7, end_row=r, end_column=last)
+    else:
+        span(r, 1, f"Schema {schema.name} names no boundaries.")
     r += 1
     for name, b in summary["by_boundary"].items():
-        put(r, [name, b["field"], b["count"], b["of"], "" if b["share"] is None else f"{b['share']:.0%}",
-                b["priority"], "", b["explanation"]])
-        ws.cell(row=r, column=1).fill = PatternFill("solid", fgColor=boundary_fill.get(name, "FFFFFF"))
+        cell(r, 1, name, fill=boundary_fill.get(name, "FFFFFF"))
+        cell(r, 2, b["field"])
+        cell(r, 3, b["count"], align=center)
+        cell(r, 4, b["of"], align=center)
+        cell(r, 5, "" if b["share"] is None else float(b["share"]), align=center, fmt="0%")
+        cell(r, 6, b["priority"], align=center)
+        span(r, 7, b["explanation"])
         r += 1
     r += 1
-    put(r, ["Flags per kind (item x field rows)"], bold=True)
+    section(r, "Flags per kind (item x field rows)")
     r += 1
     for kind, n in summary["by_kind"].items():
-        put(r, [kind.replace("_", " "), n])
+        cell(r, 1, kind.replace("_", " "))
+        cell(r, 2, n, align=Alignment(horizontal="left", vertical="top"))
         r += 1
     if summary["by_trigger"]:
         r += 1
-        put(r, ["Schema triggers (item x field rows)"], bold=True)
+        section(r, "Schema triggers (item x field rows)")
         r += 1
         for name, n in summary["by_trigger"].items():
-            put(r, [name, n])
+            cell(r, 1, name)
+            cell(r, 2, n, align=Alignment(horizontal="left", vertical="top"))
             r += 1
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    _page_setup(ws, None, autofilter=False, title_rows=False)
+    ws.print_area = f"A1:{get_column_letter(last)}{max(r - 1, 1)}"
 
 
 def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str) -> None:
