@@ -300,6 +300,17 @@ def _comparisons(pairs: list[tuple[str, str]], outcomes: dict[tuple[str, str], n
 # --------------------------------------------------------------------------- labels
 
 
+def _check_call(missing: str, schema: Schema | None, gold_df: Any, who: str) -> Schema:
+    """Validate ``missing`` and find the schema (given, or the gold table's)."""
+    if missing not in ("unanswered", "skip"):
+        raise GoldboardError(f"missing: {missing!r} must be 'unanswered' or 'skip'")
+    if schema is not None:
+        return schema
+    if isinstance(gold_df, GoldTable):
+        return gold_df.schema
+    raise GoldboardError(f"{who}: give the schema")
+
+
 def score_labels(gold_df: pd.DataFrame | GoldTable, pred_df: pd.DataFrame | Predictions,
                  field: str | None = None, schema: Schema | None = None, *,
                  id_col: str | None = None, model_col: str | None = None, condition_col: str | None = None,
@@ -320,13 +331,7 @@ def score_labels(gold_df: pd.DataFrame | GoldTable, pred_df: pd.DataFrame | Pred
     ``missing``: ``"unanswered"`` (gold items a model has no prediction for count as
     wrong) or ``"skip"`` (score each model on the items it predicted).
     """
-    if missing not in ("unanswered", "skip"):
-        raise GoldboardError(f"missing: {missing!r} must be 'unanswered' or 'skip'")
-    if schema is None:
-        if isinstance(gold_df, GoldTable):
-            schema = gold_df.schema
-        else:
-            raise GoldboardError("score_labels: give the schema")
+    schema = _check_call(missing, schema, gold_df, "score_labels")
     fld = label_field(schema, field)
     gold = prepare_gold(gold_df, schema, gold_source, field=fld.name, gold_col=gold_col, id_col=id_col)
     rules = scoring_rules(schema, fld)
@@ -671,13 +676,7 @@ def score_radsafe(gold_df: pd.DataFrame | GoldTable, pred_df: pd.DataFrame | Pre
     ``missing``: ``"unanswered"`` (a question with no prediction row counts as
     unanswered) or ``"skip"``.  Rates and their denominators: see the module docstring.
     """
-    if missing not in ("unanswered", "skip"):
-        raise GoldboardError(f"missing: {missing!r} must be 'unanswered' or 'skip'")
-    if schema is None:
-        if isinstance(gold_df, GoldTable):
-            schema = gold_df.schema
-        else:
-            raise GoldboardError("score_radsafe: give the schema")
+    schema = _check_call(missing, schema, gold_df, "score_radsafe")
     ofields = option_fields(schema)
     if not ofields:
         raise GoldboardError(f"schema {schema.name}: no per-option flag fields (for_each_option)")
