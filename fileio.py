@@ -118,15 +118,22 @@ def _read_text(path: Path) -> str:
         raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
-    out = []
+def iter_jsonl(path: str | Path, what: str = "") -> Iterator[tuple[int, Any]]:
+    """``(line, record)`` for each non-blank line of a JSONL file; malformed JSON is a
+    one-line :class:`GoldboardError` naming file, line and (``what``) the kind of file."""
+    path = Path(path)
     for i, line in enumerate(_read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            yield i, json.loads(line)
         except json.JSONDecodeError as exc:
-            raise GoldboardError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
+            raise GoldboardError(f"{path}:{i}: invalid JSON{what}: {exc.msg}") from None
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
+    out = []
+    for i, rec in iter_jsonl(path):
         if not isinstance(rec, dict):
             raise GoldboardError(f"{path}:{i}: each line must be a JSON object")
         out.append((i, rec))

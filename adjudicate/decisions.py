@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from goldboard.errors import GoldboardError
-from goldboard.fileio import append_jsonl
+from goldboard.fileio import append_jsonl, iter_jsonl
 
 UNRESOLVED = "unresolved"
 #: words an adjudicator writes for the empty set of a multi-select field (unless the field has such a value)
@@ -99,17 +99,10 @@ def read_decisions(path: str | Path) -> list[dict]:
     if not path.exists():
         return []
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise GoldboardError(f"{path}:{n}: invalid JSON in the decisions log: {exc.msg}") from None
-            if not isinstance(rec, dict) or not all(k in rec for k in ("item_id", "field", "decision")):
-                raise GoldboardError(f"{path}:{n}: a decision needs item_id, field and decision")
-            out.append(rec)
+    for n, rec in iter_jsonl(path, " in the decisions log"):
+        if not isinstance(rec, dict) or not all(k in rec for k in ("item_id", "field", "decision")):
+            raise GoldboardError(f"{path}:{n}: a decision needs item_id, field and decision")
+        out.append(rec)
     return out
 
 
