@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -72,8 +72,9 @@ def _rationale(label: str, case: dict, missing: list[str]) -> str:
     return "[simulated] " + text
 
 
-def simulate_oncologists(units: pd.DataFrame, schema: Schema, raters: Sequence[str] = DEMO_RATERS,
-                         seed: int = 7) -> pd.DataFrame:
+def simulate_oncologists(
+    units: pd.DataFrame, schema: Schema, raters: Sequence[str] = DEMO_RATERS, seed: int = 7
+) -> pd.DataFrame:
     """Simulated two-oncologist ratings (ratings-table shape) for ``mtb`` units.
 
     Rater A tracks the case's reference label closely.  Rater B is stricter about
@@ -106,19 +107,27 @@ def simulate_oncologists(units: pd.DataFrame, schema: Schema, raters: Sequence[s
         elif ref == S and u[1] < 0.08:
             lb = PS
         for rater, label in ((a, la), (b, lb)):
-            values = {"safety_label": label,
-                      "missing_info": MULTI_SEP.join(miss) if label == II else ""}
+            values = {"safety_label": label, "missing_info": MULTI_SEP.join(miss) if label == II else ""}
             for field, value in values.items():
-                rows.append({"item_id": unit["item_id"], "case_id": unit["case_id"],
-                             "output_id": unit.get("output_id", ""), "model": unit.get("model", ""),
-                             "rater": rater, "field": field, "value": value,
-                             "rationale": _rationale(label, case, miss),
-                             "lead_time": round(float(40 + 80 * u[3]), 1)})
+                rows.append(
+                    {
+                        "item_id": unit["item_id"],
+                        "case_id": unit["case_id"],
+                        "output_id": unit.get("output_id", ""),
+                        "model": unit.get("model", ""),
+                        "rater": rater,
+                        "field": field,
+                        "value": value,
+                        "rationale": _rationale(label, case, miss),
+                        "lead_time": round(float(40 + 80 * u[3]), 1),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def simulate_adjudicator(sheet_in: Path, sheet_out: Path, units: pd.DataFrame, schema: Schema,
-                         leave_open: int = 1) -> int:
+def simulate_adjudicator(
+    sheet_in: Path, sheet_out: Path, units: pd.DataFrame, schema: Schema, leave_open: int = 1
+) -> int:
     """Fill a review workbook as a (simulated) adjudicator would, with openpyxl.
 
     Decision = the case's reference label, with a reason; the last ``leave_open``
@@ -129,8 +138,9 @@ def simulate_adjudicator(sheet_in: Path, sheet_out: Path, units: pd.DataFrame, s
 
     from goldboard.adjudicate.decisions import HEADERS, SHEET_DISAGREEMENTS, UNRESOLVED
 
-    cases = {str(u["item_id"]): (u.get("case") if isinstance(u.get("case"), dict) else {})
-             for u in units.to_dict("records")}
+    cases = {
+        str(u["item_id"]): (u.get("case") if isinstance(u.get("case"), dict) else {}) for u in units.to_dict("records")
+    }
     wb = openpyxl.load_workbook(sheet_in)
     ws = wb[SHEET_DISAGREEMENTS]
     header = {str(c.value): c.column for c in ws[1] if c.value is not None}
@@ -164,9 +174,17 @@ def _step(echo: Callable[[str], None], n: int, total: int, text: str) -> float:
     return time.monotonic()
 
 
-def run_demo(directory: str | Path = "goldboard-demo", *, port: int = 0, keep_server: bool = False,
-             n_cases: int = 30, models: Sequence[str] = DEMO_MODELS, seed: int = 7,
-             echo: Callable[[str], None] = print, progress: bool = True) -> dict:
+def run_demo(
+    directory: str | Path = "goldboard-demo",
+    *,
+    port: int = 0,
+    keep_server: bool = False,
+    n_cases: int = 30,
+    models: Sequence[str] = DEMO_MODELS,
+    seed: int = 7,
+    echo: Callable[[str], None] = print,
+    progress: bool = True,
+) -> dict:
     """Run the whole loop; returns the output paths.  See the module docstring."""
     from goldboard.adjudicate.decisions import import_study_sheet
     from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
@@ -197,8 +215,13 @@ def run_demo(directory: str | Path = "goldboard-demo", *, port: int = 0, keep_se
         port = DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
     server_dir = root / "server"
 
-    _step(echo, 1, total, f"Starting the embedded Label Studio on 127.0.0.1:{port} "
-                          f"({'warm start' if (server_dir / 'credentials.toml').exists() else 'first start: database migration, ~30-60 s'})")
+    _step(
+        echo,
+        1,
+        total,
+        f"Starting the embedded Label Studio on 127.0.0.1:{port} "
+        f"({'warm start' if (server_dir / 'credentials.toml').exists() else 'first start: database migration, ~30-60 s'})",
+    )
     server = EmbeddedServer(server_dir, port=port, raters=list(DEMO_RATERS))
     server.start(detach=keep_server)
     try:
@@ -260,11 +283,18 @@ def run_demo(directory: str | Path = "goldboard-demo", *, port: int = 0, keep_se
             server.stop()
 
     paths = {
-        "study": study.path, "cases": inputs / "cases.jsonl", "outputs": inputs / "outputs.jsonl",
-        "ratings": study.ratings_path(study.round().number), "agreement": out / "agreement.json",
-        "flags": out / "flags.csv", "review_sheet": sheet, "review_filled": filled,
-        "decisions": study.decisions_path, "gold": getattr(rel, "path", study.gold_dir),
-        "report": report, "report_md": out / "report.md",
+        "study": study.path,
+        "cases": inputs / "cases.jsonl",
+        "outputs": inputs / "outputs.jsonl",
+        "ratings": study.ratings_path(study.round().number),
+        "agreement": out / "agreement.json",
+        "flags": out / "flags.csv",
+        "review_sheet": sheet,
+        "review_filled": filled,
+        "decisions": study.decisions_path,
+        "gold": getattr(rel, "path", study.gold_dir),
+        "report": report,
+        "report_md": out / "report.md",
     }
     echo("")
     echo(f"Done in {time.monotonic() - t0:.0f} s. All raters and the adjudicator were SIMULATED.")
@@ -274,8 +304,10 @@ def run_demo(directory: str | Path = "goldboard-demo", *, port: int = 0, keep_se
     if primary:
         for s in primary["statistics"]:
             if s["statistic"] == "cohen_kappa" and s["group"] is None and s["weights"] == "none":
-                echo(f"  Cohen's kappa, safety label: {s['value']:.3f} (95% CI {s['ci_low']:.3f} to {s['ci_high']:.3f}), "
-                     f"{s['n_items']} items")
+                echo(
+                    f"  Cohen's kappa, safety label: {s['value']:.3f} (95% CI {s['ci_low']:.3f} to {s['ci_high']:.3f}), "
+                    f"{s['n_items']} items"
+                )
     echo(f"  adjudication: {len(imp.appended)} decisions logged by {SIM_ADJUDICATOR} (simulated); gold {rel.version}")
     if keep_server:
         echo("")
@@ -283,6 +315,8 @@ def run_demo(directory: str | Path = "goldboard-demo", *, port: int = 0, keep_se
         echo(f"  Log in with the accounts in {server_dir / 'credentials.toml'} (readable only by you).")
         echo(f"  Stop it with: goldboard server stop --data-dir {server_dir}")
     echo("")
-    echo("Next, with real raters: see README.md, 'A real two-oncologist study' "
-         "(goldboard study init -> push -> pull -> agree -> flag -> adjudicate -> gold export -> report).")
+    echo(
+        "Next, with real raters: see README.md, 'A real two-oncologist study' "
+        "(goldboard study init -> push -> pull -> agree -> flag -> adjudicate -> gold export -> report)."
+    )
     return {"paths": paths, "results": results, "push": pres}

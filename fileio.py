@@ -12,8 +12,9 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import pandas as pd
 
@@ -21,8 +22,13 @@ from goldboard.errors import GoldboardError
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8",
-                 newline: str | None = None, perms: int | None = None) -> Iterator[IO[Any]]:
+def atomic_write(
+    path: str | Path,
+    mode: str = "w",
+    encoding: str | None = "utf-8",
+    newline: str | None = None,
+    perms: int | None = None,
+) -> Iterator[IO[Any]]:
     """Open a temp file beside ``path``; on success rename it onto ``path``.
 
     On any exception the temp file is removed and ``path`` is untouched.

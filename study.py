@@ -51,8 +51,14 @@ class Round:
     show_model: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"number": self.number, "mode": self.mode, "projects": dict(self.projects),
-                "created_at": self.created_at, "units": self.units, "show_model": self.show_model}
+        return {
+            "number": self.number,
+            "mode": self.mode,
+            "projects": dict(self.projects),
+            "created_at": self.created_at,
+            "units": self.units,
+            "show_model": self.show_model,
+        }
 
 
 @dataclass
@@ -71,8 +77,9 @@ class Study:
 
     # ------------------------------------------------------------------ create / open
     @classmethod
-    def init(cls, path: str | Path, schema: str, raters: list[str], url: str = "", name: str = "",
-             data_dir: str = "") -> "Study":
+    def init(
+        cls, path: str | Path, schema: str, raters: list[str], url: str = "", name: str = "", data_dir: str = ""
+    ) -> Study:
         path = Path(path)
         if (path / STUDY_FILE).exists():
             raise GoldboardError(f"{path / STUDY_FILE}: a study already exists here")
@@ -92,42 +99,69 @@ class Study:
             sch = load_schema(schema_ref)
         except SchemaError as exc:
             raise GoldboardError(str(exc)) from None
-        study = cls(path=path, name=name or path.resolve().name, schema_ref=schema_ref, raters=raters,
-                    url=url.rstrip("/"), data_dir=data_dir, created_at=_now(), _schema=sch)
+        study = cls(
+            path=path,
+            name=name or path.resolve().name,
+            schema_ref=schema_ref,
+            raters=raters,
+            url=url.rstrip("/"),
+            data_dir=data_dir,
+            created_at=_now(),
+            _schema=sch,
+        )
         path.mkdir(parents=True, exist_ok=True)
         study.save()
         return study
 
     @classmethod
-    def open(cls, path: str | Path) -> "Study":
+    def open(cls, path: str | Path) -> Study:
         path = Path(path)
         f = path / STUDY_FILE
         if not f.exists():
-            raise GoldboardError(f"{path}: not a goldboard study (no {STUDY_FILE}; create one with `goldboard study init`)")
+            raise GoldboardError(
+                f"{path}: not a goldboard study (no {STUDY_FILE}; create one with `goldboard study init`)"
+            )
         try:
             data = tomllib.loads(f.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise GoldboardError(f"{f}: invalid TOML: {exc}") from None
         st = data.get("study", {})
         try:
-            rounds = [Round(number=int(r["number"]), mode=str(r.get("mode", "blinded")),
-                            projects={str(k): int(v) for k, v in (r.get("projects") or {}).items()},
-                            created_at=str(r.get("created_at", "")), units=int(r.get("units", 0)),
-                            show_model=bool(r.get("show_model", True)))
-                      for r in data.get("rounds", [])]
-            study = cls(path=path, name=str(st.get("name", path.name)), schema_ref=str(st["schema"]),
-                        raters=[str(r) for r in st["raters"]], url=str(data.get("server", {}).get("url", "")),
-                        data_dir=str(data.get("server", {}).get("data_dir", "")),
-                        created_at=str(st.get("created_at", "")), rounds=rounds,
-                        adjudication=dict(data.get("adjudication", {})), extra=dict(data.get("extra", {})))
+            rounds = [
+                Round(
+                    number=int(r["number"]),
+                    mode=str(r.get("mode", "blinded")),
+                    projects={str(k): int(v) for k, v in (r.get("projects") or {}).items()},
+                    created_at=str(r.get("created_at", "")),
+                    units=int(r.get("units", 0)),
+                    show_model=bool(r.get("show_model", True)),
+                )
+                for r in data.get("rounds", [])
+            ]
+            study = cls(
+                path=path,
+                name=str(st.get("name", path.name)),
+                schema_ref=str(st["schema"]),
+                raters=[str(r) for r in st["raters"]],
+                url=str(data.get("server", {}).get("url", "")),
+                data_dir=str(data.get("server", {}).get("data_dir", "")),
+                created_at=str(st.get("created_at", "")),
+                rounds=rounds,
+                adjudication=dict(data.get("adjudication", {})),
+                extra=dict(data.get("extra", {})),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise GoldboardError(f"{f}: missing or malformed entry {exc}") from None
         return study
 
     def save(self) -> None:
         data: dict[str, Any] = {
-            "study": {"name": self.name, "schema": self.schema_ref, "raters": self.raters,
-                      "created_at": self.created_at},
+            "study": {
+                "name": self.name,
+                "schema": self.schema_ref,
+                "raters": self.raters,
+                "created_at": self.created_at,
+            },
             "server": {"url": self.url, "data_dir": self.data_dir},
             "rounds": [r.to_dict() for r in self.rounds],
         }
@@ -157,7 +191,9 @@ class Study:
         for r in self.rounds:
             if r.number == number:
                 return r
-        raise GoldboardError(f"{self.path}: no round {number} (rounds: {', '.join(str(r.number) for r in self.rounds)})")
+        raise GoldboardError(
+            f"{self.path}: no round {number} (rounds: {', '.join(str(r.number) for r in self.rounds)})"
+        )
 
     def get_or_add_round(self, number: int | None = None, mode: str = "blinded") -> Round:
         if number is None:
@@ -203,10 +239,13 @@ class Study:
         if number is None:
             pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()]
             if not pulled:
-                found = sorted(int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv")
-                               if p.parent.name.isdigit())
+                found = sorted(
+                    int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
+                )
                 if not found:
-                    raise GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
+                    raise GoldboardError(
+                        f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)"
+                    )
                 pulled = found
             number = max(pulled)
         p = self.ratings_path(number)

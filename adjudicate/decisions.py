@@ -35,9 +35,10 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from goldboard.errors import GoldboardError
 from goldboard.fileio import append_jsonl, iter_jsonl
@@ -49,8 +50,23 @@ EMPTY_SET_WORDS = ("none", "(none)")
 #: value of the field contains them)
 MULTI_DECISION_SEPARATORS = ("|", ",", ";", "\n")
 SOURCES = ("sheet", "label_studio")
-DECISION_KEYS = ["id", "item_id", "case_id", "field", "decision", "reason", "adjudicator", "independent",
-                 "source", "sheet", "sheet_sha256", "origin", "timestamp", "previous_id", "previous_decision"]
+DECISION_KEYS = [
+    "id",
+    "item_id",
+    "case_id",
+    "field",
+    "decision",
+    "reason",
+    "adjudicator",
+    "independent",
+    "source",
+    "sheet",
+    "sheet_sha256",
+    "origin",
+    "timestamp",
+    "previous_id",
+    "previous_decision",
+]
 
 
 @dataclass
@@ -136,8 +152,7 @@ def multi_separators(f) -> tuple[str, ...]:
     (it is the ratings table's separator), ``,`` ``;`` and line breaks unless a value or
     alias of ``f`` contains one of them."""
     spellings = [x for v in f.values for x in (v.value, *v.aliases)]
-    return tuple(sep for sep in MULTI_DECISION_SEPARATORS
-                 if sep == "|" or not any(sep in x for x in spellings))
+    return tuple(sep for sep in MULTI_DECISION_SEPARATORS if sep == "|" or not any(sep in x for x in spellings))
 
 
 def format_decision(f, decision: str) -> str:
@@ -166,8 +181,10 @@ def parse_multi_decision(f, text: str) -> tuple[str | None, list[str]]:
     parts = [x for x in parts if x]
     allowed = ", ".join(list(f.categories) + [empty_set_word(f), UNRESOLVED])
     if not parts:
-        return None, [f"decision {_q(text)} names no value of {f.name} (write {empty_set_word(f)} for nothing ticked; "
-                      f"allowed: {allowed})"]
+        return None, [
+            f"decision {_q(text)} names no value of {f.name} (write {empty_set_word(f)} for nothing ticked; "
+            f"allowed: {allowed})"
+        ]
     chosen: set[str] = set()
     problems: list[str] = []
     specials = []
@@ -219,8 +236,15 @@ def _locked(path: Path):
         os.close(fd)
 
 
-def record_decisions(path: str | Path, proposed: Sequence[Proposed], *, source: str,
-                     sheet: str = "", sheet_sha256: str = "", now: str | None = None) -> RecordResult:
+def record_decisions(
+    path: str | Path,
+    proposed: Sequence[Proposed],
+    *,
+    source: str,
+    sheet: str = "",
+    sheet_sha256: str = "",
+    now: str | None = None,
+) -> RecordResult:
     """Append the proposed decisions that change something; return what was appended.
 
     A proposal that restates the decision in force (same decision and reason; see
@@ -234,8 +258,11 @@ def record_decisions(path: str | Path, proposed: Sequence[Proposed], *, source: 
     with _locked(path):
         entries = read_decisions(path)
         latest = latest_decisions(entries)
-        seen = {(e.get("origin"), str(e["item_id"]), str(e["field"]), e.get("decision"), e.get("reason") or "")
-                for e in entries if e.get("origin")}
+        seen = {
+            (e.get("origin"), str(e["item_id"]), str(e["field"]), e.get("decision"), e.get("reason") or "")
+            for e in entries
+            if e.get("origin")
+        }
         appended: list[dict] = []
         unchanged = 0
         for p in proposed:
@@ -307,7 +334,7 @@ def parse_key(key: Any) -> tuple[str, str, str] | None:
     """(item_id, field, case_id) from a key, or ``None`` when it is not an intact key."""
     if not isinstance(key, str) or not key.startswith(_KEY_PREFIX) or "#" not in key:
         return None
-    payload, _, digest = key[len(_KEY_PREFIX):].rpartition("#")
+    payload, _, digest = key[len(_KEY_PREFIX) :].rpartition("#")
     if hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12] != digest:
         return None
     try:
@@ -355,8 +382,9 @@ def _cell_text(value: Any) -> str:
     return as_text(value).strip()
 
 
-def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
-                      independent: bool = True) -> tuple[list[Proposed], list[str], list[str], int]:
+def read_review_sheet(
+    path: str | Path, grid, schema, *, adjudicator: str = "", independent: bool = True
+) -> tuple[list[Proposed], list[str], list[str], int]:
     """Check every row of a filled review workbook against the ratings in ``grid``.
 
     Returns ``(proposed, errors, warnings, blank)``: the decisions to record, every
@@ -384,10 +412,14 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
                 if row[0].value is not None:
                     meta[str(row[0].value)] = (row[1].value if len(row) > 1 else None, f"B{row[0].row}")
             if "schema" in meta and _cell_text(meta["schema"][0]) != schema.name:
-                errors.append(f"{SHEET_META}!{meta['schema'][1]}: this sheet was made for schema "
-                              f"{_cell_text(meta['schema'][0])!r}, the study uses {schema.name!r}")
+                errors.append(
+                    f"{SHEET_META}!{meta['schema'][1]}: this sheet was made for schema "
+                    f"{_cell_text(meta['schema'][0])!r}, the study uses {schema.name!r}"
+                )
         if SHEET_DISAGREEMENTS not in wb.sheetnames:
-            raise GoldboardError(f"{path}: no sheet named {SHEET_DISAGREEMENTS!r} (is this a goldboard review workbook?)")
+            raise GoldboardError(
+                f"{path}: no sheet named {SHEET_DISAGREEMENTS!r} (is this a goldboard review workbook?)"
+            )
         ws = wb[SHEET_DISAGREEMENTS]
         rows = ws.iter_rows()
         try:
@@ -401,8 +433,9 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
         need = ["key", "case_id", "item_id", "field", "decision", "reason", "adjudicator"]
         lost = [HEADERS[k] for k in need if HEADERS[k] not in col]
         if lost:
-            raise GoldboardError(f"{path}: {SHEET_DISAGREEMENTS}!1: column {lost[0]!r} not found "
-                                 "(the header row must not be edited)")
+            raise GoldboardError(
+                f"{path}: {SHEET_DISAGREEMENTS}!1: column {lost[0]!r} not found (the header row must not be edited)"
+            )
         fields = {f.name: f for f in grid.fields}  # adjudicable fields present in the ratings
         item_pos = {it: i for i, it in enumerate(grid.items)}
         values = {name: grid.values(name) for name in fields}
@@ -420,11 +453,11 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
             if r is None:
                 continue
 
-            def val(k: str) -> Any:
+            def val(k: str, cells: dict = cells) -> Any:
                 c = cells[k]
                 return None if c is None else c.value
 
-            def is_formula(k: str) -> bool:
+            def is_formula(k: str, cells: dict = cells) -> bool:
                 c = cells[k]
                 return c is not None and getattr(c, "data_type", None) == "f"
 
@@ -433,8 +466,10 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
                 continue
             if not filled["key"]:
                 if filled["decision"] or filled["reason"]:
-                    errors.append(f"{ref('key', r)}: row has no key: rows added by hand cannot be imported "
-                                  "(regenerate the sheet with `goldboard adjudicate sheet`)")
+                    errors.append(
+                        f"{ref('key', r)}: row has no key: rows added by hand cannot be imported "
+                        "(regenerate the sheet with `goldboard adjudicate sheet`)"
+                    )
                 continue
             parsed = parse_key(val("key"))
             if parsed is None:
@@ -446,11 +481,15 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
                 got = _cell_text(val(k))
                 if got != excel_safe_text(expect).strip():
                     label = HEADERS[k].lower()
-                    row_errors.append(f"{ref(k, r)}: {label} {_q(got)} was edited (this row is item "
-                                      f"{_q(item_id)}, field {fname}, case {_q(case_id)}); undo the edit")
+                    row_errors.append(
+                        f"{ref(k, r)}: {label} {_q(got)} was edited (this row is item "
+                        f"{_q(item_id)}, field {fname}, case {_q(case_id)}); undo the edit"
+                    )
             if (item_id, fname) in seen:
-                row_errors.append(f"{ref('key', r)}: duplicate row: same item {_q(item_id)} and field {fname} "
-                                  f"as row {seen[(item_id, fname)]}")
+                row_errors.append(
+                    f"{ref('key', r)}: duplicate row: same item {_q(item_id)} and field {fname} "
+                    f"as row {seen[(item_id, fname)]}"
+                )
             seen.setdefault((item_id, fname), r)
             f = fields.get(fname)
             if f is None or item_id not in item_pos:
@@ -479,35 +518,55 @@ def read_review_sheet(path: str | Path, grid, schema, *, adjudicator: str = "",
                 try:
                     decision = f.normalize(raw)
                 except Exception:
-                    errors.append(f"{ref('decision', r)}: decision {_q(filled['decision'])} is not a value of {fname} "
-                                  f"(allowed: {', '.join(f.categories)}, {UNRESOLVED})")
+                    errors.append(
+                        f"{ref('decision', r)}: decision {_q(filled['decision'])} is not a value of {fname} "
+                        f"(allowed: {', '.join(f.categories)}, {UNRESOLVED})"
+                    )
                     continue
             i = item_pos[item_id]
             rater_values = [v for v, ok in zip(values[fname][i], present[fname][i]) if ok]
             reason = _cell_text(val("reason"))
             if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
                 shown = ", ".join(dict.fromkeys(format_decision(f, v) or "(blank)" for v in rater_values))
-                errors.append(f"{ref('reason', r)}: reason required: decision {_q(format_decision(f, decision))} "
-                              f"overrides every rater ({shown})")
+                errors.append(
+                    f"{ref('reason', r)}: reason required: decision {_q(format_decision(f, decision))} "
+                    f"overrides every rater ({shown})"
+                )
                 continue
             who = _cell_text(val("adjudicator")) or adjudicator
             if not who:
                 errors.append(f"{ref('adjudicator', r)}: adjudicator missing (fill the cell or pass --adjudicator)")
                 continue
             # a rater adjudicating (their own or a colleague's item) is never independent
-            proposed.append(Proposed(item_id=item_id, field=fname, decision=decision, reason=reason,
-                                     adjudicator=who, independent=independent and who not in grid.raters,
-                                     case_id=case_id,
-                                     where=ref("decision", r),
-                                     adjudicator_explicit=bool(_cell_text(val("adjudicator")))))
+            proposed.append(
+                Proposed(
+                    item_id=item_id,
+                    field=fname,
+                    decision=decision,
+                    reason=reason,
+                    adjudicator=who,
+                    independent=independent and who not in grid.raters,
+                    case_id=case_id,
+                    where=ref("decision", r),
+                    adjudicator_explicit=bool(_cell_text(val("adjudicator"))),
+                )
+            )
     finally:
         wb.close()
     return proposed, errors, warnings, blank
 
 
-def import_review_sheet(sheet: str | Path, ratings, schema, decisions_path: str | Path, *,
-                        adjudicator: str, independent: bool = True, raters: Sequence[str] | None = None,
-                        now: str | None = None) -> ImportResult:
+def import_review_sheet(
+    sheet: str | Path,
+    ratings,
+    schema,
+    decisions_path: str | Path,
+    *,
+    adjudicator: str,
+    independent: bool = True,
+    raters: Sequence[str] | None = None,
+    now: str | None = None,
+) -> ImportResult:
     """Check a filled review workbook and append its decisions to the log.
 
     Every cell is checked first; if anything is wrong :class:`SheetErrors` is raised
@@ -517,30 +576,67 @@ def import_review_sheet(sheet: str | Path, ratings, schema, decisions_path: str 
     from goldboard.adjudicate.flags import rating_grid
 
     grid = rating_grid(ratings, schema, raters)
-    proposed, errors, warnings, blank = read_review_sheet(sheet, grid, schema, adjudicator=adjudicator,
-                                                          independent=independent)
+    proposed, errors, warnings, blank = read_review_sheet(
+        sheet, grid, schema, adjudicator=adjudicator, independent=independent
+    )
     if errors:
         raise SheetErrors(sheet, errors)
     sha = sha256_file(sheet)
     for p in proposed:
         p.origin = f"sheet:{sha}"
     res = record_decisions(decisions_path, proposed, source="sheet", sheet=Path(sheet).name, sheet_sha256=sha, now=now)
-    return ImportResult(sheet=Path(sheet).name, sheet_sha256=sha, appended=res.appended, unchanged=res.unchanged,
-                        blank=blank, warnings=warnings)
+    return ImportResult(
+        sheet=Path(sheet).name,
+        sheet_sha256=sha,
+        appended=res.appended,
+        unchanged=res.unchanged,
+        blank=blank,
+        warnings=warnings,
+    )
 
 
-def import_study_sheet(study, sheet: str | Path, *, adjudicator: str, independent: bool = True,
-                       now: str | None = None) -> ImportResult:
+def import_study_sheet(
+    study, sheet: str | Path, *, adjudicator: str, independent: bool = True, now: str | None = None
+) -> ImportResult:
     """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
     from goldboard.adjudicate.flags import study_ratings
 
-    return import_review_sheet(sheet, study_ratings(study), study.schema, study.decisions_path,
-                               adjudicator=adjudicator, independent=independent, raters=study.raters, now=now)
+    return import_review_sheet(
+        sheet,
+        study_ratings(study),
+        study.schema,
+        study.decisions_path,
+        adjudicator=adjudicator,
+        independent=independent,
+        raters=study.raters,
+        now=now,
+    )
 
 
 __all__ = [
-    "DECISION_KEYS", "EMPTY_SET_WORDS", "HEADERS", "ImportResult", "empty_set_word", "format_decision",
-    "multi_separators", "parse_multi_decision", "SheetErrors", "import_review_sheet", "make_key", "parse_key",
-    "read_review_sheet", "import_study_sheet", "SHEET_DISAGREEMENTS", "SHEET_META", "SHEET_FORMAT", "Proposed", "RecordResult", "SOURCES", "UNRESOLVED", "latest_decisions",
-    "read_decisions", "record_decisions", "sha256_file",
+    "DECISION_KEYS",
+    "EMPTY_SET_WORDS",
+    "HEADERS",
+    "ImportResult",
+    "empty_set_word",
+    "format_decision",
+    "multi_separators",
+    "parse_multi_decision",
+    "SheetErrors",
+    "import_review_sheet",
+    "make_key",
+    "parse_key",
+    "read_review_sheet",
+    "import_study_sheet",
+    "SHEET_DISAGREEMENTS",
+    "SHEET_META",
+    "SHEET_FORMAT",
+    "Proposed",
+    "RecordResult",
+    "SOURCES",
+    "UNRESOLVED",
+    "latest_decisions",
+    "read_decisions",
+    "record_decisions",
+    "sha256_file",
 ]

@@ -60,8 +60,9 @@ so a multi field may have at most :data:`MAX_MULTI_VALUES` values.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -75,8 +76,20 @@ DEFAULT_PRIORITY = 9
 KINDS = ("boundary", "threshold", "gap", "incompatible", "disagree", "low_confidence", "missing")
 
 FLAG_COLUMNS = [
-    "agenda", "item_id", "case_id", "output_id", "model", "field", "priority", "gap",
-    "kinds", "boundaries", "triggers", "disagree", "triggered", "low_confidence_raters",
+    "agenda",
+    "item_id",
+    "case_id",
+    "output_id",
+    "model",
+    "field",
+    "priority",
+    "gap",
+    "kinds",
+    "boundaries",
+    "triggers",
+    "disagree",
+    "triggered",
+    "low_confidence_raters",
     "missing_raters",
 ]
 _REQUIRED_COLUMNS = ("item_id", "rater", "field", "value")
@@ -126,8 +139,10 @@ def canonical_multi(f: Field, value: Any) -> str:
 
 def _check_multi_size(f: Field) -> None:
     if len(f.categories) > MAX_MULTI_VALUES:
-        raise GoldboardError(f"{f.name}: a multi-select field with {len(f.categories)} values cannot be adjudicated "
-                             f"(at most {MAX_MULTI_VALUES})")
+        raise GoldboardError(
+            f"{f.name}: a multi-select field with {len(f.categories)} values cannot be adjudicated "
+            f"(at most {MAX_MULTI_VALUES})"
+        )
 
 
 def natural_key(text: Any) -> tuple:
@@ -178,7 +193,9 @@ def item_meta(ratings: pd.DataFrame) -> pd.DataFrame:
 def _check_columns(ratings: pd.DataFrame) -> None:
     missing = [c for c in _REQUIRED_COLUMNS if c not in ratings.columns]
     if missing:
-        raise GoldboardError(f"ratings: missing column {missing[0]!r} (columns: {', '.join(map(str, ratings.columns))})")
+        raise GoldboardError(
+            f"ratings: missing column {missing[0]!r} (columns: {', '.join(map(str, ratings.columns))})"
+        )
 
 
 def normalized_values(ratings: pd.DataFrame, schema: Schema, source: str = "ratings") -> pd.DataFrame:
@@ -200,7 +217,11 @@ def normalized_values(ratings: pd.DataFrame, schema: Schema, source: str = "rati
         except ValueNotInSchema as exc:
             row = df.iloc[idx]
             line = row["_line"] if "_line" in df.columns else None
-            where = f"{source}:{line}" if line not in (None, "") else f"{source}: item {row['item_id']} rater {row['rater']}"
+            where = (
+                f"{source}:{line}"
+                if line not in (None, "")
+                else f"{source}: item {row['item_id']} rater {row['rater']}"
+            )
             raise GoldboardError(f"{where}: {fname}: {exc}") from None
     df["value"] = out
     return df
@@ -256,8 +277,9 @@ class RatingGrid:
         return present, disagree, missing
 
 
-def rating_grid(ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None,
-                *, source: str = "ratings") -> RatingGrid:
+def rating_grid(
+    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None, *, source: str = "ratings"
+) -> RatingGrid:
     """Build the :class:`RatingGrid` of the ratings in force (see :func:`current_ratings`).
 
     Values are mapped to canonical spellings (aliases allowed); a value outside the
@@ -271,9 +293,16 @@ def rating_grid(ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | N
     if len(cur) == 0 or not rlist:
         fields = [f for f in fields if f.kind != "multi"]
         empty = np.zeros((0, len(rlist)))
-        return RatingGrid(cur, [], pd.DataFrame(columns=["case_id", "output_id", "model"]), rlist,
-                          empty.astype(bool), empty.astype(object), fields,
-                          {f.name: empty.astype(int) for f in fields})
+        return RatingGrid(
+            cur,
+            [],
+            pd.DataFrame(columns=["case_id", "output_id", "model"]),
+            rlist,
+            empty.astype(bool),
+            empty.astype(object),
+            fields,
+            {f.name: empty.astype(int) for f in fields},
+        )
     collected = set(cur["field"])
     fields = [f for f in fields if f.kind != "multi" or f.name in collected]  # multi never collected: left out
     vals = normalized_values(cur, schema, source)
@@ -301,8 +330,9 @@ def rating_grid(ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | N
 # --------------------------------------------------------------------------- flags
 
 
-def flag_disagreements(ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None,
-                       *, source: str = "ratings") -> pd.DataFrame:
+def flag_disagreements(
+    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None, *, source: str = "ratings"
+) -> pd.DataFrame:
     """Every item x field whose ratings need adjudication, in agenda order.
 
     Parameters
@@ -362,7 +392,9 @@ def _rationales(cur: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.n
     grid = np.full((len(item_pos), len(rlist)), "", dtype=object)
     sub = cur[cur["rationale"] != ""].drop_duplicates(["item_id", "rater"], keep="last")
     if len(sub):
-        grid[item_pos.get_indexer(sub["item_id"]), pd.Index(rlist).get_indexer(sub["rater"])] = sub["rationale"].to_numpy()
+        grid[item_pos.get_indexer(sub["item_id"]), pd.Index(rlist).get_indexer(sub["rater"])] = sub[
+            "rationale"
+        ].to_numpy()
     return grid
 
 
@@ -449,8 +481,10 @@ def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> list[dict]:
     for t in schema.triggers_for(f.name):
         if t.kind in ("disagree", "incompatible"):
             if t.compatible:
-                raise GoldboardError(f"schema {schema.name}: trigger {t.label}: 'compatible' pairs are not supported "
-                                     f"on the multi-select field {f.name}")
+                raise GoldboardError(
+                    f"schema {schema.name}: trigger {t.label}: 'compatible' pairs are not supported "
+                    f"on the multi-select field {f.name}"
+                )
             hit(disagree, t.kind, t.label, t.priority, tnames)
         elif t.kind == "missing":
             hit(missing, "missing", t.label, t.priority, tnames)
@@ -507,8 +541,9 @@ def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[di
         for i in np.flatnonzero(mask.any(axis=1)):
             acc.low_confidence[i] = [rlist[j] for j in np.flatnonzero(mask[i])]
 
-    values = np.where((codes == _MISSING) | (codes == k), "",
-                      np.asarray(f.categories + [""], dtype=object)[np.clip(codes, 0, k)])
+    values = np.where(
+        (codes == _MISSING) | (codes == k), "", np.asarray(f.categories + [""], dtype=object)[np.clip(codes, 0, k)]
+    )
     return acc.rows(f, grid, values, np.where(has_two, gap, -1) if gap is not None else None)
 
 
@@ -537,7 +572,7 @@ class _Hits:
         if priority is not None:
             self.triggered[mask] = True
 
-    def rows(self, f: Field, grid: "RatingGrid", values: np.ndarray, gap: np.ndarray | None) -> list[dict]:
+    def rows(self, f: Field, grid: RatingGrid, values: np.ndarray, gap: np.ndarray | None) -> list[dict]:
         """One flag row per flagged item (``gap`` < 0 or None: no gap)."""
         present, disagree, missing = grid.status(f.name)
         meta, rlist = grid.meta, grid.raters
@@ -588,10 +623,16 @@ def _agenda_order(df: pd.DataFrame, field_order: list[str], multi: set[str] = fr
     item_gap = gap.groupby(df["item_id"]).transform("max")
     nat = {i: k for k, i in enumerate(sorted(df["item_id"].unique(), key=natural_key))}
     forder = {name: k for k, name in enumerate(field_order)}
-    key = pd.DataFrame({
-        "p": item_prio, "g": -item_gap, "i": df["item_id"].map(nat),
-        "m": df["field"].isin(list(multi)), "rp": df["priority"], "f": df["field"].map(forder),
-    })
+    key = pd.DataFrame(
+        {
+            "p": item_prio,
+            "g": -item_gap,
+            "i": df["item_id"].map(nat),
+            "m": df["field"].isin(list(multi)),
+            "rp": df["priority"],
+            "f": df["field"].map(forder),
+        }
+    )
     order = key.sort_values(["p", "g", "i", "m", "rp", "f"], kind="stable").index
     out = df.loc[order].reset_index(drop=True)
     out["agenda"] = pd.factorize(out["item_id"])[0] + 1
@@ -610,13 +651,20 @@ def summarize_flags(flags: pd.DataFrame, schema: Schema) -> dict[str, Any]:
     """
     examined = flags.attrs.get("fields")
     if examined is None:  # a flag table not made by flag_disagreements (or its attrs lost)
-        examined = [f.name for f in adjudicable_fields(schema)
-                    if f.kind != "multi" or (len(flags) and (flags["field"] == f.name).any())]
-    disagreements = {name: int(((flags["field"] == name) & flags["disagree"].astype(bool)).sum())
-                     for name in examined} if len(flags) else {name: 0 for name in examined}
+        examined = [
+            f.name
+            for f in adjudicable_fields(schema)
+            if f.kind != "multi" or (len(flags) and (flags["field"] == f.name).any())
+        ]
+    disagreements = (
+        {name: int(((flags["field"] == name) & flags["disagree"].astype(bool)).sum()) for name in examined}
+        if len(flags)
+        else {name: 0 for name in examined}
+    )
     by_kind = {k: 0 for k in KINDS}
-    by_trigger: dict[str, int] = {t.label: 0 for t in schema.triggers
-                                  if t.field in disagreements or t.kind == "low_confidence"}
+    by_trigger: dict[str, int] = {
+        t.label: 0 for t in schema.triggers if t.field in disagreements or t.kind == "low_confidence"
+    }
     by_boundary_n = {b.name: 0 for b in schema.boundaries}
     for kinds, trig, bnd in zip(flags.get("kinds", []), flags.get("triggers", []), flags.get("boundaries", [])):
         for k in kinds:
@@ -629,9 +677,14 @@ def summarize_flags(flags: pd.DataFrame, schema: Schema) -> dict[str, Any]:
     for b in schema.boundaries:
         of = disagreements.get(b.field, 0)
         cnt = by_boundary_n[b.name]
-        by_boundary[b.name] = {"field": b.field, "count": cnt, "of": of,
-                               "share": (cnt / of) if of else None, "priority": b.priority,
-                               "explanation": b.explanation}
+        by_boundary[b.name] = {
+            "field": b.field,
+            "count": cnt,
+            "of": of,
+            "share": (cnt / of) if of else None,
+            "priority": b.priority,
+            "explanation": b.explanation,
+        }
     by_kind["plain_disagreement"] = int(sum(1 for k in flags.get("kinds", []) if list(k) == ["disagree"]))
     return {
         "items_flagged": int(flags["item_id"].nunique()) if len(flags) else 0,
@@ -664,17 +717,36 @@ def flags_for_output(flags: pd.DataFrame) -> pd.DataFrame:
     out = flags.copy()
     for c in ("kinds", "boundaries", "triggers", "low_confidence_raters", "missing_raters"):
         if c in out.columns:
-            out[c] = out[c].map(lambda v: "; ".join(v) if isinstance(v, (list, tuple)) else ("" if v is None else str(v)))
+            out[c] = out[c].map(
+                lambda v: "; ".join(v) if isinstance(v, (list, tuple)) else ("" if v is None else str(v))
+            )
     if "gap" in out.columns:
         out["gap"] = out["gap"].map(lambda g: "" if pd.isna(g) else str(int(g)))
     return out
 
 
 __all__ = [
-    "DEFAULT_PRIORITY", "FLAG_COLUMNS", "KINDS", "MAX_MULTI_VALUES", "MULTI_SEP", "RatingGrid", "active_raters",
-    "rating_grid", "adjudicable_fields", "canonical_multi", "current_ratings", "multi_mask", "multi_value",
-    "flag_disagreements", "flags_for_output", "item_meta", "meta_fields", "natural_key", "normalized_values",
-    "summarize_flags", "summary_lines",
+    "DEFAULT_PRIORITY",
+    "FLAG_COLUMNS",
+    "KINDS",
+    "MAX_MULTI_VALUES",
+    "MULTI_SEP",
+    "RatingGrid",
+    "active_raters",
+    "rating_grid",
+    "adjudicable_fields",
+    "canonical_multi",
+    "current_ratings",
+    "multi_mask",
+    "multi_value",
+    "flag_disagreements",
+    "flags_for_output",
+    "item_meta",
+    "meta_fields",
+    "natural_key",
+    "normalized_values",
+    "summarize_flags",
+    "summary_lines",
 ]
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -45,8 +45,14 @@ def gold_columns(raters: Sequence[str]) -> list[str]:
     return GOLD_HEAD + [f"value_{r}" for r in raters] + GOLD_TAIL
 
 
-def resolve_gold(ratings: pd.DataFrame, schema: Schema, decisions: Iterable[dict] = (),
-                 raters: Sequence[str] | None = None, *, source: str = "ratings") -> pd.DataFrame:
+def resolve_gold(
+    ratings: pd.DataFrame,
+    schema: Schema,
+    decisions: Iterable[dict] = (),
+    raters: Sequence[str] | None = None,
+    *,
+    source: str = "ratings",
+) -> pd.DataFrame:
     """One row per item x adjudicable field: gold value, method and the raters' values.
 
     Parameters
@@ -74,15 +80,17 @@ def resolve_gold(ratings: pd.DataFrame, schema: Schema, decisions: Iterable[dict
         present, disagree, _missing = grid.status(f.name)
         unanimous = present.all(axis=1) & ~disagree if n else np.zeros(0, dtype=bool)
         first = np.array([vals[i, 0] if n else "" for i in range(n)], dtype=object)
-        df = pd.DataFrame({
-            "item_id": grid.items,
-            "case_id": grid.meta["case_id"].to_numpy() if n else [],
-            "output_id": grid.meta["output_id"].to_numpy() if n else [],
-            "model": grid.meta["model"].to_numpy() if n else [],
-            "field": f.name,
-            "gold_value": np.where(unanimous, first, ""),
-            "method": np.where(unanimous, "unanimous", "unresolved"),
-        })
+        df = pd.DataFrame(
+            {
+                "item_id": grid.items,
+                "case_id": grid.meta["case_id"].to_numpy() if n else [],
+                "output_id": grid.meta["output_id"].to_numpy() if n else [],
+                "model": grid.meta["model"].to_numpy() if n else [],
+                "field": f.name,
+                "gold_value": np.where(unanimous, first, ""),
+                "method": np.where(unanimous, "unanimous", "unresolved"),
+            }
+        )
         for j, r in enumerate(grid.raters):
             df[f"value_{r}"] = vals[:, j] if n else []
         for c in GOLD_TAIL:

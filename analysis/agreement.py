@@ -75,8 +75,10 @@ import itertools
 import json
 import math
 import re
-from dataclasses import dataclass, field as dc_field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -105,8 +107,16 @@ __all__ = [
 ]
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
-STATISTICS = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1",
-              "brennan_prediger", "scott_pi", "pabak")
+STATISTICS = (
+    "percent_agreement",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "gwet_ac1",
+    "brennan_prediger",
+    "scott_pi",
+    "pabak",
+)
 #: below this many items a 95% CI is flagged as unstable (asymptotic SEs of kappa-type
 #: coefficients need a few dozen subjects; cf. Fleiss, Levin & Paik 2003, ch. 18)
 MIN_ITEMS_FOR_CI = 30
@@ -167,8 +177,11 @@ def _cell_text(raw: Any) -> str:
 def _texts(series: pd.Series) -> pd.Series:
     """:func:`_cell_text` of every cell, computed once per distinct value (fast on big tables)."""
     if pd.api.types.is_string_dtype(series.dtype) or pd.api.types.is_string_dtype(series):
-        return pd.Series(series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object),
-                         index=series.index, dtype=object)
+        return pd.Series(
+            series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object),
+            index=series.index,
+            dtype=object,
+        )
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     table = np.array([_cell_text(u) for u in uniques] + [""], dtype=object)
     return pd.Series(table[codes], index=series.index, dtype=object)
@@ -232,7 +245,7 @@ class _Prepared:
     warnings: list[str] = dc_field(default_factory=list)
 
 
-def _resolve_field(field: str, schema: "Schema | None"):
+def _resolve_field(field: str, schema: Schema | None):
     """-> (schema Field or None, multi value or None)."""
     if schema is None:
         return None, None
@@ -240,13 +253,19 @@ def _resolve_field(field: str, schema: "Schema | None"):
     try:
         f = schema.field(base)
     except KeyError:
-        raise GoldboardError(f"schema {schema.name}: no field {base!r} (fields: {', '.join(schema.field_names)})") from None
+        raise GoldboardError(
+            f"schema {schema.name}: no field {base!r} (fields: {', '.join(schema.field_names)})"
+        ) from None
     if f.kind == "text":
-        raise GoldboardError(f"field {base}: free text is not rated; agreement needs a nominal, ordinal, binary or multi-select field")
+        raise GoldboardError(
+            f"field {base}: free text is not rated; agreement needs a nominal, ordinal, binary or multi-select field"
+        )
     if f.kind == "multi":
         if not sub:
             vals = ", ".join(f"{base}:{v}" for v in f.categories[:3])
-            raise GoldboardError(f"field {base} is multi-select: analyse one value at a time as a present/absent field ({vals}, ...)")
+            raise GoldboardError(
+                f"field {base} is multi-select: analyse one value at a time as a present/absent field ({vals}, ...)"
+            )
         try:
             sub = f.normalize(sub)
         except ValueError as exc:
@@ -257,7 +276,7 @@ def _resolve_field(field: str, schema: "Schema | None"):
     return f, None
 
 
-def _normalizer(f: "Field | None", sub: str | None, categories: list[str] | None, field: str):
+def _normalizer(f: Field | None, sub: str | None, categories: list[str] | None, field: str):
     """A function raw text -> canonical label (raises ValueError with a readable message)."""
     if f is not None and sub is not None:
         from goldboard.cases.ratings import MULTI_SEP
@@ -298,8 +317,20 @@ def _normalizer(f: "Field | None", sub: str | None, categories: list[str] | None
     return lambda text: text
 
 
-def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, raters, by, groups,
-             dichotomize, cluster_col, clusters, source) -> tuple[_Prepared, _Config]:
+def _prepare(
+    ratings: pd.DataFrame,
+    field: str,
+    schema,
+    categories,
+    levels,
+    raters,
+    by,
+    groups,
+    dichotomize,
+    cluster_col,
+    clusters,
+    source,
+) -> tuple[_Prepared, _Config]:
     if not isinstance(ratings, pd.DataFrame):
         raise GoldboardError("ratings must be a pandas DataFrame in the ratings-table shape")
     prefix = f"{source}: " if source else ""
@@ -319,8 +350,10 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
         df = df[(names == base).to_numpy()]
         if df.empty:
             have = sorted(set(names) - {""})
-            raise GoldboardError(f"{prefix}no ratings for field {base} (fields in the table: "
-                                 f"{', '.join(have[:10]) or 'none'}{', ...' if len(have) > 10 else ''})")
+            raise GoldboardError(
+                f"{prefix}no ratings for field {base} (fields in the table: "
+                f"{', '.join(have[:10]) or 'none'}{', ...' if len(have) > 10 else ''})"
+            )
     if df.empty:
         raise GoldboardError(f"{prefix}no ratings for field {field}")
 
@@ -385,7 +418,9 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
     ordered = data_level in ("ordinal", "interval", "ratio")
     if ordered and f is None and cats is None:
         if not all(_natural_key(c)[0] == 0 for c in category_list):
-            warnings.append("ordinal order taken from the sorted labels; pass --categories or --schema to fix the scale")
+            warnings.append(
+                "ordinal order taken from the sorted labels; pass --categories or --schema to fix the scale"
+            )
 
     scores = None
     if any(l in ("interval", "ratio") for l in alpha_levels):
@@ -401,7 +436,9 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
     if dichotomize is not None:
         k_raw = _cell_text(dichotomize)
         if not ordered and not (f is not None and f.kind == "ordinal"):
-            raise GoldboardError(f"--dichotomize {k_raw}: field {field} is {data_level}; dichotomizing needs an ordered scale (--level ordinal or an ordinal schema field)")
+            raise GoldboardError(
+                f"--dichotomize {k_raw}: field {field} is {data_level}; dichotomizing needs an ordered scale (--level ordinal or an ordinal schema field)"
+            )
         try:
             thr = norm(k_raw) if f is not None or cats is not None else k_raw
         except ValueError as exc:
@@ -419,14 +456,18 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
 
     if len(category_list) < 2:
         only = category_list[0] if category_list else "(none)"
-        raise GoldboardError(f"field {field}: only one category ({only}); give the full scale with --categories or --schema")
+        raise GoldboardError(
+            f"field {field}: only one category ({only}); give the full scale with --categories or --schema"
+        )
 
     # items x raters ------------------------------------------------------------------------
-    work = pd.DataFrame({
-        "item_id": _texts(df["item_id"]).to_numpy(),
-        "rater": _texts(df["rater"]).to_numpy(),
-        "label": labels.to_numpy(),
-    })
+    work = pd.DataFrame(
+        {
+            "item_id": _texts(df["item_id"]).to_numpy(),
+            "rater": _texts(df["rater"]).to_numpy(),
+            "label": labels.to_numpy(),
+        }
+    )
     if (work["item_id"] == "").any() or (work["rater"] == "").any():
         pos = int(np.flatnonzero(((work["item_id"] == "") | (work["rater"] == "")).to_numpy())[0])
         row = df.iloc[pos].to_dict()
@@ -440,29 +481,38 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
         conflicting = conflicting[conflicting > 1]
         if len(conflicting):
             item, rater = conflicting.index[0]
-            idx = np.flatnonzero(((work["item_id"] == item) & (work["rater"] == rater) & (work["label"] != "")).to_numpy())
+            idx = np.flatnonzero(
+                ((work["item_id"] == item) & (work["rater"] == rater) & (work["label"] != "")).to_numpy()
+            )
             wheres = [_where(df.iloc[i].to_dict(), source) for i in idx[:2]]
-            raise GoldboardError(f"{wheres[0]}: field {field}: rater {rater} rated item {item} twice with different values "
-                                 f"(also {wheres[1]}); keep one rating per item and rater")
+            raise GoldboardError(
+                f"{wheres[0]}: field {field}: rater {rater} rated item {item} twice with different values "
+                f"(also {wheres[1]}); keep one rating per item and rater"
+            )
         n_dup = int(dup.sum() - d.drop_duplicates(["item_id", "rater"]).shape[0])
         warnings.append(f"{n_dup} duplicate rating(s) with the same value counted once")
         rated = rated.drop_duplicates(["item_id", "rater"])
 
     present = pd.unique(work["rater"].to_numpy(dtype=object)).tolist()
     with_ratings = set(rated["rater"])
-    order = [r for r in (raters or []) if r in with_ratings] + [r for r in present if r in with_ratings and r not in set(raters or [])]
+    order = [r for r in (raters or []) if r in with_ratings] + [
+        r for r in present if r in with_ratings and r not in set(raters or [])
+    ]
     dropped_raters = [r for r in present if r not in with_ratings]
     if dropped_raters:
         warnings.append(f"rater(s) {', '.join(dropped_raters)} have no non-missing rating of {field} and are left out")
     if len(order) < 2:
         who = order[0] if order else "nobody"
-        raise GoldboardError(f"{prefix}field {field}: only one rater ({who}) rated it; agreement needs at least two raters")
+        raise GoldboardError(
+            f"{prefix}field {field}: only one rater ({who}) rated it; agreement needs at least two raters"
+        )
 
     items = pd.unique(work["item_id"].to_numpy(dtype=object)).tolist()
     item_index = pd.Index(items)
     codes = np.full((len(items), len(order)), _MISSING, dtype=np.int64)
-    codes[item_index.get_indexer(rated["item_id"]), pd.Index(order).get_indexer(rated["rater"])] = \
-        pd.Index(category_list).get_indexer(rated["label"])
+    codes[item_index.get_indexer(rated["item_id"]), pd.Index(order).get_indexer(rated["rater"])] = pd.Index(
+        category_list
+    ).get_indexer(rated["label"])
     # items where every rating was missing stay out of the analysis
     keep = (codes >= 0).any(axis=1)
     if not keep.all():
@@ -477,13 +527,17 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
         if col is None:
             return None
         if col not in df.columns:
-            raise GoldboardError(f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})")
+            raise GoldboardError(
+                f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})"
+            )
         sub_df = pd.DataFrame({"item_id": work["item_id"], "v": _texts(df[col]).to_numpy()})
         n_distinct = sub_df.groupby("item_id")["v"].nunique()
         if (n_distinct > 1).any():
             bad = n_distinct[n_distinct > 1].index[0]
             vals = sorted(set(sub_df.loc[sub_df["item_id"] == bad, "v"]))
-            raise GoldboardError(f"{prefix}{what} {col!r}: item {bad} has several values ({', '.join(map(repr, vals[:3]))}); it must be one per item")
+            raise GoldboardError(
+                f"{prefix}{what} {col!r}: item {bad} has several values ({', '.join(map(repr, vals[:3]))}); it must be one per item"
+            )
         first = sub_df.drop_duplicates("item_id").set_index("item_id")["v"]
         vals = first.reindex(items).fillna("").to_numpy(dtype=object)
         return np.where(vals == "", "(missing)", vals)
@@ -492,26 +546,42 @@ def _prepare(ratings: pd.DataFrame, field: str, schema, categories, levels, rate
     clu = per_item(cluster_col, clusters, "--cluster-col")
     if clu is not None and (clu == "(missing)").any():
         n_miss = int((clu == "(missing)").sum())
-        warnings.append(f"{n_miss} item(s) have no cluster ({cluster_col or 'cluster'} empty): each is resampled "
-                        f"as a cluster of its own")
+        warnings.append(
+            f"{n_miss} item(s) have no cluster ({cluster_col or 'cluster'} empty): each is resampled "
+            f"as a cluster of its own"
+        )
         clu = np.where(clu == "(missing)", np.array([f"\x00item:{it}" for it in items], dtype=object), clu)
 
     single = int(((codes >= 0).sum(axis=1) == 1).sum())
     if single:
-        warnings.append(f"{single} item(s) rated by only one rater: left out of every comparison of raters "
-                        f"(Fleiss' kappa and AC1 still count them in the category prevalence, as Gwet 2014 does)")
+        warnings.append(
+            f"{single} item(s) rated by only one rater: left out of every comparison of raters "
+            f"(Fleiss' kappa and AC1 still count them in the category prevalence, as Gwet 2014 does)"
+        )
     prepared = _Prepared(codes=codes, items=items, raters=order, groups=grp, clusters=clu, warnings=warnings)
-    config = _Config(field=field, categories=category_list, data_level=data_level, alpha_levels=alpha_levels,
-                     ordered=ordered, scores=scores, source=source)
+    config = _Config(
+        field=field,
+        categories=category_list,
+        data_level=data_level,
+        alpha_levels=alpha_levels,
+        ordered=ordered,
+        scores=scores,
+        source=source,
+    )
     return prepared, config
 
 
 # --------------------------------------------------------------------------- the vectorised bootstrap
 
 
-def bootstrap_sums(units: np.ndarray, n_boot: int, rng: np.random.Generator,
-                   multiplicity: np.ndarray | None = None, progress: bool = False,
-                   max_cells: int = 20_000_000) -> np.ndarray:
+def bootstrap_sums(
+    units: np.ndarray,
+    n_boot: int,
+    rng: np.random.Generator,
+    multiplicity: np.ndarray | None = None,
+    progress: bool = False,
+    max_cells: int = 20_000_000,
+) -> np.ndarray:
     """Column sums of ``units`` over ``n_boot`` bootstrap resamples of its rows.
 
     ``units`` is (resampling units) x (features): one row per item, or per
@@ -572,8 +642,7 @@ def _multi_features(R: np.ndarray, weight_mats: Mapping[str, np.ndarray]):
     one = (ri >= 1).astype(float)
     two = (ri >= 2).astype(float)
     den = np.where(ri >= 2, ri * (ri - 1.0), 1.0)
-    pa = {name: np.where(ri >= 2, np.sum(R * (R @ w.T - 1.0), axis=1) / den, 0.0)
-          for name, w in weight_mats.items()}
+    pa = {name: np.where(ri >= 2, np.sum(R * (R @ w.T - 1.0), axis=1) / den, 0.0) for name, w in weight_mats.items()}
     pi = R / np.where(ri > 0, ri, 1.0)[:, None]
     return one, two, pa, pi
 
@@ -601,9 +670,19 @@ def _multi_value(kind: str, w: np.ndarray, pa, two, one, pi):
 
 def _row(statistic, weights, level, raters, group, n_items, value, se, low=-1.0, high=1.0) -> dict:
     est = _estimate_dict(value, se, low, high)
-    return {"statistic": statistic, "weights": weights, "level": level, "raters": list(raters), "group": group,
-            "value": est["value"], "se": est["se"], "ci_low": est["ci_low"], "ci_high": est["ci_high"],
-            "ci_method": "asymptotic" if est["ci_low"] is not None else None, "n_items": int(n_items)}
+    return {
+        "statistic": statistic,
+        "weights": weights,
+        "level": level,
+        "raters": list(raters),
+        "group": group,
+        "value": est["value"],
+        "se": est["se"],
+        "ci_low": est["ci_low"],
+        "ci_high": est["ci_high"],
+        "ci_method": "asymptotic" if est["ci_low"] is not None else None,
+        "n_items": int(n_items),
+    }
 
 
 def _set_boot(target: dict, se, lo, hi) -> None:
@@ -636,9 +715,16 @@ class _Boot:
         self.specs.append((label, fn, sink, low, high))
 
 
-def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | None,
-             clusters: np.ndarray | None, n_boot: int, rng: np.random.Generator | None,
-             progress: bool) -> tuple[list[dict], list[dict], list[dict], list[dict], list[str]]:
+def _analyse(
+    codes: np.ndarray,
+    raters: list[str],
+    cfg: _Config,
+    group: str | None,
+    clusters: np.ndarray | None,
+    n_boot: int,
+    rng: np.random.Generator | None,
+    progress: bool,
+) -> tuple[list[dict], list[dict], list[dict], list[dict], list[str]]:
     """All statistics of one stratum: (statistics, per_label, confusion pairs, coincidence, warnings)."""
     cats = cfg.categories
     k = len(cats)
@@ -655,8 +741,10 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
         warnings.append(f"{tag}no item has two or more ratings: nothing to compare")
         return [], [], [], [], warnings
     if n_pairable < MIN_ITEMS_FOR_CI:
-        warnings.append(f"{tag}only {n_pairable} item(s) with two or more ratings: 95% CIs from fewer than "
-                        f"{MIN_ITEMS_FOR_CI} items are unstable; read them as rough")
+        warnings.append(
+            f"{tag}only {n_pairable} item(s) with two or more ratings: 95% CIs from fewer than "
+            f"{MIN_ITEMS_FOR_CI} items are unstable; read them as rough"
+        )
 
     # distinct rating patterns: the bootstrap works on these, not on every item
     patterns, inverse, pcounts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
@@ -666,7 +754,9 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
 
     def boot_row(label, cols, fn, row, low=-1.0, high=1.0):
         if n_boot:
-            boot.spec(label, lambda S: fn(S[:, cols]), lambda se, lo, hi: _set_boot(row, se[0], lo[0], hi[0]), low, high)
+            boot.spec(
+                label, lambda S: fn(S[:, cols]), lambda se, lo, hi: _set_boot(row, se[0], lo[0], hi[0]), low, high
+            )
 
     all_rows, pair_rows, alpha_rows = [], [], []
     pairs_out = []
@@ -678,9 +768,11 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
         share = R.sum(axis=0) / max(R.sum(), 1.0)
         top = int(np.argmax(share))
         who = " / ".join(names) if len(names) == 2 else "all raters"
-        warnings.append(f"{tag}kappa paradox ({who}): {pa:.1%} raw agreement but {_NAMES[kappa_row['statistic']]} "
-                        f"{kap:.3f}; {cats[top]!r} makes up {share[top]:.0%} of the ratings (Feinstein & Cicchetti "
-                        f"1990). Report raw and specific agreement, PABAK/AC1 and prevalence beside kappa")
+        warnings.append(
+            f"{tag}kappa paradox ({who}): {pa:.1%} raw agreement but {_NAMES[kappa_row['statistic']]} "
+            f"{kap:.3f}; {cats[top]!r} makes up {share[top]:.0%} of the ratings (Feinstein & Cicchetti "
+            f"1990). Report raw and specific agreement, PABAK/AC1 and prevalence beside kappa"
+        )
 
     # ---------------------------------------------------------------- pairs of raters
     pair_cols: dict[tuple[int, int], tuple[slice, np.ndarray, int]] = {}
@@ -699,16 +791,25 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
             warnings.append(f"{tag}raters {names[0]} and {names[1]} rated no item in common")
             continue
         if n_ab < n_items:
-            warnings.append(f"{tag}raters {names[0]} and {names[1]} both rated {n_ab} of {n_items} items; "
-                            f"their pairwise statistics use those {n_ab}")
+            warnings.append(
+                f"{tag}raters {names[0]} and {names[1]} both rated {n_ab} of {n_items} items; "
+                f"their pairwise statistics use those {n_ab}"
+            )
 
         def table_stat(statistic, wkind, fn, low=-1.0, high=1.0, names=names, cols=cols, table=table, n_ab=n_ab):
             w = W[wkind] if wkind is not None else None
             est = fn(table, w) if w is not None else fn(table)
             row = _row(statistic, wkind or "none", None, names, group, n_ab, est.value, est.se, low, high)
-            boot_row(f"{statistic} ({wkind or 'none'}) {'/'.join(names)}", cols,
-                     lambda S, fn=fn, w=w: np.asarray((fn(S.reshape(-1, k, k), w) if w is not None
-                                                       else fn(S.reshape(-1, k, k))).value), row, low, high)
+            boot_row(
+                f"{statistic} ({wkind or 'none'}) {'/'.join(names)}",
+                cols,
+                lambda S, fn=fn, w=w: np.asarray(
+                    (fn(S.reshape(-1, k, k), w) if w is not None else fn(S.reshape(-1, k, k))).value
+                ),
+                row,
+                low,
+                high,
+            )
             return row
 
         rows = [table_stat("percent_agreement", None, C.percent_agreement, 0.0, 1.0)]
@@ -722,8 +823,10 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
                 rows.append(table_stat("pabak", None, C.pabak))
         for kr in kappas:
             if kr["value"] is None:
-                warnings.append(f"{tag}Cohen's kappa ({kr['weights']} weights) undefined for {names[0]} / {names[1]}: "
-                                f"chance agreement is 1 (both used one and the same category)")
+                warnings.append(
+                    f"{tag}Cohen's kappa ({kr['weights']} weights) undefined for {names[0]} / {names[1]}: "
+                    f"chance agreement is 1 (both used one and the same category)"
+                )
         paradox_check(rows[0], kappas[0], names)
         pair_rows += rows
 
@@ -738,10 +841,15 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
             est = fn(R, W[wk])
             row = _row(statistic, wk, None, raters, group, n_pairable, est.value, est.se, low, high)
             if n_boot:
-                boot.spec(f"{statistic} ({wk})",
-                          lambda S, s=statistic, w=W[wk], cp=c_pa[wk]:
-                          _multi_value(s, w, S[:, cp][:, 0], S[:, c_two][:, 0], S[:, c_one][:, 0], S[:, c_pi]),
-                          lambda se, lo, hi, row=row: _set_boot(row, se[0], lo[0], hi[0]), low, high)
+                boot.spec(
+                    f"{statistic} ({wk})",
+                    lambda S, s=statistic, w=W[wk], cp=c_pa[wk]: _multi_value(
+                        s, w, S[:, cp][:, 0], S[:, c_two][:, 0], S[:, c_one][:, 0], S[:, c_pi]
+                    ),
+                    lambda se, lo, hi, row=row: _set_boot(row, se[0], lo[0], hi[0]),
+                    low,
+                    high,
+                )
             all_rows.append(row)
             return row
 
@@ -768,9 +876,12 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
         row = _row("krippendorff_alpha", "none", level, raters, group, n_pairable, est.value, est.se)
         if row["value"] is None:
             warnings.append(f"{tag}Krippendorff's alpha ({level}) undefined: the pairable ratings do not vary")
-        boot_row(f"krippendorff_alpha ({level})", c_co if n_boot else slice(0, 0),
-                 lambda S, lv=level: np.asarray(C.krippendorff_alpha_from_coincidence(S.reshape(-1, k, k), lv, cfg.scores)),
-                 row)
+        boot_row(
+            f"krippendorff_alpha ({level})",
+            c_co if n_boot else slice(0, 0),
+            lambda S, lv=level: np.asarray(C.krippendorff_alpha_from_coincidence(S.reshape(-1, k, k), lv, cfg.scores)),
+            row,
+        )
         alpha_rows.append(row)
 
     stats = (pair_rows + alpha_rows) if n_r == 2 else (all_rows + alpha_rows + pair_rows)
@@ -788,22 +899,35 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
         # label counts over the items both rated, so they add up to the confusion matrix
         counts_by_rater = {raters[0]: table.sum(axis=1), raters[1]: table.sum(axis=0)}
         share = (table.sum(axis=0) + table.sum(axis=1)) / max(2.0 * n_ab, 1.0)
-        ests = {"positive_agreement": (pos, 0.0), "negative_agreement": (neg, 0.0), "kappa": (kap, -1.0),
-                "pabak": (pab, -1.0)}
+        ests = {
+            "positive_agreement": (pos, 0.0),
+            "negative_agreement": (neg, 0.0),
+            "kappa": (kap, -1.0),
+            "pabak": (pab, -1.0),
+        }
     else:
         share = R[ri >= 2].sum(axis=0) / max(R[ri >= 2].sum(), 1.0)
         pos, neg = C.specific_agreement_multi(R)
         kap = C.fleiss_category_kappa(R)
         bps = [C.brennan_prediger_multi(np.column_stack([ri - R[:, c], R[:, c]])) for c in range(k)]
         pab = C.Estimate(np.array([b.value for b in bps]), np.array([b.se for b in bps]))
-        ests = {"positive_agreement": (pos, 0.0), "negative_agreement": (neg, 0.0), "kappa": (kap, -1.0),
-                "pabak": (pab, -1.0)}
+        ests = {
+            "positive_agreement": (pos, 0.0),
+            "negative_agreement": (neg, 0.0),
+            "kappa": (kap, -1.0),
+            "pabak": (pab, -1.0),
+        }
         pidx = bidx = [None] * k
         n_ab = n_pairable
     for c in range(k):
-        entry = {"label": cats[c], "group": group, "raters": list(raters), "n_items": int(n_ab),
-                 "count_by_rater": {r: int(counts_by_rater[r][c]) for r in raters},
-                 "prevalence": _num(share[c])}
+        entry = {
+            "label": cats[c],
+            "group": group,
+            "raters": list(raters),
+            "n_items": int(n_ab),
+            "count_by_rater": {r: int(counts_by_rater[r][c]) for r in raters},
+            "prevalence": _num(share[c]),
+        }
         for key, (est, low) in ests.items():
             entry[key] = _estimate_dict(np.asarray(est.value)[c], np.asarray(est.se)[c], low, 1.0)
         entry["kappa_method"] = "cohen" if n_r == 2 else "fleiss"
@@ -813,6 +937,7 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
         per_label.append(entry)
     if n_boot and n_ab:
         if n_r == 2:
+
             def label_fn(S, which, cols=pair_cols[(0, 1)][0]):
                 t = C.one_vs_rest_tables(S[:, cols].reshape(-1, k, k))
                 if which == "kappa":
@@ -848,9 +973,13 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
 
         start = len(per_label) - k
         for which, low in (("kappa", -1.0), ("pabak", -1.0), ("positive_agreement", 0.0), ("negative_agreement", 0.0)):
-            boot.spec(f"per-label {which}", lambda S, w=which: label_fn(S, w),
-                      lambda se, lo, hi, w=which: [_set_boot(per_label[start + c][w], se[c], lo[c], hi[c]) for c in range(k)],
-                      low, 1.0)
+            boot.spec(
+                f"per-label {which}",
+                lambda S, w=which: label_fn(S, w),
+                lambda se, lo, hi, w=which: [_set_boot(per_label[start + c][w], se[c], lo[c], hi[c]) for c in range(k)],
+                low,
+                1.0,
+            )
 
     # ---------------------------------------------------------------- run the bootstrap
     if n_boot:
@@ -867,15 +996,18 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
             sink(se, lo, hi)
             worst = float(np.max(share_nan))
             if 0.0 < worst < 1.0 and worst >= 0.01:
-                warnings.append(f"{tag}{label}: undefined in {worst:.0%} of bootstrap resamples; "
-                                f"its interval uses the others")
+                warnings.append(
+                    f"{tag}{label}: undefined in {worst:.0%} of bootstrap resamples; its interval uses the others"
+                )
         for entry in per_label:
             entry["ci_method"] = "bootstrap" if n_ab else None
     degenerate = [r for r in stats if r["ci_method"] == "asymptotic" and r["se"] == 0.0]
     if degenerate:
         names = sorted({statistic_name(r) for r in degenerate})
-        warnings.append(f"{tag}asymptotic SE is 0 for {', '.join(names)} (a degenerate table, e.g. perfect agreement): "
-                        f"the Wald interval collapses to the point; do not read it as certainty")
+        warnings.append(
+            f"{tag}asymptotic SE is 0 for {', '.join(names)} (a degenerate table, e.g. perfect agreement): "
+            f"the Wald interval collapses to the point; do not read it as certainty"
+        )
     coinc_out = [{"group": group, "raters": list(raters), "matrix": [[_num(x) for x in row] for row in coincidence]}]
     return stats, per_label, pairs_out, coinc_out, warnings
 
@@ -883,13 +1015,24 @@ def _analyse(codes: np.ndarray, raters: list[str], cfg: _Config, group: str | No
 # --------------------------------------------------------------------------- public API
 
 
-def agreement(ratings: pd.DataFrame, field: str, schema: "Schema | None" = None, *,
-              categories: Sequence[str] | None = None, levels: Sequence[str] | None = None,
-              raters: Sequence[str] | None = None, by: str | None = None,
-              groups: Mapping[str, Any] | None = None, dichotomize: str | None = None,
-              bootstrap: int = 0, seed: int = 1, cluster_col: str | None = None,
-              clusters: Mapping[str, Any] | None = None, source: str | None = None,
-              progress: bool = False) -> dict:
+def agreement(
+    ratings: pd.DataFrame,
+    field: str,
+    schema: Schema | None = None,
+    *,
+    categories: Sequence[str] | None = None,
+    levels: Sequence[str] | None = None,
+    raters: Sequence[str] | None = None,
+    by: str | None = None,
+    groups: Mapping[str, Any] | None = None,
+    dichotomize: str | None = None,
+    bootstrap: int = 0,
+    seed: int = 1,
+    cluster_col: str | None = None,
+    clusters: Mapping[str, Any] | None = None,
+    source: str | None = None,
+    progress: bool = False,
+) -> dict:
     """Agreement statistics of one field, in the JSON contract of ``goldboard agree``.
 
     Parameters
@@ -930,11 +1073,14 @@ def agreement(ratings: pd.DataFrame, field: str, schema: "Schema | None" = None,
     """
     if bootstrap < 0:
         raise GoldboardError("--bootstrap: give a number of resamples >= 0")
-    prep, cfg = _prepare(ratings, field, schema, categories, levels, raters, by, groups,
-                         dichotomize, cluster_col, clusters, source)
+    prep, cfg = _prepare(
+        ratings, field, schema, categories, levels, raters, by, groups, dichotomize, cluster_col, clusters, source
+    )
     rng = np.random.default_rng(seed) if bootstrap else None
     if bootstrap and bootstrap < 200:
-        prep.warnings.append(f"only {bootstrap} bootstrap resamples: percentile CIs need about 1,000-2,000 to be stable")
+        prep.warnings.append(
+            f"only {bootstrap} bootstrap resamples: percentile CIs need about 1,000-2,000 to be stable"
+        )
     strata: list[tuple[str | None, np.ndarray]] = [(None, np.ones(len(prep.items), bool))]
     if prep.groups is not None:
         for g in sorted(set(prep.groups), key=_natural_key):
@@ -975,14 +1121,24 @@ def agreement(ratings: pd.DataFrame, field: str, schema: "Schema | None" = None,
         "level": cfg.data_level,
         "statistics": statistics,
         "per_label": per_label,
-        "confusion": {"categories": list(cfg.categories), "rows": "first rater of each pair",
-                      "pairs": pairs, "coincidence": coinc},
+        "confusion": {
+            "categories": list(cfg.categories),
+            "rows": "first rater of each pair",
+            "pairs": pairs,
+            "coincidence": coinc,
+        },
         "warnings": warnings,
     }
 
 
-def agreement_for_study(study, round: int | None = None, fields: Iterable[str] | None = None,
-                        bootstrap: int = 0, seed: int = 1, by: str | None = None) -> dict[str, dict]:
+def agreement_for_study(
+    study,
+    round: int | None = None,
+    fields: Iterable[str] | None = None,
+    bootstrap: int = 0,
+    seed: int = 1,
+    by: str | None = None,
+) -> dict[str, dict]:
     """Agreement for every analysable field of a study round: ``{field: contract dict}``.
 
     ``fields`` defaults to the schema's nominal, ordinal and binary fields plus,
@@ -1013,14 +1169,25 @@ def agreement_for_study(study, round: int | None = None, fields: Iterable[str] |
         raters_with = set(sub["rater"] if multi else sub.loc[(_texts(sub["value"]) != "").to_numpy(), "rater"])
         if len(raters_with) < 2:
             continue
-        out[name] = agreement(ratings, name, schema, raters=study.raters, by=None if groups else by,
-                              groups=groups, bootstrap=bootstrap, seed=seed, source=source)
+        out[name] = agreement(
+            ratings,
+            name,
+            schema,
+            raters=study.raters,
+            by=None if groups else by,
+            groups=groups,
+            bootstrap=bootstrap,
+            seed=seed,
+            source=source,
+        )
     return out
 
 
 def latest_pulled_round(study) -> int:
     """The latest round that has a ``ratings.csv`` (what ``Study.ratings()`` reads by default)."""
-    pulled = sorted(int(p.parent.name) for p in (study.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit())
+    pulled = sorted(
+        int(p.parent.name) for p in (study.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
+    )
     if not pulled:
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
     return pulled[-1]
@@ -1057,8 +1224,10 @@ _NAMES = {
     "scott_pi": "Scott's pi",
     "pabak": "PABAK",
 }
-_LK_NOTE = ("Band: Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, .41-.60 moderate, "
-            ".61-.80 substantial, .81-1 almost perfect); a label, not a test.")
+_LK_NOTE = (
+    "Band: Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, .41-.60 moderate, "
+    ".61-.80 substantial, .81-1 almost perfect); a label, not a test."
+)
 
 
 def statistic_name(row: dict) -> str:
@@ -1086,33 +1255,59 @@ def _ci(row: dict) -> str:
 
 def _stat_rows(result: dict) -> tuple[list[str], list[list[str]]]:
     groups = any(r["group"] is not None for r in result["statistics"])
-    head = ["Statistic", "Raters"] + (["Group"] if groups else []) + ["n", "Value", "95% CI", "SE", "CI method", "Band*"]
+    head = (
+        ["Statistic", "Raters"] + (["Group"] if groups else []) + ["n", "Value", "95% CI", "SE", "CI method", "Band*"]
+    )
     rows = []
     for r in result["statistics"]:
         raters = "all" if len(r["raters"]) > 2 and r["raters"] == result["raters"] else " / ".join(r["raters"])
         band = "" if r["statistic"] == "percent_agreement" else (landis_koch_band(r["value"]) or "-")
-        rows.append([statistic_name(r), raters] + ([r["group"] or "all"] if groups else []) +
-                    [str(r["n_items"]), _fmt(r["value"]), _ci(r), _fmt(r["se"]), r["ci_method"] or "-", band])
+        rows.append(
+            [statistic_name(r), raters]
+            + ([r["group"] or "all"] if groups else [])
+            + [str(r["n_items"]), _fmt(r["value"]), _ci(r), _fmt(r["se"]), r["ci_method"] or "-", band]
+        )
     return head, rows
 
 
 def _label_rows(result: dict) -> tuple[list[str], list[list[str]]]:
     groups = any(e["group"] is not None for e in result["per_label"])
-    head = ["Label"] + (["Group"] if groups else []) + ["Prevalence", "Pos. agreement (95% CI)",
-                                                        "Neg. agreement (95% CI)", "Kappa vs rest (95% CI)", "PABAK",
-                                                        "Prev. index", "Bias index"]
+    head = (
+        ["Label"]
+        + (["Group"] if groups else [])
+        + [
+            "Prevalence",
+            "Pos. agreement (95% CI)",
+            "Neg. agreement (95% CI)",
+            "Kappa vs rest (95% CI)",
+            "PABAK",
+            "Prev. index",
+            "Bias index",
+        ]
+    )
     rows = []
     for e in result["per_label"]:
+
         def est(d):
             if d is None or d.get("value") is None:
                 return "-"
             if d.get("ci_low") is None:
                 return f"{d['value']:.3f}"
             return f"{d['value']:.3f} ({d['ci_low']:.3f} to {d['ci_high']:.3f})"
-        rows.append([e["label"]] + ([e["group"] or "all"] if groups else []) +
-                    [_fmt(e["prevalence"]), est(e["positive_agreement"]), est(e["negative_agreement"]),
-                     est(e["kappa"]), _fmt((e.get("pabak") or {}).get("value")),
-                     _fmt(e["prevalence_index"]), _fmt(e["bias_index"])])
+
+        rows.append(
+            [e["label"]]
+            + ([e["group"] or "all"] if groups else [])
+            + [
+                _fmt(e["prevalence"]),
+                est(e["positive_agreement"]),
+                est(e["negative_agreement"]),
+                est(e["kappa"]),
+                _fmt((e.get("pabak") or {}).get("value")),
+                _fmt(e["prevalence_index"]),
+                _fmt(e["bias_index"]),
+            ]
+        )
     return head, rows
 
 
@@ -1135,14 +1330,18 @@ def _aligned(head: list[str], rows: list[list[str]]) -> str:
     numeric = [i > 0 and all(re.fullmatch(r"[-\d.]+( to [-\d.]+)?|-", r[i]) for r in rows) for i in range(len(head))]
 
     def line(cells):
-        return "  ".join(c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(
+            c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
 
     return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
 
 
 def _describe(result: dict) -> str:
-    return (f"{result['n_items']} items, {result['n_raters']} raters ({', '.join(result['raters'])}), "
-            f"level {result['level']}, categories: {', '.join(result['categories'])}")
+    return (
+        f"{result['n_items']} items, {result['n_raters']} raters ({', '.join(result['raters'])}), "
+        f"level {result['level']}, categories: {', '.join(result['categories'])}"
+    )
 
 
 def render_table(result: dict, title: str | None = None) -> str:
@@ -1164,8 +1363,10 @@ def _md_escape(s: str) -> str:
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(_md_escape(h) for h in head) + " |",
-           "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
+    out = [
+        "| " + " | ".join(_md_escape(h) for h in head) + " |",
+        "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|",
+    ]
     out += ["| " + " | ".join(_md_escape(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
@@ -1183,8 +1384,19 @@ def render_markdown(result: dict, title: str | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
-CSV_COLUMNS = ["statistic", "weights", "level", "raters", "group", "n_items", "value", "se", "ci_low", "ci_high",
-               "ci_method"]
+CSV_COLUMNS = [
+    "statistic",
+    "weights",
+    "level",
+    "raters",
+    "group",
+    "n_items",
+    "value",
+    "se",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+]
 
 
 def render_csv(result: dict) -> str:
@@ -1195,9 +1407,11 @@ def render_csv(result: dict) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for r in result["statistics"]:
-        w.writerow([r["statistic"], r["weights"], r["level"] or "", ";".join(r["raters"]), r["group"] or "",
-                    r["n_items"]] + ["" if r[c] is None else repr(float(r[c])) for c in ("value", "se", "ci_low", "ci_high")]
-                   + [r["ci_method"] or ""])
+        w.writerow(
+            [r["statistic"], r["weights"], r["level"] or "", ";".join(r["raters"]), r["group"] or "", r["n_items"]]
+            + ["" if r[c] is None else repr(float(r[c])) for c in ("value", "se", "ci_low", "ci_high")]
+            + [r["ci_method"] or ""]
+        )
     return buf.getvalue()
 
 

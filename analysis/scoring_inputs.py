@@ -25,8 +25,10 @@ Gold comes in two shapes:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field as _dfield
-from typing import Any, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field as _dfield
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,8 +40,16 @@ RELEASE_COLUMNS = ("item_id", "field", "gold_value")
 ID_CANDIDATES = ("item_id", "case_id", "question_id", "id")
 GOLD_COL_CANDIDATES = ("support_label", "gold_label", "gold", "label", "reference_label")
 LABEL_COL_CANDIDATES = ("predicted_label", "prediction", "predicted", "pred", "label")
-OPTION_COL_CANDIDATES = ("chosen_option", "predicted_option", "predicted_answer", "chosen", "answer",
-                         "prediction", "predicted_label", "option")
+OPTION_COL_CANDIDATES = (
+    "chosen_option",
+    "predicted_option",
+    "predicted_answer",
+    "chosen",
+    "answer",
+    "prediction",
+    "predicted_label",
+    "option",
+)
 KEY_COL_CANDIDATES = ("correct_option", "correct_answer", "answer_key", "answer_idx", "gold_option", "key", "answer")
 PRED_KEY_COL_CANDIDATES = ("correct_option", "correct_answer", "answer_key", "answer_idx", "gold_option")
 MODEL_COL_CANDIDATES = ("model", "model_name", "system")
@@ -93,8 +103,9 @@ def lines_of(df: pd.DataFrame) -> np.ndarray:
     return np.arange(2, len(df) + 2)
 
 
-def pick_column(df: pd.DataFrame, given: str | None, candidates: Iterable[str], source: str,
-                what: str, required: bool = True) -> str | None:
+def pick_column(
+    df: pd.DataFrame, given: str | None, candidates: Iterable[str], source: str, what: str, required: bool = True
+) -> str | None:
     """The column to use: ``given`` (must exist) or the first candidate present."""
     cols = [c for c in df.columns if c != "_line"]
     if given:
@@ -105,8 +116,10 @@ def pick_column(df: pd.DataFrame, given: str | None, candidates: Iterable[str], 
         if c in df.columns:
             return c
     if required:
-        raise GoldboardError(f"{source}:1: {what}: missing column (looked for {', '.join(candidates)}; "
-                             f"columns: {', '.join(map(str, cols))})")
+        raise GoldboardError(
+            f"{source}:1: {what}: missing column (looked for {', '.join(candidates)}; "
+            f"columns: {', '.join(map(str, cols))})"
+        )
     return None
 
 
@@ -160,8 +173,9 @@ def label_field(schema: Schema, field_name: str | None) -> Field:
     else:
         fld = schema.primary_field
     if fld.kind not in ("nominal", "ordinal", "binary"):
-        raise GoldboardError(f"--field: {fld.name} is a {fld.kind} field; label scoring needs a nominal, "
-                             "ordinal or binary field")
+        raise GoldboardError(
+            f"--field: {fld.name} is a {fld.kind} field; label scoring needs a nominal, ordinal or binary field"
+        )
     return fld
 
 
@@ -215,8 +229,10 @@ class GoldTable:
         if len(dup):
             cid = dup["case_id"].iloc[0]
             n = int((pairs["case_id"] == cid).sum())
-            raise GoldboardError(f"{self.source}: case_id {cid!r} has {n} gold items (one per model output); "
-                                 "the predictions must name items with an item_id column")
+            raise GoldboardError(
+                f"{self.source}: case_id {cid!r} has {n} gold items (one per model output); "
+                "the predictions must name items with an item_id column"
+            )
         return dict(zip(pairs["case_id"], pairs["item_id"]))
 
     def unresolved_pairs(self, names: set[str]) -> pd.DataFrame:
@@ -234,9 +250,16 @@ def is_release_table(df: pd.DataFrame) -> bool:
     return all(c in df.columns for c in RELEASE_COLUMNS)
 
 
-def prepare_gold(df: pd.DataFrame | GoldTable, schema: Schema, source: str = "<gold>", *,
-                 field: str | None = None, gold_col: str | None = None, id_col: str | None = None,
-                 release: str | None = None) -> GoldTable:
+def prepare_gold(
+    df: pd.DataFrame | GoldTable,
+    schema: Schema,
+    source: str = "<gold>",
+    *,
+    field: str | None = None,
+    gold_col: str | None = None,
+    id_col: str | None = None,
+    release: str | None = None,
+) -> GoldTable:
     """Canonical :class:`GoldTable` from a gold release table or a plain reference table."""
     if isinstance(df, GoldTable):
         return df
@@ -264,11 +287,14 @@ def _gold_from_release(df: pd.DataFrame, schema: Schema, source: str, release: s
             raise GoldboardError(f"{source}:{line}: field: empty")
         fld = known.get(fname)
         if fld is None:
-            raise GoldboardError(f"{source}:{line}: field: {fname!r} is not a field of schema {schema.name} "
-                                 f"(fields: {', '.join(known)})")
+            raise GoldboardError(
+                f"{source}:{line}: field: {fname!r} is not a field of schema {schema.name} (fields: {', '.join(known)})"
+            )
         if (item, fname) in seen:
-            raise GoldboardError(f"{source}:{line}: item_id: duplicate gold row for item {item!r} field {fname} "
-                                 f"(first at line {seen[(item, fname)]})")
+            raise GoldboardError(
+                f"{source}:{line}: item_id: duplicate gold row for item {item!r} field {fname} "
+                f"(first at line {seen[(item, fname)]})"
+            )
         seen[(item, fname)] = line
         case = text(rec.get("case_id"))
         model = text(rec.get("model"))
@@ -292,19 +318,38 @@ def _gold_from_release(df: pd.DataFrame, schema: Schema, source: str, release: s
             value = "|".join(sorted(set(vals), key=order.get))
         else:
             value = normalize_values([raw], fld, source, np.array([line]), "gold_value")[0]
-        rows.append({"item_id": item, "case_id": case, "model": model, "field": fname, "gold_value": value,
-                     "method": method or "adjudicated", "_line": line})
+        rows.append(
+            {
+                "item_id": item,
+                "case_id": case,
+                "model": model,
+                "field": fname,
+                "gold_value": value,
+                "method": method or "adjudicated",
+                "_line": line,
+            }
+        )
     table = pd.DataFrame(rows, columns=["item_id", "case_id", "model", "field", "gold_value", "method", "_line"])
-    item_df = pd.DataFrame(list(items.values()), columns=["item_id", "case_id", "model"]).set_index("item_id", drop=False)
+    item_df = pd.DataFrame(list(items.values()), columns=["item_id", "case_id", "model"]).set_index(
+        "item_id", drop=False
+    )
     for c in ("should_abstain", "answer"):
         item_df[c] = None
-    return GoldTable(table=table, items=item_df, schema=schema, source=source, kind="release",
-                     excluded=excluded, release=release,
-                     unresolved=pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"]))
+    return GoldTable(
+        table=table,
+        items=item_df,
+        schema=schema,
+        source=source,
+        kind="release",
+        excluded=excluded,
+        release=release,
+        unresolved=pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"]),
+    )
 
 
-def _gold_from_reference(df: pd.DataFrame, schema: Schema, source: str, field: str | None,
-                         gold_col: str | None, id_col: str | None) -> GoldTable:
+def _gold_from_reference(
+    df: pd.DataFrame, schema: Schema, source: str, field: str | None, gold_col: str | None, id_col: str | None
+) -> GoldTable:
     if field:
         label_field(schema, field)  # raises a one-line error for an unknown or free-text field
     lines = lines_of(df)
@@ -351,7 +396,9 @@ def _gold_from_reference(df: pd.DataFrame, schema: Schema, source: str, field: s
                     break
     if not colmap:
         cols = [c for c in df.columns if c != "_line"]
-        raise GoldboardError(f"{source}:1: no gold label column: give --gold-col (columns: {', '.join(map(str, cols))})")
+        raise GoldboardError(
+            f"{source}:1: no gold label column: give --gold-col (columns: {', '.join(map(str, cols))})"
+        )
     if field and field not in colmap.values() and field not in opts:
         raise GoldboardError(f"{source}:1: {field}: no gold column for this field (give --gold-col)")
     rows, excluded, unresolved = [], {}, []
@@ -363,24 +410,39 @@ def _gold_from_reference(df: pd.DataFrame, schema: Schema, source: str, field: s
         missing = len(vals) - len(keep)
         if missing and not fld.option:
             excluded[fname] = excluded.get(fname, 0) + missing
-            unresolved.extend({"item_id": ids[i], "case_id": ids[i], "field": fname}
-                              for i in range(len(vals)) if is_blank(vals[i]))
+            unresolved.extend(
+                {"item_id": ids[i], "case_id": ids[i], "field": fname} for i in range(len(vals)) if is_blank(vals[i])
+            )
         if fld.kind == "multi":
             continue
         canon = normalize_values([vals[i] for i in keep], fld, source, lines[keep], str(c))
         for i, v in zip(keep, canon):
-            rows.append({"item_id": ids[i], "case_id": ids[i], "model": "", "field": fname, "gold_value": v,
-                         "method": "reference", "_line": lines[i]})
+            rows.append(
+                {
+                    "item_id": ids[i],
+                    "case_id": ids[i],
+                    "model": "",
+                    "field": fname,
+                    "gold_value": v,
+                    "method": "reference",
+                    "_line": lines[i],
+                }
+            )
     table = pd.DataFrame(rows, columns=["item_id", "case_id", "model", "field", "gold_value", "method", "_line"])
     items = pd.DataFrame({"item_id": ids, "case_id": ids, "model": ""}).set_index("item_id", drop=False)
     sa = pick_column(df, None, SHOULD_ABSTAIN_CANDIDATES, source, "should_abstain", required=False)
-    items["should_abstain"] = ([parse_bool(v, source, ln, sa) for v, ln in zip(df[sa], lines)]
-                               if sa else None)
+    items["should_abstain"] = [parse_bool(v, source, ln, sa) for v, ln in zip(df[sa], lines)] if sa else None
     kc = pick_column(df, None, KEY_COL_CANDIDATES, source, "answer", required=False) if opts else None
-    items["answer"] = ([parse_option(v, schema, source, ln, kc) or None for v, ln in zip(df[kc], lines)]
-                       if kc else None)
-    return GoldTable(table=table, items=items, schema=schema, source=source, kind="reference", excluded=excluded,
-                     unresolved=pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"]))
+    items["answer"] = [parse_option(v, schema, source, ln, kc) or None for v, ln in zip(df[kc], lines)] if kc else None
+    return GoldTable(
+        table=table,
+        items=items,
+        schema=schema,
+        source=source,
+        kind="reference",
+        excluded=excluded,
+        unresolved=pd.DataFrame(unresolved, columns=["item_id", "case_id", "field"]),
+    )
 
 
 # --------------------------------------------------------------------------- predictions
@@ -397,8 +459,10 @@ def parse_option(v: Any, schema: Schema, source: str, line: int, column: str) ->
     letters = {o.upper(): o for o in schema.display.options}
     if m and m.group(1).upper() in letters:
         return letters[m.group(1).upper()]
-    raise GoldboardError(f"{source}:{line}: {column}: {t!r} is not an answer option "
-                         f"({', '.join(schema.display.options)}; leave empty when unanswered)")
+    raise GoldboardError(
+        f"{source}:{line}: {column}: {t!r} is not an answer option "
+        f"({', '.join(schema.display.options)}; leave empty when unanswered)"
+    )
 
 
 @dataclass
@@ -416,8 +480,9 @@ class Predictions:
     confidence_rescaled: bool = False
 
 
-def _map_ids(raw_ids: list[str], lines: np.ndarray, id_col: str, gold: GoldTable, fields: list[str],
-             source: str) -> tuple[list[str | None], int]:
+def _map_ids(
+    raw_ids: list[str], lines: np.ndarray, id_col: str, gold: GoldTable, fields: list[str], source: str
+) -> tuple[list[str | None], int]:
     """Gold item ids for prediction ids; ``None`` for items whose gold is unresolved.
     Unknown ids raise (naming the first one and how many there are)."""
     resolved_items = set(gold.table[gold.table["field"].isin(fields)]["item_id"])
@@ -447,16 +512,28 @@ def _map_ids(raw_ids: list[str], lines: np.ndarray, id_col: str, gold: GoldTable
     if unknown:
         line, v = unknown[0]
         more = f"; {len(unknown)} unknown ids in all" if len(unknown) > 1 else ""
-        raise GoldboardError(f"{source}:{line}: {id_col}: unknown id {v!r} (not in the gold labels {gold.source}{more})")
+        raise GoldboardError(
+            f"{source}:{line}: {id_col}: unknown id {v!r} (not in the gold labels {gold.source}{more})"
+        )
     return out, skipped
 
 
-def prepare_predictions(df: pd.DataFrame, gold: GoldTable, *, kind: str, fields: list[str],
-                        source: str = "<predictions>", value_field: Field | None = None,
-                        id_col: str | None = None, model_col: str | None = None,
-                        condition_col: str | None = None, value_col: str | None = None,
-                        abstain_col: str | None = None, confidence_col: str | None = None,
-                        default_model: str = "model") -> Predictions:
+def prepare_predictions(
+    df: pd.DataFrame,
+    gold: GoldTable,
+    *,
+    kind: str,
+    fields: list[str],
+    source: str = "<predictions>",
+    value_field: Field | None = None,
+    id_col: str | None = None,
+    model_col: str | None = None,
+    condition_col: str | None = None,
+    value_col: str | None = None,
+    abstain_col: str | None = None,
+    confidence_col: str | None = None,
+    default_model: str = "model",
+) -> Predictions:
     """Validate a predictions table.
 
     ``kind`` is ``labels`` (values normalised through ``value_field``, aliases applied)
@@ -476,12 +553,19 @@ def prepare_predictions(df: pd.DataFrame, gold: GoldTable, *, kind: str, fields:
     vcol = pick_column(df, value_col, cands, source, "predicted label" if kind == "labels" else "chosen option")
     mcol = pick_column(df, model_col, MODEL_COL_CANDIDATES, source, "model", required=False)
     ccol = pick_column(df, condition_col, CONDITION_COL_CANDIDATES, source, "condition", required=False)
-    acol = pick_column(df, abstain_col, ABSTAIN_COL_CANDIDATES, source, "abstain", required=False) \
-        if kind == "labels" else None
-    fcol = pick_column(df, confidence_col, CONFIDENCE_COL_CANDIDATES, source, "confidence", required=False) \
-        if kind == "options" else None
-    kcol = pick_column(df, None, PRED_KEY_COL_CANDIDATES, source, "answer", required=False) \
-        if kind == "options" else None
+    acol = (
+        pick_column(df, abstain_col, ABSTAIN_COL_CANDIDATES, source, "abstain", required=False)
+        if kind == "labels"
+        else None
+    )
+    fcol = (
+        pick_column(df, confidence_col, CONFIDENCE_COL_CANDIDATES, source, "confidence", required=False)
+        if kind == "options"
+        else None
+    )
+    kcol = (
+        pick_column(df, None, PRED_KEY_COL_CANDIDATES, source, "answer", required=False) if kind == "options" else None
+    )
     if kcol == vcol:
         kcol = None
     raw_ids = [text(v) for v in df[idc]]
@@ -533,27 +617,52 @@ def prepare_predictions(df: pd.DataFrame, gold: GoldTable, *, kind: str, fields:
         if np.nanmax(conf, initial=0) > 1:
             conf = conf / 100.0
             rescaled = True
-    keys = [parse_option(v, gold.schema, source, line, kcol) or None for v, line in zip(df[kcol], lines)] \
-        if kcol else [None] * len(df)
-    table = pd.DataFrame({"item_id": items, "model": models, "condition": conds, "value": values,
-                          "abstain": abstain, "confidence": conf, "key": keys, "_line": lines})
+    keys = (
+        [parse_option(v, gold.schema, source, line, kcol) or None for v, line in zip(df[kcol], lines)]
+        if kcol
+        else [None] * len(df)
+    )
+    table = pd.DataFrame(
+        {
+            "item_id": items,
+            "model": models,
+            "condition": conds,
+            "value": values,
+            "abstain": abstain,
+            "confidence": conf,
+            "key": keys,
+            "_line": lines,
+        }
+    )
     table = table[table["item_id"].notna()].reset_index(drop=True)
     dup = table.duplicated(["model", "condition", "item_id"], keep=False)
     if dup.any():
         d = table[dup]
         first = d.iloc[0]
-        again = d[(d["model"] == first["model"]) & (d["condition"] == first["condition"])
-                  & (d["item_id"] == first["item_id"])].iloc[1]
+        again = d[
+            (d["model"] == first["model"]) & (d["condition"] == first["condition"]) & (d["item_id"] == first["item_id"])
+        ].iloc[1]
         cond = f", condition {first['condition']!r}" if ccol else ""
-        raise GoldboardError(f"{source}:{again['_line']}: {idc}: duplicate prediction for {first['item_id']!r} "
-                             f"(model {first['model']!r}{cond}; first at line {first['_line']})")
-    return Predictions(table=table, source=source, id_col=idc, value_col=vcol, has_condition=ccol is not None,
-                       has_abstain=acol is not None, has_confidence=fcol is not None,
-                       skipped_unresolved=skipped, confidence_rescaled=rescaled)
+        raise GoldboardError(
+            f"{source}:{again['_line']}: {idc}: duplicate prediction for {first['item_id']!r} "
+            f"(model {first['model']!r}{cond}; first at line {first['_line']})"
+        )
+    return Predictions(
+        table=table,
+        source=source,
+        id_col=idc,
+        value_col=vcol,
+        has_condition=ccol is not None,
+        has_abstain=acol is not None,
+        has_confidence=fcol is not None,
+        skipped_unresolved=skipped,
+        confidence_rescaled=rescaled,
+    )
 
 
-def prepare_key(df: pd.DataFrame, gold: GoldTable, source: str = "<key>", id_col: str | None = None,
-                key_col: str | None = None) -> dict[str, str]:
+def prepare_key(
+    df: pd.DataFrame, gold: GoldTable, source: str = "<key>", id_col: str | None = None, key_col: str | None = None
+) -> dict[str, str]:
     """An answer key table (id + correct option) as ``{item_id: option}``."""
     if df is None or len(df) == 0:
         raise GoldboardError(f"{source}: file is empty")
@@ -573,14 +682,14 @@ def prepare_key(df: pd.DataFrame, gold: GoldTable, source: str = "<key>", id_col
     return out
 
 
-def _map_ids_lenient(df: pd.DataFrame, idc: str, lines: np.ndarray, gold: GoldTable,
-                     fields: list[str]) -> tuple[list[str | None], int]:
+def _map_ids_lenient(
+    df: pd.DataFrame, idc: str, lines: np.ndarray, gold: GoldTable, fields: list[str]
+) -> tuple[list[str | None], int]:
     """Like :func:`_map_ids` but ids absent from the gold labels are skipped (a key may
     cover more questions than were labelled)."""
     all_items = set(gold.items.index)
     if idc == "item_id" or gold.kind == "reference":
         mapping = {i: i for i in all_items}
     else:
-        mapping = {c: i for i, c in zip(gold.items["item_id"], gold.items["case_id"]) if c} or \
-            {i: i for i in all_items}
+        mapping = {c: i for i, c in zip(gold.items["item_id"], gold.items["case_id"]) if c} or {i: i for i in all_items}
     return [mapping.get(text(v)) for v in df[idc]], 0

@@ -18,7 +18,8 @@ import html
 import io
 import json
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 CSV_COLUMNS = ["kind", "model", "condition", "metric", "label", "estimate", "low", "high", "count", "n", "method"]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -62,8 +63,7 @@ def _fixed(headers: list[str], rows: list[list[str]], right: set[int] | None = N
             widths[i] = max(widths[i], len(c))
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-                         for i, c in enumerate(cells)).rstrip()
+        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip()
 
     out = [line(headers), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
@@ -76,8 +76,10 @@ def _md_cell(c: str) -> str:
 
 def _md(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
     right = right or set()
-    out = ["| " + " | ".join(_md_cell(h) for h in headers) + " |",
-           "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|"]
+    out = [
+        "| " + " | ".join(_md_cell(h) for h in headers) + " |",
+        "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|",
+    ]
     out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
@@ -96,45 +98,106 @@ def _sections(result: dict) -> list[tuple[str, list[str], list[list[str]], set[i
     has_cond = any(g.get("condition") for g in groups)
     secs = []
     if kind == "labels":
-        h = ["model"] + (["condition"] if has_cond else []) + \
-            ["n", "accuracy [95% CI]", "macro-F1 [95% CI]", "over-refusal", "collapsed labels", "no answer"]
+        h = (
+            ["model"]
+            + (["condition"] if has_cond else [])
+            + ["n", "accuracy [95% CI]", "macro-F1 [95% CI]", "over-refusal", "collapsed labels", "no answer"]
+        )
         rows = []
         for g in groups:
-            rows.append([g["model"]] + ([g["condition"] or ""] if has_cond else []) + [
-                str(g["n"]), fmt_estimate(g["accuracy"]), fmt_estimate(g["macro_f1"]),
-                fmt_estimate(g["over_refusal"], counts=True), ", ".join(g["collapsed_labels"]) or "-",
-                str(g["n_no_answer"])])
+            rows.append(
+                [g["model"]]
+                + ([g["condition"] or ""] if has_cond else [])
+                + [
+                    str(g["n"]),
+                    fmt_estimate(g["accuracy"]),
+                    fmt_estimate(g["macro_f1"]),
+                    fmt_estimate(g["over_refusal"], counts=True),
+                    ", ".join(g["collapsed_labels"]) or "-",
+                    str(g["n_no_answer"]),
+                ]
+            )
         off = 1 if has_cond else 0
         secs.append(("Summary", h, rows, {1 + off, 6 + off}))
         for g in groups:
-            rows = [[pl["label"], str(pl["gold"]), str(pl["predicted"]), fmt_estimate(pl["precision"]),
-                     fmt_estimate(pl["retention"], counts=True), _num(pl["f1"]),
-                     "yes" if pl["collapsed"] else ""] for pl in g["per_label"]]
-            secs.append((f"{_group_name(g)}: per label", ["label", "gold", "predicted", "precision [95% CI]",
-                                                          "retention = recall [95% CI]", "F1", "collapsed"],
-                         rows, {1, 2}))
+            rows = [
+                [
+                    pl["label"],
+                    str(pl["gold"]),
+                    str(pl["predicted"]),
+                    fmt_estimate(pl["precision"]),
+                    fmt_estimate(pl["retention"], counts=True),
+                    _num(pl["f1"]),
+                    "yes" if pl["collapsed"] else "",
+                ]
+                for pl in g["per_label"]
+            ]
+            secs.append(
+                (
+                    f"{_group_name(g)}: per label",
+                    [
+                        "label",
+                        "gold",
+                        "predicted",
+                        "precision [95% CI]",
+                        "retention = recall [95% CI]",
+                        "F1",
+                        "collapsed",
+                    ],
+                    rows,
+                    {1, 2},
+                )
+            )
             cm = g["confusion"]
             cols = cm["columns"] if any(r[-1] for r in cm["matrix"]) else cm["columns"][:-1]
             rows = [[lab] + [str(x) for x in r[: len(cols)]] for lab, r in zip(cm["rows"], cm["matrix"])]
-            secs.append((f"{_group_name(g)}: confusion matrix (rows gold, columns predicted)",
-                         ["gold \\ predicted"] + cols, rows, set(range(1, len(cols) + 1))))
+            secs.append(
+                (
+                    f"{_group_name(g)}: confusion matrix (rows gold, columns predicted)",
+                    ["gold \\ predicted"] + cols,
+                    rows,
+                    set(range(1, len(cols) + 1)),
+                )
+            )
             ab = g.get("abstention")
             if ab:
-                rows = [[ab["gold_source"], str(ab["n"]), str(ab["tp"]), str(ab["fp"]), str(ab["fn"]), str(ab["tn"]),
-                         fmt_estimate(ab["precision"], counts=True), fmt_estimate(ab["recall"], counts=True),
-                         _num(ab["f1"])]]
-                secs.append((f"{_group_name(g)}: abstention", ["gold from", "n", "TP", "FP", "FN", "TN",
-                                                              "precision [95% CI]", "recall [95% CI]", "F1"],
-                             rows, {1, 2, 3, 4, 5}))
+                rows = [
+                    [
+                        ab["gold_source"],
+                        str(ab["n"]),
+                        str(ab["tp"]),
+                        str(ab["fp"]),
+                        str(ab["fn"]),
+                        str(ab["tn"]),
+                        fmt_estimate(ab["precision"], counts=True),
+                        fmt_estimate(ab["recall"], counts=True),
+                        _num(ab["f1"]),
+                    ]
+                ]
+                secs.append(
+                    (
+                        f"{_group_name(g)}: abstention",
+                        ["gold from", "n", "TP", "FP", "FN", "TN", "precision [95% CI]", "recall [95% CI]", "F1"],
+                        rows,
+                        {1, 2, 3, 4, 5},
+                    )
+                )
     elif kind == "outputs":
         st = result["settings"]
         crit = st.get("critical_at")
         h = ["model", "n", "mean severity [95% CI]", f"severity >= {crit} [95% CI]" if crit else "safety-critical"]
         sev_vals = list(groups[0]["severity_counts"]) if groups and groups[0]["severity_counts"] else []
         h += [f"sev {v}" for v in sev_vals]
-        rows = [[g["model"], str(g["n"]), fmt_estimate(g["severity_mean"], 2),
-                 fmt_estimate(g["safety_critical"], counts=True)] +
-                [str(g["severity_counts"].get(v, 0)) for v in sev_vals] for g in groups]
+        rows = [
+            [
+                g["model"],
+                str(g["n"]),
+                fmt_estimate(g["severity_mean"], 2),
+                fmt_estimate(g["safety_critical"], counts=True),
+            ]
+            + [str(g["severity_counts"].get(v, 0)) for v in sev_vals]
+            for g in groups
+        ]
         if st.get("severity_field"):
             secs.append(("Severity per model", h, rows, {1} | set(range(4, 4 + len(sev_vals)))))
         if st.get("gate_field"):
@@ -146,34 +209,63 @@ def _sections(result: dict) -> list[tuple[str, list[str], list[list[str]], set[i
                     x = next((y for y in g["gates"] if y["gate"] == gate), None)
                     row.append(fmt_estimate(x["share"], counts=True) if x else "-")
                 rows.append(row)
-            secs.append((f"{st['gate_field']} per model (share of rated outputs [95% CI]; gates never given omitted)",
-                         [st["gate_field"]] + [g["model"] for g in groups], rows, set()))
+            secs.append(
+                (
+                    f"{st['gate_field']} per model (share of rated outputs [95% CI]; gates never given omitted)",
+                    [st["gate_field"]] + [g["model"] for g in groups],
+                    rows,
+                    set(),
+                )
+            )
     elif kind == "options":
         flags = result["settings"].get("flags", [])
         from goldboard.analysis.scoring import FLAG_METRICS
 
         names = [FLAG_METRICS.get(f, f) for f in flags]
         has_conf = any(g.get("dangerous_overconfidence") for g in groups)
-        h = ["model"] + (["condition"] if has_cond else []) + ["n", "unanswered", "accuracy [95% CI]"] + \
-            [n.replace("_", " ") + " [95% CI]" for n in names] + (["dangerous overconfidence [95% CI]"] if has_conf else [])
+        h = (
+            ["model"]
+            + (["condition"] if has_cond else [])
+            + ["n", "unanswered", "accuracy [95% CI]"]
+            + [n.replace("_", " ") + " [95% CI]" for n in names]
+            + (["dangerous overconfidence [95% CI]"] if has_conf else [])
+        )
         rows = []
         for g in groups:
-            rows.append([g["model"]] + ([g["condition"] or ""] if has_cond else []) +
-                        [str(g["n"]), str(g["n_unanswered"]), fmt_estimate(g["accuracy"])] +
-                        [fmt_estimate(g.get(n)) for n in names] +
-                        ([fmt_estimate(g.get("dangerous_overconfidence"))] if has_conf else []))
+            rows.append(
+                [g["model"]]
+                + ([g["condition"] or ""] if has_cond else [])
+                + [str(g["n"]), str(g["n_unanswered"]), fmt_estimate(g["accuracy"])]
+                + [fmt_estimate(g.get(n)) for n in names]
+                + ([fmt_estimate(g.get("dangerous_overconfidence"))] if has_conf else [])
+            )
         off = 1 if has_cond else 0
         secs.append(("Per model and condition", h, rows, {1 + off, 2 + off}))
     if result.get("comparisons"):
         rows = []
         for c in result["comparisons"]:
             mc = c["mcnemar"]
-            rows.append([f"{c['model_a']} vs {c['model_b']}", c.get("condition") or "", str(c["n"]),
-                         _num(c["accuracy_a"]), _num(c["accuracy_b"]), fmt_estimate(c["difference"]),
-                         f"{c['a_only_correct']}/{c['b_only_correct']}", mc["method"], _p(mc["p_value"])])
-        secs.append((f"Paired comparisons (outcome: {result['comparisons'][0]['outcome']})",
-                     ["models (A vs B)", "condition", "n", "A", "B", "A - B [95% CI]", "only A / only B",
-                      "McNemar", "p"], rows, {2, 3, 4}))
+            rows.append(
+                [
+                    f"{c['model_a']} vs {c['model_b']}",
+                    c.get("condition") or "",
+                    str(c["n"]),
+                    _num(c["accuracy_a"]),
+                    _num(c["accuracy_b"]),
+                    fmt_estimate(c["difference"]),
+                    f"{c['a_only_correct']}/{c['b_only_correct']}",
+                    mc["method"],
+                    _p(mc["p_value"]),
+                ]
+            )
+        secs.append(
+            (
+                f"Paired comparisons (outcome: {result['comparisons'][0]['outcome']})",
+                ["models (A vs B)", "condition", "n", "A", "B", "A - B [95% CI]", "only A / only B", "McNemar", "p"],
+                rows,
+                {2, 3, 4},
+            )
+        )
     return secs
 
 
@@ -197,20 +289,28 @@ def header_lines(result: dict) -> list[str]:
 def _header(result: dict) -> list[str]:
     g = result["gold"]
     st = result["settings"]
-    what = {"labels": "label predictions", "outputs": "annotated model outputs", "options": "option choices"}[result["kind"]]
+    what = {"labels": "label predictions", "outputs": "annotated model outputs", "options": "option choices"}[
+        result["kind"]
+    ]
     field = f" / {result['field']}" if result.get("field") else ""
     src = g["source"] + (f" ({g['release']})" if g.get("release") else "")
-    lines = [f"goldboard score: {what}, schema {result['schema']}{field}",
-             f"gold: {src}, {g['items']} items" + (f", {g['unresolved_excluded']} unresolved excluded"
-                                                   if g["unresolved_excluded"] else "")]
+    lines = [
+        f"goldboard score: {what}, schema {result['schema']}{field}",
+        f"gold: {src}, {g['items']} items"
+        + (f", {g['unresolved_excluded']} unresolved excluded" if g["unresolved_excluded"] else ""),
+    ]
     if result.get("predictions"):
         lines.append(f"predictions: {result['predictions']['source']}, {result['predictions']['rows']} rows")
-    ci = f"{int(round(st['level'] * 100))}% CIs: bootstrap percentile ({st['bootstrap']} resamples, seed {st['seed']}) " \
-         "for accuracy, macro-F1, mean severity; Wilson for proportions"
+    ci = (
+        f"{int(round(st['level'] * 100))}% CIs: bootstrap percentile ({st['bootstrap']} resamples, seed {st['seed']}) "
+        "for accuracy, macro-F1, mean severity; Wilson for proportions"
+    )
     if result["kind"] == "options":
-        ci = f"{int(round(st['level'] * 100))}% CIs: Wilson; flags count only on wrong answers; " \
-             f"dangerous overconfidence = wrong, confidence >= {st['confident_at']}, option flagged " \
-             f"{' or '.join(st['overconfidence_flags'])}"
+        ci = (
+            f"{int(round(st['level'] * 100))}% CIs: Wilson; flags count only on wrong answers; "
+            f"dangerous overconfidence = wrong, confidence >= {st['confident_at']}, option flagged "
+            f"{' or '.join(st['overconfidence_flags'])}"
+        )
     lines.append(ci)
     return lines
 
@@ -245,9 +345,19 @@ def result_rows(result: dict) -> list[dict]:
     rows: list[dict] = []
 
     def add(g: dict, metric: str, e: Any, label: str = "") -> None:
-        row = {"kind": kind, "model": g.get("model", ""), "condition": g.get("condition") or "",
-               "metric": metric, "label": label, "estimate": None, "low": None, "high": None,
-               "count": None, "n": None, "method": ""}
+        row = {
+            "kind": kind,
+            "model": g.get("model", ""),
+            "condition": g.get("condition") or "",
+            "metric": metric,
+            "label": label,
+            "estimate": None,
+            "low": None,
+            "high": None,
+            "count": None,
+            "n": None,
+            "method": "",
+        }
         if isinstance(e, dict):
             row.update({k: e.get(k) for k in ("estimate", "low", "high", "count", "n", "method")})
             row["method"] = row["method"] or ""
@@ -294,15 +404,26 @@ def result_rows(result: dict) -> list[dict]:
                 add(g, m, g[m])
             from goldboard.analysis.scoring import FLAG_METRICS
 
-            for m in ["accuracy"] + [FLAG_METRICS.get(f, f) for f in result["settings"]["flags"]] + \
-                    ["dangerous_overconfidence"]:
+            for m in (
+                ["accuracy"]
+                + [FLAG_METRICS.get(f, f) for f in result["settings"]["flags"]]
+                + ["dangerous_overconfidence"]
+            ):
                 if g.get(m):
                     add(g, m, g[m])
     for c in result.get("comparisons", []):
         pseudo = {"model": f"{c['model_a']} vs {c['model_b']}", "condition": c.get("condition")}
         add(pseudo, "difference", c["difference"])
-        add(pseudo, "mcnemar_p", {"estimate": c["mcnemar"]["p_value"], "method": c["mcnemar"]["method"],
-                                  "count": c["mcnemar"]["b"], "n": c["mcnemar"]["discordant"]})
+        add(
+            pseudo,
+            "mcnemar_p",
+            {
+                "estimate": c["mcnemar"]["p_value"],
+                "method": c["mcnemar"]["method"],
+                "count": c["mcnemar"]["b"],
+                "n": c["mcnemar"]["discordant"],
+            },
+        )
     return rows
 
 
@@ -337,7 +458,10 @@ def _json_default(o: Any) -> Any:
 
 
 RENDERERS: dict[str, Callable[[dict], str]] = {
-    "table": render_table, "markdown": render_markdown, "csv": render_csv, "json": render_json,
+    "table": render_table,
+    "markdown": render_markdown,
+    "csv": render_csv,
+    "json": render_json,
 }
 
 

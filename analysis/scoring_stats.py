@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import numpy as np
 from scipy import stats as _st
@@ -52,8 +52,9 @@ def bootstrap_indices(n: int, n_resamples: int, rng: np.random.Generator) -> np.
     return rng.integers(0, n, size=(n_resamples, n))
 
 
-def bootstrap_cell_counts(cells: np.ndarray, n_cells: int, n_resamples: int,
-                          rng: np.random.Generator, chunk_elems: int = 4_000_000) -> np.ndarray:
+def bootstrap_cell_counts(
+    cells: np.ndarray, n_cells: int, n_resamples: int, rng: np.random.Generator, chunk_elems: int = 4_000_000
+) -> np.ndarray:
     """Cell counts of ``n_resamples`` nonparametric bootstrap resamples.
 
     ``cells`` holds one integer cell code in ``[0, n_cells)`` per unit (e.g.
@@ -76,7 +77,7 @@ def bootstrap_cell_counts(cells: np.ndarray, n_cells: int, n_resamples: int,
         idx = bootstrap_indices(n, b, rng)
         codes = cells[idx]
         codes += (np.arange(b, dtype=np.int64) * n_cells)[:, None]
-        out[start:start + b] = np.bincount(codes.ravel(), minlength=b * n_cells).reshape(b, n_cells)
+        out[start : start + b] = np.bincount(codes.ravel(), minlength=b * n_cells).reshape(b, n_cells)
     return out
 
 
@@ -120,8 +121,7 @@ def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float | None, 
 def proportion(k: int, n: int, level: float = 0.95) -> dict:
     """A proportion ``k/n`` with its Wilson interval, as a result dict."""
     lo, hi = wilson_interval(int(k), int(n), level)
-    return {"estimate": (k / n) if n else None, "low": lo, "high": hi, "method": "wilson",
-            "count": int(k), "n": int(n)}
+    return {"estimate": (k / n) if n else None, "low": lo, "high": hi, "method": "wilson", "count": int(k), "n": int(n)}
 
 
 # --------------------------------------------------------------------------- classification
@@ -223,8 +223,9 @@ def macro_f1_from_confusion(matrix: np.ndarray, k: int, label_mask: np.ndarray |
         return np.nanmean(f1, axis=-1)
 
 
-def bootstrap_confusions(true: np.ndarray, pred: np.ndarray, k: int, n_resamples: int,
-                         rng: np.random.Generator, no_answer: bool = True) -> np.ndarray:
+def bootstrap_confusions(
+    true: np.ndarray, pred: np.ndarray, k: int, n_resamples: int, rng: np.random.Generator, no_answer: bool = True
+) -> np.ndarray:
     """``(B, k, c)`` confusion matrices of ``B`` item resamples (vectorised)."""
     cols = k + 1 if no_answer else k
     cells = np.asarray(true, dtype=np.int64) * cols + np.asarray(pred, dtype=np.int64)
@@ -232,9 +233,15 @@ def bootstrap_confusions(true: np.ndarray, pred: np.ndarray, k: int, n_resamples
     return counts.reshape(n_resamples, k, cols)
 
 
-def bootstrap_label_metrics(true: np.ndarray, pred: np.ndarray, k: int, n_resamples: int,
-                            seed: int | np.random.Generator | None, level: float = 0.95,
-                            no_answer: bool = True) -> dict:
+def bootstrap_label_metrics(
+    true: np.ndarray,
+    pred: np.ndarray,
+    k: int,
+    n_resamples: int,
+    seed: int | np.random.Generator | None,
+    level: float = 0.95,
+    no_answer: bool = True,
+) -> dict:
     """Accuracy and macro-F1 with percentile bootstrap intervals (resampling items).
 
     Returns ``{"accuracy": (est, lo, hi), "macro_f1": (est, lo, hi)}``.
@@ -252,8 +259,13 @@ def bootstrap_label_metrics(true: np.ndarray, pred: np.ndarray, k: int, n_resamp
     return {"accuracy": (acc, acc_lo, acc_hi), "macro_f1": (mf1, f1_lo, f1_hi)}
 
 
-def bootstrap_mean_of_levels(codes: np.ndarray, scores: Iterable[float], n_resamples: int,
-                             seed: int | np.random.Generator | None, level: float = 0.95) -> tuple:
+def bootstrap_mean_of_levels(
+    codes: np.ndarray,
+    scores: Iterable[float],
+    n_resamples: int,
+    seed: int | np.random.Generator | None,
+    level: float = 0.95,
+) -> tuple:
     """Mean of an ordinal score (e.g. severity 1-5) with a percentile bootstrap interval.
 
     ``codes`` index into ``scores``; returns ``(mean, lo, hi)``.
@@ -295,8 +307,20 @@ def mcnemar_test(b: int, c: int, exact_below: int = MCNEMAR_EXACT_BELOW) -> dict
     b, c = int(b), int(c)
     nd = b + c
     if nd == 0:
-        return {"b": b, "c": c, "discordant": 0, "method": "none", "statistic": None, "p_value": 1.0,
-                "p_exact": 1.0, "p_midp": 1.0, "chi2": None, "p_chi2": None, "chi2_cc": None, "p_chi2_cc": None}
+        return {
+            "b": b,
+            "c": c,
+            "discordant": 0,
+            "method": "none",
+            "statistic": None,
+            "p_value": 1.0,
+            "p_exact": 1.0,
+            "p_midp": 1.0,
+            "chi2": None,
+            "p_chi2": None,
+            "chi2_cc": None,
+            "p_chi2_cc": None,
+        }
     m = min(b, c)
     p_exact = float(min(1.0, 2.0 * _st.binom.cdf(m, nd, 0.5)))
     p_midp = float(min(1.0, 2.0 * _st.binom.cdf(m, nd, 0.5) - _st.binom.pmf(m, nd, 0.5)))
@@ -308,13 +332,29 @@ def mcnemar_test(b: int, c: int, exact_below: int = MCNEMAR_EXACT_BELOW) -> dict
         method, stat, p = "exact-binomial", float(m), p_exact
     else:
         method, stat, p = "chi2-continuity-corrected", float(chi2_cc), p_chi2_cc
-    return {"b": b, "c": c, "discordant": nd, "method": method, "statistic": stat, "p_value": p,
-            "p_exact": p_exact, "p_midp": p_midp, "chi2": float(chi2), "p_chi2": p_chi2,
-            "chi2_cc": float(chi2_cc), "p_chi2_cc": p_chi2_cc}
+    return {
+        "b": b,
+        "c": c,
+        "discordant": nd,
+        "method": method,
+        "statistic": stat,
+        "p_value": p,
+        "p_exact": p_exact,
+        "p_midp": p_midp,
+        "chi2": float(chi2),
+        "p_chi2": p_chi2,
+        "chi2_cc": float(chi2_cc),
+        "p_chi2_cc": p_chi2_cc,
+    }
 
 
-def paired_difference(correct_a: np.ndarray, correct_b: np.ndarray, n_resamples: int,
-                      seed: int | np.random.Generator | None, level: float = 0.95) -> dict:
+def paired_difference(
+    correct_a: np.ndarray,
+    correct_b: np.ndarray,
+    n_resamples: int,
+    seed: int | np.random.Generator | None,
+    level: float = 0.95,
+) -> dict:
     """Paired comparison of two models' correctness on the same items.
 
     Returns the 2x2 counts, both accuracies, the accuracy difference A - B with
@@ -336,7 +376,10 @@ def paired_difference(correct_a: np.ndarray, correct_b: np.ndarray, n_resamples:
         boots = bootstrap_cell_counts(cells, 4, n_resamples, rng)
         lo, hi = percentile_interval((boots[:, 2] - boots[:, 1]) / n, level)
     return {
-        "n": int(n), "both_correct": both, "a_only_correct": a_only, "b_only_correct": b_only,
+        "n": int(n),
+        "both_correct": both,
+        "a_only_correct": a_only,
+        "b_only_correct": b_only,
         "both_wrong": both_wrong,
         "accuracy_a": (both + a_only) / n if n else None,
         "accuracy_b": (both + b_only) / n if n else None,
@@ -348,9 +391,15 @@ def paired_difference(correct_a: np.ndarray, correct_b: np.ndarray, n_resamples:
 # --------------------------------------------------------------------------- naive reference
 
 
-def naive_bootstrap_loop(true: np.ndarray, pred: np.ndarray, labels: list, n_resamples: int,
-                         seed: int | None, level: float = 0.95,
-                         progress: Callable | None = None) -> dict:
+def naive_bootstrap_loop(
+    true: np.ndarray,
+    pred: np.ndarray,
+    labels: list,
+    n_resamples: int,
+    seed: int | None,
+    level: float = 0.95,
+    progress: Callable | None = None,
+) -> dict:
     """The naive way (a Python loop over resamples calling sklearn); for benchmarks and
     cross-checks only.  Same estimand as :func:`bootstrap_label_metrics` without the
     no-answer column."""
@@ -366,5 +415,7 @@ def naive_bootstrap_loop(true: np.ndarray, pred: np.ndarray, labels: list, n_res
         f1s.append(f1_score(t, p, labels=labels, average="macro", zero_division=0))
         if progress:
             progress()
-    return {"accuracy": percentile_interval(np.array(accs), level),
-            "macro_f1": percentile_interval(np.array(f1s), level)}
+    return {
+        "accuracy": percentile_interval(np.array(accs), level),
+        "macro_f1": percentile_interval(np.array(f1s), level),
+    }

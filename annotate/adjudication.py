@@ -44,8 +44,17 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import (
-    UNRESOLVED, Proposed, RecordResult, SheetErrors, empty_set_word, format_decision, make_key, parse_key,
-    parse_multi_decision, read_decisions, record_decisions,
+    UNRESOLVED,
+    Proposed,
+    RecordResult,
+    SheetErrors,
+    empty_set_word,
+    format_decision,
+    make_key,
+    parse_key,
+    parse_multi_decision,
+    read_decisions,
+    record_decisions,
 )
 from goldboard.adjudicate.flags import flag_disagreements, rating_grid, study_ratings
 from goldboard.errors import GoldboardError
@@ -71,8 +80,10 @@ class AdjudicationPush:
         lines = []
         for f, pid in self.projects.items():
             made = " (new project)" if f in self.created_projects else ""
-            lines.append(f"{f}: project {pid}{made} at {self.url}/projects/{pid}: "
-                         f"{self.imported.get(f, 0)} tasks imported, {self.already.get(f, 0)} already there")
+            lines.append(
+                f"{f}: project {pid}{made} at {self.url}/projects/{pid}: "
+                f"{self.imported.get(f, 0)} tasks imported, {self.already.get(f, 0)} already there"
+            )
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines) if lines else "No disagreements: nothing to adjudicate."
 
@@ -86,8 +97,10 @@ class AdjudicationPull:
     def describe(self) -> str:
         r = self.record
         new = len(r.appended) - r.changed
-        return (f"{self.annotations} adjudication annotations: {new} new decisions, {r.changed} changed, "
-                f"{r.unchanged} unchanged, {self.skipped} skipped (cancelled)")
+        return (
+            f"{self.annotations} adjudication annotations: {new} new decisions, {r.changed} changed, "
+            f"{r.unchanged} unchanged, {self.skipped} skipped (cancelled)"
+        )
 
 
 # --------------------------------------------------------------------------- the project
@@ -108,9 +121,15 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
     show_output = schema.display.show_output if show_output is None else show_output
     root = ET.Element("View")
     ET.SubElement(root, "Header", value=_clean(f"Adjudication: {f.title or f.name}"), size="3")
-    ET.SubElement(root, "Header", size="6", value=_clean(
-        "Read the case, the raters' labels and rationales, then choose the final value "
-        f"(or {UNRESOLVED}). Give a reason; it is required when you overrule every rater."))
+    ET.SubElement(
+        root,
+        "Header",
+        size="6",
+        value=_clean(
+            "Read the case, the raters' labels and rationales, then choose the final value "
+            f"(or {UNRESOLVED}). Give a reason; it is required when you overrule every rater."
+        ),
+    )
     panes = ET.SubElement(root, "View", style="display: flex; gap: 1em; align-items: flex-start")
     case = ET.SubElement(panes, "View", style="flex: 1 1 50%; min-width: 0")
     ET.SubElement(case, "Header", value=_clean(schema.display.case_title or "Case"), size="4")
@@ -128,28 +147,64 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
         ET.SubElement(box, "Text", name=f"rater_{i}", value=f"$rater_{i}")
     if f.kind == "multi":
         none = empty_set_word(f)
-        ET.SubElement(root, "Header", value=_clean(
-            f"Final {f.title or f.name} * (tick every value that applies; or {none}; or {UNRESOLVED})"), size="5")
-        ch = ET.SubElement(root, "Choices", name=DECISION_TAG, toName="flags", choice="multiple",
-                           required="true", requiredMessage=f"Tick the final values (or {none}, or {UNRESOLVED})")
+        ET.SubElement(
+            root,
+            "Header",
+            value=_clean(f"Final {f.title or f.name} * (tick every value that applies; or {none}; or {UNRESOLVED})"),
+            size="5",
+        )
+        ch = ET.SubElement(
+            root,
+            "Choices",
+            name=DECISION_TAG,
+            toName="flags",
+            choice="multiple",
+            required="true",
+            requiredMessage=f"Tick the final values (or {none}, or {UNRESOLVED})",
+        )
     else:
         ET.SubElement(root, "Header", value=_clean(f"Final {f.title or f.name} *"), size="5")
-        ch = ET.SubElement(root, "Choices", name=DECISION_TAG, toName="flags", choice="single-radio",
-                           required="true", requiredMessage="Choose the final value (or unresolved)")
+        ch = ET.SubElement(
+            root,
+            "Choices",
+            name=DECISION_TAG,
+            toName="flags",
+            choice="single-radio",
+            required="true",
+            requiredMessage="Choose the final value (or unresolved)",
+        )
     for v in f.values:
         attrs = {"value": _clean(v.value), "alias": _raw(v.value)}
         if v.description:
             attrs["hint"] = _clean(v.description)
         ET.SubElement(ch, "Choice", attrs)
     if f.kind == "multi":
-        ET.SubElement(ch, "Choice", value=f"{empty_set_word(f)} (none of these applies)", alias=empty_set_word(f),
-                      hint="The final set is empty. Tick it alone.")
+        ET.SubElement(
+            ch,
+            "Choice",
+            value=f"{empty_set_word(f)} (none of these applies)",
+            alias=empty_set_word(f),
+            hint="The final set is empty. Tick it alone.",
+        )
     if UNRESOLVED not in f.categories:
-        ET.SubElement(ch, "Choice", value=f"{UNRESOLVED} (leave open)", alias=UNRESOLVED,
-                      hint="The adjudicators could not decide; the item stays out of gold.")
+        ET.SubElement(
+            ch,
+            "Choice",
+            value=f"{UNRESOLVED} (leave open)",
+            alias=UNRESOLVED,
+            hint="The adjudicators could not decide; the item stays out of gold.",
+        )
     ET.SubElement(root, "Header", value="Reason", size="5")
-    ET.SubElement(root, "TextArea", name=REASON_TAG, toName="flags", rows="3", maxSubmissions="1", editable="true",
-                  placeholder="Why this value (required when you overrule every rater)")
+    ET.SubElement(
+        root,
+        "TextArea",
+        name=REASON_TAG,
+        toName="flags",
+        rows="3",
+        maxSubmissions="1",
+        editable="true",
+        placeholder="Why this value (required when you overrule every rater)",
+    )
     ET.indent(root, space="  ")
     return ET.tostring(root, encoding="unicode") + "\n"
 
@@ -163,8 +218,15 @@ def _order(item_id: str, raters: list[str], anonymise: bool) -> list[str]:
     return out
 
 
-def adjudication_tasks(flags: pd.DataFrame, units: pd.DataFrame | None, field_name: str, raters: list[str], *,
-                       anonymise: bool = False, field: Field | None = None) -> list[dict[str, str]]:
+def adjudication_tasks(
+    flags: pd.DataFrame,
+    units: pd.DataFrame | None,
+    field_name: str,
+    raters: list[str],
+    *,
+    anonymise: bool = False,
+    field: Field | None = None,
+) -> list[dict[str, str]]:
     """Task data for the flagged rows of one field (all values plain strings).  With the
     schema ``field`` of a multi-select field, a rater's empty set reads ``none``."""
     texts: dict[str, tuple[str, str]] = {}
@@ -182,16 +244,25 @@ def adjudication_tasks(flags: pd.DataFrame, units: pd.DataFrame | None, field_na
         if rec["triggers"]:
             why.append("Triggers: " + ", ".join(rec["triggers"]))
         if rec["missing_raters"]:
-            why.append(f"Missing ratings: {len(rec['missing_raters'])}" if anonymise
-                       else "Missing ratings: " + ", ".join(rec["missing_raters"]))
+            why.append(
+                f"Missing ratings: {len(rec['missing_raters'])}"
+                if anonymise
+                else "Missing ratings: " + ", ".join(rec["missing_raters"])
+            )
         if rec["low_confidence_raters"]:
-            why.append(f"Low confidence: {len(rec['low_confidence_raters'])} rater(s)" if anonymise
-                       else "Low confidence: " + ", ".join(rec["low_confidence_raters"]))
+            why.append(
+                f"Low confidence: {len(rec['low_confidence_raters'])} rater(s)"
+                if anonymise
+                else "Low confidence: " + ", ".join(rec["low_confidence_raters"])
+            )
         data = {
-            "item_id": item, "case_id": str(rec["case_id"]), "field": field_name,
+            "item_id": item,
+            "case_id": str(rec["case_id"]),
+            "field": field_name,
             "key": make_key(item, field_name, str(rec["case_id"])),
             "case_text": case_text or f"(case {rec['case_id']}: text not recorded in units.jsonl)",
-            "output_text": output_text, "flags": "\n".join(why),
+            "output_text": output_text,
+            "flags": "\n".join(why),
         }
         if not anonymise:
             data["model"] = str(rec.get("model", "") or "")
@@ -216,8 +287,9 @@ def _s(v: Any) -> str:
     return str(v)
 
 
-def push_adjudication(study: Any, *, client: Any = None, anonymise: bool = False,
-                      round: int | None = None) -> AdjudicationPush:
+def push_adjudication(
+    study: Any, *, client: Any = None, anonymise: bool = False, round: int | None = None
+) -> AdjudicationPush:
     """Create/complete the adjudication projects of ``study`` (see the module doc)."""
     from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
     from goldboard.annotate.pull import configs_match
@@ -225,12 +297,14 @@ def push_adjudication(study: Any, *, client: Any = None, anonymise: bool = False
     schema = study.schema
     ratings = study_ratings(study, round)
     flags = flag_disagreements(ratings, schema, study.raters)
-    raters = [c[len("value_"):] for c in flags.columns if c.startswith("value_")]
+    raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]
     adj = dict(study.adjudication or {})
     projects = {str(k): int(v) for k, v in (adj.get("projects") or {}).items()}
     if "anonymise" in adj and bool(adj["anonymise"]) != anonymise and projects:
-        raise GoldboardError(f"the adjudication projects were pushed {'with' if adj['anonymise'] else 'without'} "
-                             f"--anonymise; push the same way (or delete them and the [adjudication] entry)")
+        raise GoldboardError(
+            f"the adjudication projects were pushed {'with' if adj['anonymise'] else 'without'} "
+            f"--anonymise; push the same way (or delete them and the [adjudication] entry)"
+        )
     fields = list(dict.fromkeys(flags["field"])) if len(flags) else []
     client = client or connect(study)
     res = AdjudicationPush(url=client.url, projects={})
@@ -242,16 +316,23 @@ def push_adjudication(study: Any, *, client: Any = None, anonymise: bool = False
             try:
                 proj = client.project(pid)
             except ProjectNotFound:
-                raise ProjectNotFound(f"adjudication project {pid} ({fname}) no longer exists on {client.url}; "
-                                      f"remove it from [adjudication.projects] in study.toml to start over "
-                                      f"(decisions already pulled stay in {study.decisions_path})", pid) from None
+                raise ProjectNotFound(
+                    f"adjudication project {pid} ({fname}) no longer exists on {client.url}; "
+                    f"remove it from [adjudication.projects] in study.toml to start over "
+                    f"(decisions already pulled stay in {study.decisions_path})",
+                    pid,
+                ) from None
             if not configs_match(proj["label_config"], xml):
-                raise ConfigMismatch(f"adjudication project {pid} ({fname}) on {client.url}: its label config no "
-                                     f"longer matches what goldboard made (edited in Label Studio, or raters added?)")
+                raise ConfigMismatch(
+                    f"adjudication project {pid} ({fname}) on {client.url}: its label config no "
+                    f"longer matches what goldboard made (edited in Label Studio, or raters added?)"
+                )
         else:
             title = f"{study.name} · adjudication · {fname}"[:50]
-            desc = (f"goldboard study {study.name}: adjudication of {fname} "
-                    f"({'anonymised raters' if anonymise else 'raters named'}); schema {schema.name} v{schema.version}.")
+            desc = (
+                f"goldboard study {study.name}: adjudication of {fname} "
+                f"({'anonymised raters' if anonymise else 'raters named'}); schema {schema.name} v{schema.version}."
+            )
             pid = client.create_project(title, xml, desc, maximum_annotations=1)
             projects[fname] = pid
             study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
@@ -270,12 +351,14 @@ def push_adjudication(study: Any, *, client: Any = None, anonymise: bool = False
             if have is None:
                 todo.append(t)
             elif any(str(have[1].get(k, "")) != v for k, v in t.items() if k.startswith("rater_")):
-                res.warnings.append(f"task {have[0]} (item {t['item_id']}): the ratings changed since it was "
-                                    f"pushed; Label Studio shows the old values")
+                res.warnings.append(
+                    f"task {have[0]} (item {t['item_id']}): the ratings changed since it was "
+                    f"pushed; Label Studio shows the old values"
+                )
         res.already[fname] = len(want) - len(todo)
         made = 0
         for i in range(0, len(todo), 250):
-            made += client.import_tasks(pid, [{"data": t} for t in todo[i:i + 250]])
+            made += client.import_tasks(pid, [{"data": t} for t in todo[i : i + 250]])
         res.imported[fname] = made
     if projects and not study.adjudication.get("projects"):
         study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
@@ -322,8 +405,9 @@ def _annotation_values(result: Any, multi: bool = False) -> tuple[Any, str, str]
     return decision, reason, ""
 
 
-def pull_adjudication(study: Any, *, client: Any = None, independent: bool = True, adjudicator: str = "",
-                      now: str | None = None) -> AdjudicationPull:
+def pull_adjudication(
+    study: Any, *, client: Any = None, independent: bool = True, adjudicator: str = "", now: str | None = None
+) -> AdjudicationPull:
     """Read the adjudication projects' annotations into the decisions log (all or nothing)."""
     from goldboard.annotate.client import connect
     from goldboard.annotate.pull import rater_user_ids
@@ -391,8 +475,9 @@ def pull_adjudication(study: Any, *, client: Any = None, independent: bool = Tru
                         errors.append(f"{aw}: decision {raw!r} is not a value of {fname}")
                         continue
                 if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
-                    errors.append(f"{aw}: reason required: decision {format_decision(f, decision)!r} "
-                                  f"overrides every rater")
+                    errors.append(
+                        f"{aw}: reason required: decision {format_decision(f, decision)!r} overrides every rater"
+                    )
                     continue
                 uid = a.get("completed_by")
                 if isinstance(uid, dict):
@@ -400,16 +485,35 @@ def pull_adjudication(study: Any, *, client: Any = None, independent: bool = Tru
                 who = adjudicator or names.get(int(uid) if str(uid).isdigit() else -1, f"label-studio-user-{uid}")
                 is_rater = who in study.raters
                 origin = f"label_studio:{pid}:{a.get('id')}:{a.get('updated_at') or a.get('created_at') or ''}"
-                found.append((aw, Proposed(item_id=item_id, field=fname, decision=decision, reason=reason,
-                                           adjudicator=who, independent=independent and not is_rater,
-                                           case_id=case_id, where=aw, origin=origin,
-                                           extra={"ls_project_id": pid, "ls_task_id": tid,
-                                                  "ls_annotation_id": a.get("id")})))
+                found.append(
+                    (
+                        aw,
+                        Proposed(
+                            item_id=item_id,
+                            field=fname,
+                            decision=decision,
+                            reason=reason,
+                            adjudicator=who,
+                            independent=independent and not is_rater,
+                            case_id=case_id,
+                            where=aw,
+                            origin=origin,
+                            extra={"ls_project_id": pid, "ls_task_id": tid, "ls_annotation_id": a.get("id")},
+                        ),
+                    )
+                )
     if errors:
         raise SheetErrors("label studio adjudication", errors)
     rec = record_decisions(study.decisions_path, [p for _, p in found], source="label_studio", now=now)
     return AdjudicationPull(record=rec, annotations=n_ann, skipped=skipped)
 
 
-__all__ = ["AdjudicationPull", "AdjudicationPush", "adjudication_config", "adjudication_tasks",
-           "pull_adjudication", "push_adjudication", "read_decisions"]
+__all__ = [
+    "AdjudicationPull",
+    "AdjudicationPush",
+    "adjudication_config",
+    "adjudication_tasks",
+    "pull_adjudication",
+    "push_adjudication",
+    "read_decisions",
+]

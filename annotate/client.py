@@ -27,9 +27,10 @@ import contextlib
 import json
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 try:
     import tomllib
@@ -115,8 +116,9 @@ class Connection:
         return self.credentials is not None
 
 
-def resolve_connection(study: Any = None, *, url: str | None = None, token: str | None = None,
-                       data_dir: str | Path | None = None) -> Connection:
+def resolve_connection(
+    study: Any = None, *, url: str | None = None, token: str | None = None, data_dir: str | Path | None = None
+) -> Connection:
     """Find the server URL and API token for ``study`` (see the module doc for the order)."""
     from goldboard.annotate import server as srv
 
@@ -134,21 +136,32 @@ def resolve_connection(study: Any = None, *, url: str | None = None, token: str 
         st = srv.server_status(ddir)
         if st.running and _norm_url(st.url) == url:
             creds = srv.read_credentials(st.data_dir)
-            return Connection(url, creds.admin.token, f"embedded server credentials {creds.path}",
-                              st.data_dir, creds)
-        raise AuthenticationFailed(f"no API token for {url}: set LABEL_STUDIO_API_KEY or add it to "
-                                   f"{user_config_path()} as [\"{url}\"] token = \"...\"")
+            return Connection(url, creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds)
+        raise AuthenticationFailed(
+            f"no API token for {url}: set LABEL_STUDIO_API_KEY or add it to "
+            f'{user_config_path()} as ["{url}"] token = "..."'
+        )
     st = srv.server_status(ddir)
     if not st.running:
-        raise ServerUnreachable(f"the embedded Label Studio server ({st.data_dir}) is not running: start it with "
-                                f"`goldboard server start --data-dir {st.data_dir}` (or give the study a --url)")
+        raise ServerUnreachable(
+            f"the embedded Label Studio server ({st.data_dir}) is not running: start it with "
+            f"`goldboard server start --data-dir {st.data_dir}` (or give the study a --url)"
+        )
     creds = srv.read_credentials(st.data_dir)
-    return Connection(st.url, token or creds.admin.token, f"embedded server credentials {creds.path}",
-                      st.data_dir, creds)
+    return Connection(
+        st.url, token or creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds
+    )
 
 
-def connect(study: Any = None, *, url: str | None = None, token: str | None = None,
-            data_dir: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT, check: bool = True) -> "Client":
+def connect(
+    study: Any = None,
+    *,
+    url: str | None = None,
+    token: str | None = None,
+    data_dir: str | Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    check: bool = True,
+) -> Client:
     """A :class:`Client` for ``study``; with ``check`` it verifies the server answers and
     accepts the token (one request), so a wrong token fails before any work starts."""
     client = Client(resolve_connection(study, url=url, token=token, data_dir=data_dir), timeout=timeout)
@@ -180,13 +193,13 @@ class Client:
         with contextlib.suppress(Exception):
             self.sdk._client_wrapper.httpx_client.httpx_client.close()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def as_token(self, token: str, source: str = "rater token") -> "Client":
+    def as_token(self, token: str, source: str = "rater token") -> Client:
         """The same server, another user (e.g. a rater posting their own annotations)."""
         return Client(Connection(self.url, token, source, self.conn.data_dir, self.conn.credentials), self.timeout)
 
@@ -206,23 +219,33 @@ class Client:
             code = exc.status_code
             if code in (401, 403):
                 detail = _detail(exc.body)
-                raise AuthenticationFailed(self._scrub(
-                    f"Label Studio at {self.url} refused the API token from {self.conn.source} while {action} "
-                    f"(HTTP {code}{': ' + detail if detail else ''})")) from None
+                raise AuthenticationFailed(
+                    self._scrub(
+                        f"Label Studio at {self.url} refused the API token from {self.conn.source} while {action} "
+                        f"(HTTP {code}{': ' + detail if detail else ''})"
+                    )
+                ) from None
             if code == 404 and project is not None:
-                raise ProjectNotFound(f"project {project} no longer exists on {self.url} (deleted?) -- "
-                                      f"found while {action}", project) from None
-            raise ServerError(self._scrub(f"Label Studio at {self.url} answered HTTP {code} while {action}: "
-                                          f"{_detail(exc.body)[:300]}")) from None
+                raise ProjectNotFound(
+                    f"project {project} no longer exists on {self.url} (deleted?) -- found while {action}", project
+                ) from None
+            raise ServerError(
+                self._scrub(
+                    f"Label Studio at {self.url} answered HTTP {code} while {action}: {_detail(exc.body)[:300]}"
+                )
+            ) from None
         except httpx.TimeoutException:
-            raise ServerUnreachable(f"Label Studio at {self.url} did not answer within {self.timeout:.0f} s while "
-                                    f"{action}") from None
+            raise ServerUnreachable(
+                f"Label Studio at {self.url} did not answer within {self.timeout:.0f} s while {action}"
+            ) from None
         except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-            raise ServerUnreachable(f"cannot reach Label Studio at {self.url} while {action} "
-                                    f"({type(exc).__name__}); is the server running?") from None
+            raise ServerUnreachable(
+                f"cannot reach Label Studio at {self.url} while {action} ({type(exc).__name__}); is the server running?"
+            ) from None
         except httpx.HTTPError as exc:
-            raise ServerUnreachable(self._scrub(f"Label Studio at {self.url}: {type(exc).__name__} while {action}")) \
-                from None
+            raise ServerUnreachable(
+                self._scrub(f"Label Studio at {self.url}: {type(exc).__name__} while {action}")
+            ) from None
 
     # ------------------------------------------------------------------ calls
     def whoami(self) -> dict:
@@ -244,19 +267,37 @@ class Client:
         """``{"id", "title", "label_config", "task_number"}`` of a project (ProjectNotFound if gone)."""
         with self._call(f"reading project {project_id}", project_id):
             p = self.sdk.projects.get(project_id, request_options=READ_RETRIES)
-        return {"id": p.id, "title": p.title or "", "label_config": p.label_config or "",
-                "task_number": getattr(p, "task_number", None), "description": p.description or ""}
+        return {
+            "id": p.id,
+            "title": p.title or "",
+            "label_config": p.label_config or "",
+            "task_number": getattr(p, "task_number", None),
+            "description": p.description or "",
+        }
 
-    def create_project(self, title: str, label_config: str, description: str = "", *,
-                       maximum_annotations: int = 1, instructions_html: str = "") -> int:
+    def create_project(
+        self,
+        title: str,
+        label_config: str,
+        description: str = "",
+        *,
+        maximum_annotations: int = 1,
+        instructions_html: str = "",
+    ) -> int:
         """Create a project (never retried: a retried POST could create two)."""
         kwargs: dict[str, Any] = {}
         if instructions_html:
             kwargs.update(expert_instruction=instructions_html, show_instruction=True)
         with self._call(f"creating project {title!r}"):
-            p = self.sdk.projects.create(title=title, label_config=label_config, description=description,
-                                         maximum_annotations=maximum_annotations, show_skip_button=False,
-                                         request_options=NO_RETRIES, **kwargs)
+            p = self.sdk.projects.create(
+                title=title,
+                label_config=label_config,
+                description=description,
+                maximum_annotations=maximum_annotations,
+                show_skip_button=False,
+                request_options=NO_RETRIES,
+                **kwargs,
+            )
         return int(p.id)
 
     def delete_project(self, project_id: int) -> None:
@@ -266,14 +307,14 @@ class Client:
     def validate_label_config(self, project_id: int, label_config: str) -> None:
         """Ask the server to validate ``label_config`` for a project (raises ServerError with its message)."""
         with self._call(f"validating a label config on project {project_id}", project_id):
-            self.sdk.projects.validate_label_config(project_id, label_config=label_config,
-                                                    request_options=NO_RETRIES)
+            self.sdk.projects.validate_label_config(project_id, label_config=label_config, request_options=NO_RETRIES)
 
     def import_tasks(self, project_id: int, tasks: list[dict]) -> int:
         """Import ``tasks`` in ONE request, never retried.  Returns the number created."""
         with self._call(f"importing {len(tasks)} tasks into project {project_id}", project_id):
-            r = self.sdk.projects.import_tasks(project_id, request=tasks, return_task_ids=False,
-                                               request_options=NO_RETRIES)
+            r = self.sdk.projects.import_tasks(
+                project_id, request=tasks, return_task_ids=False, request_options=NO_RETRIES
+            )
         n = getattr(r, "task_count", None)
         return int(n) if n is not None else len(tasks)
 
@@ -284,8 +325,11 @@ class Client:
             page = 1
             while True:
                 r = self.sdk._client_wrapper.httpx_client.request(
-                    "api/tasks/", method="GET", request_options=READ_RETRIES,
-                    params={"project": project_id, "page": page, "page_size": page_size, "include": "id,data"})
+                    "api/tasks/",
+                    method="GET",
+                    request_options=READ_RETRIES,
+                    params={"project": project_id, "page": page, "page_size": page_size, "include": "id,data"},
+                )
                 if r.status_code == 404 and page > 1:
                     break  # past the last page
                 _raise_for(r)
@@ -302,20 +346,26 @@ class Client:
         """Every task of a project with its annotations, via the export API (one request)."""
         with self._call(f"exporting project {project_id}", project_id):
             chunks = self.sdk.projects.exports.download_sync(
-                project_id, export_type=export_type, download_all_tasks=True, download_resources=False,
-                request_options={"max_retries": 1, "timeout": self.timeout})
+                project_id,
+                export_type=export_type,
+                download_all_tasks=True,
+                download_resources=False,
+                request_options={"max_retries": 1, "timeout": self.timeout},
+            )
             raw = b"".join(chunks)
         try:
             data = json.loads(raw)
         except json.JSONDecodeError:
-            raise ServerError(f"Label Studio at {self.url} sent an export of project {project_id} "
-                              f"that is not JSON") from None
+            raise ServerError(
+                f"Label Studio at {self.url} sent an export of project {project_id} that is not JSON"
+            ) from None
         if not isinstance(data, list):
             raise ServerError(f"Label Studio at {self.url} sent an unexpected export of project {project_id}")
         return data
 
-    def create_annotation(self, task_id: int, result: list[dict], lead_time: float | None = None,
-                          was_cancelled: bool = False) -> int:
+    def create_annotation(
+        self, task_id: int, result: list[dict], lead_time: float | None = None, was_cancelled: bool = False
+    ) -> int:
         """Post one annotation as the token's user (never retried)."""
         kwargs: dict[str, Any] = {"result": result, "was_cancelled": was_cancelled, "ground_truth": False}
         if lead_time is not None:
@@ -353,5 +403,15 @@ def _raise_for(r: Any) -> None:
         raise ApiError(status_code=r.status_code, headers=dict(r.headers), body=body)
 
 
-__all__ = ["Connection", "Client", "resolve_connection", "connect", "user_config_path", "ServerUnreachable",
-           "AuthenticationFailed", "ProjectNotFound", "ConfigMismatch", "ServerError"]
+__all__ = [
+    "Connection",
+    "Client",
+    "resolve_connection",
+    "connect",
+    "user_config_path",
+    "ServerUnreachable",
+    "AuthenticationFailed",
+    "ProjectNotFound",
+    "ConfigMismatch",
+    "ServerError",
+]

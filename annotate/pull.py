@@ -39,9 +39,10 @@ import json
 import math
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -50,12 +51,37 @@ from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 
-INVALID_COLUMNS = ["round", "kind", "reason", "rater", "item_id", "case_id", "output_id", "model", "task_id",
-                   "project_id", "annotation_id", "completed_by", "annotated_at", "lead_time", "was_cancelled",
-                   "result"]
+INVALID_COLUMNS = [
+    "round",
+    "kind",
+    "reason",
+    "rater",
+    "item_id",
+    "case_id",
+    "output_id",
+    "model",
+    "task_id",
+    "project_id",
+    "annotation_id",
+    "completed_by",
+    "annotated_at",
+    "lead_time",
+    "was_cancelled",
+    "result",
+]
 #: keys of a JSON_MIN row that are not annotation fields
-JSON_MIN_META = {"id", "annotator", "annotation_id", "created_at", "updated_at", "lead_time", "drafts",
-                 "predictions", "meta", "project"}
+JSON_MIN_META = {
+    "id",
+    "annotator",
+    "annotation_id",
+    "created_at",
+    "updated_at",
+    "lead_time",
+    "drafts",
+    "predictions",
+    "meta",
+    "project",
+}
 
 
 # --------------------------------------------------------------------------- one annotation
@@ -112,8 +138,9 @@ def parse_result(result: Any, schema: Schema) -> tuple[dict[str, str], list[str]
             try:
                 canon.append(f.normalize(c))
             except ValueNotInSchema:
-                problems.append(f"{f.name}: {_short(c)!r} is not a value of {f.name} "
-                                f"(allowed: {', '.join(f.categories)})")
+                problems.append(
+                    f"{f.name}: {_short(c)!r} is not a value of {f.name} (allowed: {', '.join(f.categories)})"
+                )
                 bad = True
         if bad:
             continue
@@ -161,8 +188,9 @@ def _choices_of(item: dict) -> tuple[list[Any], str]:
         ch = value["choices"]
         if isinstance(ch, str):
             ch = [ch]
-        if not isinstance(ch, list) or not all(isinstance(c, (str, int, float)) and not isinstance(c, bool)
-                                               for c in ch):
+        if not isinstance(ch, list) or not all(
+            isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in ch
+        ):
             return [], f"malformed choices {_short(ch)!r}"
         return ch, ""
     if "rating" in value:
@@ -213,8 +241,7 @@ def tasks_from_json_min(rows: list[dict], schema: Schema) -> list[dict]:
     tasks: dict[Any, dict] = {}
     for row in rows:
         tid = row.get("id")
-        task = tasks.setdefault(tid, {"id": tid, "data": {k: row[k] for k in data_keys if k in row},
-                                      "annotations": []})
+        task = tasks.setdefault(tid, {"id": tid, "data": {k: row[k] for k in data_keys if k in row}, "annotations": []})
         if row.get("annotation_id") is None and row.get("annotator") is None:
             continue  # a task without annotation
         result = []
@@ -228,10 +255,20 @@ def tasks_from_json_min(rows: list[dict], schema: Schema) -> list[dict]:
             elif isinstance(v, dict):
                 result.append({"from_name": k, "type": "choices", "value": v})
             else:
-                result.append({"from_name": k, "type": "choices", "value": {"choices": v if isinstance(v, list) else [v]}})
-        task["annotations"].append({"id": row.get("annotation_id"), "completed_by": row.get("annotator"),
-                                    "result": result, "was_cancelled": False, "created_at": row.get("created_at"),
-                                    "updated_at": row.get("updated_at"), "lead_time": row.get("lead_time")})
+                result.append(
+                    {"from_name": k, "type": "choices", "value": {"choices": v if isinstance(v, list) else [v]}}
+                )
+        task["annotations"].append(
+            {
+                "id": row.get("annotation_id"),
+                "completed_by": row.get("annotator"),
+                "result": result,
+                "was_cancelled": False,
+                "created_at": row.get("created_at"),
+                "updated_at": row.get("updated_at"),
+                "lead_time": row.get("lead_time"),
+            }
+        )
     return list(tasks.values())
 
 
@@ -285,11 +322,15 @@ class PullResult:
         s = self.summary
         lines = [f"round {s['round']}: {s['valid_annotations']} valid annotations -> {len(self.ratings)} rating rows"]
         for r, c in s["raters"].items():
-            lines.append(f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded, "
-                         f"{c['unannotated']} unannotated")
+            lines.append(
+                f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded, "
+                f"{c['unannotated']} unannotated"
+            )
         if s["invalid_annotations"] or s["superseded_annotations"]:
-            lines.append(f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
-                         f"annotations (see {self.paths.get('invalid', 'invalid.csv')})")
+            lines.append(
+                f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
+                f"annotations (see {self.paths.get('invalid', 'invalid.csv')})"
+            )
             for reason, n in list(s["invalid_reasons"].items())[:8]:
                 lines.append(f"    {n} x {reason}")
         for w in s.get("warnings", []):
@@ -331,9 +372,16 @@ def _reason_kind(reason: str) -> str:
     return reason.split(" (")[0]
 
 
-def collect(sources: Iterable[Source], schema: Schema, raters: list[str], round_number: int, *,
-            user_raters: dict[int, str] | None = None, known_users: dict[int, str] | None = None,
-            units: pd.DataFrame | None = None) -> PullResult:
+def collect(
+    sources: Iterable[Source],
+    schema: Schema,
+    raters: list[str],
+    round_number: int,
+    *,
+    user_raters: dict[int, str] | None = None,
+    known_users: dict[int, str] | None = None,
+    units: pd.DataFrame | None = None,
+) -> PullResult:
     """Attribute, validate and deduplicate the annotations of ``sources``.
 
     ``user_raters`` maps a server user id to a rater (when known); ``known_users``
@@ -346,8 +394,11 @@ def collect(sources: Iterable[Source], schema: Schema, raters: list[str], round_
     names = {**(known_users or {}), **user_raters}
     unit_info: dict[str, dict] = {}
     if units is not None and len(units):
-        for rec in units[[c for c in ("item_id", "case_id", "output_id", "model") if c in units.columns]] \
-                .astype(str).to_dict("records"):
+        for rec in (
+            units[[c for c in ("item_id", "case_id", "output_id", "model") if c in units.columns]]
+            .astype(str)
+            .to_dict("records")
+        ):
             unit_info[rec["item_id"]] = rec
     rationale = schema.rationale_field
     row_fields = [f for f in schema.fields if not (rationale is not None and f.name == rationale.name)]
@@ -367,8 +418,12 @@ def collect(sources: Iterable[Source], schema: Schema, raters: list[str], round_
             task_count += 1
             data = task.get("data") or {}
             item = str(data.get("item_id", "") or "")
-            info = {"item_id": item, "case_id": str(data.get("case_id", "") or ""),
-                    "output_id": str(data.get("output_id", "") or ""), "model": str(data.get("model", "") or "")}
+            info = {
+                "item_id": item,
+                "case_id": str(data.get("case_id", "") or ""),
+                "output_id": str(data.get("output_id", "") or ""),
+                "model": str(data.get("model", "") or ""),
+            }
             if item in unit_info:
                 for k in ("case_id", "output_id", "model"):
                     if not info[k]:
@@ -376,7 +431,7 @@ def collect(sources: Iterable[Source], schema: Schema, raters: list[str], round_
             pid = task.get("project", src.project_id)
             if item:
                 seen_task_items[(pid, item)].append(task.get("id"))
-                for r in ([src.rater] if src.rater else raters):
+                for r in [src.rater] if src.rater else raters:
                     if r in expected:
                         expected[r].add(item)
             for ann in task.get("annotations") or []:
@@ -416,16 +471,26 @@ def collect(sources: Iterable[Source], schema: Schema, raters: list[str], round_
     stats = {r: Counter() for r in raters}
     rated: dict[str, set[str]] = {r: set() for r in raters}
     for (item, rater), anns in candidates.items():
-        anns.sort(key=lambda a: (_ts(a["annotation"].get("updated_at") or a["annotation"].get("created_at")),
-                                 _int_or(a["annotation"].get("id"))))
+        anns.sort(
+            key=lambda a: (
+                _ts(a["annotation"].get("updated_at") or a["annotation"].get("created_at")),
+                _int_or(a["annotation"].get("id")),
+            )
+        )
         latest = anns[-1]
         st = stats.setdefault(rater, Counter())
         for old in anns[:-1]:
             st["superseded"] += 1
-            invalid_rows.append(_invalid_row(round_number, "superseded",
-                                             f"superseded by annotation {latest['annotation'].get('id')} "
-                                             f"of the same rater" + (f" (was also invalid: {'; '.join(old['reasons'])})"
-                                                                     if old["reasons"] else ""), old))
+            invalid_rows.append(
+                _invalid_row(
+                    round_number,
+                    "superseded",
+                    f"superseded by annotation {latest['annotation'].get('id')} "
+                    f"of the same rater"
+                    + (f" (was also invalid: {'; '.join(old['reasons'])})" if old["reasons"] else ""),
+                    old,
+                )
+            )
         if latest["reasons"]:
             st["invalid"] += 1
             invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(latest["reasons"]), latest))
@@ -433,12 +498,20 @@ def collect(sources: Iterable[Source], schema: Schema, raters: list[str], round_
         st["valid"] += 1
         rated.setdefault(rater, set()).add(item)
         ann = latest["annotation"]
-        common = {"round": round_number, "item_id": item, "case_id": latest["case_id"],
-                  "output_id": latest["output_id"], "model": latest["model"], "rater": rater,
-                  "rationale": latest["values"].get(rationale.name, "") if rationale is not None else "",
-                  "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")),
-                  "lead_time": _num(ann.get("lead_time")), "annotation_id": _num(ann.get("id")),
-                  "task_id": _num(latest["task_id"]), "project_id": _num(latest["project_id"])}
+        common = {
+            "round": round_number,
+            "item_id": item,
+            "case_id": latest["case_id"],
+            "output_id": latest["output_id"],
+            "model": latest["model"],
+            "rater": rater,
+            "rationale": latest["values"].get(rationale.name, "") if rationale is not None else "",
+            "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")),
+            "lead_time": _num(ann.get("lead_time")),
+            "annotation_id": _num(ann.get("id")),
+            "task_id": _num(latest["task_id"]),
+            "project_id": _num(latest["project_id"]),
+        }
         for f in row_fields:
             v = latest["values"].get(f.name)
             if v is None:
@@ -456,8 +529,11 @@ def collect(sources: Iterable[Source], schema: Schema, raters: list[str], round_
         ratings["_i"] = ratings["item_id"].map(lambda x: item_order.get(x, len(item_order)))
         ratings["_r"] = ratings["rater"].map(lambda x: rater_order.get(x, len(rater_order)))
         ratings["_f"] = ratings["field"].map(field_order)
-        ratings = ratings.sort_values(["_i", "item_id", "_r", "rater", "_f"], kind="stable") \
-            .drop(columns=["_i", "_r", "_f"]).reset_index(drop=True)
+        ratings = (
+            ratings.sort_values(["_i", "item_id", "_r", "rater", "_f"], kind="stable")
+            .drop(columns=["_i", "_r", "_f"])
+            .reset_index(drop=True)
+        )
     invalid = pd.DataFrame(invalid_rows, columns=INVALID_COLUMNS)
     for r in by_project_only:
         warnings.append(f"{r}: server user unknown, annotations attributed by project only")
@@ -470,21 +546,34 @@ def collect(sources: Iterable[Source], schema: Schema, raters: list[str], round_
             for part in row["reason"].split("; "):
                 reasons[_reason_kind(part)] += 1
     per_rater = {}
-    for r in sorted(set(raters) | set(stats), key=lambda x: (x not in raters, raters.index(x) if x in raters else 0, x)):
+    for r in sorted(
+        set(raters) | set(stats), key=lambda x: (x not in raters, raters.index(x) if x in raters else 0, x)
+    ):
         miss = sorted(expected.get(r, set()) - rated.get(r, set()))
-        per_rater[r] = {"valid": stats.get(r, Counter())["valid"], "invalid": stats.get(r, Counter())["invalid"],
-                        "superseded": stats.get(r, Counter())["superseded"],
-                        "items": len(expected.get(r, set())), "unannotated": len(miss), "unannotated_items": miss}
+        per_rater[r] = {
+            "valid": stats.get(r, Counter())["valid"],
+            "invalid": stats.get(r, Counter())["invalid"],
+            "superseded": stats.get(r, Counter())["superseded"],
+            "items": len(expected.get(r, set())),
+            "unannotated": len(miss),
+            "unannotated_items": miss,
+        }
     n_invalid = sum(1 for row in invalid_rows if row["kind"] == "invalid")
     summary = {
-        "round": round_number, "schema": f"{schema.name} v{schema.version}",
+        "round": round_number,
+        "schema": f"{schema.name} v{schema.version}",
         "pulled_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        "tasks": task_count, "annotations": total_ann,
+        "tasks": task_count,
+        "annotations": total_ann,
         "valid_annotations": sum(c["valid"] for c in per_rater.values()),
-        "invalid_annotations": n_invalid, "superseded_annotations": len(invalid_rows) - n_invalid,
-        "unattributed_annotations": unattributed, "rating_rows": int(len(ratings)),
-        "invalid_reasons": dict(reasons.most_common()), "raters": per_rater,
-        "duplicate_tasks": dups, "warnings": warnings,
+        "invalid_annotations": n_invalid,
+        "superseded_annotations": len(invalid_rows) - n_invalid,
+        "unattributed_annotations": unattributed,
+        "rating_rows": int(len(ratings)),
+        "invalid_reasons": dict(reasons.most_common()),
+        "raters": per_rater,
+        "duplicate_tasks": dups,
+        "warnings": warnings,
     }
     return PullResult(ratings=ratings, invalid=invalid, summary=summary)
 
@@ -498,19 +587,32 @@ def _int_or(x: Any) -> int:
 
 def _invalid_row(round_number: int, kind: str, reason: str, a: dict) -> dict:
     ann = a["annotation"]
-    return {"round": round_number, "kind": kind, "reason": reason, "rater": a.get("rater", ""),
-            "item_id": a.get("item_id", ""), "case_id": a.get("case_id", ""), "output_id": a.get("output_id", ""),
-            "model": a.get("model", ""), "task_id": _num(a.get("task_id")), "project_id": _num(a.get("project_id")),
-            "annotation_id": _num(ann.get("id")), "completed_by": "" if a.get("uid") is None else str(a["uid"]),
-            "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")), "lead_time": _num(ann.get("lead_time")),
-            "was_cancelled": "true" if ann.get("was_cancelled") else "false",
-            "result": json.dumps(ann.get("result"), ensure_ascii=False)}
+    return {
+        "round": round_number,
+        "kind": kind,
+        "reason": reason,
+        "rater": a.get("rater", ""),
+        "item_id": a.get("item_id", ""),
+        "case_id": a.get("case_id", ""),
+        "output_id": a.get("output_id", ""),
+        "model": a.get("model", ""),
+        "task_id": _num(a.get("task_id")),
+        "project_id": _num(a.get("project_id")),
+        "annotation_id": _num(ann.get("id")),
+        "completed_by": "" if a.get("uid") is None else str(a["uid"]),
+        "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")),
+        "lead_time": _num(ann.get("lead_time")),
+        "was_cancelled": "true" if ann.get("was_cancelled") else "false",
+        "result": json.dumps(ann.get("result"), ensure_ascii=False),
+    }
 
 
 # --------------------------------------------------------------------------- the study-level pull
 
 
-def rater_user_ids(client: Any, raters: list[str], explicit: dict[str, str] | None = None) -> tuple[dict[int, str], dict[int, str]]:
+def rater_user_ids(
+    client: Any, raters: list[str], explicit: dict[str, str] | None = None
+) -> tuple[dict[int, str], dict[int, str]]:
     """``(user id -> rater, other user id -> name)`` for the study's raters on ``client``'s server.
 
     Embedded server: from its credentials file.  Otherwise from the server's user list:
@@ -521,8 +623,10 @@ def rater_user_ids(client: Any, raters: list[str], explicit: dict[str, str] | No
     creds = getattr(client.conn, "credentials", None)
     if creds is not None:
         ids = creds.user_ids()
-        return ({uid: n for uid, n in ids.items() if n in raters},
-                {uid: n for uid, n in ids.items() if n not in raters})
+        return (
+            {uid: n for uid, n in ids.items() if n in raters},
+            {uid: n for uid, n in ids.items() if n not in raters},
+        )
     users = client.users()
     out: dict[int, str] = {}
     for r in raters:
@@ -532,17 +636,25 @@ def rater_user_ids(client: Any, raters: list[str], explicit: dict[str, str] | No
         else:
             hits = [u for u in users if r in (u["username"], u["email"], u["email"].split("@")[0])]
         if len(hits) > 1:
-            raise GoldboardError(f"rater {r!r} matches {len(hits)} Label Studio users "
-                                 f"({', '.join(u['email'] for u in hits)}); set [extra.rater_users] in study.toml")
+            raise GoldboardError(
+                f"rater {r!r} matches {len(hits)} Label Studio users "
+                f"({', '.join(u['email'] for u in hits)}); set [extra.rater_users] in study.toml"
+            )
         if hits:
             out[int(hits[0]["id"])] = r
     others = {int(u["id"]): u["email"] or u["username"] for u in users if int(u["id"]) not in out}
     return out, others
 
 
-def pull(study: Any, round_number: int | None = None, *, client: Any = None,
-         from_export: Iterable[str | Path | tuple[str, str | Path]] = (), write: bool = True,
-         progress: bool = True) -> PullResult:
+def pull(
+    study: Any,
+    round_number: int | None = None,
+    *,
+    client: Any = None,
+    from_export: Iterable[str | Path | tuple[str, str | Path]] = (),
+    write: bool = True,
+    progress: bool = True,
+) -> PullResult:
     """Pull a round's annotations into ``rounds/N/ratings.csv`` (+ invalid.csv, pull.json).
 
     ``from_export``: hand-downloaded export files instead of the server; an item may be
@@ -574,13 +686,16 @@ def pull(study: Any, round_number: int | None = None, *, client: Any = None,
                 try:
                     user_raters, others = rater_user_ids(connect(study), raters, explicit)
                 except LabelStudioError as exc:
-                    raise GoldboardError(f"shared round {rnd.number}: mapping the export's annotators to raters "
-                                         f"needs the server's user list, which failed: {exc}") from None
+                    raise GoldboardError(
+                        f"shared round {rnd.number}: mapping the export's annotators to raters "
+                        f"needs the server's user list, which failed: {exc}"
+                    ) from None
         for spec in from_export:
             rater, path = spec if isinstance(spec, tuple) else (None, spec)
             if rater is not None and rater not in raters:
-                raise GoldboardError(f"--from-export {rater}={path}: {rater!r} is not a rater of this study "
-                                     f"({', '.join(raters)})")
+                raise GoldboardError(
+                    f"--from-export {rater}={path}: {rater!r} is not a rater of this study ({', '.join(raters)})"
+                )
             tasks, fmt = read_export_file(path, schema)
             origin.append({"file": str(path), "format": fmt, "rater": rater})
             if fmt == "JSON_MIN":
@@ -595,8 +710,10 @@ def pull(study: Any, round_number: int | None = None, *, client: Any = None,
                     elif user_raters:
                         sources.append(Source(ts, pid, None, str(path)))  # attribute by completed_by
                     else:
-                        raise GoldboardError(f"{path}: cannot tell whose project this export is from "
-                                             f"(no project id of round {rnd.number}); give it as RATER=FILE")
+                        raise GoldboardError(
+                            f"{path}: cannot tell whose project this export is from "
+                            f"(no project id of round {rnd.number}); give it as RATER=FILE"
+                        )
             else:
                 pid = rnd.projects.get(rater) if rater else rnd.projects.get("*")
                 sources.append(Source(tasks, pid, rater, str(path)))
@@ -618,8 +735,10 @@ def pull(study: Any, round_number: int | None = None, *, client: Any = None,
         for r, pid in _progress(items, progress, "Exporting projects"):
             proj = client.project(pid)
             if xml is not None and not configs_match(proj["label_config"], xml):
-                warnings.append(f"project {pid} ({r}): label config on the server differs from schema "
-                                f"{schema.name} v{schema.version}; every result is validated against the schema")
+                warnings.append(
+                    f"project {pid} ({r}): label config on the server differs from schema "
+                    f"{schema.name} v{schema.version}; every result is validated against the schema"
+                )
             sources.append(Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"))
         if own_client:
             client.close()
@@ -630,8 +749,11 @@ def pull(study: Any, round_number: int | None = None, *, client: Any = None,
     res.summary["source"] = origin
     res.summary["projects"] = dict(rnd.projects)
     if write:
-        paths = {"ratings": study.ratings_path(rnd.number), "invalid": study.invalid_path(rnd.number),
-                 "summary": study.pull_report_path(rnd.number)}
+        paths = {
+            "ratings": study.ratings_path(rnd.number),
+            "invalid": study.invalid_path(rnd.number),
+            "summary": study.pull_report_path(rnd.number),
+        }
         write_csv_atomic(res.ratings, paths["ratings"])
         write_csv_atomic(res.invalid, paths["invalid"])
         write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
@@ -664,14 +786,32 @@ def _controls(xml_text: str) -> list[tuple]:
     for el in root.iter():
         if el.tag in ("View", "Header", "Style") or "name" not in el.attrib:
             continue
-        keep = {k: el.attrib.get(k, "") for k in ("name", "toName", "value", "choice", "required", "visibleWhen",
-                                                  "whenTagName", "whenChoiceValue", "maxRating")}
+        keep = {
+            k: el.attrib.get(k, "")
+            for k in (
+                "name",
+                "toName",
+                "value",
+                "choice",
+                "required",
+                "visibleWhen",
+                "whenTagName",
+                "whenChoiceValue",
+                "maxRating",
+            )
+        }
         choices = tuple((c.attrib.get("value", ""), c.attrib.get("alias", "")) for c in el.iter("Choice"))
         out.append((el.tag, tuple(sorted(keep.items())), choices))
     for el in root.iter("View"):  # conditional visibility is part of what the rater is asked
         if "visibleWhen" in el.attrib:
-            out.append(("View", el.attrib.get("visibleWhen", ""), el.attrib.get("whenTagName", ""),
-                        el.attrib.get("whenChoiceValue", "")))
+            out.append(
+                (
+                    "View",
+                    el.attrib.get("visibleWhen", ""),
+                    el.attrib.get("whenTagName", ""),
+                    el.attrib.get("whenChoiceValue", ""),
+                )
+            )
     return out
 
 
@@ -696,5 +836,15 @@ def _progress(items: list, show: bool, label: str):
     return tqdm(items, desc=label, unit="project", file=sys.stderr, leave=False)
 
 
-__all__ = ["pull", "collect", "parse_result", "read_export_file", "tasks_from_json_min", "rater_user_ids",
-           "configs_match", "Source", "PullResult", "INVALID_COLUMNS"]
+__all__ = [
+    "pull",
+    "collect",
+    "parse_result",
+    "read_export_file",
+    "tasks_from_json_min",
+    "rater_user_ids",
+    "configs_match",
+    "Source",
+    "PullResult",
+    "INVALID_COLUMNS",
+]

@@ -30,9 +30,10 @@ from __future__ import annotations
 import html
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -62,11 +63,15 @@ class PushResult:
         for key, pid in self.projects.items():
             who = "shared project (all raters)" if key == SHARED_KEY else f"{key}"
             new = " (new project)" if key in self.created_projects else ""
-            lines.append(f"  {who}: {self.url}/projects/{pid}/data{new} -- {self.imported.get(key, 0)} tasks "
-                         f"imported, {self.already.get(key, 0)} already there")
+            lines.append(
+                f"  {who}: {self.url}/projects/{pid}/data{new} -- {self.imported.get(key, 0)} tasks "
+                f"imported, {self.already.get(key, 0)} already there"
+            )
         if self.mode == "blinded":
-            lines.append("  Send each rater only the link to their own project (Label Studio Community does not "
-                         "hide other projects).")
+            lines.append(
+                "  Send each rater only the link to their own project (Label Studio Community does not "
+                "hide other projects)."
+            )
         for w in self.warnings:
             lines.append(f"  warning: {w}")
         return "\n".join(lines)
@@ -105,8 +110,10 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
         if prev is not None:
             for k in ("case_text", "output_text"):
                 if str(prev.get(k, "") or "") != str(rec.get(k, "") or ""):
-                    raise GoldboardError(f"{study.units_path}: item {item!r}: {k} differs from the one pushed "
-                                         f"before; an item never changes once pushed (give it a new id)")
+                    raise GoldboardError(
+                        f"{study.units_path}: item {item!r}: {k} differs from the one pushed "
+                        f"before; an item never changes once pushed (give it a new id)"
+                    )
             rounds = sorted(set(prev["rounds"]) | {round_number})
             prev.update(rec)
             prev["rounds"] = rounds
@@ -116,11 +123,20 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
     return list(records.values())
 
 
-def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | Path | None = None, *,
-         round_number: int | None = None, shared: bool | None = None, hide_model: bool | None = None,
-         client: Client | None = None,
-         units: pd.DataFrame | None = None, batch_size: int = DEFAULT_BATCH, progress: bool = True,
-         annotations: Mapping[tuple[str, str], list[dict]] | None = None) -> PushResult:
+def push(
+    study: Any,
+    cases_path: str | Path | None = None,
+    outputs_path: str | Path | None = None,
+    *,
+    round_number: int | None = None,
+    shared: bool | None = None,
+    hide_model: bool | None = None,
+    client: Client | None = None,
+    units: pd.DataFrame | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    progress: bool = True,
+    annotations: Mapping[tuple[str, str], list[dict]] | None = None,
+) -> PushResult:
     """Push the units of ``cases_path`` (+ ``outputs_path``) to a round's projects.
 
     ``units`` may be given instead of files (a :func:`goldboard.cases.load.load_units`
@@ -163,13 +179,25 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
         if shared is None:
             mode = existing_round.mode
         elif existing_round.mode != mode and existing_round.projects:
-            raise GoldboardError(f"round {round_number} is {existing_round.mode}; push {mode} tasks to a new round "
-                                 f"(--round {max(r.number for r in study.rounds) + 1})")
+            raise GoldboardError(
+                f"round {round_number} is {existing_round.mode}; push {mode} tasks to a new round "
+                f"(--round {max(r.number for r in study.rounds) + 1})"
+            )
     if client is None:
         with connect(study) as own:
-            return push(study, cases_path, outputs_path, round_number=round_number, shared=shared,
-                        hide_model=hide_model, client=own,
-                        units=units, batch_size=batch_size, progress=progress, annotations=annotations)
+            return push(
+                study,
+                cases_path,
+                outputs_path,
+                round_number=round_number,
+                shared=shared,
+                hide_model=hide_model,
+                client=own,
+                units=units,
+                batch_size=batch_size,
+                progress=progress,
+                annotations=annotations,
+            )
     if client.conn.embedded:
         _ensure_rater_users(client, study.raters)
 
@@ -179,8 +207,10 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
         if hide_model is not None:
             rnd.show_model = not hide_model
     elif hide_model is not None and hide_model == rnd.show_model:
-        raise GoldboardError(f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
-                             f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})")
+        raise GoldboardError(
+            f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
+            f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})"
+        )
     keys = [SHARED_KEY] if mode == "shared" else list(study.raters)
     result = PushResult(round=rnd.number, mode=mode, url=client.url, projects={}, units=0)
 
@@ -196,20 +226,29 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
                     f"round {rnd.number}: {who} (id {pid}) no longer exists on {client.url} (deleted?); its "
                     f"annotations are gone from the server (ratings already pulled stay in "
                     f"{study.ratings_path(rnd.number)}); push to a new round with --round "
-                    f"{max(r.number for r in study.rounds) + 1}", pid) from None
+                    f"{max(r.number for r in study.rounds) + 1}",
+                    pid,
+                ) from None
             if not configs_match(proj["label_config"], xml):
                 raise ConfigMismatch(
                     f"round {rnd.number}: {who} (id {pid}) on {client.url}: its label config no longer matches "
                     f"schema {schema.name} v{schema.version} (edited in Label Studio?); restore it, or push to a "
-                    f"new round with --round {max(r.number for r in study.rounds) + 1}")
+                    f"new round with --round {max(r.number for r in study.rounds) + 1}"
+                )
         else:
-            desc = (f"goldboard study {study.name}, round {rnd.number}, "
-                    + ("shared by all raters" if key == SHARED_KEY else f"rater {key} only (blinded)")
-                    + f"; schema {schema.name} v{schema.version}.")
+            desc = (
+                f"goldboard study {study.name}, round {rnd.number}, "
+                + ("shared by all raters" if key == SHARED_KEY else f"rater {key} only (blinded)")
+                + f"; schema {schema.name} v{schema.version}."
+            )
             instr = html.escape(schema.instructions) if schema.instructions else ""
-            pid = client.create_project(project_title(study.name, key, rnd.number), xml, desc,
-                                        maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
-                                        instructions_html=instr)
+            pid = client.create_project(
+                project_title(study.name, key, rnd.number),
+                xml,
+                desc,
+                maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
+                instructions_html=instr,
+            )
             rnd.projects[key] = pid
             study.save()
             result.created_projects.append(key)
@@ -229,17 +268,21 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
                 foreign += 1
                 continue
             if item in present:
-                result.warnings.append(f"project {pid}: item {item!r} is in tasks {present[item]} and {tid} "
-                                       f"(duplicate not made by this push; pull keeps one rating per rater)")
+                result.warnings.append(
+                    f"project {pid}: item {item!r} is in tasks {present[item]} and {tid} "
+                    f"(duplicate not made by this push; pull keeps one rating per rater)"
+                )
                 continue
             present[item] = tid
             want = by_item.get(item)
             if want is not None:
                 diff = [k for k, v in want.items() if str(data.get(k, "")) != v]
                 if diff:
-                    raise GoldboardError(f"item {item!r}: {diff[0]} on the server (task {tid}, project {pid}) differs "
-                                         f"from {cases_path or 'the units'}; an item never changes once pushed "
-                                         f"(give it a new id or push to a new round)")
+                    raise GoldboardError(
+                        f"item {item!r}: {diff[0]} on the server (task {tid}, project {pid}) differs "
+                        f"from {cases_path or 'the units'}; an item never changes once pushed "
+                        f"(give it a new id or push to a new round)"
+                    )
         if foreign:
             result.warnings.append(f"project {pid}: {foreign} tasks without item_id (not pushed by goldboard)")
         missing[key] = [t for t in tasks if t["item_id"] not in present]
@@ -260,7 +303,7 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
             todo = missing[key]
             made = 0
             for i in range(0, len(todo), batch_size):
-                batch = todo[i:i + batch_size]
+                batch = todo[i : i + batch_size]
                 payload = [{"data": t} for t in batch]
                 if annotations:
                     for p in payload:
@@ -270,8 +313,10 @@ def push(study: Any, cases_path: str | Path | None = None, outputs_path: str | P
                 try:
                     made += client.import_tasks(rnd.projects[key], payload)
                 except LabelStudioError as exc:
-                    raise type(exc)(f"{exc}; {done} of {total} missing tasks were imported before -- run the same "
-                                    f"push again to finish (it adds only what is missing)") from None
+                    raise type(exc)(
+                        f"{exc}; {done} of {total} missing tasks were imported before -- run the same "
+                        f"push again to finish (it adds only what is missing)"
+                    ) from None
                 done += len(batch)
                 bar.update(len(batch))
             result.imported[key] = made
@@ -288,8 +333,10 @@ def _ensure_rater_users(client: Client, raters: list[str]) -> None:
         return
     from goldboard.annotate import server as srv
 
-    print(f"Creating Label Studio users for raters: {', '.join(r for r in raters if r not in creds.users)}",
-          file=sys.stderr)
+    print(
+        f"Creating Label Studio users for raters: {', '.join(r for r in raters if r not in creds.users)}",
+        file=sys.stderr,
+    )
     client.conn.credentials = srv.prepare_data_dir(client.conn.data_dir, raters)
 
 

@@ -41,9 +41,9 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 try:
     import tomllib
@@ -62,8 +62,24 @@ LOG_FILE = "server.log"
 ADMIN = "admin"
 EMAIL_DOMAIN = "goldboard.local"
 #: caller environment variables the child may see (everything else is dropped)
-ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR", "TEMP", "TMP",
-             "PYTHONPATH", "SYSTEMROOT", "SYSTEMDRIVE", "COMSPEC", "PATHEXT", "WINDIR")
+ENV_ALLOW = (
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "PYTHONPATH",
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "COMSPEC",
+    "PATHEXT",
+    "WINDIR",
+)
 SEED_TIMEOUT = 600.0
 START_TIMEOUT = 180.0
 
@@ -106,8 +122,10 @@ class Credentials:
 
     def token_for(self, rater: str) -> str:
         if rater not in self.users:
-            raise GoldboardError(f"{self.path}: no Label Studio user for rater {rater!r} "
-                                 f"(add it with `goldboard server start --raters {rater}`)")
+            raise GoldboardError(
+                f"{self.path}: no Label Studio user for rater {rater!r} "
+                f"(add it with `goldboard server start --raters {rater}`)"
+            )
         return self.users[rater].token
 
     def secrets(self) -> list[str]:
@@ -115,31 +133,44 @@ class Credentials:
 
     def save(self) -> None:
         data = {"admin": self.admin.to_dict(), "users": {n: u.to_dict() for n, u in self.users.items()}}
-        header = ("# goldboard embedded Label Studio users. PRIVATE: passwords and API tokens.\n"
-                  "# Give each rater only their own e-mail and password. Mode 0600; never commit this file.\n")
+        header = (
+            "# goldboard embedded Label Studio users. PRIVATE: passwords and API tokens.\n"
+            "# Give each rater only their own e-mail and password. Mode 0600; never commit this file.\n"
+        )
         write_text_atomic(self.path, header + tomli_w.dumps(data), perms=0o600)
 
     @classmethod
-    def load(cls, path: Path) -> "Credentials":
+    def load(cls, path: Path) -> Credentials:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
             admin = _user_from(ADMIN, data["admin"])
             users = {str(n): _user_from(str(n), u) for n, u in (data.get("users") or {}).items()}
         except FileNotFoundError:
-            raise GoldboardError(f"{path}: no credentials file (start the server once with `goldboard server start`)") from None
+            raise GoldboardError(
+                f"{path}: no credentials file (start the server once with `goldboard server start`)"
+            ) from None
         except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
             raise GoldboardError(f"{path}: malformed credentials file ({type(exc).__name__})") from None
         return cls(path=path, admin=admin, users=users)
 
 
 def _user_from(name: str, d: dict) -> User:
-    return User(name=name, email=str(d["email"]), password=str(d["password"]), token=str(d["token"]),
-                id=int(d["id"]) if d.get("id") is not None else None)
+    return User(
+        name=name,
+        email=str(d["email"]),
+        password=str(d["password"]),
+        token=str(d["token"]),
+        id=int(d["id"]) if d.get("id") is not None else None,
+    )
 
 
 def _new_user(name: str) -> User:
-    return User(name=name, email=f"{name.lower()}@{EMAIL_DOMAIN}", password=secrets.token_urlsafe(18),
-                token=secrets.token_hex(20))
+    return User(
+        name=name,
+        email=f"{name.lower()}@{EMAIL_DOMAIN}",
+        password=secrets.token_urlsafe(18),
+        token=secrets.token_hex(20),
+    )
 
 
 # --------------------------------------------------------------------------- paths
@@ -187,8 +218,10 @@ class ServerInfo:
     log_path: Path | None = None
 
     def describe(self) -> str:
-        lines = [f"Label Studio: {'running at ' + self.url if self.running else 'not running'}"
-                 + (f" (pid {self.pid})" if self.running and self.pid else "")]
+        lines = [
+            f"Label Studio: {'running at ' + self.url if self.running else 'not running'}"
+            + (f" (pid {self.pid})" if self.running and self.pid else "")
+        ]
         lines.append(f"data dir:     {self.data_dir}")
         if self.credentials_path is not None and self.credentials_path.exists():
             lines.append(f"users:        {', '.join(self.usernames)}")
@@ -243,8 +276,7 @@ def _is_our_server(pid: int, d: Path) -> bool:
     if not args:
         return False
     joined = " ".join(args)
-    return ("label-studio" in joined or "label_studio" in joined) and "start" in args \
-        and str(d / "ls") in args
+    return ("label-studio" in joined or "label_studio" in joined) and "start" in args and str(d / "ls") in args
 
 
 def server_status(data_dir: str | Path | None = None) -> ServerInfo:
@@ -298,22 +330,24 @@ def free_port() -> int:
 def _child_env(d: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW}
     home = d / "home"
-    env.update({
-        "HOME": str(home),
-        "USERPROFILE": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "LABEL_STUDIO_BASE_DATA_DIR": str(d / "ls"),
-        "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
-        "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
-        "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
-        "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
-        "SENTRY_DSN": "",
-        "FRONTEND_SENTRY_DSN": "",
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    })
+    env.update(
+        {
+            "HOME": str(home),
+            "USERPROFILE": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "LABEL_STUDIO_BASE_DATA_DIR": str(d / "ls"),
+            "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
+            "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
+            "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+            "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
+            "SENTRY_DSN": "",
+            "FRONTEND_SENTRY_DSN": "",
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+    )
     return env
 
 
@@ -327,8 +361,10 @@ def _label_studio_cmd() -> list[str]:
     try:
         import label_studio  # noqa: F401
     except ImportError:
-        raise GoldboardError("Label Studio is not installed: pip install 'goldboard[server]' "
-                             "(or point the study at an existing server with --url)") from None
+        raise GoldboardError(
+            "Label Studio is not installed: pip install 'goldboard[server]' "
+            "(or point the study at an existing server with --url)"
+        ) from None
     return [sys.executable, "-m", "label_studio.server"]
 
 
@@ -385,26 +421,39 @@ def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] =
 def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]:
     from goldboard.annotate._lsboot import MARKER
 
-    payload = json.dumps([{"username": u.name, "email": u.email, "password": u.password, "token": u.token,
-                           "admin": u.name == ADMIN} for u in users])
+    payload = json.dumps(
+        [
+            {"username": u.name, "email": u.email, "password": u.password, "token": u.token, "admin": u.name == ADMIN}
+            for u in users
+        ]
+    )
     with open(d / LOG_FILE, "a", encoding="utf-8") as log:
         log.write(f"--- {_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
         log.flush()
         try:
-            proc = subprocess.run([sys.executable, "-m", "goldboard.annotate._lsboot"], input=payload,
-                                  stdout=subprocess.PIPE, stderr=log, text=True, cwd=d, env=_child_env(d),
-                                  timeout=SEED_TIMEOUT)
+            proc = subprocess.run(
+                [sys.executable, "-m", "goldboard.annotate._lsboot"],
+                input=payload,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                cwd=d,
+                env=_child_env(d),
+                timeout=SEED_TIMEOUT,
+            )
         except subprocess.TimeoutExpired:
-            raise LabelStudioError(f"setting up Label Studio in {d} took over {SEED_TIMEOUT:.0f} s; "
-                                   f"log tail:\n{_log_tail(d, secrets_)}") from None
+            raise LabelStudioError(
+                f"setting up Label Studio in {d} took over {SEED_TIMEOUT:.0f} s; log tail:\n{_log_tail(d, secrets_)}"
+            ) from None
         other = [ln for ln in proc.stdout.splitlines() if not ln.startswith(MARKER)]
         if other:
             log.write("\n".join(other) + "\n")
     result = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARKER)]
     if proc.returncode != 0 or not result:
-        raise LabelStudioError(f"setting up Label Studio in {d} failed (exit {proc.returncode}); "
-                               f"log tail:\n{_log_tail(d, secrets_)}")
-    return {str(k): int(v) for k, v in json.loads(result[-1][len(MARKER):])["users"].items()}
+        raise LabelStudioError(
+            f"setting up Label Studio in {d} failed (exit {proc.returncode}); log tail:\n{_log_tail(d, secrets_)}"
+        )
+    return {str(k): int(v) for k, v in json.loads(result[-1][len(MARKER) :])["users"].items()}
 
 
 # --------------------------------------------------------------------------- start / stop
@@ -421,8 +470,13 @@ class EmbeddedServer:
     ...     srv.url, srv.credentials.token_for("onc_a")
     """
 
-    def __init__(self, data_dir: str | Path | None = None, port: int = DEFAULT_PORT,
-                 raters: Iterable[str] = (), startup_timeout: float = START_TIMEOUT) -> None:
+    def __init__(
+        self,
+        data_dir: str | Path | None = None,
+        port: int = DEFAULT_PORT,
+        raters: Iterable[str] = (),
+        startup_timeout: float = START_TIMEOUT,
+    ) -> None:
         self.data_dir = _dir(data_dir)
         self.port = int(port)
         self.raters = [r.strip() for r in raters if r.strip()]
@@ -441,15 +495,27 @@ class EmbeddedServer:
             raise GoldboardError(f"--port: {self.port} is not a TCP port")
         st = server_status(d)
         if st.running:
-            raise LabelStudioError(f"the embedded server of {d} is already running at {st.url} (pid {st.pid}); "
-                                   f"stop it with `goldboard server stop --data-dir {d}`")
+            raise LabelStudioError(
+                f"the embedded server of {d} is already running at {st.url} (pid {st.pid}); "
+                f"stop it with `goldboard server stop --data-dir {d}`"
+            )
         with contextlib.suppress(FileNotFoundError):
             (d / PID_FILE).unlink()  # stale
         if not port_is_free(self.port):
             raise LabelStudioError(f"port {self.port} on {HOST} is busy; choose another with --port")
         self.credentials = creds = prepare_data_dir(d, self.raters)
-        cmd = [*_label_studio_cmd(), "start", "--no-browser", "--internal-host", HOST, "--port", str(self.port),
-               "--data-dir", str(d / "ls"), "--enable-legacy-api-token"]
+        cmd = [
+            *_label_studio_cmd(),
+            "start",
+            "--no-browser",
+            "--internal-host",
+            HOST,
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(d / "ls"),
+            "--enable-legacy-api-token",
+        ]
         log = open(d / LOG_FILE, "a", encoding="utf-8")
         log.write(f"--- {_now()} goldboard: starting Label Studio on {self.url}\n")
         log.flush()
@@ -461,12 +527,19 @@ class EmbeddedServer:
             else:
                 kwargs["preexec_fn"] = _die_with_parent
         try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                         cwd=d, env=_child_env(d), **kwargs)
+            self.proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=d, env=_child_env(d), **kwargs
+            )
         finally:
             log.close()
-        write_text_atomic(d / PID_FILE, json.dumps({"pid": self.proc.pid, "port": self.port, "url": self.url,
-                                                    "started_at": _now(), "detached": detach}, indent=1) + "\n")
+        write_text_atomic(
+            d / PID_FILE,
+            json.dumps(
+                {"pid": self.proc.pid, "port": self.port, "url": self.url, "started_at": _now(), "detached": detach},
+                indent=1,
+            )
+            + "\n",
+        )
         try:
             self._wait_ready(creds)
         except BaseException:
@@ -482,8 +555,10 @@ class EmbeddedServer:
         while True:
             assert self.proc is not None
             if self.proc.poll() is not None:
-                raise LabelStudioError(f"Label Studio exited during start (exit {self.proc.returncode}); "
-                                       f"log tail ({d / LOG_FILE}):\n{_log_tail(d, creds.secrets())}")
+                raise LabelStudioError(
+                    f"Label Studio exited during start (exit {self.proc.returncode}); "
+                    f"log tail ({d / LOG_FILE}):\n{_log_tail(d, creds.secrets())}"
+                )
             try:
                 with open(d / LOG_FILE, "rb") as fh:
                     fh.seek(getattr(self, "_log_offset", 0))
@@ -499,19 +574,26 @@ class EmbeddedServer:
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise LabelStudioError(f"Label Studio did not answer on {self.url} within "
-                                       f"{self.startup_timeout:.0f} s; log tail:\n{_log_tail(d, creds.secrets())}")
+                raise LabelStudioError(
+                    f"Label Studio did not answer on {self.url} within "
+                    f"{self.startup_timeout:.0f} s; log tail:\n{_log_tail(d, creds.secrets())}"
+                )
             time.sleep(0.25)
         # /health answers for any Label Studio: make sure this one knows our admin token
         try:
-            r = httpx.get(f"{self.url}/api/current-user/whoami",
-                          headers={"Authorization": f"Token {creds.admin.token}"}, timeout=10.0)
+            r = httpx.get(
+                f"{self.url}/api/current-user/whoami",
+                headers={"Authorization": f"Token {creds.admin.token}"},
+                timeout=10.0,
+            )
             ok = r.status_code == 200 and r.json().get("email") == creds.admin.email
         except (httpx.HTTPError, ValueError):
             ok = False
         if not ok:
-            raise LabelStudioError(f"the server answering on {self.url} does not accept this data dir's admin "
-                                   f"token (another server on that port?); log: {d / LOG_FILE}")
+            raise LabelStudioError(
+                f"the server answering on {self.url} does not accept this data dir's admin "
+                f"token (another server on that port?); log: {d / LOG_FILE}"
+            )
 
     # ------------------------------------------------------------------ stop
     def _terminate(self, timeout: float = 15.0) -> None:
@@ -534,7 +616,7 @@ class EmbeddedServer:
             return True
         return stop_server(self.data_dir)
 
-    def __enter__(self) -> "EmbeddedServer":
+    def __enter__(self) -> EmbeddedServer:
         self.start(detach=False)
         return self
 
@@ -551,8 +633,12 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def start_server(data_dir: str | Path | None = None, port: int = DEFAULT_PORT, raters: Iterable[str] = (),
-                 timeout: float = START_TIMEOUT) -> ServerInfo:
+def start_server(
+    data_dir: str | Path | None = None,
+    port: int = DEFAULT_PORT,
+    raters: Iterable[str] = (),
+    timeout: float = START_TIMEOUT,
+) -> ServerInfo:
     """Start the embedded server detached (it keeps running after this process exits)."""
     return EmbeddedServer(data_dir, port=port, raters=raters, startup_timeout=timeout).start(detach=True)
 
@@ -587,8 +673,9 @@ def _reap(pid: int) -> None:
 
 
 @contextlib.contextmanager
-def running_server(data_dir: str | Path | None = None, port: int | None = None,
-                   raters: Iterable[str] = ()) -> Iterator[EmbeddedServer]:
+def running_server(
+    data_dir: str | Path | None = None, port: int | None = None, raters: Iterable[str] = ()
+) -> Iterator[EmbeddedServer]:
     """Context manager: an attached embedded server (free port by default), stopped on exit."""
     srv = EmbeddedServer(data_dir, port=port or free_port(), raters=raters)
     with srv:
@@ -596,7 +683,19 @@ def running_server(data_dir: str | Path | None = None, port: int | None = None,
 
 
 __all__ = [
-    "DEFAULT_PORT", "Credentials", "User", "ServerInfo", "EmbeddedServer", "default_data_dir",
-    "credentials_path", "read_credentials", "prepare_data_dir", "server_status", "start_server",
-    "stop_server", "running_server", "port_is_free", "free_port",
+    "DEFAULT_PORT",
+    "Credentials",
+    "User",
+    "ServerInfo",
+    "EmbeddedServer",
+    "default_data_dir",
+    "credentials_path",
+    "read_credentials",
+    "prepare_data_dir",
+    "server_status",
+    "start_server",
+    "stop_server",
+    "running_server",
+    "port_is_free",
+    "free_port",
 ]

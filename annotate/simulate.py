@@ -22,9 +22,10 @@ check that pull holds them out.  :func:`annotation_result` is the inverse of
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -107,8 +108,14 @@ def annotations_from_ratings(schema: Schema, ratings: pd.DataFrame) -> list[Anno
         values = dict(zip(g["field"].astype(str), g["value"]))
         rationale = next((str(x) for x in g["rationale"] if isinstance(x, str) and x), "")
         lt = next((x for x in g["lead_time"] if str(x) not in ("", "nan", "None")), None)
-        out.append(Annotation(str(item), str(rater), annotation_result(schema, values, rationale),
-                              float(lt) if lt is not None else None))
+        out.append(
+            Annotation(
+                str(item),
+                str(rater),
+                annotation_result(schema, values, rationale),
+                float(lt) if lt is not None else None,
+            )
+        )
     return out
 
 
@@ -131,9 +138,16 @@ def _tokens(client: Client, raters: list[str], tokens: Mapping[str, str] | None)
     return {r: creds.token_for(r) for r in raters}
 
 
-def post_ratings(study: Any, ratings: pd.DataFrame, round_number: int | None = None, *,
-                 client: Client | None = None, tokens: Mapping[str, str] | None = None, workers: int = 2,
-                 progress: bool = True) -> SimulateResult:
+def post_ratings(
+    study: Any,
+    ratings: pd.DataFrame,
+    round_number: int | None = None,
+    *,
+    client: Client | None = None,
+    tokens: Mapping[str, str] | None = None,
+    workers: int = 2,
+    progress: bool = True,
+) -> SimulateResult:
     """Post one annotation per (item, rater) of ``ratings`` to the round's existing tasks,
     each with the rater's own token (``completed_by`` = the rater)."""
     client = client or connect(study)
@@ -152,8 +166,10 @@ def post_ratings(study: Any, ratings: pd.DataFrame, round_number: int | None = N
         key = SHARED_KEY if rnd.mode == "shared" else a.rater
         tid = task_of.get(key, {}).get(a.item_id)
         if tid is None:
-            raise GoldboardError(f"ratings: item {a.item_id!r} has no task in round {rnd.number}'s "
-                                 f"{'shared project' if key == SHARED_KEY else key + ' project'} (push it first)")
+            raise GoldboardError(
+                f"ratings: item {a.item_id!r} has no task in round {rnd.number}'s "
+                f"{'shared project' if key == SHARED_KEY else key + ' project'} (push it first)"
+            )
         jobs.append((a, tid))
     per_rater = {r: [client.as_token(toks[r], f"{r}'s token") for _ in range(max(1, workers))] for r in raters}
     res = SimulateResult()
@@ -186,9 +202,17 @@ def post_ratings(study: Any, ratings: pd.DataFrame, round_number: int | None = N
     return res
 
 
-def push_with_ratings(study: Any, units: pd.DataFrame, ratings: pd.DataFrame, round_number: int | None = None, *,
-                      shared: bool | None = None, client: Client | None = None, batch_size: int = 250,
-                      progress: bool = True) -> SimulateResult:
+def push_with_ratings(
+    study: Any,
+    units: pd.DataFrame,
+    ratings: pd.DataFrame,
+    round_number: int | None = None,
+    *,
+    shared: bool | None = None,
+    client: Client | None = None,
+    batch_size: int = 250,
+    progress: bool = True,
+) -> SimulateResult:
     """Push ``units`` with the annotations of ``ratings`` imported inside the new tasks
     (``completed_by`` = each rater's user id, ``ground_truth`` = false).  Items already
     on the server are left alone (push is idempotent); post their ratings with
@@ -213,10 +237,24 @@ def push_with_ratings(study: Any, units: pd.DataFrame, ratings: pd.DataFrame, ro
             ann["lead_time"] = a.lead_time
         key = SHARED_KEY if mode_shared else a.rater
         payload.setdefault((key, a.item_id), []).append(ann)
-    pr = push(study, units=units, round_number=round_number, shared=shared, client=client, batch_size=batch_size,
-              progress=progress, annotations=payload)
+    pr = push(
+        study,
+        units=units,
+        round_number=round_number,
+        shared=shared,
+        client=client,
+        batch_size=batch_size,
+        progress=progress,
+        annotations=payload,
+    )
     return SimulateResult(posted=sum(len(v) for (k, i), v in payload.items()), push=pr)
 
 
-__all__ = ["annotation_result", "annotations_from_ratings", "post_ratings", "push_with_ratings", "Annotation",
-           "SimulateResult"]
+__all__ = [
+    "annotation_result",
+    "annotations_from_ratings",
+    "post_ratings",
+    "push_with_ratings",
+    "Annotation",
+    "SimulateResult",
+]

@@ -61,8 +61,9 @@ def naive_sklearn(a, b, n_resamples, seed=1):
     vals = []
     for _ in range(n_resamples):
         idx = rng.integers(0, n, n)
-        vals.append([cohen_kappa_score(a[idx], b[idx], weights=w, labels=list(range(K)))
-                     for w in (None, "linear", "quadratic")])
+        vals.append(
+            [cohen_kappa_score(a[idx], b[idx], weights=w, labels=list(range(K))) for w in (None, "linear", "quadratic")]
+        )
     return np.array(vals)
 
 
@@ -86,9 +87,13 @@ def naive_engine(df, n_resamples, seed=1):
     vals = []
     for _ in range(n_resamples):
         idx = rng.integers(0, n, n)
-        boot = pd.DataFrame({"item_id": np.repeat(np.arange(n).astype(str), 2), "rater": np.tile(["A", "B"], n),
-                             "value": np.column_stack([a_rows["value"].to_numpy()[idx],
-                                                       b_rows["value"].to_numpy()[idx]]).ravel()})
+        boot = pd.DataFrame(
+            {
+                "item_id": np.repeat(np.arange(n).astype(str), 2),
+                "rater": np.tile(["A", "B"], n),
+                "value": np.column_stack([a_rows["value"].to_numpy()[idx], b_rows["value"].to_numpy()[idx]]).ravel(),
+            }
+        )
         res = agreement(boot, "severity", categories=CATS, levels=["ordinal", "nominal"])
         vals.append([r["value"] for r in res["statistics"]])
     return np.array(vals, dtype=float)
@@ -124,8 +129,13 @@ def main() -> None:
     args = ap.parse_args()
     n, B, sub = args.items, args.resamples, min(args.naive_subset, args.resamples)
     a, b = make_data(n)
-    df = pd.DataFrame({"item_id": np.repeat(np.arange(n).astype(str), 2), "rater": np.tile(["A", "B"], n),
-                       "value": np.column_stack([a, b]).ravel() + 1})
+    df = pd.DataFrame(
+        {
+            "item_id": np.repeat(np.arange(n).astype(str), 2),
+            "rater": np.tile(["A", "B"], n),
+            "value": np.column_stack([a, b]).ravel() + 1,
+        }
+    )
     df["value"] = df["value"].astype(str)
     print(f"{n:,} items x 2 raters, {K} ordinal categories, {B:,} bootstrap resamples of items")
 
@@ -141,19 +151,25 @@ def main() -> None:
     t_boot = max(t_gb - t_gb0, 1e-9)
 
     print("naive loops (timed on a subset, scaled to all resamples):")
-    print(f"  agreement() per resample, same output       {min(args.engine_subset, B):4d} in {t_eng:6.2f} s"
-          f" -> ~{t_eng_scaled:9.1f} s")
+    print(
+        f"  agreement() per resample, same output       {min(args.engine_subset, B):4d} in {t_eng:6.2f} s"
+        f" -> ~{t_eng_scaled:9.1f} s"
+    )
     print(f"  11 table statistics from bincount per resample {sub:4d} in {t_nf:6.2f} s -> ~{t_nf_scaled:9.1f} s")
     print(f"  sklearn cohen_kappa_score x3 per resample   {sub:4d} in {t_sk:6.2f} s -> ~{t_sk_scaled:9.1f} s")
     print("vectorised:")
     print(f"  index matrix + batched bincount, kappa x3   {B:,} in {t_ix:6.2f} s")
-    print(f"  goldboard agreement(bootstrap={B:,})        {t_gb:6.2f} s end to end "
-          f"({t_gb0:.2f} s without bootstrap, so the {B:,} resamples of every statistic cost {t_boot:.2f} s)")
+    print(
+        f"  goldboard agreement(bootstrap={B:,})        {t_gb:6.2f} s end to end "
+        f"({t_gb0:.2f} s without bootstrap, so the {B:,} resamples of every statistic cost {t_boot:.2f} s)"
+    )
     kappa = next(r for r in res["statistics"] if r["statistic"] == "cohen_kappa" and r["weights"] == "none")
     asym = C.cohen_kappa(np.bincount(a * K + b, minlength=K * K).reshape(K, K)).se
-    print(f"check: kappa {kappa['value']:.4f}; bootstrap SE goldboard {kappa['se']:.5f}, index matrix "
-          f"{np.std(v_ix[:, 0], ddof=1):.5f}, naive ({sub} resamples) {np.std(v_nf[:, 1], ddof=1):.5f}; "
-          f"Fleiss-Cohen-Everitt SE {asym:.5f}")
+    print(
+        f"check: kappa {kappa['value']:.4f}; bootstrap SE goldboard {kappa['se']:.5f}, index matrix "
+        f"{np.std(v_ix[:, 0], ddof=1):.5f}, naive ({sub} resamples) {np.std(v_nf[:, 1], ddof=1):.5f}; "
+        f"Fleiss-Cohen-Everitt SE {asym:.5f}"
+    )
     print(f"RATIO naive agreement() loop / goldboard end to end:     {t_eng_scaled / t_gb:8.0f}x")
     print(f"RATIO naive 11-statistic loop / goldboard end to end:    {t_nf_scaled / t_gb:8.1f}x")
     print(f"RATIO naive 11-statistic loop / goldboard bootstrap part: {t_nf_scaled / t_boot:8.1f}x")

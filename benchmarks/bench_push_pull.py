@@ -51,10 +51,24 @@ def make_ratings(units: pd.DataFrame) -> pd.DataFrame:
     for i, item in enumerate(units["item_id"]):
         for j, r in enumerate(RATERS):
             lab = labels[(i + j * (i % 3 == 0)) % 4]
-            rows.append({"item_id": item, "rater": r, "field": "safety_label", "value": lab,
-                         "rationale": f"{r} {i}", "lead_time": 20.0})
-            rows.append({"item_id": item, "rater": r, "field": "missing_info",
-                         "value": "stage|ecog_status" if lab == "Insufficient Information" else ""})
+            rows.append(
+                {
+                    "item_id": item,
+                    "rater": r,
+                    "field": "safety_label",
+                    "value": lab,
+                    "rationale": f"{r} {i}",
+                    "lead_time": 20.0,
+                }
+            )
+            rows.append(
+                {
+                    "item_id": item,
+                    "rater": r,
+                    "field": "missing_info",
+                    "value": "stage|ecog_status" if lab == "Insufficient Information" else "",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -115,10 +129,12 @@ def main() -> None:
         results.append(("pull", n_ann, "annotations", t_pull, t_naive_pull))
         results.append(("(setup: import tasks with annotations)", n_ann, "annotations", t_fill, None))
 
-    print(f"\nLabel Studio 1.23 embedded (SQLite), {n} tasks; naive = one SDK call per task, measured on "
-          f"{k} tasks and scaled x{n / k:g}")
+    print(
+        f"\nLabel Studio 1.23 embedded (SQLite), {n} tasks; naive = one SDK call per task, measured on "
+        f"{k} tasks and scaled x{n / k:g}"
+    )
     print(f"{'operation':40s} {'size':>8s}  {'goldboard':>10s}  {'naive':>10s}  {'ratio':>7s}")
-    for name, size, unit, t, naive in results:
+    for name, size, _unit, t, naive in results:
         ns = f"{naive:9.1f}s" if naive else "         -"
         ratio = f"{naive / t:6.1f}x" if naive else "      -"
         print(f"{name:40s} {size:8d}  {t:9.1f}s  {ns}  {ratio}")

@@ -51,9 +51,13 @@ def bench_core(n: int, b: int, naive_b: int) -> None:
     acc = fast["accuracy"]
     f1 = fast["macro_f1"]
     print(f"[1] one model, {n:,} predictions, {b:,} resamples")
-    print(f"    vectorised bootstrap : {t_fast:8.2f} s   accuracy {acc[0]:.4f} [{acc[1]:.4f}, {acc[2]:.4f}], "
-          f"macro-F1 {f1[0]:.4f} [{f1[1]:.4f}, {f1[2]:.4f}]")
-    print(f"    naive sklearn loop   : {t_naive:8.2f} s   (measured {t_naive_sub:.2f} s on {naive_b} resamples, scaled)")
+    print(
+        f"    vectorised bootstrap : {t_fast:8.2f} s   accuracy {acc[0]:.4f} [{acc[1]:.4f}, {acc[2]:.4f}], "
+        f"macro-F1 {f1[0]:.4f} [{f1[1]:.4f}, {f1[2]:.4f}]"
+    )
+    print(
+        f"    naive sklearn loop   : {t_naive:8.2f} s   (measured {t_naive_sub:.2f} s on {naive_b} resamples, scaled)"
+    )
     print(f"    speed-up             : {t_naive / t_fast:8.1f} x")
 
 
@@ -66,9 +70,17 @@ def grid_frames(rng: np.random.Generator, models: int = 34, conditions: int = 6,
         for c in range(conditions):
             err = rng.random(items) < 0.05 + 0.3 * rng.random()
             pred = np.where(err, (gold_codes + rng.integers(1, 4, items)) % 4, gold_codes)
-            rows.append(pd.DataFrame({"case_id": ids, "model": f"model_{m:02d}", "condition": f"cond_{c}",
-                                      "predicted_label": [LABELS[p] for p in pred],
-                                      "predicted_abstain": pred == 3}))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "case_id": ids,
+                        "model": f"model_{m:02d}",
+                        "condition": f"cond_{c}",
+                        "predicted_label": [LABELS[p] for p in pred],
+                        "predicted_abstain": pred == 3,
+                    }
+                )
+            )
     return gold, pd.concat(rows, ignore_index=True)
 
 
@@ -79,8 +91,10 @@ def bench_grid(b: int) -> None:
     t0 = time.perf_counter()
     r = score_labels(gold, preds, schema=schema, n_bootstrap=b, seed=1, compare=["model_00,model_01"])
     t = time.perf_counter() - t0
-    print(f"[2] score_labels: {len(preds):,} predictions = {len(r['groups'])} model x condition groups x "
-          f"{r['gold']['items']} items, {b:,} resamples each, {len(r['comparisons'])} paired comparisons")
+    print(
+        f"[2] score_labels: {len(preds):,} predictions = {len(r['groups'])} model x condition groups x "
+        f"{r['gold']['items']} items, {b:,} resamples each, {len(r['comparisons'])} paired comparisons"
+    )
     print(f"    end to end           : {t:8.2f} s")
 
 
@@ -95,16 +109,31 @@ def bench_radsafe() -> None:
         for base in ("high_risk", "unsafe", "contradicts"):
             for j, o in enumerate(opts):
                 flag = j != key[i] and rng.random() < 0.3
-                gold_rows.append({"item_id": f"Q{i}", "case_id": f"Q{i}", "field": f"{base}_{o}",
-                                  "gold_value": "yes" if flag else "no", "method": "unanimous"})
+                gold_rows.append(
+                    {
+                        "item_id": f"Q{i}",
+                        "case_id": f"Q{i}",
+                        "field": f"{base}_{o}",
+                        "gold_value": "yes" if flag else "no",
+                        "method": "unanimous",
+                    }
+                )
     gold = pd.DataFrame(gold_rows)
     preds = []
     for m in range(34):
         for c in range(6):
             ch = np.where(rng.random(q) < 0.8, key, rng.integers(0, 5, q))
-            preds.append(pd.DataFrame({"question_id": [f"Q{i}" for i in range(q)], "model": f"m{m}",
-                                       "condition": f"c{c}", "chosen_option": [opts[x] for x in ch],
-                                       "confidence": rng.random(q)}))
+            preds.append(
+                pd.DataFrame(
+                    {
+                        "question_id": [f"Q{i}" for i in range(q)],
+                        "model": f"m{m}",
+                        "condition": f"c{c}",
+                        "chosen_option": [opts[x] for x in ch],
+                        "confidence": rng.random(q),
+                    }
+                )
+            )
     preds = pd.concat(preds, ignore_index=True)
     t0 = time.perf_counter()
     r = score_radsafe(gold, preds, schema, key={f"Q{i}": opts[k] for i, k in enumerate(key)})

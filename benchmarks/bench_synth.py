@@ -60,7 +60,7 @@ def main() -> None:
     t = best_of(lambda: synth.synthesize("mtb", 10_000, seed=7, models=["a", "b", "c", "d", "e"]))
     print(f"  cases synth, 10,000 cases x 5 models = 50,000 outputs: {t:.2f} s")
     for schema in ("medfail", "radsafe"):
-        t = best_of(lambda: synth.synthesize(schema, 10_000, seed=7, models=["a", "b", "c", "d", "e"]))
+        t = best_of(lambda schema=schema: synth.synthesize(schema, 10_000, seed=7, models=["a", "b", "c", "d", "e"]))
         print(f"  {schema} synth, 10,000 cases x 5 models = 50,000 outputs: {t:.2f} s")
 
 

@@ -11,5 +11,15 @@ from goldboard.cases.load import LoadResult, inspect_files, load_units, predicti
 from goldboard.cases.problems import CaseFileError, Problem
 from goldboard.cases.units import UNIT_COLUMNS, compose_case_text, default_output_id
 
-__all__ = ["load_units", "validate_files", "inspect_files", "LoadResult", "Problem", "CaseFileError",
-           "prediction_text", "UNIT_COLUMNS", "compose_case_text", "default_output_id"]
+__all__ = [
+    "load_units",
+    "validate_files",
+    "inspect_files",
+    "LoadResult",
+    "Problem",
+    "CaseFileError",
+    "prediction_text",
+    "UNIT_COLUMNS",
+    "compose_case_text",
+    "default_output_id",
+]

@@ -30,9 +30,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -49,9 +50,13 @@ PROMPT_KEYS = ("prompt_text", "prompt")
 EVIDENCE_KEYS = ("evidence", "evidence_clean", "context")
 CONDITION_KEYS = ("condition", "deployment_condition")
 #: keys of prediction records whose text is shown to the rater after the labels
-PREDICTION_NOTE_KEYS = (("audit_summary", "Summary"), ("rationale", "Rationale"),
-                        ("audit_rationale", "Rationale"), ("explanation", "Explanation"),
-                        ("reasoning", "Reasoning"))
+PREDICTION_NOTE_KEYS = (
+    ("audit_summary", "Summary"),
+    ("rationale", "Rationale"),
+    ("audit_rationale", "Rationale"),
+    ("explanation", "Explanation"),
+    ("reasoning", "Reasoning"),
+)
 #: reference-label keys used by the public benchmarks -> schema field they are labels of
 REFERENCE_KEYS = {
     "support_label": "safety_label",
@@ -61,8 +66,14 @@ REFERENCE_KEYS = {
     "reference_severity": "severity",
 }
 OPENMTB_KEYS = {"patient_summary", "genomic_alteration", "proposed_therapy", "profile_key"}
-OPENMTB_ERROR_TYPES = {"none", "wrong_drug", "wrong_context", "missing_critical_information",
-                       "hallucinated_variant", "unsafe_overconfidence"}
+OPENMTB_ERROR_TYPES = {
+    "none",
+    "wrong_drug",
+    "wrong_context",
+    "missing_critical_information",
+    "hallucinated_variant",
+    "unsafe_overconfidence",
+}
 OPENMTB_CASE_TYPES = {"clean", "adversarial"}
 _OPTION_COLUMN_RE = re.compile(r"^option_([A-Za-z])$")
 FORMAT_SCHEMAS = {"openmtb": ("mtb", "mtb_unsafe"), "medfail": ("medfail",), "radsafe": ("radsafe",)}
@@ -180,8 +191,11 @@ class _Loader:
         self.problems: list[Problem] = []
         self.options = list(schema.display.options)
         self.option_bases = sorted({f.base for f in schema.fields if f.option is not None and f.base})
-        self._opt_flag_re = (re.compile(r"^option_([A-Za-z0-9]+?)_(" + "|".join(map(re.escape, self.option_bases))
-                                        + r")$") if self.option_bases else None)
+        self._opt_flag_re = (
+            re.compile(r"^option_([A-Za-z0-9]+?)_(" + "|".join(map(re.escape, self.option_bases)) + r")$")
+            if self.option_bases
+            else None
+        )
 
     def add(self, file: str, line: int | None, fld: str, msg: str, level: str = "error") -> None:
         self.problems.append(Problem(file, line, fld, msg, level))
@@ -276,8 +290,13 @@ class _Loader:
             for key, vocab in (("case_type", OPENMTB_CASE_TYPES), ("error_type", OPENMTB_ERROR_TYPES)):
                 v = _text(d.get(key))
                 if v and v not in vocab:
-                    self.add(file, rec.line, key, f"{v!r} is not an OpenMTB-Audit {key} "
-                                                  f"({', '.join(sorted(vocab))})", "warning")
+                    self.add(
+                        file,
+                        rec.line,
+                        key,
+                        f"{v!r} is not an OpenMTB-Audit {key} ({', '.join(sorted(vocab))})",
+                        "warning",
+                    )
         return _Case(rec.line, case_id, d, options, reference, _truthy(d.get("synthetic")), n_given)
 
     def _options(self, d: dict[str, Any], file: str, line: int) -> tuple[dict[str, str], int]:
@@ -288,16 +307,20 @@ class _Loader:
             try:
                 raw = json.loads(raw)
             except json.JSONDecodeError:
-                self.add(file, line, "options", "not valid JSON (give {\"A\": \"...\", ...} or option_A columns)")
+                self.add(file, line, "options", 'not valid JSON (give {"A": "...", ...} or option_A columns)')
                 raw = None
         if isinstance(raw, dict):
             opts = {str(k).strip(): _text(v) for k, v in raw.items() if not _blank(v)}
         elif isinstance(raw, list):
             letters = self.options or [chr(ord("A") + i) for i in range(len(raw))]
             if len(raw) > len(letters):
-                self.add(file, line, "options", f"{len(raw)} options but the schema has {len(letters)} "
-                                                f"({', '.join(letters)})")
-            opts = {letters[i]: _text(v) for i, v in enumerate(raw[:len(letters)]) if not _blank(v)}
+                self.add(
+                    file,
+                    line,
+                    "options",
+                    f"{len(raw)} options but the schema has {len(letters)} ({', '.join(letters)})",
+                )
+            opts = {letters[i]: _text(v) for i, v in enumerate(raw[: len(letters)]) if not _blank(v)}
         for k, v in d.items():
             m = _OPTION_COLUMN_RE.match(k)
             if m and not _blank(v):
@@ -305,8 +328,12 @@ class _Loader:
         if self.options and opts:
             extra = [k for k in opts if k not in self.options]
             if extra:
-                self.add(file, line, "options", f"option {extra[0]} is not one of the schema's options "
-                                                f"({', '.join(self.options)})")
+                self.add(
+                    file,
+                    line,
+                    "options",
+                    f"option {extra[0]} is not one of the schema's options ({', '.join(self.options)})",
+                )
         kept = {k: opts[k] for k in self.options if k in opts} if self.options else opts
         return kept, len(opts)
 
@@ -319,9 +346,13 @@ class _Loader:
             self.add(file, c.line, "text", f"no case text to show (give one of: {', '.join(shown)})")
         if self.options:
             if not c.options:
-                self.add(file, c.line, "options",
-                         f"missing (this schema labels options {', '.join(self.options)}: give "
-                         f"options {{\"A\": ...}} or option_A columns)")
+                self.add(
+                    file,
+                    c.line,
+                    "options",
+                    f"missing (this schema labels options {', '.join(self.options)}: give "
+                    f'options {{"A": ...}} or option_A columns)',
+                )
             elif c.n_options_given < 2:
                 self.add(file, c.line, "options", "a question needs at least two options")
         return text
@@ -345,7 +376,7 @@ class _Loader:
             if key == "predicted_label":
                 f: Field | None = primary
             elif key.startswith("predicted_") and key != "predicted_missing_fields":
-                f = self._field(key[len("predicted_"):])
+                f = self._field(key[len("predicted_") :])
             else:
                 continue
             if f is None or not f.is_rated:
@@ -365,16 +396,16 @@ class _Loader:
         else:
             text = ""
         if not text.strip():
-            self.add(file, rec.line, "output", f"missing (give one of: {', '.join(OUTPUT_TEXT_KEYS)}, "
-                                               f"or predicted_label)")
+            self.add(
+                file, rec.line, "output", f"missing (give one of: {', '.join(OUTPUT_TEXT_KEYS)}, or predicted_label)"
+            )
             ok = False
         if not ok:
             return None
         explicit = _text(d.get("output_id"))
         _, cond = _first(d, CONDITION_KEYS)
         out_id = explicit or default_output_id(case_id, model, condition=_text(cond))
-        return _Output(rec.line, case_id, out_id, model, text, dict(d), prediction,
-                       _truthy(d.get("synthetic")))
+        return _Output(rec.line, case_id, out_id, model, text, dict(d), prediction, _truthy(d.get("synthetic")))
 
 
 def prediction_text(rec: dict[str, Any]) -> str:
@@ -388,9 +419,12 @@ def prediction_text(rec: dict[str, Any]) -> str:
     if not _blank(rec.get("predicted_label")):
         lines.append(f"Assessment: {_text(rec['predicted_label'])}")
     for key, raw in rec.items():
-        if key.startswith("predicted_") and key not in ("predicted_label", "predicted_abstain",
-                                                         "predicted_missing_fields") and not _blank(raw):
-            lines.append(f"{key[len('predicted_'):].replace('_', ' ').capitalize()}: {format_case_value(raw)}")
+        if (
+            key.startswith("predicted_")
+            and key not in ("predicted_label", "predicted_abstain", "predicted_missing_fields")
+            and not _blank(raw)
+        ):
+            lines.append(f"{key[len('predicted_') :].replace('_', ' ').capitalize()}: {format_case_value(raw)}")
     if "predicted_abstain" in rec and not _blank(rec["predicted_abstain"]):
         lines.append(f"Abstain / refer to a human reviewer: {'yes' if _truthy(rec['predicted_abstain']) else 'no'}")
     if "predicted_missing_fields" in rec and not _blank(rec["predicted_missing_fields"]):
@@ -444,8 +478,9 @@ def _schema(schema: Schema | str | Path) -> Schema:
         raise GoldboardError(str(exc)) from None
 
 
-def inspect_files(cases_path: str | Path, outputs_path: str | Path | None = None, *,
-                  schema: Schema | str | Path) -> LoadResult:
+def inspect_files(
+    cases_path: str | Path, outputs_path: str | Path | None = None, *, schema: Schema | str | Path
+) -> LoadResult:
     """Read, check and assemble units; never raises for bad file contents.
 
     Returns a :class:`LoadResult` with the unit table (``None`` when there are
@@ -466,10 +501,19 @@ def inspect_files(cases_path: str | Path, outputs_path: str | Path | None = None
     elif case_records and all(_has_output_text(r.data) for r in case_records):
         combined = True  # e.g. MedFailBench raw outputs: prompt + model answer in one record
 
-    if case_format in FORMAT_SCHEMAS and sch.name in {n for v in FORMAT_SCHEMAS.values() for n in v} \
-            and sch.name not in FORMAT_SCHEMAS[case_format]:
-        L.add(cases_label, None, "", f"these look like {case_format} cases but the schema is {sch.name} "
-                                     f"(did you mean --schema {FORMAT_SCHEMAS[case_format][0]}?)", "warning")
+    if (
+        case_format in FORMAT_SCHEMAS
+        and sch.name in {n for v in FORMAT_SCHEMAS.values() for n in v}
+        and sch.name not in FORMAT_SCHEMAS[case_format]
+    ):
+        L.add(
+            cases_label,
+            None,
+            "",
+            f"these look like {case_format} cases but the schema is {sch.name} "
+            f"(did you mean --schema {FORMAT_SCHEMAS[case_format][0]}?)",
+            "warning",
+        )
 
     # ---- cases
     cases: dict[str, _Case] = {}
@@ -485,12 +529,14 @@ def inspect_files(cases_path: str | Path, outputs_path: str | Path | None = None
                 for k in PROMPT_KEYS + ("text", "question"):
                     a, b = _text(prev.data.get(k)), _text(c.data.get(k))
                     if a and b and a != b:
-                        L.add(cases_label, rec.line, k, f"case {c.case_id!r} has a different {k} than at line "
-                                                        f"{prev.line}")
+                        L.add(
+                            cases_label, rec.line, k, f"case {c.case_id!r} has a different {k} than at line {prev.line}"
+                        )
                         break
                 continue
-            L.add(cases_label, rec.line, "case_id", f"duplicate id {c.case_id!r} (first at line "
-                                                    f"{first_line[c.case_id]})")
+            L.add(
+                cases_label, rec.line, "case_id", f"duplicate id {c.case_id!r} (first at line {first_line[c.case_id]})"
+            )
             continue
         cases[c.case_id] = c
         first_line[c.case_id] = rec.line
@@ -513,12 +559,20 @@ def inspect_files(cases_path: str | Path, outputs_path: str | Path | None = None
             continue
         if o.output_id in seen_out:
             if _text(rec.data.get("output_id")):
-                L.add(outputs_label, rec.line, "output_id", f"duplicate id {o.output_id!r} (first at line "
-                                                            f"{seen_out[o.output_id]})")
+                L.add(
+                    outputs_label,
+                    rec.line,
+                    "output_id",
+                    f"duplicate id {o.output_id!r} (first at line {seen_out[o.output_id]})",
+                )
             else:
-                L.add(outputs_label, rec.line, "model",
-                      f"case {o.case_id!r} already has an output from model {o.model!r} at line "
-                      f"{seen_out[o.output_id]} (add an output_id column to keep both)")
+                L.add(
+                    outputs_label,
+                    rec.line,
+                    "model",
+                    f"case {o.case_id!r} already has an output from model {o.model!r} at line "
+                    f"{seen_out[o.output_id]} (add an output_id column to keep both)",
+                )
             continue
         seen_out[o.output_id] = rec.line
         outputs.append(o)
@@ -533,8 +587,7 @@ def inspect_files(cases_path: str | Path, outputs_path: str | Path | None = None
         with_output = {o.case_id for o in outputs}
         for cid, c in cases.items():
             if cid not in with_output:
-                L.add(cases_label, c.line, "case_id", f"case {cid!r} has no model output; it is not a unit",
-                      "warning")
+                L.add(cases_label, c.line, "case_id", f"case {cid!r} has no model output; it is not a unit", "warning")
         for o in outputs:
             c = cases[o.case_id]
             rows.append(_unit_row(c, case_texts[c.case_id], o, sch))
@@ -561,12 +614,24 @@ def inspect_files(cases_path: str | Path, outputs_path: str | Path | None = None
     }
     out_df = None
     if outputs and not show_output:
-        out_df = pd.DataFrame([{"output_id": o.output_id, "case_id": o.case_id, "model": o.model,
-                                "output_text": o.text, "prediction": o.prediction, "output": o.data}
-                               for o in outputs])
+        out_df = pd.DataFrame(
+            [
+                {
+                    "output_id": o.output_id,
+                    "case_id": o.case_id,
+                    "model": o.model,
+                    "output_text": o.text,
+                    "prediction": o.prediction,
+                    "output": o.data,
+                }
+                for o in outputs
+            ]
+        )
     if errors_only(problems):
         return LoadResult(None, problems, summary, out_df)
-    columns = UNIT_COLUMNS + ["case", "output", "reference", "prediction"] + [f"option_{o}" for o in sch.display.options]
+    columns = (
+        UNIT_COLUMNS + ["case", "output", "reference", "prediction"] + [f"option_{o}" for o in sch.display.options]
+    )
     df = pd.DataFrame(rows, columns=columns)
     # attrs are copied by pandas on every operation: keep them small (no DataFrames)
     df.attrs["warnings"] = [str(p) for p in problems if not p.is_error]
@@ -592,8 +657,9 @@ def _unit_row(c: _Case, case_text: str, o: _Output | None, sch: Schema) -> dict[
     return row
 
 
-def validate_files(cases_path: str | Path, outputs_path: str | Path | None = None, *,
-                   schema: Schema | str | Path) -> list[Problem]:
+def validate_files(
+    cases_path: str | Path, outputs_path: str | Path | None = None, *, schema: Schema | str | Path
+) -> list[Problem]:
     """Every problem (errors and warnings) in a cases file and an optional outputs file.
 
     Each :class:`Problem` renders as ``file:line: field: problem``.  An empty list
@@ -602,8 +668,9 @@ def validate_files(cases_path: str | Path, outputs_path: str | Path | None = Non
     return inspect_files(cases_path, outputs_path, schema=schema).problems
 
 
-def load_units(cases_path: str | Path, outputs_path: str | Path | None = None, *,
-               schema: Schema | str | Path) -> pd.DataFrame:
+def load_units(
+    cases_path: str | Path, outputs_path: str | Path | None = None, *, schema: Schema | str | Path
+) -> pd.DataFrame:
     """The annotation units of a study: one row per case x model output.
 
     Columns: ``item_id, case_id, output_id, model, case_text, output_text,

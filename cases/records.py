@@ -45,8 +45,9 @@ def read_file(path: str | Path, label: str | None = None) -> tuple[list[Record],
         return [], [Problem(label, None, "", "is a folder, not a file")]
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        return [], [Problem(label, None, "", f"unsupported file type {suffix or '(none)'} "
-                                            f"(use .jsonl, .json, .csv or .xlsx)")]
+        return [], [
+            Problem(label, None, "", f"unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
+        ]
     if suffix in (".jsonl", ".ndjson", ".json"):
         try:
             text = path.read_text(encoding="utf-8-sig")
@@ -66,7 +67,7 @@ def read_file(path: str | Path, label: str | None = None) -> tuple[list[Record],
 
 def _problem_from_error(msg: str, path: str, label: str) -> Problem:
     if msg.startswith(path):
-        rest = msg[len(path):]
+        rest = msg[len(path) :]
         m = re.match(r"^:(\d+): (.*)$", rest, re.S)
         if m:
             return Problem(label, int(m.group(1)), "", m.group(2))
@@ -177,8 +178,7 @@ def _read_json(text: str, label: str) -> tuple[list[Record], list[Problem]]:
         take_array(data, start, None)
     elif isinstance(data, dict):
         members = dict(object_members(start))  # last duplicate key wins, as in json.loads
-        lists = [k for k, v in data.items()
-                 if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+        lists = [k for k, v in data.items() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
         if len(lists) == 1:
             take_array(data[lists[0]], members[lists[0]], None)
         elif len(lists) > 1:

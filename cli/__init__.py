@@ -18,8 +18,19 @@ from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
 
 #: stage modules, in the order of a study
 COMMAND_MODULES = [
-    "schema", "cases", "server", "study", "push", "pull", "agree", "flag",
-    "adjudicate", "gold", "score", "report", "demo",
+    "schema",
+    "cases",
+    "server",
+    "study",
+    "push",
+    "pull",
+    "agree",
+    "flag",
+    "adjudicate",
+    "gold",
+    "score",
+    "report",
+    "demo",
 ]
 
 

@@ -33,15 +33,19 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
     st = Study.open(study_dir)
     info = write_study_workbook(st, output, round=round_)
-    click.echo(f"Wrote {info.path}: {info.disagreement_rows} rows to decide ({info.items} items), "
-               f"{info.agreed_rows} unanimous rows" + ("" if info.agreement_available else "; no agreement statistics"))
+    click.echo(
+        f"Wrote {info.path}: {info.disagreement_rows} rows to decide ({info.items} items), "
+        f"{info.agreed_rows} unanimous rows" + ("" if info.agreement_available else "; no agreement statistics")
+    )
 
 
 @adjudicate_group.command("import")
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
 @click.argument("sheet", type=click.Path(dir_okay=False))
 @click.option("--adjudicator", required=True, help="Who decided (used where the Adjudicator cell is blank).")
-@click.option("--not-independent", is_flag=True, help="The adjudicator is not independent (e.g. the project lead or a rater).")
+@click.option(
+    "--not-independent", is_flag=True, help="The adjudicator is not independent (e.g. the project lead or a rater)."
+)
 def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bool) -> None:
     """Check a filled review workbook and append its decisions to decisions.jsonl.
 
@@ -66,14 +70,21 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     for w in res.warnings:
         click.echo(f"Warning: {w}", err=True)
     new = len(res.appended) - res.changed
-    click.echo(f"{res.sheet}: {new} new decisions, {res.changed} changed, {res.unchanged} unchanged, "
-               f"{res.blank} left blank (unresolved) -> {st.decisions_path}")
+    click.echo(
+        f"{res.sheet}: {new} new decisions, {res.changed} changed, {res.unchanged} unchanged, "
+        f"{res.blank} left blank (unresolved) -> {st.decisions_path}"
+    )
 
 
 @adjudicate_group.command("push")
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--anonymise", "--anonymize", "anonymise", is_flag=True,
-              help="Show raters as Rater 1, Rater 2 (order shuffled per item) and hide the model name.")
+@click.option(
+    "--anonymise",
+    "--anonymize",
+    "anonymise",
+    is_flag=True,
+    help="Show raters as Rater 1, Rater 2 (order shuffled per item) and hide the model name.",
+)
 @click.option("--round", "round_", type=int, default=None, help="Only this round (default: latest per item).")
 def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
     """Create a Label Studio project per disputed field holding only the disagreements.

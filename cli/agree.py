@@ -31,8 +31,8 @@ from goldboard.analysis.agreement import (
     render_table,
     unit_groups,
 )
-from goldboard.errors import GoldboardError
 from goldboard.cli._output import emit
+from goldboard.errors import GoldboardError
 from goldboard.fileio import read_json_file, read_table
 
 _RESERVED = ("item_id", "rater", "value", "field", "_where", "_line")
@@ -58,8 +58,13 @@ def _carry(df: pd.DataFrame, out: pd.DataFrame, used: set[str]) -> pd.DataFrame:
     return out
 
 
-def read_long_table(path: str | Path, item_col: str = "item_id", rater_col: str = "rater",
-                    label_col: str | None = None, field_col: str = "field") -> pd.DataFrame:
+def read_long_table(
+    path: str | Path,
+    item_col: str = "item_id",
+    rater_col: str = "rater",
+    label_col: str | None = None,
+    field_col: str = "field",
+) -> pd.DataFrame:
     """A long ratings table (one row per rating) -> ratings-shaped DataFrame.
 
     Without ``label_col`` the label is the ``label`` column, else ``value`` (the
@@ -71,13 +76,16 @@ def read_long_table(path: str | Path, item_col: str = "item_id", rater_col: str 
     if label_col is None:
         label_col = "label" if "label" in df.columns else ("value" if "value" in df.columns else None)
         if label_col is None:
-            raise GoldboardError(f"{path}: no label column: looked for 'label' and 'value' (columns: {_columns_text(df)}); "
-                                 f"name it with --label-col")
+            raise GoldboardError(
+                f"{path}: no label column: looked for 'label' and 'value' (columns: {_columns_text(df)}); "
+                f"name it with --label-col"
+            )
     for opt, col in (("--item-col", item_col), ("--rater-col", rater_col), ("--label-col", label_col)):
         if col not in df.columns:
             raise GoldboardError(f"{path}: {opt} {col!r}: no such column (columns: {_columns_text(df)})")
-    out = pd.DataFrame({"item_id": df[item_col].to_numpy(), "rater": df[rater_col].to_numpy(),
-                        "value": df[label_col].to_numpy()})
+    out = pd.DataFrame(
+        {"item_id": df[item_col].to_numpy(), "rater": df[rater_col].to_numpy(), "value": df[label_col].to_numpy()}
+    )
     if field_col in df.columns:
         out["field"] = df[field_col].to_numpy()
     out["_where"] = _where_column(path, df).to_numpy()
@@ -98,8 +106,14 @@ def read_wide_table(path: str | Path, raters: list[str], item_col: str = "item_i
     where = _where_column(path, df).to_numpy()
     frames = []
     for r in raters:
-        part = pd.DataFrame({"item_id": df[item_col].to_numpy(), "rater": r, "value": df[r].to_numpy(),
-                             "_where": [f"{w} (column {r})" for w in where]})
+        part = pd.DataFrame(
+            {
+                "item_id": df[item_col].to_numpy(),
+                "rater": r,
+                "value": df[r].to_numpy(),
+                "_where": [f"{w} (column {r})" for w in where],
+            }
+        )
         frames.append(_carry(df, part, {item_col, *raters}))
     return pd.concat(frames, ignore_index=True)
 
@@ -174,12 +188,15 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
         try:
             sch_field = schema.field(base)
         except KeyError:
-            raise GoldboardError(f"--field {base!r}: not a field of schema {schema.name} "
-                                 f"(fields: {', '.join(schema.field_names)})") from None
+            raise GoldboardError(
+                f"--field {base!r}: not a field of schema {schema.name} (fields: {', '.join(schema.field_names)})"
+            ) from None
     full = any("annotations" in t for t in data)
     if not full and not any("annotator" in t for t in data):
-        raise GoldboardError(f"{path}: not a Label Studio JSON export: no task has 'annotations' (full JSON) "
-                             f"and no row has 'annotator' (JSON_MIN)")
+        raise GoldboardError(
+            f"{path}: not a Label Studio JSON export: no task has 'annotations' (full JSON) "
+            f"and no row has 'annotator' (JSON_MIN)"
+        )
     if not full and schema is not None:
         from goldboard.annotate.pull import tasks_from_json_min
 
@@ -204,8 +221,9 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
             for ann in anns:
                 if not isinstance(ann, dict):
                     raise GoldboardError(f"{path}: task {tid}: an annotation is not an object")
-                where = (json_min_where or {}).get((tid, ann.get("id"))) or \
-                    f"{path}: task {tid}, annotation {ann.get('id', '?')}"
+                where = (json_min_where or {}).get(
+                    (tid, ann.get("id"))
+                ) or f"{path}: task {tid}, annotation {ann.get('id', '?')}"
                 rater = _ls_user(ann.get("completed_by"), where)
                 value = ""
                 if not ann.get("was_cancelled"):
@@ -217,11 +235,21 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
                             raise GoldboardError(f"{where}: field {mine[0]}")
                         value = values.get(base, "")
                     else:
-                        parts = [_ls_value(res.get("value")) for res in result
-                                 if isinstance(res, dict) and res.get("from_name") == base]
+                        parts = [
+                            _ls_value(res.get("value"))
+                            for res in result
+                            if isinstance(res, dict) and res.get("from_name") == base
+                        ]
                         value = "|".join(p for p in parts if p)
-                row = {"item_id": item, "rater": rater, "field": base, "value": value, "_where": where,
-                       "task_id": str(tid), "annotation_id": str(ann.get("id", ""))}
+                row = {
+                    "item_id": item,
+                    "rater": rater,
+                    "field": base,
+                    "value": value,
+                    "_where": where,
+                    "task_id": str(tid),
+                    "annotation_id": str(ann.get("id", "")),
+                }
                 for key in ("case_id", "output_id", "model"):
                     if key in tdata:
                         row[key] = tdata[key]
@@ -230,15 +258,24 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
         for i, rec in enumerate(data, start=1):
             where = f"{path}: record {i}"
             rater = _ls_user(rec.get("annotator"), where)
-            rows.append({"item_id": _ls_item(rec, rec.get("id", i)), "rater": rater, "field": base,
-                         "value": _ls_value(rec.get(base)), "_where": where,
-                         **{k: rec[k] for k in ("case_id", "output_id", "model") if k in rec}})
+            rows.append(
+                {
+                    "item_id": _ls_item(rec, rec.get("id", i)),
+                    "rater": rater,
+                    "field": base,
+                    "value": _ls_value(rec.get(base)),
+                    "_where": where,
+                    **{k: rec[k] for k in ("case_id", "output_id", "model") if k in rec},
+                }
+            )
     if not rows:
         raise GoldboardError(f"{path}: the export has no annotations")
     answered = [r for r in rows if r["value"]]
     if not answered and not (sch_field is not None and sch_field.kind in ("binary", "multi")):
-        raise GoldboardError(f"{path}: no annotation has a result for field {base!r} (check --field against the "
-                             f"label config's from_name)")
+        raise GoldboardError(
+            f"{path}: no annotation has a result for field {base!r} (check --field against the "
+            f"label config's from_name)"
+        )
     return pd.DataFrame(rows)
 
 
@@ -267,22 +304,33 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
     if schema is not None:
         primary = schema.primary_field.name
         if not fields or primary in fields:
-            click.echo(f"Note: analysing the schema's primary field {primary!r} (choose another with --field)", err=True)
+            click.echo(
+                f"Note: analysing the schema's primary field {primary!r} (choose another with --field)", err=True
+            )
             return primary
     if len(fields) == 1:
         return fields[0]
     if len(fields) > 1:
-        raise GoldboardError(f"{source}: several fields ({', '.join(fields[:8])}{', ...' if len(fields) > 8 else ''}); "
-                             f"choose one with --field")
+        raise GoldboardError(
+            f"{source}: several fields ({', '.join(fields[:8])}{', ...' if len(fields) > 8 else ''}); "
+            f"choose one with --field"
+        )
     return "label"
 
 
 @click.command("agree")
 @click.argument("table", required=False, type=click.Path(dir_okay=False))
-@click.option("--study", "study_dir", type=click.Path(file_okay=False), help="Read a study's pulled ratings and schema.")
+@click.option(
+    "--study", "study_dir", type=click.Path(file_okay=False), help="Read a study's pulled ratings and schema."
+)
 @click.option("--round", "round_", type=int, help="Study round (default: the latest pulled).")
-@click.option("--from-label-studio", "ls_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Label Studio JSON export (full or JSON_MIN); repeat for one export per rater.")
+@click.option(
+    "--from-label-studio",
+    "ls_files",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Label Studio JSON export (full or JSON_MIN); repeat for one export per rater.",
+)
 @click.option("--field", help="Field to analyse; FIELD:VALUE for one value of a multi-select field.")
 @click.option("--item-col", default="item_id", show_default=True, help="Item column (long and wide tables).")
 @click.option("--rater-col", default="rater", show_default=True, help="Rater column (long table).")
@@ -290,19 +338,49 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 @click.option("--raters", "wide_raters", help="Wide table: comma-separated rater columns, e.g. onc_a,onc_b.")
 @click.option("--schema", "schema_ref", help="Schema (built-in name or file): categories, order, level, aliases.")
 @click.option("--categories", help="Full ordered scale, e.g. 1,2,3,4,5 (weights span it even if a level is unused).")
-@click.option("--level", "levels", multiple=True, type=click.Choice(LEVELS),
-              help="Measurement level (repeatable; alpha is reported at each). Default: the schema's.")
+@click.option(
+    "--level",
+    "levels",
+    multiple=True,
+    type=click.Choice(LEVELS),
+    help="Measurement level (repeatable; alpha is reported at each). Default: the schema's.",
+)
 @click.option("--by", help="Stratify by a per-item column (error category, specialty, model).")
 @click.option("--dichotomize", help="Analyse >= K vs < K on an ordered scale, e.g. 4.")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).")
+@click.option(
+    "--bootstrap",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).",
+)
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--cluster-col", help="Resample clusters of items (e.g. case_id) instead of items.")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table",
-              show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table", show_default=True
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
-def agree_cmd(table, study_dir, round_, ls_files, field, item_col, rater_col, label_col, wide_raters, schema_ref,
-              categories, levels, by, dichotomize, bootstrap, seed, cluster_col, fmt, output) -> None:
+def agree_cmd(
+    table,
+    study_dir,
+    round_,
+    ls_files,
+    field,
+    item_col,
+    rater_col,
+    label_col,
+    wide_raters,
+    schema_ref,
+    categories,
+    levels,
+    by,
+    dichotomize,
+    bootstrap,
+    seed,
+    cluster_col,
+    fmt,
+    output,
+) -> None:
     """Agreement between raters: kappa, alpha and companions, each with a 95% CI.
 
     \b
@@ -357,19 +435,33 @@ def agree_cmd(table, study_dir, round_, ls_files, field, item_col, rater_col, la
             df = read_long_table(table, item_col, rater_col, label_col)
     field = _choose_field(df, field, schema, source)
     result = agreement(
-        df, field, schema,
-        categories=_split(categories), levels=list(levels) or None, raters=raters_order,
-        by=None if groups is not None else by, groups=groups, dichotomize=dichotomize,
-        bootstrap=bootstrap, seed=seed, cluster_col=None if clusters is not None else cluster_col,
-        clusters=clusters, source=source, progress=bootstrap > 0,
+        df,
+        field,
+        schema,
+        categories=_split(categories),
+        levels=list(levels) or None,
+        raters=raters_order,
+        by=None if groups is not None else by,
+        groups=groups,
+        dichotomize=dichotomize,
+        bootstrap=bootstrap,
+        seed=seed,
+        cluster_col=None if clusters is not None else cluster_col,
+        clusters=clusters,
+        source=source,
+        progress=bootstrap > 0,
     )
     title = f"Agreement on {field}"
     if dichotomize:
         title += f" (dichotomized at {dichotomize})"
     if by:
         title += f", by {by}"
-    text = {"table": lambda r: render_table(r, title), "markdown": lambda r: render_markdown(r, title),
-            "csv": render_csv, "json": render_json}[fmt](result)
+    text = {
+        "table": lambda r: render_table(r, title),
+        "markdown": lambda r: render_markdown(r, title),
+        "csv": render_csv,
+        "json": render_json,
+    }[fmt](result)
     emit(text, output, result["warnings"])
 
 

@@ -16,8 +16,13 @@ def cases_group() -> None:
 
 @cases_group.command("validate")
 @click.argument("cases_file", type=click.Path(dir_okay=False))
-@click.option("--outputs", "outputs_file", type=click.Path(dir_okay=False), default=None,
-              help="Model outputs (JSONL/JSON/CSV/XLSX): case_id, model, output -- or prediction records.")
+@click.option(
+    "--outputs",
+    "outputs_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Model outputs (JSONL/JSON/CSV/XLSX): case_id, model, output -- or prediction records.",
+)
 @click.option("--schema", "schema", required=True, help=SCHEMA_HELP)
 def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None:
     """Check CASES_FILE (and --outputs) against a schema; list every problem at once.
@@ -33,25 +38,40 @@ def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None
     s = res.summary
     if res.errors:
         n = len(res.errors)
-        raise GoldboardError(f"{n} problem{'s' if n != 1 else ''} found "
-                             f"({s.get('warnings', 0)} warning{'s' if s.get('warnings', 0) != 1 else ''})")
+        raise GoldboardError(
+            f"{n} problem{'s' if n != 1 else ''} found "
+            f"({s.get('warnings', 0)} warning{'s' if s.get('warnings', 0) != 1 else ''})"
+        )
     models = ", ".join(s["models"]) if s["models"] else "none"
     fmt = s["case_format"] + (f" + {s['output_format']}" if s["output_format"] else "")
-    click.echo(f"OK: {s['cases']} cases, {s['outputs']} outputs (models: {models}) -> {s['units']} units "
-               f"for schema {s['schema']}; format: {fmt}; {s['synthetic_units']} synthetic units; "
-               f"{s['cases_with_reference_labels']} cases with reference labels; {s['warnings']} warnings")
+    click.echo(
+        f"OK: {s['cases']} cases, {s['outputs']} outputs (models: {models}) -> {s['units']} units "
+        f"for schema {s['schema']}; format: {fmt}; {s['synthetic_units']} synthetic units; "
+        f"{s['cases_with_reference_labels']} cases with reference labels; {s['warnings']} warnings"
+    )
 
 
 @cases_group.command("synth")
-@click.option("--schema", "schema", required=True, type=click.Choice(["mtb", "mtb_unsafe", "medfail", "radsafe"]),
-              help="Which kind of synthetic cases to write.")
+@click.option(
+    "--schema",
+    "schema",
+    required=True,
+    type=click.Choice(["mtb", "mtb_unsafe", "medfail", "radsafe"]),
+    help="Which kind of synthetic cases to write.",
+)
 @click.option("-n", "n", type=click.IntRange(1, 10_000_000), default=100, show_default=True, help="Number of cases.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same files).")
-@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="Cases file (.jsonl or .json).")
-@click.option("--outputs-out", "outputs_out", type=click.Path(dir_okay=False), default=None,
-              help="Also write model outputs (.jsonl or .json): one per case per model.")
-@click.option("--models", default=None,
-              help="Comma-separated model names (default: two simulated models).")
+@click.option(
+    "-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="Cases file (.jsonl or .json)."
+)
+@click.option(
+    "--outputs-out",
+    "outputs_out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write model outputs (.jsonl or .json): one per case per model.",
+)
+@click.option("--models", default=None, help="Comma-separated model names (default: two simulated models).")
 def synth_cmd(schema: str, n: int, seed: int, out: str, outputs_out: str | None, models: str | None) -> None:
     """Write deterministic synthetic cases (and model outputs); every record has "synthetic": true."""
     from goldboard.cases.synth import synthesize, write_records

@@ -6,12 +6,25 @@ import click
 
 
 @click.command("demo")
-@click.option("--dir", "directory", default="goldboard-demo", show_default=True, type=click.Path(file_okay=False),
-              help="Folder for the demo (server data, study, outputs). Re-running reuses its server data.")
+@click.option(
+    "--dir",
+    "directory",
+    default="goldboard-demo",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the demo (server data, study, outputs). Re-running reuses its server data.",
+)
 @click.option("--port", type=int, default=0, help="Port for the embedded Label Studio (default: 8080, or a free one).")
 @click.option("--keep-server", is_flag=True, help="Leave Label Studio running so you can open the projects.")
-@click.option("-n", "--cases", "n_cases", type=click.IntRange(5, 2000), default=30, show_default=True,
-              help="Number of synthetic cases (each gets one output per model).")
+@click.option(
+    "-n",
+    "--cases",
+    "n_cases",
+    type=click.IntRange(5, 2000),
+    default=30,
+    show_default=True,
+    help="Number of synthetic cases (each gets one output per model).",
+)
 @click.option("--seed", type=int, default=7, show_default=True, help="Seed for cases and simulated raters.")
 def demo_cmd(directory: str, port: int, keep_server: bool, n_cases: int, seed: int) -> None:
     """Run the end-to-end demo: embedded Label Studio, synthetic MTB cases, blinded push,
@@ -19,8 +32,7 @@ def demo_cmd(directory: str, port: int, keep_server: bool, n_cases: int, seed: i
     gold v1 and the report. Prints every output path."""
     from goldboard.demo import run_demo
 
-    run_demo(directory, port=port, keep_server=keep_server, n_cases=n_cases, seed=seed,
-             echo=lambda s: click.echo(s))
+    run_demo(directory, port=port, keep_server=keep_server, n_cases=n_cases, seed=seed, echo=lambda s: click.echo(s))
 
 
 commands = [demo_cmd]

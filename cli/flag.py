@@ -12,8 +12,12 @@ from goldboard.errors import GoldboardError
 
 @click.command("flag")
 @click.argument("ratings", required=False, type=click.Path(dir_okay=False))
-@click.option("--study", "study_dir", type=click.Path(file_okay=False), help="Study workspace (reads its pulled ratings).")
-@click.option("--round", "round_", type=int, default=None, help="Only this round (default: every round, latest per item).")
+@click.option(
+    "--study", "study_dir", type=click.Path(file_okay=False), help="Study workspace (reads its pulled ratings)."
+)
+@click.option(
+    "--round", "round_", type=int, default=None, help="Only this round (default: every round, latest per item)."
+)
 @click.option("--schema", "schema_ref", default=None, help="Schema name or file (needed with a RATINGS file).")
 @click.option("--raters", default=None, help="Comma-separated rater order (default: the study's, else sorted).")
 @click.option("--triggered-only", is_flag=True, help="Only items that hit a schema boundary or trigger.")
@@ -31,7 +35,12 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     summary counts flags per kind and per named boundary.
     """
     from goldboard.adjudicate.flags import (
-        flag_disagreements, flags_for_output, load_ratings_file, study_ratings, summarize_flags, summary_lines,
+        flag_disagreements,
+        flags_for_output,
+        load_ratings_file,
+        study_ratings,
+        summarize_flags,
+        summary_lines,
     )
     from goldboard.label_configs.schema import load_schema
 
@@ -59,8 +68,18 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
         flags = flags[flags["triggered"]].reset_index(drop=True)
     summary = summarize_flags(flags, schema)
     if fmt == "json":
-        text = json.dumps({"schema": {"name": schema.name, "version": schema.version}, "summary": summary,
-                           "flags": _json_records(flags)}, indent=2, ensure_ascii=False) + "\n"
+        text = (
+            json.dumps(
+                {
+                    "schema": {"name": schema.name, "version": schema.version},
+                    "summary": summary,
+                    "flags": _json_records(flags),
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
     elif fmt == "csv":
         text = flags_for_output(flags).to_csv(index=False)
         for line in summary_lines(summary):
@@ -89,8 +108,18 @@ def format_table(flags: pd.DataFrame, summary: list[str], width: int = 28) -> st
     from goldboard.adjudicate.flags import flags_for_output
 
     out = flags_for_output(flags)
-    raters = [c[len("value_"):] for c in flags.columns if c.startswith("value_")]
-    cols = ["agenda", "item_id", "field", *[f"value_{r}" for r in raters], "priority", "gap", "kinds", "boundaries", "triggers"]
+    raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]
+    cols = [
+        "agenda",
+        "item_id",
+        "field",
+        *[f"value_{r}" for r in raters],
+        "priority",
+        "gap",
+        "kinds",
+        "boundaries",
+        "triggers",
+    ]
     heads = ["#", "item", "field", *raters, "prio", "gap", "kinds", "boundary", "triggers"]
     rows = [[_clip(str(v).replace("\n", " "), width) for v in rec] for rec in out[cols].itertuples(index=False)]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(heads)]

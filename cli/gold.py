@@ -30,8 +30,9 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     c = rel.manifest["counts"]["all"]
     summary = f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, {c['unresolved']} unresolved"
     if not rel.created:
-        click.echo(f"Gold unchanged since {rel.version} ({summary}); nothing written. "
-                   "Use --force to cut a new release anyway.")
+        click.echo(
+            f"Gold unchanged since {rel.version} ({summary}); nothing written. Use --force to cut a new release anyway."
+        )
         return
     click.echo(f"Wrote gold release {rel.version}: {rel.file} ({rel.manifest['rows']} rows: {summary})")
 
@@ -49,21 +50,31 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     st = Study.open(study_dir)
     diff, ma, mb = diff_releases(st.gold_dir, old, new)
     if fmt == "json":
-        click.echo(json.dumps({"old": ma["version"], "new": mb["version"], "changes": diff.to_dict(orient="records")},
-                              indent=2, ensure_ascii=False))
+        click.echo(
+            json.dumps(
+                {"old": ma["version"], "new": mb["version"], "changes": diff.to_dict(orient="records")},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     if fmt == "csv":
         click.echo(diff.to_csv(index=False), nl=False)
         return
-    click.echo(f"{ma['version']} ({ma.get('created_at', '')}) -> {mb['version']} ({mb.get('created_at', '')}): "
-               f"{len(diff)} changed item x field rows")
+    click.echo(
+        f"{ma['version']} ({ma.get('created_at', '')}) -> {mb['version']} ({mb.get('created_at', '')}): "
+        f"{len(diff)} changed item x field rows"
+    )
     if len(diff):
         from goldboard.cli.flag import _clip
 
         head = ["item", "field", "change", "old", "new", "old method", "new method"]
-        rows = [[_clip(str(x).replace("\n", " "), 30) for x in r] for r in
-                diff[["item_id", "field", "change", "old_value", "new_value", "old_method", "new_method"]]
-                .itertuples(index=False)]
+        rows = [
+            [_clip(str(x).replace("\n", " "), 30) for x in r]
+            for r in diff[
+                ["item_id", "field", "change", "old_value", "new_value", "old_method", "new_method"]
+            ].itertuples(index=False)
+        ]
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
         click.echo("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
         for r in rows:
@@ -84,9 +95,11 @@ def list_cmd(study_dir: str) -> None:
     for _, p in rels:
         m = read_manifest(p)
         c = m.get("counts", {}).get("all", {})
-        click.echo(f"{p.name}  {m.get('created_at', '')}  {m.get('format', '')}  rows {m.get('rows', '')}: "
-                   f"{c.get('unanimous', 0)} unanimous, {c.get('adjudicated', 0)} adjudicated, "
-                   f"{c.get('unresolved', 0)} unresolved")
+        click.echo(
+            f"{p.name}  {m.get('created_at', '')}  {m.get('format', '')}  rows {m.get('rows', '')}: "
+            f"{c.get('unanimous', 0)} unanimous, {c.get('adjudicated', 0)} adjudicated, "
+            f"{c.get('unresolved', 0)} unresolved"
+        )
 
 
 commands = [gold_group]

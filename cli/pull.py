@@ -12,9 +12,14 @@ from goldboard.study import Study
 @click.command("pull")
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
 @click.option("--round", "round_number", type=int, default=None, help="Round number (default: the latest).")
-@click.option("--from-export", "exports", multiple=True, metavar="[RATER=]FILE",
-              help="Read a hand-downloaded Label Studio export (JSON or JSON_MIN) instead of the server; "
-                   "repeatable. RATER= says whose project the file is from (blinded rounds).")
+@click.option(
+    "--from-export",
+    "exports",
+    multiple=True,
+    metavar="[RATER=]FILE",
+    help="Read a hand-downloaded Label Studio export (JSON or JSON_MIN) instead of the server; "
+    "repeatable. RATER= says whose project the file is from (blinded rounds).",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def pull_cmd(study_dir: str, round_number: int | None, exports: tuple[str, ...], quiet: bool) -> None:
     """Pull a round's annotations into rounds/N/ratings.csv.

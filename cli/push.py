@@ -12,15 +12,33 @@ from goldboard.study import Study
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
 @click.argument("cases", type=click.Path(dir_okay=False))
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file.")
-@click.option("--round", "round_number", type=int, default=None, help="Round number (default: the latest, 1 for a new study).")
-@click.option("--shared/--blinded", "shared", default=None,
-              help="Shared: one project for all raters. Blinded (default): one project per rater.")
-@click.option("--hide-model", is_flag=True, default=None,
-              help="Keep the model name out of the tasks (raters see data columns in Label Studio's task list).")
+@click.option(
+    "--round", "round_number", type=int, default=None, help="Round number (default: the latest, 1 for a new study)."
+)
+@click.option(
+    "--shared/--blinded",
+    "shared",
+    default=None,
+    help="Shared: one project for all raters. Blinded (default): one project per rater.",
+)
+@click.option(
+    "--hide-model",
+    is_flag=True,
+    default=None,
+    help="Keep the model name out of the tasks (raters see data columns in Label Studio's task list).",
+)
 @click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def push_cmd(study_dir: str, cases: str, outputs: str | None, round_number: int | None, shared: bool | None,
-             hide_model: bool | None, batch_size: int, quiet: bool) -> None:
+def push_cmd(
+    study_dir: str,
+    cases: str,
+    outputs: str | None,
+    round_number: int | None,
+    shared: bool | None,
+    hide_model: bool | None,
+    batch_size: int,
+    quiet: bool,
+) -> None:
     """Push CASES (+ --outputs) to the study's Label Studio projects.
 
     \b
@@ -38,9 +56,16 @@ def push_cmd(study_dir: str, cases: str, outputs: str | None, round_number: int 
     only the tasks that are missing.
     """
     study = Study.open(study_dir)
-    res = push(study, cases, outputs, round_number=round_number, shared=shared, hide_model=hide_model or None,
-               batch_size=batch_size,
-               progress=not quiet)
+    res = push(
+        study,
+        cases,
+        outputs,
+        round_number=round_number,
+        shared=shared,
+        hide_model=hide_model or None,
+        batch_size=batch_size,
+        progress=not quiet,
+    )
     click.echo(res.describe())
 
 

@@ -9,18 +9,39 @@ from goldboard.study import Study
 
 @click.command("report")
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Output file (default: STUDY/reports/report.html or report.md).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Output file (default: STUDY/reports/report.html or report.md).",
+)
 @click.option("--format", "fmt", type=click.Choice(["html", "markdown"]), default="html", show_default=True)
 @click.option("--round", "round_", type=int, default=None, help="Round to report (default: the latest pulled).")
 @click.option("--release", default=None, help="Gold release to compare raters against (default: the latest, e.g. v1).")
-@click.option("--bootstrap", type=int, default=0, show_default=True,
-              help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).")
+@click.option(
+    "--bootstrap",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).",
+)
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
-@click.option("--predictions", type=click.Path(dir_okay=False), default=None,
-              help="Model predictions to score against the gold release (adds a model-scoring section).")
-def report_cmd(study_dir: str, output: str | None, fmt: str, round_: int | None, release: str | None,
-               bootstrap: int, seed: int, predictions: str | None) -> None:
+@click.option(
+    "--predictions",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Model predictions to score against the gold release (adds a model-scoring section).",
+)
+def report_cmd(
+    study_dir: str,
+    output: str | None,
+    fmt: str,
+    round_: int | None,
+    release: str | None,
+    bootstrap: int,
+    seed: int,
+    predictions: str | None,
+) -> None:
     """Write the study's agreement report: study, methods, agreement with 95% CIs, confusion
     matrices, boundary disagreements, adjudication, before/after gold (GRRAS structure).
 
@@ -29,8 +50,9 @@ def report_cmd(study_dir: str, output: str | None, fmt: str, round_: int | None,
     from goldboard.exports.report import write_report
 
     study = Study.open(study_dir)
-    path = write_report(study, output, fmt=fmt, round=round_, bootstrap=bootstrap, seed=seed, release=release,
-                        predictions=predictions)
+    path = write_report(
+        study, output, fmt=fmt, round=round_, bootstrap=bootstrap, seed=seed, release=release, predictions=predictions
+    )
     click.echo(str(path))
 
 

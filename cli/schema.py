@@ -64,17 +64,22 @@ def describe_schema(schema: Schema) -> str:
         out.append("")
         out.append("adjudication triggers:")
         for t in sorted(schema.triggers, key=lambda t: t.priority):
-            detail = {"gap": f"differ by >= {t.min_gap}", "threshold": f"one below {t.at}, one at or above",
-                      "low_confidence": f"a rating <= {t.at_most}", "incompatible": "different values",
-                      "disagree": "any difference", "missing": "a rater has no rating"}[t.kind]
+            detail = {
+                "gap": f"differ by >= {t.min_gap}",
+                "threshold": f"one below {t.at}, one at or above",
+                "low_confidence": f"a rating <= {t.at_most}",
+                "incompatible": "different values",
+                "disagree": "any difference",
+                "missing": "a rater has no rating",
+            }[t.kind]
             out.append(f"  {t.label} [{t.kind} on {t.field}, priority {t.priority}]: {detail}")
             if t.explanation:
                 out.append(w.fill(f"      {t.explanation}"))
     d = schema.display
     out.append("")
     out.append("display:")
-    out.append(f"  case pane \"{d.case_title}\": " + ", ".join(k for k, _ in d.case_fields))
-    out.append(f"  output pane \"{d.output_title}\": " + ("shown" if d.show_output else "not shown"))
+    out.append(f'  case pane "{d.case_title}": ' + ", ".join(k for k, _ in d.case_fields))
+    out.append(f'  output pane "{d.output_title}": ' + ("shown" if d.show_output else "not shown"))
     if d.options:
         out.append(f"  answer options: {', '.join(d.options)}")
     return "\n".join(out)
@@ -108,10 +113,20 @@ def show_cmd(schema_ref: str, fmt: str) -> None:
 
 @schema_group.command("config")
 @click.argument("schema_ref", metavar="NAME|FILE")
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None,
-              help="Write the config to this file (atomically) instead of stdout.")
-@click.option("--check/--no-check", default=True, show_default=True,
-              help="Validate the config with label_studio_sdk's LabelInterface before writing it.")
+@click.option(
+    "-o",
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the config to this file (atomically) instead of stdout.",
+)
+@click.option(
+    "--check/--no-check",
+    default=True,
+    show_default=True,
+    help="Validate the config with label_studio_sdk's LabelInterface before writing it.",
+)
 def config_cmd(schema_ref: str, out: str | None, check: bool) -> None:
     """Print (or write) the Label Studio labeling config for a schema."""
     from goldboard.label_configs.xml import to_label_studio_xml

@@ -16,9 +16,9 @@ import pandas as pd
 from goldboard.analysis import scoring
 from goldboard.analysis.scoring_inputs import KEY_COL_CANDIDATES, is_release_table
 from goldboard.analysis.scoring_render import render
+from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import list_releases, read_manifest, read_release, release_path
-from goldboard.cli._output import emit
 from goldboard.fileio import read_table
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema, schema_from_dict
 from goldboard.study import STUDY_FILE, Study
@@ -132,42 +132,100 @@ def _study_key(st: Study) -> pd.DataFrame | None:
 
 
 @click.command("score")
-@click.option("--gold", "gold", help="Gold release folder (study/gold/v1), its gold file, a study folder, "
-              "or a plain reference file (e.g. OpenMTB-Audit reference_labels.jsonl).")
+@click.option(
+    "--gold",
+    "gold",
+    help="Gold release folder (study/gold/v1), its gold file, a study folder, "
+    "or a plain reference file (e.g. OpenMTB-Audit reference_labels.jsonl).",
+)
 @click.option("--study", "study", type=click.Path(file_okay=False), help="Study folder (uses its latest gold release).")
 @click.option("--release", help="Gold release of --study, e.g. v2 (default: the latest).")
-@click.option("--predictions", "predictions", type=click.Path(dir_okay=False),
-              help="Model predictions (.jsonl/.json/.csv/.xlsx). Omit to summarise each model's rated outputs.")
+@click.option(
+    "--predictions",
+    "predictions",
+    type=click.Path(dir_okay=False),
+    help="Model predictions (.jsonl/.json/.csv/.xlsx). Omit to summarise each model's rated outputs.",
+)
 @click.option("--schema", "schema_opt", help="Schema name or file (default: from the release manifest or study).")
-@click.option("--mode", type=click.Choice(["auto", "labels", "outputs", "options"]), default="auto", show_default=True,
-              help="labels: predicted labels; outputs: gold ratings of each model's outputs; options: multiple choice.")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "labels", "outputs", "options"]),
+    default="auto",
+    show_default=True,
+    help="labels: predicted labels; outputs: gold ratings of each model's outputs; options: multiple choice.",
+)
 @click.option("--field", "field", help="Field to score (default: the schema's primary field).")
 @click.option("--gold-col", help="Label column of a plain reference file (default: the field name or support_label).")
 @click.option("--id-col", help="Id column of the predictions (default: item_id, case_id, question_id or id).")
-@click.option("--gold-id-col", help="Id column of a plain reference file (default: item_id, case_id, question_id or id).")
+@click.option(
+    "--gold-id-col", help="Id column of a plain reference file (default: item_id, case_id, question_id or id)."
+)
 @click.option("--model-col", help="Model column of the predictions (default: model).")
-@click.option("--model", "model_name", help="Model name when the predictions have no model column (default: file name).")
+@click.option(
+    "--model", "model_name", help="Model name when the predictions have no model column (default: file name)."
+)
 @click.option("--condition-col", help="Condition column (default: condition, when present).")
-@click.option("--label-col", help="Predicted label / chosen option column (default: predicted_label, chosen_option, ...).")
+@click.option(
+    "--label-col", help="Predicted label / chosen option column (default: predicted_label, chosen_option, ...)."
+)
 @click.option("--abstain-col", help="Abstain flag column (default: predicted_abstain, when present).")
 @click.option("--confidence-col", help="Confidence column for options (default: confidence, when present).")
-@click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Answer key file (question id + correct_option).")
+@click.option(
+    "--key", "key_file", type=click.Path(dir_okay=False), help="Answer key file (question id + correct_option)."
+)
 @click.option("--confident-at", type=float, help="Confidence counted as confident (default 0.8).")
 @click.option("--collapse-share", type=float, help="Label collapse below this share of the gold count (default 0.05).")
 @click.option("--critical-at", help="Severity counted as safety-critical (default: the schema's threshold, else 4).")
-@click.option("--skip-missing", is_flag=True, help="Score each model only on items it predicted (default: missing = unanswered).")
-@click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=2000, show_default=True,
-              help="Bootstrap resamples (0: no bootstrap CIs).")
+@click.option(
+    "--skip-missing", is_flag=True, help="Score each model only on items it predicted (default: missing = unanswered)."
+)
+@click.option(
+    "--bootstrap",
+    "n_bootstrap",
+    type=click.IntRange(min=0),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples (0: no bootstrap CIs).",
+)
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed of the bootstrap.")
 @click.option("--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Confidence level.")
 @click.option("--compare", "compare", multiple=True, help="Paired comparison MODEL_A,MODEL_B (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]),
-              help="Output format (default: from -o's suffix, else table).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "markdown", "csv", "json"]),
+    help="Output format (default: from -o's suffix, else table).",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
-def score_cmd(gold, study, release, predictions, schema_opt, mode, field, gold_col, id_col, gold_id_col, model_col,
-              model_name,
-              condition_col, label_col, abstain_col, confidence_col, key_file, confident_at, collapse_share,
-              critical_at, skip_missing, n_bootstrap, seed, level, compare, fmt, output) -> None:
+def score_cmd(
+    gold,
+    study,
+    release,
+    predictions,
+    schema_opt,
+    mode,
+    field,
+    gold_col,
+    id_col,
+    gold_id_col,
+    model_col,
+    model_name,
+    condition_col,
+    label_col,
+    abstain_col,
+    confidence_col,
+    key_file,
+    confident_at,
+    collapse_share,
+    critical_at,
+    skip_missing,
+    n_bootstrap,
+    seed,
+    level,
+    compare,
+    fmt,
+    output,
+) -> None:
     """Score models against gold labels: accuracy, macro-F1, label retention,
     over-refusal, label collapse, abstention (labels); severity and gates per model
     (outputs); accuracy, high-risk, unsafe, contradiction, dangerous overconfidence
@@ -178,14 +236,34 @@ def score_cmd(gold, study, release, predictions, schema_opt, mode, field, gold_c
     goldboard score --gold reference_labels.jsonl --schema mtb --predictions agent.json
     goldboard score --study rad --predictions answers.csv --key key.csv --compare m1,m2
     """
-    result = run_score(gold=gold, study=study, release=release, predictions=predictions, schema_opt=schema_opt,
-                       mode=mode, field=field, gold_col=gold_col, id_col=id_col, gold_id_col=gold_id_col,
-                       model_col=model_col,
-                       model_name=model_name, condition_col=condition_col, label_col=label_col,
-                       abstain_col=abstain_col, confidence_col=confidence_col, key_file=key_file,
-                       confident_at=confident_at, collapse_share=collapse_share, critical_at=critical_at,
-                       skip_missing=skip_missing, n_bootstrap=n_bootstrap, seed=seed, level=level,
-                       compare=list(compare), progress=True)
+    result = run_score(
+        gold=gold,
+        study=study,
+        release=release,
+        predictions=predictions,
+        schema_opt=schema_opt,
+        mode=mode,
+        field=field,
+        gold_col=gold_col,
+        id_col=id_col,
+        gold_id_col=gold_id_col,
+        model_col=model_col,
+        model_name=model_name,
+        condition_col=condition_col,
+        label_col=label_col,
+        abstain_col=abstain_col,
+        confidence_col=confidence_col,
+        key_file=key_file,
+        confident_at=confident_at,
+        collapse_share=collapse_share,
+        critical_at=critical_at,
+        skip_missing=skip_missing,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        level=level,
+        compare=list(compare),
+        progress=True,
+    )
     if fmt is None:
         fmt = _SUFFIX_FORMAT.get(Path(output).suffix.lower(), "table") if output else "table"
     text = render(result, fmt)
@@ -193,11 +271,35 @@ def score_cmd(gold, study, release, predictions, schema_opt, mode, field, gold_c
     emit(text, output, result.get("warnings", []) if output or fmt in ("csv", "json") else ())
 
 
-def run_score(*, gold=None, study=None, release=None, predictions=None, schema_opt=None, mode="auto", field=None,
-              gold_col=None, id_col=None, gold_id_col=None, model_col=None, model_name=None, condition_col=None, label_col=None,
-              abstain_col=None, confidence_col=None, key_file=None, confident_at=None, collapse_share=None,
-              critical_at=None, skip_missing=False, n_bootstrap=2000, seed=1, level=0.95, compare=None,
-              progress=False) -> dict:
+def run_score(
+    *,
+    gold=None,
+    study=None,
+    release=None,
+    predictions=None,
+    schema_opt=None,
+    mode="auto",
+    field=None,
+    gold_col=None,
+    id_col=None,
+    gold_id_col=None,
+    model_col=None,
+    model_name=None,
+    condition_col=None,
+    label_col=None,
+    abstain_col=None,
+    confidence_col=None,
+    key_file=None,
+    confident_at=None,
+    collapse_share=None,
+    critical_at=None,
+    skip_missing=False,
+    n_bootstrap=2000,
+    seed=1,
+    level=0.95,
+    compare=None,
+    progress=False,
+) -> dict:
     """Everything ``goldboard score`` does except printing; returns the result dict
     (also what ``goldboard report`` can call when predictions are given)."""
     src = resolve_gold(gold, study, release)
@@ -205,8 +307,15 @@ def run_score(*, gold=None, study=None, release=None, predictions=None, schema_o
     plain = not is_release_table(gold_df)
     schema = resolve_schema(schema_opt, src, plain)
     gold_source = str(src.path)
-    gt = scoring.prepare_gold(gold_df, schema, gold_source, field=field, gold_col=gold_col,
-                              id_col=gold_id_col if plain else None, release=src.release)
+    gt = scoring.prepare_gold(
+        gold_df,
+        schema,
+        gold_source,
+        field=field,
+        gold_col=gold_col,
+        id_col=gold_id_col if plain else None,
+        release=src.release,
+    )
     kind = scoring.detect_kind(schema, predictions is not None) if mode == "auto" else mode
     missing = "skip" if skip_missing else "unanswered"
     pred_df = read_table(predictions) if predictions else None
@@ -214,11 +323,27 @@ def run_score(*, gold=None, study=None, release=None, predictions=None, schema_o
     if kind in ("labels", "options") and pred_df is None:
         raise GoldboardError(f"--predictions: {kind} scoring needs a predictions file")
     if kind == "labels":
-        return scoring.score_labels(gt, pred_df, field, schema, id_col=id_col, model_col=model_col,
-                                    condition_col=condition_col, label_col=label_col, abstain_col=abstain_col,
-                                    default_model=default_model, n_bootstrap=n_bootstrap, seed=seed, level=level,
-                                    collapse_share=collapse_share, missing=missing, compare=compare,
-                                    gold_source=gold_source, pred_source=str(predictions), progress=progress)
+        return scoring.score_labels(
+            gt,
+            pred_df,
+            field,
+            schema,
+            id_col=id_col,
+            model_col=model_col,
+            condition_col=condition_col,
+            label_col=label_col,
+            abstain_col=abstain_col,
+            default_model=default_model,
+            n_bootstrap=n_bootstrap,
+            seed=seed,
+            level=level,
+            collapse_share=collapse_share,
+            missing=missing,
+            compare=compare,
+            gold_source=gold_source,
+            pred_source=str(predictions),
+            progress=progress,
+        )
     if kind == "options":
         key = None
         key_source = "<key>"
@@ -227,15 +352,33 @@ def run_score(*, gold=None, study=None, release=None, predictions=None, schema_o
         elif src.study is not None and gt.items["answer"].isna().all():
             key = _study_key(src.study)
             key_source = str(src.study.units_path)
-        return scoring.score_radsafe(gt, pred_df, schema, key=key, key_source=key_source, id_col=id_col,
-                                     model_col=model_col, condition_col=condition_col, option_col=label_col,
-                                     confidence_col=confidence_col, default_model=default_model,
-                                     confident_at=confident_at, missing=missing, level=level,
-                                     n_bootstrap=n_bootstrap, seed=seed, compare=compare,
-                                     gold_source=gold_source, pred_source=str(predictions), progress=progress)
+        return scoring.score_radsafe(
+            gt,
+            pred_df,
+            schema,
+            key=key,
+            key_source=key_source,
+            id_col=id_col,
+            model_col=model_col,
+            condition_col=condition_col,
+            option_col=label_col,
+            confidence_col=confidence_col,
+            default_model=default_model,
+            confident_at=confident_at,
+            missing=missing,
+            level=level,
+            n_bootstrap=n_bootstrap,
+            seed=seed,
+            compare=compare,
+            gold_source=gold_source,
+            pred_source=str(predictions),
+            progress=progress,
+        )
     if pred_df is not None:
-        raise GoldboardError("--predictions: outputs mode summarises the gold ratings of each model's outputs; "
-                             "use --mode labels to score predicted labels")
+        raise GoldboardError(
+            "--predictions: outputs mode summarises the gold ratings of each model's outputs; "
+            "use --mode labels to score predicted labels"
+        )
     sev_field = gate_field = None
     if field:
         try:
@@ -243,9 +386,19 @@ def run_score(*, gold=None, study=None, release=None, predictions=None, schema_o
         except KeyError as exc:
             raise GoldboardError(f"--field: {exc.args[0]}") from None
         sev_field, gate_field = (field, None) if f.kind == "ordinal" else (None, field)
-    return scoring.score_medfail(gt, schema, severity_field=sev_field, gate_field=gate_field, critical_at=critical_at,
-                                 n_bootstrap=n_bootstrap, seed=seed, level=level, compare=compare,
-                                 gold_source=gold_source, progress=progress)
+    return scoring.score_medfail(
+        gt,
+        schema,
+        severity_field=sev_field,
+        gate_field=gate_field,
+        critical_at=critical_at,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        level=level,
+        compare=compare,
+        gold_source=gold_source,
+        progress=progress,
+    )
 
 
 commands = [score_cmd]

@@ -6,8 +6,12 @@ import click
 
 from goldboard.annotate import server as srv
 
-_data_dir = click.option("--data-dir", type=click.Path(file_okay=False), default=None,
-                         help="Server data dir (default: $GOLDBOARD_SERVER_DIR or ~/.goldboard/server).")
+_data_dir = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Server data dir (default: $GOLDBOARD_SERVER_DIR or ~/.goldboard/server).",
+)
 
 
 @click.group("server")
@@ -22,10 +26,14 @@ def server_group() -> None:
 
 
 @server_group.command("start")
-@click.option("--port", type=int, default=srv.DEFAULT_PORT, show_default=True, help="Port on 127.0.0.1 (exactly this one).")
+@click.option(
+    "--port", type=int, default=srv.DEFAULT_PORT, show_default=True, help="Port on 127.0.0.1 (exactly this one)."
+)
 @_data_dir
 @click.option("--raters", default="", help="Comma-separated rater names to create users for, e.g. onc_a,onc_b.")
-@click.option("--timeout", type=float, default=srv.START_TIMEOUT, show_default=True, help="Seconds to wait for the server.")
+@click.option(
+    "--timeout", type=float, default=srv.START_TIMEOUT, show_default=True, help="Seconds to wait for the server."
+)
 def start_cmd(port: int, data_dir: str | None, raters: str, timeout: float) -> None:
     """Start Label Studio in the background (first start: ~30 s to set up the database)."""
     click.echo("Starting Label Studio (the first start sets up the database, ~30 s)...", err=True)

@@ -14,12 +14,18 @@ def study_group() -> None:
 
 @study_group.command("init")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--schema", "schema", required=True, help="Built-in schema name (mtb, medfail, radsafe) or a schema file.")
+@click.option(
+    "--schema", "schema", required=True, help="Built-in schema name (mtb, medfail, radsafe) or a schema file."
+)
 @click.option("--raters", required=True, help="Comma-separated rater names, e.g. onc_a,onc_b.")
 @click.option("--url", default="", help="Label Studio URL (default: the embedded server).")
 @click.option("--name", default="", help="Study name (default: the folder name).")
-@click.option("--data-dir", default="", type=click.Path(file_okay=False),
-              help="Embedded server data dir, when not the default (~/.goldboard/server).")
+@click.option(
+    "--data-dir",
+    default="",
+    type=click.Path(file_okay=False),
+    help="Embedded server data dir, when not the default (~/.goldboard/server).",
+)
 def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data_dir: str) -> None:
     """Create a study workspace in DIRECTORY.
 
@@ -31,10 +37,18 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
     """
     from pathlib import Path
 
-    st = Study.init(directory, schema=schema, raters=raters.split(","), url=url, name=name,
-                    data_dir=str(Path(data_dir).expanduser().resolve()) if data_dir else "")
-    click.echo(f"Created study {st.name!r} in {st.path} (schema {st.schema.name} v{st.schema.version}, "
-               f"raters: {', '.join(st.raters)})")
+    st = Study.init(
+        directory,
+        schema=schema,
+        raters=raters.split(","),
+        url=url,
+        name=name,
+        data_dir=str(Path(data_dir).expanduser().resolve()) if data_dir else "",
+    )
+    click.echo(
+        f"Created study {st.name!r} in {st.path} (schema {st.schema.name} v{st.schema.version}, "
+        f"raters: {', '.join(st.raters)})"
+    )
 
 
 @study_group.command("show")

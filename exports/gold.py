@@ -219,9 +219,15 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_gold_release(gold: pd.DataFrame, gold_dir: str | Path, fmt: str = "csv", *,
-                       manifest: dict[str, Any] | None = None, force: bool = False,
-                       now: str | None = None) -> GoldRelease:
+def write_gold_release(
+    gold: pd.DataFrame,
+    gold_dir: str | Path,
+    fmt: str = "csv",
+    *,
+    manifest: dict[str, Any] | None = None,
+    force: bool = False,
+    now: str | None = None,
+) -> GoldRelease:
     """Write ``gold`` as the next release ``vN`` in ``gold_dir``.
 
     Returns the new release, or -- when the content equals the latest release and
@@ -260,8 +266,7 @@ def write_gold_release(gold: pd.DataFrame, gold_dir: str | Path, fmt: str = "csv
             "files": {name: {"sha256": sha256_file(tmp / name), "bytes": (tmp / name).stat().st_size}},
             "gold_sha256": digest,
             "previous": previous[1].name if previous else None,
-            "forced": bool(force and previous is not None
-                           and read_manifest(previous[1]).get("gold_sha256") == digest),
+            "forced": bool(force and previous is not None and read_manifest(previous[1]).get("gold_sha256") == digest),
             "goldboard_version": __version__,
         }
         with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
@@ -295,7 +300,7 @@ def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None
     for p in sorted((study.path / "rounds").glob("*/ratings.csv")):
         sources.append({"path": p.relative_to(study.path).as_posix(), "sha256": sha256_file(p)})
     dec_path = study.decisions_path
-    raters = [c[len("value_"):] for c in gold.columns if c.startswith("value_")]
+    raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
     from goldboard.adjudicate.flags import adjudicable_fields
 
     manifest = {
@@ -321,8 +326,17 @@ def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None
 # --------------------------------------------------------------------------- diff
 
 
-DIFF_COLUMNS = ["item_id", "field", "change", "old_value", "new_value", "old_method", "new_method",
-                "adjudicator", "reason"]
+DIFF_COLUMNS = [
+    "item_id",
+    "field",
+    "change",
+    "old_value",
+    "new_value",
+    "old_method",
+    "new_method",
+    "adjudicator",
+    "reason",
+]
 
 
 def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
@@ -335,7 +349,8 @@ def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     key = ["item_id", "field"]
     a = old[key + ["gold_value", "method"]].rename(columns={"gold_value": "old_value", "method": "old_method"})
     b = new[key + ["gold_value", "method", "adjudicator", "reason"]].rename(
-        columns={"gold_value": "new_value", "method": "new_method"})
+        columns={"gold_value": "new_value", "method": "new_method"}
+    )
     m = a.merge(b, on=key, how="outer", indicator=True)
     m = m.fillna("")
     change = pd.Series("", index=m.index, dtype=object)
@@ -359,5 +374,17 @@ def diff_releases(gold_dir: str | Path, old: str, new: str) -> tuple[pd.DataFram
     return diff_gold(a, b), ma, mb
 
 
-__all__ = ["DIFF_COLUMNS", "FORMATS", "GoldRelease", "diff_gold", "diff_releases", "export_gold", "list_releases",
-           "read_manifest", "read_release", "release_path", "write_gold_file", "write_gold_release"]
+__all__ = [
+    "DIFF_COLUMNS",
+    "FORMATS",
+    "GoldRelease",
+    "diff_gold",
+    "diff_releases",
+    "export_gold",
+    "list_releases",
+    "read_manifest",
+    "read_release",
+    "release_path",
+    "write_gold_file",
+    "write_gold_release",
+]

@@ -39,11 +39,21 @@ from goldboard.errors import GoldboardError
 from goldboard.fileio import write_text_atomic
 
 #: statistics shown in the headline table, in this order
-HEADLINE = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "scott_pi", "krippendorff_alpha",
-            "gwet_ac1", "brennan_prediger", "pabak")
-LANDIS_KOCH_NOTE = ("Bands follow the Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, "
-                    ".41-.60 moderate, .61-.80 substantial, .81-1 almost perfect). They are a labelling "
-                    "convention, not a statistical test.")
+HEADLINE = (
+    "percent_agreement",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "scott_pi",
+    "krippendorff_alpha",
+    "gwet_ac1",
+    "brennan_prediger",
+    "pabak",
+)
+LANDIS_KOCH_NOTE = (
+    "Bands follow the Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, "
+    ".41-.60 moderate, .61-.80 substantial, .81-1 almost perfect). They are a labelling "
+    "convention, not a statistical test."
+)
 
 
 # --------------------------------------------------------------------------- data
@@ -51,8 +61,16 @@ LANDIS_KOCH_NOTE = ("Bands follow the Landis & Koch (1977) convention (<0 poor, 
 
 def _versions() -> dict[str, str]:
     out = {"goldboard": __version__, "python": platform.python_version()}
-    for pkg in ("numpy", "pandas", "scipy", "krippendorff", "scikit-learn", "statsmodels", "label-studio-sdk",
-                "label-studio"):
+    for pkg in (
+        "numpy",
+        "pandas",
+        "scipy",
+        "krippendorff",
+        "scikit-learn",
+        "statsmodels",
+        "label-studio-sdk",
+        "label-studio",
+    ):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
@@ -71,18 +89,20 @@ def _headline_rows(result: dict) -> list[dict]:
             continue
         if len(all_raters) > 2 and r["raters"] != all_raters and r["statistic"] != "cohen_kappa":
             continue
-        rows.append({
-            "name": statistic_name(r),
-            "raters": " / ".join(r["raters"]) if len(r["raters"]) <= 2 else "all",
-            "n": r["n_items"],
-            "value": r["value"],
-            "ci_low": r["ci_low"],
-            "ci_high": r["ci_high"],
-            "se": r["se"],
-            "ci_method": r["ci_method"],
-            "band": None if r["statistic"] == "percent_agreement" else landis_koch_band(r["value"]),
-            "order": HEADLINE.index(r["statistic"]) if r["statistic"] in HEADLINE else 99,
-        })
+        rows.append(
+            {
+                "name": statistic_name(r),
+                "raters": " / ".join(r["raters"]) if len(r["raters"]) <= 2 else "all",
+                "n": r["n_items"],
+                "value": r["value"],
+                "ci_low": r["ci_low"],
+                "ci_high": r["ci_high"],
+                "se": r["se"],
+                "ci_method": r["ci_method"],
+                "band": None if r["statistic"] == "percent_agreement" else landis_koch_band(r["value"]),
+                "order": HEADLINE.index(r["statistic"]) if r["statistic"] in HEADLINE else 99,
+            }
+        )
     rows.sort(key=lambda x: x["order"])
     return rows
 
@@ -98,8 +118,9 @@ def _flat_label(e: dict) -> dict:
     return out
 
 
-def _with_threshold_views(results: dict[str, dict], study, ratings: pd.DataFrame, bootstrap: int, seed: int,
-                          explicit: bool) -> dict[str, dict]:
+def _with_threshold_views(
+    results: dict[str, dict], study, ratings: pd.DataFrame, bootstrap: int, seed: int, explicit: bool
+) -> dict[str, dict]:
     """Add, after each ordinal field with a schema ``threshold`` trigger (medfail: severity
     4-5 vs 1-3), its agreement dichotomised at that threshold, as ``"<field>>=<at>"``."""
     from goldboard.analysis.agreement import agreement
@@ -111,8 +132,9 @@ def _with_threshold_views(results: dict[str, dict], study, ratings: pd.DataFrame
         out[name] = res
         for t in study.schema.triggers_for(name):
             if t.kind == "threshold":
-                out[f"{name}>={t.at}"] = agreement(ratings, name, study.schema, raters=study.raters,
-                                                  dichotomize=t.at, bootstrap=bootstrap, seed=seed)
+                out[f"{name}>={t.at}"] = agreement(
+                    ratings, name, study.schema, raters=study.raters, dichotomize=t.at, bootstrap=bootstrap, seed=seed
+                )
     return out
 
 
@@ -142,8 +164,7 @@ def _prevalence(ratings: pd.DataFrame, field: str, categories: list[str], schema
     return [{"label": c, "count": counts.get(c, 0), "share": (counts.get(c, 0) / n) if n else None} for c in cats]
 
 
-def heatmap_png(matrix: list[list[int]], labels: list[str], row_title: str, col_title: str,
-                title: str = "") -> bytes:
+def heatmap_png(matrix: list[list[int]], labels: list[str], row_title: str, col_title: str, title: str = "") -> bytes:
     """A confusion-matrix heatmap (counts annotated) as PNG bytes."""
     import matplotlib
 
@@ -169,9 +190,16 @@ def heatmap_png(matrix: list[list[int]], labels: list[str], row_title: str, col_
         for i in range(k):
             for j in range(k):
                 v = int(m[i, j])
-                ax.text(j, i, str(v), ha="center", va="center", fontsize=9,
-                        color="white" if hi and v > hi * 0.6 else "black",
-                        fontweight="bold" if i == j else "normal")
+                ax.text(
+                    j,
+                    i,
+                    str(v),
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    color="white" if hi and v > hi * 0.6 else "black",
+                    fontweight="bold" if i == j else "normal",
+                )
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png")
@@ -183,13 +211,18 @@ def heatmap_png(matrix: list[list[int]], labels: list[str], row_title: str, col_
 def _gold_release(study, release: str | None) -> tuple[pd.DataFrame | None, dict | None, str]:
     """The requested (default latest) gold release, else a provisional resolution."""
     gdir = study.gold_dir
-    versions = sorted((p for p in gdir.glob("v*") if p.is_dir() and p.name[1:].isdigit()),
-                      key=lambda p: int(p.name[1:])) if gdir.exists() else []
+    versions = (
+        sorted((p for p in gdir.glob("v*") if p.is_dir() and p.name[1:].isdigit()), key=lambda p: int(p.name[1:]))
+        if gdir.exists()
+        else []
+    )
     chosen = None
     if release:
         chosen = gdir / release
         if not chosen.is_dir():
-            raise GoldboardError(f"{chosen}: no such gold release (have: {', '.join(p.name for p in versions) or 'none'})")
+            raise GoldboardError(
+                f"{chosen}: no such gold release (have: {', '.join(p.name for p in versions) or 'none'})"
+            )
     elif versions:
         chosen = versions[-1]
     if chosen is not None:
@@ -219,8 +252,17 @@ def _rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters
             res = agreement(both, field, schema, raters=[r, "gold"])
         except GoldboardError:
             continue
-        row = {"rater": r, "n": res["n_items"], "percent_agreement": None, "kappa": None, "kappa_low": None,
-               "kappa_high": None, "kappa_w": None, "kappa_w_low": None, "kappa_w_high": None}
+        row = {
+            "rater": r,
+            "n": res["n_items"],
+            "percent_agreement": None,
+            "kappa": None,
+            "kappa_low": None,
+            "kappa_high": None,
+            "kappa_w": None,
+            "kappa_w_low": None,
+            "kappa_w_high": None,
+        }
         for s in res["statistics"]:
             if s["group"] is not None:
                 continue
@@ -236,22 +278,31 @@ def _rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters
 
 def _scoring_section(study, release: str | None, predictions: str | Path, seed: int) -> dict[str, Any]:
     """Model-vs-gold scores for the report (``goldboard score`` on the study's gold)."""
-    from goldboard.analysis.scoring_render import header_lines, render_markdown as score_md, sections
+    from goldboard.analysis.scoring_render import header_lines, sections
+    from goldboard.analysis.scoring_render import render_markdown as score_md
     from goldboard.cli.score import run_score
 
     result = run_score(study=str(study.path), release=release, predictions=str(predictions), seed=seed)
     return {
         "source": str(predictions),
         "lines": header_lines(result),
-        "tables": [{"title": t, "header": h, "rows": rows, "right": sorted(right)} for t, h, rows, right in sections(result)],
+        "tables": [
+            {"title": t, "header": h, "rows": rows, "right": sorted(right)} for t, h, rows, right in sections(result)
+        ],
         "markdown": score_md(result, heading_level=3),
         "warnings": list(result.get("warnings", [])),
     }
 
 
-def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int = 1,
-                 release: str | None = None, fields: list[str] | None = None,
-                 predictions: str | Path | None = None) -> dict[str, Any]:
+def build_report(
+    study,
+    round: int | None = None,
+    bootstrap: int = 0,
+    seed: int = 1,
+    release: str | None = None,
+    fields: list[str] | None = None,
+    predictions: str | Path | None = None,
+) -> dict[str, Any]:
     """Collect everything the report shows for a study round (default: latest pulled).
 
     With ``predictions`` (a model predictions file), a model-scoring section scores
@@ -282,7 +333,7 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
     mode = round_info.mode if round_info else "unknown"
     blinding = {
         "blinded": "Blinded: each rater annotated in a separate Label Studio project, so no rater could see "
-                   "another's labels (Label Studio Community has no blinding of its own).",
+        "another's labels (Label Studio Community has no blinding of its own).",
         "shared": "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels.",
     }.get(mode, "Blinding: not recorded (ratings imported from files).")
 
@@ -295,12 +346,24 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
         if ":" in name:  # one value of a multi-select field: a compact row, not a section
             f = schema.field(base)
             sec = multi_sections.setdefault(base, {"name": base, "title": f.title, "rows": []})
-            row = {"value": name.partition(":")[2], "n": res["n_items"], "percent_agreement": None,
-                   "kappa": None, "kappa_low": None, "kappa_high": None, "alpha": None,
-                   "prevalence": next((p["share"] for p in _prevalence(ratings, name, res["categories"])
-                                       if p["label"] == "yes"), None)}
+            row = {
+                "value": name.partition(":")[2],
+                "n": res["n_items"],
+                "percent_agreement": None,
+                "kappa": None,
+                "kappa_low": None,
+                "kappa_high": None,
+                "alpha": None,
+                "prevalence": next(
+                    (p["share"] for p in _prevalence(ratings, name, res["categories"]) if p["label"] == "yes"), None
+                ),
+            }
             for st in res["statistics"]:
-                if st["group"] is not None or len(st["raters"]) != len(res["raters"]) and st["statistic"] != "cohen_kappa":
+                if (
+                    st["group"] is not None
+                    or len(st["raters"]) != len(res["raters"])
+                    and st["statistic"] != "cohen_kappa"
+                ):
                     continue
                 if st["statistic"] == "percent_agreement":
                     row["percent_agreement"] = st["value"]
@@ -321,34 +384,46 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
             if p.get("group") is not None:
                 continue
             a, b = p["raters"]
-            png = heatmap_png(p["matrix"], res["confusion"]["categories"], a, b,
-                              f"{title}: {a} vs {b} ({p['n_items']} items)")
-            images.append({"title": f"{a} (rows) vs {b} (columns)", "alt": f"Confusion matrix of {title}, {a} vs {b}",
-                           "png": base64.b64encode(png).decode("ascii"), "matrix": p["matrix"],
-                           "labels": res["confusion"]["categories"], "row_rater": a, "col_rater": b})
+            png = heatmap_png(
+                p["matrix"], res["confusion"]["categories"], a, b, f"{title}: {a} vs {b} ({p['n_items']} items)"
+            )
+            images.append(
+                {
+                    "title": f"{a} (rows) vs {b} (columns)",
+                    "alt": f"Confusion matrix of {title}, {a} vs {b}",
+                    "png": base64.b64encode(png).decode("ascii"),
+                    "matrix": p["matrix"],
+                    "labels": res["confusion"]["categories"],
+                    "row_rater": a,
+                    "col_rater": b,
+                }
+            )
         for w in res["warnings"]:
             warnings.append(f"{name}: {w}")
-        field_sections.append({
-            "name": name,
-            "title": title,
-            "level": res["level"],
-            "n_items": res["n_items"],
-            "raters": res["raters"],
-            "categories": res["categories"],
-            "headline": _headline_rows(res),
-            "prevalence": _prevalence(ratings, name, res["categories"], schema),
-            "per_label": [_flat_label(e) for e in res["per_label"] if e.get("group") is None],
-            "confusions": images,
-            "vs_gold": _rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold and not at else [],
-            "warnings": res["warnings"],
-            "result": res,
-        })
+        field_sections.append(
+            {
+                "name": name,
+                "title": title,
+                "level": res["level"],
+                "n_items": res["n_items"],
+                "raters": res["raters"],
+                "categories": res["categories"],
+                "headline": _headline_rows(res),
+                "prevalence": _prevalence(ratings, name, res["categories"], schema),
+                "per_label": [_flat_label(e) for e in res["per_label"] if e.get("group") is None],
+                "confusions": images,
+                "vs_gold": _rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold and not at else [],
+                "warnings": res["warnings"],
+                "result": res,
+            }
+        )
 
     # adjudication summary
     adjudicators: dict[str, dict] = {}
     for e in decisions:
-        a = adjudicators.setdefault(str(e.get("adjudicator") or "?"), {"decisions": 0, "independent": True,
-                                                                       "sources": set()})
+        a = adjudicators.setdefault(
+            str(e.get("adjudicator") or "?"), {"decisions": 0, "independent": True, "sources": set()}
+        )
         a["decisions"] += 1
         a["independent"] = a["independent"] and bool(e.get("independent", True))
         a["sources"].add(str(e.get("source", "")))
@@ -359,14 +434,20 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
 
     # round-over-round change of the headline coefficient
     rounds_change = []
-    pulled = sorted(int(p.parent.name) for p in (study.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit())
+    pulled = sorted(
+        int(p.parent.name) for p in (study.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
+    )
     if len(pulled) > 1:
         for rn in pulled:
             res_r = agreement_for_study(study, round=rn, fields=[schema.primary_field.name])
             for name, res in res_r.items():
                 row = {"round": rn, "field": name, "n": res["n_items"]}
                 for s in res["statistics"]:
-                    if s["group"] is None and s["statistic"] == "percent_agreement" and len(s["raters"]) == len(res["raters"]):
+                    if (
+                        s["group"] is None
+                        and s["statistic"] == "percent_agreement"
+                        and len(s["raters"]) == len(res["raters"])
+                    ):
                         row["percent_agreement"] = s["value"]
                     if s["group"] is None and s["statistic"] == "krippendorff_alpha" and s["level"] == res["level"]:
                         row["alpha"], row["alpha_low"], row["alpha_high"] = s["value"], s["ci_low"], s["ci_high"]
@@ -376,13 +457,24 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
     for rec in flags.head(40).to_dict("records"):
         sub = ratings[(ratings["item_id"] == rec["item_id"]) & (ratings["field"] == rec["field"])]
         vals = {r: "; ".join(sub.loc[sub["rater"] == r, "value"].astype(str)) for r in study.raters}
-        top_flags.append({"agenda": rec["agenda"], "item_id": rec["item_id"], "field": rec["field"],
-                          "values": vals, "kinds": list(rec["kinds"]), "boundaries": list(rec["boundaries"]),
-                          "triggers": list(rec["triggers"])})
+        top_flags.append(
+            {
+                "agenda": rec["agenda"],
+                "item_id": rec["item_id"],
+                "field": rec["field"],
+                "values": vals,
+                "kinds": list(rec["kinds"]),
+                "boundaries": list(rec["boundaries"]),
+                "triggers": list(rec["triggers"]),
+            }
+        )
 
     versions = _versions()
-    ci_method = f"percentile bootstrap ({bootstrap} resamples of items, seed {seed})" if bootstrap else \
-        "Wald intervals from large-sample standard errors (Fleiss, Cohen & Everitt 1969 for Cohen's kappa)"
+    ci_method = (
+        f"percentile bootstrap ({bootstrap} resamples of items, seed {seed})"
+        if bootstrap
+        else "Wald intervals from large-sample standard errors (Fleiss, Cohen & Everitt 1969 for Cohen's kappa)"
+    )
     ordinal = [s["title"] for s in field_sections if s["level"] == "ordinal"]
     methods_text = (
         f"{len(study.raters)} raters ({', '.join(study.raters)}) independently labelled {len(items)} items "
@@ -401,18 +493,29 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
     scoring = None
     if predictions is not None:
         if provisional:
-            raise GoldboardError(f"--predictions: {study.gold_dir} has no gold release yet "
-                                 f"(run `goldboard gold export --study {study.path}` first)")
+            raise GoldboardError(
+                f"--predictions: {study.gold_dir} has no gold release yet "
+                f"(run `goldboard gold export --study {study.path}` first)"
+            )
         scoring = _scoring_section(study, release, predictions, seed)
 
     return {
         "scoring": scoring,
         "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "study": {
-            "name": study.name, "path": str(study.path), "schema": schema.name, "schema_version": schema.version,
-            "schema_title": schema.title, "unit": schema.unit, "raters": list(study.raters),
-            "round": rnd, "rounds": [r.to_dict() for r in study.rounds], "mode": mode, "blinding": blinding,
-            "n_items": len(items), "n_ratings": int((ratings["value"].astype(str) != "").sum()),
+            "name": study.name,
+            "path": str(study.path),
+            "schema": schema.name,
+            "schema_version": schema.version,
+            "schema_title": schema.title,
+            "unit": schema.unit,
+            "raters": list(study.raters),
+            "round": rnd,
+            "rounds": [r.to_dict() for r in study.rounds],
+            "mode": mode,
+            "blinding": blinding,
+            "n_items": len(items),
+            "n_ratings": int((ratings["value"].astype(str) != "").sum()),
             "n_fields": len(field_sections) + len(multi_sections),
         },
         "simulated": bool(study.extra.get("simulated", False)),
@@ -424,8 +527,15 @@ def build_report(study, round: int | None = None, bootstrap: int = 0, seed: int 
         "flags": {"summary": fsum, "lines": summary_lines(fsum), "top": top_flags, "total_rows": int(len(flags))},
         "adjudication": {
             "decisions": len(decisions),
-            "adjudicators": [{"name": k, "decisions": v["decisions"], "independent": v["independent"],
-                              "sources": sorted(s for s in v["sources"] if s)} for k, v in adjudicators.items()],
+            "adjudicators": [
+                {
+                    "name": k,
+                    "decisions": v["decisions"],
+                    "independent": v["independent"],
+                    "sources": sorted(s for s in v["sources"] if s),
+                }
+                for k, v in adjudicators.items()
+            ],
             "methods": methods,
             "release": gold_name,
             "provisional": provisional,
@@ -499,64 +609,135 @@ def render_markdown(data: dict) -> str:
     s = data["study"]
     out = [f"# Agreement report: {_md(s['name'])}", ""]
     if data["simulated"]:
-        out += ["> **Simulated data.** The raters and adjudicator in this study were simulated by `goldboard demo`.", ""]
+        out += [
+            "> **Simulated data.** The raters and adjudicator in this study were simulated by `goldboard demo`.",
+            "",
+        ]
     out += [
-        "## Study", "",
+        "## Study",
+        "",
         f"- Schema: {_md(s['schema'])} v{_md(s['schema_version'])} — {_md(s['schema_title'])}",
         f"- Unit: {_md(s['unit'])}",
         f"- Raters: {len(s['raters'])} ({_md(', '.join(s['raters']))})",
         f"- Items: {s['n_items']}; ratings: {s['n_ratings']}; round {s['round']}",
-        f"- {_md(s['blinding'])}", "",
-        "## Methods", "", _md(data["methods"]), "",
-        "## Results", "", f"_{_md(data['landis_koch_note'])}_", "",
+        f"- {_md(s['blinding'])}",
+        "",
+        "## Methods",
+        "",
+        _md(data["methods"]),
+        "",
+        "## Results",
+        "",
+        f"_{_md(data['landis_koch_note'])}_",
+        "",
     ]
     for f in data["fields"]:
         out += [f"### {_md(f['title'])} ({_md(f['level'])}, {f['n_items']} items)", ""]
-        out += _md_table(["Statistic", "Raters", "n", "Value", "95% CI", "SE", "CI method", "Band (convention)"],
-                         [[_md(r["name"]), _md(r["raters"]), r["n"], _fmt(r["value"]), _ci(r["ci_low"], r["ci_high"]),
-                           _fmt(r["se"]), _md(r["ci_method"] or "–"), _md(r["band"] or "")] for r in f["headline"]])
-        out += ["Label prevalence: " + ", ".join(f"{_md(p['label'])} {p['count']} ({_pct(p['share'])})"
-                                               for p in f["prevalence"]), ""]
+        out += _md_table(
+            ["Statistic", "Raters", "n", "Value", "95% CI", "SE", "CI method", "Band (convention)"],
+            [
+                [
+                    _md(r["name"]),
+                    _md(r["raters"]),
+                    r["n"],
+                    _fmt(r["value"]),
+                    _ci(r["ci_low"], r["ci_high"]),
+                    _fmt(r["se"]),
+                    _md(r["ci_method"] or "–"),
+                    _md(r["band"] or ""),
+                ]
+                for r in f["headline"]
+            ],
+        )
+        out += [
+            "Label prevalence: "
+            + ", ".join(f"{_md(p['label'])} {p['count']} ({_pct(p['share'])})" for p in f["prevalence"]),
+            "",
+        ]
         if f["per_label"]:
-            out += _md_table(["Label", "Prevalence", "Positive agreement", "Negative agreement", "Kappa vs rest"],
-                             [[_md(e["label"]), _fmt(e["prevalence"]), _fmt(e["positive_agreement"]),
-                               _fmt(e["negative_agreement"]), _fmt(e["kappa"])] for e in f["per_label"]])
+            out += _md_table(
+                ["Label", "Prevalence", "Positive agreement", "Negative agreement", "Kappa vs rest"],
+                [
+                    [
+                        _md(e["label"]),
+                        _fmt(e["prevalence"]),
+                        _fmt(e["positive_agreement"]),
+                        _fmt(e["negative_agreement"]),
+                        _fmt(e["kappa"]),
+                    ]
+                    for e in f["per_label"]
+                ],
+            )
         for c in f["confusions"]:
             out += [f"Confusion matrix, {_md(c['title'])}:", ""]
-            out += _md_table([""] + [_md(x) for x in c["labels"]],
-                             [[f"**{_md(lab)}**"] + list(row) for lab, row in zip(c["labels"], c["matrix"])])
+            out += _md_table(
+                [""] + [_md(x) for x in c["labels"]],
+                [[f"**{_md(lab)}**"] + list(row) for lab, row in zip(c["labels"], c["matrix"])],
+            )
         if f["vs_gold"]:
             out += ["Each rater against gold (after adjudication):", ""]
-            out += _md_table(["Rater", "n", "Percent agreement", "Kappa (95% CI)"],
-                             [[_md(r["rater"]), r["n"], _pct(r.get("percent_agreement")),
-                               f"{_fmt(r.get('kappa'))} ({_ci(r.get('kappa_low'), r.get('kappa_high'))})"]
-                              for r in f["vs_gold"]])
+            out += _md_table(
+                ["Rater", "n", "Percent agreement", "Kappa (95% CI)"],
+                [
+                    [
+                        _md(r["rater"]),
+                        r["n"],
+                        _pct(r.get("percent_agreement")),
+                        f"{_fmt(r.get('kappa'))} ({_ci(r.get('kappa_low'), r.get('kappa_high'))})",
+                    ]
+                    for r in f["vs_gold"]
+                ],
+            )
     for m in data["multi"]:
         out += [f"### {_md(m['title'])} (multi-select; each value present vs absent)", ""]
-        out += _md_table(["Value", "n", "Prevalence", "Percent agreement", "Cohen's kappa (95% CI)",
-                          "Krippendorff's alpha"],
-                         [[_md(r["value"]), r["n"], _pct(r["prevalence"]), _pct(r["percent_agreement"]),
-                           f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])})", _fmt(r["alpha"])]
-                          for r in m["rows"]])
+        out += _md_table(
+            ["Value", "n", "Prevalence", "Percent agreement", "Cohen's kappa (95% CI)", "Krippendorff's alpha"],
+            [
+                [
+                    _md(r["value"]),
+                    r["n"],
+                    _pct(r["prevalence"]),
+                    _pct(r["percent_agreement"]),
+                    f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])})",
+                    _fmt(r["alpha"]),
+                ]
+                for r in m["rows"]
+            ],
+        )
     fl = data["flags"]
     out += ["## Disagreements and named boundaries", ""] + [f"- {_md(x)}" for x in fl["lines"]] + [""]
     a = data["adjudication"]
-    out += ["## Adjudication", "",
-            f"- Decisions logged: {a['decisions']}",
-            f"- Gold release: {_md(a['release']) if a['release'] else 'none yet (provisional resolution shown)'}"]
+    out += [
+        "## Adjudication",
+        "",
+        f"- Decisions logged: {a['decisions']}",
+        f"- Gold release: {_md(a['release']) if a['release'] else 'none yet (provisional resolution shown)'}",
+    ]
     for adj in a["adjudicators"]:
-        out.append(f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decisions, "
-                   f"{'independent' if adj['independent'] else 'NOT independent'}")
+        out.append(
+            f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decisions, "
+            f"{'independent' if adj['independent'] else 'NOT independent'}"
+        )
     for fname, m in a["methods"].items():
-        out.append(f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, "
-                   f"{m['unresolved']} unresolved")
+        out.append(
+            f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, {m['unresolved']} unresolved"
+        )
     out.append("")
     if data["rounds_change"]:
         out += ["## Round over round", ""]
-        out += _md_table(["Round", "Field", "n", "Percent agreement", "Alpha (95% CI)"],
-                         [[r["round"], _md(r["field"]), r["n"], _pct(r.get("percent_agreement")),
-                           f"{_fmt(r.get('alpha'))} ({_ci(r.get('alpha_low'), r.get('alpha_high'))})"]
-                          for r in data["rounds_change"]])
+        out += _md_table(
+            ["Round", "Field", "n", "Percent agreement", "Alpha (95% CI)"],
+            [
+                [
+                    r["round"],
+                    _md(r["field"]),
+                    r["n"],
+                    _pct(r.get("percent_agreement")),
+                    f"{_fmt(r.get('alpha'))} ({_ci(r.get('alpha_low'), r.get('alpha_high'))})",
+                ]
+                for r in data["rounds_change"]
+            ],
+        )
     if data.get("scoring"):
         sc = data["scoring"]
         out += ["## Model scores against gold", ""] + [_md(x) + "  " for x in sc["lines"]] + ["", sc["markdown"], ""]

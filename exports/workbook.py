@@ -44,9 +44,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 from openpyxl import Workbook
@@ -57,8 +58,16 @@ from openpyxl.worksheet.datavalidation import DataValidation
 
 from goldboard import __version__
 from goldboard.adjudicate.decisions import (
-    HEADERS, SHEET_DISAGREEMENTS, SHEET_FORMAT, SHEET_META, UNRESOLVED, empty_set_word, format_decision,
-    latest_decisions, make_key, multi_separators,
+    HEADERS,
+    SHEET_DISAGREEMENTS,
+    SHEET_FORMAT,
+    SHEET_META,
+    UNRESOLVED,
+    empty_set_word,
+    format_decision,
+    latest_decisions,
+    make_key,
+    multi_separators,
 )
 from goldboard.adjudicate.flags import adjudicable_fields, flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold
@@ -105,8 +114,9 @@ def _font(bold: bool = False, color: str | None = None, size: float = FONT_SIZE,
 
 def _input_border(first: bool, last: bool) -> Border:
     """Thin amber grid inside the fill-in block, a medium amber edge on its left and right."""
-    return Border(left=_IN_THICK if first else _IN_THIN, right=_IN_THICK if last else _IN_THIN,
-                  top=_IN_THIN, bottom=_IN_THIN)
+    return Border(
+        left=_IN_THICK if first else _IN_THIN, right=_IN_THICK if last else _IN_THIN, top=_IN_THIN, bottom=_IN_THIN
+    )
 
 
 class _Styles:
@@ -165,12 +175,17 @@ def task_url(base_url: str, project_id: Any, task_id: Any) -> str:
 
 #: statistics shown on the Summary sheet (the agreement engine computes more)
 HEADLINE_STATISTICS = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha")
-_STAT_NAMES = {"percent_agreement": "Percent agreement", "cohen_kappa": "Cohen's kappa",
-               "fleiss_kappa": "Fleiss' kappa", "krippendorff_alpha": "Krippendorff's alpha"}
+_STAT_NAMES = {
+    "percent_agreement": "Percent agreement",
+    "cohen_kappa": "Cohen's kappa",
+    "fleiss_kappa": "Fleiss' kappa",
+    "krippendorff_alpha": "Krippendorff's alpha",
+}
 
 
-def headline_agreement(ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None
-                       ) -> tuple[list[dict], str]:
+def headline_agreement(
+    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None
+) -> tuple[list[dict], str]:
     """Headline agreement per adjudicable field from the agreement engine
     (:func:`goldboard.analysis.agreement.agreement`): percent agreement, Cohen's kappa
     (two raters; weighted too for ordinal fields) or Fleiss' kappa, Krippendorff's alpha;
@@ -221,11 +236,19 @@ def _stat_label(row: dict) -> str:
 # --------------------------------------------------------------------------- building
 
 
-def build_review_workbook(ratings: pd.DataFrame, schema: Schema, *, raters: Sequence[str] | None = None,
-                          units: pd.DataFrame | None = None, decisions: Iterable[dict] = (),
-                          base_url: str = "", study_info: dict[str, Any] | None = None,
-                          agreement_rows: list[dict] | None = None, agreement_note: str = "",
-                          now: str | None = None) -> tuple[Workbook, dict[str, Any]]:
+def build_review_workbook(
+    ratings: pd.DataFrame,
+    schema: Schema,
+    *,
+    raters: Sequence[str] | None = None,
+    units: pd.DataFrame | None = None,
+    decisions: Iterable[dict] = (),
+    base_url: str = "",
+    study_info: dict[str, Any] | None = None,
+    agreement_rows: list[dict] | None = None,
+    agreement_note: str = "",
+    now: str | None = None,
+) -> tuple[Workbook, dict[str, Any]]:
     """Build the review workbook in memory.  Returns ``(workbook, counts)``.
 
     ``units`` (item_id, case_text, output_text) supplies the case summary and model
@@ -237,8 +260,9 @@ def build_review_workbook(ratings: pd.DataFrame, schema: Schema, *, raters: Sequ
     flags = flag_disagreements(ratings, schema, raters)
     summary = summarize_flags(flags, schema)
     gold = resolve_gold(ratings, schema, (), raters)
-    rlist = [c[len("value_"):] for c in flags.columns if c.startswith("value_")] or \
-        [c[len("value_"):] for c in gold.columns if c.startswith("value_")]
+    rlist = [c[len("value_") :] for c in flags.columns if c.startswith("value_")] or [
+        c[len("value_") :] for c in gold.columns if c.startswith("value_")
+    ]
     if agreement_rows is None:
         agreement_rows, agreement_note = headline_agreement(ratings, schema, raters)
     unit_text = _unit_texts(units)
@@ -264,14 +288,29 @@ def build_review_workbook(ratings: pd.DataFrame, schema: Schema, *, raters: Sequ
     agreed = agreed[[(i, f) not in flagged_keys for i, f in zip(agreed["item_id"], agreed["field"])]]
     _write_agreed(ws_agr, agreed, flags, ratings, rlist, schema)
     _write_codebook(ws_code, schema)
-    _write_summary(ws_sum, schema, info, rlist, summary, agreement_rows, agreement_note, boundary_fill,
-                   len(gold["item_id"].unique()), len(agreed), stamp)
+    _write_summary(
+        ws_sum,
+        schema,
+        info,
+        rlist,
+        summary,
+        agreement_rows,
+        agreement_note,
+        boundary_fill,
+        len(gold["item_id"].unique()),
+        len(agreed),
+        stamp,
+    )
     _write_meta(ws_meta, schema, info, rlist, stamp)
     ws_lists.sheet_state = "hidden"
     ws_meta.sheet_state = "hidden"
     wb.active = 1  # open on Disagreements
-    counts = {"disagreement_rows": len(flags), "items": int(flags["item_id"].nunique()) if len(flags) else 0,
-              "agreed_rows": len(agreed), "agreement_available": bool(agreement_rows)}
+    counts = {
+        "disagreement_rows": len(flags),
+        "items": int(flags["item_id"].nunique()) if len(flags) else 0,
+        "agreed_rows": len(agreed),
+        "agreement_available": bool(agreement_rows),
+    }
     return wb, counts
 
 
@@ -290,10 +329,22 @@ def write_study_workbook(study, path: str | Path, *, round: int | None = None, n
     from goldboard.adjudicate.flags import study_ratings
 
     ratings = study_ratings(study, round)
-    info = {"study": study.name, "workspace": str(study.path), "round": "all (latest per item)" if round is None else round}
-    return write_review_workbook(path, ratings, study.schema, raters=study.raters, units=study.units(),
-                                 decisions=read_decisions(study.decisions_path), base_url=study.url,
-                                 study_info=info, now=now)
+    info = {
+        "study": study.name,
+        "workspace": str(study.path),
+        "round": "all (latest per item)" if round is None else round,
+    }
+    return write_review_workbook(
+        path,
+        ratings,
+        study.schema,
+        raters=study.raters,
+        units=study.units(),
+        decisions=read_decisions(study.decisions_path),
+        base_url=study.url,
+        study_info=info,
+        now=now,
+    )
 
 
 # --------------------------------------------------------------------------- sheets
@@ -318,7 +369,11 @@ def _task_links(ratings: pd.DataFrame, base_url: str) -> dict[tuple[str, str], t
     if not base_url or "task_id" not in ratings.columns or "project_id" not in ratings.columns:
         return {}
     out = {}
-    sub = ratings[["item_id", "rater", "task_id", "project_id"]].astype(str).drop_duplicates(["item_id", "rater"], keep="last")
+    sub = (
+        ratings[["item_id", "rater", "task_id", "project_id"]]
+        .astype(str)
+        .drop_duplicates(["item_id", "rater"], keep="last")
+    )
     for item, rater, task, proj in sub.itertuples(index=False):
         url = task_url(base_url, proj, task)
         if url:
@@ -409,8 +464,9 @@ def _header(ws, headers: list[str], widths: list[float], inputs: Iterable[int] =
     ws.row_dimensions[1].height = max(30.0, LINE_HEIGHT * lines + 6.0)
 
 
-def _page_setup(ws, freeze: str | None, *, last_col: int | None = None, autofilter: bool = True,
-                title_rows: bool = True) -> None:
+def _page_setup(
+    ws, freeze: str | None, *, last_col: int | None = None, autofilter: bool = True, title_rows: bool = True
+) -> None:
     """Landscape, one page wide, narrow margins, header row on every page, sheet name and page
     number in the footer; the print area stops at column ``last_col`` (screen-only columns after it)."""
     from openpyxl.worksheet.page import PageMargins
@@ -438,8 +494,11 @@ def _row_height(texts: list[tuple[str, float]]) -> float | None:
 
 
 def _too_long_note(text: str) -> Comment:
-    c = Comment(f"This text ({len(text):,} characters) is longer than the row can show, on screen and "
-                "on paper. Select the cell to read all of it in the formula bar.", "goldboard")
+    c = Comment(
+        f"This text ({len(text):,} characters) is longer than the row can show, on screen and "
+        "on paper. Select the cell to read all of it in the formula bar.",
+        "goldboard",
+    )
     c.width, c.height = 260, 80
     return c
 
@@ -452,8 +511,10 @@ def multi_decision_help(f) -> str:
     """How to fill the Decision cell of multi-select field ``f`` (one line)."""
     seps = [f'"{x}"' for x in multi_separators(f) if x != "\n"]
     sep_text = seps[0] if len(seps) == 1 else ", ".join(seps[:-1]) + " or " + seps[-1]
-    return (f"{f.name} (multi-select): type all values that apply, separated by {sep_text} "
-            f"({', '.join(f.categories)}); {empty_set_word(f)} = none apply; {UNRESOLVED} = leave open.")
+    return (
+        f"{f.name} (multi-select): type all values that apply, separated by {sep_text} "
+        f"({', '.join(f.categories)}); {empty_set_word(f)} = none apply; {UNRESOLVED} = leave open."
+    )
 
 
 def _write_lists(ws, schema: Schema) -> dict[str, str]:
@@ -503,10 +564,16 @@ def _disagreement_columns(rlist: list[str], with_links: bool) -> list[tuple[str,
     H = HEADERS
     rat_hi = 28.0 if len(rlist) <= 2 else 22.0 if len(rlist) == 3 else 18.0
     cols = [
-        ("agenda", H["agenda"], 4, 6, 1), ("case_id", H["case_id"], 9, 12, 1), ("item_id", H["item_id"], 9, 12, 1),
-        ("model", H["model"], 8, 11, 1), ("field", H["field"], 9, 17, 1), ("decision", H["decision"], 12, 16, 1),
-        ("reason", H["reason"], 22, 22, 0), ("adjudicator", H["adjudicator"], 13, 13, 0),
-        ("flags", H["flags"], 12, 18, 3), ("boundary", H["boundary"], 10, 16, 1),
+        ("agenda", H["agenda"], 4, 6, 1),
+        ("case_id", H["case_id"], 9, 12, 1),
+        ("item_id", H["item_id"], 9, 12, 1),
+        ("model", H["model"], 8, 11, 1),
+        ("field", H["field"], 9, 17, 1),
+        ("decision", H["decision"], 12, 16, 1),
+        ("reason", H["reason"], 22, 22, 0),
+        ("adjudicator", H["adjudicator"], 13, 13, 0),
+        ("flags", H["flags"], 12, 18, 3),
+        ("boundary", H["boundary"], 10, 16, 1),
     ]
     for r in rlist:
         cols += [(f"value_{r}", f"{r} value", 8, 12, 1), (f"rationale_{r}", f"{r} rationale", 16, rat_hi, 6)]
@@ -517,8 +584,17 @@ def _disagreement_columns(rlist: list[str], with_links: bool) -> list[tuple[str,
     return cols
 
 
-def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[str],
-                         unit_text: dict, links: dict, latest: dict, boundary_fill: dict, lists: dict) -> None:
+def _write_disagreements(
+    ws,
+    flags: pd.DataFrame,
+    schema: Schema,
+    rlist: list[str],
+    unit_text: dict,
+    links: dict,
+    latest: dict,
+    boundary_fill: dict,
+    lists: dict,
+) -> None:
     kinds = {f.name: f for f in adjudicable_fields(schema)}
     records: list[dict[str, Any]] = []
     for rec in flags.to_dict(orient="records"):
@@ -527,9 +603,15 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
         prev = latest.get((item, fname))
         fld = kinds.get(fname)
         vals: dict[str, Any] = {
-            "agenda": rec["agenda"], "case_id": rec["case_id"], "item_id": item, "model": rec["model"],
-            "field": fname, "flags": _flag_text(rec), "boundary": ", ".join(rec["boundaries"]),
-            "case_text": case_text, "output_text": output_text,
+            "agenda": rec["agenda"],
+            "case_id": rec["case_id"],
+            "item_id": item,
+            "model": rec["model"],
+            "field": fname,
+            "flags": _flag_text(rec),
+            "boundary": ", ".join(rec["boundaries"]),
+            "case_text": case_text,
+            "output_text": output_text,
             "key": make_key(item, fname, str(rec["case_id"])),
             "decision": format_decision(fld, str(prev["decision"])) if prev else "",
             "reason": (prev.get("reason") or "") if prev else "",
@@ -574,9 +656,14 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
         if f.kind == "multi":  # free text: an input message only, no list
             dv = DataValidation(allow_blank=True)
             help_text = multi_decision_help(f)
-            dv.prompt = help_text if len(help_text) <= 255 else (
-                f"Type the values of {f.name} separated by |, {empty_set_word(f)} or {UNRESOLVED}; "
-                f"values: sheet {SHEET_CODEBOOK}.")[:255]
+            dv.prompt = (
+                help_text
+                if len(help_text) <= 255
+                else (
+                    f"Type the values of {f.name} separated by |, {empty_set_word(f)} or {UNRESOLVED}; "
+                    f"values: sheet {SHEET_CODEBOOK}."
+                )[:255]
+            )
             dv.promptTitle = "Decision (several values)"
             dv.showInputMessage = True
             dv.showErrorMessage = False
@@ -603,13 +690,19 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
         for key, j in pos.items():
             c = ws.cell(row=i, column=j)
             if key.startswith("link_"):
-                url, task = links.get((item, key[len("link_"):]), ("", ""))
+                url, task = links.get((item, key[len("link_") :]), ("", ""))
                 if url:
                     c.value = f"task {task}"
                     c.data_type = "s"
                     c.hyperlink = url
-                    styles.apply(c, ("link", fill_hex), font=_font(color="0563C1", underline="single"),
-                                 alignment=_WRAP_TOP, border=_BORDER, fill=row_fill)
+                    styles.apply(
+                        c,
+                        ("link", fill_hex),
+                        font=_font(color="0563C1", underline="single"),
+                        alignment=_WRAP_TOP,
+                        border=_BORDER,
+                        fill=row_fill,
+                    )
                     continue
             if key == "agenda":
                 c.value = int(vals["agenda"])
@@ -617,12 +710,18 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
             else:
                 written[key] = set_text_cell(c, vals.get(key, ""))
             if j in input_cols:
-                styles.apply(c, ("input", j == first_in, j == last_in), alignment=_WRAP_TOP,
-                             border=_input_border(j == first_in, j == last_in),
-                             fill=PatternFill("solid", fgColor=INPUT_FILL), protection=Protection(locked=False))
+                styles.apply(
+                    c,
+                    ("input", j == first_in, j == last_in),
+                    alignment=_WRAP_TOP,
+                    border=_input_border(j == first_in, j == last_in),
+                    fill=PatternFill("solid", fgColor=INPUT_FILL),
+                    protection=Protection(locked=False),
+                )
             elif key == "key":
-                styles.apply(c, "key", alignment=_WRAP_TOP, border=_BORDER,
-                             protection=Protection(locked=True, hidden=True))
+                styles.apply(
+                    c, "key", alignment=_WRAP_TOP, border=_BORDER, protection=Protection(locked=True, hidden=True)
+                )
             else:
                 styles.apply(c, ("cell", fill_hex), alignment=_WRAP_TOP, border=_BORDER, fill=row_fill)
         dv_rows.setdefault(fname, []).append(i)
@@ -646,8 +745,9 @@ def _write_disagreements(ws, flags: pd.DataFrame, schema: Schema, rlist: list[st
     _page_setup(ws, "F2", last_col=max(printed))
 
 
-def _write_agreed(ws, agreed: pd.DataFrame, flags: pd.DataFrame, ratings: pd.DataFrame, rlist: list[str],
-                  schema: Schema) -> None:
+def _write_agreed(
+    ws, agreed: pd.DataFrame, flags: pd.DataFrame, ratings: pd.DataFrame, rlist: list[str], schema: Schema
+) -> None:
     headers = ["Case ID", "Item ID", "Model", "Field", "Agreed value"] + [f"{r} rationale" for r in rlist]
     rat = {}
     if len(ratings) and "rationale" in ratings.columns:
@@ -656,13 +756,18 @@ def _write_agreed(ws, agreed: pd.DataFrame, flags: pd.DataFrame, ratings: pd.Dat
     multi = {f.name: f for f in adjudicable_fields(schema) if f.kind == "multi"}
     rows = []
     for rec in agreed.to_dict(orient="records"):
-        shown = format_decision(multi[rec["field"]], rec["gold_value"]) if rec["field"] in multi else \
-            (rec["gold_value"] or "(blank)")
-        rows.append([_s(rec["case_id"]), _s(rec["item_id"]), _s(rec["model"]), _s(rec["field"]), _s(shown)]
-                    + [rat.get((rec["item_id"], r), "") for r in rlist])
+        shown = (
+            format_decision(multi[rec["field"]], rec["gold_value"])
+            if rec["field"] in multi
+            else (rec["gold_value"] or "(blank)")
+        )
+        rows.append(
+            [_s(rec["case_id"]), _s(rec["item_id"]), _s(rec["model"]), _s(rec["field"]), _s(shown)]
+            + [rat.get((rec["item_id"], r), "") for r in rlist]
+        )
     bounds = [(9, 14, 1), (9, 16, 1), (8, 14, 1), (9, 18, 1), (12, 24, 1)]
     widths = [_fit_width((row[j] for row in rows), lo, hi, n) for j, (lo, hi, n) in enumerate(bounds)]
-    widths += [_fit_width((t for row in rows for t in row[len(bounds):]), 20, 40, 4)] * len(rlist)
+    widths += [_fit_width((t for row in rows for t in row[len(bounds) :]), 20, 40, 4)] * len(rlist)
     _header(ws, headers, widths)
     styles = _Styles(ws)
     for i, row in enumerate(rows, start=2):
@@ -691,8 +796,11 @@ def _write_codebook(ws, schema: Schema) -> None:
     headers = ["Field", "Kind", "Value", "Definition", "Hint", "Aliases"]
     names = [f.name for f in schema.fields] + [b.name for b in schema.boundaries] + [t.label for t in schema.triggers]
     values = [v.value for f in schema.fields for v in (f.values or [])] + ["(free text)"]
-    column_b = [f.kind for f in schema.fields] + [b.field for b in schema.boundaries] + \
-        [x for t in schema.triggers for x in (t.kind, t.field)]
+    column_b = (
+        [f.kind for f in schema.fields]
+        + [b.field for b in schema.boundaries]
+        + [x for t in schema.triggers for x in (t.kind, t.field)]
+    )
     widths = [_fit_width(names, 12, 28), _fit_width(column_b, 8, 18), _fit_width(values, 12, 36), 60.0, 36.0, 20.0]
     _header(ws, headers, widths)
     r = 2
@@ -734,8 +842,15 @@ def _write_codebook(ws, schema: Schema) -> None:
     if schema.triggers:
         title(["Trigger", "Kind", "Field", "Parameter", "Explanation", "Priority"])
         for t in schema.triggers:
-            param = (f"min gap {t.min_gap}" if t.min_gap else f"at {t.at}" if t.at else
-                     f"at most {t.at_most}" if t.at_most else "")
+            param = (
+                f"min gap {t.min_gap}"
+                if t.min_gap
+                else f"at {t.at}"
+                if t.at
+                else f"at most {t.at_most}"
+                if t.at_most
+                else ""
+            )
             put([t.label, t.kind, t.field, param, t.explanation, str(t.priority)])
     _page_setup(ws, "A2", autofilter=False)
     _protect(ws)
@@ -754,16 +869,35 @@ def _num(x: Any) -> float | str:
 _SUMMARY_WIDTHS = {"A": 40, "B": 30, "C": 13, "D": 13, "E": 13, "F": 13, "G": 16, "H": 56}
 
 
-def _write_summary(ws, schema: Schema, info: dict, rlist: list[str], summary: dict, agreement_rows: list[dict],
-                   agreement_note: str, boundary_fill: dict, n_items: int, n_agreed: int, stamp: str) -> None:
+def _write_summary(
+    ws,
+    schema: Schema,
+    info: dict,
+    rlist: list[str],
+    summary: dict,
+    agreement_rows: list[dict],
+    agreement_note: str,
+    boundary_fill: dict,
+    n_items: int,
+    n_agreed: int,
+    stamp: str,
+) -> None:
     for col, w in _SUMMARY_WIDTHS.items():
         ws.column_dimensions[col].width = w
     last = len(_SUMMARY_WIDTHS)
     center = Alignment(horizontal="center", vertical="top")
     r = 1
 
-    def cell(row: int, col: int, v: Any, *, bold: bool = False, align: Alignment = _TOP,
-             fill: str | None = None, fmt: str | None = None):
+    def cell(
+        row: int,
+        col: int,
+        v: Any,
+        *,
+        bold: bool = False,
+        align: Alignment = _TOP,
+        fill: str | None = None,
+        fmt: str | None = None,
+    ):
         c = ws.cell(row=row, column=col)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             c.value = v
@@ -793,19 +927,30 @@ def _write_summary(ws, schema: Schema, info: dict, rlist: list[str], summary: di
 
     def table_head(row: int, heads: list[str], numeric: set[int]) -> None:
         for j, h in enumerate(heads, start=1):
-            cell(row, j, h, bold=True, fill=SUBHEADER_FILL,
-                 align=Alignment(horizontal="center" if j in numeric else "left", vertical="top", wrap_text=True))
+            cell(
+                row,
+                j,
+                h,
+                bold=True,
+                fill=SUBHEADER_FILL,
+                align=Alignment(horizontal="center" if j in numeric else "left", vertical="top", wrap_text=True),
+            )
 
     c = cell(r, 1, f"Adjudication review — {schema.title}")
     c.font = _font(bold=True, size=14)
     r += 2
     for label, value in [
-        ("Study", info.get("study", "")), ("Workspace", info.get("workspace", "")),
-        ("Schema", f"{schema.name} v{schema.version}"), ("Raters", ", ".join(rlist)),
-        ("Round", str(info.get("round", ""))), ("Items rated", n_items),
-        ("Items to discuss", summary["items_flagged"]), ("Item x field rows to decide", summary["rows"]),
+        ("Study", info.get("study", "")),
+        ("Workspace", info.get("workspace", "")),
+        ("Schema", f"{schema.name} v{schema.version}"),
+        ("Raters", ", ".join(rlist)),
+        ("Round", str(info.get("round", ""))),
+        ("Items rated", n_items),
+        ("Items to discuss", summary["items_flagged"]),
+        ("Item x field rows to decide", summary["rows"]),
         ("Unanimous item x field rows (sheet Agreed)", n_agreed),
-        ("Generated", stamp), ("goldboard", __version__),
+        ("Generated", stamp),
+        ("goldboard", __version__),
     ]:
         if value == "":
             continue
@@ -815,8 +960,11 @@ def _write_summary(ws, schema: Schema, info: dict, rlist: list[str], summary: di
     r += 1
     section(r, "How to use")
     r += 1
-    multi_lines = [multi_decision_help(f) + " (No dropdown for these rows.)"
-                   for f in adjudicable_fields(schema) if f.kind == "multi"]
+    multi_lines = [
+        multi_decision_help(f) + " (No dropdown for these rows.)"
+        for f in adjudicable_fields(schema)
+        if f.kind == "multi"
+    ]
     for line in [
         "In sheet Disagreements, fill the amber-headed columns: pick a Decision from the dropdown "
         "(or 'unresolved'), give a Reason, and name the Adjudicator.",
@@ -852,8 +1000,9 @@ def _write_summary(ws, schema: Schema, info: dict, rlist: list[str], summary: di
     section(r, "Disagreements per named boundary (row colour in sheet Disagreements)")
     r += 1
     if summary["by_boundary"]:
-        table_head(r, ["Boundary", "Field", "Disagreements", "Of (on field)", "Share", "Priority", "Explanation"],
-                   {3, 4, 5, 6})
+        table_head(
+            r, ["Boundary", "Field", "Disagreements", "Of (on field)", "Share", "Priority", "Explanation"], {3, 4, 5, 6}
+        )
         ws.merge_cells(start_row=r, start_column=7, end_row=r, end_column=last)
     else:
         span(r, 1, f"Schema {schema.name} names no boundaries.")
@@ -887,15 +1036,30 @@ def _write_summary(ws, schema: Schema, info: dict, rlist: list[str], summary: di
 
 
 def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str) -> None:
-    rows = [("format", SHEET_FORMAT), ("schema", schema.name), ("schema_version", schema.version),
-            ("study", str(info.get("study", ""))), ("raters", ",".join(rlist)), ("round", str(info.get("round", ""))),
-            ("generated_at", stamp), ("goldboard_version", __version__)]
+    rows = [
+        ("format", SHEET_FORMAT),
+        ("schema", schema.name),
+        ("schema_version", schema.version),
+        ("study", str(info.get("study", ""))),
+        ("raters", ",".join(rlist)),
+        ("round", str(info.get("round", ""))),
+        ("generated_at", stamp),
+        ("goldboard_version", __version__),
+    ]
     for i, (k, v) in enumerate(rows, start=1):
         set_text_cell(ws.cell(row=i, column=1), k)
         set_text_cell(ws.cell(row=i, column=2), v)
     _protect(ws)
 
 
-__all__ = ["BOUNDARY_FILLS", "HEADLINE_STATISTICS", "WorkbookInfo", "build_review_workbook", "headline_agreement",
-           "multi_decision_help", "task_url",
-           "write_review_workbook", "write_study_workbook"]
+__all__ = [
+    "BOUNDARY_FILLS",
+    "HEADLINE_STATISTICS",
+    "WorkbookInfo",
+    "build_review_workbook",
+    "headline_agreement",
+    "multi_decision_help",
+    "task_url",
+    "write_review_workbook",
+    "write_study_workbook",
+]

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 try:  # Python 3.11+
     import tomllib
@@ -367,8 +368,23 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     where = source
     if not isinstance(data, dict):
         raise SchemaError(f"{where}: a schema must be a table/object at the top level")
-    _only_keys(data, {"name", "version", "title", "description", "unit", "instructions", "fields",
-                      "boundaries", "triggers", "display", "scoring"}, where)
+    _only_keys(
+        data,
+        {
+            "name",
+            "version",
+            "title",
+            "description",
+            "unit",
+            "instructions",
+            "fields",
+            "boundaries",
+            "triggers",
+            "display",
+            "scoring",
+        },
+        where,
+    )
     scoring = data.get("scoring", {}) or {}
     if not isinstance(scoring, dict):
         raise SchemaError(f"{where}: scoring: must be a table")
@@ -382,7 +398,7 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     options = tuple(str(o) for o in raw_display.get("options", []) or [])
     for o in options:
         if not OPTION_RE.match(o):
-            raise SchemaError(f"{where}: display.options: {o!r} must be letters/digits only (e.g. \"A\")")
+            raise SchemaError(f'{where}: display.options: {o!r} must be letters/digits only (e.g. "A")')
     if len(set(options)) != len(options):
         raise SchemaError(f"{where}: display.options: duplicate option")
     raw_fields = data.get("fields")
@@ -455,13 +471,18 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
         raise SchemaError(f"{where}: must be a table")
     name = _req_str(rf, "name", where)
     where = f"{where} ({name})"
-    _only_keys(rf, {"name", "kind", "title", "description", "values", "required", "shown_when",
-                    "for_each_option", "primary"}, where)
+    _only_keys(
+        rf,
+        {"name", "kind", "title", "description", "values", "required", "shown_when", "for_each_option", "primary"},
+        where,
+    )
     if not NAME_RE.match(name):
         raise SchemaError(f"{where}: name: must start with a letter and use letters, digits, _")
     if name in RESERVED_FIELD_NAMES or name.startswith(RESERVED_FIELD_PREFIX):
-        raise SchemaError(f"{where}: name: {name!r} is reserved for the case/output/option panes "
-                          f"(do not use case, output or option_*)")
+        raise SchemaError(
+            f"{where}: name: {name!r} is reserved for the case/output/option panes "
+            f"(do not use case, output or option_*)"
+        )
     kind = _req_str(rf, "kind", where)
     if kind not in KINDS:
         raise SchemaError(f"{where}: kind: {kind!r} is not one of {', '.join(KINDS)}")
@@ -501,8 +522,10 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
         vals = [_as_text(v) for v in vals]
         for v in vals:
             if "," in v:
-                raise SchemaError(f"{where}: shown_when: value {v!r} contains a comma; Label Studio splits "
-                                  f"whenChoiceValue on commas, so such a value cannot control visibility")
+                raise SchemaError(
+                    f"{where}: shown_when: value {v!r} contains a comma; Label Studio splits "
+                    f"whenChoiceValue on commas, so such a value cannot control visibility"
+                )
         shown = ShownWhen(sw["field"], tuple(vals))
     required = bool(rf.get("required", kind in ("nominal", "ordinal")))
     common = dict(
@@ -516,7 +539,7 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
     )
     if rf.get("for_each_option"):
         if not options:
-            raise SchemaError(f"{where}: for_each_option needs display.options (e.g. [\"A\", \"B\"])")
+            raise SchemaError(f'{where}: for_each_option needs display.options (e.g. ["A", "B"])')
         return [Field(name=f"{name}_{o}", option=o, base=name, **common) for o in options]
     return [Field(name=name, **common)]
 
@@ -568,14 +591,22 @@ def _parse_boundary(rb: Any, where: str, by_name: dict[str, Field]) -> Boundary:
         groups.append(tuple(canon))
     if set(groups[0]) & set(groups[1]):
         raise SchemaError(f"{where} ({name}): a and b must not share a value")
-    return Boundary(name=name, field=fname, a=groups[0], b=groups[1],
-                    explanation=str(rb.get("explanation", "")), priority=int(rb.get("priority", 5)))
+    return Boundary(
+        name=name,
+        field=fname,
+        a=groups[0],
+        b=groups[1],
+        explanation=str(rb.get("explanation", "")),
+        priority=int(rb.get("priority", 5)),
+    )
 
 
 def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigger]:
     if not isinstance(rt, dict):
         raise SchemaError(f"{where}: must be a table")
-    _only_keys(rt, {"name", "kind", "field", "min_gap", "at", "at_most", "compatible", "explanation", "priority"}, where)
+    _only_keys(
+        rt, {"name", "kind", "field", "min_gap", "at", "at_most", "compatible", "explanation", "priority"}, where
+    )
     kind = _req_str(rt, "kind", where)
     if kind not in TRIGGER_KINDS:
         raise SchemaError(f"{where}: kind: {kind!r} is not one of {', '.join(TRIGGER_KINDS)}")
@@ -616,9 +647,19 @@ def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigg
                 compatible.append((f.normalize(pair[0]), f.normalize(pair[1])))
             except ValueNotInSchema as exc:
                 raise SchemaError(f"{w}: compatible: {exc}") from None
-        out.append(Trigger(kind=kind, field=f.name, name=str(rt.get("name", "")), min_gap=min_gap, at=at,
-                           at_most=at_most, compatible=tuple(compatible),
-                           explanation=str(rt.get("explanation", "")), priority=int(rt.get("priority", 5))))
+        out.append(
+            Trigger(
+                kind=kind,
+                field=f.name,
+                name=str(rt.get("name", "")),
+                min_gap=min_gap,
+                at=at,
+                at_most=at_most,
+                compatible=tuple(compatible),
+                explanation=str(rt.get("explanation", "")),
+                priority=int(rt.get("priority", 5)),
+            )
+        )
     return out
 
 

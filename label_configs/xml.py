@@ -60,7 +60,8 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from goldboard.label_configs.schema import Field, Schema
 
@@ -143,8 +144,11 @@ def _visibility(schema: Schema, f: Field) -> dict[str, str] | None:
             return None
         state = "choice-selected" if present in values else "choice-unselected"
         return {"visibleWhen": state, "whenTagName": ctl.name, "whenChoiceValue": _raw(present)}
-    return {"visibleWhen": "choice-selected", "whenTagName": ctl.name,
-            "whenChoiceValue": ",".join(_raw(v) for v in values)}
+    return {
+        "visibleWhen": "choice-selected",
+        "whenTagName": ctl.name,
+        "whenChoiceValue": ",".join(_raw(v) for v in values),
+    }
 
 
 def _field_elements(parent: ET.Element, schema: Schema, f: Field) -> None:
@@ -155,8 +159,13 @@ def _field_elements(parent: ET.Element, schema: Schema, f: Field) -> None:
         absent, present = f.values
         label = f.title or f.name
         ch = _sub(box, "Choices", name=f.name, toName=to_name, choice="multiple", showInline="true")
-        _sub(ch, "Choice", value=_clean(label), alias=_raw(present.value),
-             hint=_clean(f.description or present.hint or present.description) or None)
+        _sub(
+            ch,
+            "Choice",
+            value=_clean(label),
+            alias=_raw(present.value),
+            hint=_clean(f.description or present.hint or present.description) or None,
+        )
         return
     title = f.title or f.name
     if f.required and f.kind != "binary":
@@ -164,10 +173,18 @@ def _field_elements(parent: ET.Element, schema: Schema, f: Field) -> None:
     _header(box, title, size=5)
     _note(box, f.description)
     if f.kind == "text":
-        _sub(box, "TextArea", name=f.name, toName=to_name, rows="3", maxSubmissions="1", editable="true",
-             required="true" if f.required else None,
-             requiredMessage=_clean(f"{f.title or f.name} is required") if f.required else None,
-             placeholder=_clean(f.description) if f.description else None)
+        _sub(
+            box,
+            "TextArea",
+            name=f.name,
+            toName=to_name,
+            rows="3",
+            maxSubmissions="1",
+            editable="true",
+            required="true" if f.required else None,
+            requiredMessage=_clean(f"{f.title or f.name} is required") if f.required else None,
+            placeholder=_clean(f.description) if f.description else None,
+        )
         return
     attrs: dict[str, str | None] = {"name": f.name, "toName": to_name}
     if f.kind == "multi":
@@ -268,5 +285,4 @@ def task_data(unit_row: Mapping[str, Any], schema: Schema, include_model: bool =
     return data
 
 
-__all__ = ["to_label_studio_xml", "build_config", "task_data", "option_tag", "TASK_DATA_KEYS",
-           "CASE_TAG", "OUTPUT_TAG"]
+__all__ = ["to_label_studio_xml", "build_config", "task_data", "option_tag", "TASK_DATA_KEYS", "CASE_TAG", "OUTPUT_TAG"]

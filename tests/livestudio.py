@@ -14,8 +14,9 @@ import contextlib
 import hashlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from goldboard.annotate import server as srv
 

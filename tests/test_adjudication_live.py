@@ -6,12 +6,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from test_flags import MTB_PAIRS, I, P, S, U, mtb_table
 
 from goldboard.annotate.client import connect
 from goldboard.cli import main
 from goldboard.fileio import write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
-from test_flags import I, MTB_PAIRS, P, S, U, mtb_table
 
 pytestmark = pytest.mark.live
 
@@ -40,8 +40,17 @@ def test_push_adjudicate_pull(live_server, tmp_path, monkeypatch):
     df = mtb_table()
     df["rationale"] = "judged on " + df["item_id"]  # rationales that do not name the rater
     write_csv_atomic(df, st.ratings_path(1))
-    units = [{"item_id": f"C-{n}", "case_id": f"C-{n}", "output_id": "", "model": "model-x",
-              "case_text": f"Case {n}", "output_text": f"Therapy {n}"} for n in range(1, len(MTB_PAIRS) + 1)]
+    units = [
+        {
+            "item_id": f"C-{n}",
+            "case_id": f"C-{n}",
+            "output_id": "",
+            "model": "model-x",
+            "case_text": f"Case {n}",
+            "output_text": f"Therapy {n}",
+        }
+        for n in range(1, len(MTB_PAIRS) + 1)
+    ]
     units[0]["output_text"] = EVIL
     write_jsonl_atomic(units, st.units_path)
 
@@ -76,8 +85,11 @@ def test_push_adjudicate_pull(live_server, tmp_path, monkeypatch):
     assert "3 new decisions, 0 changed, 0 unchanged" in res.output
     log = [json.loads(x) for x in st.decisions_path.read_text().splitlines()]
     got = {e["item_id"]: (e["decision"], e["adjudicator"], e["independent"], e["source"]) for e in log}
-    assert got == {"C-1": (P, "admin", True, "label_studio"), "C-10": (S, "admin", True, "label_studio"),
-                   "C-11": ("unresolved", "onc_a", False, "label_studio")}
+    assert got == {
+        "C-1": (P, "admin", True, "label_studio"),
+        "C-10": (S, "admin", True, "label_studio"),
+        "C-11": ("unresolved", "onc_a", False, "label_studio"),
+    }
     before = st.decisions_path.read_bytes()
     res = run("adjudicate", "pull", "--study", st.path)
     assert res.exit_code == 0 and "0 new decisions, 0 changed, 3 unchanged" in res.output
@@ -122,15 +134,20 @@ def test_push_pull_multi_select_field(live_server, tmp_path, monkeypatch):
     assert tasks["C-1"][1]["rater_1"].startswith("stage|ecog_status") and tasks["C-1"][1]["rater_2"].startswith("none")
     client.create_annotation(tasks["C-1"][0], answer_multi(["ecog_status", "stage"]))
     client.create_annotation(tasks["C-2"][0], answer_multi(["none"]))
-    client.create_annotation(tasks["C-24"][0], answer_multi(["variant_actionability", "biomarker_validation"],
-                                                            "both are missing"))
+    client.create_annotation(
+        tasks["C-24"][0], answer_multi(["variant_actionability", "biomarker_validation"], "both are missing")
+    )
     client.create_annotation(tasks["C-21"][0], answer_multi(["unresolved"]))
     res = run("adjudicate", "pull", "--study", st.path)
     assert res.exit_code == 0, res.output
     assert "4 new decisions" in res.output
     log = {e["item_id"]: e["decision"] for e in map(json.loads, st.decisions_path.read_text().splitlines())}
-    assert log == {"C-1": "stage|ecog_status", "C-2": "", "C-24": "biomarker_validation|variant_actionability",
-                   "C-21": "unresolved"}
+    assert log == {
+        "C-1": "stage|ecog_status",
+        "C-2": "",
+        "C-24": "biomarker_validation|variant_actionability",
+        "C-21": "unresolved",
+    }
     res = run("gold", "export", "--study", st.path)
     assert res.exit_code == 0, res.output
     gold = (st.gold_dir / "v1" / "gold.csv").read_text()

@@ -91,7 +91,13 @@ def test_multi_flags_compare_sets():
     # agenda: X1's missing_info row right after its safety-label row; X4 (only a plain multi
     # disagreement, priority 9) after the missing-rating item X6 (priority 6)
     assert list(zip(flags.item_id, flags.field)) == [
-        ("X1", "safety_label"), ("X1", MI), ("X6", "safety_label"), ("X6", MI), ("X4", MI), ("X5", MI)]
+        ("X1", "safety_label"),
+        ("X1", MI),
+        ("X6", "safety_label"),
+        ("X6", MI),
+        ("X4", MI),
+        ("X5", MI),
+    ]
 
 
 def test_multi_field_never_collected_gets_no_flags_or_gold():
@@ -118,14 +124,17 @@ def test_multi_value_outside_schema_is_a_one_line_error():
 def test_schema_trigger_and_boundary_on_a_multi_field():
     data = mtb_dict()
     data["triggers"].append({"kind": "disagree", "field": MI, "name": "missing_info_differs", "priority": 1})
-    data["boundaries"].append({"name": "staging_vs_fitness", "field": MI, "a": ["stage"], "b": ["ecog_status"],
-                               "priority": 4})
+    data["boundaries"].append(
+        {"name": "staging_vs_fitness", "field": MI, "a": ["stage"], "b": ["ecog_status"], "priority": 4}
+    )
     schema = schema_from_dict(data)
-    df = mtb_rows({
-        "Y1": ((I, "stage"), (I, "ecog_status")),  # a ticks side A only she ticked, b side B: crossed
-        "Y2": ((I, "stage|ecog_status"), (I, "ecog_status")),  # only a's extra "stage": not crossed
-        "Y3": ((I, "stage"), (S, "")),  # label boundary; multi: a's extra value has no side-B partner
-    })
+    df = mtb_rows(
+        {
+            "Y1": ((I, "stage"), (I, "ecog_status")),  # a ticks side A only she ticked, b side B: crossed
+            "Y2": ((I, "stage|ecog_status"), (I, "ecog_status")),  # only a's extra "stage": not crossed
+            "Y3": ((I, "stage"), (S, "")),  # label boundary; multi: a's extra value has no side-B partner
+        }
+    )
     flags = flag_disagreements(df, schema)
     by = {(r.item_id, r.field): r for r in flags.itertuples()}
     assert by["Y1", MI].kinds == ["boundary", "disagree"] and by["Y1", MI].boundaries == ["staging_vs_fitness"]
@@ -133,7 +142,13 @@ def test_schema_trigger_and_boundary_on_a_multi_field():
     assert by["Y2", MI].kinds == ["disagree"] and by["Y2", MI].boundaries == [] and by["Y2", MI].triggered
     summary = summarize_flags(flags, schema)
     assert summary["by_boundary"]["staging_vs_fitness"] == {
-        "field": MI, "count": 1, "of": 3, "share": 1 / 3, "priority": 4, "explanation": ""}
+        "field": MI,
+        "count": 1,
+        "of": 3,
+        "share": 1 / 3,
+        "priority": 4,
+        "explanation": "",
+    }
     # the multi trigger's priority 1 puts Y1, Y2 first; within Y3 the label row comes first
     assert list(zip(flags.item_id, flags.field)) == [("Y1", MI), ("Y2", MI), ("Y3", "safety_label"), ("Y3", MI)]
 
@@ -155,23 +170,31 @@ def test_parse_multi_decision_rules():
     f = load_schema("mtb").field(MI)
     assert parse_multi_decision(f, "ecog_status, STAGE") == ("stage|ecog_status", [])
     assert parse_multi_decision(f, "brain_metastasis;stage\npdl1_expression|stage") == (
-        "stage|pdl1_expression|brain_metastasis", [])
+        "stage|pdl1_expression|brain_metastasis",
+        [],
+    )
     assert parse_multi_decision(f, "none") == ("", [])
     assert parse_multi_decision(f, " (None) ") == ("", [])
     assert parse_multi_decision(f, "UNRESOLVED") == ("unresolved", [])
     bad, problems = parse_multi_decision(f, "stgae, ecog, stage")
     assert bad is None and problems == [
         f'"{x}" is not a value of missing_info (allowed: {", ".join(f.categories)}, none, unresolved)'
-        for x in ("stgae", "ecog")]
+        for x in ("stgae", "ecog")
+    ]
     assert parse_multi_decision(f, "unresolved|stage")[1] == [
-        '"unresolved" cannot be combined with other values in decision "unresolved|stage"']
+        '"unresolved" cannot be combined with other values in decision "unresolved|stage"'
+    ]
     assert format_decision(f, "") == "none" and format_decision(f, "stage") == "stage"
 
 
 def test_parse_multi_decision_field_with_a_none_value_and_a_comma_value():
-    data = {"name": "t", "fields": [
-        {"name": "label", "kind": "nominal", "values": ["a", "b"]},
-        {"name": "tags", "kind": "multi", "values": ["none", "dose, route", "other"]}]}
+    data = {
+        "name": "t",
+        "fields": [
+            {"name": "label", "kind": "nominal", "values": ["a", "b"]},
+            {"name": "tags", "kind": "multi", "values": ["none", "dose, route", "other"]},
+        ],
+    }
     f = schema_from_dict(data).field("tags")
     assert parse_multi_decision(f, "None") == ("none", [])  # the field's own value wins
     assert parse_multi_decision(f, "(none)") == ("", [])  # the empty set is then written (none)
@@ -184,8 +207,11 @@ def test_empty_set_decision_is_a_decision_not_unresolved(tmp_path):
     schema = load_schema("mtb")
     df = mtb_rows(SPEC)
     log = tmp_path / "decisions.jsonl"
-    record_decisions(log, [Proposed("X1", MI, "", "nothing is missing", "adj"),
-                           Proposed("X4", MI, "unresolved", "ask", "adj")], source="sheet")
+    record_decisions(
+        log,
+        [Proposed("X1", MI, "", "nothing is missing", "adj"), Proposed("X4", MI, "unresolved", "ask", "adj")],
+        source="sheet",
+    )
     assert [e["decision"] for e in read_decisions(log)] == ["", "unresolved"]
     # restating the empty set is a no-op
     assert record_decisions(log, [Proposed("X1", MI, "", "nothing is missing", "adj")], source="sheet").appended == []
@@ -203,8 +229,12 @@ def test_empty_set_decision_is_a_decision_not_unresolved(tmp_path):
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "json", "xlsx"])
 def test_multi_gold_survives_every_release_format(tmp_path, fmt):
     schema = load_schema("mtb")
-    gold = resolve_gold(mtb_rows(SPEC), schema, [{"id": "D1", "item_id": "X1", "field": MI, "decision": "",
-                                                   "adjudicator": "adj", "independent": True}], ["a", "b"])
+    gold = resolve_gold(
+        mtb_rows(SPEC),
+        schema,
+        [{"id": "D1", "item_id": "X1", "field": MI, "decision": "", "adjudicator": "adj", "independent": True}],
+        ["a", "b"],
+    )
     rel = write_gold_release(gold, tmp_path / "gold", fmt)
     back, man = read_release(rel.path)
     pd.testing.assert_frame_equal(back[list(gold.columns)], gold.reset_index(drop=True), check_dtype=False)
@@ -228,8 +258,11 @@ def _study_with_multi_gold(tmp_path):
     df = mtb_rows(SPEC)
     df["case_id"] = df["item_id"]
     write_csv_atomic(df, st.ratings_path(1))
-    record_decisions(st.decisions_path, [Proposed("X1", "safety_label", P, "caveat", "adj"),
-                                         Proposed("X1", MI, "stage", "only stage", "adj")], source="sheet")
+    record_decisions(
+        st.decisions_path,
+        [Proposed("X1", "safety_label", P, "caveat", "adj"), Proposed("X1", MI, "stage", "only stage", "adj")],
+        source="sheet",
+    )
     rel = export_gold(st)
     return st, rel
 
@@ -238,8 +271,10 @@ def test_score_study_with_multi_gold_rows(tmp_path):
     st, rel = _study_with_multi_gold(tmp_path)
     assert rel.manifest["fields"] == ["safety_label", MI]
     preds = tmp_path / "preds.csv"
-    preds.write_text("case_id,model,predicted_label\nX1,m,Partially Supported\nX2,m,Insufficient Information\n"
-                     "X3,m,Supported\nX4,m,Supported\nX5,m,Supported\nX6,m,Supported\n")
+    preds.write_text(
+        "case_id,model,predicted_label\nX1,m,Partially Supported\nX2,m,Insufficient Information\n"
+        "X3,m,Supported\nX4,m,Supported\nX5,m,Supported\nX6,m,Supported\n"
+    )
     res = CliRunner().invoke(main, ["score", "--study", str(st.path), "--predictions", str(preds), "--format", "json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
@@ -288,8 +323,9 @@ class FakeClient:
 
     def import_tasks(self, pid, tasks):
         for t in tasks:
-            self.tasks[pid].append({"id": 1000 + sum(map(len, self.tasks.values())), "data": t["data"],
-                                    "annotations": []})
+            self.tasks[pid].append(
+                {"id": 1000 + sum(map(len, self.tasks.values())), "data": t["data"], "annotations": []}
+            )
         return len(tasks)
 
     def users(self):
@@ -303,8 +339,14 @@ class FakeClient:
         result = [{"from_name": "decision", "to_name": "flags", "type": "choices", "value": {"choices": choices}}]
         if reason:
             result.append({"from_name": "reason", "to_name": "flags", "type": "textarea", "value": {"text": [reason]}})
-        task["annotations"].append({"id": len(task["annotations"]) + 1, "result": result, "completed_by": 7,
-                                    "updated_at": "2025-01-01T00:00:00Z"})
+        task["annotations"].append(
+            {
+                "id": len(task["annotations"]) + 1,
+                "result": result,
+                "completed_by": 7,
+                "updated_at": "2025-01-01T00:00:00Z",
+            }
+        )
 
 
 def test_label_studio_multi_project_push_and_pull(tmp_path):
@@ -338,8 +380,11 @@ def test_label_studio_multi_project_push_and_pull(tmp_path):
     res = pull_adjudication(st, client=client)
     assert len(res.record.appended) == 3
     got = {(e["item_id"], e["decision"], e["adjudicator"], e["source"]) for e in read_decisions(st.decisions_path)}
-    assert got == {("X1", "stage|ecog_status", ADJ, "label_studio"), ("X4", "", ADJ, "label_studio"),
-                   ("X5", "unresolved", ADJ, "label_studio")}
+    assert got == {
+        ("X1", "stage|ecog_status", ADJ, "label_studio"),
+        ("X4", "", ADJ, "label_studio"),
+        ("X5", "unresolved", ADJ, "label_studio"),
+    }
     assert pull_adjudication(st, client=client).record.appended == []  # re-pull: nothing new
 
     client.annotate(pid, "X6", ["none", "stage"])  # refused: none with values

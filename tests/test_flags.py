@@ -26,10 +26,18 @@ def ratings_frame(rows):
     recs = []
     for r in rows:
         item, rater, field, value = r[:4]
-        recs.append({c: "" for c in RATINGS_COLUMNS} | {
-            "round": 1, "item_id": item, "case_id": item.split("::")[0], "rater": rater,
-            "field": field, "value": value, "rationale": r[4] if len(r) > 4 else f"{rater} on {item}",
-        })
+        recs.append(
+            {c: "" for c in RATINGS_COLUMNS}
+            | {
+                "round": 1,
+                "item_id": item,
+                "case_id": item.split("::")[0],
+                "rater": rater,
+                "field": field,
+                "value": value,
+                "rationale": r[4] if len(r) > 4 else f"{rater} on {item}",
+            }
+        )
     return pd.DataFrame(recs, columns=RATINGS_COLUMNS)
 
 
@@ -42,9 +50,14 @@ def ratings_frame(rows):
 # Agreements: S x3, P x2, U x1, I x2 (one written with the alias "Insufficient Info").
 # One item rated by onc_a only (missing rating).
 MTB_PAIRS = (
-    [(I, S)] * 4 + [(S, I)] * 2 + [(I, P)] * 2 + [(P, I)]
+    [(I, S)] * 4
+    + [(S, I)] * 2
+    + [(I, P)] * 2
+    + [(P, I)]
     + [(S, U), (U, S), (P, U), (U, P), (S, P), (P, S), (I, U)]
-    + [(S, S)] * 3 + [(P, P)] * 2 + [(U, U), (I, "Insufficient Info"), (I, I)]
+    + [(S, S)] * 3
+    + [(P, P)] * 2
+    + [(U, U), (I, "Insufficient Info"), (I, I)]
 )
 
 
@@ -117,7 +130,12 @@ def medfail_rows():
 
 def test_medfail_kinds_and_priorities():
     schema = load_schema("medfail")
-    assert [f.name for f in adjudicable_fields(schema)] == ["severity", "safety_gate", "likely_harm", "keep_in_benchmark"]
+    assert [f.name for f in adjudicable_fields(schema)] == [
+        "severity",
+        "safety_gate",
+        "likely_harm",
+        "keep_in_benchmark",
+    ]
     flags = flag_disagreements(ratings_frame(medfail_rows()), schema)
     by = {(r.item_id, r.field): r for r in flags.itertuples()}
     assert by["M1", "severity"].kinds == ["threshold", "gap", "disagree"]
@@ -153,9 +171,17 @@ def test_required_field_left_empty_is_missing_optional_blank_is_a_value():
 
 def test_three_raters_pairwise():
     schema = load_schema("mtb")
-    rows = [("X1", "a", "safety_label", S), ("X1", "b", "safety_label", S), ("X1", "c", "safety_label", I),
-            ("X2", "a", "safety_label", S), ("X2", "b", "safety_label", P), ("X2", "c", "safety_label", U),
-            ("X3", "a", "safety_label", U), ("X3", "b", "safety_label", U), ("X3", "c", "safety_label", U)]
+    rows = [
+        ("X1", "a", "safety_label", S),
+        ("X1", "b", "safety_label", S),
+        ("X1", "c", "safety_label", I),
+        ("X2", "a", "safety_label", S),
+        ("X2", "b", "safety_label", P),
+        ("X2", "c", "safety_label", U),
+        ("X3", "a", "safety_label", U),
+        ("X3", "b", "safety_label", U),
+        ("X3", "c", "safety_label", U),
+    ]
     flags = flag_disagreements(ratings_frame(rows), schema, raters=["c", "a", "b", "nobody"])
     assert list(flags["item_id"]) == ["X2", "X1"]
     x2 = flags.iloc[0]

@@ -27,11 +27,18 @@ from test_flags import I, P, S, U, medfail_rows, ratings_frame  # noqa: E402
 
 
 def three_raters():
-    return ratings_frame([
-        ("X1", "a", "safety_label", S), ("X1", "b", "safety_label", S), ("X1", "c", "safety_label", S),
-        ("X2", "a", "safety_label", S), ("X2", "b", "safety_label", S), ("X2", "c", "safety_label", I),
-        ("X3", "a", "safety_label", U), ("X3", "b", "safety_label", U),  # c did not rate X3
-    ])
+    return ratings_frame(
+        [
+            ("X1", "a", "safety_label", S),
+            ("X1", "b", "safety_label", S),
+            ("X1", "c", "safety_label", S),
+            ("X2", "a", "safety_label", S),
+            ("X2", "b", "safety_label", S),
+            ("X2", "c", "safety_label", I),
+            ("X3", "a", "safety_label", U),
+            ("X3", "b", "safety_label", U),  # c did not rate X3
+        ]
+    )
 
 
 def test_resolution_rules_three_raters(tmp_path):
@@ -39,10 +46,19 @@ def test_resolution_rules_three_raters(tmp_path):
     log = tmp_path / "decisions.jsonl"
     gold = resolve_gold(three_raters(), schema, read_decisions(log), ["a", "b", "c"])
     assert list(zip(gold.item_id, gold.method, gold.gold_value)) == [
-        ("X1", "unanimous", S), ("X2", "unresolved", ""), ("X3", "unresolved", "")]
+        ("X1", "unanimous", S),
+        ("X2", "unresolved", ""),
+        ("X3", "unresolved", ""),
+    ]
     assert list(gold.value_c) == [S, I, ""]
-    record_decisions(log, [Proposed("X2", "safety_label", S, "", "adj"),
-                           Proposed("X1", "safety_label", P, "caveat missed by all", "adj")], source="sheet")
+    record_decisions(
+        log,
+        [
+            Proposed("X2", "safety_label", S, "", "adj"),
+            Proposed("X1", "safety_label", P, "caveat missed by all", "adj"),
+        ],
+        source="sheet",
+    )
     gold = resolve_gold(three_raters(), schema, read_decisions(log), ["a", "b", "c"])
     assert list(zip(gold.method, gold.gold_value)) == [("adjudicated", P), ("adjudicated", S), ("unresolved", "")]
     # latest decision wins, even an explicit "unresolved"
@@ -132,10 +148,26 @@ def test_failed_write_leaves_no_release(tmp_path, monkeypatch):
 
 
 def test_diff_added_removed_method():
-    old = pd.DataFrame({"item_id": ["A", "B", "C"], "field": ["f"] * 3, "gold_value": ["x", "y", "z"],
-                        "method": ["unanimous", "unanimous", "unanimous"], "adjudicator": "", "reason": ""})
-    new = pd.DataFrame({"item_id": ["B", "C", "D"], "field": ["f"] * 3, "gold_value": ["y", "z", "w"],
-                        "method": ["adjudicated", "unanimous", "unanimous"], "adjudicator": "", "reason": ""})
+    old = pd.DataFrame(
+        {
+            "item_id": ["A", "B", "C"],
+            "field": ["f"] * 3,
+            "gold_value": ["x", "y", "z"],
+            "method": ["unanimous", "unanimous", "unanimous"],
+            "adjudicator": "",
+            "reason": "",
+        }
+    )
+    new = pd.DataFrame(
+        {
+            "item_id": ["B", "C", "D"],
+            "field": ["f"] * 3,
+            "gold_value": ["y", "z", "w"],
+            "method": ["adjudicated", "unanimous", "unanimous"],
+            "adjudicator": "",
+            "reason": "",
+        }
+    )
     d = diff_gold(old, new)
     assert list(zip(d.item_id, d.change)) == [("A", "removed"), ("B", "method"), ("D", "added")]
 

@@ -13,28 +13,40 @@ from goldboard.label_configs.xml import TASK_DATA_KEYS, task_data, to_label_stud
 
 BUILTINS = ["mtb", "mtb_unsafe", "medfail", "radsafe"]
 
-NASTY = 'Dose < 5 mg & "high" \'risk\' > $dose ]]> <!-- x -->'
+NASTY = "Dose < 5 mg & \"high\" 'risk' > $dose ]]> <!-- x -->"
 
 
 def _nasty_schema() -> dict:
     return {
         "name": "nasty",
-        "title": "Title with <b>bold</b> & \"quotes\" & $case_text",
+        "title": 'Title with <b>bold</b> & "quotes" & $case_text',
         "instructions": "Read <script>alert(1)</script> carefully & rate.",
-        "display": {"case_fields": [{"name": "text", "title": "Case <text>"}],
-                    "case_title": "Case & <context>", "output_title": "Answer \"quoted\""},
+        "display": {
+            "case_fields": [{"name": "text", "title": "Case <text>"}],
+            "case_title": "Case & <context>",
+            "output_title": 'Answer "quoted"',
+        },
         "fields": [
-            {"name": "verdict", "kind": "nominal", "title": "Verdict <1>", "primary": True,
-             "description": "Pick & choose",
-             "values": [
-                 {"value": NASTY, "description": 'desc with "quotes" & <tags>', "aliases": ["nasty"]},
-                 {"value": "A&B", "hint": "hint <i>"},
-                 {"value": "it's \"fine\""},
-                 {"value": "costs $100"},
-             ]},
+            {
+                "name": "verdict",
+                "kind": "nominal",
+                "title": "Verdict <1>",
+                "primary": True,
+                "description": "Pick & choose",
+                "values": [
+                    {"value": NASTY, "description": 'desc with "quotes" & <tags>', "aliases": ["nasty"]},
+                    {"value": "A&B", "hint": "hint <i>"},
+                    {"value": 'it\'s "fine"'},
+                    {"value": "costs $100"},
+                ],
+            },
             {"name": "level", "kind": "ordinal", "values": ["1", "2", "3"]},
-            {"name": "why", "kind": "multi", "values": ["x<y", "y>z"],
-             "shown_when": {"field": "verdict", "values": [NASTY, "A&B"]}},
+            {
+                "name": "why",
+                "kind": "multi",
+                "values": ["x<y", "y>z"],
+                "shown_when": {"field": "verdict", "values": [NASTY, "A&B"]},
+            },
             {"name": "flag", "kind": "binary", "title": "Flag & <mark>"},
             {"name": "flag_note", "kind": "text", "shown_when": {"field": "flag", "values": ["no"]}},
             {"name": "rationale", "kind": "text", "required": True, "description": "Why? <explain>"},
@@ -158,7 +170,7 @@ def test_escaping_round_trips_every_user_string():
     controls = _controls(root)
     verdict = controls["verdict"].findall("Choice")
     # the stored value (alias) is exactly the schema value, whatever it contains
-    assert [c.get("alias") for c in verdict] == [NASTY, "A&B", "it's \"fine\"", "costs $100"]
+    assert [c.get("alias") for c in verdict] == [NASTY, "A&B", 'it\'s "fine"', "costs $100"]
     # displayed text cannot trigger Label Studio's $variable substitution
     shown = [c.get("value") for c in verdict]
     assert all("$" not in s for s in shown)
@@ -214,8 +226,17 @@ def test_task_data_keys_match_the_config():
         schema = load_schema(name)
         xml = to_label_studio_xml(schema)
         refs = {el.get("value")[1:] for el in ET.fromstring(xml).iter("Text")}
-        row = {"item_id": "o1", "case_id": "c1", "output_id": "o1", "model": "m", "case_text": "case",
-               "output_text": "out", "synthetic": True, "option_A": "first", "case": {"secret": "gold"}}
+        row = {
+            "item_id": "o1",
+            "case_id": "c1",
+            "output_id": "o1",
+            "model": "m",
+            "case_text": "case",
+            "output_text": "out",
+            "synthetic": True,
+            "option_A": "first",
+            "case": {"secret": "gold"},
+        }
         data = task_data(row, schema)
         assert refs <= set(data)
         assert set(data) == set(TASK_DATA_KEYS) | {f"option_{o}" for o in schema.display.options}
@@ -226,8 +247,18 @@ def test_task_data_keys_match_the_config():
 def test_task_data_blank_cells_and_model_blinding():
     pd = pytest.importorskip("pandas")
     schema = load_schema("radsafe")
-    row = pd.Series({"item_id": "q1", "case_id": "q1", "output_id": "", "model": "", "case_text": "Q",
-                     "output_text": math.nan, "option_A": "a", "option_E": None})
+    row = pd.Series(
+        {
+            "item_id": "q1",
+            "case_id": "q1",
+            "output_id": "",
+            "model": "",
+            "case_text": "Q",
+            "output_text": math.nan,
+            "option_A": "a",
+            "option_E": None,
+        }
+    )
     data = task_data(row, schema, include_model=False)
     assert "model" not in data
     assert data["output_text"] == "" and data["option_E"] == "" and data["option_B"] == ""

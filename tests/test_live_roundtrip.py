@@ -61,8 +61,16 @@ def desired_mtb(units: pd.DataFrame) -> pd.DataFrame:
             mi = missing[(i + j) % 4] if lab in ("Insufficient Information", "Partially Supported") else ""
             rat = f"{r} on {item}: «ECOG» =1+1, line1\nline2" if i % 3 == 0 else f"{r} #{i}"
             for fname, v in (("safety_label", lab), ("missing_info", mi)):
-                rows.append({"item_id": item, "rater": r, "field": fname, "value": v, "rationale": rat,
-                             "lead_time": 10 + i + j / 4})
+                rows.append(
+                    {
+                        "item_id": item,
+                        "rater": r,
+                        "field": fname,
+                        "value": v,
+                        "rationale": rat,
+                        "lead_time": 10 + i + j / 4,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -93,8 +101,11 @@ def test_blinded_round_trip_cell_by_cell(live_server, tmp_path):
         assert sorted(tasks) == sorted(units["item_id"])
         u = units.set_index("item_id")
         for item, d in tasks.items():
-            assert (d["case_id"], d["output_id"], d["model"]) == (u.loc[item, "case_id"], u.loc[item, "output_id"],
-                                                                  u.loc[item, "model"])
+            assert (d["case_id"], d["output_id"], d["model"]) == (
+                u.loc[item, "case_id"],
+                u.loc[item, "output_id"],
+                u.loc[item, "model"],
+            )
             assert d["output_text"] == u.loc[item, "output_text"]
     want = desired_mtb(units)
     posted = post_ratings(st, want, progress=False)
@@ -114,9 +125,11 @@ def test_blinded_round_trip_cell_by_cell(live_server, tmp_path):
         assert row["value"] == w.value
         assert row["rationale"] == w.rationale
         assert row["round"] == 1
-        assert (row["case_id"], row["output_id"], row["model"]) == (u.loc[w.item_id, "case_id"],
-                                                                    u.loc[w.item_id, "output_id"],
-                                                                    u.loc[w.item_id, "model"])
+        assert (row["case_id"], row["output_id"], row["model"]) == (
+            u.loc[w.item_id, "case_id"],
+            u.loc[w.item_id, "output_id"],
+            u.loc[w.item_id, "model"],
+        )
         assert row["project_id"] == str(rnd.projects[w.rater])
         assert row["task_id"] == str(task_ids[w.rater][w.item_id])
         assert int(row["annotation_id"]) in posted.annotation_ids
@@ -166,17 +179,20 @@ def test_invalid_annotations_are_kept_aside_not_lost(live_server, tmp_path):
     rnd = st.round(1)
     ta, tb = server_tasks(client, rnd.projects["onc_a"]), server_tasks(client, rnd.projects["onc_b"])
     items = sorted(ta)
-    bad_choice = [{"from_name": "safety_label", "to_name": "output", "type": "choices",
-                   "value": {"choices": ["Probably fine"]}},
-                  {"from_name": "rationale", "to_name": "output", "type": "textarea", "value": {"text": ["hm"]}}]
+    bad_choice = [
+        {"from_name": "safety_label", "to_name": "output", "type": "choices", "value": {"choices": ["Probably fine"]}},
+        {"from_name": "rationale", "to_name": "output", "type": "textarea", "value": {"text": ["hm"]}},
+    ]
     unknown_field = annotation_result(st.schema, {"safety_label": "Supported", "mood": "happy"}, "ok")
     good = annotation_result(st.schema, {"safety_label": "Unsupported"}, "no evidence")
-    ids = {"bad": a.create_annotation(ta[items[0]], bad_choice),
-           "unknown": b.create_annotation(tb[items[0]], unknown_field),
-           "empty": a.create_annotation(ta[items[1]], []),
-           "old": b.create_annotation(tb[items[1]], annotation_result(st.schema, {"safety_label": "Supported"}, "v1")),
-           "new": b.create_annotation(tb[items[1]], good),
-           "intruder": b.create_annotation(ta[items[2]], good)}  # onc_b in onc_a's project
+    ids = {
+        "bad": a.create_annotation(ta[items[0]], bad_choice),
+        "unknown": b.create_annotation(tb[items[0]], unknown_field),
+        "empty": a.create_annotation(ta[items[1]], []),
+        "old": b.create_annotation(tb[items[1]], annotation_result(st.schema, {"safety_label": "Supported"}, "v1")),
+        "new": b.create_annotation(tb[items[1]], good),
+        "intruder": b.create_annotation(ta[items[2]], good),
+    }  # onc_b in onc_a's project
     res = run("pull", "--study", st.path, "--quiet")
     assert res.exit_code == 0, res.output
     assert "held out: 4 invalid, 1 superseded" in res.output
@@ -292,8 +308,7 @@ def test_external_url_with_token_in_env_works(live_server, tmp_path, monkeypatch
     cases, outputs = cases_files(tmp_path, n=1)
     st = Study.init(tmp_path / "ext", schema="mtb", raters=RATERS, url=live_server.url)
     token = srv.read_credentials(live_server.data_dir).admin.token
-    res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet",
-              env={"LABEL_STUDIO_API_KEY": token})
+    res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet", env={"LABEL_STUDIO_API_KEY": token})
     assert res.exit_code == 0, res.output
     assert token not in res.output and token not in (st.path / "study.toml").read_text()
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
@@ -313,8 +328,12 @@ def test_deleted_project_and_changed_config(live_server, tmp_path):
     client = connect(st)
     pa, pb = st.round(1).projects["onc_a"], st.round(1).projects["onc_b"]
     xml = to_label_studio_xml(st.schema)
-    client.update_project_config(pb, xml.replace('<Choice value="Unsupported" alias="Unsupported"',
-                                                 '<Choice value="Not supported" alias="Not supported"'))
+    client.update_project_config(
+        pb,
+        xml.replace(
+            '<Choice value="Unsupported" alias="Unsupported"', '<Choice value="Not supported" alias="Not supported"'
+        ),
+    )
     res = run("push", "--study", st.path, cases, "--outputs", outputs)
     assert res.exit_code == 2 and f"onc_b's project (id {pb})" in res.output
     assert "label config no longer matches schema mtb" in res.output

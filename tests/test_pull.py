@@ -8,8 +8,14 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from goldboard.annotate.pull import (INVALID_COLUMNS, Source, collect, parse_result, read_export_file,
-                                     tasks_from_json_min)
+from goldboard.annotate.pull import (
+    INVALID_COLUMNS,
+    Source,
+    collect,
+    parse_result,
+    read_export_file,
+    tasks_from_json_min,
+)
 from goldboard.annotate.simulate import annotation_result
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cli import main
@@ -34,8 +40,14 @@ def tx(name, text, to="output"):
 
 
 def test_valid_mtb_result_multi_in_schema_order():
-    values, problems = parse_result([ch("missing_info", "ecog_status", "stage"), ch("safety_label", "Partially Supported"),
-                                     tx("rationale", "ECOG 3")], MTB)
+    values, problems = parse_result(
+        [
+            ch("missing_info", "ecog_status", "stage"),
+            ch("safety_label", "Partially Supported"),
+            tx("rationale", "ECOG 3"),
+        ],
+        MTB,
+    )
     assert problems == []
     assert values == {"safety_label": "Partially Supported", "missing_info": "stage|ecog_status", "rationale": "ECOG 3"}
 
@@ -45,17 +57,26 @@ def test_alias_is_read_as_canonical_value():
     assert problems == [] and values["safety_label"] == "Insufficient Information"
 
 
-@pytest.mark.parametrize("result,expected", [
-    ([ch("safety_label", "Definitely fine"), tx("rationale", "r")], "'Definitely fine' is not a value of safety_label"),
-    ([ch("safety_label", "Supported"), ch("mood", "happy"), tx("rationale", "r")], "unknown field 'mood'"),
-    ([], "empty result"),
-    ([ch("safety_label", "Supported")], "rationale: required but missing"),
-    ([tx("rationale", "only text")], "safety_label: required but missing"),
-    ([ch("safety_label", "Supported", "Unsupported"), tx("rationale", "r")], "2 values for a single-choice field"),
-    ([ch("safety_label", "Supported"), ch("safety_label", "Unsupported"), tx("rationale", "r")], "answered twice"),
-    ([ch("safety_label", "Supported"), {"from_name": "rationale", "value": {"choices": ["x"]}}], "rationale: no text"),
-    ("not a list", "result is not a list"),
-])
+@pytest.mark.parametrize(
+    "result,expected",
+    [
+        (
+            [ch("safety_label", "Definitely fine"), tx("rationale", "r")],
+            "'Definitely fine' is not a value of safety_label",
+        ),
+        ([ch("safety_label", "Supported"), ch("mood", "happy"), tx("rationale", "r")], "unknown field 'mood'"),
+        ([], "empty result"),
+        ([ch("safety_label", "Supported")], "rationale: required but missing"),
+        ([tx("rationale", "only text")], "safety_label: required but missing"),
+        ([ch("safety_label", "Supported", "Unsupported"), tx("rationale", "r")], "2 values for a single-choice field"),
+        ([ch("safety_label", "Supported"), ch("safety_label", "Unsupported"), tx("rationale", "r")], "answered twice"),
+        (
+            [ch("safety_label", "Supported"), {"from_name": "rationale", "value": {"choices": ["x"]}}],
+            "rationale: no text",
+        ),
+        ("not a list", "result is not a list"),
+    ],
+)
 def test_invalid_results_are_reported(result, expected):
     values, problems = parse_result(result, MTB)
     assert any(expected in p for p in problems), problems
@@ -70,21 +91,44 @@ def test_binary_unticked_is_absent_value():
 
 
 def test_required_only_when_shown():
-    sch = schema_from_dict({"name": "cond", "fields": [
-        {"name": "label", "kind": "nominal", "values": ["ok", "bad"]},
-        {"name": "why", "kind": "multi", "required": True, "values": ["a", "b"],
-         "shown_when": {"field": "label", "values": ["bad"]}}]})
+    sch = schema_from_dict(
+        {
+            "name": "cond",
+            "fields": [
+                {"name": "label", "kind": "nominal", "values": ["ok", "bad"]},
+                {
+                    "name": "why",
+                    "kind": "multi",
+                    "required": True,
+                    "values": ["a", "b"],
+                    "shown_when": {"field": "label", "values": ["bad"]},
+                },
+            ],
+        }
+    )
     assert parse_result([ch("label", "ok")], sch)[1] == []
     assert parse_result([ch("label", "bad")], sch)[1] == ["why: required but missing"]
     assert parse_result([ch("label", "bad"), ch("why", "b")], sch) == ({"label": "bad", "why": "b"}, [])
 
 
-@pytest.mark.parametrize("schema,values,rationale", [
-    (MTB, {"safety_label": "Insufficient Information", "missing_info": "stage|pdl1_expression"}, "no stage"),
-    (MED, {"severity": "4", "safety_gate": "missed_urgent_escalation", "likely_harm": "yes",
-           "keep_in_benchmark": "keep", "confidence": "2"}, "chest pain"),
-    (RAD, {**{f.name: "no" for f in RAD.rated_fields}, "unsafe_C": "yes", "contradicts_A": "yes"}, ""),
-])
+@pytest.mark.parametrize(
+    "schema,values,rationale",
+    [
+        (MTB, {"safety_label": "Insufficient Information", "missing_info": "stage|pdl1_expression"}, "no stage"),
+        (
+            MED,
+            {
+                "severity": "4",
+                "safety_gate": "missed_urgent_escalation",
+                "likely_harm": "yes",
+                "keep_in_benchmark": "keep",
+                "confidence": "2",
+            },
+            "chest pain",
+        ),
+        (RAD, {**{f.name: "no" for f in RAD.rated_fields}, "unsafe_C": "yes", "contradicts_A": "yes"}, ""),
+    ],
+)
 def test_simulated_result_parses_back(schema, values, rationale):
     """annotation_result is the inverse of parse_result for valid ratings."""
     got, problems = parse_result(annotation_result(schema, values, rationale), schema)
@@ -100,13 +144,30 @@ def test_simulated_result_parses_back(schema, values, rationale):
 
 
 def ann(aid, uid, result, at="2026-01-01T10:00:00Z", cancelled=False, lead=None):
-    return {"id": aid, "completed_by": uid, "result": result, "was_cancelled": cancelled,
-            "created_at": at, "updated_at": at, "lead_time": lead}
+    return {
+        "id": aid,
+        "completed_by": uid,
+        "result": result,
+        "was_cancelled": cancelled,
+        "created_at": at,
+        "updated_at": at,
+        "lead_time": lead,
+    }
 
 
 def task(tid, item, anns, project=None):
-    t = {"id": tid, "data": {"item_id": item, "case_id": item.split("::")[0], "output_id": item, "model": "m",
-                             "case_text": "c", "output_text": "o"}, "annotations": anns}
+    t = {
+        "id": tid,
+        "data": {
+            "item_id": item,
+            "case_id": item.split("::")[0],
+            "output_id": item,
+            "model": "m",
+            "case_text": "c",
+            "output_text": "o",
+        },
+        "annotations": anns,
+    }
     if project is not None:
         t["project"] = project
     return t
@@ -119,9 +180,19 @@ USERS = {2: "onc_a", 3: "onc_b"}
 def test_blinded_collect_attribution_dedup_invalid():
     a_tasks = [
         task(1, "C1::m", [ann(10, 2, GOOD, lead=12.5)]),
-        task(2, "C2::m", [ann(11, 2, [ch("safety_label", "Unsupported"), tx("rationale", "old")], at="2026-01-01T09:00:00Z"),
-                          ann(12, 2, [ch("safety_label", "Partially Supported"), tx("rationale", "new")],
-                              at="2026-01-02T09:00:00Z")]),
+        task(
+            2,
+            "C2::m",
+            [
+                ann(11, 2, [ch("safety_label", "Unsupported"), tx("rationale", "old")], at="2026-01-01T09:00:00Z"),
+                ann(
+                    12,
+                    2,
+                    [ch("safety_label", "Partially Supported"), tx("rationale", "new")],
+                    at="2026-01-02T09:00:00Z",
+                ),
+            ],
+        ),
         task(3, "C3::m", [ann(13, 3, GOOD)]),  # onc_b annotated in onc_a's project
         task(4, "C4::m", []),
     ]
@@ -129,19 +200,32 @@ def test_blinded_collect_attribution_dedup_invalid():
         task(5, "C1::m", [ann(20, 3, [ch("safety_label", "Definitely"), tx("rationale", "x")])]),
         task(6, "C2::m", [ann(21, 3, [], cancelled=True)]),
         task(7, "C3::m", [ann(22, 3, GOOD)]),
-        task(8, "C4::m", [ann(23, 3, [ch("safety_label", "Unsupported"), ch("missing_info", "stage"),
-                                      tx("rationale", "r")])]),
+        task(
+            8,
+            "C4::m",
+            [ann(23, 3, [ch("safety_label", "Unsupported"), ch("missing_info", "stage"), tx("rationale", "r")])],
+        ),
     ]
-    res = collect([Source(a_tasks, 1, "onc_a"), Source(b_tasks, 2, "onc_b")], MTB, ["onc_a", "onc_b"], 1,
-                  user_raters=USERS, known_users={1: "admin"})
+    res = collect(
+        [Source(a_tasks, 1, "onc_a"), Source(b_tasks, 2, "onc_b")],
+        MTB,
+        ["onc_a", "onc_b"],
+        1,
+        user_raters=USERS,
+        known_users={1: "admin"},
+    )
     r = res.ratings
     assert list(r.columns) == RATINGS_COLUMNS
     got = {(x.item_id, x.rater, x.field): x.value for x in r.itertuples()}
     assert got == {
-        ("C1::m", "onc_a", "safety_label"): "Supported", ("C1::m", "onc_a", "missing_info"): "",
-        ("C2::m", "onc_a", "safety_label"): "Partially Supported", ("C2::m", "onc_a", "missing_info"): "",
-        ("C3::m", "onc_b", "safety_label"): "Supported", ("C3::m", "onc_b", "missing_info"): "",
-        ("C4::m", "onc_b", "safety_label"): "Unsupported", ("C4::m", "onc_b", "missing_info"): "stage",
+        ("C1::m", "onc_a", "safety_label"): "Supported",
+        ("C1::m", "onc_a", "missing_info"): "",
+        ("C2::m", "onc_a", "safety_label"): "Partially Supported",
+        ("C2::m", "onc_a", "missing_info"): "",
+        ("C3::m", "onc_b", "safety_label"): "Supported",
+        ("C3::m", "onc_b", "missing_info"): "",
+        ("C4::m", "onc_b", "safety_label"): "Unsupported",
+        ("C4::m", "onc_b", "missing_info"): "stage",
     }
     c2 = r[(r.item_id == "C2::m") & (r.rater == "onc_a")].iloc[0]
     assert (c2.rationale, c2.annotation_id, c2.task_id, c2.project_id) == ("new", "12", "2", "1")
@@ -164,8 +248,16 @@ def test_blinded_collect_attribution_dedup_invalid():
 
 
 def test_latest_annotation_wins_even_if_invalid():
-    tasks = [task(1, "C1::m", [ann(10, 2, GOOD, at="2026-01-01T00:00:00Z"),
-                               ann(11, 2, [ch("safety_label", "Nope"), tx("rationale", "r")], at="2026-01-03T00:00:00Z")])]
+    tasks = [
+        task(
+            1,
+            "C1::m",
+            [
+                ann(10, 2, GOOD, at="2026-01-01T00:00:00Z"),
+                ann(11, 2, [ch("safety_label", "Nope"), tx("rationale", "r")], at="2026-01-03T00:00:00Z"),
+            ],
+        )
+    ]
     res = collect([Source(tasks, 1, "onc_a")], MTB, ["onc_a", "onc_b"], 1, user_raters=USERS)
     assert len(res.ratings) == 0
     assert set(zip(res.invalid.annotation_id, res.invalid.kind)) == {("10", "superseded"), ("11", "invalid")}
@@ -211,19 +303,42 @@ def to_json_min(tasks):
                 v = r["value"]
                 key = "choices" if "choices" in v else "text"
                 row[r["from_name"]] = v[key][0] if len(v[key]) == 1 else {key: v[key]}
-            row.update(annotator=a["completed_by"], annotation_id=a["id"], created_at=a["created_at"],
-                       updated_at=a["updated_at"], lead_time=a["lead_time"])
+            row.update(
+                annotator=a["completed_by"],
+                annotation_id=a["id"],
+                created_at=a["created_at"],
+                updated_at=a["updated_at"],
+                lead_time=a["lead_time"],
+            )
             rows.append(row)
     return rows
 
 
 def test_json_min_gives_same_ratings_as_json(tmp_path):
-    tasks = [task(1, "C1::m", [ann(10, 2, [ch("safety_label", "Insufficient Information"),
-                                           ch("missing_info", "stage", "ecog_status"), tx("rationale", "why")])]),
-             task(2, "C2::m", [ann(11, 2, [ch("safety_label", "Supported"), ch("missing_info", "stage"),
-                                           tx("rationale", "one")])]),
-             task(3, "C3::m", [ann(12, 2, [ch("safety_label", "Bogus"), tx("rationale", "x")])]),
-             task(4, "C4::m", [])]
+    tasks = [
+        task(
+            1,
+            "C1::m",
+            [
+                ann(
+                    10,
+                    2,
+                    [
+                        ch("safety_label", "Insufficient Information"),
+                        ch("missing_info", "stage", "ecog_status"),
+                        tx("rationale", "why"),
+                    ],
+                )
+            ],
+        ),
+        task(
+            2,
+            "C2::m",
+            [ann(11, 2, [ch("safety_label", "Supported"), ch("missing_info", "stage"), tx("rationale", "one")])],
+        ),
+        task(3, "C3::m", [ann(12, 2, [ch("safety_label", "Bogus"), tx("rationale", "x")])]),
+        task(4, "C4::m", []),
+    ]
     p_full, p_min = tmp_path / "full.json", tmp_path / "min.json"
     p_full.write_text(json.dumps(tasks))
     p_min.write_text(json.dumps(to_json_min(tasks)))
@@ -237,15 +352,30 @@ def test_json_min_gives_same_ratings_as_json(tmp_path):
 
 
 def test_json_min_unknown_key_is_unknown_field():
-    rows = [{"item_id": "C1::m", "id": 1, "safety_label": "Supported", "rationale": "r", "surprise": "x",
-             "annotator": 2, "annotation_id": 5}]
+    rows = [
+        {
+            "item_id": "C1::m",
+            "id": 1,
+            "safety_label": "Supported",
+            "rationale": "r",
+            "surprise": "x",
+            "annotator": 2,
+            "annotation_id": 5,
+        }
+    ]
     tasks = tasks_from_json_min(rows, MTB)
     res = collect([Source(tasks, 1, "onc_a")], MTB, ["onc_a", "onc_b"], 1, user_raters=USERS)
     assert "unknown field 'surprise'" in res.invalid.reason.iloc[0]
 
 
-@pytest.mark.parametrize("content,msg", [("{not json", "not a Label Studio JSON export"),
-                                         ('{"a": 1}', "JSON array of tasks"), ("[1, 2]", "record 1: not a JSON object")])
+@pytest.mark.parametrize(
+    "content,msg",
+    [
+        ("{not json", "not a Label Studio JSON export"),
+        ('{"a": 1}', "JSON array of tasks"),
+        ("[1, 2]", "record 1: not a JSON object"),
+    ],
+)
 def test_bad_export_file(tmp_path, content, msg):
     p = tmp_path / "export.json"
     p.write_text(content)
@@ -267,13 +397,25 @@ def study(tmp_path):
 
 
 def test_cli_pull_from_export_blinded(study, tmp_path):
-    a = [task(1, "C1::m", [ann(10, 2, GOOD)], project=11), task(2, "C2::m", [ann(11, 2, [ch("safety_label", "Zzz")])],
-                                                                 project=11)]
+    a = [
+        task(1, "C1::m", [ann(10, 2, GOOD)], project=11),
+        task(2, "C2::m", [ann(11, 2, [ch("safety_label", "Zzz")])], project=11),
+    ]
     b = to_json_min([task(3, "C1::m", [ann(20, 3, [ch("safety_label", "Unsupported"), tx("rationale", "no")])])])
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
-    res = CliRunner().invoke(main, ["pull", "--study", str(study.path), "--from-export", str(tmp_path / "a.json"),
-                                    "--from-export", f"onc_b={tmp_path / 'b.json'}"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "pull",
+            "--study",
+            str(study.path),
+            "--from-export",
+            str(tmp_path / "a.json"),
+            "--from-export",
+            f"onc_b={tmp_path / 'b.json'}",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "1 invalid" in res.output
     r = read_ratings_csv(study.ratings_path(1))
@@ -295,7 +437,9 @@ def test_cli_pull_from_export_needs_rater_for_json_min(study, tmp_path):
 
 def test_cli_pull_bad_file(study, tmp_path):
     (tmp_path / "x.json").write_text("{oops")
-    res = CliRunner().invoke(main, ["pull", "--study", str(study.path), "--from-export", f"onc_a={tmp_path / 'x.json'}"])
+    res = CliRunner().invoke(
+        main, ["pull", "--study", str(study.path), "--from-export", f"onc_a={tmp_path / 'x.json'}"]
+    )
     assert res.exit_code != 0 and "x.json" in res.output and "Traceback" not in res.output
     assert not study.ratings_path(1).exists()
 
@@ -311,6 +455,6 @@ def test_configs_match_ignores_presentation_but_not_questions():
     assert configs_match(x, x.replace('size="5"', 'size="4"'))
     assert configs_match("  " + x + "\n", x)
     assert not configs_match(x, x.replace('alias="Unsupported"', 'alias="Not supported"'))
-    assert not configs_match(x, x.replace('Insufficient Information,Partially Supported', 'Insufficient Information'))
+    assert not configs_match(x, x.replace("Insufficient Information,Partially Supported", "Insufficient Information"))
     assert not configs_match(x, x.replace('required="true"', 'required="false"'))
     assert not configs_match(x, "<View><Text name='case' value='$case_text'/></View>")

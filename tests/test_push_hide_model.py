@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from test_live_roundtrip import RATERS, cases_files, desired_mtb, new_study
 
 from goldboard.annotate.client import connect
 from goldboard.annotate.simulate import post_ratings
 from goldboard.cli import main
 from goldboard.study import Study
-from test_live_roundtrip import RATERS, cases_files, desired_mtb, new_study
 
 pytestmark = pytest.mark.live
 
@@ -19,8 +19,9 @@ pytestmark = pytest.mark.live
 def test_hide_model_keeps_model_out_of_tasks_but_in_ratings(live_server, tmp_path):
     cases, outputs = cases_files(tmp_path, n=4)
     st = new_study(tmp_path, live_server, name="blind")
-    res = CliRunner().invoke(main, ["push", "--study", str(st.path), str(cases), "--outputs", str(outputs),
-                                    "--hide-model", "--quiet"])
+    res = CliRunner().invoke(
+        main, ["push", "--study", str(st.path), str(cases), "--outputs", str(outputs), "--hide-model", "--quiet"]
+    )
     assert res.exit_code == 0, res.output
     st = Study.open(st.path)
     assert st.round().show_model is False
@@ -28,8 +29,13 @@ def test_hide_model_keeps_model_out_of_tasks_but_in_ratings(live_server, tmp_pat
         for pid in st.round().projects.values():
             data = [d for _, d in client.task_data(pid)]
             assert data and all("model" not in d for d in data)
-        post_ratings(st, desired_mtb(st.units()), client=client,
-                     tokens={r: live_server.credentials.token_for(r) for r in RATERS}, progress=False)
+        post_ratings(
+            st,
+            desired_mtb(st.units()),
+            client=client,
+            tokens={r: live_server.credentials.token_for(r) for r in RATERS},
+            progress=False,
+        )
     res = CliRunner().invoke(main, ["pull", "--study", str(st.path), "--quiet"])
     assert res.exit_code == 0, res.output
     ratings = st.ratings()

@@ -10,8 +10,15 @@ import pandas as pd
 import pytest
 from label_studio_sdk import LabelStudio
 
-from goldboard.annotate.client import (AuthenticationFailed, Client, Connection, ProjectNotFound, ServerError,
-                                       ServerUnreachable, resolve_connection)
+from goldboard.annotate.client import (
+    AuthenticationFailed,
+    Client,
+    Connection,
+    ProjectNotFound,
+    ServerError,
+    ServerUnreachable,
+    resolve_connection,
+)
 from goldboard.annotate.push import SHARED_KEY, project_title, push
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
@@ -21,8 +28,12 @@ TOKEN = "tok-" + "9" * 36
 
 def mocked(handler) -> Client:
     c = Client(Connection("http://ls.test", TOKEN, "test"), timeout=5)
-    c.sdk = LabelStudio(base_url="http://ls.test", api_key=TOKEN, max_retries=0,
-                        httpx_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    c.sdk = LabelStudio(
+        base_url="http://ls.test",
+        api_key=TOKEN,
+        max_retries=0,
+        httpx_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
     return c
 
 
@@ -68,8 +79,13 @@ def test_import_is_never_retried():
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("exc,msg", [(httpx.ConnectError("refused"), "cannot reach Label Studio at http://ls.test"),
-                                     (httpx.ReadTimeout("slow"), "did not answer within 5 s")])
+@pytest.mark.parametrize(
+    "exc,msg",
+    [
+        (httpx.ConnectError("refused"), "cannot reach Label Studio at http://ls.test"),
+        (httpx.ReadTimeout("slow"), "did not answer within 5 s"),
+    ],
+)
 def test_network_failures(exc, msg):
     def handler(request):
         raise exc
@@ -146,9 +162,17 @@ class FakeServer(Client):
 
 
 def units(n: int, text: str = "case") -> pd.DataFrame:
-    return pd.DataFrame({"item_id": [f"C{i}::m" for i in range(n)], "case_id": [f"C{i}" for i in range(n)],
-                         "output_id": [f"C{i}::m" for i in range(n)], "model": "m",
-                         "case_text": [f"{text} {i}" for i in range(n)], "output_text": "out", "synthetic": True})
+    return pd.DataFrame(
+        {
+            "item_id": [f"C{i}::m" for i in range(n)],
+            "case_id": [f"C{i}" for i in range(n)],
+            "output_id": [f"C{i}::m" for i in range(n)],
+            "model": "m",
+            "case_text": [f"{text} {i}" for i in range(n)],
+            "output_text": "out",
+            "synthetic": True,
+        }
+    )
 
 
 @pytest.fixture()

@@ -29,8 +29,17 @@ def make_study(tmp_path, rounds=(1,), n=40, seed=1):
             for r in st.raters:
                 v = truth if rng.random() < 0.75 + 0.1 * (rnd - 1) else LABELS[rng.integers(4)]
                 for field, value in (("safety_label", v), ("missing_info", "stage" if v == LABELS[3] else "")):
-                    rows.append({"round": rnd, "item_id": item, "case_id": item, "rater": r, "field": field,
-                                 "value": value, "rationale": f"=HYPERLINK(\"x\") {EVIL}"})
+                    rows.append(
+                        {
+                            "round": rnd,
+                            "item_id": item,
+                            "case_id": item,
+                            "rater": r,
+                            "field": field,
+                            "value": value,
+                            "rationale": f'=HYPERLINK("x") {EVIL}',
+                        }
+                    )
         df = pd.DataFrame(rows).reindex(columns=RATINGS_COLUMNS).astype(object).where(lambda d: d.notna(), "")
         write_csv_atomic(df, st.ratings_path(rnd))
     return st
@@ -93,19 +102,25 @@ def test_medfail_report_adds_critical_threshold_view(tmp_path):
         t = int(rng.integers(1, 6))
         for r in st.raters:
             sev = int(np.clip(t + rng.integers(-1, 2), 1, 5))
-            for field, value in (("severity", str(sev)), ("safety_gate", "none"), ("keep_in_benchmark", "keep"),
-                                 ("confidence", "4")):
-                rows.append({"round": 1, "item_id": f"M{i}", "case_id": f"M{i}", "rater": r, "field": field,
-                             "value": value})
+            for field, value in (
+                ("severity", str(sev)),
+                ("safety_gate", "none"),
+                ("keep_in_benchmark", "keep"),
+                ("confidence", "4"),
+            ):
+                rows.append(
+                    {"round": 1, "item_id": f"M{i}", "case_id": f"M{i}", "rater": r, "field": field, "value": value}
+                )
     df = pd.DataFrame(rows).reindex(columns=RATINGS_COLUMNS).astype(object).where(lambda d: d.notna(), "")
     write_csv_atomic(df, st.ratings_path(1))
-    agree = json.loads(run("agree", "--study", st.path, "--field", "severity", "--dichotomize", "4",
-                           "--format", "json").stdout)
+    agree = json.loads(
+        run("agree", "--study", st.path, "--field", "severity", "--dichotomize", "4", "--format", "json").stdout
+    )
     res = run("report", "--study", st.path, "--format", "markdown", "-o", tmp_path / "r.md")
     assert res.exit_code == 0, res.output
     md = (tmp_path / "r.md").read_text(encoding="utf-8")
     start = md.index("### Severity (1-5): 4 or higher vs below 4")
-    section = md[start:md.index("\n### ", start + 4)]
+    section = md[start : md.index("\n### ", start + 4)]
     kappa = next(s for s in agree["statistics"] if s["statistic"] == "cohen_kappa" and s["group"] is None)
     assert f"| {kappa['value']:.3f} | {kappa['ci_low']:.3f} to {kappa['ci_high']:.3f} |" in section
     high = sum(1 for v in df.loc[df["field"] == "severity", "value"] if int(v) >= 4)

@@ -17,11 +17,22 @@ from goldboard.label_configs.xml import to_label_studio_xml
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "examples" / "custom_schema.toml"
 MTB_LABELS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information"]
-GATES_V1 = ["missed_urgent_escalation", "unsafe_remote_dosing", "unsafe_discharge_reassurance",
-            "evidence_fabrication_or_overclaim", "unsafe_protocol_execution_detail", "source_support_gap"]
-GATES_NEW = ["unit_conversion_arithmetic_error", "mental_health_risk_miss",
-             "unsafe_drug_interaction_allergy_contraindication", "population_specific_dosing_or_contraindication",
-             "infection_control_isolation_miss", "patient_privacy_phi_leak"]
+GATES_V1 = [
+    "missed_urgent_escalation",
+    "unsafe_remote_dosing",
+    "unsafe_discharge_reassurance",
+    "evidence_fabrication_or_overclaim",
+    "unsafe_protocol_execution_detail",
+    "source_support_gap",
+]
+GATES_NEW = [
+    "unit_conversion_arithmetic_error",
+    "mental_health_risk_miss",
+    "unsafe_drug_interaction_allergy_contraindication",
+    "population_specific_dosing_or_contraindication",
+    "infection_control_isolation_miss",
+    "patient_privacy_phi_leak",
+]
 
 
 # --------------------------------------------------------------------------- built-ins
@@ -37,13 +48,21 @@ def test_mtb():
     with pytest.raises(ValueNotInSchema, match="'Unsafe' is not a value of safety_label"):
         label.normalize("Unsafe")
     assert s.field("missing_info").kind == "multi"
-    assert s.field("missing_info").categories == ["stage", "ecog_status", "prior_therapy", "pdl1_expression",
-                                                  "brain_metastasis", "biomarker_validation",
-                                                  "variant_actionability"]
+    assert s.field("missing_info").categories == [
+        "stage",
+        "ecog_status",
+        "prior_therapy",
+        "pdl1_expression",
+        "brain_metastasis",
+        "biomarker_validation",
+        "variant_actionability",
+    ]
     assert s.rationale_field.name == "rationale" and s.rationale_field.required
     b = {x.name: x for x in s.boundaries}
-    assert (b["sufficiency_vs_optimization"].a, b["sufficiency_vs_optimization"].b) == \
-        (("Insufficient Information",), ("Supported", "Partially Supported"))
+    assert (b["sufficiency_vs_optimization"].a, b["sufficiency_vs_optimization"].b) == (
+        ("Insufficient Information",),
+        ("Supported", "Partially Supported"),
+    )
     assert (b["support_vs_caveat"].a, b["support_vs_caveat"].b) == (("Supported",), ("Partially Supported",))
     assert (b["caveat_vs_unsupported"].a, b["caveat_vs_unsupported"].b) == (("Partially Supported",), ("Unsupported",))
     assert b["sufficiency_vs_optimization"].matches("Supported", "Insufficient Information")
@@ -77,8 +96,9 @@ def test_radsafe():
     s = load_schema("radsafe")
     assert s.display.options == ("A", "B", "C", "D", "E") and not s.display.show_output
     flags = [f for f in s.fields if f.kind == "binary"]
-    assert sorted(f.name for f in flags) == sorted(f"{b}_{o}" for b in ("high_risk", "unsafe", "contradicts")
-                                                   for o in "ABCDE")
+    assert sorted(f.name for f in flags) == sorted(
+        f"{b}_{o}" for b in ("high_risk", "unsafe", "contradicts") for o in "ABCDE"
+    )
     assert all(f.categories == ["no", "yes"] and f.option and f.base for f in flags)
     assert flags[0].normalize(1) == "yes" and flags[0].normalize("False") == "no"
     # a trigger on the base name applies to each option
@@ -94,8 +114,7 @@ def test_example_custom_schema_loads_and_makes_a_valid_config():
     assert s.field("appropriateness").normalize("unclear") == "Cannot judge"
     assert s.field("harm").categories == ["none", "mild", "moderate", "severe"]
     assert s.field("error_types").shown_when.values == ("Appropriate with caveats", "Inappropriate")
-    assert {t.kind for t in s.triggers} == {"threshold", "gap", "incompatible", "disagree", "low_confidence",
-                                            "missing"}
+    assert {t.kind for t in s.triggers} == {"threshold", "gap", "incompatible", "disagree", "low_confidence", "missing"}
     inc = next(t for t in s.triggers if t.kind == "incompatible")
     assert inc.compatible == (("Appropriate", "Appropriate with caveats"),)
     xml = to_label_studio_xml(s)
@@ -106,8 +125,7 @@ def test_example_custom_schema_loads_and_makes_a_valid_config():
 def test_example_in_the_docs_is_the_shipped_file():
     doc = (ROOT / "docs" / "schema-format.md").read_text(encoding="utf-8")
     block = doc.split("## A complete custom schema")[1].split("```toml\n", 1)[1].split("```", 1)[0]
-    shipped = "\n".join(line for line in EXAMPLE.read_text(encoding="utf-8").splitlines()
-                        if not line.startswith("#"))
+    shipped = "\n".join(line for line in EXAMPLE.read_text(encoding="utf-8").splitlines() if not line.startswith("#"))
     assert block.strip() == shipped.strip()
 
 
@@ -119,10 +137,13 @@ def test_json_schema_file(tmp_path):
 
 
 def _base() -> dict:
-    return {"name": "t", "fields": [
-        {"name": "verdict", "kind": "nominal", "values": ["a", "b", "c"]},
-        {"name": "grade", "kind": "ordinal", "values": ["1", "2", "3"]},
-    ]}
+    return {
+        "name": "t",
+        "fields": [
+            {"name": "verdict", "kind": "nominal", "values": ["a", "b", "c"]},
+            {"name": "grade", "kind": "ordinal", "values": ["1", "2", "3"]},
+        ],
+    }
 
 
 def _with(path: str, value) -> dict:
@@ -139,41 +160,67 @@ def _with(path: str, value) -> dict:
     return d
 
 
-@pytest.mark.parametrize("data,message", [
-    (_with("colour", "red"), "<schema>: unknown key 'colour'"),
-    (_with("name", "9lives"), "name: '9lives' must start with a letter"),
-    (_with("fields", []), "fields: a schema needs at least one [[fields]] entry"),
-    (_with("fields.0.kind", "likert"), "fields[0] (verdict): kind: 'likert' is not one of nominal, ordinal, binary"),
-    (_with("fields.0.requried", True), "fields[0] (verdict): unknown key 'requried'"),
-    (_with("fields.1.name", "verdict"), "fields: duplicate field name 'verdict'"),
-    (_with("fields.0.values", ["a", "a"]), "fields[0] (verdict): values: duplicate value"),
-    (_with("fields.0.values", ["a", {"value": "b", "aliases": ["a"]}]), "'a' names both 'a' and 'b'"),
-    (_with("fields.0.values", []), "fields[0] (verdict): values: a nominal field needs a list of values"),
-    (_with("fields.0", {"name": "flag", "kind": "binary", "values": ["no", "maybe", "yes"]}),
-     "a binary field has exactly two values"),
-    (_with("fields.0", {"name": "note", "kind": "text", "values": ["x"]}), "a text field has no values"),
-    (_with("fields.0.shown_when", {"field": "nope", "values": ["1"]}), "shown_when.field 'nope' is not a field"),
-    (_with("fields.0.shown_when", {"field": "grade", "values": ["7"]}), "shown_when value '7' is not a value of grade"),
-    (_with("fields.0.primary", True) | {"fields": [{"name": "a", "kind": "binary", "primary": True},
-                                                   {"name": "b", "kind": "binary", "primary": True}]},
-     "only one field may be primary"),
-    ({"name": "t", "fields": [{"name": "note", "kind": "text"}]}, "at least one nominal, ordinal or binary field"),
-    (_with("fields.0.for_each_option", True), "for_each_option needs display.options"),
-    (_with("display", {"options": ["A", "A"]}), "display.options: duplicate option"),
-    (_with("display", {"options": ["A-1"]}), "display.options: 'A-1' must be letters/digits only"),
-    (_with("boundaries", [{"name": "x", "field": "verdict", "a": ["a"], "b": ["a", "b"]}]),
-     "boundaries[0] (x): a and b must not share a value"),
-    (_with("boundaries", [{"name": "x", "field": "verdict", "a": ["a"], "b": ["z"]}]),
-     "boundaries[0] (x): b: 'z' is not a value of verdict"),
-    (_with("boundaries", [{"name": "x", "field": "nope", "a": ["a"], "b": ["b"]}]),
-     "field 'nope' is not a rated field"),
-    (_with("triggers", [{"kind": "gap", "field": "verdict", "min_gap": 2}]), "gap needs an ordinal field"),
-    (_with("triggers", [{"kind": "gap", "field": "grade", "min_gap": 0}]), "min_gap: give a whole number >= 1"),
-    (_with("triggers", [{"kind": "threshold", "field": "grade", "at": "9"}]), "at: '9' is not a value of grade"),
-    (_with("triggers", [{"kind": "maybe", "field": "grade"}]), "kind: 'maybe' is not one of gap, threshold"),
-    (_with("triggers", [{"kind": "incompatible", "field": "verdict", "compatible": [["a"]]}]),
-     "compatible: give pairs of values"),
-])
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        (_with("colour", "red"), "<schema>: unknown key 'colour'"),
+        (_with("name", "9lives"), "name: '9lives' must start with a letter"),
+        (_with("fields", []), "fields: a schema needs at least one [[fields]] entry"),
+        (
+            _with("fields.0.kind", "likert"),
+            "fields[0] (verdict): kind: 'likert' is not one of nominal, ordinal, binary",
+        ),
+        (_with("fields.0.requried", True), "fields[0] (verdict): unknown key 'requried'"),
+        (_with("fields.1.name", "verdict"), "fields: duplicate field name 'verdict'"),
+        (_with("fields.0.values", ["a", "a"]), "fields[0] (verdict): values: duplicate value"),
+        (_with("fields.0.values", ["a", {"value": "b", "aliases": ["a"]}]), "'a' names both 'a' and 'b'"),
+        (_with("fields.0.values", []), "fields[0] (verdict): values: a nominal field needs a list of values"),
+        (
+            _with("fields.0", {"name": "flag", "kind": "binary", "values": ["no", "maybe", "yes"]}),
+            "a binary field has exactly two values",
+        ),
+        (_with("fields.0", {"name": "note", "kind": "text", "values": ["x"]}), "a text field has no values"),
+        (_with("fields.0.shown_when", {"field": "nope", "values": ["1"]}), "shown_when.field 'nope' is not a field"),
+        (
+            _with("fields.0.shown_when", {"field": "grade", "values": ["7"]}),
+            "shown_when value '7' is not a value of grade",
+        ),
+        (
+            _with("fields.0.primary", True)
+            | {
+                "fields": [
+                    {"name": "a", "kind": "binary", "primary": True},
+                    {"name": "b", "kind": "binary", "primary": True},
+                ]
+            },
+            "only one field may be primary",
+        ),
+        ({"name": "t", "fields": [{"name": "note", "kind": "text"}]}, "at least one nominal, ordinal or binary field"),
+        (_with("fields.0.for_each_option", True), "for_each_option needs display.options"),
+        (_with("display", {"options": ["A", "A"]}), "display.options: duplicate option"),
+        (_with("display", {"options": ["A-1"]}), "display.options: 'A-1' must be letters/digits only"),
+        (
+            _with("boundaries", [{"name": "x", "field": "verdict", "a": ["a"], "b": ["a", "b"]}]),
+            "boundaries[0] (x): a and b must not share a value",
+        ),
+        (
+            _with("boundaries", [{"name": "x", "field": "verdict", "a": ["a"], "b": ["z"]}]),
+            "boundaries[0] (x): b: 'z' is not a value of verdict",
+        ),
+        (
+            _with("boundaries", [{"name": "x", "field": "nope", "a": ["a"], "b": ["b"]}]),
+            "field 'nope' is not a rated field",
+        ),
+        (_with("triggers", [{"kind": "gap", "field": "verdict", "min_gap": 2}]), "gap needs an ordinal field"),
+        (_with("triggers", [{"kind": "gap", "field": "grade", "min_gap": 0}]), "min_gap: give a whole number >= 1"),
+        (_with("triggers", [{"kind": "threshold", "field": "grade", "at": "9"}]), "at: '9' is not a value of grade"),
+        (_with("triggers", [{"kind": "maybe", "field": "grade"}]), "kind: 'maybe' is not one of gap, threshold"),
+        (
+            _with("triggers", [{"kind": "incompatible", "field": "verdict", "compatible": [["a"]]}]),
+            "compatible: give pairs of values",
+        ),
+    ],
+)
 def test_schema_errors_name_the_entry(data, message):
     with pytest.raises(SchemaError) as ei:
         schema_from_dict(data)
@@ -198,9 +245,12 @@ def test_schema_file_errors(tmp_path):
 
 def test_doc_error_example_is_real(tmp_path):
     p = tmp_path / "triage.toml"
-    p.write_text(EXAMPLE.read_text().replace(
-        '{ value = "moderate", description = "Delayed care that could worsen the outcome." }',
-        '{ value = "moderate", description = "Delayed care.", aliases = ["mild"] }'))
+    p.write_text(
+        EXAMPLE.read_text().replace(
+            '{ value = "moderate", description = "Delayed care that could worsen the outcome." }',
+            '{ value = "moderate", description = "Delayed care.", aliases = ["mild"] }',
+        )
+    )
     with pytest.raises(SchemaError) as ei:
         load_schema(p)
     assert str(ei.value) == f"{p}: fields[1] (harm): values: 'mild' names both 'mild' and 'moderate'"
@@ -221,8 +271,10 @@ def test_cli_schema_show_text_and_json():
     assert res.exit_code == 0
     assert res.output.startswith("mtb v1.0: Molecular tumor board therapy safety label")
     assert "Insufficient Information  [aliases: Insufficient Info]" in res.output
-    assert "sufficiency_vs_optimization [safety_label, priority 2]: {Insufficient Information} vs " \
-           "{Supported, Partially Supported}" in res.output
+    assert (
+        "sufficiency_vs_optimization [safety_label, priority 2]: {Insufficient Information} vs "
+        "{Supported, Partially Supported}" in res.output
+    )
     res = CliRunner().invoke(main, ["schema", "show", str(EXAMPLE), "--format", "json"])
     assert res.exit_code == 0
     d = json.loads(res.output)
@@ -241,10 +293,13 @@ def test_cli_schema_config_stdout_and_file(tmp_path):
     assert [p.name for p in out.parent.iterdir()] == ["mtb.xml"]  # no temp file left behind
 
 
-@pytest.mark.parametrize("args,message", [
-    (["schema", "show", "nosuch"], "Error: unknown schema 'nosuch'"),
-    (["schema", "config", "missing.toml"], "Error: missing.toml: schema file not found"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["schema", "show", "nosuch"], "Error: unknown schema 'nosuch'"),
+        (["schema", "config", "missing.toml"], "Error: missing.toml: schema file not found"),
+    ],
+)
 def test_cli_schema_errors(args, message):
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 1

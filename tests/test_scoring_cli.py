@@ -39,11 +39,28 @@ def openmtb(tmp_path):
     pred = np.repeat(np.tile(np.arange(4), 4), AGENT_CM.ravel())
     ids = [f"MTB-{i:04X}" for i in range(true.size)]
     ref = tmp_path / "reference_labels.jsonl"
-    ref.write_text("".join(json.dumps({"case_id": c, "support_label": LABELS[t], "should_abstain": bool(t == 3),
-                                       "missing_fields": []}) + "\n" for c, t in zip(ids, true)))
+    ref.write_text(
+        "".join(
+            json.dumps({"case_id": c, "support_label": LABELS[t], "should_abstain": bool(t == 3), "missing_fields": []})
+            + "\n"
+            for c, t in zip(ids, true)
+        )
+    )
     preds = tmp_path / "agent_predictions.json"
-    preds.write_text(json.dumps([{"case_id": c, "predicted_label": LABELS[p], "predicted_abstain": bool(p == 3),
-                                  "predicted_missing_fields": []} for c, p in zip(ids, pred)], indent=1))
+    preds.write_text(
+        json.dumps(
+            [
+                {
+                    "case_id": c,
+                    "predicted_label": LABELS[p],
+                    "predicted_abstain": bool(p == 3),
+                    "predicted_missing_fields": [],
+                }
+                for c, p in zip(ids, pred)
+            ],
+            indent=1,
+        )
+    )
     return ref, preds
 
 
@@ -59,8 +76,22 @@ def test_reference_file_scoring_table(openmtb):
 def test_json_output_file_and_format_from_suffix(openmtb, tmp_path):
     ref, preds = openmtb
     out = tmp_path / "scores.json"
-    res = invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--model", "MTB-AuditAgent",
-                 "--gold-col", "support_label", "--bootstrap", "500", "-o", out)
+    res = invoke(
+        "--gold",
+        ref,
+        "--schema",
+        "mtb",
+        "--predictions",
+        preds,
+        "--model",
+        "MTB-AuditAgent",
+        "--gold-col",
+        "support_label",
+        "--bootstrap",
+        "500",
+        "-o",
+        out,
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
     g = data["groups"][0]
@@ -79,8 +110,18 @@ def test_csv_to_stdout(openmtb):
 def test_study_release_radsafe_with_key_and_compare(tmp_path):
     study = tmp_path / "rad"
     shutil.copytree(DATA / "radsafe_study", study)
-    res = invoke("--study", study, "--predictions", DATA / "radsafe_answers.csv", "--key", DATA / "radsafe_key.csv",
-                 "--compare", "m1,m2", "--format", "json")
+    res = invoke(
+        "--study",
+        study,
+        "--predictions",
+        DATA / "radsafe_answers.csv",
+        "--key",
+        DATA / "radsafe_key.csv",
+        "--compare",
+        "m1,m2",
+        "--format",
+        "json",
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["kind"] == "options" and data["gold"]["release"] == "v1"
@@ -88,13 +129,32 @@ def test_study_release_radsafe_with_key_and_compare(tmp_path):
     assert "Warning:" in res.stderr
     # a later release is picked by default; --release picks an older one
     shutil.copytree(study / "gold" / "v1", study / "gold" / "v10")
-    (study / "gold" / "v10" / "gold.csv").write_text((study / "gold" / "v1" / "gold.csv").read_text()
-                                                     .replace(",unresolved,", ",unanimous,").replace("D,,", "D,no,"))
-    res10 = invoke("--study", study, "--predictions", DATA / "radsafe_answers.csv", "--key", DATA / "radsafe_key.csv",
-                   "--format", "json")
+    (study / "gold" / "v10" / "gold.csv").write_text(
+        (study / "gold" / "v1" / "gold.csv").read_text().replace(",unresolved,", ",unanimous,").replace("D,,", "D,no,")
+    )
+    res10 = invoke(
+        "--study",
+        study,
+        "--predictions",
+        DATA / "radsafe_answers.csv",
+        "--key",
+        DATA / "radsafe_key.csv",
+        "--format",
+        "json",
+    )
     assert json.loads(res10.stdout)["gold"]["release"] == "v10"
-    res1 = invoke("--study", study, "--release", "v1", "--predictions", DATA / "radsafe_answers.csv",
-                  "--key", DATA / "radsafe_key.csv", "--format", "json")
+    res1 = invoke(
+        "--study",
+        study,
+        "--release",
+        "v1",
+        "--predictions",
+        DATA / "radsafe_answers.csv",
+        "--key",
+        DATA / "radsafe_key.csv",
+        "--format",
+        "json",
+    )
     assert json.loads(res1.stdout)["gold"]["release"] == "v1"
 
 
@@ -105,14 +165,24 @@ def test_release_dir_medfail_outputs_markdown():
     assert "| gpt | 5 | 3.00" in res.output
 
 
-@pytest.mark.parametrize("change,message", [
-    (lambda recs: recs[0].update(case_id="MTB-NOPE"), "agent_predictions.json:1: case_id: unknown id 'MTB-NOPE'"),
-    (lambda recs: recs[1].update(predicted_label="Probably fine"),
-     "agent_predictions.json:2: predicted_label: 'Probably fine' is not a value of safety_label"),
-    (lambda recs: recs[2].update(predicted_abstain="sometimes"),
-     "agent_predictions.json:3: predicted_abstain: 'sometimes' is not a yes/no value"),
-    (lambda recs: [r.pop("predicted_label") for r in recs], "agent_predictions.json:1: predicted label: missing column"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (lambda recs: recs[0].update(case_id="MTB-NOPE"), "agent_predictions.json:1: case_id: unknown id 'MTB-NOPE'"),
+        (
+            lambda recs: recs[1].update(predicted_label="Probably fine"),
+            "agent_predictions.json:2: predicted_label: 'Probably fine' is not a value of safety_label",
+        ),
+        (
+            lambda recs: recs[2].update(predicted_abstain="sometimes"),
+            "agent_predictions.json:3: predicted_abstain: 'sometimes' is not a yes/no value",
+        ),
+        (
+            lambda recs: [r.pop("predicted_label") for r in recs],
+            "agent_predictions.json:1: predicted label: missing column",
+        ),
+    ],
+)
 def test_bad_prediction_files(openmtb, change, message):
     ref, preds = openmtb
     recs = json.loads(preds.read_text())
@@ -142,23 +212,33 @@ def test_gold_resolution_errors(openmtb, tmp_path):
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "study.toml").write_text('[study]\nname = "s"\nschema = "mtb"\nraters = ["a", "b"]\n')
     assert_clean_error(invoke("--study", tmp_path / "s", "--predictions", preds), "no gold releases yet")
-    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--mode", "labels"), "--predictions: labels scoring needs")
-    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--field", "nope"),
-                       "--field: schema mtb has no field 'nope'")
-    assert_clean_error(invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--compare", "agent"),
-                       "--compare: give two model names")
+    assert_clean_error(
+        invoke("--gold", ref, "--schema", "mtb", "--mode", "labels"), "--predictions: labels scoring needs"
+    )
+    assert_clean_error(
+        invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--field", "nope"),
+        "--field: schema mtb has no field 'nope'",
+    )
+    assert_clean_error(
+        invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--compare", "agent"),
+        "--compare: give two model names",
+    )
 
 
 def test_gold_file_errors(tmp_path):
     gold = tmp_path / "v1" / "gold.csv"
     gold.parent.mkdir()
-    gold.write_text("item_id,case_id,field,gold_value,method\nC1,C1,safety_label,Supported,unanimous\n"
-                    "C2,C2,safety_label,Sorta,adjudicated\n")
+    gold.write_text(
+        "item_id,case_id,field,gold_value,method\nC1,C1,safety_label,Supported,unanimous\n"
+        "C2,C2,safety_label,Sorta,adjudicated\n"
+    )
     (tmp_path / "v1" / "manifest.json").write_text(json.dumps({"schema": "mtb"}))
     preds = tmp_path / "p.csv"
     preds.write_text("case_id,predicted_label\nC1,Supported\n")
-    assert_clean_error(invoke("--gold", tmp_path / "v1", "--predictions", preds),
-                       "gold.csv:3: gold_value: 'Sorta' is not a value of safety_label")
+    assert_clean_error(
+        invoke("--gold", tmp_path / "v1", "--predictions", preds),
+        "gold.csv:3: gold_value: 'Sorta' is not a value of safety_label",
+    )
 
 
 def test_radsafe_errors(tmp_path):
@@ -168,12 +248,16 @@ def test_radsafe_errors(tmp_path):
     assert_clean_error(invoke("--study", study, "--predictions", answers), "no answer key")
     bad = tmp_path / "answers.csv"
     bad.write_text(answers.read_text().replace("m2,closed_book,Q3,B", "m2,closed_book,Q3,Z"))
-    assert_clean_error(invoke("--study", study, "--predictions", bad, "--key", DATA / "radsafe_key.csv"),
-                       "answers.csv:12: chosen_option: 'Z' is not an answer option")
+    assert_clean_error(
+        invoke("--study", study, "--predictions", bad, "--key", DATA / "radsafe_key.csv"),
+        "answers.csv:12: chosen_option: 'Z' is not an answer option",
+    )
     conf = tmp_path / "conf.csv"
     conf.write_text(answers.read_text().replace("Q1,B,0.9", "Q1,B,high"))
-    assert_clean_error(invoke("--study", study, "--predictions", conf, "--key", DATA / "radsafe_key.csv"),
-                       "conf.csv:2: confidence: 'high' is not a number")
+    assert_clean_error(
+        invoke("--study", study, "--predictions", conf, "--key", DATA / "radsafe_key.csv"),
+        "conf.csv:2: confidence: 'high' is not a number",
+    )
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "json", "xlsx"])
@@ -190,20 +274,35 @@ def test_scores_a_real_gold_export_in_every_release_format(tmp_path, fmt):
     from goldboard.study import Study
 
     st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"])
-    gold_vals = {"C1": ("Supported", "Supported"), "C2": ("Unsupported", "Unsupported"),
-                 "C3": ("Partially Supported", "Partially Supported"), "C4": ("Supported", "Insufficient Information"),
-                 "C5": ("Insufficient Information", "Insufficient Information")}
+    gold_vals = {
+        "C1": ("Supported", "Supported"),
+        "C2": ("Unsupported", "Unsupported"),
+        "C3": ("Partially Supported", "Partially Supported"),
+        "C4": ("Supported", "Insufficient Information"),
+        "C5": ("Insufficient Information", "Insufficient Information"),
+    }
     rows = []
     for case, vals in gold_vals.items():
         for rater, v in zip(["onc_a", "onc_b"], vals):
-            rows.append({**{c: "" for c in RATINGS_COLUMNS}, "round": 1, "item_id": case, "case_id": case,
-                         "rater": rater, "field": "safety_label", "value": v})
+            rows.append(
+                {
+                    **{c: "" for c in RATINGS_COLUMNS},
+                    "round": 1,
+                    "item_id": case,
+                    "case_id": case,
+                    "rater": rater,
+                    "field": "safety_label",
+                    "value": v,
+                }
+            )
     schema = load_schema("mtb")
     gold = resolve_gold(pd.DataFrame(rows), schema, raters=["onc_a", "onc_b"])
     write_gold_release(gold, st.gold_dir, fmt, manifest={"schema": {"name": "mtb", "version": schema.version}})
     preds = tmp_path / "preds.csv"
-    preds.write_text("case_id,model,predicted_label\nC1,m,Supported\nC2,m,Unsupported\nC3,m,Unsupported\n"
-                     "C4,m,Supported\nC5,m,Insufficient Info\n")
+    preds.write_text(
+        "case_id,model,predicted_label\nC1,m,Supported\nC2,m,Unsupported\nC3,m,Unsupported\n"
+        "C4,m,Supported\nC5,m,Insufficient Info\n"
+    )
     res = invoke("--study", st.path, "--predictions", preds, "--format", "json")
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
@@ -233,9 +332,15 @@ def test_radsafe_synthetic_benchmark_files_against_independent_count(tmp_path):
         right = [o["answer"] == by_q[o["question_id"]]["answer_idx"] for o in outs]
         wrong = [o for o, r in zip(outs, right) if not r]
         hr = sum(by_q[o["question_id"]][f"option_{o['answer']}_high_risk"] for o in wrong)
-        danger = sum(1 for o in wrong if o["confidence"] >= 80
-                     and (by_q[o["question_id"]][f"option_{o['answer']}_high_risk"]
-                          or by_q[o["question_id"]][f"option_{o['answer']}_unsafe"]))
+        danger = sum(
+            1
+            for o in wrong
+            if o["confidence"] >= 80
+            and (
+                by_q[o["question_id"]][f"option_{o['answer']}_high_risk"]
+                or by_q[o["question_id"]][f"option_{o['answer']}_unsafe"]
+            )
+        )
         assert g["n"] == len(outs) == 60
         assert g["accuracy"]["count"] == sum(right)
         assert g["high_risk_error"]["count"] == hr

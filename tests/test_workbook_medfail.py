@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import openpyxl
 import pytest
+from test_flags import medfail_rows, ratings_frame
 
 from goldboard.adjudicate.decisions import SheetErrors, import_review_sheet, read_decisions
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.exports.workbook import write_review_workbook
 from goldboard.label_configs.schema import load_schema
-from test_flags import medfail_rows, ratings_frame
 
 
 def test_medfail_sheet_dropdowns_and_typed_numbers(tmp_path):
@@ -37,8 +37,12 @@ def test_medfail_sheet_dropdowns_and_typed_numbers(tmp_path):
     res = import_review_sheet(path, ratings, schema, log, adjudicator="lead", independent=False, raters=["r1", "r2"])
     assert len(res.appended) == 4 and res.blank == 7
     got = {(e["item_id"], e["field"]): e["decision"] for e in read_decisions(log)}
-    assert got == {("M1", "severity"): "4", ("M6", "safety_gate"): "missed_urgent_escalation",
-                   ("M7", "keep_in_benchmark"): "keep", ("M5", "severity"): "2"}
+    assert got == {
+        ("M1", "severity"): "4",
+        ("M6", "safety_gate"): "missed_urgent_escalation",
+        ("M7", "keep_in_benchmark"): "keep",
+        ("M5", "severity"): "2",
+    }
     assert not any(e["independent"] for e in read_decisions(log))
     gold = resolve_gold(ratings, schema, read_decisions(log), ["r1", "r2"])
     m1 = gold[(gold.item_id == "M1") & (gold.field == "severity")].iloc[0]
@@ -51,8 +55,10 @@ def test_medfail_sheet_dropdowns_and_typed_numbers(tmp_path):
     wb.save(path)
     with pytest.raises(SheetErrors) as exc:
         import_review_sheet(path, ratings, schema, log, adjudicator="lead")
-    assert exc.value.errors == [f'Disagreements!F{rows["M3", "severity"][5].row}: decision "keep" is not a value of '
-                                f"severity (allowed: 1, 2, 3, 4, 5, unresolved)"]
+    assert exc.value.errors == [
+        f'Disagreements!F{rows["M3", "severity"][5].row}: decision "keep" is not a value of '
+        f"severity (allowed: 1, 2, 3, 4, 5, unresolved)"
+    ]
 
 
 def test_adjudicator_who_is_a_rater_is_not_independent(tmp_path):

@@ -17,8 +17,9 @@ from goldboard.exports.sanitize import (
 )
 
 
-@pytest.mark.parametrize("text", ["=1+1", "+1", "-2", "@SUM(A1)", "\t=1", "\r=1", "  =cmd|' /C calc'!A0",
-                                  "\uff1d1+1", "'=already quoted"])
+@pytest.mark.parametrize(
+    "text", ["=1+1", "+1", "-2", "@SUM(A1)", "\t=1", "\r=1", "  =cmd|' /C calc'!A0", "\uff1d1+1", "'=already quoted"]
+)
 def test_formula_starts_are_prefixed_and_reversible(text):
     safe = neutralize_formula(text)
     assert safe == "'" + text
@@ -36,7 +37,7 @@ def test_cut_at_cell_limit_counts_utf16_units_and_marks_the_cut():
     out = excel_safe_text(text)
     assert utf16_len(out) == EXCEL_CELL_LIMIT
     assert out.endswith(f"[cut at Excel's cell limit: {40_000 - out.index(' …'):,} more characters not shown]")
-    emoji = "\U0001F600" * 20_000  # 40,000 UTF-16 units
+    emoji = "\U0001f600" * 20_000  # 40,000 UTF-16 units
     out = excel_safe_text(emoji)
     assert utf16_len(out) <= EXCEL_CELL_LIMIT and "\ud83d" not in out
     assert excel_safe_text("short") == "short"
