@@ -51,6 +51,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
+from goldboard.annotate import serverdb
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_text_atomic
 
@@ -216,6 +217,9 @@ class ServerInfo:
     usernames: list[str] = field(default_factory=list)  # e-mails raters log in with
     raters: list[str] = field(default_factory=list)
     log_path: Path | None = None
+    backend: str = serverdb.SQLITE  # "sqlite" or "postgresql"
+    database: str = ""  # human-readable: which database (no password)
+    workers: int = 1  # app processes serving requests (1: Label Studio's own server)
 
     def describe(self) -> str:
         lines = [
@@ -223,6 +227,9 @@ class ServerInfo:
             + (f" (pid {self.pid})" if self.running and self.pid else "")
         ]
         lines.append(f"data dir:     {self.data_dir}")
+        if self.database:
+            lines.append(f"database:     {self.database}")
+            lines.append(f"workers:      {self.workers}" + (" (gunicorn)" if self.workers > 1 else ""))
         if self.credentials_path is not None and self.credentials_path.exists():
             lines.append(f"users:        {', '.join(self.usernames)}")
             lines.append(f"credentials:  {self.credentials_path} (passwords and API tokens; private)")
@@ -276,13 +283,18 @@ def _is_our_server(pid: int, d: Path) -> bool:
     if not args:
         return False
     joined = " ".join(args)
-    return ("label-studio" in joined or "label_studio" in joined) and "start" in args and str(d / "ls") in args
+    return (
+        ("label-studio" in joined or "label_studio" in joined)
+        and ("start" in args or "gunicorn" in joined)
+        and str(d / "ls") in args
+    )
 
 
 def server_status(data_dir: str | Path | None = None) -> ServerInfo:
     """Is the embedded server of ``data_dir`` running, at which URL, with which users."""
     d = _dir(data_dir)
     info = ServerInfo(data_dir=d, credentials_path=d / CREDENTIALS_FILE, log_path=d / LOG_FILE)
+    _backend_info(info, d)
     if info.credentials_path.exists():
         with contextlib.suppress(GoldboardError):
             creds = read_credentials(d)
@@ -348,7 +360,20 @@ def _child_env(d: Path) -> dict[str, str]:
             "PYTHONDONTWRITEBYTECODE": "1",
         }
     )
+    env.update(serverdb.database_env(serverdb.read_settings(d)))
     return env
+
+
+def _backend_info(info: ServerInfo, d: Path) -> None:
+    """Which database and how many workers (from ``server.toml``; a bad file is reported, not raised)."""
+    try:
+        s = serverdb.read_settings(d)
+    except GoldboardError as exc:
+        info.database = f"unknown ({exc})"
+        return
+    info.backend = s.backend
+    info.workers = max(1, s.workers)
+    info.database = serverdb.describe_backend(s, d)[0]
 
 
 def _label_studio_cmd() -> list[str]:
@@ -406,7 +431,7 @@ def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] =
             raise GoldboardError(f"rater name {ADMIN!r} is reserved for the server's admin user")
         if r not in creds.users:
             creds.users[r] = _new_user(r)
-    db_exists = (d / "ls" / "label_studio.sqlite3").exists()
+    db_exists = serverdb.database_ready(d, serverdb.read_settings(d))
     todo = [u for u in creds.all_users if u.id is None or not db_exists]
     if not cpath.exists() or todo:
         creds.save()  # before seeding: a crash never loses a token the database may hold
@@ -415,6 +440,7 @@ def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] =
         for u in todo:
             u.id = ids[u.name]
         creds.save()
+        serverdb.mark_seeded(d)
     return creds
 
 
@@ -476,8 +502,14 @@ class EmbeddedServer:
         port: int = DEFAULT_PORT,
         raters: Iterable[str] = (),
         startup_timeout: float = START_TIMEOUT,
+        *,
+        database: str | None = None,
+        workers: int | None = None,
+        db_password_file: str | Path | None = None,
     ) -> None:
         self.data_dir = _dir(data_dir)
+        # None: what DATA_DIR/server.toml says (SQLite and Label Studio's own server by default)
+        self.database, self.workers, self.db_password_file = database, workers, db_password_file
         self.port = int(port)
         self.raters = [r.strip() for r in raters if r.strip()]
         self.startup_timeout = startup_timeout
@@ -503,8 +535,10 @@ class EmbeddedServer:
             (d / PID_FILE).unlink()  # stale
         if not port_is_free(self.port):
             raise LabelStudioError(f"port {self.port} on {HOST} is busy; choose another with --port")
+        d.mkdir(parents=True, exist_ok=True)
+        settings = serverdb.configure(d, self.database, self.workers, self.db_password_file)
         self.credentials = creds = prepare_data_dir(d, self.raters)
-        cmd = [
+        cmd = self._server_cmd(settings) or [
             *_label_studio_cmd(),
             "start",
             "--no-browser",
@@ -546,6 +580,13 @@ class EmbeddedServer:
             self._terminate()
             raise
         return server_status(d)
+
+    def _server_cmd(self, settings: serverdb.Settings) -> list[str] | None:
+        """gunicorn when workers are asked for; None: Label Studio's own ``label-studio start``."""
+        if not settings.workers:
+            return None
+        (self.data_dir / "ls").mkdir(exist_ok=True)
+        return serverdb.gunicorn_cmd(HOST, self.port, settings.workers, self.data_dir / "ls")
 
     def _wait_ready(self, creds: Credentials) -> None:
         import httpx
@@ -638,9 +679,25 @@ def start_server(
     port: int = DEFAULT_PORT,
     raters: Iterable[str] = (),
     timeout: float = START_TIMEOUT,
+    *,
+    database: str | None = None,
+    workers: int | None = None,
+    db_password_file: str | Path | None = None,
 ) -> ServerInfo:
-    """Start the embedded server detached (it keeps running after this process exits)."""
-    return EmbeddedServer(data_dir, port=port, raters=raters, startup_timeout=timeout).start(detach=True)
+    """Start the embedded server detached (it keeps running after this process exits).
+
+    ``database``: ``postgresql://USER@HOST:PORT/DB`` (password: see :mod:`goldboard.annotate.serverdb`)
+    or ``sqlite``; ``workers``: gunicorn workers (0: Label Studio's own server).  Both are
+    remembered in ``DATA_DIR/server.toml``; None keeps what is recorded there."""
+    return EmbeddedServer(
+        data_dir,
+        port=port,
+        raters=raters,
+        startup_timeout=timeout,
+        database=database,
+        workers=workers,
+        db_password_file=db_password_file,
+    ).start(detach=True)
 
 
 def stop_server(data_dir: str | Path | None = None, timeout: float = 15.0) -> bool:
