@@ -110,6 +110,7 @@ class Connection:
     source: str = ""
     data_dir: Path | None = None  # the embedded server's data dir, when it is one
     credentials: Any = field(default=None, repr=False)  # embedded: server.Credentials
+    workers: int = 1  # requests the server handles at once, as far as goldboard knows (embedded: --workers)
 
     @property
     def embedded(self) -> bool:
@@ -136,7 +137,9 @@ def resolve_connection(
         st = srv.server_status(ddir)
         if st.running and _norm_url(st.url) == url:
             creds = srv.read_credentials(st.data_dir)
-            return Connection(url, creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds)
+            return Connection(
+                url, creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds, st.workers
+            )
         raise AuthenticationFailed(
             f"no API token for {url}: set LABEL_STUDIO_API_KEY or add it to "
             f'{user_config_path()} as ["{url}"] token = "..."'
@@ -149,7 +152,7 @@ def resolve_connection(
         )
     creds = srv.read_credentials(st.data_dir)
     return Connection(
-        st.url, token or creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds
+        st.url, token or creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds, st.workers
     )
 
 
@@ -201,7 +204,10 @@ class Client:
 
     def as_token(self, token: str, source: str = "rater token") -> Client:
         """The same server, another user (e.g. a rater posting their own annotations)."""
-        return Client(Connection(self.url, token, source, self.conn.data_dir, self.conn.credentials), self.timeout)
+        return Client(
+            Connection(self.url, token, source, self.conn.data_dir, self.conn.credentials, self.conn.workers),
+            self.timeout,
+        )
 
     # ------------------------------------------------------------------ error translation
     def _scrub(self, text: str) -> str:

@@ -267,7 +267,7 @@ def gunicorn_cmd(host: str, port: int, workers: int, ls_dir: Path) -> list[str]:
         "--timeout",
         str(WORKER_TIMEOUT),
         "--graceful-timeout",
-        "10",
+        "3",
         "--pythonpath",
         ls_path,
         "--chdir",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.annotate.push import DEFAULT_BATCH, push
+from goldboard.annotate.push import DEFAULT_BATCH_BYTES, push
 from goldboard.study import Study
 
 
@@ -27,7 +27,20 @@ from goldboard.study import Study
     default=None,
     help="Keep the model name out of the tasks (raters see data columns in Label Studio's task list).",
 )
-@click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
+@click.option(
+    "--batch-size",
+    type=int,
+    default=None,
+    help=f"At most this many tasks per import request (default: no count limit; requests of up to "
+    f"{DEFAULT_BATCH_BYTES // 2**20} MiB).",
+)
+@click.option(
+    "--jobs",
+    type=int,
+    default=None,
+    help="Projects filled at once (default: the embedded server's --workers, else 1). "
+    "More than 1 helps only a server with several app workers.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def push_cmd(
     study_dir: str,
@@ -36,7 +49,8 @@ def push_cmd(
     round_number: int | None,
     shared: bool | None,
     hide_model: bool | None,
-    batch_size: int,
+    batch_size: int | None,
+    jobs: int | None,
     quiet: bool,
 ) -> None:
     """Push CASES (+ --outputs) to the study's Label Studio projects.
@@ -53,7 +67,8 @@ def push_cmd(
     Give outputs opaque output_ids too, since default ids contain the model name.
 
     Idempotent: running it again (e.g. after a push that died half-way) imports
-    only the tasks that are missing.
+    only the tasks that are missing. Tasks go in requests of a few MB each; on a
+    server with several app workers the raters' projects are filled at once.
     """
     study = Study.open(study_dir)
     res = push(
@@ -64,6 +79,7 @@ def push_cmd(
         shared=shared,
         hide_model=hide_model or None,
         batch_size=batch_size,
+        jobs=jobs,
         progress=not quiet,
     )
     click.echo(res.describe())

@@ -29,6 +29,17 @@ pytestmark = pytest.mark.live
 RATERS = ["onc_a", "onc_b"]
 
 
+# every test here runs on the embedded SQLite server and on PostgreSQL behind gunicorn workers
+@pytest.fixture(scope="module")
+def live_server(backend_server):
+    return backend_server
+
+
+@pytest.fixture()
+def fresh_server(fresh_backend_server):
+    return fresh_backend_server
+
+
 def cases_files(tmp: Path, schema: str = "mtb", n: int = 8, seed: int = 3) -> tuple[Path, Path | None]:
     cases, outputs = synthesize(schema, n, seed=seed)
     c = tmp / f"{schema}_cases.jsonl"
@@ -263,7 +274,7 @@ def test_server_dies_mid_push_then_rerun_completes(fresh_server, tmp_path):
 
     client = Dying(connect(st).conn)
     with pytest.raises(ServerUnreachable, match="cannot reach Label Studio.*run the same push again"):
-        push(st, cases, outputs, client=client, batch_size=7, progress=False)
+        push(st, cases, outputs, client=client, batch_size=7, progress=False, jobs=1)
     st = Study.open(st.path)
     assert set(st.round(1).projects) == set(RATERS)  # recorded before the crash
     res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet")
