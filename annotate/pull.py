@@ -654,12 +654,15 @@ def pull(
     from_export: Iterable[str | Path | tuple[str, str | Path]] = (),
     write: bool = True,
     progress: bool = True,
+    jobs: int | None = None,
 ) -> PullResult:
     """Pull a round's annotations into ``rounds/N/ratings.csv`` (+ invalid.csv, pull.json).
 
     ``from_export``: hand-downloaded export files instead of the server; an item may be
     ``(rater, path)`` to say whose project the file is (needed for a blinded round when
     the file has no project id, i.e. JSON_MIN, and the annotators' ids are unknown).
+    ``jobs``: projects exported at once (None: the server's app workers when goldboard knows
+    them -- the embedded server's ``--workers`` -- else 1).
     """
     from goldboard.annotate.client import connect
 
@@ -732,14 +735,25 @@ def pull(
             xml = to_label_studio_xml(schema)
         except Exception:  # pragma: no cover - config generation is push's concern
             pass
-        for r, pid in _progress(items, progress, "Exporting projects"):
+
+        def export(item: tuple[str, int]) -> tuple[Source, str | None]:
+            r, pid = item
             proj = client.project(pid)
+            warn = None
             if xml is not None and not configs_match(proj["label_config"], xml):
-                warnings.append(
+                warn = (
                     f"project {pid} ({r}): label config on the server differs from schema "
                     f"{schema.name} v{schema.version}; every result is validated against the schema"
                 )
-            sources.append(Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"))
+            return Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"), warn
+
+        from goldboard.annotate.push import _server_workers
+
+        workers = max(1, min(len(items), jobs if jobs is not None else _server_workers(client)))
+        for src, warn in _exports(export, items, workers, progress):
+            sources.append(src)
+            if warn:
+                warnings.append(warn)
         if own_client:
             client.close()
     units = study.units() if hasattr(study, "units") else None
@@ -826,6 +840,24 @@ def configs_match(server_xml: str, schema_xml: str) -> bool:
         return _controls(server_xml) == _controls(schema_xml)
     except ET.ParseError:
         return False
+
+
+def _exports(fn: Any, items: list, workers: int, progress: bool) -> list:
+    """``[fn(i) for i in items]`` in order, ``workers`` at once; the first error is raised after
+    every started export finished."""
+    if workers <= 1:
+        return [fn(i) for i in _progress(items, progress, "Exporting projects")]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goldboard-export") as ex:
+        futures = [ex.submit(fn, i) for i in items]
+        bar = _progress(futures, progress, "Exporting projects")
+        for f in bar:
+            f.exception()  # wait, in order
+    for f in futures:
+        if f.exception() is not None:
+            raise f.exception()
+    return [f.result() for f in futures]
 
 
 def _progress(items: list, show: bool, label: str):

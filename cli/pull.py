@@ -20,8 +20,15 @@ from goldboard.study import Study
     help="Read a hand-downloaded Label Studio export (JSON or JSON_MIN) instead of the server; "
     "repeatable. RATER= says whose project the file is from (blinded rounds).",
 )
+@click.option(
+    "--jobs",
+    type=int,
+    default=None,
+    help="Projects exported at once (default: the embedded server's --workers, else 1). "
+    "More than 1 helps only a server with several app workers.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def pull_cmd(study_dir: str, round_number: int | None, exports: tuple[str, ...], quiet: bool) -> None:
+def pull_cmd(study_dir: str, round_number: int | None, exports: tuple[str, ...], jobs: int | None, quiet: bool) -> None:
     """Pull a round's annotations into rounds/N/ratings.csv.
 
     Invalid annotations (unknown value or field, missing required field, empty,
@@ -38,7 +45,7 @@ def pull_cmd(study_dir: str, round_number: int | None, exports: tuple[str, ...],
             raise GoldboardError(f"--from-export {e}: give RATER=FILE or FILE")
         else:
             specs.append(e)
-    res = pull(study, round_number, from_export=specs, progress=not quiet)
+    res = pull(study, round_number, from_export=specs, progress=not quiet, jobs=jobs)
     click.echo(res.describe())
     click.echo(f"wrote {res.paths['ratings']}")
 
