@@ -745,7 +745,7 @@ def pull(
                     f"project {pid} ({r}): label config on the server differs from schema "
                     f"{schema.name} v{schema.version}; every result is validated against the schema"
                 )
-            return Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"), warn
+            return Source(slim_export(client.export(pid)), pid, None if r == "*" else r, f"project {pid}"), warn
 
         from goldboard.annotate.push import _server_workers
 
@@ -840,6 +840,36 @@ def configs_match(server_xml: str, schema_xml: str) -> bool:
         return _controls(server_xml) == _controls(schema_xml)
     except ET.ParseError:
         return False
+
+
+#: what :func:`collect` reads of an exported task, of its data and of each annotation
+TASK_KEYS = ("id", "project")
+DATA_KEYS = ("item_id", "case_id", "output_id", "model")
+ANNOTATION_KEYS = ("id", "completed_by", "result", "was_cancelled", "lead_time", "created_at", "updated_at")
+
+
+def slim_export(tasks: list) -> list:
+    """An export with only what :func:`collect` reads (the case and output texts, predictions and
+    Label Studio's bookkeeping dropped), so a pull holds each project's export in full only while
+    it is read.  Anything that is not a task is kept as it is (collect reports it)."""
+    out = []
+    for t in tasks:
+        if not isinstance(t, dict):
+            out.append(t)
+            continue
+        slim = {k: t[k] for k in TASK_KEYS if k in t}
+        data = t.get("data")
+        slim["data"] = {k: data[k] for k in DATA_KEYS if k in data} if isinstance(data, dict) else data
+        anns = t.get("annotations")
+        if isinstance(anns, list):
+            slim["annotations"] = [
+                {k: a[k] for k in ANNOTATION_KEYS if k in a} if isinstance(a, dict) else a for a in anns
+            ]
+        else:
+            slim["annotations"] = anns
+        out.append(slim)
+    tasks.clear()  # the caller's full export goes now, not when the pull ends
+    return out
 
 
 def _exports(fn: Any, items: list, workers: int, progress: bool) -> list:

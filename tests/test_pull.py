@@ -458,3 +458,35 @@ def test_configs_match_ignores_presentation_but_not_questions():
     assert not configs_match(x, x.replace("Insufficient Information,Partially Supported", "Insufficient Information"))
     assert not configs_match(x, x.replace('required="true"', 'required="false"'))
     assert not configs_match(x, "<View><Text name='case' value='$case_text'/></View>")
+
+
+def test_slim_export_keeps_everything_collect_reads():
+    """A pull holds only the slim form of each export: same ratings, same invalid rows, same counts."""
+    import copy
+
+    from goldboard.annotate.pull import slim_export
+
+    noise = {"prediction": {}, "unique_id": "u", "draft_created_at": None, "result_count": 1, "task": 1}
+    full = [
+        task(1, "C1::m", [{**ann(10, 2, GOOD, lead=12.5), **noise}], project=1),
+        task(2, "C2::m", [ann(11, 2, [ch("safety_label", "Definitely")]), ann(12, 3, GOOD, cancelled=True)], 1),
+        task(3, "C3::m", [{**ann(13, 3, GOOD), **noise}], project=1),
+        {**task(4, "C4::m", []), "predictions": [{"result": GOOD}], "meta": {"x": 1}, "file_upload": "f"},
+    ]
+    for t in full:
+        t["data"]["case_text"] = "long case text " * 50
+    keep = copy.deepcopy(full)
+    slim = slim_export(full)
+    assert full == []  # the full export is released at once
+    assert all("case_text" not in t["data"] and "predictions" not in t for t in slim)
+    assert all(
+        set(a) <= {"id", "completed_by", "result", "was_cancelled", "lead_time", "created_at", "updated_at"}
+        for t in slim
+        for a in t["annotations"]
+    )
+    kw = dict(user_raters=USERS, known_users={1: "admin"})
+    a = collect([Source(keep, 1, "onc_a")], MTB, ["onc_a", "onc_b"], 1, **kw)
+    b = collect([Source(slim, 1, "onc_a")], MTB, ["onc_a", "onc_b"], 1, **kw)
+    pd.testing.assert_frame_equal(a.ratings, b.ratings)
+    pd.testing.assert_frame_equal(a.invalid, b.invalid)
+    assert a.summary == b.summary and len(a.invalid) == 3
