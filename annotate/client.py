@@ -173,6 +173,19 @@ def connect(
     return client
 
 
+def jobs_for(client: Any, jobs: int | None, tasks: int) -> int:
+    """How many of ``tasks`` (projects) to run at once: ``jobs`` when given, else the server's app
+    workers as far as goldboard knows them (the embedded server's ``--workers``; 1 when unknown)."""
+    if jobs is not None and jobs < 1:
+        raise GoldboardError(f"--jobs {jobs}: give 1 or more")
+    if jobs is None:
+        try:
+            jobs = int(getattr(getattr(client, "conn", None), "workers", 1) or 1)
+        except (TypeError, ValueError):
+            jobs = 1
+    return max(1, min(jobs, tasks))
+
+
 # --------------------------------------------------------------------------- the client
 
 
@@ -414,6 +427,7 @@ __all__ = [
     "Client",
     "resolve_connection",
     "connect",
+    "jobs_for",
     "user_config_path",
     "ServerUnreachable",
     "AuthenticationFailed",

@@ -664,7 +664,7 @@ def pull(
     ``jobs``: projects exported at once (None: the server's app workers when goldboard knows
     them -- the embedded server's ``--workers`` -- else 1).
     """
-    from goldboard.annotate.client import connect
+    from goldboard.annotate.client import connect, jobs_for
 
     schema: Schema = study.schema
     rnd = study.round(round_number)
@@ -747,9 +747,7 @@ def pull(
                 )
             return Source(slim_export(client.export(pid)), pid, None if r == "*" else r, f"project {pid}"), warn
 
-        from goldboard.annotate.push import _server_workers
-
-        workers = max(1, min(len(items), jobs if jobs is not None else _server_workers(client)))
+        workers = jobs_for(client, jobs, len(items))
         for src, warn in _exports(export, items, workers, progress):
             sources.append(src)
             if warn:

@@ -43,7 +43,7 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
+from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect, jobs_for
 from goldboard.annotate.pull import configs_match
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_jsonl_atomic
@@ -275,7 +275,7 @@ def push(
     # 2. what is already there (not asked of projects this push created); an item must not have changed
     tasks = [task_data(row, schema, include_model=rnd.show_model) for row in units.to_dict("records")]
     by_item = {t["item_id"]: t for t in tasks}
-    workers = max(1, min(len(keys), jobs if jobs is not None else _server_workers(client)))
+    workers = jobs_for(client, jobs, len(keys))
 
     def present_in(key: str) -> tuple[dict[str, int], list[str]]:
         if key in result.created_projects:
@@ -383,14 +383,6 @@ def _batches(payload: list[dict], max_bytes: int, max_tasks: int | None) -> Iter
         size += n
     if batch:
         yield batch
-
-
-def _server_workers(client: Any) -> int:
-    """How many requests the server handles at once, as far as goldboard knows (1 if unknown)."""
-    try:
-        return max(1, int(getattr(client.conn, "workers", 1) or 1))
-    except (TypeError, ValueError):
-        return 1
 
 
 def _map(fn: Any, keys: list[str], workers: int) -> list:
