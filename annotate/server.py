@@ -586,7 +586,8 @@ class EmbeddedServer:
         if not settings.workers:
             return None
         (self.data_dir / "ls").mkdir(exist_ok=True)
-        return serverdb.gunicorn_cmd(HOST, self.port, settings.workers, self.data_dir / "ls")
+        settings_module = _child_env(self.data_dir).get("DJANGO_SETTINGS_MODULE") or serverdb.LS_SETTINGS
+        return serverdb.gunicorn_cmd(HOST, self.port, settings.workers, self.data_dir / "ls", settings_module)
 
     def _wait_ready(self, creds: Credentials) -> None:
         import httpx

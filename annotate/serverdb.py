@@ -242,8 +242,13 @@ def database_env(s: Settings) -> dict[str, str]:
     return env
 
 
-def gunicorn_cmd(host: str, port: int, workers: int, ls_dir: Path) -> list[str]:
-    """Label Studio's WSGI app under gunicorn with ``workers`` sync workers."""
+#: Label Studio's own settings module (``label-studio start`` uses it unless the environment names another)
+LS_SETTINGS = "label_studio.core.settings.label_studio"
+
+
+def gunicorn_cmd(host: str, port: int, workers: int, ls_dir: Path, settings_module: str = LS_SETTINGS) -> list[str]:
+    """Label Studio's WSGI app under gunicorn with ``workers`` sync workers and the Django
+    settings ``label-studio start`` would use (``settings_module``)."""
     try:
         import label_studio
     except ImportError:
@@ -275,7 +280,7 @@ def gunicorn_cmd(host: str, port: int, workers: int, ls_dir: Path) -> list[str]:
         "--log-level",
         "warning",
         "--env",
-        "DJANGO_SETTINGS_MODULE=label_studio.core.settings.label_studio",
+        f"DJANGO_SETTINGS_MODULE={settings_module}",
     ]
 
 
