@@ -116,3 +116,27 @@ def test_gunicorn_command_serves_label_studio_on_loopback(tmp_path):
     assert cmd[cmd.index("--bind") + 1] == "127.0.0.1:8123" and cmd[cmd.index("--workers") + 1] == "4"
     # server stop recognises it as this data dir's server
     assert str(tmp_path / "ls") in cmd
+
+
+def test_server_stop_recognises_a_gunicorn_server_of_this_data_dir_only(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    d = tmp_path / "srv"
+    (d / "ls").mkdir(parents=True)
+    fake = [sys.executable, "-c", "import time; time.sleep(60)", "-m", "gunicorn", "label_studio.core.wsgi:application"]
+    other = subprocess.Popen([*fake, "--chdir", str(tmp_path / "elsewhere" / "ls")])
+    ours = subprocess.Popen([*fake, "--chdir", str(d / "ls")])
+    try:
+        (d / srv.PID_FILE).write_text(json.dumps({"pid": other.pid, "port": 1, "url": "http://127.0.0.1:1"}))
+        assert not srv.server_status(d).running and srv.stop_server(d) is False  # someone else's: left alone
+        assert other.poll() is None
+        (d / srv.PID_FILE).write_text(json.dumps({"pid": ours.pid, "port": 1, "url": "http://127.0.0.1:1"}))
+        assert srv.server_status(d).running
+        assert srv.stop_server(d) is True
+        assert ours.wait(10) is not None
+    finally:
+        for p in (other, ours):
+            p.kill()
+            p.wait()
