@@ -27,7 +27,7 @@ import contextlib
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -361,26 +361,32 @@ class Client:
                 page += 1
         return out
 
-    def export(self, project_id: int, export_type: str = "JSON") -> list[dict]:
-        """Every task of a project with its annotations, via the export API (one request)."""
-        with self._call(f"exporting project {project_id}", project_id):
-            chunks = self.sdk.projects.exports.download_sync(
-                project_id,
-                export_type=export_type,
-                download_all_tasks=True,
-                download_resources=False,
-                request_options={"max_retries": 1, "timeout": self.timeout},
-            )
-            raw = b"".join(chunks)
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError:
-            raise ServerError(
-                f"Label Studio at {self.url} sent an export of project {project_id} that is not JSON"
-            ) from None
-        if not isinstance(data, list):
-            raise ServerError(f"Label Studio at {self.url} sent an unexpected export of project {project_id}")
-        return data
+    def export(self, project_id: int, export_type: str = "JSON", each: Callable[[Any], Any] | None = None) -> list:
+        """Every task of a project with its annotations, via the export API (one request).
+
+        The export is spooled to a temporary file and read back one task at a time; ``each``
+        (e.g. keep only the fields a pull reads) is applied to every task as it is read, so
+        memory holds ``each``'s results rather than the whole export."""
+        import tempfile
+
+        with tempfile.TemporaryFile() as fh:
+            with self._call(f"exporting project {project_id}", project_id):
+                chunks = self.sdk.projects.exports.download_sync(
+                    project_id,
+                    export_type=export_type,
+                    download_all_tasks=True,
+                    download_resources=False,
+                    request_options={"max_retries": 1, "timeout": self.timeout, "chunk_size": 1 << 20},
+                )
+                for chunk in chunks:
+                    fh.write(chunk)
+            fh.seek(0)
+            try:
+                return read_json_array(fh, each)
+            except ValueError:
+                raise ServerError(
+                    f"Label Studio at {self.url} sent an export of project {project_id} that is not a JSON list of tasks"
+                ) from None
 
     def create_annotation(
         self, task_id: int, result: list[dict], lead_time: float | None = None, was_cancelled: bool = False
@@ -400,6 +406,25 @@ class Client:
     def update_project_config(self, project_id: int, label_config: str) -> None:
         with self._call(f"updating the label config of project {project_id}", project_id):
             self.sdk.projects.update(project_id, label_config=label_config, request_options=NO_RETRIES)
+
+
+def read_json_array(fh: Any, each: Callable[[Any], Any] | None = None) -> list:
+    """The items of the JSON array in binary file ``fh``, each passed through ``each`` as it is
+    read (streamed with ijson when installed, so the whole document is never in memory at once).
+    Raises ValueError when ``fh`` is not a JSON array."""
+    head = fh.read(64).lstrip()
+    if not head.startswith(b"["):
+        raise ValueError("not a JSON array")
+    fh.seek(0)
+    try:
+        import ijson
+    except ImportError:  # pragma: no cover - ijson comes with goldboard
+        data = json.load(fh)
+        return [each(x) for x in data] if each is not None else data
+    try:
+        return [each(x) if each is not None else x for x in ijson.items(fh, "item", use_float=True)]
+    except ijson.JSONError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _detail(body: Any) -> str:

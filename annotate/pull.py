@@ -745,7 +745,8 @@ def pull(
                     f"project {pid} ({r}): label config on the server differs from schema "
                     f"{schema.name} v{schema.version}; every result is validated against the schema"
                 )
-            return Source(slim_export(client.export(pid)), pid, None if r == "*" else r, f"project {pid}"), warn
+            tasks = client.export(pid, each=slim_task)
+            return Source(tasks, pid, None if r == "*" else r, f"project {pid}"), warn
 
         workers = jobs_for(client, jobs, len(items))
         for src, warn in _exports(export, items, workers, progress):
@@ -846,28 +847,25 @@ DATA_KEYS = ("item_id", "case_id", "output_id", "model")
 ANNOTATION_KEYS = ("id", "completed_by", "result", "was_cancelled", "lead_time", "created_at", "updated_at")
 
 
+def slim_task(t: Any) -> Any:
+    """One exported task with only what :func:`collect` reads (the case and output texts,
+    predictions and Label Studio's bookkeeping dropped); anything else is kept as it is."""
+    if not isinstance(t, dict):
+        return t
+    slim = {k: t[k] for k in TASK_KEYS if k in t}
+    data = t.get("data")
+    slim["data"] = {k: data[k] for k in DATA_KEYS if k in data} if isinstance(data, dict) else data
+    anns = t.get("annotations")
+    if isinstance(anns, list):
+        slim["annotations"] = [{k: a[k] for k in ANNOTATION_KEYS if k in a} if isinstance(a, dict) else a for a in anns]
+    else:
+        slim["annotations"] = anns
+    return slim
+
+
 def slim_export(tasks: list) -> list:
-    """An export with only what :func:`collect` reads (the case and output texts, predictions and
-    Label Studio's bookkeeping dropped), so a pull holds each project's export in full only while
-    it is read.  Anything that is not a task is kept as it is (collect reports it)."""
-    out = []
-    for t in tasks:
-        if not isinstance(t, dict):
-            out.append(t)
-            continue
-        slim = {k: t[k] for k in TASK_KEYS if k in t}
-        data = t.get("data")
-        slim["data"] = {k: data[k] for k in DATA_KEYS if k in data} if isinstance(data, dict) else data
-        anns = t.get("annotations")
-        if isinstance(anns, list):
-            slim["annotations"] = [
-                {k: a[k] for k in ANNOTATION_KEYS if k in a} if isinstance(a, dict) else a for a in anns
-            ]
-        else:
-            slim["annotations"] = anns
-        out.append(slim)
-    tasks.clear()  # the caller's full export goes now, not when the pull ends
-    return out
+    """:func:`slim_task` of every task of an export."""
+    return [slim_task(t) for t in tasks]
 
 
 def _exports(fn: Any, items: list, workers: int, progress: bool) -> list:
@@ -901,6 +899,8 @@ __all__ = [
     "collect",
     "parse_result",
     "read_export_file",
+    "slim_export",
+    "slim_task",
     "tasks_from_json_min",
     "rater_user_ids",
     "configs_match",

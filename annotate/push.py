@@ -275,6 +275,7 @@ def push(
     # 2. what is already there (not asked of projects this push created); an item must not have changed
     tasks = [task_data(row, schema, include_model=rnd.show_model) for row in units.to_dict("records")]
     by_item = {t["item_id"]: t for t in tasks}
+    data_size = {t["item_id"]: _json_size(t) + len('{"data": }') for t in tasks}  # once, not per project
     workers = jobs_for(client, jobs, len(keys))
 
     def present_in(key: str) -> tuple[dict[str, int], list[str]]:
@@ -303,15 +304,18 @@ def push(
 
     def fill(key: str) -> int:
         made = 0
-        payload = []
+        payload, sizes = [], []
         for t in missing[key]:
             p: dict[str, Any] = {"data": t}
+            n = data_size[t["item_id"]]
             if annotations:
                 anns = annotations.get((key, t["item_id"]))
                 if anns:
                     p["annotations"] = anns
+                    n += _json_size(anns) + len(', "annotations": ')
             payload.append(p)
-        for batch in _batches(payload, batch_bytes, batch_size):
+            sizes.append(n)
+        for batch in _batches(payload, batch_bytes, batch_size, sizes):
             if failed.is_set():
                 break
             try:
@@ -369,13 +373,19 @@ def _present(client: Client, pid: int, by_item: dict[str, dict], cases_path: Any
     return present, warnings
 
 
-def _batches(payload: list[dict], max_bytes: int, max_tasks: int | None) -> Iterator[list[dict]]:
+def _json_size(x: Any) -> int:
+    return len(json.dumps(x, ensure_ascii=False).encode("utf-8"))
+
+
+def _batches(
+    payload: list[dict], max_bytes: int, max_tasks: int | None, sizes: list[int] | None = None
+) -> Iterator[list[dict]]:
     """Consecutive slices of ``payload`` of at most ``max_bytes`` of JSON (at least one task each)
-    and at most ``max_tasks`` tasks."""
+    and at most ``max_tasks`` tasks; ``sizes``: each item's JSON size when already known."""
     batch: list[dict] = []
     size = 2
-    for p in payload:
-        n = len(json.dumps(p, ensure_ascii=False).encode("utf-8")) + 1
+    for i, p in enumerate(payload):
+        n = (sizes[i] if sizes is not None else _json_size(p)) + 1
         if batch and (size + n > max_bytes or (max_tasks is not None and len(batch) >= max_tasks)):
             yield batch
             batch, size = [], 2

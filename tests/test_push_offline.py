@@ -311,3 +311,28 @@ def test_serial_when_jobs_is_one(study):
     fake = CountingServer(workers=4)
     push(study, units=units(30), client=fake, progress=False, batch_size=10, jobs=1)
     assert [pid for pid, _ in fake.batches] == [1, 1, 1, 2, 2, 2]
+
+
+def test_export_is_read_task_by_task_through_each():
+    import io
+
+    from goldboard.annotate.client import read_json_array
+
+    tasks = [
+        {"id": i, "data": {"item_id": f"C{i}", "text": "é" * 50}, "annotations": [{"lead_time": 1.5}]} for i in range(5)
+    ]
+    raw = json.dumps(tasks, ensure_ascii=False).encode()
+    assert read_json_array(io.BytesIO(raw)) == tasks
+    assert read_json_array(io.BytesIO(raw), lambda t: t["data"]["item_id"]) == [f"C{i}" for i in range(5)]
+    for bad in (b'{"detail": "x"}', b"[{", b"<html>", b""):
+        with pytest.raises(ValueError):
+            read_json_array(io.BytesIO(bad))
+
+    def handler(request):
+        assert request.url.path == "/api/projects/7/export"
+        return httpx.Response(200, content=raw)
+
+    got = mocked(handler).export(7, each=lambda t: (t["id"], t["annotations"][0]["lead_time"]))
+    assert got == [(i, 1.5) for i in range(5)]
+    with pytest.raises(ServerError, match="export of project 7 that is not a JSON list of tasks"):
+        mocked(lambda r: httpx.Response(200, content=b"[1, 2")).export(7)
