@@ -525,6 +525,8 @@ class EmbeddedServer:
         d = self.data_dir
         if not 0 < self.port < 65536:
             raise GoldboardError(f"--port: {self.port} is not a TCP port")
+        if self.database is not None:
+            serverdb.parse_database(self.database)  # a bad URL (or one with a password) fails first
         st = server_status(d)
         if st.running:
             raise LabelStudioError(
