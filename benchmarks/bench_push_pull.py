@@ -92,6 +92,32 @@ def pull_child(study_dir: str, url: str) -> None:
     print(json.dumps({"seconds": t, "peak_rss": rss, "annotations": res.summary["valid_annotations"]}))
 
 
+def push_figures(study, units, client, jobs, n, k, created, lines, record) -> None:
+    st = study("push")
+    t_push, res = timed(push, st, units=units, client=client, progress=False, jobs=jobs)
+    record(st)
+    assert all(v == n for v in res.imported.values()), res.imported
+    t_repush, res2 = timed(push, Study.open(st.path), units=units, client=client, progress=False, jobs=jobs)
+    assert all(v == 0 for v in res2.imported.values()), res2.imported
+    xml = to_label_studio_xml(st.schema)
+    tasks = [{"data": task_data(row, st.schema)} for row in units.to_dict("records")]
+    t_bulk = 0.0
+    for r in RATERS:
+        pid = client.create_project(f"bench bulk {r}", xml)
+        created.append(pid)
+        t, made = timed(client.import_tasks, pid, tasks)
+        assert made == n, made
+        t_bulk += t
+    pid = client.create_project("bench naive push", xml)
+    created.append(pid)
+    t0 = time.perf_counter()
+    for t in tasks[:k]:
+        client.import_tasks(pid, [t])
+    t_naive_push = (time.perf_counter() - t0) * n / k * len(RATERS)
+    lines.append(("push", f"{len(RATERS)} x {n} tasks", t_push, t_bulk, "one bulk import/project", t_naive_push))
+    lines.append(("push again (no-op)", f"{len(RATERS)} x {n} tasks", t_repush, None, "", None))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tasks", type=int, default=10_000)
@@ -101,6 +127,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None, help="embedded server: gunicorn workers")
     ap.add_argument("--jobs", type=int, default=None, help="projects at once (default: the server's workers)")
     ap.add_argument("--memory", action="store_true", help="peak resident memory of a pull in a child process")
+    ap.add_argument("--pull-only", action="store_true", help="skip the push measurements (e.g. a big --memory run)")
     ap.add_argument("--keep", default=None, help="keep the work dir here")
     ap.add_argument("--pull-child", nargs=2, metavar=("STUDY", "URL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -141,32 +168,10 @@ def main() -> None:
 
         try:
             # ---------------- push: goldboard vs one bulk import per project vs per task
-            st = study("push")
-            t_push, res = timed(push, st, units=units, client=client, progress=False, jobs=jobs)
-            record(st)
-            assert all(v == n for v in res.imported.values()), res.imported
-            t_repush, res2 = timed(push, Study.open(st.path), units=units, client=client, progress=False, jobs=jobs)
-            assert all(v == 0 for v in res2.imported.values()), res2.imported
-            xml = to_label_studio_xml(st.schema)
-            tasks = [{"data": task_data(row, st.schema)} for row in units.to_dict("records")]
-            t_bulk = 0.0
-            for r in RATERS:
-                pid = client.create_project(f"bench bulk {r}", xml)
-                created.append(pid)
-                t, made = timed(client.import_tasks, pid, tasks)
-                assert made == n, made
-                t_bulk += t
-            pid = client.create_project("bench naive push", xml)
-            created.append(pid)
-            t0 = time.perf_counter()
-            for t in tasks[:k]:
-                client.import_tasks(pid, [t])
-            t_naive_push = (time.perf_counter() - t0) * n / k * len(RATERS)
-            lines.append(
-                ("push", f"{len(RATERS)} x {n} tasks", t_push, t_bulk, "one bulk import/project", t_naive_push)
-            )
-            lines.append(("push again (no-op)", f"{len(RATERS)} x {n} tasks", t_repush, None, "", None))
+            if not args.pull_only:
+                push_figures(study, units, client, jobs, n, k, created, lines, record)
 
+            # ---------------- pull: goldboard vs the export endpoint vs per task
             # ---------------- pull: goldboard vs the export endpoint vs per task
             st2 = study("pull")
             t_fill, _ = timed(
