@@ -539,6 +539,7 @@ class EmbeddedServer:
             raise LabelStudioError(f"port {self.port} on {HOST} is busy; choose another with --port")
         d.mkdir(parents=True, exist_ok=True)
         settings = serverdb.configure(d, self.database, self.workers, self.db_password_file)
+        serverdb.check_database(settings)
         self.credentials = creds = prepare_data_dir(d, self.raters)
         cmd = self._server_cmd(settings) or [
             *_label_studio_cmd(),

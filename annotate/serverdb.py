@@ -246,6 +246,35 @@ def database_env(s: Settings) -> dict[str, str]:
 LS_SETTINGS = "label_studio.core.settings.label_studio"
 
 
+def check_database(s: Settings) -> None:
+    """Connect once to the PostgreSQL of ``s`` (a clear one-line error instead of a server that
+    starts and then fails every request); nothing to do for SQLite."""
+    if s.database is None:
+        return
+    db = s.database
+    password = database_password(s.password_file or None)
+    try:
+        import psycopg
+    except ImportError:
+        raise GoldboardError(
+            "PostgreSQL needs psycopg (it comes with Label Studio: pip install 'goldboard[server]')"
+        ) from None
+    kwargs: dict = {"host": db.host, "port": db.port, "user": db.user, "dbname": db.name, "connect_timeout": 10}
+    if password:
+        kwargs["password"] = password
+    if db.sslmode:
+        kwargs["sslmode"] = db.sslmode
+    try:
+        with psycopg.connect(**kwargs) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        detail = " ".join(str(exc).split())
+        if password:
+            detail = detail.replace(password, "***")
+        hint = "" if password else " (no password given: set GOLDBOARD_DB_PASSWORD or --db-password-file)"
+        raise GoldboardError(f"cannot connect to PostgreSQL {db.url}: {detail[:300]}{hint}") from None
+
+
 def gunicorn_cmd(host: str, port: int, workers: int, ls_dir: Path, settings_module: str = LS_SETTINGS) -> list[str]:
     """Label Studio's WSGI app under gunicorn with ``workers`` sync workers and the Django
     settings ``label-studio start`` would use (``settings_module``)."""

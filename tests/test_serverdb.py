@@ -140,3 +140,28 @@ def test_server_stop_recognises_a_gunicorn_server_of_this_data_dir_only(tmp_path
         for p in (other, ours):
             p.kill()
             p.wait()
+
+
+def test_unreachable_database_is_one_clear_line_before_anything_starts(tmp_path, monkeypatch):
+    pytest.importorskip("psycopg")
+    monkeypatch.setenv("GOLDBOARD_DB_PASSWORD", "pw-never-shown")
+    port = srv.free_port()  # nothing listens there
+    res = CliRunner().invoke(
+        main,
+        [
+            "server",
+            "start",
+            "--data-dir",
+            str(tmp_path / "d"),
+            "--port",
+            str(srv.free_port()),
+            "--database",
+            f"postgresql://ls@127.0.0.1:{port}/labelstudio",
+            "--workers",
+            "2",
+        ],
+    )
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert f"cannot connect to PostgreSQL postgresql://ls@127.0.0.1:{port}/labelstudio" in res.output
+    assert "pw-never-shown" not in res.output
+    assert not (tmp_path / "d" / "credentials.toml").exists()  # nothing seeded, no server started
