@@ -71,7 +71,10 @@ def start_cmd(
       export GOLDBOARD_DB_PASSWORD=...   # or --db-password-file FILE
       goldboard server start --database postgresql://ls@127.0.0.1:5432/labelstudio --workers 4
     """
-    click.echo("Starting Label Studio (the first start sets up the database, ~30 s)...", err=True)
+    click.echo(
+        "Starting Label Studio (a first start sets up the database: ~30 s on SQLite, minutes on PostgreSQL)...",
+        err=True,
+    )
     info = srv.start_server(
         data_dir,
         port=port,
