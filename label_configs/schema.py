@@ -43,6 +43,10 @@ RESERVED_FIELD_NAMES = frozenset({"case", "output"})
 RESERVED_FIELD_PREFIX = "option_"
 #: characters XML 1.0 cannot carry (a value with one could never round-trip through Label Studio)
 _XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+#: separator of multi-select values in the ratings table (cases.ratings.MULTI_SEP); no value may contain it
+MULTI_SEP = "|"
+#: first characters a spreadsheet reads as a formula; the workbook shows such text with a leading ``'``
+_FORMULA_STARTS = frozenset("=+-@\t\r\uff1d\uff0b\uff0d\uff20")
 BINARY_DEFAULT_VALUES = [
     {"value": "no", "description": "Flag not set", "aliases": ["false", "0", "n", "False", "FALSE", "No", "NO"]},
     {"value": "yes", "description": "Flag set", "aliases": ["true", "1", "y", "True", "TRUE", "Yes", "YES"]},
@@ -114,7 +118,9 @@ class Field:
 
         Exact spellings win, then declared aliases, then a case- and
         whitespace-insensitive match; numbers read back from spreadsheets as
-        ``4.0`` match ``"4"``.  Anything else raises :class:`ValueNotInSchema`
+        ``4.0`` match ``"4"``; a value starting like a formula (``=x``) also
+        matches its spreadsheet spelling with a leading quote (``'=x``), the
+        text goldboard's review workbook shows and offers.  Anything else raises :class:`ValueNotInSchema`
         -- a value is never guessed.
         """
         if self.kind == "text":
@@ -126,6 +132,10 @@ class Field:
         folded = " ".join(text.split()).casefold()
         if folded in self._folded_lookup():
             return self._folded_lookup()[folded]
+        if text.startswith("'") and text[1:].lstrip(" \u00a0\n")[:1] in _FORMULA_STARTS and text[1:].strip():
+            # the spreadsheet spelling of a value that starts like a formula ('=x for =x): the exact
+            # text goldboard's workbook offers in its dropdowns (see exports.sanitize)
+            return self.normalize(text[1:])
         allowed = ", ".join(self.categories)
         raise ValueNotInSchema(f"{text!r} is not a value of {self.name} (allowed: {allowed})")
 
@@ -560,6 +570,11 @@ def _parse_value(rv: Any, where: str) -> Value:
     for spelling in (value, *aliases):
         if _XML_ILLEGAL_RE.search(spelling):
             raise SchemaError(f"{where}: value {spelling!r} contains a control character")
+        if MULTI_SEP in spelling:
+            raise SchemaError(
+                f"{where}: value {spelling!r} contains {MULTI_SEP!r}, the separator of multi-select values in "
+                f"ratings.csv and gold.csv; spell it without {MULTI_SEP!r}"
+            )
     return Value(
         value=value,
         description=str(rv.get("description", "")),
