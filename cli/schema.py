@@ -127,12 +127,17 @@ def show_cmd(schema_ref: str, fmt: str) -> None:
     show_default=True,
     help="Validate the config with label_studio_sdk's LabelInterface before writing it.",
 )
-def config_cmd(schema_ref: str, out: str | None, check: bool) -> None:
+@click.option(
+    "--case-level",
+    is_flag=True,
+    help="The config of a case-level round (cases pushed without --outputs): no model-output pane.",
+)
+def config_cmd(schema_ref: str, out: str | None, check: bool, case_level: bool) -> None:
     """Print (or write) the Label Studio labeling config for a schema."""
     from goldboard.label_configs.xml import to_label_studio_xml
 
     s = _load(schema_ref)
-    xml = to_label_studio_xml(s)
+    xml = to_label_studio_xml(s, show_output=False if case_level else None)
     if check:
         from label_studio_sdk.label_interface import LabelInterface
 

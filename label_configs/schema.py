@@ -210,6 +210,9 @@ class Display:
     case_title: str = "Case"
     output_title: str = "Model output"
     options: tuple[str, ...] = ()  # per-option layouts (radsafe): option letters
+    #: case columns deliberately never shown to raters (answers, benchmark bookkeeping, stratifiers);
+    #: ``cases validate`` lists them as hidden by design instead of warning about them
+    hidden_case_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -326,6 +329,7 @@ class Schema:
             ],
             "display": {
                 "case_fields": [list(x) for x in self.display.case_fields],
+                "hidden_case_fields": list(self.display.hidden_case_fields),
                 "show_output": self.display.show_output,
                 "options": list(self.display.options),
             },
@@ -453,8 +457,15 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
             case_fields.append((cf["name"], str(cf.get("title", cf["name"]))))
         else:
             raise SchemaError(f"{where}: display.case_fields[{i}]: give a key name or {{name, title}}")
+    hidden = raw_display.get("hidden_case_fields", []) or []
+    if not isinstance(hidden, list) or not all(isinstance(h, str) and h.strip() for h in hidden):
+        raise SchemaError(f"{where}: display.hidden_case_fields: give a list of case column names")
+    clash = sorted(set(hidden) & {k for k, _ in case_fields})
+    if clash:
+        raise SchemaError(f"{where}: display.hidden_case_fields: {clash[0]!r} is also a displayed case field")
     display = Display(
         case_fields=tuple(case_fields),
+        hidden_case_fields=tuple(hidden),
         show_output=bool(raw_display.get("show_output", True)),
         case_title=str(raw_display.get("case_title", "Case")),
         output_title=str(raw_display.get("output_title", "Model output")),

@@ -148,8 +148,8 @@ def test_readme_lists_each_schemas_case_columns():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for name in builtin_names():
         sch = load_schema(name)
-        m = re.search(rf"Case columns of `{name}`[^\n]*\n?[^\n]*", readme)
-        assert m, f"README: no 'Case columns of `{name}`' line"
+        m = re.search(rf"Case columns of [^\n]*?`{name}`.*?(?:\n\n|$)", readme, re.S)
+        assert m, f"README: no 'Case columns of ... `{name}`' paragraph"
         for key, _ in sch.display.case_fields:
             assert f"`{key}`" in m.group(0), (name, key, m.group(0))
 
@@ -355,7 +355,10 @@ def test_formula_like_values_decided_with_the_text_the_workbook_offers(tmp_path)
     df = pd.DataFrame(rows, columns=RATINGS_COLUMNS).assign(field="label", case_id=lambda d: d["item_id"])
     write_csv_atomic(df, st.ratings_path(1))
     write_jsonl_atomic(
-        [{"item_id": i, "case_id": i, "output_id": "", "model": "", "case_text": "c", "output_text": ""} for i in pairs],
+        [
+            {"item_id": i, "case_id": i, "output_id": "", "model": "", "case_text": "c", "output_text": ""}
+            for i in pairs
+        ],
         st.units_path,
     )
     st.get_or_add_round(1)
@@ -389,3 +392,25 @@ def test_formula_like_values_decided_with_the_text_the_workbook_offers(tmp_path)
         logged[rec["item_id"]] = rec["decision"]
     assert logged and logged == {k: (v[1:] if v.startswith("'") else v) for k, v in chosen.items()}
     assert set(logged.values()) <= set(FORMULA_VALUES)
+
+
+# --------------------------------------------------------------------------- 5. exports of another round
+
+
+def test_pull_export_of_a_project_not_in_the_round_is_refused(tmp_path):
+    st = Study.init(tmp_path / "st", schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:9")
+    st.get_or_add_round(1).projects = {"onc_a": 11, "onc_b": 12}
+    st.save()
+    good = [{"type": "choices", "from_name": "safety_label", "to_name": "output", "value": {"choices": [S]}}]
+    task = {
+        "id": 5,
+        "project": 99,
+        "data": {"item_id": "C1::m", "case_id": "C1"},
+        "annotations": [{"id": 1, "completed_by": 2, "result": good}],
+    }
+    f = tmp_path / "old_round.json"
+    f.write_text(json.dumps([task]))
+    for spec in (str(f), f"onc_a={f}"):
+        line = error_line(run("pull", "--study", st.path, "--from-export", spec, "--quiet"))
+        assert "project 99" in line and "not a project of round 1" in line and "onc_a=11" in line
+    assert not st.ratings_path(1).exists()
