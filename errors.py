@@ -64,3 +64,26 @@ def did_you_mean(word: str, choices) -> str:
     if not hits:
         return ""
     return " (did you mean " + " or ".join(repr(h) for h in hits) + "?)"
+
+
+def check_names(names, known, *, option: str, what: str) -> list[str]:
+    """``names`` (in order, duplicates dropped) when each is one of ``known``; else a
+    :class:`GoldboardError` naming ``option``, the unknown name, the known names and the
+    closest ones.  ``what`` completes "is not ...", e.g. ``"a rater of this study"``.
+
+    >>> try:
+    ...     check_names(["onc_a", "onc_c"], ["onc_a", "onc_b"], option="--raters", what="a rater of this study")
+    ... except GoldboardError as exc:
+    ...     print(exc)
+    --raters: 'onc_c' is not a rater of this study (onc_a, onc_b) (did you mean 'onc_a' or 'onc_b'?)
+    """
+    known = [str(k) for k in known]
+    out = []
+    for name in names:
+        if name not in known:
+            raise GoldboardError(
+                f"{option}: {name!r} is not {what} ({', '.join(known) or 'none'}){did_you_mean(name, known)}"
+            )
+        if name not in out:
+            out.append(name)
+    return out

@@ -335,7 +335,12 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 @click.option("--item-col", default="item_id", show_default=True, help="Item column (long and wide tables).")
 @click.option("--rater-col", default="rater", show_default=True, help="Rater column (long table).")
 @click.option("--label-col", default=None, help="Label column (default: label, else value).")
-@click.option("--raters", "wide_raters", help="Wide table: comma-separated rater columns, e.g. onc_a,onc_b.")
+@click.option(
+    "--raters",
+    "wide_raters",
+    help="Wide TABLE: comma-separated rater columns, e.g. onc_a,onc_b. With --study: compare only these "
+    "study raters. A name that is not a rater is an error.",
+)
 @click.option("--schema", "schema_ref", help="Schema (built-in name or file): categories, order, level, aliases.")
 @click.option("--categories", help="Full ordered scale, e.g. 1,2,3,4,5 (weights span it even if a level is unused).")
 @click.option(
@@ -389,6 +394,7 @@ def agree_cmd(
                                 `goldboard pull`'s ratings.csv works as is
       TABLE --raters A,B        wide table, one column per rater
       --study DIR [--round N]   a study's pulled ratings and its schema
+                                (--raters A,B: only these study raters)
       --from-label-studio FILE  Label Studio JSON / JSON_MIN export (with --field)
 
     Stdout carries only the requested format; warnings go to stderr (and into
@@ -412,11 +418,25 @@ def agree_cmd(
         source = str(study.ratings_path(round_))
         df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
         raters_order = study.raters
+        if wide_raters is not None:  # --raters with --study: compare only these study raters
+            from goldboard.errors import check_names
+
+            raters_order = check_names(
+                _split(wide_raters) or [], study.raters, option="--raters", what="a rater of this study"
+            )
+            if len(raters_order) < 2:
+                raise GoldboardError("--raters: name at least two raters to compare, e.g. --raters onc_a,onc_b")
+            df = df[df["rater"].astype(str).isin(raters_order)]
         if by and by not in df.columns:
             groups = unit_groups(study, by)
         if cluster_col and cluster_col not in df.columns:
             clusters = unit_groups(study, cluster_col)
     elif ls_files:
+        if wide_raters is not None:
+            raise GoldboardError(
+                "--raters: selects rater columns of a wide TABLE or raters of a --study, not --from-label-studio "
+                "annotators (give one export per rater instead)"
+            )
         if not field and schema is None:
             raise GoldboardError("--from-label-studio needs --field NAME (the label config's from_name)")
         fname = field or schema.primary_field.name

@@ -219,14 +219,20 @@ def test_flag_ratings_file_unknown_rater(tmp_path):
 
 
 def test_agree_study_raters_selects_raters_and_rejects_unknown(study3):
+    def pa(result):
+        return next(x["value"] for x in result["statistics"] if x["statistic"] == "percent_agreement")
+
     res = run("agree", "--study", study3.path, "--format", "json")
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["n_raters"] == 3
+    every = json.loads(res.stdout)
+    assert every["n_raters"] == 3 and pa(every) == pytest.approx(1 / 3)  # one of three pairs agrees
     res = run("agree", "--study", study3.path, "--raters", "onc_a,onc_b", "--format", "json")
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
     assert got["n_raters"] == 2 and got["raters"] == ["onc_a", "onc_b"]
-    assert got["percent_agreement"]["value"] == pytest.approx(1.0)
+    assert pa(got) == pytest.approx(1.0)
+    res = run("agree", "--study", study3.path, "--raters", "onc_c,onc_a", "--format", "json")
+    assert json.loads(res.stdout)["raters"] == ["onc_c", "onc_a"] and pa(json.loads(res.stdout)) == 0
     line = error_line(run("agree", "--study", study3.path, "--raters", "onc_a,onc_cc"))
     assert "onc_cc" in line and "did you mean 'onc_c'" in line
     assert "two" in error_line(run("agree", "--study", study3.path, "--raters", "onc_a"))
