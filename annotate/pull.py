@@ -758,17 +758,20 @@ def pull(
         origin = client.url
         user_raters, others = rater_user_ids(client, raters, explicit)
         items = sorted(rnd.projects.items())
-        xml = None
+        xmls: list[str] = []
         try:
             from goldboard.annotate.push import round_item_kind
             from goldboard.label_configs.xml import to_label_studio_xml
 
-            xml = to_label_studio_xml(schema, show_output=round_item_kind(study, rnd) != "case")
+            case_level = round_item_kind(study, rnd) == "case"
+            xmls.append(to_label_studio_xml(schema, show_output=not case_level))
+            if case_level and not getattr(rnd, "item_kind", ""):  # pushed before rounds recorded their kind
+                xmls.append(to_label_studio_xml(schema))
         except Exception:  # pragma: no cover - config generation is push's concern
             pass
         for r, pid in _progress(items, progress, "Exporting projects"):
             proj = client.project(pid)
-            if xml is not None and not configs_match(proj["label_config"], xml):
+            if xmls and not any(configs_match(proj["label_config"], x) for x in xmls):
                 warnings.append(
                     f"project {pid} ({r}): label config on the server differs from schema "
                     f"{schema.name} v{schema.version}; every result is validated against the schema"

@@ -182,7 +182,7 @@ def push(
             raise GoldboardError(
                 f"round {round_number} is {KIND_TEXT[had]}; {cases_path or 'these units'}"
                 f"{' + ' + str(outputs_path) if outputs_path else ''} are {KIND_TEXT[kind]} -- pushing them would "
-                f"add a second copy of every case. Start a new round for them (--round {nxt})"
+                f"add a second copy of every case. Start a new round: push them with --round {nxt}"
             )
         if shared is None:
             mode = existing_round.mode
@@ -210,6 +210,8 @@ def push(
     xml = to_label_studio_xml(schema, show_output=kind == "output")
 
     rnd = study.get_or_add_round(round_number, mode=mode)
+    # a case-level round pushed before rounds recorded their kind has the model pane in its config
+    legacy_xml = to_label_studio_xml(schema) if (rnd.projects and not rnd.item_kind and kind == "case") else None
     rnd.item_kind = kind
     if not rnd.projects:
         rnd.mode = mode
@@ -247,7 +249,9 @@ def push(
                     f"{max(r.number for r in study.rounds) + 1}",
                     pid,
                 ) from None
-            if not configs_match(proj["label_config"], xml):
+            if not configs_match(proj["label_config"], xml) and not (
+                legacy_xml is not None and configs_match(proj["label_config"], legacy_xml)
+            ):
                 raise ConfigMismatch(
                     f"round {rnd.number}: {who} (id {pid}) on {client.url}: its label config no longer matches "
                     f"schema {schema.name} v{schema.version} (edited in Label Studio?); restore it, or push to a "

@@ -86,7 +86,8 @@ def show_cmd(directory: str) -> None:
     click.echo(f"server:  {st.url or '(embedded' + (' ' + st.data_dir if st.data_dir else ' default') + ')'}")
     for r in st.rounds:
         projects = ", ".join(f"{k}={v}" for k, v in r.projects.items())
-        click.echo(f"round {r.number}: {r.mode}, {r.units} units, projects: {projects or '(none)'}")
+        kind = {"case": ", case-level", "output": ", case x model output"}.get(r.item_kind, "")
+        click.echo(f"round {r.number}: {r.mode}{kind}, {r.units} units, projects: {projects or '(none)'}")
 
 
 commands = [study_group]

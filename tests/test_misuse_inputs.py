@@ -420,3 +420,39 @@ def test_pull_export_of_a_project_not_in_the_round_is_refused(tmp_path):
         line = error_line(run("pull", "--study", st.path, "--from-export", spec, "--quiet"))
         assert "project 99" in line and "not a project of round 1" in line and "onc_a=11" in line
     assert not st.ratings_path(1).exists()
+
+
+# --------------------------------------------------------------------------- 2. case-level rounds (offline)
+
+
+def case_units(n: int) -> pd.DataFrame:
+    from test_push_offline import units
+
+    return units(n).assign(item_id=lambda d: d["case_id"], output_id="", model="", output_text="")
+
+
+def test_case_level_round_offline_refusal_and_legacy_round(tmp_path):
+    from test_push_offline import FakeServer, units
+
+    from goldboard.annotate.push import push
+    from goldboard.errors import GoldboardError
+
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"], url="http://fake")
+    fake = FakeServer()
+    push(st, units=case_units(3), client=fake, progress=False)
+    st = Study.open(st.path)
+    assert st.round(1).item_kind == "case"
+    assert all("$output_text" not in p["label_config"] for p in fake.projects.values())
+    with pytest.raises(GoldboardError, match=r"round 1 is case-level .* new round: push them with --round 2"):
+        push(st, units=units(3), client=fake, progress=False)
+    assert [len(p["tasks"]) for p in fake.projects.values()] == [3, 3]
+    # a round pushed before rounds recorded their kind: kind from units.jsonl, old config accepted
+    for p in fake.projects.values():
+        p["label_config"] = to_label_studio_xml(st.schema)  # the config such a push made (model pane)
+    st.round(1).item_kind = ""
+    st.save()
+    st = Study.open(st.path)
+    with pytest.raises(GoldboardError, match="round 1 is case-level"):
+        push(st, units=units(3), client=fake, progress=False)
+    res = push(Study.open(st.path), units=case_units(4), client=fake, progress=False)
+    assert res.imported == {"onc_a": 1, "onc_b": 1}
