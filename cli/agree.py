@@ -404,6 +404,7 @@ def agree_cmd(
     if sources != 1:
         raise GoldboardError("give exactly one input: a TABLE file, --study DIR, or --from-label-studio FILE")
     schema = _load_schema(schema_ref)
+    table_warnings: list[str] = []
     raters_order = None
     groups = clusters = None
     if study_dir is not None:
@@ -446,6 +447,14 @@ def agree_cmd(
         field = fname
     else:
         source = table
+        from goldboard.fileio import duplicate_headers
+
+        dup = duplicate_headers(table)
+        if dup:
+            table_warnings.append(
+                f"{table}: duplicate column header{'s' if len(dup) > 1 else ''} {', '.join(repr(d) for d in dup)}: "
+                f"only the last column of each name is read; rename the others"
+            )
         if wide_raters is not None:
             names = _split(wide_raters) or []
             if len(names) < 2:
@@ -453,24 +462,31 @@ def agree_cmd(
             df = read_wide_table(table, names, item_col)
         else:
             df = read_long_table(table, item_col, rater_col, label_col)
-    field = _choose_field(df, field, schema, source)
-    result = agreement(
-        df,
-        field,
-        schema,
-        categories=_split(categories),
-        levels=list(levels) or None,
-        raters=raters_order,
-        by=None if groups is not None else by,
-        groups=groups,
-        dichotomize=dichotomize,
-        bootstrap=bootstrap,
-        seed=seed,
-        cluster_col=None if clusters is not None else cluster_col,
-        clusters=clusters,
-        source=source,
-        progress=bootstrap > 0,
-    )
+    try:
+        field = _choose_field(df, field, schema, source)
+        result = agreement(
+            df,
+            field,
+            schema,
+            categories=_split(categories),
+            levels=list(levels) or None,
+            raters=raters_order,
+            by=None if groups is not None else by,
+            groups=groups,
+            dichotomize=dichotomize,
+            bootstrap=bootstrap,
+            seed=seed,
+            cluster_col=None if clusters is not None else cluster_col,
+            clusters=clusters,
+            source=source,
+            progress=bootstrap > 0,
+        )
+    except GoldboardError:
+        for w in table_warnings:  # they may explain the error (e.g. the wrong 'rater' column was read)
+            click.echo(f"Warning: {w}", err=True)
+        raise
+    if table_warnings:
+        result["warnings"] = table_warnings + list(result["warnings"])
     title = f"Agreement on {field}"
     if dichotomize:
         title += f" (dichotomized at {dichotomize})"

@@ -300,10 +300,15 @@ def test_plain_table_case_and_space_variants_warn(tmp_path):
 
 def test_plain_table_duplicate_header_warns(tmp_path):
     f = tmp_path / "long.csv"
-    f.write_text("item_id,rater,label,rater\ni1,onc_a,yes,onc_b\ni1,onc_b,yes,onc_a\ni2,onc_a,no,x\ni2,onc_b,yes,x\n")
+    f.write_text("item_id,rater,label,rater\ni1,x,yes,onc_a\ni1,x,yes,onc_b\ni2,x,no,onc_a\ni2,x,yes,onc_b\n")
     res = run("agree", f, "--format", "json")
-    warnings = json.loads(res.stdout)["warnings"] if res.exit_code == 0 else [res.output]
+    assert res.exit_code == 0, res.output
+    warnings = json.loads(res.stdout)["warnings"]
     assert any("duplicate column header" in x and "'rater'" in x and str(f) in x for x in warnings), warnings
+    # when the table then fails to analyse, the warning still comes first, explaining why
+    f.write_text("item_id,rater,label,rater\ni1,onc_a,yes,x\ni1,onc_b,no,x\n")
+    res = run("agree", f)
+    assert res.exit_code != 0 and "duplicate column header 'rater'" in res.output, res.output
     x = tmp_path / "wide.xlsx"
     wb = openpyxl.Workbook()
     ws = wb.active
