@@ -40,6 +40,7 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     summary counts flags per kind and per named boundary.
     """
     from goldboard.adjudicate.flags import (
+        duplicate_ratings,
         flag_disagreements,
         flags_for_output,
         load_ratings_file,
@@ -69,6 +70,8 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
             df = df[df["round"].astype(str) == str(round_)]
         source = ratings
     order = _check_raters(df, order, st.raters if study_dir else None, source)
+    for w in duplicate_ratings(df, source):
+        click.echo(f"Warning: {w}", err=True)
     flags = flag_disagreements(df, schema, order, source=source)
     if triggered_only:
         flags = flags[flags["triggered"]].reset_index(drop=True)
