@@ -222,10 +222,9 @@ def push_with_ratings(
     creds = client.conn.credentials
     if creds is None:
         raise GoldboardError("push_with_ratings needs the embedded server (rater user ids)")
-    from goldboard.annotate.push import _ensure_rater_users
+    from goldboard.annotate.push import check_rater_accounts
 
-    _ensure_rater_users(client, list(study.raters))
-    creds = client.conn.credentials
+    check_rater_accounts(client, list(study.raters))  # never creates one: seed raters at server start
     existing = next((r for r in study.rounds if r.number == round_number), None) if round_number else None
     mode_shared = shared if shared is not None else (existing.mode == "shared" if existing else False)
     payload: dict[tuple[str, str], list[dict]] = {}

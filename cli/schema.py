@@ -78,8 +78,13 @@ def describe_schema(schema: Schema) -> str:
     d = schema.display
     out.append("")
     out.append("display:")
-    out.append(f'  case pane "{d.case_title}": ' + ", ".join(k for k, _ in d.case_fields))
-    out.append(f'  output pane "{d.output_title}": ' + ("shown" if d.show_output else "not shown"))
+    out.append(f'  case pane "{d.case_title}" (case columns shown): ' + ", ".join(k for k, _ in d.case_fields))
+    if d.hidden_case_fields:
+        out.append("  case columns never shown (by design): " + ", ".join(d.hidden_case_fields))
+    out.append(
+        f'  output pane "{d.output_title}": '
+        + ("shown (not in case-level rounds: cases pushed without outputs)" if d.show_output else "not shown")
+    )
     if d.options:
         out.append(f"  answer options: {', '.join(d.options)}")
     return "\n".join(out)

@@ -151,13 +151,16 @@ def annotated(live_server, tmp_path_factory):
         for r, pid in st.round(1).projects.items():
             files[r] = tmp / f"{r}.json"
             files[r].write_text(json.dumps(client.export(pid)), encoding="utf-8")
+            files[f"{r}_min"] = tmp / f"{r}_min.json"  # JSON_MIN: no project id, annotators' user ids
+            files[f"{r}_min"].write_text(json.dumps(client.export(pid, "JSON_MIN")), encoding="utf-8")
     return st, files
 
 
-def test_pull_from_export_right_way_round_works(annotated):
+@pytest.mark.parametrize("suffix", ["", "_min"], ids=["JSON", "JSON_MIN"])
+def test_pull_from_export_right_way_round_works(annotated, suffix):
     st, files = annotated
-    res = run("pull", "--study", st.path, "--from-export", f"onc_a={files['onc_a']}", "--from-export",
-              f"onc_b={files['onc_b']}", "--quiet")  # fmt: skip
+    res = run("pull", "--study", st.path, "--from-export", f"onc_a={files['onc_a' + suffix]}", "--from-export",
+              f"onc_b={files['onc_b' + suffix]}", "--quiet")  # fmt: skip
     assert res.exit_code == 0, res.output
     got = read_ratings_csv(st.ratings_path(1))
     assert set(got["rater"]) == set(RATERS) and len(got) == 2 * 4 * 2
@@ -171,8 +174,18 @@ def test_pull_from_export_right_way_round_works(annotated):
         (("onc_a=a", "onc_b=b", "a"), "same Label Studio tasks"),
         (("onc_a=a", "onc_a=a"), "same Label Studio tasks"),
         (("onc_c=a",), "did you mean"),
+        (("onc_a=bmin", "onc_b=amin"), "made by onc_b's account, not onc_a's"),
+        (("onc_a=amin", "onc_b=amin"), "made by onc_a's account, not onc_b's"),
     ],
-    ids=["same-export-two-raters", "swapped", "given-twice-once-bare", "same-file-twice", "unknown-rater"],
+    ids=[
+        "same-export-two-raters",
+        "swapped",
+        "given-twice-once-bare",
+        "same-file-twice",
+        "unknown-rater",
+        "json-min-swapped",
+        "json-min-same-for-both",
+    ],
 )
 def test_pull_from_export_misuse_is_refused(annotated, specs, needle):
     st, files = annotated
@@ -181,7 +194,7 @@ def test_pull_from_export_misuse_is_refused(annotated, specs, needle):
     args = []
     for spec in specs:
         rater, _, which = spec.rpartition("=")
-        path = files["onc_a" if which == "a" else "onc_b"]
+        path = files[{"a": "onc_a", "b": "onc_b", "amin": "onc_a_min", "bmin": "onc_b_min"}[which]]
         args += ["--from-export", f"{rater}={path}" if rater else str(path)]
     line = error_line(run("pull", "--study", st.path, *args, "--quiet"))
     assert needle in line, line
@@ -216,3 +229,18 @@ def test_annotation_by_another_user_never_displaces_the_raters_own(live_server, 
     assert set(inv.kind) == {"invalid"}  # held out, and nothing marked superseded
     summary = json.loads(st.pull_report_path(1).read_text())
     assert summary["raters"]["onc_a"]["superseded"] == 0 and summary["raters"]["onc_a"]["by_other_users"] == 2
+
+
+def test_case_level_study_adjudication_page_has_no_model_pane(live_server, tmp_path):
+    cases, _ = cases_files(tmp_path, n=4)
+    st = new_study(tmp_path, live_server, name="caseadj")
+    assert run("push", "--study", st.path, cases, "--quiet").exit_code == 0
+    st = Study.open(st.path)
+    post_ratings(st, desired_mtb(st.units()), progress=False)
+    assert run("pull", "--study", st.path, "--quiet").exit_code == 0
+    res = run("adjudicate", "push", "--study", st.path)
+    assert res.exit_code == 0, res.output
+    st = Study.open(st.path)
+    with connect(st) as client:
+        configs = [client.project(pid)["label_config"] for pid in st.adjudication["projects"].values()]
+    assert configs and all("$output_text" not in c and "$case_text" in c for c in configs)
