@@ -700,13 +700,14 @@ def _report_unseen_case_columns(
         if keys:
             shown_as = {k: t for t, k in titles.items()}
             hint = " (did you mean " + " or ".join(f"{k!r}, shown as {shown_as.get(k, k)!r}" for k in keys) + "?)"
+        shown_list = "" if hint else f" (displayed: {', '.join(displayed)})"
         L.add(
             file,
             line,
             col,
             f"no rater will see it: not a displayed case field of schema {sch.name}{hint}; "
             f"{filled[col]} of {n} cases have a value here. Rename the column, or add it to the schema's "
-            f"display.case_fields (displayed: {', '.join(displayed)})",
+            f"display.case_fields{shown_list}",
             "warning",
         )
     return hidden
