@@ -461,3 +461,41 @@ def test_case_level_round_offline_refusal_and_legacy_round(tmp_path):
         push(st, units=units(3), client=fake, progress=False)
     res = push(Study.open(st.path), units=case_units(4), client=fake, progress=False)
     assert res.imported == {"onc_a": 1, "onc_b": 1}
+
+
+# --------------------------------------------------------------------------- 6. held-out annotations (offline)
+
+
+def test_foreign_annotation_never_supersedes_the_raters_own():
+    from goldboard.annotate.pull import Source, collect
+
+    def ann(aid, uid, label, at):
+        result = [
+            {"from_name": "safety_label", "to_name": "output", "type": "choices", "value": {"choices": [label]}},
+            {"from_name": "rationale", "to_name": "output", "type": "textarea", "value": {"text": ["why"]}},
+        ]
+        return {"id": aid, "completed_by": uid, "result": result, "created_at": at, "updated_at": at}
+
+    task = {
+        "id": 1,
+        "data": {"item_id": "C1::m", "case_id": "C1", "output_id": "C1::m", "model": "m"},
+        "annotations": [
+            ann(10, 2, S, "2026-01-01T10:00:00Z"),  # onc_a's own rating
+            ann(11, 1, U, "2026-01-02T10:00:00Z"),  # the admin, later, in onc_a's project
+            ann(12, 3, I, "2026-01-03T10:00:00Z"),  # onc_b, later still, in onc_a's project
+        ],
+    }
+    res = collect(
+        [Source([task], 1, "onc_a")],
+        load_schema("mtb"),
+        ["onc_a", "onc_b"],
+        1,
+        user_raters={2: "onc_a", 3: "onc_b"},
+        known_users={1: "admin"},
+    )
+    got = res.ratings[res.ratings.field == "safety_label"]
+    assert got[["rater", "value", "annotation_id"]].values.tolist() == [["onc_a", S, "10"]]
+    assert sorted(zip(res.invalid.annotation_id, res.invalid.kind)) == [("11", "invalid"), ("12", "invalid")]
+    assert res.summary["raters"]["onc_a"]["superseded"] == 0
+    assert res.summary["raters"]["onc_a"]["by_other_users"] == 2
+    assert "2 annotations by other users held out of onc_a's project" in res.describe()
