@@ -211,6 +211,19 @@ class Study:
         self.rounds.sort(key=lambda x: x.number)
         return r
 
+    def round_item_kind(self, rnd: Round) -> str:
+        """``"case"`` or ``"output"``: the kind of items round ``rnd`` holds (``""`` before its first
+        push).  Rounds pushed before the kind was recorded get it from ``units.jsonl``."""
+        if rnd.item_kind:
+            return rnd.item_kind
+        units = self.units()
+        if not len(units) or "rounds" not in units.columns:
+            return ""
+        mine = units[units["rounds"].map(lambda rs: rnd.number in (rs or []))]
+        if not len(mine):
+            return ""
+        return "output" if (mine["output_id"].fillna("").astype(str) != "").any() else "case"
+
     @property
     def units_path(self) -> Path:
         return self.path / "units.jsonl"

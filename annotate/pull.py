@@ -760,10 +760,9 @@ def pull(
         items = sorted(rnd.projects.items())
         xmls: list[str] = []
         try:
-            from goldboard.annotate.push import round_item_kind
             from goldboard.label_configs.xml import to_label_studio_xml
 
-            case_level = round_item_kind(study, rnd) == "case"
+            case_level = study.round_item_kind(rnd) == "case"
             xmls.append(to_label_studio_xml(schema, show_output=not case_level))
             if case_level and not getattr(rnd, "item_kind", ""):  # pushed before rounds recorded their kind
                 xmls.append(to_label_studio_xml(schema))

@@ -39,6 +39,7 @@ import pandas as pd
 
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match
+from goldboard.cases.units import item_kind
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_jsonl_atomic
 
@@ -176,7 +177,7 @@ def push(
     existing_round = next((r for r in study.rounds if r.number == round_number), None)
     mode = "shared" if shared else "blinded"
     if existing_round is not None:
-        had = round_item_kind(study, existing_round)
+        had = study.round_item_kind(existing_round)
         if had and had != kind:
             nxt = max(r.number for r in study.rounds) + 1
             raise GoldboardError(
@@ -353,25 +354,6 @@ KIND_TEXT = {
     "case": "case-level (one item per case, no model outputs)",
     "output": "case x model output (one item per output)",
 }
-
-
-def item_kind(units: pd.DataFrame) -> str:
-    """``"output"`` when the units are case x model output items, ``"case"`` when each unit is
-    a case (no outputs file, or a schema that labels cases, such as radsafe)."""
-    if "output_id" not in units.columns:
-        return "case"
-    return "output" if (units["output_id"].fillna("").astype(str) != "").any() else "case"
-
-
-def round_item_kind(study: Any, rnd: Any) -> str:
-    """The kind of items round ``rnd`` holds (``""`` for a round with no units yet); studies
-    made before the kind was recorded get it from ``units.jsonl``."""
-    if getattr(rnd, "item_kind", ""):
-        return rnd.item_kind
-    recs = [r for r in _read_units_file(study.units_path) if rnd.number in (r.get("rounds") or [])]
-    if not recs:
-        return ""
-    return "output" if any(str(r.get("output_id") or "") for r in recs) else "case"
 
 
 def check_rater_accounts(client: Client, raters: list[str]) -> list[str]:

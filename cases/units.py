@@ -27,6 +27,14 @@ from goldboard.label_configs.schema import Schema
 UNIT_COLUMNS = ["item_id", "case_id", "output_id", "model", "case_text", "output_text", "synthetic"]
 
 
+def item_kind(units: pd.DataFrame) -> str:
+    """``"output"`` when the units are case x model output items, ``"case"`` when each unit is
+    a case (no outputs file, or a schema that labels cases, such as radsafe)."""
+    if "output_id" not in units.columns:
+        return "case"
+    return "output" if (units["output_id"].fillna("").astype(str) != "").any() else "case"
+
+
 def default_output_id(case_id: str, model: str, n: int = 0, condition: str = "") -> str:
     """A deterministic output id when the outputs file has none:
     ``<case>::<model>[::<condition>][::n]`` (``condition``: e.g. a RAG deployment condition)."""
