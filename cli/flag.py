@@ -60,7 +60,6 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
         schema = load_schema(schema_ref) if schema_ref else st.schema
         df = study_ratings(st, round_)
         source = str(st.ratings_path(round_)) if round_ is not None else "ratings"
-        order = order or st.raters
     else:
         if not schema_ref:
             raise GoldboardError("--schema: give the schema of the RATINGS file (e.g. --schema mtb)")

@@ -211,6 +211,16 @@ def test_flag_unknown_rater_is_an_error_with_did_you_mean(study3):
     assert res.exit_code == 0 and "C-6" in res.output
 
 
+def test_flag_study_rater_without_ratings(tmp_path):
+    st = Study.init(tmp_path / "s", schema="mtb", raters=THREE, url="http://127.0.0.1:9")
+    pairs = {item: (a, c) for item, (a, _, c) in PAIRS3.items()}
+    write_csv_atomic(ratings_rows(pairs, ["onc_a", "onc_c"]), st.ratings_path(1))  # onc_b has not rated yet
+    res = run("flag", "--study", st.path)
+    assert res.exit_code == 0 and "C-6" in res.output, res.output
+    line = error_line(run("flag", "--study", st.path, "--raters", "onc_a,onc_b"))
+    assert "onc_b has no ratings" in line
+
+
 def test_flag_ratings_file_unknown_rater(tmp_path):
     f = tmp_path / "r.csv"
     write_csv_atomic(ratings_rows(PAIRS3, THREE), f)
