@@ -248,6 +248,13 @@ def test_agree_study_raters_selects_raters_and_rejects_unknown(study3):
     assert "two" in error_line(run("agree", "--study", study3.path, "--raters", "onc_a"))
 
 
+def test_agree_raters_with_label_studio_export_is_refused(tmp_path):
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps([{"id": 1, "data": {"item_id": "i1"}, "annotations": []}]))
+    line = error_line(run("agree", "--from-label-studio", f, "--field", "safety_label", "--raters", "onc_a,onc_b"))
+    assert "--raters" in line and "--from-label-studio" in line
+
+
 @pytest.mark.parametrize(
     "rows,needle",
     [
