@@ -18,7 +18,6 @@ the embedded server's 0600 credentials file, or a user config file.
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from goldboard.cases.ratings import RATINGS_COLUMNS, empty_ratings, read_ratings
 from goldboard.errors import GoldboardError
 from goldboard.fileio import write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
+from goldboard.text import utc_now
 
 STUDY_FILE = "study.toml"
 
@@ -106,7 +106,7 @@ class Study:
             raters=raters,
             url=url.rstrip("/"),
             data_dir=data_dir,
-            created_at=_now(),
+            created_at=utc_now(),
             _schema=sch,
         )
         path.mkdir(parents=True, exist_ok=True)
@@ -201,7 +201,7 @@ class Study:
         for r in self.rounds:
             if r.number == number:
                 return r
-        r = Round(number=number, mode=mode, created_at=_now())
+        r = Round(number=number, mode=mode, created_at=utc_now())
         self.rounds.append(r)
         self.rounds.sort(key=lambda x: x.number)
         return r
@@ -262,10 +262,6 @@ class Study:
         if not self.units_path.exists():
             return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
         return pd.read_json(self.units_path, lines=True, dtype=False)
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
 __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]

@@ -59,7 +59,6 @@ so a multi field may have at most :data:`MAX_MULTI_VALUES` values.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +68,7 @@ import pandas as pd
 
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.text import natural_key
 
 #: priority given to a flag kind that no schema boundary or trigger prioritises
 DEFAULT_PRIORITY = 9
@@ -143,12 +143,6 @@ def _check_multi_size(f: Field) -> None:
             f"{f.name}: a multi-select field with {len(f.categories)} values cannot be adjudicated "
             f"(at most {MAX_MULTI_VALUES})"
         )
-
-
-def natural_key(text: Any) -> tuple:
-    """Sort key that orders ``C-2`` before ``C-10``."""
-    parts = re.split(r"(\d+)", str(text))
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
 
 
 def current_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -743,7 +737,6 @@ __all__ = [
     "flags_for_output",
     "item_meta",
     "meta_fields",
-    "natural_key",
     "normalized_values",
     "summarize_flags",
     "summary_lines",

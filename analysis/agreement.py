@@ -85,6 +85,7 @@ import pandas as pd
 
 from goldboard.analysis import coefficients as C
 from goldboard.errors import GoldboardError
+from goldboard.text import cell_text, is_number, md_escape, md_table, natural_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldboard.label_configs.schema import Field, Schema
@@ -156,22 +157,8 @@ def _num(x) -> float | None:
 
 
 def _cell_text(raw: Any) -> str:
-    """Spell a raw cell as text; ``""`` for missing.  ``4.0`` -> ``"4"``."""
-    if raw is None:
-        return ""
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if isinstance(raw, (float, np.floating)):
-        if math.isnan(raw):
-            return ""
-        if float(raw).is_integer():
-            return str(int(raw))
-        return repr(float(raw))
-    if isinstance(raw, (np.integer,)):
-        return str(int(raw))
-    if raw is pd.NA or raw is pd.NaT:
-        return ""
-    return str(raw).strip()
+    """An id or label cell as text (:func:`goldboard.text.cell_text`, outer blanks stripped)."""
+    return cell_text(raw).strip()
 
 
 def _texts(series: pd.Series) -> pd.Series:
@@ -192,13 +179,6 @@ def _map_distinct(series: pd.Series, fn) -> pd.Series:
     codes, uniques = pd.factorize(series, use_na_sentinel=False)
     table = np.array([fn(u) for u in uniques], dtype=object)
     return pd.Series(table[codes], index=series.index, dtype=object)
-
-
-def _natural_key(s: str):
-    try:
-        return (0, float(s), s)
-    except ValueError:
-        return (1, 0.0, s.casefold())
 
 
 def _where(row: Mapping[str, Any], source: str | None) -> str:
@@ -399,7 +379,7 @@ def _prepare(
         if cats is not None:
             category_list = cats
         else:
-            category_list = sorted(set(labels[labels != ""]), key=_natural_key)
+            category_list = sorted(set(labels[labels != ""]), key=natural_key)
         data_level = "nominal"
     lvls = [str(l).lower() for l in (levels or [])]
     for l in lvls:
@@ -417,7 +397,7 @@ def _prepare(
         data_level, alpha_levels = "nominal", ["nominal"]
     ordered = data_level in ("ordinal", "interval", "ratio")
     if ordered and f is None and cats is None:
-        if not all(_natural_key(c)[0] == 0 for c in category_list):
+        if not all(is_number(c) for c in category_list):
             warnings.append(
                 "ordinal order taken from the sorted labels; pass --categories or --schema to fix the scale"
             )
@@ -1083,7 +1063,7 @@ def agreement(
         )
     strata: list[tuple[str | None, np.ndarray]] = [(None, np.ones(len(prep.items), bool))]
     if prep.groups is not None:
-        for g in sorted(set(prep.groups), key=_natural_key):
+        for g in sorted(set(prep.groups), key=natural_key):
             strata.append((str(g), prep.groups == g))
     statistics, per_label, pairs, coinc = [], [], [], []
     warnings = list(prep.warnings)
@@ -1358,29 +1338,21 @@ def render_table(result: dict, title: str | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _md_escape(s: str) -> str:
-    return s.replace("|", "\\|")
-
-
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    out = [
-        "| " + " | ".join(_md_escape(h) for h in head) + " |",
-        "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|",
-    ]
-    out += ["| " + " | ".join(_md_escape(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
+    """Markdown table: first column left-aligned, the numbers right-aligned."""
+    return md_table(head, rows, right=range(1, len(head)))
 
 
 def render_markdown(result: dict, title: str | None = None) -> str:
     """GitHub-flavoured markdown tables (statistics, per label, confusion matrices)."""
     parts = []
     if title:
-        parts += [f"## {_md_escape(title)}", ""]
-    parts += [_md_escape(_describe(result)), "", _md_table(*_stat_rows(result)), "", "\\* " + _LK_NOTE]
+        parts += [f"## {md_escape(title)}", ""]
+    parts += [md_escape(_describe(result)), "", _md_table(*_stat_rows(result)), "", "\\* " + _LK_NOTE]
     if result["per_label"]:
         parts += ["", "### Per label (one vs rest)", "", _md_table(*_label_rows(result))]
     for t, head, rows in _confusion_blocks(result):
-        parts += ["", f"### Confusion: {_md_escape(t)}", "", _md_table(head, rows)]
+        parts += ["", f"### Confusion: {md_escape(t)}", "", _md_table(head, rows)]
     return "\n".join(parts) + "\n"
 
 

@@ -34,7 +34,6 @@ project id and omits skipped annotations, so prefer ``JSON``).
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import sys
@@ -50,6 +49,7 @@ from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.text import utc_now
 
 INVALID_COLUMNS = [
     "round",
@@ -562,7 +562,7 @@ def collect(
     summary = {
         "round": round_number,
         "schema": f"{schema.name} v{schema.version}",
-        "pulled_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "pulled_at": utc_now(),
         "tasks": task_count,
         "annotations": total_ann,
         "valid_annotations": sum(c["valid"] for c in per_rater.values()),

@@ -34,7 +34,6 @@ another file format).
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
@@ -51,7 +50,8 @@ from goldboard import __version__
 from goldboard.adjudicate.decisions import latest_decisions, read_decisions, sha256_file
 from goldboard.adjudicate.gold import gold_digest, method_counts, resolve_gold
 from goldboard.errors import GoldboardError
-from goldboard.exports.sanitize import set_text_cell, unneutralize_formula
+from goldboard.exports.sanitize import set_text_cell
+from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
 
 FORMATS = ("csv", "jsonl", "json", "xlsx")
 RELEASE_FORMAT = 1
@@ -141,16 +141,8 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
 def _as_text_frame(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for c in out.columns:
-        out[c] = out[c].map(_text)
+        out[c] = out[c].map(cell_text)
     return out
-
-
-def _text(v: Any) -> str:
-    if v is None or (isinstance(v, float) and pd.isna(v)):
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
 
 
 # --------------------------------------------------------------------------- writing
@@ -159,7 +151,7 @@ def _text(v: Any) -> str:
 def _records(gold: pd.DataFrame) -> list[dict]:
     recs = []
     for rec in gold.to_dict(orient="records"):
-        rec = {k: _text(v) for k, v in rec.items()}
+        rec = {k: cell_text(v) for k, v in rec.items()}
         rec["independent"] = None if rec.get("independent", "") == "" else rec["independent"] == "true"
         recs.append(rec)
     return recs
@@ -257,7 +249,7 @@ def write_gold_release(
             "release_format": RELEASE_FORMAT,
             "version": version,
             "number": number,
-            "created_at": now or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            "created_at": now or utc_now(),
             **(manifest or {}),
             "format": fmt,
             "rows": int(len(gold)),
@@ -361,8 +353,6 @@ def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     change[both & (m["old_value"] == m["new_value"]) & (m["old_method"] != m["new_method"])] = "method"
     m["change"] = change
     out = m[m["change"] != ""][DIFF_COLUMNS]
-    from goldboard.adjudicate.flags import natural_key
-
     order = sorted(range(len(out)), key=lambda i: (natural_key(out["item_id"].iloc[i]), out["field"].iloc[i]))
     return out.iloc[order].reset_index(drop=True)
 

@@ -24,7 +24,6 @@ Public API
 from __future__ import annotations
 
 import base64
-import datetime as _dt
 import io
 import platform
 from importlib import metadata
@@ -37,6 +36,7 @@ import pandas as pd
 from goldboard import __version__
 from goldboard.errors import GoldboardError
 from goldboard.fileio import write_text_atomic
+from goldboard.text import md_escape, md_table, utc_now
 
 #: statistics shown in the headline table, in this order
 HEADLINE = (
@@ -501,7 +501,7 @@ def build_report(
 
     return {
         "scoring": scoring,
-        "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "generated_at": utc_now(),
         "study": {
             "name": study.name,
             "path": str(study.path),
@@ -588,20 +588,12 @@ def render_html(data: dict) -> str:
     return _env().get_template("report.html.j2").render(d=data)
 
 
-def _md(s: Any) -> str:
-    """Escape text for Markdown: no raw HTML (``<``, ``>``, entity-like ``&...;``), no table
-    breaks (pipes, newlines), no code spans."""
-    import re
-
-    text = re.sub(r"&(?=#?\w+;)", "&amp;", str(s)).replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("|", "\\|").replace("\n", " ").replace("`", "\\`")
+_md = md_escape
 
 
 def _md_table(head: list[str], rows: list[list[Any]]) -> list[str]:
     """A Markdown table (cells already escaped) followed by a blank line."""
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return lines + [""]
+    return md_table(head, rows, escape=False).split("\n") + [""]
 
 
 def render_markdown(data: dict) -> str:

@@ -42,7 +42,6 @@ with a visible marker.  The file is written atomically.
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -71,9 +70,10 @@ from goldboard.adjudicate.decisions import (
 )
 from goldboard.adjudicate.flags import adjudicable_fields, flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold
-from goldboard.exports.sanitize import as_text, set_text_cell
+from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import atomic_write
 from goldboard.label_configs.schema import Schema
+from goldboard.text import cell_text, utc_now
 
 SHEET_SUMMARY = "Summary"
 SHEET_AGREED = "Agreed"
@@ -268,7 +268,7 @@ def build_review_workbook(
     unit_text = _unit_texts(units)
     links = _task_links(ratings, base_url)
     latest = latest_decisions(decisions)
-    stamp = now or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    stamp = now or utc_now()
     info = dict(study_info or {})
 
     wb = Workbook()
@@ -917,7 +917,7 @@ def _write_summary(
         if to > col:
             ws.merge_cells(start_row=row, start_column=col, end_row=row, end_column=to)
         width = sum(_SUMMARY_WIDTHS[get_column_letter(j)] for j in range(col, to + 1))
-        h = _lines_height(wrapped_lines(as_text(v), width, bold=bold)) if wrap else None
+        h = _lines_height(wrapped_lines(cell_text(v), width, bold=bold)) if wrap else None
         if h and h > (ws.row_dimensions[row].height or 0):
             ws.row_dimensions[row].height = h
 
