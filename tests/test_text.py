@@ -89,7 +89,9 @@ def test_markdown_escapes_html_pipes_and_newlines():
 def _two_raters(a, b, group):
     rows = []
     for i, (x, y, g) in enumerate(zip(a, b, group)):
-        rows += [{"item_id": f"i{i}", "rater": r, "field": "f", "value": v, "site": g} for r, v in (("r1", x), ("r2", y))]
+        rows += [
+            {"item_id": f"i{i}", "rater": r, "field": "f", "value": v, "site": g} for r, v in (("r1", x), ("r2", y))
+        ]
     return pd.DataFrame(rows)
 
 
