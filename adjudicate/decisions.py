@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from goldboard.errors import GoldboardError
-from goldboard.fileio import append_jsonl, iter_jsonl
+from goldboard.fileio import append_jsonl, iter_jsonl, sha256_file
 from goldboard.text import cell_text, excel_safe_text, utc_now
 
 UNRESOLVED = "unresolved"
@@ -95,14 +95,6 @@ class RecordResult:
     @property
     def changed(self) -> int:
         return sum(1 for e in self.appended if e.get("previous_id"))
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def read_decisions(path: str | Path) -> list[dict]:
@@ -630,5 +622,4 @@ __all__ = [
     "latest_decisions",
     "read_decisions",
     "record_decisions",
-    "sha256_file",
 ]

@@ -35,7 +35,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as _st
@@ -125,46 +124,6 @@ def proportion(k: int, n: int, level: float = 0.95) -> dict:
 
 
 # --------------------------------------------------------------------------- classification
-
-
-@dataclass
-class ConfusionSummary:
-    """Point metrics from a confusion matrix (rows truth, columns prediction).
-
-    The matrix may carry one extra trailing column (``no_answer=True``): items
-    the model left unanswered.  They count against recall and accuracy and in no
-    label's precision.
-    """
-
-    labels: list[str]
-    matrix: np.ndarray  # (k, k) or (k, k+1)
-    no_answer: bool = False
-
-    @property
-    def k(self) -> int:
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        return int(self.matrix.sum())
-
-    @property
-    def tp(self) -> np.ndarray:
-        return np.diag(self.matrix[:, : self.k])
-
-    @property
-    def gold_counts(self) -> np.ndarray:
-        return self.matrix.sum(axis=1)
-
-    @property
-    def predicted_counts(self) -> np.ndarray:
-        return self.matrix[:, : self.k].sum(axis=0)
-
-    @property
-    def no_answer_counts(self) -> np.ndarray:
-        if self.no_answer:
-            return self.matrix[:, self.k]
-        return np.zeros(self.k, dtype=np.int64)
 
 
 def confusion_from_codes(true: np.ndarray, pred: np.ndarray, k: int, no_answer: bool = True) -> np.ndarray:

@@ -40,7 +40,7 @@ import pandas as pd
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match
 from goldboard.errors import GoldboardError, LabelStudioError
-from goldboard.fileio import write_jsonl_atomic
+from goldboard.fileio import iter_jsonl, write_jsonl_atomic
 
 DEFAULT_BATCH = 250
 SHARED_KEY = "*"
@@ -87,14 +87,7 @@ def project_title(study_name: str, key: str, round_number: int) -> str:
 def _read_units_file(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise GoldboardError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
-    return out
+    return [rec for _, rec in iter_jsonl(path)]
 
 
 def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:

@@ -61,9 +61,3 @@ def read_ratings_csv(path: str | Path) -> pd.DataFrame:
     else:
         df["round"] = df["round"].astype(int)
     return df
-
-
-def wide(ratings: pd.DataFrame, field: str) -> pd.DataFrame:
-    """Items x raters table of one field's values (missing rating: NaN)."""
-    sub = ratings[ratings["field"] == field]
-    return sub.pivot_table(index="item_id", columns="rater", values="value", aggfunc="last")

@@ -47,10 +47,11 @@ from typing import Any
 import pandas as pd
 
 from goldboard import __version__
-from goldboard.adjudicate.decisions import latest_decisions, read_decisions, sha256_file
+from goldboard.adjudicate.decisions import latest_decisions, read_decisions
 from goldboard.adjudicate.gold import gold_digest, method_counts, resolve_gold
 from goldboard.errors import GoldboardError
 from goldboard.exports.sanitize import set_text_cell
+from goldboard.fileio import iter_jsonl, sha256_file
 from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
 
 FORMATS = ("csv", "jsonl", "json", "xlsx")
@@ -122,7 +123,7 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if fmt == "csv":
         df = pd.read_csv(f, dtype=str, keep_default_na=False)
     elif fmt == "jsonl":
-        df = pd.DataFrame([json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()])
+        df = pd.DataFrame([rec for _, rec in iter_jsonl(f)])
     elif fmt == "json":
         df = pd.DataFrame(json.loads(f.read_text(encoding="utf-8"))["gold"])
     elif fmt == "xlsx":
