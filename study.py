@@ -265,3 +265,14 @@ class Study:
 
 
 __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]
+
+
+def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
+    """A study's ratings: one round, or (default) every pulled round with each item's
+    latest round in force."""
+    if round is not None:
+        return study.ratings(round)
+    df = study.all_ratings()
+    if len(df) == 0:
+        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+    return df

@@ -557,7 +557,7 @@ def import_review_sheet(
     (listing every problem by cell reference) and nothing is recorded.  Blank
     decisions stay unresolved; re-importing the same sheet appends nothing.
     """
-    from goldboard.adjudicate.flags import rating_grid
+    from goldboard.cases.ratings import rating_grid
 
     grid = rating_grid(ratings, schema, raters)
     proposed, errors, warnings, blank = read_review_sheet(
@@ -583,7 +583,7 @@ def import_study_sheet(
     study, sheet: str | Path, *, adjudicator: str, independent: bool = True, now: str | None = None
 ) -> ImportResult:
     """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
-    from goldboard.adjudicate.flags import study_ratings
+    from goldboard.study import study_ratings
 
     return import_review_sheet(
         sheet,

@@ -55,9 +55,11 @@ from goldboard.adjudicate.decisions import (
     read_decisions,
     record_decisions,
 )
-from goldboard.adjudicate.flags import flag_disagreements, rating_grid, study_ratings
+from goldboard.adjudicate.flags import flag_disagreements
+from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
+from goldboard.study import study_ratings
 from goldboard.text import ls_text, xml_text
 
 DECISION_TAG = "decision"

@@ -34,15 +34,10 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     (schema priority), then the larger ordinal gap, then item id.  The
     summary counts flags per kind and per named boundary.
     """
-    from goldboard.adjudicate.flags import (
-        flag_disagreements,
-        flags_for_output,
-        load_ratings_file,
-        study_ratings,
-        summarize_flags,
-        summary_lines,
-    )
+    from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
+    from goldboard.cases.ratings import load_ratings_file
     from goldboard.label_configs.schema import load_schema
+    from goldboard.study import study_ratings
 
     if bool(ratings) == bool(study_dir):
         raise GoldboardError("give either a RATINGS file (with --schema) or --study DIR")

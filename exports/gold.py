@@ -282,7 +282,7 @@ def write_gold_release(
 
 def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None = None) -> GoldRelease:
     """Resolve a study's gold and write the next release (see :func:`write_gold_release`)."""
-    from goldboard.adjudicate.flags import study_ratings
+    from goldboard.study import study_ratings
 
     schema = study.schema
     ratings = study_ratings(study)
@@ -294,7 +294,7 @@ def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None
         sources.append({"path": p.relative_to(study.path).as_posix(), "sha256": sha256_file(p)})
     dec_path = study.decisions_path
     raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
-    from goldboard.adjudicate.flags import adjudicable_fields
+    from goldboard.cases.ratings import adjudicable_fields
 
     manifest = {
         "study": study.name,

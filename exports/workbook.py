@@ -68,8 +68,9 @@ from goldboard.adjudicate.decisions import (
     make_key,
     multi_separators,
 )
-from goldboard.adjudicate.flags import adjudicable_fields, flag_disagreements, summarize_flags
+from goldboard.adjudicate.flags import flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold
+from goldboard.cases.ratings import adjudicable_fields, current_ratings
 from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import atomic_write
 from goldboard.label_configs.schema import Schema
@@ -198,7 +199,6 @@ def headline_agreement(
         from goldboard.analysis.agreement import agreement
     except ImportError:
         return [], "Agreement engine not available in this installation; run `goldboard agree`."
-    from goldboard.adjudicate.flags import current_ratings
 
     cur = current_ratings(ratings)
     rows, notes = [], []
@@ -326,7 +326,7 @@ def write_review_workbook(path: str | Path, ratings: pd.DataFrame, schema: Schem
 def write_study_workbook(study, path: str | Path, *, round: int | None = None, now: str | None = None) -> WorkbookInfo:
     """The review workbook of a study workspace (its ratings, units, decisions, server URL)."""
     from goldboard.adjudicate.decisions import read_decisions
-    from goldboard.adjudicate.flags import study_ratings
+    from goldboard.study import study_ratings
 
     ratings = study_ratings(study, round)
     info = {

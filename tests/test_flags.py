@@ -8,13 +8,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from goldboard.adjudicate.flags import (
-    adjudicable_fields,
-    flag_disagreements,
-    summarize_flags,
-    summary_lines,
-)
-from goldboard.cases.ratings import RATINGS_COLUMNS
+from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
+from goldboard.cases.ratings import RATINGS_COLUMNS, adjudicable_fields
 from goldboard.cli import main
 from goldboard.label_configs.schema import load_schema
 
