@@ -186,20 +186,23 @@ def run_demo(
     progress: bool = True,
 ) -> dict:
     """Run the whole loop; returns the output paths.  See the module docstring."""
-    from goldboard.adjudicate.decisions import import_study_sheet
     from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
-    from goldboard.analysis.agreement import agreement_for_study, render_markdown
+    from goldboard.analysis.agreement import render_markdown
     from goldboard.annotate.client import connect
     from goldboard.annotate.pull import pull
     from goldboard.annotate.push import push
     from goldboard.annotate.server import DEFAULT_PORT, EmbeddedServer, free_port, port_is_free
     from goldboard.annotate.simulate import post_ratings
     from goldboard.cases.synth import synthesize, write_records
-    from goldboard.exports.gold import export_gold
-    from goldboard.exports.report import write_report
-    from goldboard.exports.workbook import write_study_workbook
     from goldboard.fileio import write_csv_atomic
     from goldboard.study import Study
+    from goldboard.workflows import (
+        agreement_for_study,
+        export_gold,
+        import_study_sheet,
+        write_report,
+        write_study_workbook,
+    )
 
     t0 = time.monotonic()
     root = Path(directory)

@@ -234,20 +234,25 @@ class Study:
     def reports_dir(self) -> Path:
         return self.path / "reports"
 
+    def pulled_rounds(self) -> list[int]:
+        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, ascending."""
+        return sorted(
+            int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
+        )
+
+    def latest_pulled_round(self) -> int:
+        """The round every command reads when ``--round`` is omitted: the latest round of
+        ``study.toml`` that has been pulled; for ratings outside any recorded round (e.g.
+        a ``rounds/N/ratings.csv`` put there by hand), the latest such round."""
+        pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()] or self.pulled_rounds()
+        if not pulled:
+            raise GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
+        return max(pulled)
+
     def ratings(self, number: int | None = None) -> pd.DataFrame:
-        """Pulled ratings of one round (default: the latest round that has been pulled)."""
+        """Pulled ratings of one round (default: :meth:`latest_pulled_round`)."""
         if number is None:
-            pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()]
-            if not pulled:
-                found = sorted(
-                    int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
-                )
-                if not found:
-                    raise GoldboardError(
-                        f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)"
-                    )
-                pulled = found
-            number = max(pulled)
+            number = self.latest_pulled_round()
         p = self.ratings_path(number)
         if not p.exists():
             raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {number}`)")

@@ -579,24 +579,6 @@ def import_review_sheet(
     )
 
 
-def import_study_sheet(
-    study, sheet: str | Path, *, adjudicator: str, independent: bool = True, now: str | None = None
-) -> ImportResult:
-    """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
-    from goldboard.study import study_ratings
-
-    return import_review_sheet(
-        sheet,
-        study_ratings(study),
-        study.schema,
-        study.decisions_path,
-        adjudicator=adjudicator,
-        independent=independent,
-        raters=study.raters,
-        now=now,
-    )
-
-
 __all__ = [
     "DECISION_KEYS",
     "EMPTY_SET_WORDS",
@@ -611,7 +593,6 @@ __all__ = [
     "make_key",
     "parse_key",
     "read_review_sheet",
-    "import_study_sheet",
     "SHEET_DISAGREEMENTS",
     "SHEET_META",
     "SHEET_FORMAT",

@@ -20,11 +20,9 @@ clusters=None, source=None, progress=False) -> dict``
     with one line naming where (``file:line`` when the frame carries ``_where`` or
     ``_line`` columns) for an unknown label, fewer than two raters, no ratings, ...
 
-``agreement_for_study(study, round=None, fields=None, bootstrap=0, seed=1, by=None)
--> dict[str, dict]``
-    One contract dict per analysable field of the study's schema (nominal,
-    ordinal, binary; multi-select fields expanded to ``<field>:<value>``).
-    Fields that fewer than two raters rated are left out.
+The study-level wrapper (one contract dict per analysable field of a study
+round) is :func:`goldboard.workflows.agreement_for_study`: this module never sees
+a Study.
 
 ``render_table(result, title=None)``, ``render_markdown(result, title=None)``,
 ``render_csv(result)``, ``render_json(result)``
@@ -36,9 +34,7 @@ clusters=None, source=None, progress=False) -> dict``
     The conventional band name.
 
 ``bootstrap_sums(units, n_boot, rng, multiplicity=None)``
-    The vectorised resampling primitive (see below); ``latest_pulled_round(study)``
-    and ``unit_groups(study, column)`` are small study helpers (the round
-    ``Study.ratings()`` reads by default; item -> value of a unit or case column).
+    The vectorised resampling primitive (see below).
 
 What is computed
 ----------------
@@ -75,7 +71,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
@@ -95,7 +91,6 @@ __all__ = [
     "STATISTICS",
     "MIN_ITEMS_FOR_CI",
     "agreement",
-    "agreement_for_study",
     "landis_koch_band",
     "statistic_name",
     "render_table",
@@ -103,8 +98,6 @@ __all__ = [
     "render_csv",
     "render_json",
     "bootstrap_sums",
-    "latest_pulled_round",
-    "unit_groups",
 ]
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -1109,87 +1102,6 @@ def agreement(
         },
         "warnings": warnings,
     }
-
-
-def agreement_for_study(
-    study,
-    round: int | None = None,
-    fields: Iterable[str] | None = None,
-    bootstrap: int = 0,
-    seed: int = 1,
-    by: str | None = None,
-) -> dict[str, dict]:
-    """Agreement for every analysable field of a study round: ``{field: contract dict}``.
-
-    ``fields`` defaults to the schema's nominal, ordinal and binary fields plus,
-    for each multi-select field, one binary ``"<field>:<value>"`` entry per value.
-    Fields that fewer than two raters rated are left out.  ``by`` may name a
-    ratings column (``model``) or a unit/case column of ``units.jsonl``
-    (``error_type``, ``specialty``).
-    """
-    schema = study.schema
-    if round is None:
-        round = latest_pulled_round(study)
-    ratings = study.ratings(round)
-    source = str(study.ratings_path(round))
-    ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
-    if fields is None:
-        fields = []
-        for f in schema.fields:
-            if f.kind == "multi":
-                fields += [f"{f.name}:{v}" for v in f.categories]
-            elif f.level is not None:
-                fields.append(f.name)
-    groups = unit_groups(study, by) if by is not None and by not in ratings.columns else None
-    out: dict[str, dict] = {}
-    for name in fields:
-        base = name.partition(":")[0]
-        sub = ratings[ratings["field"] == base]
-        multi = ":" in name
-        raters_with = set(sub["rater"] if multi else sub.loc[(_texts(sub["value"]) != "").to_numpy(), "rater"])
-        if len(raters_with) < 2:
-            continue
-        out[name] = agreement(
-            ratings,
-            name,
-            schema,
-            raters=study.raters,
-            by=None if groups else by,
-            groups=groups,
-            bootstrap=bootstrap,
-            seed=seed,
-            source=source,
-        )
-    return out
-
-
-def latest_pulled_round(study) -> int:
-    """The latest round that has a ``ratings.csv`` (what ``Study.ratings()`` reads by default)."""
-    pulled = sorted(
-        int(p.parent.name) for p in (study.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
-    )
-    if not pulled:
-        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
-    return pulled[-1]
-
-
-def unit_groups(study, column: str) -> dict[str, str]:
-    """item_id -> value of a unit column (``model``, ``case_id``...) or a case field (``error_type``)."""
-    units = study.units()
-    if units.empty:
-        raise GoldboardError(f"--by {column!r}: not a ratings column and the study has no units.jsonl")
-    if column in units.columns:
-        return {str(i): _cell_text(v) for i, v in zip(units["item_id"], units[column])}
-    if "case" in units.columns:
-        out = {}
-        found = False
-        for i, case in zip(units["item_id"], units["case"]):
-            if isinstance(case, dict) and column in case:
-                found = True
-                out[str(i)] = _cell_text(case[column])
-        if found:
-            return out
-    raise GoldboardError(f"--by {column!r}: no such ratings, unit or case column")
 
 
 # --------------------------------------------------------------------------- rendering

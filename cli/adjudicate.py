@@ -26,8 +26,8 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
     take free text: the values separated by | , or ; -- `none` for the empty set, or
     `unresolved`.
     """
-    from goldboard.exports.workbook import write_study_workbook
     from goldboard.study import Study
+    from goldboard.workflows import write_study_workbook
 
     if not output.lower().endswith(".xlsx"):
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
@@ -54,8 +54,9 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     A multi-select decision is stored as its values |-joined in schema order ("" for
     `none`, which is a decision; a blank cell stays undecided).
     """
-    from goldboard.adjudicate.decisions import SheetErrors, import_study_sheet
+    from goldboard.adjudicate.decisions import SheetErrors
     from goldboard.study import Study
+    from goldboard.workflows import import_study_sheet
 
     st = Study.open(study_dir)
     adjudicator = adjudicator.strip()

@@ -22,17 +22,16 @@ import pandas as pd
 from goldboard.analysis.agreement import (
     LEVELS,
     agreement,
-    latest_pulled_round,
     render_csv,
     render_json,
     render_markdown,
     render_table,
-    unit_groups,
 )
 from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.ratings import read_long_table, read_wide_table
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
+from goldboard.workflows.agreement import unit_groups
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -163,7 +162,7 @@ def agree_cmd(
         if schema is None:
             schema = study.schema
         if round_ is None:
-            round_ = latest_pulled_round(study)
+            round_ = study.latest_pulled_round()
         df = study.ratings(round_)
         source = str(study.ratings_path(round_))
         df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]

@@ -22,8 +22,8 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     If nothing changed since the latest release, no release is written (exit 0);
     use --force to cut one anyway, e.g. in another format.
     """
-    from goldboard.exports.gold import export_gold
     from goldboard.study import Study
+    from goldboard.workflows import export_gold
 
     st = Study.open(study_dir)
     rel = export_gold(st, fmt, force=force)

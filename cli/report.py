@@ -47,7 +47,7 @@ def report_cmd(
 
     The HTML is self-contained (images embedded) and opens offline.
     """
-    from goldboard.exports.report import write_report
+    from goldboard.workflows import write_report
 
     study = Study.open(study_dir)
     path = write_report(

@@ -47,8 +47,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard import __version__
-from goldboard.adjudicate.decisions import latest_decisions, read_decisions
-from goldboard.adjudicate.gold import gold_digest, method_counts, resolve_gold
+from goldboard.adjudicate.gold import gold_digest, method_counts
 from goldboard.errors import GoldboardError
 from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import iter_jsonl, sha256_file
@@ -280,42 +279,6 @@ def write_gold_release(
     return GoldRelease(version=version, path=final, created=True, manifest=man, gold=gold)
 
 
-def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None = None) -> GoldRelease:
-    """Resolve a study's gold and write the next release (see :func:`write_gold_release`)."""
-    from goldboard.study import study_ratings
-
-    schema = study.schema
-    ratings = study_ratings(study)
-    entries = read_decisions(study.decisions_path)
-    gold = resolve_gold(ratings, schema, entries, study.raters)
-    orphans = gold.attrs.get("orphan_decisions", [])
-    sources = []
-    for p in sorted((study.path / "rounds").glob("*/ratings.csv")):
-        sources.append({"path": p.relative_to(study.path).as_posix(), "sha256": sha256_file(p)})
-    dec_path = study.decisions_path
-    raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
-    from goldboard.cases.ratings import adjudicable_fields
-
-    manifest = {
-        "study": study.name,
-        "schema": {"name": schema.name, "version": schema.version},
-        "raters": raters,
-        # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
-        "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(gold["field"])],
-        "sources": {
-            "ratings": sources,
-            "decisions": {
-                "path": dec_path.name,
-                "sha256": sha256_file(dec_path) if dec_path.exists() else None,
-                "entries": len(entries),
-                "in_force": len(latest_decisions(entries)) - len(orphans),
-                "orphans": len(orphans),
-            },
-        },
-    }
-    return write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
-
-
 # --------------------------------------------------------------------------- diff
 
 
@@ -371,7 +334,6 @@ __all__ = [
     "GoldRelease",
     "diff_gold",
     "diff_releases",
-    "export_gold",
     "list_releases",
     "read_manifest",
     "read_release",

@@ -323,30 +323,6 @@ def write_review_workbook(path: str | Path, ratings: pd.DataFrame, schema: Schem
     return WorkbookInfo(path=path, **counts)
 
 
-def write_study_workbook(study, path: str | Path, *, round: int | None = None, now: str | None = None) -> WorkbookInfo:
-    """The review workbook of a study workspace (its ratings, units, decisions, server URL)."""
-    from goldboard.adjudicate.decisions import read_decisions
-    from goldboard.study import study_ratings
-
-    ratings = study_ratings(study, round)
-    info = {
-        "study": study.name,
-        "workspace": str(study.path),
-        "round": "all (latest per item)" if round is None else round,
-    }
-    return write_review_workbook(
-        path,
-        ratings,
-        study.schema,
-        raters=study.raters,
-        units=study.units(),
-        decisions=read_decisions(study.decisions_path),
-        base_url=study.url,
-        study_info=info,
-        now=now,
-    )
-
-
 # --------------------------------------------------------------------------- sheets
 
 
@@ -1061,5 +1037,4 @@ __all__ = [
     "multi_decision_help",
     "task_url",
     "write_review_workbook",
-    "write_study_workbook",
 ]

@@ -250,9 +250,9 @@ def test_multi_gold_survives_every_release_format(tmp_path, fmt):
 
 
 def _study_with_multi_gold(tmp_path):
-    from goldboard.exports.gold import export_gold
     from goldboard.fileio import write_csv_atomic
     from goldboard.study import Study
+    from goldboard.workflows import export_gold
 
     st = Study.init(tmp_path / "s", schema="mtb", raters=["a", "b"])
     df = mtb_rows(SPEC)
@@ -287,7 +287,7 @@ def test_score_study_with_multi_gold_rows(tmp_path):
 
 
 def test_report_groups_multi_gold_rows_by_field(tmp_path):
-    from goldboard.exports.report import build_report
+    from goldboard.workflows import build_report
 
     st, _ = _study_with_multi_gold(tmp_path)
     rep = build_report(st)
