@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError
 from goldboard.fileio import append_jsonl, iter_jsonl, sha256_file
 from goldboard.text import cell_text, excel_safe_text, utc_now
@@ -557,7 +558,6 @@ def import_review_sheet(
     (listing every problem by cell reference) and nothing is recorded.  Blank
     decisions stay unresolved; re-importing the same sheet appends nothing.
     """
-    from goldboard.cases.ratings import rating_grid
 
     grid = rating_grid(ratings, schema, raters)
     proposed, errors, warnings, blank = read_review_sheet(

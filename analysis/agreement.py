@@ -80,6 +80,7 @@ import numpy as np
 import pandas as pd
 
 from goldboard.analysis import coefficients as C
+from goldboard.cases.ratings import MULTI_SEP
 from goldboard.errors import GoldboardError
 from goldboard.text import cell_text, is_number, md_escape, md_table, natural_key
 
@@ -252,7 +253,6 @@ def _resolve_field(field: str, schema: Schema | None):
 def _normalizer(f: Field | None, sub: str | None, categories: list[str] | None, field: str):
     """A function raw text -> canonical label (raises ValueError with a readable message)."""
     if f is not None and sub is not None:
-        from goldboard.cases.ratings import MULTI_SEP
 
         def norm_multi(text: str) -> str:
             chosen = set()

@@ -205,7 +205,7 @@ def _sections(result: dict) -> list[tuple[str, list[str], list[list[str]], set[i
             )
     elif kind == "options":
         flags = result["settings"].get("flags", [])
-        from goldboard.analysis.scoring import FLAG_METRICS
+        from goldboard.analysis.scoring import FLAG_METRICS  # lazy: scoring imports scipy
 
         names = [FLAG_METRICS.get(f, f) for f in flags]
         has_conf = any(g.get("dangerous_overconfidence") for g in groups)
@@ -388,7 +388,7 @@ def result_rows(result: dict) -> list[dict]:
         else:
             for m in ("n", "n_answered", "n_unanswered", "n_missing", "n_invalid"):
                 add(g, m, g[m])
-            from goldboard.analysis.scoring import FLAG_METRICS
+            from goldboard.analysis.scoring import FLAG_METRICS  # lazy: scoring imports scipy
 
             for m in (
                 ["accuracy"]

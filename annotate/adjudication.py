@@ -56,6 +56,8 @@ from goldboard.adjudicate.decisions import (
     record_decisions,
 )
 from goldboard.adjudicate.flags import flag_disagreements
+from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
+from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
@@ -282,8 +284,6 @@ def push_adjudication(
     study: Any, *, client: Any = None, anonymise: bool = False, round: int | None = None
 ) -> AdjudicationPush:
     """Create/complete the adjudication projects of ``study`` (see the module doc)."""
-    from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
-    from goldboard.annotate.pull import configs_match
 
     schema = study.schema
     ratings = study_ratings(study, round)
@@ -400,8 +400,6 @@ def pull_adjudication(
     study: Any, *, client: Any = None, independent: bool = True, adjudicator: str = "", now: str | None = None
 ) -> AdjudicationPull:
     """Read the adjudication projects' annotations into the decisions log (all or nothing)."""
-    from goldboard.annotate.client import connect
-    from goldboard.annotate.pull import rater_user_ids
 
     schema = study.schema
     projects = {str(k): int(v) for k, v in ((study.adjudication or {}).get("projects") or {}).items()}

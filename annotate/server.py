@@ -50,6 +50,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
+from goldboard.annotate._lsboot import MARKER
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_text_atomic
 from goldboard.text import utc_now
@@ -415,7 +416,6 @@ def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] =
 
 
 def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]:
-    from goldboard.annotate._lsboot import MARKER
 
     payload = json.dumps(
         [

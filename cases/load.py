@@ -40,6 +40,7 @@ import pandas as pd
 from goldboard.cases.problems import CaseFileError, Problem, errors_only
 from goldboard.cases.records import Record, read_file
 from goldboard.cases.units import UNIT_COLUMNS, compose_case_text, default_output_id, format_case_value
+from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema, SchemaError, ValueNotInSchema, load_schema
 from goldboard.text import cell_text
 
@@ -468,8 +469,6 @@ def _schema(schema: Schema | str | Path) -> Schema:
     try:
         return load_schema(schema)
     except SchemaError as exc:
-        from goldboard.errors import GoldboardError
-
         raise GoldboardError(str(exc)) from None
 
 

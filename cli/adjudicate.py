@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import click
 
+from goldboard.adjudicate.decisions import SheetErrors
+from goldboard.annotate.adjudication import pull_adjudication, push_adjudication
 from goldboard.errors import GoldboardError
+from goldboard.study import Study
+from goldboard.workflows import import_study_sheet, write_study_workbook
 
 
 @click.group("adjudicate")
@@ -26,8 +30,6 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
     take free text: the values separated by | , or ; -- `none` for the empty set, or
     `unresolved`.
     """
-    from goldboard.study import Study
-    from goldboard.workflows import write_study_workbook
 
     if not output.lower().endswith(".xlsx"):
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
@@ -54,9 +56,6 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     A multi-select decision is stored as its values |-joined in schema order ("" for
     `none`, which is a decision; a blank cell stays undecided).
     """
-    from goldboard.adjudicate.decisions import SheetErrors
-    from goldboard.study import Study
-    from goldboard.workflows import import_study_sheet
 
     st = Study.open(study_dir)
     adjudicator = adjudicator.strip()
@@ -93,8 +92,6 @@ def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
     A multi-select field (e.g. missing_info) gets its own project in which the
     adjudicator ticks every value that applies, or `none`, or `unresolved`.
     """
-    from goldboard.annotate.adjudication import push_adjudication
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     res = push_adjudication(st, anonymise=anonymise, round=round_)
@@ -111,9 +108,6 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     Every annotation is checked first; if any is invalid, all problems are listed and
     nothing is recorded.  Pulling again changes nothing.
     """
-    from goldboard.adjudicate.decisions import SheetErrors
-    from goldboard.annotate.adjudication import pull_adjudication
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     try:

@@ -31,6 +31,8 @@ from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.ratings import read_long_table, read_wide_table
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
+from goldboard.label_configs.schema import SchemaError, load_schema
+from goldboard.study import Study
 from goldboard.workflows.agreement import unit_groups
 
 
@@ -44,7 +46,6 @@ def _split(text: str | None) -> list[str] | None:
 def _load_schema(ref: str | None):
     if ref is None:
         return None
-    from goldboard.label_configs.schema import SchemaError, load_schema
 
     try:
         return load_schema(ref)
@@ -156,8 +157,6 @@ def agree_cmd(
     raters_order = None
     groups = clusters = None
     if study_dir is not None:
-        from goldboard.study import Study
-
         study = Study.open(study_dir)
         if schema is None:
             schema = study.schema

@@ -7,7 +7,12 @@ import json
 import click
 import pandas as pd
 
+from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
+from goldboard.cases.ratings import load_ratings_file
 from goldboard.errors import GoldboardError
+from goldboard.fileio import write_text_atomic
+from goldboard.label_configs.schema import load_schema
+from goldboard.study import Study, study_ratings
 
 
 @click.command("flag")
@@ -34,17 +39,11 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     (schema priority), then the larger ordinal gap, then item id.  The
     summary counts flags per kind and per named boundary.
     """
-    from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
-    from goldboard.cases.ratings import load_ratings_file
-    from goldboard.label_configs.schema import load_schema
-    from goldboard.study import study_ratings
 
     if bool(ratings) == bool(study_dir):
         raise GoldboardError("give either a RATINGS file (with --schema) or --study DIR")
     order = [r.strip() for r in raters.split(",") if r.strip()] if raters else None
     if study_dir:
-        from goldboard.study import Study
-
         st = Study.open(study_dir)
         schema = load_schema(schema_ref) if schema_ref else st.schema
         df = study_ratings(st, round_)
@@ -82,8 +81,6 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     else:
         text = format_table(flags, summary_lines(summary))
     if output:
-        from goldboard.fileio import write_text_atomic
-
         write_text_atomic(output, text)
         click.echo(f"Wrote {len(flags)} flagged rows ({summary['items_flagged']} items) to {output}", err=True)
     else:
@@ -100,7 +97,6 @@ def _json_records(flags: pd.DataFrame) -> list[dict]:
 
 def format_table(flags: pd.DataFrame, summary: list[str], width: int = 28) -> str:
     """A plain-text agenda: one line per flagged item x field, then the summary."""
-    from goldboard.adjudicate.flags import flags_for_output
 
     out = flags_for_output(flags)
     raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]

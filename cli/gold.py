@@ -6,6 +6,11 @@ import json
 
 import click
 
+from goldboard.cli.flag import _clip
+from goldboard.exports.gold import diff_releases, list_releases, read_manifest
+from goldboard.study import Study
+from goldboard.workflows import export_gold
+
 
 @click.group("gold")
 def gold_group() -> None:
@@ -22,8 +27,6 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     If nothing changed since the latest release, no release is written (exit 0);
     use --force to cut one anyway, e.g. in another format.
     """
-    from goldboard.study import Study
-    from goldboard.workflows import export_gold
 
     st = Study.open(study_dir)
     rel = export_gold(st, fmt, force=force)
@@ -44,8 +47,6 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     """Show gold values and methods that changed between two releases (e.g. v1 v2)."""
-    from goldboard.exports.gold import diff_releases
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     diff, ma, mb = diff_releases(st.gold_dir, old, new)
@@ -66,8 +67,6 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         f"{len(diff)} changed item x field rows"
     )
     if len(diff):
-        from goldboard.cli.flag import _clip
-
         head = ["item", "field", "change", "old", "new", "old method", "new method"]
         rows = [
             [_clip(str(x).replace("\n", " "), 30) for x in r]
@@ -85,8 +84,6 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
 def list_cmd(study_dir: str) -> None:
     """List the study's gold releases."""
-    from goldboard.exports.gold import list_releases, read_manifest
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     rels = list_releases(st.gold_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from goldboard.study import Study
+from goldboard.workflows import write_report
 
 
 @click.command("report")
@@ -47,7 +48,6 @@ def report_cmd(
 
     The HTML is self-contained (images embedded) and opens offline.
     """
-    from goldboard.workflows import write_report
 
     study = Study.open(study_dir)
     path = write_report(

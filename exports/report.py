@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from goldboard import __version__
+from goldboard.analysis.agreement import agreement, landis_koch_band, statistic_name
 from goldboard.errors import GoldboardError
 from goldboard.text import md_escape, md_table
 
@@ -78,7 +79,6 @@ def software_versions() -> dict[str, str]:
 
 def headline_rows(result: dict) -> list[dict]:
     """Overall (ungrouped) rows; with >2 raters the all-rater coefficients, not each pair."""
-    from goldboard.analysis.agreement import landis_koch_band, statistic_name
 
     rows = []
     all_raters = result["raters"]
@@ -188,7 +188,6 @@ def heatmap_png(matrix: list[list[int]], labels: list[str], row_title: str, col_
 
 def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters: list[str], schema) -> list[dict]:
     """Each rater's agreement with the resolved gold label (items with a gold value)."""
-    from goldboard.analysis.agreement import agreement
 
     g = gold[(gold["field"] == field) & (gold["gold_value"] != "")]
     out = []

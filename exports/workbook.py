@@ -70,6 +70,7 @@ from goldboard.adjudicate.decisions import (
 )
 from goldboard.adjudicate.flags import flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold
+from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
 from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import atomic_write
@@ -193,13 +194,8 @@ def headline_agreement(
     all raters together, no strata.
 
     Returns ``(rows, note)``; ``rows`` is empty with an explanatory ``note`` when the
-    engine is not installed or fails on these ratings (the workbook is still written).
+    engine fails on these ratings (the workbook is still written).
     """
-    try:
-        from goldboard.analysis.agreement import agreement
-    except ImportError:
-        return [], "Agreement engine not available in this installation; run `goldboard agree`."
-
     cur = current_ratings(ratings)
     rows, notes = [], []
     for f in adjudicable_fields(schema):
