@@ -5,14 +5,14 @@ Multi-select fields (e.g. mtb ``missing_info``) have gold rows like any field; t
 unless ``method`` is ``unresolved`` (see :mod:`goldboard.adjudicate.gold`).  In the
 jsonl/json/csv/xlsx files the value is the same string; read ``method`` with it.
 
-:func:`export_gold` resolves gold (:func:`goldboard.adjudicate.gold.resolve_gold`)
+:func:`goldboard.workflows.export_gold` resolves gold (:func:`goldboard.adjudicate.gold.resolve_gold`)
 from a study's ratings and decisions log and writes the next release ``vN``
 (N = one more than the highest existing).  The release is assembled in a hidden
 temporary folder inside ``gold/`` and renamed into place, so a release folder
 either is complete or does not exist; its files are made read-only.
 
 Re-running with nothing changed does not cut a new release: when the gold table's
-content digest equals the latest release's, :func:`export_gold` returns that
+content digest equals the latest release's, :func:`write_gold_release` returns that
 release with ``created=False`` (the CLI says "gold unchanged since vN; use --force
 to cut a new release anyway").  ``force=True`` cuts one regardless (e.g. to add
 another file format).
