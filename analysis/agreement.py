@@ -335,14 +335,14 @@ def _prepare(
     if categories is not None:
         cats = [_cell_text(c) for c in categories if _cell_text(c) != ""]
         if len(set(cats)) != len(cats):
-            raise GoldboardError(f"--categories: duplicate category in {', '.join(cats)}")
+            raise GoldboardError(f"duplicate category in {', '.join(cats)}", param="categories")
         if f is not None and sub is None:
             bad = [c for c in cats if c not in f.categories]
             if bad:
                 try:
                     cats = [f.normalize(c) for c in cats]
                 except ValueError as exc:
-                    raise GoldboardError(f"--categories: field {field}: {exc}") from None
+                    raise GoldboardError(f"field {field}: {exc}", param="categories") from None
     norm = _normalizer(f, sub, cats, field)
     multi = f is not None and sub is not None
 
@@ -377,7 +377,7 @@ def _prepare(
     lvls = [str(l).lower() for l in (levels or [])]
     for l in lvls:
         if l not in LEVELS:
-            raise GoldboardError(f"--level: {l!r} is not one of {', '.join(LEVELS)}")
+            raise GoldboardError(f"{l!r} is not one of {', '.join(LEVELS)}", param="levels")
     lvls = list(dict.fromkeys(lvls))
     if lvls:
         data_level = lvls[0]
@@ -415,7 +415,7 @@ def _prepare(
         try:
             thr = norm(k_raw) if f is not None or cats is not None else k_raw
         except ValueError as exc:
-            raise GoldboardError(f"--dichotomize: field {field}: {exc}") from None
+            raise GoldboardError(f"field {field}: {exc}", param="dichotomize") from None
         if thr not in category_list:
             raise GoldboardError(f"--dichotomize {k_raw}: not a category of {field} ({', '.join(category_list)})")
         cut = category_list.index(thr)
@@ -1045,7 +1045,7 @@ def agreement(
         undefined (e.g. kappa when both raters used one category).
     """
     if bootstrap < 0:
-        raise GoldboardError("--bootstrap: give a number of resamples >= 0")
+        raise GoldboardError("give a number of resamples >= 0", param="bootstrap")
     prep, cfg = _prepare(
         ratings, field, schema, categories, levels, raters, by, groups, dichotomize, cluster_col, clusters, source
     )

@@ -164,7 +164,7 @@ def label_field(schema: Schema, field_name: str | None) -> Field:
         try:
             fld = schema.field(field_name)
         except KeyError as exc:
-            raise GoldboardError(f"--field: {exc.args[0]}") from None
+            raise GoldboardError(f"{exc.args[0]}", param="field") from None
     else:
         fld = schema.primary_field
     if fld.kind not in ("nominal", "ordinal", "binary"):

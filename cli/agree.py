@@ -219,4 +219,7 @@ def agree_cmd(
     emit(text, output, result["warnings"])
 
 
+#: library parameters under another flag name (see goldboard.cli.flag_for)
+agree_cmd.param_flags = {"levels": "--level"}
+
 commands = [agree_cmd]

@@ -157,4 +157,7 @@ def score_cmd(
     emit(text, output, result.get("warnings", []) if output or fmt in ("csv", "json") else ())
 
 
+#: library parameters that reach the scorer under another name (see goldboard.cli.flag_for)
+score_cmd.param_flags = {"severity_field": "--field", "gate_field": "--field", "schema": "--schema"}
+
 commands = [score_cmd]

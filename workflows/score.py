@@ -52,7 +52,9 @@ def resolve_gold_source(gold: str | None, study: str | None, release: str | None
     if gold and study:
         raise GoldboardError("--gold and --study: give one of them")
     if not gold and not study:
-        raise GoldboardError("--gold: give a gold release (study/gold/v1), a gold or reference file, or --study DIR")
+        raise GoldboardError(
+            "give a gold release (study/gold/v1), a gold or reference file, or --study DIR", param="gold"
+        )
     if study or (gold and (Path(gold) / STUDY_FILE).exists()):
         st = Study.open(study or gold)
         if release:
@@ -64,7 +66,7 @@ def resolve_gold_source(gold: str | None, study: str | None, release: str | None
             rel = found[-1][1]
         return _read_release_dir(rel, st)
     if release:
-        raise GoldboardError("--release: only with --study (or give the release folder to --gold)")
+        raise GoldboardError("only with --study (or give the release folder to --gold)", param="release")
     p = Path(gold)
     if not p.exists():
         raise GoldboardError(f"{p}: not found")
@@ -107,8 +109,10 @@ def resolve_schema(option: str | None, src: GoldSource, plain: bool) -> Schema:
     if src.study is not None:
         return src.study.schema
     if plain:
-        raise GoldboardError(f"--schema: {src.path} is a plain reference file; name its schema (e.g. --schema mtb)")
-    raise GoldboardError(f"--schema: cannot tell the schema of {src.path} (no manifest); give --schema")
+        raise GoldboardError(
+            f"{src.path} is a plain reference file; name its schema (e.g. --schema mtb)", param="schema"
+        )
+    raise GoldboardError(f"cannot tell the schema of {src.path} (no manifest); give --schema", param="schema")
 
 
 def _study_key(st: Study) -> pd.DataFrame | None:
@@ -176,7 +180,7 @@ def run_score(
     pred_df = read_table(predictions) if predictions else None
     default_model = model_name or (Path(predictions).stem if predictions else "model")
     if kind in ("labels", "options") and pred_df is None:
-        raise GoldboardError(f"--predictions: {kind} scoring needs a predictions file")
+        raise GoldboardError(f"{kind} scoring needs a predictions file", param="predictions")
     if kind == "labels":
         return scoring.score_labels(
             gt,
@@ -239,7 +243,7 @@ def run_score(
         try:
             f = schema.field(field)
         except KeyError as exc:
-            raise GoldboardError(f"--field: {exc.args[0]}") from None
+            raise GoldboardError(f"{exc.args[0]}", param="field") from None
         sev_field, gate_field = (field, None) if f.kind == "ordinal" else (None, field)
     return scoring.score_medfail(
         gt,
