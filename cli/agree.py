@@ -29,6 +29,7 @@ from goldboard.analysis.agreement import (
 )
 from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.ratings import read_long_table, read_wide_table
+from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import SchemaError, load_schema
@@ -76,10 +77,8 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 
 @click.command("agree")
 @click.argument("table", required=False, type=click.Path(dir_okay=False))
-@click.option(
-    "--study", "study_dir", type=click.Path(file_okay=False), help="Read a study's pulled ratings and schema."
-)
-@click.option("--round", "round_", type=int, help="Study round (default: the latest pulled).")
+@study_option(required=False, help="Read a study's pulled ratings and schema.")
+@round_option(what="Study round")
 @click.option(
     "--from-label-studio",
     "ls_files",
@@ -112,10 +111,8 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 )
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--cluster-col", help="Resample clusters of items (e.g. case_id) instead of items.")
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table", show_default=True
-)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
+@format_option(["table", "markdown", "csv", "json"], "table")
+@output_option()
 def agree_cmd(
     table,
     study_dir,

@@ -9,6 +9,7 @@ import pandas as pd
 
 from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
 from goldboard.cases.ratings import load_ratings_file
+from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.errors import GoldboardError
 from goldboard.fileio import write_text_atomic
 from goldboard.label_configs.schema import load_schema
@@ -17,17 +18,13 @@ from goldboard.study import Study, study_ratings
 
 @click.command("flag")
 @click.argument("ratings", required=False, type=click.Path(dir_okay=False))
-@click.option(
-    "--study", "study_dir", type=click.Path(file_okay=False), help="Study workspace (reads its pulled ratings)."
-)
-@click.option(
-    "--round", "round_", type=int, default=None, help="Only this round (default: every round, latest per item)."
-)
+@study_option(required=False, help="Study workspace (reads its pulled ratings).")
+@round_option(in_force=True, what="Only this round")
 @click.option("--schema", "schema_ref", default=None, help="Schema name or file (needed with a RATINGS file).")
 @click.option("--raters", default=None, help="Comma-separated rater order (default: the study's, else sorted).")
 @click.option("--triggered-only", is_flag=True, help="Only items that hit a schema boundary or trigger.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of stdout.")
+@format_option(["table", "csv", "json"], "table")
+@output_option()
 def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt, output):
     """List every item whose ratings disagree, with the kinds of disagreement.
 

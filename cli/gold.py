@@ -6,6 +6,7 @@ import json
 
 import click
 
+from goldboard.cli._options import format_option, study_option
 from goldboard.cli.flag import _clip
 from goldboard.exports.gold import diff_releases, list_releases, read_manifest
 from goldboard.study import Study
@@ -18,8 +19,8 @@ def gold_group() -> None:
 
 
 @gold_group.command("export")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "xlsx"]), default="csv", show_default=True)
+@study_option()
+@format_option(["csv", "jsonl", "json", "xlsx"], "csv")
 @click.option("--force", is_flag=True, help="Cut a new release even when gold is unchanged since the last one.")
 def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
@@ -43,8 +44,8 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
 @gold_group.command("diff")
 @click.argument("old")
 @click.argument("new")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@study_option()
+@format_option(["table", "csv", "json"], "table")
 def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     """Show gold values and methods that changed between two releases (e.g. v1 v2)."""
 
@@ -81,7 +82,7 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
 
 
 @gold_group.command("list")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@study_option()
 def list_cmd(study_dir: str) -> None:
     """List the study's gold releases."""
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from goldboard.analysis.scoring_render import render
+from goldboard.cli._options import format_option, output_option
 from goldboard.cli._output import emit
 from goldboard.workflows.score import run_score
 
@@ -76,13 +77,10 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed of the bootstrap.")
 @click.option("--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Confidence level.")
 @click.option("--compare", "compare", multiple=True, help="Paired comparison MODEL_A,MODEL_B (repeatable).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "markdown", "csv", "json"]),
-    help="Output format (default: from -o's suffix, else table).",
+@format_option(
+    ["table", "markdown", "csv", "json"], None, help="Output format (default: from -o's suffix, else table)."
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
+@output_option()
 def score_cmd(
     gold,
     study,
