@@ -24,17 +24,16 @@ The study-level wrapper (one contract dict per analysable field of a study
 round) is :func:`goldboard.workflows.agreement_for_study`: this module never sees
 a Study.
 
-``render_table(result, title=None)``, ``render_markdown(result, title=None)``,
-``render_csv(result)``, ``render_json(result)``
-    Text renderings (the CLI's ``--format``).  Table and markdown show the
-    Landis & Koch (1977) band of each chance-corrected coefficient, labelled as a
-    convention; CSV has one row per statistic.
+``render_table``, ``render_markdown``, ``render_csv``, ``render_json``
+    Text renderings (the CLI's ``--format``) live in
+    :mod:`goldboard.analysis.agreement_render`.
 
 ``landis_koch_band(value) -> str | None``
     The conventional band name.
 
 ``bootstrap_sums(units, n_boot, rng, multiplicity=None)``
-    The vectorised resampling primitive (see below).
+    The vectorised resampling primitive (see below), in
+    :mod:`goldboard.analysis.resampling` (shared with the scoring engine).
 
 What is computed
 ----------------
@@ -66,11 +65,8 @@ schema's values, or ``categories``), including levels no rater used.
 
 from __future__ import annotations
 
-import io
 import itertools
-import json
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -80,9 +76,10 @@ import numpy as np
 import pandas as pd
 
 from goldboard.analysis import coefficients as C
+from goldboard.analysis.resampling import bootstrap_sums, percentile_summary
 from goldboard.cases.ratings import MULTI_SEP
 from goldboard.errors import GoldboardError
-from goldboard.text import cell_text, is_number, md_escape, md_table, natural_key
+from goldboard.text import cell_text, is_number, natural_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldboard.label_configs.schema import Field, Schema
@@ -94,11 +91,6 @@ __all__ = [
     "agreement",
     "landis_koch_band",
     "statistic_name",
-    "render_table",
-    "render_markdown",
-    "render_csv",
-    "render_json",
-    "bootstrap_sums",
 ]
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -544,68 +536,6 @@ def _prepare(
     return prepared, config
 
 
-# --------------------------------------------------------------------------- the vectorised bootstrap
-
-
-def bootstrap_sums(
-    units: np.ndarray,
-    n_boot: int,
-    rng: np.random.Generator,
-    multiplicity: np.ndarray | None = None,
-    progress: bool = False,
-    max_cells: int = 20_000_000,
-) -> np.ndarray:
-    """Column sums of ``units`` over ``n_boot`` bootstrap resamples of its rows.
-
-    ``units`` is (resampling units) x (features): one row per item, or per
-    cluster of items, holding that unit's additive contribution to every
-    statistic.  ``multiplicity[i]`` says how many identical units row ``i``
-    stands for (default: identical rows are pooled here).  Drawing ``m`` units
-    with replacement and tallying them is a multinomial draw over the distinct
-    rows with probabilities ``multiplicity / m`` -- the same distribution as a
-    resampled index matrix fed to ``bincount`` -- so all resamples cost one
-    ``(B x P) @ (P x d)`` product.  Returns ``(n_boot, d)``.
-    """
-    units = np.asarray(units, dtype=float)
-    if multiplicity is None:
-        units, multiplicity = np.unique(units, axis=0, return_counts=True)
-    multiplicity = np.asarray(multiplicity, dtype=float)
-    m = int(round(multiplicity.sum()))
-    P, d = units.shape
-    out = np.empty((n_boot, d))
-    if n_boot == 0 or d == 0:
-        return out
-    p = multiplicity / multiplicity.sum()
-    chunk = max(1, min(n_boot, max_cells // max(P, 1)))
-    starts = range(0, n_boot, chunk)
-    if progress and len(starts) > 1:
-        from tqdm import tqdm
-
-        starts = tqdm(starts, desc="bootstrap", unit="chunk", leave=False)
-    for s in starts:
-        e = min(n_boot, s + chunk)
-        out[s:e] = rng.multinomial(m, p, size=e - s).astype(float) @ units
-    return out
-
-
-def _percentile(vals: np.ndarray, low: float, high: float):
-    """-> (se, ci_low, ci_high, share undefined) over axis 0 of (B,) or (B, k) values."""
-    vals = np.asarray(vals, dtype=float)
-    if vals.ndim == 1:
-        vals = vals[:, None]
-    finite = np.isfinite(vals)
-    share_nan = 1.0 - finite.mean(axis=0)
-    se = np.full(vals.shape[1], np.nan)
-    lo = np.full(vals.shape[1], np.nan)
-    hi = np.full(vals.shape[1], np.nan)
-    for j in range(vals.shape[1]):
-        v = vals[finite[:, j], j]
-        if v.size >= 2:
-            se[j] = v.std(ddof=1)
-            lo[j], hi[j] = np.quantile(v, [0.025, 0.975])
-    return se, np.clip(lo, low, high), np.clip(hi, low, high), share_nan
-
-
 # --------------------------------------------------------------------------- multi-rater features
 
 
@@ -965,7 +895,7 @@ def _analyse(
             np.add.at(G, cinv.reshape(-1), F[inverse])
             S = bootstrap_sums(G, n_boot, rng, None, progress=progress)
         for label, fn, sink, low, high in boot.specs:
-            se, lo, hi, share_nan = _percentile(fn(S), low, high)
+            se, lo, hi, share_nan = percentile_summary(fn(S), low, high)
             sink(se, lo, hi)
             worst = float(np.max(share_nan))
             if 0.0 < worst < 1.0 and worst >= 0.01:
@@ -1104,7 +1034,7 @@ def agreement(
     }
 
 
-# --------------------------------------------------------------------------- rendering
+# --------------------------------------------------------------------------- names
 
 _NAMES = {
     "percent_agreement": "Percent agreement",
@@ -1116,10 +1046,6 @@ _NAMES = {
     "scott_pi": "Scott's pi",
     "pabak": "PABAK",
 }
-_LK_NOTE = (
-    "Band: Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, .41-.60 moderate, "
-    ".61-.80 substantial, .81-1 almost perfect); a label, not a test."
-)
 
 
 def statistic_name(row: dict) -> str:
@@ -1133,172 +1059,3 @@ def statistic_name(row: dict) -> str:
     if row["weights"] not in (None, "none"):
         return f"{name} ({row['weights']})"
     return name
-
-
-def _fmt(x, digits=3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def _ci(row: dict) -> str:
-    if row.get("ci_low") is None:
-        return "-"
-    return f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
-
-
-def _stat_rows(result: dict) -> tuple[list[str], list[list[str]]]:
-    groups = any(r["group"] is not None for r in result["statistics"])
-    head = (
-        ["Statistic", "Raters"] + (["Group"] if groups else []) + ["n", "Value", "95% CI", "SE", "CI method", "Band*"]
-    )
-    rows = []
-    for r in result["statistics"]:
-        raters = "all" if len(r["raters"]) > 2 and r["raters"] == result["raters"] else " / ".join(r["raters"])
-        band = "" if r["statistic"] == "percent_agreement" else (landis_koch_band(r["value"]) or "-")
-        rows.append(
-            [statistic_name(r), raters]
-            + ([r["group"] or "all"] if groups else [])
-            + [str(r["n_items"]), _fmt(r["value"]), _ci(r), _fmt(r["se"]), r["ci_method"] or "-", band]
-        )
-    return head, rows
-
-
-def _label_rows(result: dict) -> tuple[list[str], list[list[str]]]:
-    groups = any(e["group"] is not None for e in result["per_label"])
-    head = (
-        ["Label"]
-        + (["Group"] if groups else [])
-        + [
-            "Prevalence",
-            "Pos. agreement (95% CI)",
-            "Neg. agreement (95% CI)",
-            "Kappa vs rest (95% CI)",
-            "PABAK",
-            "Prev. index",
-            "Bias index",
-        ]
-    )
-    rows = []
-    for e in result["per_label"]:
-
-        def est(d):
-            if d is None or d.get("value") is None:
-                return "-"
-            if d.get("ci_low") is None:
-                return f"{d['value']:.3f}"
-            return f"{d['value']:.3f} ({d['ci_low']:.3f} to {d['ci_high']:.3f})"
-
-        rows.append(
-            [e["label"]]
-            + ([e["group"] or "all"] if groups else [])
-            + [
-                _fmt(e["prevalence"]),
-                est(e["positive_agreement"]),
-                est(e["negative_agreement"]),
-                est(e["kappa"]),
-                _fmt((e.get("pabak") or {}).get("value")),
-                _fmt(e["prevalence_index"]),
-                _fmt(e["bias_index"]),
-            ]
-        )
-    return head, rows
-
-
-def _confusion_blocks(result: dict) -> list[tuple[str, list[str], list[list[str]]]]:
-    cats = result["confusion"]["categories"]
-    out = []
-    for p in result["confusion"]["pairs"]:
-        a, b = p["raters"]
-        title = f"{a} (rows) x {b} (columns), {p['n_items']} items" + (f", group {p['group']}" if p["group"] else "")
-        head = [f"{a} \\ {b}"] + cats + ["total"]
-        rows = [[c] + [str(v) for v in row] + [str(sum(row))] for c, row in zip(cats, p["matrix"])]
-        cols = [sum(row[j] for row in p["matrix"]) for j in range(len(cats))]
-        rows.append(["total"] + [str(v) for v in cols] + [str(sum(cols))])
-        out.append((title, head, rows))
-    return out
-
-
-def _aligned(head: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    numeric = [i > 0 and all(re.fullmatch(r"[-\d.]+( to [-\d.]+)?|-", r[i]) for r in rows) for i in range(len(head))]
-
-    def line(cells):
-        return "  ".join(
-            c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
-        ).rstrip()
-
-    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
-
-
-def _describe(result: dict) -> str:
-    return (
-        f"{result['n_items']} items, {result['n_raters']} raters ({', '.join(result['raters'])}), "
-        f"level {result['level']}, categories: {', '.join(result['categories'])}"
-    )
-
-
-def render_table(result: dict, title: str | None = None) -> str:
-    """A terminal-readable rendering: statistics, per-label agreement, confusion matrices."""
-    parts = []
-    if title:
-        parts += [title, "=" * len(title)]
-    parts.append(_describe(result))
-    parts += ["", _aligned(*_stat_rows(result)), "* " + _LK_NOTE]
-    if result["per_label"]:
-        parts += ["", "Per label (one vs rest)", _aligned(*_label_rows(result))]
-    for t, head, rows in _confusion_blocks(result):
-        parts += ["", "Confusion: " + t, _aligned(head, rows)]
-    return "\n".join(parts) + "\n"
-
-
-def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    """Markdown table: first column left-aligned, the numbers right-aligned."""
-    return md_table(head, rows, right=range(1, len(head)))
-
-
-def render_markdown(result: dict, title: str | None = None) -> str:
-    """GitHub-flavoured markdown tables (statistics, per label, confusion matrices)."""
-    parts = []
-    if title:
-        parts += [f"## {md_escape(title)}", ""]
-    parts += [md_escape(_describe(result)), "", _md_table(*_stat_rows(result)), "", "\\* " + _LK_NOTE]
-    if result["per_label"]:
-        parts += ["", "### Per label (one vs rest)", "", _md_table(*_label_rows(result))]
-    for t, head, rows in _confusion_blocks(result):
-        parts += ["", f"### Confusion: {md_escape(t)}", "", _md_table(head, rows)]
-    return "\n".join(parts) + "\n"
-
-
-CSV_COLUMNS = [
-    "statistic",
-    "weights",
-    "level",
-    "raters",
-    "group",
-    "n_items",
-    "value",
-    "se",
-    "ci_low",
-    "ci_high",
-    "ci_method",
-]
-
-
-def render_csv(result: dict) -> str:
-    """One CSV row per statistic (raters joined with ``;``); full precision."""
-    import csv
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for r in result["statistics"]:
-        w.writerow(
-            [r["statistic"], r["weights"], r["level"] or "", ";".join(r["raters"]), r["group"] or "", r["n_items"]]
-            + ["" if r[c] is None else repr(float(r[c])) for c in ("value", "se", "ci_low", "ci_high")]
-            + [r["ci_method"] or ""]
-        )
-    return buf.getvalue()
-
-
-def render_json(result: dict) -> str:
-    """The contract dict as indented JSON (NaN never appears: undefined values are null)."""
-    return json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -19,14 +19,8 @@ from __future__ import annotations
 import click
 import pandas as pd
 
-from goldboard.analysis.agreement import (
-    LEVELS,
-    agreement,
-    render_csv,
-    render_json,
-    render_markdown,
-    render_table,
-)
+from goldboard.analysis.agreement import LEVELS, agreement
+from goldboard.analysis.agreement_render import render_csv, render_json, render_markdown, render_table
 from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.ratings import read_long_table, read_wide_table
 from goldboard.cli._options import format_option, output_option, round_option, study_option
