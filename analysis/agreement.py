@@ -66,7 +66,6 @@ schema's values, or ``categories``), including levels no rater used.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -77,6 +76,7 @@ import pandas as pd
 
 from goldboard.analysis import coefficients as C
 from goldboard.analysis.agreement_inputs import LEVELS, AgreementOptions, ScaleConfig, prepare_ratings
+from goldboard.analysis.estimate import EstimateCI, finite_or_none
 from goldboard.analysis.resampling import bootstrap_sums, percentile_summary
 from goldboard.errors import GoldboardError
 from goldboard.text import natural_key
@@ -131,21 +131,11 @@ def landis_koch_band(value: float | None) -> str | None:
     return "almost perfect"
 
 
-def _num(x) -> float | None:
-    """JSON-safe float (NaN/inf -> None)."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
+_num = finite_or_none
 
 
 def _estimate_dict(value, se, low=-1.0, high=1.0) -> dict:
-    value = _num(value)
-    se = _num(se)
-    if value is None or se is None:
-        return {"value": value, "se": se, "ci_low": None, "ci_high": None}
-    lo, hi = C.wald_ci(value, se, low, high)
-    return {"value": value, "se": se, "ci_low": _num(lo), "ci_high": _num(hi)}
+    return EstimateCI.wald(value, se, low, high).agreement_dict()
 
 
 # --------------------------------------------------------------------------- multi-rater features

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from scipy import stats as _st
 
+from goldboard.analysis.estimate import EstimateCI
 from goldboard.analysis.resampling import bootstrap_cell_counts, percentile_interval
 
 #: exact binomial McNemar below this many discordant pairs, asymptotic at or above
@@ -73,7 +74,8 @@ def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float | None, 
 def proportion(k: int, n: int, level: float = 0.95) -> dict:
     """A proportion ``k/n`` with its Wilson interval, as a result dict."""
     lo, hi = wilson_interval(int(k), int(n), level)
-    return {"estimate": (k / n) if n else None, "low": lo, "high": hi, "method": "wilson", "count": int(k), "n": int(n)}
+    est = EstimateCI((k / n) if n else None, lo, hi, method="wilson")
+    return {**est.score_dict(), "count": int(k), "n": int(n)}
 
 
 # --------------------------------------------------------------------------- classification
@@ -295,7 +297,7 @@ def paired_difference(
         "both_wrong": both_wrong,
         "accuracy_a": (both + a_only) / n if n else None,
         "accuracy_b": (both + b_only) / n if n else None,
-        "difference": {"estimate": diff, "low": lo, "high": hi, "method": "paired-bootstrap-percentile"},
+        "difference": EstimateCI(diff, lo, hi, method="paired-bootstrap-percentile").score_dict(),
         "mcnemar": mcnemar_test(a_only, b_only),
     }
 
