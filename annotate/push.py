@@ -38,10 +38,12 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
-from goldboard.annotate.pull import configs_match
+from goldboard.annotate.pull import configs_match, rater_user_ids
+from goldboard.cases.load import load_units
 from goldboard.cases.units import item_kind
-from goldboard.errors import GoldboardError, LabelStudioError
-from goldboard.fileio import write_jsonl_atomic
+from goldboard.errors import GoldboardError, LabelStudioError, did_you_mean
+from goldboard.fileio import iter_jsonl, write_jsonl_atomic
+from goldboard.label_configs.xml import task_data, to_label_studio_xml
 
 DEFAULT_BATCH = 250
 SHARED_KEY = "*"
@@ -88,14 +90,7 @@ def project_title(study_name: str, key: str, round_number: int) -> str:
 def _read_units_file(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise GoldboardError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
-    return out
+    return [rec for _, rec in iter_jsonl(path)]
 
 
 def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:
@@ -151,13 +146,11 @@ def push(
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
     """
-    from goldboard.label_configs.xml import task_data, to_label_studio_xml
 
     schema = study.schema
     if units is None:
         if cases_path is None:
             raise GoldboardError("push: give a cases file")
-        from goldboard.cases.load import load_units
 
         units = load_units(cases_path, outputs_path, schema=schema)
     if not len(units):
@@ -365,8 +358,6 @@ def check_rater_accounts(client: Client, raters: list[str]) -> list[str]:
     a rater that matches no user is a warning (pull then attributes that rater's project
     by project only).  Returns the warnings.
     """
-    from goldboard.errors import did_you_mean
-
     creds = client.conn.credentials
     if creds is not None:
         missing = [r for r in raters if r not in creds.users or creds.users[r].id is None]
@@ -380,8 +371,6 @@ def check_rater_accounts(client: Client, raters: list[str]) -> list[str]:
                 f"account with `goldboard server add-raters {','.join(missing)}`"
             )
         return []
-    from goldboard.annotate.pull import rater_user_ids
-
     try:
         found, others = rater_user_ids(client, raters)
     except LabelStudioError:

@@ -46,8 +46,9 @@ from goldboard.cases.units import (
     format_case_value,
     shown_case_keys,
 )
-from goldboard.errors import close_matches
+from goldboard.errors import GoldboardError, close_matches
 from goldboard.label_configs.schema import Field, Schema, SchemaError, ValueNotInSchema, load_schema
+from goldboard.text import cell_text
 
 ID_KEYS = ("case_id", "scenario_id", "question_id", "id")
 OUTPUT_CASE_KEYS = ("case_id", "scenario_id", "question_id")
@@ -103,13 +104,7 @@ def _blank(v: Any) -> bool:
 
 def _text(v: Any) -> str:
     """An id or label cell as text: ``7.0`` -> ``"7"``, strip outer space."""
-    if _blank(v):
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v).strip()
+    return "" if _blank(v) else cell_text(v).strip()
 
 
 def _first(rec: dict[str, Any], keys: Iterable[str]) -> tuple[str | None, Any]:
@@ -480,8 +475,6 @@ def _schema(schema: Schema | str | Path) -> Schema:
     try:
         return load_schema(schema)
     except SchemaError as exc:
-        from goldboard.errors import GoldboardError
-
         raise GoldboardError(str(exc)) from None
 
 
