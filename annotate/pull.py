@@ -54,11 +54,11 @@ import pandas as pd
 
 from goldboard.annotate.client import connect
 from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS
-from goldboard.errors import GoldboardError, LabelStudioError, did_you_mean
+from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
-from goldboard.text import utc_now
+from goldboard.text import did_you_mean, utc_now
 
 INVALID_COLUMNS = [
     "round",

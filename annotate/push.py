@@ -41,9 +41,10 @@ from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, c
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.load import load_units
 from goldboard.cases.units import item_kind
-from goldboard.errors import GoldboardError, LabelStudioError, did_you_mean
+from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import iter_jsonl, write_jsonl_atomic
 from goldboard.label_configs.xml import task_data, to_label_studio_xml
+from goldboard.text import did_you_mean
 
 DEFAULT_BATCH = 250
 SHARED_KEY = "*"

@@ -46,9 +46,9 @@ from goldboard.cases.units import (
     format_case_value,
     shown_case_keys,
 )
-from goldboard.errors import GoldboardError, close_matches
+from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema, SchemaError, ValueNotInSchema, load_schema
-from goldboard.text import cell_text
+from goldboard.text import cell_text, close_matches
 
 ID_KEYS = ("case_id", "scenario_id", "question_id", "id")
 OUTPUT_CASE_KEYS = ("case_id", "scenario_id", "question_id")
@@ -469,7 +469,9 @@ def _detect_output_format(records: list[Record]) -> str:
     return "generic"
 
 
-def _schema(schema: Schema | str | Path) -> Schema:
+def schema_of(schema: Schema | str | Path) -> Schema:
+    """``schema`` itself, or the schema it names (built-in name or file); a bad one is a
+    one-line :class:`GoldboardError`."""
     if isinstance(schema, Schema):
         return schema
     try:
@@ -486,7 +488,7 @@ def inspect_files(
     Returns a :class:`LoadResult` with the unit table (``None`` when there are
     errors), every problem found (errors and warnings) and a summary.
     """
-    sch = _schema(schema)
+    sch = schema_of(schema)
     L = _Loader(sch)
     cases_label = str(cases_path)
     case_records, probs = read_file(cases_path, cases_label)

@@ -40,7 +40,7 @@ import pandas as pd
 
 from goldboard.errors import GoldboardError
 from goldboard.fileio import read_table
-from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
 from goldboard.text import natural_key
 
 RATINGS_COLUMNS = [
@@ -60,7 +60,6 @@ RATINGS_COLUMNS = [
     "project_id",
 ]
 #: the one separator of multi-select values in the ratings table, decisions and gold
-MULTI_SEP = "|"
 _REQUIRED_COLUMNS = ("item_id", "rater", "field", "value")
 MISSING_CODE = -1
 #: code of a missing rating in a :class:`RatingGrid`

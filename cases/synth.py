@@ -34,9 +34,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from goldboard.cases.units import format_case_value
 from goldboard.errors import GoldboardError
-from goldboard.fileio import atomic_write, write_jsonl_atomic
+from goldboard.fileio import atomic_write, write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.schema import BUILTIN_DIR, Schema, load_schema
 
 DEFAULT_MODELS = ("sim-llm-a", "sim-llm-b")
@@ -1213,8 +1215,6 @@ def template_records(schema: Schema | str, n: int = 2) -> list[dict[str, Any]]:
     schemas get ``<Title of case 1>`` placeholders.  Every record has every column, so a
     CSV written from it names them all in its header.
     """
-    from goldboard.cases.units import format_case_value
-
     sch = schema if isinstance(schema, Schema) else load_schema(schema)
     titles: dict[str, str] = {}
     for key, title in sch.display.case_fields:
@@ -1254,10 +1254,6 @@ def write_template(schema: Schema | str, path: str | Path, n: int = 2) -> list[d
         raise GoldboardError(f"{path}: exists; goldboard never overwrites it (choose another file name)")
     records = template_records(schema, n)
     if suffix == ".csv":
-        import pandas as pd
-
-        from goldboard.fileio import write_csv_atomic
-
         write_csv_atomic(pd.DataFrame(records), path)
     else:
         write_records(records, path)

@@ -25,7 +25,8 @@ from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.ratings import read_long_table, read_wide_table
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, check_names
+from goldboard.fileio import duplicate_headers
 from goldboard.label_configs.schema import SchemaError, load_schema
 from goldboard.study import Study
 from goldboard.workflows.agreement import unit_groups
@@ -165,8 +166,6 @@ def agree_cmd(
         df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
         raters_order = study.raters
         if wide_raters is not None:  # --raters with --study: compare only these study raters
-            from goldboard.errors import check_names
-
             raters_order = check_names(
                 _split(wide_raters) or [], study.raters, option="--raters", what="a rater of this study"
             )
@@ -192,8 +191,6 @@ def agree_cmd(
         field = fname
     else:
         source = table
-        from goldboard.fileio import duplicate_headers
-
         dup = duplicate_headers(table)
         if dup:
             table_warnings.append(

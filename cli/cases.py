@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cases.load import inspect_files
-from goldboard.cases.synth import synthesize, write_records
+from goldboard.cases.load import inspect_files, schema_of
+from goldboard.cases.synth import synthesize, write_records, write_template
 from goldboard.errors import GoldboardError
 
 SCHEMA_HELP = "Built-in schema name (mtb, mtb_unsafe, medfail, radsafe) or a schema file (.toml/.json)."
@@ -76,10 +76,7 @@ def template_cmd(schema: str, out: str) -> None:
     columns to these, or replace the values. An existing file is never
     overwritten; the file is written atomically.
     """
-    from goldboard.cases.load import _schema
-    from goldboard.cases.synth import write_template
-
-    sch = _schema(schema)
+    sch = schema_of(schema)
     records = write_template(sch, out)
     cols = [k for k in records[0] if k != "synthetic"]
     click.echo(f"Wrote {len(records)} example {sch.name} cases to {out}; columns raters see: {', '.join(cols[1:])}")

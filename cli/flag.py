@@ -10,7 +10,7 @@ import pandas as pd
 from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
 from goldboard.cases.ratings import duplicate_ratings, load_ratings_file
 from goldboard.cli._options import format_option, output_option, round_option, study_option
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, check_names
 from goldboard.fileio import write_text_atomic
 from goldboard.label_configs.schema import load_schema
 from goldboard.study import Study, study_ratings
@@ -95,8 +95,6 @@ def _check_raters(df: pd.DataFrame, order: list[str] | None, study_raters: list[
     """The raters to compare: every name must be a study rater (or, for a RATINGS file, a rater
     in the file) with ratings, and at least two must have ratings -- never a silent "No
     disagreements." because a name was mistyped or only one rater is there."""
-    from goldboard.errors import check_names
-
     if len(df) == 0:
         raise GoldboardError(f"{source}: no ratings (nothing to compare)")
     present = list(dict.fromkeys(r for r in df["rater"].astype(str) if r.strip()))

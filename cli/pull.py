@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from goldboard.annotate.pull import pull
-from goldboard.errors import GoldboardError, did_you_mean
+from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.text import did_you_mean
 
 
 @click.command("pull")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import click
 
+from goldboard.annotate import server as srv
+from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.text import did_you_mean
 
 
 @click.group("study")
@@ -55,9 +58,6 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
 
 def _warn_missing_accounts(st: Study) -> None:
     """Embedded server with accounts already: say which rater names have none (a typo?)."""
-    from goldboard.annotate import server as srv
-    from goldboard.errors import GoldboardError, did_you_mean
-
     path = srv.credentials_path(st.data_dir or None)
     if not path.exists():
         return

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goldboard.text import cell_text
+from goldboard.text import cell_text, unneutralize_formula
 
 try:  # Python 3.11+
     import tomllib
@@ -45,8 +45,6 @@ RESERVED_FIELD_PREFIX = "option_"
 _XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 #: separator of multi-select values in the ratings table (cases.ratings.MULTI_SEP); no value may contain it
 MULTI_SEP = "|"
-#: first characters a spreadsheet reads as a formula; the workbook shows such text with a leading ``'``
-_FORMULA_STARTS = frozenset("=+-@\t\r\uff1d\uff0b\uff0d\uff20")
 BINARY_DEFAULT_VALUES = [
     {"value": "no", "description": "Flag not set", "aliases": ["false", "0", "n", "False", "FALSE", "No", "NO"]},
     {"value": "yes", "description": "Flag set", "aliases": ["true", "1", "y", "True", "TRUE", "Yes", "YES"]},
@@ -132,10 +130,11 @@ class Field:
         folded = " ".join(text.split()).casefold()
         if folded in self._folded_lookup():
             return self._folded_lookup()[folded]
-        if text.startswith("'") and text[1:].lstrip(" \u00a0\n")[:1] in _FORMULA_STARTS and text[1:].strip():
+        plain = unneutralize_formula(text)
+        if plain != text and plain.strip():
             # the spreadsheet spelling of a value that starts like a formula ('=x for =x): the exact
-            # text goldboard's workbook offers in its dropdowns (see exports.sanitize)
-            return self.normalize(text[1:])
+            # text goldboard's workbook offers in its dropdowns (text.neutralize_formula)
+            return self.normalize(plain)
         allowed = ", ".join(self.categories)
         raise ValueNotInSchema(f"{text!r} is not a value of {self.name} (allowed: {allowed})")
 
