@@ -3,7 +3,15 @@
 Library code raises :class:`GoldboardError` with a one-line message that names
 the file, row/cell and field; the CLI prints it as ``Error: <message>`` and exits
 non-zero, never with a traceback.
+
+An error about an argument names the library *parameter* (``param="severity_field"``);
+``str(err)`` reads ``severity_field: ...``.  The CLI maps the parameter to the flag the
+user typed (``--field`` for ``goldboard score``): see :func:`goldboard.cli.flag_for`.
 """
+
+from __future__ import annotations
+
+from goldboard.text import did_you_mean
 
 
 class GoldboardError(Exception):
@@ -11,8 +19,43 @@ class GoldboardError(Exception):
 
     exit_code = 1
 
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        #: the library parameter the error is about (None: not about one argument)
+        self.param = param
+        #: set by the CLI: the flag that carries ``param`` in the command that ran
+        self.flag: str | None = None
+
+    def __str__(self) -> str:
+        name = self.flag or self.param
+        return f"{name}: {self.message}" if name else self.message
+
 
 class LabelStudioError(GoldboardError):
     """Label Studio was unreachable, refused us, or answered something unexpected."""
 
     exit_code = 2
+
+
+def check_names(names, known, *, option: str, what: str) -> list[str]:
+    """``names`` (in order, duplicates dropped) when each is one of ``known``; else a
+    :class:`GoldboardError` naming ``option``, the unknown name, the known names and the
+    closest ones.  ``what`` completes "is not ...", e.g. ``"a rater of this study"``.
+
+    >>> try:
+    ...     check_names(["onc_a", "onc_c"], ["onc_a", "onc_b"], option="--raters", what="a rater of this study")
+    ... except GoldboardError as exc:
+    ...     print(exc)
+    --raters: 'onc_c' is not a rater of this study (onc_a, onc_b) (did you mean 'onc_a' or 'onc_b'?)
+    """
+    known = [str(k) for k in known]
+    out = []
+    for name in names:
+        if name not in known:
+            raise GoldboardError(
+                f"{option}: {name!r} is not {what} ({', '.join(known) or 'none'}){did_you_mean(name, known)}"
+            )
+        if name not in out:
+            out.append(name)
+    return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import os
@@ -67,11 +68,6 @@ def write_text_atomic(path: str | Path, text: str, perms: int | None = None) -> 
         fh.write(text)
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    with atomic_write(path, "wb", encoding=None) as fh:
-        fh.write(data)
-
-
 def write_csv_atomic(df: pd.DataFrame, path: str | Path) -> None:
     """Write a DataFrame as UTF-8 CSV (no index), atomically."""
     with atomic_write(path, newline="") as fh:
@@ -125,17 +121,37 @@ def _read_text(path: Path) -> str:
         raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def iter_jsonl(path: str | Path, what: str = "") -> Iterator[tuple[int, Any]]:
-    """``(line, record)`` for each non-blank line of a JSONL file; malformed JSON is a
-    one-line :class:`GoldboardError` naming file, line and (``what``) the kind of file."""
-    path = Path(path)
-    for i, line in enumerate(_read_text(path).splitlines(), start=1):
+def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | None]]:
+    """The one JSONL parser: ``(line, record, None)`` for each non-blank line, or
+    ``(line, None, error)`` for a line that is not JSON (callers that collect every
+    problem use this; the rest use :func:`iter_jsonl`)."""
+    for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            yield i, json.loads(line)
+            yield i, json.loads(line), None
         except json.JSONDecodeError as exc:
-            raise GoldboardError(f"{path}:{i}: invalid JSON{what}: {exc.msg}") from None
+            yield i, None, exc
+
+
+def iter_jsonl(path: str | Path, what: str = "") -> Iterator[tuple[int, Any]]:
+    """``(line, record)`` for each non-blank line of a JSONL file; a non-UTF-8 file or
+    malformed JSON is a one-line :class:`GoldboardError` naming file, line and
+    (``what``) the kind of file."""
+    path = Path(path)
+    for i, rec, exc in parse_jsonl(_read_text(path)):
+        if exc is not None:
+            raise GoldboardError(f"{path}:{i}: invalid JSON{what}: {exc.msg}")
+        yield i, rec
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes (read in 1 MiB chunks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
@@ -235,3 +251,32 @@ def read_table(path: str | Path) -> pd.DataFrame:
     df = pd.DataFrame([r for _, r in recs])
     df["_line"] = [line for line, _ in recs]
     return df
+
+
+def duplicate_headers(path: str | Path) -> list[str]:
+    """Column names that appear more than once in the header row of a CSV/TSV/XLSX table.
+
+    :func:`read_records` keeps one value per name (the last column's), so a table with a
+    repeated header loses the other columns' values; callers warn with these names.
+    JSON and JSONL records cannot repeat a key, so they give ``[]``.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    names: list[str] = []
+    try:
+        if suffix in (".csv", ".tsv"):
+            with open(path, encoding="utf-8-sig", newline="") as fh:
+                names = next(csv.reader(fh, delimiter="\t" if suffix == ".tsv" else ","), [])
+        elif suffix in (".xlsx", ".xlsm"):
+            import openpyxl
+
+            wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+            try:
+                row = next(wb.worksheets[0].iter_rows(values_only=True, max_row=1), ())
+            finally:
+                wb.close()
+            names = ["" if h is None else str(h) for h in row]
+    except Exception:  # the reader proper reports unreadable files
+        return []
+    names = [n.strip() for n in names if n is not None and n.strip()]
+    return sorted({n for n in names if names.count(n) > 1}, key=names.index)

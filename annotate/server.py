@@ -30,7 +30,6 @@ Nothing here prints a password or token.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import json
 import os
 import secrets
@@ -52,8 +51,10 @@ except ModuleNotFoundError:  # pragma: no cover
 import tomli_w
 
 from goldboard.annotate import serverdb
+from goldboard.annotate._lsboot import MARKER
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_text_atomic
+from goldboard.text import utc_now
 
 DEFAULT_PORT = 8080
 HOST = "127.0.0.1"
@@ -125,7 +126,7 @@ class Credentials:
         if rater not in self.users:
             raise GoldboardError(
                 f"{self.path}: no Label Studio user for rater {rater!r} "
-                f"(add it with `goldboard server start --raters {rater}`)"
+                f"(add it with `goldboard server add-raters {rater}`)"
             )
         return self.users[rater].token
 
@@ -405,10 +406,6 @@ def _log_tail(d: Path, secrets_: Iterable[str] = (), lines: int = 15) -> str:
     return "\n".join("    " + ln for ln in tail)
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
 # --------------------------------------------------------------------------- setup / seeding
 
 
@@ -445,7 +442,6 @@ def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] =
 
 
 def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]:
-    from goldboard.annotate._lsboot import MARKER
 
     payload = json.dumps(
         [
@@ -454,7 +450,7 @@ def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]
         ]
     )
     with open(d / LOG_FILE, "a", encoding="utf-8") as log:
-        log.write(f"--- {_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
+        log.write(f"--- {utc_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
         log.flush()
         try:
             proc = subprocess.run(
@@ -554,7 +550,7 @@ class EmbeddedServer:
             "--enable-legacy-api-token",
         ]
         log = open(d / LOG_FILE, "a", encoding="utf-8")
-        log.write(f"--- {_now()} goldboard: starting Label Studio on {self.url}\n")
+        log.write(f"--- {utc_now()} goldboard: starting Label Studio on {self.url}\n")
         log.flush()
         self._log_offset = log.tell()
         kwargs: dict = {}
@@ -572,7 +568,7 @@ class EmbeddedServer:
         write_text_atomic(
             d / PID_FILE,
             json.dumps(
-                {"pid": self.proc.pid, "port": self.port, "url": self.url, "started_at": _now(), "detached": detach},
+                {"pid": self.proc.pid, "port": self.port, "url": self.url, "started_at": utc_now(), "detached": detach},
                 indent=1,
             )
             + "\n",

@@ -9,7 +9,8 @@ Layout (what a rater sees)::
     Header  schema title (+ instructions as body text)
     View (side by side)
       Header "Case"          Text name="case"   value="$case_text"
-      Header "Model output"  Text name="output" value="$output_text"   (unless display.show_output = false)
+      Header "Model output"  Text name="output" value="$output_text"   (unless display.show_output = false,
+                                                                       or the round is case-level)
     per option X (per-option schemas such as radsafe):
       Header "Option X"      Text name="option_X" value="$option_X"   + that option's fields
     every Text sits in its own View with TEXT_STYLE (whitespace kept, long tokens wrapped)
@@ -57,20 +58,17 @@ shown literally).
 
 from __future__ import annotations
 
-import math
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
 from goldboard.label_configs.schema import Field, Schema
+from goldboard.text import cell_text, ls_text, xml_text
 
 CASE_TAG = "case"
 OUTPUT_TAG = "output"
 OPTION_TAG_PREFIX = "option_"
 
-_XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_LS_VARIABLE_RE = re.compile(r"\$(?=[\w\[\].{}])")
 
 #: task data keys every generated config may reference (plus ``option_<X>`` per option)
 TASK_DATA_KEYS = ("case_text", "output_text", "case_id", "output_id", "item_id", "model")
@@ -87,17 +85,8 @@ def option_tag(option: str) -> str:
     return f"{OPTION_TAG_PREFIX}{option}"
 
 
-def _clean(text: Any) -> str:
-    """A displayed string: XML-legal, with no ``$name`` Label Studio would substitute."""
-    s = "" if text is None else str(text)
-    s = _XML_ILLEGAL_RE.sub("\ufffd", s)
-    return _LS_VARIABLE_RE.sub("\uff04", s)
-
-
-def _raw(text: Any) -> str:
-    """A stored string (alias): XML-legal only; schema loading already rejects control characters."""
-    s = "" if text is None else str(text)
-    return _XML_ILLEGAL_RE.sub("\ufffd", s)
+_clean = ls_text  # a displayed string: XML-legal, with no ``$name`` Label Studio would substitute
+_raw = xml_text  # a stored string (alias): XML-legal only; schema loading already rejects control characters
 
 
 def _sub(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
@@ -125,10 +114,10 @@ def _text(parent: ET.Element, name: str, key: str) -> None:
     _sub(box, "Text", name=name, value=f"${key}")
 
 
-def _target(schema: Schema, f: Field) -> str:
+def _target(schema: Schema, f: Field, show_output: bool) -> str:
     if f.option is not None:
         return option_tag(f.option)
-    return OUTPUT_TAG if schema.display.show_output else CASE_TAG
+    return OUTPUT_TAG if show_output else CASE_TAG
 
 
 def _visibility(schema: Schema, f: Field) -> dict[str, str] | None:
@@ -151,10 +140,10 @@ def _visibility(schema: Schema, f: Field) -> dict[str, str] | None:
     }
 
 
-def _field_elements(parent: ET.Element, schema: Schema, f: Field) -> None:
+def _field_elements(parent: ET.Element, schema: Schema, f: Field, show_output: bool) -> None:
     vis = _visibility(schema, f)
     box = _sub(parent, "View", **vis) if vis else parent
-    to_name = _target(schema, f)
+    to_name = _target(schema, f, show_output)
     if f.kind == "binary":
         absent, present = f.values
         label = f.title or f.name
@@ -202,8 +191,9 @@ def _field_elements(parent: ET.Element, schema: Schema, f: Field) -> None:
         _sub(ch, "Choice", value=_clean(v.value), alias=_raw(v.value), hint=_clean(hint) if hint else None)
 
 
-def build_config(schema: Schema) -> ET.Element:
+def build_config(schema: Schema, *, show_output: bool | None = None) -> ET.Element:
     """The labeling config as an ElementTree element (see :func:`to_label_studio_xml`)."""
+    show_output = schema.display.show_output if show_output is None else (show_output and schema.display.show_output)
     root = ET.Element("View")
     _header(root, schema.title or schema.name, size=3)
     _note(root, schema.instructions)
@@ -213,7 +203,7 @@ def build_config(schema: Schema) -> ET.Element:
     case_pane = _sub(panes, "View", style="flex: 1 1 50%; min-width: 0")
     _header(case_pane, d.case_title or "Case", size=4)
     _text(case_pane, CASE_TAG, "case_text")
-    if d.show_output:
+    if show_output:
         out_pane = _sub(panes, "View", style="flex: 1 1 50%; min-width: 0")
         _header(out_pane, d.output_title or "Model output", size=4)
         _text(out_pane, OUTPUT_TAG, "output_text")
@@ -225,41 +215,33 @@ def build_config(schema: Schema) -> ET.Element:
         _text(box, option_tag(opt), option_tag(opt))
         flags = _sub(box, "View", style="display: flex; flex-wrap: wrap; gap: 1.5em")
         for f in opt_fields:
-            _field_elements(flags if f.kind == "binary" and f.shown_when is None else box, schema, f)
+            _field_elements(flags if f.kind == "binary" and f.shown_when is None else box, schema, f, show_output)
 
     rest = [f for f in schema.fields if f.option is None]
     if rest:
         fields_view = _sub(root, "View", style="margin-top: 1em")
         for f in rest:
-            _field_elements(fields_view, schema, f)
+            _field_elements(fields_view, schema, f, show_output)
     return root
 
 
-def to_label_studio_xml(schema: Schema) -> str:
+def to_label_studio_xml(schema: Schema, *, show_output: bool | None = None) -> str:
     """The Label Studio labeling config (XML text) for ``schema``.
+
+    ``show_output=False`` is the config of a case-level round (cases pushed without model
+    outputs): no model-output pane, and every field is attached to the case.  Default:
+    the schema's ``display.show_output``.
 
     Every config references the task data keys of :func:`task_data`.  The text
     is well-formed XML and passes
     ``label_studio_sdk.label_interface.LabelInterface(xml).validate()``.
     """
-    root = build_config(schema)
+    root = build_config(schema, show_output=show_output)
     ET.indent(root, space="  ")
     return ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float) and math.isnan(value):
-        return ""
-    try:
-        import pandas as pd  # local: keep this module importable without pandas
-
-        if value is pd.NA or value is pd.NaT:
-            return ""
-    except ImportError:  # pragma: no cover
-        pass
-    return str(value)
+_cell = cell_text
 
 
 def task_data(unit_row: Mapping[str, Any], schema: Schema, include_model: bool = True) -> dict[str, str]:
