@@ -210,8 +210,9 @@ def main() -> None:
                     env=env,
                     capture_output=True,
                     text=True,
-                    check=True,
                 )
+                if out.returncode != 0:
+                    sys.exit(f"the pull in a child process failed:\n{out.stderr[-2000:]}")
                 mem = json.loads(out.stdout.strip().splitlines()[-1])
         finally:
             for pid in created:
