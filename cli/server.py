@@ -69,7 +69,7 @@ def start_cmd(
     workers: int | None,
     db_password_file: str | None,
 ) -> None:
-    """Start Label Studio in the background (first start: ~30 s to set up the database).
+    """Start Label Studio in the background (a first start sets up the database: ~30 s on SQLite).
 
     \b
     A team server: PostgreSQL behind several workers, e.g.
