@@ -40,6 +40,9 @@ except ModuleNotFoundError:  # pragma: no cover
 from goldboard.errors import GoldboardError, LabelStudioError
 
 DEFAULT_TIMEOUT = 300.0
+#: an export sends its first byte only when the whole project is serialised: minutes for a
+#: big project on a busy server
+EXPORT_TIMEOUT = 1800.0
 READ_RETRIES = {"max_retries": 1}
 NO_RETRIES = {"max_retries": 0}
 
@@ -228,7 +231,7 @@ class Client:
         return text.replace(tok, "***") if tok else text
 
     @contextlib.contextmanager
-    def _call(self, action: str, project: int | None = None) -> Iterator[None]:
+    def _call(self, action: str, project: int | None = None, timeout: float | None = None) -> Iterator[None]:
         import httpx
         from label_studio_sdk.core.api_error import ApiError
 
@@ -255,7 +258,7 @@ class Client:
             ) from None
         except httpx.TimeoutException:
             raise ServerUnreachable(
-                f"Label Studio at {self.url} did not answer within {self.timeout:.0f} s while {action}"
+                f"Label Studio at {self.url} did not answer within {timeout or self.timeout:.0f} s while {action}"
             ) from None
         except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             raise ServerUnreachable(
@@ -370,13 +373,17 @@ class Client:
         import tempfile
 
         with tempfile.TemporaryFile() as fh:
-            with self._call(f"exporting project {project_id}", project_id):
+            with self._call(f"exporting project {project_id}", project_id, max(self.timeout, EXPORT_TIMEOUT)):
                 chunks = self.sdk.projects.exports.download_sync(
                     project_id,
                     export_type=export_type,
                     download_all_tasks=True,
                     download_resources=False,
-                    request_options={"max_retries": 1, "timeout": self.timeout, "chunk_size": 1 << 20},
+                    request_options={
+                        "max_retries": 1,
+                        "timeout": max(self.timeout, EXPORT_TIMEOUT),
+                        "chunk_size": 1 << 20,
+                    },
                 )
                 for chunk in chunks:
                     fh.write(chunk)
