@@ -789,7 +789,7 @@ def pull(
                 warnings.append(warn)
         if own_client:
             client.close()
-    units = study.units() if hasattr(study, "units") else None
+    units = _unit_ids(study)
     res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
     res.summary["warnings"] = warnings + res.summary["warnings"]
     res.summary["mode"] = rnd.mode
@@ -849,6 +849,35 @@ def _check_export_owner(
             f"--from-export {label}: every annotation in it was made by {other}'s account, not {rater}'s; "
             f"exports swapped between raters? Give it as {other}={label.split('=', 1)[-1]}"
         )
+
+
+UNIT_ID_KEYS = ("item_id", "case_id", "output_id", "model")
+
+
+def _unit_ids(study: Any) -> pd.DataFrame | None:
+    """item_id, case_id, output_id and model of every unit pushed (``units.jsonl`` read line by
+    line: the case and output texts are never all in memory at once)."""
+    path = getattr(study, "units_path", None)
+    if path is None:
+        return study.units() if hasattr(study, "units") else None
+    path = Path(path)
+    if not path.exists():
+        return None
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for i, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise GoldboardError(f"{path}:{i}: invalid JSON in the units file: {exc.msg}") from None
+                if isinstance(rec, dict):
+                    rows.append({k: "" if rec.get(k) is None else str(rec.get(k)) for k in UNIT_ID_KEYS})
+    except UnicodeDecodeError:
+        raise GoldboardError(f"{path}: the units file is not UTF-8 text") from None
+    return pd.DataFrame(rows, columns=list(UNIT_ID_KEYS))
 
 
 def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:

@@ -486,3 +486,30 @@ def test_slim_export_keeps_everything_collect_reads():
     pd.testing.assert_frame_equal(a.invalid, b.invalid)
     a.summary.pop("pulled_at"), b.summary.pop("pulled_at")
     assert a.summary == b.summary and len(a.invalid) == 3
+
+
+def test_pull_reads_only_the_unit_ids_from_the_units_file(tmp_path):
+    from types import SimpleNamespace
+
+    from goldboard.annotate.pull import _unit_ids
+
+    path = tmp_path / "units.jsonl"
+    recs = [
+        {
+            "item_id": "C1::m",
+            "case_id": "C1",
+            "output_id": "C1::m",
+            "model": "m",
+            "case_text": "x" * 1000,
+            "rounds": [1],
+        },
+        {"item_id": "C2", "case_id": "C2", "output_id": None, "model": None, "case_text": "y"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n\n", encoding="utf-8")
+    got = _unit_ids(SimpleNamespace(units_path=path))
+    assert list(got.columns) == ["item_id", "case_id", "output_id", "model"]
+    assert got.to_dict("records")[1] == {"item_id": "C2", "case_id": "C2", "output_id": "", "model": ""}
+    path.write_text('{"item_id": "C1"}\n{broken\n', encoding="utf-8")
+    with pytest.raises(GoldboardError, match=r"units.jsonl:2: invalid JSON in the units file"):
+        _unit_ids(SimpleNamespace(units_path=path))
+    assert _unit_ids(SimpleNamespace(units_path=tmp_path / "none.jsonl")) is None
