@@ -475,7 +475,7 @@ def collect(
                     reasons.append("skipped (cancelled) annotation")
                     values: dict[str, str] = {}
                 else:
-                    values, problems = parse_result(ann.get("result"), schema)
+                    values, problems = parse_result(_unpack(ann.get("result")), schema)
                     reasons.extend(problems)
                 base.update(rater=rater, values=values, reasons=reasons)
                 if foreign:  # held out; it is not the rater's, so it never displaces the rater's own rating
@@ -623,7 +623,7 @@ def _invalid_row(round_number: int, kind: str, reason: str, a: dict) -> dict:
         "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")),
         "lead_time": _num(ann.get("lead_time")),
         "was_cancelled": "true" if ann.get("was_cancelled") else "false",
-        "result": json.dumps(ann.get("result"), ensure_ascii=False),
+        "result": json.dumps(_unpack(ann.get("result")), ensure_ascii=False),
     }
 
 
@@ -953,6 +953,19 @@ DATA_KEYS = ("item_id", "case_id", "output_id", "model")
 ANNOTATION_KEYS = ("id", "completed_by", "result", "was_cancelled", "lead_time", "created_at", "updated_at")
 
 
+class PackedResult(bytes):
+    """An annotation's ``result`` kept as its UTF-8 JSON (a few hundred bytes instead of a few KB
+    of dicts) between the export and :func:`collect`, which unpacks it where it reads it."""
+
+
+def _pack(result: Any) -> Any:
+    return PackedResult(json.dumps(result, ensure_ascii=False).encode("utf-8")) if isinstance(result, list) else result
+
+
+def _unpack(result: Any) -> Any:
+    return json.loads(result) if isinstance(result, PackedResult) else result
+
+
 def slim_task(t: Any) -> Any:
     """One exported task with only what :func:`collect` reads (the case and output texts,
     predictions and Label Studio's bookkeeping dropped); anything else is kept as it is."""
@@ -963,10 +976,17 @@ def slim_task(t: Any) -> Any:
     slim["data"] = {k: data[k] for k in DATA_KEYS if k in data} if isinstance(data, dict) else data
     anns = t.get("annotations")
     if isinstance(anns, list):
-        slim["annotations"] = [{k: a[k] for k in ANNOTATION_KEYS if k in a} if isinstance(a, dict) else a for a in anns]
+        slim["annotations"] = [_slim_annotation(a) if isinstance(a, dict) else a for a in anns]
     else:
         slim["annotations"] = anns
     return slim
+
+
+def _slim_annotation(a: dict) -> dict:
+    out = {k: a[k] for k in ANNOTATION_KEYS if k in a}
+    if "result" in out:
+        out["result"] = _pack(out["result"])
+    return out
 
 
 def slim_export(tasks: list) -> list:
