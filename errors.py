@@ -16,3 +16,8 @@ class LabelStudioError(GoldboardError):
     """Label Studio was unreachable, refused us, or answered something unexpected."""
 
     exit_code = 2
+
+
+class GoldboardWarning(UserWarning):
+    """Something the user should know that does not stop the command (the CLI prints
+    it as ``Warning: <message>``)."""
