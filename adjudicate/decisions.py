@@ -83,6 +83,7 @@ class Proposed:
     independent: bool = True
     case_id: str = ""
     where: str = ""  # cell reference or Label Studio task, for messages
+    where_reason: str = ""  # the Reason cell (default: ``where``)
     origin: str = ""  # sheet checksum or LS annotation id + update time
     #: False when ``adjudicator`` is only the importer's default (blank Adjudicator cell)
     adjudicator_explicit: bool = True
@@ -505,6 +506,9 @@ def record_decisions(
             if already and not newer:
                 unchanged += 1  # e.g. a Label Studio annotation logged before and since superseded
                 continue
+            if newer and cur.get("decision") == p.decision and (cur.get("reason") or "") == p.reason:
+                unchanged += 1  # the sheet already agrees with the newer decision (only the name differs)
+                continue
             if newer:
                 own = bool(base.sheet_id) and cur.get("sheet_id") == base.sheet_id
                 if already or not own:
@@ -522,7 +526,7 @@ def record_decisions(
                         else "the cell still holds the reason of the decision it replaces"
                     )
                     errors.append(
-                        f"{p.where or p.item_id}: reason required: this changes the decision in force for item "
+                        f"{p.where_reason or p.where or p.item_id}: reason required: this changes the decision in force for item "
                         f"{_q(p.item_id)}, {p.field} from {_q(show(p.field, str(cur.get('decision'))))} "
                         f"({cur.get('id', '?')} by {cur.get('adjudicator') or '?'}) to {_q(show(p.field, p.decision))}; {why}"
                     )
@@ -818,6 +822,7 @@ def read_review_sheet(
                     independent=independent and who not in grid.raters,
                     case_id=case_id,
                     where=ref("decision", r),
+                    where_reason=ref("reason", r),
                     adjudicator_explicit=bool(_cell_text(val("adjudicator"))),
                 )
             )

@@ -82,6 +82,11 @@ def sha(p: Path) -> str:
 
 @pytest.fixture()
 def study(tmp_path):
+    return make_study(tmp_path)
+
+
+def make_study(tmp_path):
+    """The hand-counted MTB study (ratings, units with untrusted text), no decisions yet."""
     st = Study.init(tmp_path / "study", schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:8089")
     df = mtb_table_with_missing_info()
     df["task_id"] = (100 + df["item_id"].str.split("-").str[1].astype(int) * 2 + (df["rater"] == "onc_b")).astype(
