@@ -299,9 +299,10 @@ class SheetBase:
     last_id: str = ""
 
 
-def log_base(path: str | Path, sheet_id: str) -> SheetBase:
-    """The :class:`SheetBase` of a sheet written now from the log at ``path``."""
-    entries = read_decisions(path)
+def log_base(path: str | Path | Sequence[dict], sheet_id: str) -> SheetBase:
+    """The :class:`SheetBase` of a sheet written now from the log at ``path`` (or from
+    its already read ``entries``)."""
+    entries = read_decisions(path) if isinstance(path, (str, Path)) else list(path)
     return SheetBase(
         sheet_id=sheet_id,
         entries=len(entries),
@@ -831,6 +832,93 @@ def read_review_sheet(
     return proposed, errors, warnings, blank
 
 
+#: ``_goldboard`` rows that tie a sheet to what it was written from (see :func:`sheet_state_rows`)
+STATE_KEYS = ("sheet_id", "log_entries", "log_sha256", "log_last_id", "ratings_sha256")
+
+
+def ratings_digest(ratings) -> str:
+    """Content digest of a ratings table as a review sheet sees it (round, item, rater,
+    field, value; row order and other columns do not matter)."""
+    cols = [c for c in ("round", "item_id", "rater", "field", "value") if c in ratings.columns]
+    rows = sorted(
+        json.dumps(["" if v is None else str(v) for v in rec], ensure_ascii=False)
+        for rec in ratings[cols].itertuples(index=False, name=None)
+    )
+    h = hashlib.sha256(json.dumps(cols).encode("utf-8"))
+    for r in rows:
+        h.update(b"\n" + r.encode("utf-8"))
+    return h.hexdigest()
+
+
+def sheet_state_rows(decisions: str | Path | Sequence[dict], ratings) -> list[tuple[str, str]]:
+    """The ``_goldboard`` rows a review sheet written now records: a fresh ``sheet_id``,
+    the decisions log it shows (entries, content digest, last id) and the ratings it was
+    built from (digest).  :func:`import_review_sheet` reads them back."""
+    base = log_base(decisions, uuid.uuid4().hex)
+    return [
+        ("sheet_id", base.sheet_id),
+        ("log_entries", str(base.entries)),
+        ("log_sha256", base.log_sha256),
+        ("log_last_id", base.last_id),
+        ("ratings_sha256", ratings_digest(ratings)),
+    ]
+
+
+def read_sheet_meta(path: str | Path) -> dict[str, str]:
+    """The hidden ``_goldboard`` sheet as ``{key: text}`` (``{}`` when there is none)."""
+    import openpyxl
+
+    path = Path(path)
+    if not path.exists():
+        raise GoldboardError(f"{path}: file not found")
+    try:
+        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises many types for a corrupt/foreign file
+        raise GoldboardError(f"{path}: cannot open as an Excel workbook ({type(exc).__name__}: {exc})") from None
+    try:
+        if SHEET_META not in wb.sheetnames:
+            return {}
+        meta = {}
+        for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2, values_only=True):
+            if row and row[0] is not None:
+                meta[_cell_text(row[0])] = _cell_text(row[1]) if len(row) > 1 and row[1] is not None else ""
+        return meta
+    finally:
+        wb.close()
+
+
+def check_sheet_identity(sheet: str | Path, meta: dict[str, str], *, study: str, schema, ratings) -> SheetBase:
+    """Refuse (one line) a sheet written for another study, schema or ratings state;
+    return the log state it was written from.  A sheet without that state (written by
+    an older goldboard) counts as written before every logged decision."""
+    name = Path(sheet).name
+    fresh = "; write a fresh sheet with `goldboard adjudicate sheet` (imported decisions are pre-filled)"
+    if meta.get("schema") and (meta["schema"], meta.get("schema_version") or schema.version) != (
+        schema.name,
+        schema.version,
+    ):
+        raise GoldboardError(
+            f"{name}: this sheet was made for schema {meta['schema']} v{meta.get('schema_version')}, the study uses "
+            f"{schema.name} v{schema.version}; nothing imported"
+        )
+    if meta.get("study") and study and meta["study"] != study:
+        raise GoldboardError(
+            f"{name}: this sheet was made for study {meta['study']!r}, not {study!r}; nothing imported"
+        )
+    if meta.get("ratings_sha256") and meta["ratings_sha256"] != ratings_digest(ratings):
+        raise GoldboardError(
+            f"{name}: written from other ratings than the study has now (a pull or correction since?); "
+            f"nothing imported{fresh}"
+        )
+    if not meta.get("sheet_id"):
+        return SheetBase("", 0, entries_digest([]))
+    try:
+        n = int(meta.get("log_entries", ""))
+    except ValueError:
+        raise GoldboardError(f"{name}: {SHEET_META} sheet edited (log_entries); nothing imported{fresh}") from None
+    return SheetBase(meta["sheet_id"], n, meta.get("log_sha256", ""), meta.get("log_last_id", ""))
+
+
 def import_review_sheet(
     sheet: str | Path,
     ratings,
@@ -842,15 +930,21 @@ def import_review_sheet(
     raters: Sequence[str] | None = None,
     now: str | None = None,
     overrule_newer: bool = False,
+    study: str = "",
 ) -> ImportResult:
     """Check a filled review workbook and append its decisions to the log.
 
-    Every cell is checked first; if anything is wrong :class:`SheetErrors` is raised
-    (listing every problem by cell reference) and nothing is recorded.  Blank
-    decisions stay unresolved; re-importing the same sheet appends nothing.
+    A sheet written for another study (``study``), schema or ratings state is refused
+    with one :class:`GoldboardError` line (:func:`check_sheet_identity`).  Every cell is
+    checked first; if anything is wrong :class:`SheetErrors` is raised (listing every
+    problem by cell reference) and nothing is recorded.  A row that would replace a
+    decision logged after the sheet was written raises :class:`DecisionConflicts`
+    unless ``overrule_newer`` (see :func:`record_decisions`).  Blank decisions stay
+    unresolved; re-importing the same sheet, or a re-saved copy, appends nothing.
     """
     from goldboard.adjudicate.flags import rating_grid
 
+    base = check_sheet_identity(sheet, read_sheet_meta(sheet), study=study, schema=schema, ratings=ratings)
     grid = rating_grid(ratings, schema, raters)
     proposed, errors, warnings, blank = read_review_sheet(
         sheet, grid, schema, adjudicator=adjudicator, independent=independent
@@ -858,8 +952,8 @@ def import_review_sheet(
     if errors:
         raise SheetErrors(sheet, errors)
     sha = sha256_file(sheet)
-    for p in proposed:
-        p.origin = f"sheet:{sha}"
+    for p in proposed:  # the sheet's identity survives a re-save by Excel or LibreOffice; its bytes do not
+        p.origin = f"sheet:{base.sheet_id or sha}"
     res = record_decisions(
         decisions_path,
         proposed,
@@ -867,6 +961,7 @@ def import_review_sheet(
         sheet=Path(sheet).name,
         sheet_sha256=sha,
         now=now,
+        base=base,
         overrule_newer=overrule_newer,
         schema=schema,
     )
@@ -893,9 +988,10 @@ def import_study_sheet(
     """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
     from goldboard.adjudicate.flags import study_ratings
 
+    rnd = read_sheet_meta(sheet).get("round", "")
     return import_review_sheet(
         sheet,
-        study_ratings(study),
+        study_ratings(study, int(rnd) if rnd.isdigit() else None),
         study.schema,
         study.decisions_path,
         adjudicator=adjudicator,
@@ -903,11 +999,17 @@ def import_study_sheet(
         raters=study.raters,
         now=now,
         overrule_newer=overrule_newer,
+        study=study.name,
     )
 
 
 __all__ = [
     "DECISION_KEYS",
+    "STATE_KEYS",
+    "check_sheet_identity",
+    "ratings_digest",
+    "read_sheet_meta",
+    "sheet_state_rows",
     "Conflict",
     "DecisionConflicts",
     "SheetBase",

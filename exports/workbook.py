@@ -248,13 +248,16 @@ def build_review_workbook(
     agreement_rows: list[dict] | None = None,
     agreement_note: str = "",
     now: str | None = None,
+    state: Sequence[tuple[str, str]] = (),
 ) -> tuple[Workbook, dict[str, Any]]:
     """Build the review workbook in memory.  Returns ``(workbook, counts)``.
 
     ``units`` (item_id, case_text, output_text) supplies the case summary and model
     output; ``decisions`` (the log) pre-fills decisions already taken, so a sheet
     regenerated mid-adjudication re-imports as a no-op; ``base_url`` makes links to
-    the raters' tasks; ``agreement_rows`` overrides the engine call.
+    the raters' tasks; ``agreement_rows`` overrides the engine call; ``state``
+    (:func:`goldboard.adjudicate.decisions.sheet_state_rows`) goes into the hidden
+    ``_goldboard`` sheet so the import can tell decisions made after the sheet.
     """
     decisions = list(decisions)
     flags = flag_disagreements(ratings, schema, raters)
@@ -301,7 +304,7 @@ def build_review_workbook(
         len(agreed),
         stamp,
     )
-    _write_meta(ws_meta, schema, info, rlist, stamp)
+    _write_meta(ws_meta, schema, info, rlist, stamp, state)
     ws_lists.sheet_state = "hidden"
     ws_meta.sheet_state = "hidden"
     wb.active = 1  # open on Disagreements
@@ -325,10 +328,12 @@ def write_review_workbook(path: str | Path, ratings: pd.DataFrame, schema: Schem
 
 def write_study_workbook(study, path: str | Path, *, round: int | None = None, now: str | None = None) -> WorkbookInfo:
     """The review workbook of a study workspace (its ratings, units, decisions, server URL)."""
-    from goldboard.adjudicate.decisions import read_decisions
+    from goldboard.adjudicate.decisions import read_decisions, sheet_state_rows
     from goldboard.adjudicate.flags import study_ratings
 
     ratings = study_ratings(study, round)
+    entries = read_decisions(study.decisions_path)
+    state = sheet_state_rows(entries, ratings)
     info = {
         "study": study.name,
         "workspace": str(study.path),
@@ -340,10 +345,11 @@ def write_study_workbook(study, path: str | Path, *, round: int | None = None, n
         study.schema,
         raters=study.raters,
         units=study.units(),
-        decisions=read_decisions(study.decisions_path),
+        decisions=entries,
         base_url=study.url,
         study_info=info,
         now=now,
+        state=state,
     )
 
 
@@ -1035,7 +1041,7 @@ def _write_summary(
     ws.print_area = f"A1:{get_column_letter(last)}{max(r - 1, 1)}"
 
 
-def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str) -> None:
+def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str, state=()) -> None:
     rows = [
         ("format", SHEET_FORMAT),
         ("schema", schema.name),
@@ -1045,6 +1051,7 @@ def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str) ->
         ("round", str(info.get("round", ""))),
         ("generated_at", stamp),
         ("goldboard_version", __version__),
+        *state,
     ]
     for i, (k, v) in enumerate(rows, start=1):
         set_text_cell(ws.cell(row=i, column=1), k)

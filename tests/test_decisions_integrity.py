@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -234,3 +236,162 @@ def test_sheet_from_another_log_is_refused_in_one_line(tmp_path):
     with pytest.raises(GoldboardError, match=r"^review.xlsx: written from another decisions log") as exc:
         record_decisions(log, [Proposed("X2", SL, S, "", "a")], source="sheet", sheet="review.xlsx", base=_base(other))
     assert "\n" not in str(exc.value)
+
+
+# --------------------------------------------------------------------------- stale review sheets (CLI)
+
+
+def resave(path: Path, how: str, out_dir: Path) -> Path:
+    """The workbook as Excel/LibreOffice would save it again: same content, other bytes."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if how == "libreoffice":
+        soffice = shutil.which("soffice") or shutil.which("libreoffice")
+        if soffice is None:
+            pytest.skip("LibreOffice not installed (apt-get install libreoffice-calc-nogui); openpyxl re-save runs")
+        subprocess.run(
+            [
+                soffice,
+                f"-env:UserInstallation=file://{out_dir / 'lo-profile'}",
+                "--headless",
+                "--calc",
+                "--convert-to",
+                "xlsx:Calc MS Excel 2007 XML",
+                "--outdir",
+                str(out_dir),
+                str(path),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
+    else:
+        import datetime as dt
+
+        import openpyxl
+
+        wb = openpyxl.load_workbook(path)  # as a spreadsheet program saves: its own metadata, column widths
+        wb.properties.lastModifiedBy = "Excel"
+        wb.properties.modified = dt.datetime(2030, 1, 2, 3, 4, 5)
+        wb["Disagreements"].column_dimensions["G"].width = 31
+        wb.save(out_dir / path.name)
+    out = out_dir / path.name
+    assert out.exists() and sha(out) != sha(path)
+    return out
+
+
+def decide(study, sheet: Path, rows: dict, who: str = "dr_lee") -> object:
+    fill(sheet, rows)
+    return run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", who)
+
+
+@pytest.mark.parametrize("how", ["libreoffice", "openpyxl"])
+def test_stale_resaved_sheet_conflicts_instead_of_reverting_newer_decisions(study, tmp_path, how):
+    log = study.decisions_path
+    v1 = tmp_path / "v1.xlsx"
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", v1).exit_code == 0
+    res = decide(
+        study,
+        v1,
+        {
+            "C-10": (S, "onc_a read the label", None),
+            "C-1": (P, "ECOG 2", "dr_kim"),
+            "C-7": (I, "no stage", None),
+            ("C-2", MI): ("pdl1_expression", "PD-L1 missing", None),
+        },
+    )
+    assert res.exit_code == 0 and "4 new decisions" in res.output, res.output
+    # the same sheet re-saved by a spreadsheet program: other bytes, same content -> nothing imported
+    copy = resave(v1, how, tmp_path / "resaved")
+    before = log.read_bytes()
+    res = run("adjudicate", "import", "--study", study.path, copy, "--adjudicator", "dr_lee")
+    assert res.exit_code == 0 and "0 new decisions, 0 changed, 4 unchanged" in res.output, res.output
+    assert log.read_bytes() == before
+    # later, a fresh sheet changes two decisions
+    v2 = tmp_path / "v2.xlsx"
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", v2).exit_code == 0
+    res = decide(
+        study,
+        v2,
+        {"C-10": (U, "trial evidence reread", "dr_chair"), ("C-2", MI): ("stage", "staging missing", "dr_chair")},
+    )
+    assert res.exit_code == 0 and "0 new decisions, 2 changed" in res.output, res.output
+    newer = {(e["item_id"], e["field"]): e for e in read_decisions(log)[-2:]}
+    # the old sheet, re-saved, imported again: both rows are conflicts, listed; nothing imported
+    before = log.read_bytes()
+    res = run("adjudicate", "import", "--study", study.path, copy, "--adjudicator", "dr_lee")
+    assert res.exit_code == 1
+    _, rows = rows_by_item(__import__("openpyxl").load_workbook(v1)["Disagreements"])
+    _, mrows = rows_by_item(__import__("openpyxl").load_workbook(v1)["Disagreements"], MI)
+    c10, c2 = rows["C-10"]["Decision"].coordinate, mrows["C-2"]["Decision"].coordinate
+    stamp = newer[("C-10", "safety_label")]["timestamp"]
+    assert (
+        f'Disagreements!{c10}: item "C-10", safety_label: the sheet\'s "{S}" was imported from this sheet before '
+        f'and has since been replaced by the newer decision "{U}" ({newer[("C-10", "safety_label")]["id"]} by '
+        f"dr_chair at {stamp}, from v2.xlsx), made after this sheet was written"
+    ) in res.output
+    assert f'Disagreements!{c2}: item "C-2", missing_info: the sheet\'s "pdl1_expression"' in res.output
+    assert '"stage" (' in res.output
+    assert "v1.xlsx: 2 rows would replace decisions made after this sheet was written; nothing imported" in res.output
+    assert "--overrule-newer" in res.output and "Traceback" not in res.output
+    assert log.read_bytes() == before
+    # an old sheet edited further (not only re-saved) conflicts the same way
+    fill(copy, {"C-10": (P, "a third view", None)})
+    res = run("adjudicate", "import", "--study", study.path, copy, "--adjudicator", "dr_lee")
+    assert res.exit_code == 1 and "would replace the newer decision" in res.output and log.read_bytes() == before
+    # --overrule-newer: recorded, each entry naming the newer decision it overrules
+    res = run("adjudicate", "import", "--study", study.path, copy, "--adjudicator", "dr_lee", "--overrule-newer")
+    assert res.exit_code == 0, res.output
+    assert f'"C-10" safety_label: "{U}" -> "{P}" (by dr_lee; overrules newer' in res.output
+    tail = read_decisions(log)[-2:]
+    assert {(e["item_id"], e["decision"], e["overrules_newer"]) for e in tail} == {
+        ("C-10", P, newer[("C-10", "safety_label")]["id"]),
+        ("C-2", "pdl1_expression", newer[("C-2", MI)]["id"]),
+    }
+
+
+def test_sheet_for_other_ratings_or_study_is_refused_in_one_line(study, tmp_path):
+    import pandas as pd
+
+    from goldboard.fileio import write_csv_atomic
+    from goldboard.study import Study
+
+    sheet = tmp_path / "review.xlsx"
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", sheet).exit_code == 0
+    fill(sheet, {"C-10": (S, "x", None)})
+    # the same ratings in another study (same schema) -> refused
+    other = Study.init(tmp_path / "other", schema="mtb", raters=["onc_a", "onc_b"])
+    other.ratings_path(1).parent.mkdir(parents=True)
+    shutil.copy(study.ratings_path(1), other.ratings_path(1))
+    res = run("adjudicate", "import", "--study", other.path, sheet, "--adjudicator", "dr_lee")
+    assert res.exit_code == 1
+    assert res.output == "Error: review.xlsx: this sheet was made for study 'study', not 'other'; nothing imported\n"
+    # the ratings changed since the sheet was written (a rater corrected a label and it was pulled)
+    df = pd.read_csv(study.ratings_path(1), dtype=str, keep_default_na=False)
+    df.loc[(df.item_id == "C-3") & (df.rater == "onc_b") & (df.field == "safety_label"), "value"] = U
+    write_csv_atomic(df, study.ratings_path(1))
+    res = run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_lee")
+    assert res.exit_code == 1 and res.output.count("\n") == 1
+    assert res.output.startswith("Error: review.xlsx: written from other ratings than the study has now")
+    assert not study.decisions_path.exists()
+
+
+def test_sheet_without_log_state_counts_as_older_than_every_decision(study, tmp_path):
+    """A sheet from an older goldboard (no log state): new decisions import, but a row that
+    changes any logged decision is a conflict."""
+    import openpyxl
+
+    v1 = tmp_path / "v1.xlsx"
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", v1).exit_code == 0
+    assert decide(study, v1, {"C-10": (S, "onc_a", None)}).exit_code == 0
+    old = tmp_path / "old.xlsx"
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", old).exit_code == 0
+    wb = openpyxl.load_workbook(old)
+    ws = wb["_goldboard"]
+    for row in list(ws.iter_rows()):
+        if row[0].value in ("sheet_id", "log_entries", "log_sha256", "log_last_id", "ratings_sha256"):
+            row[0].value = row[1].value = None
+    wb.save(old)
+    res = decide(study, old, {"C-1": (P, "ECOG 2", "dr_kim")})
+    assert res.exit_code == 0 and "1 new decisions, 0 changed, 1 unchanged" in res.output, res.output
+    res = decide(study, old, {"C-10": (U, "second look", None)})
+    assert res.exit_code == 1 and "would replace the newer decision" in res.output
