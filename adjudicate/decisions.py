@@ -440,6 +440,7 @@ def record_decisions(
     base: SheetBase | None = None,
     overrule_newer: bool = False,
     schema=None,
+    problems: Sequence[str] = (),
 ) -> RecordResult:
     """Append the proposed decisions that change something; return what was appended.
 
@@ -459,6 +460,8 @@ def record_decisions(
       the rows instead, each entry naming the newer decision it overrules
       (``overrules_newer``).  A log that does not begin with the sheet's ``entries``
       is another study's log: one-line :class:`GoldboardError`.
+    - ``problems`` found by the caller (invalid rows) are listed first in the same
+      :class:`SheetErrors`, so one run reports every problem.
     - An incomplete last line left by an older goldboard is moved aside to
       ``<log>.torn-<time>`` (kept, never deleted) and said in ``notes``.
     """
@@ -493,7 +496,7 @@ def record_decisions(
         }
         batch = uuid.uuid4().hex[:12]
         appended: list[dict] = []
-        errors: list[str] = []
+        errors: list[str] = list(problems)
         conflicts: list[Conflict] = []
         unchanged = 0
         for p in proposed:
@@ -557,10 +560,11 @@ def record_decisions(
                 entry["overrules_newer"] = cur.get("id")
             appended.append(entry)
             latest[key] = entry
+        what = sheet or ("label studio adjudication" if source == "label_studio" else source)
         if errors:
-            raise SheetErrors(sheet or source.replace("_", " "), errors + [c.line(show) for c in conflicts])
+            raise SheetErrors(what, errors + [c.line(show) for c in conflicts])
         if conflicts:
-            raise DecisionConflicts(sheet or source.replace("_", " "), conflicts, show)
+            raise DecisionConflicts(what, conflicts, show)
         if tail:
             aside = path.with_name(f"{path.name}.torn-{stamp.replace(':', '').replace('+0000', 'Z')}")
             write_bytes_atomic(aside, tail)
@@ -949,8 +953,6 @@ def import_review_sheet(
     proposed, errors, warnings, blank = read_review_sheet(
         sheet, grid, schema, adjudicator=adjudicator, independent=independent
     )
-    if errors:
-        raise SheetErrors(sheet, errors)
     sha = sha256_file(sheet)
     for p in proposed:  # the sheet's identity survives a re-save by Excel or LibreOffice; its bytes do not
         p.origin = f"sheet:{base.sheet_id or sha}"
@@ -964,6 +966,7 @@ def import_review_sheet(
         base=base,
         overrule_newer=overrule_newer,
         schema=schema,
+        problems=errors,
     )
     return ImportResult(
         sheet=Path(sheet).name,

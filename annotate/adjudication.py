@@ -47,7 +47,6 @@ from goldboard.adjudicate.decisions import (
     UNRESOLVED,
     Proposed,
     RecordResult,
-    SheetErrors,
     change_lines,
     empty_set_word,
     format_decision,
@@ -507,9 +506,9 @@ def pull_adjudication(
                         ),
                     )
                 )
-    if errors:
-        raise SheetErrors("label studio adjudication", errors)
-    rec = record_decisions(study.decisions_path, [p for _, p in found], source="label_studio", now=now, schema=schema)
+    rec = record_decisions(  # checks the changes too, then lists every problem at once
+        study.decisions_path, [p for _, p in found], source="label_studio", now=now, schema=schema, problems=errors
+    )
     return AdjudicationPull(record=rec, annotations=n_ann, skipped=skipped)
 
 
