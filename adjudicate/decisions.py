@@ -21,10 +21,22 @@ adjudicator types the values separated by ``|``, ``,`` or ``;`` (or on separate
 lines), ``none`` for the empty set, or ``unresolved`` (see :func:`parse_multi_decision`).
 
 Re-recording what is already in force (same decision and reason, no other
-adjudicator named), or what the same source already logged (same sheet checksum
-or Label Studio annotation), appends nothing -- so re-importing a sheet is a
-no-op whatever ``--adjudicator`` / ``--not-independent`` say.
-A changed decision appends a new entry that names the one it replaces.
+adjudicator named), or what the same Label Studio annotation already logged,
+appends nothing -- so re-importing a sheet is a no-op whatever ``--adjudicator`` /
+``--not-independent`` say.  A changed decision appends a new entry that names the
+one it replaces, and needs a reason of its own.
+
+Writes are all or nothing (:func:`record_decisions`): every proposal is checked, then
+the log is replaced in one step (temporary file, fsync, rename, under a lock), so a
+killed import leaves the old log or the new one.  Entries of one write share a
+``batch`` id.  A torn last line left by an older goldboard is skipped with a warning
+(:func:`read_decisions`) and moved aside on the next write.
+
+A review sheet records what it was written from (:func:`sheet_state_rows`: sheet id,
+log entries/digest/last id, ratings digest).  Its import refuses another study,
+schema or ratings state (:func:`check_sheet_identity`) and treats a row that would
+replace a decision logged after the sheet as a :class:`Conflict` (``overrule_newer``
+records it anyway, naming the overruled entry in ``overrules_newer``).
 """
 
 from __future__ import annotations

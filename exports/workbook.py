@@ -978,7 +978,10 @@ def _write_summary(
         "A Reason is required when the decision differs from every rater. Blank decisions stay unresolved.",
         "Do not edit Case ID, Item ID or Field: the hidden key column detects edits and the import refuses them.",
         "A text longer than its row can show carries a note (red corner): select the cell to read all of it.",
+        "Changing a decision already taken (pre-filled here) needs a new Reason.",
         "Import: goldboard adjudicate import --study DIR review.xlsx --adjudicator NAME [--not-independent]",
+        "Decisions made after this sheet was written (in a newer sheet or in Label Studio) are not overwritten: "
+        "the import lists them as conflicts and imports nothing; write a fresh sheet, or add --overrule-newer.",
     ]:
         span(r, 1, "• " + line)
         r += 1
