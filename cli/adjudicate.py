@@ -56,6 +56,8 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     """Check a filled review workbook and append its decisions to decisions.jsonl.
 
     \b
+    - A sheet made for another study, schema or ratings state (e.g. ratings pulled
+      again since) is refused: write a fresh sheet.
     - Every cell is checked; if anything is wrong, every problem is listed by cell
       reference and nothing is imported.
     - Every new or changed decision is printed: item, field, old -> new, by whom.
