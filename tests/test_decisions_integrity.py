@@ -365,6 +365,13 @@ def test_sheet_for_other_ratings_or_study_is_refused_in_one_line(study, tmp_path
     res = run("adjudicate", "import", "--study", other.path, sheet, "--adjudicator", "dr_lee")
     assert res.exit_code == 1
     assert res.output == "Error: review.xlsx: this sheet was made for study 'study', not 'other'; nothing imported\n"
+    # another schema -> refused
+    med = Study.init(tmp_path / "med", schema="medfail", raters=["onc_a", "onc_b"])
+    med.ratings_path(1).parent.mkdir(parents=True)
+    shutil.copy(study.ratings_path(1), med.ratings_path(1))
+    res = run("adjudicate", "import", "--study", med.path, sheet, "--adjudicator", "dr_lee")
+    assert res.exit_code == 1 and res.output.count("\n") == 1
+    assert res.output.startswith("Error: review.xlsx: this sheet was made for schema mtb v1.0, the study uses medfail")
     # the ratings changed since the sheet was written (a rater corrected a label and it was pulled)
     df = pd.read_csv(study.ratings_path(1), dtype=str, keep_default_na=False)
     df.loc[(df.item_id == "C-3") & (df.rater == "onc_b") & (df.field == "safety_label"), "value"] = U

@@ -325,3 +325,27 @@ def test_killed_gold_export_leaves_no_hidden_folder_behind_forever(template, tmp
         res.output
     )
     assert sorted(p.name for p in (d / "gold").iterdir()) == ["v1"]
+
+
+def test_concurrent_imports_both_land_nothing_lost(template, tmp_path):
+    """Two imports at once (two sheets written from the same log, different rows): the lock
+    makes them take turns, so both batches are in the log with distinct ids.  (Had the
+    second sheet kept its pre-filled rows, whichever came second would be refused with
+    conflicts: its rows would replace the first one's newer decisions.)"""
+    d = tmp_path / "concurrent"
+    shutil.copytree(template, d)
+    other = d / "other.xlsx"
+    assert cli("adjudicate", "sheet", "--study", d, "-o", other).exit_code == 0
+    blank = (None, None, None)  # its pre-filled rows cleared: it decides only C-15 and C-16
+    fill(other, {"C-10": blank, "C-1": blank, "C-11": blank, ("C-2", MI): blank})
+    fill(other, {"C-15": (S, "onc_b missed the trial", "dr_kim"), "C-16": (U, "no evidence", "dr_kim")})
+    before = _log_entries(d / "decisions.jsonl")
+    pids = [
+        _run_child(d, _import_args(d), None),
+        _run_child(d, ["adjudicate", "import", "--study", d, other, "--adjudicator", "dr_kim"], None),
+    ]
+    assert all(os.WIFEXITED(s) and os.WEXITSTATUS(s) == 0 for s in map(_wait, pids))
+    entries = _log_entries(d / "decisions.jsonl")
+    new = entries[len(before) :]
+    assert len(new) == 14 + 2 and len({e["id"] for e in entries}) == len(entries)
+    assert {"C-15", "C-16"} <= {e["item_id"] for e in new} and len({e["batch"] for e in new}) == 2
