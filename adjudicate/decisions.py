@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from goldboard.errors import GoldboardError, GoldboardWarning
-from goldboard.fileio import write_bytes_atomic
+from goldboard.fileio import atomic_write
 
 UNRESOLVED = "unresolved"
 #: words an adjudicator writes for the empty set of a multi-select field (unless the field has such a value)
@@ -413,8 +413,13 @@ def _write_log(path: Path, keep: bytes, new: list[dict]) -> None:
     if keep and not keep.endswith(b"\n"):
         keep += b"\n"
     data = keep + b"".join((json.dumps(r, ensure_ascii=False, default=str) + "\n").encode("utf-8") for r in new)
-    write_bytes_atomic(path, data)
+    _write_bytes(path, data)
     _fsync_dir(path.parent)
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    with atomic_write(path, "wb", encoding=None) as fh:  # temp file beside it, fsync, rename
+        fh.write(data)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -579,7 +584,7 @@ def record_decisions(
             raise DecisionConflicts(what, conflicts, show)
         if tail:
             aside = path.with_name(f"{path.name}.torn-{stamp.replace(':', '').replace('+0000', 'Z')}")
-            write_bytes_atomic(aside, tail)
+            _write_bytes(aside, tail)
             notes.append(
                 f"{path}: moved an incomplete last line ({len(tail)} bytes, from an interrupted write of an older "
                 f"goldboard) aside to {aside.name}"

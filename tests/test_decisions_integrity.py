@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -109,11 +110,9 @@ def test_log_is_replaced_in_one_step_and_temp_leftovers_are_removed(tmp_path, mo
     first = log.read_bytes()
     # a writer killed after writing its temp copy leaves it beside the log: the next write removes it
     (tmp_path / ".decisions.jsonl.abc123.tmp").write_text('{"half": ')
-    import goldboard.adjudicate.decisions as dec
-
     calls = []
-    real = dec.write_bytes_atomic
-    monkeypatch.setattr(dec, "write_bytes_atomic", lambda p, data: (calls.append(Path(p).name), real(p, data)))
+    real = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: (calls.append(Path(dst).name), real(src, dst)))
     res = record_decisions(
         log, [Proposed("X2", SL, U, "r", "adj"), Proposed("X3", SL, I, "r", "adj")], source="sheet", now="T"
     )
