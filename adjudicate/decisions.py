@@ -42,7 +42,6 @@ records it anyway, naming the overruled entry in ``overrules_newer``).
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import hashlib
 import json
 import os
@@ -54,8 +53,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError, GoldboardWarning
-from goldboard.fileio import atomic_write
+from goldboard.fileio import atomic_write, sha256_file
+from goldboard.text import cell_text, excel_safe_text, utc_now
 
 UNRESOLVED = "unresolved"
 #: words an adjudicator writes for the empty set of a multi-select field (unless the field has such a value)
@@ -100,18 +101,6 @@ class Proposed:
     #: False when ``adjudicator`` is only the importer's default (blank Adjudicator cell)
     adjudicator_explicit: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _split_torn_tail(data: bytes) -> tuple[bytes, bytes]:
@@ -485,7 +474,7 @@ def record_decisions(
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
     path = Path(path)
-    stamp = now or _now()
+    stamp = now or utc_now()
     show = _shower(schema)
     with _locked(path):
         notes: list[str] = []
@@ -672,10 +661,8 @@ def _q(text: str) -> str:
     return '"' + (t if len(t) <= 60 else t[:59] + "…") + '"'
 
 
-def _cell_text(value: Any) -> str:
-    from goldboard.exports.sanitize import as_text
-
-    return as_text(value).strip()
+def _stripped(value: Any) -> str:
+    return cell_text(value).strip()
 
 
 def read_review_sheet(
@@ -689,8 +676,6 @@ def read_review_sheet(
     """
     import openpyxl
     from openpyxl.utils import get_column_letter
-
-    from goldboard.exports.sanitize import excel_safe_text
 
     path = Path(path)
     if not path.exists():
@@ -707,10 +692,10 @@ def read_review_sheet(
             for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2):
                 if row[0].value is not None:
                     meta[str(row[0].value)] = (row[1].value if len(row) > 1 else None, f"B{row[0].row}")
-            if "schema" in meta and _cell_text(meta["schema"][0]) != schema.name:
+            if "schema" in meta and _stripped(meta["schema"][0]) != schema.name:
                 errors.append(
                     f"{SHEET_META}!{meta['schema'][1]}: this sheet was made for schema "
-                    f"{_cell_text(meta['schema'][0])!r}, the study uses {schema.name!r}"
+                    f"{_stripped(meta['schema'][0])!r}, the study uses {schema.name!r}"
                 )
         if SHEET_DISAGREEMENTS not in wb.sheetnames:
             raise GoldboardError(
@@ -725,7 +710,7 @@ def read_review_sheet(
         col = {}
         for c in header:
             if c.value is not None:
-                col.setdefault(_cell_text(c.value), c.column - 1)
+                col.setdefault(_stripped(c.value), c.column - 1)
         need = ["key", "case_id", "item_id", "field", "decision", "reason", "adjudicator"]
         lost = [HEADERS[k] for k in need if HEADERS[k] not in col]
         if lost:
@@ -757,7 +742,7 @@ def read_review_sheet(
                 c = cells[k]
                 return c is not None and getattr(c, "data_type", None) == "f"
 
-            filled = {k: _cell_text(val(k)) for k in need}
+            filled = {k: _stripped(val(k)) for k in need}
             if not any(filled.values()):
                 continue
             if not filled["key"]:
@@ -774,7 +759,7 @@ def read_review_sheet(
             item_id, fname, case_id = parsed
             row_errors: list[str] = []
             for k, expect in (("case_id", case_id), ("item_id", item_id), ("field", fname)):
-                got = _cell_text(val(k))
+                got = _stripped(val(k))
                 if got != excel_safe_text(expect).strip():
                     label = HEADERS[k].lower()
                     row_errors.append(
@@ -821,7 +806,7 @@ def read_review_sheet(
                     continue
             i = item_pos[item_id]
             rater_values = [v for v, ok in zip(values[fname][i], present[fname][i]) if ok]
-            reason = _cell_text(val("reason"))
+            reason = _stripped(val("reason"))
             if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
                 shown = ", ".join(dict.fromkeys(format_decision(f, v) or "(blank)" for v in rater_values))
                 errors.append(
@@ -829,7 +814,7 @@ def read_review_sheet(
                     f"overrides every rater ({shown})"
                 )
                 continue
-            who = _cell_text(val("adjudicator")) or adjudicator
+            who = _stripped(val("adjudicator")) or adjudicator
             if not who:
                 errors.append(f"{ref('adjudicator', r)}: adjudicator missing (fill the cell or pass --adjudicator)")
                 continue
@@ -845,7 +830,7 @@ def read_review_sheet(
                     case_id=case_id,
                     where=ref("decision", r),
                     where_reason=ref("reason", r),
-                    adjudicator_explicit=bool(_cell_text(val("adjudicator"))),
+                    adjudicator_explicit=bool(_stripped(val("adjudicator"))),
                 )
             )
     finally:
@@ -902,7 +887,7 @@ def read_sheet_meta(path: str | Path) -> dict[str, str]:
         meta = {}
         for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2, values_only=True):
             if row and row[0] is not None:
-                meta[_cell_text(row[0])] = _cell_text(row[1]) if len(row) > 1 and row[1] is not None else ""
+                meta[_stripped(row[0])] = _stripped(row[1]) if len(row) > 1 and row[1] is not None else ""
         return meta
     finally:
         wb.close()
@@ -963,7 +948,6 @@ def import_review_sheet(
     unless ``overrule_newer`` (see :func:`record_decisions`).  Blank decisions stay
     unresolved; re-importing the same sheet, or a re-saved copy, appends nothing.
     """
-    from goldboard.adjudicate.flags import rating_grid
 
     base = check_sheet_identity(sheet, read_sheet_meta(sheet), study=study, schema=schema, ratings=ratings)
     grid = rating_grid(ratings, schema, raters)
@@ -996,33 +980,6 @@ def import_review_sheet(
     )
 
 
-def import_study_sheet(
-    study,
-    sheet: str | Path,
-    *,
-    adjudicator: str,
-    independent: bool = True,
-    now: str | None = None,
-    overrule_newer: bool = False,
-) -> ImportResult:
-    """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
-    from goldboard.adjudicate.flags import study_ratings
-
-    rnd = read_sheet_meta(sheet).get("round", "")
-    return import_review_sheet(
-        sheet,
-        study_ratings(study, int(rnd) if rnd.isdigit() else None),
-        study.schema,
-        study.decisions_path,
-        adjudicator=adjudicator,
-        independent=independent,
-        raters=study.raters,
-        now=now,
-        overrule_newer=overrule_newer,
-        study=study.name,
-    )
-
-
 __all__ = [
     "DECISION_KEYS",
     "STATE_KEYS",
@@ -1048,7 +1005,6 @@ __all__ = [
     "make_key",
     "parse_key",
     "read_review_sheet",
-    "import_study_sheet",
     "SHEET_DISAGREEMENTS",
     "SHEET_META",
     "SHEET_FORMAT",
@@ -1059,5 +1015,4 @@ __all__ = [
     "latest_decisions",
     "read_decisions",
     "record_decisions",
-    "sha256_file",
 ]
