@@ -67,6 +67,39 @@ def write_text_atomic(path: str | Path, text: str, perms: int | None = None) -> 
         fh.write(text)
 
 
+def fsync_dir(path: str | Path) -> None:
+    """Make a rename or a new file inside ``path`` durable (fsync of the folder itself)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def file_lock(path: str | Path, *, create: bool = True) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (a lock file, created when ``create``,
+    or an existing folder). The kernel drops it when the holder dies, so a killed command
+    never blocks the next one."""
+    flags = (os.O_CREAT | os.O_RDWR) if create else os.O_RDONLY
+    fd = os.open(path, flags, 0o644)
+    try:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            fcntl = None
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def write_csv_atomic(df: pd.DataFrame, path: str | Path) -> None:
     """Write a DataFrame as UTF-8 CSV (no index), atomically."""
     with atomic_write(path, newline="") as fh:

@@ -44,7 +44,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 import uuid
 import warnings
@@ -55,7 +54,7 @@ from typing import Any
 
 from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError, GoldboardWarning
-from goldboard.fileio import atomic_write, sha256_file
+from goldboard.fileio import atomic_write, file_lock, fsync_dir, sha256_file
 from goldboard.text import cell_text, excel_safe_text, utc_now
 
 UNRESOLVED = "unresolved"
@@ -264,18 +263,8 @@ def _locked(path: Path):
     """Serialise writers of one log (advisory lock on a sibling file; the kernel drops it
     when the holder dies, so a killed import never blocks the next one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = path.with_name(path.name + ".lock")
-    fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
-    try:
-        try:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover - Windows
-            pass
+    with file_lock(path.with_name(path.name + ".lock")):
         yield
-    finally:
-        os.close(fd)
 
 
 def entries_digest(entries: Sequence[dict]) -> str:
@@ -403,25 +392,12 @@ def _write_log(path: Path, keep: bytes, new: list[dict]) -> None:
         keep += b"\n"
     data = keep + b"".join((json.dumps(r, ensure_ascii=False, default=str) + "\n").encode("utf-8") for r in new)
     _write_bytes(path, data)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
     with atomic_write(path, "wb", encoding=None) as fh:  # temp file beside it, fsync, rename
         fh.write(data)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 def _clean_stale_temps(path: Path) -> int:

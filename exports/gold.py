@@ -51,7 +51,7 @@ from goldboard import __version__
 from goldboard.adjudicate.gold import gold_digest, method_counts
 from goldboard.errors import GoldboardError
 from goldboard.exports.sanitize import set_text_cell
-from goldboard.fileio import iter_jsonl, sha256_file
+from goldboard.fileio import file_lock, fsync_dir, iter_jsonl, sha256_file
 from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
 
 FORMATS = ("csv", "jsonl", "json", "xlsx")
@@ -201,35 +201,13 @@ def _write_gold_xlsx(gold: pd.DataFrame, path: Path) -> None:
     wb.save(path)
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
 @contextlib.contextmanager
 def _export_lock(gold_dir: Path):
     """One export at a time per ``gold/`` folder (an advisory lock on the folder itself,
     dropped by the kernel if the exporter dies)."""
     gold_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(gold_dir, os.O_RDONLY)
-    try:
-        try:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover - Windows
-            pass
+    with file_lock(gold_dir, create=False):
         yield
-    finally:
-        os.close(fd)
 
 
 def clean_stale_release_folders(gold_dir: str | Path) -> list[str]:
@@ -323,11 +301,11 @@ def _write_gold_release(
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
             os.chmod(f, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         if final.exists():
             raise GoldboardError(f"{final}: already exists (another export running?); nothing written")
         os.rename(tmp, final)
-        _fsync_dir(gold_dir)
+        fsync_dir(gold_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
