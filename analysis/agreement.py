@@ -1403,8 +1403,10 @@ def render_csv(result: dict) -> str:
     """One CSV row per statistic (raters joined with ``;``); full precision."""
     import csv
 
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    from goldboard.fileio import CSV_LINETERMINATOR
+
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator=CSV_LINETERMINATOR)
     w.writerow(CSV_COLUMNS)
     for r in result["statistics"]:
         w.writerow(

@@ -429,8 +429,10 @@ def result_rows(result: dict) -> list[dict]:
 
 def render_csv(result: dict) -> str:
     """Tidy CSV (see :data:`CSV_COLUMNS`), formula-safe."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    from goldboard.fileio import CSV_LINETERMINATOR
+
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator=CSV_LINETERMINATOR)
     w.writeheader()
     for r in result_rows(result):
         w.writerow({k: ("" if r[k] is None else safe_cell(r[k])) for k in CSV_COLUMNS})

@@ -40,7 +40,7 @@ import pandas as pd
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match
 from goldboard.errors import GoldboardError, LabelStudioError
-from goldboard.fileio import write_jsonl_atomic
+from goldboard.fileio import iter_jsonl, write_jsonl_atomic
 
 DEFAULT_BATCH = 250
 SHARED_KEY = "*"
@@ -88,12 +88,10 @@ def _read_units_file(path: Path) -> list[dict]:
     if not path.exists():
         return []
     out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise GoldboardError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
+    for i, rec in iter_jsonl(path, " in the units file"):
+        if not isinstance(rec, dict) or "item_id" not in rec:
+            raise GoldboardError(f"{path}:{i}: not a unit record (a JSON object with an item_id)")
+        out.append(rec)
     return out
 
 

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from goldboard.errors import GoldboardError
+from goldboard.fileio import read_csv_frame
+
 RATINGS_COLUMNS = [
     "round",
     "item_id",
@@ -52,14 +55,16 @@ def empty_ratings() -> pd.DataFrame:
 def read_ratings_csv(path: str | Path) -> pd.DataFrame:
     """Read a ratings table written by goldboard, keeping every cell as text
     (so ``"4"`` stays ``"4"`` and an empty rationale stays ``""``)."""
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df = read_csv_frame(path, " (ratings table)")
     for c in RATINGS_COLUMNS:
         if c not in df.columns:
             df[c] = ""
-    if len(df):
-        df["round"] = df["round"].replace("", "1").astype(int)
-    else:
-        df["round"] = df["round"].astype(int)
+    rounds = df["round"].replace("", "1")
+    bad = ~rounds.str.fullmatch(r"[0-9]{1,9}") if len(df) else pd.Series([], dtype=bool)
+    if bad.any():
+        i = int(bad.to_numpy().argmax())
+        raise GoldboardError(f"{path}: data row {i + 1}: round {rounds.iloc[i]!r} is not a round number")
+    df["round"] = rounds.astype(int)
     return df
 
 

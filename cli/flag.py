@@ -81,7 +81,9 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
             + "\n"
         )
     elif fmt == "csv":
-        text = flags_for_output(flags).to_csv(index=False)
+        from goldboard.fileio import csv_text
+
+        text = csv_text(flags_for_output(flags))
         for line in summary_lines(summary):
             click.echo(line, err=True)
     else:

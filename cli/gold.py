@@ -59,7 +59,9 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         )
         return
     if fmt == "csv":
-        click.echo(diff.to_csv(index=False), nl=False)
+        from goldboard.fileio import csv_text
+
+        click.echo(csv_text(diff), nl=False)
         return
     click.echo(
         f"{ma['version']} ({ma.get('created_at', '')}) -> {mb['version']} ({mb.get('created_at', '')}): "
