@@ -189,10 +189,14 @@ def read_records(path: str | Path) -> list[tuple[int, dict]]:
 
 
 def _read_text(path: Path) -> str:
+    """The file's text exactly (a leading BOM dropped; CR and CR LF kept, not translated)."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return fh.read()
     except UnicodeDecodeError as exc:
         raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except IsADirectoryError:
+        raise GoldboardError(f"{path}: is a folder, not a file") from None
 
 
 def jsonl_lines(text: str) -> list[str]:

@@ -270,8 +270,8 @@ class RatingGrid:
         codes = self.codes[field]
         present = codes != _MISSING
         big = np.iinfo(np.int64).max
-        cmin = np.where(present, codes, big).min(axis=1)
-        cmax = np.where(present, codes, -1).max(axis=1)
+        cmin = np.where(present, codes, big).min(axis=1, initial=big)  # initial: no raters -> no error
+        cmax = np.where(present, codes, -1).max(axis=1, initial=-1)
         disagree = present.any(axis=1) & (cmin != cmax)
         missing = (~present).any(axis=1) & self.rated.any(axis=1)
         return present, disagree, missing
@@ -758,7 +758,7 @@ def load_ratings_file(path) -> pd.DataFrame:
     same columns) keeping every cell as text, with a ``_line`` column for error messages."""
     from pathlib import Path
 
-    from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
+    from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv, require_ratings_columns
     from goldboard.fileio import read_table
 
     path = Path(path)
@@ -772,6 +772,7 @@ def load_ratings_file(path) -> pd.DataFrame:
         df["_line"] = [str(i + 2) for i in range(len(df))]
     else:
         df = read_table(path)
+        require_ratings_columns(df, path)
         for c in df.columns:
             df[c] = df[c].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
         for c in RATINGS_COLUMNS:
@@ -785,7 +786,13 @@ def study_ratings(study, round: int | None = None) -> pd.DataFrame:
     """A study's ratings: one round, or (default) every pulled round with each item's
     latest round in force."""
     if round is not None:
-        return study.ratings(round)
+        df = study.ratings(round)
+        if len(df) == 0:
+            raise GoldboardError(
+                f"{study.ratings_path(round)}: round {round} has no ratings yet (nobody has annotated it; "
+                f"pull again once raters have)"
+            )
+        return df
     df = study.all_ratings()
     if len(df) == 0:
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")

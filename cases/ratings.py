@@ -52,10 +52,23 @@ def empty_ratings() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="object") for c in RATINGS_COLUMNS})
 
 
+#: columns without which a table is not a ratings table
+REQUIRED_RATINGS_COLUMNS = ("item_id", "rater", "field", "value")
+
+
+def require_ratings_columns(df: pd.DataFrame, path: str | Path) -> None:
+    """One-line :class:`GoldboardError` when ``df`` (read from ``path``) lacks a ratings column."""
+    lost = [c for c in REQUIRED_RATINGS_COLUMNS if c not in df.columns]
+    if lost:
+        have = ", ".join(repr(str(c)) for c in list(df.columns)[:8]) or "none"
+        raise GoldboardError(f"{path}: not a ratings table: no {lost[0]!r} column (columns: {have})")
+
+
 def read_ratings_csv(path: str | Path) -> pd.DataFrame:
     """Read a ratings table written by goldboard, keeping every cell as text
     (so ``"4"`` stays ``"4"`` and an empty rationale stays ``""``)."""
     df = read_csv_frame(path, " (ratings table)")
+    require_ratings_columns(df, path)
     for c in RATINGS_COLUMNS:
         if c not in df.columns:
             df[c] = ""

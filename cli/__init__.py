@@ -13,8 +13,10 @@ import sys
 import click
 
 from goldboard import __version__
+from goldboard.cases.problems import CaseFileError
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
+from goldboard.text import one_line
 
 #: stage modules, in the order of a study
 COMMAND_MODULES = [
@@ -40,12 +42,24 @@ class GoldboardGroup(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except CaseFileError as exc:  # a list of problems: the Error line, then one line per problem
+            head, *problems = str(exc).split("\n")
+            click.echo(f"Error: {one_line(head)}", err=True)
+            for p in problems:
+                click.echo(one_line(p), err=True)
+            sys.exit(exc.exit_code)
         except GoldboardError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {one_line(exc)}", err=True)
             sys.exit(exc.exit_code)
         except (SchemaError, ValueNotInSchema) as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {one_line(exc)}", err=True)
             sys.exit(1)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:  # one line too (click would add two lines of usage)
+            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
+            click.echo(f"Error: {one_line(exc.format_message())} (see `{where} --help`)", err=True)
+            sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(130)

@@ -87,14 +87,18 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
         for line in summary_lines(summary):
             click.echo(line, err=True)
     else:
-        text = format_table(flags, summary_lines(summary))
+        from goldboard.text import terminal_text
+
+        text = terminal_text(format_table(flags, summary_lines(summary)))
     if output:
         from goldboard.fileio import write_text_atomic
 
         write_text_atomic(output, text)
         click.echo(f"Wrote {len(flags)} flagged rows ({summary['items_flagged']} items) to {output}", err=True)
     else:
-        click.echo(text, nl=False)
+        from goldboard.cli._output import echo_data
+
+        echo_data(text)
 
 
 def _json_records(flags: pd.DataFrame) -> list[dict]:

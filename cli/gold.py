@@ -59,9 +59,10 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         )
         return
     if fmt == "csv":
+        from goldboard.cli._output import echo_data
         from goldboard.fileio import csv_text
 
-        click.echo(csv_text(diff), nl=False)
+        echo_data(csv_text(diff))
         return
     click.echo(
         f"{ma['version']} ({ma.get('created_at', '')}) -> {mb['version']} ({mb.get('created_at', '')}): "
@@ -69,10 +70,11 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     )
     if len(diff):
         from goldboard.cli.flag import _clip
+        from goldboard.text import one_line
 
         head = ["item", "field", "change", "old", "new", "old method", "new method"]
         rows = [
-            [_clip(str(x).replace("\n", " "), 30) for x in r]
+            [_clip(one_line(x), 30) for x in r]
             for r in diff[
                 ["item_id", "field", "change", "old_value", "new_value", "old_method", "new_method"]
             ].itertuples(index=False)

@@ -143,6 +143,9 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
         df = pd.DataFrame([[unneutralize_formula(v) for v in r] for r in rows[1:]], columns=head)
     else:
         raise GoldboardError(f"{path / 'manifest.json'}: unknown format {fmt!r}")
+    lost = [c for c in ("item_id", "field", "gold_value", "method") if c not in df.columns]
+    if lost:
+        raise GoldboardError(f"{f}: not a gold table: no {lost[0]!r} column")
     return _as_text_frame(df), manifest
 
 

@@ -315,7 +315,13 @@ def build_report(
 
     schema = study.schema
     ratings = study.ratings(round)
-    rnd = int(ratings["round"].max()) if len(ratings) else (round or 1)
+    if not len(ratings):
+        pulled = [p for p in sorted(study.path.glob("rounds/*/ratings.csv")) if p.parent.name.isdigit()]
+        n = round if round is not None else max((int(p.parent.name) for p in pulled), default=1)
+        earlier = sorted(int(p.parent.name) for p in pulled if int(p.parent.name) < n)
+        hint = f"; report round {earlier[-1]} with --round {earlier[-1]}" if earlier else ""
+        raise GoldboardError(f"{study.ratings_path(n)}: round {n} has no ratings yet (nobody has annotated it){hint}")
+    rnd = int(ratings["round"].max())
     results = agreement_for_study(study, round=rnd, fields=fields, bootstrap=bootstrap, seed=seed)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
