@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from goldboard.errors import GoldboardError
-from goldboard.fileio import append_jsonl, iter_jsonl
+from goldboard.fileio import append_jsonl, iter_jsonl, load_workbook
 
 UNRESOLVED = "unresolved"
 #: words an adjudicator writes for the empty set of a multi-select field (unless the field has such a value)
@@ -391,7 +391,6 @@ def read_review_sheet(
     problem as ``Disagreements!F7: ...``, notes that do not block the import, and the
     number of rows left blank (they stay unresolved).
     """
-    import openpyxl
     from openpyxl.utils import get_column_letter
 
     from goldboard.exports.sanitize import excel_safe_text
@@ -399,10 +398,7 @@ def read_review_sheet(
     path = Path(path)
     if not path.exists():
         raise GoldboardError(f"{path}: file not found")
-    try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
-    except Exception as exc:  # openpyxl raises many types for a corrupt/foreign file
-        raise GoldboardError(f"{path}: cannot open as an Excel workbook ({type(exc).__name__}: {exc})") from None
+    wb = load_workbook(path, read_only=True, data_only=False)  # a damaged or foreign file: one line
     errors: list[str] = []
     warnings: list[str] = []
     try:

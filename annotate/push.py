@@ -318,10 +318,21 @@ def push(
                 done += len(batch)
                 bar.update(len(batch))
             result.imported[key] = made
+    except KeyboardInterrupt:
+        raise PushInterrupted(
+            f"push interrupted: {done} of {total} missing tasks were imported (a batch being sent may have "
+            f"arrived too) -- run the same push again to finish (it adds only what is missing)"
+        ) from None
     finally:
         bar.close()
     result.units = rnd.units
     return result
+
+
+class PushInterrupted(GoldboardError):
+    """Ctrl-C during the import: says how far it got and that rerunning completes it."""
+
+    exit_code = 130
 
 
 def _ensure_rater_users(client: Client, raters: list[str]) -> None:
@@ -354,4 +365,4 @@ def _bar(total: int, show: bool):
     return tqdm(total=total, desc="Importing tasks", unit="task", file=sys.stderr)
 
 
-__all__ = ["push", "PushResult", "project_title", "DEFAULT_BATCH", "SHARED_KEY"]
+__all__ = ["push", "PushInterrupted", "PushResult", "project_title", "DEFAULT_BATCH", "SHARED_KEY"]
