@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from goldboard.errors import GoldboardError
+from goldboard.text import one_line, terminal_text
 
 
 @click.group("adjudicate")
@@ -65,10 +66,10 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
         res = import_study_sheet(st, sheet, adjudicator=adjudicator, independent=not not_independent)
     except SheetErrors as exc:
         for line in exc.errors:
-            click.echo(line, err=True)
+            click.echo(one_line(line), err=True)
         raise GoldboardError(str(exc)) from None
     for w in res.warnings:
-        click.echo(f"Warning: {w}", err=True)
+        click.echo(f"Warning: {one_line(w)}", err=True)
     new = len(res.appended) - res.changed
     click.echo(
         f"{res.sheet}: {new} new decisions, {res.changed} changed, {res.unchanged} unchanged, "
@@ -97,7 +98,7 @@ def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
 
     st = Study.open(study_dir)
     res = push_adjudication(st, anonymise=anonymise, round=round_)
-    click.echo(res.describe())
+    click.echo(terminal_text(res.describe()))
 
 
 @adjudicate_group.command("pull")
@@ -119,9 +120,9 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
         res = pull_adjudication(st, independent=not not_independent, adjudicator=adjudicator.strip())
     except SheetErrors as exc:
         for line in exc.errors:
-            click.echo(line, err=True)
+            click.echo(one_line(line), err=True)
         raise GoldboardError(str(exc)) from None
-    click.echo(res.describe() + f" -> {st.decisions_path}")
+    click.echo(terminal_text(res.describe()) + f" -> {st.decisions_path}")
 
 
 commands = [adjudicate_group]

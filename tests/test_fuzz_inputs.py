@@ -51,6 +51,8 @@ RATERS = ["onc_a", "onc_b"]
 UIDS = {"onc_a": 2, "onc_b": 3}
 PROJECTS = {"onc_a": 11, "onc_b": 12}
 
+#: characters a terminal must never receive from data (escape sequences, bell, NUL, CR, bidi controls)
+TERMINAL_UNSAFE = set("\x1b\x07\x00\r\x9b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 TALLY: Counter = Counter()
 FAILURES: list[str] = []
 
@@ -636,6 +638,84 @@ def test_score_with_hostile_model_names(world, failures):
         g = world["good"]
         res = invoke(["score", "--gold", g["reference"], "--schema", "mtb", "--predictions", f, "--format", "json"])
         judge(f"score hostile models seed {seed}", res, must_fail=False, oracle=oracle)
+
+
+def test_push_keeps_hostile_outputs_exactly(world, failures, monkeypatch):
+    """Cases and outputs with hostile text pushed (to an in-memory Label Studio): units.jsonl
+    and every task hold each model output exactly; a blank output is a clean error."""
+    import contextlib
+
+    from test_push_offline import FakeServer
+
+    import goldboard.annotate.push as push_mod
+
+    for seed in range(15):
+        rng = random.Random(4000 + seed)
+        fake = FakeServer()
+        monkeypatch.setattr(push_mod, "connect", lambda study, fake=fake: contextlib.nullcontext(fake))
+        outputs = {f"C{n}": hostile.mixed(rng, rng.randint(1, 3)) for n in range(1, 5)}
+        if seed % 5 == 0:
+            outputs["C1"] = hostile.HUGE
+        cases = world["root"] / f"push_cases_{seed}.jsonl"
+        cases.write_text(
+            "".join(
+                json.dumps({"case_id": c, "case_text": hostile.mixed(rng) + " case"}, ensure_ascii=False) + "\n"
+                for c in outputs
+            ),
+            encoding="utf-8",
+        )
+        outs = world["root"] / f"push_outputs_{seed}.json"
+        outs.write_text(json.dumps([{"case_id": c, "model": "m", "output": o} for c, o in outputs.items()]))
+        st = Study.init(world["root"] / "runs" / f"push{seed}", "mtb", RATERS, url="http://fake")
+        blank = any(not o.strip() for o in outputs.values())
+
+        def oracle(res, st=st, fake=fake, outputs=outputs):
+            units = {u["case_id"]: u["output_text"] for u in Study.open(st.path).units().to_dict("records")}
+            if units != outputs:
+                bad = next(c for c in outputs if units.get(c) != outputs[c])
+                return f"units.jsonl output of {bad}: {units.get(bad)!r:.80} instead of {outputs[bad]!r:.80}"
+            for p in fake.projects.values():
+                shown = {t["case_id"]: t["output_text"] for t in p["tasks"]}
+                if shown != outputs:
+                    return f"project {p['id']}: task output_text differs from the output file"
+            return None
+
+        res = invoke(["push", "--study", st.path, cases, "--outputs", outs, "--quiet"])
+        judge(f"push hostile seed {seed}", res, must_fail=blank, oracle=oracle, listing=True)
+
+
+def test_schema_show_strips_control_characters_from_a_hostile_schema(world, failures):
+    """A schema file whose titles and descriptions hold the corpus: shown without control or
+    bidi characters (terminal), exported as Label Studio XML that parses."""
+    import xml.etree.ElementTree as ET
+    from xml.sax.saxutils import escape
+
+    base = world["good"]["schema"].read_text()
+    for seed in range(10):
+        rng = random.Random(5000 + seed)
+        evil = hostile.mixed(rng, 3)
+        toml_str = json.dumps(evil)  # a JSON string is a valid TOML basic string
+        f = world["root"] / f"schema_{seed}.toml"
+        text = base.replace('title = "', f"title = {toml_str[:-1]} ", 1) if 'title = "' in base else base
+        f.write_text(text, encoding="utf-8")
+        res = invoke(["schema", "show", f])
+
+        def show_oracle(res):
+            bad = set(res.stdout_bytes.decode("utf-8")) & TERMINAL_UNSAFE
+            return f"terminal output holds {sorted(bad)!r}" if bad else None
+
+        if judge(f"schema show hostile seed {seed}", res, must_fail=False, oracle=show_oracle) != "ok":
+            continue
+        res = invoke(["schema", "config", f])
+
+        def xml_oracle(res, evil=evil):
+            try:
+                ET.fromstring(res.stdout_bytes.decode("utf-8"))
+            except ET.ParseError as exc:
+                return f"the Label Studio XML does not parse: {exc} ({escape(evil)[:80]})"
+            return None
+
+        judge(f"schema config hostile seed {seed}", res, must_fail=False, oracle=xml_oracle)
 
 
 # --------------------------------------------------------------------------- figures
