@@ -194,7 +194,10 @@ def _read_text(path: Path) -> str:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             return fh.read()
     except UnicodeDecodeError as exc:
-        raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+        hint = " (it is UTF-16: save it as 'CSV UTF-8' or UTF-8 text)" if head in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start}){hint}") from None
     except IsADirectoryError:
         raise GoldboardError(f"{path}: is a folder, not a file") from None
 

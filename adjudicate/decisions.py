@@ -339,7 +339,7 @@ def parse_key(key: Any) -> tuple[str, str, str] | None:
         return None
     try:
         data = json.loads(payload)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
     if not (isinstance(data, list) and len(data) == 3 and all(isinstance(x, str) for x in data)):
         return None

@@ -128,7 +128,7 @@ def _as_list(v: Any) -> list[Any]:
     if s.startswith("["):
         try:
             parsed = json.loads(s)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             parsed = None
         if isinstance(parsed, list):
             return parsed
@@ -306,7 +306,7 @@ class _Loader:
         if isinstance(raw, str) and raw.strip().startswith(("{", "[")):
             try:
                 raw = json.loads(raw)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 self.add(file, line, "options", 'not valid JSON (give {"A": "...", ...} or option_A columns)')
                 raw = None
         if isinstance(raw, dict):
