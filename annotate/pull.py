@@ -298,6 +298,16 @@ def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]
         for i, rec in enumerate(data, start=1):
             if not isinstance(rec.get("data", {}), dict) or not isinstance(rec.get("annotations", []), list):
                 raise GoldboardError(f"{path}: record {i}: malformed task (data/annotations)")
+            for j, ann in enumerate(rec.get("annotations", []), start=1):
+                where = f"{path}: record {i}, annotation {j}"
+                if not isinstance(ann, dict):
+                    raise GoldboardError(f"{where}: not a JSON object")
+                result = ann.get("result", [])
+                if not isinstance(result, list) or not all(isinstance(r, dict) for r in result):
+                    raise GoldboardError(f"{where}: malformed result (a list of objects expected)")
+                for r in result:
+                    if not isinstance(r.get("from_name", ""), str) or not isinstance(r.get("value", {}), dict):
+                        raise GoldboardError(f"{where}: malformed result item (from_name text, value object)")
         return data, "JSON"
     for i, rec in enumerate(data, start=1):
         if "id" not in rec:

@@ -509,6 +509,99 @@ def test_pull_keeps_every_rationale_and_id_exactly(world, failures):
         judge(f"pull hostile seed {seed}", invoke(pull_args(st, files)), must_fail=False, oracle=oracle)
 
 
+def cell(v) -> str:
+    """How a JSON scalar is spelled in goldboard's tables."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+JSON_JUNK = [None, 0, -1, 1.5, True, "", "x", "=1+1", [], {}, [None], {"": None}, "\u2028", hostile.HUGE[:1000]]
+
+
+def to_json_min(tasks: list[dict]) -> list[dict]:
+    """Label Studio's JSON_MIN export of ``tasks``: one flat row per annotation."""
+    rows = []
+    for t in tasks:
+        for a in t["annotations"]:
+            row = {**t["data"], "id": t["id"], "annotator": a["completed_by"], "annotation_id": a["id"]}
+            for r in a["result"]:
+                v = r["value"]
+                key = "choices" if "choices" in v else "text"
+                row[r["from_name"]] = v[key][0] if len(v[key]) == 1 else {key: v[key]}
+            row.update(created_at=a["created_at"], updated_at=a["updated_at"], lead_time=a["lead_time"])
+            rows.append(row)
+    return rows
+
+
+def _paths(obj, prefix=()):
+    """Every path (tuple of keys/indices) inside a JSON value."""
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _paths(v, prefix + (i,))
+
+
+def _set(obj, path, value):
+    for k in path[:-1]:
+        obj = obj[k]
+    obj[path[-1]] = value
+
+
+def test_pull_mutated_exports_never_lose_an_annotation(world, failures):
+    """A Label Studio export with one value replaced by junk anywhere (ids, results,
+    choices, text, dates): a clean error, or every annotation ends up in ratings.csv or
+    invalid.csv -- none silently dropped -- and the ratings hold only schema values."""
+    from goldboard.label_configs.schema import load_schema
+
+    allowed = set(load_schema("mtb").field("safety_label").categories)
+    full = export("onc_a", [(f"C{n}::m", BASE_A[n - 1], f"why {n}") for n in range(1, 5)])
+    json_min = to_json_min(full)
+    rng = random.Random(6000)
+    for k in range(150):
+        base = json_min if k % 3 == 2 else full  # a third of the mutants are JSON_MIN exports
+        paths = [p for p in _paths(base) if p]
+        data = json.loads(json.dumps(base))
+        path = rng.choice(paths)
+        junk = rng.choice(JSON_JUNK)
+        _set(data, path, json.loads(json.dumps(junk)))
+        f = world["root"] / f"mutant_{k}.json"
+        f.write_text(json.dumps(data), encoding="utf-8")
+        st = fresh_copy(world, "mutant", "skeleton")
+        ann_ids = set()
+        for t in data if isinstance(data, list) else []:
+            if base is json_min:  # one row per annotation
+                if (
+                    isinstance(t, dict)
+                    and t.get("annotation_id") not in (None, "")
+                    and not isinstance(t.get("annotation_id"), (list, dict))
+                ):
+                    ann_ids.add(cell(t["annotation_id"]))
+                continue
+            anns = t.get("annotations") if isinstance(t, dict) else None
+            for a in anns if isinstance(anns, list) else []:
+                if isinstance(a, dict) and a.get("id") is not None and not a.get("was_cancelled"):
+                    ann_ids.add(cell(a.get("id")))
+
+        def oracle(res, st=st, ann_ids=ann_ids):
+            ratings = read_ratings_csv(Study.open(st).ratings_path(1))
+            invalid = read_csv_frame(Study.open(st).invalid_path(1))
+            bad = set(ratings.loc[ratings.field == "safety_label", "value"]) - allowed
+            if bad:
+                return f"ratings hold values outside the schema: {bad!r:.100}"
+            seen = set(ratings["annotation_id"]) | set(invalid["annotation_id"])
+            lost = {a for a in ann_ids if a not in seen}
+            return f"annotations {sorted(lost)!r:.100} are neither in ratings.csv nor invalid.csv" if lost else None
+
+        res = invoke(["pull", "--study", st, "--quiet", "--from-export", f"onc_a={f}"])
+        judge(f"pull mutant {k} {path}={junk!r:.20}", res, must_fail=False, oracle=oracle)
+
+
 def _expected_flagged(table: pd.DataFrame) -> set[str]:
     lab = table[table.field == "safety_label"].pivot(index="item_id", columns="rater", values="value")
     return {i for i, r in lab.iterrows() if r["onc_a"] != r["onc_b"]}
