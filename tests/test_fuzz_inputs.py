@@ -722,6 +722,118 @@ def test_adjudication_reasons_and_gold_read_back_exactly(world, failures):
             judge(f"import hostile reasons seed {seed}", res, must_fail=False, oracle=oracle)
 
 
+CELL_JUNK = [
+    None,
+    0,
+    -3.5,
+    True,
+    "",
+    " ",
+    "=1+1",
+    "=SUM(A1:A2)",
+    "Unsupported",
+    "unsupported ",
+    "none",
+    "stage|x",
+    "\u202e",
+]
+
+
+def test_import_mutated_review_workbooks(world, failures):
+    """A review workbook with one cell anywhere on the Disagreements sheet replaced (ids,
+    keys, decisions, reasons, numbers, formulas): a clean error naming cells, or exactly the
+    decisions the sheet holds are logged, with the reasons as typed."""
+    import datetime as dt
+
+    from goldboard.label_configs.schema import load_schema
+
+    schema = load_schema("mtb")
+    rng = random.Random(7000)
+    for k in range(40):
+        sheet = world["root"] / f"mutant_sheet_{k}.xlsx"
+        shutil.copy(world["good"]["sheet"], sheet)
+        wb = openpyxl.load_workbook(sheet)
+        ws = wb["Disagreements"]
+        head = [c.value for c in ws[1]]
+        for row in ws.iter_rows(min_row=2):
+            rec = dict(zip(head, row))
+            if rec["Field"].value == "safety_label":
+                rec["Decision"].value = U
+                rec["Reason"].value = f"reason {rec['Item ID'].value}"
+                rec["Adjudicator"].value = "dr_chair"
+        r = rng.randint(1, ws.max_row)
+        c = rng.randint(1, ws.max_column)
+        junk = rng.choice(CELL_JUNK + [dt.datetime(2026, 1, 1), hostile.mixed(rng)])
+        if isinstance(junk, str):
+            junk = _xlsx_legal(junk)
+        ws.cell(row=r, column=c).value = junk
+        wb.save(sheet)
+        st = fresh_copy(world, "mutant_import")
+        # what the sheet now asks for, read independently of goldboard
+        wb = openpyxl.load_workbook(sheet)
+        ws = wb["Disagreements"]
+        want = {}
+        for row in ws.iter_rows(min_row=2, values_only=True):
+            rec = dict(zip([c.value for c in ws[1]], row))
+            if rec.get("Decision") not in (None, "") and str(rec["Decision"]).strip():
+                want[(rec.get("Item ID"), rec.get("Field"))] = str(rec.get("Reason") or "").strip()
+
+        def oracle(res, st=st, want=want):
+            got = {}
+            for d in read_decisions(Study.open(st).decisions_path):
+                got[(d["item_id"], d["field"])] = d["reason"]
+                f = schema.field(d["field"])
+                if d["decision"] not in f.categories + ["unresolved"] and f.kind != "multi":
+                    return f"decision {d['decision']!r} is not a value of {d['field']}"
+            return None if got == want else f"logged {got!r:.200}, the sheet holds {want!r:.200}"
+
+        res = invoke(["adjudicate", "import", "--study", st, sheet, "--adjudicator", "dr"])
+        judge(f"import mutant {k} cell ({r},{c})={junk!r:.20}", res, must_fail=False, oracle=oracle, listing=True)
+
+
+def test_gold_export_from_mutated_ratings(world, failures):
+    """The study's ratings.csv with one cell replaced (value, rater, item id, field, round):
+    gold export is a clean error, or every unanimous gold value is what every rater of the
+    item gave in the file (read with the csv module) and every gold value is in the schema."""
+    from goldboard.exports.gold import read_release
+    from goldboard.label_configs.schema import load_schema
+
+    schema = load_schema("mtb")
+    src = world["study"] / "rounds" / "1" / "ratings.csv"
+    with open(src, encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    junk_values = ["", " ", "Zzz", "unsupported", "Supported ", "onc_c", "x", "-1", "2", "=1+1", "C1::m", "\u2028"]
+    rng = random.Random(8000)
+    for k in range(40):
+        mutated = [list(r) for r in rows]
+        r = rng.randint(1, len(rows) - 1)
+        c = rng.randrange(len(rows[0]))
+        mutated[r][c] = rng.choice(junk_values)
+        st = fresh_copy(world, "mutant_gold")
+        with open(st / "rounds" / "1" / "ratings.csv", "w", encoding="utf-8", newline="") as fh:
+            csv.writer(fh, lineterminator="\r\n").writerows(mutated)
+        table = [dict(zip(mutated[0], x)) for x in mutated[1:]]
+
+        def oracle(res, st=st, table=table):
+            gold, _ = read_release(Study.open(st).gold_dir / "v1")
+            for g in gold.to_dict("records"):
+                f = schema.field(g["field"])
+                if g["gold_value"] and f.kind != "multi" and g["gold_value"] not in f.categories:
+                    return f"gold value {g['gold_value']!r} of {g['item_id']} is not in the schema"
+                if g["method"] == "unanimous" and f.kind != "multi":
+                    given = {
+                        f.normalize(x["value"])
+                        for x in table
+                        if x["item_id"].strip() == g["item_id"] and x["field"].strip() == g["field"]
+                    }
+                    if given != {g["gold_value"]}:
+                        return f"{g['item_id']}: unanimous gold {g['gold_value']!r} but the raters gave {given!r}"
+            return None
+
+        res = invoke(["gold", "export", "--study", st])
+        judge(f"gold export mutant {k} ({r},{mutated[0][c]})", res, must_fail=False, oracle=oracle)
+
+
 def test_score_with_hostile_model_names(world, failures):
     for seed in range(20):
         rng = random.Random(3000 + seed)
