@@ -36,8 +36,11 @@ def atomic_write(
     ``perms`` (e.g. ``0o600``) is applied before anything is written.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # a read-only folder, a file where a folder should be, a full disk
+        raise GoldboardError(f"{path}: cannot write here ({exc.strerror or exc})") from None
     try:
         # mkstemp makes 0600 files; give ordinary files the usual umask-based mode
         os.chmod(tmp, perms if perms is not None else (0o666 & ~_umask()))
@@ -316,11 +319,13 @@ def load_workbook(path: str | Path, **kwargs: Any):
                         for _ in iterparse(fh):
                             pass
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
-        raise GoldboardError(f"{path}: not an .xlsx workbook (not a zip archive: {exc})") from None
+        raise GoldboardError(f"{path}: cannot open as an Excel workbook (not an .xlsx file: {exc})") from None
     except ParseError as exc:
-        raise GoldboardError(f"{path}: damaged workbook: {name} is not well-formed XML ({exc})") from None
+        raise GoldboardError(
+            f"{path}: cannot open as an Excel workbook: damaged, {name} is not well-formed XML ({exc})"
+        ) from None
     except (OSError, RuntimeError, NotImplementedError, ValueError) as exc:  # encrypted, odd compression
-        raise GoldboardError(f"{path}: cannot read the workbook ({type(exc).__name__}: {exc})") from None
+        raise GoldboardError(f"{path}: cannot open as an Excel workbook ({type(exc).__name__}: {exc})") from None
     try:
         return openpyxl.load_workbook(path, **kwargs)
     except Exception as exc:  # openpyxl raises many types for a corrupt or foreign file

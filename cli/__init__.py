@@ -8,6 +8,7 @@ user-facing error into a one-line ``Error: ...`` with a non-zero exit.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -60,9 +61,24 @@ class GoldboardGroup(click.Group):
             where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
             click.echo(f"Error: {one_line(exc.format_message())} (see `{where} --help`)", err=True)
             sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # click's own control flow (--help, prompts) and messages
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(130)
+        except OSError as exc:  # disk full, permission denied, a folder where a file should be
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"Error: {one_line(where)}{one_line(exc.strerror or exc)}", err=True)
+            sys.exit(1)
+        except Exception as exc:  # a bug: still one line for the user; the traceback on request
+            if os.environ.get("GOLDBOARD_DEBUG"):
+                raise
+            click.echo(
+                f"Error: internal error ({type(exc).__name__}: {one_line(str(exc))[:300]}); this is a goldboard "
+                f"bug -- please report it with the output of the same command run with GOLDBOARD_DEBUG=1",
+                err=True,
+            )
+            sys.exit(3)
 
     def list_commands(self, ctx):  # keep the study order in --help
         return list(self.commands)

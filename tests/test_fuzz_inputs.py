@@ -76,6 +76,10 @@ def judge(name: str, res, *, must_fail: bool, oracle=None, listing: bool = False
         TALLY["tracebacks"] += 1
         FAILURES.append(f"{name}: traceback {type(exc).__name__}: {str(exc)[:200]}")
         return "traceback"
+    if "Error: internal error" in res.stderr:  # the CLI's safety net caught a bug: as bad as a traceback
+        TALLY["tracebacks"] += 1
+        FAILURES.append(f"{name}: {res.stderr.strip()[:300]}")
+        return "traceback"
     if res.exit_code != 0:
         lines = _stderr_lines(res)
         errors = [ln for ln in lines if ln.startswith("Error:")]

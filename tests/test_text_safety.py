@@ -439,3 +439,27 @@ def test_ctrl_c_during_push_says_how_far_and_to_rerun(tmp_path, monkeypatch):
     for p in fake.projects.values():
         items = [t["item_id"] for t in p["tasks"]]
         assert len(items) == 25 == len(set(items))
+
+
+def test_an_unexpected_bug_is_one_line_and_the_traceback_is_on_request(tmp_path, monkeypatch):
+    import goldboard.cli.schema as schema_cli
+
+    def boom(*a, **k):
+        raise ValueError("unexpected\nsecond line")
+
+    monkeypatch.setattr(schema_cli, "describe_schema", boom)
+    res = run("schema", "show", "mtb")
+    assert res.exit_code == 3
+    one_error_line(res, "internal error (ValueError: unexpected\\nsecond line)", "GOLDBOARD_DEBUG=1")
+    res = CliRunner().invoke(main, ["schema", "show", "mtb"], env={"GOLDBOARD_DEBUG": "1"})
+    assert isinstance(res.exception, ValueError)
+
+
+def test_an_unwritable_output_is_one_line(tmp_path):
+    path = tmp_path / "t.csv"
+    write_csv_atomic(ratings_frame(["a", "b", "c"]), path)
+    (tmp_path / "a_file").write_text("x")
+    res = run("agree", path, "--format", "csv", "-o", tmp_path / "a_file" / "out.csv")
+    assert res.exit_code == 1
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")]  # after the statistics' warnings
+    assert len(errors) == 1 and "a_file/out.csv: cannot write here" in errors[0], res.stderr
