@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import os
@@ -68,11 +69,6 @@ def _umask() -> int:
 def write_text_atomic(path: str | Path, text: str, perms: int | None = None) -> None:
     with atomic_write(path, perms=perms) as fh:
         fh.write(text)
-
-
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    with atomic_write(path, "wb", encoding=None) as fh:
-        fh.write(data)
 
 
 #: record terminator of every CSV goldboard writes (RFC 4180).  With ``\r\n`` the csv
@@ -227,16 +223,41 @@ def loads_json(text: str, where: str, what: str = "") -> Any:
         raise GoldboardError(f"{where}: JSON nested too deeply to read{what}") from None
 
 
-def iter_jsonl(path: str | Path, what: str = "") -> Iterator[tuple[int, Any]]:
-    """``(line, record)`` for each non-blank line of a JSONL file; malformed JSON is a
-    one-line :class:`GoldboardError` naming file, line and (``what``) the kind of file.
+def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | None]]:
+    """The one JSONL parser: ``(line, record, None)`` for each non-blank line, or
+    ``(line, None, error)`` for a line that is not JSON or is nested too deeply to read
+    (callers that collect every problem use this; the rest use :func:`iter_jsonl`).
     Lines are split by :func:`jsonl_lines` (LF/CR only), so every record goldboard
     writes reads back whole."""
-    path = Path(path)
-    for i, line in enumerate(jsonl_lines(_read_text(path)), start=1):
+    for i, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
-        yield i, loads_json(line, f"{path}:{i}", what)
+        try:
+            yield i, json.loads(line), None
+        except json.JSONDecodeError as exc:
+            yield i, None, exc
+        except RecursionError:
+            yield i, None, json.JSONDecodeError("nested too deeply to read", line, 0)
+
+
+def iter_jsonl(path: str | Path, what: str = "") -> Iterator[tuple[int, Any]]:
+    """``(line, record)`` for each non-blank line of a JSONL file; a non-UTF-8 file or
+    malformed JSON is a one-line :class:`GoldboardError` naming file, line and
+    (``what``) the kind of file."""
+    path = Path(path)
+    for i, rec, exc in parse_jsonl(_read_text(path)):
+        if exc is not None:
+            raise GoldboardError(f"{path}:{i}: invalid JSON{what}: {exc.msg}")
+        yield i, rec
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes (read in 1 MiB chunks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from goldboard.cases.problems import Problem
 from goldboard.errors import GoldboardError
-from goldboard.fileio import jsonl_lines, read_records
+from goldboard.fileio import parse_jsonl, read_records
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".xlsx", ".xlsm")
 
@@ -93,16 +93,9 @@ def _clean_row(rec: dict[str, Any]) -> dict[str, Any]:
 def _read_jsonl(text: str, label: str) -> tuple[list[Record], list[Problem]]:
     records: list[Record] = []
     problems: list[Problem] = []
-    for i, line in enumerate(jsonl_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
+    for i, rec, exc in parse_jsonl(text):
+        if exc is not None:
             problems.append(Problem(label, i, "", f"invalid JSON: {exc.msg} (column {exc.colno})"))
-            continue
-        except RecursionError:
-            problems.append(Problem(label, i, "", "JSON nested too deeply to read"))
             continue
         if not isinstance(rec, dict):
             problems.append(Problem(label, i, "", "each line must be a JSON object"))

@@ -349,7 +349,11 @@ def test_report_and_sheet_on_a_round_nobody_annotated(pulled, tmp_path):
     "name,content,needle",
     [
         ("deep.json", hostile.deep_json().encode(), "nested too deeply"),
-        ("deep.jsonl", b'{"item_id": ' + hostile.deep_json().encode() + b"}\n", "deep.jsonl:1: JSON nested too deeply"),
+        (
+            "deep.jsonl",
+            b'{"item_id": ' + hostile.deep_json().encode() + b"}\n",
+            "deep.jsonl:1: invalid JSON: nested too deeply to read",
+        ),
         ("book.ods", hostile.ods_bytes(), ".ods spreadsheets are not read; save it as .xlsx"),
         ("book.xls", b"\xd0\xcf\x11\xe0" + b"\0" * 60, ".xls spreadsheets are not read"),
         (
@@ -412,7 +416,6 @@ def test_ctrl_c_during_push_says_how_far_and_to_rerun(tmp_path, monkeypatch):
     from test_push_offline import FakeServer, units
 
     import goldboard.annotate.push as push_mod
-    from goldboard.cases import load as load_mod
 
     class Interrupting(FakeServer):
         calls = 0
@@ -425,7 +428,7 @@ def test_ctrl_c_during_push_says_how_far_and_to_rerun(tmp_path, monkeypatch):
 
     fake = Interrupting()
     monkeypatch.setattr(push_mod, "connect", lambda study: contextlib.nullcontext(fake))
-    monkeypatch.setattr(load_mod, "load_units", lambda *a, **k: units(25))
+    monkeypatch.setattr(push_mod, "load_units", lambda *a, **k: units(25))
     st = Study.init(tmp_path / "st", "mtb", RATERS, url="http://fake")
     cases = tmp_path / "cases.jsonl"
     cases.write_text("{}\n")
