@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import random
 import shutil
 from collections import Counter
@@ -54,6 +55,8 @@ PROJECTS = {"onc_a": 11, "onc_b": 12}
 #: characters a terminal must never receive from data (escape sequences, bell, NUL, CR, bidi controls)
 TERMINAL_UNSAFE = set("\x1b\x07\x00\r\x9b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 TALLY: Counter = Counter()
+#: inputs and outcomes per test (the per-campaign figures printed by test_zz_figures)
+BY_TEST: dict[str, Counter] = {}
 FAILURES: list[str] = []
 
 
@@ -68,9 +71,21 @@ def _stderr_lines(res) -> list[str]:
     return [ln for ln in res.stderr.splitlines() if ln.strip()]
 
 
-def judge(name: str, res, *, must_fail: bool, oracle=None, listing: bool = False) -> str:
+def judge(name: str, res, *, must_fail: bool, oracle=None, listing: bool = False, must_pass: bool = False) -> str:
     """Classify one run, record it in the tally and (if wrong) in FAILURES."""
     TALLY["inputs"] += 1
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split(" ")[0]
+    outcome = _judge(name, res, must_fail=must_fail, oracle=oracle, listing=listing)
+    if must_pass and outcome == "error":  # a valid input refused is as wrong as a bad one accepted
+        TALLY["clean errors"] -= 1
+        TALLY["valid inputs refused"] += 1
+        FAILURES.append(f"{name}: a valid input was refused: {res.stderr.strip()[:300]}")
+        outcome = "refused"
+    BY_TEST.setdefault(test, Counter())[outcome] += 1
+    return outcome
+
+
+def _judge(name: str, res, *, must_fail: bool, oracle, listing: bool) -> str:
     exc = res.exception
     if exc is not None and not isinstance(exc, SystemExit):
         TALLY["tracebacks"] += 1
@@ -510,7 +525,7 @@ def test_pull_keeps_every_rationale_and_id_exactly(world, failures):
                     return f"{name}: {bad!r} read back as {got.get(bad)!r:.120}, pulled {want[bad]!r:.120}"
             return None
 
-        judge(f"pull hostile seed {seed}", invoke(pull_args(st, files)), must_fail=False, oracle=oracle)
+        judge(f"pull hostile seed {seed}", invoke(pull_args(st, files)), must_fail=False, oracle=oracle, must_pass=True)
 
 
 def cell(v) -> str:
@@ -646,6 +661,7 @@ def test_flag_and_agree_on_hostile_tables(world, failures):
             invoke(["flag", f, "--schema", "mtb", "--format", "csv"]),
             must_fail=False,
             oracle=flag_oracle,
+            must_pass=True,
         )
         agree_n = n
         agree_pa = 1 - len(want) / n
@@ -662,6 +678,7 @@ def test_flag_and_agree_on_hostile_tables(world, failures):
             invoke(["agree", f, "--field", "safety_label", "--schema", "mtb", "--format", "json"]),
             must_fail=False,
             oracle=agree_oracle,
+            must_pass=True,
         )
 
 
@@ -723,7 +740,7 @@ def test_adjudication_reasons_and_gold_read_back_exactly(world, failures):
         if formula:
             judge(f"import formula reason seed {seed}", res, must_fail=True, listing=True)
         else:
-            judge(f"import hostile reasons seed {seed}", res, must_fail=False, oracle=oracle)
+            judge(f"import hostile reasons seed {seed}", res, must_fail=False, oracle=oracle, must_pass=True)
 
 
 CELL_JUNK = [
@@ -860,7 +877,7 @@ def test_score_with_hostile_model_names(world, failures):
 
         g = world["good"]
         res = invoke(["score", "--gold", g["reference"], "--schema", "mtb", "--predictions", f, "--format", "json"])
-        judge(f"score hostile models seed {seed}", res, must_fail=False, oracle=oracle)
+        judge(f"score hostile models seed {seed}", res, must_fail=False, oracle=oracle, must_pass=True)
 
 
 def test_push_keeps_hostile_outputs_exactly(world, failures, monkeypatch):
@@ -882,7 +899,7 @@ def test_push_keeps_hostile_outputs_exactly(world, failures, monkeypatch):
         cases = world["root"] / f"push_cases_{seed}.jsonl"
         cases.write_text(
             "".join(
-                json.dumps({"case_id": c, "case_text": hostile.mixed(rng) + " case"}, ensure_ascii=False) + "\n"
+                json.dumps({"case_id": c, "text": hostile.mixed(rng) + " case"}, ensure_ascii=False) + "\n"
                 for c in outputs
             ),
             encoding="utf-8",
@@ -904,7 +921,7 @@ def test_push_keeps_hostile_outputs_exactly(world, failures, monkeypatch):
             return None
 
         res = invoke(["push", "--study", st.path, cases, "--outputs", outs, "--quiet"])
-        judge(f"push hostile seed {seed}", res, must_fail=blank, oracle=oracle, listing=True)
+        judge(f"push hostile seed {seed}", res, must_fail=blank, oracle=oracle, listing=True, must_pass=not blank)
 
 
 def test_schema_show_strips_control_characters_from_a_hostile_schema(world, failures):
@@ -927,7 +944,7 @@ def test_schema_show_strips_control_characters_from_a_hostile_schema(world, fail
             bad = set(res.stdout_bytes.decode("utf-8")) & TERMINAL_UNSAFE
             return f"terminal output holds {sorted(bad)!r}" if bad else None
 
-        if judge(f"schema show hostile seed {seed}", res, must_fail=False, oracle=show_oracle) != "ok":
+        if judge(f"schema show hostile seed {seed}", res, must_fail=False, oracle=show_oracle, must_pass=True) != "ok":
             continue
         res = invoke(["schema", "config", f])
 
@@ -938,7 +955,7 @@ def test_schema_show_strips_control_characters_from_a_hostile_schema(world, fail
                 return f"the Label Studio XML does not parse: {exc} ({escape(evil)[:80]})"
             return None
 
-        judge(f"schema config hostile seed {seed}", res, must_fail=False, oracle=xml_oracle)
+        judge(f"schema config hostile seed {seed}", res, must_fail=False, oracle=xml_oracle, must_pass=True)
 
 
 # --------------------------------------------------------------------------- figures
@@ -957,8 +974,11 @@ def test_zz_figures():
                 "tracebacks",
                 "silent acceptances",
                 "not one line",
+                "valid inputs refused",
                 "wrong results",
             )
         )
     )
-    assert TALLY["tracebacks"] == 0 and TALLY["silent acceptances"] == 0
+    for test, c in BY_TEST.items():
+        print(f"  {test}: {sum(c.values())} inputs, " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    assert TALLY["tracebacks"] == 0 and TALLY["silent acceptances"] == 0 and TALLY["valid inputs refused"] == 0
