@@ -473,3 +473,42 @@ def test_an_unwritable_output_is_one_line(tmp_path):
     assert res.exit_code == 1
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")]  # after the statistics' warnings
     assert len(errors) == 1 and "a_file/out.csv: cannot write here" in errors[0], res.stderr
+
+
+def test_bare_cr_makes_no_phantom_rows_and_the_manifest_certifies_the_real_file(tmp_path):
+    """The reported corruption: a bare CR in a rationale and in a reason used to split the
+    CSV row (phantom rows, cut text) while the release manifest certified the broken file."""
+    import hashlib
+
+    from test_fuzz_inputs import export, new_study, pull_args
+
+    from goldboard.adjudicate.decisions import Proposed, record_decisions
+
+    st = new_study(tmp_path / "st")
+    files = {}
+    for rater, label in (("onc_a", S), ("onc_b", U)):
+        rows = [(f"C{k}::m", label, f"line one\rline two {k}\r") for k in range(3)]
+        files[rater] = tmp_path / f"{rater}.json"
+        files[rater].write_text(json.dumps(export(rater, rows)))
+    assert run(*pull_args(st.path, files)).exit_code == 0
+    with open(st.ratings_path(1), encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 3 * 2 * 2  # one row per item x rater x field (safety_label, missing_info)
+    assert {r["field"] for r in rows} == {"safety_label", "missing_info"}
+    assert {r["rationale"] for r in rows} == {f"line one\rline two {k}\r" for k in range(3)}
+    reason = "overruled:\rsee the\u2028minutes"
+    record_decisions(
+        st.decisions_path,
+        [Proposed(item_id="C0::m", field="safety_label", decision=S, reason=reason, adjudicator="dr")],
+        source="sheet",
+    )
+    res = run("gold", "export", "--study", st.path)
+    assert res.exit_code == 0, res.output
+    release = st.gold_dir / "v1"
+    manifest = json.loads((release / "manifest.json").read_text())
+    data = (release / "gold.csv").read_bytes()
+    assert manifest["files"]["gold.csv"]["sha256"] == hashlib.sha256(data).hexdigest()
+    with open(release / "gold.csv", encoding="utf-8", newline="") as fh:
+        gold = list(csv.DictReader(fh))
+    assert len(gold) == manifest["rows"]
+    assert [g["reason"] for g in gold if g["item_id"] == "C0::m" and g["field"] == "safety_label"] == [reason]
