@@ -11,12 +11,13 @@ import functools
 import importlib
 import os
 import sys
+import warnings
 
 import click
 
 from goldboard import __version__
 from goldboard.cases.problems import CaseFileError
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
 from goldboard.text import one_line
 
@@ -36,6 +37,17 @@ COMMAND_MODULES = [
     "report",
     "demo",
 ]
+
+
+_default_showwarning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A :class:`GoldboardWarning` is one ``Warning: ...`` line on stderr."""
+    if issubclass(category, GoldboardWarning):
+        click.echo(f"Warning: {message}", err=True)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
 
 
 def flag_for(cmd: click.Command, param: str) -> str | None:
@@ -80,7 +92,10 @@ class GoldboardGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                warnings.simplefilter("once", GoldboardWarning)
+                warnings.showwarning = _show_warning
+                return super().invoke(ctx)
         except CaseFileError as exc:  # a list of problems: the Error line, then one line per problem
             head, *problems = str(exc).split("\n")
             click.echo(f"Error: {one_line(head)}", err=True)
