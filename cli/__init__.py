@@ -45,7 +45,7 @@ _default_showwarning = warnings.showwarning
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """A :class:`GoldboardWarning` is one ``Warning: ...`` line on stderr."""
     if issubclass(category, GoldboardWarning):
-        click.echo(f"Warning: {message}", err=True)
+        click.echo(f"Warning: {one_line(message)}", err=True)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)
 
