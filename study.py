@@ -32,7 +32,7 @@ import tomli_w
 
 from goldboard.cases.ratings import RATINGS_COLUMNS, empty_ratings, read_ratings_csv
 from goldboard.errors import GoldboardError
-from goldboard.fileio import write_text_atomic
+from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import utc_now
 
@@ -284,7 +284,14 @@ class Study:
         """The annotation units recorded at push time (empty frame when none)."""
         if not self.units_path.exists():
             return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
-        return pd.read_json(self.units_path, lines=True, dtype=False)
+        recs = []
+        for i, rec in iter_jsonl(self.units_path, " in the units file"):
+            if not isinstance(rec, dict) or "item_id" not in rec:
+                raise GoldboardError(f"{self.units_path}:{i}: not a unit record (a JSON object with an item_id)")
+            recs.append(rec)
+        if not recs:
+            return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
+        return pd.DataFrame(recs)
 
 
 __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]
@@ -294,7 +301,13 @@ def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
     """A study's ratings: one round, or (default) every pulled round with each item's
     latest round in force."""
     if round is not None:
-        return study.ratings(round)
+        df = study.ratings(round)
+        if len(df) == 0:
+            raise GoldboardError(
+                f"{study.ratings_path(round)}: round {round} has no ratings yet (nobody has annotated it; "
+                f"pull again once raters have)"
+            )
+        return df
     df = study.all_ratings()
     if len(df) == 0:
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")

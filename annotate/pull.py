@@ -291,6 +291,10 @@ def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise GoldboardError(f"{path}{where}: not a Label Studio JSON export ({type(exc).__name__})") from None
+    except RecursionError:
+        raise GoldboardError(f"{path}: not a Label Studio JSON export (nested too deeply to read)") from None
+    except IsADirectoryError:
+        raise GoldboardError(f"{path}: is a folder, not a file") from None
     if not isinstance(data, list):
         raise GoldboardError(f"{path}: a Label Studio export is a JSON array of tasks")
     for i, rec in enumerate(data, start=1):
@@ -302,7 +306,20 @@ def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]
         for i, rec in enumerate(data, start=1):
             if not isinstance(rec.get("data", {}), dict) or not isinstance(rec.get("annotations", []), list):
                 raise GoldboardError(f"{path}: record {i}: malformed task (data/annotations)")
+            for j, ann in enumerate(rec.get("annotations", []), start=1):
+                where = f"{path}: record {i}, annotation {j}"
+                if not isinstance(ann, dict):
+                    raise GoldboardError(f"{where}: not a JSON object")
+                result = ann.get("result", [])
+                if not isinstance(result, list) or not all(isinstance(r, dict) for r in result):
+                    raise GoldboardError(f"{where}: malformed result (a list of objects expected)")
+                for r in result:
+                    if not isinstance(r.get("from_name", ""), str) or not isinstance(r.get("value", {}), dict):
+                        raise GoldboardError(f"{where}: malformed result item (from_name text, value object)")
         return data, "JSON"
+    for i, rec in enumerate(data, start=1):
+        if "id" not in rec:
+            raise GoldboardError(f"{path}: record {i}: no task id: not a Label Studio JSON or JSON_MIN export")
     return tasks_from_json_min(data, schema), "JSON_MIN"
 
 

@@ -91,7 +91,12 @@ def project_title(study_name: str, key: str, round_number: int) -> str:
 def _read_units_file(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    return [rec for _, rec in iter_jsonl(path)]
+    out = []
+    for i, rec in iter_jsonl(path, " in the units file"):
+        if not isinstance(rec, dict) or "item_id" not in rec:
+            raise GoldboardError(f"{path}:{i}: not a unit record (a JSON object with an item_id)")
+        out.append(rec)
+    return out
 
 
 def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:
@@ -337,10 +342,21 @@ def push(
                 done += len(batch)
                 bar.update(len(batch))
             result.imported[key] = made
+    except KeyboardInterrupt:
+        raise PushInterrupted(
+            f"push interrupted: {done} of {total} missing tasks were imported (a batch being sent may have "
+            f"arrived too) -- run the same push again to finish (it adds only what is missing)"
+        ) from None
     finally:
         bar.close()
     result.units = rnd.units
     return result
+
+
+class PushInterrupted(GoldboardError):
+    """Ctrl-C during the import: says how far it got and that rerunning completes it."""
+
+    exit_code = 130
 
 
 #: how a round's items are described in messages
@@ -402,4 +418,4 @@ def _bar(total: int, show: bool):
     return tqdm(total=total, desc="Importing tasks", unit="task", file=sys.stderr)
 
 
-__all__ = ["push", "PushResult", "project_title", "DEFAULT_BATCH", "SHARED_KEY"]
+__all__ = ["push", "PushInterrupted", "PushResult", "project_title", "DEFAULT_BATCH", "SHARED_KEY"]

@@ -56,9 +56,10 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
     if schema is not None:
         primary = schema.primary_field.name
         if not fields or primary in fields:
-            click.echo(
-                f"Note: analysing the schema's primary field {primary!r} (choose another with --field)", err=True
-            )
+            if fields:  # (no fields at all: the error that follows says so; no note before it)
+                click.echo(
+                    f"Note: analysing the schema's primary field {primary!r} (choose another with --field)", err=True
+                )
             return primary
     if len(fields) == 1:
         return fields[0]
@@ -240,7 +241,7 @@ def agree_cmd(
         "csv": render_csv,
         "json": render_json,
     }[fmt](result)
-    emit(text, output, result["warnings"])
+    emit(text, output, result["warnings"], terminal=fmt == "table")
 
 
 #: library parameters under another flag name (see goldboard.cli.flag_for)

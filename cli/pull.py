@@ -9,7 +9,7 @@ import click
 from goldboard.annotate.pull import pull
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
-from goldboard.text import did_you_mean
+from goldboard.text import did_you_mean, terminal_text
 
 
 @click.command("pull")
@@ -52,7 +52,7 @@ def pull_cmd(study_dir: str, round_number: int | None, exports: tuple[str, ...],
         else:
             specs.append(e)
     res = pull(study, round_number, from_export=specs, progress=not quiet)
-    click.echo(res.describe())
+    click.echo(terminal_text(res.describe()))
     click.echo(f"wrote {res.paths['ratings']}")
 
 

@@ -6,6 +6,7 @@ import click
 
 from goldboard.annotate.push import DEFAULT_BATCH, push
 from goldboard.study import Study
+from goldboard.text import terminal_text
 
 
 @click.command("push")
@@ -78,7 +79,7 @@ def push_cmd(
         batch_size=batch_size,
         progress=not quiet,
     )
-    click.echo(res.describe())
+    click.echo(terminal_text(res.describe()))
 
 
 commands = [push_cmd]

@@ -110,6 +110,12 @@ def build_report(
     schema = study.schema
     rnd = study.latest_pulled_round() if round is None else round
     ratings = study.ratings(rnd)
+    if not len(ratings):
+        earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
+        hint = f"; report round {earlier[-1]} with --round {earlier[-1]}" if earlier else ""
+        raise GoldboardError(
+            f"{study.ratings_path(rnd)}: round {rnd} has no ratings yet (nobody has annotated it){hint}"
+        )
     results = agreement_for_study(study, round=rnd, fields=fields, bootstrap=bootstrap, seed=seed)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
