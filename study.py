@@ -49,9 +49,13 @@ class Round:
     units: int = 0
     #: whether the tasks carry the model name (visible in Label Studio's task list)
     show_model: bool = True
+    #: ratings tables pulled into this round (``pull --from-table``): source name -> file, sha256, ...
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: who was asked to rate what (``push --overlap`` / ``--per-item``): design, seed, items per rater
+    design: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "number": self.number,
             "mode": self.mode,
             "projects": dict(self.projects),
@@ -59,6 +63,11 @@ class Round:
             "units": self.units,
             "show_model": self.show_model,
         }
+        if self.tables:
+            out["tables"] = {k: dict(v) for k, v in self.tables.items()}
+        if self.design:
+            out["design"] = dict(self.design)
+        return out
 
 
 @dataclass
@@ -135,6 +144,8 @@ class Study:
                     created_at=str(r.get("created_at", "")),
                     units=int(r.get("units", 0)),
                     show_model=bool(r.get("show_model", True)),
+                    tables={str(k): dict(v) for k, v in (r.get("tables") or {}).items()},
+                    design=dict(r.get("design") or {}),
                 )
                 for r in data.get("rounds", [])
             ]

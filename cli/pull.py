@@ -1,4 +1,4 @@
-"""`goldboard pull`: Label Studio annotations -> rounds/N/ratings.csv (validated)."""
+"""`goldboard pull`: Label Studio annotations or a ratings table -> rounds/N/ratings.csv (validated)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,27 @@ from goldboard.errors import GoldboardError
 from goldboard.study import Study
 
 
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    from goldboard.cases.table_import import parse_pairs
+
+    out: dict[str, str] = {}
+    for v in values:
+        for k, col in parse_pairs(v, option).items():
+            if k in out:
+                raise GoldboardError(f"{option}: {k!r} given twice")
+            out[k] = col
+    return out
+
+
 @click.command("pull")
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--round", "round_number", type=int, default=None, help="Round number (default: the latest).")
+@click.option(
+    "--round",
+    "round_number",
+    type=int,
+    default=None,
+    help="Round number (default: the latest; --from-table into a study without rounds: 1).",
+)
 @click.option(
     "--from-export",
     "exports",
@@ -20,15 +38,144 @@ from goldboard.study import Study
     help="Read a hand-downloaded Label Studio export (JSON or JSON_MIN) instead of the server; "
     "repeatable. RATER= says whose project the file is from (blinded rounds).",
 )
+@click.option(
+    "--from-table",
+    "table",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Read a ratings table (CSV, TSV, XLSX, JSONL) into the round instead of Label Studio: "
+    "a spreadsheet, a REDCap export, another tool's file. See the table options below.",
+)
+@click.option("--item-col", default=None, help="Table: the item column (default: item_id, else case_id).")
+@click.option("--rater-col", default=None, help="Long table: the rater column (default: rater).")
+@click.option("--label-col", default=None, help="Long table: the column holding the --field value.")
+@click.option("--field-col", default=None, help="Long table of field/value pairs: the field column (default: field).")
+@click.option("--value-col", default=None, help="Long table of field/value pairs: the value column (default: value).")
+@click.option("--field", "field_name", default=None, help="Table: the schema field that --label-col/--raters hold.")
+@click.option(
+    "--raters",
+    "rater_cols",
+    multiple=True,
+    metavar="RATER=COLUMN,...",
+    help="Wide table: one column per study rater, e.g. onc_a=oncologist_a_label,onc_b=oncologist_b_label "
+    "(with --field); a column written with {field} (onc_a={field}_a) reads every schema field it finds.",
+)
+@click.option(
+    "--rationale-col",
+    default=None,
+    help="Table: the rationale column (long), or RATER=COLUMN,... (wide). Default: a column named like "
+    "the schema's rationale field.",
+)
+@click.option("--case-col", default=None, help="Table: the case id column (default: the item).")
+@click.option("--output-col", default=None, help="Table: the model-output id column.")
+@click.option("--model-col", default=None, help="Table: the model column.")
+@click.option(
+    "--codes",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Table: coded choices (REDCap data dictionary, or a column,code,label file): 1 -> Supported ...",
+)
+@click.option(
+    "--rater",
+    "rater_names",
+    multiple=True,
+    metavar="NAME=RATER",
+    help="Table: a rater name as the table spells it -> study rater (repeatable, or comma-separated).",
+)
+@click.option(
+    "--source",
+    default=None,
+    help="Table: the source name recorded with each rating (default: the file name); re-pulling the same "
+    "source replaces its ratings in the round.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def pull_cmd(study_dir: str, round_number: int | None, exports: tuple[str, ...], quiet: bool) -> None:
+def pull_cmd(
+    study_dir: str,
+    round_number: int | None,
+    exports: tuple[str, ...],
+    table: str | None,
+    item_col: str | None,
+    rater_col: str | None,
+    label_col: str | None,
+    field_col: str | None,
+    value_col: str | None,
+    field_name: str | None,
+    rater_cols: tuple[str, ...],
+    rationale_col: str | None,
+    case_col: str | None,
+    output_col: str | None,
+    model_col: str | None,
+    codes: str | None,
+    rater_names: tuple[str, ...],
+    source: str | None,
+    quiet: bool,
+) -> None:
     """Pull a round's annotations into rounds/N/ratings.csv.
 
     Invalid annotations (unknown value or field, missing required field, empty,
     skipped) and superseded repeats are kept verbatim in rounds/N/invalid.csv and
     reported; rounds/N/pull.json has the counts.
+
+    \b
+    Ratings tables (--from-table FILE), validated the same way:
+      long:  --item-col case_id --rater-col rater --label-col label --field safety_label
+             (or field/value columns, or columns named like the schema's fields)
+      wide:  --item-col case_id --raters onc_a=oncologist_a_label,onc_b=oncologist_b_label
+             --field safety_label
+    Values go through the schema (aliases such as 'Insufficient Info'; --codes for
+    coded choices). Re-pulling the same table changes nothing; a changed table
+    replaces the round's ratings from that file and says what changed.
     """
     study = Study.open(study_dir)
+    table_opts = {
+        "--item-col": item_col,
+        "--rater-col": rater_col,
+        "--label-col": label_col,
+        "--field-col": field_col,
+        "--value-col": value_col,
+        "--field": field_name,
+        "--raters": rater_cols,
+        "--rationale-col": rationale_col,
+        "--case-col": case_col,
+        "--output-col": output_col,
+        "--model-col": model_col,
+        "--codes": codes,
+        "--rater": rater_names,
+        "--source": source,
+    }
+    if table is None:
+        given = [k for k, v in table_opts.items() if v]
+        if given:
+            raise GoldboardError(f"{given[0]}: a ratings-table option; use it with --from-table FILE")
+    if table is not None:
+        from goldboard.cases.table_import import TableMapping
+        from goldboard.workflows.tables import pull_table
+
+        if exports:
+            raise GoldboardError("--from-table and --from-export: give one source per pull")
+        wide = _pairs(rater_cols, "--raters") if rater_cols else {}
+        rationale_cols: dict[str, str] = {}
+        if rationale_col and "=" in rationale_col:
+            rationale_cols, rationale_col = _pairs((rationale_col,), "--rationale-col"), None
+        mapping = TableMapping(
+            item_col=item_col,
+            rater_col=rater_col,
+            label_col=label_col,
+            field_col=field_col,
+            value_col=value_col,
+            field=field_name,
+            raters=wide,
+            rationale_col=rationale_col,
+            rationale_cols=rationale_cols,
+            case_col=case_col,
+            output_col=output_col,
+            model_col=model_col,
+            rater_names=_pairs(rater_names, "--rater") if rater_names else {},
+        )
+        res = pull_table(study, table, mapping, round_number=round_number, source=source, codes=codes)
+        click.echo(res.describe())
+        click.echo(f"wrote {res.paths['ratings']}")
+        return
     specs: list = []
     for e in exports:
         rater, sep, path = e.partition("=")
