@@ -208,6 +208,28 @@ def _decode(raw: Any, codes: dict[str, str] | None) -> Any:
     return raw
 
 
+#: how a ticked checkbox reads in REDCap's raw (1) and label (Checked) exports
+CHECKED = {"1", "checked", "yes", "true", "x"}
+UNCHECKED = {"0", "unchecked", "no", "false", ""}
+
+
+def _checked(rec: dict, boxes: list[str], codes: dict[str, str] | None) -> Any:
+    """REDCap checkbox columns ``FIELD___CODE`` -> the list of ticked choices (decoded with
+    ``codes``); ``None`` (no rating) when every box is blank; a cell that is neither ticked nor
+    unticked is kept as text so validation names it."""
+    if all(is_blank(rec.get(c)) for c in boxes):
+        return None
+    out: list[Any] = []
+    for c in boxes:
+        v = cell_text(rec.get(c)).casefold()
+        code = c.rsplit("___", 1)[1]
+        if v in CHECKED:
+            out.append((codes or {}).get(code, code))
+        elif v not in UNCHECKED:
+            out.append(f"{c}={rec.get(c)}")
+    return out
+
+
 # --------------------------------------------------------------------------- reading
 
 
@@ -270,6 +292,7 @@ def read_ratings_table(
     # which column holds which field, per rater (wide) or for every row (long)
     wide_cols: dict[str, dict[str, str]] = {}  # rater -> field -> column
     long_cols: dict[str, str] = {}  # field -> column
+    checkbox_cols: dict[str, list[str]] = {}  # multi field -> its REDCap checkbox columns
     pair = False
     if m.wide:
         if m.rater_col or m.label_col or m.field_col:
@@ -313,6 +336,11 @@ def read_ratings_table(
             m = TableMapping(**{**m.__dict__, "field_col": fcol, "value_col": vcol})
         else:
             long_cols = {f: f for f in field_names if f in df.columns and (rationale is None or f != rationale.name)}
+            for f in schema.fields:  # REDCap checkboxes: one 0/1 column per choice, FIELD___CODE
+                boxes = [c for c in cols if c.startswith(f"{f.name}___")]
+                if f.kind == "multi" and f.name not in long_cols and boxes:
+                    checkbox_cols[f.name] = boxes
+                    long_cols[f.name] = f.name
             if m.field is not None and "label" in df.columns and m.field not in long_cols:
                 long_cols = {m.field: "label"}
             if not long_cols:
@@ -364,7 +392,7 @@ def read_ratings_table(
                 rat = cell_text(rec.get(rcol)) if rcol else None
                 per_rater.append((rater, vals, rat, fcols))
         else:
-            raw_rater = cell_text(rec.get(m.rater_col))
+            raw_rater = cell_text(_decode(rec.get(m.rater_col), codes.get(m.rater_col)))
             rater = m.rater_names.get(raw_rater, raw_rater)
             if not rater:
                 problems.append((line, f"{m.rater_col}: no rater", raw_cells))
@@ -380,7 +408,12 @@ def read_ratings_table(
                 else:
                     per_rater = [(rater, {} if is_blank(raw) else {fname: raw}, None, {fname: m.value_col})]
             else:
-                vals = {f: _decode(rec.get(c), codes.get(c) or codes.get(f)) for f, c in long_cols.items()}
+                vals = {
+                    f: _checked(rec, checkbox_cols[f], codes.get(f))
+                    if f in checkbox_cols
+                    else _decode(rec.get(c), codes.get(c) or codes.get(f))
+                    for f, c in long_cols.items()
+                }
                 vals = {f: v for f, v in vals.items() if not is_blank(v)}
                 rat = cell_text(rec.get(rat_col)) if rat_col else None
                 per_rater = [(rater, vals, rat, long_cols)]

@@ -336,6 +336,13 @@ def build_report(
         "another's labels (Label Studio Community has no blinding of its own).",
         "shared": "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels.",
     }.get(mode, "Blinding: not recorded (ratings imported from files).")
+    tables = sorted(round_info.tables) if round_info is not None and getattr(round_info, "tables", None) else []
+    if mode == "table":
+        blinding = (
+            f"Blinding: not recorded (ratings imported from a ratings table: {', '.join(tables)})."
+            if tables
+            else "Blinding: not recorded (ratings imported from a ratings table)."
+        )
 
     field_sections = []
     multi_sections: dict[str, dict] = {}
@@ -478,7 +485,7 @@ def build_report(
     ordinal = [s["title"] for s in field_sections if s["level"] == "ordinal"]
     methods_text = (
         f"{len(study.raters)} raters ({', '.join(study.raters)}) independently labelled {len(items)} items "
-        f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{' in Label Studio' if study.rounds else ''}. "
+        f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{' in Label Studio' if study.rounds and mode != 'table' else ''}. "
         f"{blinding} Agreement was summarised as raw percent agreement with label prevalence, Cohen's kappa "
         f"(pairwise; linear and quadratic weights over the full scale for ordinal fields"
         f"{': ' + ', '.join(ordinal) if ordinal else ''}), "
