@@ -233,6 +233,22 @@ class Study:
     def pull_report_path(self, number: int) -> Path:
         return self.round_dir(number) / "pull.json"
 
+    def assignment_path(self, number: int) -> Path:
+        """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""
+        return self.round_dir(number) / "assignment.csv"
+
+    def single_rated_items(self) -> set[str]:
+        """Items that a round's design gave to one rater only (gold method ``single``)."""
+        out: set[str] = set()
+        for r in self.rounds:
+            p = self.assignment_path(r.number)
+            if not r.design or not p.exists():
+                continue
+            df = pd.read_csv(p, dtype=str, keep_default_na=False)
+            counts = df.groupby("item_id")["rater"].nunique()
+            out |= set(counts[counts == 1].index)
+        return out
+
     @property
     def decisions_path(self) -> Path:
         return self.path / "decisions.jsonl"
@@ -262,11 +278,16 @@ class Study:
         p = self.ratings_path(number)
         if not p.exists():
             raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {number}`)")
-        return read_ratings_csv(p)
+        df = read_ratings_csv(p)
+        df.attrs["single_items"] = self.single_rated_items()
+        return df
 
     def all_ratings(self) -> pd.DataFrame:
         frames = [read_ratings_csv(p) for p in sorted((self.path / "rounds").glob("*/ratings.csv"))]
-        return pd.concat(frames, ignore_index=True) if frames else empty_ratings()
+        df = pd.concat(frames, ignore_index=True) if frames else empty_ratings()
+        #: items a design gave to one rater: flags do not call them missing, gold calls them ``single``
+        df.attrs["single_items"] = self.single_rated_items()
+        return df
 
     def units(self) -> pd.DataFrame:
         """The annotation units recorded at push time (empty frame when none)."""

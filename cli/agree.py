@@ -451,6 +451,16 @@ def agree_cmd(
         source=source,
         progress=bootstrap > 0,
     )
+    note = ""
+    if study_dir is not None:
+        from goldboard.cases.assignment import design_note
+
+        rnd = next((r for r in study.rounds if r.number == round_), None)
+        if rnd is not None and rnd.design:
+            sub = df[df["field"] == field.partition(":")[0]] if "field" in df.columns else df
+            n_multi = int((sub.groupby("item_id")["rater"].nunique() >= 2).sum())
+            note = design_note(rnd.design, n_multi)
+            result["design"] = {**rnd.design, "items_rated_by_two_or_more": n_multi, "note": note}
     title = f"Agreement on {field}"
     if dichotomize:
         title += f" (dichotomized at {dichotomize})"
@@ -462,6 +472,8 @@ def agree_cmd(
         "csv": render_csv,
         "json": render_json,
     }[fmt](result)
+    if note and fmt in ("table", "markdown"):
+        text = text.rstrip("\n") + "\n\n" + note + "\n"
     emit(text, output, result["warnings"])
 
 

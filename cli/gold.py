@@ -28,7 +28,11 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     st = Study.open(study_dir)
     rel = export_gold(st, fmt, force=force)
     c = rel.manifest["counts"]["all"]
-    summary = f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, {c['unresolved']} unresolved"
+    summary = (
+        f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, "
+        + (f"{c['single']} single (one rater by design), " if c.get("single") else "")
+        + f"{c['unresolved']} unresolved"
+    )
     if not rel.created:
         click.echo(
             f"Gold unchanged since {rel.version} ({summary}); nothing written. Use --force to cut a new release anyway."

@@ -437,7 +437,7 @@ def build_report(
     methods = {}
     for fname, sub in gold.groupby("field", sort=False):
         vc = sub["method"].value_counts()
-        methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "unresolved")}
+        methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "single", "unresolved")}
 
     # round-over-round change of the headline coefficient
     rounds_change = []
@@ -727,7 +727,9 @@ def render_markdown(data: dict) -> str:
         )
     for fname, m in a["methods"].items():
         out.append(
-            f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, {m['unresolved']} unresolved"
+            f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, "
+            + (f"{m['single']} single-rated, " if m.get("single") else "")
+            + f"{m['unresolved']} unresolved"
         )
     out.append("")
     if data["rounds_change"]:
