@@ -325,6 +325,13 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 )
 @click.option("--round", "round_", type=int, help="Study round (default: the latest pulled).")
 @click.option(
+    "--test-retest",
+    is_flag=True,
+    help="With --study and --rounds A,B: intra-rater agreement of each rater between two rounds "
+    "(same rater, same items), kappa and alpha with 95% CIs.",
+)
+@click.option("--rounds", "rounds_", default=None, metavar="A,B", help="The two rounds for --test-retest, e.g. 1,2.")
+@click.option(
     "--from-label-studio",
     "ls_files",
     multiple=True,
@@ -364,6 +371,8 @@ def agree_cmd(
     table,
     study_dir,
     round_,
+    test_retest,
+    rounds_,
     ls_files,
     field,
     item_col,
@@ -390,6 +399,8 @@ def agree_cmd(
       TABLE --raters A,B        wide table, one column per rater
       --study DIR [--round N]   a study's pulled ratings and its schema
       --from-label-studio FILE  Label Studio JSON / JSON_MIN export (with --field)
+      --study DIR --test-retest --rounds 1,2
+                                intra-rater (test-retest) agreement per rater
 
     Stdout carries only the requested format; warnings go to stderr (and into
     the JSON's "warnings").
@@ -397,6 +408,9 @@ def agree_cmd(
     sources = sum([table is not None, study_dir is not None, bool(ls_files)])
     if sources != 1:
         raise GoldboardError("give exactly one input: a TABLE file, --study DIR, or --from-label-studio FILE")
+    if test_retest or rounds_:
+        _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt, output)
+        return
     schema = _load_schema(schema_ref)
     raters_order = None
     groups = clusters = None
@@ -474,6 +488,39 @@ def agree_cmd(
     }[fmt](result)
     if note and fmt in ("table", "markdown"):
         text = text.rstrip("\n") + "\n\n" + note + "\n"
+    emit(text, output, result["warnings"])
+
+
+def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt, output) -> None:
+    """``agree --study S --test-retest --rounds A,B``: intra-rater agreement per rater."""
+    import json
+
+    from goldboard.analysis.retest import intra_rater_agreement, render_retest_table, retest_rows
+    from goldboard.study import Study
+
+    if study_dir is None:
+        raise GoldboardError("--test-retest needs --study DIR (the rounds are a study's)")
+    if not rounds_:
+        raise GoldboardError("--test-retest: give the two rounds, e.g. --rounds 1,2")
+    if round_ is not None:
+        raise GoldboardError("--test-retest compares --rounds A,B; leave out --round")
+    try:
+        rounds = [int(x) for x in rounds_.split(",")]
+    except ValueError:
+        raise GoldboardError(f"--rounds {rounds_!r}: give two round numbers, e.g. 1,2") from None
+    study = Study.open(study_dir)
+    schema = _load_schema(schema_ref) or study.schema
+    df = study.all_ratings()
+    if not len(df):
+        raise GoldboardError(f"{study.path}: no ratings pulled yet")
+    field = _choose_field(df, field, schema, str(study.path))
+    result = intra_rater_agreement(df, field, schema, rounds, raters=study.raters, bootstrap=bootstrap, seed=seed)
+    if fmt == "json":
+        text = json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    elif fmt == "csv":
+        text = pd.DataFrame(retest_rows(result)).to_csv(index=False)
+    else:
+        text = render_retest_table(result, markdown=fmt == "markdown")
     emit(text, output, result["warnings"])
 
 
