@@ -98,8 +98,7 @@ class Study:
         if len(set(raters)) != len(raters):
             raise GoldboardError("--raters: rater names must be unique")
         for r in raters:
-            if not r.replace("_", "").replace("-", "").replace(".", "").isalnum():
-                raise GoldboardError(f"--raters: {r!r}: use letters, digits, _ - . only")
+            check_rater_name(r, "--raters")
         schema_ref = schema
         sch_path = Path(schema)
         if sch_path.suffix.lower() in (".toml", ".json") and sch_path.exists():
@@ -182,6 +181,42 @@ class Study:
             data["extra"] = self.extra
         header = "# goldboard study workspace. No secrets are stored here.\n"
         write_text_atomic(self.path / STUDY_FILE, header + tomli_w.dumps(data))
+
+    # ------------------------------------------------------------------ edit
+    def set(self, *, url: str | None = None, data_dir: str | None = None, name: str | None = None) -> list[str]:
+        """Change the server URL, embedded data dir or name (saved); returns what changed, one
+        line each.  A URL change keeps the rounds' project ids: they must exist on the new
+        server (the same server under a new address), else push to a new round."""
+        changes: list[str] = []
+        if url is not None:
+            url = url.strip().rstrip("/")
+            if url and not url.startswith(("http://", "https://")):
+                raise GoldboardError(f"--url {url!r}: give an http:// or https:// URL (or '' for the embedded server)")
+            if url != self.url:
+                changes.append(f"url: {self.url or '(embedded server)'} -> {url or '(embedded server)'}")
+                self.url = url
+        if data_dir is not None and data_dir != self.data_dir:
+            changes.append(f"data_dir: {self.data_dir or '(default)'} -> {data_dir or '(default)'}")
+            self.data_dir = data_dir
+        if name is not None:
+            name = name.strip()
+            if not name:
+                raise GoldboardError("--name: give a non-empty name")
+            if name != self.name:
+                changes.append(f"name: {self.name} -> {name}")
+                self.name = name
+        if changes:
+            self.save()
+        return changes
+
+    def add_rater(self, name: str) -> None:
+        """Add a rater (saved).  Their project in an existing round is made by the next push."""
+        name = name.strip()
+        check_rater_name(name, "rater")
+        if name in self.raters:
+            raise GoldboardError(f"{name!r} is already a rater of this study ({', '.join(self.raters)})")
+        self.raters.append(name)
+        self.save()
 
     # ------------------------------------------------------------------ accessors
     @property
@@ -294,6 +329,14 @@ class Study:
         if not self.units_path.exists():
             return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
         return pd.read_json(self.units_path, lines=True, dtype=False)
+
+
+def check_rater_name(name: str, option: str) -> None:
+    """Rater names are ids: letters, digits, ``_ - .``."""
+    if not name or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
+        raise GoldboardError(f"{option}: {name!r}: use letters, digits, _ - . only")
+    if name == "admin":
+        raise GoldboardError(f"{option}: 'admin' is reserved for the embedded server's admin user")
 
 
 def _now() -> str:
