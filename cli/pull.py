@@ -80,13 +80,27 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     "rater_names",
     multiple=True,
     metavar="NAME=RATER",
-    help="Table: a rater name as the table spells it -> study rater (repeatable, or comma-separated).",
+    help="A rater as the table spells it, or a Label Studio user (e-mail, username or user id) -> "
+    "study rater (repeatable, or comma-separated), e.g. --rater ana@clinic.org=onc_a.",
 )
 @click.option(
     "--source",
     default=None,
     help="Table: the source name recorded with each rating (default: the file name); re-pulling the same "
     "source replaces its ratings in the round.",
+)
+@click.option(
+    "--project",
+    "projects",
+    multiple=True,
+    metavar="[RATER=]ID",
+    help="A Label Studio project goldboard did not create: ID (shared, annotations attributed by "
+    "annotator) or RATER=ID (one project per rater); repeatable. Recorded in the round.",
+)
+@click.option(
+    "--item-key",
+    default=None,
+    help="Projects goldboard did not create: the task data key holding the item id (e.g. case_id).",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def pull_cmd(
@@ -108,6 +122,8 @@ def pull_cmd(
     codes: str | None,
     rater_names: tuple[str, ...],
     source: str | None,
+    projects: tuple[str, ...],
+    item_key: str | None,
     quiet: bool,
 ) -> None:
     """Pull a round's annotations into rounds/N/ratings.csv.
@@ -125,6 +141,12 @@ def pull_cmd(
     Values go through the schema (aliases such as 'Insufficient Info'; --codes for
     coded choices). Re-pulling the same table changes nothing; a changed table
     replaces the round's ratings from that file and says what changed.
+
+    \b
+    Label Studio projects goldboard did not create:
+      --project ID --item-key case_id --rater ana@clinic.org=onc_a,ben@clinic.org=onc_b
+      (or --from-export FILE with the same options; --rater 17=onc_a by user id).
+    The mapping is recorded in study.toml: later plain pulls repeat it.
     """
     study = Study.open(study_dir)
     table_opts = {
@@ -140,7 +162,6 @@ def pull_cmd(
         "--output-col": output_col,
         "--model-col": model_col,
         "--codes": codes,
-        "--rater": rater_names,
         "--source": source,
     }
     if table is None:
@@ -151,8 +172,8 @@ def pull_cmd(
         from goldboard.cases.table_import import TableMapping
         from goldboard.workflows.tables import pull_table
 
-        if exports:
-            raise GoldboardError("--from-table and --from-export: give one source per pull")
+        if exports or projects or item_key:
+            raise GoldboardError("--from-table: give one source per pull (not with --from-export/--project/--item-key)")
         wide = _pairs(rater_cols, "--raters") if rater_cols else {}
         rationale_cols: dict[str, str] = {}
         if rationale_col and "=" in rationale_col:
@@ -185,9 +206,35 @@ def pull_cmd(
             raise GoldboardError(f"--from-export {e}: give RATER=FILE or FILE")
         else:
             specs.append(e)
-    res = pull(study, round_number, from_export=specs, progress=not quiet)
-    click.echo(res.describe())
+    if projects or item_key or rater_names or study.extra.get("item_key") or study.extra.get("label_studio_users"):
+        from goldboard.workflows.projects import pull_projects
+
+        if projects and exports:
+            raise GoldboardError("--project and --from-export: give one source per pull")
+        res = pull_projects(
+            study,
+            projects=[_project_spec(p) for p in projects],
+            exports=specs,
+            item_key=item_key,
+            rater_map=_pairs(rater_names, "--rater") if rater_names else None,
+            round_number=round_number,
+            progress=not quiet,
+        )
+        click.echo(res.describe())
+        if res.summary.get("new_units"):
+            click.echo(f"  {res.summary['new_units']} new items recorded in units.jsonl")
+    else:
+        res = pull(study, round_number, from_export=specs, progress=not quiet)
+        click.echo(res.describe())
     click.echo(f"wrote {res.paths['ratings']}")
+
+
+def _project_spec(spec: str) -> tuple[str | None, int]:
+    rater, sep, pid = spec.rpartition("=")
+    try:
+        return (rater.strip() or None) if sep else None, int(pid)
+    except ValueError:
+        raise GoldboardError(f"--project {spec!r}: give a project id (12) or RATER=ID (onc_a=12)") from None
 
 
 commands = [pull_cmd]
