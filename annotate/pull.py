@@ -692,7 +692,9 @@ def map_users(
             if not hits:
                 hits = [u for u, name in {**others, **user_raters}.items() if name == key]
             if not hits:
-                known = sorted({x for u in users or [] for x in (u["username"], u["email"]) if x} | set(others.values()))
+                known = sorted(
+                    {x for u in users or [] for x in (u["username"], u["email"]) if x} | set(others.values())
+                )
                 raise GoldboardError(
                     f"--rater {key}={rater}: no Label Studio user {key!r}{did_you_mean(key, known)}"
                     + (f" (users: {', '.join(known[:10])})" if known else "; give the user id instead (e.g. 17=onc_a)")
