@@ -835,11 +835,47 @@ def pull(
             "invalid": study.invalid_path(rnd.number),
             "summary": study.pull_report_path(rnd.number),
         }
+        res.ratings = keep_table_ratings(paths["ratings"], res)
         write_csv_atomic(res.ratings, paths["ratings"])
         write_csv_atomic(res.invalid, paths["invalid"])
         write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
         res.paths = paths
     return res
+
+
+def is_table_row(df: pd.DataFrame) -> pd.Series:
+    """Rows of a ratings table that came from a ratings table (``pull --from-table``):
+    ``annotation_id`` = ``SOURCE:ROW``, no task or project id."""
+    aid = df["annotation_id"].astype(str)
+    return (df["task_id"].astype(str) == "") & (df["project_id"].astype(str) == "") & aid.str.contains(":")
+
+
+def keep_table_ratings(path: Path, res: PullResult) -> pd.DataFrame:
+    """A Label Studio pull rewrites the round's ratings; ratings that entered the round from a
+    ratings table stay (an item x rater rated in both keeps the Label Studio rating and the
+    table's is named in a warning -- it stays in the table file and study.toml names that file)."""
+    if not path.exists():
+        return res.ratings
+    from goldboard.cases.ratings import read_ratings_csv
+
+    old = read_ratings_csv(path)
+    if not len(old):
+        return res.ratings
+    tab = old[is_table_row(old)]
+    if not len(tab):
+        return res.ratings
+    have = set(zip(res.ratings["item_id"].astype(str), res.ratings["rater"].astype(str)))
+    clash = [(i, r) in have for i, r in zip(tab["item_id"].astype(str), tab["rater"].astype(str))]
+    n_clash = sum(clash)
+    if n_clash:
+        res.summary.setdefault("warnings", []).append(
+            f"{n_clash} rating rows from ratings tables are replaced by Label Studio ratings of the same item and rater"
+        )
+    kept = tab[[not c for c in clash]]
+    out = pd.concat([res.ratings, kept[RATINGS_COLUMNS]], ignore_index=True) if len(kept) else res.ratings
+    res.summary["table_rating_rows_kept"] = int(len(kept))
+    res.summary["rating_rows"] = int(len(out))
+    return out
 
 
 def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:

@@ -396,3 +396,47 @@ def test_unknown_items_held_out_in_a_pushed_study(tmp_path):
 def test_read_table_line_numbers_match_the_file():
     df = read_table(OPENMTB)
     assert df["_line"].iloc[0] == 2 and df["_line"].iloc[-1] == 51
+
+
+@pytest.mark.live
+def test_mixed_round_label_studio_and_table(live_server, tmp_path):
+    """A pushed round: onc_a annotates in Label Studio, onc_b's ratings arrive as a spreadsheet.
+    The table fills onc_b's ratings of known items (an unknown item is held out); pulling
+    Label Studio again keeps the table's ratings."""
+    from goldboard.annotate.simulate import post_ratings
+    from goldboard.cases.load import load_units
+    from goldboard.cases.synth import synthesize, write_records
+
+    cases, outputs = synthesize("mtb", 3, seed=9)
+    c, o = tmp_path / "c.jsonl", tmp_path / "o.jsonl"
+    write_records(cases, c)
+    write_records(outputs, o)
+    units = load_units(c, o, schema="mtb")
+    items = list(units["item_id"])
+    s = tmp_path / "mixed"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"], data_dir=str(live_server.data_dir))
+    run("push", "--study", s, c, "--outputs", o, "--quiet")
+    st = Study.open(s)
+    la = pd.DataFrame(
+        [{"item_id": it, "rater": "onc_a", "field": "safety_label", "value": S, "rationale": "ls"} for it in items]
+    )
+    post_ratings(st, la, progress=False)
+    run("pull", "--study", s, "--quiet")
+    t = tmp_path / "onc_b.csv"
+    rows = [{"item_id": it, "rater": "onc_b", "safety_label": P, "rationale": "sheet"} for it in items]
+    rows.append({"item_id": "NOT-PUSHED", "rater": "onc_b", "safety_label": P, "rationale": "sheet"})
+    pd.DataFrame(rows).to_csv(t, index=False)
+    res = run("pull", "--study", s, "--from-table", t)
+    assert f"onc_b: {len(items)} rated, 1 invalid" in res.output
+    got = ratings(s)
+    assert (got[got.field == "safety_label"].groupby("rater").size() == len(items)).all()
+    run("pull", "--study", s, "--quiet")  # Label Studio again
+    got = ratings(s)
+    sl = got[got.field == "safety_label"]
+    assert sorted(sl[sl.rater == "onc_b"]["value"]) == [P] * len(items)
+    assert set(sl[sl.rater == "onc_b"]["annotation_id"].str.rsplit(":", n=1).str[0]) == {"onc_b.csv"}
+    assert json.loads((s / "rounds/1/pull.json").read_text())["table_rating_rows_kept"] == len(
+        got[got.rater == "onc_b"]
+    )
+    agree = json.loads(run("agree", "--study", s, "--format", "json").stdout)
+    assert agree["n_items"] == len(items)
