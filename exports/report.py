@@ -483,16 +483,23 @@ def build_report(
         else "Wald intervals from large-sample standard errors (Fleiss, Cohen & Everitt 1969 for Cohen's kappa)"
     )
     ordinal = [s["title"] for s in field_sections if s["level"] == "ordinal"]
+    design_text = ""
+    if round_info is not None and getattr(round_info, "design", None):
+        from goldboard.cases.assignment import design_note
+
+        prim = ratings[ratings["field"] == schema.primary_field.name]
+        design_text = design_note(round_info.design, int((prim.groupby("item_id")["rater"].nunique() >= 2).sum()))
     methods_text = (
         f"{len(study.raters)} raters ({', '.join(study.raters)}) independently labelled {len(items)} items "
         f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{' in Label Studio' if study.rounds and mode != 'table' else ''}. "
-        f"{blinding} Agreement was summarised as raw percent agreement with label prevalence, Cohen's kappa "
+        f"{blinding} {design_text + ' ' if design_text else ''}Agreement was summarised as raw percent agreement with label prevalence, Cohen's kappa "
         f"(pairwise; linear and quadratic weights over the full scale for ordinal fields"
         f"{': ' + ', '.join(ordinal) if ordinal else ''}), "
         f"{'Fleiss kappa, ' if len(study.raters) > 2 else ''}Krippendorff's alpha (nominal, plus ordinal for ordinal "
         f"fields; missing ratings allowed), Gwet's AC1/AC2, Brennan-Prediger and PABAK, each with a 95% CI "
         f"({ci_method}). Disagreements were flagged by the schema's named boundaries and adjudication triggers "
-        f"and adjudicated; gold labels were resolved as unanimous, adjudicated or unresolved. "
+        f"and adjudicated; gold labels were resolved as unanimous, adjudicated"
+        f"{', single (one rater by design)' if design_text else ''} or unresolved. "
         f"Software: goldboard {versions['goldboard']}, Python {versions['python']}, numpy {versions.get('numpy', '?')}, "
         f"pandas {versions.get('pandas', '?')}, krippendorff {versions.get('krippendorff', '?')}."
     )
@@ -521,6 +528,7 @@ def build_report(
             "rounds": [r.to_dict() for r in study.rounds],
             "mode": mode,
             "blinding": blinding,
+            "design": design_text,
             "n_items": len(items),
             "n_ratings": int((ratings["value"].astype(str) != "").sum()),
             "n_fields": len(field_sections) + len(multi_sections),

@@ -187,6 +187,12 @@ def test_overlap_study_end_to_end(live_server, tmp_path):
     assert single["gold_value"] == single["value_onc_a"] and single["value_onc_b"] == ""
     manifest = json.loads((s / "gold" / "v1" / "manifest.json").read_text())
     assert "single" in json.dumps(manifest)
+    report = tmp_path / "report.md"
+    run("report", "--study", s, "--format", "markdown", "-o", report)
+    text = report.read_text()
+    assert f"Design: overlap subset -- onc_a rated all {n} items" in text
+    assert f"Agreement uses the {k} double-rated items" in text
+    assert f"{n - k} single-rated" in text
 
 
 def test_stratify_by_unknown_column_is_one_line(tmp_path):
