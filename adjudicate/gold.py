@@ -141,11 +141,13 @@ def resolve_gold(
 
 
 def method_counts(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
-    """Per field (and ``"all"``): number of rows per method (every method listed)."""
+    """Per field (and ``"all"``): number of rows per method (every method listed; ``single``
+    only when the study's design has single-rated items)."""
     out: dict[str, dict[str, int]] = {}
+    methods = [m for m in METHODS if m != "single" or (gold["method"] == "single").any()]
     for name, sub in list(gold.groupby("field", sort=False)) + [("all", gold)]:
         vc = sub["method"].value_counts()
-        out[str(name)] = {m: int(vc.get(m, 0)) for m in METHODS}
+        out[str(name)] = {m: int(vc.get(m, 0)) for m in methods}
     return out
 
 

@@ -437,7 +437,9 @@ def build_report(
     methods = {}
     for fname, sub in gold.groupby("field", sort=False):
         vc = sub["method"].value_counts()
-        methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "single", "unresolved")}
+        methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "unresolved")}
+        if vc.get("single", 0):
+            methods[str(fname)]["single"] = int(vc["single"])
 
     # round-over-round change of the headline coefficient
     rounds_change = []
