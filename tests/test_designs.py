@@ -208,3 +208,43 @@ def test_stratify_by_unknown_column_is_one_line(tmp_path):
     res = run("push", "--study", s, cpath, "--overlap", "0.5", "--seed", "1", "--shared", code=1)
     assert "need blinded rounds" in res.output
     assert not Path(s / "rounds").exists()
+
+
+def test_per_item_push_three_raters_offline(tmp_path):
+    """push --per-item 2 with three raters (in-memory server): each project holds its rater's
+    items, every pair of raters shares the same number of items, the draw is kept on re-push,
+    and pairwise agreement uses each pair's shared items."""
+    from test_push_offline import FakeServer, units
+
+    from goldboard.analysis.agreement import agreement
+    from goldboard.annotate.push import push
+
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b", "onc_c"], url="http://fake")
+    fake = FakeServer()
+    res = push(st, units=units(30), client=fake, per_item=2, seed=4, progress=False)
+    assert res.imported == {"onc_a": 20, "onc_b": 20, "onc_c": 20}
+    assert "2 raters per item, balanced over rater pairs (seed 4): onc_a 20, onc_b 20, onc_c 20" in res.describe()
+    st = Study.open(st.path)
+    tasks = {r: {t["item_id"] for t in fake.projects[pid]["tasks"]} for r, pid in st.round(1).projects.items()}
+    for a, b in itertools.combinations(tasks, 2):
+        assert len(tasks[a] & tasks[b]) == 10
+    assert set.union(*tasks.values()) == {f"C{i}::m" for i in range(30)}
+    again = push(st, units=units(30), client=fake, progress=False)
+    assert again.imported == {"onc_a": 0, "onc_b": 0, "onc_c": 0}
+    with pytest.raises(GoldboardError, match="item 'C30::m' is not in it"):
+        push(Study.open(st.path), units=units(31), client=fake, progress=False)
+    with pytest.raises(GoldboardError, match="already has a per_item design"):
+        push(Study.open(st.path), units=units(30), client=fake, per_item=2, seed=5, progress=False)
+    rows = [
+        {
+            "item_id": it,
+            "rater": r,
+            "field": "safety_label",
+            "value": "Supported" if (int(it[1:].split(":")[0]) + r.count("b")) % 3 else "Unsupported",
+        }
+        for r, its in tasks.items()
+        for it in its
+    ]
+    res = agreement(pd.DataFrame(rows), "safety_label", load_schema("mtb"), raters=["onc_a", "onc_b", "onc_c"])
+    pairwise = [s for s in res["statistics"] if s["statistic"] == "cohen_kappa" and s["weights"] == "none"]
+    assert len(pairwise) == 3 and {s["n_items"] for s in pairwise} == {10}
