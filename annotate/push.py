@@ -129,6 +129,11 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
     for rec in json.loads(units.to_json(orient="records", force_ascii=False, double_precision=15)):
         item = str(rec["item_id"])
         prev = records.get(item)
+        if prev is not None and str(prev.get("source", "")).startswith("table:"):
+            # an item first seen in a ratings table (no case text): the push gives it its text
+            rec["rounds"] = sorted(set(prev["rounds"]) | {round_number})
+            records[item] = rec
+            continue
         if prev is not None:
             for k in ("case_text", "output_text"):
                 if str(prev.get(k, "") or "") != str(rec.get(k, "") or ""):

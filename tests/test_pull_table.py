@@ -440,3 +440,32 @@ def test_mixed_round_label_studio_and_table(live_server, tmp_path):
     )
     agree = json.loads(run("agree", "--study", s, "--format", "json").stdout)
     assert agree["n_items"] == len(items)
+
+
+def test_table_born_items_take_their_case_text_from_a_later_push(tmp_path):
+    """Round 1 from a table (items without case text), round 2 pushed (e.g. for a test-retest):
+    the push gives the table-born items their text instead of refusing them as changed."""
+    from test_push_offline import FakeServer
+
+    from goldboard.annotate.push import push
+
+    s = openmtb_study(tmp_path)
+    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
+    st = Study.open(s)
+    items = ["MTB-94338760", "MTB-CC8B1C92"]
+    units = pd.DataFrame(
+        {
+            "item_id": items,
+            "case_id": items,
+            "output_id": "",
+            "model": "",
+            "case_text": ["case one", "case two"],
+            "output_text": "",
+            "synthetic": True,
+        }
+    )
+    push(st, units=units, client=FakeServer(), round_number=2, progress=False)
+    recs = {u["item_id"]: u for u in map(json.loads, (s / "units.jsonl").read_text().splitlines())}
+    assert recs["MTB-94338760"]["case_text"] == "case one" and recs["MTB-94338760"]["rounds"] == [1, 2]
+    assert "source" not in recs["MTB-94338760"] and recs["MTB-0DD05B90"]["source"].startswith("table:")
+    assert len(recs) == 50
