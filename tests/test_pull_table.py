@@ -469,3 +469,47 @@ def test_table_born_items_take_their_case_text_from_a_later_push(tmp_path):
     assert recs["MTB-94338760"]["case_text"] == "case one" and recs["MTB-94338760"]["rounds"] == [1, 2]
     assert "source" not in recs["MTB-94338760"] and recs["MTB-0DD05B90"]["source"].startswith("table:")
     assert len(recs) == 50
+
+
+def test_redcap_codes_as_schema_aliases(tmp_path):
+    """The other REDCap route of docs/ratings-tables.md: the codes declared as aliases in a custom
+    schema (no --codes), reviewers mapped with --rater."""
+    schema = tmp_path / "mtb_redcap.toml"
+    schema.write_text(
+        """name = "mtb_redcap"
+version = "1.0"
+title = "MTB safety label, REDCap codes"
+
+[[fields]]
+name = "safety_label"
+kind = "nominal"
+required = true
+primary = true
+values = [
+  { value = "Supported", aliases = ["1"] },
+  { value = "Partially Supported", aliases = ["2"] },
+  { value = "Unsupported", aliases = ["3"] },
+  { value = "Insufficient Information", aliases = ["4", "Insufficient Info"] },
+]
+
+[[fields]]
+name = "rationale"
+kind = "text"
+""",
+        encoding="utf-8",
+    )
+    s = tmp_path / "st"
+    run("study", "init", s, "--schema", schema, "--raters", "onc_a,onc_b")
+    run(
+        "pull", "--study", s, "--from-table", DATA / "redcap_export_raw.csv", "--item-col", "case_id",
+        "--rater-col", "reviewer", "--rater", "1=onc_a,2=onc_b",
+    )  # fmt: skip
+    got = ratings(s).set_index(["item_id", "rater"])["value"]
+    assert got.to_dict() == {
+        ("MTB-0001", "onc_a"): S,
+        ("MTB-0001", "onc_b"): S,
+        ("MTB-0002", "onc_a"): I,
+        ("MTB-0002", "onc_b"): P,
+        ("MTB-0003", "onc_a"): "Unsupported",
+        ("MTB-0003", "onc_b"): "Unsupported",
+    }
