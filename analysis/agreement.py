@@ -20,11 +20,9 @@ clusters=None, source=None, progress=False) -> dict``
     with one line naming where (``file:line`` when the frame carries ``_where`` or
     ``_line`` columns) for an unknown label, fewer than two raters, no ratings, ...
 
-``agreement_for_study(study, round=None, fields=None, bootstrap=0, seed=1, by=None)
--> dict[str, dict]``
-    One contract dict per analysable field of the study's schema (nominal,
-    ordinal, binary; multi-select fields expanded to ``<field>:<value>``).
-    Fields that fewer than two raters rated are left out.
+The study-level wrapper (one contract dict per analysable field of a study
+round) is :func:`goldboard.workflows.agreement_for_study`: this module never sees
+a Study.
 
 ``render_table(result, title=None)``, ``render_markdown(result, title=None)``,
 ``render_csv(result)``, ``render_json(result)``
@@ -36,9 +34,7 @@ clusters=None, source=None, progress=False) -> dict``
     The conventional band name.
 
 ``bootstrap_sums(units, n_boot, rng, multiplicity=None)``
-    The vectorised resampling primitive (see below); ``latest_pulled_round(study)``
-    and ``unit_groups(study, column)`` are small study helpers (the round
-    ``Study.ratings()`` reads by default; item -> value of a unit or case column).
+    The vectorised resampling primitive (see below).
 
 What is computed
 ----------------
@@ -75,7 +71,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
@@ -84,7 +80,9 @@ import numpy as np
 import pandas as pd
 
 from goldboard.analysis import coefficients as C
+from goldboard.cases.ratings import MULTI_SEP
 from goldboard.errors import GoldboardError
+from goldboard.text import cell_text, is_number, md_escape, md_table, natural_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldboard.label_configs.schema import Field, Schema
@@ -94,7 +92,6 @@ __all__ = [
     "STATISTICS",
     "MIN_ITEMS_FOR_CI",
     "agreement",
-    "agreement_for_study",
     "landis_koch_band",
     "statistic_name",
     "render_table",
@@ -102,8 +99,6 @@ __all__ = [
     "render_csv",
     "render_json",
     "bootstrap_sums",
-    "latest_pulled_round",
-    "unit_groups",
 ]
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -156,22 +151,8 @@ def _num(x) -> float | None:
 
 
 def _cell_text(raw: Any) -> str:
-    """Spell a raw cell as text; ``""`` for missing.  ``4.0`` -> ``"4"``."""
-    if raw is None:
-        return ""
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if isinstance(raw, (float, np.floating)):
-        if math.isnan(raw):
-            return ""
-        if float(raw).is_integer():
-            return str(int(raw))
-        return repr(float(raw))
-    if isinstance(raw, (np.integer,)):
-        return str(int(raw))
-    if raw is pd.NA or raw is pd.NaT:
-        return ""
-    return str(raw).strip()
+    """An id or label cell as text (:func:`goldboard.text.cell_text`, outer blanks stripped)."""
+    return cell_text(raw).strip()
 
 
 def _texts(series: pd.Series) -> pd.Series:
@@ -192,13 +173,6 @@ def _map_distinct(series: pd.Series, fn) -> pd.Series:
     codes, uniques = pd.factorize(series, use_na_sentinel=False)
     table = np.array([fn(u) for u in uniques], dtype=object)
     return pd.Series(table[codes], index=series.index, dtype=object)
-
-
-def _natural_key(s: str):
-    try:
-        return (0, float(s), s)
-    except ValueError:
-        return (1, 0.0, s.casefold())
 
 
 def _where(row: Mapping[str, Any], source: str | None) -> str:
@@ -279,7 +253,6 @@ def _resolve_field(field: str, schema: Schema | None):
 def _normalizer(f: Field | None, sub: str | None, categories: list[str] | None, field: str):
     """A function raw text -> canonical label (raises ValueError with a readable message)."""
     if f is not None and sub is not None:
-        from goldboard.cases.ratings import MULTI_SEP
 
         def norm_multi(text: str) -> str:
             chosen = set()
@@ -362,14 +335,14 @@ def _prepare(
     if categories is not None:
         cats = [_cell_text(c) for c in categories if _cell_text(c) != ""]
         if len(set(cats)) != len(cats):
-            raise GoldboardError(f"--categories: duplicate category in {', '.join(cats)}")
+            raise GoldboardError(f"duplicate category in {', '.join(cats)}", param="categories")
         if f is not None and sub is None:
             bad = [c for c in cats if c not in f.categories]
             if bad:
                 try:
                     cats = [f.normalize(c) for c in cats]
                 except ValueError as exc:
-                    raise GoldboardError(f"--categories: field {field}: {exc}") from None
+                    raise GoldboardError(f"field {field}: {exc}", param="categories") from None
     norm = _normalizer(f, sub, cats, field)
     multi = f is not None and sub is not None
 
@@ -399,12 +372,12 @@ def _prepare(
         if cats is not None:
             category_list = cats
         else:
-            category_list = sorted(set(labels[labels != ""]), key=_natural_key)
+            category_list = sorted(set(labels[labels != ""]), key=natural_key)
         data_level = "nominal"
     lvls = [str(l).lower() for l in (levels or [])]
     for l in lvls:
         if l not in LEVELS:
-            raise GoldboardError(f"--level: {l!r} is not one of {', '.join(LEVELS)}")
+            raise GoldboardError(f"{l!r} is not one of {', '.join(LEVELS)}", param="levels")
     lvls = list(dict.fromkeys(lvls))
     if lvls:
         data_level = lvls[0]
@@ -417,7 +390,7 @@ def _prepare(
         data_level, alpha_levels = "nominal", ["nominal"]
     ordered = data_level in ("ordinal", "interval", "ratio")
     if ordered and f is None and cats is None:
-        if not all(_natural_key(c)[0] == 0 for c in category_list):
+        if not all(is_number(c) for c in category_list):
             warnings.append(
                 "ordinal order taken from the sorted labels; pass --categories or --schema to fix the scale"
             )
@@ -442,7 +415,7 @@ def _prepare(
         try:
             thr = norm(k_raw) if f is not None or cats is not None else k_raw
         except ValueError as exc:
-            raise GoldboardError(f"--dichotomize: field {field}: {exc}") from None
+            raise GoldboardError(f"field {field}: {exc}", param="dichotomize") from None
         if thr not in category_list:
             raise GoldboardError(f"--dichotomize {k_raw}: not a category of {field} ({', '.join(category_list)})")
         cut = category_list.index(thr)
@@ -1072,7 +1045,7 @@ def agreement(
         undefined (e.g. kappa when both raters used one category).
     """
     if bootstrap < 0:
-        raise GoldboardError("--bootstrap: give a number of resamples >= 0")
+        raise GoldboardError("give a number of resamples >= 0", param="bootstrap")
     prep, cfg = _prepare(
         ratings, field, schema, categories, levels, raters, by, groups, dichotomize, cluster_col, clusters, source
     )
@@ -1083,7 +1056,7 @@ def agreement(
         )
     strata: list[tuple[str | None, np.ndarray]] = [(None, np.ones(len(prep.items), bool))]
     if prep.groups is not None:
-        for g in sorted(set(prep.groups), key=_natural_key):
+        for g in sorted(set(prep.groups), key=natural_key):
             strata.append((str(g), prep.groups == g))
     statistics, per_label, pairs, coinc = [], [], [], []
     warnings = list(prep.warnings)
@@ -1129,87 +1102,6 @@ def agreement(
         },
         "warnings": warnings,
     }
-
-
-def agreement_for_study(
-    study,
-    round: int | None = None,
-    fields: Iterable[str] | None = None,
-    bootstrap: int = 0,
-    seed: int = 1,
-    by: str | None = None,
-) -> dict[str, dict]:
-    """Agreement for every analysable field of a study round: ``{field: contract dict}``.
-
-    ``fields`` defaults to the schema's nominal, ordinal and binary fields plus,
-    for each multi-select field, one binary ``"<field>:<value>"`` entry per value.
-    Fields that fewer than two raters rated are left out.  ``by`` may name a
-    ratings column (``model``) or a unit/case column of ``units.jsonl``
-    (``error_type``, ``specialty``).
-    """
-    schema = study.schema
-    if round is None:
-        round = latest_pulled_round(study)
-    ratings = study.ratings(round)
-    source = str(study.ratings_path(round))
-    ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
-    if fields is None:
-        fields = []
-        for f in schema.fields:
-            if f.kind == "multi":
-                fields += [f"{f.name}:{v}" for v in f.categories]
-            elif f.level is not None:
-                fields.append(f.name)
-    groups = unit_groups(study, by) if by is not None and by not in ratings.columns else None
-    out: dict[str, dict] = {}
-    for name in fields:
-        base = name.partition(":")[0]
-        sub = ratings[ratings["field"] == base]
-        multi = ":" in name
-        raters_with = set(sub["rater"] if multi else sub.loc[(_texts(sub["value"]) != "").to_numpy(), "rater"])
-        if len(raters_with) < 2:
-            continue
-        out[name] = agreement(
-            ratings,
-            name,
-            schema,
-            raters=study.raters,
-            by=None if groups else by,
-            groups=groups,
-            bootstrap=bootstrap,
-            seed=seed,
-            source=source,
-        )
-    return out
-
-
-def latest_pulled_round(study) -> int:
-    """The latest round that has a ``ratings.csv`` (what ``Study.ratings()`` reads by default)."""
-    pulled = sorted(
-        int(p.parent.name) for p in (study.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
-    )
-    if not pulled:
-        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
-    return pulled[-1]
-
-
-def unit_groups(study, column: str) -> dict[str, str]:
-    """item_id -> value of a unit column (``model``, ``case_id``...) or a case field (``error_type``)."""
-    units = study.units()
-    if units.empty:
-        raise GoldboardError(f"--by {column!r}: not a ratings column and the study has no units.jsonl")
-    if column in units.columns:
-        return {str(i): _cell_text(v) for i, v in zip(units["item_id"], units[column])}
-    if "case" in units.columns:
-        out = {}
-        found = False
-        for i, case in zip(units["item_id"], units["case"]):
-            if isinstance(case, dict) and column in case:
-                found = True
-                out[str(i)] = _cell_text(case[column])
-        if found:
-            return out
-    raise GoldboardError(f"--by {column!r}: no such ratings, unit or case column")
 
 
 # --------------------------------------------------------------------------- rendering
@@ -1358,29 +1250,21 @@ def render_table(result: dict, title: str | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _md_escape(s: str) -> str:
-    return s.replace("|", "\\|")
-
-
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    out = [
-        "| " + " | ".join(_md_escape(h) for h in head) + " |",
-        "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|",
-    ]
-    out += ["| " + " | ".join(_md_escape(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
+    """Markdown table: first column left-aligned, the numbers right-aligned."""
+    return md_table(head, rows, right=range(1, len(head)))
 
 
 def render_markdown(result: dict, title: str | None = None) -> str:
     """GitHub-flavoured markdown tables (statistics, per label, confusion matrices)."""
     parts = []
     if title:
-        parts += [f"## {_md_escape(title)}", ""]
-    parts += [_md_escape(_describe(result)), "", _md_table(*_stat_rows(result)), "", "\\* " + _LK_NOTE]
+        parts += [f"## {md_escape(title)}", ""]
+    parts += [md_escape(_describe(result)), "", _md_table(*_stat_rows(result)), "", "\\* " + _LK_NOTE]
     if result["per_label"]:
         parts += ["", "### Per label (one vs rest)", "", _md_table(*_label_rows(result))]
     for t, head, rows in _confusion_blocks(result):
-        parts += ["", f"### Confusion: {_md_escape(t)}", "", _md_table(head, rows)]
+        parts += ["", f"### Confusion: {md_escape(t)}", "", _md_table(head, rows)]
     return "\n".join(parts) + "\n"
 
 

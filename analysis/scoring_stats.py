@@ -32,10 +32,8 @@ References
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as _st
@@ -100,22 +98,23 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float
 
 
 def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | None]:
-    """Wilson score interval for ``k`` successes in ``n`` trials (no continuity correction).
+    """Wilson score interval for ``k`` successes in ``n`` trials (no continuity correction),
+    computed by scipy (``binomtest(k, n).proportion_ci(method="wilson")``).
 
-    Newcombe (1998) Table II, method 3: 81/263 -> (0.2553, 0.3662); 0/20 -> (0, 0.1611).
+    Newcombe (1998) Table II, method 3:
+
+    >>> [round(x, 4) for x in wilson_interval(81, 263)]
+    [0.2553, 0.3662]
+    >>> [round(x, 4) for x in wilson_interval(0, 20)]
+    [0.0, 0.1611]
+
     Returns ``(None, None)`` when ``n == 0``.
     """
     if n <= 0:
         return None, None
-    z = float(_st.norm.ppf(1 - (1 - level) / 2))
-    p = k / n
-    z2 = z * z
-    denom = 1 + z2 / n
-    centre = (p + z2 / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    lo, hi = centre - half, centre + half
+    ci = _st.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
     # exact endpoints at the boundaries (avoid -1e-17 from rounding)
-    return (0.0 if k == 0 else max(0.0, lo)), (1.0 if k == n else min(1.0, hi))
+    return (0.0 if k == 0 else max(0.0, float(ci.low))), (1.0 if k == n else min(1.0, float(ci.high)))
 
 
 def proportion(k: int, n: int, level: float = 0.95) -> dict:
@@ -125,46 +124,6 @@ def proportion(k: int, n: int, level: float = 0.95) -> dict:
 
 
 # --------------------------------------------------------------------------- classification
-
-
-@dataclass
-class ConfusionSummary:
-    """Point metrics from a confusion matrix (rows truth, columns prediction).
-
-    The matrix may carry one extra trailing column (``no_answer=True``): items
-    the model left unanswered.  They count against recall and accuracy and in no
-    label's precision.
-    """
-
-    labels: list[str]
-    matrix: np.ndarray  # (k, k) or (k, k+1)
-    no_answer: bool = False
-
-    @property
-    def k(self) -> int:
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        return int(self.matrix.sum())
-
-    @property
-    def tp(self) -> np.ndarray:
-        return np.diag(self.matrix[:, : self.k])
-
-    @property
-    def gold_counts(self) -> np.ndarray:
-        return self.matrix.sum(axis=1)
-
-    @property
-    def predicted_counts(self) -> np.ndarray:
-        return self.matrix[:, : self.k].sum(axis=0)
-
-    @property
-    def no_answer_counts(self) -> np.ndarray:
-        if self.no_answer:
-            return self.matrix[:, self.k]
-        return np.zeros(self.k, dtype=np.int64)
 
 
 def confusion_from_codes(true: np.ndarray, pred: np.ndarray, k: int, no_answer: bool = True) -> np.ndarray:

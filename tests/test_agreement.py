@@ -18,7 +18,6 @@ import pytest
 from goldboard.analysis import coefficients as C
 from goldboard.analysis.agreement import (
     agreement,
-    agreement_for_study,
     bootstrap_sums,
     landis_koch_band,
     render_csv,
@@ -28,6 +27,7 @@ from goldboard.analysis.agreement import (
 )
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import load_schema
+from goldboard.workflows import agreement_for_study
 
 DATA = Path(__file__).resolve().parent / "data" / "agreement"
 SKIN = ["terrible", "poor", "marginal", "clear"]
