@@ -276,6 +276,23 @@ def md_table(head: Sequence[Any], rows: Iterable[Sequence[Any]], right: Iterable
 # --------------------------------------------------------------------------- time
 
 
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` when one of ``choices`` is close to ``value``, else ``""``.
+
+    >>> did_you_mean("onc_bb", ["onc_a", "onc_b"]), did_you_mean("zzz", ["onc_a"])
+    (" (did you mean 'onc_b'?)", '')
+    """
+    import difflib
+
+    choices = [str(c) for c in choices]
+    hit = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    if not hit:
+        folded = {c.casefold(): c for c in choices}
+        if value.casefold() in folded:
+            hit = [folded[value.casefold()]]
+    return f" (did you mean {hit[0]!r}?)" if hit else ""
+
+
 def utc_now() -> str:
     """Now as ISO 8601 in UTC, whole seconds (``2026-01-31T09:15:00+00:00``)."""
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()

@@ -46,12 +46,12 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.client import connect
-from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS
+from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, read_ratings_csv
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
-from goldboard.text import utc_now
+from goldboard.text import did_you_mean, utc_now
 
 INVALID_COLUMNS = [
     "round",
@@ -677,8 +677,6 @@ def map_users(
     """Apply ``--rater USER=RATER`` (user id, e-mail or username -> study rater) on top of the
     automatic mapping; ``users`` is the server's user list (id, email, username) when known.
     Returns ``(user id -> rater, other user id -> name)``."""
-    from goldboard.cases.table_import import did_you_mean
-
     user_raters, others = dict(user_raters), dict(others)
     for key, rater in rater_map.items():
         if rater not in raters:
@@ -854,8 +852,6 @@ def keep_table_ratings(path: Path, res: PullResult) -> pd.DataFrame:
     table's is named in a warning -- it stays in the table file and study.toml names that file)."""
     if not path.exists():
         return res.ratings
-    from goldboard.cases.ratings import read_ratings_csv
-
     old = read_ratings_csv(path)
     if not len(old):
         return res.ratings

@@ -27,7 +27,7 @@ the label; the schema's own aliases work too.  A blank cell is no rating (counte
 from __future__ import annotations
 
 import dataclasses
-import difflib
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -37,7 +37,10 @@ from typing import Any
 import pandas as pd
 
 from goldboard.errors import GoldboardError
+from goldboard.fileio import read_records
 from goldboard.label_configs.schema import Schema
+from goldboard.text import cell_text as text_cell
+from goldboard.text import did_you_mean
 
 #: separators accepted between the values of a multi-select cell (goldboard's own ``|`` first)
 MULTI_SEPARATORS = ("|", ";", ",")
@@ -107,14 +110,8 @@ def is_blank(v: Any) -> bool:
 
 
 def cell_text(v: Any) -> str:
-    """A cell as an id: ``""`` when blank, ``12`` for ``12.0``, stripped text otherwise."""
-    if is_blank(v):
-        return ""
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v).strip()
+    """A cell as an id or label: ``""`` when blank, ``12`` for ``12.0``, stripped text otherwise."""
+    return "" if is_blank(v) else text_cell(v).strip()
 
 
 def parse_pairs(spec: str, option: str) -> dict[str, str]:
@@ -133,16 +130,6 @@ def parse_pairs(spec: str, option: str) -> dict[str, str]:
     return out
 
 
-def did_you_mean(value: str, choices: list[str]) -> str:
-    """`` (did you mean 'x'?)`` when a close match exists, else ``""``."""
-    hit = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
-    if not hit:
-        folded = {c.casefold(): c for c in choices}
-        if value.casefold() in folded:
-            hit = [folded[value.casefold()]]
-    return f" (did you mean {hit[0]!r}?)" if hit else ""
-
-
 # --------------------------------------------------------------------------- codes
 
 
@@ -153,8 +140,6 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
     OR Slider Labels``, choices written ``1, Supported | 2, Partially Supported``) or a plain table
     with the columns ``column, code, label``.
     """
-    from goldboard.fileio import read_records
-
     path = Path(path)
     recs = read_records(path)
     header = list(recs[0][1].keys())
@@ -531,7 +516,6 @@ def to_tasks(read: TableRead, schema: Schema, raters: list[str]) -> dict[str, li
 
 def cells_json(cells: dict[str, Any]) -> str:
     """The raw cells as JSON text, verbatim (for invalid.csv)."""
-    import json
 
     def clean(v: Any) -> Any:
         if isinstance(v, dict):

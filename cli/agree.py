@@ -16,6 +16,8 @@ renderer prints them.  The readers:
 
 from __future__ import annotations
 
+import json
+
 import click
 import pandas as pd
 
@@ -27,6 +29,7 @@ from goldboard.analysis.agreement import (
     render_markdown,
     render_table,
 )
+from goldboard.analysis.retest import render_retest_table, retest_rows
 from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.ratings import read_long_table, read_wide_table
 from goldboard.cli._options import format_option, output_option, round_option, study_option
@@ -34,7 +37,7 @@ from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import SchemaError, load_schema
 from goldboard.study import Study
-from goldboard.workflows.agreement import unit_groups
+from goldboard.workflows.agreement import design_summary, retest_for_study, unit_groups
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -217,15 +220,10 @@ def agree_cmd(
         progress=bootstrap > 0,
     )
     note = ""
-    if study_dir is not None:
-        from goldboard.cases.assignment import design_note
-
-        rnd = next((r for r in study.rounds if r.number == round_), None)
-        if rnd is not None and rnd.design:
-            sub = df[df["field"] == field.partition(":")[0]] if "field" in df.columns else df
-            n_multi = int((sub.groupby("item_id")["rater"].nunique() >= 2).sum())
-            note = design_note(rnd.design, n_multi)
-            result["design"] = {**rnd.design, "items_rated_by_two_or_more": n_multi, "note": note}
+    design = design_summary(study, round_, df, field) if study_dir is not None else None
+    if design is not None:
+        result["design"] = design
+        note = design["note"]
     title = f"Agreement on {field}"
     if dichotomize:
         title += f" (dichotomized at {dichotomize})"
@@ -244,11 +242,6 @@ def agree_cmd(
 
 def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt, output) -> None:
     """``agree --study S --test-retest --rounds A,B``: intra-rater agreement per rater."""
-    import json
-
-    from goldboard.analysis.retest import intra_rater_agreement, render_retest_table, retest_rows
-    from goldboard.study import Study
-
     if study_dir is None:
         raise GoldboardError("--test-retest needs --study DIR (the rounds are a study's)")
     if not rounds_:
@@ -261,11 +254,9 @@ def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt,
         raise GoldboardError(f"--rounds {rounds_!r}: give two round numbers, e.g. 1,2") from None
     study = Study.open(study_dir)
     schema = _load_schema(schema_ref) or study.schema
-    df = study.all_ratings()
-    if not len(df):
-        raise GoldboardError(f"{study.path}: no ratings pulled yet")
-    field = _choose_field(df, field, schema, str(study.path))
-    result = intra_rater_agreement(df, field, schema, rounds, raters=study.raters, bootstrap=bootstrap, seed=seed)
+    if field is None:
+        field = _choose_field(pd.DataFrame({"field": []}), None, schema, str(study.path))
+    result = retest_for_study(study, rounds, field, schema=schema, bootstrap=bootstrap, seed=seed)
     if fmt == "json":
         text = json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     elif fmt == "csv":

@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from goldboard.annotate.pull import pull
+from goldboard.cases.table_import import TableMapping, parse_pairs
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.workflows.projects import pull_projects
+from goldboard.workflows.tables import pull_table
 
 
 def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
-    from goldboard.cases.table_import import parse_pairs
-
     out: dict[str, str] = {}
     for v in values:
         for k, col in parse_pairs(v, option).items():
@@ -169,9 +170,6 @@ def pull_cmd(
         if given:
             raise GoldboardError(f"{given[0]}: a ratings-table option; use it with --from-table FILE")
     if table is not None:
-        from goldboard.cases.table_import import TableMapping
-        from goldboard.workflows.tables import pull_table
-
         if exports or projects or item_key:
             raise GoldboardError("--from-table: give one source per pull (not with --from-export/--project/--item-key)")
         wide = _pairs(rater_cols, "--raters") if rater_cols else {}
@@ -207,8 +205,6 @@ def pull_cmd(
         else:
             specs.append(e)
     if projects or item_key or rater_names or study.extra.get("item_key") or study.extra.get("label_studio_users"):
-        from goldboard.workflows.projects import pull_projects
-
         if projects and exports:
             raise GoldboardError("--project and --from-export: give one source per pull")
         res = pull_projects(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from goldboard.study import Study
+from goldboard.workflows.study_edit import add_rater
 
 
 @click.group("study")
@@ -35,8 +38,6 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
     ~/.config/goldboard/credentials.toml (["URL"] token = "..."); it is never
     stored in the workspace.
     """
-    from pathlib import Path
-
     st = Study.init(
         directory,
         schema=schema,
@@ -81,8 +82,6 @@ def set_cmd(directory: str, url: str | None, data_dir: str | None, name: str | N
     The rounds keep their Label Studio project ids: a new --url must reach the same
     server (e.g. a new address); for another server, push to a new round.
     """
-    from pathlib import Path
-
     st = Study.open(directory)
     if url is None and data_dir is None and name is None:
         raise click.UsageError("give --url, --data-dir and/or --name")
@@ -114,8 +113,6 @@ def add_rater_cmd(directory: str, name: str, no_account: bool) -> None:
     The next push creates the new rater's project in the round; earlier rounds'
     statistics are unchanged (the new rater has no ratings there).
     """
-    from goldboard.workflows.study_edit import add_rater
-
     st = Study.open(directory)
     res = add_rater(st, name, create_account=not no_account)
     click.echo(res)

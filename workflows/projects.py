@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from goldboard.annotate.pull import PullResult, pull
-from goldboard.cases.table_import import did_you_mean
 from goldboard.cases.units import compose_case_text
 from goldboard.errors import GoldboardError
 from goldboard.fileio import iter_jsonl, write_jsonl_atomic
+from goldboard.study import Study
+from goldboard.text import did_you_mean
 
 SHARED = "*"
 
@@ -45,7 +46,7 @@ def _projects_dict(specs: list[tuple[str | None, int]], raters: list[str]) -> di
 
 
 def pull_projects(
-    study: Any,
+    study: Study,
     *,
     projects: list[tuple[str | None, int]] = (),  # type: ignore[assignment]
     exports: list[Any] = (),  # type: ignore[assignment]
@@ -120,7 +121,7 @@ def pull_projects(
     return res
 
 
-def record_units(study: Any, res: PullResult, round_number: int) -> int:
+def record_units(study: Study, res: PullResult, round_number: int) -> int:
     """Add the items of ``res`` that the study does not know to ``units.jsonl`` (case text from
     the task data); returns how many were added."""
     if not res.items_data:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from goldboard.annotate import server as srv
+from goldboard.study import Study
 
 
-def add_rater(study: Any, name: str, *, create_account: bool = True) -> str:
+def add_rater(study: Study, name: str, *, create_account: bool = True) -> str:
     """Add rater ``name`` to ``study``; on the embedded server (no ``url``) also create their
     Label Studio account when the server's data dir exists.  Returns one line saying what was
     done (never a password or token: they stay in the data dir's 0600 credentials file)."""
-    from goldboard.annotate import server as srv
-
     study.add_rater(name)
     name = name.strip()
     line = f"{study.path}: added rater {name} (raters: {', '.join(study.raters)})"

@@ -23,7 +23,6 @@ is held out in invalid.csv.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import hashlib
 import json
 from collections import Counter
@@ -38,13 +37,14 @@ from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
     cells_json,
-    did_you_mean,
     read_codes,
     read_ratings_table,
     to_tasks,
 )
 from goldboard.errors import GoldboardError
 from goldboard.fileio import iter_jsonl, read_table, write_csv_atomic, write_jsonl_atomic, write_text_atomic
+from goldboard.study import Study
+from goldboard.text import did_you_mean, utc_now
 
 TABLE_MODE = "table"
 
@@ -140,7 +140,7 @@ def describe_changes(old: pd.DataFrame, new: pd.DataFrame, source: str, first: b
 
 
 def pull_table(
-    study: Any,
+    study: Study,
     path: str | Path,
     mapping: TableMapping,
     *,
@@ -382,7 +382,7 @@ def pull_table(
         "file": str(path),
         "sha256": sha,
         "rows": read.rows,
-        "pulled_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "pulled_at": utc_now(),
     }
     if new_round:
         rnd.mode = TABLE_MODE
