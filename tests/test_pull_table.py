@@ -513,3 +513,17 @@ kind = "text"
         ("MTB-0003", "onc_a"): "Unsupported",
         ("MTB-0003", "onc_b"): "Unsupported",
     }
+
+
+def test_wide_table_with_rationale_per_rater(tmp_path):
+    s = openmtb_study(tmp_path)
+    t = tmp_path / "wide.tsv"
+    t.write_text(
+        "case_id\ta_label\ta_note\tb_label\tb_note\nC-1\tSupported\tok\tInsufficient Info\tno ECOG\n", encoding="utf-8"
+    )
+    run(
+        "pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--field", "safety_label",
+        "--raters", "onc_a=a_label,onc_b=b_label", "--rationale-col", "onc_a=a_note,onc_b=b_note",
+    )  # fmt: skip
+    got = ratings(s)
+    assert got[["rater", "value", "rationale"]].values.tolist() == [["onc_a", S, "ok"], ["onc_b", I, "no ECOG"]]

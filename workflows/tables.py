@@ -97,10 +97,8 @@ def _units_records(study: Any) -> list[dict]:
 
 
 def _key_values(df: pd.DataFrame) -> dict[tuple[str, str, str], tuple[str, str]]:
-    return {
-        (r["item_id"], r["rater"], r["field"]): (r["value"], r["rationale"])
-        for r in df[["item_id", "rater", "field", "value", "rationale"]].astype(str).to_dict("records")
-    }
+    cols = [df[c].astype(str).tolist() for c in ("item_id", "rater", "field", "value", "rationale")]
+    return {(i, r, f): (v, why) for i, r, f, v, why in zip(*cols)}
 
 
 def describe_changes(old: pd.DataFrame, new: pd.DataFrame, source: str, first: bool) -> dict[str, Any]:
@@ -271,21 +269,21 @@ def pull_table(
         )
         taken[(r["item_id"], r["rater"])] = where
     counts = {r: Counter() for r in raters}
-    if len(ratings):
-        drop = pd.Series(False, index=ratings.index)
-        for (item, rater, aid), grp in ratings.groupby(["item_id", "rater", "annotation_id"], sort=False):
+    if len(ratings) and (held_unknown or taken):
+        drop = [
+            item in held_unknown or (item, rater) in taken for item, rater in zip(ratings["item_id"], ratings["rater"])
+        ]
+        held = ratings[drop]
+        for (item, rater, aid), _ in held.groupby(["item_id", "rater", "annotation_id"], sort=False):
             line = int(str(aid).rsplit(":", 1)[1])
             cells = by_line[line].cells if line in by_line else {}
-            reason = ""
             if item in held_unknown:
                 reason = f"item {item!r} is not in this study's units (push it, or use a table-born study)"
-            elif (item, rater) in taken:
+            else:
                 reason = f"{rater} already rated {item!r} in round {n} ({taken[(item, rater)]})"
-            if reason:
-                drop[grp.index] = True
-                hold(line, rater, item, reason, cells)
-                counts[rater]["moved"] += 1
-        ratings = ratings[~drop]
+            hold(line, rater, item, reason, cells)
+            counts[rater]["moved"] += 1
+        ratings = ratings[[not d for d in drop]]
     if extra_invalid:
         invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
 
