@@ -64,6 +64,18 @@ def show_cmd(directory: str) -> None:
     for r in st.rounds:
         projects = ", ".join(f"{k}={v}" for k, v in r.projects.items())
         click.echo(f"round {r.number}: {r.mode}, {r.units} units, projects: {projects or '(none)'}")
+        for name, t in r.tables.items():
+            click.echo(f"  table {name}: {t.get('rows', '?')} rows, sha256 {str(t.get('sha256', ''))[:12]}…")
+        if r.design:
+            d = r.design
+            what = (
+                f"overlap {float(d.get('share', 0)):.0%} ({d.get('double_rated')} double-rated)"
+                if d.get("kind") == "overlap"
+                else f"{d.get('per_item')} raters per item"
+            )
+            click.echo(
+                f"  design: {what}, seed {d.get('seed')}" + (f", by {d['stratify_by']}" if d.get("stratify_by") else "")
+            )
 
 
 @study_group.command("set")

@@ -84,6 +84,8 @@ def test_openmtb_from_table_to_gold_and_report(tmp_path):
     assert first["annotation_id"] == "openmtb_expert_annotations_50cases.csv:2" and first["task_id"] == ""
     units = [json.loads(x) for x in (s / "units.jsonl").read_text().splitlines()]
     assert len(units) == 50 and units[0]["item_id"] == "MTB-94338760" and units[0]["rounds"] == [1]
+    shown = run("study", "show", s).output
+    assert "round 1: table, 50 units" in shown and "table openmtb_expert_annotations_50cases.csv: 50 rows" in shown
     summary = json.loads((s / "rounds" / "1" / "pull.json").read_text())
     assert summary["table"]["sha256"] == sha(OPENMTB) and summary["table"]["rows"] == 50
     assert summary["valid_annotations"] == 100 and summary["invalid_annotations"] == 0
