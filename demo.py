@@ -28,7 +28,7 @@ import pandas as pd
 
 from goldboard.adjudicate.decisions import HEADERS, SHEET_DISAGREEMENTS, UNRESOLVED
 from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
-from goldboard.analysis.agreement import render_markdown
+from goldboard.analysis.agreement_render import render_markdown
 from goldboard.annotate.client import connect
 from goldboard.annotate.pull import pull
 from goldboard.annotate.push import push

@@ -118,6 +118,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldboard.analysis.estimate import EstimateCI
 from goldboard.analysis.scoring_inputs import (
     GoldTable,
     Predictions,
@@ -219,8 +220,7 @@ def detect_kind(schema: Schema, has_predictions: bool) -> str:
 
 
 def _est(estimate: float | None, low: float | None, high: float | None, method: str) -> dict:
-    f = lambda x: None if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
-    return {"estimate": f(estimate), "low": f(low), "high": f(high), "method": method}
+    return EstimateCI(estimate, low, high, method=method).score_dict()
 
 
 def _progress(iterable: Sequence, enabled: bool, desc: str):

@@ -21,14 +21,8 @@ import json
 import click
 import pandas as pd
 
-from goldboard.analysis.agreement import (
-    LEVELS,
-    agreement,
-    render_csv,
-    render_json,
-    render_markdown,
-    render_table,
-)
+from goldboard.analysis.agreement import LEVELS, agreement
+from goldboard.analysis.agreement_render import render_csv, render_json, render_markdown, render_table
 from goldboard.analysis.retest import render_retest_table, retest_rows
 from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.ratings import read_long_table, read_wide_table

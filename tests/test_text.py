@@ -109,7 +109,8 @@ def test_agreement_groups_and_labels_in_natural_order():
 
 
 def test_agreement_markdown_escapes_html():
-    from goldboard.analysis.agreement import agreement, render_markdown
+    from goldboard.analysis.agreement import agreement
+    from goldboard.analysis.agreement_render import render_markdown
 
     # the agreement renderer used to escape only pipes
     res = agreement(_two_raters(["x", "y"] * 5, ["x", "y"] * 5, ["g"] * 10), "f")
