@@ -529,3 +529,55 @@ def test_wide_table_with_rationale_per_rater(tmp_path):
     )  # fmt: skip
     got = ratings(s)
     assert got[["rater", "value", "rationale"]].values.tolist() == [["onc_a", S, "ok"], ["onc_b", I, "no ECOG"]]
+
+
+def test_case_output_model_columns_and_repeated_rows(tmp_path):
+    """Items are model outputs (--output-col), each with its case and model; a second row for the
+    same item and rater supersedes the first (kept in invalid.csv, as a repeated annotation is)."""
+    s = openmtb_study(tmp_path)
+    t = tmp_path / "outputs.csv"
+    t.write_text(
+        "case,out,llm,rater,safety_label\n"
+        "C-1,C-1::gpt,gpt,onc_a,Supported\n"
+        "C-1,C-1::gpt,gpt,onc_b,Unsupported\n"
+        "C-1,C-1::llama,llama,onc_a,Unsafe\n"
+        "C-1,C-1::gpt,gpt,onc_b,Partially Supported\n",
+        encoding="utf-8",
+    )
+    res = run(
+        "pull", "--study", s, "--from-table", t, "--item-col", "out", "--case-col", "case",
+        "--output-col", "out", "--model-col", "llm",
+    )  # fmt: skip
+    assert "onc_b: 1 rated, 0 invalid, 1 superseded" in res.output
+    got = ratings(s)
+    assert got[["item_id", "case_id", "output_id", "model", "rater", "value"]].values.tolist() == [
+        ["C-1::gpt", "C-1", "C-1::gpt", "gpt", "onc_a", S],
+        ["C-1::gpt", "C-1", "C-1::gpt", "gpt", "onc_b", P],
+        ["C-1::llama", "C-1", "C-1::llama", "llama", "onc_a", "Unsafe"],
+    ]
+    inv = pd.read_csv(s / "rounds/1/invalid.csv", dtype=str, keep_default_na=False)
+    assert inv[["kind", "annotation_id"]].values.tolist() == [["superseded", "outputs.csv:3"]]
+    units = {u["item_id"]: u for u in map(json.loads, (s / "units.jsonl").read_text().splitlines())}
+    assert units["C-1::llama"]["case_id"] == "C-1" and units["C-1::llama"]["model"] == "llama"
+
+
+def test_codes_file_plain_and_errors(tmp_path):
+    codes = tmp_path / "codes.csv"
+    codes.write_text("column,code,label\nlab,1,Supported\nlab,2,Unsafe\n", encoding="utf-8")
+    assert read_codes(codes) == {"lab": {"1": "Supported", "2": "Unsafe"}}
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n", encoding="utf-8")
+    s = openmtb_study(tmp_path)
+    t = tmp_path / "t.csv"
+    t.write_text("case_id,rater,lab\nC-1,onc_a,2\nC-1,onc_b,3\n", encoding="utf-8")
+    res = run(
+        "pull", "--study", s, "--from-table", t, "--label-col", "lab", "--field", "safety_label", "--codes", bad, code=1
+    )
+    assert f"Error: {bad}: not a codes file" in res.output
+    res = run(
+        "pull", "--study", s, "--from-table", t, "--label-col", "lab", "--field", "safety_label", "--codes", codes
+    )
+    got = ratings(s)
+    assert got["value"].tolist() == ["Unsafe"]  # code 3 is not in the codes: held out, never guessed
+    inv = pd.read_csv(s / "rounds/1/invalid.csv", dtype=str, keep_default_na=False)
+    assert "'3' is not a value of safety_label" in inv["reason"].iloc[0]
