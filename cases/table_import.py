@@ -222,12 +222,11 @@ def _columns(df: pd.DataFrame) -> list[str]:
     return [str(c) for c in df.columns if not str(c).startswith("_")]
 
 
-def _need(df: pd.DataFrame, col: str, option: str, source: str) -> None:
+def _need(df: pd.DataFrame, col: str, option: str, source: str, quote: bool = True) -> None:
     if col not in df.columns:
         cols = _columns(df)
-        raise GoldboardError(
-            f"{source}: {option} {col!r}: no such column{did_you_mean(col, cols)} (columns: {', '.join(cols)})"
-        )
+        what = f"{option} {col!r}:" if quote else option
+        raise GoldboardError(f"{source}: {what} no such column{did_you_mean(col, cols)} (columns: {', '.join(cols)})")
 
 
 def read_ratings_table(
@@ -297,7 +296,7 @@ def read_ratings_table(
                         f"--raters {rater}={spec}: say which schema field the column holds with --field "
                         f"(or write the column as a pattern, e.g. {rater}={{field}}_{rater})"
                     )
-                _need(df, spec, f"--raters {rater}=", source)
+                _need(df, spec, f"--raters {rater}={spec}:", source, quote=False)
                 wide_cols[rater] = {m.field: spec}
     else:
         rater_col = m.rater_col or ("rater" if "rater" in df.columns else None)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from goldboard.annotate.pull import pull
 from goldboard.cases.table_import import TableMapping, parse_pairs
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.text import did_you_mean
 from goldboard.workflows.projects import pull_projects
 from goldboard.workflows.tables import pull_table
 
@@ -130,8 +133,13 @@ def pull_cmd(
     """Pull a round's annotations into rounds/N/ratings.csv.
 
     Invalid annotations (unknown value or field, missing required field, empty,
-    skipped) and superseded repeats are kept verbatim in rounds/N/invalid.csv and
-    reported; rounds/N/pull.json has the counts.
+    skipped), annotations by anyone else in a rater's project and superseded
+    repeats are kept verbatim in rounds/N/invalid.csv and reported;
+    rounds/N/pull.json has the counts.
+
+    With --from-export, an export of another round's project, one given for the
+    wrong rater (the tasks' project id says whose it is) or the same export given
+    twice is an error.
 
     \b
     Ratings tables (--from-table FILE), validated the same way:
@@ -202,6 +210,11 @@ def pull_cmd(
             specs.append((rater, path))
         elif sep and not rater.strip():
             raise GoldboardError(f"--from-export {e}: give RATER=FILE or FILE")
+        elif sep and not Path(e).exists():
+            raise GoldboardError(
+                f"--from-export {e}: {rater!r} is not a rater of this study ({', '.join(study.raters)})"
+                f"{did_you_mean(rater, study.raters)}"
+            )
         else:
             specs.append(e)
     if projects or item_key or rater_names or study.extra.get("item_key") or study.extra.get("label_studio_users"):

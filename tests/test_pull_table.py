@@ -232,7 +232,7 @@ def test_rater_names_must_be_study_raters(tmp_path):
     t.write_text("case_id,rater,safety_label\nC-1,onc_a,Supported\nC-1,onc_bb,Supported\n", encoding="utf-8")
     res = run("pull", "--study", s, "--from-table", t, "--item-col", "case_id", code=1)
     assert res.output.strip().splitlines() == [
-        f"Error: {t}:3: rater 'onc_bb' is not a rater of this study (did you mean 'onc_b'?) "
+        f"Error: {t}:3: rater 'onc_bb' is not a rater of this study (did you mean 'onc_b' or 'onc_a'?) "
         "(raters: onc_a, onc_b; map a name with --rater NAME=RATER)"
     ]
     assert not (s / "rounds").exists()
@@ -268,7 +268,7 @@ def test_rater_names_must_be_study_raters(tmp_path):
         "safety_label",
         code=1,
     )
-    assert "no such column (did you mean 'oncologist_a_label'?)" in res.output
+    assert "--raters onc_a=oncologist_a_lable: no such column (did you mean 'oncologist_a_label'" in res.output
     res = run("pull", "--study", s, "--label-col", "x", code=1)
     assert "--label-col: a ratings-table option; use it with --from-table FILE" in res.output
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from goldboard.annotate.pull import PullResult, pull
+from goldboard.annotate.pull import PullResult, pull, read_export_file
 from goldboard.cases.units import compose_case_text
 from goldboard.errors import GoldboardError
 from goldboard.fileio import iter_jsonl, write_jsonl_atomic
@@ -94,14 +94,19 @@ def pull_projects(
             rnd.mode = mode
             changed = True
         round_number = rnd.number
-    elif exports and not study.rounds:
+    elif exports and (
+        not study.rounds or (round_number is not None and all(r.number != round_number for r in study.rounds))
+    ):
+        # a hand-made project's export into a new round: the round's project is the export's
         shared = all(not isinstance(e, tuple) for e in exports)
         rnd = study.get_or_add_round(round_number, mode="shared" if shared else "blinded")
         round_number = rnd.number
-        changed = True
-    elif exports and round_number is not None and all(r.number != round_number for r in study.rounds):
-        shared = all(not isinstance(e, tuple) for e in exports)
-        study.get_or_add_round(round_number, mode="shared" if shared else "blinded")
+        for spec in exports:
+            rater, path = spec if isinstance(spec, tuple) else (None, spec)
+            tasks, _ = read_export_file(path, study.schema)
+            pids = {int(t["project"]) for t in tasks if str(t.get("project", "")).isdigit()}
+            if len(pids) == 1:
+                rnd.projects[rater or SHARED] = pids.pop()
         changed = True
     if changed:
         study.save()
