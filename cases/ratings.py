@@ -15,7 +15,8 @@ adjudication and gold export (which read it).  Columns:
 ``rationale``     the rater's free-text rationale for this item (same on each field row)
 ``annotated_at``  ISO 8601 timestamp of the annotation (UTC)
 ``lead_time``     seconds the rater spent (as Label Studio measured it), may be empty
-``annotation_id`` Label Studio annotation id (empty for ratings from files)
+``annotation_id`` Label Studio annotation id; ``SOURCE:ROW`` for ratings from a ratings table
+                  (``pull --from-table``: the table's name and row, header = row 1)
 ``task_id``       Label Studio task id (empty for ratings from files)
 ``project_id``    Label Studio project id (empty for ratings from files)
 

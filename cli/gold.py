@@ -37,7 +37,11 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     for name in rel.cleaned:
         click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
     c = rel.manifest["counts"]["all"]
-    summary = f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, {c['unresolved']} unresolved"
+    summary = (
+        f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, "
+        + (f"{c['single']} single (one rater by design), " if c.get("single") else "")
+        + f"{c['unresolved']} unresolved"
+    )
     if not rel.created:
         click.echo(
             f"Gold unchanged since {rel.version} ({summary}); nothing written. Use --force to cut a new release anyway."
