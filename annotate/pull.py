@@ -55,7 +55,7 @@ import pandas as pd
 from goldboard.annotate.client import connect
 from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, read_ratings_csv
 from goldboard.errors import GoldboardError, LabelStudioError
-from goldboard.fileio import write_csv_atomic, write_text_atomic
+from goldboard.fileio import read_csv_frame, write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
 from goldboard.text import did_you_mean, utc_now
@@ -885,11 +885,52 @@ def pull(
             "summary": study.pull_report_path(rnd.number),
         }
         res.ratings = keep_table_ratings(paths["ratings"], res)
+        if from_export and rnd.mode == "blinded":
+            _keep_uncovered_raters(paths, res, _covered_raters(sources, res))
         write_csv_atomic(res.ratings, paths["ratings"])
         write_csv_atomic(res.invalid, paths["invalid"])
         write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
         res.paths = paths
     return res
+
+
+def _covered_raters(sources: list[Source], res: PullResult) -> set[str]:
+    """The raters whose blinded projects this pull read: named exports, and the raters an
+    unnamed export's annotations were attributed to."""
+    covered = {s.rater for s in sources if s.rater}
+    if any(not s.rater for s in sources):
+        covered |= set(res.ratings["rater"].astype(str)) | set(res.invalid["rater"].astype(str))
+    return covered - {""}
+
+
+def _keep_uncovered_raters(paths: dict[str, Path], res: PullResult, covered: set[str]) -> None:
+    """``pull --from-export onc_a=FILE`` reads onc_a's project only: the round's ratings (and
+    held-out annotations) of the other raters stay as the last pull left them -- a partial
+    pull never deletes a rater's ratings."""
+    kept: dict[str, int] = {}
+    for key, cols in (("ratings", RATINGS_COLUMNS), ("invalid", INVALID_COLUMNS)):
+        path = paths[key]
+        if not path.exists():
+            continue
+        old = read_ratings_csv(path) if key == "ratings" else read_csv_frame(path, " (invalid annotations)")
+        if not len(old) or "rater" not in old.columns:
+            continue
+        mine = getattr(res, key)
+        keep = old[~old["rater"].astype(str).isin(covered)]
+        if key == "ratings":  # table rows were already kept by keep_table_ratings
+            keep = keep[~is_table_row(keep)]
+        if not len(keep):
+            continue
+        setattr(res, key, pd.concat([mine, keep.reindex(columns=cols, fill_value="")], ignore_index=True))
+        for r in keep["rater"].astype(str):
+            kept[r] = kept.get(r, 0) + 1
+    if kept:
+        res.summary["kept_from_previous_pull"] = kept
+        res.summary.setdefault("warnings", []).append(
+            "kept the earlier pull's rows of raters whose projects this pull did not read: "
+            + ", ".join(f"{r} ({n})" for r, n in sorted(kept.items()))
+        )
+    res.summary["rating_rows"] = int(len(res.ratings))
 
 
 def is_table_row(df: pd.DataFrame) -> pd.Series:
