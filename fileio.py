@@ -137,6 +137,8 @@ def read_csv_frame(path: str | Path, what: str = "") -> pd.DataFrame:
     A missing, non-UTF-8 or malformed file is a one-line :class:`GoldboardError`
     naming the file (and ``what`` it is).
     """
+    import pandas as pd
+
     path = Path(path)
     if not path.exists():
         raise GoldboardError(f"{path}: file not found")

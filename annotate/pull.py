@@ -55,7 +55,7 @@ import pandas as pd
 from goldboard.annotate.client import connect, jobs_for
 from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, read_ratings_csv
 from goldboard.errors import GoldboardError, LabelStudioError
-from goldboard.fileio import read_csv_frame, write_csv_atomic, write_text_atomic
+from goldboard.fileio import iter_jsonl, read_csv_frame, write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
 from goldboard.text import did_you_mean, utc_now
@@ -1028,8 +1028,9 @@ UNIT_ID_KEYS = ("item_id", "case_id", "output_id", "model")
 
 
 def _unit_ids(study: Any) -> pd.DataFrame | None:
-    """item_id, case_id, output_id and model of every unit pushed (``units.jsonl`` read line by
-    line: the case and output texts are never all in memory at once)."""
+    """item_id, case_id, output_id and model of every unit pushed (``units.jsonl`` checked as
+    :meth:`Study.units` checks it, but only these four keys kept: the case and output texts of
+    every unit are never held as a table)."""
     path = getattr(study, "units_path", None)
     if path is None:
         return study.units() if hasattr(study, "units") else None
@@ -1037,19 +1038,10 @@ def _unit_ids(study: Any) -> pd.DataFrame | None:
     if not path.exists():
         return None
     rows = []
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for i, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise GoldboardError(f"{path}:{i}: invalid JSON in the units file: {exc.msg}") from None
-                if isinstance(rec, dict):
-                    rows.append({k: "" if rec.get(k) is None else str(rec.get(k)) for k in UNIT_ID_KEYS})
-    except UnicodeDecodeError:
-        raise GoldboardError(f"{path}: the units file is not UTF-8 text") from None
+    for i, rec in iter_jsonl(path, " in the units file"):
+        if not isinstance(rec, dict) or "item_id" not in rec:
+            raise GoldboardError(f"{path}:{i}: not a unit record (a JSON object with an item_id)")
+        rows.append({k: "" if rec.get(k) is None else str(rec.get(k)) for k in UNIT_ID_KEYS})
     return pd.DataFrame(rows, columns=list(UNIT_ID_KEYS))
 
 

@@ -25,7 +25,6 @@ from pathlib import Path
 import click
 
 from goldboard import __version__
-from goldboard.cases.problems import CaseFileError
 from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
 from goldboard.text import one_line
@@ -96,6 +95,13 @@ def _name_flags(cmd: click.Command) -> None:
     cmd.callback = wrapped
 
 
+def _is_case_file_error(exc: BaseException) -> bool:
+    """``exc`` is a :class:`goldboard.cases.problems.CaseFileError` (not imported here: the
+    ``goldboard.cases`` package loads pandas, and ``--help`` must not; a raised one is loaded)."""
+    mod = sys.modules.get("goldboard.cases.problems")
+    return mod is not None and isinstance(exc, mod.CaseFileError)
+
+
 class GoldboardGroup(click.Group):
     """A click group that prints user errors as one line instead of a traceback."""
 
@@ -105,13 +111,13 @@ class GoldboardGroup(click.Group):
                 warnings.simplefilter("once", GoldboardWarning)
                 warnings.showwarning = _show_warning
                 return super().invoke(ctx)
-        except CaseFileError as exc:  # a list of problems: the Error line, then one line per problem
-            head, *problems = str(exc).split("\n")
-            click.echo(f"Error: {one_line(head)}", err=True)
-            for p in problems:
-                click.echo(one_line(p), err=True)
-            sys.exit(exc.exit_code)
         except GoldboardError as exc:
+            if _is_case_file_error(exc):  # a list of problems: the Error line, then one line per problem
+                head, *problems = str(exc).split("\n")
+                click.echo(f"Error: {one_line(head)}", err=True)
+                for p in problems:
+                    click.echo(one_line(p), err=True)
+                sys.exit(exc.exit_code)
             click.echo(f"Error: {one_line(exc)}", err=True)
             sys.exit(exc.exit_code)
         except (SchemaError, ValueNotInSchema) as exc:
