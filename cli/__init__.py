@@ -19,6 +19,7 @@ from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
 
 #: stage modules, in the order of a study
 COMMAND_MODULES = [
+    "plan",
     "schema",
     "cases",
     "server",
