@@ -49,9 +49,13 @@ class Round:
     units: int = 0
     #: whether the tasks carry the model name (visible in Label Studio's task list)
     show_model: bool = True
+    #: a calibration round (raters practise on the guideline before the main rounds)
+    calibration: bool = False
+    #: the guideline (codebook) version the raters used in this round
+    guideline_version: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "number": self.number,
             "mode": self.mode,
             "projects": dict(self.projects),
@@ -59,6 +63,11 @@ class Round:
             "units": self.units,
             "show_model": self.show_model,
         }
+        if self.calibration:
+            out["calibration"] = True
+        if self.guideline_version:
+            out["guideline_version"] = self.guideline_version
+        return out
 
 
 @dataclass
@@ -135,6 +144,8 @@ class Study:
                     created_at=str(r.get("created_at", "")),
                     units=int(r.get("units", 0)),
                     show_model=bool(r.get("show_model", True)),
+                    calibration=bool(r.get("calibration", False)),
+                    guideline_version=str(r.get("guideline_version", "")),
                 )
                 for r in data.get("rounds", [])
             ]
@@ -205,6 +216,19 @@ class Study:
         self.rounds.append(r)
         self.rounds.sort(key=lambda x: x.number)
         return r
+
+    def mark_round(self, number: int, calibration: bool | None = None, guideline_version: str | None = None) -> Round:
+        """Record on round ``number`` (added when new) whether it is a calibration round and the
+        guideline (codebook) version its raters used; saved at once."""
+        if number < 1:
+            raise GoldboardError(f"--round {number}: rounds are numbered from 1")
+        rnd = self.get_or_add_round(number)
+        if calibration is not None:
+            rnd.calibration = bool(calibration)
+        if guideline_version is not None:
+            rnd.guideline_version = guideline_version.strip()
+        self.save()
+        return rnd
 
     @property
     def units_path(self) -> Path:

@@ -131,6 +131,8 @@ def push(
     batch_size: int = DEFAULT_BATCH,
     progress: bool = True,
     annotations: Mapping[tuple[str, str], list[dict]] | None = None,
+    calibration: bool | None = None,
+    guideline_version: str | None = None,
 ) -> PushResult:
     """Push the units of ``cases_path`` (+ ``outputs_path``) to a round's projects.
 
@@ -141,6 +143,8 @@ def push(
     Label Studio's task list (goldboard keeps it in ``units.jsonl``; pull fills it back).
     None keeps the round's setting (shown for a new round); a round cannot change it
     once it has projects.
+    ``calibration`` / ``guideline_version``: recorded on the round in ``study.toml`` (a
+    calibration round, the guideline/codebook version the raters use); None leaves them.
     ``annotations``: ``{(project key, item_id): [annotation, ...]}`` imported *inside*
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
@@ -190,11 +194,17 @@ def push(
                 batch_size=batch_size,
                 progress=progress,
                 annotations=annotations,
+                calibration=calibration,
+                guideline_version=guideline_version,
             )
     if client.conn.embedded:
         _ensure_rater_users(client, study.raters)
 
     rnd = study.get_or_add_round(round_number, mode=mode)
+    if calibration is not None:
+        rnd.calibration = calibration
+    if guideline_version is not None:
+        rnd.guideline_version = guideline_version.strip()
     if not rnd.projects:
         rnd.mode = mode
         if hide_model is not None:

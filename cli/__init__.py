@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "push",
     "pull",
     "agree",
+    "calibrate",
     "flag",
     "adjudicate",
     "gold",

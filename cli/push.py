@@ -28,6 +28,13 @@ from goldboard.study import Study
     help="Keep the model name out of the tasks (raters see data columns in Label Studio's task list).",
 )
 @click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
+@click.option(
+    "--calibration",
+    is_flag=True,
+    default=None,
+    help="Mark the round as a calibration round (see `goldboard calibrate`).",
+)
+@click.option("--guideline-version", default=None, help="Guideline (codebook) version the raters use in this round.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def push_cmd(
     study_dir: str,
@@ -37,6 +44,8 @@ def push_cmd(
     shared: bool | None,
     hide_model: bool | None,
     batch_size: int,
+    calibration: bool | None,
+    guideline_version: str | None,
     quiet: bool,
 ) -> None:
     """Push CASES (+ --outputs) to the study's Label Studio projects.
@@ -65,6 +74,8 @@ def push_cmd(
         hide_model=hide_model or None,
         batch_size=batch_size,
         progress=not quiet,
+        calibration=calibration,
+        guideline_version=guideline_version,
     )
     click.echo(res.describe())
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from goldboard.errors import GoldboardError
 from goldboard.study import Study
 
 
@@ -62,7 +63,30 @@ def show_cmd(directory: str) -> None:
     click.echo(f"server:  {st.url or '(embedded' + (' ' + st.data_dir if st.data_dir else ' default') + ')'}")
     for r in st.rounds:
         projects = ", ".join(f"{k}={v}" for k, v in r.projects.items())
-        click.echo(f"round {r.number}: {r.mode}, {r.units} units, projects: {projects or '(none)'}")
+        extra = ""
+        if r.calibration:
+            extra += ", calibration"
+        if r.guideline_version:
+            extra += f", guideline {r.guideline_version}"
+        click.echo(f"round {r.number}: {r.mode}{extra}, {r.units} units, projects: {projects or '(none)'}")
+
+
+@study_group.command("round")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("number", type=int)
+@click.option("--calibration/--main", default=None, help="Mark the round as a calibration round (or a main round).")
+@click.option("--guideline-version", default=None, help="Guideline (codebook) version the raters used.")
+def round_cmd(directory: str, number: int, calibration: bool | None, guideline_version: str | None) -> None:
+    """Record what round NUMBER was: calibration or main, and the guideline version used
+    (for rounds pulled from files, or pushed before the guideline was versioned)."""
+    st = Study.open(directory)
+    if calibration is None and guideline_version is None:
+        raise GoldboardError("give --calibration/--main and/or --guideline-version")
+    r = st.mark_round(number, calibration=calibration, guideline_version=guideline_version)
+    click.echo(
+        f"round {r.number}: {'calibration' if r.calibration else 'main'} round"
+        + (f", guideline {r.guideline_version}" if r.guideline_version else "")
+    )
 
 
 commands = [study_group]
