@@ -82,24 +82,24 @@ class SampleSizePlan:
 
     def sentence(self) -> str:
         """A sentence for the methods section."""
-        prev = ", ".join(f"{p:g}" for p in self.prevalences)
+        prev = ", ".join(f"{p:.3g}" for p in self.prevalences)
         conf = round(100 * (1 - self.alpha))
         if self.goal == "power":
             side = "two-sided" if self.two_sided else "one-sided"
             return (
                 f"A sample of {self.n} double-rated items gives {self.power:.0%} power to reject "
-                f"H0: kappa = {self.kappa_null:g} in favour of kappa = {self.kappa:g} "
-                f"({side} alpha = {self.alpha:g}; expected category prevalences {prev}; {self.method})."
+                f"H0: kappa = {self.kappa_null:.3g} in favour of kappa = {self.kappa:.3g} "
+                f"({side} alpha = {self.alpha:.3g}; expected category prevalences {prev}; {self.method})."
             )
         if self.kappa_upper is None:
             return (
                 f"A sample of {self.n} double-rated items gives an expected lower limit of the one-sided "
-                f"{conf}% confidence interval for kappa of at least {self.kappa_lower:g} if kappa is "
-                f"{self.kappa:g} (expected category prevalences {prev}; {self.method})."
+                f"{conf}% confidence interval for kappa of at least {self.kappa_lower:.3g} if kappa is "
+                f"{self.kappa:.3g} (expected category prevalences {prev}; {self.method})."
             )
         return (
             f"A sample of {self.n} double-rated items gives an expected {conf}% confidence interval for kappa "
-            f"within {self.kappa_lower:g} to {self.kappa_upper:g} if kappa is {self.kappa:g} "
+            f"within {self.kappa_lower:.3g} to {self.kappa_upper:.3g} if kappa is {self.kappa:.3g} "
             f"(expected category prevalences {prev}; {self.method})."
         )
 
@@ -542,15 +542,30 @@ def _goal_text(p: SampleSizePlan) -> str:
     return f"CI within {p.kappa_lower:g} to {p.kappa_upper:g} (two-sided)"
 
 
-def render_plans(plans: Sequence[SampleSizePlan], fmt: str = "table", pilot: dict | None = None) -> str:
-    """``table`` (plain text), ``markdown`` or ``json`` (``{"pilot", "plans", "sentence"}``); the
-    first plan is the primary one and gives the methods sentence."""
+def plan_sentence(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> str:
+    """The methods sentence of the primary (first) plan, prefixed by the pilot it came from."""
     sentence = plans[0].sentence() if plans else ""
     if pilot:
         sentence = (
             f"Planning inputs came from pilot round {pilot['round']} ({pilot['n_items']} items, "
             f"observed kappa {pilot['kappa']:.2f}). " + sentence
         )
+    return sentence
+
+
+def plan_record(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> dict:
+    """What a study records of its plan: the sentence and the primary plan's key numbers."""
+    p = plans[0]
+    rec = {"sentence": plan_sentence(plans, pilot), "method": p.method, "goal": p.goal, "n": p.n, "kappa": p.kappa}
+    if pilot:
+        rec["pilot_round"] = pilot["round"]
+    return rec
+
+
+def render_plans(plans: Sequence[SampleSizePlan], fmt: str = "table", pilot: dict | None = None) -> str:
+    """``table`` (plain text), ``markdown`` or ``json`` (``{"pilot", "plans", "sentence"}``); the
+    first plan is the primary one and gives the methods sentence."""
+    sentence = plan_sentence(plans, pilot)
     if fmt == "json":
         return (
             json.dumps({"pilot": pilot, "plans": [p.to_dict() for p in plans], "sentence": sentence}, indent=2) + "\n"

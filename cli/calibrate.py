@@ -10,6 +10,7 @@ from goldboard.exports.calibration import calibration_curve_png, render_calibrat
 from goldboard.fileio import atomic_write
 from goldboard.study import Study
 from goldboard.workflows.calibration import calibration_for_study
+from goldboard.workflows.report_extras import record_rules
 
 
 @click.command("calibrate")
@@ -26,9 +27,10 @@ from goldboard.workflows.calibration import calibration_for_study
 @click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap CIs (0: Wald).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write the round curve as PNG.")
+@click.option("--no-record", is_flag=True, help="Do not record the rule in study.toml for the report.")
 @format_option(["table", "markdown", "json"], "table")
 @output_option()
-def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, plot, fmt, output) -> None:
+def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, plot, no_record, fmt, output) -> None:
     """Per calibration round: the statistic with its 95% CI against the stopping rule, and a
     verdict -- continue calibrating, or the rule is met.
 
@@ -40,11 +42,14 @@ def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, plot, fmt, 
     Example:
       goldboard calibrate --study S --rule 'kappa_lower>=0.6' --field safety_label
 
-    The lower CI limit is the safe thing to demand of a small round. The agreement report
-    shows the same curve and verdict. Exit status is 0 either way.
+    The lower CI limit is the safe thing to demand of a small round. The rule and fields are
+    recorded in study.toml so `goldboard report` shows the same curve and verdict (unless
+    --no-record). Exit status is 0 either way.
     """
     study = Study.open(study_dir)
     data = calibration_for_study(study, rules, fields=fields, rounds=rounds, bootstrap=bootstrap, seed=seed)
+    if not no_record:
+        record_rules(study, data["rules"], data["fields"])
     if plot:
         png = calibration_curve_png(data)
         with atomic_write(plot, mode="wb") as fh:

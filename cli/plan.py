@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from goldboard.analysis.planning import plan_sample_size, render_plans
+from goldboard.analysis.planning import plan_record, plan_sample_size, render_plans
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.workflows.planning import pilot_inputs, sample_cases_file
+from goldboard.workflows.report_extras import record_plan
 
 
 def _floats(text: str | None, flag: str) -> list[float] | None:
@@ -41,8 +42,9 @@ def plan_group() -> None:
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Type I error rate.")
 @click.option("--two-sided", is_flag=True, help="Two-sided Cantor / Flack tests (the chi-square test always is).")
 @click.option("--rates", default=None, help="Binary, Cantor (1996): the two raters' own positive rates, e.g. 0.3,0.4.")
-@study_option(required=False, help="--from-study: plan from a pilot round of this study.")
-@click.option("--from-study", "from_study", is_flag=True, help="Use the pilot round's prevalences and kappa.")
+@study_option(required=False, help="The study this plan is for: recorded in its study.toml for the report.")
+@click.option("--from-study", "from_study", is_flag=True, help="Use the --study's pilot round prevalences and kappa.")
+@click.option("--no-record", is_flag=True, help="With --study: do not record the plan in study.toml.")
 @round_option(what="Pilot round")
 @click.option("--field", default=None, help="Field of the pilot (default: the schema's first categorical field).")
 @format_option(["table", "markdown", "json"], "table")
@@ -59,6 +61,7 @@ def size_cmd(
     rates,
     study_dir,
     from_study,
+    no_record,
     round_,
     field,
     fmt,
@@ -82,10 +85,11 @@ def size_cmd(
     Prints a table (or Markdown/JSON) and a sentence for the methods section.
     """
     pilot = None
-    if from_study or study_dir:
-        if not study_dir:
-            raise GoldboardError("--from-study needs --study DIR")
-        p = pilot_inputs(Study.open(study_dir), field=field, round=round_)
+    study = Study.open(study_dir) if study_dir else None
+    if from_study and study is None:
+        raise GoldboardError("--from-study needs --study DIR")
+    if from_study:
+        p = pilot_inputs(study, field=field, round=round_)
         pilot = p.to_dict()
         if kappa is None:
             kappa = p.kappa
@@ -111,7 +115,11 @@ def size_cmd(
         two_sided=two_sided,
         rates=r,
     )
-    emit(render_plans(plans, fmt, pilot), output)
+    text = render_plans(plans, fmt, pilot)
+    if study is not None and not no_record:
+        record_plan(study, plan_record(plans, pilot))
+        click.echo(f"Recorded the plan in {study.path / 'study.toml'} (the report's methods cite it)", err=True)
+    emit(text, output)
 
 
 size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kappa_null": "--null"}
