@@ -53,6 +53,9 @@ class Round:
     calibration: bool = False
     #: the guideline (codebook) version the raters used in this round
     guideline_version: str = ""
+    #: "case" (one item per case, no model-output pane) or "output" (case x model output);
+    #: "" until the first push.  A round never mixes the two.
+    item_kind: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -62,6 +65,7 @@ class Round:
             "created_at": self.created_at,
             "units": self.units,
             "show_model": self.show_model,
+            **({"item_kind": self.item_kind} if self.item_kind else {}),
         }
         if self.calibration:
             out["calibration"] = True
@@ -146,6 +150,7 @@ class Study:
                     show_model=bool(r.get("show_model", True)),
                     calibration=bool(r.get("calibration", False)),
                     guideline_version=str(r.get("guideline_version", "")),
+                    item_kind=str(r.get("item_kind", "")),
                 )
                 for r in data.get("rounds", [])
             ]
@@ -229,6 +234,19 @@ class Study:
             rnd.guideline_version = guideline_version.strip()
         self.save()
         return rnd
+
+    def round_item_kind(self, rnd: Round) -> str:
+        """``"case"`` or ``"output"``: the kind of items round ``rnd`` holds (``""`` before its first
+        push).  Rounds pushed before the kind was recorded get it from ``units.jsonl``."""
+        if rnd.item_kind:
+            return rnd.item_kind
+        units = self.units()
+        if not len(units) or "rounds" not in units.columns:
+            return ""
+        mine = units[units["rounds"].map(lambda rs: rnd.number in (rs or []))]
+        if not len(mine):
+            return ""
+        return "output" if (mine["output_id"].fillna("").astype(str) != "").any() else "case"
 
     @property
     def units_path(self) -> Path:

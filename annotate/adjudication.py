@@ -300,8 +300,11 @@ def push_adjudication(
     client = client or connect(study)
     res = AdjudicationPush(url=client.url, projects={})
     units = study.units()
+    # a case-level study (no model outputs pushed) gets no empty model pane
+    with_outputs = bool(len(units)) and (units.get("output_id", pd.Series(dtype=object)).fillna("") != "").any()
     for fname in fields:
-        xml = adjudication_config(schema, fname, len(raters))
+        xml = adjudication_config(schema, fname, len(raters), show_output=schema.display.show_output and with_outputs)
+        before = adjudication_config(schema, fname, len(raters))  # what earlier versions made
         pid = projects.get(fname)
         if pid is not None:
             try:
@@ -313,7 +316,7 @@ def push_adjudication(
                     f"(decisions already pulled stay in {study.decisions_path})",
                     pid,
                 ) from None
-            if not configs_match(proj["label_config"], xml):
+            if not configs_match(proj["label_config"], xml) and not configs_match(proj["label_config"], before):
                 raise ConfigMismatch(
                     f"adjudication project {pid} ({fname}) on {client.url}: its label config no "
                     f"longer matches what goldboard made (edited in Label Studio, or raters added?)"
