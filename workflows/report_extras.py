@@ -140,7 +140,7 @@ def resolution_section(flags: pd.DataFrame, gold: pd.DataFrame, schema) -> dict 
         lines.append(f"{b}: {part[0]['disagreements']} disagreement(s) -> {outcome}.")
     return {
         "id": "resolution",
-        "title": "Disagreement -> resolution by named boundary",
+        "title": "Disagreements and their resolution, by named boundary",
         "paragraphs": lines,
         "tables": [
             {
