@@ -131,15 +131,34 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
 @click.option("-n", "--n", "n", type=int, required=True, help="Number of cases to draw.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same set).")
 @output_option(required=True, help="Cases file to write (JSONL, or CSV for a .csv name), atomically.")
-def sample_cmd(cases, by, n, seed, output) -> None:
+@click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file of the cases.")
+@click.option(
+    "--outputs-output", type=click.Path(dir_okay=False), default=None, help="Write the drawn cases' outputs here."
+)
+@click.option(
+    "--rest", "rest_output", type=click.Path(dir_okay=False), default=None, help="Write the other cases here."
+)
+def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output) -> None:
     """Draw the double-rated set: N cases stratified by a case column, at least one per stratum,
-    proportional otherwise, with a seed. The file it writes feeds `goldboard push`."""
-    res = sample_cases_file(cases, by, n, seed, output)
+    proportional otherwise, with a seed. The files it writes feed `goldboard push`.
+
+    
+    Example (a calibration set, its outputs, and the rest for the main round):
+      goldboard plan sample --cases cases.jsonl --by error_type -n 12 --seed 1 -o cal.jsonl \
+          --outputs outputs.jsonl --outputs-output cal_outputs.jsonl --rest main.jsonl
+    """
+    res = sample_cases_file(cases, by, n, seed, output, outputs, outputs_output, rest_output)
     click.echo(f"Wrote {res['n']} cases to {res['output']} (seed {seed}{', by ' + by if by else ''})", err=True)
+    if res["outputs_output"]:
+        click.echo(f"Wrote their {res['n_outputs']} outputs to {res['outputs_output']}", err=True)
+    if res["rest_output"]:
+        click.echo(f"Wrote the other cases to {res['rest_output']}", err=True)
     width = max(len(s) for s in res["strata"])
     click.echo(f"{'stratum'.ljust(width)}  available  drawn")
     for s, (avail, drawn) in sorted(res["strata"].items()):
         click.echo(f"{s.ljust(width)}  {avail:9d}  {drawn:5d}")
 
+
+sample_cmd.param_flags = {"output": "--output", "outputs": "--outputs"}
 
 commands = [plan_group]

@@ -400,6 +400,8 @@ def render_markdown(data: dict) -> str:
                     _pct(r["percent_agreement"]),
                     NOT_ESTIMABLE
                     if r["kappa"] is None
+                    else f"{_fmt(r['kappa'])} (CI not estimable: degenerate table)"
+                    if r["kappa_low"] == r["kappa_high"]
                     else f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])})",
                     _est(r["alpha"]),
                 ]

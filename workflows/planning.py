@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from goldboard.analysis.planning import stratified_sample
+from goldboard.cases.load import ID_KEYS, OUTPUT_CASE_KEYS
 from goldboard.errors import GoldboardError
 from goldboard.fileio import read_records, write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
@@ -100,11 +101,38 @@ def _stratum(rec: dict, column: str) -> str | None:
     return None
 
 
-def sample_cases_file(cases: str | Path, by: str | None, n: int, seed: int, output: str | Path) -> dict:
+def _first_key(rec: dict, keys) -> str | None:
+    for k in keys:
+        if k in rec and cell_text(rec[k]).strip():
+            return cell_text(rec[k]).strip()
+    return None
+
+
+def _write_records(records: list[dict], out: Path) -> None:
+    if out.suffix.lower() == ".csv":
+        write_csv_atomic(pd.DataFrame(records), out)
+    else:
+        write_jsonl_atomic(records, out)
+
+
+def sample_cases_file(
+    cases: str | Path,
+    by: str | None,
+    n: int,
+    seed: int,
+    output: str | Path,
+    outputs: str | Path | None = None,
+    outputs_output: str | Path | None = None,
+    rest_output: str | Path | None = None,
+) -> dict:
     """Draw ``n`` cases of a cases file for double rating, stratified by the column ``by``
     (:func:`goldboard.analysis.planning.stratified_sample`), and write them -- the records
     unchanged, in file order -- to ``output`` atomically (JSONL, or CSV for a ``.csv`` name).
-    Returns ``{"n", "seed", "by", "strata": {value: [available, drawn]}, "output"}``."""
+
+    ``outputs`` + ``outputs_output``: also write the model outputs of the drawn cases (so the
+    pair can be pushed as is).  ``rest_output``: the cases not drawn (e.g. the main round after
+    a calibration set).  Returns ``{"n", "seed", "by", "strata": {value: [available, drawn]},
+    "output", "outputs_output", "rest_output"}``."""
     records = [rec for _, rec in read_records(cases)]
     if not records:
         raise GoldboardError(f"{cases}: no cases")
@@ -118,15 +146,34 @@ def sample_cases_file(cases: str | Path, by: str | None, n: int, seed: int, outp
     picked = stratified_sample(strata, n, seed)
     chosen = [records[i] for i in picked]
     out = Path(output)
-    if Path(cases).resolve() == out.resolve():
-        raise GoldboardError(f"{output}: would overwrite the cases file", param="output")
-    if out.suffix.lower() == ".csv":
-        write_csv_atomic(pd.DataFrame(chosen), out)
-    else:
-        write_jsonl_atomic(chosen, out)
+    inputs = {Path(cases).resolve()} | ({Path(outputs).resolve()} if outputs else set())
+    for target in (output, outputs_output, rest_output):
+        if target is not None and Path(target).resolve() in inputs:
+            raise GoldboardError(f"{target}: would overwrite an input file", param="output")
+    if (outputs is None) != (outputs_output is None):
+        raise GoldboardError("give --outputs and --outputs-output together", param="outputs")
+    out_records = None
+    if outputs is not None:
+        ids = {_first_key(rec, ID_KEYS) for rec in chosen}
+        out_records = [rec for _, rec in read_records(outputs) if _first_key(rec, OUTPUT_CASE_KEYS) in ids]
+    _write_records(chosen, out)
+    if out_records is not None:
+        _write_records(out_records, Path(outputs_output))
+    if rest_output is not None:
+        keep = set(picked)
+        _write_records([r for i, r in enumerate(records) if i not in keep], Path(rest_output))
     table: dict[str, list[int]] = {}
     for s in strata:
         table.setdefault(s, [0, 0])[0] += 1
     for i in picked:
         table[strata[i]][1] += 1
-    return {"n": len(chosen), "seed": seed, "by": by, "strata": table, "output": str(out)}
+    return {
+        "n": len(chosen),
+        "seed": seed,
+        "by": by,
+        "strata": table,
+        "output": str(out),
+        "outputs_output": str(outputs_output) if outputs_output else None,
+        "n_outputs": len(out_records) if out_records is not None else None,
+        "rest_output": str(rest_output) if rest_output else None,
+    }
