@@ -19,11 +19,11 @@ from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
 
 #: stage modules, in the order of a study
 COMMAND_MODULES = [
-    "plan",
     "schema",
     "cases",
     "server",
     "study",
+    "plan",
     "push",
     "pull",
     "agree",
@@ -100,8 +100,8 @@ def main() -> None:
     """goldboard: clinician label studies for medical-AI safety benchmarks.
 
     \b
-    A study goes: schema -> cases -> push -> (raters annotate in Label Studio)
-    -> pull -> agree -> flag -> adjudicate -> gold export -> report -> score.
+    A study goes: schema -> cases -> plan -> push -> (raters annotate in Label Studio)
+    -> pull -> calibrate -> agree -> flag -> adjudicate -> gold export -> report -> score.
     Run `goldboard demo` to see the whole loop on synthetic cases.
     """
 
