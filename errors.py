@@ -38,6 +38,11 @@ class LabelStudioError(GoldboardError):
     exit_code = 2
 
 
+class GoldboardWarning(UserWarning):
+    """Something the user should know that does not stop the command (the CLI prints
+    it as ``Warning: <message>``)."""
+
+
 def check_names(names, known, *, option: str, what: str) -> list[str]:
     """``names`` (in order, duplicates dropped) when each is one of ``known``; else a
     :class:`GoldboardError` naming ``option``, the unknown name, the known names and the

@@ -46,7 +46,7 @@ from goldboard.adjudicate.decisions import (
     UNRESOLVED,
     Proposed,
     RecordResult,
-    SheetErrors,
+    change_lines,
     empty_set_word,
     format_decision,
     make_key,
@@ -103,6 +103,10 @@ class AdjudicationPull:
             f"{self.annotations} adjudication annotations: {new} new decisions, {r.changed} changed, "
             f"{r.unchanged} unchanged, {self.skipped} skipped (cancelled)"
         )
+
+    def change_lines(self, schema=None) -> list[str]:
+        """What changed, one line per new entry (``item field: old -> new (by who)``)."""
+        return change_lines(self.record.appended, schema)
 
 
 # --------------------------------------------------------------------------- the project
@@ -494,9 +498,9 @@ def pull_adjudication(
                         ),
                     )
                 )
-    if errors:
-        raise SheetErrors("label studio adjudication", errors)
-    rec = record_decisions(study.decisions_path, [p for _, p in found], source="label_studio", now=now)
+    rec = record_decisions(  # checks the changes too, then lists every problem at once
+        study.decisions_path, [p for _, p in found], source="label_studio", now=now, schema=schema, problems=errors
+    )
     return AdjudicationPull(record=rec, annotations=n_ann, skipped=skipped)
 
 
