@@ -292,8 +292,9 @@ def run_demo(
 
         _step(echo, 6, total, f"Checking the stopping rule {STOP_RULE} and planning the main round from the pilot")
         study = Study.open(study.path)
-        cal = calibration_for_study(study, [STOP_RULE], fields=["safety_label"])
-        record_rules(study, cal["rules"], cal["fields"])
+        # a calibration round is small: percentile bootstrap limits, not Wald
+        cal = calibration_for_study(study, [STOP_RULE], fields=["safety_label"], bootstrap=2000, seed=seed)
+        record_rules(study, cal["rules"], cal["fields"], 2000, seed)
         echo(f"      {verdict_sentence(cal)}")
         try:
             pilot = pilot_inputs(study, field="safety_label", round=1)

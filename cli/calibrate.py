@@ -49,7 +49,7 @@ def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, plot, no_re
     study = Study.open(study_dir)
     data = calibration_for_study(study, rules, fields=fields, rounds=rounds, bootstrap=bootstrap, seed=seed)
     if not no_record:
-        record_rules(study, data["rules"], data["fields"])
+        record_rules(study, data["rules"], data["fields"], bootstrap, seed)
     if plot:
         png = calibration_curve_png(data)
         with atomic_write(plot, mode="wb") as fh:

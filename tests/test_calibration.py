@@ -104,3 +104,37 @@ def test_calibrate_without_marks_uses_every_round_and_plots(cli, tmp_path):
     assert res.exit_code != 0 and res.output.startswith("Error: --rule:")
     res = cli("calibrate", "--study", st.path, "--rule", "kappa_lower>=0.5", "--round", 9)
     assert res.exit_code != 0 and "round 9 is not pulled yet" in res.output
+
+
+def test_small_round_note_and_bootstrap_limits_equal_agree(cli, tmp_path):
+    st = make_study(tmp_path, rounds=(1,), n=12)
+    res = cli("calibrate", "--study", st.path, "--rule", "kappa_lower>=0.3", "--format", "json")
+    data = json.loads(res.stdout)
+    assert any("12 items (< 30): Wald limits are unreliable" in n for n in data["notes"])
+    res = cli(
+        "calibrate",
+        "--study",
+        st.path,
+        "--rule",
+        "kappa_lower>=0.3",
+        "--bootstrap",
+        300,
+        "--seed",
+        3,
+        "--format",
+        "json",
+    )
+    data = json.loads(res.stdout)
+    assert data["ci_method"] == "percentile bootstrap, 300 resamples, seed 3"
+    assert not any("Wald limits" in n for n in data["notes"])
+    agree = json.loads(
+        cli(
+            "agree", "--study", st.path, "--field", "safety_label", "--bootstrap", 300, "--seed", 3, "--format", "json"
+        ).stdout
+    )
+    k = next(r for r in agree["statistics"] if r["statistic"] == "cohen_kappa" and r["weights"] == "none")
+    assert data["rounds"][0]["checks"][0]["ci_low"] == k["ci_low"]
+    # the report's calibration section uses the recorded bootstrap setting
+    assert Study.open(st.path).extra["calibration"]["bootstrap"] == 300
+    res = cli("report", "--study", st.path, "--format", "markdown", "-o", tmp_path / "r.md")
+    assert "percentile bootstrap, 300 resamples, seed 3" in (tmp_path / "r.md").read_text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from goldboard.analysis.calibration import calibration_verdict, evaluate_round, parse_rule
+from goldboard.analysis.report_tables import SMALL_N
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.workflows.agreement import agreement_for_study
@@ -59,6 +60,12 @@ def calibration_for_study(
         if missing and len(missing) == len(fields):
             notes.append(f"round {rn}: no field has ratings from two raters ({', '.join(missing)})")
         ev = evaluate_round(results, parsed, fields)
+        small = [c for c in ev["checks"] if c["n_items"] is not None and c["n_items"] < SMALL_N]
+        if small and not bootstrap:
+            notes.append(
+                f"round {rn}: {small[0]['n_items']} items (< {SMALL_N}): Wald limits are unreliable this small; "
+                "check with --bootstrap 2000"
+            )
         r = info.get(rn)
         out_rounds.append(
             {
@@ -77,6 +84,8 @@ def calibration_for_study(
         "fields": fields,
         "rounds": out_rounds,
         **verdict,
-        "ci_method": "bootstrap percentile" if bootstrap else "Wald (large-sample SE)",
+        "ci_method": f"percentile bootstrap, {bootstrap} resamples, seed {seed}"
+        if bootstrap
+        else "Wald (large-sample SE)",
         "notes": notes,
     }

@@ -48,14 +48,20 @@ def record_plan(study: Study, plan: dict) -> None:
     study.save()
 
 
-def recorded_rules(study: Study) -> tuple[list[str], list[str]]:
-    """The stopping rules and fields recorded by ``goldboard calibrate`` (``[extra.calibration]``)."""
+def recorded_rules(study: Study) -> tuple[list[str], list[str], int, int]:
+    """The stopping rules, fields and bootstrap setting (resamples, seed) recorded by
+    ``goldboard calibrate`` (``[extra.calibration]``)."""
     cal = study.extra.get(CALIBRATION_KEY) or {}
-    return [str(r) for r in cal.get("rules", [])], [str(f) for f in cal.get("fields", [])]
+    return (
+        [str(r) for r in cal.get("rules", [])],
+        [str(f) for f in cal.get("fields", [])],
+        int(cal.get("bootstrap", 0)),
+        int(cal.get("seed", 1)),
+    )
 
 
-def record_rules(study: Study, rules: list[str], fields: list[str]) -> None:
-    study.extra[CALIBRATION_KEY] = {"rules": list(rules), "fields": list(fields)}
+def record_rules(study: Study, rules: list[str], fields: list[str], bootstrap: int = 0, seed: int = 1) -> None:
+    study.extra[CALIBRATION_KEY] = {"rules": list(rules), "fields": list(fields), "bootstrap": bootstrap, "seed": seed}
     study.save()
 
 
@@ -74,12 +80,13 @@ def plan_section(study: Study) -> dict | None:
 
 def calibration_section(study: Study, rules: list[str] | None = None, fields: list[str] | None = None) -> dict | None:
     """Calibration rounds against the stopping rule: the table, the verdict, the curve."""
+    boot, seed = 0, 1
     if not rules:
-        rules, rec_fields = recorded_rules(study)
+        rules, rec_fields, boot, seed = recorded_rules(study)
         fields = fields or rec_fields
     if not rules:
         return None
-    data = calibration_for_study(study, rules, fields=fields or None)
+    data = calibration_for_study(study, rules, fields=fields or None, bootstrap=boot, seed=seed)
     head, rows = calibration_rows(data)
     png = calibration_curve_png(data)
     return {
