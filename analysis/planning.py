@@ -457,6 +457,8 @@ def plan_sample_size(
     if len(goals) != 1:
         raise GoldboardError("give exactly one goal: --lower, --width or --null")
     p = prevalence_vector(props)
+    if rates is not None and (kappa_null is None or len(p) != 2):
+        raise GoldboardError("the raters' own rates apply to --null with a binary outcome", param="rates")
     if kappa_lower is not None:
         return [ci_sample_size(kappa, kappa_lower, p, alpha=alpha)]
     if width is not None:

@@ -191,6 +191,7 @@ def test_cli_size_binary_lists_cantor(cli):
         (["--kappa", 0.6, "--lower", 0.7, "--prevalence", 0.3], "--lower: must be below"),
         (["--kappa", 0.6, "--lower", 0.4, "--prevalence", "0.3,x"], "--prevalence: expected comma-separated"),
         (["--lower", 0.4], "give --kappa and --prevalence"),
+        (["--kappa", 0.6, "--lower", 0.4, "--prevalence", 0.3, "--rates", "0.3,0.4"], "--rates: the raters' own"),
     ],
 )
 def test_cli_size_errors(cli, args, message):
