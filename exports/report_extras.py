@@ -7,6 +7,7 @@ CSV cells are neutralised against formula injection (:func:`goldboard.text.csv_s
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.analysis.report_tables import group_warnings
-from goldboard.fileio import write_csv_atomic
+from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.text import csv_safe, md_escape, md_table
 
 SUPPLEMENT_DIR = "supplement"
@@ -109,12 +110,22 @@ def supplement_tables(data: dict) -> dict[str, pd.DataFrame]:
     return out
 
 
+#: the list of files the last report wrote into its supplement folder
+SUPPLEMENT_MANIFEST = ".goldboard-supplement.json"
+
+
 def write_supplement(data: dict, directory: str | Path) -> list[Path]:
     """Write :func:`supplement_tables` as ``<directory>/<stem>.csv`` (each atomically, cells
-    neutralised against formula injection) and remove CSVs of an earlier report that this one
-    no longer has.  Returns the paths written."""
+    neutralised against formula injection).  CSVs an earlier report wrote there (listed in the
+    folder's manifest) that this one no longer has are removed; no other file is touched.
+    Returns the paths written."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
+    manifest = d / SUPPLEMENT_MANIFEST
+    try:
+        before = set(json.loads(manifest.read_text(encoding="utf-8")).get("files", []))
+    except (OSError, ValueError, AttributeError):
+        before = set()
     written = []
     for stem, df in supplement_tables(data).items():
         safe = df.map(lambda x: csv_safe(_cell(x)))
@@ -123,7 +134,9 @@ def write_supplement(data: dict, directory: str | Path) -> list[Path]:
         write_csv_atomic(safe, p)
         written.append(p)
     keep = {p.name for p in written}
-    for old in d.glob("*.csv"):
-        if old.name not in keep:
+    for name in before - keep:
+        old = d / Path(str(name)).name
+        if old.suffix == ".csv" and old.exists():
             old.unlink()
+    write_text_atomic(manifest, json.dumps({"files": sorted(keep)}, indent=1) + "\n")
     return written

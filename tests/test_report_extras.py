@@ -114,10 +114,14 @@ def test_wald_suspect_reasons():
 
 
 def test_supplement_neutralises_formulas(tmp_path):
+    old = {"sections": [{"tables": [{"csv": "stale", "header": ["a"], "rows": [["1"]]}]}]}
+    write_supplement(old, tmp_path)
+    (tmp_path / "mine.csv").write_text("a user's own file\n")
     data = {"sections": [{"tables": [{"csv": "x", "header": ["a", "=b"], "rows": [["=1+1", "ok"]]}]}]}
-    (tmp_path / "stale.csv").write_text("old\n")
     files = write_supplement(data, tmp_path)
+    # the earlier report's table is gone; a file goldboard did not write is kept
     assert [p.name for p in files] == ["x.csv"] and not (tmp_path / "stale.csv").exists()
+    assert (tmp_path / "mine.csv").read_text() == "a user's own file\n"
     rows = list(csv.reader((tmp_path / "x.csv").open()))
     assert rows[0][1] != "=b" and rows[1][0] != "=1+1" and "1+1" in rows[1][0]
 
