@@ -102,6 +102,10 @@ def test_calibrate_without_marks_uses_every_round_and_plots(cli, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     res = cli("calibrate", "--study", st.path, "--rule", "alpha_lower=0.5")
     assert res.exit_code != 0 and res.output.startswith("Error: --rule:")
+    res = cli("calibrate", "--study", st.path, "--rule", "kappa_lower>=0.5", "--field", "safety_labl")
+    assert res.exit_code != 0 and "--field: 'safety_labl': no such field (did you mean 'safety_label'?" in res.output
+    res = cli("plan", "size", "--study", st.path, "--from-study", "--field", "nope", "--lower", 0.2)
+    assert res.exit_code != 0 and "--field: 'nope': no such field" in res.output
     res = cli("calibrate", "--study", st.path, "--rule", "kappa_lower>=0.5", "--round", 9)
     assert res.exit_code != 0 and "round 9 is not pulled yet" in res.output
 

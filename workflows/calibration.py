@@ -8,7 +8,26 @@ from goldboard.analysis.calibration import calibration_verdict, evaluate_round, 
 from goldboard.analysis.report_tables import SMALL_N
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.text import did_you_mean
 from goldboard.workflows.agreement import agreement_for_study
+
+
+def check_field(study: Study, name: str) -> None:
+    """A field of the study's schema (``FIELD:VALUE`` for one value of a multi-select field), or a
+    one-line error naming the fields there are."""
+    schema = study.schema
+    base, _, value = name.partition(":")
+    try:
+        f = schema.field(base)
+    except KeyError:
+        raise GoldboardError(
+            f"{name!r}: no such field{did_you_mean(base, schema.field_names)} (fields: {', '.join(schema.field_names)})",
+            param="field",
+        ) from None
+    if value and value not in f.categories:
+        raise GoldboardError(
+            f"{name!r}: {base} has no value {value!r}{did_you_mean(value, f.categories)}", param="field"
+        )
 
 
 def calibration_rounds(study: Study) -> tuple[list[int], str]:
@@ -42,6 +61,8 @@ def calibration_for_study(
         raise GoldboardError("give at least one rule, e.g. --rule 'kappa_lower>=0.6'", param="rule")
     parsed = [parse_rule(r) for r in rules]
     fields = list(fields) if fields else [study.schema.primary_field.name]
+    for f in fields:
+        check_field(study, f)
     notes = []
     if rounds:
         chosen = sorted(set(int(r) for r in rounds))

@@ -14,6 +14,7 @@ from goldboard.fileio import read_records, write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
 from goldboard.text import cell_text
 from goldboard.workflows.agreement import agreement_for_study
+from goldboard.workflows.calibration import check_field
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ def pilot_inputs(study: Study, field: str | None = None, round: int | None = Non
         if not cands:
             raise GoldboardError("the schema has no nominal, ordinal or binary field to plan for", param="field")
         field = cands[0]
+    check_field(study, field)
     res = agreement_for_study(study, round=round, fields=[field]).get(field)
     if res is None:
         raise GoldboardError(f"round {round}: field {field!r} has fewer than two raters' ratings", param="field")
