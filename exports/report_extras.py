@@ -2,7 +2,8 @@
 and the CSV supplement: every table of the report as one CSV file.
 
 The HTML of the sections is in the report template (``sections`` loop); the Markdown here.
-CSV cells are neutralised against formula injection (:func:`goldboard.text.csv_safe`).
+The CSVs follow the project's one CSV policy (README "Security"): exact data files written by
+:func:`goldboard.fileio.csv_text`, no formula neutralisation -- import them, do not double-click.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pandas as pd
 
 from goldboard.analysis.report_tables import group_warnings
 from goldboard.fileio import write_csv_atomic, write_text_atomic
-from goldboard.text import csv_safe, md_escape, md_table
+from goldboard.text import md_escape, md_table
 
 SUPPLEMENT_DIR = "supplement"
 
@@ -115,8 +116,8 @@ SUPPLEMENT_MANIFEST = ".goldboard-supplement.json"
 
 
 def write_supplement(data: dict, directory: str | Path) -> list[Path]:
-    """Write :func:`supplement_tables` as ``<directory>/<stem>.csv`` (each atomically, cells
-    neutralised against formula injection).  CSVs an earlier report wrote there (listed in the
+    """Write :func:`supplement_tables` as ``<directory>/<stem>.csv`` (each atomically; exact
+    cells, the project's CSV policy).  CSVs an earlier report wrote there (listed in the
     folder's manifest) that this one no longer has are removed; no other file is touched.
     Returns the paths written."""
     d = Path(directory)
@@ -128,10 +129,10 @@ def write_supplement(data: dict, directory: str | Path) -> list[Path]:
         before = set()
     written = []
     for stem, df in supplement_tables(data).items():
-        safe = df.map(lambda x: csv_safe(_cell(x)))
-        safe.columns = [csv_safe(str(c)) for c in df.columns]
+        cells = df.map(_cell)
+        cells.columns = [str(c) for c in df.columns]
         p = d / f"{stem}.csv"
-        write_csv_atomic(safe, p)
+        write_csv_atomic(cells, p)
         written.append(p)
     keep = {p.name for p in written}
     for name in before - keep:

@@ -113,7 +113,7 @@ def test_wald_suspect_reasons():
     assert wald_suspect({"n_items": 40, "statistics": [{**base, "value": 0.95}]}) == ["estimate near 1"]
 
 
-def test_supplement_neutralises_formulas(tmp_path):
+def test_supplement_keeps_cells_exact_and_removes_only_its_own_files(tmp_path):
     old = {"sections": [{"tables": [{"csv": "stale", "header": ["a"], "rows": [["1"]]}]}]}
     write_supplement(old, tmp_path)
     (tmp_path / "mine.csv").write_text("a user's own file\n")
@@ -122,8 +122,9 @@ def test_supplement_neutralises_formulas(tmp_path):
     # the earlier report's table is gone; a file goldboard did not write is kept
     assert [p.name for p in files] == ["x.csv"] and not (tmp_path / "stale.csv").exists()
     assert (tmp_path / "mine.csv").read_text() == "a user's own file\n"
-    rows = list(csv.reader((tmp_path / "x.csv").open()))
-    assert rows[0][1] != "=b" and rows[1][0] != "=1+1" and "1+1" in rows[1][0]
+    # one CSV policy (README "Security"): CSV files are exact data, read back unchanged
+    rows = list(csv.reader((tmp_path / "x.csv").open(newline="")))
+    assert rows == [["a", "=b"], ["=1+1", "ok"]]
 
 
 def _lead_times(st: Study, rnd: int = 1) -> None:
