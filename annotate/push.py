@@ -239,6 +239,8 @@ def push(
     batch_size: int = DEFAULT_BATCH,
     progress: bool = True,
     annotations: Mapping[tuple[str, str], list[dict]] | None = None,
+    calibration: bool | None = None,
+    guideline_version: str | None = None,
     overlap: float | None = None,
     per_item: int | None = None,
     seed: int | None = None,
@@ -260,6 +262,8 @@ def push(
     Label Studio's task list (goldboard keeps it in ``units.jsonl``; pull fills it back).
     None keeps the round's setting (shown for a new round); a round cannot change it
     once it has projects.
+    ``calibration`` / ``guideline_version``: recorded on the round in ``study.toml`` (a
+    calibration round, the guideline/codebook version the raters use); None leaves them.
     ``annotations``: ``{(project key, item_id): [annotation, ...]}`` imported *inside*
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
@@ -326,6 +330,8 @@ def push(
                 batch_size=batch_size,
                 progress=progress,
                 annotations=annotations,
+                calibration=calibration,
+                guideline_version=guideline_version,
                 overlap=overlap,
                 per_item=per_item,
                 seed=seed,
@@ -335,6 +341,10 @@ def push(
     xml = to_label_studio_xml(schema, show_output=kind == "output")
 
     rnd = study.get_or_add_round(round_number, mode=mode)
+    if calibration is not None:
+        rnd.calibration = calibration
+    if guideline_version is not None:
+        rnd.guideline_version = guideline_version.strip()
     # a case-level round pushed before rounds recorded their kind has the model pane in its config
     legacy_xml = to_label_studio_xml(schema) if (rnd.projects and not rnd.item_kind and kind == "case") else None
     rnd.item_kind = kind

@@ -51,6 +51,13 @@ from goldboard.text import terminal_text
     help="Draw --overlap/--per-item within strata of a case field or unit column (e.g. case_type).",
 )
 @click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
+@click.option(
+    "--calibration",
+    is_flag=True,
+    default=None,
+    help="Mark the round as a calibration round (see `goldboard calibrate`).",
+)
+@click.option("--guideline-version", default=None, help="Guideline (codebook) version the raters use in this round.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def push_cmd(
     study_dir: str,
@@ -64,6 +71,8 @@ def push_cmd(
     seed: int | None,
     stratify_by: str | None,
     batch_size: int,
+    calibration: bool | None,
+    guideline_version: str | None,
     quiet: bool,
 ) -> None:
     """Push CASES (+ --outputs) to the study's Label Studio projects.
@@ -111,6 +120,8 @@ def push_cmd(
         hide_model=hide_model or None,
         batch_size=batch_size,
         progress=not quiet,
+        calibration=calibration,
+        guideline_version=guideline_version,
         overlap=overlap,
         per_item=per_item,
         seed=seed,

@@ -35,6 +35,7 @@ import pandas as pd
 from goldboard import __version__
 from goldboard.analysis.agreement import agreement, landis_koch_band, statistic_name
 from goldboard.errors import GoldboardError
+from goldboard.exports.report_extras import grouped_warnings_lines, sections_markdown
 from goldboard.text import md_escape, md_table
 
 #: statistics shown in the headline table, in this order
@@ -249,6 +250,28 @@ def _pct(x: Any) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+NOT_ESTIMABLE = "not estimable"
+
+
+def _est(x: Any) -> str:
+    """A coefficient's value; an undefined one (e.g. kappa when both raters used one
+    category) reads "not estimable" rather than a number."""
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return NOT_ESTIMABLE
+    return _fmt(x)
+
+
+def _ci_est(r: dict) -> str:
+    """A row's 95% CI; "not estimable" for an undefined value or a Wald interval collapsed to
+    the point by a zero SE (a degenerate table), never ``0.000 to 0.000``."""
+    lo, hi, v = r.get("ci_low"), r.get("ci_high"), r.get("value")
+    if v is None or lo is None or hi is None:
+        return NOT_ESTIMABLE
+    if r.get("se") == 0 and lo == hi:
+        return NOT_ESTIMABLE + " (degenerate table)"
+    return _ci(lo, hi)
+
+
 def _env():
     import jinja2
 
@@ -262,6 +285,9 @@ def _env():
     env.filters["f3"] = _fmt
     env.filters["ci"] = lambda r: _ci(r.get("ci_low"), r.get("ci_high"))
     env.filters["pct"] = _pct
+    env.filters["est"] = _est
+    env.filters["ci_est"] = _ci_est
+    env.filters["grouped"] = grouped_warnings_lines
     return env
 
 
@@ -314,8 +340,8 @@ def render_markdown(data: dict) -> str:
                     _md(r["name"]),
                     _md(r["raters"]),
                     r["n"],
-                    _fmt(r["value"]),
-                    _ci(r["ci_low"], r["ci_high"]),
+                    _est(r["value"]),
+                    _ci_est(r),
                     _fmt(r["se"]),
                     _md(r["ci_method"] or "–"),
                     _md(r["band"] or ""),
@@ -372,8 +398,12 @@ def render_markdown(data: dict) -> str:
                     r["n"],
                     _pct(r["prevalence"]),
                     _pct(r["percent_agreement"]),
-                    f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])})",
-                    _fmt(r["alpha"]),
+                    NOT_ESTIMABLE
+                    if r["kappa"] is None
+                    else f"{_fmt(r['kappa'])} (CI not estimable: degenerate table)"
+                    if r["kappa_low"] == r["kappa_high"]
+                    else f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])})",
+                    _est(r["alpha"]),
                 ]
                 for r in m["rows"]
             ],
@@ -417,6 +447,14 @@ def render_markdown(data: dict) -> str:
     if data.get("scoring"):
         sc = data["scoring"]
         out += ["## Model scores against gold", ""] + [_md(x) + "  " for x in sc["lines"]] + ["", sc["markdown"], ""]
-    out += ["## Warnings", ""] + ([f"- {_md(w)}" for w in data["warnings"]] or ["- none"]) + [""]
+    if data.get("sections"):
+        out += [sections_markdown(data["sections"]), ""]
+    if data.get("supplement"):
+        out += [f"_Every table is also in the CSV supplement: {_md(data['supplement'])}/_", ""]
+    grouped = grouped_warnings_lines(data["warnings"])
+    out += ["## Warnings", ""]
+    if data["warnings"]:
+        out += [f"{len(data['warnings'])} warning(s), {len(grouped)} distinct:", ""]
+    out += ([f"- {_md(w)}" for w in grouped] or ["- none"]) + [""]
     out.append(f"_Generated {data['generated_at']} by goldboard {data['versions']['goldboard']}._")
     return "\n".join(out) + "\n"
