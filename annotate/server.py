@@ -104,17 +104,51 @@ class User:
         return d
 
 
+#: blinding modes of an embedded server (``credentials.toml`` key ``blinding``)
+BLINDING_ORGS = "organizations"  # each person in a Label Studio organization of their own (enforced)
+BLINDING_CONVENTION = "convention"  # one organization; separate projects only (data dirs made before)
+ORG_OWNER_PREFIX = "goldboard-org-"
+
+
+@dataclass
+class Org:
+    """A person's own Label Studio organization and the account goldboard uses inside it."""
+
+    name: str  # the person (rater or adjudicator) it belongs to
+    owner: User
+    id: int | None = None
+
+    def to_dict(self) -> dict:
+        d: dict = {"owner": self.owner.to_dict()}
+        if self.id is not None:
+            d["id"] = self.id
+        return d
+
+
 @dataclass
 class Credentials:
-    """The embedded server's users (admin + raters) as stored in ``credentials.toml``."""
+    """The embedded server's users (admin + one per rater or adjudicator) as stored in
+    ``credentials.toml``; with ``blinding = "organizations"`` also each person's organization."""
 
     path: Path
     admin: User
     users: dict[str, User] = field(default_factory=dict)
+    orgs: dict[str, Org] = field(default_factory=dict)
+    blinding: str = BLINDING_ORGS
+
+    @property
+    def isolating(self) -> bool:
+        """True when the server keeps each person in an organization of their own."""
+        return self.blinding == BLINDING_ORGS
 
     @property
     def all_users(self) -> list[User]:
         return [self.admin, *self.users.values()]
+
+    @property
+    def all_accounts(self) -> list[User]:
+        """Every account goldboard holds secrets for (people, admin, organization owners)."""
+        return [*self.all_users, *(o.owner for o in self.orgs.values())]
 
     def user_ids(self) -> dict[int, str]:
         """Label Studio user id -> goldboard name (``admin`` or rater)."""
@@ -129,10 +163,21 @@ class Credentials:
         return self.users[rater].token
 
     def secrets(self) -> list[str]:
-        return [s for u in self.all_users for s in (u.password, u.token) if s]
+        return [s for u in self.all_accounts for s in (u.password, u.token) if s]
+
+    def org_token(self, person: str) -> str | None:
+        """API token of the account goldboard uses inside ``person``'s organization (None: no org)."""
+        o = self.orgs.get(person)
+        return o.owner.token if o is not None and o.id is not None else None
 
     def save(self) -> None:
-        data = {"admin": self.admin.to_dict(), "users": {n: u.to_dict() for n, u in self.users.items()}}
+        data: dict = {
+            "blinding": self.blinding,
+            "admin": self.admin.to_dict(),
+            "users": {n: u.to_dict() for n, u in self.users.items()},
+        }
+        if self.orgs:
+            data["orgs"] = {n: o.to_dict() for n, o in self.orgs.items()}
         header = (
             "# goldboard embedded Label Studio users. PRIVATE: passwords and API tokens.\n"
             "# Give each rater only their own e-mail and password. Mode 0600; never commit this file.\n"
@@ -145,13 +190,25 @@ class Credentials:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
             admin = _user_from(ADMIN, data["admin"])
             users = {str(n): _user_from(str(n), u) for n, u in (data.get("users") or {}).items()}
+            orgs = {
+                str(n): Org(
+                    name=str(n),
+                    owner=_user_from(ORG_OWNER_PREFIX + str(n), o["owner"]),
+                    id=int(o["id"]) if o.get("id") is not None else None,
+                )
+                for n, o in (data.get("orgs") or {}).items()
+            }
+            # a data dir made before goldboard kept people in organizations of their own
+            blinding = str(data.get("blinding", BLINDING_CONVENTION))
+            if blinding not in (BLINDING_ORGS, BLINDING_CONVENTION):
+                raise ValueError(blinding)
         except FileNotFoundError:
             raise GoldboardError(
                 f"{path}: no credentials file (start the server once with `goldboard server start`)"
             ) from None
         except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
             raise GoldboardError(f"{path}: malformed credentials file ({type(exc).__name__})") from None
-        return cls(path=path, admin=admin, users=users)
+        return cls(path=path, admin=admin, users=users, orgs=orgs, blinding=blinding)
 
 
 def _user_from(name: str, d: dict) -> User:
@@ -338,6 +395,8 @@ def _child_env(d: Path) -> dict[str, str]:
             "XDG_DATA_HOME": str(home / ".local" / "share"),
             "XDG_CACHE_HOME": str(home / ".cache"),
             "LABEL_STUDIO_BASE_DATA_DIR": str(d / "ls"),
+            # Label Studio's settings + goldboard's guard app (see goldboard.annotate._lsguard)
+            "DJANGO_SETTINGS_MODULE": "goldboard.annotate._lssettings",
             "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
             "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
             "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
@@ -397,35 +456,80 @@ def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] =
     (d / "home").mkdir(exist_ok=True)
     (d / "ls").mkdir(exist_ok=True)
     cpath = d / CREDENTIALS_FILE
-    creds = read_credentials(d) if cpath.exists() else Credentials(path=cpath, admin=_new_user(ADMIN))
+    creds = (
+        read_credentials(d)
+        if cpath.exists()
+        else Credentials(path=cpath, admin=_new_user(ADMIN), blinding=BLINDING_ORGS)
+    )
     for r in raters:
         r = r.strip()
         if not r:
             continue
-        if r == ADMIN:
-            raise GoldboardError(f"rater name {ADMIN!r} is reserved for the server's admin user")
+        if r == ADMIN or r.startswith(ORG_OWNER_PREFIX):
+            raise GoldboardError(f"rater name {r!r} is reserved for the server's own accounts")
         if r not in creds.users:
             creds.users[r] = _new_user(r)
+    if creds.isolating:
+        for name in creds.users:
+            if name not in creds.orgs:
+                creds.orgs[name] = Org(name=name, owner=_new_user(ORG_OWNER_PREFIX + name))
     db_exists = (d / "ls" / "label_studio.sqlite3").exists()
     todo = [u for u in creds.all_users if u.id is None or not db_exists]
-    if not cpath.exists() or todo:
+    orgs_todo = creds.isolating and (bool(todo) or any(o.id is None for o in creds.orgs.values()))
+    if not cpath.exists() or todo or orgs_todo:
         creds.save()  # before seeding: a crash never loses a token the database may hold
-    if todo:
-        ids = _run_seed(d, todo, creds.secrets())
+    if todo or orgs_todo:
+        ids, orgs = _run_seed(d, todo, creds.secrets(), creds if creds.isolating else None)
         for u in todo:
             u.id = ids[u.name]
+        for name, o in orgs.items():
+            creds.orgs[name].id = int(o["id"])
+            creds.orgs[name].owner.id = int(o["owner_id"])
         creds.save()
     return creds
 
 
-def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]:
+def _run_seed(
+    d: Path, users: list[User], secrets_: list[str], isolate: Credentials | None = None
+) -> tuple[dict[str, int], dict[str, dict]]:
+    """Seed ``users``; with ``isolate`` (credentials of an isolating server) also put every
+    person in an organization of their own (:func:`goldboard.annotate._lsboot.isolate`).
+    Returns (user ids by name, organizations by person)."""
     from goldboard.annotate._lsboot import MARKER
 
+    people = []
+    if isolate is not None:
+        for name, o in isolate.orgs.items():
+            u = isolate.users[name]
+            people.append(
+                {
+                    "name": name,
+                    "email": u.email,
+                    "title": f"goldboard · {name}"[:1000],
+                    "org_id": o.id,
+                    "owner": {
+                        "username": o.owner.name,
+                        "email": o.owner.email,
+                        "password": o.owner.password,
+                        "token": o.owner.token,
+                    },
+                }
+            )
     payload = json.dumps(
-        [
-            {"username": u.name, "email": u.email, "password": u.password, "token": u.token, "admin": u.name == ADMIN}
-            for u in users
-        ]
+        {
+            "users": [
+                {
+                    "username": u.name,
+                    "email": u.email,
+                    "password": u.password,
+                    "token": u.token,
+                    "admin": u.name == ADMIN,
+                    "isolated": isolate is not None and u.name != ADMIN,
+                }
+                for u in users
+            ],
+            "people": people,
+        }
     )
     with open(d / LOG_FILE, "a", encoding="utf-8") as log:
         log.write(f"--- {_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
@@ -453,7 +557,8 @@ def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]
         raise LabelStudioError(
             f"setting up Label Studio in {d} failed (exit {proc.returncode}); log tail:\n{_log_tail(d, secrets_)}"
         )
-    return {str(k): int(v) for k, v in json.loads(result[-1][len(MARKER) :])["users"].items()}
+    out = json.loads(result[-1][len(MARKER) :])
+    return {str(k): int(v) for k, v in out["users"].items()}, dict(out.get("orgs") or {})
 
 
 # --------------------------------------------------------------------------- start / stop
