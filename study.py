@@ -49,9 +49,12 @@ class Round:
     units: int = 0
     #: whether the tasks carry the model name (visible in Label Studio's task list)
     show_model: bool = True
+    #: evidence of independence: what the server let each rater see, checked with the
+    #: rater's own account at ``push`` and at ``pull`` (see goldboard.annotate.blinding)
+    access: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "number": self.number,
             "mode": self.mode,
             "projects": dict(self.projects),
@@ -59,6 +62,9 @@ class Round:
             "units": self.units,
             "show_model": self.show_model,
         }
+        if self.access:
+            d["access"] = dict(self.access)
+        return d
 
 
 @dataclass
@@ -135,6 +141,7 @@ class Study:
                     created_at=str(r.get("created_at", "")),
                     units=int(r.get("units", 0)),
                     show_model=bool(r.get("show_model", True)),
+                    access=dict(r.get("access") or {}),
                 )
                 for r in data.get("rounds", [])
             ]

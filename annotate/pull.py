@@ -720,6 +720,7 @@ def pull(
     else:
         if not rnd.projects:
             raise GoldboardError(f"{study.path}: round {rnd.number} has no Label Studio projects (push first)")
+        access_check: dict | None = None
         own_client = client is None
         client = client or connect(study)
         origin = client.url
@@ -740,6 +741,8 @@ def pull(
                     f"{schema.name} v{schema.version}; every result is validated against the schema"
                 )
             sources.append(Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"))
+        if rnd.mode == "blinded" and write:
+            access_check = _check_access_at_pull(client, study, rnd, sources)
         if own_client:
             client.close()
     units = study.units() if hasattr(study, "units") else None
@@ -748,6 +751,16 @@ def pull(
     res.summary["mode"] = rnd.mode
     res.summary["source"] = origin
     res.summary["projects"] = dict(rnd.projects)
+    if not from_export and access_check is not None:
+        from goldboard.annotate.blinding import describe_access
+
+        res.summary["blinding"] = access_check
+        res.summary["warnings"] = res.summary["warnings"] + (
+            [] if access_check.get("enforced") or access_check.get("note") else [describe_access(access_check)]
+        )
+        if write:
+            rnd.access = {**rnd.access, "pull": access_check}
+            study.save()
     if write:
         paths = {
             "ratings": study.ratings_path(rnd.number),
@@ -759,6 +772,21 @@ def pull(
         write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
         res.paths = paths
     return res
+
+
+def _check_access_at_pull(client: Any, study: Any, rnd: Any, sources: list[Source]) -> dict:
+    """The blinding check of :mod:`goldboard.annotate.blinding` at pull time, with one
+    annotation id per project (so reading an annotation by id is tried too)."""
+    from goldboard.annotate.blinding import check_round_access
+
+    ann_ids: dict[int, int] = {}
+    for src in sources:
+        for t in src.tasks:
+            a = next((a for a in t.get("annotations") or [] if isinstance(a, dict) and a.get("id")), None)
+            if a is not None and src.project_id is not None:
+                ann_ids[int(src.project_id)] = int(a["id"])
+                break
+    return check_round_access(client, study, rnd, when="pull", annotation_ids=ann_ids)
 
 
 def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:

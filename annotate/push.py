@@ -1,13 +1,16 @@
 """Push: annotation units -> Label Studio projects, blinded by default, idempotent.
 
 **Blinded** (default): one project per rater per round, the same tasks in each.
-Label Studio Community has no per-project membership, task assignment or
-blinding -- every user of the organization can open every project -- so the
-blinding is by *separate projects*: each rater is told the URL of their own
-project (``goldboard push`` prints one line per rater; project titles start
-with the rater's name) and must annotate only there.  Pull checks it: an
-annotation in a rater's project by any other known user is held out, never
-credited.  **Shared** (``--shared``): one project, every rater annotates every
+On the embedded server each rater's project lives in that rater's own Label Studio
+organization, so the server itself refuses every other rater (project list, project
+page, tasks, annotations by id); after the import goldboard checks this with each
+rater's own account and records the result in the round (``[rounds.access.push]``, see
+:mod:`goldboard.annotate.blinding`).  On your team's Label Studio, where goldboard holds
+no rater accounts, the blinding is by *separate projects* only: each rater is told the
+URL of their own project and must annotate only there.  Pull checks it either way: an
+annotation in a rater's project by any other known user is held out, never credited.
+
+**Shared** (``--shared``): one project, every rater annotates every
 task (``maximum_annotations`` = number of raters), for studies without blinding.
 
 The label config is :func:`goldboard.label_configs.xml.to_label_studio_xml` of
@@ -57,6 +60,7 @@ class PushResult:
     already: dict[str, int] = field(default_factory=dict)  # key -> tasks that were there
     created_projects: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    access: str = ""  # the blinding check, one sentence
 
     def describe(self) -> str:
         lines = [f"round {self.round} ({self.mode}): {self.units} units on {self.url}"]
@@ -67,10 +71,11 @@ class PushResult:
                 f"  {who}: {self.url}/projects/{pid}/data{new} -- {self.imported.get(key, 0)} tasks "
                 f"imported, {self.already.get(key, 0)} already there"
             )
+        if self.mode == "blinded" and self.access:
+            lines.append(f"  blinding: {self.access}")
         if self.mode == "blinded":
             lines.append(
-                "  Send each rater only the link to their own project (Label Studio Community does not "
-                "hide other projects)."
+                "  Give each rater only their own login (`goldboard server login RATER` on the embedded server)."
             )
         for w in self.warnings:
             lines.append(f"  warning: {w}")
@@ -211,6 +216,12 @@ def push(
             f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
             f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})"
         )
+    creds = client.conn.credentials
+    if mode == "shared" and client.routes_by_org:
+        raise GoldboardError(
+            "push --shared: this embedded server keeps each rater in a Label Studio organization of their own "
+            "(server-enforced blinding), so no project can be shared by all raters; push blinded (the default)"
+        )
     keys = [SHARED_KEY] if mode == "shared" else list(study.raters)
     result = PushResult(round=rnd.number, mode=mode, url=client.url, projects={}, units=0)
 
@@ -248,6 +259,7 @@ def push(
                 desc,
                 maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
                 instructions_html=instr,
+                org=None if key == SHARED_KEY else key,
             )
             rnd.projects[key] = pid
             study.save()
@@ -323,6 +335,14 @@ def push(
     finally:
         bar.close()
     result.units = rnd.units
+    if mode == "blinded":
+        from goldboard.annotate.blinding import check_round_access, describe_access
+
+        rnd.access = {**rnd.access, "push": check_round_access(client, study, rnd, when="push")}
+        study.save()
+        result.access = describe_access(rnd.access["push"])
+        if creds is not None and not rnd.access["push"].get("enforced"):
+            result.warnings.append(f"blinding: {result.access}")
     return result
 
 

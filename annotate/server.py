@@ -108,6 +108,10 @@ class User:
 BLINDING_ORGS = "organizations"  # each person in a Label Studio organization of their own (enforced)
 BLINDING_CONVENTION = "convention"  # one organization; separate projects only (data dirs made before)
 ORG_OWNER_PREFIX = "goldboard-org-"
+METHOD_WORDS = {
+    BLINDING_ORGS: "enforced: each rater and adjudicator in a Label Studio organization of their own",
+    BLINDING_CONVENTION: "by convention only: one organization, every user can open every project",
+}
 
 
 @dataclass
@@ -151,8 +155,9 @@ class Credentials:
         return [*self.all_users, *(o.owner for o in self.orgs.values())]
 
     def user_ids(self) -> dict[int, str]:
-        """Label Studio user id -> goldboard name (``admin`` or rater)."""
-        return {u.id: u.name for u in self.all_users if u.id is not None}
+        """Label Studio user id -> goldboard name (``admin``, a rater or adjudicator, or
+        ``goldboard-org-<person>`` for the account goldboard uses in a person's organization)."""
+        return {u.id: u.name for u in self.all_accounts if u.id is not None}
 
     def token_for(self, rater: str) -> str:
         if rater not in self.users:
@@ -273,12 +278,19 @@ class ServerInfo:
     usernames: list[str] = field(default_factory=list)  # e-mails raters log in with
     raters: list[str] = field(default_factory=list)
     log_path: Path | None = None
+    host: str = HOST  # the address it listens on
+    public_url: str = ""  # what raters on other computers open (when host is not loopback)
+    blinding: str = ""  # organizations | convention
 
     def describe(self) -> str:
         lines = [
             f"Label Studio: {'running at ' + self.url if self.running else 'not running'}"
             + (f" (pid {self.pid})" if self.running and self.pid else "")
         ]
+        if self.running and self.host and not is_loopback(self.host):
+            lines.append(f"listening:    {self.host} (plain HTTP); raters open {self.public_url}")
+        if self.blinding:
+            lines.append(f"blinding:     {METHOD_WORDS.get(self.blinding, self.blinding)}")
         lines.append(f"data dir:     {self.data_dir}")
         if self.credentials_path is not None and self.credentials_path.exists():
             lines.append(f"users:        {', '.join(self.usernames)}")
@@ -345,10 +357,13 @@ def server_status(data_dir: str | Path | None = None) -> ServerInfo:
             creds = read_credentials(d)
             info.usernames = [u.email for u in creds.all_users]
             info.raters = list(creds.users)
+            info.blinding = creds.blinding
     pf = _read_pidfile(d)
     if pf:
         pid = int(pf.get("pid", 0))
         info.url, info.port, info.pid = str(pf.get("url", "")), pf.get("port"), pid
+        info.host = str(pf.get("host", HOST))
+        info.public_url = str(pf.get("public_url", "") or info.url)
         info.running = pid > 0 and _pid_alive(pid) and _is_our_server(pid, d)
     return info
 
@@ -446,9 +461,19 @@ def _now() -> str:
 # --------------------------------------------------------------------------- setup / seeding
 
 
-def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] = ()) -> Credentials:
+def prepare_data_dir(
+    data_dir: str | Path | None = None, raters: Iterable[str] = (), blinding: str | None = None
+) -> Credentials:
     """Create the data dir, migrate the database and seed the admin plus one user per
-    rater (only those not seeded yet).  Safe to call again; safe while the server runs."""
+    rater (only those not seeded yet).  Safe to call again; safe while the server runs.
+
+    ``blinding`` (new data dirs only; default ``"organizations"``): ``"organizations"`` puts
+    every rater and adjudicator in a Label Studio organization of their own, revoked from
+    everyone else's (server-enforced blinding); ``"convention"`` keeps everyone in one
+    organization (every user can open every project: for shared projects, or to mimic a
+    team server)."""
+    if blinding is not None and blinding not in (BLINDING_ORGS, BLINDING_CONVENTION):
+        raise GoldboardError(f"--blinding {blinding}: choose {BLINDING_ORGS} or {BLINDING_CONVENTION}")
     d = _dir(data_dir)
     d.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
@@ -459,8 +484,13 @@ def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] =
     creds = (
         read_credentials(d)
         if cpath.exists()
-        else Credentials(path=cpath, admin=_new_user(ADMIN), blinding=BLINDING_ORGS)
+        else Credentials(path=cpath, admin=_new_user(ADMIN), blinding=blinding or BLINDING_ORGS)
     )
+    if blinding is not None and blinding != creds.blinding:
+        raise GoldboardError(
+            f"{d}: this server was set up with blinding by {creds.blinding}; that cannot change "
+            f"(use a new --data-dir for {blinding})"
+        )
     for r in raters:
         r = r.strip()
         if not r:
@@ -581,12 +611,17 @@ class EmbeddedServer:
         port: int = DEFAULT_PORT,
         raters: Iterable[str] = (),
         startup_timeout: float = START_TIMEOUT,
+        host: str = HOST,
+        blinding: str | None = None,
     ) -> None:
         self.data_dir = _dir(data_dir)
         self.port = int(port)
         self.raters = [r.strip() for r in raters if r.strip()]
         self.startup_timeout = startup_timeout
-        self.url = f"http://{HOST}:{self.port}"
+        self.host = check_host(host)
+        self.blinding = blinding
+        # goldboard itself talks to the server over loopback unless it listens on one address only
+        self.url = f"http://{_local_address(self.host)}:{self.port}"
         self.proc: subprocess.Popen | None = None
         self.credentials: Credentials | None = None
 
@@ -606,15 +641,15 @@ class EmbeddedServer:
             )
         with contextlib.suppress(FileNotFoundError):
             (d / PID_FILE).unlink()  # stale
-        if not port_is_free(self.port):
-            raise LabelStudioError(f"port {self.port} on {HOST} is busy; choose another with --port")
-        self.credentials = creds = prepare_data_dir(d, self.raters)
+        if not port_is_free(self.port, _bind_check_address(self.host)):
+            raise LabelStudioError(f"port {self.port} on {self.host} is busy; choose another with --port")
+        self.credentials = creds = prepare_data_dir(d, self.raters, blinding=self.blinding)
         cmd = [
             *_label_studio_cmd(),
             "start",
             "--no-browser",
             "--internal-host",
-            HOST,
+            self.host,
             "--port",
             str(self.port),
             "--data-dir",
@@ -640,7 +675,15 @@ class EmbeddedServer:
         write_text_atomic(
             d / PID_FILE,
             json.dumps(
-                {"pid": self.proc.pid, "port": self.port, "url": self.url, "started_at": _now(), "detached": detach},
+                {
+                    "pid": self.proc.pid,
+                    "port": self.port,
+                    "url": self.url,
+                    "host": self.host,
+                    "public_url": public_url(self.host, self.port),
+                    "started_at": _now(),
+                    "detached": detach,
+                },
                 indent=1,
             )
             + "\n",
@@ -743,9 +786,138 @@ def start_server(
     port: int = DEFAULT_PORT,
     raters: Iterable[str] = (),
     timeout: float = START_TIMEOUT,
+    host: str = HOST,
+    blinding: str | None = None,
 ) -> ServerInfo:
-    """Start the embedded server detached (it keeps running after this process exits)."""
-    return EmbeddedServer(data_dir, port=port, raters=raters, startup_timeout=timeout).start(detach=True)
+    """Start the embedded server detached (it keeps running after this process exits).
+    ``host``: the address it listens on (default 127.0.0.1: this computer only; see
+    :func:`lan_warning` for anything else)."""
+    return EmbeddedServer(
+        data_dir, port=port, raters=raters, startup_timeout=timeout, host=host, blinding=blinding
+    ).start(detach=True)
+
+
+# --------------------------------------------------------------------------- one person's login
+
+
+@dataclass
+class Login:
+    """One person's login: what ``goldboard server login`` hands out.  ``repr`` hides the password."""
+
+    name: str
+    url: str
+    email: str
+    password: str = field(repr=False)
+    running: bool = True
+
+    def card(self) -> str:
+        return (
+            f"goldboard study: your Label Studio login ({self.name})\n"
+            f"\n"
+            f"  Open:      {self.url.rstrip('/')}/user/login/\n"
+            f"  E-mail:    {self.email}\n"
+            f"  Password:  {self.password}\n"
+            f"\n"
+            f"You see only your own projects; nobody else's labels are visible to you, and yours are not\n"
+            f"visible to the other raters. Keep this card private. If it leaks, ask the study lead for a new\n"
+            f"password (the old one stops working at once).\n"
+        )
+
+
+def new_login(data_dir: str | Path | None, person: str, url: str | None = None) -> Login:
+    """Give ``person`` (a rater or adjudicator of the embedded server) a fresh random password
+    and return their login (URL, e-mail, password).  The previous password stops working:
+    this is also the password reset.  Only that person's line of ``credentials.toml``
+    changes; nobody else's login is read out."""
+    d = _dir(data_dir)
+    creds = read_credentials(d)
+    if person == ADMIN or person.startswith(ORG_OWNER_PREFIX):
+        raise GoldboardError(f"{person!r} is goldboard's own account, not a person's login")
+    if person not in creds.users:
+        known = ", ".join(creds.users) or "none yet"
+        raise GoldboardError(
+            f"no Label Studio login for {person!r} on {d} (people: {known}); add one with "
+            f"`goldboard server start --raters {person}` (raters) or `goldboard adjudicate push --adjudicator {person}`"
+        )
+    user = creds.users[person]
+    user.password = secrets.token_urlsafe(12)
+    creds.save()  # before the database: a crash never leaves a password nobody knows
+    _run_seed(d, [user], creds.secrets(), creds if creds.isolating else None)
+    st = server_status(d)
+    if url:
+        where = url
+    elif st.running:
+        where = st.public_url or st.url
+    else:
+        where = f"http://{HOST}:{st.port or DEFAULT_PORT}"
+    return Login(name=person, url=where, email=user.email, password=user.password, running=st.running)
+
+
+def write_login_card(login: Login, path: str | Path) -> Path:
+    """Write ``login``'s card to ``path`` (mode 0600; replaced atomically)."""
+    p = Path(path)
+    write_text_atomic(p, login.card(), perms=0o600)
+    return p
+
+
+# --------------------------------------------------------------------------- listening beyond this computer
+
+
+def check_host(host: str) -> str:
+    """``host`` as an IP address to listen on (``localhost`` -> 127.0.0.1), or a one-line error."""
+    import ipaddress
+
+    h = (host or HOST).strip()
+    if h.lower() == "localhost":
+        return HOST
+    try:
+        return str(ipaddress.ip_address(h.strip("[]")))
+    except ValueError:
+        raise GoldboardError(
+            f"--host {host}: give an IP address to listen on (127.0.0.1 = this computer only, "
+            f"0.0.0.0 = every network interface, or one interface's address)"
+        ) from None
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    return ipaddress.ip_address(check_host(host)).is_loopback
+
+
+def _local_address(host: str) -> str:
+    """Where this computer reaches a server listening on ``host``."""
+    if host in ("0.0.0.0", "::"):
+        return HOST
+    return f"[{host}]" if ":" in host else host
+
+
+def _bind_check_address(host: str) -> str:
+    return HOST if host == "::" else host
+
+
+def public_url(host: str, port: int) -> str:
+    """The URL colleagues on other computers use (this computer's name for 0.0.0.0)."""
+    if is_loopback(host):
+        return f"http://{_local_address(host)}:{port}"
+    if host in ("0.0.0.0", "::"):
+        return f"http://{socket.gethostname()}:{port}"
+    return f"http://{_local_address(host)}:{port}"
+
+
+def lan_warning(host: str, port: int) -> str:
+    """The warning printed when the server listens beyond this computer ('' for loopback)."""
+    if is_loopback(host):
+        return ""
+    where = "every network interface of this computer" if host in ("0.0.0.0", "::") else f"address {host}"
+    return (
+        f"WARNING: Label Studio listens on {where}, port {port}, over plain HTTP (no encryption). Anyone "
+        f"who can reach this computer on port {port} -- your local network, VPN or Wi-Fi, or the internet if "
+        f"the port is forwarded -- can open the login page, and passwords and labels cross the network "
+        f"unencrypted. Use it only on a network you trust (a hospital LAN behind its firewall), or keep the "
+        f"default 127.0.0.1 and give colleagues an SSH tunnel (README: 'Raters on other computers'). "
+        f"Raters connect to {public_url(host, port)}."
+    )
 
 
 def stop_server(data_dir: str | Path | None = None, timeout: float = 15.0) -> bool:
@@ -779,16 +951,22 @@ def _reap(pid: int) -> None:
 
 @contextlib.contextmanager
 def running_server(
-    data_dir: str | Path | None = None, port: int | None = None, raters: Iterable[str] = ()
+    data_dir: str | Path | None = None, port: int | None = None, raters: Iterable[str] = (), host: str = HOST
 ) -> Iterator[EmbeddedServer]:
     """Context manager: an attached embedded server (free port by default), stopped on exit."""
-    srv = EmbeddedServer(data_dir, port=port or free_port(), raters=raters)
+    srv = EmbeddedServer(data_dir, port=port or free_port(), raters=raters, host=host)
     with srv:
         yield srv
 
 
 __all__ = [
     "DEFAULT_PORT",
+    "Login",
+    "new_login",
+    "write_login_card",
+    "lan_warning",
+    "public_url",
+    "check_host",
     "Credentials",
     "User",
     "ServerInfo",
