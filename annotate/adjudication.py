@@ -189,11 +189,14 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
             required="true",
             requiredMessage="Choose the final value (or unresolved)",
         )
+    from goldboard.label_configs.xml import choice_html
+
     for v in f.values:
-        attrs = {"value": _clean(v.value), "alias": _raw(v.value)}
-        if v.description:
-            attrs["hint"] = _clean(v.description)
-        ET.SubElement(ch, "Choice", attrs)
+        label = v.label
+        definition = "" if v.definition.casefold() == label.casefold() else v.definition
+        ET.SubElement(
+            ch, "Choice", {"value": _clean(label), "alias": _raw(v.value), "html": choice_html(label, definition)}
+        )
     if f.kind == "multi":
         ET.SubElement(
             ch,
@@ -309,7 +312,7 @@ DEFAULT_ADJUDICATOR = "adjudicator"
 def _adjudicator_account(study: Any, client: Any, adjudicator: str | None) -> str | None:
     """Embedded server keeping people apart: the adjudicator whose organization holds the
     adjudication projects (created with a login of their own when new).  None elsewhere."""
-    if not client.routes_by_org:
+    if not getattr(client, "routes_by_org", False):
         return None
     recorded = str((study.adjudication or {}).get("adjudicator") or "")
     name = (adjudicator or recorded or DEFAULT_ADJUDICATOR).strip()
@@ -394,7 +397,7 @@ def push_adjudication(
                 f"goldboard study {study.name}: adjudication of {fname} "
                 f"({'anonymised raters' if anonymise else 'raters named'}); schema {schema.name} v{schema.version}."
             )
-            pid = client.create_project(title, xml, desc, maximum_annotations=1, org=owner)
+            pid = client.create_project(title, xml, desc, maximum_annotations=1, **({"org": owner} if owner else {}))
             projects[fname] = pid
             study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
             study.save()

@@ -86,8 +86,8 @@ def check_round_access(
         {"checked_at", "server", "method", "enforced": bool, "raters": {rater: {"own": id,
          "reaches": [labels of other projects the rater could list/open/read]}}, "note"}
     """
-    creds = getattr(client.conn, "credentials", None)
-    rec: dict[str, Any] = {"checked_at": _now(), "server": client.url}
+    creds = getattr(getattr(client, "conn", None), "credentials", None)
+    rec: dict[str, Any] = {"checked_at": _now(), "server": getattr(client, "url", "")}
     if rnd.mode != "blinded":
         rec.update(method="shared", enforced=False, note="shared project: raters see each other's annotations")
         return rec
@@ -125,9 +125,9 @@ def check_round_access(
 def check_adjudication_access(client: Any, study: Any, adjudicator: str | None) -> dict:
     """Check that no rater reaches an adjudication project and (when known) that the
     adjudicator does.  Stored as ``study.adjudication["access"]``."""
-    creds = getattr(client.conn, "credentials", None)
+    creds = getattr(getattr(client, "conn", None), "credentials", None)
     projects = {f"adjudication {f}": int(p) for f, p in ((study.adjudication or {}).get("projects") or {}).items()}
-    rec: dict[str, Any] = {"checked_at": _now(), "server": client.url}
+    rec: dict[str, Any] = {"checked_at": _now(), "server": getattr(client, "url", "")}
     if creds is None or not all(r in creds.users for r in study.raters):
         rec.update(method="convention", enforced=False, note="not checked: no rater credentials for this server")
         return rec

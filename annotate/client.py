@@ -68,6 +68,23 @@ class ServerError(LabelStudioError):
     """The server answered with an unexpected error."""
 
 
+#: project settings of every project goldboard creates: the quietest labeling page Label Studio
+#: allows -- no instructions pop-up before each task (the page shows them), no skip button (a
+#: skipped task would look like a missing rating), no annotation history, no predictions or
+#: collaborators' predictions, no empty submissions
+QUIET_PROJECT: dict[str, Any] = {
+    "show_instruction": False,
+    "show_skip_button": False,
+    "show_annotation_history": False,
+    "show_collab_predictions": False,
+    "show_ground_truth_first": False,
+    "show_overlap_first": False,
+    "evaluate_predictions_automatically": False,
+    "reveal_preannotations_interactively": False,
+    "enable_empty_annotation": False,
+}
+
+
 # --------------------------------------------------------------------------- where the token comes from
 
 
@@ -342,9 +359,10 @@ class Client:
     ) -> int:
         """Create a project (never retried: a retried POST could create two).  ``org``: on an
         isolating embedded server, the person whose organization holds it (only they see it)."""
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = dict(QUIET_PROJECT)
         if instructions_html:
-            kwargs.update(expert_instruction=instructions_html, show_instruction=True)
+            # kept behind the page's instructions button; the labeling page shows them itself
+            kwargs.update(expert_instruction=instructions_html)
         sdk = self._org_sdk(org) if org is not None and self.routes_by_org else self.sdk
         with self._call(f"creating project {title!r}"):
             p = sdk.projects.create(
@@ -352,7 +370,6 @@ class Client:
                 label_config=label_config,
                 description=description,
                 maximum_annotations=maximum_annotations,
-                show_skip_button=False,
                 request_options=NO_RETRIES,
                 **kwargs,
             )

@@ -804,7 +804,7 @@ def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[i
 
 def _controls(xml_text: str) -> list[tuple]:
     """What a label config *asks* (not how it looks): every named control tag with its
-    target, mode and requiredness, and every choice's value and stored alias, in order.
+    target, mode and requiredness, and every choice's stored value (alias), in order.
     Presentation (Views, Headers, styles, hints) is left out, so a goldboard upgrade that
     only improves the layout keeps matching existing projects."""
     import xml.etree.ElementTree as ET
@@ -828,7 +828,8 @@ def _controls(xml_text: str) -> list[tuple]:
                 "maxRating",
             )
         }
-        choices = tuple((c.attrib.get("value", ""), c.attrib.get("alias", "")) for c in el.iter("Choice"))
+        # what is stored (the alias, else the value); display names and definitions are presentation
+        choices = tuple(c.attrib.get("alias") or c.attrib.get("value", "") for c in el.iter("Choice"))
         out.append((el.tag, tuple(sorted(keep.items())), choices))
     for el in root.iter("View"):  # conditional visibility is part of what the rater is asked
         if "visibleWhen" in el.attrib:

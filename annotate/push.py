@@ -114,7 +114,7 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
         prev = records.get(item)
         if prev is not None:
             for k in ("case_text", "output_text"):
-                if str(prev.get(k, "") or "") != str(rec.get(k, "") or ""):
+                if not _same_text(k, prev.get(k, ""), rec.get(k, "")):
                     raise GoldboardError(
                         f"{study.units_path}: item {item!r}: {k} differs from the one pushed "
                         f"before; an item never changes once pushed (give it a new id)"
@@ -126,6 +126,19 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
             rec["rounds"] = [round_number]
             records[item] = rec
     return list(records.values())
+
+
+def _same_text(key: str, a: Any, b: Any) -> bool:
+    """Task data ``key`` unchanged?  A case text composed before goldboard showed absent case
+    fields as "not documented" counts as the same text (the item did not change)."""
+    a, b = str(a or ""), str(b or "")
+    if a == b:
+        return True
+    if key == "case_text":
+        from goldboard.cases.units import without_not_documented
+
+        return without_not_documented(a) == without_not_documented(b)
+    return False
 
 
 def push(
@@ -216,8 +229,9 @@ def push(
             f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
             f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})"
         )
-    creds = client.conn.credentials
-    if mode == "shared" and client.routes_by_org:
+    creds = getattr(getattr(client, "conn", None), "credentials", None)
+    routes = bool(getattr(client, "routes_by_org", False))
+    if mode == "shared" and routes:
         raise GoldboardError(
             "push --shared: this embedded server keeps each rater in a Label Studio organization of their own "
             "(server-enforced blinding), so no project can be shared by all raters; push blinded (the default)"
@@ -259,7 +273,7 @@ def push(
                 desc,
                 maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
                 instructions_html=instr,
-                org=None if key == SHARED_KEY else key,
+                **({"org": key} if routes and key != SHARED_KEY else {}),
             )
             rnd.projects[key] = pid
             study.save()
@@ -288,7 +302,7 @@ def push(
             present[item] = tid
             want = by_item.get(item)
             if want is not None:
-                diff = [k for k, v in want.items() if str(data.get(k, "")) != v]
+                diff = [k for k, v in want.items() if not _same_text(k, data.get(k, ""), v)]
                 if diff:
                     raise GoldboardError(
                         f"item {item!r}: {diff[0]} on the server (task {tid}, project {pid}) differs "
