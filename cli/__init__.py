@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "study",
     "push",
     "pull",
+    "status",
     "agree",
     "flag",
     "adjudicate",
