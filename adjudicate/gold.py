@@ -9,7 +9,7 @@ Rules (in order):
 3. otherwise -> ``unresolved`` (``gold_value`` empty).
 
 "Every rater" means every rater with at least one rating in the table.  Ratings
-come from :func:`goldboard.adjudicate.flags.current_ratings` (each item's latest
+come from :func:`goldboard.cases.ratings.current_ratings` (each item's latest
 round); decisions from the append-only log.  Fields: the schema's adjudicable
 fields (nominal, ordinal, binary, multi-select; not rater confidence).
 
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions
-from goldboard.adjudicate.flags import rating_grid
+from goldboard.cases.ratings import rating_grid
 from goldboard.label_configs.schema import Schema
 
 METHODS = ("unanimous", "adjudicated", "unresolved")

@@ -34,7 +34,6 @@ project id and omits skipped annotations, so prefer ``JSON``).
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import sys
@@ -46,10 +45,13 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.annotate.client import connect
 from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
+from goldboard.text import utc_now
 
 INVALID_COLUMNS = [
     "round",
@@ -234,7 +236,6 @@ def tasks_from_json_min(rows: list[dict], schema: Schema) -> list[dict]:
     into full-JSON-shaped tasks.  Keys that are neither task data (``item_id`` ...),
     annotation metadata nor schema fields become results with that ``from_name``, so
     validation reports them as unknown fields."""
-    from goldboard.label_configs.xml import TASK_DATA_KEYS
 
     data_keys = set(TASK_DATA_KEYS) | {f"option_{o}" for o in schema.display.options}
     fields = {f.name: f for f in schema.fields}
@@ -562,7 +563,7 @@ def collect(
     summary = {
         "round": round_number,
         "schema": f"{schema.name} v{schema.version}",
-        "pulled_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "pulled_at": utc_now(),
         "tasks": task_count,
         "annotations": total_ann,
         "valid_annotations": sum(c["valid"] for c in per_rater.values()),
@@ -661,7 +662,6 @@ def pull(
     ``(rater, path)`` to say whose project the file is (needed for a blinded round when
     the file has no project id, i.e. JSON_MIN, and the annotators' ids are unknown).
     """
-    from goldboard.annotate.client import connect
 
     schema: Schema = study.schema
     rnd = study.round(round_number)
@@ -728,8 +728,6 @@ def pull(
         items = sorted(rnd.projects.items())
         xml = None
         try:
-            from goldboard.label_configs.xml import to_label_studio_xml
-
             xml = to_label_studio_xml(schema)
         except Exception:  # pragma: no cover - config generation is push's concern
             pass
@@ -792,7 +790,7 @@ def _check_access_at_pull(client: Any, study: Any, rnd: Any, sources: list[Sourc
 def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:
     if getattr(study, "url", ""):
         return None
-    from goldboard.annotate import server as srv
+    from goldboard.annotate import server as srv  # lazy: the server module (tomli_w) only when needed
 
     try:
         creds = srv.read_credentials(getattr(study, "data_dir", "") or None)

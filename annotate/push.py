@@ -42,8 +42,10 @@ import pandas as pd
 
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match
+from goldboard.cases.load import load_units
 from goldboard.errors import GoldboardError, LabelStudioError
-from goldboard.fileio import write_jsonl_atomic
+from goldboard.fileio import iter_jsonl, write_jsonl_atomic
+from goldboard.label_configs.xml import task_data, to_label_studio_xml
 
 DEFAULT_BATCH = 250
 SHARED_KEY = "*"
@@ -92,14 +94,7 @@ def project_title(study_name: str, key: str, round_number: int) -> str:
 def _read_units_file(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise GoldboardError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
-    return out
+    return [rec for _, rec in iter_jsonl(path)]
 
 
 def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:
@@ -168,13 +163,11 @@ def push(
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
     """
-    from goldboard.label_configs.xml import task_data, to_label_studio_xml
 
     schema = study.schema
     if units is None:
         if cases_path is None:
             raise GoldboardError("push: give a cases file")
-        from goldboard.cases.load import load_units
 
         units = load_units(cases_path, outputs_path, schema=schema)
     if not len(units):
@@ -365,7 +358,7 @@ def _ensure_rater_users(client: Client, raters: list[str]) -> None:
     creds = client.conn.credentials
     if creds is None or all(r in creds.users and creds.users[r].id is not None for r in raters):
         return
-    from goldboard.annotate import server as srv
+    from goldboard.annotate import server as srv  # lazy: the server module (tomli_w) only when needed
 
     print(
         f"Creating Label Studio users for raters: {', '.join(r for r in raters if r not in creds.users)}",

@@ -30,7 +30,6 @@ Nothing here prints a password or token.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import json
 import os
 import secrets
@@ -51,8 +50,10 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
+from goldboard.annotate._lsboot import MARKER
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_text_atomic
+from goldboard.text import utc_now
 
 DEFAULT_PORT = 8080
 HOST = "127.0.0.1"
@@ -454,10 +455,6 @@ def _log_tail(d: Path, secrets_: Iterable[str] = (), lines: int = 15) -> str:
     return "\n".join("    " + ln for ln in tail)
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
 # --------------------------------------------------------------------------- setup / seeding
 
 
@@ -525,7 +522,6 @@ def _run_seed(
     """Seed ``users``; with ``isolate`` (credentials of an isolating server) also put every
     person in an organization of their own (:func:`goldboard.annotate._lsboot.isolate`).
     Returns (user ids by name, organizations by person)."""
-    from goldboard.annotate._lsboot import MARKER
 
     people = []
     if isolate is not None:
@@ -562,7 +558,7 @@ def _run_seed(
         }
     )
     with open(d / LOG_FILE, "a", encoding="utf-8") as log:
-        log.write(f"--- {_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
+        log.write(f"--- {utc_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
         log.flush()
         try:
             proc = subprocess.run(
@@ -657,7 +653,7 @@ class EmbeddedServer:
             "--enable-legacy-api-token",
         ]
         log = open(d / LOG_FILE, "a", encoding="utf-8")
-        log.write(f"--- {_now()} goldboard: starting Label Studio on {self.url}\n")
+        log.write(f"--- {utc_now()} goldboard: starting Label Studio on {self.url}\n")
         log.flush()
         self._log_offset = log.tell()
         kwargs: dict = {}
@@ -681,7 +677,7 @@ class EmbeddedServer:
                     "url": self.url,
                     "host": self.host,
                     "public_url": public_url(self.host, self.port),
-                    "started_at": _now(),
+                    "started_at": utc_now(),
                     "detached": detach,
                 },
                 indent=1,

@@ -6,6 +6,12 @@ import json
 
 import click
 
+from goldboard.cli._options import format_option, study_option
+from goldboard.cli.flag import _clip
+from goldboard.exports.gold import diff_releases, list_releases, read_manifest
+from goldboard.study import Study
+from goldboard.workflows import export_gold
+
 
 @click.group("gold")
 def gold_group() -> None:
@@ -13,8 +19,8 @@ def gold_group() -> None:
 
 
 @gold_group.command("export")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "xlsx"]), default="csv", show_default=True)
+@study_option()
+@format_option(["csv", "jsonl", "json", "xlsx"], "csv")
 @click.option("--force", is_flag=True, help="Cut a new release even when gold is unchanged since the last one.")
 def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
@@ -22,8 +28,6 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     If nothing changed since the latest release, no release is written (exit 0);
     use --force to cut one anyway, e.g. in another format.
     """
-    from goldboard.exports.gold import export_gold
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     rel = export_gold(st, fmt, force=force)
@@ -40,12 +44,10 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
 @gold_group.command("diff")
 @click.argument("old")
 @click.argument("new")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@study_option()
+@format_option(["table", "csv", "json"], "table")
 def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     """Show gold values and methods that changed between two releases (e.g. v1 v2)."""
-    from goldboard.exports.gold import diff_releases
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     diff, ma, mb = diff_releases(st.gold_dir, old, new)
@@ -66,8 +68,6 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         f"{len(diff)} changed item x field rows"
     )
     if len(diff):
-        from goldboard.cli.flag import _clip
-
         head = ["item", "field", "change", "old", "new", "old method", "new method"]
         rows = [
             [_clip(str(x).replace("\n", " "), 30) for x in r]
@@ -82,11 +82,9 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
 
 
 @gold_group.command("list")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@study_option()
 def list_cmd(study_dir: str) -> None:
     """List the study's gold releases."""
-    from goldboard.exports.gold import list_releases, read_manifest
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     rels = list_releases(st.gold_dir)

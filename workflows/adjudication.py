@@ -1,0 +1,94 @@
+"""Adjudication of a study workspace: the review workbook, importing it, gold releases.
+
+Each function reads the study's ratings (:func:`goldboard.study.study_ratings`),
+schema, raters, units and decisions log, and calls the study-free function that
+does the work (:func:`goldboard.exports.workbook.write_review_workbook`,
+:func:`goldboard.adjudicate.decisions.import_review_sheet`,
+:func:`goldboard.exports.gold.write_gold_release`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from goldboard.adjudicate.decisions import ImportResult, import_review_sheet, latest_decisions, read_decisions
+from goldboard.adjudicate.gold import resolve_gold
+from goldboard.cases.ratings import adjudicable_fields
+from goldboard.exports.gold import GoldRelease, write_gold_release
+from goldboard.exports.workbook import WorkbookInfo, write_review_workbook
+from goldboard.fileio import sha256_file
+from goldboard.study import Study, study_ratings
+
+
+def write_study_workbook(
+    study: Study, path: str | Path, *, round: int | None = None, now: str | None = None
+) -> WorkbookInfo:
+    """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
+
+    ratings = study_ratings(study, round)
+    info = {
+        "study": study.name,
+        "workspace": str(study.path),
+        "round": "all (latest per item)" if round is None else round,
+    }
+    return write_review_workbook(
+        path,
+        ratings,
+        study.schema,
+        raters=study.raters,
+        units=study.units(),
+        decisions=read_decisions(study.decisions_path),
+        base_url=study.url,
+        study_info=info,
+        now=now,
+    )
+
+
+def import_study_sheet(
+    study: Study, sheet: str | Path, *, adjudicator: str, independent: bool = True, now: str | None = None
+) -> ImportResult:
+    """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
+
+    return import_review_sheet(
+        sheet,
+        study_ratings(study),
+        study.schema,
+        study.decisions_path,
+        adjudicator=adjudicator,
+        independent=independent,
+        raters=study.raters,
+        now=now,
+    )
+
+
+def export_gold(study: Study, fmt: str = "csv", *, force: bool = False, now: str | None = None) -> GoldRelease:
+    """Resolve a study's gold and write the next release (see :func:`write_gold_release`)."""
+
+    schema = study.schema
+    ratings = study_ratings(study)
+    entries = read_decisions(study.decisions_path)
+    gold = resolve_gold(ratings, schema, entries, study.raters)
+    orphans = gold.attrs.get("orphan_decisions", [])
+    sources = []
+    for p in sorted((study.path / "rounds").glob("*/ratings.csv")):
+        sources.append({"path": p.relative_to(study.path).as_posix(), "sha256": sha256_file(p)})
+    dec_path = study.decisions_path
+    raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
+    manifest = {
+        "study": study.name,
+        "schema": {"name": schema.name, "version": schema.version},
+        "raters": raters,
+        # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
+        "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(gold["field"])],
+        "sources": {
+            "ratings": sources,
+            "decisions": {
+                "path": dec_path.name,
+                "sha256": sha256_file(dec_path) if dec_path.exists() else None,
+                "entries": len(entries),
+                "in_force": len(latest_decisions(entries)) - len(orphans),
+                "orphans": len(orphans),
+            },
+        },
+    }
+    return write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
