@@ -1,12 +1,14 @@
 """The embedded Label Studio server: start, status, stop.
 
 goldboard runs the ``label-studio`` package (extra ``goldboard[server]``) as a
-child process bound to ``127.0.0.1`` on exactly the port asked for.  Everything
+child process bound to ``127.0.0.1`` (or ``--host``: see :func:`lan_warning`) on
+exactly the port asked for.  Everything
 it owns lives in one data dir (default ``~/.goldboard/server``, or
 ``$GOLDBOARD_SERVER_DIR``)::
 
     DIR/                  mode 0700
-      credentials.toml    0600: admin + one user per rater (email, password, API token, user id)
+      credentials.toml    0600: admin + one user per rater/adjudicator (email, password, API token,
+                          user id) + per person their organization and goldboard's account in it
       server.json         pid file: pid, port, url, start time (no secrets)
       server.log          Label Studio's output (never contains tokens or passwords)
       home/               HOME of the child (Label Studio writes ~/.config, ~/.local there)
@@ -22,9 +24,18 @@ Users are seeded by :mod:`goldboard.annotate._lsboot` in one Django process
 (migrate + all users: ~28 s on a fresh dir, ~4 s to add any number of users
 later) instead of one ``label-studio init`` per user (~4 s each after the
 migration, measured); passwords and tokens reach it on stdin, never on a
-command line (``init --password --user-token`` would show them in ``ps``).  Raters log in with the e-mail and password
-stored in ``credentials.toml``; the study lead hands each rater their own line.
-Nothing here prints a password or token.
+command line (``init --password --user-token`` would show them in ``ps``).
+
+Blinding (``blinding = "organizations"``, the default for new data dirs): every rater
+and adjudicator is in a Label Studio organization of their own and a *revoked* member of
+everyone else's (:func:`goldboard.annotate._lsboot.isolate`); goldboard works inside
+each organization with that organization's own account (``goldboard-org-<person>``).
+The child runs Label Studio with :mod:`goldboard.annotate._lssettings`, which adds the
+guard app :mod:`goldboard.annotate._lsguard` (a user's active organization is always one
+they are a live member of).  Data dirs made before keep ``blinding = "convention"``.
+
+People log in with the e-mail and a password :func:`new_login` sets and hands out
+(``goldboard server login NAME``); nothing else here prints a password or token.
 """
 
 from __future__ import annotations
