@@ -45,7 +45,7 @@ from goldboard.annotate.pull import configs_match
 from goldboard.cases.load import load_units
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import iter_jsonl, write_jsonl_atomic
-from goldboard.label_configs.xml import task_data, to_label_studio_xml
+from goldboard.label_configs.xml import instructions_text, task_data, to_label_studio_xml
 
 DEFAULT_BATCH = 250
 SHARED_KEY = "*"
@@ -259,7 +259,7 @@ def push(
                 + ("shared by all raters" if key == SHARED_KEY else f"rater {key} only (blinded)")
                 + f"; schema {schema.name} v{schema.version}."
             )
-            instr = html.escape(schema.instructions) if schema.instructions else ""
+            instr = html.escape(instructions_text(schema)).replace("\n", "<br>")
             pid = client.create_project(
                 project_title(study.name, key, rnd.number),
                 xml,

@@ -61,6 +61,19 @@ def test_server_refuses_rater_b_everything_of_rater_a_and_of_adjudication(live_s
         b.patch(f"/api/users/{me['id']}/", json={"active_organization": creds.orgs["onc_a"].id})
         assert b.get("/api/current-user/whoami").json()["active_organization"] == creds.orgs["onc_b"].id
         assert {p["id"] for p in b.get("/api/projects/").json()["results"]} == {pb}
+    # the quietest labeling page the project settings allow; the instructions carry the schema version
+    with _as(live_server.url, creds.org_token("onc_b")) as owner:
+        proj = owner.get(f"/api/projects/{pb}/").json()
+    for setting in (
+        "show_instruction",
+        "show_skip_button",
+        "show_annotation_history",
+        "show_collab_predictions",
+        "enable_empty_annotation",
+        "evaluate_predictions_automatically",
+    ):
+        assert proj[setting] is False, setting
+    assert "Schema: mtb v1.0." in proj["expert_instruction"]
     # the adjudicator sees the adjudication projects and nothing else
     with _as(live_server.url, creds.token_for("dr_chair")) as c:
         assert {p["id"] for p in c.get("/api/projects/", params={"page_size": 100}).json()["results"]} == set(adj)
