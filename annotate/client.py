@@ -142,14 +142,26 @@ def resolve_connection(
     url = _norm_url(url if url is not None else (getattr(study, "url", "") or ""))
     ddir = data_dir or (getattr(study, "data_dir", "") or None)
     if url:
+
+        def given(tok: str, source: str) -> Connection:
+            # the admin token of the embedded server running at that URL: still the embedded server
+            # (its credentials route project calls through each person's organization)
+            st = srv.server_status(ddir)
+            if st.running and _norm_url(st.url) == url:
+                with contextlib.suppress(GoldboardError):
+                    creds = srv.read_credentials(st.data_dir)
+                    if creds.admin.token == tok:
+                        return Connection(url, tok, source, st.data_dir, creds)
+            return Connection(url, tok, source)
+
         if token:
-            return Connection(url, token, "token argument")
+            return given(token, "token argument")
         env = os.environ.get("LABEL_STUDIO_API_KEY", "").strip()
         if env:
-            return Connection(url, env, "LABEL_STUDIO_API_KEY")
+            return given(env, "LABEL_STUDIO_API_KEY")
         found = _token_from_config(url)
         if found:
-            return Connection(url, found[0], f"config file {found[1]}")
+            return given(found[0], f"config file {found[1]}")
         st = srv.server_status(ddir)
         if st.running and _norm_url(st.url) == url:
             creds = srv.read_credentials(st.data_dir)
