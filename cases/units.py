@@ -27,6 +27,14 @@ from goldboard.label_configs.schema import Schema
 UNIT_COLUMNS = ["item_id", "case_id", "output_id", "model", "case_text", "output_text", "synthetic"]
 
 
+def item_kind(units: pd.DataFrame) -> str:
+    """``"output"`` when the units are case x model output items, ``"case"`` when each unit is
+    a case (no outputs file, or a schema that labels cases, such as radsafe)."""
+    if "output_id" not in units.columns:
+        return "case"
+    return "output" if (units["output_id"].fillna("").astype(str) != "").any() else "case"
+
+
 def default_output_id(case_id: str, model: str, n: int = 0, condition: str = "") -> str:
     """A deterministic output id when the outputs file has none:
     ``<case>::<model>[::<condition>][::n]`` (``condition``: e.g. a RAG deployment condition)."""
@@ -52,6 +60,24 @@ def format_case_value(val: Any) -> str:
     if isinstance(val, dict):
         return "; ".join(f"{k}: {s}" for k, s in ((k, format_case_value(v)) for k, v in val.items()) if s)
     return str(val).strip()
+
+
+def shown_case_keys(case: dict[str, Any], schema: Schema) -> list[str]:
+    """The keys of ``case`` that :func:`compose_case_text` shows a rater, in display order:
+    the schema's displayed case fields the case has a value for (the first key of each
+    title), else ``text``."""
+    keys = []
+    seen_titles = set()
+    for key, title in schema.display.case_fields:
+        if key == "case_id":
+            continue
+        if format_case_value(case.get(key)) == "" or title in seen_titles:
+            continue
+        seen_titles.add(title)
+        keys.append(key)
+    if not keys and format_case_value(case.get("text")):
+        keys.append("text")
+    return keys
 
 
 #: what the case pane shows for a displayed case field the case does not have

@@ -31,6 +31,8 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
 
     st = Study.open(study_dir)
     rel = export_gold(st, fmt, force=force)
+    for name in rel.cleaned:
+        click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
     c = rel.manifest["counts"]["all"]
     summary = f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, {c['unresolved']} unresolved"
     if not rel.created:
