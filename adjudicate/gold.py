@@ -6,7 +6,10 @@ Rules (in order):
    (a decision of ``unresolved`` -> ``unresolved``, with who left it open and why);
 2. otherwise, when every rater rated the item and all gave the same value ->
    ``unanimous``;
-3. otherwise -> ``unresolved`` (``gold_value`` empty).
+3. otherwise, when the study's design gave the item to one rater only (``push --overlap``:
+   the items outside the double-rated share) and that rater rated it -> ``single``
+   (the one rating is the gold value; no agreement was measured on it);
+4. otherwise -> ``unresolved`` (``gold_value`` empty).
 
 "Every rater" means every rater with at least one rating in the table.  Ratings
 come from :func:`goldboard.cases.ratings.current_ratings` (each item's latest
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -35,7 +38,7 @@ from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions
 from goldboard.cases.ratings import rating_grid
 from goldboard.label_configs.schema import Schema
 
-METHODS = ("unanimous", "adjudicated", "unresolved")
+METHODS = ("unanimous", "adjudicated", "single", "unresolved")
 GOLD_HEAD = ["item_id", "case_id", "output_id", "model", "field", "gold_value", "method"]
 GOLD_TAIL = ["adjudicator", "independent", "reason", "decided_at", "decision_id"]
 
@@ -52,6 +55,7 @@ def resolve_gold(
     raters: Sequence[str] | None = None,
     *,
     source: str = "ratings",
+    single_items: Collection[str] = (),
 ) -> pd.DataFrame:
     """One row per item x adjudicable field: gold value, method and the raters' values.
 
@@ -62,6 +66,8 @@ def resolve_gold(
     decisions : decision log entries (file order), e.g. from
         :func:`goldboard.adjudicate.decisions.read_decisions`.
     raters : rater order for the ``value_<rater>`` columns (default: sorted).
+    single_items : items the design gave to one rater (:meth:`goldboard.study.Study.single_rated_items`);
+        with exactly one rating they get method ``single``.
 
     Returns
     -------
@@ -70,6 +76,8 @@ def resolve_gold(
     order.  ``attrs["orphan_decisions"]`` lists decisions whose item x field is not in
     the ratings.
     """
+    if not single_items:
+        single_items = ratings.attrs.get("single_items") or ()
     grid = rating_grid(ratings, schema, raters, source=source)
     latest = latest_decisions(decisions)
     cols = gold_columns(grid.raters)
@@ -80,6 +88,11 @@ def resolve_gold(
         present, disagree, _missing = grid.status(f.name)
         unanimous = present.all(axis=1) & ~disagree if n else np.zeros(0, dtype=bool)
         first = np.array([vals[i, 0] if n else "" for i in range(n)], dtype=object)
+        one = np.zeros(n, dtype=bool)
+        if single_items and n:
+            one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
+            only = np.array([vals[i, int(np.argmax(present[i]))] for i in range(n)], dtype=object)
+            first = np.where(one, only, first)
         df = pd.DataFrame(
             {
                 "item_id": grid.items,
@@ -87,8 +100,8 @@ def resolve_gold(
                 "output_id": grid.meta["output_id"].to_numpy() if n else [],
                 "model": grid.meta["model"].to_numpy() if n else [],
                 "field": f.name,
-                "gold_value": np.where(unanimous, first, ""),
-                "method": np.where(unanimous, "unanimous", "unresolved"),
+                "gold_value": np.where(unanimous | one, first, ""),
+                "method": np.where(unanimous, "unanimous", np.where(one, "single", "unresolved")),
             }
         )
         for j, r in enumerate(grid.raters):
@@ -128,11 +141,13 @@ def resolve_gold(
 
 
 def method_counts(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
-    """Per field (and ``"all"``): number of rows per method (every method listed)."""
+    """Per field (and ``"all"``): number of rows per method (every method listed; ``single``
+    only when the study's design has single-rated items)."""
     out: dict[str, dict[str, int]] = {}
+    methods = [m for m in METHODS if m != "single" or (gold["method"] == "single").any()]
     for name, sub in list(gold.groupby("field", sort=False)) + [("all", gold)]:
         vc = sub["method"].value_counts()
-        out[str(name)] = {m: int(vc.get(m, 0)) for m in METHODS}
+        out[str(name)] = {m: int(vc.get(m, 0)) for m in methods}
     return out
 
 

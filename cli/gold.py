@@ -7,9 +7,12 @@ import json
 import click
 
 from goldboard.cli._options import format_option, study_option
+from goldboard.cli._output import echo_data
 from goldboard.cli.flag import _clip
 from goldboard.exports.gold import diff_releases, list_releases, read_manifest
+from goldboard.fileio import csv_text
 from goldboard.study import Study
+from goldboard.text import one_line
 from goldboard.workflows import export_gold
 
 
@@ -34,7 +37,11 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     for name in rel.cleaned:
         click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
     c = rel.manifest["counts"]["all"]
-    summary = f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, {c['unresolved']} unresolved"
+    summary = (
+        f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, "
+        + (f"{c['single']} single (one rater by design), " if c.get("single") else "")
+        + f"{c['unresolved']} unresolved"
+    )
     if not rel.created:
         click.echo(
             f"Gold unchanged since {rel.version} ({summary}); nothing written. Use --force to cut a new release anyway."
@@ -63,7 +70,7 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         )
         return
     if fmt == "csv":
-        click.echo(diff.to_csv(index=False), nl=False)
+        echo_data(csv_text(diff))
         return
     click.echo(
         f"{ma['version']} ({ma.get('created_at', '')}) -> {mb['version']} ({mb.get('created_at', '')}): "
@@ -72,7 +79,7 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     if len(diff):
         head = ["item", "field", "change", "old", "new", "old method", "new method"]
         rows = [
-            [_clip(str(x).replace("\n", " "), 30) for x in r]
+            [_clip(one_line(x), 30) for x in r]
             for r in diff[
                 ["item_id", "field", "change", "old_value", "new_value", "old_method", "new_method"]
             ].itertuples(index=False)

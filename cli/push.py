@@ -6,6 +6,7 @@ import click
 
 from goldboard.annotate.push import DEFAULT_BATCH, push
 from goldboard.study import Study
+from goldboard.text import terminal_text
 
 
 @click.command("push")
@@ -27,6 +28,28 @@ from goldboard.study import Study
     default=None,
     help="Keep the model name out of the tasks (raters see data columns in Label Studio's task list).",
 )
+@click.option(
+    "--overlap",
+    type=float,
+    default=None,
+    metavar="SHARE",
+    help="Overlap design: the first rater rates every item, the others a random SHARE (e.g. 0.2) "
+    "for reliability. Needs --seed.",
+)
+@click.option(
+    "--per-item",
+    type=int,
+    default=None,
+    metavar="K",
+    help="K raters per item, balanced over rater pairs (e.g. 3 raters, --per-item 2). Needs --seed.",
+)
+@click.option("--seed", type=int, default=None, help="Seed of the --overlap/--per-item draw (recorded in study.toml).")
+@click.option(
+    "--stratify-by",
+    default=None,
+    metavar="COLUMN",
+    help="Draw --overlap/--per-item within strata of a case field or unit column (e.g. case_type).",
+)
 @click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def push_cmd(
@@ -36,6 +59,10 @@ def push_cmd(
     round_number: int | None,
     shared: bool | None,
     hide_model: bool | None,
+    overlap: float | None,
+    per_item: int | None,
+    seed: int | None,
+    stratify_by: str | None,
     batch_size: int,
     quiet: bool,
 ) -> None:
@@ -68,6 +95,13 @@ def push_cmd(
 
     Idempotent: running it again (e.g. after a push that died half-way) imports
     only the tasks that are missing.
+
+    \b
+    Designs (who rates what; written to rounds/N/assignment.csv):
+      --overlap 0.2 --seed 7 [--stratify-by case_type]
+          the first rater rates all items, the others the same random 20%;
+          agreement uses the double-rated items, gold of the others is 'single'
+      --per-item 2 --seed 7   each item rated by 2 of the raters, balanced over pairs
     """
     study = Study.open(study_dir)
     res = push(
@@ -79,8 +113,12 @@ def push_cmd(
         hide_model=hide_model or None,
         batch_size=batch_size,
         progress=not quiet,
+        overlap=overlap,
+        per_item=per_item,
+        seed=seed,
+        stratify_by=stratify_by,
     )
-    click.echo(res.describe())
+    click.echo(terminal_text(res.describe()))
 
 
 commands = [push_cmd]

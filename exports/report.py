@@ -239,6 +239,13 @@ def blinding_text(round_info: Any, adjudication: dict | None = None) -> str:
         return "Blinding: not recorded (ratings imported from files)."
     if round_info.mode == "shared":
         return "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels."
+    if round_info.mode == "table":
+        tables = sorted(getattr(round_info, "tables", None) or [])
+        return (
+            f"Blinding: not recorded (ratings imported from a ratings table: {', '.join(tables)})."
+            if tables
+            else "Blinding: not recorded (ratings imported from a ratings table)."
+        )
     access = getattr(round_info, "access", None) or {}
     checks = [access[k] for k in ("push", "pull") if k in access]
     if not checks:
@@ -458,7 +465,9 @@ def render_markdown(data: dict) -> str:
         )
     for fname, m in a["methods"].items():
         out.append(
-            f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, {m['unresolved']} unresolved"
+            f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, "
+            + (f"{m['single']} single-rated, " if m.get("single") else "")
+            + f"{m['unresolved']} unresolved"
         )
     out.append("")
     if data["rounds_change"]:
