@@ -392,7 +392,10 @@ def run_demo(
     if keep_server:
         echo("")
         echo(f"Label Studio is still running at {server.url} (data: {server_dir}).")
-        echo(f"  Log in with the accounts in {server_dir / 'credentials.toml'} (readable only by you).")
+        echo(
+            f"  Log in as a rater: goldboard server login onc_a --data-dir {server_dir} "
+            "(prints a fresh password; each rater sees only their own project)."
+        )
         echo(f"  Stop it with: goldboard server stop --data-dir {server_dir}")
     echo("")
     echo(

@@ -53,6 +53,9 @@ class Round:
     calibration: bool = False
     #: the guideline (codebook) version the raters used in this round
     guideline_version: str = ""
+    #: evidence of independence: what the server let each rater see, checked with the
+    #: rater's own account at ``push`` and at ``pull`` (see goldboard.annotate.blinding)
+    access: dict[str, Any] = field(default_factory=dict)
     #: ratings tables pulled into this round (``pull --from-table``): source name -> file, sha256, ...
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: who was asked to rate what (``push --overlap`` / ``--per-item``): design, seed, items per rater
@@ -79,6 +82,8 @@ class Round:
             out["tables"] = {k: dict(v) for k, v in self.tables.items()}
         if self.design:
             out["design"] = dict(self.design)
+        if self.access:
+            out["access"] = dict(self.access)
         return out
 
 
@@ -157,6 +162,7 @@ class Study:
                     show_model=bool(r.get("show_model", True)),
                     calibration=bool(r.get("calibration", False)),
                     guideline_version=str(r.get("guideline_version", "")),
+                    access=dict(r.get("access") or {}),
                     tables={str(k): dict(v) for k, v in (r.get("tables") or {}).items()},
                     design=dict(r.get("design") or {}),
                     item_kind=str(r.get("item_kind", "")),

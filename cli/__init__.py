@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "plan",
     "push",
     "pull",
+    "status",
     "agree",
     "calibrate",
     "flag",

@@ -79,10 +79,12 @@ def push_cmd(
 
     \b
     Blinded (default): one project per rater per round, the same tasks in each.
-    Label Studio Community cannot hide projects from a user, so blinding rests on
-    separate projects: send each rater only the link to their own project (printed
-    below; titles start with the rater's name). Pull holds out any annotation made
-    in a rater's project by another known user.
+    On the embedded server each rater's project sits in that rater's own Label
+    Studio organization, so the server refuses it to everyone else; goldboard
+    checks that with each rater's account after the push and records it in
+    study.toml (the report states it). On your team's Label Studio blinding rests
+    on separate projects only: send each rater only the link to their own project.
+    Pull holds out any annotation made in a rater's project by another known user.
 
     Model-blind rating: --hide-model keeps the model name out of the tasks (the
     labeling page never shows it; Label Studio's task list shows data columns).

@@ -229,6 +229,77 @@ def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters:
     return out
 
 
+def _day(ts: Any) -> str:
+    return str(ts or "")[:16].replace("T", " ") + (" UTC" if ts else "")
+
+
+def blinding_text(round_info: Any, adjudication: dict | None = None) -> str:
+    """The methods sentence(s) on blinding, from what the server was checked to enforce
+    (``round.access``, recorded at push and pull; ``adjudication["access"]``)."""
+    if round_info is None:
+        return "Blinding: not recorded (ratings imported from files)."
+    if round_info.mode == "shared":
+        return "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels."
+    if round_info.mode == "table":
+        tables = sorted(getattr(round_info, "tables", None) or [])
+        return (
+            f"Blinding: not recorded (ratings imported from a ratings table: {', '.join(tables)})."
+            if tables
+            else "Blinding: not recorded (ratings imported from a ratings table)."
+        )
+    access = getattr(round_info, "access", None) or {}
+    checks = [access[k] for k in ("push", "pull") if k in access]
+    if not checks:
+        return (
+            "Blinded by convention: each rater annotated in a separate Label Studio project and was asked to open "
+            "only their own; which projects the server let each rater see was not recorded."
+        )
+    when = " and ".join(f"at {k} ({_day(access[k].get('checked_at'))})" for k in ("push", "pull") if k in access)
+    if all(c.get("note") for c in checks):
+        return (
+            "Blinded by convention, not enforced by the server: each rater annotated in a separate Label Studio "
+            "project on a shared server and was asked to open only their own; goldboard held no rater accounts "
+            "there, so it could not check what each rater could see."
+        )
+    if all(c.get("enforced") for c in checks if not c.get("note")):
+        what = checks[-1].get("checks", "project list, project page, task list")
+        text = (
+            "Blinded and enforced by the Label Studio server: each rater worked in a project of their own inside a "
+            "Label Studio organization of their own; checked with each rater's own account "
+            f"{when}, every rater could list and open their own project and no other rater's project "
+            f"({what}). Remaining exposure: the server's user list shows the other raters' user names and e-mail "
+            "addresses (not their projects or labels), and goldboard's own accounts, held by the study lead, "
+            "can open every project."
+        )
+    else:
+        leaks = sorted(
+            {
+                f"{r} could reach {', '.join(x.get('reaches') or []) or 'no project of their own'}"
+                for c in checks
+                for r, x in (c.get("raters") or {}).items()
+                if x.get("reaches") or not x.get("opens_own")
+            }
+        )
+        text = (
+            "Blinded by convention only, not enforced by the server: each rater annotated in a separate Label "
+            f"Studio project, but the checks with each rater's own account {when} found: " + "; ".join(leaks) + "."
+        )
+    adj = (adjudication or {}).get("access") or {}
+    if adj and not adj.get("note"):
+        who = adj.get("adjudicator")
+        reach = {r: v for r, v in (adj.get("raters_reach") or {}).items() if v}
+        if not reach:
+            text += (
+                f" The adjudication projects{' (in ' + who + chr(39) + 's organization)' if who else ''} were out "
+                f"of every rater's reach (checked {_day(adj.get('checked_at'))})."
+            )
+        else:
+            text += " Raters could reach the adjudication projects: " + "; ".join(
+                f"{r}: {', '.join(v)}" for r, v in reach.items()
+            )
+    return text
+
+
 # --------------------------------------------------------------------------- rendering
 
 

@@ -25,6 +25,7 @@ from goldboard.exports.gold import read_release
 from goldboard.exports.pdf import print_pdf
 from goldboard.exports.report import (
     LANDIS_KOCH_NOTE,
+    blinding_text,
     flat_label,
     headline_rows,
     heatmap_png,
@@ -142,18 +143,7 @@ def build_report(
     items = sorted(set(ratings["item_id"]))
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     mode = round_info.mode if round_info else "unknown"
-    blinding = {
-        "blinded": "Blinded: each rater annotated in a separate Label Studio project, so no rater could see "
-        "another's labels (Label Studio Community has no blinding of its own).",
-        "shared": "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels.",
-    }.get(mode, "Blinding: not recorded (ratings imported from files).")
-    tables = sorted(round_info.tables) if round_info is not None and round_info.tables else []
-    if mode == "table":
-        blinding = (
-            f"Blinding: not recorded (ratings imported from a ratings table: {', '.join(tables)})."
-            if tables
-            else "Blinding: not recorded (ratings imported from a ratings table)."
-        )
+    blinding = blinding_text(round_info, study.adjudication)
 
     field_sections = []
     multi_sections: dict[str, dict] = {}
