@@ -138,6 +138,7 @@ class Study:
                 )
                 for r in data.get("rounds", [])
             ]
+            rounds.sort(key=lambda r: r.number)  # numeric order: round 10 after round 2
             study = cls(
                 path=path,
                 name=str(st.get("name", path.name)),
@@ -253,8 +254,15 @@ class Study:
             raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {number}`)")
         return read_ratings_csv(p)
 
+    def pulled_rounds(self) -> list[int]:
+        """Numbers of the rounds that have a ``ratings.csv``, in numeric order (2 before 10)."""
+        return sorted(
+            int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
+        )
+
     def all_ratings(self) -> pd.DataFrame:
-        frames = [read_ratings_csv(p) for p in sorted((self.path / "rounds").glob("*/ratings.csv"))]
+        """Every pulled round's ratings, rounds in numeric order."""
+        frames = [read_ratings_csv(self.ratings_path(n)) for n in self.pulled_rounds()]
         return pd.concat(frames, ignore_index=True) if frames else empty_ratings()
 
     def units(self) -> pd.DataFrame:

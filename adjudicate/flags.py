@@ -62,11 +62,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from goldboard.cases.rounds import RoundSelection, select_rounds
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 
@@ -151,9 +153,21 @@ def natural_key(text: Any) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
 
 
-def current_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
-    """The ratings in force: for each item the latest round it was rated in, and
+def current_ratings(
+    ratings: pd.DataFrame, raters: Sequence[str] | None = None, *, round_number: int | None = None
+) -> pd.DataFrame:
+    """The ratings in force: for each item its latest *complete* round (every rater of
+    ``raters`` rated it; see :mod:`goldboard.cases.rounds`) or round ``round_number``, and
     one row per item x rater x field (the last annotated, when a pull repeated one)."""
+    return ratings_in_force(ratings, raters, round_number=round_number)[0]
+
+
+def ratings_in_force(
+    ratings: pd.DataFrame, raters: Sequence[str] | None = None, *, round_number: int | None = None
+) -> tuple[pd.DataFrame, RoundSelection]:
+    """:func:`current_ratings` plus the :class:`~goldboard.cases.rounds.RoundSelection` that
+    says which round each item uses and which items have an incomplete later round.
+    ``round_number``: that round only (``--round N``)."""
     _check_columns(ratings)
     df = ratings.copy()
     for c in ("case_id", "output_id", "model", "rationale", "annotated_at", "task_id", "project_id"):
@@ -163,15 +177,10 @@ def current_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
         if c != "round" and c != "_line":
             df[c] = df[c].fillna("").astype(str)
     if len(df) == 0:
-        return df
-    if "round" in df.columns:
-        rnd = pd.to_numeric(df["round"], errors="coerce").fillna(1).astype(int)
-        df["round"] = rnd
-        df = df[rnd == rnd.groupby(df["item_id"]).transform("max")]
-        df = df.sort_values(["round", "annotated_at"], kind="stable")
-    else:
-        df = df.sort_values("annotated_at", kind="stable")
-    return df.drop_duplicates(["item_id", "rater", "field"], keep="last").reset_index(drop=True)
+        return df, RoundSelection(explicit_round=round_number)
+    df, selection = select_rounds(df, raters, round_number=round_number)
+    df = df.sort_values(["round", "annotated_at"], kind="stable")
+    return df.drop_duplicates(["item_id", "rater", "field"], keep="last").reset_index(drop=True), selection
 
 
 def active_raters(ratings: pd.DataFrame, raters: Sequence[str] | None = None) -> list[str]:
@@ -250,6 +259,8 @@ class RatingGrid:
     rationale: np.ndarray  # items x raters: rationale text
     fields: list[Field]
     codes: dict[str, np.ndarray]
+    #: which round each item's ratings come from (see :mod:`goldboard.cases.rounds`)
+    selection: RoundSelection = dc_field(default_factory=RoundSelection)
 
     def values(self, field: str) -> np.ndarray:
         """items x raters canonical values (``""`` for blank or missing)."""
@@ -278,7 +289,12 @@ class RatingGrid:
 
 
 def rating_grid(
-    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None, *, source: str = "ratings"
+    ratings: pd.DataFrame,
+    schema: Schema,
+    raters: Sequence[str] | None = None,
+    *,
+    source: str = "ratings",
+    round_number: int | None = None,
 ) -> RatingGrid:
     """Build the :class:`RatingGrid` of the ratings in force (see :func:`current_ratings`).
 
@@ -286,8 +302,8 @@ def rating_grid(
     schema raises :class:`GoldboardError` naming ``source``, the line and the field.
     Raters without a single rating are left out.
     """
-    cur = current_ratings(ratings)
-    rlist = active_raters(cur, raters)
+    cur, selection = ratings_in_force(ratings, raters, round_number=round_number)
+    rlist = active_raters(ratings, raters)  # a rater of the study, even when absent from the round in force
     fields = adjudicable_fields(schema)
     cur = cur[cur["rater"].isin(rlist)] if len(cur) else cur
     if len(cur) == 0 or not rlist:
@@ -302,6 +318,7 @@ def rating_grid(
             empty.astype(object),
             fields,
             {f.name: empty.astype(int) for f in fields},
+            selection,
         )
     collected = set(cur["field"])
     fields = [f for f in fields if f.kind != "multi" or f.name in collected]  # multi never collected: left out
@@ -324,21 +341,27 @@ def rating_grid(
         else:  # a rater who rated the item but has no row for an optional field left it blank
             c = np.where((c == _MISSING) & rated, k, c)
         codes[f.name] = c
-    return RatingGrid(cur, items, meta, rlist, rated, _rationales(cur, item_pos, rlist), fields, codes)
+    return RatingGrid(cur, items, meta, rlist, rated, _rationales(cur, item_pos, rlist), fields, codes, selection)
 
 
 # --------------------------------------------------------------------------- flags
 
 
 def flag_disagreements(
-    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None, *, source: str = "ratings"
+    ratings: pd.DataFrame,
+    schema: Schema,
+    raters: Sequence[str] | None = None,
+    *,
+    source: str = "ratings",
+    round_number: int | None = None,
 ) -> pd.DataFrame:
     """Every item x field whose ratings need adjudication, in agenda order.
 
     Parameters
     ----------
     ratings : tidy ratings table (``RATINGS_COLUMNS``); values may use schema aliases.
-        When several rounds are present, each item's latest round is used.
+        When several rounds are present, each item's latest round in which every rater
+        rated it is used (:mod:`goldboard.cases.rounds`; ``round_number`` picks one round).
     schema : the study schema (fields, boundaries, triggers, priorities).
     raters : rater names in display order (default: sorted names found in ``ratings``).
         Raters without a single rating are left out (they are not "missing" everywhere);
@@ -352,7 +375,7 @@ def flag_disagreements(
     ``missing_raters`` hold lists; ``gap`` is the largest pairwise ordinal gap
     (``NaN`` for nominal fields).  Empty (with those columns) when nothing disagrees.
     """
-    grid = rating_grid(ratings, schema, raters, source=source)
+    grid = rating_grid(ratings, schema, raters, source=source, round_number=round_number)
     rlist = grid.raters
     columns = FLAG_COLUMNS + [f"value_{r}" for r in rlist] + [f"rationale_{r}" for r in rlist]
     if not grid.items:
@@ -373,8 +396,10 @@ def flag_disagreements(
 
 
 def _with_fields(flags: pd.DataFrame, grid: RatingGrid) -> pd.DataFrame:
-    """Record which fields were examined (``attrs["fields"]``, read by :func:`summarize_flags`)."""
+    """Record which fields were examined (``attrs["fields"]``, read by :func:`summarize_flags`)
+    and which round each item came from (``attrs["round_selection"]``)."""
     flags.attrs["fields"] = [f.name for f in grid.fields]
+    flags.attrs["round_selection"] = grid.selection
     return flags
 
 
@@ -737,6 +762,7 @@ __all__ = [
     "adjudicable_fields",
     "canonical_multi",
     "current_ratings",
+    "ratings_in_force",
     "multi_mask",
     "multi_value",
     "flag_disagreements",
@@ -782,10 +808,16 @@ def load_ratings_file(path) -> pd.DataFrame:
 
 
 def study_ratings(study, round: int | None = None) -> pd.DataFrame:
-    """A study's ratings: one round, or (default) every pulled round with each item's
-    latest round in force."""
+    """Every pulled round of a study (the round in force per item is chosen later, by
+    :func:`rating_grid` and friends; pass ``round`` on to them as ``round_number``).
+
+    ``round`` is only checked here: it must have been pulled.  The other rounds stay
+    in the table so that a rater who has not rated round N yet still counts as a rater
+    (and shows as missing) instead of disappearing from the study."""
     if round is not None:
-        return study.ratings(round)
+        p = study.ratings_path(round)
+        if not p.exists():
+            raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {study.path} --round {round}`)")
     df = study.all_ratings()
     if len(df) == 0:
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")

@@ -9,8 +9,11 @@ Rules (in order):
 3. otherwise -> ``unresolved`` (``gold_value`` empty).
 
 "Every rater" means every rater with at least one rating in the table.  Ratings
-come from :func:`goldboard.adjudicate.flags.current_ratings` (each item's latest
-round); decisions from the append-only log.  Fields: the schema's adjudicable
+come from :func:`goldboard.adjudicate.flags.current_ratings`: per item, the latest
+round in which every rater rated it (an incomplete later round is left out and
+listed in ``attrs["round_selection"]``, see :mod:`goldboard.cases.rounds`); the
+``round`` column says which round each row's ratings come from.  Decisions come
+from the append-only log.  Fields: the schema's adjudicable
 fields (nominal, ordinal, binary, multi-select; not rater confidence).
 
 Multi-select fields (e.g. mtb ``missing_info``): values are sets, written ``|``-joined
@@ -36,7 +39,7 @@ from goldboard.adjudicate.flags import rating_grid
 from goldboard.label_configs.schema import Schema
 
 METHODS = ("unanimous", "adjudicated", "unresolved")
-GOLD_HEAD = ["item_id", "case_id", "output_id", "model", "field", "gold_value", "method"]
+GOLD_HEAD = ["item_id", "case_id", "output_id", "model", "field", "gold_value", "method", "round"]
 GOLD_TAIL = ["adjudicator", "independent", "reason", "decided_at", "decision_id"]
 
 
@@ -52,6 +55,7 @@ def resolve_gold(
     raters: Sequence[str] | None = None,
     *,
     source: str = "ratings",
+    round_number: int | None = None,
 ) -> pd.DataFrame:
     """One row per item x adjudicable field: gold value, method and the raters' values.
 
@@ -62,15 +66,19 @@ def resolve_gold(
     decisions : decision log entries (file order), e.g. from
         :func:`goldboard.adjudicate.decisions.read_decisions`.
     raters : rater order for the ``value_<rater>`` columns (default: sorted).
+    round_number : resolve from this round only (default: per item, the latest round
+        in which every rater rated it).
 
     Returns
     -------
     DataFrame with :func:`gold_columns` (all text; ``independent`` is ``"true"``,
     ``"false"`` or ``""``), rows ordered by item (natural order) then schema field
     order.  ``attrs["orphan_decisions"]`` lists decisions whose item x field is not in
-    the ratings.
+    the ratings; ``attrs["round_selection"]`` is the
+    :class:`~goldboard.cases.rounds.RoundSelection` (which round each item uses, which
+    items have an incomplete later round).
     """
-    grid = rating_grid(ratings, schema, raters, source=source)
+    grid = rating_grid(ratings, schema, raters, source=source, round_number=round_number)
     latest = latest_decisions(decisions)
     cols = gold_columns(grid.raters)
     n = len(grid.items)
@@ -89,6 +97,7 @@ def resolve_gold(
                 "field": f.name,
                 "gold_value": np.where(unanimous, first, ""),
                 "method": np.where(unanimous, "unanimous", "unresolved"),
+                "round": [str(grid.selection.rounds.get(str(i), "")) for i in grid.items],
             }
         )
         for j, r in enumerate(grid.raters):
@@ -124,6 +133,7 @@ def resolve_gold(
         gold.at[k, "decision_id"] = str(e.get("id") or "")
     gold = gold[cols].astype(str)
     gold.attrs["orphan_decisions"] = orphans
+    gold.attrs["round_selection"] = grid.selection
     return gold
 
 

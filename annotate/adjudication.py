@@ -296,7 +296,7 @@ def push_adjudication(
 
     schema = study.schema
     ratings = study_ratings(study, round)
-    flags = flag_disagreements(ratings, schema, study.raters)
+    flags = flag_disagreements(ratings, schema, study.raters, round_number=round)
     raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]
     adj = dict(study.adjudication or {})
     projects = {str(k): int(v) for k, v in (adj.get("projects") or {}).items()}

@@ -18,7 +18,13 @@ def adjudicate_group() -> None:
 @adjudicate_group.command("sheet")
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Workbook to write (.xlsx).")
-@click.option("--round", "round_", type=int, default=None, help="Only this round (default: latest per item).")
+@click.option(
+    "--round",
+    "round_",
+    type=int,
+    default=None,
+    help="Only this round (default: per item, the latest round every rater rated).",
+)
 def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
     """Write the review-meeting workbook: Summary, Disagreements (to fill), Agreed, Codebook.
 
@@ -33,6 +39,9 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
     st = Study.open(study_dir)
     info = write_study_workbook(st, output, round=round_)
+    if info.round_selection is not None:
+        for line in info.round_selection.warning_lines():
+            click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
     click.echo(
         f"Wrote {info.path}: {info.disagreement_rows} rows to decide ({info.items} items), "
         f"{info.agreed_rows} unanimous rows" + ("" if info.agreement_available else "; no agreement statistics")

@@ -16,7 +16,11 @@ from goldboard.errors import GoldboardError
     "--study", "study_dir", type=click.Path(file_okay=False), help="Study workspace (reads its pulled ratings)."
 )
 @click.option(
-    "--round", "round_", type=int, default=None, help="Only this round (default: every round, latest per item)."
+    "--round",
+    "round_",
+    type=int,
+    default=None,
+    help="Only this round (default: per item, the latest round every rater rated).",
 )
 @click.option("--schema", "schema_ref", default=None, help="Schema name or file (needed with a RATINGS file).")
 @click.option("--raters", default=None, help="Comma-separated rater order (default: the study's, else sorted).")
@@ -33,6 +37,10 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     Items are ordered as a meeting agenda: most clinically serious first
     (schema priority), then the larger ordinal gap, then item id.  The
     summary counts flags per kind and per named boundary.
+
+    Rounds: each item uses the latest round in which every rater rated it; an
+    item whose later round is only partly rated keeps its earlier ratings and
+    is listed in a warning (stderr).
     """
     from goldboard.adjudicate.flags import (
         flag_disagreements,
@@ -53,17 +61,17 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
         st = Study.open(study_dir)
         schema = load_schema(schema_ref) if schema_ref else st.schema
         df = study_ratings(st, round_)
-        source = str(st.ratings_path(round_)) if round_ is not None else "ratings"
+        source = "ratings"
         order = order or st.raters
     else:
         if not schema_ref:
             raise GoldboardError("--schema: give the schema of the RATINGS file (e.g. --schema mtb)")
         schema = load_schema(schema_ref)
         df = load_ratings_file(ratings)
-        if round_ is not None:
-            df = df[df["round"].astype(str) == str(round_)]
         source = ratings
-    flags = flag_disagreements(df, schema, order, source=source)
+    flags = flag_disagreements(df, schema, order, source=source, round_number=round_)
+    for line in flags.attrs["round_selection"].warning_lines():
+        click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
     if triggered_only:
         flags = flags[flags["triggered"]].reset_index(drop=True)
     summary = summarize_flags(flags, schema)

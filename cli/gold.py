@@ -16,8 +16,22 @@ def gold_group() -> None:
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "xlsx"]), default="csv", show_default=True)
 @click.option("--force", is_flag=True, help="Cut a new release even when gold is unchanged since the last one.")
-def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
+@click.option(
+    "--round",
+    "round_number",
+    type=int,
+    default=None,
+    help="Resolve from this round only (default: per item, the latest round every rater rated).",
+)
+def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
+
+    \b
+    Rounds: by default each item uses the latest round in which every study
+    rater rated it. A later round that only some raters have rated so far is
+    not used; those items are listed in a warning and in the manifest
+    (rounds.incomplete_later_rounds). Each gold row says which round it
+    came from (column round). --round N uses round N only.
 
     If nothing changed since the latest release, no release is written (exit 0);
     use --force to cut one anyway, e.g. in another format.
@@ -26,7 +40,10 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
     from goldboard.study import Study
 
     st = Study.open(study_dir)
-    rel = export_gold(st, fmt, force=force)
+    rel = export_gold(st, fmt, force=force, round_number=round_number)
+    if rel.gold is not None:
+        for line in rel.gold.attrs["round_selection"].warning_lines():
+            click.echo(f"Warning: {line}" if not line.startswith("  ") else line, err=True)
     c = rel.manifest["counts"]["all"]
     summary = f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, {c['unresolved']} unresolved"
     if not rel.created:

@@ -19,14 +19,18 @@ another file format).
 
 ``manifest.json``::
 
-    {"release_format": 1, "version": "v2", "number": 2, "created_at": "...",
+    {"release_format": 2, "version": "v2", "number": 2, "created_at": "...",
      "study": "...", "schema": {"name", "version"}, "raters": [...], "fields": [...],
+     "rounds": {"rule": "latest_complete_per_item", "round": null,
+                "items_per_round": {"1": 58, "2": 2},
+                "incomplete_later_rounds": [{"item_id": "C-7::m1", "round": 3, "used_round": 2,
+                                             "rated_by": ["onc_a"], "missing": ["onc_b"]}]},
      "format": "csv", "rows": 120, "items": 60,
      "counts": {"safety_label": {"unanimous": 44, "adjudicated": 14, "unresolved": 2},
                 "missing_info": {...}, "all": {...}},
      "files": {"gold.csv": {"sha256": "...", "bytes": 9876}},
      "gold_sha256": "<content digest, independent of format>",
-     "sources": {"ratings": [{"path": "rounds/1/ratings.csv", "sha256": "..."}],
+     "sources": {"ratings": [{"path": "rounds/1/ratings.csv", "round": 1, "sha256": "..."}],
                  "decisions": {"path": "decisions.jsonl", "sha256": "...", "entries": 17,
                                "in_force": 15, "orphans": 0}},
      "previous": "v1", "forced": false, "goldboard_version": "0.1.0"}
@@ -54,7 +58,7 @@ from goldboard.errors import GoldboardError
 from goldboard.exports.sanitize import set_text_cell, unneutralize_formula
 
 FORMATS = ("csv", "jsonl", "json", "xlsx")
-RELEASE_FORMAT = 1
+RELEASE_FORMAT = 2  # 2: gold rows carry "round"; manifest "rounds"
 _VERSION_RE = re.compile(r"^v(\d+)$")
 
 
@@ -287,21 +291,32 @@ def write_gold_release(
     return GoldRelease(version=version, path=final, created=True, manifest=man, gold=gold)
 
 
-def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None = None) -> GoldRelease:
-    """Resolve a study's gold and write the next release (see :func:`write_gold_release`)."""
-    from goldboard.adjudicate.flags import study_ratings
+def export_gold(
+    study, fmt: str = "csv", *, force: bool = False, now: str | None = None, round_number: int | None = None
+) -> GoldRelease:
+    """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
+
+    ``round_number``: resolve from that round only; default: per item, the latest round
+    in which every study rater rated it (items with an incomplete later round are listed
+    in the manifest's ``rounds.incomplete_later_rounds`` and in
+    ``release.gold.attrs["round_selection"]``).
+    """
+    from goldboard.adjudicate.flags import adjudicable_fields, study_ratings
 
     schema = study.schema
-    ratings = study_ratings(study)
+    ratings = study_ratings(study, round_number)  # every round; round_number chooses below
     entries = read_decisions(study.decisions_path)
-    gold = resolve_gold(ratings, schema, entries, study.raters)
+    gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
+    selection = gold.attrs["round_selection"]
     orphans = gold.attrs.get("orphan_decisions", [])
+    used = set(selection.rounds.values())
     sources = []
-    for p in sorted((study.path / "rounds").glob("*/ratings.csv")):
-        sources.append({"path": p.relative_to(study.path).as_posix(), "sha256": sha256_file(p)})
+    for n in study.pulled_rounds():
+        if n in used:
+            p = study.ratings_path(n)
+            sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha256_file(p)})
     dec_path = study.decisions_path
     raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
-    from goldboard.adjudicate.flags import adjudicable_fields
 
     manifest = {
         "study": study.name,
@@ -309,6 +324,7 @@ def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None
         "raters": raters,
         # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
         "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(gold["field"])],
+        "rounds": selection.to_dict(),
         "sources": {
             "ratings": sources,
             "decisions": {
@@ -320,7 +336,9 @@ def export_gold(study, fmt: str = "csv", *, force: bool = False, now: str | None
             },
         },
     }
-    return write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
+    rel = write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
+    rel.gold = gold
+    return rel
 
 
 # --------------------------------------------------------------------------- diff

@@ -1,0 +1,202 @@
+"""Rounds never silently change gold (issue: a study never silently loses or changes a
+rating, a decision or a gold label).
+
+- an incomplete later round does not demote gold: per item, the latest round every rater
+  rated is used; the items left on an earlier round are listed (warning + manifest);
+- ``--round N`` chooses one round explicitly; every gold row says which round it came from;
+- rounds are ordered as numbers (round 10 after round 2) wherever they are listed;
+- ``gold diff`` shows provenance changes (adjudicator, reason, method, round).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[no-redef]
+
+import pandas as pd
+import pytest
+import tomli_w
+from click.testing import CliRunner
+
+from goldboard.cases.ratings import RATINGS_COLUMNS
+from goldboard.cases.rounds import select_rounds
+from goldboard.cli import main
+from goldboard.exports.gold import read_release
+from goldboard.fileio import write_csv_atomic
+from goldboard.study import Study
+
+S, P, U, I = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
+
+
+def rows(round_number: int, spec: list[tuple]) -> pd.DataFrame:
+    """spec: (item_id, rater, safety_label[, missing_info]) -> ratings rows of one round."""
+    recs = []
+    for r in spec:
+        item, rater, label = r[:3]
+        base = {c: "" for c in RATINGS_COLUMNS} | {
+            "round": round_number,
+            "item_id": item,
+            "case_id": item,
+            "rater": rater,
+            "rationale": f"{rater} r{round_number}",
+            "annotated_at": f"2026-01-{round_number:02d}T10:00:00+00:00",
+        }
+        recs.append(base | {"field": "safety_label", "value": label})
+        recs.append(base | {"field": "missing_info", "value": r[3] if len(r) > 3 else ""})
+    return pd.DataFrame(recs, columns=RATINGS_COLUMNS)
+
+
+def put(study: Study, round_number: int, spec: list[tuple]) -> None:
+    write_csv_atomic(rows(round_number, spec), study.ratings_path(round_number))
+
+
+def run(*args) -> object:
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    assert "Traceback" not in res.output, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    return res
+
+
+def gold_rows(release_dir: Path) -> dict[str, dict]:
+    gold, _ = read_release(release_dir)
+    return {r["item_id"]: r for r in gold[gold.field == "safety_label"].to_dict("records")}
+
+
+@pytest.fixture()
+def study(tmp_path) -> Study:
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"])
+    # round 1: X1 unanimous Supported, X2 disagreement, X3 unanimous Unsupported
+    put(st, 1, [("X1", "onc_a", S), ("X1", "onc_b", S), ("X2", "onc_a", S), ("X2", "onc_b", I, "stage")])
+    return st
+
+
+# --------------------------------------------------------------------------- the scenario of the issue
+
+
+def test_incomplete_later_round_does_not_demote_gold(study):
+    # round 2 re-rates X1; so far only onc_a has rated it (and disagrees with round 1)
+    put(study, 2, [("X1", "onc_a", U)])
+    res = run("gold", "export", "--study", study.path)
+    assert res.exit_code == 0, res.output
+    g = gold_rows(study.gold_dir / "v1")
+    # before this fix X1 was "unresolved" (round 2's single rating used); now round 1's unanimous gold stands
+    assert (g["X1"]["method"], g["X1"]["gold_value"], g["X1"]["round"]) == ("unanimous", S, "1")
+    assert (g["X2"]["method"], g["X2"]["round"]) == ("unresolved", "1")
+    # the item is listed, never silently used: a warning naming it, the later round and who is missing
+    assert "Warning: 1 item has an incomplete later round (round 2)" in res.stderr
+    assert "item X1: round 2 rated only by onc_a (missing onc_b); using round 1" in res.stderr
+    man = json.loads((study.gold_dir / "v1" / "manifest.json").read_text())
+    assert man["rounds"] == {
+        "rule": "latest_complete_per_item",
+        "round": None,
+        "items_per_round": {"1": 2},
+        "incomplete_later_rounds": [
+            {"item_id": "X1", "round": 2, "used_round": 1, "rated_by": ["onc_a"], "missing": ["onc_b"]}
+        ],
+    }
+    assert [s["path"] for s in man["sources"]["ratings"]] == ["rounds/1/ratings.csv"]
+    # flags use the same rule and say so
+    res = run("flag", "--study", study.path, "--format", "json")
+    flags = json.loads(res.stdout)["flags"]
+    assert {f["item_id"] for f in flags} == {"X2"}  # X1 is not a "missing onc_b" disagreement
+    assert "item X1: round 2 rated only by onc_a" in res.stderr
+
+    # onc_b finishes round 2: round 2 is complete for X1 and now in force
+    put(study, 2, [("X1", "onc_a", U), ("X1", "onc_b", U)])
+    res = run("gold", "export", "--study", study.path)
+    assert res.exit_code == 0 and "Wrote gold release v2" in res.stdout, res.output
+    assert "incomplete" not in res.stderr
+    g = gold_rows(study.gold_dir / "v2")
+    assert (g["X1"]["method"], g["X1"]["gold_value"], g["X1"]["round"]) == ("unanimous", U, "2")
+    man = json.loads((study.gold_dir / "v2" / "manifest.json").read_text())
+    assert man["rounds"]["items_per_round"] == {"1": 1, "2": 1} and man["rounds"]["incomplete_later_rounds"] == []
+    assert [s["round"] for s in man["sources"]["ratings"]] == [1, 2]
+
+
+def test_explicit_round_is_used_as_chosen(study):
+    put(study, 2, [("X1", "onc_a", U)])
+    res = run("gold", "export", "--study", study.path, "--round", 2)
+    assert res.exit_code == 0, res.output
+    g = gold_rows(study.gold_dir / "v1")
+    assert set(g) == {"X1"}  # round 2 holds only X1
+    assert (g["X1"]["method"], g["X1"]["round"], g["X1"]["value_onc_a"], g["X1"]["value_onc_b"]) == (
+        "unresolved",
+        "2",
+        U,
+        "",
+    )
+    man = json.loads((study.gold_dir / "v1" / "manifest.json").read_text())
+    assert man["rounds"]["rule"] == "round" and man["rounds"]["round"] == 2
+    assert "incomplete later round" not in res.stderr
+    res = run("flag", "--study", study.path, "--round", 2, "--format", "json")
+    flags = json.loads(res.stdout)["flags"]
+    assert [(f["item_id"], f["field"], f["missing_raters"]) for f in flags] == [
+        ("X1", "safety_label", ["onc_b"]),
+        ("X1", "missing_info", ["onc_b"]),
+    ]
+    res = run("gold", "export", "--study", study.path, "--round", 7)
+    assert res.exit_code != 0 and "rounds/7/ratings.csv: not pulled yet" in res.output
+
+
+def test_item_never_complete_keeps_its_latest_round(study):
+    """No complete round at all: the latest round is used and its gaps are 'missing' (unchanged rule)."""
+    put(study, 2, [("X9", "onc_a", S)])
+    res = run("flag", "--study", study.path, "--format", "json")
+    flags = {f["item_id"]: f for f in json.loads(res.stdout)["flags"]}
+    assert flags["X9"]["missing_raters"] == ["onc_b"] and "incomplete later round" not in res.stderr
+
+
+def test_rounds_sort_as_numbers(tmp_path):
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"])
+    put(st, 2, [("X1", "onc_a", S), ("X1", "onc_b", S)])
+    put(st, 10, [("X1", "onc_a", U), ("X1", "onc_b", U)])
+    # study.toml written out of order (hand edit / old version): listed in numeric order
+    data = tomllib.loads((st.path / "study.toml").read_text())
+    data["rounds"] = [{"number": n, "mode": "blinded", "projects": {}} for n in (10, 2, 1)]
+    (st.path / "study.toml").write_text(tomli_w.dumps(data))
+    st = Study.open(st.path)
+    assert [r.number for r in st.rounds] == [1, 2, 10] and st.pulled_rounds() == [2, 10]
+    res = run("study", "show", st.path)
+    assert [line.split(":")[0] for line in res.stdout.splitlines() if line.startswith("round")] == [
+        "round 1",
+        "round 2",
+        "round 10",
+    ]
+    res = run("gold", "export", "--study", st.path)
+    g = gold_rows(st.gold_dir / "v1")
+    assert (g["X1"]["gold_value"], g["X1"]["round"]) == (U, "10")
+    # an incomplete round 10 after a complete round 2: round 2 is used (not round 10, not "round 1x")
+    put(st, 10, [("X1", "onc_a", U)])
+    put(st, 9, [("X1", "onc_a", P), ("X1", "onc_b", P)])
+    res = run("gold", "export", "--study", st.path)
+    g = gold_rows(st.gold_dir / "v2")
+    assert (g["X1"]["gold_value"], g["X1"]["round"]) == (P, "9")
+    assert "round 10 rated only by onc_a (missing onc_b); using round 9" in res.stderr
+    man = json.loads((st.gold_dir / "v2" / "manifest.json").read_text())
+    assert [s["round"] for s in man["sources"]["ratings"]] == [9]
+    assert st.ratings()["round"].unique().tolist() == [10]  # the default single round is the numeric latest
+
+
+def test_select_rounds_pure():
+    df = pd.concat(
+        [
+            rows(1, [("A", "a", S), ("A", "b", S), ("B", "a", S), ("B", "b", U), ("C", "a", S)]),
+            rows(2, [("A", "a", U), ("B", "a", U), ("B", "b", U)]),
+            rows(3, [("B", "b", P)]),
+        ]
+    )
+    cur, sel = select_rounds(df, ["a", "b", "c"])  # c never rated: not required
+    assert sel.rounds == {"A": 1, "B": 2, "C": 1}
+    assert [(x.item_id, x.round, x.used_round, x.missing) for x in sel.incomplete] == [
+        ("A", 2, 1, ("b",)),
+        ("B", 3, 2, ("a",)),
+    ]
+    assert sorted(set(zip(cur.item_id, cur["round"]))) == [("A", 1), ("B", 2), ("C", 1)]
+    assert sel.items_per_round() == {"1": 2, "2": 1}
+    cur, sel = select_rounds(df, ["a", "b"], round_number=3)
+    assert sel.rounds == {"B": 3} and sel.incomplete == [] and set(cur["round"]) == {3}
