@@ -136,6 +136,7 @@ def push(
     batch_size: int = DEFAULT_BATCH,
     progress: bool = True,
     annotations: Mapping[tuple[str, str], list[dict]] | None = None,
+    add_to_adjudicated_round: bool = False,
 ) -> PushResult:
     """Push the units of ``cases_path`` (+ ``outputs_path``) to a round's projects.
 
@@ -149,6 +150,8 @@ def push(
     ``annotations``: ``{(project key, item_id): [annotation, ...]}`` imported *inside*
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
+    ``add_to_adjudicated_round``: allow adding new items to a round that already has
+    adjudication decisions or a gold release (see :func:`check_round_choice`).
     """
     from goldboard.label_configs.xml import task_data, to_label_studio_xml
 
@@ -173,6 +176,7 @@ def push(
         round_number = max((r.number for r in study.rounds), default=1)
     if round_number < 1:
         raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+    check_round_choice(study, round_number, units["item_id"].astype(str), add_to_adjudicated_round)
     existing_round = next((r for r in study.rounds if r.number == round_number), None)
     mode = "shared" if shared else "blinded"
     if existing_round is not None:
@@ -197,6 +201,7 @@ def push(
                 batch_size=batch_size,
                 progress=progress,
                 annotations=annotations,
+                add_to_adjudicated_round=add_to_adjudicated_round,
             )
     if client.conn.embedded:
         _ensure_rater_users(client, study.raters)
@@ -326,6 +331,113 @@ def push(
     return result
 
 
+@dataclass
+class RoundUse:
+    """What has been built on a round: adjudication decisions and gold releases."""
+
+    decisions: int = 0
+    decided_items: int = 0
+    items: int = 0
+    releases: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        parts = []
+        if self.decisions:
+            parts.append(
+                f"{self.decisions} adjudication decision{'s' if self.decisions != 1 else ''} on "
+                f"{self.decided_items} of its {self.items} items (decisions.jsonl)"
+            )
+        if self.releases:
+            parts.append(f"gold release{'s' if len(self.releases) != 1 else ''} {', '.join(self.releases)}")
+        return " and ".join(parts)
+
+
+def round_use(study: Any, round_number: int, items: set[str] | None = None) -> RoundUse:
+    """Decisions logged on the round's items since the round was created, and the gold
+    releases whose gold rows come from the round (older releases: that list the round's
+    ratings file among their sources)."""
+    from goldboard.adjudicate.decisions import read_decisions
+    from goldboard.exports.gold import list_releases, read_manifest
+
+    if items is None:
+        items = _round_items(study, round_number)
+    rnd = next((r for r in study.rounds if r.number == round_number), None)
+    since = _when(rnd.created_at) if rnd is not None else None
+    use = RoundUse(items=len(items))
+    decided = set()
+    for e in read_decisions(study.decisions_path):
+        if str(e.get("item_id")) not in items:
+            continue
+        at = _when(str(e.get("timestamp") or ""))
+        if since is not None and at is not None and at < since:
+            continue  # decided on an earlier round, before this round existed
+        use.decisions += 1
+        decided.add(str(e["item_id"]))
+    use.decided_items = len(decided)
+    source = f"rounds/{round_number}/ratings.csv"
+    for _, path in list_releases(study.gold_dir):
+        man = read_manifest(path)
+        rounds = man.get("rounds")
+        if isinstance(rounds, dict) and isinstance(rounds.get("items_per_round"), dict):
+            used = str(round_number) in rounds["items_per_round"]
+        else:
+            used = any(s.get("path") == source for s in (man.get("sources") or {}).get("ratings") or [])
+        if used:
+            use.releases.append(path.name)
+    return use
+
+
+def check_round_choice(study: Any, round_number: int, item_ids: Any, add_to_adjudicated_round: bool = False) -> None:
+    """Refuse a push that would silently change a study's rounds (before anything is sent):
+
+    - ``--round N`` for a new round N when round N-1 does not exist (a typo such as
+      ``--round 12`` for ``2`` would otherwise open round 12);
+    - new items added to a round that already has adjudication decisions or a gold
+      release (its adjudication and gold would silently stop covering the round),
+      unless ``add_to_adjudicated_round``.  Re-pushing the round's own items (completing
+      an interrupted push) is always allowed.
+    """
+    numbers = sorted(r.number for r in study.rounds)
+    nxt = (numbers[-1] + 1) if numbers else 1
+    if round_number not in numbers:
+        if round_number > 1 and round_number - 1 not in numbers:
+            have = ", ".join(map(str, numbers)) or "none yet"
+            raise GoldboardError(
+                f"--round {round_number}: round {round_number - 1} does not exist (rounds: {have}); "
+                f"the next new round is {nxt} (--round {nxt})"
+            )
+        return
+    in_round = _round_items(study, round_number)
+    new = [i for i in dict.fromkeys(item_ids) if i not in in_round]
+    if not new or add_to_adjudicated_round:
+        return
+    use = round_use(study, round_number, in_round)
+    if use.decisions or use.releases:
+        raise GoldboardError(
+            f"round {round_number} already has {use.describe()}; pushing {len(new)} new "
+            f"item{'s' if len(new) != 1 else ''} (e.g. {new[0]!r}) into it would change what was adjudicated. "
+            f"Push them to a new round (--round {nxt}), or pass --add-to-adjudicated-round to add them anyway"
+        )
+
+
+def _round_items(study: Any, round_number: int) -> set[str]:
+    return {
+        str(rec["item_id"])
+        for rec in _read_units_file(study.units_path)
+        if round_number in {int(r) for r in (rec.get("rounds") or [])}
+    }
+
+
+def _when(text: str):
+    import datetime as _dt
+
+    try:
+        t = _dt.datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
+
+
 def _ensure_rater_users(client: Client, raters: list[str]) -> None:
     """Embedded server: make sure every rater has a user (seeded with a known token)."""
     creds = client.conn.credentials
@@ -356,4 +468,13 @@ def _bar(total: int, show: bool):
     return tqdm(total=total, desc="Importing tasks", unit="task", file=sys.stderr)
 
 
-__all__ = ["push", "PushResult", "project_title", "DEFAULT_BATCH", "SHARED_KEY"]
+__all__ = [
+    "push",
+    "PushResult",
+    "RoundUse",
+    "check_round_choice",
+    "round_use",
+    "project_title",
+    "DEFAULT_BATCH",
+    "SHARED_KEY",
+]

@@ -13,7 +13,11 @@ from goldboard.study import Study
 @click.argument("cases", type=click.Path(dir_okay=False))
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file.")
 @click.option(
-    "--round", "round_number", type=int, default=None, help="Round number (default: the latest, 1 for a new study)."
+    "--round",
+    "round_number",
+    type=int,
+    default=None,
+    help="Round number (default: the latest, 1 for a new study). A new round N needs round N-1.",
 )
 @click.option(
     "--shared/--blinded",
@@ -28,6 +32,11 @@ from goldboard.study import Study
     help="Keep the model name out of the tasks (raters see data columns in Label Studio's task list).",
 )
 @click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
+@click.option(
+    "--add-to-adjudicated-round",
+    is_flag=True,
+    help="Add new cases to a round that already has adjudication decisions or a gold release.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def push_cmd(
     study_dir: str,
@@ -37,6 +46,7 @@ def push_cmd(
     shared: bool | None,
     hide_model: bool | None,
     batch_size: int,
+    add_to_adjudicated_round: bool,
     quiet: bool,
 ) -> None:
     """Push CASES (+ --outputs) to the study's Label Studio projects.
@@ -54,6 +64,11 @@ def push_cmd(
 
     Idempotent: running it again (e.g. after a push that died half-way) imports
     only the tasks that are missing.
+
+    \b
+    Rounds: --round N opens a new round only when round N-1 exists. New cases
+    are refused in a round that already has adjudication decisions or a gold
+    release (push them to a new round, or pass --add-to-adjudicated-round).
     """
     study = Study.open(study_dir)
     res = push(
@@ -65,6 +80,7 @@ def push_cmd(
         hide_model=hide_model or None,
         batch_size=batch_size,
         progress=not quiet,
+        add_to_adjudicated_round=add_to_adjudicated_round,
     )
     click.echo(res.describe())
 

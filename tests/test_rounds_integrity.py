@@ -11,6 +11,7 @@ rating, a decision or a gold label).
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 try:
@@ -200,3 +201,119 @@ def test_select_rounds_pure():
     assert sel.items_per_round() == {"1": 2, "2": 1}
     cur, sel = select_rounds(df, ["a", "b"], round_number=3)
     assert sel.rounds == {"B": 3} and sel.incomplete == [] and set(cur["round"]) == {3}
+
+
+# --------------------------------------------------------------------------- push: rounds that exist, rounds already adjudicated
+
+
+def cases_file(tmp: Path, n: int, name: str = "cases.jsonl") -> Path:
+    from goldboard.cases.synth import synthesize, write_records
+
+    cases, _ = synthesize("mtb", 8, seed=5)  # the first n of the same 8 cases
+    p = tmp / name
+    write_records(cases[:n], p)
+    return p
+
+
+def decide(study: Study, item_id: str, now: str | None = None) -> None:
+    from goldboard.adjudicate.decisions import Proposed, record_decisions
+
+    p = Proposed(item_id, "safety_label", S, "", "dr_chair")
+    record_decisions(study.decisions_path, [p], source="sheet", now=now)
+
+
+def fake_push(study: Study, cases: Path, **kw):
+    from test_push_offline import FakeServer
+
+    from goldboard.annotate.push import push
+
+    fake = kw.pop("client", None) or FakeServer()
+    return push(Study.open(study.path), cases, client=fake, progress=False, **kw), fake
+
+
+def test_push_round_needs_the_previous_round(tmp_path):
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:9")
+    cases = cases_file(tmp_path, 3)
+    # refused before any connection (the URL above has no server): a new study starts at round 1
+    res = run("push", "--study", st.path, cases, "--round", 2)
+    assert res.exit_code != 0
+    assert (
+        res.output.strip()
+        == "Error: --round 2: round 1 does not exist (rounds: none yet); the next new round is 1 (--round 1)"
+    )
+    _, fake = fake_push(st, cases)
+    res = run("push", "--study", st.path, cases, "--round", 3)
+    assert res.exit_code != 0 and "--round 3: round 2 does not exist (rounds: 1); the next new round is 2" in res.output
+    assert [r.number for r in Study.open(st.path).rounds] == [1]
+    res, _ = fake_push(st, cases, round_number=2, client=fake)  # the next round is fine
+    assert res.round == 2 and [r.number for r in Study.open(st.path).rounds] == [1, 2]
+
+
+def test_adding_cases_to_an_adjudicated_round_is_refused(tmp_path):
+    from goldboard.annotate.push import round_use
+
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:9")
+    three, five = cases_file(tmp_path, 3, "three.jsonl"), cases_file(tmp_path, 5, "five.jsonl")
+    _, fake = fake_push(st, three)
+    first = Study.open(st.path).units()["item_id"].tolist()
+    res, _ = fake_push(st, five, client=fake)  # not adjudicated yet: adding is fine
+    assert res.imported == {"onc_a": 2, "onc_b": 2}
+    decide(st, first[0])
+    assert round_use(Study.open(st.path), 1).decisions == 1
+    more = cases_file(tmp_path, 7, "seven.jsonl")
+    res = run("push", "--study", st.path, more)
+    assert res.exit_code != 0
+    msg = res.output.strip()
+    assert msg.startswith("Error: round 1 already has 1 adjudication decision on 1 of its 5 items (decisions.jsonl); ")
+    assert "pushing 2 new items" in msg and "Push them to a new round (--round 2)" in msg
+    assert "--add-to-adjudicated-round" in msg and len(msg.splitlines()) == 1
+    assert all(len(p["tasks"]) == 5 for p in fake.projects.values())  # nothing sent
+    # re-pushing the round's own items (completing a push) stays allowed
+    res, _ = fake_push(st, five, client=fake)
+    assert res.imported == {"onc_a": 0, "onc_b": 0}
+    # a gold release built on round 1 refuses it too (even without decisions)
+    st2 = Study.init(tmp_path / "s2", schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:9")
+    _, fake2 = fake_push(st2, three)
+    items = Study.open(st2.path).units()["item_id"].tolist()
+    put(st2, 1, [(i, r, S) for i in items for r in ("onc_a", "onc_b")])
+    assert run("gold", "export", "--study", st2.path).exit_code == 0
+    res = run("push", "--study", st2.path, five)
+    assert res.exit_code != 0 and "round 1 already has gold release v1; pushing 2 new items" in res.output
+    # the user says so: added, and later rounds are unaffected
+    res, _ = fake_push(st2, five, client=fake2, add_to_adjudicated_round=True)
+    assert res.imported == {"onc_a": 2, "onc_b": 2}
+    # a decision made before a round existed does not lock the new round
+    time.sleep(1.1)  # timestamps have one-second resolution
+    _, _ = fake_push(st, three, client=fake, round_number=2)
+    res, _ = fake_push(st, more, client=fake, round_number=2)
+    assert res.round == 2 and res.imported == {"onc_a": 4, "onc_b": 4}
+
+
+@pytest.mark.live
+def test_push_round_refusals_live(live_server, tmp_path):
+    """On a real Label Studio: refused pushes create no project and no task."""
+    from goldboard.annotate.client import connect
+
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"], data_dir=str(live_server.data_dir))
+    four, six = cases_file(tmp_path, 4, "four.jsonl"), cases_file(tmp_path, 6, "six.jsonl")
+    res = run("push", "--study", st.path, four, "--quiet")
+    assert res.exit_code == 0, res.output
+    client = connect(Study.open(st.path))
+    n_projects = len(list(client.sdk.projects.list()))
+    projects = dict(Study.open(st.path).round(1).projects)
+
+    res = run("push", "--study", st.path, four, "--round", 3, "--quiet")
+    assert res.exit_code != 0 and "--round 3: round 2 does not exist (rounds: 1)" in res.output
+    assert len(list(client.sdk.projects.list())) == n_projects
+
+    decide(st, Study.open(st.path).units()["item_id"].iloc[0])
+    res = run("push", "--study", st.path, six, "--quiet")
+    assert res.exit_code != 0 and "round 1 already has 1 adjudication decision" in res.output
+    assert all(len(client.task_data(pid)) == 4 for pid in projects.values())
+
+    res = run("push", "--study", st.path, six, "--round", 2, "--quiet")
+    assert res.exit_code == 0, res.output
+    assert len(list(client.sdk.projects.list())) == n_projects + 2
+    res = run("push", "--study", st.path, six, "--round", 1, "--add-to-adjudicated-round", "--quiet")
+    assert res.exit_code == 0 and "2 tasks imported, 4 already there" in res.output
+    assert all(len(client.task_data(pid)) == 6 for pid in projects.values())
