@@ -60,7 +60,13 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) 
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
-    """Show gold values and methods that changed between two releases (e.g. v1 v2)."""
+    """Show what changed between two releases (e.g. v1 v2): gold values, and beside them
+    the provenance -- method, round, adjudicator, reason, independence, decision.
+
+    change: added | removed | value | method | provenance (same value and method,
+    other adjudicator, reason or round). The csv and json formats give every
+    old_/new_ pair.
+    """
     from goldboard.exports.gold import diff_releases
     from goldboard.study import Study
 
@@ -81,17 +87,18 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     click.echo(
         f"{ma['version']} ({ma.get('created_at', '')}) -> {mb['version']} ({mb.get('created_at', '')}): "
         f"{len(diff)} changed item x field rows"
+        + (f" ({int((diff['change'] == 'provenance').sum())} provenance only)" if len(diff) else "")
     )
     if len(diff):
         from goldboard.cli.flag import _clip
+        from goldboard.exports.gold import provenance_text
 
-        head = ["item", "field", "change", "old", "new", "old method", "new method"]
-        rows = [
-            [_clip(str(x).replace("\n", " "), 30) for x in r]
-            for r in diff[
-                ["item_id", "field", "change", "old_value", "new_value", "old_method", "new_method"]
-            ].itertuples(index=False)
-        ]
+        head = ["item", "field", "change", "old", "new", "old method", "new method", "provenance (old -> new)"]
+        rows = []
+        for rec in diff.to_dict("records"):
+            cells = [rec["item_id"], rec["field"], rec["change"], rec["old_value"], rec["new_value"]]
+            cells += [rec["old_method"], rec["new_method"]]
+            rows.append([_clip(str(x).replace("\n", " "), 30) for x in cells] + [provenance_text(rec)])
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
         click.echo("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
         for r in rows:

@@ -317,3 +317,55 @@ def test_push_round_refusals_live(live_server, tmp_path):
     res = run("push", "--study", st.path, six, "--round", 1, "--add-to-adjudicated-round", "--quiet")
     assert res.exit_code == 0 and "2 tasks imported, 4 already there" in res.output
     assert all(len(client.task_data(pid)) == 6 for pid in projects.values())
+
+
+# --------------------------------------------------------------------------- gold diff shows provenance
+
+
+def test_gold_diff_shows_provenance_changes(study):
+    from goldboard.adjudicate.decisions import Proposed, record_decisions
+
+    log = study.decisions_path
+    record_decisions(log, [Proposed("X2", "safety_label", I, "stage unknown", "dr_lee")], source="sheet")
+    assert run("gold", "export", "--study", study.path).exit_code == 0
+    # same gold value, decided again by someone else for another reason; X1 re-rated (same value) in round 2
+    record_decisions(log, [Proposed("X2", "safety_label", I, "ECOG missing too", "dr_kim")], source="sheet")
+    put(study, 2, [("X1", "onc_a", S), ("X1", "onc_b", S)])
+    res = run("gold", "export", "--study", study.path)
+    assert "Wrote gold release v2" in res.stdout, res.output  # provenance alone makes a new release
+    res = run("gold", "diff", "v1", "v2", "--study", study.path, "--format", "json")
+    changes = {(c["item_id"], c["field"]): c for c in json.loads(res.stdout)["changes"]}
+    x1, x2 = changes[("X1", "safety_label")], changes[("X2", "safety_label")]
+    assert (x1["change"], x1["changed"], x1["old_round"], x1["new_round"]) == ("provenance", "round", "1", "2")
+    assert (x2["change"], x2["changed"]) == ("provenance", "adjudicator, reason, decision")
+    assert (x2["old_adjudicator"], x2["new_adjudicator"], x2["old_reason"], x2["new_reason"]) == (
+        "dr_lee",
+        "dr_kim",
+        "stage unknown",
+        "ECOG missing too",
+    )
+    assert x2["old_value"] == x2["new_value"] == I and x2["old_method"] == x2["new_method"] == "adjudicated"
+    res = run("gold", "diff", "v1", "v2", "--study", study.path)
+    assert "provenance only" in res.stdout
+    line = next(x for x in res.stdout.splitlines() if x.startswith("X2") and "safety_label" in x)
+    assert "adjudicator dr_lee -> dr_kim; reason stage unknown -> ECOG missing too; decision D000001 -> D000002" in line
+    line = next(x for x in res.stdout.splitlines() if x.startswith("X1") and "safety_label" in x)
+    assert line.endswith("round 1 -> 2")
+    # a value change still leads, with its provenance beside it
+    record_decisions(log, [Proposed("X2", "safety_label", P, "caveat, not missing", "dr_kim")], source="sheet")
+    run("gold", "export", "--study", study.path)
+    res = run("gold", "diff", "v2", "v3", "--study", study.path, "--format", "csv")
+    d = pd.read_csv(__import__("io").StringIO(res.stdout), dtype=str, keep_default_na=False)
+    row = d[(d.item_id == "X2") & (d.field == "safety_label")].iloc[0]
+    assert (row.change, row.changed, row.old_value, row.new_value) == ("value", "value, reason, decision", I, P)
+
+
+def test_diff_against_a_release_without_round_column():
+    from goldboard.exports.gold import diff_gold
+
+    base = {"item_id": ["A"], "field": ["f"], "gold_value": ["x"], "method": ["unanimous"]}
+    old = pd.DataFrame(base | {"adjudicator": [""], "reason": [""]})
+    new = pd.DataFrame(base | {"adjudicator": [""], "reason": [""], "round": ["1"]})
+    assert len(diff_gold(old, new)) == 0  # unknown is not a change
+    d = diff_gold(new, new.assign(round="2"))
+    assert list(zip(d.change, d.changed)) == [("provenance", "round")]
