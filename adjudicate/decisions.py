@@ -569,7 +569,8 @@ def import_review_sheet(
 ) -> ImportResult:
     """Check a filled review workbook and append its decisions to the log.
 
-    Every cell is checked first; if anything is wrong :class:`SheetErrors` is raised
+    Every cell is checked first, then the schema's cross-field rules on the gold the
+    decisions would make; if anything is wrong :class:`SheetErrors` is raised
     (listing every problem by cell reference) and nothing is recorded.  Blank
     decisions stay unresolved; re-importing the same sheet appends nothing.
     """
@@ -579,6 +580,12 @@ def import_review_sheet(
     proposed, errors, warnings, blank = read_review_sheet(
         sheet, grid, schema, adjudicator=adjudicator, independent=independent
     )
+    if not errors:  # the gold these decisions would make must keep the schema's cross-field rules
+        from goldboard.adjudicate.gold import resolve_gold
+        from goldboard.adjudicate.rules import decision_rule_errors
+
+        gold = resolve_gold(ratings, schema, read_decisions(decisions_path), raters)
+        errors = decision_rule_errors(proposed, gold, schema)
     if errors:
         raise SheetErrors(sheet, errors)
     sha = sha256_file(sheet)

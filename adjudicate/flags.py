@@ -10,6 +10,10 @@ that needs adjudication, with every *kind* of problem that applies:
 ``gap``             an ordinal field's values differ by >= ``min_gap`` steps (schema trigger)
 ``threshold``       one rating below the schema's critical value, one at or above it
 ``incompatible``    different nominal values that the schema does not list as compatible
+``rule``            a rater's own rating breaks a schema cross-field rule (e.g. mtb: missing_info
+                    ticked with the label Supported); raised on both fields of the rule, even
+                    when the raters agree, so the adjudicator decides them together (the rating
+                    itself is kept as rated; see :mod:`goldboard.adjudicate.rules`)
 ``disagree``        the values differ at all (every disagreement carries this kind;
                     an item with only this kind is a *plain* disagreement)
 ``low_confidence``  a rater's confidence is <= the trigger's ``at_most`` (raised even
@@ -68,6 +72,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldboard.adjudicate.rules import rating_rule_breaks, rule_break_matrix
 from goldboard.cases.rounds import RoundSelection, select_rounds
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
@@ -75,7 +80,7 @@ from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 #: priority given to a flag kind that no schema boundary or trigger prioritises
 DEFAULT_PRIORITY = 9
 
-KINDS = ("boundary", "threshold", "gap", "incompatible", "disagree", "low_confidence", "missing")
+KINDS = ("boundary", "threshold", "gap", "incompatible", "rule", "disagree", "low_confidence", "missing")
 
 FLAG_COLUMNS = [
     "agenda",
@@ -379,7 +384,7 @@ def flag_disagreements(
     rlist = grid.raters
     columns = FLAG_COLUMNS + [f"value_{r}" for r in rlist] + [f"rationale_{r}" for r in rlist]
     if not grid.items:
-        return _with_fields(pd.DataFrame(columns=columns), grid)
+        return _with_fields(pd.DataFrame(columns=columns), grid, schema)
     primary = schema.primary_field.name
     low_conf = _low_confidence(grid.ratings, schema, pd.Index(grid.items), rlist)
     rows: list[dict] = []
@@ -389,17 +394,18 @@ def flag_disagreements(
         else:
             rows.extend(_flag_field(f, grid, schema, low_conf if f.name == primary else None))
     if not rows:
-        return _with_fields(pd.DataFrame(columns=columns), grid)
+        return _with_fields(pd.DataFrame(columns=columns), grid, schema)
     out = pd.DataFrame(rows)
     multi = {f.name for f in grid.fields if f.kind == "multi"}
-    return _with_fields(_agenda_order(out, [f.name for f in grid.fields], multi)[columns], grid)
+    return _with_fields(_agenda_order(out, [f.name for f in grid.fields], multi)[columns], grid, schema)
 
 
-def _with_fields(flags: pd.DataFrame, grid: RatingGrid) -> pd.DataFrame:
+def _with_fields(flags: pd.DataFrame, grid: RatingGrid, grid_schema: Schema | None = None) -> pd.DataFrame:
     """Record which fields were examined (``attrs["fields"]``, read by :func:`summarize_flags`)
     and which round each item came from (``attrs["round_selection"]``)."""
     flags.attrs["fields"] = [f.name for f in grid.fields]
     flags.attrs["round_selection"] = grid.selection
+    flags.attrs["rule_breaks"] = rating_rule_breaks(grid, grid_schema) if grid_schema is not None else []
     return flags
 
 
@@ -513,6 +519,7 @@ def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> list[dict]:
             hit(disagree, t.kind, t.label, t.priority, tnames)
         elif t.kind == "missing":
             hit(missing, "missing", t.label, t.priority, tnames)
+    _rule_hits(f, grid, schema, acc)
     hit(disagree, "disagree", None, None)
     hit(missing, "missing", None, None)
 
@@ -555,6 +562,7 @@ def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[di
             hit(disagree, "disagree", t.label, t.priority, tnames)
         elif t.kind == "missing":
             hit(missing, "missing", t.label, t.priority, tnames)
+    _rule_hits(f, grid, schema, acc)
     # generic kinds that apply whether or not the schema names a trigger for them
     hit(disagree, "disagree", None, None)
     hit(missing, "missing", None, None)
@@ -570,6 +578,12 @@ def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[di
         (codes == _MISSING) | (codes == k), "", np.asarray(f.categories + [""], dtype=object)[np.clip(codes, 0, k)]
     )
     return acc.rows(f, grid, values, np.where(has_two, gap, -1) if gap is not None else None)
+
+
+def _rule_hits(f: Field, grid: RatingGrid, schema: Schema, acc: _Hits) -> None:
+    """Kind ``rule`` on the items where a rater's own rating breaks a rule naming ``f``."""
+    for rule in schema.rules_for(f.name):
+        acc.hit(rule_break_matrix(grid, rule).any(axis=1), "rule", rule.name, rule.priority, acc.triggers)
 
 
 class _Hits:

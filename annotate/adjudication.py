@@ -502,6 +502,12 @@ def pull_adjudication(
                         ),
                     )
                 )
+    if not errors:  # the gold these decisions would make must keep the schema's cross-field rules
+        from goldboard.adjudicate.gold import resolve_gold
+        from goldboard.adjudicate.rules import decision_rule_errors
+
+        gold = resolve_gold(study_ratings(study), schema, read_decisions(study.decisions_path), study.raters)
+        errors = decision_rule_errors([p for _, p in found], gold, schema)
     if errors:
         raise SheetErrors("label studio adjudication", errors)
     rec = record_decisions(study.decisions_path, [p for _, p in found], source="label_studio", now=now)

@@ -646,6 +646,21 @@ def rater_user_ids(
     return out, others
 
 
+def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limit: int = 20) -> list[str]:
+    """Ratings that break a schema cross-field rule: kept as rated (never changed), reported,
+    and flagged for adjudication (see :mod:`goldboard.adjudicate.rules`)."""
+    if not schema.rules or not len(ratings):
+        return []
+    from goldboard.adjudicate.flags import rating_grid
+    from goldboard.adjudicate.rules import rating_rule_breaks
+
+    breaks = rating_rule_breaks(rating_grid(ratings, schema, raters), schema)
+    out = [b.describe() for b in breaks[:limit]]
+    if len(breaks) > limit:
+        out.append(f"... and {len(breaks) - limit} more ratings that break a schema rule (see `goldboard flag`)")
+    return out
+
+
 def pull(
     study: Any,
     round_number: int | None = None,
@@ -744,7 +759,7 @@ def pull(
             client.close()
     units = study.units() if hasattr(study, "units") else None
     res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
-    res.summary["warnings"] = warnings + res.summary["warnings"]
+    res.summary["warnings"] = warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
     res.summary["mode"] = rnd.mode
     res.summary["source"] = origin
     res.summary["projects"] = dict(rnd.projects)

@@ -38,6 +38,10 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     (schema priority), then the larger ordinal gap, then item id.  The
     summary counts flags per kind and per named boundary.
 
+    A rating that breaks a schema cross-field rule (e.g. mtb: missing_info
+    ticked with Supported) is kept as rated, reported on stderr and flagged
+    (kind rule) on both fields, so the adjudicator decides them together.
+
     Rounds: each item uses the latest round in which every rater rated it; an
     item whose later round is only partly rated keeps its earlier ratings and
     is listed in a warning (stderr).
@@ -72,6 +76,8 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     flags = flag_disagreements(df, schema, order, source=source, round_number=round_)
     for line in flags.attrs["round_selection"].warning_lines():
         click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
+    for b in flags.attrs.get("rule_breaks", []):
+        click.echo(f"Warning: {b.describe()}", err=True)
     if triggered_only:
         flags = flags[flags["triggered"]].reset_index(drop=True)
     summary = summarize_flags(flags, schema)

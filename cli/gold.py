@@ -33,14 +33,25 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) 
     (rounds.incomplete_later_rounds). Each gold row says which round it
     came from (column round). --round N uses round N only.
 
+    Schema cross-field rules (e.g. mtb: missing_info only with Insufficient
+    Information or Partially Supported) are checked: a gold item that breaks one
+    is listed and nothing is written.
+
     If nothing changed since the latest release, no release is written (exit 0);
     use --force to cut one anyway, e.g. in another format.
     """
+    from goldboard.adjudicate.rules import RuleErrors
+    from goldboard.errors import GoldboardError
     from goldboard.exports.gold import export_gold
     from goldboard.study import Study
 
     st = Study.open(study_dir)
-    rel = export_gold(st, fmt, force=force, round_number=round_number)
+    try:
+        rel = export_gold(st, fmt, force=force, round_number=round_number)
+    except RuleErrors as exc:
+        for line in exc.errors:
+            click.echo(line, err=True)
+        raise GoldboardError(str(exc)) from None
     if rel.gold is not None:
         for line in rel.gold.attrs["round_selection"].warning_lines():
             click.echo(f"Warning: {line}" if not line.startswith("  ") else line, err=True)

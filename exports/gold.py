@@ -54,6 +54,7 @@ import pandas as pd
 from goldboard import __version__
 from goldboard.adjudicate.decisions import latest_decisions, read_decisions, sha256_file
 from goldboard.adjudicate.gold import gold_digest, method_counts, resolve_gold
+from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.errors import GoldboardError
 from goldboard.exports.sanitize import set_text_cell, unneutralize_formula
 
@@ -296,6 +297,8 @@ def export_gold(
 ) -> GoldRelease:
     """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
 
+    Raises :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold
+    item breaks a schema cross-field rule.
     ``round_number``: resolve from that round only; default: per item, the latest round
     in which every study rater rated it (items with an incomplete later round are listed
     in the manifest's ``rounds.incomplete_later_rounds`` and in
@@ -307,6 +310,7 @@ def export_gold(
     ratings = study_ratings(study, round_number)  # every round; round_number chooses below
     entries = read_decisions(study.decisions_path)
     gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
+    check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
     selection = gold.attrs["round_selection"]
     orphans = gold.attrs.get("orphan_decisions", [])
     used = set(selection.rounds.values())
