@@ -99,6 +99,8 @@ def test_mtb_declares_the_rule():
         False,
     ]
     assert load_schema("mtb_unsafe").rules[0].broken("stage", "Unsafe")
+    text = run("schema", "show", "mtb").stdout
+    assert f"  {RULE} [priority 2]: if missing_info not empty then safety_label in" in text
     shown = json.loads(run("schema", "show", "mtb", "--format", "json").stdout)
     assert shown["rules"][0]["when"] == {"field": MI, "empty": False}
     assert shown["rules"][0]["then"] == {"field": "safety_label", "in": [I, P]}
