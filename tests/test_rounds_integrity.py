@@ -369,3 +369,19 @@ def test_diff_against_a_release_without_round_column():
     assert len(diff_gold(old, new)) == 0  # unknown is not a change
     d = diff_gold(new, new.assign(round="2"))
     assert list(zip(d.change, d.changed)) == [("provenance", "round")]
+
+
+def test_review_sheet_uses_the_complete_round_and_warns(study, tmp_path):
+    import openpyxl
+
+    put(study, 2, [("X1", "onc_a", U)])
+    out = tmp_path / "review.xlsx"
+    res = run("adjudicate", "sheet", "--study", study.path, "-o", out)
+    assert res.exit_code == 0, res.output
+    assert "item X1: round 2 rated only by onc_a (missing onc_b); using round 1" in res.stderr
+    wb = openpyxl.load_workbook(out)
+    dis = {r[2] for r in wb["Disagreements"].iter_rows(min_row=2, values_only=True)}
+    agreed = [r for r in wb["Agreed"].iter_rows(values_only=True) if "X1" in r]
+    assert "X2" in dis and "X1" not in dis and agreed  # X1 is unanimous (round 1), not "missing onc_b" (round 2)
+    assert not any("r2" in str(c) for r in agreed for c in r)  # round 1's rationales, not round 2's
+    assert any("onc_a r1" in str(c) for r in agreed for c in r)
