@@ -154,7 +154,7 @@ def test_item_never_complete_keeps_its_latest_round(study):
 
 def test_rounds_sort_as_numbers(tmp_path):
     st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"])
-    put(st, 2, [("X1", "onc_a", S), ("X1", "onc_b", S)])
+    put(st, 2, [("X1", "onc_a", S), ("X1", "onc_b", S), ("X2", "onc_a", S), ("X2", "onc_b", S)])
     put(st, 10, [("X1", "onc_a", U), ("X1", "onc_b", U)])
     # study.toml written out of order (hand edit / old version): listed in numeric order
     data = tomllib.loads((st.path / "study.toml").read_text())
@@ -170,7 +170,10 @@ def test_rounds_sort_as_numbers(tmp_path):
     ]
     res = run("gold", "export", "--study", st.path)
     g = gold_rows(st.gold_dir / "v1")
-    assert (g["X1"]["gold_value"], g["X1"]["round"]) == (U, "10")
+    assert (g["X1"]["gold_value"], g["X1"]["round"], g["X2"]["round"]) == (U, "10", "2")
+    man = json.loads((st.gold_dir / "v1" / "manifest.json").read_text())
+    assert [s["path"] for s in man["sources"]["ratings"]] == ["rounds/2/ratings.csv", "rounds/10/ratings.csv"]
+    assert man["rounds"]["items_per_round"] == {"2": 1, "10": 1}
     # an incomplete round 10 after a complete round 2: round 2 is used (not round 10, not "round 1x")
     put(st, 10, [("X1", "onc_a", U)])
     put(st, 9, [("X1", "onc_a", P), ("X1", "onc_b", P)])
@@ -179,7 +182,7 @@ def test_rounds_sort_as_numbers(tmp_path):
     assert (g["X1"]["gold_value"], g["X1"]["round"]) == (P, "9")
     assert "round 10 rated only by onc_a (missing onc_b); using round 9" in res.stderr
     man = json.loads((st.gold_dir / "v2" / "manifest.json").read_text())
-    assert [s["round"] for s in man["sources"]["ratings"]] == [9]
+    assert [s["round"] for s in man["sources"]["ratings"]] == [2, 9]
     assert st.ratings()["round"].unique().tolist() == [10]  # the default single round is the numeric latest
 
 
