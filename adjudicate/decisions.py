@@ -7,7 +7,10 @@ The log (``decisions.jsonl`` in a study workspace) has one JSON object per line:
      "adjudicator": "dr_lee", "independent": true, "source": "sheet",
      "sheet": "review.xlsx", "sheet_sha256": "…", "origin": "sheet:…",
      "timestamp": "2025-01-31T10:12:00+00:00",
-     "previous_id": "D000003", "previous_decision": "Supported"}
+     "previous_id": "D000003", "previous_decision": "Supported", "round": 1}
+
+``round`` (when present) is the round whose ratings were in force for the item when the
+decision was made.
 
 Entries are only ever appended.  The latest entry for an item x field is the one in
 force; ``decision == "unresolved"`` records that an adjudicator explicitly left it
@@ -66,6 +69,7 @@ DECISION_KEYS = [
     "timestamp",
     "previous_id",
     "previous_decision",
+    "round",
 ]
 
 
@@ -556,6 +560,14 @@ def read_review_sheet(
     return proposed, errors, warnings, blank
 
 
+def _note_round(p: Proposed, grid) -> None:
+    """Record in the decision which round's ratings it was made on (gold export warns when a
+    later complete round exists for the item while the decision stays in force)."""
+    rnd = grid.selection.rounds.get(p.item_id)
+    if rnd is not None:
+        p.extra.setdefault("round", int(rnd))
+
+
 def import_review_sheet(
     sheet: str | Path,
     ratings,
@@ -591,6 +603,7 @@ def import_review_sheet(
     sha = sha256_file(sheet)
     for p in proposed:
         p.origin = f"sheet:{sha}"
+        _note_round(p, grid)
     res = record_decisions(decisions_path, proposed, source="sheet", sheet=Path(sheet).name, sheet_sha256=sha, now=now)
     return ImportResult(
         sheet=Path(sheet).name,

@@ -74,7 +74,9 @@ def resolve_gold(
     DataFrame with :func:`gold_columns` (all text; ``independent`` is ``"true"``,
     ``"false"`` or ``""``), rows ordered by item (natural order) then schema field
     order.  ``attrs["orphan_decisions"]`` lists decisions whose item x field is not in
-    the ratings; ``attrs["round_selection"]`` is the
+    the ratings; ``attrs["decisions_on_earlier_rounds"]`` lists decisions in force that were
+    made on an earlier round than the item's ratings now come from (they stay in force);
+    ``attrs["round_selection"]`` is the
     :class:`~goldboard.cases.rounds.RoundSelection` (which round each item uses, which
     items have an incomplete later round).
     """
@@ -114,6 +116,7 @@ def resolve_gold(
 
     index = {(i, f): k for k, (i, f) in enumerate(zip(gold["item_id"], gold["field"]))}
     orphans = []
+    earlier = []
     for key, e in latest.items():
         k = index.get(key)
         if k is None:
@@ -131,9 +134,22 @@ def resolve_gold(
         gold.at[k, "reason"] = str(e.get("reason") or "")
         gold.at[k, "decided_at"] = str(e.get("timestamp") or "")
         gold.at[k, "decision_id"] = str(e.get("id") or "")
+        made_on, now_on = e.get("round"), grid.selection.rounds.get(str(key[0]))
+        if isinstance(made_on, int) and now_on is not None and made_on < now_on:
+            earlier.append(
+                {
+                    "item_id": key[0],
+                    "field": key[1],
+                    "decision_id": str(e.get("id") or ""),
+                    "decision": decided,
+                    "decision_round": made_on,
+                    "round": int(now_on),
+                }
+            )
     gold = gold[cols].astype(str)
     gold.attrs["orphan_decisions"] = orphans
     gold.attrs["round_selection"] = grid.selection
+    gold.attrs["decisions_on_earlier_rounds"] = earlier
     return gold
 
 

@@ -502,6 +502,10 @@ def pull_adjudication(
                         ),
                     )
                 )
+    for _, p in found:
+        rnd = grid.selection.rounds.get(p.item_id)
+        if rnd is not None:
+            p.extra.setdefault("round", int(rnd))
     if not errors:  # the gold these decisions would make must keep the schema's cross-field rules
         from goldboard.adjudicate.gold import resolve_gold
         from goldboard.adjudicate.rules import decision_rule_errors

@@ -31,7 +31,9 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) 
     rater rated it. A later round that only some raters have rated so far is
     not used; those items are listed in a warning and in the manifest
     (rounds.incomplete_later_rounds). Each gold row says which round it
-    came from (column round). --round N uses round N only.
+    came from (column round). --round N uses round N only. A decision made
+    on an earlier round than the item's ratings now come from stays in
+    force and is listed in a warning.
 
     Schema cross-field rules (e.g. mtb: missing_info only with Insufficient
     Information or Partially Supported) are checked: a gold item that breaks one
@@ -55,6 +57,13 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) 
     if rel.gold is not None:
         for line in rel.gold.attrs["round_selection"].warning_lines():
             click.echo(f"Warning: {line}" if not line.startswith("  ") else line, err=True)
+        for d in rel.gold.attrs["decisions_on_earlier_rounds"]:
+            click.echo(
+                f"Warning: item {d['item_id']} {d['field']}: decision {d['decision_id']} ({d['decision']!r}) was made "
+                f"on round {d['decision_round']}, its ratings now come from round {d['round']}; the decision stays "
+                f"in force -- decide again if round {d['round']} changes it",
+                err=True,
+            )
     c = rel.manifest["counts"]["all"]
     summary = f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, {c['unresolved']} unresolved"
     if not rel.created:

@@ -24,7 +24,9 @@ another file format).
      "rounds": {"rule": "latest_complete_per_item", "round": null,
                 "items_per_round": {"1": 58, "2": 2},
                 "incomplete_later_rounds": [{"item_id": "C-7::m1", "round": 3, "used_round": 2,
-                                             "rated_by": ["onc_a"], "missing": ["onc_b"]}]},
+                                             "rated_by": ["onc_a"], "missing": ["onc_b"]}],
+                "decisions_on_earlier_rounds": [{"item_id": "C-3::m1", "field": "safety_label",
+                    "decision_id": "D000004", "decision": "Supported", "decision_round": 1, "round": 2}]},
      "format": "csv", "rows": 120, "items": 60,
      "counts": {"safety_label": {"unanimous": 44, "adjudicated": 14, "unresolved": 2},
                 "missing_info": {...}, "all": {...}},
@@ -328,7 +330,7 @@ def export_gold(
         "raters": raters,
         # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
         "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(gold["field"])],
-        "rounds": selection.to_dict(),
+        "rounds": selection.to_dict() | {"decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"]},
         "sources": {
             "ratings": sources,
             "decisions": {

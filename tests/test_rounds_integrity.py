@@ -99,6 +99,7 @@ def test_incomplete_later_round_does_not_demote_gold(study):
         "incomplete_later_rounds": [
             {"item_id": "X1", "round": 2, "used_round": 1, "rated_by": ["onc_a"], "missing": ["onc_b"]}
         ],
+        "decisions_on_earlier_rounds": [],
     }
     assert [s["path"] for s in man["sources"]["ratings"]] == ["rounds/1/ratings.csv"]
     # flags use the same rule and say so
@@ -388,3 +389,46 @@ def test_review_sheet_uses_the_complete_round_and_warns(study, tmp_path):
     assert "X2" in dis and "X1" not in dis and agreed  # X1 is unanimous (round 1), not "missing onc_b" (round 2)
     assert not any("r2" in str(c) for r in agreed for c in r)  # round 1's rationales, not round 2's
     assert any("onc_a r1" in str(c) for r in agreed for c in r)
+
+
+def test_decision_records_its_round_and_a_newer_round_is_flagged(study, tmp_path):
+    import openpyxl
+
+    from goldboard.adjudicate.decisions import read_decisions
+
+    out = tmp_path / "review.xlsx"
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", out).exit_code == 0
+    wb = openpyxl.load_workbook(out)
+    ws = wb["Disagreements"]
+    head = [c.value for c in ws[1]]
+    for row in ws.iter_rows(min_row=2):
+        rec = dict(zip(head, row))
+        if (rec["Item ID"].value, rec["Field"].value) == ("X2", "safety_label"):
+            rec["Decision"].value, rec["Adjudicator"].value = I, "dr_lee"
+    wb.save(out)
+    assert run("adjudicate", "import", "--study", study.path, out, "--adjudicator", "dr_lee").exit_code == 0
+    (entry,) = read_decisions(study.decisions_path)
+    assert (entry["item_id"], entry["round"]) == ("X2", 1)
+    res = run("gold", "export", "--study", study.path)
+    assert res.exit_code == 0 and "Warning" not in res.stderr
+    # round 2 re-rates X2 completely: the decision stays in force, and the export says so
+    put(study, 2, [("X2", "onc_a", S), ("X2", "onc_b", S)])
+    res = run("gold", "export", "--study", study.path)
+    assert res.exit_code == 0, res.output
+    g = gold_rows(study.gold_dir / "v2")
+    assert (g["X2"]["method"], g["X2"]["gold_value"], g["X2"]["round"]) == ("adjudicated", I, "2")
+    assert (
+        "Warning: item X2 safety_label: decision D000001 ('Insufficient Information') was made on round 1, "
+        "its ratings now come from round 2; the decision stays in force" in res.stderr
+    )
+    man = json.loads((study.gold_dir / "v2" / "manifest.json").read_text())
+    assert man["rounds"]["decisions_on_earlier_rounds"] == [
+        {
+            "item_id": "X2",
+            "field": "safety_label",
+            "decision_id": "D000001",
+            "decision": I,
+            "decision_round": 1,
+            "round": 2,
+        }
+    ]
