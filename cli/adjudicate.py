@@ -94,7 +94,13 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     is_flag=True,
     help="Show raters as Rater 1, Rater 2 (order shuffled per item) and hide the model name.",
 )
-@click.option("--round", "round_", type=int, default=None, help="Only this round (default: latest per item).")
+@click.option(
+    "--round",
+    "round_",
+    type=int,
+    default=None,
+    help="Only this round (default: per item, the latest round every rater rated).",
+)
 def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
     """Create a Label Studio project per disputed field holding only the disagreements.
 
