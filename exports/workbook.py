@@ -337,7 +337,7 @@ def write_study_workbook(study, path: str | Path, *, round: int | None = None, n
     info = {
         "study": study.name,
         "workspace": str(study.path),
-        "round": "all (latest per item)" if round is None else round,
+        "round": "per item, the latest round every rater rated" if round is None else round,
     }
     return write_review_workbook(
         path,
