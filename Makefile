@@ -1,10 +1,11 @@
-# The two set-up commands: `make demo` and `make test`. Both create .venv and install what they need.
+# The set-up commands: `make demo`, `make test` (lint, then the suite) and `make lint`. Each creates .venv and
+# installs what it needs.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.goldboard-installed
 
-.PHONY: demo test install clean
+.PHONY: demo test lint install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +17,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/goldboard demo
 
-test: $(STAMP)
+# lint: ruff check (pyflakes, pycodestyle, isort, pyupgrade, bugbear) and the formatter's check
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint
 	$(BIN)/python -m pytest
 
 clean:

@@ -1,14 +1,19 @@
 """goldboard: clinician label studies for medical-AI safety benchmarks.
 
-Package layout (the repository root *is* the ``goldboard`` package):
+Package layout (the repository root *is* the ``goldboard`` package), in layers: an
+import only points down (``tests/test_layers.py`` checks every import).
 
-- ``goldboard.label_configs`` — label schemas (data) and Label Studio XML generated from them
-- ``goldboard.cases``         — cases, model outputs, ratings tables, loaders, synthetic cases
-- ``goldboard.annotate``      — the embedded Label Studio server, push and pull
-- ``goldboard.analysis``      — agreement statistics and model scoring (pure functions)
-- ``goldboard.adjudicate``    — disagreement flags, decisions log, gold resolution
-- ``goldboard.exports``       — spreadsheets, gold releases, reports (file writers)
-- ``goldboard.cli``           — the thin ``goldboard`` click layer
+- L0 ``goldboard.errors``, ``goldboard.text``, ``goldboard.fileio`` — errors; the text rules
+  (cell text, natural sort, formula guard, Markdown/XML escaping, UTC time); file helpers
+- L1 ``goldboard.label_configs`` — label schemas (data) and Label Studio XML generated from them
+- L2 ``goldboard.cases``, ``goldboard.study`` — cases, model outputs, units, the ratings table
+  (``cases.ratings``: columns, readers, ``RatingGrid``), synthetic cases; the ``Study`` workspace
+- L3 ``goldboard.analysis``, ``goldboard.adjudicate`` — agreement, scoring, flags, decisions,
+  gold resolution: DataFrames/Schema/paths in, dicts/DataFrames out; never a ``Study``
+- L4 ``goldboard.annotate``, ``goldboard.exports`` — the Label Studio adapter (server, push,
+  pull); workbook, gold releases, report rendering
+- L5 ``goldboard.workflows`` — study-level orchestration combining L3 and L4
+- L6 ``goldboard.cli``, ``goldboard.demo`` — the thin ``goldboard`` click layer and the demo
 """
 
 __version__ = "0.1.0"

@@ -26,10 +26,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from goldboard.adjudicate.decisions import HEADERS, SHEET_DISAGREEMENTS, UNRESOLVED
+from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
+from goldboard.analysis.agreement_render import render_markdown
+from goldboard.annotate.client import connect
+from goldboard.annotate.pull import pull
+from goldboard.annotate.push import push
+from goldboard.annotate.server import DEFAULT_PORT, EmbeddedServer, free_port, port_is_free
+from goldboard.annotate.simulate import post_ratings
 from goldboard.cases.ratings import MULTI_SEP
+from goldboard.cases.synth import synthesize, write_records
 from goldboard.errors import GoldboardError
-from goldboard.fileio import write_text_atomic
+from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Schema
+from goldboard.study import Study
+from goldboard.workflows import agreement_for_study, export_gold, import_study_sheet, write_report, write_study_workbook
 
 DEMO_RATERS = ("onc_a", "onc_b")
 DEMO_MODELS = ("model-alpha", "model-beta")
@@ -136,8 +147,6 @@ def simulate_adjudicator(
     """
     import openpyxl
 
-    from goldboard.adjudicate.decisions import HEADERS, SHEET_DISAGREEMENTS, UNRESOLVED
-
     cases = {
         str(u["item_id"]): (u.get("case") if isinstance(u.get("case"), dict) else {}) for u in units.to_dict("records")
     }
@@ -186,20 +195,6 @@ def run_demo(
     progress: bool = True,
 ) -> dict:
     """Run the whole loop; returns the output paths.  See the module docstring."""
-    from goldboard.adjudicate.decisions import import_study_sheet
-    from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
-    from goldboard.analysis.agreement import agreement_for_study, render_markdown
-    from goldboard.annotate.client import connect
-    from goldboard.annotate.pull import pull
-    from goldboard.annotate.push import push
-    from goldboard.annotate.server import DEFAULT_PORT, EmbeddedServer, free_port, port_is_free
-    from goldboard.annotate.simulate import post_ratings
-    from goldboard.cases.synth import synthesize, write_records
-    from goldboard.exports.gold import export_gold
-    from goldboard.exports.report import write_report
-    from goldboard.exports.workbook import write_study_workbook
-    from goldboard.fileio import write_csv_atomic
-    from goldboard.study import Study
 
     t0 = time.monotonic()
     root = Path(directory)

@@ -3,13 +3,31 @@
 Library code raises :class:`GoldboardError` with a one-line message that names
 the file, row/cell and field; the CLI prints it as ``Error: <message>`` and exits
 non-zero, never with a traceback.
+
+An error about an argument names the library *parameter* (``param="severity_field"``);
+``str(err)`` reads ``severity_field: ...``.  The CLI maps the parameter to the flag the
+user typed (``--field`` for ``goldboard score``): see :func:`goldboard.cli.flag_for`.
 """
+
+from __future__ import annotations
 
 
 class GoldboardError(Exception):
     """A user-facing error; ``str(err)`` is one line naming what and where."""
 
     exit_code = 1
+
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        #: the library parameter the error is about (None: not about one argument)
+        self.param = param
+        #: set by the CLI: the flag that carries ``param`` in the command that ran
+        self.flag: str | None = None
+
+    def __str__(self) -> str:
+        name = self.flag or self.param
+        return f"{name}: {self.message}" if name else self.message
 
 
 class LabelStudioError(GoldboardError):

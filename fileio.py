@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import os
@@ -66,11 +67,6 @@ def write_text_atomic(path: str | Path, text: str, perms: int | None = None) -> 
         fh.write(text)
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    with atomic_write(path, "wb", encoding=None) as fh:
-        fh.write(data)
-
-
 def write_csv_atomic(df: pd.DataFrame, path: str | Path) -> None:
     """Write a DataFrame as UTF-8 CSV (no index), atomically."""
     with atomic_write(path, newline="") as fh:
@@ -124,17 +120,37 @@ def _read_text(path: Path) -> str:
         raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def iter_jsonl(path: str | Path, what: str = "") -> Iterator[tuple[int, Any]]:
-    """``(line, record)`` for each non-blank line of a JSONL file; malformed JSON is a
-    one-line :class:`GoldboardError` naming file, line and (``what``) the kind of file."""
-    path = Path(path)
-    for i, line in enumerate(_read_text(path).splitlines(), start=1):
+def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | None]]:
+    """The one JSONL parser: ``(line, record, None)`` for each non-blank line, or
+    ``(line, None, error)`` for a line that is not JSON (callers that collect every
+    problem use this; the rest use :func:`iter_jsonl`)."""
+    for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            yield i, json.loads(line)
+            yield i, json.loads(line), None
         except json.JSONDecodeError as exc:
-            raise GoldboardError(f"{path}:{i}: invalid JSON{what}: {exc.msg}") from None
+            yield i, None, exc
+
+
+def iter_jsonl(path: str | Path, what: str = "") -> Iterator[tuple[int, Any]]:
+    """``(line, record)`` for each non-blank line of a JSONL file; a non-UTF-8 file or
+    malformed JSON is a one-line :class:`GoldboardError` naming file, line and
+    (``what``) the kind of file."""
+    path = Path(path)
+    for i, rec, exc in parse_jsonl(_read_text(path)):
+        if exc is not None:
+            raise GoldboardError(f"{path}:{i}: invalid JSON{what}: {exc.msg}")
+        yield i, rec
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes (read in 1 MiB chunks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:

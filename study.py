@@ -18,7 +18,6 @@ the embedded server's 0600 credentials file, or a user config file.
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from goldboard.cases.ratings import RATINGS_COLUMNS, empty_ratings, read_ratings
 from goldboard.errors import GoldboardError
 from goldboard.fileio import write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
+from goldboard.text import utc_now
 
 STUDY_FILE = "study.toml"
 
@@ -106,7 +106,7 @@ class Study:
             raters=raters,
             url=url.rstrip("/"),
             data_dir=data_dir,
-            created_at=_now(),
+            created_at=utc_now(),
             _schema=sch,
         )
         path.mkdir(parents=True, exist_ok=True)
@@ -202,7 +202,7 @@ class Study:
         for r in self.rounds:
             if r.number == number:
                 return r
-        r = Round(number=number, mode=mode, created_at=_now())
+        r = Round(number=number, mode=mode, created_at=utc_now())
         self.rounds.append(r)
         self.rounds.sort(key=lambda x: x.number)
         return r
@@ -235,30 +235,29 @@ class Study:
     def reports_dir(self) -> Path:
         return self.path / "reports"
 
+    def pulled_rounds(self) -> list[int]:
+        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10)."""
+        return sorted(
+            int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
+        )
+
+    def latest_pulled_round(self) -> int:
+        """The round every command reads when ``--round`` is omitted: the latest round of
+        ``study.toml`` that has been pulled; for ratings outside any recorded round (e.g.
+        a ``rounds/N/ratings.csv`` put there by hand), the latest such round."""
+        pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()] or self.pulled_rounds()
+        if not pulled:
+            raise GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
+        return max(pulled)
+
     def ratings(self, number: int | None = None) -> pd.DataFrame:
-        """Pulled ratings of one round (default: the latest round that has been pulled)."""
+        """Pulled ratings of one round (default: :meth:`latest_pulled_round`)."""
         if number is None:
-            pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()]
-            if not pulled:
-                found = sorted(
-                    int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
-                )
-                if not found:
-                    raise GoldboardError(
-                        f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)"
-                    )
-                pulled = found
-            number = max(pulled)
+            number = self.latest_pulled_round()
         p = self.ratings_path(number)
         if not p.exists():
             raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {number}`)")
         return read_ratings_csv(p)
-
-    def pulled_rounds(self) -> list[int]:
-        """Numbers of the rounds that have a ``ratings.csv``, in numeric order (2 before 10)."""
-        return sorted(
-            int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
-        )
 
     def all_ratings(self) -> pd.DataFrame:
         """Every pulled round's ratings, rounds in numeric order."""
@@ -272,8 +271,22 @@ class Study:
         return pd.read_json(self.units_path, lines=True, dtype=False)
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
 __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]
+
+
+def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
+    """Every pulled round of a study (the round in force per item is chosen later, by
+    :func:`goldboard.cases.ratings.rating_grid` and friends; pass ``round`` on to them as
+    ``round_number``).
+
+    ``round`` is only checked here: it must have been pulled.  The other rounds stay in
+    the table so that a rater who has not rated round N yet still counts as a rater (and
+    shows as missing) instead of disappearing from the study."""
+    if round is not None:
+        p = study.ratings_path(round)
+        if not p.exists():
+            raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {study.path} --round {round}`)")
+    df = study.all_ratings()
+    if len(df) == 0:
+        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+    return df

@@ -33,7 +33,6 @@ A changed decision appends a new entry that names the one it replaces.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import hashlib
 import json
 import os
@@ -43,8 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError
-from goldboard.fileio import append_jsonl, iter_jsonl
+from goldboard.fileio import append_jsonl, iter_jsonl, sha256_file
+from goldboard.text import cell_text, excel_safe_text, utc_now
 
 UNRESOLVED = "unresolved"
 #: words an adjudicator writes for the empty set of a multi-select field (unless the field has such a value)
@@ -99,18 +100,6 @@ class RecordResult:
     @property
     def changed(self) -> int:
         return sum(1 for e in self.appended if e.get("previous_id"))
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def read_decisions(path: str | Path) -> list[dict]:
@@ -258,7 +247,7 @@ def record_decisions(
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
     path = Path(path)
-    stamp = now or _now()
+    stamp = now or utc_now()
     with _locked(path):
         entries = read_decisions(path)
         latest = latest_decisions(entries)
@@ -380,10 +369,8 @@ def _q(text: str) -> str:
     return '"' + (t if len(t) <= 60 else t[:59] + "…") + '"'
 
 
-def _cell_text(value: Any) -> str:
-    from goldboard.exports.sanitize import as_text
-
-    return as_text(value).strip()
+def _stripped(value: Any) -> str:
+    return cell_text(value).strip()
 
 
 def read_review_sheet(
@@ -397,8 +384,6 @@ def read_review_sheet(
     """
     import openpyxl
     from openpyxl.utils import get_column_letter
-
-    from goldboard.exports.sanitize import excel_safe_text
 
     path = Path(path)
     if not path.exists():
@@ -415,10 +400,10 @@ def read_review_sheet(
             for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2):
                 if row[0].value is not None:
                     meta[str(row[0].value)] = (row[1].value if len(row) > 1 else None, f"B{row[0].row}")
-            if "schema" in meta and _cell_text(meta["schema"][0]) != schema.name:
+            if "schema" in meta and _stripped(meta["schema"][0]) != schema.name:
                 errors.append(
                     f"{SHEET_META}!{meta['schema'][1]}: this sheet was made for schema "
-                    f"{_cell_text(meta['schema'][0])!r}, the study uses {schema.name!r}"
+                    f"{_stripped(meta['schema'][0])!r}, the study uses {schema.name!r}"
                 )
         if SHEET_DISAGREEMENTS not in wb.sheetnames:
             raise GoldboardError(
@@ -433,7 +418,7 @@ def read_review_sheet(
         col = {}
         for c in header:
             if c.value is not None:
-                col.setdefault(_cell_text(c.value), c.column - 1)
+                col.setdefault(_stripped(c.value), c.column - 1)
         need = ["key", "case_id", "item_id", "field", "decision", "reason", "adjudicator"]
         lost = [HEADERS[k] for k in need if HEADERS[k] not in col]
         if lost:
@@ -465,7 +450,7 @@ def read_review_sheet(
                 c = cells[k]
                 return c is not None and getattr(c, "data_type", None) == "f"
 
-            filled = {k: _cell_text(val(k)) for k in need}
+            filled = {k: _stripped(val(k)) for k in need}
             if not any(filled.values()):
                 continue
             if not filled["key"]:
@@ -482,7 +467,7 @@ def read_review_sheet(
             item_id, fname, case_id = parsed
             row_errors: list[str] = []
             for k, expect in (("case_id", case_id), ("item_id", item_id), ("field", fname)):
-                got = _cell_text(val(k))
+                got = _stripped(val(k))
                 if got != excel_safe_text(expect).strip():
                     label = HEADERS[k].lower()
                     row_errors.append(
@@ -529,7 +514,7 @@ def read_review_sheet(
                     continue
             i = item_pos[item_id]
             rater_values = [v for v, ok in zip(values[fname][i], present[fname][i]) if ok]
-            reason = _cell_text(val("reason"))
+            reason = _stripped(val("reason"))
             if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
                 shown = ", ".join(dict.fromkeys(format_decision(f, v) or "(blank)" for v in rater_values))
                 errors.append(
@@ -537,7 +522,7 @@ def read_review_sheet(
                     f"overrides every rater ({shown})"
                 )
                 continue
-            who = _cell_text(val("adjudicator")) or adjudicator
+            who = _stripped(val("adjudicator")) or adjudicator
             if not who:
                 errors.append(f"{ref('adjudicator', r)}: adjudicator missing (fill the cell or pass --adjudicator)")
                 continue
@@ -552,7 +537,7 @@ def read_review_sheet(
                     independent=independent and who not in grid.raters,
                     case_id=case_id,
                     where=ref("decision", r),
-                    adjudicator_explicit=bool(_cell_text(val("adjudicator"))),
+                    adjudicator_explicit=bool(_stripped(val("adjudicator"))),
                 )
             )
     finally:
@@ -586,7 +571,6 @@ def import_review_sheet(
     (listing every problem by cell reference) and nothing is recorded.  Blank
     decisions stay unresolved; re-importing the same sheet appends nothing.
     """
-    from goldboard.adjudicate.flags import rating_grid
 
     grid = rating_grid(ratings, schema, raters)
     proposed, errors, warnings, blank = read_review_sheet(
@@ -615,24 +599,6 @@ def import_review_sheet(
     )
 
 
-def import_study_sheet(
-    study, sheet: str | Path, *, adjudicator: str, independent: bool = True, now: str | None = None
-) -> ImportResult:
-    """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
-    from goldboard.adjudicate.flags import study_ratings
-
-    return import_review_sheet(
-        sheet,
-        study_ratings(study),
-        study.schema,
-        study.decisions_path,
-        adjudicator=adjudicator,
-        independent=independent,
-        raters=study.raters,
-        now=now,
-    )
-
-
 __all__ = [
     "DECISION_KEYS",
     "EMPTY_SET_WORDS",
@@ -647,7 +613,6 @@ __all__ = [
     "make_key",
     "parse_key",
     "read_review_sheet",
-    "import_study_sheet",
     "SHEET_DISAGREEMENTS",
     "SHEET_META",
     "SHEET_FORMAT",
@@ -658,5 +623,4 @@ __all__ = [
     "latest_decisions",
     "read_decisions",
     "record_decisions",
-    "sha256_file",
 ]

@@ -63,19 +63,24 @@ so a multi field may have at most :data:`MAX_MULTI_VALUES` values.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from dataclasses import field as dc_field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from goldboard.adjudicate.rules import rating_rule_breaks, rule_break_matrix
-from goldboard.cases.rounds import RoundSelection, select_rounds
+from goldboard.cases.ratings import (
+    MISSING_CODE,
+    RatingGrid,
+    adjudicable_fields,
+    category_codes,
+    rating_grid,
+    value_grid,
+)
 from goldboard.errors import GoldboardError
-from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.label_configs.schema import Field, Schema
+from goldboard.text import natural_key
 
 #: priority given to a flag kind that no schema boundary or trigger prioritises
 DEFAULT_PRIORITY = 9
@@ -99,254 +104,9 @@ FLAG_COLUMNS = [
     "low_confidence_raters",
     "missing_raters",
 ]
-_REQUIRED_COLUMNS = ("item_id", "rater", "field", "value")
-_MISSING = -1
-#: largest multi-select field whose sets fit a 64-bit mask
-MAX_MULTI_VALUES = 62
-#: separator of multi-select values in the ratings table and gold (see cases.ratings.MULTI_SEP)
-MULTI_SEP = "|"
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def meta_fields(schema: Schema) -> list[str]:
-    """Fields that describe the rater (targets of ``low_confidence`` triggers)."""
-    return sorted({t.field for t in schema.triggers if t.kind == "low_confidence"})
-
-
-def adjudicable_fields(schema: Schema) -> list[Field]:
-    """Fields that get flags, decisions and gold, in schema order: the nominal,
-    ordinal, binary and multi-select fields, except rater-confidence fields."""
-    meta = set(meta_fields(schema))
-    return [f for f in schema.fields if (f.level is not None or f.kind == "multi") and f.name not in meta]
-
-
-def multi_mask(f: Field, value: Any) -> int:
-    """Bit mask of a multi-select value (``"a|b"``; ``""`` -> 0).  Each part goes through
-    :meth:`Field.normalize`; raises :class:`ValueNotInSchema` for a part outside the schema."""
-    _check_multi_size(f)
-    index = {v: i for i, v in enumerate(f.categories)}
-    mask = 0
-    for part in str(value).split(MULTI_SEP):
-        if part.strip():
-            mask |= 1 << index[f.normalize(part)]
-    return mask
-
-
-def multi_value(f: Field, mask: int) -> str:
-    """Canonical spelling of a bit mask: values ``|``-joined in schema order (0 -> ``""``)."""
-    return MULTI_SEP.join(v for i, v in enumerate(f.categories) if mask >> i & 1)
-
-
-def canonical_multi(f: Field, value: Any) -> str:
-    """A multi-select value in canonical spelling (parts normalised, schema order, no repeats)."""
-    return multi_value(f, multi_mask(f, value))
-
-
-def _check_multi_size(f: Field) -> None:
-    if len(f.categories) > MAX_MULTI_VALUES:
-        raise GoldboardError(
-            f"{f.name}: a multi-select field with {len(f.categories)} values cannot be adjudicated "
-            f"(at most {MAX_MULTI_VALUES})"
-        )
-
-
-def natural_key(text: Any) -> tuple:
-    """Sort key that orders ``C-2`` before ``C-10``."""
-    parts = re.split(r"(\d+)", str(text))
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
-
-
-def current_ratings(
-    ratings: pd.DataFrame, raters: Sequence[str] | None = None, *, round_number: int | None = None
-) -> pd.DataFrame:
-    """The ratings in force: for each item its latest *complete* round (every rater of
-    ``raters`` rated it; see :mod:`goldboard.cases.rounds`) or round ``round_number``, and
-    one row per item x rater x field (the last annotated, when a pull repeated one)."""
-    return ratings_in_force(ratings, raters, round_number=round_number)[0]
-
-
-def ratings_in_force(
-    ratings: pd.DataFrame, raters: Sequence[str] | None = None, *, round_number: int | None = None
-) -> tuple[pd.DataFrame, RoundSelection]:
-    """:func:`current_ratings` plus the :class:`~goldboard.cases.rounds.RoundSelection` that
-    says which round each item uses and which items have an incomplete later round.
-    ``round_number``: that round only (``--round N``)."""
-    _check_columns(ratings)
-    df = ratings.copy()
-    for c in ("case_id", "output_id", "model", "rationale", "annotated_at", "task_id", "project_id"):
-        if c not in df.columns:
-            df[c] = ""
-    for c in df.columns:
-        if c != "round" and c != "_line":
-            df[c] = df[c].fillna("").astype(str)
-    if len(df) == 0:
-        return df, RoundSelection(explicit_round=round_number)
-    df, selection = select_rounds(df, raters, round_number=round_number)
-    df = df.sort_values(["round", "annotated_at"], kind="stable")
-    return df.drop_duplicates(["item_id", "rater", "field"], keep="last").reset_index(drop=True), selection
-
-
-def active_raters(ratings: pd.DataFrame, raters: Sequence[str] | None = None) -> list[str]:
-    """Raters with at least one rating, in the given order (default: sorted names)."""
-    present = set(ratings["rater"].astype(str)) if len(ratings) else set()
-    if raters is None:
-        return sorted(present)
-    return [r for r in raters if r in present]
-
-
-def item_meta(ratings: pd.DataFrame) -> pd.DataFrame:
-    """item_id -> case_id, output_id, model (first non-empty value per item)."""
-    cols = ["case_id", "output_id", "model"]
-    df = ratings[["item_id", *cols]].replace("", np.nan)
-    meta = df.groupby("item_id", sort=False)[cols].first().fillna("")
-    return meta
-
-
-def _check_columns(ratings: pd.DataFrame) -> None:
-    missing = [c for c in _REQUIRED_COLUMNS if c not in ratings.columns]
-    if missing:
-        raise GoldboardError(
-            f"ratings: missing column {missing[0]!r} (columns: {', '.join(map(str, ratings.columns))})"
-        )
-
-
-def normalized_values(ratings: pd.DataFrame, schema: Schema, source: str = "ratings") -> pd.DataFrame:
-    """Ratings of the adjudicable fields with values in canonical spelling.
-
-    Raises :class:`GoldboardError` naming ``source``, the line and field of the first
-    value that is not in the schema.
-    """
-    names = {f.name: f for f in adjudicable_fields(schema)}
-    df = ratings[ratings["field"].isin(list(names))].copy()
-    out = []
-    for idx, (fname, raw) in enumerate(zip(df["field"], df["value"])):
-        if raw == "":
-            out.append("")
-            continue
-        try:
-            f = names[fname]
-            out.append(canonical_multi(f, raw) if f.kind == "multi" else f.normalize(raw))
-        except ValueNotInSchema as exc:
-            row = df.iloc[idx]
-            line = row["_line"] if "_line" in df.columns else None
-            where = (
-                f"{source}:{line}"
-                if line not in (None, "")
-                else f"{source}: item {row['item_id']} rater {row['rater']}"
-            )
-            raise GoldboardError(f"{where}: {fname}: {exc}") from None
-    df["value"] = out
-    return df
-
-
-# --------------------------------------------------------------------------- rating grid
-
-
-@dataclass
-class RatingGrid:
-    """The ratings in force as items x raters code matrices, one per adjudicable field.
-
-    ``codes[field][i, j]`` is the category index (schema order) of rater ``j``'s value
-    for item ``i``; ``k`` (the number of categories) for a non-required field the rater
-    left blank; ``-1`` when the rating is missing (the rater did not rate the item, or
-    left a required field empty).  For a multi-select field the code is the bit mask
-    of the rater's set (:func:`multi_mask`; 0 = nothing ticked) and ``-1`` when missing
-    (see the module doc for the rules).
-    """
-
-    ratings: pd.DataFrame  # current ratings of the active raters (values as given)
-    items: list[str]
-    meta: pd.DataFrame  # item_id -> case_id, output_id, model
-    raters: list[str]
-    rated: np.ndarray  # items x raters: the rater rated the item (any field)
-    rationale: np.ndarray  # items x raters: rationale text
-    fields: list[Field]
-    codes: dict[str, np.ndarray]
-    #: which round each item's ratings come from (see :mod:`goldboard.cases.rounds`)
-    selection: RoundSelection = dc_field(default_factory=RoundSelection)
-
-    def values(self, field: str) -> np.ndarray:
-        """items x raters canonical values (``""`` for blank or missing)."""
-        f = next(x for x in self.fields if x.name == field)
-        if f.kind == "multi":
-            codes = self.codes[field]
-            uniq, inv = np.unique(codes, return_inverse=True)
-            labels = np.array([multi_value(f, int(c)) if c >= 0 else "" for c in uniq] or [""], dtype=object)
-            return labels[inv.reshape(codes.shape)] if codes.size else np.empty(codes.shape, dtype=object)
-        cats = np.array(f.categories + ["", ""], dtype=object)
-        return cats[self.codes[field]]  # -1 indexes the last "" (missing)
-
-    def field(self, name: str) -> Field:
-        return next(x for x in self.fields if x.name == name)
-
-    def status(self, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(present, disagree, missing) per item for ``field``."""
-        codes = self.codes[field]
-        present = codes != _MISSING
-        big = np.iinfo(np.int64).max
-        cmin = np.where(present, codes, big).min(axis=1)
-        cmax = np.where(present, codes, -1).max(axis=1)
-        disagree = present.any(axis=1) & (cmin != cmax)
-        missing = (~present).any(axis=1) & self.rated.any(axis=1)
-        return present, disagree, missing
-
-
-def rating_grid(
-    ratings: pd.DataFrame,
-    schema: Schema,
-    raters: Sequence[str] | None = None,
-    *,
-    source: str = "ratings",
-    round_number: int | None = None,
-) -> RatingGrid:
-    """Build the :class:`RatingGrid` of the ratings in force (see :func:`current_ratings`).
-
-    Values are mapped to canonical spellings (aliases allowed); a value outside the
-    schema raises :class:`GoldboardError` naming ``source``, the line and the field.
-    Raters without a single rating are left out.
-    """
-    cur, selection = ratings_in_force(ratings, raters, round_number=round_number)
-    rlist = active_raters(ratings, raters)  # a rater of the study, even when absent from the round in force
-    fields = adjudicable_fields(schema)
-    cur = cur[cur["rater"].isin(rlist)] if len(cur) else cur
-    if len(cur) == 0 or not rlist:
-        fields = [f for f in fields if f.kind != "multi"]
-        empty = np.zeros((0, len(rlist)))
-        return RatingGrid(
-            cur,
-            [],
-            pd.DataFrame(columns=["case_id", "output_id", "model"]),
-            rlist,
-            empty.astype(bool),
-            empty.astype(object),
-            fields,
-            {f.name: empty.astype(int) for f in fields},
-            selection,
-        )
-    collected = set(cur["field"])
-    fields = [f for f in fields if f.kind != "multi" or f.name in collected]  # multi never collected: left out
-    vals = normalized_values(cur, schema, source)
-    meta = item_meta(cur)
-    items = sorted(meta.index, key=natural_key)
-    meta = meta.loc[items]
-    item_pos = pd.Index(items)
-    rated = np.zeros((len(items), len(rlist)), dtype=bool)
-    rated[item_pos.get_indexer(cur["item_id"]), pd.Index(rlist).get_indexer(cur["rater"])] = True
-    codes = {}
-    for f in fields:
-        if f.kind == "multi":  # bit mask of the set; no row for the field -> missing
-            codes[f.name] = _multi_codes(_value_grid(vals[vals["field"] == f.name], item_pos, rlist), f)
-            continue
-        c = _codes(_value_grid(vals[vals["field"] == f.name], item_pos, rlist), f)
-        k = len(f.categories)
-        if f.required:  # a required field left empty is missing
-            c = np.where(c == k, _MISSING, c)
-        else:  # a rater who rated the item but has no row for an optional field left it blank
-            c = np.where((c == _MISSING) & rated, k, c)
-        codes[f.name] = c
-    return RatingGrid(cur, items, meta, rlist, rated, _rationales(cur, item_pos, rlist), fields, codes, selection)
 
 
 # --------------------------------------------------------------------------- flags
@@ -400,33 +160,14 @@ def flag_disagreements(
     return _with_fields(_agenda_order(out, [f.name for f in grid.fields], multi)[columns], grid, schema)
 
 
-def _with_fields(flags: pd.DataFrame, grid: RatingGrid, grid_schema: Schema | None = None) -> pd.DataFrame:
-    """Record which fields were examined (``attrs["fields"]``, read by :func:`summarize_flags`)
-    and which round each item came from (``attrs["round_selection"]``)."""
+def _with_fields(flags: pd.DataFrame, grid: RatingGrid, schema: Schema) -> pd.DataFrame:
+    """Record which fields were examined (``attrs["fields"]``, read by :func:`summarize_flags`),
+    which round each item came from (``attrs["round_selection"]``) and the raters' ratings that
+    break a schema rule (``attrs["rule_breaks"]``)."""
     flags.attrs["fields"] = [f.name for f in grid.fields]
     flags.attrs["round_selection"] = grid.selection
-    flags.attrs["rule_breaks"] = rating_rule_breaks(grid, grid_schema) if grid_schema is not None else []
+    flags.attrs["rule_breaks"] = rating_rule_breaks(grid, schema)
     return flags
-
-
-def _value_grid(sub: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:
-    """items x raters array of values (``None`` where a rater has no row)."""
-    grid = np.full((len(item_pos), len(rlist)), None, dtype=object)
-    if len(sub):
-        ii = item_pos.get_indexer(sub["item_id"])
-        rr = pd.Index(rlist).get_indexer(sub["rater"])
-        grid[ii, rr] = sub["value"].to_numpy()
-    return grid
-
-
-def _rationales(cur: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:
-    grid = np.full((len(item_pos), len(rlist)), "", dtype=object)
-    sub = cur[cur["rationale"] != ""].drop_duplicates(["item_id", "rater"], keep="last")
-    if len(sub):
-        grid[item_pos.get_indexer(sub["item_id"]), pd.Index(rlist).get_indexer(sub["rater"])] = sub[
-            "rationale"
-        ].to_numpy()
-    return grid
 
 
 def _low_confidence(cur: pd.DataFrame, schema: Schema, item_pos: pd.Index, rlist: list[str]):
@@ -439,51 +180,13 @@ def _low_confidence(cur: pd.DataFrame, schema: Schema, item_pos: pd.Index, rlist
     for t in trig:
         f = schema.field(t.field)
         sub = cur[cur["field"] == t.field]
-        grid = _value_grid(sub, item_pos, rlist)
-        codes = _codes(grid, f)
+        grid = value_grid(sub, item_pos, rlist)
+        codes = category_codes(grid, f)
         limit = f.categories.index(t.at_most)
         low = (codes >= 0) & (codes < len(f.categories)) & (codes <= limit)
         mask |= low
         fired.append((low, t))
     return mask, fired
-
-
-def _codes(grid: np.ndarray, f: Field) -> np.ndarray:
-    """Category index per cell: 0..k-1, ``k`` for a blank value, -1 when missing."""
-    lookup = {v: i for i, v in enumerate(f.categories)}
-    lookup[""] = len(f.categories)
-    flat = grid.ravel()
-    mapped = pd.Series(flat, dtype=object).map(lookup)
-    out = mapped.fillna(_MISSING).to_numpy(dtype=int)
-    for i in np.flatnonzero(mapped.isna().to_numpy()):
-        v = flat[i]
-        if v is None:
-            continue
-        try:
-            out[i] = lookup[f.normalize(v)]
-        except ValueNotInSchema as exc:
-            raise GoldboardError(f"ratings: {f.name}: {exc}") from None
-    flat = out
-    return np.asarray(flat, dtype=int).reshape(grid.shape)
-
-
-def _multi_codes(grid: np.ndarray, f: Field) -> np.ndarray:
-    """Bit mask per cell (values already canonical or normalisable), -1 where there is no row."""
-    _check_multi_size(f)
-    flat = grid.ravel()
-    out = np.full(flat.shape, _MISSING, dtype=np.int64)
-    cache: dict[str, int] = {}
-    for i, v in enumerate(flat):
-        if v is None:
-            continue
-        m = cache.get(v)
-        if m is None:
-            try:
-                m = cache[v] = multi_mask(f, v)
-            except ValueNotInSchema as exc:
-                raise GoldboardError(f"ratings: {f.name}: {exc}") from None
-        out[i] = m
-    return out.reshape(grid.shape)
 
 
 def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> list[dict]:
@@ -575,7 +278,7 @@ def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[di
             acc.low_confidence[i] = [rlist[j] for j in np.flatnonzero(mask[i])]
 
     values = np.where(
-        (codes == _MISSING) | (codes == k), "", np.asarray(f.categories + [""], dtype=object)[np.clip(codes, 0, k)]
+        (codes == MISSING_CODE) | (codes == k), "", np.asarray(f.categories + [""], dtype=object)[np.clip(codes, 0, k)]
     )
     return acc.rows(f, grid, values, np.where(has_two, gap, -1) if gap is not None else None)
 
@@ -768,74 +471,8 @@ __all__ = [
     "DEFAULT_PRIORITY",
     "FLAG_COLUMNS",
     "KINDS",
-    "MAX_MULTI_VALUES",
-    "MULTI_SEP",
-    "RatingGrid",
-    "active_raters",
-    "rating_grid",
-    "adjudicable_fields",
-    "canonical_multi",
-    "current_ratings",
-    "ratings_in_force",
-    "multi_mask",
-    "multi_value",
     "flag_disagreements",
     "flags_for_output",
-    "item_meta",
-    "meta_fields",
-    "natural_key",
-    "normalized_values",
     "summarize_flags",
     "summary_lines",
 ]
-
-
-# --------------------------------------------------------------------------- loading
-
-
-def load_ratings_file(path) -> pd.DataFrame:
-    """Read a ratings table (CSV as written by goldboard, or .xlsx/.jsonl/.json with the
-    same columns) keeping every cell as text, with a ``_line`` column for error messages."""
-    from pathlib import Path
-
-    from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
-    from goldboard.fileio import read_table
-
-    path = Path(path)
-    if not path.exists():
-        raise GoldboardError(f"{path}: file not found")
-    if path.suffix.lower() == ".csv":
-        try:
-            df = read_ratings_csv(path)
-        except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise GoldboardError(f"{path}: cannot read as a ratings CSV: {str(exc).splitlines()[0]}") from None
-        df["_line"] = [str(i + 2) for i in range(len(df))]
-    else:
-        df = read_table(path)
-        for c in df.columns:
-            df[c] = df[c].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
-        for c in RATINGS_COLUMNS:
-            if c not in df.columns:
-                df[c] = ""
-    _check_columns(df)
-    return df
-
-
-def study_ratings(study, round: int | None = None) -> pd.DataFrame:
-    """Every pulled round of a study (the round in force per item is chosen later, by
-    :func:`rating_grid` and friends; pass ``round`` on to them as ``round_number``).
-
-    ``round`` is only checked here: it must have been pulled.  The other rounds stay
-    in the table so that a rater who has not rated round N yet still counts as a rater
-    (and shows as missing) instead of disappearing from the study."""
-    if round is not None:
-        p = study.ratings_path(round)
-        if not p.exists():
-            raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {study.path} --round {round}`)")
-    df = study.all_ratings()
-    if len(df) == 0:
-        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
-    return df
-
-
-__all__ += ["load_ratings_file", "study_ratings"]

@@ -9,7 +9,7 @@ Rules (in order):
 3. otherwise -> ``unresolved`` (``gold_value`` empty).
 
 "Every rater" means every rater with at least one rating in the table.  Ratings
-come from :func:`goldboard.adjudicate.flags.current_ratings`: per item, the latest
+come from :func:`goldboard.cases.ratings.current_ratings`: per item, the latest
 round in which every rater rated it (an incomplete later round is left out and
 listed in ``attrs["round_selection"]``, see :mod:`goldboard.cases.rounds`); the
 ``round`` column says which round each row's ratings come from.  Decisions come
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions
-from goldboard.adjudicate.flags import rating_grid
+from goldboard.cases.ratings import rating_grid
 from goldboard.label_configs.schema import Schema
 
 METHODS = ("unanimous", "adjudicated", "unresolved")

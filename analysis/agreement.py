@@ -20,25 +20,20 @@ clusters=None, source=None, progress=False) -> dict``
     with one line naming where (``file:line`` when the frame carries ``_where`` or
     ``_line`` columns) for an unknown label, fewer than two raters, no ratings, ...
 
-``agreement_for_study(study, round=None, fields=None, bootstrap=0, seed=1, by=None)
--> dict[str, dict]``
-    One contract dict per analysable field of the study's schema (nominal,
-    ordinal, binary; multi-select fields expanded to ``<field>:<value>``).
-    Fields that fewer than two raters rated are left out.
+The study-level wrapper (one contract dict per analysable field of a study
+round) is :func:`goldboard.workflows.agreement_for_study`: this module never sees
+a Study.
 
-``render_table(result, title=None)``, ``render_markdown(result, title=None)``,
-``render_csv(result)``, ``render_json(result)``
-    Text renderings (the CLI's ``--format``).  Table and markdown show the
-    Landis & Koch (1977) band of each chance-corrected coefficient, labelled as a
-    convention; CSV has one row per statistic.
+``render_table``, ``render_markdown``, ``render_csv``, ``render_json``
+    Text renderings (the CLI's ``--format``) live in
+    :mod:`goldboard.analysis.agreement_render`.
 
 ``landis_koch_band(value) -> str | None``
     The conventional band name.
 
 ``bootstrap_sums(units, n_boot, rng, multiplicity=None)``
-    The vectorised resampling primitive (see below); ``latest_pulled_round(study)``
-    and ``unit_groups(study, column)`` are small study helpers (the round
-    ``Study.ratings()`` reads by default; item -> value of a unit or case column).
+    The vectorised resampling primitive (see below), in
+    :mod:`goldboard.analysis.resampling` (shared with the scoring engine).
 
 What is computed
 ----------------
@@ -70,12 +65,8 @@ schema's values, or ``categories``), including levels no rater used.
 
 from __future__ import annotations
 
-import io
 import itertools
-import json
-import math
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
@@ -84,29 +75,24 @@ import numpy as np
 import pandas as pd
 
 from goldboard.analysis import coefficients as C
+from goldboard.analysis.agreement_inputs import LEVELS, AgreementOptions, ScaleConfig, prepare_ratings
+from goldboard.analysis.estimate import EstimateCI, finite_or_none
+from goldboard.analysis.resampling import bootstrap_sums, percentile_summary
 from goldboard.errors import GoldboardError
+from goldboard.text import natural_key
 
 if TYPE_CHECKING:  # pragma: no cover
-    from goldboard.label_configs.schema import Field, Schema
+    from goldboard.label_configs.schema import Schema
 
 __all__ = [
     "LEVELS",
     "STATISTICS",
     "MIN_ITEMS_FOR_CI",
     "agreement",
-    "agreement_for_study",
     "landis_koch_band",
     "statistic_name",
-    "render_table",
-    "render_markdown",
-    "render_csv",
-    "render_json",
-    "bootstrap_sums",
-    "latest_pulled_round",
-    "unit_groups",
 ]
 
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
 STATISTICS = (
     "percent_agreement",
     "cohen_kappa",
@@ -124,8 +110,6 @@ MIN_ITEMS_FOR_CI = 30
 PARADOX_MIN_AGREEMENT = 0.80
 #: ... while kappa is at most this
 PARADOX_MAX_KAPPA = 0.60
-
-_MISSING = -1
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -147,490 +131,11 @@ def landis_koch_band(value: float | None) -> str | None:
     return "almost perfect"
 
 
-def _num(x) -> float | None:
-    """JSON-safe float (NaN/inf -> None)."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _cell_text(raw: Any) -> str:
-    """Spell a raw cell as text; ``""`` for missing.  ``4.0`` -> ``"4"``."""
-    if raw is None:
-        return ""
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if isinstance(raw, (float, np.floating)):
-        if math.isnan(raw):
-            return ""
-        if float(raw).is_integer():
-            return str(int(raw))
-        return repr(float(raw))
-    if isinstance(raw, (np.integer,)):
-        return str(int(raw))
-    if raw is pd.NA or raw is pd.NaT:
-        return ""
-    return str(raw).strip()
-
-
-def _texts(series: pd.Series) -> pd.Series:
-    """:func:`_cell_text` of every cell, computed once per distinct value (fast on big tables)."""
-    if pd.api.types.is_string_dtype(series.dtype) or pd.api.types.is_string_dtype(series):
-        return pd.Series(
-            series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object),
-            index=series.index,
-            dtype=object,
-        )
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    table = np.array([_cell_text(u) for u in uniques] + [""], dtype=object)
-    return pd.Series(table[codes], index=series.index, dtype=object)
-
-
-def _map_distinct(series: pd.Series, fn) -> pd.Series:
-    """``series.map(fn)`` evaluated once per distinct value."""
-    codes, uniques = pd.factorize(series, use_na_sentinel=False)
-    table = np.array([fn(u) for u in uniques], dtype=object)
-    return pd.Series(table[codes], index=series.index, dtype=object)
-
-
-def _natural_key(s: str):
-    try:
-        return (0, float(s), s)
-    except ValueError:
-        return (1, 0.0, s.casefold())
-
-
-def _where(row: Mapping[str, Any], source: str | None) -> str:
-    w = row.get("_where")
-    if isinstance(w, str) and w:
-        return w
-    line = row.get("_line")
-    if source and line is not None and not (isinstance(line, float) and math.isnan(line)):
-        return f"{source}:{int(line)}"
-    prefix = f"{source}: " if source else ""
-    return f"{prefix}item {row.get('item_id')!s}, rater {row.get('rater')!s}"
+_num = finite_or_none
 
 
 def _estimate_dict(value, se, low=-1.0, high=1.0) -> dict:
-    value = _num(value)
-    se = _num(se)
-    if value is None or se is None:
-        return {"value": value, "se": se, "ci_low": None, "ci_high": None}
-    lo, hi = C.wald_ci(value, se, low, high)
-    return {"value": value, "se": se, "ci_low": _num(lo), "ci_high": _num(hi)}
-
-
-# --------------------------------------------------------------------------- preparing the data
-
-
-@dataclass
-class _Config:
-    field: str
-    categories: list[str]
-    data_level: str
-    alpha_levels: list[str]
-    ordered: bool
-    scores: np.ndarray | None
-    source: str | None
-
-
-@dataclass
-class _Prepared:
-    codes: np.ndarray  # items x raters, -1 missing
-    items: list[str]
-    raters: list[str]
-    groups: np.ndarray | None  # per item
-    clusters: np.ndarray | None  # per item
-    warnings: list[str] = dc_field(default_factory=list)
-
-
-def _resolve_field(field: str, schema: Schema | None):
-    """-> (schema Field or None, multi value or None)."""
-    if schema is None:
-        return None, None
-    base, _, sub = field.partition(":")
-    try:
-        f = schema.field(base)
-    except KeyError:
-        raise GoldboardError(
-            f"schema {schema.name}: no field {base!r} (fields: {', '.join(schema.field_names)})"
-        ) from None
-    if f.kind == "text":
-        raise GoldboardError(
-            f"field {base}: free text is not rated; agreement needs a nominal, ordinal, binary or multi-select field"
-        )
-    if f.kind == "multi":
-        if not sub:
-            vals = ", ".join(f"{base}:{v}" for v in f.categories[:3])
-            raise GoldboardError(
-                f"field {base} is multi-select: analyse one value at a time as a present/absent field ({vals}, ...)"
-            )
-        try:
-            sub = f.normalize(sub)
-        except ValueError as exc:
-            raise GoldboardError(f"field {field}: {exc}") from None
-        return f, sub
-    if sub:
-        raise GoldboardError(f"field {field}: only multi-select fields take a ':<value>' suffix ({base} is {f.kind})")
-    return f, None
-
-
-def _normalizer(f: Field | None, sub: str | None, categories: list[str] | None, field: str):
-    """A function raw text -> canonical label (raises ValueError with a readable message)."""
-    if f is not None and sub is not None:
-        from goldboard.cases.ratings import MULTI_SEP
-
-        def norm_multi(text: str) -> str:
-            chosen = set()
-            for part in text.split(MULTI_SEP):
-                if part.strip():
-                    chosen.add(f.normalize(part))
-            return "yes" if sub in chosen else "no"
-
-        return norm_multi
-    if f is not None:
-        if categories is not None:
-            cats = set(categories)
-
-            def norm_schema_cats(text: str) -> str:
-                v = f.normalize(text)
-                if v not in cats:
-                    raise ValueError(f"{v!r} is not one of --categories ({', '.join(categories)})")
-                return v
-
-            return norm_schema_cats
-        return f.normalize
-    if categories is not None:
-        exact = {c: c for c in categories}
-        folded = {" ".join(c.split()).casefold(): c for c in categories}
-
-        def norm_cats(text: str) -> str:
-            if text in exact:
-                return exact[text]
-            key = " ".join(text.split()).casefold()
-            if key in folded:
-                return folded[key]
-            raise ValueError(f"{text!r} is not one of the categories ({', '.join(categories)})")
-
-        return norm_cats
-    return lambda text: text
-
-
-def _prepare(
-    ratings: pd.DataFrame,
-    field: str,
-    schema,
-    categories,
-    levels,
-    raters,
-    by,
-    groups,
-    dichotomize,
-    cluster_col,
-    clusters,
-    source,
-) -> tuple[_Prepared, _Config]:
-    if not isinstance(ratings, pd.DataFrame):
-        raise GoldboardError("ratings must be a pandas DataFrame in the ratings-table shape")
-    prefix = f"{source}: " if source else ""
-    value_col = "value" if "value" in ratings.columns else ("label" if "label" in ratings.columns else None)
-    for col in ("item_id", "rater"):
-        if col not in ratings.columns:
-            raise GoldboardError(f"{prefix}no {col!r} column (columns: {', '.join(map(str, ratings.columns))})")
-    if value_col is None:
-        raise GoldboardError(f"{prefix}no 'value' or 'label' column (columns: {', '.join(map(str, ratings.columns))})")
-    warnings: list[str] = []
-
-    f, sub = _resolve_field(field, schema)
-    df = ratings
-    if "field" in df.columns:
-        base = field.partition(":")[0] if sub is not None else field
-        names = _texts(df["field"])
-        df = df[(names == base).to_numpy()]
-        if df.empty:
-            have = sorted(set(names) - {""})
-            raise GoldboardError(
-                f"{prefix}no ratings for field {base} (fields in the table: "
-                f"{', '.join(have[:10]) or 'none'}{', ...' if len(have) > 10 else ''})"
-            )
-    if df.empty:
-        raise GoldboardError(f"{prefix}no ratings for field {field}")
-
-    # categories and levels ----------------------------------------------------------
-    cats = None
-    if categories is not None:
-        cats = [_cell_text(c) for c in categories if _cell_text(c) != ""]
-        if len(set(cats)) != len(cats):
-            raise GoldboardError(f"--categories: duplicate category in {', '.join(cats)}")
-        if f is not None and sub is None:
-            bad = [c for c in cats if c not in f.categories]
-            if bad:
-                try:
-                    cats = [f.normalize(c) for c in cats]
-                except ValueError as exc:
-                    raise GoldboardError(f"--categories: field {field}: {exc}") from None
-    norm = _normalizer(f, sub, cats, field)
-    multi = f is not None and sub is not None
-
-    values = _texts(df[value_col])
-    # an empty multi-select ("") is a rating: nothing selected
-    missing = (values == "") if not multi else pd.Series(False, index=values.index)
-    n_missing = int(missing.sum())
-    canon_of: dict[str, str] = {}
-    uniq = pd.unique(values[~missing])
-    for raw in uniq:
-        try:
-            canon_of[raw] = norm(raw)
-        except ValueError as exc:
-            pos = np.flatnonzero(((values == raw) & ~missing).to_numpy())[0]
-            row = df.iloc[pos].to_dict()
-            raise GoldboardError(f"{_where(row, source)}: field {field}: {exc}") from None
-    labels = _map_distinct(values, lambda v: canon_of.get(v, ""))
-    if n_missing == len(values):
-        raise GoldboardError(f"{prefix}field {field}: every rating is empty; nothing to compare")
-    if n_missing:
-        warnings.append(f"{n_missing} rating(s) of field {field} dropped as missing (empty value)")
-
-    if f is not None:
-        category_list = ["no", "yes"] if multi else list(cats if cats is not None else f.categories)
-        data_level = "nominal" if multi else (f.level or "nominal")
-    else:
-        if cats is not None:
-            category_list = cats
-        else:
-            category_list = sorted(set(labels[labels != ""]), key=_natural_key)
-        data_level = "nominal"
-    lvls = [str(l).lower() for l in (levels or [])]
-    for l in lvls:
-        if l not in LEVELS:
-            raise GoldboardError(f"--level: {l!r} is not one of {', '.join(LEVELS)}")
-    lvls = list(dict.fromkeys(lvls))
-    if lvls:
-        data_level = lvls[0]
-        alpha_levels = lvls
-    else:
-        alpha_levels = [data_level] + (["nominal"] if data_level == "ordinal" else [])
-    if multi or (f is not None and f.kind == "binary"):
-        if any(l != "nominal" for l in lvls):
-            warnings.append(f"field {field} is binary: only the nominal level applies")
-        data_level, alpha_levels = "nominal", ["nominal"]
-    ordered = data_level in ("ordinal", "interval", "ratio")
-    if ordered and f is None and cats is None:
-        if not all(_natural_key(c)[0] == 0 for c in category_list):
-            warnings.append(
-                "ordinal order taken from the sorted labels; pass --categories or --schema to fix the scale"
-            )
-
-    scores = None
-    if any(l in ("interval", "ratio") for l in alpha_levels):
-        try:
-            scores = np.array([float(c) for c in category_list])
-        except ValueError:
-            scores = np.arange(1.0, len(category_list) + 1.0)
-            warnings.append("interval/ratio alpha: categories are not numbers, so their ranks 1..k are used as scores")
-        if "ratio" in alpha_levels and np.any(scores < 0):
-            raise GoldboardError(f"field {field}: ratio alpha needs non-negative scores")
-
-    # dichotomize ----------------------------------------------------------------------
-    if dichotomize is not None:
-        k_raw = _cell_text(dichotomize)
-        if not ordered and not (f is not None and f.kind == "ordinal"):
-            raise GoldboardError(
-                f"--dichotomize {k_raw}: field {field} is {data_level}; dichotomizing needs an ordered scale (--level ordinal or an ordinal schema field)"
-            )
-        try:
-            thr = norm(k_raw) if f is not None or cats is not None else k_raw
-        except ValueError as exc:
-            raise GoldboardError(f"--dichotomize: field {field}: {exc}") from None
-        if thr not in category_list:
-            raise GoldboardError(f"--dichotomize {k_raw}: not a category of {field} ({', '.join(category_list)})")
-        cut = category_list.index(thr)
-        if cut == 0:
-            raise GoldboardError(f"--dichotomize {k_raw}: the lowest category leaves nothing below it")
-        lo_label, hi_label = f"<{thr}", f">={thr}"
-        pos = {c: i for i, c in enumerate(category_list)}
-        labels = _map_distinct(labels, lambda v: "" if v == "" else (hi_label if pos[v] >= cut else lo_label))
-        category_list = [lo_label, hi_label]
-        data_level, alpha_levels, ordered, scores = "nominal", ["nominal"], False, None
-
-    if len(category_list) < 2:
-        only = category_list[0] if category_list else "(none)"
-        raise GoldboardError(
-            f"field {field}: only one category ({only}); give the full scale with --categories or --schema"
-        )
-
-    # items x raters ------------------------------------------------------------------------
-    work = pd.DataFrame(
-        {
-            "item_id": _texts(df["item_id"]).to_numpy(),
-            "rater": _texts(df["rater"]).to_numpy(),
-            "label": labels.to_numpy(),
-        }
-    )
-    if (work["item_id"] == "").any() or (work["rater"] == "").any():
-        pos = int(np.flatnonzero(((work["item_id"] == "") | (work["rater"] == "")).to_numpy())[0])
-        row = df.iloc[pos].to_dict()
-        what = "item_id" if work["item_id"].iloc[pos] == "" else "rater"
-        raise GoldboardError(f"{_where(row, source)}: {what} is empty")
-    rated = work[work["label"] != ""]
-    dup = rated.duplicated(["item_id", "rater"], keep=False)
-    if dup.any():
-        d = rated[dup]
-        conflicting = d.groupby(["item_id", "rater"])["label"].nunique()
-        conflicting = conflicting[conflicting > 1]
-        if len(conflicting):
-            item, rater = conflicting.index[0]
-            idx = np.flatnonzero(
-                ((work["item_id"] == item) & (work["rater"] == rater) & (work["label"] != "")).to_numpy()
-            )
-            wheres = [_where(df.iloc[i].to_dict(), source) for i in idx[:2]]
-            raise GoldboardError(
-                f"{wheres[0]}: field {field}: rater {rater} rated item {item} twice with different values "
-                f"(also {wheres[1]}); keep one rating per item and rater"
-            )
-        n_dup = int(dup.sum() - d.drop_duplicates(["item_id", "rater"]).shape[0])
-        warnings.append(f"{n_dup} duplicate rating(s) with the same value counted once")
-        rated = rated.drop_duplicates(["item_id", "rater"])
-
-    present = pd.unique(work["rater"].to_numpy(dtype=object)).tolist()
-    with_ratings = set(rated["rater"])
-    order = [r for r in (raters or []) if r in with_ratings] + [
-        r for r in present if r in with_ratings and r not in set(raters or [])
-    ]
-    dropped_raters = [r for r in present if r not in with_ratings]
-    if dropped_raters:
-        warnings.append(f"rater(s) {', '.join(dropped_raters)} have no non-missing rating of {field} and are left out")
-    if len(order) < 2:
-        who = order[0] if order else "nobody"
-        raise GoldboardError(
-            f"{prefix}field {field}: only one rater ({who}) rated it; agreement needs at least two raters"
-        )
-
-    items = pd.unique(work["item_id"].to_numpy(dtype=object)).tolist()
-    item_index = pd.Index(items)
-    codes = np.full((len(items), len(order)), _MISSING, dtype=np.int64)
-    codes[item_index.get_indexer(rated["item_id"]), pd.Index(order).get_indexer(rated["rater"])] = pd.Index(
-        category_list
-    ).get_indexer(rated["label"])
-    # items where every rating was missing stay out of the analysis
-    keep = (codes >= 0).any(axis=1)
-    if not keep.all():
-        warnings.append(f"{int((~keep).sum())} item(s) have no non-missing rating of {field} and are left out")
-    codes = codes[keep]
-    items = np.asarray(items, dtype=object)[keep].tolist()
-
-    def per_item(col: str | None, mapping, what: str) -> np.ndarray | None:
-        if mapping is not None:
-            vals = np.array([_cell_text(mapping.get(it, "")) for it in items], dtype=object)
-            return np.where(vals == "", "(missing)", vals)
-        if col is None:
-            return None
-        if col not in df.columns:
-            raise GoldboardError(
-                f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})"
-            )
-        sub_df = pd.DataFrame({"item_id": work["item_id"], "v": _texts(df[col]).to_numpy()})
-        n_distinct = sub_df.groupby("item_id")["v"].nunique()
-        if (n_distinct > 1).any():
-            bad = n_distinct[n_distinct > 1].index[0]
-            vals = sorted(set(sub_df.loc[sub_df["item_id"] == bad, "v"]))
-            raise GoldboardError(
-                f"{prefix}{what} {col!r}: item {bad} has several values ({', '.join(map(repr, vals[:3]))}); it must be one per item"
-            )
-        first = sub_df.drop_duplicates("item_id").set_index("item_id")["v"]
-        vals = first.reindex(items).fillna("").to_numpy(dtype=object)
-        return np.where(vals == "", "(missing)", vals)
-
-    grp = per_item(by, groups, "--by")
-    clu = per_item(cluster_col, clusters, "--cluster-col")
-    if clu is not None and (clu == "(missing)").any():
-        n_miss = int((clu == "(missing)").sum())
-        warnings.append(
-            f"{n_miss} item(s) have no cluster ({cluster_col or 'cluster'} empty): each is resampled "
-            f"as a cluster of its own"
-        )
-        clu = np.where(clu == "(missing)", np.array([f"\x00item:{it}" for it in items], dtype=object), clu)
-
-    single = int(((codes >= 0).sum(axis=1) == 1).sum())
-    if single:
-        warnings.append(
-            f"{single} item(s) rated by only one rater: left out of every comparison of raters "
-            f"(Fleiss' kappa and AC1 still count them in the category prevalence, as Gwet 2014 does)"
-        )
-    prepared = _Prepared(codes=codes, items=items, raters=order, groups=grp, clusters=clu, warnings=warnings)
-    config = _Config(
-        field=field,
-        categories=category_list,
-        data_level=data_level,
-        alpha_levels=alpha_levels,
-        ordered=ordered,
-        scores=scores,
-        source=source,
-    )
-    return prepared, config
-
-
-# --------------------------------------------------------------------------- the vectorised bootstrap
-
-
-def bootstrap_sums(
-    units: np.ndarray,
-    n_boot: int,
-    rng: np.random.Generator,
-    multiplicity: np.ndarray | None = None,
-    progress: bool = False,
-    max_cells: int = 20_000_000,
-) -> np.ndarray:
-    """Column sums of ``units`` over ``n_boot`` bootstrap resamples of its rows.
-
-    ``units`` is (resampling units) x (features): one row per item, or per
-    cluster of items, holding that unit's additive contribution to every
-    statistic.  ``multiplicity[i]`` says how many identical units row ``i``
-    stands for (default: identical rows are pooled here).  Drawing ``m`` units
-    with replacement and tallying them is a multinomial draw over the distinct
-    rows with probabilities ``multiplicity / m`` -- the same distribution as a
-    resampled index matrix fed to ``bincount`` -- so all resamples cost one
-    ``(B x P) @ (P x d)`` product.  Returns ``(n_boot, d)``.
-    """
-    units = np.asarray(units, dtype=float)
-    if multiplicity is None:
-        units, multiplicity = np.unique(units, axis=0, return_counts=True)
-    multiplicity = np.asarray(multiplicity, dtype=float)
-    m = int(round(multiplicity.sum()))
-    P, d = units.shape
-    out = np.empty((n_boot, d))
-    if n_boot == 0 or d == 0:
-        return out
-    p = multiplicity / multiplicity.sum()
-    chunk = max(1, min(n_boot, max_cells // max(P, 1)))
-    starts = range(0, n_boot, chunk)
-    if progress and len(starts) > 1:
-        from tqdm import tqdm
-
-        starts = tqdm(starts, desc="bootstrap", unit="chunk", leave=False)
-    for s in starts:
-        e = min(n_boot, s + chunk)
-        out[s:e] = rng.multinomial(m, p, size=e - s).astype(float) @ units
-    return out
-
-
-def _percentile(vals: np.ndarray, low: float, high: float):
-    """-> (se, ci_low, ci_high, share undefined) over axis 0 of (B,) or (B, k) values."""
-    vals = np.asarray(vals, dtype=float)
-    if vals.ndim == 1:
-        vals = vals[:, None]
-    finite = np.isfinite(vals)
-    share_nan = 1.0 - finite.mean(axis=0)
-    se = np.full(vals.shape[1], np.nan)
-    lo = np.full(vals.shape[1], np.nan)
-    hi = np.full(vals.shape[1], np.nan)
-    for j in range(vals.shape[1]):
-        v = vals[finite[:, j], j]
-        if v.size >= 2:
-            se[j] = v.std(ddof=1)
-            lo[j], hi[j] = np.quantile(v, [0.025, 0.975])
-    return se, np.clip(lo, low, high), np.clip(hi, low, high), share_nan
+    return EstimateCI.wald(value, se, low, high).agreement_dict()
 
 
 # --------------------------------------------------------------------------- multi-rater features
@@ -718,7 +223,7 @@ class _Boot:
 def _analyse(
     codes: np.ndarray,
     raters: list[str],
-    cfg: _Config,
+    cfg: ScaleConfig,
     group: str | None,
     clusters: np.ndarray | None,
     n_boot: int,
@@ -992,7 +497,7 @@ def _analyse(
             np.add.at(G, cinv.reshape(-1), F[inverse])
             S = bootstrap_sums(G, n_boot, rng, None, progress=progress)
         for label, fn, sink, low, high in boot.specs:
-            se, lo, hi, share_nan = _percentile(fn(S), low, high)
+            se, lo, hi, share_nan = percentile_summary(fn(S), low, high)
             sink(se, lo, hi)
             worst = float(np.max(share_nan))
             if 0.0 < worst < 1.0 and worst >= 0.01:
@@ -1072,10 +577,21 @@ def agreement(
         undefined (e.g. kappa when both raters used one category).
     """
     if bootstrap < 0:
-        raise GoldboardError("--bootstrap: give a number of resamples >= 0")
-    prep, cfg = _prepare(
-        ratings, field, schema, categories, levels, raters, by, groups, dichotomize, cluster_col, clusters, source
+        raise GoldboardError("give a number of resamples >= 0", param="bootstrap")
+    opts = AgreementOptions(
+        field=field,
+        schema=schema,
+        categories=categories,
+        levels=levels,
+        raters=raters,
+        by=by,
+        groups=groups,
+        dichotomize=dichotomize,
+        cluster_col=cluster_col,
+        clusters=clusters,
+        source=source,
     )
+    prep, cfg = prepare_ratings(ratings, opts)
     rng = np.random.default_rng(seed) if bootstrap else None
     if bootstrap and bootstrap < 200:
         prep.warnings.append(
@@ -1083,7 +599,7 @@ def agreement(
         )
     strata: list[tuple[str | None, np.ndarray]] = [(None, np.ones(len(prep.items), bool))]
     if prep.groups is not None:
-        for g in sorted(set(prep.groups), key=_natural_key):
+        for g in sorted(set(prep.groups), key=natural_key):
             strata.append((str(g), prep.groups == g))
     statistics, per_label, pairs, coinc = [], [], [], []
     warnings = list(prep.warnings)
@@ -1131,88 +647,7 @@ def agreement(
     }
 
 
-def agreement_for_study(
-    study,
-    round: int | None = None,
-    fields: Iterable[str] | None = None,
-    bootstrap: int = 0,
-    seed: int = 1,
-    by: str | None = None,
-) -> dict[str, dict]:
-    """Agreement for every analysable field of a study round: ``{field: contract dict}``.
-
-    ``fields`` defaults to the schema's nominal, ordinal and binary fields plus,
-    for each multi-select field, one binary ``"<field>:<value>"`` entry per value.
-    Fields that fewer than two raters rated are left out.  ``by`` may name a
-    ratings column (``model``) or a unit/case column of ``units.jsonl``
-    (``error_type``, ``specialty``).
-    """
-    schema = study.schema
-    if round is None:
-        round = latest_pulled_round(study)
-    ratings = study.ratings(round)
-    source = str(study.ratings_path(round))
-    ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
-    if fields is None:
-        fields = []
-        for f in schema.fields:
-            if f.kind == "multi":
-                fields += [f"{f.name}:{v}" for v in f.categories]
-            elif f.level is not None:
-                fields.append(f.name)
-    groups = unit_groups(study, by) if by is not None and by not in ratings.columns else None
-    out: dict[str, dict] = {}
-    for name in fields:
-        base = name.partition(":")[0]
-        sub = ratings[ratings["field"] == base]
-        multi = ":" in name
-        raters_with = set(sub["rater"] if multi else sub.loc[(_texts(sub["value"]) != "").to_numpy(), "rater"])
-        if len(raters_with) < 2:
-            continue
-        out[name] = agreement(
-            ratings,
-            name,
-            schema,
-            raters=study.raters,
-            by=None if groups else by,
-            groups=groups,
-            bootstrap=bootstrap,
-            seed=seed,
-            source=source,
-        )
-    return out
-
-
-def latest_pulled_round(study) -> int:
-    """The latest round that has a ``ratings.csv`` (what ``Study.ratings()`` reads by default)."""
-    pulled = sorted(
-        int(p.parent.name) for p in (study.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
-    )
-    if not pulled:
-        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
-    return pulled[-1]
-
-
-def unit_groups(study, column: str) -> dict[str, str]:
-    """item_id -> value of a unit column (``model``, ``case_id``...) or a case field (``error_type``)."""
-    units = study.units()
-    if units.empty:
-        raise GoldboardError(f"--by {column!r}: not a ratings column and the study has no units.jsonl")
-    if column in units.columns:
-        return {str(i): _cell_text(v) for i, v in zip(units["item_id"], units[column])}
-    if "case" in units.columns:
-        out = {}
-        found = False
-        for i, case in zip(units["item_id"], units["case"]):
-            if isinstance(case, dict) and column in case:
-                found = True
-                out[str(i)] = _cell_text(case[column])
-        if found:
-            return out
-    raise GoldboardError(f"--by {column!r}: no such ratings, unit or case column")
-
-
-# --------------------------------------------------------------------------- rendering
+# --------------------------------------------------------------------------- names
 
 _NAMES = {
     "percent_agreement": "Percent agreement",
@@ -1224,10 +659,6 @@ _NAMES = {
     "scott_pi": "Scott's pi",
     "pabak": "PABAK",
 }
-_LK_NOTE = (
-    "Band: Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, .41-.60 moderate, "
-    ".61-.80 substantial, .81-1 almost perfect); a label, not a test."
-)
 
 
 def statistic_name(row: dict) -> str:
@@ -1241,180 +672,3 @@ def statistic_name(row: dict) -> str:
     if row["weights"] not in (None, "none"):
         return f"{name} ({row['weights']})"
     return name
-
-
-def _fmt(x, digits=3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def _ci(row: dict) -> str:
-    if row.get("ci_low") is None:
-        return "-"
-    return f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
-
-
-def _stat_rows(result: dict) -> tuple[list[str], list[list[str]]]:
-    groups = any(r["group"] is not None for r in result["statistics"])
-    head = (
-        ["Statistic", "Raters"] + (["Group"] if groups else []) + ["n", "Value", "95% CI", "SE", "CI method", "Band*"]
-    )
-    rows = []
-    for r in result["statistics"]:
-        raters = "all" if len(r["raters"]) > 2 and r["raters"] == result["raters"] else " / ".join(r["raters"])
-        band = "" if r["statistic"] == "percent_agreement" else (landis_koch_band(r["value"]) or "-")
-        rows.append(
-            [statistic_name(r), raters]
-            + ([r["group"] or "all"] if groups else [])
-            + [str(r["n_items"]), _fmt(r["value"]), _ci(r), _fmt(r["se"]), r["ci_method"] or "-", band]
-        )
-    return head, rows
-
-
-def _label_rows(result: dict) -> tuple[list[str], list[list[str]]]:
-    groups = any(e["group"] is not None for e in result["per_label"])
-    head = (
-        ["Label"]
-        + (["Group"] if groups else [])
-        + [
-            "Prevalence",
-            "Pos. agreement (95% CI)",
-            "Neg. agreement (95% CI)",
-            "Kappa vs rest (95% CI)",
-            "PABAK",
-            "Prev. index",
-            "Bias index",
-        ]
-    )
-    rows = []
-    for e in result["per_label"]:
-
-        def est(d):
-            if d is None or d.get("value") is None:
-                return "-"
-            if d.get("ci_low") is None:
-                return f"{d['value']:.3f}"
-            return f"{d['value']:.3f} ({d['ci_low']:.3f} to {d['ci_high']:.3f})"
-
-        rows.append(
-            [e["label"]]
-            + ([e["group"] or "all"] if groups else [])
-            + [
-                _fmt(e["prevalence"]),
-                est(e["positive_agreement"]),
-                est(e["negative_agreement"]),
-                est(e["kappa"]),
-                _fmt((e.get("pabak") or {}).get("value")),
-                _fmt(e["prevalence_index"]),
-                _fmt(e["bias_index"]),
-            ]
-        )
-    return head, rows
-
-
-def _confusion_blocks(result: dict) -> list[tuple[str, list[str], list[list[str]]]]:
-    cats = result["confusion"]["categories"]
-    out = []
-    for p in result["confusion"]["pairs"]:
-        a, b = p["raters"]
-        title = f"{a} (rows) x {b} (columns), {p['n_items']} items" + (f", group {p['group']}" if p["group"] else "")
-        head = [f"{a} \\ {b}"] + cats + ["total"]
-        rows = [[c] + [str(v) for v in row] + [str(sum(row))] for c, row in zip(cats, p["matrix"])]
-        cols = [sum(row[j] for row in p["matrix"]) for j in range(len(cats))]
-        rows.append(["total"] + [str(v) for v in cols] + [str(sum(cols))])
-        out.append((title, head, rows))
-    return out
-
-
-def _aligned(head: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    numeric = [i > 0 and all(re.fullmatch(r"[-\d.]+( to [-\d.]+)?|-", r[i]) for r in rows) for i in range(len(head))]
-
-    def line(cells):
-        return "  ".join(
-            c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
-        ).rstrip()
-
-    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
-
-
-def _describe(result: dict) -> str:
-    return (
-        f"{result['n_items']} items, {result['n_raters']} raters ({', '.join(result['raters'])}), "
-        f"level {result['level']}, categories: {', '.join(result['categories'])}"
-    )
-
-
-def render_table(result: dict, title: str | None = None) -> str:
-    """A terminal-readable rendering: statistics, per-label agreement, confusion matrices."""
-    parts = []
-    if title:
-        parts += [title, "=" * len(title)]
-    parts.append(_describe(result))
-    parts += ["", _aligned(*_stat_rows(result)), "* " + _LK_NOTE]
-    if result["per_label"]:
-        parts += ["", "Per label (one vs rest)", _aligned(*_label_rows(result))]
-    for t, head, rows in _confusion_blocks(result):
-        parts += ["", "Confusion: " + t, _aligned(head, rows)]
-    return "\n".join(parts) + "\n"
-
-
-def _md_escape(s: str) -> str:
-    return s.replace("|", "\\|")
-
-
-def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    out = [
-        "| " + " | ".join(_md_escape(h) for h in head) + " |",
-        "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|",
-    ]
-    out += ["| " + " | ".join(_md_escape(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def render_markdown(result: dict, title: str | None = None) -> str:
-    """GitHub-flavoured markdown tables (statistics, per label, confusion matrices)."""
-    parts = []
-    if title:
-        parts += [f"## {_md_escape(title)}", ""]
-    parts += [_md_escape(_describe(result)), "", _md_table(*_stat_rows(result)), "", "\\* " + _LK_NOTE]
-    if result["per_label"]:
-        parts += ["", "### Per label (one vs rest)", "", _md_table(*_label_rows(result))]
-    for t, head, rows in _confusion_blocks(result):
-        parts += ["", f"### Confusion: {_md_escape(t)}", "", _md_table(head, rows)]
-    return "\n".join(parts) + "\n"
-
-
-CSV_COLUMNS = [
-    "statistic",
-    "weights",
-    "level",
-    "raters",
-    "group",
-    "n_items",
-    "value",
-    "se",
-    "ci_low",
-    "ci_high",
-    "ci_method",
-]
-
-
-def render_csv(result: dict) -> str:
-    """One CSV row per statistic (raters joined with ``;``); full precision."""
-    import csv
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for r in result["statistics"]:
-        w.writerow(
-            [r["statistic"], r["weights"], r["level"] or "", ";".join(r["raters"]), r["group"] or "", r["n_items"]]
-            + ["" if r[c] is None else repr(float(r[c])) for c in ("value", "se", "ci_low", "ci_high")]
-            + [r["ci_method"] or ""]
-        )
-    return buf.getvalue()
-
-
-def render_json(result: dict) -> str:
-    """The contract dict as indented JSON (NaN never appears: undefined values are null)."""
-    return json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -118,6 +118,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldboard.analysis.estimate import EstimateCI
 from goldboard.analysis.scoring_inputs import (
     GoldTable,
     Predictions,
@@ -219,8 +220,7 @@ def detect_kind(schema: Schema, has_predictions: bool) -> str:
 
 
 def _est(estimate: float | None, low: float | None, high: float | None, method: str) -> dict:
-    f = lambda x: None if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
-    return {"estimate": f(estimate), "low": f(low), "high": f(high), "method": method}
+    return EstimateCI(estimate, low, high, method=method).score_dict()
 
 
 def _progress(iterable: Sequence, enabled: bool, desc: str):
@@ -264,7 +264,7 @@ def _parse_pairs(compare: Any) -> list[tuple[str, str]]:
         else:
             parts = list(c)
         if len(parts) != 2 or not all(parts):
-            raise GoldboardError(f"--compare: give two model names separated by a comma (got {c!r})")
+            raise GoldboardError(f"give two model names separated by a comma (got {c!r})", param="compare")
         out.append((parts[0], parts[1]))
     return out
 
@@ -314,7 +314,9 @@ def _comparisons(
     for a, b in pairs:
         for m in (a, b):
             if m not in models:
-                raise GoldboardError(f"--compare: no predictions for model {m!r} (models: {', '.join(sorted(models))})")
+                raise GoldboardError(
+                    f"no predictions for model {m!r} (models: {', '.join(sorted(models))})", param="compare"
+                )
         for cond in conditions:
             if (a, cond) not in outcomes or (b, cond) not in outcomes:
                 continue
@@ -688,9 +690,9 @@ def score_medfail(
         sev = schema.field(severity_field) if severity_field else _default_severity_field(schema)
         gate = schema.field(gate_field) if gate_field else _default_gate_field(schema, sev)
     except KeyError as exc:
-        raise GoldboardError(f"--field: {exc.args[0]}") from None
+        raise GoldboardError(f"{exc.args[0]}", param="field") from None
     if sev is not None and sev.kind != "ordinal":
-        raise GoldboardError(f"--severity-field: {sev.name} is {sev.kind}, not ordinal")
+        raise GoldboardError(f"{sev.name} is {sev.kind}, not ordinal", param="severity_field")
     if sev is None and gate is None:
         raise GoldboardError(f"schema {schema.name}: no ordinal severity or nominal gate field to summarise")
     crit = None
@@ -752,11 +754,13 @@ def score_medfail(
     pairs = _parse_pairs(compare)
     if pairs:
         if sev is None or crit is None:
-            raise GoldboardError("--compare: needs a severity field with a safety-critical threshold")
+            raise GoldboardError("needs a severity field with a safety-critical threshold", param="compare")
         for a, b in pairs:
             for m in (a, b):
                 if (m, "") not in crit_outcome:
-                    raise GoldboardError(f"--compare: no gold outputs for model {m!r} (models: {', '.join(models)})")
+                    raise GoldboardError(
+                        f"no gold outputs for model {m!r} (models: {', '.join(models)})", param="compare"
+                    )
             sa, sb = crit_outcome[(a, "")], crit_outcome[(b, "")]
             for name, s in ((a, sa), (b, sb)):
                 if s.index.duplicated().any():

@@ -35,6 +35,7 @@ import pandas as pd
 
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.text import cell_text
 
 RELEASE_COLUMNS = ("item_id", "field", "gold_value")
 ID_CANDIDATES = ("item_id", "case_id", "question_id", "id")
@@ -86,13 +87,7 @@ def is_blank(v: Any) -> bool:
 
 def text(v: Any) -> str:
     """A cell as text ('' when blank); whole floats lose their '.0' (ids read from Excel)."""
-    if is_blank(v):
-        return ""
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v).strip()
+    return "" if is_blank(v) else cell_text(v).strip()
 
 
 def lines_of(df: pd.DataFrame) -> np.ndarray:
@@ -169,7 +164,7 @@ def label_field(schema: Schema, field_name: str | None) -> Field:
         try:
             fld = schema.field(field_name)
         except KeyError as exc:
-            raise GoldboardError(f"--field: {exc.args[0]}") from None
+            raise GoldboardError(f"{exc.args[0]}", param="field") from None
     else:
         fld = schema.primary_field
     if fld.kind not in ("nominal", "ordinal", "binary"):

@@ -7,22 +7,23 @@
 - :func:`render_json`     the result dict as JSON (the documented, stable format)
 
 Model names and labels come from user files: CSV text cells starting with ``= + - @``
-(or a tab/CR) are prefixed with ``'`` so spreadsheets do not run them as formulas,
-and Markdown cells have ``|`` escaped and HTML metacharacters escaped.
+(or a tab/CR, also after leading blanks) are prefixed with ``'`` so spreadsheets do not
+run them as formulas, and Markdown cells have ``|`` and HTML escaped (both rules from
+:mod:`goldboard.text`).
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 import math
 from collections.abc import Callable
 from typing import Any
 
+from goldboard.text import md_escape, md_table, neutralize_formula
+
 CSV_COLUMNS = ["kind", "model", "condition", "metric", "label", "estimate", "low", "high", "count", "n", "method"]
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -49,10 +50,9 @@ def fmt_estimate(e: dict | None, digits: int = 3, counts: bool = False) -> str:
 
 
 def safe_cell(v: Any) -> Any:
-    """Neutralise spreadsheet formula injection in a text cell (numbers pass through)."""
-    if isinstance(v, str) and v.startswith(_FORMULA_START):
-        return "'" + v
-    return v
+    """Neutralise spreadsheet formula injection in a text cell (numbers pass through);
+    the policy is :func:`goldboard.text.neutralize_formula`."""
+    return neutralize_formula(v) if isinstance(v, str) else v
 
 
 def _fixed(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
@@ -67,20 +67,6 @@ def _fixed(headers: list[str], rows: list[list[str]], right: set[int] | None = N
 
     out = [line(headers), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
-    return "\n".join(out)
-
-
-def _md_cell(c: str) -> str:
-    return html.escape(str(c), quote=False).replace("|", "\\|").replace("\n", " ")
-
-
-def _md(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
-    right = right or set()
-    out = [
-        "| " + " | ".join(_md_cell(h) for h in headers) + " |",
-        "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|",
-    ]
-    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
 
@@ -219,7 +205,7 @@ def _sections(result: dict) -> list[tuple[str, list[str], list[list[str]], set[i
             )
     elif kind == "options":
         flags = result["settings"].get("flags", [])
-        from goldboard.analysis.scoring import FLAG_METRICS
+        from goldboard.analysis.scoring import FLAG_METRICS  # lazy: scoring imports scipy
 
         names = [FLAG_METRICS.get(f, f) for f in flags]
         has_conf = any(g.get("dangerous_overconfidence") for g in groups)
@@ -331,11 +317,11 @@ def render_table(result: dict) -> str:
 def render_markdown(result: dict, heading_level: int = 3) -> str:
     """Markdown: a heading per table (for ``goldboard report``)."""
     hh = "#" * heading_level
-    parts = ["\n".join(_md_cell(x) + "  " for x in _header(result))]
+    parts = ["\n".join(md_escape(x) + "  " for x in _header(result))]
     for title, h, rows, right in _sections(result):
-        parts.append(f"{hh} {_md_cell(title)}\n\n{_md(h, rows, right)}")
+        parts.append(f"{hh} {md_escape(title)}\n\n{md_table(h, rows, right)}")
     if result.get("warnings"):
-        parts.append("**Warnings**\n\n" + "\n".join(f"- {_md_cell(w)}" for w in result["warnings"]))
+        parts.append("**Warnings**\n\n" + "\n".join(f"- {md_escape(w)}" for w in result["warnings"]))
     return "\n\n".join(parts) + "\n"
 
 
@@ -402,7 +388,7 @@ def result_rows(result: dict) -> list[dict]:
         else:
             for m in ("n", "n_answered", "n_unanswered", "n_missing", "n_invalid"):
                 add(g, m, g[m])
-            from goldboard.analysis.scoring import FLAG_METRICS
+            from goldboard.analysis.scoring import FLAG_METRICS  # lazy: scoring imports scipy
 
             for m in (
                 ["accuracy"]

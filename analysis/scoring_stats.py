@@ -32,13 +32,14 @@ References
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as _st
+
+from goldboard.analysis.estimate import EstimateCI
+from goldboard.analysis.resampling import bootstrap_cell_counts, percentile_interval
 
 #: exact binomial McNemar below this many discordant pairs, asymptotic at or above
 MCNEMAR_EXACT_BELOW = 25
@@ -47,124 +48,37 @@ MCNEMAR_EXACT_BELOW = 25
 # --------------------------------------------------------------------------- bootstrap
 
 
-def bootstrap_indices(n: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """A ``(n_resamples, n)`` matrix of resampling indices (with replacement)."""
-    return rng.integers(0, n, size=(n_resamples, n))
-
-
-def bootstrap_cell_counts(
-    cells: np.ndarray, n_cells: int, n_resamples: int, rng: np.random.Generator, chunk_elems: int = 4_000_000
-) -> np.ndarray:
-    """Cell counts of ``n_resamples`` nonparametric bootstrap resamples.
-
-    ``cells`` holds one integer cell code in ``[0, n_cells)`` per unit (e.g.
-    ``true * n_pred + pred`` for a confusion matrix).  Each resample draws
-    ``len(cells)`` units with replacement; its counts are one row of the result
-    (shape ``(n_resamples, n_cells)``, int64).  Resamples are drawn in chunks of
-    at most ``chunk_elems`` indices and counted with a single ``np.bincount`` per
-    chunk (row ``r`` of the chunk offset by ``r * n_cells``).
-    """
-    cells = np.asarray(cells, dtype=np.int64)
-    n = cells.shape[0]
-    out = np.zeros((n_resamples, n_cells), dtype=np.int64)
-    if n == 0 or n_resamples == 0:
-        return out
-    if cells.min() < 0 or cells.max() >= n_cells:
-        raise ValueError("cell codes must lie in [0, n_cells)")
-    rows = max(1, chunk_elems // n)
-    for start in range(0, n_resamples, rows):
-        b = min(rows, n_resamples - start)
-        idx = bootstrap_indices(n, b, rng)
-        codes = cells[idx]
-        codes += (np.arange(b, dtype=np.int64) * n_cells)[:, None]
-        out[start : start + b] = np.bincount(codes.ravel(), minlength=b * n_cells).reshape(b, n_cells)
-    return out
-
-
-def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of a 1-D sample of statistics (NaNs ignored).
-
-    Uses ``np.nanpercentile`` with linear interpolation (numpy's default), the
-    usual choice in published bootstrap CIs.
-    """
-    samples = np.asarray(samples, dtype=float)
-    samples = samples[~np.isnan(samples)]
-    if samples.size == 0:
-        return None, None
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.percentile(samples, [100 * alpha, 100 * (1 - alpha)])
-    return float(lo), float(hi)
-
-
 # --------------------------------------------------------------------------- proportions
 
 
 def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | None]:
-    """Wilson score interval for ``k`` successes in ``n`` trials (no continuity correction).
+    """Wilson score interval for ``k`` successes in ``n`` trials (no continuity correction),
+    computed by scipy (``binomtest(k, n).proportion_ci(method="wilson")``).
 
-    Newcombe (1998) Table II, method 3: 81/263 -> (0.2553, 0.3662); 0/20 -> (0, 0.1611).
+    Newcombe (1998) Table II, method 3:
+
+    >>> [round(x, 4) for x in wilson_interval(81, 263)]
+    [0.2553, 0.3662]
+    >>> [round(x, 4) for x in wilson_interval(0, 20)]
+    [0.0, 0.1611]
+
     Returns ``(None, None)`` when ``n == 0``.
     """
     if n <= 0:
         return None, None
-    z = float(_st.norm.ppf(1 - (1 - level) / 2))
-    p = k / n
-    z2 = z * z
-    denom = 1 + z2 / n
-    centre = (p + z2 / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    lo, hi = centre - half, centre + half
+    ci = _st.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
     # exact endpoints at the boundaries (avoid -1e-17 from rounding)
-    return (0.0 if k == 0 else max(0.0, lo)), (1.0 if k == n else min(1.0, hi))
+    return (0.0 if k == 0 else max(0.0, float(ci.low))), (1.0 if k == n else min(1.0, float(ci.high)))
 
 
 def proportion(k: int, n: int, level: float = 0.95) -> dict:
     """A proportion ``k/n`` with its Wilson interval, as a result dict."""
     lo, hi = wilson_interval(int(k), int(n), level)
-    return {"estimate": (k / n) if n else None, "low": lo, "high": hi, "method": "wilson", "count": int(k), "n": int(n)}
+    est = EstimateCI((k / n) if n else None, lo, hi, method="wilson")
+    return {**est.score_dict(), "count": int(k), "n": int(n)}
 
 
 # --------------------------------------------------------------------------- classification
-
-
-@dataclass
-class ConfusionSummary:
-    """Point metrics from a confusion matrix (rows truth, columns prediction).
-
-    The matrix may carry one extra trailing column (``no_answer=True``): items
-    the model left unanswered.  They count against recall and accuracy and in no
-    label's precision.
-    """
-
-    labels: list[str]
-    matrix: np.ndarray  # (k, k) or (k, k+1)
-    no_answer: bool = False
-
-    @property
-    def k(self) -> int:
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        return int(self.matrix.sum())
-
-    @property
-    def tp(self) -> np.ndarray:
-        return np.diag(self.matrix[:, : self.k])
-
-    @property
-    def gold_counts(self) -> np.ndarray:
-        return self.matrix.sum(axis=1)
-
-    @property
-    def predicted_counts(self) -> np.ndarray:
-        return self.matrix[:, : self.k].sum(axis=0)
-
-    @property
-    def no_answer_counts(self) -> np.ndarray:
-        if self.no_answer:
-            return self.matrix[:, self.k]
-        return np.zeros(self.k, dtype=np.int64)
 
 
 def confusion_from_codes(true: np.ndarray, pred: np.ndarray, k: int, no_answer: bool = True) -> np.ndarray:
@@ -383,7 +297,7 @@ def paired_difference(
         "both_wrong": both_wrong,
         "accuracy_a": (both + a_only) / n if n else None,
         "accuracy_b": (both + b_only) / n if n else None,
-        "difference": {"estimate": diff, "low": lo, "high": hi, "method": "paired-bootstrap-percentile"},
+        "difference": EstimateCI(diff, lo, hi, method="paired-bootstrap-percentile").score_dict(),
         "mcnemar": mcnemar_test(a_only, b_only),
     }
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,15 +55,20 @@ from goldboard.adjudicate.decisions import (
     read_decisions,
     record_decisions,
 )
-from goldboard.adjudicate.flags import flag_disagreements, rating_grid, study_ratings
+from goldboard.adjudicate.flags import flag_disagreements
+from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.rules import decision_rule_errors
+from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
+from goldboard.annotate.pull import configs_match, rater_user_ids
+from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
+from goldboard.study import study_ratings
+from goldboard.text import ls_text, xml_text
 
 DECISION_TAG = "decision"
 REASON_TAG = "reason"
 RATERS_TAG = "raters"
-_XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_LS_VARIABLE_RE = re.compile(r"\$(?=[\w\[\].{}])")
 
 
 @dataclass
@@ -106,37 +110,28 @@ class AdjudicationPull:
 # --------------------------------------------------------------------------- the project
 
 
-def _clean(text: Any) -> str:
-    s = "" if text is None else str(text)
-    return _LS_VARIABLE_RE.sub("\uff04", _XML_ILLEGAL_RE.sub("\ufffd", s))
-
-
-def _raw(text: Any) -> str:
-    return _XML_ILLEGAL_RE.sub("\ufffd", "" if text is None else str(text))
-
-
 def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_output: bool | None = None) -> str:
     """Label config of the adjudication project for one field (plain ``Text`` panes only)."""
     f = schema.field(field_name)
     show_output = schema.display.show_output if show_output is None else show_output
     root = ET.Element("View")
-    ET.SubElement(root, "Header", value=_clean(f"Adjudication: {f.title or f.name}"), size="3")
+    ET.SubElement(root, "Header", value=ls_text(f"Adjudication: {f.title or f.name}"), size="3")
     ET.SubElement(
         root,
         "Header",
         size="6",
-        value=_clean(
+        value=ls_text(
             "Read the case, the raters' labels and rationales, then choose the final value "
             f"(or {UNRESOLVED}). Give a reason; it is required when you overrule every rater."
         ),
     )
     panes = ET.SubElement(root, "View", style="display: flex; gap: 1em; align-items: flex-start")
     case = ET.SubElement(panes, "View", style="flex: 1 1 50%; min-width: 0")
-    ET.SubElement(case, "Header", value=_clean(schema.display.case_title or "Case"), size="4")
+    ET.SubElement(case, "Header", value=ls_text(schema.display.case_title or "Case"), size="4")
     ET.SubElement(case, "Text", name="case", value="$case_text")
     if show_output:
         out = ET.SubElement(panes, "View", style="flex: 1 1 50%; min-width: 0")
-        ET.SubElement(out, "Header", value=_clean(schema.display.output_title or "Model output"), size="4")
+        ET.SubElement(out, "Header", value=ls_text(schema.display.output_title or "Model output"), size="4")
         ET.SubElement(out, "Text", name="output", value="$output_text")
     ET.SubElement(root, "Header", value="Why this item is on the agenda", size="5")
     ET.SubElement(root, "Text", name="flags", value="$flags")
@@ -150,7 +145,7 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
         ET.SubElement(
             root,
             "Header",
-            value=_clean(f"Final {f.title or f.name} * (tick every value that applies; or {none}; or {UNRESOLVED})"),
+            value=ls_text(f"Final {f.title or f.name} * (tick every value that applies; or {none}; or {UNRESOLVED})"),
             size="5",
         )
         ch = ET.SubElement(
@@ -163,7 +158,7 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
             requiredMessage=f"Tick the final values (or {none}, or {UNRESOLVED})",
         )
     else:
-        ET.SubElement(root, "Header", value=_clean(f"Final {f.title or f.name} *"), size="5")
+        ET.SubElement(root, "Header", value=ls_text(f"Final {f.title or f.name} *"), size="5")
         ch = ET.SubElement(
             root,
             "Choices",
@@ -174,9 +169,9 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
             requiredMessage="Choose the final value (or unresolved)",
         )
     for v in f.values:
-        attrs = {"value": _clean(v.value), "alias": _raw(v.value)}
+        attrs = {"value": ls_text(v.value), "alias": xml_text(v.value)}
         if v.description:
-            attrs["hint"] = _clean(v.description)
+            attrs["hint"] = ls_text(v.description)
         ET.SubElement(ch, "Choice", attrs)
     if f.kind == "multi":
         ET.SubElement(
@@ -291,8 +286,6 @@ def push_adjudication(
     study: Any, *, client: Any = None, anonymise: bool = False, round: int | None = None
 ) -> AdjudicationPush:
     """Create/complete the adjudication projects of ``study`` (see the module doc)."""
-    from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
-    from goldboard.annotate.pull import configs_match
 
     schema = study.schema
     ratings = study_ratings(study, round)
@@ -409,8 +402,6 @@ def pull_adjudication(
     study: Any, *, client: Any = None, independent: bool = True, adjudicator: str = "", now: str | None = None
 ) -> AdjudicationPull:
     """Read the adjudication projects' annotations into the decisions log (all or nothing)."""
-    from goldboard.annotate.client import connect
-    from goldboard.annotate.pull import rater_user_ids
 
     schema = study.schema
     projects = {str(k): int(v) for k, v in ((study.adjudication or {}).get("projects") or {}).items()}
@@ -507,9 +498,6 @@ def pull_adjudication(
         if rnd is not None:
             p.extra.setdefault("round", int(rnd))
     if not errors:  # the gold these decisions would make must keep the schema's cross-field rules
-        from goldboard.adjudicate.gold import resolve_gold
-        from goldboard.adjudicate.rules import decision_rule_errors
-
         gold = resolve_gold(study_ratings(study), schema, read_decisions(study.decisions_path), study.raters)
         errors = decision_rule_errors([p for _, p in found], gold, schema)
     if errors:

@@ -120,7 +120,7 @@ def resolve_connection(
     study: Any = None, *, url: str | None = None, token: str | None = None, data_dir: str | Path | None = None
 ) -> Connection:
     """Find the server URL and API token for ``study`` (see the module doc for the order)."""
-    from goldboard.annotate import server as srv
+    from goldboard.annotate import server as srv  # lazy: the server module (tomli_w) only when needed
 
     url = _norm_url(url if url is not None else (getattr(study, "url", "") or ""))
     ddir = data_dir or (getattr(study, "data_dir", "") or None)

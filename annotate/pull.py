@@ -34,7 +34,6 @@ project id and omits skipped annotations, so prefer ``JSON``).
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import sys
@@ -46,10 +45,14 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS
+from goldboard.adjudicate.rules import rating_rule_breaks
+from goldboard.annotate.client import connect
+from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, rating_grid
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
+from goldboard.text import utc_now
 
 INVALID_COLUMNS = [
     "round",
@@ -234,7 +237,6 @@ def tasks_from_json_min(rows: list[dict], schema: Schema) -> list[dict]:
     into full-JSON-shaped tasks.  Keys that are neither task data (``item_id`` ...),
     annotation metadata nor schema fields become results with that ``from_name``, so
     validation reports them as unknown fields."""
-    from goldboard.label_configs.xml import TASK_DATA_KEYS
 
     data_keys = set(TASK_DATA_KEYS) | {f"option_{o}" for o in schema.display.options}
     fields = {f.name: f for f in schema.fields}
@@ -562,7 +564,7 @@ def collect(
     summary = {
         "round": round_number,
         "schema": f"{schema.name} v{schema.version}",
-        "pulled_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "pulled_at": utc_now(),
         "tasks": task_count,
         "annotations": total_ann,
         "valid_annotations": sum(c["valid"] for c in per_rater.values()),
@@ -651,9 +653,6 @@ def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limi
     and flagged for adjudication (see :mod:`goldboard.adjudicate.rules`)."""
     if not schema.rules or not len(ratings):
         return []
-    from goldboard.adjudicate.flags import rating_grid
-    from goldboard.adjudicate.rules import rating_rule_breaks
-
     breaks = rating_rule_breaks(rating_grid(ratings, schema, raters), schema)
     out = [b.describe() for b in breaks[:limit]]
     if len(breaks) > limit:
@@ -676,7 +675,6 @@ def pull(
     ``(rater, path)`` to say whose project the file is (needed for a blinded round when
     the file has no project id, i.e. JSON_MIN, and the annotators' ids are unknown).
     """
-    from goldboard.annotate.client import connect
 
     schema: Schema = study.schema
     rnd = study.round(round_number)
@@ -742,8 +740,6 @@ def pull(
         items = sorted(rnd.projects.items())
         xml = None
         try:
-            from goldboard.label_configs.xml import to_label_studio_xml
-
             xml = to_label_studio_xml(schema)
         except Exception:  # pragma: no cover - config generation is push's concern
             pass
@@ -779,7 +775,7 @@ def pull(
 def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:
     if getattr(study, "url", ""):
         return None
-    from goldboard.annotate import server as srv
+    from goldboard.annotate import server as srv  # lazy: the server module (tomli_w) only when needed
 
     try:
         creds = srv.read_credentials(getattr(study, "data_dir", "") or None)

@@ -27,6 +27,7 @@ rewritten atomically.
 
 from __future__ import annotations
 
+import datetime as _dt
 import html
 import json
 import sys
@@ -37,10 +38,14 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.adjudicate.decisions import read_decisions
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match
+from goldboard.cases.load import load_units
 from goldboard.errors import GoldboardError, LabelStudioError
-from goldboard.fileio import write_jsonl_atomic
+from goldboard.exports.gold import list_releases, read_manifest
+from goldboard.fileio import iter_jsonl, write_jsonl_atomic
+from goldboard.label_configs.xml import task_data, to_label_studio_xml
 
 DEFAULT_BATCH = 250
 SHARED_KEY = "*"
@@ -87,14 +92,7 @@ def project_title(study_name: str, key: str, round_number: int) -> str:
 def _read_units_file(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise GoldboardError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
-    return out
+    return [rec for _, rec in iter_jsonl(path)]
 
 
 def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:
@@ -153,13 +151,11 @@ def push(
     ``add_to_adjudicated_round``: allow adding new items to a round that already has
     adjudication decisions or a gold release (see :func:`check_round_choice`).
     """
-    from goldboard.label_configs.xml import task_data, to_label_studio_xml
 
     schema = study.schema
     if units is None:
         if cases_path is None:
             raise GoldboardError("push: give a cases file")
-        from goldboard.cases.load import load_units
 
         units = load_units(cases_path, outputs_path, schema=schema)
     if not len(units):
@@ -356,9 +352,6 @@ def round_use(study: Any, round_number: int, items: set[str] | None = None) -> R
     """Decisions logged on the round's items since the round was created, and the gold
     releases whose gold rows come from the round (older releases: that list the round's
     ratings file among their sources)."""
-    from goldboard.adjudicate.decisions import read_decisions
-    from goldboard.exports.gold import list_releases, read_manifest
-
     if items is None:
         items = _round_items(study, round_number)
     rnd = next((r for r in study.rounds if r.number == round_number), None)
@@ -428,9 +421,7 @@ def _round_items(study: Any, round_number: int) -> set[str]:
     }
 
 
-def _when(text: str):
-    import datetime as _dt
-
+def _when(text: str) -> _dt.datetime | None:
     try:
         t = _dt.datetime.fromisoformat(text)
     except (TypeError, ValueError):
@@ -443,7 +434,7 @@ def _ensure_rater_users(client: Client, raters: list[str]) -> None:
     creds = client.conn.credentials
     if creds is None or all(r in creds.users and creds.users[r].id is not None for r in raters):
         return
-    from goldboard.annotate import server as srv
+    from goldboard.annotate import server as srv  # lazy: the server module (tomli_w) only when needed
 
     print(
         f"Creating Label Studio users for raters: {', '.join(r for r in raters if r not in creds.users)}",

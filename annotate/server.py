@@ -30,7 +30,6 @@ Nothing here prints a password or token.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import json
 import os
 import secrets
@@ -51,8 +50,10 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
+from goldboard.annotate._lsboot import MARKER
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_text_atomic
+from goldboard.text import utc_now
 
 DEFAULT_PORT = 8080
 HOST = "127.0.0.1"
@@ -380,10 +381,6 @@ def _log_tail(d: Path, secrets_: Iterable[str] = (), lines: int = 15) -> str:
     return "\n".join("    " + ln for ln in tail)
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
 # --------------------------------------------------------------------------- setup / seeding
 
 
@@ -419,7 +416,6 @@ def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] =
 
 
 def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]:
-    from goldboard.annotate._lsboot import MARKER
 
     payload = json.dumps(
         [
@@ -428,7 +424,7 @@ def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]
         ]
     )
     with open(d / LOG_FILE, "a", encoding="utf-8") as log:
-        log.write(f"--- {_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
+        log.write(f"--- {utc_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
         log.flush()
         try:
             proc = subprocess.run(
@@ -517,7 +513,7 @@ class EmbeddedServer:
             "--enable-legacy-api-token",
         ]
         log = open(d / LOG_FILE, "a", encoding="utf-8")
-        log.write(f"--- {_now()} goldboard: starting Label Studio on {self.url}\n")
+        log.write(f"--- {utc_now()} goldboard: starting Label Studio on {self.url}\n")
         log.flush()
         self._log_offset = log.tell()
         kwargs: dict = {}
@@ -535,7 +531,7 @@ class EmbeddedServer:
         write_text_atomic(
             d / PID_FILE,
             json.dumps(
-                {"pid": self.proc.pid, "port": self.port, "url": self.url, "started_at": _now(), "detached": detach},
+                {"pid": self.proc.pid, "port": self.port, "url": self.url, "started_at": utc_now(), "detached": detach},
                 indent=1,
             )
             + "\n",

@@ -30,14 +30,14 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.client import Client, connect
-from goldboard.annotate.push import SHARED_KEY, PushResult, push
+from goldboard.annotate.push import SHARED_KEY, PushResult, _ensure_rater_users, push
 from goldboard.cases.ratings import MULTI_SEP
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
+from goldboard.label_configs.xml import CASE_TAG, OUTPUT_TAG, option_tag
 
 
 def _to_name(schema: Schema, f: Field) -> str:
-    from goldboard.label_configs.xml import CASE_TAG, OUTPUT_TAG, option_tag
 
     if f.option is not None:
         return option_tag(f.option)
@@ -222,7 +222,6 @@ def push_with_ratings(
     creds = client.conn.credentials
     if creds is None:
         raise GoldboardError("push_with_ratings needs the embedded server (rater user ids)")
-    from goldboard.annotate.push import _ensure_rater_users
 
     _ensure_rater_users(client, list(study.raters))
     creds = client.conn.credentials

@@ -11,7 +11,7 @@ Measures, in one run on synthetic OpenMTB-like data (4 labels, ~91% accuracy):
 2. the whole ``score_labels`` on a RadSaFE-sized grid (34 models x 6 conditions x 200 items
    = 40,800 predictions, DataFrames in, result dict out);
 3. ``score_radsafe`` on 40,800 option answers against 200 flagged questions;
-4. the CLI path (``goldboard.cli.score.run_score``: read CSV/JSONL files, validate, score, render JSON).
+4. the CLI path (``goldboard.workflows.run_score``: read CSV/JSONL files, validate, score, render JSON).
 
 Prints wall times and the speed-up ratio; no assertion (speed is not a unit test).
 """
@@ -148,7 +148,7 @@ def bench_cli(b: int) -> None:
     from pathlib import Path
 
     from goldboard.analysis.scoring_render import render_json
-    from goldboard.cli.score import run_score
+    from goldboard.workflows import run_score
 
     rng = np.random.default_rng(1)
     gold, preds = grid_frames(rng)

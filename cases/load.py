@@ -40,7 +40,9 @@ import pandas as pd
 from goldboard.cases.problems import CaseFileError, Problem, errors_only
 from goldboard.cases.records import Record, read_file
 from goldboard.cases.units import UNIT_COLUMNS, compose_case_text, default_output_id, format_case_value
+from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema, SchemaError, ValueNotInSchema, load_schema
+from goldboard.text import cell_text
 
 ID_KEYS = ("case_id", "scenario_id", "question_id", "id")
 OUTPUT_CASE_KEYS = ("case_id", "scenario_id", "question_id")
@@ -96,13 +98,7 @@ def _blank(v: Any) -> bool:
 
 def _text(v: Any) -> str:
     """An id or label cell as text: ``7.0`` -> ``"7"``, strip outer space."""
-    if _blank(v):
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v).strip()
+    return "" if _blank(v) else cell_text(v).strip()
 
 
 def _first(rec: dict[str, Any], keys: Iterable[str]) -> tuple[str | None, Any]:
@@ -473,8 +469,6 @@ def _schema(schema: Schema | str | Path) -> Schema:
     try:
         return load_schema(schema)
     except SchemaError as exc:
-        from goldboard.errors import GoldboardError
-
         raise GoldboardError(str(exc)) from None
 
 

@@ -18,13 +18,32 @@ adjudication and gold export (which read it).  Columns:
 ``annotation_id`` Label Studio annotation id (empty for ratings from files)
 ``task_id``       Label Studio task id (empty for ratings from files)
 ``project_id``    Label Studio project id (empty for ratings from files)
+
+This module owns the table: its columns and the one multi-select separator
+(:data:`MULTI_SEP`), the readers (:func:`read_ratings_csv`, :func:`load_ratings_file`,
+and :func:`read_long_table` / :func:`read_wide_table` for other people's tables), the
+ratings in force (:func:`current_ratings`: per item, the latest round every rater rated,
+see :mod:`goldboard.cases.rounds`) and the :class:`RatingGrid` that flags,
+decisions and gold read (items x raters category codes per field; multi-select sets
+as bit masks, see :mod:`goldboard.adjudicate.flags`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
+
+from goldboard.cases.rounds import RoundSelection, select_rounds
+from goldboard.errors import GoldboardError
+from goldboard.fileio import read_table
+from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.text import natural_key
 
 RATINGS_COLUMNS = [
     "round",
@@ -42,7 +61,13 @@ RATINGS_COLUMNS = [
     "task_id",
     "project_id",
 ]
+#: the one separator of multi-select values in the ratings table, decisions and gold
 MULTI_SEP = "|"
+_REQUIRED_COLUMNS = ("item_id", "rater", "field", "value")
+MISSING_CODE = -1
+#: code of a missing rating in a :class:`RatingGrid`
+#: largest multi-select field whose sets fit a 64-bit mask
+MAX_MULTI_VALUES = 62
 
 
 def empty_ratings() -> pd.DataFrame:
@@ -63,7 +88,404 @@ def read_ratings_csv(path: str | Path) -> pd.DataFrame:
     return df
 
 
-def wide(ratings: pd.DataFrame, field: str) -> pd.DataFrame:
-    """Items x raters table of one field's values (missing rating: NaN)."""
-    sub = ratings[ratings["field"] == field]
-    return sub.pivot_table(index="item_id", columns="rater", values="value", aggfunc="last")
+def load_ratings_file(path: str | Path) -> pd.DataFrame:
+    """Read a ratings table (CSV as written by goldboard, or .xlsx/.jsonl/.json with the
+    same columns) keeping every cell as text, with a ``_line`` column for error messages."""
+    path = Path(path)
+    if not path.exists():
+        raise GoldboardError(f"{path}: file not found")
+    if path.suffix.lower() == ".csv":
+        try:
+            df = read_ratings_csv(path)
+        except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise GoldboardError(f"{path}: cannot read as a ratings CSV: {str(exc).splitlines()[0]}") from None
+        df["_line"] = [str(i + 2) for i in range(len(df))]
+    else:
+        df = read_table(path)
+        for c in df.columns:
+            df[c] = df[c].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
+        for c in RATINGS_COLUMNS:
+            if c not in df.columns:
+                df[c] = ""
+    check_ratings_columns(df)
+    return df
+
+
+# --------------------------------------------------------------------------- readers of other table shapes
+
+_RESERVED = ("item_id", "rater", "value", "field", "_where", "_line")
+
+
+def _columns_text(df: pd.DataFrame) -> str:
+    return ", ".join(str(c) for c in df.columns if not str(c).startswith("_"))
+
+
+def _where_column(path: Path, df: pd.DataFrame) -> pd.Series:
+    if path.suffix.lower() == ".json":
+        return df["_line"].map(lambda n: f"{path}: record {int(n)}")
+    return df["_line"].map(lambda n: f"{path}:{int(n)}")
+
+
+def _carry(df: pd.DataFrame, out: pd.DataFrame, used: set[str]) -> pd.DataFrame:
+    """Keep the file's other columns (for --by / --cluster-col) under their own names."""
+    for c in df.columns:
+        c = str(c)
+        if c in used or c in out.columns or c.startswith("_"):
+            continue
+        out[c] = df[c].to_numpy()
+    return out
+
+
+def read_long_table(
+    path: str | Path,
+    item_col: str = "item_id",
+    rater_col: str = "rater",
+    label_col: str | None = None,
+    field_col: str = "field",
+) -> pd.DataFrame:
+    """A long ratings table (one row per rating) -> ratings-shaped DataFrame.
+
+    Without ``label_col`` the label is the ``label`` column, else ``value`` (the
+    shape ``goldboard pull`` writes).  Raises :class:`GoldboardError` naming the
+    file and the missing column.
+    """
+    path = Path(path)
+    df = read_table(path)
+    if label_col is None:
+        label_col = "label" if "label" in df.columns else ("value" if "value" in df.columns else None)
+        if label_col is None:
+            raise GoldboardError(
+                f"{path}: no label column: looked for 'label' and 'value' (columns: {_columns_text(df)}); "
+                f"name it with --label-col"
+            )
+    for opt, col in (("--item-col", item_col), ("--rater-col", rater_col), ("--label-col", label_col)):
+        if col not in df.columns:
+            raise GoldboardError(f"{path}: {opt} {col!r}: no such column (columns: {_columns_text(df)})")
+    out = pd.DataFrame(
+        {"item_id": df[item_col].to_numpy(), "rater": df[rater_col].to_numpy(), "value": df[label_col].to_numpy()}
+    )
+    if field_col in df.columns:
+        out["field"] = df[field_col].to_numpy()
+    out["_where"] = _where_column(path, df).to_numpy()
+    return _carry(df, out, {item_col, rater_col, label_col, field_col})
+
+
+def read_wide_table(path: str | Path, raters: list[str], item_col: str = "item_id") -> pd.DataFrame:
+    """A wide table (one row per item, one column per rater) -> ratings-shaped DataFrame."""
+    path = Path(path)
+    df = read_table(path)
+    if item_col not in df.columns:
+        raise GoldboardError(f"{path}: --item-col {item_col!r}: no such column (columns: {_columns_text(df)})")
+    missing = [r for r in raters if r not in df.columns]
+    if missing:
+        raise GoldboardError(f"{path}: --raters: no column {missing[0]!r} (columns: {_columns_text(df)})")
+    if len(set(raters)) != len(raters):
+        raise GoldboardError("--raters: each rater column may be named once")
+    where = _where_column(path, df).to_numpy()
+    frames = []
+    for r in raters:
+        part = pd.DataFrame(
+            {
+                "item_id": df[item_col].to_numpy(),
+                "rater": r,
+                "value": df[r].to_numpy(),
+                "_where": [f"{w} (column {r})" for w in where],
+            }
+        )
+        frames.append(_carry(df, part, {item_col, *raters}))
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- ratings in force and the rating grid
+
+
+def meta_fields(schema: Schema) -> list[str]:
+    """Fields that describe the rater (targets of ``low_confidence`` triggers)."""
+    return sorted({t.field for t in schema.triggers if t.kind == "low_confidence"})
+
+
+def adjudicable_fields(schema: Schema) -> list[Field]:
+    """Fields that get flags, decisions and gold, in schema order: the nominal,
+    ordinal, binary and multi-select fields, except rater-confidence fields."""
+    meta = set(meta_fields(schema))
+    return [f for f in schema.fields if (f.level is not None or f.kind == "multi") and f.name not in meta]
+
+
+def multi_mask(f: Field, value: Any) -> int:
+    """Bit mask of a multi-select value (``"a|b"``; ``""`` -> 0).  Each part goes through
+    :meth:`Field.normalize`; raises :class:`ValueNotInSchema` for a part outside the schema."""
+    check_multi_size(f)
+    index = {v: i for i, v in enumerate(f.categories)}
+    mask = 0
+    for part in str(value).split(MULTI_SEP):
+        if part.strip():
+            mask |= 1 << index[f.normalize(part)]
+    return mask
+
+
+def multi_value(f: Field, mask: int) -> str:
+    """Canonical spelling of a bit mask: values ``|``-joined in schema order (0 -> ``""``)."""
+    return MULTI_SEP.join(v for i, v in enumerate(f.categories) if mask >> i & 1)
+
+
+def canonical_multi(f: Field, value: Any) -> str:
+    """A multi-select value in canonical spelling (parts normalised, schema order, no repeats)."""
+    return multi_value(f, multi_mask(f, value))
+
+
+def check_multi_size(f: Field) -> None:
+    if len(f.categories) > MAX_MULTI_VALUES:
+        raise GoldboardError(
+            f"{f.name}: a multi-select field with {len(f.categories)} values cannot be adjudicated "
+            f"(at most {MAX_MULTI_VALUES})"
+        )
+
+
+def current_ratings(
+    ratings: pd.DataFrame, raters: Sequence[str] | None = None, *, round_number: int | None = None
+) -> pd.DataFrame:
+    """The ratings in force: for each item its latest *complete* round (every rater of
+    ``raters`` rated it; see :mod:`goldboard.cases.rounds`) or round ``round_number``, and
+    one row per item x rater x field (the last annotated, when a pull repeated one)."""
+    return ratings_in_force(ratings, raters, round_number=round_number)[0]
+
+
+def ratings_in_force(
+    ratings: pd.DataFrame, raters: Sequence[str] | None = None, *, round_number: int | None = None
+) -> tuple[pd.DataFrame, RoundSelection]:
+    """:func:`current_ratings` plus the :class:`~goldboard.cases.rounds.RoundSelection` that
+    says which round each item uses and which items have an incomplete later round.
+    ``round_number``: that round only (``--round N``)."""
+    check_ratings_columns(ratings)
+    df = ratings.copy()
+    for c in ("case_id", "output_id", "model", "rationale", "annotated_at", "task_id", "project_id"):
+        if c not in df.columns:
+            df[c] = ""
+    for c in df.columns:
+        if c != "round" and c != "_line":
+            df[c] = df[c].fillna("").astype(str)
+    if len(df) == 0:
+        return df, RoundSelection(explicit_round=round_number)
+    df, selection = select_rounds(df, raters, round_number=round_number)
+    df = df.sort_values(["round", "annotated_at"], kind="stable")
+    return df.drop_duplicates(["item_id", "rater", "field"], keep="last").reset_index(drop=True), selection
+
+
+def active_raters(ratings: pd.DataFrame, raters: Sequence[str] | None = None) -> list[str]:
+    """Raters with at least one rating, in the given order (default: sorted names)."""
+    present = set(ratings["rater"].astype(str)) if len(ratings) else set()
+    if raters is None:
+        return sorted(present)
+    return [r for r in raters if r in present]
+
+
+def item_meta(ratings: pd.DataFrame) -> pd.DataFrame:
+    """item_id -> case_id, output_id, model (first non-empty value per item)."""
+    cols = ["case_id", "output_id", "model"]
+    df = ratings[["item_id", *cols]].replace("", np.nan)
+    meta = df.groupby("item_id", sort=False)[cols].first().fillna("")
+    return meta
+
+
+def check_ratings_columns(ratings: pd.DataFrame) -> None:
+    missing = [c for c in _REQUIRED_COLUMNS if c not in ratings.columns]
+    if missing:
+        raise GoldboardError(
+            f"ratings: missing column {missing[0]!r} (columns: {', '.join(map(str, ratings.columns))})"
+        )
+
+
+def normalized_values(ratings: pd.DataFrame, schema: Schema, source: str = "ratings") -> pd.DataFrame:
+    """Ratings of the adjudicable fields with values in canonical spelling.
+
+    Raises :class:`GoldboardError` naming ``source``, the line and field of the first
+    value that is not in the schema.
+    """
+    names = {f.name: f for f in adjudicable_fields(schema)}
+    df = ratings[ratings["field"].isin(list(names))].copy()
+    out = []
+    for idx, (fname, raw) in enumerate(zip(df["field"], df["value"])):
+        if raw == "":
+            out.append("")
+            continue
+        try:
+            f = names[fname]
+            out.append(canonical_multi(f, raw) if f.kind == "multi" else f.normalize(raw))
+        except ValueNotInSchema as exc:
+            row = df.iloc[idx]
+            line = row["_line"] if "_line" in df.columns else None
+            where = (
+                f"{source}:{line}"
+                if line not in (None, "")
+                else f"{source}: item {row['item_id']} rater {row['rater']}"
+            )
+            raise GoldboardError(f"{where}: {fname}: {exc}") from None
+    df["value"] = out
+    return df
+
+
+# --------------------------------------------------------------------------- rating grid
+
+
+@dataclass
+class RatingGrid:
+    """The ratings in force as items x raters code matrices, one per adjudicable field.
+
+    ``codes[field][i, j]`` is the category index (schema order) of rater ``j``'s value
+    for item ``i``; ``k`` (the number of categories) for a non-required field the rater
+    left blank; ``-1`` when the rating is missing (the rater did not rate the item, or
+    left a required field empty).  For a multi-select field the code is the bit mask
+    of the rater's set (:func:`multi_mask`; 0 = nothing ticked) and ``-1`` when missing
+    (see the module doc for the rules).
+    """
+
+    ratings: pd.DataFrame  # current ratings of the active raters (values as given)
+    items: list[str]
+    meta: pd.DataFrame  # item_id -> case_id, output_id, model
+    raters: list[str]
+    rated: np.ndarray  # items x raters: the rater rated the item (any field)
+    rationale: np.ndarray  # items x raters: rationale text
+    fields: list[Field]
+    codes: dict[str, np.ndarray]
+    #: which round each item's ratings come from (see :mod:`goldboard.cases.rounds`)
+    selection: RoundSelection = dc_field(default_factory=RoundSelection)
+
+    def values(self, field: str) -> np.ndarray:
+        """items x raters canonical values (``""`` for blank or missing)."""
+        f = next(x for x in self.fields if x.name == field)
+        if f.kind == "multi":
+            codes = self.codes[field]
+            uniq, inv = np.unique(codes, return_inverse=True)
+            labels = np.array([multi_value(f, int(c)) if c >= 0 else "" for c in uniq] or [""], dtype=object)
+            return labels[inv.reshape(codes.shape)] if codes.size else np.empty(codes.shape, dtype=object)
+        cats = np.array(f.categories + ["", ""], dtype=object)
+        return cats[self.codes[field]]  # -1 indexes the last "" (missing)
+
+    def field(self, name: str) -> Field:
+        return next(x for x in self.fields if x.name == name)
+
+    def status(self, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(present, disagree, missing) per item for ``field``."""
+        codes = self.codes[field]
+        present = codes != MISSING_CODE
+        big = np.iinfo(np.int64).max
+        cmin = np.where(present, codes, big).min(axis=1)
+        cmax = np.where(present, codes, -1).max(axis=1)
+        disagree = present.any(axis=1) & (cmin != cmax)
+        missing = (~present).any(axis=1) & self.rated.any(axis=1)
+        return present, disagree, missing
+
+
+def rating_grid(
+    ratings: pd.DataFrame,
+    schema: Schema,
+    raters: Sequence[str] | None = None,
+    *,
+    source: str = "ratings",
+    round_number: int | None = None,
+) -> RatingGrid:
+    """Build the :class:`RatingGrid` of the ratings in force (see :func:`current_ratings`).
+
+    Values are mapped to canonical spellings (aliases allowed); a value outside the
+    schema raises :class:`GoldboardError` naming ``source``, the line and the field.
+    Raters without a single rating in ``ratings`` are left out; a rater with ratings in
+    other rounds stays in (and shows as missing) when the round in force lacks them.
+    """
+    cur, selection = ratings_in_force(ratings, raters, round_number=round_number)
+    rlist = active_raters(ratings, raters)
+    fields = adjudicable_fields(schema)
+    cur = cur[cur["rater"].isin(rlist)] if len(cur) else cur
+    if len(cur) == 0 or not rlist:
+        fields = [f for f in fields if f.kind != "multi"]
+        empty = np.zeros((0, len(rlist)))
+        return RatingGrid(
+            cur,
+            [],
+            pd.DataFrame(columns=["case_id", "output_id", "model"]),
+            rlist,
+            empty.astype(bool),
+            empty.astype(object),
+            fields,
+            {f.name: empty.astype(int) for f in fields},
+            selection,
+        )
+    collected = set(cur["field"])
+    fields = [f for f in fields if f.kind != "multi" or f.name in collected]  # multi never collected: left out
+    vals = normalized_values(cur, schema, source)
+    meta = item_meta(cur)
+    items = sorted(meta.index, key=natural_key)
+    meta = meta.loc[items]
+    item_pos = pd.Index(items)
+    rated = np.zeros((len(items), len(rlist)), dtype=bool)
+    rated[item_pos.get_indexer(cur["item_id"]), pd.Index(rlist).get_indexer(cur["rater"])] = True
+    codes = {}
+    for f in fields:
+        if f.kind == "multi":  # bit mask of the set; no row for the field -> missing
+            codes[f.name] = multi_codes(value_grid(vals[vals["field"] == f.name], item_pos, rlist), f)
+            continue
+        c = category_codes(value_grid(vals[vals["field"] == f.name], item_pos, rlist), f)
+        k = len(f.categories)
+        if f.required:  # a required field left empty is missing
+            c = np.where(c == k, MISSING_CODE, c)
+        else:  # a rater who rated the item but has no row for an optional field left it blank
+            c = np.where((c == MISSING_CODE) & rated, k, c)
+        codes[f.name] = c
+    return RatingGrid(cur, items, meta, rlist, rated, rationale_grid(cur, item_pos, rlist), fields, codes, selection)
+
+
+def value_grid(sub: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:
+    """items x raters array of values (``None`` where a rater has no row)."""
+    grid = np.full((len(item_pos), len(rlist)), None, dtype=object)
+    if len(sub):
+        ii = item_pos.get_indexer(sub["item_id"])
+        rr = pd.Index(rlist).get_indexer(sub["rater"])
+        grid[ii, rr] = sub["value"].to_numpy()
+    return grid
+
+
+def rationale_grid(cur: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:
+    grid = np.full((len(item_pos), len(rlist)), "", dtype=object)
+    sub = cur[cur["rationale"] != ""].drop_duplicates(["item_id", "rater"], keep="last")
+    if len(sub):
+        grid[item_pos.get_indexer(sub["item_id"]), pd.Index(rlist).get_indexer(sub["rater"])] = sub[
+            "rationale"
+        ].to_numpy()
+    return grid
+
+
+def category_codes(grid: np.ndarray, f: Field) -> np.ndarray:
+    """Category index per cell: 0..k-1, ``k`` for a blank value, -1 when missing."""
+    lookup = {v: i for i, v in enumerate(f.categories)}
+    lookup[""] = len(f.categories)
+    flat = grid.ravel()
+    mapped = pd.Series(flat, dtype=object).map(lookup)
+    out = mapped.fillna(MISSING_CODE).to_numpy(dtype=int)
+    for i in np.flatnonzero(mapped.isna().to_numpy()):
+        v = flat[i]
+        if v is None:
+            continue
+        try:
+            out[i] = lookup[f.normalize(v)]
+        except ValueNotInSchema as exc:
+            raise GoldboardError(f"ratings: {f.name}: {exc}") from None
+    flat = out
+    return np.asarray(flat, dtype=int).reshape(grid.shape)
+
+
+def multi_codes(grid: np.ndarray, f: Field) -> np.ndarray:
+    """Bit mask per cell (values already canonical or normalisable), -1 where there is no row."""
+    check_multi_size(f)
+    flat = grid.ravel()
+    out = np.full(flat.shape, MISSING_CODE, dtype=np.int64)
+    cache: dict[str, int] = {}
+    for i, v in enumerate(flat):
+        if v is None:
+            continue
+        m = cache.get(v)
+        if m is None:
+            try:
+                m = cache[v] = multi_mask(f, v)
+            except ValueNotInSchema as exc:
+                raise GoldboardError(f"ratings: {f.name}: {exc}") from None
+        out[i] = m
+    return out.reshape(grid.shape)

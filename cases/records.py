@@ -20,7 +20,7 @@ from typing import Any
 
 from goldboard.cases.problems import Problem
 from goldboard.errors import GoldboardError
-from goldboard.fileio import read_records
+from goldboard.fileio import parse_jsonl, read_records
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".xlsx", ".xlsm")
 
@@ -93,12 +93,8 @@ def _clean_row(rec: dict[str, Any]) -> dict[str, Any]:
 def _read_jsonl(text: str, label: str) -> tuple[list[Record], list[Problem]]:
     records: list[Record] = []
     problems: list[Problem] = []
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
+    for i, rec, exc in parse_jsonl(text):
+        if exc is not None:
             problems.append(Problem(label, i, "", f"invalid JSON: {exc.msg} (column {exc.colno})"))
             continue
         if not isinstance(rec, dict):

@@ -7,6 +7,7 @@ user-facing error into a one-line ``Error: ...`` with a non-zero exit.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 
@@ -32,6 +33,43 @@ COMMAND_MODULES = [
     "report",
     "demo",
 ]
+
+
+def flag_for(cmd: click.Command, param: str) -> str | None:
+    """The flag of ``cmd`` that carries library parameter ``param``: the command's own
+    ``param_flags`` mapping first (e.g. ``score``: ``severity_field`` -> ``--field``),
+    else the option of that name (its long form)."""
+    mapped = getattr(cmd, "param_flags", {}).get(param)
+    if mapped:
+        return mapped
+    for p in cmd.params:
+        if isinstance(p, click.Option) and p.name == param:
+            return max(p.opts, key=len)
+    return None
+
+
+def _name_flags(cmd: click.Command) -> None:
+    """Wrap ``cmd``'s callback (and its subcommands') so a :class:`GoldboardError` about a
+    parameter names the flag the user typed."""
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            _name_flags(sub)
+        return
+    callback = cmd.callback
+    if callback is None or getattr(callback, "_names_flags", False):
+        return
+
+    @functools.wraps(callback)
+    def wrapped(*args, **kwargs):
+        try:
+            return callback(*args, **kwargs)
+        except GoldboardError as exc:
+            if exc.param and exc.flag is None:
+                exc.flag = flag_for(cmd, exc.param)
+            raise
+
+    wrapped._names_flags = True
+    cmd.callback = wrapped
 
 
 class GoldboardGroup(click.Group):
@@ -74,4 +112,5 @@ for _name in COMMAND_MODULES:
             raise
         continue
     for _cmd in _mod.commands:
+        _name_flags(_cmd)
         main.add_command(_cmd)

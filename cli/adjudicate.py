@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import click
 
+from goldboard.adjudicate.decisions import SheetErrors
+from goldboard.annotate.adjudication import pull_adjudication, push_adjudication
+from goldboard.cli._options import output_option, round_option, study_option
 from goldboard.errors import GoldboardError
+from goldboard.study import Study
+from goldboard.workflows import import_study_sheet, write_study_workbook
 
 
 @click.group("adjudicate")
@@ -16,15 +21,9 @@ def adjudicate_group() -> None:
 
 
 @adjudicate_group.command("sheet")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Workbook to write (.xlsx).")
-@click.option(
-    "--round",
-    "round_",
-    type=int,
-    default=None,
-    help="Only this round (default: per item, the latest round every rater rated).",
-)
+@study_option()
+@output_option(required=True, help="Workbook to write (.xlsx).")
+@round_option(in_force=True, what="Only this round")
 def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
     """Write the review-meeting workbook: Summary, Disagreements (to fill), Agreed, Codebook.
 
@@ -32,8 +31,6 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
     take free text: the values separated by | , or ; -- `none` for the empty set, or
     `unresolved`.
     """
-    from goldboard.exports.workbook import write_study_workbook
-    from goldboard.study import Study
 
     if not output.lower().endswith(".xlsx"):
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
@@ -49,7 +46,7 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
 
 
 @adjudicate_group.command("import")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@study_option()
 @click.argument("sheet", type=click.Path(dir_okay=False))
 @click.option("--adjudicator", required=True, help="Who decided (used where the Adjudicator cell is blank).")
 @click.option(
@@ -63,8 +60,6 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     A multi-select decision is stored as its values |-joined in schema order ("" for
     `none`, which is a decision; a blank cell stays undecided).
     """
-    from goldboard.adjudicate.decisions import SheetErrors, import_study_sheet
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     adjudicator = adjudicator.strip()
@@ -86,7 +81,7 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
 
 
 @adjudicate_group.command("push")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@study_option()
 @click.option(
     "--anonymise",
     "--anonymize",
@@ -94,21 +89,13 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     is_flag=True,
     help="Show raters as Rater 1, Rater 2 (order shuffled per item) and hide the model name.",
 )
-@click.option(
-    "--round",
-    "round_",
-    type=int,
-    default=None,
-    help="Only this round (default: per item, the latest round every rater rated).",
-)
+@round_option(in_force=True, what="Only this round")
 def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
     """Create a Label Studio project per disputed field holding only the disagreements.
 
     A multi-select field (e.g. missing_info) gets its own project in which the
     adjudicator ticks every value that applies, or `none`, or `unresolved`.
     """
-    from goldboard.annotate.adjudication import push_adjudication
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     res = push_adjudication(st, anonymise=anonymise, round=round_)
@@ -116,7 +103,7 @@ def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
 
 
 @adjudicate_group.command("pull")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@study_option()
 @click.option("--not-independent", is_flag=True, help="The adjudicator is not independent (e.g. the project lead).")
 @click.option("--adjudicator", default="", help="Record this name instead of the Label Studio user.")
 def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
@@ -125,9 +112,6 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     Every annotation is checked first; if any is invalid, all problems are listed and
     nothing is recorded.  Pulling again changes nothing.
     """
-    from goldboard.adjudicate.decisions import SheetErrors
-    from goldboard.annotate.adjudication import pull_adjudication
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     try:

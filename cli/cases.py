@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from goldboard.cases.load import inspect_files
+from goldboard.cases.synth import synthesize, write_records
 from goldboard.errors import GoldboardError
 
 SCHEMA_HELP = "Built-in schema name (mtb, mtb_unsafe, medfail, radsafe) or a schema file (.toml/.json)."
@@ -30,7 +32,6 @@ def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None
     Each problem is printed as `file:line: field: problem`. Exit status 1 when
     there are errors; warnings alone do not fail.
     """
-    from goldboard.cases.load import inspect_files
 
     res = inspect_files(cases_file, outputs_file, schema=schema)
     for p in res.problems:
@@ -74,7 +75,6 @@ def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None
 @click.option("--models", default=None, help="Comma-separated model names (default: two simulated models).")
 def synth_cmd(schema: str, n: int, seed: int, out: str, outputs_out: str | None, models: str | None) -> None:
     """Write deterministic synthetic cases (and model outputs); every record has "synthetic": true."""
-    from goldboard.cases.synth import synthesize, write_records
 
     model_list = None
     if models is not None:

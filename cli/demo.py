@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from goldboard.demo import run_demo
+
 
 @click.command("demo")
 @click.option(
@@ -30,7 +32,6 @@ def demo_cmd(directory: str, port: int, keep_server: bool, n_cases: int, seed: i
     """Run the end-to-end demo: embedded Label Studio, synthetic MTB cases, blinded push,
     SIMULATED oncologists, pull, agreement, flags, review workbook, SIMULATED adjudicator,
     gold v1 and the report. Prints every output path."""
-    from goldboard.demo import run_demo
 
     run_demo(directory, port=port, keep_server=keep_server, n_cases=n_cases, seed=seed, echo=lambda s: click.echo(s))
 

@@ -7,26 +7,24 @@ import json
 import click
 import pandas as pd
 
+from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
+from goldboard.cases.ratings import load_ratings_file
+from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.errors import GoldboardError
+from goldboard.fileio import write_text_atomic
+from goldboard.label_configs.schema import load_schema
+from goldboard.study import Study, study_ratings
 
 
 @click.command("flag")
 @click.argument("ratings", required=False, type=click.Path(dir_okay=False))
-@click.option(
-    "--study", "study_dir", type=click.Path(file_okay=False), help="Study workspace (reads its pulled ratings)."
-)
-@click.option(
-    "--round",
-    "round_",
-    type=int,
-    default=None,
-    help="Only this round (default: per item, the latest round every rater rated).",
-)
+@study_option(required=False, help="Study workspace (reads its pulled ratings).")
+@round_option(in_force=True, what="Only this round")
 @click.option("--schema", "schema_ref", default=None, help="Schema name or file (needed with a RATINGS file).")
 @click.option("--raters", default=None, help="Comma-separated rater order (default: the study's, else sorted).")
 @click.option("--triggered-only", is_flag=True, help="Only items that hit a schema boundary or trigger.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of stdout.")
+@format_option(["table", "csv", "json"], "table")
+@output_option()
 def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt, output):
     """List every item whose ratings disagree, with the kinds of disagreement.
 
@@ -46,22 +44,11 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     item whose later round is only partly rated keeps its earlier ratings and
     is listed in a warning (stderr).
     """
-    from goldboard.adjudicate.flags import (
-        flag_disagreements,
-        flags_for_output,
-        load_ratings_file,
-        study_ratings,
-        summarize_flags,
-        summary_lines,
-    )
-    from goldboard.label_configs.schema import load_schema
 
     if bool(ratings) == bool(study_dir):
         raise GoldboardError("give either a RATINGS file (with --schema) or --study DIR")
     order = [r.strip() for r in raters.split(",") if r.strip()] if raters else None
     if study_dir:
-        from goldboard.study import Study
-
         st = Study.open(study_dir)
         schema = load_schema(schema_ref) if schema_ref else st.schema
         df = study_ratings(st, round_)
@@ -101,8 +88,6 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     else:
         text = format_table(flags, summary_lines(summary))
     if output:
-        from goldboard.fileio import write_text_atomic
-
         write_text_atomic(output, text)
         click.echo(f"Wrote {len(flags)} flagged rows ({summary['items_flagged']} items) to {output}", err=True)
     else:
@@ -119,7 +104,6 @@ def _json_records(flags: pd.DataFrame) -> list[dict]:
 
 def format_table(flags: pd.DataFrame, summary: list[str], width: int = 28) -> str:
     """A plain-text agenda: one line per flagged item x field, then the summary."""
-    from goldboard.adjudicate.flags import flags_for_output
 
     out = flags_for_output(flags)
     raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]

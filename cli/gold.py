@@ -6,6 +6,14 @@ import json
 
 import click
 
+from goldboard.adjudicate.rules import RuleErrors
+from goldboard.cli._options import format_option, round_option, study_option
+from goldboard.cli.flag import _clip
+from goldboard.errors import GoldboardError
+from goldboard.exports.gold import diff_releases, list_releases, provenance_text, read_manifest
+from goldboard.study import Study
+from goldboard.workflows import export_gold
+
 
 @click.group("gold")
 def gold_group() -> None:
@@ -13,17 +21,11 @@ def gold_group() -> None:
 
 
 @gold_group.command("export")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "xlsx"]), default="csv", show_default=True)
+@study_option()
+@format_option(["csv", "jsonl", "json", "xlsx"], "csv")
 @click.option("--force", is_flag=True, help="Cut a new release even when gold is unchanged since the last one.")
-@click.option(
-    "--round",
-    "round_number",
-    type=int,
-    default=None,
-    help="Resolve from this round only (default: per item, the latest round every rater rated).",
-)
-def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) -> None:
+@round_option(in_force=True, what="Resolve from this round only")
+def export_cmd(study_dir: str, fmt: str, force: bool, round_: int | None) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
 
     \b
@@ -42,14 +44,10 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) 
     If nothing changed since the latest release, no release is written (exit 0);
     use --force to cut one anyway, e.g. in another format.
     """
-    from goldboard.adjudicate.rules import RuleErrors
-    from goldboard.errors import GoldboardError
-    from goldboard.exports.gold import export_gold
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     try:
-        rel = export_gold(st, fmt, force=force, round_number=round_number)
+        rel = export_gold(st, fmt, force=force, round_number=round_)
     except RuleErrors as exc:
         for line in exc.errors:
             click.echo(line, err=True)
@@ -77,8 +75,8 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) 
 @gold_group.command("diff")
 @click.argument("old")
 @click.argument("new")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@study_option()
+@format_option(["table", "csv", "json"], "table")
 def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     """Show what changed between two releases (e.g. v1 v2): gold values, and beside them
     the provenance -- method, round, adjudicator, reason, independence, decision.
@@ -87,8 +85,6 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     other adjudicator, reason or round). The csv and json formats give every
     old_/new_ pair.
     """
-    from goldboard.exports.gold import diff_releases
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     diff, ma, mb = diff_releases(st.gold_dir, old, new)
@@ -110,9 +106,6 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         + (f" ({int((diff['change'] == 'provenance').sum())} provenance only)" if len(diff) else "")
     )
     if len(diff):
-        from goldboard.cli.flag import _clip
-        from goldboard.exports.gold import provenance_text
-
         head = ["item", "field", "change", "old", "new", "old method", "new method", "provenance (old -> new)"]
         rows = []
         for rec in diff.to_dict("records"):
@@ -126,11 +119,9 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
 
 
 @gold_group.command("list")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@study_option()
 def list_cmd(study_dir: str) -> None:
     """List the study's gold releases."""
-    from goldboard.exports.gold import list_releases, read_manifest
-    from goldboard.study import Study
 
     st = Study.open(study_dir)
     rels = list_releases(st.gold_dir)

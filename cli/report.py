@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import click
 
+from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.study import Study
+from goldboard.workflows import write_report
 
 
 @click.command("report")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Output file (default: STUDY/reports/report.html or report.md).",
-)
-@click.option("--format", "fmt", type=click.Choice(["html", "markdown"]), default="html", show_default=True)
-@click.option("--round", "round_", type=int, default=None, help="Round to report (default: the latest pulled).")
+@study_option()
+@output_option(help="Output file (default: STUDY/reports/report.html or report.md).")
+@format_option(["html", "markdown"], "html")
+@round_option(what="Round to report")
 @click.option("--release", default=None, help="Gold release to compare raters against (default: the latest, e.g. v1).")
 @click.option(
     "--bootstrap",
@@ -47,7 +44,6 @@ def report_cmd(
 
     The HTML is self-contained (images embedded) and opens offline.
     """
-    from goldboard.exports.report import write_report
 
     study = Study.open(study_dir)
     path = write_report(

@@ -8,7 +8,9 @@ import textwrap
 import click
 
 from goldboard.errors import GoldboardError
+from goldboard.fileio import write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, builtin_names, load_schema
+from goldboard.label_configs.xml import to_label_studio_xml
 
 
 def _load(ref: str) -> Schema:
@@ -136,7 +138,6 @@ def show_cmd(schema_ref: str, fmt: str) -> None:
 )
 def config_cmd(schema_ref: str, out: str | None, check: bool) -> None:
     """Print (or write) the Label Studio labeling config for a schema."""
-    from goldboard.label_configs.xml import to_label_studio_xml
 
     s = _load(schema_ref)
     xml = to_label_studio_xml(s)
@@ -150,7 +151,6 @@ def config_cmd(schema_ref: str, out: str | None, check: bool) -> None:
     if out is None:
         click.echo(xml, nl=False)
         return
-    from goldboard.fileio import write_text_atomic
 
     write_text_atomic(out, xml)
     click.echo(f"Wrote the Label Studio config for {s.name} v{s.version} to {out}", err=True)

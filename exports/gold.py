@@ -5,14 +5,14 @@ Multi-select fields (e.g. mtb ``missing_info``) have gold rows like any field; t
 unless ``method`` is ``unresolved`` (see :mod:`goldboard.adjudicate.gold`).  In the
 jsonl/json/csv/xlsx files the value is the same string; read ``method`` with it.
 
-:func:`export_gold` resolves gold (:func:`goldboard.adjudicate.gold.resolve_gold`)
+:func:`goldboard.workflows.export_gold` resolves gold (:func:`goldboard.adjudicate.gold.resolve_gold`)
 from a study's ratings and decisions log and writes the next release ``vN``
 (N = one more than the highest existing).  The release is assembled in a hidden
 temporary folder inside ``gold/`` and renamed into place, so a release folder
 either is complete or does not exist; its files are made read-only.
 
 Re-running with nothing changed does not cut a new release: when the gold table's
-content digest equals the latest release's, :func:`export_gold` returns that
+content digest equals the latest release's, :func:`write_gold_release` returns that
 release with ``created=False`` (the CLI says "gold unchanged since vN; use --force
 to cut a new release anyway").  ``force=True`` cuts one regardless (e.g. to add
 another file format).
@@ -40,7 +40,6 @@ another file format).
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
@@ -54,11 +53,11 @@ from typing import Any
 import pandas as pd
 
 from goldboard import __version__
-from goldboard.adjudicate.decisions import latest_decisions, read_decisions, sha256_file
-from goldboard.adjudicate.gold import gold_digest, method_counts, resolve_gold
-from goldboard.adjudicate.rules import check_gold_rules
+from goldboard.adjudicate.gold import gold_digest, method_counts
 from goldboard.errors import GoldboardError
-from goldboard.exports.sanitize import set_text_cell, unneutralize_formula
+from goldboard.exports.sanitize import set_text_cell
+from goldboard.fileio import iter_jsonl, sha256_file
+from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
 
 FORMATS = ("csv", "jsonl", "json", "xlsx")
 RELEASE_FORMAT = 2  # 2: gold rows carry "round"; manifest "rounds"
@@ -129,7 +128,7 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if fmt == "csv":
         df = pd.read_csv(f, dtype=str, keep_default_na=False)
     elif fmt == "jsonl":
-        df = pd.DataFrame([json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()])
+        df = pd.DataFrame([rec for _, rec in iter_jsonl(f)])
     elif fmt == "json":
         df = pd.DataFrame(json.loads(f.read_text(encoding="utf-8"))["gold"])
     elif fmt == "xlsx":
@@ -148,16 +147,8 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
 def _as_text_frame(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for c in out.columns:
-        out[c] = out[c].map(_text)
+        out[c] = out[c].map(cell_text)
     return out
-
-
-def _text(v: Any) -> str:
-    if v is None or (isinstance(v, float) and pd.isna(v)):
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
 
 
 # --------------------------------------------------------------------------- writing
@@ -166,7 +157,7 @@ def _text(v: Any) -> str:
 def _records(gold: pd.DataFrame) -> list[dict]:
     recs = []
     for rec in gold.to_dict(orient="records"):
-        rec = {k: _text(v) for k, v in rec.items()}
+        rec = {k: cell_text(v) for k, v in rec.items()}
         rec["independent"] = None if rec.get("independent", "") == "" else rec["independent"] == "true"
         recs.append(rec)
     return recs
@@ -264,7 +255,7 @@ def write_gold_release(
             "release_format": RELEASE_FORMAT,
             "version": version,
             "number": number,
-            "created_at": now or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            "created_at": now or utc_now(),
             **(manifest or {}),
             "format": fmt,
             "rows": int(len(gold)),
@@ -292,59 +283,6 @@ def write_gold_release(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return GoldRelease(version=version, path=final, created=True, manifest=man, gold=gold)
-
-
-def export_gold(
-    study, fmt: str = "csv", *, force: bool = False, now: str | None = None, round_number: int | None = None
-) -> GoldRelease:
-    """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
-
-    Raises :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold
-    item breaks a schema cross-field rule.
-    ``round_number``: resolve from that round only; default: per item, the latest round
-    in which every study rater rated it (items with an incomplete later round are listed
-    in the manifest's ``rounds.incomplete_later_rounds`` and in
-    ``release.gold.attrs["round_selection"]``).
-    """
-    from goldboard.adjudicate.flags import adjudicable_fields, study_ratings
-
-    schema = study.schema
-    ratings = study_ratings(study, round_number)  # every round; round_number chooses below
-    entries = read_decisions(study.decisions_path)
-    gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
-    check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
-    selection = gold.attrs["round_selection"]
-    orphans = gold.attrs.get("orphan_decisions", [])
-    used = set(selection.rounds.values())
-    sources = []
-    for n in study.pulled_rounds():
-        if n in used:
-            p = study.ratings_path(n)
-            sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha256_file(p)})
-    dec_path = study.decisions_path
-    raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
-
-    manifest = {
-        "study": study.name,
-        "schema": {"name": schema.name, "version": schema.version},
-        "raters": raters,
-        # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
-        "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(gold["field"])],
-        "rounds": selection.to_dict() | {"decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"]},
-        "sources": {
-            "ratings": sources,
-            "decisions": {
-                "path": dec_path.name,
-                "sha256": sha256_file(dec_path) if dec_path.exists() else None,
-                "entries": len(entries),
-                "in_force": len(latest_decisions(entries)) - len(orphans),
-                "orphans": len(orphans),
-            },
-        },
-    }
-    rel = write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
-    rel.gold = gold
-    return rel
 
 
 # --------------------------------------------------------------------------- diff
@@ -377,7 +315,7 @@ def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     def side(df: pd.DataFrame, name: str) -> pd.DataFrame:
         out = df[key].astype(str).copy()
         for a in DIFF_ASPECTS:
-            out[f"{name}_{a}"] = df[cols[a]].map(_text) if cols[a] in df.columns else ""
+            out[f"{name}_{a}"] = df[cols[a]].map(cell_text) if cols[a] in df.columns else ""
         return out
 
     m = side(old, "old").merge(side(new, "new"), on=key, how="outer", indicator=True).fillna("")
@@ -402,8 +340,6 @@ def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
             change.append("provenance" if c else "")
     m["change"] = change
     out = m[m["change"] != ""][DIFF_COLUMNS]
-    from goldboard.adjudicate.flags import natural_key
-
     order = sorted(range(len(out)), key=lambda i: (natural_key(out["item_id"].iloc[i]), out["field"].iloc[i]))
     return out.iloc[order].reset_index(drop=True)
 
@@ -438,7 +374,6 @@ __all__ = [
     "GoldRelease",
     "diff_gold",
     "diff_releases",
-    "export_gold",
     "list_releases",
     "read_manifest",
     "read_release",

@@ -42,7 +42,6 @@ with a visible marker.  The file is written atomically.
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -69,11 +68,14 @@ from goldboard.adjudicate.decisions import (
     make_key,
     multi_separators,
 )
-from goldboard.adjudicate.flags import adjudicable_fields, current_ratings, flag_disagreements, summarize_flags
+from goldboard.adjudicate.flags import flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold
-from goldboard.exports.sanitize import as_text, set_text_cell
+from goldboard.analysis.agreement import agreement
+from goldboard.cases.ratings import adjudicable_fields, current_ratings
+from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import atomic_write
 from goldboard.label_configs.schema import Schema
+from goldboard.text import cell_text, utc_now
 
 SHEET_SUMMARY = "Summary"
 SHEET_AGREED = "Agreed"
@@ -194,13 +196,8 @@ def headline_agreement(
     all raters together, no strata.
 
     Returns ``(rows, note)``; ``rows`` is empty with an explanatory ``note`` when the
-    engine is not installed or fails on these ratings (the workbook is still written).
+    engine fails on these ratings (the workbook is still written).
     """
-    try:
-        from goldboard.analysis.agreement import agreement
-    except ImportError:
-        return [], "Agreement engine not available in this installation; run `goldboard agree`."
-
     cur = current_ratings(ratings, raters, round_number=round_number)
     rows, notes = [], []
     for f in adjudicable_fields(schema):
@@ -272,7 +269,7 @@ def build_review_workbook(
     unit_text = _unit_texts(units)
     links = _task_links(in_force, base_url)
     latest = latest_decisions(decisions)
-    stamp = now or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    stamp = now or utc_now()
     info = dict(study_info or {})
 
     wb = Workbook()
@@ -326,31 +323,6 @@ def write_review_workbook(path: str | Path, ratings: pd.DataFrame, schema: Schem
     with atomic_write(path, "wb", encoding=None) as fh:
         wb.save(fh)
     return WorkbookInfo(path=path, **counts)
-
-
-def write_study_workbook(study, path: str | Path, *, round: int | None = None, now: str | None = None) -> WorkbookInfo:
-    """The review workbook of a study workspace (its ratings, units, decisions, server URL)."""
-    from goldboard.adjudicate.decisions import read_decisions
-    from goldboard.adjudicate.flags import study_ratings
-
-    ratings = study_ratings(study, round)
-    info = {
-        "study": study.name,
-        "workspace": str(study.path),
-        "round": "per item, the latest round every rater rated" if round is None else round,
-    }
-    return write_review_workbook(
-        path,
-        ratings,
-        study.schema,
-        raters=study.raters,
-        units=study.units(),
-        decisions=read_decisions(study.decisions_path),
-        base_url=study.url,
-        study_info=info,
-        now=now,
-        round_number=round,
-    )
 
 
 # --------------------------------------------------------------------------- sheets
@@ -923,7 +895,7 @@ def _write_summary(
         if to > col:
             ws.merge_cells(start_row=row, start_column=col, end_row=row, end_column=to)
         width = sum(_SUMMARY_WIDTHS[get_column_letter(j)] for j in range(col, to + 1))
-        h = _lines_height(wrapped_lines(as_text(v), width, bold=bold)) if wrap else None
+        h = _lines_height(wrapped_lines(cell_text(v), width, bold=bold)) if wrap else None
         if h and h > (ws.row_dimensions[row].height or 0):
             ws.row_dimensions[row].height = h
 
@@ -1067,5 +1039,4 @@ __all__ = [
     "multi_decision_help",
     "task_url",
     "write_review_workbook",
-    "write_study_workbook",
 ]

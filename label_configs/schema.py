@@ -13,12 +13,12 @@ an example.  This module imports nothing else from goldboard.
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from goldboard.text import cell_text
 
 try:  # Python 3.11+
     import tomllib
@@ -811,25 +811,5 @@ def _req_str(d: dict, key: str, where: str) -> str:
 
 
 def _as_text(raw: Any) -> str:
-    """Spell a raw cell as text: ``4.0`` -> ``"4"``, ``True`` -> ``"true"``, strip outer space."""
-    if raw is None:
-        return ""
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if isinstance(raw, float):
-        if math.isnan(raw):
-            return ""
-        if raw.is_integer():
-            return str(int(raw))
-    if hasattr(raw, "item") and not isinstance(raw, (str, bytes)):  # numpy scalar
-        try:
-            return _as_text(raw.item())
-        except (TypeError, ValueError):
-            pass
-    return str(raw).strip()
-
-
-def iter_all_values(schema: Schema) -> Iterable[str]:
-    for f in schema.fields:
-        for v in f.values:
-            yield v.value
+    """Spell a raw cell as text (:func:`goldboard.text.cell_text`), outer space stripped."""
+    return cell_text(raw).strip()

@@ -57,20 +57,17 @@ shown literally).
 
 from __future__ import annotations
 
-import math
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
 from goldboard.label_configs.schema import Field, Schema
+from goldboard.text import cell_text, ls_text, xml_text
 
 CASE_TAG = "case"
 OUTPUT_TAG = "output"
 OPTION_TAG_PREFIX = "option_"
 
-_XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_LS_VARIABLE_RE = re.compile(r"\$(?=[\w\[\].{}])")
 
 #: task data keys every generated config may reference (plus ``option_<X>`` per option)
 TASK_DATA_KEYS = ("case_text", "output_text", "case_id", "output_id", "item_id", "model")
@@ -87,17 +84,8 @@ def option_tag(option: str) -> str:
     return f"{OPTION_TAG_PREFIX}{option}"
 
 
-def _clean(text: Any) -> str:
-    """A displayed string: XML-legal, with no ``$name`` Label Studio would substitute."""
-    s = "" if text is None else str(text)
-    s = _XML_ILLEGAL_RE.sub("\ufffd", s)
-    return _LS_VARIABLE_RE.sub("\uff04", s)
-
-
-def _raw(text: Any) -> str:
-    """A stored string (alias): XML-legal only; schema loading already rejects control characters."""
-    s = "" if text is None else str(text)
-    return _XML_ILLEGAL_RE.sub("\ufffd", s)
+_clean = ls_text  # a displayed string: XML-legal, with no ``$name`` Label Studio would substitute
+_raw = xml_text  # a stored string (alias): XML-legal only; schema loading already rejects control characters
 
 
 def _sub(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
@@ -247,19 +235,7 @@ def to_label_studio_xml(schema: Schema) -> str:
     return ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float) and math.isnan(value):
-        return ""
-    try:
-        import pandas as pd  # local: keep this module importable without pandas
-
-        if value is pd.NA or value is pd.NaT:
-            return ""
-    except ImportError:  # pragma: no cover
-        pass
-    return str(value)
+_cell = cell_text
 
 
 def task_data(unit_row: Mapping[str, Any], schema: Schema, include_model: bool = True) -> dict[str, str]:

@@ -10,6 +10,10 @@ Live Label Studio fixtures (tests marked ``@pytest.mark.live``; deselect them wi
 ``live_server``   module: an attached server on a copy of the template, free port.
 ``fresh_server``  function: the same, private to one test (for tests that break it).
 
+The CLI: ``cli`` (fixture) / :func:`invoke_cli` run ``goldboard ARGS...`` in-process with
+click's ``CliRunner`` and fail the test on a traceback in the output (the one runner;
+test modules that wrap it import ``invoke_cli``).
+
 Servers are stopped when the fixture ends, even when the test fails, and are
 killed by the kernel if pytest itself dies (see ``tests/livestudio.py``).
 """
@@ -26,6 +30,23 @@ if str(TESTS) not in sys.path:  # helpers (livestudio.py) and shared test tables
     sys.path.insert(0, str(TESTS))
 
 import livestudio  # noqa: E402
+from click.testing import CliRunner, Result  # noqa: E402
+
+from goldboard.cli import main  # noqa: E402
+
+
+def invoke_cli(*args, env: dict | None = None) -> Result:
+    """``goldboard ARGS...`` through click's CliRunner (arguments made str); a traceback
+    in the output fails the test (bad input must be one clear line)."""
+    res = CliRunner().invoke(main, [str(a) for a in args], env=env)
+    assert "Traceback" not in res.output, res.output
+    return res
+
+
+@pytest.fixture()
+def cli():
+    """The CLI runner: ``cli("agree", "--study", path)`` -> click ``Result``."""
+    return invoke_cli
 
 
 @pytest.fixture(scope="session")

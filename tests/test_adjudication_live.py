@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 from test_flags import MTB_PAIRS, I, P, S, U, mtb_table
 
 from goldboard.annotate.client import connect
-from goldboard.cli import main
 from goldboard.fileio import write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
 
@@ -18,10 +17,7 @@ pytestmark = pytest.mark.live
 EVIL = '=HYPERLINK("http://evil.example/","<b>click</b>")'
 
 
-def run(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    return res
+run = invoke_cli
 
 
 def answer(decision, reason=None):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
 from goldboard.adjudicate.decisions import (
     Proposed,
@@ -26,7 +26,6 @@ from goldboard.adjudicate.decisions import (
 )
 from goldboard.adjudicate.flags import flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import method_counts, resolve_gold
-from goldboard.cli import main
 from goldboard.exports.gold import diff_gold, read_release, write_gold_release
 from goldboard.label_configs.schema import BUILTIN_DIR, SchemaError, load_schema, schema_from_dict
 
@@ -250,9 +249,9 @@ def test_multi_gold_survives_every_release_format(tmp_path, fmt):
 
 
 def _study_with_multi_gold(tmp_path):
-    from goldboard.exports.gold import export_gold
     from goldboard.fileio import write_csv_atomic
     from goldboard.study import Study
+    from goldboard.workflows import export_gold
 
     st = Study.init(tmp_path / "s", schema="mtb", raters=["a", "b"])
     df = mtb_rows(SPEC)
@@ -275,19 +274,19 @@ def test_score_study_with_multi_gold_rows(tmp_path):
         "case_id,model,predicted_label\nX1,m,Partially Supported\nX2,m,Insufficient Information\n"
         "X3,m,Supported\nX4,m,Supported\nX5,m,Supported\nX6,m,Supported\n"
     )
-    res = CliRunner().invoke(main, ["score", "--study", str(st.path), "--predictions", str(preds), "--format", "json"])
+    res = invoke_cli(*["score", "--study", str(st.path), "--predictions", str(preds), "--format", "json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     g = data["groups"][0]
     # safety_label gold: X1 adjudicated P, X2 I, X3 S, X4 P, X5 I; X6 unresolved (b did not rate it)
     assert data["gold"]["unresolved_excluded"] == 1 and g["n"] == 5
     assert data["field"] == "safety_label" and g["accuracy"]["estimate"] == pytest.approx(3 / 5)  # X1, X2, X3
-    res = CliRunner().invoke(main, ["score", "--study", str(st.path), "--predictions", str(preds), "--field", MI])
+    res = invoke_cli(*["score", "--study", str(st.path), "--predictions", str(preds), "--field", MI])
     assert res.exit_code != 0 and "Traceback" not in res.output and "missing_info is a multi field" in res.output
 
 
 def test_report_groups_multi_gold_rows_by_field(tmp_path):
-    from goldboard.exports.report import build_report
+    from goldboard.workflows import build_report
 
     st, _ = _study_with_multi_gold(tmp_path)
     rep = build_report(st)

@@ -16,9 +16,8 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
-from goldboard.cli import main
 from goldboard.fileio import write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
 
@@ -107,10 +106,7 @@ def study(tmp_path):
     return st
 
 
-def run(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output
-    return res
+run = invoke_cli
 
 
 def rows_by_item(ws, field="safety_label"):

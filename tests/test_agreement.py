@@ -16,18 +16,12 @@ import pandas as pd
 import pytest
 
 from goldboard.analysis import coefficients as C
-from goldboard.analysis.agreement import (
-    agreement,
-    agreement_for_study,
-    bootstrap_sums,
-    landis_koch_band,
-    render_csv,
-    render_json,
-    render_markdown,
-    render_table,
-)
+from goldboard.analysis.agreement import agreement, landis_koch_band
+from goldboard.analysis.agreement_render import render_csv, render_json, render_markdown, render_table
+from goldboard.analysis.resampling import bootstrap_sums
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import load_schema
+from goldboard.workflows import agreement_for_study
 
 DATA = Path(__file__).resolve().parent / "data" / "agreement"
 SKIN = ["terrible", "poor", "marginal", "clear"]

@@ -7,19 +7,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
 from goldboard.cases.ratings import RATINGS_COLUMNS
-from goldboard.cli import main
 
 DATA = Path(__file__).resolve().parent / "data" / "agreement"
 SKIN = ["terrible", "poor", "marginal", "clear"]
 
 
 def run(*args):
-    res = CliRunner().invoke(main, ["agree", *map(str, args)])
-    assert "Traceback" not in res.output, res.output
-    return res
+    return invoke_cli("agree", *args)
 
 
 def ok(*args):

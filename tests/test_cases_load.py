@@ -7,11 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
 from goldboard.cases import CaseFileError, inspect_files, load_units, prediction_text, validate_files
 from goldboard.cases.units import UNIT_COLUMNS
-from goldboard.cli import main
 from goldboard.errors import GoldboardError
 
 DATA = Path(__file__).parent / "data" / "cases"
@@ -323,9 +322,8 @@ def test_schema_mismatch_is_a_warning_plus_the_real_errors():
 
 
 def test_cli_validate_ok():
-    res = CliRunner().invoke(
-        main,
-        [
+    res = invoke_cli(
+        *[
             "cases",
             "validate",
             str(DATA / "openmtb_cases.json"),
@@ -347,7 +345,7 @@ def test_cli_validate_lists_all_problems_and_fails(tmp_path):
         tmp_path / "outputs.jsonl",
         [{"case_id": "Z", "model": "m", "output": "x"}, {"case_id": "A", "model": "m", "predicted_label": "Nope"}],
     )
-    res = CliRunner().invoke(main, ["cases", "validate", str(cases), "--outputs", str(outs), "--schema", "mtb"])
+    res = invoke_cli(*["cases", "validate", str(cases), "--outputs", str(outs), "--schema", "mtb"])
     assert res.exit_code == 1
     assert "Traceback" not in res.output
     lines = res.output.splitlines()
@@ -358,10 +356,10 @@ def test_cli_validate_lists_all_problems_and_fails(tmp_path):
 
 
 def test_cli_validate_bad_schema_and_missing_file(tmp_path):
-    res = CliRunner().invoke(main, ["cases", "validate", str(tmp_path / "x.jsonl"), "--schema", "nosuch"])
+    res = invoke_cli(*["cases", "validate", str(tmp_path / "x.jsonl"), "--schema", "nosuch"])
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert "unknown schema 'nosuch'" in res.output
-    res = CliRunner().invoke(main, ["cases", "validate", str(tmp_path / "x.jsonl"), "--schema", "mtb"])
+    res = invoke_cli(*["cases", "validate", str(tmp_path / "x.jsonl"), "--schema", "mtb"])
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert f"{tmp_path / 'x.jsonl'}: file not found" in res.output
 

@@ -8,11 +8,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
 from goldboard.cases import load_units, synth
 from goldboard.cases.synth import DRIVERS, MISSING_VOCAB, MTB_LABELS, synthesize, write_records
-from goldboard.cli import main
 from goldboard.errors import GoldboardError
 
 LABEL_OF_ERROR = {
@@ -243,9 +242,8 @@ def test_write_records_rejects_other_suffixes(tmp_path):
 
 def test_cli_synth_writes_both_files(tmp_path):
     out, outs = tmp_path / "cases.jsonl", tmp_path / "outputs.jsonl"
-    res = CliRunner().invoke(
-        main,
-        [
+    res = invoke_cli(
+        *[
             "cases",
             "synth",
             "--schema",
@@ -265,8 +263,8 @@ def test_cli_synth_writes_both_files(tmp_path):
     assert res.exit_code == 0, res.output
     assert res.output == f"Wrote 25 synthetic mtb cases to {out} and 75 model outputs to {outs}\n"
     assert len(out.read_text().splitlines()) == 25 and len(outs.read_text().splitlines()) == 75
-    res2 = CliRunner().invoke(
-        main, ["cases", "synth", "--schema", "mtb", "-n", "25", "--seed", "7", "-o", str(tmp_path / "again.jsonl")]
+    res2 = invoke_cli(
+        *["cases", "synth", "--schema", "mtb", "-n", "25", "--seed", "7", "-o", str(tmp_path / "again.jsonl")]
     )
     assert res2.exit_code == 0
     assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
@@ -285,6 +283,6 @@ def test_cli_synth_errors(tmp_path, args, message):
     if args[0] == "-o":
         base = base[:-2] + ["-o", str(tmp_path / args[1])]
         args = []
-    res = CliRunner().invoke(main, base + args)
+    res = invoke_cli(*base + args)
     assert res.exit_code == 1
     assert message in res.output and "Traceback" not in res.output

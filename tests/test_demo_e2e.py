@@ -17,9 +17,8 @@ from pathlib import Path
 
 import livestudio
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
-from goldboard.cli import main
 from goldboard.demo import MARKER
 
 pytestmark = pytest.mark.live
@@ -31,7 +30,7 @@ def demo_run(ls_template, tmp_path_factory):
     root.mkdir()
     (root / MARKER).write_text("demo\n")
     livestudio.copy_data_dir(ls_template, root / "server")
-    res = CliRunner().invoke(main, ["demo", "--dir", str(root), "-n", "24"])
+    res = invoke_cli(*["demo", "--dir", str(root), "-n", "24"])
     return root, res
 
 
@@ -51,7 +50,7 @@ def test_demo_completes_and_prints_paths(demo_run):
 
 def test_demo_disagreements_concentrate_at_sufficiency_boundary(demo_run):
     root, _ = demo_run
-    res = CliRunner().invoke(main, ["flag", "--study", str(root / "study"), "--format", "json"])
+    res = invoke_cli(*["flag", "--study", str(root / "study"), "--format", "json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     by_boundary = data["summary"]["by_boundary"]
@@ -68,7 +67,7 @@ def _report_section(md: str, title: str) -> str:
 def test_report_numbers_equal_goldboard_agree(demo_run):
     root, _ = demo_run
     study = root / "study"
-    res = CliRunner().invoke(main, ["agree", "--study", str(study), "--field", "safety_label", "--format", "json"])
+    res = invoke_cli(*["agree", "--study", str(study), "--field", "safety_label", "--format", "json"])
     assert res.exit_code == 0, res.output
     agree = json.loads(res.stdout)
     md = (root / "outputs" / "report.md").read_text(encoding="utf-8")
@@ -134,12 +133,12 @@ def test_report_renders_in_headless_chromium(demo_run, tmp_path):
 def test_report_scoring_section_equals_goldboard_score(demo_run, tmp_path):
     root, _ = demo_run
     study, preds = root / "study", root / "inputs" / "outputs.jsonl"
-    res = CliRunner().invoke(main, ["score", "--study", str(study), "--predictions", str(preds), "--format", "json"])
+    res = invoke_cli(*["score", "--study", str(study), "--predictions", str(preds), "--format", "json"])
     assert res.exit_code == 0, res.output
     score = json.loads(res.stdout)
     out = tmp_path / "report.md"
-    res = CliRunner().invoke(
-        main, ["report", "--study", str(study), "--predictions", str(preds), "--format", "markdown", "-o", str(out)]
+    res = invoke_cli(
+        *["report", "--study", str(study), "--predictions", str(preds), "--format", "markdown", "-o", str(out)]
     )
     assert res.exit_code == 0, res.output
     md = out.read_text(encoding="utf-8")

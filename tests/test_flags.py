@@ -6,16 +6,10 @@ import json
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
-from goldboard.adjudicate.flags import (
-    adjudicable_fields,
-    flag_disagreements,
-    summarize_flags,
-    summary_lines,
-)
-from goldboard.cases.ratings import RATINGS_COLUMNS
-from goldboard.cli import main
+from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
+from goldboard.cases.ratings import RATINGS_COLUMNS, adjudicable_fields
 from goldboard.label_configs.schema import load_schema
 
 S, P, U, I = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
@@ -219,31 +213,29 @@ def test_no_disagreement_gives_empty_table_with_columns():
 def test_cli_flag_file_formats(tmp_path):
     p = tmp_path / "ratings.csv"
     mtb_table().to_csv(p, index=False)
-    runner = CliRunner()
-    res = runner.invoke(main, ["flag", str(p), "--schema", "mtb", "--format", "json"])
+    res = invoke_cli(*["flag", str(p), "--schema", "mtb", "--format", "json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["summary"]["by_boundary"]["sufficiency_vs_optimization"]["count"] == 9
     assert len(data["flags"]) == 17
-    res = runner.invoke(main, ["flag", str(p), "--schema", "mtb", "--format", "csv", "-o", str(tmp_path / "f.csv")])
+    res = invoke_cli(*["flag", str(p), "--schema", "mtb", "--format", "csv", "-o", str(tmp_path / "f.csv")])
     assert res.exit_code == 0, res.output
     out = pd.read_csv(tmp_path / "f.csv", dtype=str, keep_default_na=False)
     assert len(out) == 17 and out["boundaries"].iloc[0] == "support_vs_reject"
-    res = runner.invoke(main, ["flag", str(p), "--schema", "mtb"])
+    res = invoke_cli(*["flag", str(p), "--schema", "mtb"])
     assert res.exit_code == 0
     assert "sufficiency_vs_optimization: 9 of 16" in res.stdout
 
 
 def test_cli_flag_errors_are_one_line(tmp_path):
-    runner = CliRunner()
-    res = runner.invoke(main, ["flag", str(tmp_path / "nope.csv"), "--schema", "mtb"])
+    res = invoke_cli(*["flag", str(tmp_path / "nope.csv"), "--schema", "mtb"])
     assert res.exit_code != 0 and "Traceback" not in res.output and "Error:" in res.output
     p = tmp_path / "r.csv"
     ratings_frame([("C-1", "a", "safety_label", "Supportd"), ("C-1", "b", "safety_label", S)]).to_csv(p, index=False)
-    res = runner.invoke(main, ["flag", str(p), "--schema", "mtb"])
+    res = invoke_cli(*["flag", str(p), "--schema", "mtb"])
     assert res.exit_code != 0 and "r.csv:2: safety_label: 'Supportd'" in res.output
     assert "Traceback" not in res.output
-    res = runner.invoke(main, ["flag", str(p)])
+    res = invoke_cli(*["flag", str(p)])
     assert res.exit_code != 0 and "--schema" in res.output
-    res = runner.invoke(main, ["flag", "--study", str(tmp_path / "nostudy")])
+    res = invoke_cli(*["flag", "--study", str(tmp_path / "nostudy")])
     assert res.exit_code != 0 and "not a goldboard study" in res.output

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import invoke_cli
 
 from goldboard.adjudicate.decisions import Proposed, read_decisions, record_decisions
 from goldboard.adjudicate.gold import gold_digest, resolve_gold
@@ -173,24 +174,21 @@ def test_diff_added_removed_method():
 
 
 def test_gold_cli_errors_and_list(tmp_path):
-    from click.testing import CliRunner
 
-    from goldboard.cli import main
     from goldboard.fileio import write_csv_atomic
     from goldboard.study import Study
 
-    runner = CliRunner()
-    res = runner.invoke(main, ["gold", "export", "--study", str(tmp_path / "none")])
+    res = invoke_cli(*["gold", "export", "--study", str(tmp_path / "none")])
     assert res.exit_code != 0 and "not a goldboard study" in res.output and "Traceback" not in res.output
     st = Study.init(tmp_path / "s", schema="mtb", raters=["a", "b", "c"])
-    res = runner.invoke(main, ["gold", "export", "--study", str(st.path)])
+    res = invoke_cli(*["gold", "export", "--study", str(st.path)])
     assert res.exit_code != 0 and "no ratings pulled yet" in res.output and "Traceback" not in res.output
-    res = runner.invoke(main, ["gold", "list", "--study", str(st.path)])
+    res = invoke_cli(*["gold", "list", "--study", str(st.path)])
     assert res.exit_code == 0 and "No gold releases yet" in res.output
     write_csv_atomic(three_raters(), st.ratings_path(1))
-    res = runner.invoke(main, ["gold", "export", "--study", str(st.path), "--format", "xlsx"])
+    res = invoke_cli(*["gold", "export", "--study", str(st.path), "--format", "xlsx"])
     assert res.exit_code == 0 and "Wrote gold release v1" in res.output and "1 unanimous" in res.output
-    res = runner.invoke(main, ["gold", "list", "--study", str(st.path)])
+    res = invoke_cli(*["gold", "list", "--study", str(st.path)])
     assert res.exit_code == 0 and res.output.startswith("v1 ") and "xlsx" in res.output
-    res = runner.invoke(main, ["gold", "diff", "v1", "x", "--study", str(st.path)])
+    res = invoke_cli(*["gold", "diff", "v1", "x", "--study", str(st.path)])
     assert res.exit_code != 0 and "looks like v1" in res.output and "Traceback" not in res.output

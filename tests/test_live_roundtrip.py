@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
 from goldboard.annotate import server as srv
 from goldboard.annotate.client import Client, ServerUnreachable, connect
@@ -20,7 +20,6 @@ from goldboard.annotate.simulate import annotation_result, post_ratings, push_wi
 from goldboard.cases.load import load_units
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.synth import synthesize, write_records
-from goldboard.cli import main
 from goldboard.label_configs.schema import builtin_names, load_schema
 from goldboard.label_configs.xml import to_label_studio_xml
 from goldboard.study import Study
@@ -44,10 +43,7 @@ def new_study(tmp: Path, server, schema: str = "mtb", name: str = "study") -> St
     return Study.init(tmp / name, schema=schema, raters=RATERS, data_dir=str(server.data_dir))
 
 
-def run(*args, env=None):
-    res = CliRunner().invoke(main, [str(a) for a in args], env=env)
-    assert "Traceback" not in res.output, res.output
-    return res
+run = invoke_cli
 
 
 def desired_mtb(units: pd.DataFrame) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
 from goldboard.annotate.pull import (
     INVALID_COLUMNS,
@@ -18,7 +18,6 @@ from goldboard.annotate.pull import (
 )
 from goldboard.annotate.simulate import annotation_result
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
-from goldboard.cli import main
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import load_schema, schema_from_dict
 from goldboard.study import Study
@@ -404,9 +403,8 @@ def test_cli_pull_from_export_blinded(study, tmp_path):
     b = to_json_min([task(3, "C1::m", [ann(20, 3, [ch("safety_label", "Unsupported"), tx("rationale", "no")])])])
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
-    res = CliRunner().invoke(
-        main,
-        [
+    res = invoke_cli(
+        *[
             "pull",
             "--study",
             str(study.path),
@@ -430,16 +428,14 @@ def test_cli_pull_from_export_blinded(study, tmp_path):
 
 def test_cli_pull_from_export_needs_rater_for_json_min(study, tmp_path):
     (tmp_path / "m.json").write_text(json.dumps(to_json_min([task(3, "C1::m", [ann(20, 3, GOOD)])])))
-    res = CliRunner().invoke(main, ["pull", "--study", str(study.path), "--from-export", str(tmp_path / "m.json")])
+    res = invoke_cli(*["pull", "--study", str(study.path), "--from-export", str(tmp_path / "m.json")])
     assert res.exit_code != 0
     assert "RATER=FILE" in res.output and "Traceback" not in res.output
 
 
 def test_cli_pull_bad_file(study, tmp_path):
     (tmp_path / "x.json").write_text("{oops")
-    res = CliRunner().invoke(
-        main, ["pull", "--study", str(study.path), "--from-export", f"onc_a={tmp_path / 'x.json'}"]
-    )
+    res = invoke_cli(*["pull", "--study", str(study.path), "--from-export", f"onc_a={tmp_path / 'x.json'}"])
     assert res.exit_code != 0 and "x.json" in res.output and "Traceback" not in res.output
     assert not study.ratings_path(1).exists()
 

@@ -5,12 +5,11 @@ round cannot switch the setting once it has projects."""
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 from test_live_roundtrip import RATERS, cases_files, desired_mtb, new_study
 
 from goldboard.annotate.client import connect
 from goldboard.annotate.simulate import post_ratings
-from goldboard.cli import main
 from goldboard.study import Study
 
 pytestmark = pytest.mark.live
@@ -19,8 +18,8 @@ pytestmark = pytest.mark.live
 def test_hide_model_keeps_model_out_of_tasks_but_in_ratings(live_server, tmp_path):
     cases, outputs = cases_files(tmp_path, n=4)
     st = new_study(tmp_path, live_server, name="blind")
-    res = CliRunner().invoke(
-        main, ["push", "--study", str(st.path), str(cases), "--outputs", str(outputs), "--hide-model", "--quiet"]
+    res = invoke_cli(
+        *["push", "--study", str(st.path), str(cases), "--outputs", str(outputs), "--hide-model", "--quiet"]
     )
     assert res.exit_code == 0, res.output
     st = Study.open(st.path)
@@ -36,13 +35,13 @@ def test_hide_model_keeps_model_out_of_tasks_but_in_ratings(live_server, tmp_pat
             tokens={r: live_server.credentials.token_for(r) for r in RATERS},
             progress=False,
         )
-    res = CliRunner().invoke(main, ["pull", "--study", str(st.path), "--quiet"])
+    res = invoke_cli(*["pull", "--study", str(st.path), "--quiet"])
     assert res.exit_code == 0, res.output
     ratings = st.ratings()
     units = st.units().set_index("item_id")
     assert (ratings["model"] != "").all()
     assert (ratings["model"] == ratings["item_id"].map(units["model"])).all()
     # the round keeps its setting: showing the model again needs a new round
-    res = CliRunner().invoke(main, ["push", "--study", str(st.path), str(cases), "--outputs", str(outputs)])
+    res = invoke_cli(*["push", "--study", str(st.path), str(cases), "--outputs", str(outputs)])
     assert res.exit_code == 0, res.output
     assert Study.open(st.path).round().show_model is False

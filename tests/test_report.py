@@ -7,10 +7,9 @@ import json
 
 import numpy as np
 import pandas as pd
-from click.testing import CliRunner
+from conftest import invoke_cli
 
 from goldboard.cases.ratings import RATINGS_COLUMNS
-from goldboard.cli import main
 from goldboard.fileio import write_csv_atomic
 from goldboard.study import Study
 
@@ -45,10 +44,7 @@ def make_study(tmp_path, rounds=(1,), n=40, seed=1):
     return st
 
 
-def run(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    return res
+run = invoke_cli
 
 
 def test_markdown_numbers_equal_agree_and_html_escapes(tmp_path):

@@ -7,10 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 from label_studio_sdk.label_interface import LabelInterface
 
-from goldboard.cli import main
 from goldboard.label_configs.schema import SchemaError, ValueNotInSchema, load_schema, schema_from_dict
 from goldboard.label_configs.xml import to_label_studio_xml
 
@@ -260,14 +259,14 @@ def test_doc_error_example_is_real(tmp_path):
 
 
 def test_cli_schema_list():
-    res = CliRunner().invoke(main, ["schema", "list"])
+    res = invoke_cli(*["schema", "list"])
     assert res.exit_code == 0
     names = [line.split()[0] for line in res.output.splitlines()]
     assert names == ["medfail", "mtb", "mtb_unsafe", "radsafe"]
 
 
 def test_cli_schema_show_text_and_json():
-    res = CliRunner().invoke(main, ["schema", "show", "mtb"])
+    res = invoke_cli(*["schema", "show", "mtb"])
     assert res.exit_code == 0
     assert res.output.startswith("mtb v1.0: Molecular tumor board therapy safety label")
     assert "Insufficient Information  [aliases: Insufficient Info]" in res.output
@@ -275,19 +274,19 @@ def test_cli_schema_show_text_and_json():
         "sufficiency_vs_optimization [safety_label, priority 2]: {Insufficient Information} vs "
         "{Supported, Partially Supported}" in res.output
     )
-    res = CliRunner().invoke(main, ["schema", "show", str(EXAMPLE), "--format", "json"])
+    res = invoke_cli(*["schema", "show", str(EXAMPLE), "--format", "json"])
     assert res.exit_code == 0
     d = json.loads(res.output)
     assert d["name"] == "triage_advice" and [f["name"] for f in d["fields"]][:2] == ["appropriateness", "harm"]
 
 
 def test_cli_schema_config_stdout_and_file(tmp_path):
-    res = CliRunner().invoke(main, ["schema", "config", "radsafe"])
+    res = invoke_cli(*["schema", "config", "radsafe"])
     assert res.exit_code == 0
     LabelInterface(res.output).validate()
     assert res.output == to_label_studio_xml(load_schema("radsafe"))
     out = tmp_path / "sub" / "mtb.xml"
-    res = CliRunner().invoke(main, ["schema", "config", "mtb", "-o", str(out)])
+    res = invoke_cli(*["schema", "config", "mtb", "-o", str(out)])
     assert res.exit_code == 0
     assert out.read_text() == to_label_studio_xml(load_schema("mtb"))
     assert [p.name for p in out.parent.iterdir()] == ["mtb.xml"]  # no temp file left behind
@@ -301,7 +300,7 @@ def test_cli_schema_config_stdout_and_file(tmp_path):
     ],
 )
 def test_cli_schema_errors(args, message):
-    res = CliRunner().invoke(main, args)
+    res = invoke_cli(*args)
     assert res.exit_code == 1
     assert message in res.output and "Traceback" not in res.output
 
@@ -309,6 +308,6 @@ def test_cli_schema_errors(args, message):
 def test_cli_schema_config_bad_file(tmp_path):
     p = tmp_path / "bad.toml"
     p.write_text('name = "x"\n[[fields]]\nname = "case"\nkind = "binary"\n')
-    res = CliRunner().invoke(main, ["schema", "config", str(p)])
+    res = invoke_cli(*["schema", "config", str(p)])
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert "'case' is reserved" in res.output

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-
-from goldboard.cli import main
+from conftest import invoke_cli
 
 DATA = Path(__file__).parent / "data" / "scoring"
 LABELS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Info"]
@@ -18,7 +16,7 @@ AGENT_CM = np.array([[168, 23, 9, 0], [0, 56, 4, 0], [0, 0, 180, 0], [4, 0, 4, 5
 
 
 def invoke(*args):
-    return CliRunner().invoke(main, ["score", *map(str, args)])
+    return invoke_cli("score", *args)
 
 
 def assert_clean_error(res, message):

@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 from sklearn.metrics import f1_score, precision_recall_fscore_support
 
+from goldboard.analysis.resampling import bootstrap_cell_counts, percentile_interval
 from goldboard.analysis.scoring_stats import (
     accuracy_from_confusion,
-    bootstrap_cell_counts,
     bootstrap_label_metrics,
     bootstrap_mean_of_levels,
     confusion_from_codes,
@@ -18,7 +18,6 @@ from goldboard.analysis.scoring_stats import (
     naive_bootstrap_loop,
     paired_difference,
     per_label_prf,
-    percentile_interval,
     wilson_interval,
 )
 

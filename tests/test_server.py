@@ -12,10 +12,9 @@ import time
 
 import livestudio
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli
 
 from goldboard.annotate import server as srv
-from goldboard.cli import main
 from goldboard.errors import GoldboardError
 
 
@@ -67,7 +66,7 @@ def test_busy_port_is_a_clear_error(tmp_path):
         s.listen(1)
         port = s.getsockname()[1]
         assert not srv.port_is_free(port)
-        res = CliRunner().invoke(main, ["server", "start", "--port", str(port), "--data-dir", str(tmp_path / "d")])
+        res = invoke_cli(*["server", "start", "--port", str(port), "--data-dir", str(tmp_path / "d")])
     assert res.exit_code != 0
     assert f"port {port} on 127.0.0.1 is busy" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "d" / srv.PID_FILE).exists()
@@ -80,7 +79,7 @@ def test_stop_never_kills_a_foreign_pid(tmp_path):
     try:
         (d / srv.PID_FILE).write_text(json.dumps({"pid": other.pid, "port": 1, "url": "http://127.0.0.1:1"}))
         assert srv.server_status(d).running is False
-        res = CliRunner().invoke(main, ["server", "stop", "--data-dir", str(d)])
+        res = invoke_cli(*["server", "stop", "--data-dir", str(d)])
         assert res.exit_code == 0 and "No running embedded server" in res.output
         assert other.poll() is None  # still alive
         assert not (d / srv.PID_FILE).exists()  # stale pid file removed
@@ -90,7 +89,7 @@ def test_stop_never_kills_a_foreign_pid(tmp_path):
 
 
 def test_status_without_server(tmp_path):
-    res = CliRunner().invoke(main, ["server", "status", "--data-dir", str(tmp_path / "none")])
+    res = invoke_cli(*["server", "status", "--data-dir", str(tmp_path / "none")])
     assert res.exit_code == 0 and "not running" in res.output
 
 
@@ -106,26 +105,24 @@ def test_cli_start_status_stop_detached(ls_template, tmp_path):
     port = srv.free_port()
     creds = srv.read_credentials(d)
     try:
-        res = CliRunner().invoke(
-            main, ["server", "start", "--port", str(port), "--data-dir", str(d), "--raters", "onc_a,onc_b"]
-        )
+        res = invoke_cli(*["server", "start", "--port", str(port), "--data-dir", str(d), "--raters", "onc_a,onc_b"])
         assert res.exit_code == 0, res.output
         st = srv.server_status(d)
         assert st.running and st.url == f"http://127.0.0.1:{port}"
-        res2 = CliRunner().invoke(main, ["server", "status", "--data-dir", str(d)])
+        res2 = invoke_cli(*["server", "status", "--data-dir", str(d)])
         for out in (res.output, res2.output):
             assert f"http://127.0.0.1:{port}" in out
             assert "onc_a@goldboard.local" in out and "admin@goldboard.local" in out
             assert str(d / "credentials.toml") in out
             for secret in creds.secrets():
                 assert secret not in out
-        again = CliRunner().invoke(main, ["server", "start", "--port", str(srv.free_port()), "--data-dir", str(d)])
+        again = invoke_cli(*["server", "start", "--port", str(srv.free_port()), "--data-dir", str(d)])
         assert again.exit_code != 0 and "already running" in again.output
         log = (d / srv.LOG_FILE).read_text()
         for secret in creds.secrets():
             assert secret not in log
     finally:
-        res3 = CliRunner().invoke(main, ["server", "stop", "--data-dir", str(d)])
+        res3 = invoke_cli(*["server", "stop", "--data-dir", str(d)])
     assert "Stopped" in res3.output
     pid = st.pid
     end = time.monotonic() + 10
@@ -133,4 +130,4 @@ def test_cli_start_status_stop_detached(ls_template, tmp_path):
         time.sleep(0.1)
     assert not srv._pid_alive(pid)
     assert srv.port_is_free(port)
-    assert "not running" in CliRunner().invoke(main, ["server", "status", "--data-dir", str(d)]).output
+    assert "not running" in invoke_cli(*["server", "status", "--data-dir", str(d)]).output

@@ -5,13 +5,13 @@ from __future__ import annotations
 import openpyxl
 import pytest
 
-from goldboard.exports.sanitize import (
+from goldboard.exports.sanitize import set_text_cell
+from goldboard.text import (
     EXCEL_CELL_LIMIT,
     csv_safe,
     cut_to_units,
     excel_safe_text,
     neutralize_formula,
-    set_text_cell,
     unneutralize_formula,
     utf16_len,
 )

@@ -1,0 +1,420 @@
+"""The agreement engine's inputs: one frozen :class:`AgreementOptions` built where
+:func:`goldboard.analysis.agreement.agreement` starts, and :func:`prepare_ratings`, which
+validates a ratings table against it and codes the ratings as an items x raters
+matrix of category indices."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from goldboard.cases.ratings import MULTI_SEP
+from goldboard.errors import GoldboardError
+from goldboard.text import cell_text, is_number, natural_key
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldboard.label_configs.schema import Field, Schema
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+_MISSING = -1
+
+
+@dataclass(frozen=True)
+class AgreementOptions:
+    """What to analyse and how (all of :func:`~goldboard.analysis.agreement.agreement`'s
+    keyword arguments except the resampling ones); see that function for each."""
+
+    field: str
+    schema: Schema | None = None
+    categories: Sequence[str] | None = None
+    levels: Sequence[str] | None = None
+    raters: Sequence[str] | None = None
+    by: str | None = None
+    groups: Mapping[str, Any] | None = None
+    dichotomize: str | None = None
+    cluster_col: str | None = None
+    clusters: Mapping[str, Any] | None = None
+    source: str | None = None
+
+
+def _cell_text(raw: Any) -> str:
+    """An id or label cell as text (:func:`goldboard.text.cell_text`, outer blanks stripped)."""
+    return cell_text(raw).strip()
+
+
+def _texts(series: pd.Series) -> pd.Series:
+    """:func:`_cell_text` of every cell, computed once per distinct value (fast on big tables)."""
+    if pd.api.types.is_string_dtype(series.dtype) or pd.api.types.is_string_dtype(series):
+        return pd.Series(
+            series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object),
+            index=series.index,
+            dtype=object,
+        )
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    table = np.array([_cell_text(u) for u in uniques] + [""], dtype=object)
+    return pd.Series(table[codes], index=series.index, dtype=object)
+
+
+def _map_distinct(series: pd.Series, fn) -> pd.Series:
+    """``series.map(fn)`` evaluated once per distinct value."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=False)
+    table = np.array([fn(u) for u in uniques], dtype=object)
+    return pd.Series(table[codes], index=series.index, dtype=object)
+
+
+def _where(row: Mapping[str, Any], source: str | None) -> str:
+    w = row.get("_where")
+    if isinstance(w, str) and w:
+        return w
+    line = row.get("_line")
+    if source and line is not None and not (isinstance(line, float) and math.isnan(line)):
+        return f"{source}:{int(line)}"
+    prefix = f"{source}: " if source else ""
+    return f"{prefix}item {row.get('item_id')!s}, rater {row.get('rater')!s}"
+
+
+@dataclass
+class ScaleConfig:
+    field: str
+    categories: list[str]
+    data_level: str
+    alpha_levels: list[str]
+    ordered: bool
+    scores: np.ndarray | None
+    source: str | None
+
+
+@dataclass
+class PreparedRatings:
+    codes: np.ndarray  # items x raters, -1 missing
+    items: list[str]
+    raters: list[str]
+    groups: np.ndarray | None  # per item
+    clusters: np.ndarray | None  # per item
+    warnings: list[str] = dc_field(default_factory=list)
+
+
+def _resolve_field(field: str, schema: Schema | None):
+    """-> (schema Field or None, multi value or None)."""
+    if schema is None:
+        return None, None
+    base, _, sub = field.partition(":")
+    try:
+        f = schema.field(base)
+    except KeyError:
+        raise GoldboardError(
+            f"schema {schema.name}: no field {base!r} (fields: {', '.join(schema.field_names)})"
+        ) from None
+    if f.kind == "text":
+        raise GoldboardError(
+            f"field {base}: free text is not rated; agreement needs a nominal, ordinal, binary or multi-select field"
+        )
+    if f.kind == "multi":
+        if not sub:
+            vals = ", ".join(f"{base}:{v}" for v in f.categories[:3])
+            raise GoldboardError(
+                f"field {base} is multi-select: analyse one value at a time as a present/absent field ({vals}, ...)"
+            )
+        try:
+            sub = f.normalize(sub)
+        except ValueError as exc:
+            raise GoldboardError(f"field {field}: {exc}") from None
+        return f, sub
+    if sub:
+        raise GoldboardError(f"field {field}: only multi-select fields take a ':<value>' suffix ({base} is {f.kind})")
+    return f, None
+
+
+def _normalizer(f: Field | None, sub: str | None, categories: list[str] | None, field: str):
+    """A function raw text -> canonical label (raises ValueError with a readable message)."""
+    if f is not None and sub is not None:
+
+        def norm_multi(text: str) -> str:
+            chosen = set()
+            for part in text.split(MULTI_SEP):
+                if part.strip():
+                    chosen.add(f.normalize(part))
+            return "yes" if sub in chosen else "no"
+
+        return norm_multi
+    if f is not None:
+        if categories is not None:
+            cats = set(categories)
+
+            def norm_schema_cats(text: str) -> str:
+                v = f.normalize(text)
+                if v not in cats:
+                    raise ValueError(f"{v!r} is not one of --categories ({', '.join(categories)})")
+                return v
+
+            return norm_schema_cats
+        return f.normalize
+    if categories is not None:
+        exact = {c: c for c in categories}
+        folded = {" ".join(c.split()).casefold(): c for c in categories}
+
+        def norm_cats(text: str) -> str:
+            if text in exact:
+                return exact[text]
+            key = " ".join(text.split()).casefold()
+            if key in folded:
+                return folded[key]
+            raise ValueError(f"{text!r} is not one of the categories ({', '.join(categories)})")
+
+        return norm_cats
+    return lambda text: text
+
+
+def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[PreparedRatings, ScaleConfig]:
+    """Validate ``ratings`` against ``opts`` and code them: items x raters category codes
+    (``-1`` missing), strata and clusters per item, and the scale (:class:`ScaleConfig`).
+
+    Long (~250 lines) because it is one pass of validation with an error for each way a
+    table can be wrong; each block is commented."""
+    field, schema, categories, levels = opts.field, opts.schema, opts.categories, opts.levels
+    raters, by, groups, dichotomize = opts.raters, opts.by, opts.groups, opts.dichotomize
+    cluster_col, clusters, source = opts.cluster_col, opts.clusters, opts.source
+    if not isinstance(ratings, pd.DataFrame):
+        raise GoldboardError("ratings must be a pandas DataFrame in the ratings-table shape")
+    prefix = f"{source}: " if source else ""
+    value_col = "value" if "value" in ratings.columns else ("label" if "label" in ratings.columns else None)
+    for col in ("item_id", "rater"):
+        if col not in ratings.columns:
+            raise GoldboardError(f"{prefix}no {col!r} column (columns: {', '.join(map(str, ratings.columns))})")
+    if value_col is None:
+        raise GoldboardError(f"{prefix}no 'value' or 'label' column (columns: {', '.join(map(str, ratings.columns))})")
+    warnings: list[str] = []
+
+    f, sub = _resolve_field(field, schema)
+    df = ratings
+    if "field" in df.columns:
+        base = field.partition(":")[0] if sub is not None else field
+        names = _texts(df["field"])
+        df = df[(names == base).to_numpy()]
+        if df.empty:
+            have = sorted(set(names) - {""})
+            raise GoldboardError(
+                f"{prefix}no ratings for field {base} (fields in the table: "
+                f"{', '.join(have[:10]) or 'none'}{', ...' if len(have) > 10 else ''})"
+            )
+    if df.empty:
+        raise GoldboardError(f"{prefix}no ratings for field {field}")
+
+    # categories and levels ----------------------------------------------------------
+    cats = None
+    if categories is not None:
+        cats = [_cell_text(c) for c in categories if _cell_text(c) != ""]
+        if len(set(cats)) != len(cats):
+            raise GoldboardError(f"duplicate category in {', '.join(cats)}", param="categories")
+        if f is not None and sub is None:
+            bad = [c for c in cats if c not in f.categories]
+            if bad:
+                try:
+                    cats = [f.normalize(c) for c in cats]
+                except ValueError as exc:
+                    raise GoldboardError(f"field {field}: {exc}", param="categories") from None
+    norm = _normalizer(f, sub, cats, field)
+    multi = f is not None and sub is not None
+
+    values = _texts(df[value_col])
+    # an empty multi-select ("") is a rating: nothing selected
+    missing = (values == "") if not multi else pd.Series(False, index=values.index)
+    n_missing = int(missing.sum())
+    canon_of: dict[str, str] = {}
+    uniq = pd.unique(values[~missing])
+    for raw in uniq:
+        try:
+            canon_of[raw] = norm(raw)
+        except ValueError as exc:
+            pos = np.flatnonzero(((values == raw) & ~missing).to_numpy())[0]
+            row = df.iloc[pos].to_dict()
+            raise GoldboardError(f"{_where(row, source)}: field {field}: {exc}") from None
+    labels = _map_distinct(values, lambda v: canon_of.get(v, ""))
+    if n_missing == len(values):
+        raise GoldboardError(f"{prefix}field {field}: every rating is empty; nothing to compare")
+    if n_missing:
+        warnings.append(f"{n_missing} rating(s) of field {field} dropped as missing (empty value)")
+
+    if f is not None:
+        category_list = ["no", "yes"] if multi else list(cats if cats is not None else f.categories)
+        data_level = "nominal" if multi else (f.level or "nominal")
+    else:
+        if cats is not None:
+            category_list = cats
+        else:
+            category_list = sorted(set(labels[labels != ""]), key=natural_key)
+        data_level = "nominal"
+    lvls = [str(l).lower() for l in (levels or [])]
+    for l in lvls:
+        if l not in LEVELS:
+            raise GoldboardError(f"{l!r} is not one of {', '.join(LEVELS)}", param="levels")
+    lvls = list(dict.fromkeys(lvls))
+    if lvls:
+        data_level = lvls[0]
+        alpha_levels = lvls
+    else:
+        alpha_levels = [data_level] + (["nominal"] if data_level == "ordinal" else [])
+    if multi or (f is not None and f.kind == "binary"):
+        if any(l != "nominal" for l in lvls):
+            warnings.append(f"field {field} is binary: only the nominal level applies")
+        data_level, alpha_levels = "nominal", ["nominal"]
+    ordered = data_level in ("ordinal", "interval", "ratio")
+    if ordered and f is None and cats is None:
+        if not all(is_number(c) for c in category_list):
+            warnings.append(
+                "ordinal order taken from the sorted labels; pass --categories or --schema to fix the scale"
+            )
+
+    scores = None
+    if any(l in ("interval", "ratio") for l in alpha_levels):
+        try:
+            scores = np.array([float(c) for c in category_list])
+        except ValueError:
+            scores = np.arange(1.0, len(category_list) + 1.0)
+            warnings.append("interval/ratio alpha: categories are not numbers, so their ranks 1..k are used as scores")
+        if "ratio" in alpha_levels and np.any(scores < 0):
+            raise GoldboardError(f"field {field}: ratio alpha needs non-negative scores")
+
+    # dichotomize ----------------------------------------------------------------------
+    if dichotomize is not None:
+        k_raw = _cell_text(dichotomize)
+        if not ordered and not (f is not None and f.kind == "ordinal"):
+            raise GoldboardError(
+                f"--dichotomize {k_raw}: field {field} is {data_level}; dichotomizing needs an ordered scale (--level ordinal or an ordinal schema field)"
+            )
+        try:
+            thr = norm(k_raw) if f is not None or cats is not None else k_raw
+        except ValueError as exc:
+            raise GoldboardError(f"field {field}: {exc}", param="dichotomize") from None
+        if thr not in category_list:
+            raise GoldboardError(f"--dichotomize {k_raw}: not a category of {field} ({', '.join(category_list)})")
+        cut = category_list.index(thr)
+        if cut == 0:
+            raise GoldboardError(f"--dichotomize {k_raw}: the lowest category leaves nothing below it")
+        lo_label, hi_label = f"<{thr}", f">={thr}"
+        pos = {c: i for i, c in enumerate(category_list)}
+        labels = _map_distinct(labels, lambda v: "" if v == "" else (hi_label if pos[v] >= cut else lo_label))
+        category_list = [lo_label, hi_label]
+        data_level, alpha_levels, ordered, scores = "nominal", ["nominal"], False, None
+
+    if len(category_list) < 2:
+        only = category_list[0] if category_list else "(none)"
+        raise GoldboardError(
+            f"field {field}: only one category ({only}); give the full scale with --categories or --schema"
+        )
+
+    # items x raters ------------------------------------------------------------------------
+    work = pd.DataFrame(
+        {
+            "item_id": _texts(df["item_id"]).to_numpy(),
+            "rater": _texts(df["rater"]).to_numpy(),
+            "label": labels.to_numpy(),
+        }
+    )
+    if (work["item_id"] == "").any() or (work["rater"] == "").any():
+        pos = int(np.flatnonzero(((work["item_id"] == "") | (work["rater"] == "")).to_numpy())[0])
+        row = df.iloc[pos].to_dict()
+        what = "item_id" if work["item_id"].iloc[pos] == "" else "rater"
+        raise GoldboardError(f"{_where(row, source)}: {what} is empty")
+    rated = work[work["label"] != ""]
+    dup = rated.duplicated(["item_id", "rater"], keep=False)
+    if dup.any():
+        d = rated[dup]
+        conflicting = d.groupby(["item_id", "rater"])["label"].nunique()
+        conflicting = conflicting[conflicting > 1]
+        if len(conflicting):
+            item, rater = conflicting.index[0]
+            idx = np.flatnonzero(
+                ((work["item_id"] == item) & (work["rater"] == rater) & (work["label"] != "")).to_numpy()
+            )
+            wheres = [_where(df.iloc[i].to_dict(), source) for i in idx[:2]]
+            raise GoldboardError(
+                f"{wheres[0]}: field {field}: rater {rater} rated item {item} twice with different values "
+                f"(also {wheres[1]}); keep one rating per item and rater"
+            )
+        n_dup = int(dup.sum() - d.drop_duplicates(["item_id", "rater"]).shape[0])
+        warnings.append(f"{n_dup} duplicate rating(s) with the same value counted once")
+        rated = rated.drop_duplicates(["item_id", "rater"])
+
+    present = pd.unique(work["rater"].to_numpy(dtype=object)).tolist()
+    with_ratings = set(rated["rater"])
+    order = [r for r in (raters or []) if r in with_ratings] + [
+        r for r in present if r in with_ratings and r not in set(raters or [])
+    ]
+    dropped_raters = [r for r in present if r not in with_ratings]
+    if dropped_raters:
+        warnings.append(f"rater(s) {', '.join(dropped_raters)} have no non-missing rating of {field} and are left out")
+    if len(order) < 2:
+        who = order[0] if order else "nobody"
+        raise GoldboardError(
+            f"{prefix}field {field}: only one rater ({who}) rated it; agreement needs at least two raters"
+        )
+
+    items = pd.unique(work["item_id"].to_numpy(dtype=object)).tolist()
+    item_index = pd.Index(items)
+    codes = np.full((len(items), len(order)), _MISSING, dtype=np.int64)
+    codes[item_index.get_indexer(rated["item_id"]), pd.Index(order).get_indexer(rated["rater"])] = pd.Index(
+        category_list
+    ).get_indexer(rated["label"])
+    # items where every rating was missing stay out of the analysis
+    keep = (codes >= 0).any(axis=1)
+    if not keep.all():
+        warnings.append(f"{int((~keep).sum())} item(s) have no non-missing rating of {field} and are left out")
+    codes = codes[keep]
+    items = np.asarray(items, dtype=object)[keep].tolist()
+
+    def per_item(col: str | None, mapping, what: str) -> np.ndarray | None:
+        if mapping is not None:
+            vals = np.array([_cell_text(mapping.get(it, "")) for it in items], dtype=object)
+            return np.where(vals == "", "(missing)", vals)
+        if col is None:
+            return None
+        if col not in df.columns:
+            raise GoldboardError(
+                f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})"
+            )
+        sub_df = pd.DataFrame({"item_id": work["item_id"], "v": _texts(df[col]).to_numpy()})
+        n_distinct = sub_df.groupby("item_id")["v"].nunique()
+        if (n_distinct > 1).any():
+            bad = n_distinct[n_distinct > 1].index[0]
+            vals = sorted(set(sub_df.loc[sub_df["item_id"] == bad, "v"]))
+            raise GoldboardError(
+                f"{prefix}{what} {col!r}: item {bad} has several values ({', '.join(map(repr, vals[:3]))}); it must be one per item"
+            )
+        first = sub_df.drop_duplicates("item_id").set_index("item_id")["v"]
+        vals = first.reindex(items).fillna("").to_numpy(dtype=object)
+        return np.where(vals == "", "(missing)", vals)
+
+    grp = per_item(by, groups, "--by")
+    clu = per_item(cluster_col, clusters, "--cluster-col")
+    if clu is not None and (clu == "(missing)").any():
+        n_miss = int((clu == "(missing)").sum())
+        warnings.append(
+            f"{n_miss} item(s) have no cluster ({cluster_col or 'cluster'} empty): each is resampled "
+            f"as a cluster of its own"
+        )
+        clu = np.where(clu == "(missing)", np.array([f"\x00item:{it}" for it in items], dtype=object), clu)
+
+    single = int(((codes >= 0).sum(axis=1) == 1).sum())
+    if single:
+        warnings.append(
+            f"{single} item(s) rated by only one rater: left out of every comparison of raters "
+            f"(Fleiss' kappa and AC1 still count them in the category prevalence, as Gwet 2014 does)"
+        )
+    prepared = PreparedRatings(codes=codes, items=items, raters=order, groups=grp, clusters=clu, warnings=warnings)
+    config = ScaleConfig(
+        field=field,
+        categories=category_list,
+        data_level=data_level,
+        alpha_levels=alpha_levels,
+        ordered=ordered,
+        scores=scores,
+        source=source,
+    )
+    return prepared, config

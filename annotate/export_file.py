@@ -1,0 +1,172 @@
+"""Ratings from a hand-downloaded Label Studio JSON export (full ``JSON`` or ``JSON_MIN``).
+
+:func:`read_label_studio_export` reads one field of an export into the ratings
+shape (``item_id, rater, field, value`` plus ``_where``), parsing each annotation
+exactly as ``goldboard pull`` does when a schema is given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldboard.annotate.pull import parse_result, tasks_from_json_min
+from goldboard.cases.ratings import MULTI_SEP
+from goldboard.errors import GoldboardError
+from goldboard.fileio import read_json_file
+from goldboard.text import cell_text
+
+
+def _ls_user(raw: Any, where: str) -> str:
+    if isinstance(raw, dict):
+        val = raw.get("email") or raw.get("username") or raw.get("id")
+        if val is not None:
+            return str(val)
+    elif isinstance(raw, bool):
+        pass
+    elif isinstance(raw, (int, float, str)) and str(raw).strip():
+        return cell_text(raw).strip()
+    raise GoldboardError(f"{where}: no annotator (completed_by / annotator) to attribute the rating to")
+
+
+def _ls_item(data: dict, task_id: Any) -> str:
+    for key in ("item_id", "output_id", "case_id"):
+        v = data.get(key)
+        if v not in (None, ""):
+            return str(v)
+    return str(task_id)
+
+
+def _ls_value(value: Any) -> str:
+    """A result's value (choices / rating / text / number) as goldboard text; lists joined with '|'."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        for key in ("choices", "rating", "number", "text", "labels", "taxonomy"):
+            if key in value:
+                return _ls_value(value[key])
+        return ""
+    if isinstance(value, list):
+        parts = ["/".join(map(str, v)) if isinstance(v, list) else _ls_value(v) for v in value]
+        return MULTI_SEP.join(p for p in parts if p)
+    return cell_text(value).strip()
+
+
+def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.DataFrame:
+    """Label Studio JSON export (full ``JSON`` or ``JSON_MIN``) -> ratings-shaped DataFrame.
+
+    Full export: a list of tasks; each annotation's ``result`` items whose
+    ``from_name`` is ``field`` give the rating; the rater is ``completed_by``
+    (a user id, or an object with ``email``).  Cancelled (skipped) annotations
+    count as missing.  JSON_MIN: one row per annotation with ``annotator`` and the
+    field's value under its ``from_name``.  The item is the task's
+    ``data.item_id`` (else ``output_id``, ``case_id``, the task id), so exports
+    of one project per rater line up.
+
+    With a ``schema`` each annotation is read exactly as ``goldboard pull`` reads it
+    (:func:`goldboard.annotate.pull.parse_result`): an unticked binary box is the
+    absent value, an empty multi-select is ``""``, a field hidden by ``shown_when``
+    is missing; a value the schema does not know is a one-line error naming the
+    task and annotation.  Without a schema, multi-choice answers are joined with ``|``.
+    """
+    path = Path(path)
+    data = read_json_file(path)
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
+        raise GoldboardError(f"{path}: not a Label Studio JSON export (expected a list of tasks)")
+    if not data:
+        raise GoldboardError(f"{path}: the export has no tasks")
+    base = field.partition(":")[0]
+    sch_field = None
+    if schema is not None:
+        try:
+            sch_field = schema.field(base)
+        except KeyError:
+            raise GoldboardError(
+                f"--field {base!r}: not a field of schema {schema.name} (fields: {', '.join(schema.field_names)})"
+            ) from None
+    full = any("annotations" in t for t in data)
+    if not full and not any("annotator" in t for t in data):
+        raise GoldboardError(
+            f"{path}: not a Label Studio JSON export: no task has 'annotations' (full JSON) "
+            f"and no row has 'annotator' (JSON_MIN)"
+        )
+    if not full and schema is not None:
+        json_min_where = {}
+        for i, rec in enumerate(data, start=1):
+            json_min_where[(rec.get("id"), rec.get("annotation_id"))] = f"{path}: record {i}"
+        data, full = tasks_from_json_min(data, schema), True
+    else:
+        json_min_where = None
+    rows: list[dict] = []
+    if full:
+        for i, task in enumerate(data, start=1):
+            tid = task.get("id", i)
+            tdata = task.get("data") or {}
+            tdata = tdata if isinstance(tdata, dict) else {}
+            item = _ls_item(tdata, tid)
+            anns = task.get("annotations") or []
+            if not isinstance(anns, list):
+                raise GoldboardError(f"{path}: task {tid}: 'annotations' is not a list")
+            for ann in anns:
+                if not isinstance(ann, dict):
+                    raise GoldboardError(f"{path}: task {tid}: an annotation is not an object")
+                where = (json_min_where or {}).get(
+                    (tid, ann.get("id"))
+                ) or f"{path}: task {tid}, annotation {ann.get('id', '?')}"
+                rater = _ls_user(ann.get("completed_by"), where)
+                value = ""
+                if not ann.get("was_cancelled"):
+                    result = ann.get("result") or []
+                    if schema is not None:
+                        values, problems = parse_result(result, schema) if result else ({}, [])
+                        mine = [p for p in problems if p.startswith(f"{base}:")]
+                        if mine:
+                            raise GoldboardError(f"{where}: field {mine[0]}")
+                        value = values.get(base, "")
+                    else:
+                        parts = [
+                            _ls_value(res.get("value"))
+                            for res in result
+                            if isinstance(res, dict) and res.get("from_name") == base
+                        ]
+                        value = MULTI_SEP.join(p for p in parts if p)
+                row = {
+                    "item_id": item,
+                    "rater": rater,
+                    "field": base,
+                    "value": value,
+                    "_where": where,
+                    "task_id": str(tid),
+                    "annotation_id": str(ann.get("id", "")),
+                }
+                for key in ("case_id", "output_id", "model"):
+                    if key in tdata:
+                        row[key] = tdata[key]
+                rows.append(row)
+    else:
+        for i, rec in enumerate(data, start=1):
+            where = f"{path}: record {i}"
+            rater = _ls_user(rec.get("annotator"), where)
+            rows.append(
+                {
+                    "item_id": _ls_item(rec, rec.get("id", i)),
+                    "rater": rater,
+                    "field": base,
+                    "value": _ls_value(rec.get(base)),
+                    "_where": where,
+                    **{k: rec[k] for k in ("case_id", "output_id", "model") if k in rec},
+                }
+            )
+    if not rows:
+        raise GoldboardError(f"{path}: the export has no annotations")
+    answered = [r for r in rows if r["value"]]
+    if not answered and not (sch_field is not None and sch_field.kind in ("binary", "multi")):
+        raise GoldboardError(
+            f"{path}: no annotation has a result for field {base!r} (check --field against the "
+            f"label config's from_name)"
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,47 @@
+"""Options shared by several ``goldboard`` commands, declared once.
+
+``study_option``   ``--study DIR`` (parameter ``study_dir``): the study workspace.
+``round_option``   ``--round N`` (parameter ``round_``).  Omitted, a command reads
+                   :data:`ROUND_DEFAULT_HELP` -- the study's latest pulled round
+                   (:meth:`goldboard.study.Study.latest_pulled_round`) for commands that
+                   analyse one round (``agree``, ``report``); the ratings in force (each
+                   item's latest round) for commands that work on decisions (``flag``,
+                   ``adjudicate sheet|push``), which say so in their help.
+``format_option``  ``--format`` (parameter ``fmt``) with the command's choices.
+``output_option``  ``-o/--output FILE`` (parameter ``output``): written atomically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import click
+
+#: the one documented meaning of an omitted --round for commands that analyse one round
+ROUND_DEFAULT_HELP = "the latest pulled round"
+#: what an omitted --round means for commands that work on the ratings in force
+ROUND_IN_FORCE_HELP = "per item, the latest round every rater rated"
+
+
+def study_option(required: bool = True, help: str = "Study workspace.") -> Callable:
+    return click.option("--study", "study_dir", required=required, type=click.Path(file_okay=False), help=help)
+
+
+def round_option(in_force: bool = False, what: str = "Round") -> Callable:
+    default = ROUND_IN_FORCE_HELP if in_force else ROUND_DEFAULT_HELP
+    return click.option("--round", "round_", type=int, default=None, help=f"{what} (default: {default}).")
+
+
+def format_option(choices: Sequence[str], default: str | None, help: str | None = None) -> Callable:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def output_option(required: bool = False, help: str = "Write to FILE (atomically) instead of stdout.") -> Callable:
+    return click.option("-o", "--output", required=required, type=click.Path(dir_okay=False), help=help)

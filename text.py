@@ -1,0 +1,303 @@
+"""Text rules shared by every layer (L0: imports nothing from goldboard).
+
+One place for each way goldboard turns a value into text:
+
+- :func:`cell_text` spells any table cell as text (``None``/NaN/``pd.NA`` -> ``""``,
+  ``4.0`` -> ``"4"``, ``True`` -> ``"true"``).  It never strips: ids and labels are
+  compared as ``cell_text(v).strip()``, while rater text (rationales, reasons) keeps
+  every character.
+- :func:`natural_key` orders ids and labels as people read them: numbers by value
+  (``2`` < ``10`` < ``10.5``), then text with embedded numbers compared by value
+  (``C-2`` < ``C-10``), case-insensitively.
+- :func:`xml_text` / :func:`ls_text` make text safe for Label Studio XML configs.
+- The formula-injection policy (OWASP, "CSV Injection",
+  https://owasp.org/www-community/attacks/CSV_Injection): any text that a spreadsheet
+  could evaluate -- its first character, or its first character after leading blanks
+  (space, no-break space, newline), is ``=  +  -  @``, tab, carriage return or one of
+  their full-width forms -- gets one leading ``'``; so does text that already starts
+  with ``'``, which makes the rule reversible (:func:`unneutralize_formula`).  Numbers
+  written as numbers are never touched; only text is.  The same rule serves xlsx
+  cells (:func:`excel_safe_text`, which also makes characters xlsx cannot store
+  visible and cuts at Excel's cell limit) and CSV files meant for spreadsheet users
+  (:func:`csv_safe`).  Machine-readable contract files (ratings.csv, gold.csv) are
+  written verbatim.
+- :func:`md_escape` / :func:`md_table` write untrusted text into Markdown: raw HTML
+  is escaped (``<`` ``>``, and ``&`` where it would start an entity), table breaks
+  (``|``, newlines) and code spans are neutralised.
+- :func:`utc_now` is the one timestamp format: ISO 8601, UTC, whole seconds.
+
+None of these raise on odd input or drop characters silently.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+import sys
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+# --------------------------------------------------------------------------- cells
+
+
+def _is_missing_scalar(value: Any) -> bool:
+    pd = sys.modules.get("pandas")  # a pandas missing value exists only when pandas is loaded
+    if pd is not None and (value is pd.NA or value is pd.NaT):
+        return True
+    return False
+
+
+def cell_text(value: Any) -> str:
+    """Spell one cell as text; ``""`` for a missing value.
+
+    >>> [cell_text(v) for v in (None, float("nan"), 4.0, 2.5, True, "  C-1 ")]
+    ['', '', '4', '2.5', 'true', '  C-1 ']
+    """
+    if value is None or _is_missing_scalar(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(value, np.bool_):
+            return "true" if value else "false"
+        if isinstance(value, np.integer):
+            return str(int(value))
+        if isinstance(value, np.floating):
+            value = float(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if value.is_integer():
+            return str(int(value))
+        return repr(value)
+    return str(value)
+
+
+# --------------------------------------------------------------------------- ordering
+
+_NUMBER_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_DIGITS_RE = re.compile(r"(\d+)")
+
+
+def natural_key(value: Any) -> tuple:
+    """Sort key for ids and labels in reading order.
+
+    Whole numbers come first, by value; then text, compared piecewise with runs of
+    digits by value and the rest case-insensitively (the original text breaks ties,
+    so the order is total).
+
+    >>> sorted(["C-10", "C-2", "c-1", "10", "2", "1.5"], key=natural_key)
+    ['1.5', '2', '10', 'c-1', 'C-2', 'C-10']
+    """
+    text = cell_text(value).strip()
+    if _NUMBER_RE.fullmatch(text):
+        return (0, float(text), (), text)
+    parts = _DIGITS_RE.split(text)
+    # odd positions are the digit runs (re.split with one capturing group)
+    key = tuple((0, int(p), "") if i % 2 else (1, 0, p.casefold()) for i, p in enumerate(parts))
+    return (1, 0.0, key, text)
+
+
+def is_number(value: Any) -> bool:
+    """True when ``value`` spells a finite number (``natural_key`` orders it by value)."""
+    return natural_key(value)[0] == 0
+
+
+# --------------------------------------------------------------------------- XML / Label Studio
+
+_XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_LS_VARIABLE_RE = re.compile(r"\$(?=[\w\[\].{}])")
+
+
+def xml_text(text: Any) -> str:
+    """``text`` made XML-legal: characters XML 1.0 cannot hold become U+FFFD."""
+    return _XML_ILLEGAL_RE.sub("\ufffd", "" if text is None else str(text))
+
+
+def ls_text(text: Any) -> str:
+    """A string displayed in a Label Studio config: XML-legal, and with no ``$name``
+    that Label Studio would substitute from task data (``$`` -> full-width ``＄``).
+
+    >>> ls_text("costs $case_text")
+    'costs ＄case_text'
+    """
+    return _LS_VARIABLE_RE.sub("\uff04", xml_text(text))
+
+
+# --------------------------------------------------------------------------- spreadsheets
+
+#: Excel's maximum number of characters (UTF-16 code units) in one cell.
+EXCEL_CELL_LIMIT = 32_767
+
+#: first characters that make a spreadsheet evaluate a cell as a formula
+FORMULA_TRIGGERS = frozenset("=+-@\t\r\uff1d\uff0b\uff0d\uff20")
+
+#: characters the xlsx (XML 1.0) format cannot hold (openpyxl's ILLEGAL_CHARACTERS_RE)
+_ILLEGAL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+TRUNCATION_MARKER = " … [cut at Excel's cell limit: {n:,} more characters not shown]"
+
+
+def needs_neutralizing(text: str) -> bool:
+    """True when ``text`` would be read as a formula (or starts with the escape quote)."""
+    if not text:
+        return False
+    if text[0] in FORMULA_TRIGGERS or text[0] == "'":
+        return True
+    stripped = text.lstrip(" \u00a0\n")
+    return bool(stripped) and stripped[0] in FORMULA_TRIGGERS
+
+
+def neutralize_formula(value: Any) -> str:
+    """Return ``value`` as text that no spreadsheet evaluates as a formula.
+
+    Text starting (possibly after spaces) with ``=``, ``+``, ``-``, ``@``, tab or
+    CR -- or with ``'`` -- gets a leading ``'``.  Everything else is unchanged.
+
+    >>> neutralize_formula('=HYPERLINK("http://x","y")')
+    '\\'=HYPERLINK("http://x","y")'
+    >>> neutralize_formula("  @SUM(A1)")
+    "'  @SUM(A1)"
+    >>> neutralize_formula("Supported")
+    'Supported'
+    """
+    text = cell_text(value)
+    return "'" + text if needs_neutralizing(text) else text
+
+
+def unneutralize_formula(text: Any) -> str:
+    """Invert :func:`neutralize_formula` (drop the one quote it added)."""
+    text = cell_text(text)
+    if text.startswith("'") and needs_neutralizing(text[1:]):
+        return text[1:]
+    return text
+
+
+def escape_illegal(text: str) -> str:
+    """Replace control characters xlsx cannot store with a visible ``\\xNN`` escape."""
+    return _ILLEGAL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def utf16_len(text: str) -> int:
+    """Length as Excel counts it: UTF-16 code units (astral characters count 2)."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def cut_to_units(text: str, limit: int) -> str:
+    """Longest prefix of ``text`` within ``limit`` UTF-16 units, never splitting a
+    surrogate pair, a CR LF, or a base character from its combining marks / ZWJ sequence."""
+    if utf16_len(text) <= limit:
+        return text
+    units = 0
+    end = 0
+    for i, ch in enumerate(text):
+        w = 2 if ord(ch) > 0xFFFF else 1
+        if units + w > limit:
+            break
+        units += w
+        end = i + 1
+    # back off so the next character is not one that attaches to the previous one
+    while end > 0 and end < len(text) and _attaches(text[end], text[end - 1]):
+        end -= 1
+    return text[:end]
+
+
+def _attaches(ch: str, prev: str) -> bool:
+    return (
+        unicodedata.combining(ch) != 0
+        or ch in "\u200d\ufe0e\ufe0f"
+        or prev == "\u200d"
+        or (prev == "\r" and ch == "\n")
+        or 0x1F3FB <= ord(ch) <= 0x1F3FF  # emoji skin-tone modifiers
+        or unicodedata.category(ch) == "Mc"
+    )
+
+
+def truncate_for_excel(text: str, limit: int = EXCEL_CELL_LIMIT) -> str:
+    """Cut ``text`` to ``limit`` UTF-16 units, ending with a visible marker saying how
+    many characters were cut.  Text within the limit is returned unchanged."""
+    if 2 * len(text) <= limit or utf16_len(text) <= limit:  # fast path: at most 2 units a character
+        return text
+    # the marker length depends on the number cut; two passes settle it
+    marker = TRUNCATION_MARKER.format(n=len(text))
+    head = cut_to_units(text, limit - utf16_len(marker))
+    marker = TRUNCATION_MARKER.format(n=len(text) - len(head))
+    head = cut_to_units(text, limit - utf16_len(marker))
+    return head + TRUNCATION_MARKER.format(n=len(text) - len(head))
+
+
+def excel_safe_text(value: Any, limit: int = EXCEL_CELL_LIMIT) -> str:
+    """Untrusted text made safe for one Excel cell: illegal control characters made
+    visible, formula starts neutralised, cut at the cell limit with a marker."""
+    return truncate_for_excel(neutralize_formula(escape_illegal(cell_text(value))), limit)
+
+
+def csv_safe(value: Any) -> str:
+    """Neutralise formula starts in a cell of a CSV meant for spreadsheet users."""
+    return neutralize_formula(escape_illegal(cell_text(value)))
+
+
+# --------------------------------------------------------------------------- Markdown
+
+_ENTITY_AMP_RE = re.compile(r"&(?=#?\w+;)")
+
+
+def md_escape(value: Any) -> str:
+    """Escape text for one Markdown line or table cell: no raw HTML (``<``, ``>``,
+    entity-like ``&...;``), no table breaks (pipes, newlines), no code spans.  A plain
+    ``&`` stays readable.
+
+    >>> md_escape("<b>a|b</b> & `x` &amp;")
+    '&lt;b&gt;a\\\\|b&lt;/b&gt; & \\\\`x\\\\` &amp;amp;'
+    """
+    text = _ENTITY_AMP_RE.sub("&amp;", cell_text(value)).replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("`", "\\`")
+
+
+def md_table(head: Sequence[Any], rows: Iterable[Sequence[Any]], right: Iterable[int] = (), escape: bool = True) -> str:
+    """A GitHub-flavoured Markdown table; columns in ``right`` are right-aligned.
+    Cells are escaped with :func:`md_escape` unless ``escape`` is false (cells that
+    already hold Markdown)."""
+    right = set(right)
+    cell = md_escape if escape else (lambda c: str(c))
+    out = [
+        "| " + " | ".join(cell(h) for h in head) + " |",
+        "|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|",
+    ]
+    out += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- time
+
+
+def utc_now() -> str:
+    """Now as ISO 8601 in UTC, whole seconds (``2026-01-31T09:15:00+00:00``)."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+__all__ = [
+    "EXCEL_CELL_LIMIT",
+    "FORMULA_TRIGGERS",
+    "cell_text",
+    "csv_safe",
+    "cut_to_units",
+    "escape_illegal",
+    "excel_safe_text",
+    "is_number",
+    "ls_text",
+    "md_escape",
+    "md_table",
+    "natural_key",
+    "needs_neutralizing",
+    "neutralize_formula",
+    "truncate_for_excel",
+    "unneutralize_formula",
+    "utc_now",
+    "xml_text",
+]

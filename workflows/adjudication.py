@@ -1,0 +1,115 @@
+"""Adjudication of a study workspace: the review workbook, importing it, gold releases.
+
+Each function reads the study's ratings (:func:`goldboard.study.study_ratings`),
+schema, raters, units and decisions log, and calls the study-free function that
+does the work (:func:`goldboard.exports.workbook.write_review_workbook`,
+:func:`goldboard.adjudicate.decisions.import_review_sheet`,
+:func:`goldboard.exports.gold.write_gold_release`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from goldboard.adjudicate.decisions import ImportResult, import_review_sheet, latest_decisions, read_decisions
+from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.rules import check_gold_rules
+from goldboard.cases.ratings import adjudicable_fields
+from goldboard.exports.gold import GoldRelease, write_gold_release
+from goldboard.exports.workbook import WorkbookInfo, write_review_workbook
+from goldboard.fileio import sha256_file
+from goldboard.study import Study, study_ratings
+
+
+def write_study_workbook(
+    study: Study, path: str | Path, *, round: int | None = None, now: str | None = None
+) -> WorkbookInfo:
+    """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
+
+    ratings = study_ratings(study, round)
+    info = {
+        "study": study.name,
+        "workspace": str(study.path),
+        "round": "per item, the latest round every rater rated" if round is None else round,
+    }
+    return write_review_workbook(
+        path,
+        ratings,
+        study.schema,
+        raters=study.raters,
+        units=study.units(),
+        decisions=read_decisions(study.decisions_path),
+        base_url=study.url,
+        study_info=info,
+        now=now,
+        round_number=round,
+    )
+
+
+def import_study_sheet(
+    study: Study, sheet: str | Path, *, adjudicator: str, independent: bool = True, now: str | None = None
+) -> ImportResult:
+    """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
+
+    return import_review_sheet(
+        sheet,
+        study_ratings(study),
+        study.schema,
+        study.decisions_path,
+        adjudicator=adjudicator,
+        independent=independent,
+        raters=study.raters,
+        now=now,
+    )
+
+
+def export_gold(
+    study: Study, fmt: str = "csv", *, force: bool = False, now: str | None = None, round_number: int | None = None
+) -> GoldRelease:
+    """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
+
+    ``round_number``: resolve from that round only; default: per item, the latest round
+    in which every study rater rated it (items with an incomplete later round are listed
+    in the manifest's ``rounds.incomplete_later_rounds`` and in
+    ``release.gold.attrs["round_selection"]``; decisions in force made on an earlier round
+    than the item's ratings in ``rounds.decisions_on_earlier_rounds``).  Raises
+    :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold item
+    breaks a schema cross-field rule.
+    """
+
+    schema = study.schema
+    ratings = study_ratings(study, round_number)  # every round; round_number chooses below
+    entries = read_decisions(study.decisions_path)
+    gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
+    check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
+    selection = gold.attrs["round_selection"]
+    orphans = gold.attrs.get("orphan_decisions", [])
+    used = set(selection.rounds.values())
+    sources = []
+    for n in study.pulled_rounds():
+        if n in used:
+            p = study.ratings_path(n)
+            sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha256_file(p)})
+    dec_path = study.decisions_path
+    raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
+    manifest = {
+        "study": study.name,
+        "schema": {"name": schema.name, "version": schema.version},
+        "raters": raters,
+        # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
+        "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(gold["field"])],
+        "rounds": selection.to_dict() | {"decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"]},
+        "sources": {
+            "ratings": sources,
+            "decisions": {
+                "path": dec_path.name,
+                "sha256": sha256_file(dec_path) if dec_path.exists() else None,
+                "entries": len(entries),
+                "in_force": len(latest_decisions(entries)) - len(orphans),
+                "orphans": len(orphans),
+            },
+        },
+    }
+    rel = write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
+    rel.gold = gold
+    return rel

@@ -1,0 +1,88 @@
+"""Agreement of a study round: every analysable field of the study's schema."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from goldboard.analysis.agreement import agreement
+from goldboard.errors import GoldboardError
+from goldboard.study import Study
+from goldboard.text import cell_text
+
+
+def _id_text(v: Any) -> str:
+    return cell_text(v).strip()
+
+
+def agreement_for_study(
+    study: Study,
+    round: int | None = None,
+    fields: Iterable[str] | None = None,
+    bootstrap: int = 0,
+    seed: int = 1,
+    by: str | None = None,
+) -> dict[str, dict]:
+    """Agreement for every analysable field of a study round: ``{field: contract dict}``.
+
+    ``fields`` defaults to the schema's nominal, ordinal and binary fields plus,
+    for each multi-select field, one binary ``"<field>:<value>"`` entry per value.
+    Fields that fewer than two raters rated are left out.  ``by`` may name a
+    ratings column (``model``) or a unit/case column of ``units.jsonl``
+    (``error_type``, ``specialty``).
+    """
+    schema = study.schema
+    if round is None:
+        round = study.latest_pulled_round()
+    ratings = study.ratings(round)
+    source = str(study.ratings_path(round))
+    ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
+    if fields is None:
+        fields = []
+        for f in schema.fields:
+            if f.kind == "multi":
+                fields += [f"{f.name}:{v}" for v in f.categories]
+            elif f.level is not None:
+                fields.append(f.name)
+    groups = unit_groups(study, by) if by is not None and by not in ratings.columns else None
+    out: dict[str, dict] = {}
+    for name in fields:
+        base = name.partition(":")[0]
+        sub = ratings[ratings["field"] == base]
+        multi = ":" in name
+        raters_with = set(sub["rater"] if multi else sub.loc[(sub["value"].map(_id_text) != "").to_numpy(), "rater"])
+        if len(raters_with) < 2:
+            continue
+        out[name] = agreement(
+            ratings,
+            name,
+            schema,
+            raters=study.raters,
+            by=None if groups else by,
+            groups=groups,
+            bootstrap=bootstrap,
+            seed=seed,
+            source=source,
+        )
+    return out
+
+
+def unit_groups(study: Study, column: str) -> dict[str, str]:
+    """item_id -> value of a unit column (``model``, ``case_id``...) or a case field (``error_type``)."""
+    units = study.units()
+    if units.empty:
+        raise GoldboardError(f"--by {column!r}: not a ratings column and the study has no units.jsonl")
+    if column in units.columns:
+        return {str(i): _id_text(v) for i, v in zip(units["item_id"], units[column])}
+    if "case" in units.columns:
+        out = {}
+        found = False
+        for i, case in zip(units["item_id"], units["case"]):
+            if isinstance(case, dict) and column in case:
+                found = True
+                out[str(i)] = _id_text(case[column])
+        if found:
+            return out
+    raise GoldboardError(f"--by {column!r}: no such ratings, unit or case column")

@@ -1,0 +1,348 @@
+"""The agreement report of a study: collect (:func:`build_report`), render and write.
+
+Rendering lives in :mod:`goldboard.exports.report`; this module gathers the study's
+ratings, agreement, flags, decisions, gold release and (optionally) model scores.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldboard.adjudicate.decisions import read_decisions
+from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
+from goldboard.adjudicate.gold import resolve_gold
+from goldboard.analysis.agreement import agreement
+from goldboard.analysis.scoring_render import header_lines, sections
+from goldboard.analysis.scoring_render import render_markdown as score_md
+from goldboard.errors import GoldboardError
+from goldboard.exports.gold import read_release
+from goldboard.exports.report import (
+    LANDIS_KOCH_NOTE,
+    flat_label,
+    headline_rows,
+    heatmap_png,
+    prevalence,
+    rater_vs_gold,
+    render_html,
+    render_markdown,
+    software_versions,
+)
+from goldboard.fileio import write_text_atomic
+from goldboard.study import Study
+from goldboard.text import utc_now
+from goldboard.workflows.agreement import agreement_for_study
+from goldboard.workflows.score import run_score
+
+
+def _with_threshold_views(
+    results: dict[str, dict], study: Study, ratings: pd.DataFrame, bootstrap: int, seed: int, explicit: bool
+) -> dict[str, dict]:
+    """Add, after each ordinal field with a schema ``threshold`` trigger (medfail: severity
+    4-5 vs 1-3), its agreement dichotomised at that threshold, as ``"<field>>=<at>"``."""
+    if explicit:
+        return results
+    out: dict[str, dict] = {}
+    for name, res in results.items():
+        out[name] = res
+        for t in study.schema.triggers_for(name):
+            if t.kind == "threshold":
+                out[f"{name}>={t.at}"] = agreement(
+                    ratings, name, study.schema, raters=study.raters, dichotomize=t.at, bootstrap=bootstrap, seed=seed
+                )
+    return out
+
+
+def _gold_release(study: Study, release: str | None) -> tuple[pd.DataFrame | None, dict | None, str]:
+    """The requested (default latest) gold release, else a provisional resolution."""
+    gdir = study.gold_dir
+    versions = (
+        sorted((p for p in gdir.glob("v*") if p.is_dir() and p.name[1:].isdigit()), key=lambda p: int(p.name[1:]))
+        if gdir.exists()
+        else []
+    )
+    chosen = None
+    if release:
+        chosen = gdir / release
+        if not chosen.is_dir():
+            raise GoldboardError(
+                f"{chosen}: no such gold release (have: {', '.join(p.name for p in versions) or 'none'})"
+            )
+    elif versions:
+        chosen = versions[-1]
+    if chosen is not None:
+        gold, manifest = read_release(chosen)
+        return gold, manifest, chosen.name
+    return None, None, ""
+
+
+def _scoring_section(study: Study, release: str | None, predictions: str | Path, seed: int) -> dict[str, Any]:
+    """Model-vs-gold scores for the report (``goldboard score`` on the study's gold)."""
+    result = run_score(study=str(study.path), release=release, predictions=str(predictions), seed=seed)
+    return {
+        "source": str(predictions),
+        "lines": header_lines(result),
+        "tables": [
+            {"title": t, "header": h, "rows": rows, "right": sorted(right)} for t, h, rows, right in sections(result)
+        ],
+        "markdown": score_md(result, heading_level=3),
+        "warnings": list(result.get("warnings", [])),
+    }
+
+
+def build_report(
+    study: Study,
+    round: int | None = None,
+    bootstrap: int = 0,
+    seed: int = 1,
+    release: str | None = None,
+    fields: list[str] | None = None,
+    predictions: str | Path | None = None,
+) -> dict[str, Any]:
+    """Collect everything the report shows for a study round (default: latest pulled).
+
+    With ``predictions`` (a model predictions file), a model-scoring section scores
+    them against the study's gold release (see ``goldboard score``).
+    """
+    schema = study.schema
+    rnd = study.latest_pulled_round() if round is None else round
+    ratings = study.ratings(rnd)
+    results = agreement_for_study(study, round=rnd, fields=fields, bootstrap=bootstrap, seed=seed)
+    if not results:
+        raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
+    results = _with_threshold_views(results, study, ratings, bootstrap, seed, explicit=fields is not None)
+    decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
+    gold, manifest, gold_name = _gold_release(study, release)
+    provisional = gold is None
+    if gold is None:
+        gold = resolve_gold(ratings, schema, decisions, study.raters)
+    flags = flag_disagreements(ratings, schema, study.raters)
+    fsum = summarize_flags(flags, schema)
+
+    items = sorted(set(ratings["item_id"]))
+    round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
+    mode = round_info.mode if round_info else "unknown"
+    blinding = {
+        "blinded": "Blinded: each rater annotated in a separate Label Studio project, so no rater could see "
+        "another's labels (Label Studio Community has no blinding of its own).",
+        "shared": "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels.",
+    }.get(mode, "Blinding: not recorded (ratings imported from files).")
+
+    field_sections = []
+    multi_sections: dict[str, dict] = {}
+    warnings: list[str] = []
+    show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
+    for name, res in results.items():
+        base = name.partition(":")[0]
+        if ":" in name:  # one value of a multi-select field: a compact row, not a section
+            f = schema.field(base)
+            sec = multi_sections.setdefault(base, {"name": base, "title": f.title, "rows": []})
+            row = {
+                "value": name.partition(":")[2],
+                "n": res["n_items"],
+                "percent_agreement": None,
+                "kappa": None,
+                "kappa_low": None,
+                "kappa_high": None,
+                "alpha": None,
+                "prevalence": next(
+                    (p["share"] for p in prevalence(ratings, name, res["categories"]) if p["label"] == "yes"), None
+                ),
+            }
+            for st in res["statistics"]:
+                if (
+                    st["group"] is not None
+                    or len(st["raters"]) != len(res["raters"])
+                    and st["statistic"] != "cohen_kappa"
+                ):
+                    continue
+                if st["statistic"] == "percent_agreement":
+                    row["percent_agreement"] = st["value"]
+                elif st["statistic"] == "cohen_kappa" and row["kappa"] is None:
+                    row["kappa"], row["kappa_low"], row["kappa_high"] = st["value"], st["ci_low"], st["ci_high"]
+                elif st["statistic"] == "krippendorff_alpha":
+                    row["alpha"] = st["value"]
+            sec["rows"].append(row)
+            warnings.extend(f"{name}: {w}" for w in res["warnings"])
+            continue
+        base, _, at = base.partition(">=")
+        f = schema.field(base)
+        title = f.title + (f": {name.partition(':')[2]}" if ":" in name else "")
+        if at:
+            title = f"{f.title}: {at} or higher vs below {at}, the critical threshold"
+        images = []
+        for p in res["confusion"]["pairs"]:
+            if p.get("group") is not None:
+                continue
+            a, b = p["raters"]
+            png = heatmap_png(
+                p["matrix"], res["confusion"]["categories"], a, b, f"{title}: {a} vs {b} ({p['n_items']} items)"
+            )
+            images.append(
+                {
+                    "title": f"{a} (rows) vs {b} (columns)",
+                    "alt": f"Confusion matrix of {title}, {a} vs {b}",
+                    "png": base64.b64encode(png).decode("ascii"),
+                    "matrix": p["matrix"],
+                    "labels": res["confusion"]["categories"],
+                    "row_rater": a,
+                    "col_rater": b,
+                }
+            )
+        for w in res["warnings"]:
+            warnings.append(f"{name}: {w}")
+        field_sections.append(
+            {
+                "name": name,
+                "title": title,
+                "level": res["level"],
+                "n_items": res["n_items"],
+                "raters": res["raters"],
+                "categories": res["categories"],
+                "headline": headline_rows(res),
+                "prevalence": prevalence(ratings, name, res["categories"], schema),
+                "per_label": [flat_label(e) for e in res["per_label"] if e.get("group") is None],
+                "confusions": images,
+                "vs_gold": rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold and not at else [],
+                "warnings": res["warnings"],
+                "result": res,
+            }
+        )
+
+    # adjudication summary
+    adjudicators: dict[str, dict] = {}
+    for e in decisions:
+        a = adjudicators.setdefault(
+            str(e.get("adjudicator") or "?"), {"decisions": 0, "independent": True, "sources": set()}
+        )
+        a["decisions"] += 1
+        a["independent"] = a["independent"] and bool(e.get("independent", True))
+        a["sources"].add(str(e.get("source", "")))
+    methods = {}
+    for fname, sub in gold.groupby("field", sort=False):
+        vc = sub["method"].value_counts()
+        methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "unresolved")}
+
+    # round-over-round change of the headline coefficient
+    rounds_change = []
+    pulled = study.pulled_rounds()
+    if len(pulled) > 1:
+        for rn in pulled:
+            res_r = agreement_for_study(study, round=rn, fields=[schema.primary_field.name])
+            for name, res in res_r.items():
+                row = {"round": rn, "field": name, "n": res["n_items"]}
+                for s in res["statistics"]:
+                    if (
+                        s["group"] is None
+                        and s["statistic"] == "percent_agreement"
+                        and len(s["raters"]) == len(res["raters"])
+                    ):
+                        row["percent_agreement"] = s["value"]
+                    if s["group"] is None and s["statistic"] == "krippendorff_alpha" and s["level"] == res["level"]:
+                        row["alpha"], row["alpha_low"], row["alpha_high"] = s["value"], s["ci_low"], s["ci_high"]
+                rounds_change.append(row)
+
+    top_flags = []
+    for rec in flags.head(40).to_dict("records"):
+        sub = ratings[(ratings["item_id"] == rec["item_id"]) & (ratings["field"] == rec["field"])]
+        vals = {r: "; ".join(sub.loc[sub["rater"] == r, "value"].astype(str)) for r in study.raters}
+        top_flags.append(
+            {
+                "agenda": rec["agenda"],
+                "item_id": rec["item_id"],
+                "field": rec["field"],
+                "values": vals,
+                "kinds": list(rec["kinds"]),
+                "boundaries": list(rec["boundaries"]),
+                "triggers": list(rec["triggers"]),
+            }
+        )
+
+    versions = software_versions()
+    ci_method = (
+        f"percentile bootstrap ({bootstrap} resamples of items, seed {seed})"
+        if bootstrap
+        else "Wald intervals from large-sample standard errors (Fleiss, Cohen & Everitt 1969 for Cohen's kappa)"
+    )
+    ordinal = [s["title"] for s in field_sections if s["level"] == "ordinal"]
+    methods_text = (
+        f"{len(study.raters)} raters ({', '.join(study.raters)}) independently labelled {len(items)} items "
+        f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{' in Label Studio' if study.rounds else ''}. "
+        f"{blinding} Agreement was summarised as raw percent agreement with label prevalence, Cohen's kappa "
+        f"(pairwise; linear and quadratic weights over the full scale for ordinal fields"
+        f"{': ' + ', '.join(ordinal) if ordinal else ''}), "
+        f"{'Fleiss kappa, ' if len(study.raters) > 2 else ''}Krippendorff's alpha (nominal, plus ordinal for ordinal "
+        f"fields; missing ratings allowed), Gwet's AC1/AC2, Brennan-Prediger and PABAK, each with a 95% CI "
+        f"({ci_method}). Disagreements were flagged by the schema's named boundaries and adjudication triggers "
+        f"and adjudicated; gold labels were resolved as unanimous, adjudicated or unresolved. "
+        f"Software: goldboard {versions['goldboard']}, Python {versions['python']}, numpy {versions.get('numpy', '?')}, "
+        f"pandas {versions.get('pandas', '?')}, krippendorff {versions.get('krippendorff', '?')}."
+    )
+
+    scoring = None
+    if predictions is not None:
+        if provisional:
+            raise GoldboardError(
+                f"--predictions: {study.gold_dir} has no gold release yet "
+                f"(run `goldboard gold export --study {study.path}` first)"
+            )
+        scoring = _scoring_section(study, release, predictions, seed)
+
+    return {
+        "scoring": scoring,
+        "generated_at": utc_now(),
+        "study": {
+            "name": study.name,
+            "path": str(study.path),
+            "schema": schema.name,
+            "schema_version": schema.version,
+            "schema_title": schema.title,
+            "unit": schema.unit,
+            "raters": list(study.raters),
+            "round": rnd,
+            "rounds": [r.to_dict() for r in study.rounds],
+            "mode": mode,
+            "blinding": blinding,
+            "n_items": len(items),
+            "n_ratings": int((ratings["value"].astype(str) != "").sum()),
+            "n_fields": len(field_sections) + len(multi_sections),
+        },
+        "simulated": bool(study.extra.get("simulated", False)),
+        "methods": methods_text,
+        "versions": versions,
+        "landis_koch_note": LANDIS_KOCH_NOTE,
+        "fields": field_sections,
+        "multi": list(multi_sections.values()),
+        "flags": {"summary": fsum, "lines": summary_lines(fsum), "top": top_flags, "total_rows": int(len(flags))},
+        "adjudication": {
+            "decisions": len(decisions),
+            "adjudicators": [
+                {
+                    "name": k,
+                    "decisions": v["decisions"],
+                    "independent": v["independent"],
+                    "sources": sorted(s for s in v["sources"] if s),
+                }
+                for k, v in adjudicators.items()
+            ],
+            "methods": methods,
+            "release": gold_name,
+            "provisional": provisional,
+            "manifest": manifest,
+        },
+        "rounds_change": rounds_change,
+        "warnings": warnings,
+    }
+
+
+def write_report(study: Study, path: str | Path | None = None, fmt: str = "html", **kwargs) -> Path:
+    """Build the report and write it atomically (default ``<study>/reports/report.<ext>``)."""
+    data = build_report(study, **kwargs)
+    if path is None:
+        path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
+    text = render_html(data) if fmt == "html" else render_markdown(data)
+    write_text_atomic(path, text)
+    return Path(path)
