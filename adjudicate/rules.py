@@ -74,7 +74,7 @@ def show(value: Any) -> str:
 def rule_break_matrix(grid: Any, rule: Rule) -> np.ndarray:
     """items x raters: the rater's own rating of the item breaks ``rule`` (both fields rated).
 
-    ``grid`` is a :class:`~goldboard.adjudicate.flags.RatingGrid`; a rule on a field that is
+    ``grid`` is a :class:`~goldboard.cases.ratings.RatingGrid`; a rule on a field that is
     not in it (not collected, or not adjudicable) never fires."""
     names = {f.name for f in grid.fields}
     shape = (len(grid.items), len(grid.raters))
