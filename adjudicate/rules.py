@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from goldboard.adjudicate.decisions import UNRESOLVED
+from goldboard.cases.ratings import RatingGrid
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Rule, Schema
 
@@ -71,11 +72,10 @@ def show(value: Any) -> str:
 # --------------------------------------------------------------------------- raters' ratings
 
 
-def rule_break_matrix(grid: Any, rule: Rule) -> np.ndarray:
+def rule_break_matrix(grid: RatingGrid, rule: Rule) -> np.ndarray:
     """items x raters: the rater's own rating of the item breaks ``rule`` (both fields rated).
 
-    ``grid`` is a :class:`~goldboard.cases.ratings.RatingGrid`; a rule on a field that is
-    not in it (not collected, or not adjudicable) never fires."""
+    A rule on a field that is not in ``grid`` (not collected, or not adjudicable) never fires."""
     names = {f.name for f in grid.fields}
     shape = (len(grid.items), len(grid.raters))
     if rule.when.field not in names or rule.then.field not in names or not grid.items:
@@ -88,7 +88,7 @@ def rule_break_matrix(grid: Any, rule: Rule) -> np.ndarray:
     return out
 
 
-def rating_rule_breaks(grid: Any, schema: Schema) -> list[RatingBreak]:
+def rating_rule_breaks(grid: RatingGrid, schema: Schema) -> list[RatingBreak]:
     """Every rater's rating (in force) that breaks a schema rule, by rule, item, rater."""
     out = []
     for rule in schema.rules:
