@@ -389,6 +389,11 @@ def test_review_sheet_uses_the_complete_round_and_warns(study, tmp_path):
     assert "X2" in dis and "X1" not in dis and agreed  # X1 is unanimous (round 1), not "missing onc_b" (round 2)
     assert not any("r2" in str(c) for r in agreed for c in r)  # round 1's rationales, not round 2's
     assert any("onc_a r1" in str(c) for r in agreed for c in r)
+    # --round 2 chooses round 2: X1 is on the agenda, onc_b missing (a study rater, absent from round 2)
+    res = run("adjudicate", "sheet", "--study", study.path, "-o", out, "--round", 2)
+    assert res.exit_code == 0 and "incomplete later round" not in res.stderr, res.output
+    rows2 = list(openpyxl.load_workbook(out)["Disagreements"].iter_rows(min_row=2, values_only=True))
+    assert {r[2] for r in rows2} == {"X1"} and any("missing: onc_b" in str(c) for r in rows2 for c in r)
 
 
 def test_decision_records_its_round_and_a_newer_round_is_flagged(study, tmp_path):
