@@ -31,7 +31,7 @@ import datetime as _dt
 import html
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.exports.gold import list_releases, read_manifest
 from goldboard.fileio import iter_jsonl, write_jsonl_atomic
 from goldboard.label_configs.xml import task_data, to_label_studio_xml
+from goldboard.study import Study
 
 DEFAULT_BATCH = 250
 SHARED_KEY = "*"
@@ -348,10 +349,11 @@ class RoundUse:
         return " and ".join(parts)
 
 
-def round_use(study: Any, round_number: int, items: set[str] | None = None) -> RoundUse:
-    """Decisions logged on the round's items since the round was created, and the gold
-    releases whose gold rows come from the round (older releases: that list the round's
-    ratings file among their sources)."""
+def round_use(study: Study, round_number: int, items: set[str] | None = None) -> RoundUse:
+    """Decisions made on the round (a decision records the round it was made on; an older
+    entry without one counts when it is about one of the round's items and was logged after
+    the round was created), and the gold releases whose gold rows come from the round
+    (older releases: that list the round's ratings file among their sources)."""
     if items is None:
         items = _round_items(study, round_number)
     rnd = next((r for r in study.rounds if r.number == round_number), None)
@@ -361,9 +363,14 @@ def round_use(study: Any, round_number: int, items: set[str] | None = None) -> R
     for e in read_decisions(study.decisions_path):
         if str(e.get("item_id")) not in items:
             continue
-        at = _when(str(e.get("timestamp") or ""))
-        if since is not None and at is not None and at < since:
-            continue  # decided on an earlier round, before this round existed
+        made_on = e.get("round")
+        if isinstance(made_on, int) and not isinstance(made_on, bool):
+            if made_on != round_number:
+                continue  # decided on another round's ratings
+        else:
+            at = _when(str(e.get("timestamp") or ""))
+            if since is not None and at is not None and at < since:
+                continue  # decided before this round existed
         use.decisions += 1
         decided.add(str(e["item_id"]))
     use.decided_items = len(decided)
@@ -380,7 +387,9 @@ def round_use(study: Any, round_number: int, items: set[str] | None = None) -> R
     return use
 
 
-def check_round_choice(study: Any, round_number: int, item_ids: Any, add_to_adjudicated_round: bool = False) -> None:
+def check_round_choice(
+    study: Study, round_number: int, item_ids: Iterable[str], add_to_adjudicated_round: bool = False
+) -> None:
     """Refuse a push that would silently change a study's rounds (before anything is sent):
 
     - ``--round N`` for a new round N when round N-1 does not exist (a typo such as
@@ -413,7 +422,7 @@ def check_round_choice(study: Any, round_number: int, item_ids: Any, add_to_adju
         )
 
 
-def _round_items(study: Any, round_number: int) -> set[str]:
+def _round_items(study: Study, round_number: int) -> set[str]:
     return {
         str(rec["item_id"])
         for rec in _read_units_file(study.units_path)

@@ -27,11 +27,13 @@ from click.testing import CliRunner
 from goldboard.cases.ratings import RATINGS_COLUMNS
 from goldboard.cases.rounds import select_rounds
 from goldboard.cli import main
+from goldboard.errors import GoldboardError
 from goldboard.exports.gold import read_release
 from goldboard.fileio import write_csv_atomic
 from goldboard.study import Study
 
 S, P, U, I = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
+MI_FIELD = "missing_info"
 
 
 def rows(round_number: int, spec: list[tuple]) -> pd.DataFrame:
@@ -291,6 +293,20 @@ def test_adding_cases_to_an_adjudicated_round_is_refused(tmp_path):
     _, _ = fake_push(st, three, client=fake, round_number=2)
     res, _ = fake_push(st, more, client=fake, round_number=2)
     assert res.round == 2 and res.imported == {"onc_a": 4, "onc_b": 4}
+    # a decision says which round it was made on: one made on round 1 (logged now) does not lock round 2,
+    # one made on round 2 does
+    from goldboard.adjudicate.decisions import Proposed, record_decisions
+
+    eight = cases_file(tmp_path, 8, "eight.jsonl")
+    item = first[2]
+    record_decisions(st.decisions_path, [Proposed(item, MI_FIELD, "", "", "dr_a", extra={"round": 1})], source="sheet")
+    assert round_use(Study.open(st.path), 2).decisions == 0
+    record_decisions(
+        st.decisions_path, [Proposed(item, MI_FIELD, "stage", "x", "dr_a", extra={"round": 2})], source="sheet"
+    )
+    assert round_use(Study.open(st.path), 2).decisions == 1
+    with pytest.raises(GoldboardError, match="round 2 already has 1 adjudication decision on 1 of its 7 items"):
+        fake_push(st, eight, client=fake, round_number=2)
 
 
 @pytest.mark.live
