@@ -11,6 +11,8 @@ user typed (``--field`` for ``goldboard score``): see :func:`goldboard.cli.flag_
 
 from __future__ import annotations
 
+from goldboard.text import did_you_mean
+
 
 class GoldboardError(Exception):
     """A user-facing error; ``str(err)`` is one line naming what and where."""
@@ -34,3 +36,31 @@ class LabelStudioError(GoldboardError):
     """Label Studio was unreachable, refused us, or answered something unexpected."""
 
     exit_code = 2
+
+
+class GoldboardWarning(UserWarning):
+    """Something the user should know that does not stop the command (the CLI prints
+    it as ``Warning: <message>``)."""
+
+
+def check_names(names, known, *, option: str, what: str) -> list[str]:
+    """``names`` (in order, duplicates dropped) when each is one of ``known``; else a
+    :class:`GoldboardError` naming ``option``, the unknown name, the known names and the
+    closest ones.  ``what`` completes "is not ...", e.g. ``"a rater of this study"``.
+
+    >>> try:
+    ...     check_names(["onc_a", "onc_c"], ["onc_a", "onc_b"], option="--raters", what="a rater of this study")
+    ... except GoldboardError as exc:
+    ...     print(exc)
+    --raters: 'onc_c' is not a rater of this study (onc_a, onc_b) (did you mean 'onc_a' or 'onc_b'?)
+    """
+    known = [str(k) for k in known]
+    out = []
+    for name in names:
+        if name not in known:
+            raise GoldboardError(
+                f"{option}: {name!r} is not {what} ({', '.join(known) or 'none'}){did_you_mean(name, known)}"
+            )
+        if name not in out:
+            out.append(name)
+    return out

@@ -248,3 +248,32 @@ def read_table(path: str | Path) -> pd.DataFrame:
     df = pd.DataFrame([r for _, r in recs])
     df["_line"] = [line for line, _ in recs]
     return df
+
+
+def duplicate_headers(path: str | Path) -> list[str]:
+    """Column names that appear more than once in the header row of a CSV/TSV/XLSX table.
+
+    :func:`read_records` keeps one value per name (the last column's), so a table with a
+    repeated header loses the other columns' values; callers warn with these names.
+    JSON and JSONL records cannot repeat a key, so they give ``[]``.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    names: list[str] = []
+    try:
+        if suffix in (".csv", ".tsv"):
+            with open(path, encoding="utf-8-sig", newline="") as fh:
+                names = next(csv.reader(fh, delimiter="\t" if suffix == ".tsv" else ","), [])
+        elif suffix in (".xlsx", ".xlsm"):
+            import openpyxl
+
+            wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+            try:
+                row = next(wb.worksheets[0].iter_rows(values_only=True, max_row=1), ())
+            finally:
+                wb.close()
+            names = ["" if h is None else str(h) for h in row]
+    except Exception:  # the reader proper reports unreadable files
+        return []
+    names = [n.strip() for n in names if n is not None and n.strip()]
+    return sorted({n for n in names if names.count(n) > 1}, key=names.index)

@@ -49,6 +49,9 @@ class Round:
     units: int = 0
     #: whether the tasks carry the model name (visible in Label Studio's task list)
     show_model: bool = True
+    #: "case" (one item per case, no model-output pane) or "output" (case x model output);
+    #: "" until the first push.  A round never mixes the two.
+    item_kind: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +61,7 @@ class Round:
             "created_at": self.created_at,
             "units": self.units,
             "show_model": self.show_model,
+            **({"item_kind": self.item_kind} if self.item_kind else {}),
         }
 
 
@@ -135,6 +139,7 @@ class Study:
                     created_at=str(r.get("created_at", "")),
                     units=int(r.get("units", 0)),
                     show_model=bool(r.get("show_model", True)),
+                    item_kind=str(r.get("item_kind", "")),
                 )
                 for r in data.get("rounds", [])
             ]
@@ -206,6 +211,19 @@ class Study:
         self.rounds.append(r)
         self.rounds.sort(key=lambda x: x.number)
         return r
+
+    def round_item_kind(self, rnd: Round) -> str:
+        """``"case"`` or ``"output"``: the kind of items round ``rnd`` holds (``""`` before its first
+        push).  Rounds pushed before the kind was recorded get it from ``units.jsonl``."""
+        if rnd.item_kind:
+            return rnd.item_kind
+        units = self.units()
+        if not len(units) or "rounds" not in units.columns:
+            return ""
+        mine = units[units["rounds"].map(lambda rs: rnd.number in (rs or []))]
+        if not len(mine):
+            return ""
+        return "output" if (mine["output_id"].fillna("").astype(str) != "").any() else "case"
 
     @property
     def units_path(self) -> Path:

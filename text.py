@@ -281,12 +281,69 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
+# --------------------------------------------------------------------------- names
+
+
+def _squash(text: str) -> str:
+    """A name reduced for matching: case-folded, letters and digits only (``PD-L1`` -> ``pdl1``)."""
+    return "".join(ch for ch in str(text).casefold() if ch.isalnum())
+
+
+def close_matches(word: str, choices, n: int = 3) -> list[str]:
+    """The ``choices`` a user probably meant by ``word``, best first.
+
+    Names equal after dropping case and punctuation come first (``PD-L1`` ->
+    ``pdl1``), then names where one contains the other (``biomarker`` ->
+    ``biomarker_assay``), then close spellings (difflib ratio >= 0.6).
+
+    >>> close_matches("onc_c", ["onc_a", "onc_b", "rev_1"])
+    ['onc_a', 'onc_b']
+    >>> close_matches("PD-L1", ["pdl1", "ecog"])
+    ['pdl1']
+    """
+    import difflib
+
+    choices = [str(c) for c in dict.fromkeys(choices)]
+    key = _squash(word)
+    if not key:
+        return []
+    squashed = {c: _squash(c) for c in choices}
+    exact = [c for c in choices if squashed[c] == key]
+    if exact:
+        return exact[:n]
+    contains = [c for c in choices if squashed[c] and len(key) >= 3 and (key in squashed[c] or squashed[c] in key)]
+    by_key: dict[str, list[str]] = {}
+    for c in choices:
+        by_key.setdefault(squashed[c], []).append(c)
+    scored = []
+    for i, k in enumerate(by_key):
+        ratio = difflib.SequenceMatcher(None, key, k).ratio()
+        if ratio >= 0.6:
+            scored.append((-ratio, i, k))
+    close = [c for _, _, k in sorted(scored)[:n] for c in by_key[k]]
+    return list(dict.fromkeys(contains + close))[:n]
+
+
+def did_you_mean(word: str, choices) -> str:
+    """``" (did you mean 'x'?)"`` / ``" (did you mean 'x' or 'y'?)"``, or ``""`` when nothing is close.
+
+    >>> did_you_mean("onc_bb", ["onc_a", "onc_b"])
+    " (did you mean 'onc_b' or 'onc_a'?)"
+    """
+    hits = close_matches(word, choices)
+    if not hits:
+        return ""
+    return " (did you mean " + " or ".join(repr(h) for h in hits) + "?)"
+
+
 __all__ = [
     "EXCEL_CELL_LIMIT",
     "FORMULA_TRIGGERS",
     "cell_text",
+    "close_matches",
     "csv_safe",
     "cut_to_units",
+    "did_you_mean",
     "escape_illegal",
     "excel_safe_text",
     "is_number",

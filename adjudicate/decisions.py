@@ -24,10 +24,22 @@ adjudicator types the values separated by ``|``, ``,`` or ``;`` (or on separate
 lines), ``none`` for the empty set, or ``unresolved`` (see :func:`parse_multi_decision`).
 
 Re-recording what is already in force (same decision and reason, no other
-adjudicator named), or what the same source already logged (same sheet checksum
-or Label Studio annotation), appends nothing -- so re-importing a sheet is a
-no-op whatever ``--adjudicator`` / ``--not-independent`` say.
-A changed decision appends a new entry that names the one it replaces.
+adjudicator named), or what the same Label Studio annotation already logged,
+appends nothing -- so re-importing a sheet is a no-op whatever ``--adjudicator`` /
+``--not-independent`` say.  A changed decision appends a new entry that names the
+one it replaces, and needs a reason of its own.
+
+Writes are all or nothing (:func:`record_decisions`): every proposal is checked, then
+the log is replaced in one step (temporary file, fsync, rename, under a lock), so a
+killed import leaves the old log or the new one.  Entries of one write share a
+``batch`` id.  A torn last line left by an older goldboard is skipped with a warning
+(:func:`read_decisions`) and moved aside on the next write.
+
+A review sheet records what it was written from (:func:`sheet_state_rows`: sheet id,
+log entries/digest/last id, ratings digest).  Its import refuses another study,
+schema or ratings state (:func:`check_sheet_identity`) and treats a row that would
+replace a decision logged after the sheet as a :class:`Conflict` (``overrule_newer``
+records it anyway, naming the overruled entry in ``overrules_newer``).
 """
 
 from __future__ import annotations
@@ -37,14 +49,16 @@ import hashlib
 import json
 import os
 import re
+import uuid
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from goldboard.cases.ratings import rating_grid
-from goldboard.errors import GoldboardError
-from goldboard.fileio import append_jsonl, iter_jsonl, sha256_file
+from goldboard.errors import GoldboardError, GoldboardWarning
+from goldboard.fileio import atomic_write, sha256_file
 from goldboard.text import cell_text, excel_safe_text, utc_now
 
 UNRESOLVED = "unresolved"
@@ -86,33 +100,71 @@ class Proposed:
     independent: bool = True
     case_id: str = ""
     where: str = ""  # cell reference or Label Studio task, for messages
+    where_reason: str = ""  # the Reason cell (default: ``where``)
     origin: str = ""  # sheet checksum or LS annotation id + update time
     #: False when ``adjudicator`` is only the importer's default (blank Adjudicator cell)
     adjudicator_explicit: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class RecordResult:
-    appended: list[dict]
-    unchanged: int
+def _split_torn_tail(data: bytes) -> tuple[bytes, bytes]:
+    """``(complete lines, torn tail)`` of a log's bytes.  A last line without its newline
+    that is not valid JSON is the remains of an interrupted write (an older goldboard
+    appended line by line); it is returned as the tail, never parsed."""
+    if not data or data.endswith(b"\n"):
+        return data, b""
+    cut = data.rfind(b"\n") + 1
+    tail = data[cut:]
+    try:
+        json.loads(tail.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return data[:cut], tail
+    return data, b""  # a complete last entry that only lacks its newline (edited by hand)
 
-    @property
-    def changed(self) -> int:
-        return sum(1 for e in self.appended if e.get("previous_id"))
 
-
-def read_decisions(path: str | Path) -> list[dict]:
-    """All log entries in file order (``[]`` when the log does not exist yet)."""
-    path = Path(path)
-    if not path.exists():
-        return []
+def _parse_log(path: Path, data: bytes) -> list[dict]:
+    """Entries of the log's complete lines.  Lines are split on ``\n`` only, so a reason
+    holding U+2028 or a lone CR stays inside its entry."""
     out = []
-    for n, rec in iter_jsonl(path, " in the decisions log"):
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise GoldboardError(f"{path}:{n}: not UTF-8 text (byte {exc.start}) in the decisions log") from None
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise GoldboardError(f"{path}:{n}: invalid JSON in the decisions log: {exc.msg}") from None
         if not isinstance(rec, dict) or not all(k in rec for k in ("item_id", "field", "decision")):
             raise GoldboardError(f"{path}:{n}: a decision needs item_id, field and decision")
         out.append(rec)
     return out
+
+
+def _torn_message(path: Path, tail: bytes, lines: int) -> str:
+    return (
+        f"{path}:{lines + 1}: the last line is incomplete ({len(tail)} bytes, an interrupted write of an older "
+        "goldboard); it is ignored, and the next adjudication import or pull moves it aside"
+    )
+
+
+def read_decisions(path: str | Path) -> list[dict]:
+    """All log entries in file order (``[]`` when the log does not exist yet).
+
+    An incomplete last line (left by an interrupted write of an older goldboard) is
+    ignored with a :class:`~goldboard.errors.GoldboardWarning`; goldboard's own writes
+    replace the whole file at once (:func:`record_decisions`), so it cannot tear one.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    good, tail = _split_torn_tail(data)
+    if tail:
+        warnings.warn(_torn_message(path, tail, good.count(b"\n")), GoldboardWarning, stacklevel=2)
+    return _parse_log(path, good)
 
 
 def latest_decisions(entries: Iterable[dict]) -> dict[tuple[str, str], dict]:
@@ -213,7 +265,8 @@ def _same(entry: dict, p: Proposed) -> bool:
 
 @contextlib.contextmanager
 def _locked(path: Path):
-    """Serialise writers of one log (advisory lock on a sibling file)."""
+    """Serialise writers of one log (advisory lock on a sibling file; the kernel drops it
+    when the holder dies, so a killed import never blocks the next one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = path.with_name(path.name + ".lock")
     fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
@@ -229,6 +282,163 @@ def _locked(path: Path):
         os.close(fd)
 
 
+def entries_digest(entries: Sequence[dict]) -> str:
+    """Content digest of log entries (key order and file layout do not matter)."""
+    h = hashlib.sha256()
+    for e in entries:
+        h.update(json.dumps(e, ensure_ascii=False, sort_keys=True, default=str).encode("utf-8") + b"\n")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class SheetBase:
+    """The decisions log as it was when a review sheet was written (the sheet stores it).
+
+    A decision logged after those ``entries`` is *newer* than the sheet: the sheet never
+    showed it, so a sheet row may not silently replace it (see :func:`record_decisions`).
+    """
+
+    sheet_id: str
+    entries: int
+    log_sha256: str
+    last_id: str = ""
+
+
+def log_base(path: str | Path | Sequence[dict], sheet_id: str) -> SheetBase:
+    """The :class:`SheetBase` of a sheet written now from the log at ``path`` (or from
+    its already read ``entries``)."""
+    entries = read_decisions(path) if isinstance(path, (str, Path)) else list(path)
+    return SheetBase(
+        sheet_id=sheet_id,
+        entries=len(entries),
+        log_sha256=entries_digest(entries),
+        last_id=str(entries[-1].get("id", "")) if entries else "",
+    )
+
+
+@dataclass
+class Conflict:
+    """A sheet row that would replace a decision made after the sheet was written."""
+
+    where: str
+    item_id: str
+    field: str
+    sheet_decision: str
+    newer: dict
+    #: the sheet's value was imported from this very sheet before and has since been replaced
+    reimported: bool = False
+
+    def line(self, show=None) -> str:
+        show = show or (lambda f, v: v)
+        n = self.newer
+        src = "Label Studio" if n.get("source") == "label_studio" else (n.get("sheet") or n.get("source") or "?")
+        what = (
+            "was imported from this sheet before and has since been replaced by" if self.reimported else "would replace"
+        )
+        return (
+            f"{self.where}: item {_q(self.item_id)}, {self.field}: the sheet's {_q(show(self.field, self.sheet_decision))} "
+            f"{what} the newer decision {_q(show(self.field, str(n.get('decision', ''))))} "
+            f"({n.get('id', '?')} by {n.get('adjudicator') or '?'} at {n.get('timestamp') or '?'}, from {src}), "
+            "made after this sheet was written"
+        )
+
+
+class DecisionConflicts(GoldboardError):
+    """Rows that would replace newer decisions; nothing was recorded.  ``errors`` lists each."""
+
+    def __init__(self, what: str, conflicts: list[Conflict], show=None):
+        self.conflicts = conflicts
+        self.errors = [c.line(show) for c in conflicts]
+        n = len(conflicts)
+        super().__init__(
+            f"{what}: {n} row{'s' if n != 1 else ''} would replace decisions made after this sheet was written; "
+            "nothing imported (write a fresh sheet with `goldboard adjudicate sheet`, or pass --overrule-newer "
+            "to replace them, which the log records)"
+        )
+
+
+@dataclass
+class RecordResult:
+    appended: list[dict]
+    unchanged: int
+    #: things the user should know (a torn tail moved aside, stale temporary files removed)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for e in self.appended if e.get("previous_id"))
+
+
+def change_lines(appended: Iterable[dict], schema=None) -> list[str]:
+    """One line per appended entry: ``item field: old -> new (by adjudicator)``."""
+    out = []
+    for e in appended:
+        show = _shower(schema)
+        field_name = str(e.get("field", ""))
+        old = "(undecided)" if e.get("previous_id") is None else _q(show(field_name, str(e.get("previous_decision"))))
+        new = _q(show(field_name, str(e.get("decision", ""))))
+        extra = f"; overrules newer {e['overrules_newer']}" if e.get("overrules_newer") else ""
+        out.append(
+            f"{_q(str(e.get('item_id', '')))} {field_name}: {old} -> {new} (by {e.get('adjudicator') or '?'}{extra})"
+        )
+    return out
+
+
+def _shower(schema):
+    """``show(field, decision)``: a decision as the sheet writes it (the empty set -> none)."""
+
+    def show(field_name: str, decision: str) -> str:
+        f = None
+        if schema is not None:
+            try:
+                f = schema.field(field_name)
+            except (KeyError, ValueError):
+                f = None
+        return format_decision(f, decision) if f is not None else decision
+
+    return show
+
+
+def _write_log(path: Path, keep: bytes, new: list[dict]) -> None:
+    """Replace the log by ``keep`` + ``new`` in one step: a temporary file beside it is
+    written, fsynced and renamed over it (then the folder is fsynced).  A process killed
+    at any point leaves either the old log or the new one, never a part."""
+    if keep and not keep.endswith(b"\n"):
+        keep += b"\n"
+    data = keep + b"".join((json.dumps(r, ensure_ascii=False, default=str) + "\n").encode("utf-8") for r in new)
+    _write_bytes(path, data)
+    _fsync_dir(path.parent)
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    with atomic_write(path, "wb", encoding=None) as fh:  # temp file beside it, fsync, rename
+        fh.write(data)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _clean_stale_temps(path: Path) -> int:
+    """Remove temporary copies of the log left by a killed writer (only ever called with
+    the log's lock held, so none of them belongs to a running writer)."""
+    n = 0
+    for t in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            t.unlink()
+            n += 1
+    return n
+
+
 def record_decisions(
     path: str | Path,
     proposed: Sequence[Proposed],
@@ -237,26 +447,67 @@ def record_decisions(
     sheet: str = "",
     sheet_sha256: str = "",
     now: str | None = None,
+    base: SheetBase | None = None,
+    overrule_newer: bool = False,
+    schema=None,
+    problems: Sequence[str] = (),
 ) -> RecordResult:
     """Append the proposed decisions that change something; return what was appended.
 
-    A proposal that restates the decision in force (same decision and reason; see
-    :func:`_same`), or that the same ``origin`` (sheet checksum / Label Studio
-    annotation) already logged, is skipped.
+    All or nothing: every proposal is checked first, then the whole batch is written
+    in one atomic replacement of the log (:func:`_write_log`), under a lock.
+
+    - A proposal that restates the decision in force (same decision and reason; see
+      :func:`_same`) is skipped; so is one that the same Label Studio annotation
+      (``origin``) already logged.
+    - Changing the decision in force needs a reason that is not the replaced decision's
+      own (else a :class:`SheetErrors` naming ``Proposed.where``).
+    - ``base`` (a review sheet's :class:`SheetBase`): a proposal that would replace a
+      decision logged after the sheet was written is a :class:`Conflict` -- unless that
+      decision came from this same sheet (``sheet_id``) and the sheet's value is new,
+      i.e. the adjudicator edited the sheet again.  Any conflict raises
+      :class:`DecisionConflicts` and nothing is written; ``overrule_newer=True`` records
+      the rows instead, each entry naming the newer decision it overrules
+      (``overrules_newer``).  A log that does not begin with the sheet's ``entries``
+      is another study's log: one-line :class:`GoldboardError`.
+    - ``problems`` found by the caller (invalid rows) are listed first in the same
+      :class:`SheetErrors`, so one run reports every problem.
+    - An incomplete last line left by an older goldboard is moved aside to
+      ``<log>.torn-<time>`` (kept, never deleted) and said in ``notes``.
     """
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
     path = Path(path)
     stamp = now or utc_now()
+    show = _shower(schema)
     with _locked(path):
-        entries = read_decisions(path)
+        notes: list[str] = []
+        stale = _clean_stale_temps(path)
+        if stale:
+            notes.append(
+                f"removed {stale} unfinished temporary cop{'ies' if stale != 1 else 'y'} of {path.name} left by an interrupted write"
+            )
+        data = path.read_bytes() if path.exists() else b""
+        good, tail = _split_torn_tail(data)
+        entries = _parse_log(path, good)
+        if base is not None:
+            if len(entries) < base.entries or entries_digest(entries[: base.entries]) != base.log_sha256:
+                raise GoldboardError(
+                    f"{sheet or 'the sheet'}: written from another decisions log (the study's {path.name} does not "
+                    f"begin with the {base.entries} decisions this sheet was written from); write a fresh sheet "
+                    "with `goldboard adjudicate sheet`"
+                )
+        pos = {id(e): i for i, e in enumerate(entries)}
         latest = latest_decisions(entries)
         seen = {
             (e.get("origin"), str(e["item_id"]), str(e["field"]), e.get("decision"), e.get("reason") or "")
             for e in entries
             if e.get("origin")
         }
+        batch = uuid.uuid4().hex[:12]
         appended: list[dict] = []
+        errors: list[str] = list(problems)
+        conflicts: list[Conflict] = []
         unchanged = 0
         for p in proposed:
             key = (p.item_id, p.field)
@@ -264,9 +515,36 @@ def record_decisions(
             if cur is not None and _same(cur, p):
                 unchanged += 1
                 continue
-            if p.origin and (p.origin, p.item_id, p.field, p.decision, p.reason) in seen:
-                unchanged += 1
+            already = bool(p.origin) and (p.origin, p.item_id, p.field, p.decision, p.reason) in seen
+            newer = cur is not None and base is not None and pos.get(id(cur), -1) >= base.entries
+            if already and not newer:
+                unchanged += 1  # e.g. a Label Studio annotation logged before and since superseded
                 continue
+            if newer and cur.get("decision") == p.decision and (cur.get("reason") or "") == p.reason:
+                unchanged += 1  # the sheet already agrees with the newer decision (only the name differs)
+                continue
+            if newer:
+                own = bool(base.sheet_id) and cur.get("sheet_id") == base.sheet_id
+                if already or not own:
+                    if not overrule_newer:
+                        conflicts.append(Conflict(p.where, p.item_id, p.field, p.decision, cur, reimported=already))
+                        continue
+                else:
+                    newer = False  # the adjudicator edited this same sheet again
+            if cur is not None and cur.get("decision") != p.decision:
+                old_reason = (cur.get("reason") or "").strip()
+                if not p.reason.strip() or p.reason.strip() == old_reason:
+                    why = (
+                        "give one"
+                        if not p.reason.strip()
+                        else "the cell still holds the reason of the decision it replaces"
+                    )
+                    errors.append(
+                        f"{p.where_reason or p.where or p.item_id}: reason required: this changes the decision in force for item "
+                        f"{_q(p.item_id)}, {p.field} from {_q(show(p.field, str(cur.get('decision'))))} "
+                        f"({cur.get('id', '?')} by {cur.get('adjudicator') or '?'}) to {_q(show(p.field, p.decision))}; {why}"
+                    )
+                    continue
             entry = {
                 "id": f"D{len(entries) + len(appended) + 1:06d}",
                 "item_id": p.item_id,
@@ -283,13 +561,30 @@ def record_decisions(
                 "timestamp": stamp,
                 "previous_id": cur["id"] if cur is not None else None,
                 "previous_decision": cur["decision"] if cur is not None else None,
+                "batch": batch,
                 **p.extra,
             }
+            if base is not None and base.sheet_id:
+                entry["sheet_id"] = base.sheet_id
+            if newer:
+                entry["overrules_newer"] = cur.get("id")
             appended.append(entry)
             latest[key] = entry
-        if appended:
-            append_jsonl(path, appended)
-    return RecordResult(appended=appended, unchanged=unchanged)
+        what = sheet or ("label studio adjudication" if source == "label_studio" else source)
+        if errors:
+            raise SheetErrors(what, errors + [c.line(show) for c in conflicts])
+        if conflicts:
+            raise DecisionConflicts(what, conflicts, show)
+        if tail:
+            aside = path.with_name(f"{path.name}.torn-{stamp.replace(':', '').replace('+0000', 'Z')}")
+            _write_bytes(aside, tail)
+            notes.append(
+                f"{path}: moved an incomplete last line ({len(tail)} bytes, from an interrupted write of an older "
+                f"goldboard) aside to {aside.name}"
+            )
+        if appended or tail:
+            _write_log(path, good, appended)
+    return RecordResult(appended=appended, unchanged=unchanged, notes=notes)
 
 
 # --------------------------------------------------------------------------- the review sheet
@@ -357,6 +652,7 @@ class ImportResult:
     unchanged: int
     blank: int
     warnings: list[str]
+    notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -537,6 +833,7 @@ def read_review_sheet(
                     independent=independent and who not in grid.raters,
                     case_id=case_id,
                     where=ref("decision", r),
+                    where_reason=ref("reason", r),
                     adjudicator_explicit=bool(_stripped(val("adjudicator"))),
                 )
             )
@@ -553,6 +850,93 @@ def _note_round(p: Proposed, grid) -> None:
         p.extra.setdefault("round", int(rnd))
 
 
+#: ``_goldboard`` rows that tie a sheet to what it was written from (see :func:`sheet_state_rows`)
+STATE_KEYS = ("sheet_id", "log_entries", "log_sha256", "log_last_id", "ratings_sha256")
+
+
+def ratings_digest(ratings) -> str:
+    """Content digest of a ratings table as a review sheet sees it (round, item, rater,
+    field, value; row order and other columns do not matter)."""
+    cols = [c for c in ("round", "item_id", "rater", "field", "value") if c in ratings.columns]
+    rows = sorted(
+        json.dumps(["" if v is None else str(v) for v in rec], ensure_ascii=False)
+        for rec in ratings[cols].itertuples(index=False, name=None)
+    )
+    h = hashlib.sha256(json.dumps(cols).encode("utf-8"))
+    for r in rows:
+        h.update(b"\n" + r.encode("utf-8"))
+    return h.hexdigest()
+
+
+def sheet_state_rows(decisions: str | Path | Sequence[dict], ratings) -> list[tuple[str, str]]:
+    """The ``_goldboard`` rows a review sheet written now records: a fresh ``sheet_id``,
+    the decisions log it shows (entries, content digest, last id) and the ratings it was
+    built from (digest).  :func:`import_review_sheet` reads them back."""
+    base = log_base(decisions, uuid.uuid4().hex)
+    return [
+        ("sheet_id", base.sheet_id),
+        ("log_entries", str(base.entries)),
+        ("log_sha256", base.log_sha256),
+        ("log_last_id", base.last_id),
+        ("ratings_sha256", ratings_digest(ratings)),
+    ]
+
+
+def read_sheet_meta(path: str | Path) -> dict[str, str]:
+    """The hidden ``_goldboard`` sheet as ``{key: text}`` (``{}`` when there is none)."""
+    import openpyxl
+
+    path = Path(path)
+    if not path.exists():
+        raise GoldboardError(f"{path}: file not found")
+    try:
+        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises many types for a corrupt/foreign file
+        raise GoldboardError(f"{path}: cannot open as an Excel workbook ({type(exc).__name__}: {exc})") from None
+    try:
+        if SHEET_META not in wb.sheetnames:
+            return {}
+        meta = {}
+        for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2, values_only=True):
+            if row and row[0] is not None:
+                meta[_stripped(row[0])] = _stripped(row[1]) if len(row) > 1 and row[1] is not None else ""
+        return meta
+    finally:
+        wb.close()
+
+
+def check_sheet_identity(sheet: str | Path, meta: dict[str, str], *, study: str, schema, ratings) -> SheetBase:
+    """Refuse (one line) a sheet written for another study, schema or ratings state;
+    return the log state it was written from.  A sheet without that state (written by
+    an older goldboard) counts as written before every logged decision."""
+    name = Path(sheet).name
+    fresh = "; write a fresh sheet with `goldboard adjudicate sheet` (imported decisions are pre-filled)"
+    if meta.get("schema") and (meta["schema"], meta.get("schema_version") or schema.version) != (
+        schema.name,
+        schema.version,
+    ):
+        raise GoldboardError(
+            f"{name}: this sheet was made for schema {meta['schema']} v{meta.get('schema_version')}, the study uses "
+            f"{schema.name} v{schema.version}; nothing imported"
+        )
+    if meta.get("study") and study and meta["study"] != study:
+        raise GoldboardError(
+            f"{name}: this sheet was made for study {meta['study']!r}, not {study!r}; nothing imported"
+        )
+    if meta.get("ratings_sha256") and meta["ratings_sha256"] != ratings_digest(ratings):
+        raise GoldboardError(
+            f"{name}: written from other ratings than the study has now (a pull or correction since?); "
+            f"nothing imported{fresh}"
+        )
+    if not meta.get("sheet_id"):
+        return SheetBase("", 0, entries_digest([]))
+    try:
+        n = int(meta.get("log_entries", ""))
+    except ValueError:
+        raise GoldboardError(f"{name}: {SHEET_META} sheet edited (log_entries); nothing imported{fresh}") from None
+    return SheetBase(meta["sheet_id"], n, meta.get("log_sha256", ""), meta.get("log_last_id", ""))
+
+
 def import_review_sheet(
     sheet: str | Path,
     ratings,
@@ -563,32 +947,50 @@ def import_review_sheet(
     independent: bool = True,
     raters: Sequence[str] | None = None,
     now: str | None = None,
+    overrule_newer: bool = False,
+    study: str = "",
 ) -> ImportResult:
     """Check a filled review workbook and append its decisions to the log.
 
-    Every cell is checked first, then the schema's cross-field rules on the gold the
-    decisions would make; if anything is wrong :class:`SheetErrors` is raised
-    (listing every problem by cell reference) and nothing is recorded.  Blank
-    decisions stay unresolved; re-importing the same sheet appends nothing.
+    A sheet written for another study (``study``), schema or ratings state is refused
+    with one :class:`GoldboardError` line (:func:`check_sheet_identity`).  Every cell is
+    checked first, then the schema's cross-field rules on the gold the decisions would make
+    (:func:`goldboard.adjudicate.rules.decision_rule_errors`); if anything is wrong
+    :class:`SheetErrors` is raised (listing every problem by cell reference) and nothing
+    is recorded.  A row that would replace a
+    decision logged after the sheet was written raises :class:`DecisionConflicts`
+    unless ``overrule_newer`` (see :func:`record_decisions`).  Blank decisions stay
+    unresolved; re-importing the same sheet, or a re-saved copy, appends nothing.
     """
 
+    base = check_sheet_identity(sheet, read_sheet_meta(sheet), study=study, schema=schema, ratings=ratings)
     grid = rating_grid(ratings, schema, raters)
     proposed, errors, warnings, blank = read_review_sheet(
         sheet, grid, schema, adjudicator=adjudicator, independent=independent
     )
-    if not errors:  # the gold these decisions would make must keep the schema's cross-field rules
-        from goldboard.adjudicate.gold import resolve_gold
-        from goldboard.adjudicate.rules import decision_rule_errors
+    # the gold these decisions would make must keep the schema's cross-field rules
+    # (function-local: adjudicate.gold and adjudicate.rules import this module)
+    from goldboard.adjudicate.gold import resolve_gold
+    from goldboard.adjudicate.rules import decision_rule_errors
 
-        gold = resolve_gold(ratings, schema, read_decisions(decisions_path), raters)
-        errors = decision_rule_errors(proposed, gold, schema)
-    if errors:
-        raise SheetErrors(sheet, errors)
+    gold = resolve_gold(ratings, schema, read_decisions(decisions_path), raters)
+    errors = errors + decision_rule_errors(proposed, gold, schema)
     sha = sha256_file(sheet)
-    for p in proposed:
-        p.origin = f"sheet:{sha}"
+    for p in proposed:  # the sheet's identity survives a re-save by Excel or LibreOffice; its bytes do not
+        p.origin = f"sheet:{base.sheet_id or sha}"
         _note_round(p, grid)
-    res = record_decisions(decisions_path, proposed, source="sheet", sheet=Path(sheet).name, sheet_sha256=sha, now=now)
+    res = record_decisions(
+        decisions_path,
+        proposed,
+        source="sheet",
+        sheet=Path(sheet).name,
+        sheet_sha256=sha,
+        now=now,
+        base=base,
+        overrule_newer=overrule_newer,
+        schema=schema,
+        problems=errors,
+    )
     return ImportResult(
         sheet=Path(sheet).name,
         sheet_sha256=sha,
@@ -596,11 +998,23 @@ def import_review_sheet(
         unchanged=res.unchanged,
         blank=blank,
         warnings=warnings,
+        notes=res.notes,
     )
 
 
 __all__ = [
     "DECISION_KEYS",
+    "STATE_KEYS",
+    "check_sheet_identity",
+    "ratings_digest",
+    "read_sheet_meta",
+    "sheet_state_rows",
+    "Conflict",
+    "DecisionConflicts",
+    "SheetBase",
+    "change_lines",
+    "entries_digest",
+    "log_base",
     "EMPTY_SET_WORDS",
     "HEADERS",
     "ImportResult",

@@ -61,6 +61,25 @@ def _texts(series: pd.Series) -> pd.Series:
     return pd.Series(table[codes], index=series.index, dtype=object)
 
 
+def spelling_variants(values: pd.Series) -> list[list[str]]:
+    """Groups of distinct cell texts that differ only by case or by spaces around or inside
+    them (``"Supported"``, ``"supported"``, ``" Supported"``), each group in order of
+    appearance; groups with one spelling are left out.
+
+    >>> spelling_variants(pd.Series(["Yes", "no", "yes ", "No", "maybe"]))
+    [['Yes', 'yes '], ['no', 'No']]
+    """
+    groups: dict[str, list[str]] = {}
+    for raw in pd.unique(values.dropna().astype(object)):
+        text = raw if isinstance(raw, str) else cell_text(raw)
+        key = " ".join(text.split()).casefold()
+        if key:
+            groups.setdefault(key, [])
+            if text not in groups[key]:
+                groups[key].append(text)
+    return [g for g in groups.values() if len(g) > 1]
+
+
 def _map_distinct(series: pd.Series, fn) -> pd.Series:
     """``series.map(fn)`` evaluated once per distinct value."""
     codes, uniques = pd.factorize(series, use_na_sentinel=False)
@@ -236,6 +255,15 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
             row = df.iloc[pos].to_dict()
             raise GoldboardError(f"{_where(row, source)}: field {field}: {exc}") from None
     labels = _map_distinct(values, lambda v: canon_of.get(v, ""))
+    if f is None and cats is None:
+        variants = spelling_variants(df[value_col])
+        if variants:
+            shown = "; ".join(", ".join(repr(v) for v in group) for group in variants)
+            warnings.append(
+                f"field {field}: values that differ only by case or surrounding spaces: {shown} "
+                f"(surrounding spaces are trimmed, but case variants count as different categories and "
+                f"change the statistics; give --schema or --categories to merge them)"
+            )
     if n_missing == len(values):
         raise GoldboardError(f"{prefix}field {field}: every rating is empty; nothing to compare")
     if n_missing:

@@ -46,7 +46,7 @@ from goldboard.adjudicate.decisions import (
     UNRESOLVED,
     Proposed,
     RecordResult,
-    SheetErrors,
+    change_lines,
     empty_set_word,
     format_decision,
     make_key,
@@ -105,6 +105,10 @@ class AdjudicationPull:
             f"{self.annotations} adjudication annotations: {new} new decisions, {r.changed} changed, "
             f"{r.unchanged} unchanged, {self.skipped} skipped (cancelled)"
         )
+
+    def change_lines(self, schema=None) -> list[str]:
+        """What changed, one line per new entry (``item field: old -> new (by who)``)."""
+        return change_lines(self.record.appended, schema)
 
 
 # --------------------------------------------------------------------------- the project
@@ -302,8 +306,11 @@ def push_adjudication(
     client = client or connect(study)
     res = AdjudicationPush(url=client.url, projects={})
     units = study.units()
+    # a case-level study (no model outputs pushed) gets no empty model pane
+    with_outputs = bool(len(units)) and (units.get("output_id", pd.Series(dtype=object)).fillna("") != "").any()
     for fname in fields:
-        xml = adjudication_config(schema, fname, len(raters))
+        xml = adjudication_config(schema, fname, len(raters), show_output=schema.display.show_output and with_outputs)
+        before = adjudication_config(schema, fname, len(raters))  # what earlier versions made
         pid = projects.get(fname)
         if pid is not None:
             try:
@@ -315,7 +322,7 @@ def push_adjudication(
                     f"(decisions already pulled stay in {study.decisions_path})",
                     pid,
                 ) from None
-            if not configs_match(proj["label_config"], xml):
+            if not configs_match(proj["label_config"], xml) and not configs_match(proj["label_config"], before):
                 raise ConfigMismatch(
                     f"adjudication project {pid} ({fname}) on {client.url}: its label config no "
                     f"longer matches what goldboard made (edited in Label Studio, or raters added?)"
@@ -493,16 +500,16 @@ def pull_adjudication(
                         ),
                     )
                 )
-    for _, p in found:
+    for _, p in found:  # which round's ratings each decision was made on
         rnd = grid.selection.rounds.get(p.item_id)
         if rnd is not None:
             p.extra.setdefault("round", int(rnd))
-    if not errors:  # the gold these decisions would make must keep the schema's cross-field rules
-        gold = resolve_gold(study_ratings(study), schema, read_decisions(study.decisions_path), study.raters)
-        errors = decision_rule_errors([p for _, p in found], gold, schema)
-    if errors:
-        raise SheetErrors("label studio adjudication", errors)
-    rec = record_decisions(study.decisions_path, [p for _, p in found], source="label_studio", now=now)
+    # the gold these decisions would make must keep the schema's cross-field rules
+    gold = resolve_gold(study_ratings(study), schema, read_decisions(study.decisions_path), study.raters)
+    errors = errors + decision_rule_errors([p for _, p in found], gold, schema)
+    rec = record_decisions(  # checks the changes too, then lists every problem at once
+        study.decisions_path, [p for _, p in found], source="label_studio", now=now, schema=schema, problems=errors
+    )
     return AdjudicationPull(record=rec, annotations=n_ann, skipped=skipped)
 
 

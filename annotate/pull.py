@@ -19,7 +19,14 @@ One export request per project (``GET /api/projects/<id>/export?exportType=JSON
    declared aliases, then case/whitespace-insensitive); anything else is invalid;
 3. **deduplicated**: when a rater annotated one item more than once, the latest
    (``updated_at``, then id) is kept and the others are listed (``superseded`` rows
-   in invalid.csv, counted in pull.json).
+   in invalid.csv, counted in pull.json).  An annotation held out because another
+   user made it in the rater's project never takes part: it cannot supersede the
+   rater's own rating.
+
+``--from-export`` files are checked against the round: tasks of a project that is not
+in the round, an export given for a rater whose project it is not (exports swapped;
+the tasks' project id, or for JSON_MIN the annotators' accounts, say whose it is) and
+the same tasks given twice are errors.
 
 Output (each written atomically): ``rounds/N/ratings.csv`` (RATINGS_COLUMNS:
 binary unticked -> ``no``; multi -> values ``|``-joined in schema order, empty
@@ -52,7 +59,7 @@ from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
-from goldboard.text import utc_now
+from goldboard.text import did_you_mean, utc_now
 
 INVALID_COLUMNS = [
     "round",
@@ -327,6 +334,11 @@ class PullResult:
             lines.append(
                 f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded, "
                 f"{c['unannotated']} unannotated"
+                + (
+                    f"; {c['by_other_users']} annotations by other users held out of {r}'s project"
+                    if c.get("by_other_users")
+                    else ""
+                )
             )
         if s["invalid_annotations"] or s["superseded_annotations"]:
             lines.append(
@@ -413,6 +425,7 @@ def collect(
     seen_task_items: dict[tuple[Any, str], list[Any]] = defaultdict(list)
     unattributed = 0
     by_project_only: set[str] = set()
+    held_out_foreign: Counter = Counter()  # rater -> annotations by other users in the rater's project
     warnings: list[str] = []
 
     for src in sources:
@@ -443,12 +456,14 @@ def collect(
                 reasons: list[str] = []
                 rater = ""
                 who = f"{names[uid]} (user {uid})" if uid in names else f"user {uid}"
+                foreign = False
                 if src.rater is not None:
                     rater = src.rater
                     own = rater_user.get(rater)
                     if own is None:
                         by_project_only.add(rater)
                     elif uid != own:
+                        foreign = True
                         reasons.append(f"annotated by {who} in {rater}'s project")
                 else:
                     rater = user_raters.get(uid, "") if uid is not None else ""
@@ -464,7 +479,10 @@ def collect(
                     values, problems = parse_result(ann.get("result"), schema)
                     reasons.extend(problems)
                 base.update(rater=rater, values=values, reasons=reasons)
-                if rater and item:
+                if foreign:  # held out; it is not the rater's, so it never displaces the rater's own rating
+                    held_out_foreign[rater] += 1
+                    invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
+                elif rater and item:
                     candidates[(item, rater)].append(base)
                 else:
                     invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
@@ -556,6 +574,7 @@ def collect(
             "valid": stats.get(r, Counter())["valid"],
             "invalid": stats.get(r, Counter())["invalid"],
             "superseded": stats.get(r, Counter())["superseded"],
+            "by_other_users": held_out_foreign[r],
             "items": len(expected.get(r, set())),
             "unannotated": len(miss),
             "unannotated_items": miss,
@@ -703,13 +722,27 @@ def pull(
                         f"shared round {rnd.number}: mapping the export's annotators to raters "
                         f"needs the server's user list, which failed: {exc}"
                     ) from None
-        for spec in from_export:
+        seen_tasks: dict[Any, tuple[int, str]] = {}  # Label Studio task id -> the export that holds it
+        for n_spec, spec in enumerate(from_export):
             rater, path = spec if isinstance(spec, tuple) else (None, spec)
             if rater is not None and rater not in raters:
                 raise GoldboardError(
-                    f"--from-export {rater}={path}: {rater!r} is not a rater of this study ({', '.join(raters)})"
+                    f"--from-export {rater}={path}: {rater!r} is not a rater of this study "
+                    f"({', '.join(raters)}){did_you_mean(rater, raters)}"
                 )
             tasks, fmt = read_export_file(path, schema)
+            label = f"{rater}={path}" if rater else str(path)
+            _check_export_owner(tasks, label, rater, rnd, project_rater, user_raters)
+            for t in tasks:
+                tid = t.get("id")
+                if tid is None:
+                    continue
+                if tid in seen_tasks and seen_tasks[tid][0] != n_spec:
+                    raise GoldboardError(
+                        f"--from-export {label}: holds the same Label Studio tasks as {seen_tasks[tid][1]} "
+                        f"(task {tid}): one export given twice? Give each rater's own project export once"
+                    )
+                seen_tasks[tid] = (n_spec, label)
             origin.append({"file": str(path), "format": fmt, "rater": rater})
             if fmt == "JSON_MIN":
                 warnings.append(f"{path}: JSON_MIN export has no skipped annotations and no project id")
@@ -718,7 +751,7 @@ def pull(
                 for t in tasks:
                     by_pid[t.get("project")].append(t)
                 for pid, ts in by_pid.items():
-                    if pid is not None and int(pid) in project_rater:
+                    if pid is not None and _int_or(pid) in project_rater:
                         sources.append(Source(ts, int(pid), project_rater[int(pid)], str(path)))
                     elif user_raters:
                         sources.append(Source(ts, pid, None, str(path)))  # attribute by completed_by
@@ -738,14 +771,17 @@ def pull(
         origin = client.url
         user_raters, others = rater_user_ids(client, raters, explicit)
         items = sorted(rnd.projects.items())
-        xml = None
+        xmls: list[str] = []
         try:
-            xml = to_label_studio_xml(schema)
+            case_level = study.round_item_kind(rnd) == "case"
+            xmls.append(to_label_studio_xml(schema, show_output=not case_level))
+            if case_level and not getattr(rnd, "item_kind", ""):  # pushed before rounds recorded their kind
+                xmls.append(to_label_studio_xml(schema))
         except Exception:  # pragma: no cover - config generation is push's concern
             pass
         for r, pid in _progress(items, progress, "Exporting projects"):
             proj = client.project(pid)
-            if xml is not None and not configs_match(proj["label_config"], xml):
+            if xmls and not any(configs_match(proj["label_config"], x) for x in xmls):
                 warnings.append(
                     f"project {pid} ({r}): label config on the server differs from schema "
                     f"{schema.name} v{schema.version}; every result is validated against the schema"
@@ -770,6 +806,49 @@ def pull(
         write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
         res.paths = paths
     return res
+
+
+def _check_export_owner(
+    tasks: list[dict],
+    label: str,
+    rater: str | None,
+    rnd: Any,
+    project_rater: dict[int, str],
+    user_raters: dict[int, str],
+) -> None:
+    """Refuse an export that is not what the user says it is: tasks of a project that is not
+    in this round, or (``RATER=FILE``) of another rater's project -- exports swapped between
+    raters -- or, without project ids (JSON_MIN), annotated only by another rater's account."""
+    projects = ", ".join(f"{k}={v}" for k, v in rnd.projects.items()) or "none"
+    pids = sorted({_int_or(t.get("project")) for t in tasks if t.get("project") is not None})
+    for pid in pids:
+        owner = project_rater.get(pid)
+        if pid not in project_rater and pid != rnd.projects.get("*"):
+            raise GoldboardError(
+                f"--from-export {label}: its tasks are from Label Studio project {pid}, which is not a project "
+                f"of round {rnd.number} (projects: {projects}); an export of another round or study?"
+            )
+        if rater is not None and owner is not None and owner != rater:
+            raise GoldboardError(
+                f"--from-export {label}: its tasks are from project {pid}, which is {owner}'s project in round "
+                f"{rnd.number} ({rater}'s is {rnd.projects.get(rater)}); exports swapped between raters? "
+                f"Give it as {owner}={label.split('=', 1)[-1]}"
+            )
+    if rater is None or pids or not user_raters:
+        return
+    by = Counter(
+        user_raters.get(_user_id(a.get("completed_by")), "")
+        for t in tasks
+        for a in (t.get("annotations") or [])
+        if isinstance(a, dict)
+    )
+    raters_seen = {r for r in by if r}
+    if raters_seen and rater not in raters_seen and len(raters_seen) == 1:
+        other = next(iter(raters_seen))
+        raise GoldboardError(
+            f"--from-export {label}: every annotation in it was made by {other}'s account, not {rater}'s; "
+            f"exports swapped between raters? Give it as {other}={label.split('=', 1)[-1]}"
+        )
 
 
 def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:

@@ -40,13 +40,15 @@ import pandas as pd
 
 from goldboard.adjudicate.decisions import read_decisions
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
-from goldboard.annotate.pull import configs_match
+from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.load import load_units
+from goldboard.cases.units import item_kind
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.exports.gold import list_releases, read_manifest
 from goldboard.fileio import iter_jsonl, write_jsonl_atomic
 from goldboard.label_configs.xml import task_data, to_label_studio_xml
 from goldboard.study import Study
+from goldboard.text import did_you_mean
 
 DEFAULT_BATCH = 250
 SHARED_KEY = "*"
@@ -167,7 +169,7 @@ def push(
         raise GoldboardError(f"{cases_path}: item {dup.iloc[0]!r} appears twice")
     if batch_size < 1:
         raise GoldboardError("--batch-size must be at least 1")
-    xml = to_label_studio_xml(schema)
+    kind = item_kind(units)
 
     if round_number is None:
         round_number = max((r.number for r in study.rounds), default=1)
@@ -177,6 +179,14 @@ def push(
     existing_round = next((r for r in study.rounds if r.number == round_number), None)
     mode = "shared" if shared else "blinded"
     if existing_round is not None:
+        had = study.round_item_kind(existing_round)
+        if had and had != kind:
+            nxt = max(r.number for r in study.rounds) + 1
+            raise GoldboardError(
+                f"round {round_number} is {KIND_TEXT[had]}; {cases_path or 'these units'}"
+                f"{' + ' + str(outputs_path) if outputs_path else ''} are {KIND_TEXT[kind]} -- pushing them would "
+                f"add a second copy of every case. Start a new round: push them with --round {nxt}"
+            )
         if shared is None:
             mode = existing_round.mode
         elif existing_round.mode != mode and existing_round.projects:
@@ -200,10 +210,13 @@ def push(
                 annotations=annotations,
                 add_to_adjudicated_round=add_to_adjudicated_round,
             )
-    if client.conn.embedded:
-        _ensure_rater_users(client, study.raters)
+    account_warnings = check_rater_accounts(client, study.raters)
+    xml = to_label_studio_xml(schema, show_output=kind == "output")
 
     rnd = study.get_or_add_round(round_number, mode=mode)
+    # a case-level round pushed before rounds recorded their kind has the model pane in its config
+    legacy_xml = to_label_studio_xml(schema) if (rnd.projects and not rnd.item_kind and kind == "case") else None
+    rnd.item_kind = kind
     if not rnd.projects:
         rnd.mode = mode
         if hide_model is not None:
@@ -215,6 +228,15 @@ def push(
         )
     keys = [SHARED_KEY] if mode == "shared" else list(study.raters)
     result = PushResult(round=rnd.number, mode=mode, url=client.url, projects={}, units=0)
+    result.warnings.extend(account_warnings)
+    load_warnings = [str(w) for w in units.attrs.get("warnings", [])]
+    result.warnings.extend(w for w in load_warnings if "no rater will see it" in w)
+    others = sum(1 for w in load_warnings if "no rater will see it" not in w)
+    if others:
+        result.warnings.append(
+            f"{others} other warning{'s' if others != 1 else ''} about the case files "
+            f"(list them with `goldboard cases validate`)"
+        )
 
     # 1. projects: verify the recorded ones, create the missing ones (recorded at once)
     for key in keys:
@@ -231,7 +253,9 @@ def push(
                     f"{max(r.number for r in study.rounds) + 1}",
                     pid,
                 ) from None
-            if not configs_match(proj["label_config"], xml):
+            if not configs_match(proj["label_config"], xml) and not (
+                legacy_xml is not None and configs_match(proj["label_config"], legacy_xml)
+            ):
                 raise ConfigMismatch(
                     f"round {rnd.number}: {who} (id {pid}) on {client.url}: its label config no longer matches "
                     f"schema {schema.name} v{schema.version} (edited in Label Studio?); restore it, or push to a "
@@ -438,18 +462,47 @@ def _when(text: str) -> _dt.datetime | None:
     return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
 
 
-def _ensure_rater_users(client: Client, raters: list[str]) -> None:
-    """Embedded server: make sure every rater has a user (seeded with a known token)."""
-    creds = client.conn.credentials
-    if creds is None or all(r in creds.users and creds.users[r].id is not None for r in raters):
-        return
-    from goldboard.annotate import server as srv  # lazy: the server module (tomli_w) only when needed
+#: how a round's items are described in messages
+KIND_TEXT = {
+    "case": "case-level (one item per case, no model outputs)",
+    "output": "case x model output (one item per output)",
+}
 
-    print(
-        f"Creating Label Studio users for raters: {', '.join(r for r in raters if r not in creds.users)}",
-        file=sys.stderr,
-    )
-    client.conn.credentials = srv.prepare_data_dir(client.conn.data_dir, raters)
+
+def check_rater_accounts(client: Client, raters: list[str]) -> list[str]:
+    """Every study rater must have a Label Studio account; push never creates one.
+
+    Embedded server: a rater missing from its credentials file is an error with a
+    did-you-mean (a misspelt ``study init --raters`` name must not become a new account);
+    ``goldboard server add-raters NAME`` creates an account on purpose.  Other servers:
+    a rater that matches no user is a warning (pull then attributes that rater's project
+    by project only).  Returns the warnings.
+    """
+    creds = client.conn.credentials
+    if creds is not None:
+        missing = [r for r in raters if r not in creds.users or creds.users[r].id is None]
+        if missing:
+            have = sorted(creds.users)
+            r = missing[0]
+            raise GoldboardError(
+                f"rater {r!r} has no account on the embedded Label Studio ({client.url}; accounts: "
+                f"{', '.join(have) or 'none'}){did_you_mean(r, have)}. push never creates accounts: if "
+                f"the study's rater name is misspelt, fix it in study.toml; if {r!r} is a new rater, create the "
+                f"account with `goldboard server add-raters {','.join(missing)}`"
+            )
+        return []
+    try:
+        found, others = rater_user_ids(client, raters)
+    except LabelStudioError:
+        return []
+    matched = set(found.values())
+    names = list(others.values())
+    return [
+        f"rater {r!r} matches no user on {client.url}{did_you_mean(r, names)}; their project's annotations "
+        f"will be attributed by project only (set [extra.rater_users] in study.toml to name their account)"
+        for r in raters
+        if r not in matched
+    ]
 
 
 class _NoBar:

@@ -125,7 +125,7 @@ class Credentials:
         if rater not in self.users:
             raise GoldboardError(
                 f"{self.path}: no Label Studio user for rater {rater!r} "
-                f"(add it with `goldboard server start --raters {rater}`)"
+                f"(add it with `goldboard server add-raters {rater}`)"
             )
         return self.users[rater].token
 

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.client import Client, connect
-from goldboard.annotate.push import SHARED_KEY, PushResult, _ensure_rater_users, push
+from goldboard.annotate.push import SHARED_KEY, PushResult, check_rater_accounts, push
 from goldboard.cases.ratings import MULTI_SEP
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
@@ -222,9 +222,7 @@ def push_with_ratings(
     creds = client.conn.credentials
     if creds is None:
         raise GoldboardError("push_with_ratings needs the embedded server (rater user ids)")
-
-    _ensure_rater_users(client, list(study.raters))
-    creds = client.conn.credentials
+    check_rater_accounts(client, list(study.raters))  # never creates one: seed raters at server start
     existing = next((r for r in study.rounds if r.number == round_number), None) if round_number else None
     mode_shared = shared if shared is not None else (existing.mode == "shared" if existing else False)
     payload: dict[tuple[str, str], list[dict]] = {}

@@ -93,7 +93,7 @@ def main() -> None:
     t_setup, _ = timed(srv.prepare_data_dir, work / "server", RATERS)
     print(f"server data dir prepared in {t_setup:.1f} s", file=sys.stderr)
     results = []
-    with srv.EmbeddedServer(work / "server", port=srv.free_port()) as server:
+    with srv.EmbeddedServer(work / "server", port=srv.free_port(), raters=RATERS) as server:
         # ---------------- push
         st = Study.init(work / "push", schema="mtb", raters=RATERS, data_dir=str(server.data_dir))
         client = connect(st)

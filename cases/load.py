@@ -39,10 +39,16 @@ import pandas as pd
 
 from goldboard.cases.problems import CaseFileError, Problem, errors_only
 from goldboard.cases.records import Record, read_file
-from goldboard.cases.units import UNIT_COLUMNS, compose_case_text, default_output_id, format_case_value
+from goldboard.cases.units import (
+    UNIT_COLUMNS,
+    compose_case_text,
+    default_output_id,
+    format_case_value,
+    shown_case_keys,
+)
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema, SchemaError, ValueNotInSchema, load_schema
-from goldboard.text import cell_text
+from goldboard.text import cell_text, close_matches
 
 ID_KEYS = ("case_id", "scenario_id", "question_id", "id")
 OUTPUT_CASE_KEYS = ("case_id", "scenario_id", "question_id")
@@ -463,7 +469,9 @@ def _detect_output_format(records: list[Record]) -> str:
     return "generic"
 
 
-def _schema(schema: Schema | str | Path) -> Schema:
+def schema_of(schema: Schema | str | Path) -> Schema:
+    """``schema`` itself, or the schema it names (built-in name or file); a bad one is a
+    one-line :class:`GoldboardError`."""
     if isinstance(schema, Schema):
         return schema
     try:
@@ -480,7 +488,7 @@ def inspect_files(
     Returns a :class:`LoadResult` with the unit table (``None`` when there are
     errors), every problem found (errors and warnings) and a summary.
     """
-    sch = _schema(schema)
+    sch = schema_of(schema)
     L = _Loader(sch)
     cases_label = str(cases_path)
     case_records, probs = read_file(cases_path, cases_label)
@@ -571,6 +579,8 @@ def inspect_files(
         seen_out[o.output_id] = rec.line
         outputs.append(o)
 
+    hidden_by_design = _report_unseen_case_columns(L, case_records, cases, cases_label, combined)
+
     if outputs_path is not None and out_records and not outputs and not errors_only(L.problems):
         L.add(outputs_label, None, "", "no usable model outputs")
 
@@ -603,6 +613,7 @@ def inspect_files(
         "units": len(rows),
         "synthetic_units": sum(1 for r in rows if r["synthetic"]),
         "cases_with_reference_labels": sum(1 for c in cases.values() if c.reference),
+        "hidden_case_columns": hidden_by_design,
         "errors": sum(1 for p in problems if p.is_error),
         "warnings": sum(1 for p in problems if not p.is_error),
     }
@@ -630,6 +641,71 @@ def inspect_files(
     # attrs are copied by pandas on every operation: keep them small (no DataFrames)
     df.attrs["warnings"] = [str(p) for p in problems if not p.is_error]
     return LoadResult(df, problems, summary, out_df)
+
+
+def _report_unseen_case_columns(
+    L: _Loader, records: list[Record], cases: dict[str, _Case], file: str, combined: bool
+) -> list[str]:
+    """Warn about every case column with a value that no rater will see; return the columns
+    hidden by design (ids, reference labels, ``synthetic``, the schema's ``hidden_case_fields``,
+    and for prompt+answer files the output's own keys), which are listed, not warned about."""
+    sch = L.schema
+    first_line: dict[str, int] = {}
+    filled: dict[str, int] = {}
+    for rec in records:
+        for k, v in rec.data.items():
+            if _blank(v) or (isinstance(v, (list, dict)) and not v):
+                continue
+            first_line.setdefault(k, rec.line)
+            filled[k] = filled.get(k, 0) + 1
+    shown: set[str] = set()
+    for rec in records:
+        id_key, raw_id = _first(rec.data, ID_KEYS)
+        c = cases.get(_text(raw_id))
+        if c is None or c.line != rec.line:
+            continue
+        keys = {id_key, *shown_case_keys(c.data, sch)}  # the id is a column of Label Studio's task list
+        if "prompt_text" in keys:
+            keys.update(PROMPT_KEYS)
+        if "evidence" in keys:
+            keys.update((*EVIDENCE_KEYS, "metadata"))
+        shown |= keys
+    if sch.display.options:
+        shown.add("options")
+        shown.update(k for k in first_line if _OPTION_COLUMN_RE.match(k))
+    by_design = set(ID_KEYS) | {"synthetic"} | set(sch.display.hidden_case_fields)
+    for rec in records[:1000]:
+        by_design.update(k for k, _ in L._reference_targets(rec.data))
+    if combined:  # prompt + model answer in one record: the output's keys are not case columns
+        by_design |= {*OUTPUT_TEXT_KEYS, *MODEL_KEYS, *CONDITION_KEYS, "output_id"}
+        by_design.update(k for k in first_line if k.startswith(("predicted_", "synthetic_")))
+    displayed = [k for k, _ in sch.display.case_fields if k != "case_id"]
+    titles = {t: k for k, t in sch.display.case_fields if k != "case_id"}
+    hidden = []
+    n = len(cases)
+    for col, line in first_line.items():
+        if col in shown:
+            continue
+        if col in by_design:
+            hidden.append(col)
+            continue
+        hits = close_matches(col, [*displayed, *titles])
+        keys = list(dict.fromkeys(titles.get(h, h) for h in hits))
+        hint = ""
+        if keys:
+            shown_as = {k: t for t, k in titles.items()}
+            hint = " (did you mean " + " or ".join(f"{k!r}, shown as {shown_as.get(k, k)!r}" for k in keys) + "?)"
+        shown_list = "" if hint else f" (displayed: {', '.join(displayed)})"
+        L.add(
+            file,
+            line,
+            col,
+            f"no rater will see it: not a displayed case field of schema {sch.name}{hint}; "
+            f"{filled[col]} of {n} cases have a value here. Rename the column, or add it to the schema's "
+            f"display.case_fields{shown_list}",
+            "warning",
+        )
+    return hidden
 
 
 def _unit_row(c: _Case, case_text: str, o: _Output | None, sch: Schema) -> dict[str, Any]:

@@ -30,6 +30,7 @@ as bit masks, see :mod:`goldboard.adjudicate.flags`).
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -42,7 +43,7 @@ import pandas as pd
 from goldboard.cases.rounds import RoundSelection, select_rounds
 from goldboard.errors import GoldboardError
 from goldboard.fileio import read_table
-from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
 from goldboard.text import natural_key
 
 RATINGS_COLUMNS = [
@@ -62,7 +63,6 @@ RATINGS_COLUMNS = [
     "project_id",
 ]
 #: the one separator of multi-select values in the ratings table, decisions and gold
-MULTI_SEP = "|"
 _REQUIRED_COLUMNS = ("item_id", "rater", "field", "value")
 MISSING_CODE = -1
 #: code of a missing rating in a :class:`RatingGrid`
@@ -96,12 +96,18 @@ def load_ratings_file(path: str | Path) -> pd.DataFrame:
         raise GoldboardError(f"{path}: file not found")
     if path.suffix.lower() == ".csv":
         try:
+            with open(path, encoding="utf-8-sig", newline="") as fh:
+                _require_rating_columns(next(csv.reader(fh), []), path)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise GoldboardError(f"{path}: cannot read as a ratings CSV: {exc}") from None
+        try:
             df = read_ratings_csv(path)
         except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise GoldboardError(f"{path}: cannot read as a ratings CSV: {str(exc).splitlines()[0]}") from None
         df["_line"] = [str(i + 2) for i in range(len(df))]
     else:
         df = read_table(path)
+        _require_rating_columns(df.columns, path)
         for c in df.columns:
             df[c] = df[c].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
         for c in RATINGS_COLUMNS:
@@ -109,6 +115,51 @@ def load_ratings_file(path: str | Path) -> pd.DataFrame:
                 df[c] = ""
     check_ratings_columns(df)
     return df
+
+
+def _require_rating_columns(columns, path) -> None:
+    """A ratings table read from a file must have its own item_id, rater, field and value
+    columns (a missing one is never filled in as blank)."""
+    have = [str(c) for c in columns if not str(c).startswith("_")]
+    need = [c for c in ("item_id", "rater", "field", "value") if c not in have]
+    if need:
+        raise GoldboardError(
+            f"{path}: no {need[0]!r} column (columns: {', '.join(have) or 'none'}); a ratings table has one "
+            f"row per item x rater x field with columns item_id, rater, field, value"
+        )
+
+
+def duplicate_ratings(ratings: pd.DataFrame, source: str = "ratings") -> list[str]:
+    """Check that each rater rated each item (and field) at most once per round.
+
+    The same rating given twice is counted once: returns a warning naming the repeats.
+    Two *different* ratings of one item by one rater in one round cannot be told apart
+    (which one is meant?): a :class:`GoldboardError` naming both rows.
+    """
+    if len(ratings) == 0:
+        return []
+    keys = [c for c in ("round", "item_id", "rater", "field") if c in ratings.columns]
+    df = ratings.assign(_v=ratings["value"].astype(str).str.strip())
+    dup = df[df.duplicated(keys, keep=False)]
+    if len(dup) == 0:
+        return []
+    for key, g in dup.groupby(keys, sort=False):
+        if g["_v"].nunique() > 1:
+            rec = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+            lines = [f"{source}:{x}" for x in g["_line"]] if "_line" in g.columns else []
+            where = f" ({lines[0]} and {lines[1]})" if len(lines) > 1 else ""
+            raise GoldboardError(
+                f"{lines[0] if lines else source}: rater {rec['rater']} rated item {rec['item_id']} "
+                f"{rec.get('field', '')} twice with different values ({', '.join(map(repr, g['value']))}){where}; "
+                f"keep one rating per item, rater and field"
+            )
+    first = dup.drop_duplicates(keys)
+    examples = ", ".join(f"{r.item_id} ({r.rater})" for r in first.head(3).itertuples())
+    n = len(dup) - len(first)
+    return [
+        f"{source}: {n} duplicate rating{'s' if n != 1 else ''} (same item, rater, field and value) counted once: "
+        f"{examples}{', ...' if len(first) > 3 else ''}"
+    ]
 
 
 # --------------------------------------------------------------------------- readers of other table shapes

@@ -34,9 +34,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from goldboard.cases.units import format_case_value
 from goldboard.errors import GoldboardError
-from goldboard.fileio import atomic_write, write_jsonl_atomic
+from goldboard.fileio import atomic_write, write_csv_atomic, write_jsonl_atomic
+from goldboard.label_configs.schema import BUILTIN_DIR, Schema, load_schema
 
 DEFAULT_MODELS = ("sim-llm-a", "sim-llm-b")
 MTB_LABELS = ("Supported", "Partially Supported", "Unsupported", "Insufficient Information")
@@ -1204,7 +1207,62 @@ def write_records(records: list[dict[str, Any]], path: str | Path) -> None:
         raise GoldboardError(f"{path}: write synthetic records as .jsonl or .json (got {suffix or 'no suffix'})")
 
 
+def template_records(schema: Schema | str, n: int = 2) -> list[dict[str, Any]]:
+    """A small example cases file for ``schema``: ``case_id`` plus every case column a rater
+    sees (the schema's displayed case fields; ``option_A`` ... for per-option schemas).
+
+    Built-in schemas get realistic values (synthetic cases, marked ``synthetic``); other
+    schemas get ``<Title of case 1>`` placeholders.  Every record has every column, so a
+    CSV written from it names them all in its header.
+    """
+    sch = schema if isinstance(schema, Schema) else load_schema(schema)
+    titles: dict[str, str] = {}
+    for key, title in sch.display.case_fields:
+        if key == "case_id" or (key == "text" and title in titles.values()):
+            continue
+        titles.setdefault(key, title)
+    base = sch.name if sch.name in ("mtb", "mtb_unsafe", "medfail", "radsafe") else None
+    examples: list[dict[str, Any]] = []
+    if base is not None and sch.source.startswith(str(BUILTIN_DIR)):
+        examples = synthesize(base, n, seed=7)[0]
+    out = []
+    for i in range(n):
+        ex = examples[i] if i < len(examples) else {}
+        rec: dict[str, Any] = {"case_id": f"CASE-{i + 1:03d}"}
+        opts = ex.get("options") if isinstance(ex.get("options"), dict) else {}
+        for key, title in titles.items():
+            value = format_case_value(ex.get(key)) if ex else ""
+            if key == "prompt_text" and not value:
+                value = format_case_value(ex.get("prompt"))
+            rec[key] = value or f"<{title} of case {i + 1}>"
+        for opt in sch.display.options:
+            rec[f"option_{opt}"] = format_case_value(opts.get(opt)) or f"<option {opt} of question {i + 1}>"
+        if ex:
+            rec["synthetic"] = True
+        out.append(rec)
+    return out
+
+
+def write_template(schema: Schema | str, path: str | Path, n: int = 2) -> list[dict[str, Any]]:
+    """Write :func:`template_records` atomically as ``.jsonl``, ``.json`` or ``.csv``; an existing
+    file is never overwritten."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".ndjson", ".json", ".csv"):
+        raise GoldboardError(f"{path}: write the template as .jsonl, .json or .csv (got {suffix or 'no suffix'})")
+    if path.exists():
+        raise GoldboardError(f"{path}: exists; goldboard never overwrites it (choose another file name)")
+    records = template_records(schema, n)
+    if suffix == ".csv":
+        write_csv_atomic(pd.DataFrame(records), path)
+    else:
+        write_records(records, path)
+    return records
+
+
 __all__ = [
+    "template_records",
+    "write_template",
     "synthesize",
     "synth_mtb_cases",
     "synth_mtb_outputs",

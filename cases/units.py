@@ -27,6 +27,14 @@ from goldboard.label_configs.schema import Schema
 UNIT_COLUMNS = ["item_id", "case_id", "output_id", "model", "case_text", "output_text", "synthetic"]
 
 
+def item_kind(units: pd.DataFrame) -> str:
+    """``"output"`` when the units are case x model output items, ``"case"`` when each unit is
+    a case (no outputs file, or a schema that labels cases, such as radsafe)."""
+    if "output_id" not in units.columns:
+        return "case"
+    return "output" if (units["output_id"].fillna("").astype(str) != "").any() else "case"
+
+
 def default_output_id(case_id: str, model: str, n: int = 0, condition: str = "") -> str:
     """A deterministic output id when the outputs file has none:
     ``<case>::<model>[::<condition>][::n]`` (``condition``: e.g. a RAG deployment condition)."""
@@ -54,21 +62,29 @@ def format_case_value(val: Any) -> str:
     return str(val).strip()
 
 
-def compose_case_text(case: dict[str, Any], schema: Schema) -> str:
-    """The case as plain text: ``Title: value`` lines for the schema's displayed fields
-    that the case has (a field shown once even when two keys share a title)."""
-    lines = []
+def shown_case_keys(case: dict[str, Any], schema: Schema) -> list[str]:
+    """The keys of ``case`` that :func:`compose_case_text` shows a rater, in display order:
+    the schema's displayed case fields the case has a value for (the first key of each
+    title), else ``text``."""
+    keys = []
     seen_titles = set()
     for key, title in schema.display.case_fields:
         if key == "case_id":
             continue
-        val = format_case_value(case.get(key))
-        if val == "" or title in seen_titles:
+        if format_case_value(case.get(key)) == "" or title in seen_titles:
             continue
         seen_titles.add(title)
-        lines.append(f"{title}: {val}")
-    if not lines:
-        text = format_case_value(case.get("text"))
-        if text:
-            lines.append(text)
-    return "\n".join(lines)
+        keys.append(key)
+    if not keys and format_case_value(case.get("text")):
+        keys.append("text")
+    return keys
+
+
+def compose_case_text(case: dict[str, Any], schema: Schema) -> str:
+    """The case as plain text: ``Title: value`` lines for the schema's displayed fields
+    that the case has (a field shown once even when two keys share a title)."""
+    titles = dict(schema.display.case_fields)
+    keys = shown_case_keys(case, schema)
+    if keys == ["text"] and "text" not in titles:
+        return format_case_value(case.get("text"))
+    return "\n".join(f"{titles[k]}: {format_case_value(case.get(k))}" for k in keys)

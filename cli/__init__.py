@@ -10,11 +10,12 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
+import warnings
 
 import click
 
 from goldboard import __version__
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
 
 #: stage modules, in the order of a study
@@ -33,6 +34,17 @@ COMMAND_MODULES = [
     "report",
     "demo",
 ]
+
+
+_default_showwarning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A :class:`GoldboardWarning` is one ``Warning: ...`` line on stderr."""
+    if issubclass(category, GoldboardWarning):
+        click.echo(f"Warning: {message}", err=True)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
 
 
 def flag_for(cmd: click.Command, param: str) -> str | None:
@@ -77,7 +89,10 @@ class GoldboardGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                warnings.simplefilter("once", GoldboardWarning)
+                warnings.showwarning = _show_warning
+                return super().invoke(ctx)
         except GoldboardError as exc:
             click.echo(f"Error: {exc}", err=True)
             sys.exit(exc.exit_code)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.adjudicate.decisions import SheetErrors
+from goldboard.adjudicate.decisions import DecisionConflicts, SheetErrors, change_lines
 from goldboard.annotate.adjudication import pull_adjudication, push_adjudication
 from goldboard.cli._options import output_option, round_option, study_option
 from goldboard.errors import GoldboardError
@@ -52,11 +52,28 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
 @click.option(
     "--not-independent", is_flag=True, help="The adjudicator is not independent (e.g. the project lead or a rater)."
 )
-def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bool) -> None:
+@click.option(
+    "--overrule-newer",
+    is_flag=True,
+    help="Replace decisions made after this sheet was written (listed as conflicts without this flag); "
+    "each replacing entry names the decision it overrules.",
+)
+def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bool, overrule_newer: bool) -> None:
     """Check a filled review workbook and append its decisions to decisions.jsonl.
 
-    Every cell is checked; if anything is wrong, every problem is listed by cell
-    reference and nothing is imported.  Re-importing the same sheet changes nothing.
+    \b
+    - A sheet made for another study, schema or ratings state (e.g. ratings pulled
+      again since) is refused: write a fresh sheet.
+    - Every cell is checked; if anything is wrong, every problem is listed by cell
+      reference and nothing is imported.
+    - Every new or changed decision is printed: item, field, old -> new, by whom.
+      Changing a decision in force needs a new reason in the Reason cell.
+    - A row that would replace a decision made after the sheet was written (e.g. in
+      a newer sheet or in Label Studio) is a conflict: all conflicts are listed and
+      nothing is imported, unless --overrule-newer.
+    - All or nothing, even if the import is killed: the log is replaced in one step.
+    - Re-importing the same sheet (or a copy re-saved by Excel/LibreOffice) changes nothing.
+
     A multi-select decision is stored as its values |-joined in schema order ("" for
     `none`, which is a decision; a blank cell stays undecided).
     """
@@ -66,13 +83,19 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     if not adjudicator:
         raise GoldboardError("--adjudicator: give the adjudicator's name")
     try:
-        res = import_study_sheet(st, sheet, adjudicator=adjudicator, independent=not not_independent)
-    except SheetErrors as exc:
+        res = import_study_sheet(
+            st, sheet, adjudicator=adjudicator, independent=not not_independent, overrule_newer=overrule_newer
+        )
+    except (SheetErrors, DecisionConflicts) as exc:
         for line in exc.errors:
             click.echo(line, err=True)
         raise GoldboardError(str(exc)) from None
     for w in res.warnings:
         click.echo(f"Warning: {w}", err=True)
+    for n in res.notes:
+        click.echo(f"Note: {n}", err=True)
+    for line in change_lines(res.appended, st.schema):
+        click.echo(f"  {line}")
     new = len(res.appended) - res.changed
     click.echo(
         f"{res.sheet}: {new} new decisions, {res.changed} changed, {res.unchanged} unchanged, "
@@ -110,7 +133,9 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     """Append the decisions made in the Label Studio adjudication projects to decisions.jsonl.
 
     Every annotation is checked first; if any is invalid, all problems are listed and
-    nothing is recorded.  Pulling again changes nothing.
+    nothing is recorded.  Every new or changed decision is printed (item, field,
+    old -> new, by whom); an annotation that changes a decision in force needs a new
+    reason.  Pulling again changes nothing.
     """
 
     st = Study.open(study_dir)
@@ -120,6 +145,10 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
         for line in exc.errors:
             click.echo(line, err=True)
         raise GoldboardError(str(exc)) from None
+    for n in res.record.notes:
+        click.echo(f"Note: {n}", err=True)
+    for line in res.change_lines(st.schema):
+        click.echo(f"  {line}")
     click.echo(res.describe() + f" -> {st.decisions_path}")
 
 

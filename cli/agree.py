@@ -25,7 +25,8 @@ from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.ratings import read_long_table, read_wide_table
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, check_names
+from goldboard.fileio import duplicate_headers
 from goldboard.label_configs.schema import SchemaError, load_schema
 from goldboard.study import Study
 from goldboard.workflows.agreement import unit_groups
@@ -84,7 +85,12 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 @click.option("--item-col", default="item_id", show_default=True, help="Item column (long and wide tables).")
 @click.option("--rater-col", default="rater", show_default=True, help="Rater column (long table).")
 @click.option("--label-col", default=None, help="Label column (default: label, else value).")
-@click.option("--raters", "wide_raters", help="Wide table: comma-separated rater columns, e.g. onc_a,onc_b.")
+@click.option(
+    "--raters",
+    "wide_raters",
+    help="Wide TABLE: comma-separated rater columns, e.g. onc_a,onc_b. With --study: compare only these "
+    "study raters. A name that is not a rater is an error.",
+)
 @click.option("--schema", "schema_ref", help="Schema (built-in name or file): categories, order, level, aliases.")
 @click.option("--categories", help="Full ordered scale, e.g. 1,2,3,4,5 (weights span it even if a level is unused).")
 @click.option(
@@ -136,6 +142,7 @@ def agree_cmd(
                                 `goldboard pull`'s ratings.csv works as is
       TABLE --raters A,B        wide table, one column per rater
       --study DIR [--round N]   a study's pulled ratings and its schema
+                                (--raters A,B: only these study raters)
       --from-label-studio FILE  Label Studio JSON / JSON_MIN export (with --field)
 
     Stdout carries only the requested format; warnings go to stderr (and into
@@ -145,6 +152,7 @@ def agree_cmd(
     if sources != 1:
         raise GoldboardError("give exactly one input: a TABLE file, --study DIR, or --from-label-studio FILE")
     schema = _load_schema(schema_ref)
+    table_warnings: list[str] = []
     raters_order = None
     groups = clusters = None
     if study_dir is not None:
@@ -157,11 +165,23 @@ def agree_cmd(
         source = str(study.ratings_path(round_))
         df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
         raters_order = study.raters
+        if wide_raters is not None:  # --raters with --study: compare only these study raters
+            raters_order = check_names(
+                _split(wide_raters) or [], study.raters, option="--raters", what="a rater of this study"
+            )
+            if len(raters_order) < 2:
+                raise GoldboardError("--raters: name at least two raters to compare, e.g. --raters onc_a,onc_b")
+            df = df[df["rater"].astype(str).isin(raters_order)]
         if by and by not in df.columns:
             groups = unit_groups(study, by)
         if cluster_col and cluster_col not in df.columns:
             clusters = unit_groups(study, cluster_col)
     elif ls_files:
+        if wide_raters is not None:
+            raise GoldboardError(
+                "--raters: selects rater columns of a wide TABLE or raters of a --study, not --from-label-studio "
+                "annotators (give one export per rater instead)"
+            )
         if not field and schema is None:
             raise GoldboardError("--from-label-studio needs --field NAME (the label config's from_name)")
         fname = field or schema.primary_field.name
@@ -171,6 +191,12 @@ def agree_cmd(
         field = fname
     else:
         source = table
+        dup = duplicate_headers(table)
+        if dup:
+            table_warnings.append(
+                f"{table}: duplicate column header{'s' if len(dup) > 1 else ''} {', '.join(repr(d) for d in dup)}: "
+                f"only the last column of each name is read; rename the others"
+            )
         if wide_raters is not None:
             names = _split(wide_raters) or []
             if len(names) < 2:
@@ -178,24 +204,31 @@ def agree_cmd(
             df = read_wide_table(table, names, item_col)
         else:
             df = read_long_table(table, item_col, rater_col, label_col)
-    field = _choose_field(df, field, schema, source)
-    result = agreement(
-        df,
-        field,
-        schema,
-        categories=_split(categories),
-        levels=list(levels) or None,
-        raters=raters_order,
-        by=None if groups is not None else by,
-        groups=groups,
-        dichotomize=dichotomize,
-        bootstrap=bootstrap,
-        seed=seed,
-        cluster_col=None if clusters is not None else cluster_col,
-        clusters=clusters,
-        source=source,
-        progress=bootstrap > 0,
-    )
+    try:
+        field = _choose_field(df, field, schema, source)
+        result = agreement(
+            df,
+            field,
+            schema,
+            categories=_split(categories),
+            levels=list(levels) or None,
+            raters=raters_order,
+            by=None if groups is not None else by,
+            groups=groups,
+            dichotomize=dichotomize,
+            bootstrap=bootstrap,
+            seed=seed,
+            cluster_col=None if clusters is not None else cluster_col,
+            clusters=clusters,
+            source=source,
+            progress=bootstrap > 0,
+        )
+    except GoldboardError:
+        for w in table_warnings:  # they may explain the error (e.g. the wrong 'rater' column was read)
+            click.echo(f"Warning: {w}", err=True)
+        raise
+    if table_warnings:
+        result["warnings"] = table_warnings + list(result["warnings"])
     title = f"Agreement on {field}"
     if dichotomize:
         title += f" (dichotomized at {dichotomize})"

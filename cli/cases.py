@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cases.load import inspect_files
-from goldboard.cases.synth import synthesize, write_records
+from goldboard.cases.load import inspect_files, schema_of
+from goldboard.cases.synth import synthesize, write_records, write_template
 from goldboard.errors import GoldboardError
 
 SCHEMA_HELP = "Built-in schema name (mtb, mtb_unsafe, medfail, radsafe) or a schema file (.toml/.json)."
@@ -31,6 +31,11 @@ def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None
 
     Each problem is printed as `file:line: field: problem`. Exit status 1 when
     there are errors; warnings alone do not fail.
+
+    Every case column that no rater will see is reported: a warning (with the
+    closest displayed field, e.g. PD-L1 -> pdl1) unless it is hidden on purpose
+    (ids, reference labels, the schema's hidden_case_fields), which are listed.
+    `goldboard cases template --schema NAME -o FILE` writes an example file.
     """
 
     res = inspect_files(cases_file, outputs_file, schema=schema)
@@ -50,6 +55,31 @@ def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None
         f"for schema {s['schema']}; format: {fmt}; {s['synthetic_units']} synthetic units; "
         f"{s['cases_with_reference_labels']} cases with reference labels; {s['warnings']} warnings"
     )
+    if s.get("hidden_case_columns"):
+        click.echo(
+            f"{cases_file}: columns not shown to raters by design (reference labels, the schema's "
+            f"hidden_case_fields): {', '.join(s['hidden_case_columns'])}"
+        )
+
+
+@cases_group.command("template")
+@click.option("--schema", "schema", required=True, help=SCHEMA_HELP)
+@click.option(
+    "-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="File to write (.jsonl, .json or .csv)."
+)
+def template_cmd(schema: str, out: str) -> None:
+    """Write a small example cases file with every column raters see.
+
+    
+    The file has case_id plus each displayed case field of the schema (and
+    option_A ... for per-option schemas), with example values: rename your own
+    columns to these, or replace the values. An existing file is never
+    overwritten; the file is written atomically.
+    """
+    sch = schema_of(schema)
+    records = write_template(sch, out)
+    cols = [k for k in records[0] if k != "synthetic"]
+    click.echo(f"Wrote {len(records)} example {sch.name} cases to {out}; columns raters see: {', '.join(cols[1:])}")
 
 
 @cases_group.command("synth")

@@ -8,9 +8,10 @@ import click
 import pandas as pd
 
 from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
-from goldboard.cases.ratings import load_ratings_file
+from goldboard.cases.ratings import duplicate_ratings, load_ratings_file
+from goldboard.cases.rounds import round_numbers
 from goldboard.cli._options import format_option, output_option, round_option, study_option
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, check_names
 from goldboard.fileio import write_text_atomic
 from goldboard.label_configs.schema import load_schema
 from goldboard.study import Study, study_ratings
@@ -21,7 +22,12 @@ from goldboard.study import Study, study_ratings
 @study_option(required=False, help="Study workspace (reads its pulled ratings).")
 @round_option(in_force=True, what="Only this round")
 @click.option("--schema", "schema_ref", default=None, help="Schema name or file (needed with a RATINGS file).")
-@click.option("--raters", default=None, help="Comma-separated rater order (default: the study's, else sorted).")
+@click.option(
+    "--raters",
+    default=None,
+    help="Comma-separated raters to compare, in this order (default: every rater; the study's order, else "
+    "sorted). A name that is not a rater is an error.",
+)
 @click.option("--triggered-only", is_flag=True, help="Only items that hit a schema boundary or trigger.")
 @format_option(["table", "csv", "json"], "table")
 @output_option()
@@ -52,14 +58,22 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
         st = Study.open(study_dir)
         schema = load_schema(schema_ref) if schema_ref else st.schema
         df = study_ratings(st, round_)
-        source = "ratings"
-        order = order or st.raters
+        source = str(st.ratings_path(round_)) if round_ is not None else "ratings"
     else:
         if not schema_ref:
             raise GoldboardError("--schema: give the schema of the RATINGS file (e.g. --schema mtb)")
         schema = load_schema(schema_ref)
         df = load_ratings_file(ratings)
         source = ratings
+        if round_ is not None:
+            rounds = sorted(set(round_numbers(df["round"]))) if "round" in df.columns else [1]
+            if round_ not in rounds:
+                raise GoldboardError(
+                    f"{source}: --round {round_}: no ratings in that round (rounds: {', '.join(map(str, rounds))})"
+                )
+    order = _check_raters(df, order, st.raters if study_dir else None, source)
+    for w in duplicate_ratings(df, source):
+        click.echo(f"Warning: {w}", err=True)
     flags = flag_disagreements(df, schema, order, source=source, round_number=round_)
     for line in flags.attrs["round_selection"].warning_lines():
         click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
@@ -92,6 +106,33 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
         click.echo(f"Wrote {len(flags)} flagged rows ({summary['items_flagged']} items) to {output}", err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _check_raters(df: pd.DataFrame, order: list[str] | None, study_raters: list[str] | None, source: str) -> list:
+    """The raters to compare: every name must be a study rater (or, for a RATINGS file, a rater
+    in the file) with ratings, and at least two must have ratings -- never a silent "No
+    disagreements." because a name was mistyped or only one rater is there."""
+    if len(df) == 0:
+        raise GoldboardError(f"{source}: no ratings (nothing to compare)")
+    present = list(dict.fromkeys(r for r in df["rater"].astype(str) if r.strip()))
+    if order is None:
+        order = [r for r in (study_raters or sorted(present)) if r in present] + (
+            [r for r in present if r not in study_raters] if study_raters else []
+        )
+    else:
+        if study_raters is not None:
+            order = check_names(order, study_raters, option="--raters", what="a rater of this study")
+        else:
+            order = check_names(order, present, option="--raters", what=f"a rater in {source}")
+        idle = [r for r in order if r not in present]
+        if idle:
+            raise GoldboardError(f"--raters: {idle[0]} has no ratings in {source} (pull them first)")
+        if len(order) < 2:
+            raise GoldboardError("--raters: name at least two raters to compare, e.g. --raters onc_a,onc_b")
+    if len(present) < 2 or len(order) < 2:
+        who = ", ".join(present) or "nobody"
+        raise GoldboardError(f"{source}: only one rater ({who}) has ratings; flags compare at least two raters")
+    return order
 
 
 def _json_records(flags: pd.DataFrame) -> list[dict]:

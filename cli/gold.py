@@ -52,6 +52,8 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_: int | None) -> Non
         for line in exc.errors:
             click.echo(line, err=True)
         raise GoldboardError(str(exc)) from None
+    for name in rel.cleaned:
+        click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
     if rel.gold is not None:
         for line in rel.gold.attrs["round_selection"].warning_lines():
             click.echo(f"Warning: {line}" if not line.startswith("  ") else line, err=True)

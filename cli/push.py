@@ -62,6 +62,18 @@ def push_cmd(
     labeling page never shows it; Label Studio's task list shows data columns).
     Give outputs opaque output_ids too, since default ids contain the model name.
 
+    Case-level rounds: without --outputs each case is one item and the labeling
+    page has no model pane (raters label the cases themselves). A round holds
+    one kind of item: pushing outputs into a case-level round, or bare cases
+    into a case x output round, is refused -- push them to a new round.
+
+    Case columns that no rater will see (not displayed by the schema) are
+    listed as warnings, as `goldboard cases validate` does.
+
+    Accounts: push never creates a Label Studio account. A study rater without
+    one on the embedded server is an error (a misspelt name?); create accounts
+    with `goldboard server add-raters NAME` or `server start --raters`.
+
     Idempotent: running it again (e.g. after a push that died half-way) imports
     only the tasks that are missing.
 

@@ -87,8 +87,13 @@ def describe_schema(schema: Schema) -> str:
     d = schema.display
     out.append("")
     out.append("display:")
-    out.append(f'  case pane "{d.case_title}": ' + ", ".join(k for k, _ in d.case_fields))
-    out.append(f'  output pane "{d.output_title}": ' + ("shown" if d.show_output else "not shown"))
+    out.append(f'  case pane "{d.case_title}" (case columns shown): ' + ", ".join(k for k, _ in d.case_fields))
+    if d.hidden_case_fields:
+        out.append("  case columns never shown (by design): " + ", ".join(d.hidden_case_fields))
+    out.append(
+        f'  output pane "{d.output_title}": '
+        + ("shown (not in case-level rounds: cases pushed without outputs)" if d.show_output else "not shown")
+    )
     if d.options:
         out.append(f"  answer options: {', '.join(d.options)}")
     return "\n".join(out)
@@ -136,11 +141,16 @@ def show_cmd(schema_ref: str, fmt: str) -> None:
     show_default=True,
     help="Validate the config with label_studio_sdk's LabelInterface before writing it.",
 )
-def config_cmd(schema_ref: str, out: str | None, check: bool) -> None:
+@click.option(
+    "--case-level",
+    is_flag=True,
+    help="The config of a case-level round (cases pushed without --outputs): no model-output pane.",
+)
+def config_cmd(schema_ref: str, out: str | None, check: bool, case_level: bool) -> None:
     """Print (or write) the Label Studio labeling config for a schema."""
 
     s = _load(schema_ref)
-    xml = to_label_studio_xml(s)
+    xml = to_label_studio_xml(s, show_output=False if case_level else None)
     if check:
         from label_studio_sdk.label_interface import LabelInterface
 

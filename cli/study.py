@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import click
 
+from goldboard.annotate import server as srv
+from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.text import did_you_mean
 
 
 @click.group("study")
@@ -49,6 +52,27 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
         f"Created study {st.name!r} in {st.path} (schema {st.schema.name} v{st.schema.version}, "
         f"raters: {', '.join(st.raters)})"
     )
+    if not st.url:
+        _warn_missing_accounts(st)
+
+
+def _warn_missing_accounts(st: Study) -> None:
+    """Embedded server with accounts already: say which rater names have none (a typo?)."""
+    path = srv.credentials_path(st.data_dir or None)
+    if not path.exists():
+        return
+    try:
+        have = sorted(srv.read_credentials(st.data_dir or None).users)
+    except GoldboardError:
+        return
+    for r in st.raters:
+        if r not in have:
+            click.echo(
+                f"warning: rater {r!r} has no account on the embedded Label Studio{did_you_mean(r, have)}; "
+                f"push refuses until the name in {st.path / 'study.toml'} is fixed or the account is made "
+                f"with `goldboard server add-raters {r}`",
+                err=True,
+            )
 
 
 @study_group.command("show")
@@ -62,7 +86,8 @@ def show_cmd(directory: str) -> None:
     click.echo(f"server:  {st.url or '(embedded' + (' ' + st.data_dir if st.data_dir else ' default') + ')'}")
     for r in st.rounds:
         projects = ", ".join(f"{k}={v}" for k, v in r.projects.items())
-        click.echo(f"round {r.number}: {r.mode}, {r.units} units, projects: {projects or '(none)'}")
+        kind = {"case": ", case-level", "output": ", case x model output"}.get(r.item_kind, "")
+        click.echo(f"round {r.number}: {r.mode}{kind}, {r.units} units, projects: {projects or '(none)'}")
 
 
 commands = [study_group]

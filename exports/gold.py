@@ -40,13 +40,14 @@ another file format).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,8 @@ class GoldRelease:
     created: bool
     manifest: dict[str, Any]
     gold: pd.DataFrame | None = None
+    #: unfinished release folders of an interrupted export, removed by this one
+    cleaned: list[str] = field(default_factory=list)
 
     @property
     def file(self) -> Path:
@@ -217,6 +220,40 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def _export_lock(gold_dir: Path):
+    """One export at a time per ``gold/`` folder (an advisory lock on the folder itself,
+    dropped by the kernel if the exporter dies)."""
+    gold_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(gold_dir, os.O_RDONLY)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - Windows
+            pass
+        yield
+    finally:
+        os.close(fd)
+
+
+def clean_stale_release_folders(gold_dir: str | Path) -> list[str]:
+    """Remove the hidden ``.vN.*.tmp`` folders that an interrupted (killed) export left
+    in ``gold_dir``; returns their names.  Call with the export lock held: then none of
+    them belongs to a running export.  Releases (``vN``) are never touched."""
+    removed = []
+    for p in sorted(Path(gold_dir).glob(".v*.tmp")):
+        if p.is_dir() and not p.is_symlink():
+            for f in p.rglob("*"):  # released files are read-only; make them removable
+                with contextlib.suppress(OSError):
+                    os.chmod(f, stat.S_IRUSR | stat.S_IWUSR | (stat.S_IXUSR if f.is_dir() else 0))
+            shutil.rmtree(p, ignore_errors=True)
+            if not p.exists():
+                removed.append(p.name)
+    return removed
+
+
 def write_gold_release(
     gold: pd.DataFrame,
     gold_dir: str | Path,
@@ -230,11 +267,29 @@ def write_gold_release(
 
     Returns the new release, or -- when the content equals the latest release and
     ``force`` is false -- the latest release with ``created=False``.  Existing
-    releases are never touched.
+    releases are never touched.  Exports of one ``gold_dir`` take turns (a lock); each
+    first removes the unfinished folders of an interrupted export
+    (:func:`clean_stale_release_folders`, listed in ``GoldRelease.cleaned``).
     """
     if fmt not in FORMATS:
         raise GoldboardError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
     gold_dir = Path(gold_dir)
+    with _export_lock(gold_dir):
+        cleaned = clean_stale_release_folders(gold_dir)
+        rel = _write_gold_release(gold, gold_dir, fmt, manifest=manifest, force=force, now=now)
+    rel.cleaned = cleaned
+    return rel
+
+
+def _write_gold_release(
+    gold: pd.DataFrame,
+    gold_dir: Path,
+    fmt: str,
+    *,
+    manifest: dict[str, Any] | None,
+    force: bool,
+    now: str | None,
+) -> GoldRelease:
     digest = gold_digest(gold)
     existing = list_releases(gold_dir)
     previous = existing[-1] if existing else None

@@ -247,14 +247,17 @@ def build_review_workbook(
     agreement_note: str = "",
     now: str | None = None,
     round_number: int | None = None,
+    state: Sequence[tuple[str, str]] = (),
 ) -> tuple[Workbook, dict[str, Any]]:
     """Build the review workbook in memory.  Returns ``(workbook, counts)``.
 
     ``units`` (item_id, case_text, output_text) supplies the case summary and model
     output; ``decisions`` (the log) pre-fills decisions already taken, so a sheet
     regenerated mid-adjudication re-imports as a no-op; ``base_url`` makes links to
-    the raters' tasks; ``agreement_rows`` overrides the engine call.  ``round_number``:
-    that round only (default: per item, the latest round every rater rated).
+    the raters' tasks; ``agreement_rows`` overrides the engine call; ``state``
+    (:func:`goldboard.adjudicate.decisions.sheet_state_rows`) goes into the hidden
+    ``_goldboard`` sheet so the import can tell decisions made after the sheet;
+    ``round_number``: that round only (default: per item, the latest round every rater rated).
     """
     decisions = list(decisions)
     flags = flag_disagreements(ratings, schema, raters, round_number=round_number)
@@ -302,7 +305,7 @@ def build_review_workbook(
         len(agreed),
         stamp,
     )
-    _write_meta(ws_meta, schema, info, rlist, stamp)
+    _write_meta(ws_meta, schema, info, rlist, stamp, state)
     ws_lists.sheet_state = "hidden"
     ws_meta.sheet_state = "hidden"
     wb.active = 1  # open on Disagreements
@@ -950,7 +953,10 @@ def _write_summary(
         "A Reason is required when the decision differs from every rater. Blank decisions stay unresolved.",
         "Do not edit Case ID, Item ID or Field: the hidden key column detects edits and the import refuses them.",
         "A text longer than its row can show carries a note (red corner): select the cell to read all of it.",
+        "Changing a decision already taken (pre-filled here) needs a new Reason.",
         "Import: goldboard adjudicate import --study DIR review.xlsx --adjudicator NAME [--not-independent]",
+        "Decisions made after this sheet was written (in a newer sheet or in Label Studio) are not overwritten: "
+        "the import lists them as conflicts and imports nothing; write a fresh sheet, or add --overrule-newer.",
     ]:
         span(r, 1, "• " + line)
         r += 1
@@ -1013,7 +1019,7 @@ def _write_summary(
     ws.print_area = f"A1:{get_column_letter(last)}{max(r - 1, 1)}"
 
 
-def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str) -> None:
+def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str, state=()) -> None:
     rows = [
         ("format", SHEET_FORMAT),
         ("schema", schema.name),
@@ -1023,6 +1029,7 @@ def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str) ->
         ("round", str(info.get("round", ""))),
         ("generated_at", stamp),
         ("goldboard_version", __version__),
+        *state,
     ]
     for i, (k, v) in enumerate(rows, start=1):
         set_text_cell(ws.cell(row=i, column=1), k)

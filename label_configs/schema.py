@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goldboard.text import cell_text
+from goldboard.text import cell_text, unneutralize_formula
 
 try:  # Python 3.11+
     import tomllib
@@ -43,6 +43,8 @@ RESERVED_FIELD_NAMES = frozenset({"case", "output"})
 RESERVED_FIELD_PREFIX = "option_"
 #: characters XML 1.0 cannot carry (a value with one could never round-trip through Label Studio)
 _XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+#: separator of multi-select values in the ratings table (cases.ratings.MULTI_SEP); no value may contain it
+MULTI_SEP = "|"
 BINARY_DEFAULT_VALUES = [
     {"value": "no", "description": "Flag not set", "aliases": ["false", "0", "n", "False", "FALSE", "No", "NO"]},
     {"value": "yes", "description": "Flag set", "aliases": ["true", "1", "y", "True", "TRUE", "Yes", "YES"]},
@@ -114,7 +116,9 @@ class Field:
 
         Exact spellings win, then declared aliases, then a case- and
         whitespace-insensitive match; numbers read back from spreadsheets as
-        ``4.0`` match ``"4"``.  Anything else raises :class:`ValueNotInSchema`
+        ``4.0`` match ``"4"``; a value starting like a formula (``=x``) also
+        matches its spreadsheet spelling with a leading quote (``'=x``), the
+        text goldboard's review workbook shows and offers.  Anything else raises :class:`ValueNotInSchema`
         -- a value is never guessed.
         """
         if self.kind == "text":
@@ -126,6 +130,11 @@ class Field:
         folded = " ".join(text.split()).casefold()
         if folded in self._folded_lookup():
             return self._folded_lookup()[folded]
+        plain = unneutralize_formula(text)
+        if plain != text and plain.strip():
+            # the spreadsheet spelling of a value that starts like a formula ('=x for =x): the exact
+            # text goldboard's workbook offers in its dropdowns (text.neutralize_formula)
+            return self.normalize(plain)
         allowed = ", ".join(self.categories)
         raise ValueNotInSchema(f"{text!r} is not a value of {self.name} (allowed: {allowed})")
 
@@ -257,6 +266,9 @@ class Display:
     case_title: str = "Case"
     output_title: str = "Model output"
     options: tuple[str, ...] = ()  # per-option layouts (radsafe): option letters
+    #: case columns deliberately never shown to raters (answers, benchmark bookkeeping, stratifiers);
+    #: ``cases validate`` lists them as hidden by design instead of warning about them
+    hidden_case_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -388,6 +400,7 @@ class Schema:
             ],
             "display": {
                 "case_fields": [list(x) for x in self.display.case_fields],
+                "hidden_case_fields": list(self.display.hidden_case_fields),
                 "show_output": self.display.show_output,
                 "options": list(self.display.options),
             },
@@ -530,8 +543,15 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
             case_fields.append((cf["name"], str(cf.get("title", cf["name"]))))
         else:
             raise SchemaError(f"{where}: display.case_fields[{i}]: give a key name or {{name, title}}")
+    hidden = raw_display.get("hidden_case_fields", []) or []
+    if not isinstance(hidden, list) or not all(isinstance(h, str) and h.strip() for h in hidden):
+        raise SchemaError(f"{where}: display.hidden_case_fields: give a list of case column names")
+    clash = sorted(set(hidden) & {k for k, _ in case_fields})
+    if clash:
+        raise SchemaError(f"{where}: display.hidden_case_fields: {clash[0]!r} is also a displayed case field")
     display = Display(
         case_fields=tuple(case_fields),
+        hidden_case_fields=tuple(hidden),
         show_output=bool(raw_display.get("show_output", True)),
         case_title=str(raw_display.get("case_title", "Case")),
         output_title=str(raw_display.get("output_title", "Model output")),
@@ -648,6 +668,11 @@ def _parse_value(rv: Any, where: str) -> Value:
     for spelling in (value, *aliases):
         if _XML_ILLEGAL_RE.search(spelling):
             raise SchemaError(f"{where}: value {spelling!r} contains a control character")
+        if MULTI_SEP in spelling:
+            raise SchemaError(
+                f"{where}: value {spelling!r} contains {MULTI_SEP!r}, the separator of multi-select values in "
+                f"ratings.csv and gold.csv; spell it without {MULTI_SEP!r}"
+            )
     return Value(
         value=value,
         description=str(rv.get("description", "")),

@@ -9,7 +9,8 @@ Layout (what a rater sees)::
     Header  schema title (+ instructions as body text)
     View (side by side)
       Header "Case"          Text name="case"   value="$case_text"
-      Header "Model output"  Text name="output" value="$output_text"   (unless display.show_output = false)
+      Header "Model output"  Text name="output" value="$output_text"   (unless display.show_output = false,
+                                                                       or the round is case-level)
     per option X (per-option schemas such as radsafe):
       Header "Option X"      Text name="option_X" value="$option_X"   + that option's fields
     every Text sits in its own View with TEXT_STYLE (whitespace kept, long tokens wrapped)
@@ -113,10 +114,10 @@ def _text(parent: ET.Element, name: str, key: str) -> None:
     _sub(box, "Text", name=name, value=f"${key}")
 
 
-def _target(schema: Schema, f: Field) -> str:
+def _target(schema: Schema, f: Field, show_output: bool) -> str:
     if f.option is not None:
         return option_tag(f.option)
-    return OUTPUT_TAG if schema.display.show_output else CASE_TAG
+    return OUTPUT_TAG if show_output else CASE_TAG
 
 
 def _visibility(schema: Schema, f: Field) -> dict[str, str] | None:
@@ -139,10 +140,10 @@ def _visibility(schema: Schema, f: Field) -> dict[str, str] | None:
     }
 
 
-def _field_elements(parent: ET.Element, schema: Schema, f: Field) -> None:
+def _field_elements(parent: ET.Element, schema: Schema, f: Field, show_output: bool) -> None:
     vis = _visibility(schema, f)
     box = _sub(parent, "View", **vis) if vis else parent
-    to_name = _target(schema, f)
+    to_name = _target(schema, f, show_output)
     if f.kind == "binary":
         absent, present = f.values
         label = f.title or f.name
@@ -190,8 +191,9 @@ def _field_elements(parent: ET.Element, schema: Schema, f: Field) -> None:
         _sub(ch, "Choice", value=_clean(v.value), alias=_raw(v.value), hint=_clean(hint) if hint else None)
 
 
-def build_config(schema: Schema) -> ET.Element:
+def build_config(schema: Schema, *, show_output: bool | None = None) -> ET.Element:
     """The labeling config as an ElementTree element (see :func:`to_label_studio_xml`)."""
+    show_output = schema.display.show_output if show_output is None else (show_output and schema.display.show_output)
     root = ET.Element("View")
     _header(root, schema.title or schema.name, size=3)
     _note(root, schema.instructions)
@@ -201,7 +203,7 @@ def build_config(schema: Schema) -> ET.Element:
     case_pane = _sub(panes, "View", style="flex: 1 1 50%; min-width: 0")
     _header(case_pane, d.case_title or "Case", size=4)
     _text(case_pane, CASE_TAG, "case_text")
-    if d.show_output:
+    if show_output:
         out_pane = _sub(panes, "View", style="flex: 1 1 50%; min-width: 0")
         _header(out_pane, d.output_title or "Model output", size=4)
         _text(out_pane, OUTPUT_TAG, "output_text")
@@ -213,24 +215,28 @@ def build_config(schema: Schema) -> ET.Element:
         _text(box, option_tag(opt), option_tag(opt))
         flags = _sub(box, "View", style="display: flex; flex-wrap: wrap; gap: 1.5em")
         for f in opt_fields:
-            _field_elements(flags if f.kind == "binary" and f.shown_when is None else box, schema, f)
+            _field_elements(flags if f.kind == "binary" and f.shown_when is None else box, schema, f, show_output)
 
     rest = [f for f in schema.fields if f.option is None]
     if rest:
         fields_view = _sub(root, "View", style="margin-top: 1em")
         for f in rest:
-            _field_elements(fields_view, schema, f)
+            _field_elements(fields_view, schema, f, show_output)
     return root
 
 
-def to_label_studio_xml(schema: Schema) -> str:
+def to_label_studio_xml(schema: Schema, *, show_output: bool | None = None) -> str:
     """The Label Studio labeling config (XML text) for ``schema``.
+
+    ``show_output=False`` is the config of a case-level round (cases pushed without model
+    outputs): no model-output pane, and every field is attached to the case.  Default:
+    the schema's ``display.show_output``.
 
     Every config references the task data keys of :func:`task_data`.  The text
     is well-formed XML and passes
     ``label_studio_sdk.label_interface.LabelInterface(xml).validate()``.
     """
-    root = build_config(schema)
+    root = build_config(schema, show_output=show_output)
     ET.indent(root, space="  ")
     return ET.tostring(root, encoding="unicode") + "\n"
 

@@ -92,18 +92,33 @@ def test_push_adjudicate_pull(live_server, tmp_path, monkeypatch):
     assert st.decisions_path.read_bytes() == before
 
     # an override without a reason blocks the whole pull; nothing recorded
-    client.create_annotation(tasks["C-2"][0], answer(U))
+    bad = client.create_annotation(tasks["C-2"][0], answer(U))
     client.create_annotation(tasks["C-3"][0], answer(I))  # valid, still not recorded
+    # a second annotation changing C-10 (S -> U) without a reason: changing a decision needs one
+    change = client.create_annotation(tasks["C-10"][0], answer(U))
     res = run("adjudicate", "pull", "--study", st.path)
     assert res.exit_code != 0
     assert f"project {pid} task {tasks['C-2'][0]}" in res.output and "reason required" in res.output
+    assert (
+        f"project {pid} task {tasks['C-10'][0]} annotation {change} (item C-10, safety_label): reason required: "
+        f'this changes the decision in force for item "C-10", safety_label from "{S}"'
+    ) in res.output
     assert st.decisions_path.read_bytes() == before
+    client.delete_annotation(bad)
+    client.delete_annotation(change)
+    client.create_annotation(tasks["C-10"][0], answer(U, "the trial excluded ECOG 2"))
+    res = run("adjudicate", "pull", "--study", st.path)
+    assert res.exit_code == 0, res.output
+    assert f'  "C-3" safety_label: (undecided) -> "{I}" (by admin)' in res.output  # every change printed
+    assert f'  "C-10" safety_label: "{S}" -> "{U}" (by admin)' in res.output
+    assert "1 new decisions, 1 changed, 3 unchanged" in res.output
 
     res = run("gold", "export", "--study", st.path)
     assert res.exit_code == 0, res.output
     gold = (st.gold_dir / "v1" / "gold.csv").read_text()
     assert f"C-1,C-1,,,safety_label,{P},adjudicated" in gold
     assert "C-11,C-11,,,safety_label,,unresolved" in gold
+    assert f"C-10,C-10,,,safety_label,{U},adjudicated" in gold
 
 
 def test_push_pull_multi_select_field(live_server, tmp_path, monkeypatch):

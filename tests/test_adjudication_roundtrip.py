@@ -81,6 +81,11 @@ def sha(p: Path) -> str:
 
 @pytest.fixture()
 def study(tmp_path):
+    return make_study(tmp_path)
+
+
+def make_study(tmp_path):
+    """The hand-counted MTB study (ratings, units with untrusted text), no decisions yet."""
     st = Study.init(tmp_path / "study", schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:8089")
     df = mtb_table_with_missing_info()
     df["task_id"] = (100 + df["item_id"].str.split("-").str[1].astype(int) * 2 + (df["rater"] == "onc_b")).astype(
@@ -365,11 +370,13 @@ def test_round_trip_import_export_every_row(study, tmp_path):
         sheet,
         {
             "C-10": (U, "onc_b's reading of the trial evidence holds", None),
-            ("C-2", MI): ("pdl1_expression", None, None),
+            ("C-2", MI): ("pdl1_expression", "PD-L1 not reported", None),
         },
-    )  # none -> onc_a's set
+    )  # none -> onc_a's set (changing a decision needs a reason)
     res = run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_lee", "--not-independent")
     assert res.exit_code == 0 and "0 new decisions, 2 changed, 7 unchanged" in res.output, res.output
+    assert f'"C-10" safety_label: "{S}" -> "{U}" (by dr_lee)' in res.output  # what changed, old -> new, by whom
+    assert '"C-2" missing_info: "none" -> "pdl1_expression" (by dr_lee)' in res.output
     log = [json.loads(line) for line in study.decisions_path.read_text().splitlines()]
     assert len(log) == 11 and log[:9] == [json.loads(x) for x in log_before.decode().splitlines()]
     assert (log[9]["previous_id"], log[9]["previous_decision"], log[9]["independent"]) == (log[0]["id"], S, False)

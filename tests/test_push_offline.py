@@ -153,6 +153,9 @@ class FakeServer(Client):
     def task_data(self, pid, page_size=1000):
         return [(i, d) for i, d in enumerate(self.projects[pid]["tasks"], start=1)]
 
+    def users(self):
+        return [{"id": i, "email": f"{n}@example.org", "username": n} for i, n in enumerate(["onc_a", "onc_b"], 2)]
+
     def import_tasks(self, pid, tasks):
         self.imports += 1
         if self.fail_after is not None and self.imports > self.fail_after:

@@ -453,3 +453,17 @@ def test_decision_records_its_round_and_a_newer_round_is_flagged(study, tmp_path
             "round": 2,
         }
     ]
+
+
+def test_flag_file_round_that_has_no_ratings_is_an_error(tmp_path):
+    f = tmp_path / "ratings.csv"
+    write_csv_atomic(pd.concat([rows(1, [("X1", "onc_a", S), ("X1", "onc_b", U)]), rows(2, [("X1", "onc_a", S)])]), f)
+    res = run("flag", f, "--schema", "mtb", "--round", 7)
+    assert res.exit_code != 0
+    assert res.output.strip() == f"Error: {f}: --round 7: no ratings in that round (rounds: 1, 2)"
+    res = run("flag", f, "--schema", "mtb", "--round", 2, "--format", "json")  # onc_b is a rater, missing in round 2
+    flags = json.loads(res.stdout)["flags"]
+    assert [(x["item_id"], x["field"], x["missing_raters"]) for x in flags][0] == ("X1", "safety_label", ["onc_b"])
+    res = run("flag", f, "--schema", "mtb", "--format", "json")  # default: round 1 (complete), round 2 listed
+    assert [x["kinds"] for x in json.loads(res.stdout)["flags"]][0][-1] == "disagree"
+    assert "item X1: round 2 rated only by onc_a (missing onc_b); using round 1" in res.stderr

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from goldboard.adjudicate.decisions import ImportResult, import_review_sheet, latest_decisions, read_decisions
+from goldboard.adjudicate.decisions import (
+    ImportResult,
+    import_review_sheet,
+    latest_decisions,
+    read_decisions,
+    read_sheet_meta,
+    sheet_state_rows,
+)
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.cases.ratings import adjudicable_fields
@@ -27,6 +34,7 @@ def write_study_workbook(
     """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
 
     ratings = study_ratings(study, round)
+    entries = read_decisions(study.decisions_path)
     info = {
         "study": study.name,
         "workspace": str(study.path),
@@ -38,28 +46,39 @@ def write_study_workbook(
         study.schema,
         raters=study.raters,
         units=study.units(),
-        decisions=read_decisions(study.decisions_path),
+        decisions=entries,
         base_url=study.url,
         study_info=info,
         now=now,
+        state=sheet_state_rows(entries, ratings),  # what the sheet shows: the import checks against it
         round_number=round,
     )
 
 
 def import_study_sheet(
-    study: Study, sheet: str | Path, *, adjudicator: str, independent: bool = True, now: str | None = None
+    study: Study,
+    sheet: str | Path,
+    *,
+    adjudicator: str,
+    independent: bool = True,
+    now: str | None = None,
+    overrule_newer: bool = False,
 ) -> ImportResult:
-    """:func:`import_review_sheet` for a study workspace (its ratings, schema, raters, log)."""
+    """:func:`import_review_sheet` for a study workspace (its ratings -- of the round the
+    sheet was written for --, schema, raters, name and log)."""
 
+    rnd = read_sheet_meta(sheet).get("round", "")
     return import_review_sheet(
         sheet,
-        study_ratings(study),
+        study_ratings(study, int(rnd) if rnd.isdigit() else None),
         study.schema,
         study.decisions_path,
         adjudicator=adjudicator,
         independent=independent,
         raters=study.raters,
         now=now,
+        overrule_newer=overrule_newer,
+        study=study.name,
     )
 
 
