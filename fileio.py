@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,8 +37,11 @@ def atomic_write(
     ``perms`` (e.g. ``0o600``) is applied before anything is written.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # a read-only folder, a file where a folder should be, a full disk
+        raise GoldboardError(f"{path}: cannot write here ({exc.strerror or exc})") from None
     try:
         # mkstemp makes 0600 files; give ordinary files the usual umask-based mode
         os.chmod(tmp, perms if perms is not None else (0o666 & ~_umask()))
@@ -67,10 +71,107 @@ def write_text_atomic(path: str | Path, text: str, perms: int | None = None) -> 
         fh.write(text)
 
 
+def fsync_dir(path: str | Path) -> None:
+    """Make a rename or a new file inside ``path`` durable (fsync of the folder itself)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def file_lock(path: str | Path, *, create: bool = True) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (a lock file, created when ``create``,
+    or an existing folder). The kernel drops it when the holder dies, so a killed command
+    never blocks the next one."""
+    flags = (os.O_CREAT | os.O_RDWR) if create else os.O_RDONLY
+    fd = os.open(path, flags, 0o644)
+    try:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            fcntl = None
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+#: record terminator of every CSV goldboard writes (RFC 4180).  With ``\r\n`` the csv
+#: module quotes any cell holding a CR or an LF; with ``\n`` it leaves a bare CR
+#: unquoted and every reader then splits the row there (phantom rows, cut rationales).
+CSV_LINETERMINATOR = "\r\n"
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    """``df`` as CSV text (no index) that every CSV reader splits back into the same cells.
+
+    The one CSV spelling goldboard writes: header row, cells exactly as given (no
+    formula neutralisation: CSV files are data files, see README "Security"),
+    RFC 4180 quoting with CRLF record ends, so a bare CR, LF, U+2028 or a quote in
+    a cell reads back unchanged with :func:`read_csv_frame` or Python's csv module.
+    """
+    buf = io.StringIO(newline="")
+    df.to_csv(buf, index=False, lineterminator=CSV_LINETERMINATOR, quoting=csv.QUOTE_MINIMAL)
+    return buf.getvalue()
+
+
 def write_csv_atomic(df: pd.DataFrame, path: str | Path) -> None:
-    """Write a DataFrame as UTF-8 CSV (no index), atomically."""
+    """Write a DataFrame as UTF-8 CSV (no index, :func:`csv_text`), atomically."""
     with atomic_write(path, newline="") as fh:
-        df.to_csv(fh, index=False)
+        fh.write(csv_text(df))
+
+
+def read_csv_frame(path: str | Path, what: str = "") -> pd.DataFrame:
+    """Read a CSV file goldboard wrote (ratings, invalid annotations, gold, flags)
+    as a DataFrame of strings: every cell text exactly as written, empty cells ``""``.
+
+    A missing, non-UTF-8 or malformed file is a one-line :class:`GoldboardError`
+    naming the file (and ``what`` it is).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise GoldboardError(f"{path}: file not found")
+    text = _read_text(path)
+    if not text.strip():
+        raise GoldboardError(f"{path}: file is empty{what}")
+    rows = _csv_rows(path, text, ",")
+    header, body = rows[0][1], rows[1:]
+    for line, row in body:
+        if len(row) > len(header):
+            raise GoldboardError(f"{path}:{line}: more cells than header columns{what}")
+    cols = {}
+    for i, name in enumerate(header):
+        if name in cols:
+            raise GoldboardError(f"{path}:1: column {name!r} appears twice{what}")
+        cols[name] = [row[i] if i < len(row) else "" for _, row in body]
+    return pd.DataFrame(cols, columns=header, dtype=str)
+
+
+def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str]]]:
+    """``(line, cells)`` of every non-empty CSV record; a malformed file is a one-line error."""
+    # a cell may be as long as the file: goldboard reads back every cell it wrote
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=False)
+    out = []
+    start = 1
+    try:
+        for row in reader:
+            if row:
+                out.append((start, row))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise GoldboardError(f"{path}:{start}: not valid CSV: {exc}") from None
+    if not out:
+        raise GoldboardError(f"{path}: no header row")
+    return out
 
 
 def write_jsonl_atomic(records: list[dict], path: str | Path) -> None:
@@ -88,6 +189,10 @@ def append_jsonl(path: str | Path, records: list[dict]) -> None:
             fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
+
+
+#: spreadsheet formats goldboard does not read (LibreOffice's default, legacy Excel, Numbers)
+SPREADSHEETS_NOT_READ = (".ods", ".xls", ".xlsb", ".numbers", ".fods")
 
 
 def read_records(path: str | Path) -> list[tuple[int, dict]]:
@@ -110,27 +215,62 @@ def read_records(path: str | Path) -> list[tuple[int, dict]]:
         return _read_csv(path, "\t" if suffix == ".tsv" else ",")
     if suffix in (".xlsx", ".xlsm"):
         return _read_xlsx(path)
+    if suffix in SPREADSHEETS_NOT_READ:
+        raise GoldboardError(f"{path}: {suffix} spreadsheets are not read; save it as .xlsx or .csv")
     raise GoldboardError(f"{path}: unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
 
 
 def _read_text(path: Path) -> str:
+    """The file's text exactly (a leading BOM dropped; CR and CR LF kept, not translated)."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return fh.read()
     except UnicodeDecodeError as exc:
-        raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+        hint = " (it is UTF-16: save it as 'CSV UTF-8' or UTF-8 text)" if head in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start}){hint}") from None
+    except IsADirectoryError:
+        raise GoldboardError(f"{path}: is a folder, not a file") from None
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of JSONL text, split at LF, CR LF or CR only.
+
+    Never ``str.splitlines()``: it also splits at U+2028, U+2029, U+0085, VT, FF and
+    U+001C-U+001E, which JSON allows unescaped inside a string, so a rationale holding
+    a LINE SEPARATOR would cut its record in two.  JSON never holds a raw CR or LF.
+    """
+    return re.split(r"\r\n|\r|\n", text)
+
+
+def loads_json(text: str, where: str, what: str = "") -> Any:
+    """``json.loads`` whose failures (malformed or too deeply nested) are a one-line
+    :class:`GoldboardError` starting with ``where`` (e.g. ``file:line``)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = f":{exc.lineno}" if exc.lineno > 1 else ""
+        raise GoldboardError(f"{where}{line}: invalid JSON{what}: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise GoldboardError(f"{where}: JSON nested too deeply to read{what}") from None
 
 
 def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | None]]:
     """The one JSONL parser: ``(line, record, None)`` for each non-blank line, or
-    ``(line, None, error)`` for a line that is not JSON (callers that collect every
-    problem use this; the rest use :func:`iter_jsonl`)."""
-    for i, line in enumerate(text.splitlines(), start=1):
+    ``(line, None, error)`` for a line that is not JSON or is nested too deeply to read
+    (callers that collect every problem use this; the rest use :func:`iter_jsonl`).
+    Lines are split by :func:`jsonl_lines` (LF/CR only), so every record goldboard
+    writes reads back whole."""
+    for i, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
         try:
             yield i, json.loads(line), None
         except json.JSONDecodeError as exc:
             yield i, None, exc
+        except RecursionError:
+            yield i, None, json.JSONDecodeError("nested too deeply to read", line, 0)
 
 
 def iter_jsonl(path: str | Path, what: str = "") -> Iterator[tuple[int, Any]]:
@@ -173,10 +313,7 @@ def read_json_file(path: str | Path) -> Any:
     text = _read_text(path)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GoldboardError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    return loads_json(text, str(path))
 
 
 def _read_json(path: Path) -> list[tuple[int, dict]]:
@@ -203,40 +340,79 @@ def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
     text = _read_text(path)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    if reader.fieldnames is None:
-        raise GoldboardError(f"{path}: no header row")
+    rows = _csv_rows(path, text, delimiter)
+    header = rows[0][1]
     out = []
-    for rec in reader:
-        line = reader.line_num
-        if None in rec:
+    for line, row in rows[1:]:
+        if len(row) > len(header):
             raise GoldboardError(f"{path}:{line}: more cells than header columns")
-        out.append((line, {k: v for k, v in rec.items()}))
+        out.append((line, {k: (row[i] if i < len(row) else None) for i, k in enumerate(header)}))
     if not out:
         raise GoldboardError(f"{path}: no data rows under the header")
     return out
 
 
-def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
+def load_workbook(path: str | Path, **kwargs: Any):
+    """``openpyxl.load_workbook`` for a file a user gives: a workbook that is not an
+    .xlsx, or whose XML is damaged, is a one-line :class:`GoldboardError` naming the
+    file (and the damaged part) -- also in read-only mode, where openpyxl would only
+    meet the damage while iterating rows."""
+    import zipfile
+    from xml.etree.ElementTree import ParseError, iterparse
+
     import openpyxl
 
+    path = Path(path)
+    if path.suffix.lower() in SPREADSHEETS_NOT_READ:
+        raise GoldboardError(f"{path}: {path.suffix} spreadsheets are not read; save it as .xlsx")
     try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises many types for a corrupt file
-        raise GoldboardError(f"{path}: cannot open as an Excel workbook: {exc}") from None
-    ws = wb.worksheets[0]
-    rows = ws.iter_rows(values_only=True)
+        with zipfile.ZipFile(path) as zf:
+            for name in zf.namelist():
+                if name.endswith((".xml", ".rels", ".vml")):
+                    with zf.open(name) as fh:
+                        for _ in iterparse(fh):
+                            pass
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+        raise GoldboardError(f"{path}: cannot open as an Excel workbook (not an .xlsx file: {exc})") from None
+    except ParseError as exc:
+        raise GoldboardError(
+            f"{path}: cannot open as an Excel workbook: damaged, {name} is not well-formed XML ({exc})"
+        ) from None
+    except (OSError, RuntimeError, NotImplementedError, ValueError) as exc:  # encrypted, odd compression
+        raise GoldboardError(f"{path}: cannot open as an Excel workbook ({type(exc).__name__}: {exc})") from None
     try:
-        header = next(rows)
-    except StopIteration:
-        raise GoldboardError(f"{path}: sheet {ws.title} is empty") from None
-    names = [str(h).strip() if h is not None else "" for h in header]
-    out = []
-    for r, row in enumerate(rows, start=2):
-        if row is None or all(c is None or (isinstance(c, str) and not c.strip()) for c in row):
-            continue
-        out.append((r, {n: v for n, v in zip(names, row) if n}))
-    wb.close()
+        return openpyxl.load_workbook(path, **kwargs)
+    except Exception as exc:  # openpyxl raises many types for a corrupt or foreign file
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise GoldboardError(f"{path}: cannot open as an Excel workbook: {msg}") from None
+
+
+def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
+    wb = load_workbook(path, read_only=True, data_only=True)
+    try:
+        if not wb.worksheets:
+            raise GoldboardError(f"{path}: the workbook has no sheet")
+        ws = wb.worksheets[0]
+        rows = ws.iter_rows(values_only=True)
+        try:
+            header = next(rows)
+        except StopIteration:
+            raise GoldboardError(f"{path}: sheet {ws.title} is empty") from None
+        names = [str(h).strip() if h is not None else "" for h in header]
+        out = []
+        r = 1
+        try:
+            for r, row in enumerate(rows, start=2):
+                if row is None or all(c is None or (isinstance(c, str) and not c.strip()) for c in row):
+                    continue
+                out.append((r, {n: v for n, v in zip(names, row) if n}))
+        except GoldboardError:
+            raise
+        except Exception as exc:  # a cell openpyxl cannot interpret (bad number, date, style)
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise GoldboardError(f"{path}: sheet {ws.title}, row {r + 1}: cannot read the row: {msg}") from None
+    finally:
+        wb.close()
     if not out:
         raise GoldboardError(f"{path}: no data rows under the header")
     return out

@@ -31,8 +31,9 @@ except ModuleNotFoundError:  # pragma: no cover
 import tomli_w
 
 from goldboard.cases.ratings import RATINGS_COLUMNS, empty_ratings, read_ratings_csv
+from goldboard.cases.rounds import Assigned
 from goldboard.errors import GoldboardError
-from goldboard.fileio import write_text_atomic
+from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import utc_now
 
@@ -49,12 +50,16 @@ class Round:
     units: int = 0
     #: whether the tasks carry the model name (visible in Label Studio's task list)
     show_model: bool = True
+    #: ratings tables pulled into this round (``pull --from-table``): source name -> file, sha256, ...
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: who was asked to rate what (``push --overlap`` / ``--per-item``): design, seed, items per rater
+    design: dict[str, Any] = field(default_factory=dict)
     #: "case" (one item per case, no model-output pane) or "output" (case x model output);
     #: "" until the first push.  A round never mixes the two.
     item_kind: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "number": self.number,
             "mode": self.mode,
             "projects": dict(self.projects),
@@ -63,6 +68,11 @@ class Round:
             "show_model": self.show_model,
             **({"item_kind": self.item_kind} if self.item_kind else {}),
         }
+        if self.tables:
+            out["tables"] = {k: dict(v) for k, v in self.tables.items()}
+        if self.design:
+            out["design"] = dict(self.design)
+        return out
 
 
 @dataclass
@@ -93,8 +103,7 @@ class Study:
         if len(set(raters)) != len(raters):
             raise GoldboardError("--raters: rater names must be unique")
         for r in raters:
-            if not r.replace("_", "").replace("-", "").replace(".", "").isalnum():
-                raise GoldboardError(f"--raters: {r!r}: use letters, digits, _ - . only")
+            check_rater_name(r, "--raters")
         schema_ref = schema
         sch_path = Path(schema)
         if sch_path.suffix.lower() in (".toml", ".json") and sch_path.exists():
@@ -139,6 +148,8 @@ class Study:
                     created_at=str(r.get("created_at", "")),
                     units=int(r.get("units", 0)),
                     show_model=bool(r.get("show_model", True)),
+                    tables={str(k): dict(v) for k, v in (r.get("tables") or {}).items()},
+                    design=dict(r.get("design") or {}),
                     item_kind=str(r.get("item_kind", "")),
                 )
                 for r in data.get("rounds", [])
@@ -177,6 +188,42 @@ class Study:
             data["extra"] = self.extra
         header = "# goldboard study workspace. No secrets are stored here.\n"
         write_text_atomic(self.path / STUDY_FILE, header + tomli_w.dumps(data))
+
+    # ------------------------------------------------------------------ edit
+    def set(self, *, url: str | None = None, data_dir: str | None = None, name: str | None = None) -> list[str]:
+        """Change the server URL, embedded data dir or name (saved); returns what changed, one
+        line each.  A URL change keeps the rounds' project ids: they must exist on the new
+        server (the same server under a new address), else push to a new round."""
+        changes: list[str] = []
+        if url is not None:
+            url = url.strip().rstrip("/")
+            if url and not url.startswith(("http://", "https://")):
+                raise GoldboardError(f"--url {url!r}: give an http:// or https:// URL (or '' for the embedded server)")
+            if url != self.url:
+                changes.append(f"url: {self.url or '(embedded server)'} -> {url or '(embedded server)'}")
+                self.url = url
+        if data_dir is not None and data_dir != self.data_dir:
+            changes.append(f"data_dir: {self.data_dir or '(default)'} -> {data_dir or '(default)'}")
+            self.data_dir = data_dir
+        if name is not None:
+            name = name.strip()
+            if not name:
+                raise GoldboardError("--name: give a non-empty name")
+            if name != self.name:
+                changes.append(f"name: {self.name} -> {name}")
+                self.name = name
+        if changes:
+            self.save()
+        return changes
+
+    def add_rater(self, name: str) -> None:
+        """Add a rater (saved).  Their project in an existing round is made by the next push."""
+        name = name.strip()
+        check_rater_name(name, "rater")
+        if name in self.raters:
+            raise GoldboardError(f"{name!r} is already a rater of this study ({', '.join(self.raters)})")
+        self.raters.append(name)
+        self.save()
 
     # ------------------------------------------------------------------ accessors
     @property
@@ -241,6 +288,35 @@ class Study:
     def pull_report_path(self, number: int) -> Path:
         return self.round_dir(number) / "pull.json"
 
+    def assignment_path(self, number: int) -> Path:
+        """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""
+        return self.round_dir(number) / "assignment.csv"
+
+    def single_rated_items(self) -> set[str]:
+        """Items that a round's design gave to one rater only (gold method ``single``)."""
+        out: set[str] = set()
+        for r in self.rounds:
+            p = self.assignment_path(r.number)
+            if not r.design or not p.exists():
+                continue
+            df = pd.read_csv(p, dtype=str, keep_default_na=False)
+            counts = df.groupby("item_id")["rater"].nunique()
+            out |= set(counts[counts == 1].index)
+        return out
+
+    def assigned_raters(self) -> Assigned:
+        """``{(item_id, round): raters}`` for the rounds with a design: who must rate an item
+        for that round to count as complete (:mod:`goldboard.cases.rounds`)."""
+        out: dict[tuple[str, int], set[str]] = {}
+        for r in self.rounds:
+            p = self.assignment_path(r.number)
+            if not r.design or not p.exists():
+                continue
+            df = pd.read_csv(p, dtype=str, keep_default_na=False)
+            for item, rater in zip(df["item_id"], df["rater"]):
+                out.setdefault((item, r.number), set()).add(rater)
+        return Assigned(out)
+
     @property
     def decisions_path(self) -> Path:
         return self.path / "decisions.jsonl"
@@ -275,18 +351,40 @@ class Study:
         p = self.ratings_path(number)
         if not p.exists():
             raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {number}`)")
-        return read_ratings_csv(p)
+        df = read_ratings_csv(p)
+        df.attrs["single_items"] = self.single_rated_items()
+        return df
 
     def all_ratings(self) -> pd.DataFrame:
         """Every pulled round's ratings, rounds in numeric order."""
         frames = [read_ratings_csv(self.ratings_path(n)) for n in self.pulled_rounds()]
-        return pd.concat(frames, ignore_index=True) if frames else empty_ratings()
+        df = pd.concat(frames, ignore_index=True) if frames else empty_ratings()
+        #: items a design gave to one rater: flags do not call them missing, gold calls them ``single``
+        df.attrs["single_items"] = self.single_rated_items()
+        #: who a round's design asked to rate each item: completeness of a round (cases.rounds)
+        df.attrs["assigned"] = self.assigned_raters()
+        return df
 
     def units(self) -> pd.DataFrame:
         """The annotation units recorded at push time (empty frame when none)."""
         if not self.units_path.exists():
             return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
-        return pd.read_json(self.units_path, lines=True, dtype=False)
+        recs = []
+        for i, rec in iter_jsonl(self.units_path, " in the units file"):
+            if not isinstance(rec, dict) or "item_id" not in rec:
+                raise GoldboardError(f"{self.units_path}:{i}: not a unit record (a JSON object with an item_id)")
+            recs.append(rec)
+        if not recs:
+            return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
+        return pd.DataFrame(recs)
+
+
+def check_rater_name(name: str, option: str) -> None:
+    """Rater names are ids: letters, digits, ``_ - .``."""
+    if not name or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
+        raise GoldboardError(f"{option}: {name!r}: use letters, digits, _ - . only")
+    if name == "admin":
+        raise GoldboardError(f"{option}: 'admin' is reserved for the embedded server's admin user")
 
 
 __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]
@@ -301,9 +399,11 @@ def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
     the table so that a rater who has not rated round N yet still counts as a rater (and
     shows as missing) instead of disappearing from the study."""
     if round is not None:
-        p = study.ratings_path(round)
-        if not p.exists():
-            raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {study.path} --round {round}`)")
+        if len(study.ratings(round)) == 0:  # not pulled yet: study.ratings names the file
+            raise GoldboardError(
+                f"{study.ratings_path(round)}: round {round} has no ratings yet (nobody has annotated it; "
+                f"pull again once raters have)"
+            )
     df = study.all_ratings()
     if len(df) == 0:
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")

@@ -18,12 +18,18 @@ One place for each way goldboard turns a value into text:
   with ``'``, which makes the rule reversible (:func:`unneutralize_formula`).  Numbers
   written as numbers are never touched; only text is.  The same rule serves xlsx
   cells (:func:`excel_safe_text`, which also makes characters xlsx cannot store
-  visible and cuts at Excel's cell limit) and CSV files meant for spreadsheet users
-  (:func:`csv_safe`).  Machine-readable contract files (ratings.csv, gold.csv) are
-  written verbatim.
+  visible and cuts at Excel's cell limit), the files people open.  CSV and JSON files
+  are data files for scripts and are written verbatim (README "Security": one policy).
 - :func:`md_escape` / :func:`md_table` write untrusted text into Markdown: raw HTML
   is escaped (``<`` ``>``, and ``&`` where it would start an entity), table breaks
   (``|``, newlines) and code spans are neutralised.
+- :func:`terminal_text` makes untrusted data safe to show on a terminal: C0/C1 control
+  characters (ANSI escape sequences, bell, NUL, a bare carriage return that would
+  overwrite the line) and the bidi embeddings, overrides and isolates that can reorder
+  what a reader sees (U+202A-U+202E, U+2066-U+2069; "Trojan Source", CVE-2021-42574)
+  are removed; newline and tab stay.  :func:`one_line` is the same for a message that
+  must stay on one line (every error the CLI prints): line breaks inside quoted data
+  are shown as visible escapes (``\\n``, ``\\r``, ``\\u2028``).
 - :func:`utc_now` is the one timestamp format: ISO 8601, UTC, whole seconds.
 
 None of these raise on odd input or drop characters silently.
@@ -237,11 +243,6 @@ def excel_safe_text(value: Any, limit: int = EXCEL_CELL_LIMIT) -> str:
     return truncate_for_excel(neutralize_formula(escape_illegal(cell_text(value))), limit)
 
 
-def csv_safe(value: Any) -> str:
-    """Neutralise formula starts in a cell of a CSV meant for spreadsheet users."""
-    return neutralize_formula(escape_illegal(cell_text(value)))
-
-
 # --------------------------------------------------------------------------- Markdown
 
 _ENTITY_AMP_RE = re.compile(r"&(?=#?\w+;)")
@@ -279,6 +280,38 @@ def md_table(head: Sequence[Any], rows: Iterable[Sequence[Any]], right: Iterable
 def utc_now() -> str:
     """Now as ISO 8601 in UTC, whole seconds (``2026-01-31T09:15:00+00:00``)."""
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+# --------------------------------------------------------------------------- terminals
+
+#: characters that end a line somewhere (terminals, editors, ``str.splitlines``)
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+#: bidi embeddings, overrides and isolates
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+_TERMINAL_STRIP_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + BIDI_CONTROLS + "]")
+_BREAK_RE = re.compile("[" + LINE_BREAKS + "]")
+
+
+def terminal_text(value: Any) -> str:
+    """``value`` as text fit for a terminal: control and bidi-control characters removed
+    (newline and tab kept).
+
+    >>> terminal_text("ok\\x1b[31m red\\u202e txt\\r\\nnext")
+    'ok[31m red txt\\nnext'
+    """
+    return _TERMINAL_STRIP_RE.sub("", str(value))
+
+
+def one_line(message: Any) -> str:
+    """``message`` as one terminal line: each line break shown as a visible escape,
+    other control and bidi-control characters removed.
+
+    >>> one_line("C1: rationale 'a\\rb\\u2028c'\\x07")
+    "C1: rationale 'a\\\\rb\\\\u2028c'"
+    """
+    text = _BREAK_RE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(message))
+    return terminal_text(text)
 
 
 # --------------------------------------------------------------------------- names
@@ -341,7 +374,6 @@ __all__ = [
     "FORMULA_TRIGGERS",
     "cell_text",
     "close_matches",
-    "csv_safe",
     "cut_to_units",
     "did_you_mean",
     "escape_illegal",
@@ -351,8 +383,10 @@ __all__ = [
     "md_escape",
     "md_table",
     "natural_key",
+    "one_line",
     "needs_neutralizing",
     "neutralize_formula",
+    "terminal_text",
     "truncate_for_excel",
     "unneutralize_formula",
     "utc_now",

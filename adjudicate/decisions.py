@@ -47,7 +47,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 import uuid
 import warnings
@@ -58,7 +57,7 @@ from typing import Any
 
 from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError, GoldboardWarning
-from goldboard.fileio import atomic_write, sha256_file
+from goldboard.fileio import atomic_write, file_lock, fsync_dir, load_workbook, sha256_file
 from goldboard.text import cell_text, excel_safe_text, utc_now
 
 UNRESOLVED = "unresolved"
@@ -117,7 +116,7 @@ def _split_torn_tail(data: bytes) -> tuple[bytes, bytes]:
     tail = data[cut:]
     try:
         json.loads(tail.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return data[:cut], tail
     return data, b""  # a complete last entry that only lacks its newline (edited by hand)
 
@@ -137,6 +136,8 @@ def _parse_log(path: Path, data: bytes) -> list[dict]:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise GoldboardError(f"{path}:{n}: invalid JSON in the decisions log: {exc.msg}") from None
+        except RecursionError:
+            raise GoldboardError(f"{path}:{n}: invalid JSON in the decisions log: nested too deeply to read") from None
         if not isinstance(rec, dict) or not all(k in rec for k in ("item_id", "field", "decision")):
             raise GoldboardError(f"{path}:{n}: a decision needs item_id, field and decision")
         out.append(rec)
@@ -268,18 +269,8 @@ def _locked(path: Path):
     """Serialise writers of one log (advisory lock on a sibling file; the kernel drops it
     when the holder dies, so a killed import never blocks the next one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = path.with_name(path.name + ".lock")
-    fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
-    try:
-        try:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover - Windows
-            pass
+    with file_lock(path.with_name(path.name + ".lock")):
         yield
-    finally:
-        os.close(fd)
 
 
 def entries_digest(entries: Sequence[dict]) -> str:
@@ -407,25 +398,12 @@ def _write_log(path: Path, keep: bytes, new: list[dict]) -> None:
         keep += b"\n"
     data = keep + b"".join((json.dumps(r, ensure_ascii=False, default=str) + "\n").encode("utf-8") for r in new)
     _write_bytes(path, data)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
     with atomic_write(path, "wb", encoding=None) as fh:  # temp file beside it, fsync, rename
         fh.write(data)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 def _clean_stale_temps(path: Path) -> int:
@@ -627,7 +605,7 @@ def parse_key(key: Any) -> tuple[str, str, str] | None:
         return None
     try:
         data = json.loads(payload)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
     if not (isinstance(data, list) and len(data) == 3 and all(isinstance(x, str) for x in data)):
         return None
@@ -678,16 +656,12 @@ def read_review_sheet(
     problem as ``Disagreements!F7: ...``, notes that do not block the import, and the
     number of rows left blank (they stay unresolved).
     """
-    import openpyxl
     from openpyxl.utils import get_column_letter
 
     path = Path(path)
     if not path.exists():
         raise GoldboardError(f"{path}: file not found")
-    try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
-    except Exception as exc:  # openpyxl raises many types for a corrupt/foreign file
-        raise GoldboardError(f"{path}: cannot open as an Excel workbook ({type(exc).__name__}: {exc})") from None
+    wb = load_workbook(path, read_only=True, data_only=False)  # a damaged or foreign file: one line
     errors: list[str] = []
     warnings: list[str] = []
     try:
@@ -884,15 +858,10 @@ def sheet_state_rows(decisions: str | Path | Sequence[dict], ratings) -> list[tu
 
 def read_sheet_meta(path: str | Path) -> dict[str, str]:
     """The hidden ``_goldboard`` sheet as ``{key: text}`` (``{}`` when there is none)."""
-    import openpyxl
-
     path = Path(path)
     if not path.exists():
         raise GoldboardError(f"{path}: file not found")
-    try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises many types for a corrupt/foreign file
-        raise GoldboardError(f"{path}: cannot open as an Excel workbook ({type(exc).__name__}: {exc})") from None
+    wb = load_workbook(path, read_only=True, data_only=True)  # a damaged or foreign file: one line
     try:
         if SHEET_META not in wb.sheetnames:
             return {}

@@ -63,7 +63,7 @@ so a multi field may have at most :data:`MAX_MULTI_VALUES` values.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -119,6 +119,7 @@ def flag_disagreements(
     *,
     source: str = "ratings",
     round_number: int | None = None,
+    single_items: Collection[str] | None = None,
 ) -> pd.DataFrame:
     """Every item x field whose ratings need adjudication, in agenda order.
 
@@ -132,6 +133,9 @@ def flag_disagreements(
         Raters without a single rating are left out (they are not "missing" everywhere);
         ratings by raters not in the list are ignored.
     source : file name used in error messages.
+    single_items : items the study's design gave to one rater only (``push --overlap``); their
+        one rating is not "missing" the others.  Default: ``ratings.attrs["single_items"]``
+        (set by :meth:`goldboard.study.Study.ratings`), else none.
 
     Returns
     -------
@@ -156,6 +160,13 @@ def flag_disagreements(
     if not rows:
         return _with_fields(pd.DataFrame(columns=columns), grid, schema)
     out = pd.DataFrame(rows)
+    if single_items is None:
+        single_items = ratings.attrs.get("single_items") or ()
+    if single_items:
+        by_design = out["item_id"].isin(set(single_items)) & out["kinds"].map(lambda k: list(k) == ["missing"])
+        out = out[~by_design]
+        if not len(out):
+            return _with_fields(pd.DataFrame(columns=columns), grid, schema)
     multi = {f.name for f in grid.fields if f.kind == "multi"}
     return _with_fields(_agenda_order(out, [f.name for f in grid.fields], multi)[columns], grid, schema)
 

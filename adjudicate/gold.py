@@ -6,7 +6,10 @@ Rules (in order):
    (a decision of ``unresolved`` -> ``unresolved``, with who left it open and why);
 2. otherwise, when every rater rated the item and all gave the same value ->
    ``unanimous``;
-3. otherwise -> ``unresolved`` (``gold_value`` empty).
+3. otherwise, when the study's design gave the item to one rater only (``push --overlap``:
+   the items outside the double-rated share) and that rater rated it -> ``single``
+   (the one rating is the gold value; no agreement was measured on it);
+4. otherwise -> ``unresolved`` (``gold_value`` empty).
 
 "Every rater" means every rater with at least one rating in the table.  Ratings
 come from :func:`goldboard.cases.ratings.current_ratings`: per item, the latest
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,7 +41,7 @@ from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions
 from goldboard.cases.ratings import rating_grid
 from goldboard.label_configs.schema import Schema
 
-METHODS = ("unanimous", "adjudicated", "unresolved")
+METHODS = ("unanimous", "adjudicated", "single", "unresolved")
 GOLD_HEAD = ["item_id", "case_id", "output_id", "model", "field", "gold_value", "method", "round"]
 GOLD_TAIL = ["adjudicator", "independent", "reason", "decided_at", "decision_id"]
 
@@ -56,6 +59,7 @@ def resolve_gold(
     *,
     source: str = "ratings",
     round_number: int | None = None,
+    single_items: Collection[str] = (),
 ) -> pd.DataFrame:
     """One row per item x adjudicable field: gold value, method and the raters' values.
 
@@ -68,6 +72,8 @@ def resolve_gold(
     raters : rater order for the ``value_<rater>`` columns (default: sorted).
     round_number : resolve from this round only (default: per item, the latest round
         in which every rater rated it).
+    single_items : items the design gave to one rater (:meth:`goldboard.study.Study.single_rated_items`);
+        with exactly one rating they get method ``single``.
 
     Returns
     -------
@@ -80,6 +86,8 @@ def resolve_gold(
     :class:`~goldboard.cases.rounds.RoundSelection` (which round each item uses, which
     items have an incomplete later round).
     """
+    if not single_items:
+        single_items = ratings.attrs.get("single_items") or ()
     grid = rating_grid(ratings, schema, raters, source=source, round_number=round_number)
     latest = latest_decisions(decisions)
     cols = gold_columns(grid.raters)
@@ -90,6 +98,11 @@ def resolve_gold(
         present, disagree, _missing = grid.status(f.name)
         unanimous = present.all(axis=1) & ~disagree if n else np.zeros(0, dtype=bool)
         first = np.array([vals[i, 0] if n else "" for i in range(n)], dtype=object)
+        one = np.zeros(n, dtype=bool)
+        if single_items and n:
+            one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
+            only = np.array([vals[i, int(np.argmax(present[i]))] for i in range(n)], dtype=object)
+            first = np.where(one, only, first)
         df = pd.DataFrame(
             {
                 "item_id": grid.items,
@@ -97,8 +110,8 @@ def resolve_gold(
                 "output_id": grid.meta["output_id"].to_numpy() if n else [],
                 "model": grid.meta["model"].to_numpy() if n else [],
                 "field": f.name,
-                "gold_value": np.where(unanimous, first, ""),
-                "method": np.where(unanimous, "unanimous", "unresolved"),
+                "gold_value": np.where(unanimous | one, first, ""),
+                "method": np.where(unanimous, "unanimous", np.where(one, "single", "unresolved")),
                 "round": [str(grid.selection.rounds.get(str(i), "")) for i in grid.items],
             }
         )
@@ -154,11 +167,13 @@ def resolve_gold(
 
 
 def method_counts(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
-    """Per field (and ``"all"``): number of rows per method (every method listed)."""
+    """Per field (and ``"all"``): number of rows per method (every method listed; ``single``
+    only when the study's design has single-rated items)."""
     out: dict[str, dict[str, int]] = {}
+    methods = [m for m in METHODS if m != "single" or (gold["method"] == "single").any()]
     for name, sub in list(gold.groupby("field", sort=False)) + [("all", gold)]:
         vc = sub["method"].value_counts()
-        out[str(name)] = {m: int(vc.get(m, 0)) for m in METHODS}
+        out[str(name)] = {m: int(vc.get(m, 0)) for m in methods}
     return out
 
 

@@ -10,6 +10,7 @@ import json
 import re
 
 from goldboard.analysis.agreement import landis_koch_band, statistic_name
+from goldboard.fileio import CSV_LINETERMINATOR
 from goldboard.text import md_escape, md_table
 
 _LK_NOTE = (
@@ -169,8 +170,8 @@ CSV_COLUMNS = [
 def render_csv(result: dict) -> str:
     """One CSV row per statistic (raters joined with ``;``); full precision."""
 
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator=CSV_LINETERMINATOR)
     w.writerow(CSV_COLUMNS)
     for r in result["statistics"]:
         w.writerow(

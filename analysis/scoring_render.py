@@ -21,7 +21,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from goldboard.text import md_escape, md_table, neutralize_formula
+from goldboard.fileio import CSV_LINETERMINATOR
+from goldboard.text import md_escape, md_table
 
 CSV_COLUMNS = ["kind", "model", "condition", "metric", "label", "estimate", "low", "high", "count", "n", "method"]
 
@@ -47,12 +48,6 @@ def fmt_estimate(e: dict | None, digits: int = 3, counts: bool = False) -> str:
     if counts and "count" in e:
         s += f" ({e['count']}/{e['n']})"
     return s
-
-
-def safe_cell(v: Any) -> Any:
-    """Neutralise spreadsheet formula injection in a text cell (numbers pass through);
-    the policy is :func:`goldboard.text.neutralize_formula`."""
-    return neutralize_formula(v) if isinstance(v, str) else v
 
 
 def _fixed(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
@@ -414,12 +409,13 @@ def result_rows(result: dict) -> list[dict]:
 
 
 def render_csv(result: dict) -> str:
-    """Tidy CSV (see :data:`CSV_COLUMNS`), formula-safe."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    """Tidy CSV (see :data:`CSV_COLUMNS`): a data file, every cell exactly as computed
+    (model and label names included; README "Security": CSV is never neutralised)."""
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator=CSV_LINETERMINATOR)
     w.writeheader()
     for r in result_rows(result):
-        w.writerow({k: ("" if r[k] is None else safe_cell(r[k])) for k in CSV_COLUMNS})
+        w.writerow({k: ("" if r[k] is None else r[k]) for k in CSV_COLUMNS})
     return buf.getvalue()
 
 

@@ -54,9 +54,9 @@ import pandas as pd
 
 from goldboard.adjudicate.rules import rating_rule_breaks
 from goldboard.annotate.client import connect
-from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, rating_grid
+from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, rating_grid, read_ratings_csv
 from goldboard.errors import GoldboardError, LabelStudioError
-from goldboard.fileio import write_csv_atomic, write_text_atomic
+from goldboard.fileio import read_csv_frame, write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
 from goldboard.text import did_you_mean, utc_now
@@ -292,6 +292,10 @@ def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise GoldboardError(f"{path}{where}: not a Label Studio JSON export ({type(exc).__name__})") from None
+    except RecursionError:
+        raise GoldboardError(f"{path}: not a Label Studio JSON export (nested too deeply to read)") from None
+    except IsADirectoryError:
+        raise GoldboardError(f"{path}: is a folder, not a file") from None
     if not isinstance(data, list):
         raise GoldboardError(f"{path}: a Label Studio export is a JSON array of tasks")
     for i, rec in enumerate(data, start=1):
@@ -303,7 +307,20 @@ def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]
         for i, rec in enumerate(data, start=1):
             if not isinstance(rec.get("data", {}), dict) or not isinstance(rec.get("annotations", []), list):
                 raise GoldboardError(f"{path}: record {i}: malformed task (data/annotations)")
+            for j, ann in enumerate(rec.get("annotations", []), start=1):
+                where = f"{path}: record {i}, annotation {j}"
+                if not isinstance(ann, dict):
+                    raise GoldboardError(f"{where}: not a JSON object")
+                result = ann.get("result", [])
+                if not isinstance(result, list) or not all(isinstance(r, dict) for r in result):
+                    raise GoldboardError(f"{where}: malformed result (a list of objects expected)")
+                for r in result:
+                    if not isinstance(r.get("from_name", ""), str) or not isinstance(r.get("value", {}), dict):
+                        raise GoldboardError(f"{where}: malformed result item (from_name text, value object)")
         return data, "JSON"
+    for i, rec in enumerate(data, start=1):
+        if "id" not in rec:
+            raise GoldboardError(f"{path}: record {i}: no task id: not a Label Studio JSON or JSON_MIN export")
     return tasks_from_json_min(data, schema), "JSON_MIN"
 
 
@@ -326,6 +343,8 @@ class PullResult:
     invalid: pd.DataFrame
     summary: dict[str, Any]
     paths: dict[str, Path] = field(default_factory=dict)
+    #: item -> task data, for tasks mapped by ``item_key`` (projects goldboard did not create)
+    items_data: dict[str, dict] = field(default_factory=dict)
 
     def describe(self) -> str:
         s = self.summary
@@ -471,7 +490,9 @@ def collect(
                         unattributed += 1
                         reasons.append(f"annotated by {who}, who is not a study rater")
                 if not item:
-                    reasons.append("task has no item_id in its data (not pushed by goldboard)")
+                    reasons.append(
+                        "task has no item_id in its data (not pushed by goldboard; map one with --item-key KEY)"
+                    )
                 if ann.get("was_cancelled"):
                     reasons.append("skipped (cancelled) annotation")
                     values: dict[str, str] = {}
@@ -679,6 +700,65 @@ def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limi
     return out
 
 
+def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
+    """Tasks without ``item_id`` take it from ``data[item_key]``; returns item -> task data."""
+    out: dict[str, dict] = {}
+    for src in sources:
+        for task in src.tasks:
+            data = task.get("data") or {}
+            if not str(data.get("item_id", "") or "").strip():
+                key = str(data.get(item_key, "") or "").strip()
+                if key:
+                    task["data"] = data = {**data, "item_id": key}
+            item = str(data.get("item_id", "") or "")
+            if item:
+                out.setdefault(item, data)
+    return out
+
+
+def map_users(
+    rater_map: dict[str, str],
+    raters: list[str],
+    user_raters: dict[int, str],
+    others: dict[int, str],
+    users: list[dict] | None = None,
+) -> tuple[dict[int, str], dict[int, str]]:
+    """Apply ``--rater USER=RATER`` (user id, e-mail or username -> study rater) on top of the
+    automatic mapping; ``users`` is the server's user list (id, email, username) when known.
+    Returns ``(user id -> rater, other user id -> name)``."""
+    user_raters, others = dict(user_raters), dict(others)
+    for key, rater in rater_map.items():
+        if rater not in raters:
+            raise GoldboardError(
+                f"--rater {key}={rater}: {rater!r} is not a rater of this study{did_you_mean(rater, raters)} "
+                f"(raters: {', '.join(raters)})"
+            )
+        if key.isdigit():
+            hits = [int(key)]
+        else:
+            hits = [int(u["id"]) for u in users or [] if key in (u["email"], u["username"])]
+            if not hits:
+                hits = [u for u, name in {**others, **user_raters}.items() if name == key]
+            if not hits:
+                known = sorted(
+                    {x for u in users or [] for x in (u["username"], u["email"]) if x} | set(others.values())
+                )
+                raise GoldboardError(
+                    f"--rater {key}={rater}: no Label Studio user {key!r}{did_you_mean(key, known)}"
+                    + (f" (users: {', '.join(known[:10])})" if known else "; give the user id instead (e.g. 17=onc_a)")
+                )
+            if len(hits) > 1:
+                raise GoldboardError(f"--rater {key}={rater}: {key!r} matches {len(hits)} users; give the user id")
+        uid = hits[0]
+        for u, r in list(user_raters.items()):
+            if r == rater and u != uid:  # the explicit mapping wins over an automatic one
+                others[u] = r
+                del user_raters[u]
+        user_raters[uid] = rater
+        others.pop(uid, None)
+    return user_raters, others
+
+
 def pull(
     study: Any,
     round_number: int | None = None,
@@ -687,14 +767,21 @@ def pull(
     from_export: Iterable[str | Path | tuple[str, str | Path]] = (),
     write: bool = True,
     progress: bool = True,
+    item_key: str | None = None,
+    rater_map: dict[str, str] | None = None,
 ) -> PullResult:
     """Pull a round's annotations into ``rounds/N/ratings.csv`` (+ invalid.csv, pull.json).
 
     ``from_export``: hand-downloaded export files instead of the server; an item may be
     ``(rater, path)`` to say whose project the file is (needed for a blinded round when
     the file has no project id, i.e. JSON_MIN, and the annotators' ids are unknown).
+
+    Projects goldboard did not create: ``item_key`` names the task data key that holds the
+    item id when a task has no ``item_id`` (e.g. ``case_id``); ``rater_map`` maps Label Studio
+    users -- e-mail, username or user id -- to study raters (``{"ana@x.org": "onc_a"}``).
     """
 
+    server_users: list[dict] | None = None
     schema: Schema = study.schema
     rnd = study.round(round_number)
     raters = list(study.raters)
@@ -714,7 +801,8 @@ def pull(
             with_creds = _embedded_ids(study, raters)
             if with_creds:
                 user_raters, others = with_creds
-            elif rnd.mode == "shared":  # annotators -> raters needs the server's user list
+            elif rnd.mode == "shared" and not all(k.isdigit() for k in (rater_map or {"": ""})):
+                # annotators -> raters needs the server's user list (unless --rater gives user ids)
                 try:
                     user_raters, others = rater_user_ids(connect(study), raters, explicit)
                 except LabelStudioError as exc:
@@ -787,10 +875,18 @@ def pull(
                     f"{schema.name} v{schema.version}; every result is validated against the schema"
                 )
             sources.append(Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"))
+        if rater_map:
+            server_users = client.users()
         if own_client:
             client.close()
+    items_data = _map_items(sources, item_key) if item_key else {}
+    if rater_map:
+        if server_users is None and client is not None:
+            server_users = client.users()
+        user_raters, others = map_users(rater_map, raters, user_raters, others, server_users)
     units = study.units() if hasattr(study, "units") else None
     res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
+    res.items_data = items_data
     res.summary["warnings"] = warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
     res.summary["mode"] = rnd.mode
     res.summary["source"] = origin
@@ -801,11 +897,86 @@ def pull(
             "invalid": study.invalid_path(rnd.number),
             "summary": study.pull_report_path(rnd.number),
         }
+        res.ratings = keep_table_ratings(paths["ratings"], res)
+        if from_export and rnd.mode == "blinded":
+            _keep_uncovered_raters(paths, res, _covered_raters(sources, res))
         write_csv_atomic(res.ratings, paths["ratings"])
         write_csv_atomic(res.invalid, paths["invalid"])
         write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
         res.paths = paths
     return res
+
+
+def _covered_raters(sources: list[Source], res: PullResult) -> set[str]:
+    """The raters whose blinded projects this pull read: named exports, and the raters an
+    unnamed export's annotations were attributed to."""
+    covered = {s.rater for s in sources if s.rater}
+    if any(not s.rater for s in sources):
+        covered |= set(res.ratings["rater"].astype(str)) | set(res.invalid["rater"].astype(str))
+    return covered - {""}
+
+
+def _keep_uncovered_raters(paths: dict[str, Path], res: PullResult, covered: set[str]) -> None:
+    """``pull --from-export onc_a=FILE`` reads onc_a's project only: the round's ratings (and
+    held-out annotations) of the other raters stay as the last pull left them -- a partial
+    pull never deletes a rater's ratings."""
+    kept: dict[str, int] = {}
+    for key, cols in (("ratings", RATINGS_COLUMNS), ("invalid", INVALID_COLUMNS)):
+        path = paths[key]
+        if not path.exists():
+            continue
+        old = read_ratings_csv(path) if key == "ratings" else read_csv_frame(path, " (invalid annotations)")
+        if not len(old) or "rater" not in old.columns:
+            continue
+        mine = getattr(res, key)
+        keep = old[~old["rater"].astype(str).isin(covered)]
+        if key == "ratings":  # table rows were already kept by keep_table_ratings
+            keep = keep[~is_table_row(keep)]
+        if not len(keep):
+            continue
+        setattr(res, key, pd.concat([mine, keep.reindex(columns=cols, fill_value="")], ignore_index=True))
+        for r in keep["rater"].astype(str):
+            kept[r] = kept.get(r, 0) + 1
+    if kept:
+        res.summary["kept_from_previous_pull"] = kept
+        res.summary.setdefault("warnings", []).append(
+            "kept the earlier pull's rows of raters whose projects this pull did not read: "
+            + ", ".join(f"{r} ({n})" for r, n in sorted(kept.items()))
+        )
+    res.summary["rating_rows"] = int(len(res.ratings))
+
+
+def is_table_row(df: pd.DataFrame) -> pd.Series:
+    """Rows of a ratings table that came from a ratings table (``pull --from-table``):
+    ``annotation_id`` = ``SOURCE:ROW``, no task or project id."""
+    aid = df["annotation_id"].astype(str)
+    return (df["task_id"].astype(str) == "") & (df["project_id"].astype(str) == "") & aid.str.contains(":")
+
+
+def keep_table_ratings(path: Path, res: PullResult) -> pd.DataFrame:
+    """A Label Studio pull rewrites the round's ratings; ratings that entered the round from a
+    ratings table stay (an item x rater rated in both keeps the Label Studio rating and the
+    table's is named in a warning -- it stays in the table file and study.toml names that file)."""
+    if not path.exists():
+        return res.ratings
+    old = read_ratings_csv(path)
+    if not len(old):
+        return res.ratings
+    tab = old[is_table_row(old)]
+    if not len(tab):
+        return res.ratings
+    have = set(zip(res.ratings["item_id"].astype(str), res.ratings["rater"].astype(str)))
+    clash = [(i, r) in have for i, r in zip(tab["item_id"].astype(str), tab["rater"].astype(str))]
+    n_clash = sum(clash)
+    if n_clash:
+        res.summary.setdefault("warnings", []).append(
+            f"{n_clash} rating rows from ratings tables are replaced by Label Studio ratings of the same item and rater"
+        )
+    kept = tab[[not c for c in clash]]
+    out = pd.concat([res.ratings, kept[RATINGS_COLUMNS]], ignore_index=True) if len(kept) else res.ratings
+    res.summary["table_rating_rows_kept"] = int(len(kept))
+    res.summary["rating_rows"] = int(len(out))
+    return out
 
 
 def _check_export_owner(
@@ -933,6 +1104,7 @@ __all__ = [
     "read_export_file",
     "tasks_from_json_min",
     "rater_user_ids",
+    "map_users",
     "configs_match",
     "Source",
     "PullResult",

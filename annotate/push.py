@@ -41,11 +41,17 @@ import pandas as pd
 from goldboard.adjudicate.decisions import read_decisions
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match, rater_user_ids
+from goldboard.cases.assignment import (
+    ASSIGNMENT_COLUMNS,
+    Assignment,
+    overlap_assignment,
+    per_item_assignment,
+)
 from goldboard.cases.load import load_units
 from goldboard.cases.units import item_kind
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.exports.gold import list_releases, read_manifest
-from goldboard.fileio import iter_jsonl, write_jsonl_atomic
+from goldboard.fileio import iter_jsonl, write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.xml import task_data, to_label_studio_xml
 from goldboard.study import Study
 from goldboard.text import did_you_mean
@@ -65,6 +71,7 @@ class PushResult:
     already: dict[str, int] = field(default_factory=dict)  # key -> tasks that were there
     created_projects: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    design: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
         lines = [f"round {self.round} ({self.mode}): {self.units} units on {self.url}"]
@@ -74,6 +81,21 @@ class PushResult:
             lines.append(
                 f"  {who}: {self.url}/projects/{pid}/data{new} -- {self.imported.get(key, 0)} tasks "
                 f"imported, {self.already.get(key, 0)} already there"
+            )
+        d = self.design
+        if d.get("kind") == "overlap":
+            lines.append(
+                f"  design: overlap -- {d['primary']} rates all {d['items']} items; "
+                f"{d['double_rated']} ({d['share']:.0%}) are double-rated (seed {d['seed']}"
+                + (f", stratified by {d['stratify_by']}" if d.get("stratify_by") else "")
+                + ")"
+            )
+        elif d.get("kind") == "per_item":
+            lines.append(
+                f"  design: {d['per_item']} raters per item, balanced over rater pairs (seed {d['seed']}"
+                + (f", stratified by {d['stratify_by']}" if d.get("stratify_by") else "")
+                + "): "
+                + ", ".join(f"{r} {n}" for r, n in d.get("assigned", {}).items())
             )
         if self.mode == "blinded":
             lines.append(
@@ -95,7 +117,12 @@ def project_title(study_name: str, key: str, round_number: int) -> str:
 def _read_units_file(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    return [rec for _, rec in iter_jsonl(path)]
+    out = []
+    for i, rec in iter_jsonl(path, " in the units file"):
+        if not isinstance(rec, dict) or "item_id" not in rec:
+            raise GoldboardError(f"{path}:{i}: not a unit record (a JSON object with an item_id)")
+        out.append(rec)
+    return out
 
 
 def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:
@@ -108,6 +135,11 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
     for rec in json.loads(units.to_json(orient="records", force_ascii=False, double_precision=15)):
         item = str(rec["item_id"])
         prev = records.get(item)
+        if prev is not None and str(prev.get("source", "")).startswith("table:"):
+            # an item first seen in a ratings table (no case text): the push gives it its text
+            rec["rounds"] = sorted(set(prev["rounds"]) | {round_number})
+            records[item] = rec
+            continue
         if prev is not None:
             for k in ("case_text", "output_text"):
                 if str(prev.get(k, "") or "") != str(rec.get(k, "") or ""):
@@ -124,6 +156,80 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
     return list(records.values())
 
 
+def _strata_values(units: pd.DataFrame, column: str) -> list[Any]:
+    if column in units.columns and column not in ("case", "output"):
+        vals = units[column].tolist()
+    elif "case" in units.columns and any(isinstance(c, dict) and column in c for c in units["case"]):
+        vals = [c.get(column) if isinstance(c, dict) else None for c in units["case"]]
+    else:
+        cols = [c for c in units.columns if c not in ("case", "output", "reference", "prediction")]
+        raise GoldboardError(
+            f"--stratify-by {column!r}: not a unit column or case field (unit columns: {', '.join(cols)})"
+        )
+    return ["" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v) for v in vals]
+
+
+def resolve_assignment(
+    study: Any,
+    units: pd.DataFrame,
+    round_number: int,
+    *,
+    overlap: float | None = None,
+    per_item: int | None = None,
+    seed: int | None = None,
+    stratify_by: str | None = None,
+) -> Assignment | None:
+    """The round's assignment: drawn now (``overlap``/``per_item``) or the one recorded at the
+    round's first push; ``None`` when every rater rates every item."""
+    if overlap is not None and per_item is not None:
+        raise GoldboardError("--overlap and --per-item: choose one design")
+    items = units["item_id"].astype(str).tolist()
+    path = study.assignment_path(round_number)
+    rnd = next((r for r in study.rounds if r.number == round_number), None)
+    recorded = dict(rnd.design) if rnd is not None and rnd.design else None
+    if recorded is not None and path.exists():
+        asked = overlap is not None or per_item is not None
+        same = (
+            (overlap is None or (recorded.get("kind") == "overlap" and recorded.get("share") == overlap))
+            and (per_item is None or (recorded.get("kind") == "per_item" and recorded.get("per_item") == per_item))
+            and (seed is None or recorded.get("seed") == seed)
+            and (stratify_by is None or recorded.get("stratify_by") == stratify_by)
+        )
+        if asked and not same:
+            raise GoldboardError(
+                f"round {round_number} already has a {recorded.get('kind')} design (seed {recorded.get('seed')}); "
+                f"push a different design to a new round (--round {max(r.number for r in study.rounds) + 1})"
+            )
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        table: dict[str, list[str]] = {}
+        for it, r in zip(df["item_id"], df["rater"]):
+            table.setdefault(it, []).append(r)
+        new = [it for it in items if it not in table]
+        if new:
+            raise GoldboardError(
+                f"round {round_number} has a fixed {recorded.get('kind')} assignment ({path}); item {new[0]!r} is "
+                f"not in it -- push new items to a new round (--round {max(r.number for r in study.rounds) + 1})"
+            )
+        return Assignment(table, recorded)
+    if overlap is None and per_item is None:
+        return None
+    if rnd is not None and rnd.projects:
+        raise GoldboardError(
+            f"round {round_number} was pushed without a design (every rater rates every item); push the "
+            f"design to a new round (--round {max(r.number for r in study.rounds) + 1})"
+        )
+    if seed is None:
+        raise GoldboardError("--seed: give a seed so the random draw can be repeated and reported")
+    strata = _strata_values(units, stratify_by) if stratify_by else None
+    if overlap is not None:
+        a = overlap_assignment(items, list(study.raters), overlap, seed=seed, strata=strata)
+    else:
+        a = per_item_assignment(items, list(study.raters), int(per_item), seed=seed, strata=strata)
+    if stratify_by:
+        a.design["stratify_by"] = stratify_by
+    return a
+
+
 def push(
     study: Any,
     cases_path: str | Path | None = None,
@@ -137,9 +243,20 @@ def push(
     batch_size: int = DEFAULT_BATCH,
     progress: bool = True,
     annotations: Mapping[tuple[str, str], list[dict]] | None = None,
+    overlap: float | None = None,
+    per_item: int | None = None,
+    seed: int | None = None,
+    stratify_by: str | None = None,
     add_to_adjudicated_round: bool = False,
 ) -> PushResult:
     """Push the units of ``cases_path`` (+ ``outputs_path``) to a round's projects.
+
+    Designs (blinded rounds only, see :mod:`goldboard.cases.assignment`): ``overlap`` (share
+    double-rated: the first rater rates all, the others a random share) or ``per_item`` (k
+    raters per item, balanced over rater pairs), drawn with ``seed``, optionally stratified
+    by ``stratify_by`` (a unit column or case field).  The draw is written to
+    ``rounds/N/assignment.csv`` and ``study.toml`` before any import; pushing the round again
+    reuses it (a different design for a round that has one is an error).
 
     ``units`` may be given instead of files (a :func:`goldboard.cases.load.load_units`
     frame).  ``round_number``: default the latest round (1 for a new study).
@@ -194,6 +311,15 @@ def push(
                 f"round {round_number} is {existing_round.mode}; push {mode} tasks to a new round "
                 f"(--round {max(r.number for r in study.rounds) + 1})"
             )
+    design_asked = overlap is not None or per_item is not None
+    if design_asked and mode == "shared":
+        raise GoldboardError(
+            "--overlap/--per-item need blinded rounds (one project per rater holds only that rater's items); "
+            "Label Studio Community cannot assign tasks within a shared project"
+        )
+    assignment = resolve_assignment(
+        study, units, round_number, overlap=overlap, per_item=per_item, seed=seed, stratify_by=stratify_by
+    )
     if client is None:
         with connect(study) as own:
             return push(
@@ -208,6 +334,10 @@ def push(
                 batch_size=batch_size,
                 progress=progress,
                 annotations=annotations,
+                overlap=overlap,
+                per_item=per_item,
+                seed=seed,
+                stratify_by=stratify_by,
                 add_to_adjudicated_round=add_to_adjudicated_round,
             )
     account_warnings = check_rater_accounts(client, study.raters)
@@ -311,10 +441,15 @@ def push(
                     )
         if foreign:
             result.warnings.append(f"project {pid}: {foreign} tasks without item_id (not pushed by goldboard)")
-        missing[key] = [t for t in tasks if t["item_id"] not in present]
-        result.already[key] = sum(1 for t in tasks if t["item_id"] in present)
+        mine = tasks if assignment is None else [t for t in tasks if key in assignment.items.get(t["item_id"], ())]
+        missing[key] = [t for t in mine if t["item_id"] not in present]
+        result.already[key] = sum(1 for t in mine if t["item_id"] in present)
 
-    # 3. record the units before importing (a crash mid-import leaves a consistent workspace)
+    # 3. record the units (and the design) before importing (a crash mid-import leaves a consistent workspace)
+    if assignment is not None:
+        write_csv_atomic(pd.DataFrame(assignment.rows(), columns=ASSIGNMENT_COLUMNS), study.assignment_path(rnd.number))
+        rnd.design = {**assignment.design, "assigned": {r: len(assignment.for_rater(r)) for r in study.raters}}
+        result.design = rnd.design
     merged = _merge_units(study, units, rnd.number)
     write_jsonl_atomic(merged, study.units_path)
     rnd.units = sum(1 for r in merged if rnd.number in r["rounds"])
@@ -346,6 +481,11 @@ def push(
                 done += len(batch)
                 bar.update(len(batch))
             result.imported[key] = made
+    except KeyboardInterrupt:
+        raise PushInterrupted(
+            f"push interrupted: {done} of {total} missing tasks were imported (a batch being sent may have "
+            f"arrived too) -- run the same push again to finish (it adds only what is missing)"
+        ) from None
     finally:
         bar.close()
     result.units = rnd.units
@@ -462,6 +602,12 @@ def _when(text: str) -> _dt.datetime | None:
     return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
 
 
+class PushInterrupted(GoldboardError):
+    """Ctrl-C during the import: says how far it got and that rerunning completes it."""
+
+    exit_code = 130
+
+
 #: how a round's items are described in messages
 KIND_TEXT = {
     "case": "case-level (one item per case, no model outputs)",
@@ -523,6 +669,8 @@ def _bar(total: int, show: bool):
 
 __all__ = [
     "push",
+    "PushInterrupted",
+    "resolve_assignment",
     "PushResult",
     "RoundUse",
     "check_round_choice",

@@ -130,7 +130,7 @@ def _as_list(v: Any) -> list[Any]:
     if s.startswith("["):
         try:
             parsed = json.loads(s)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             parsed = None
         if isinstance(parsed, list):
             return parsed
@@ -308,7 +308,7 @@ class _Loader:
         if isinstance(raw, str) and raw.strip().startswith(("{", "[")):
             try:
                 raw = json.loads(raw)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 self.add(file, line, "options", 'not valid JSON (give {"A": "...", ...} or option_A columns)')
                 raw = None
         if isinstance(raw, dict):
@@ -493,6 +493,8 @@ def inspect_files(
     cases_label = str(cases_path)
     case_records, probs = read_file(cases_path, cases_label)
     L.problems.extend(probs)
+    # an unreadable cases file is one problem, not one "unknown case" per output on top
+    cases_unreadable = bool(probs) and not case_records
     case_format = _detect_case_format(case_records) if case_records else ""
     out_records: list[Record] = []
     outputs_label = str(outputs_path) if outputs_path is not None else ""
@@ -555,7 +557,7 @@ def inspect_files(
         if o is None:
             continue
         if o.case_id not in cases:
-            if o.case_id not in first_line:  # a duplicate case id was reported already
+            if o.case_id not in first_line and not cases_unreadable:  # a duplicate case id was reported already
                 where = f"not in {cases_label}" if not combined else "no case record"
                 L.add(outputs_label, rec.line, "case_id", f"unknown case {o.case_id!r} ({where})")
             continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from goldboard.errors import GoldboardError
+from goldboard.text import one_line
 
 #: at most this many problems are spelled out in a :class:`CaseFileError` message
 MAX_PROBLEMS_IN_MESSAGE = 100
@@ -28,7 +29,7 @@ class Problem:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         field = f" {self.field}:" if self.field else ""
         warn = " warning:" if self.level == "warning" else ""
-        return f"{where}:{field}{warn} {self.message}"
+        return one_line(f"{where}:{field}{warn} {self.message}")
 
     @property
     def is_error(self) -> bool:
@@ -41,6 +42,9 @@ class CaseFileError(GoldboardError):
     def __init__(self, problems: list[Problem]):
         self.problems = list(problems)
         errors = [p for p in self.problems if p.is_error]
+        if len(errors) == 1:  # one problem: one line
+            super().__init__(str(errors[0]))
+            return
         shown = errors[:MAX_PROBLEMS_IN_MESSAGE]
         head = f"{len(errors)} problem{'s' if len(errors) != 1 else ''} in the case files:"
         lines = [head, *(str(p) for p in shown)]

@@ -15,7 +15,8 @@ adjudication and gold export (which read it).  Columns:
 ``rationale``     the rater's free-text rationale for this item (same on each field row)
 ``annotated_at``  ISO 8601 timestamp of the annotation (UTC)
 ``lead_time``     seconds the rater spent (as Label Studio measured it), may be empty
-``annotation_id`` Label Studio annotation id (empty for ratings from files)
+``annotation_id`` Label Studio annotation id; ``SOURCE:ROW`` for ratings from a ratings table
+                  (``pull --from-table``: the table's name and row, header = row 1)
 ``task_id``       Label Studio task id (empty for ratings from files)
 ``project_id``    Label Studio project id (empty for ratings from files)
 
@@ -42,7 +43,7 @@ import pandas as pd
 
 from goldboard.cases.rounds import RoundSelection, select_rounds
 from goldboard.errors import GoldboardError
-from goldboard.fileio import read_table
+from goldboard.fileio import read_csv_frame, read_table
 from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
 from goldboard.text import natural_key
 
@@ -77,14 +78,17 @@ def empty_ratings() -> pd.DataFrame:
 def read_ratings_csv(path: str | Path) -> pd.DataFrame:
     """Read a ratings table written by goldboard, keeping every cell as text
     (so ``"4"`` stays ``"4"`` and an empty rationale stays ``""``)."""
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df = read_csv_frame(path, " (ratings table)")
+    _require_rating_columns(df.columns, path)
     for c in RATINGS_COLUMNS:
         if c not in df.columns:
             df[c] = ""
-    if len(df):
-        df["round"] = df["round"].replace("", "1").astype(int)
-    else:
-        df["round"] = df["round"].astype(int)
+    rounds = df["round"].replace("", "1")
+    bad = ~rounds.str.fullmatch(r"[0-9]{1,9}") if len(df) else pd.Series([], dtype=bool)
+    if bad.any():
+        i = int(bad.to_numpy().argmax())
+        raise GoldboardError(f"{path}: data row {i + 1}: round {rounds.iloc[i]!r} is not a round number")
+    df["round"] = rounds.astype(int)
     return df
 
 
@@ -317,7 +321,7 @@ def ratings_in_force(
             df[c] = df[c].fillna("").astype(str)
     if len(df) == 0:
         return df, RoundSelection(explicit_round=round_number)
-    df, selection = select_rounds(df, raters, round_number=round_number)
+    df, selection = select_rounds(df, raters, round_number=round_number, assigned=ratings.attrs.get("assigned"))
     df = df.sort_values(["round", "annotated_at"], kind="stable")
     return df.drop_duplicates(["item_id", "rater", "field"], keep="last").reset_index(drop=True), selection
 
@@ -420,8 +424,8 @@ class RatingGrid:
         codes = self.codes[field]
         present = codes != MISSING_CODE
         big = np.iinfo(np.int64).max
-        cmin = np.where(present, codes, big).min(axis=1)
-        cmax = np.where(present, codes, -1).max(axis=1)
+        cmin = np.where(present, codes, big).min(axis=1, initial=big)  # initial: no raters -> no error
+        cmax = np.where(present, codes, -1).max(axis=1, initial=-1)
         disagree = present.any(axis=1) & (cmin != cmax)
         missing = (~present).any(axis=1) & self.rated.any(axis=1)
         return present, disagree, missing

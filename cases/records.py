@@ -124,6 +124,8 @@ def _read_json(text: str, label: str) -> tuple[list[Record], list[Problem]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return [], [Problem(label, exc.lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})")]
+    except RecursionError:
+        return [], [Problem(label, None, "", "JSON nested too deeply to read")]
     lines = _Lines(text)
     dec = json.JSONDecoder()
     start = _WS.match(text, 0).end()

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import sys
 import warnings
 
 import click
 
 from goldboard import __version__
+from goldboard.cases.problems import CaseFileError
 from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
+from goldboard.text import one_line
 
 #: stage modules, in the order of a study
 COMMAND_MODULES = [
@@ -42,7 +45,7 @@ _default_showwarning = warnings.showwarning
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """A :class:`GoldboardWarning` is one ``Warning: ...`` line on stderr."""
     if issubclass(category, GoldboardWarning):
-        click.echo(f"Warning: {message}", err=True)
+        click.echo(f"Warning: {one_line(message)}", err=True)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)
 
@@ -93,15 +96,42 @@ class GoldboardGroup(click.Group):
                 warnings.simplefilter("once", GoldboardWarning)
                 warnings.showwarning = _show_warning
                 return super().invoke(ctx)
+        except CaseFileError as exc:  # a list of problems: the Error line, then one line per problem
+            head, *problems = str(exc).split("\n")
+            click.echo(f"Error: {one_line(head)}", err=True)
+            for p in problems:
+                click.echo(one_line(p), err=True)
+            sys.exit(exc.exit_code)
         except GoldboardError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {one_line(exc)}", err=True)
             sys.exit(exc.exit_code)
         except (SchemaError, ValueNotInSchema) as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {one_line(exc)}", err=True)
             sys.exit(1)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:  # one line too (click would add two lines of usage)
+            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
+            click.echo(f"Error: {one_line(exc.format_message())} (see `{where} --help`)", err=True)
+            sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # click's own control flow (--help, prompts) and messages
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(130)
+        except OSError as exc:  # disk full, permission denied, a folder where a file should be
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"Error: {one_line(where)}{one_line(exc.strerror or exc)}", err=True)
+            sys.exit(1)
+        except Exception as exc:  # a bug: still one line for the user; the traceback on request
+            if os.environ.get("GOLDBOARD_DEBUG"):
+                raise
+            click.echo(
+                f"Error: internal error ({type(exc).__name__}: {one_line(str(exc))[:300]}); this is a goldboard "
+                f"bug -- please report it with the output of the same command run with GOLDBOARD_DEBUG=1",
+                err=True,
+            )
+            sys.exit(3)
 
     def list_commands(self, ctx):  # keep the study order in --help
         return list(self.commands)

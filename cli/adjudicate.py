@@ -9,6 +9,7 @@ from goldboard.annotate.adjudication import pull_adjudication, push_adjudication
 from goldboard.cli._options import output_option, round_option, study_option
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.text import one_line, terminal_text
 from goldboard.workflows import import_study_sheet, write_study_workbook
 
 
@@ -88,14 +89,14 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
         )
     except (SheetErrors, DecisionConflicts) as exc:
         for line in exc.errors:
-            click.echo(line, err=True)
+            click.echo(one_line(line), err=True)
         raise GoldboardError(str(exc)) from None
     for w in res.warnings:
-        click.echo(f"Warning: {w}", err=True)
+        click.echo(f"Warning: {one_line(w)}", err=True)
     for n in res.notes:
-        click.echo(f"Note: {n}", err=True)
+        click.echo(f"Note: {one_line(n)}", err=True)
     for line in change_lines(res.appended, st.schema):
-        click.echo(f"  {line}")
+        click.echo(f"  {one_line(line)}")
     new = len(res.appended) - res.changed
     click.echo(
         f"{res.sheet}: {new} new decisions, {res.changed} changed, {res.unchanged} unchanged, "
@@ -122,7 +123,7 @@ def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
 
     st = Study.open(study_dir)
     res = push_adjudication(st, anonymise=anonymise, round=round_)
-    click.echo(res.describe())
+    click.echo(terminal_text(res.describe()))
 
 
 @adjudicate_group.command("pull")
@@ -143,13 +144,13 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
         res = pull_adjudication(st, independent=not not_independent, adjudicator=adjudicator.strip())
     except SheetErrors as exc:
         for line in exc.errors:
-            click.echo(line, err=True)
+            click.echo(one_line(line), err=True)
         raise GoldboardError(str(exc)) from None
     for n in res.record.notes:
-        click.echo(f"Note: {n}", err=True)
+        click.echo(f"Note: {one_line(n)}", err=True)
     for line in res.change_lines(st.schema):
-        click.echo(f"  {line}")
-    click.echo(res.describe() + f" -> {st.decisions_path}")
+        click.echo(f"  {one_line(line)}")
+    click.echo(terminal_text(res.describe()) + f" -> {st.decisions_path}")
 
 
 commands = [adjudicate_group]

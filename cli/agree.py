@@ -16,20 +16,23 @@ renderer prints them.  The readers:
 
 from __future__ import annotations
 
+import json
+
 import click
 import pandas as pd
 
 from goldboard.analysis.agreement import LEVELS, agreement
 from goldboard.analysis.agreement_render import render_csv, render_json, render_markdown, render_table
+from goldboard.analysis.retest import render_retest_table, retest_rows
 from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.ratings import read_long_table, read_wide_table
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError, check_names
-from goldboard.fileio import duplicate_headers
+from goldboard.fileio import csv_text, duplicate_headers
 from goldboard.label_configs.schema import SchemaError, load_schema
 from goldboard.study import Study
-from goldboard.workflows.agreement import unit_groups
+from goldboard.workflows.agreement import design_summary, retest_for_study, unit_groups
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -56,9 +59,10 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
     if schema is not None:
         primary = schema.primary_field.name
         if not fields or primary in fields:
-            click.echo(
-                f"Note: analysing the schema's primary field {primary!r} (choose another with --field)", err=True
-            )
+            if fields:  # (no fields at all: the error that follows says so; no note before it)
+                click.echo(
+                    f"Note: analysing the schema's primary field {primary!r} (choose another with --field)", err=True
+                )
             return primary
     if len(fields) == 1:
         return fields[0]
@@ -74,6 +78,13 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 @click.argument("table", required=False, type=click.Path(dir_okay=False))
 @study_option(required=False, help="Read a study's pulled ratings and schema.")
 @round_option(what="Study round")
+@click.option(
+    "--test-retest",
+    is_flag=True,
+    help="With --study and --rounds A,B: intra-rater agreement of each rater between two rounds "
+    "(same rater, same items), kappa and alpha with 95% CIs.",
+)
+@click.option("--rounds", "rounds_", default=None, metavar="A,B", help="The two rounds for --test-retest, e.g. 1,2.")
 @click.option(
     "--from-label-studio",
     "ls_files",
@@ -117,6 +128,8 @@ def agree_cmd(
     table,
     study_dir,
     round_,
+    test_retest,
+    rounds_,
     ls_files,
     field,
     item_col,
@@ -144,6 +157,8 @@ def agree_cmd(
       --study DIR [--round N]   a study's pulled ratings and its schema
                                 (--raters A,B: only these study raters)
       --from-label-studio FILE  Label Studio JSON / JSON_MIN export (with --field)
+      --study DIR --test-retest --rounds 1,2
+                                intra-rater (test-retest) agreement per rater
 
     Stdout carries only the requested format; warnings go to stderr (and into
     the JSON's "warnings").
@@ -151,6 +166,9 @@ def agree_cmd(
     sources = sum([table is not None, study_dir is not None, bool(ls_files)])
     if sources != 1:
         raise GoldboardError("give exactly one input: a TABLE file, --study DIR, or --from-label-studio FILE")
+    if test_retest or rounds_:
+        _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt, output)
+        return
     schema = _load_schema(schema_ref)
     table_warnings: list[str] = []
     raters_order = None
@@ -229,6 +247,11 @@ def agree_cmd(
         raise
     if table_warnings:
         result["warnings"] = table_warnings + list(result["warnings"])
+    note = ""
+    design = design_summary(study, round_, df, field) if study_dir is not None else None
+    if design is not None:
+        result["design"] = design
+        note = design["note"]
     title = f"Agreement on {field}"
     if dichotomize:
         title += f" (dichotomized at {dichotomize})"
@@ -240,7 +263,35 @@ def agree_cmd(
         "csv": render_csv,
         "json": render_json,
     }[fmt](result)
-    emit(text, output, result["warnings"])
+    if note and fmt in ("table", "markdown"):
+        text = text.rstrip("\n") + "\n\n" + note + "\n"
+    emit(text, output, result["warnings"], terminal=fmt == "table")
+
+
+def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt, output) -> None:
+    """``agree --study S --test-retest --rounds A,B``: intra-rater agreement per rater."""
+    if study_dir is None:
+        raise GoldboardError("--test-retest needs --study DIR (the rounds are a study's)")
+    if not rounds_:
+        raise GoldboardError("--test-retest: give the two rounds, e.g. --rounds 1,2")
+    if round_ is not None:
+        raise GoldboardError("--test-retest compares --rounds A,B; leave out --round")
+    try:
+        rounds = [int(x) for x in rounds_.split(",")]
+    except ValueError:
+        raise GoldboardError(f"--rounds {rounds_!r}: give two round numbers, e.g. 1,2") from None
+    study = Study.open(study_dir)
+    schema = _load_schema(schema_ref) or study.schema
+    if field is None:
+        field = _choose_field(pd.DataFrame({"field": []}), None, schema, str(study.path))
+    result = retest_for_study(study, rounds, field, schema=schema, bootstrap=bootstrap, seed=seed)
+    if fmt == "json":
+        text = json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    elif fmt == "csv":
+        text = csv_text(pd.DataFrame(retest_rows(result)))
+    else:
+        text = render_retest_table(result, markdown=fmt == "markdown")
+    emit(text, output, result["warnings"], terminal=fmt == "table")
 
 
 #: library parameters under another flag name (see goldboard.cli.flag_for)

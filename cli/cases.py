@@ -7,6 +7,7 @@ import click
 from goldboard.cases.load import inspect_files, schema_of
 from goldboard.cases.synth import synthesize, write_records, write_template
 from goldboard.errors import GoldboardError
+from goldboard.text import one_line
 
 SCHEMA_HELP = "Built-in schema name (mtb, mtb_unsafe, medfail, radsafe) or a schema file (.toml/.json)."
 
@@ -48,7 +49,7 @@ def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None
             f"{n} problem{'s' if n != 1 else ''} found "
             f"({s.get('warnings', 0)} warning{'s' if s.get('warnings', 0) != 1 else ''})"
         )
-    models = ", ".join(s["models"]) if s["models"] else "none"
+    models = one_line(", ".join(s["models"])) if s["models"] else "none"  # model names come from the file
     fmt = s["case_format"] + (f" + {s['output_format']}" if s["output_format"] else "")
     click.echo(
         f"OK: {s['cases']} cases, {s['outputs']} outputs (models: {models}) -> {s['units']} units "

@@ -11,10 +11,12 @@ from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, sum
 from goldboard.cases.ratings import duplicate_ratings, load_ratings_file
 from goldboard.cases.rounds import round_numbers
 from goldboard.cli._options import format_option, output_option, round_option, study_option
+from goldboard.cli._output import echo_data
 from goldboard.errors import GoldboardError, check_names
-from goldboard.fileio import write_text_atomic
+from goldboard.fileio import csv_text, write_text_atomic
 from goldboard.label_configs.schema import load_schema
 from goldboard.study import Study, study_ratings
+from goldboard.text import terminal_text
 
 
 @click.command("flag")
@@ -96,16 +98,16 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
             + "\n"
         )
     elif fmt == "csv":
-        text = flags_for_output(flags).to_csv(index=False)
+        text = csv_text(flags_for_output(flags))
         for line in summary_lines(summary):
             click.echo(line, err=True)
     else:
-        text = format_table(flags, summary_lines(summary))
+        text = terminal_text(format_table(flags, summary_lines(summary)))
     if output:
         write_text_atomic(output, text)
         click.echo(f"Wrote {len(flags)} flagged rows ({summary['items_flagged']} items) to {output}", err=True)
     else:
-        click.echo(text, nl=False)
+        echo_data(text)
 
 
 def _check_raters(df: pd.DataFrame, order: list[str] | None, study_raters: list[str] | None, source: str) -> list:

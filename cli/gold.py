@@ -8,10 +8,13 @@ import click
 
 from goldboard.adjudicate.rules import RuleErrors
 from goldboard.cli._options import format_option, round_option, study_option
+from goldboard.cli._output import echo_data
 from goldboard.cli.flag import _clip
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import diff_releases, list_releases, provenance_text, read_manifest
+from goldboard.fileio import csv_text
 from goldboard.study import Study
+from goldboard.text import one_line
 from goldboard.workflows import export_gold
 
 
@@ -65,7 +68,11 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_: int | None) -> Non
                 err=True,
             )
     c = rel.manifest["counts"]["all"]
-    summary = f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, {c['unresolved']} unresolved"
+    summary = (
+        f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, "
+        + (f"{c['single']} single (one rater by design), " if c.get("single") else "")
+        + f"{c['unresolved']} unresolved"
+    )
     if not rel.created:
         click.echo(
             f"Gold unchanged since {rel.version} ({summary}); nothing written. Use --force to cut a new release anyway."
@@ -100,7 +107,7 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         )
         return
     if fmt == "csv":
-        click.echo(diff.to_csv(index=False), nl=False)
+        echo_data(csv_text(diff))
         return
     click.echo(
         f"{ma['version']} ({ma.get('created_at', '')}) -> {mb['version']} ({mb.get('created_at', '')}): "
@@ -113,7 +120,7 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         for rec in diff.to_dict("records"):
             cells = [rec["item_id"], rec["field"], rec["change"], rec["old_value"], rec["new_value"]]
             cells += [rec["old_method"], rec["new_method"]]
-            rows.append([_clip(str(x).replace("\n", " "), 30) for x in cells] + [provenance_text(rec)])
+            rows.append([_clip(one_line(x), 30) for x in cells] + [one_line(provenance_text(rec))])
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
         click.echo("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
         for r in rows:

@@ -1,4 +1,4 @@
-"""`goldboard pull`: Label Studio annotations -> rounds/N/ratings.csv (validated)."""
+"""`goldboard pull`: Label Studio annotations or a ratings table -> rounds/N/ratings.csv (validated)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,33 @@ from pathlib import Path
 import click
 
 from goldboard.annotate.pull import pull
+from goldboard.cases.table_import import TableMapping, parse_pairs
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
-from goldboard.text import did_you_mean
+from goldboard.text import did_you_mean, terminal_text
+from goldboard.workflows.projects import pull_projects
+from goldboard.workflows.tables import pull_table
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for v in values:
+        for k, col in parse_pairs(v, option).items():
+            if k in out:
+                raise GoldboardError(f"{option}: {k!r} given twice")
+            out[k] = col
+    return out
 
 
 @click.command("pull")
 @click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--round", "round_number", type=int, default=None, help="Round number (default: the latest).")
+@click.option(
+    "--round",
+    "round_number",
+    type=int,
+    default=None,
+    help="Round number (default: the latest; --from-table into a study without rounds: 1).",
+)
 @click.option(
     "--from-export",
     "exports",
@@ -23,8 +42,94 @@ from goldboard.text import did_you_mean
     help="Read a hand-downloaded Label Studio export (JSON or JSON_MIN) instead of the server; "
     "repeatable. RATER= says whose project the file is from (blinded rounds).",
 )
+@click.option(
+    "--from-table",
+    "table",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Read a ratings table (CSV, TSV, XLSX, JSONL) into the round instead of Label Studio: "
+    "a spreadsheet, a REDCap export, another tool's file. See the table options below.",
+)
+@click.option("--item-col", default=None, help="Table: the item column (default: item_id, else case_id).")
+@click.option("--rater-col", default=None, help="Long table: the rater column (default: rater).")
+@click.option("--label-col", default=None, help="Long table: the column holding the --field value.")
+@click.option("--field-col", default=None, help="Long table of field/value pairs: the field column (default: field).")
+@click.option("--value-col", default=None, help="Long table of field/value pairs: the value column (default: value).")
+@click.option("--field", "field_name", default=None, help="Table: the schema field that --label-col/--raters hold.")
+@click.option(
+    "--raters",
+    "rater_cols",
+    multiple=True,
+    metavar="RATER=COLUMN,...",
+    help="Wide table: one column per study rater, e.g. onc_a=oncologist_a_label,onc_b=oncologist_b_label "
+    "(with --field); a column written with {field} (onc_a={field}_a) reads every schema field it finds.",
+)
+@click.option(
+    "--rationale-col",
+    default=None,
+    help="Table: the rationale column (long), or RATER=COLUMN,... (wide). Default: a column named like "
+    "the schema's rationale field.",
+)
+@click.option("--case-col", default=None, help="Table: the case id column (default: the item).")
+@click.option("--output-col", default=None, help="Table: the model-output id column.")
+@click.option("--model-col", default=None, help="Table: the model column.")
+@click.option(
+    "--codes",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Table: coded choices (REDCap data dictionary, or a column,code,label file): 1 -> Supported ...",
+)
+@click.option(
+    "--rater",
+    "rater_names",
+    multiple=True,
+    metavar="NAME=RATER",
+    help="A rater as the table spells it, or a Label Studio user (e-mail, username or user id) -> "
+    "study rater (repeatable, or comma-separated), e.g. --rater ana@clinic.org=onc_a.",
+)
+@click.option(
+    "--source",
+    default=None,
+    help="Table: the source name recorded with each rating (default: the file name); re-pulling the same "
+    "source replaces its ratings in the round.",
+)
+@click.option(
+    "--project",
+    "projects",
+    multiple=True,
+    metavar="[RATER=]ID",
+    help="A Label Studio project goldboard did not create: ID (shared, annotations attributed by "
+    "annotator) or RATER=ID (one project per rater); repeatable. Recorded in the round.",
+)
+@click.option(
+    "--item-key",
+    default=None,
+    help="Projects goldboard did not create: the task data key holding the item id (e.g. case_id).",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def pull_cmd(study_dir: str, round_number: int | None, exports: tuple[str, ...], quiet: bool) -> None:
+def pull_cmd(
+    study_dir: str,
+    round_number: int | None,
+    exports: tuple[str, ...],
+    table: str | None,
+    item_col: str | None,
+    rater_col: str | None,
+    label_col: str | None,
+    field_col: str | None,
+    value_col: str | None,
+    field_name: str | None,
+    rater_cols: tuple[str, ...],
+    rationale_col: str | None,
+    case_col: str | None,
+    output_col: str | None,
+    model_col: str | None,
+    codes: str | None,
+    rater_names: tuple[str, ...],
+    source: str | None,
+    projects: tuple[str, ...],
+    item_key: str | None,
+    quiet: bool,
+) -> None:
     """Pull a round's annotations into rounds/N/ratings.csv.
 
     Invalid annotations (unknown value or field, missing required field, empty,
@@ -35,8 +140,69 @@ def pull_cmd(study_dir: str, round_number: int | None, exports: tuple[str, ...],
     With --from-export, an export of another round's project, one given for the
     wrong rater (the tasks' project id says whose it is) or the same export given
     twice is an error.
+
+    \b
+    Ratings tables (--from-table FILE), validated the same way:
+      long:  --item-col case_id --rater-col rater --label-col label --field safety_label
+             (or field/value columns, or columns named like the schema's fields)
+      wide:  --item-col case_id --raters onc_a=oncologist_a_label,onc_b=oncologist_b_label
+             --field safety_label
+    Values go through the schema (aliases such as 'Insufficient Info'; --codes for
+    coded choices). Re-pulling the same table changes nothing; a changed table
+    replaces the round's ratings from that file and says what changed.
+
+    \b
+    Label Studio projects goldboard did not create:
+      --project ID --item-key case_id --rater ana@clinic.org=onc_a,ben@clinic.org=onc_b
+      (or --from-export FILE with the same options; --rater 17=onc_a by user id).
+    The mapping is recorded in study.toml: later plain pulls repeat it.
     """
     study = Study.open(study_dir)
+    table_opts = {
+        "--item-col": item_col,
+        "--rater-col": rater_col,
+        "--label-col": label_col,
+        "--field-col": field_col,
+        "--value-col": value_col,
+        "--field": field_name,
+        "--raters": rater_cols,
+        "--rationale-col": rationale_col,
+        "--case-col": case_col,
+        "--output-col": output_col,
+        "--model-col": model_col,
+        "--codes": codes,
+        "--source": source,
+    }
+    if table is None:
+        given = [k for k, v in table_opts.items() if v]
+        if given:
+            raise GoldboardError(f"{given[0]}: a ratings-table option; use it with --from-table FILE")
+    if table is not None:
+        if exports or projects or item_key:
+            raise GoldboardError("--from-table: give one source per pull (not with --from-export/--project/--item-key)")
+        wide = _pairs(rater_cols, "--raters") if rater_cols else {}
+        rationale_cols: dict[str, str] = {}
+        if rationale_col and "=" in rationale_col:
+            rationale_cols, rationale_col = _pairs((rationale_col,), "--rationale-col"), None
+        mapping = TableMapping(
+            item_col=item_col,
+            rater_col=rater_col,
+            label_col=label_col,
+            field_col=field_col,
+            value_col=value_col,
+            field=field_name,
+            raters=wide,
+            rationale_col=rationale_col,
+            rationale_cols=rationale_cols,
+            case_col=case_col,
+            output_col=output_col,
+            model_col=model_col,
+            rater_names=_pairs(rater_names, "--rater") if rater_names else {},
+        )
+        res = pull_table(study, table, mapping, round_number=round_number, source=source, codes=codes)
+        click.echo(res.describe())
+        click.echo(f"wrote {res.paths['ratings']}")
+        return
     specs: list = []
     for e in exports:
         rater, sep, path = e.partition("=")
@@ -51,9 +217,33 @@ def pull_cmd(study_dir: str, round_number: int | None, exports: tuple[str, ...],
             )
         else:
             specs.append(e)
-    res = pull(study, round_number, from_export=specs, progress=not quiet)
-    click.echo(res.describe())
+    if projects or item_key or rater_names or study.extra.get("item_key") or study.extra.get("label_studio_users"):
+        if projects and exports:
+            raise GoldboardError("--project and --from-export: give one source per pull")
+        res = pull_projects(
+            study,
+            projects=[_project_spec(p) for p in projects],
+            exports=specs,
+            item_key=item_key,
+            rater_map=_pairs(rater_names, "--rater") if rater_names else None,
+            round_number=round_number,
+            progress=not quiet,
+        )
+        click.echo(terminal_text(res.describe()))
+        if res.summary.get("new_units"):
+            click.echo(f"  {res.summary['new_units']} new items recorded in units.jsonl")
+    else:
+        res = pull(study, round_number, from_export=specs, progress=not quiet)
+        click.echo(terminal_text(res.describe()))
     click.echo(f"wrote {res.paths['ratings']}")
+
+
+def _project_spec(spec: str) -> tuple[str | None, int]:
+    rater, sep, pid = spec.rpartition("=")
+    try:
+        return (rater.strip() or None) if sep else None, int(pid)
+    except ValueError:
+        raise GoldboardError(f"--project {spec!r}: give a project id (12) or RATER=ID (onc_a=12)") from None
 
 
 commands = [pull_cmd]

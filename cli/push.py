@@ -6,6 +6,7 @@ import click
 
 from goldboard.annotate.push import DEFAULT_BATCH, push
 from goldboard.study import Study
+from goldboard.text import terminal_text
 
 
 @click.command("push")
@@ -31,6 +32,28 @@ from goldboard.study import Study
     default=None,
     help="Keep the model name out of the tasks (raters see data columns in Label Studio's task list).",
 )
+@click.option(
+    "--overlap",
+    type=float,
+    default=None,
+    metavar="SHARE",
+    help="Overlap design: the first rater rates every item, the others a random SHARE (e.g. 0.2) "
+    "for reliability. Needs --seed.",
+)
+@click.option(
+    "--per-item",
+    type=int,
+    default=None,
+    metavar="K",
+    help="K raters per item, balanced over rater pairs (e.g. 3 raters, --per-item 2). Needs --seed.",
+)
+@click.option("--seed", type=int, default=None, help="Seed of the --overlap/--per-item draw (recorded in study.toml).")
+@click.option(
+    "--stratify-by",
+    default=None,
+    metavar="COLUMN",
+    help="Draw --overlap/--per-item within strata of a case field or unit column (e.g. case_type).",
+)
 @click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
 @click.option(
     "--add-to-adjudicated-round",
@@ -45,6 +68,10 @@ def push_cmd(
     round_number: int | None,
     shared: bool | None,
     hide_model: bool | None,
+    overlap: float | None,
+    per_item: int | None,
+    seed: int | None,
+    stratify_by: str | None,
     batch_size: int,
     add_to_adjudicated_round: bool,
     quiet: bool,
@@ -78,6 +105,13 @@ def push_cmd(
     only the tasks that are missing.
 
     \b
+    Designs (who rates what; written to rounds/N/assignment.csv):
+      --overlap 0.2 --seed 7 [--stratify-by case_type]
+          the first rater rates all items, the others the same random 20%;
+          agreement uses the double-rated items, gold of the others is 'single'
+      --per-item 2 --seed 7   each item rated by 2 of the raters, balanced over pairs
+
+    \b
     Rounds: --round N opens a new round only when round N-1 exists. New cases
     are refused in a round that already has adjudication decisions or a gold
     release (push them to a new round, or pass --add-to-adjudicated-round).
@@ -92,9 +126,13 @@ def push_cmd(
         hide_model=hide_model or None,
         batch_size=batch_size,
         progress=not quiet,
+        overlap=overlap,
+        per_item=per_item,
+        seed=seed,
+        stratify_by=stratify_by,
         add_to_adjudicated_round=add_to_adjudicated_round,
     )
-    click.echo(res.describe())
+    click.echo(terminal_text(res.describe()))
 
 
 commands = [push_cmd]

@@ -11,6 +11,7 @@ from goldboard.errors import GoldboardError
 from goldboard.fileio import write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, builtin_names, load_schema
 from goldboard.label_configs.xml import to_label_studio_xml
+from goldboard.text import terminal_text
 
 
 def _load(ref: str) -> Schema:
@@ -122,7 +123,7 @@ def show_cmd(schema_ref: str, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(s.to_dict(), indent=2, ensure_ascii=False))
     else:
-        click.echo(describe_schema(s))
+        click.echo(terminal_text(describe_schema(s)))
 
 
 @schema_group.command("config")

@@ -152,7 +152,7 @@ def score_cmd(
         fmt = _SUFFIX_FORMAT.get(Path(output).suffix.lower(), "table") if output else "table"
     text = render(result, fmt)
     # table/markdown on stdout already list the warnings
-    emit(text, output, result.get("warnings", []) if output or fmt in ("csv", "json") else ())
+    emit(text, output, result.get("warnings", []) if output or fmt in ("csv", "json") else (), terminal=fmt == "table")
 
 
 #: library parameters that reach the scorer under another name (see goldboard.cli.flag_for)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from goldboard.annotate import server as srv
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.text import did_you_mean
+from goldboard.workflows.study_edit import add_rater
 
 
 @click.group("study")
@@ -38,8 +41,6 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
     ~/.config/goldboard/credentials.toml (["URL"] token = "..."); it is never
     stored in the workspace.
     """
-    from pathlib import Path
-
     st = Study.init(
         directory,
         schema=schema,
@@ -88,6 +89,70 @@ def show_cmd(directory: str) -> None:
         projects = ", ".join(f"{k}={v}" for k, v in r.projects.items())
         kind = {"case": ", case-level", "output": ", case x model output"}.get(r.item_kind, "")
         click.echo(f"round {r.number}: {r.mode}{kind}, {r.units} units, projects: {projects or '(none)'}")
+        for name, t in r.tables.items():
+            click.echo(f"  table {name}: {t.get('rows', '?')} rows, sha256 {str(t.get('sha256', ''))[:12]}…")
+        if r.design:
+            d = r.design
+            what = (
+                f"overlap {float(d.get('share', 0)):.0%} ({d.get('double_rated')} double-rated)"
+                if d.get("kind") == "overlap"
+                else f"{d.get('per_item')} raters per item"
+            )
+            click.echo(
+                f"  design: {what}, seed {d.get('seed')}" + (f", by {d['stratify_by']}" if d.get("stratify_by") else "")
+            )
+
+
+@study_group.command("set")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--url", default=None, help="Label Studio URL ('' for the embedded server).")
+@click.option(
+    "--data-dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Embedded server data dir ('' for the default ~/.goldboard/server).",
+)
+@click.option("--name", default=None, help="Study name.")
+def set_cmd(directory: str, url: str | None, data_dir: str | None, name: str | None) -> None:
+    """Change a study's server URL, embedded data dir or name (no need to recreate it).
+
+    The rounds keep their Label Studio project ids: a new --url must reach the same
+    server (e.g. a new address); for another server, push to a new round.
+    """
+    st = Study.open(directory)
+    if url is None and data_dir is None and name is None:
+        raise click.UsageError("give --url, --data-dir and/or --name")
+    changes = st.set(
+        url=url,
+        data_dir=(str(Path(data_dir).expanduser().resolve()) if data_dir else "") if data_dir is not None else None,
+        name=name,
+    )
+    if not changes:
+        click.echo(f"{st.path}: nothing changed")
+        return
+    for c in changes:
+        click.echo(f"{st.path}: {c}")
+    if (url is not None or data_dir is not None) and any(r.projects for r in st.rounds):
+        click.echo(
+            "Note: the rounds' Label Studio project ids are kept; they must exist on the server the study now "
+            "points to (push to a new round otherwise).",
+            err=True,
+        )
+
+
+@study_group.command("add-rater")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("name")
+@click.option("--no-account", is_flag=True, help="Embedded server: do not create the rater's Label Studio account now.")
+def add_rater_cmd(directory: str, name: str, no_account: bool) -> None:
+    """Add rater NAME to a study (with an embedded-server account).
+
+    The next push creates the new rater's project in the round; earlier rounds'
+    statistics are unchanged (the new rater has no ratings there).
+    """
+    st = Study.open(directory)
+    res = add_rater(st, name, create_account=not no_account)
+    click.echo(res)
 
 
 commands = [study_group]

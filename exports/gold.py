@@ -57,7 +57,16 @@ from goldboard import __version__
 from goldboard.adjudicate.gold import gold_digest, method_counts
 from goldboard.errors import GoldboardError
 from goldboard.exports.sanitize import set_text_cell
-from goldboard.fileio import iter_jsonl, sha256_file
+from goldboard.fileio import (
+    csv_text,
+    file_lock,
+    fsync_dir,
+    iter_jsonl,
+    load_workbook,
+    read_csv_frame,
+    read_json_file,
+    sha256_file,
+)
 from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
 
 FORMATS = ("csv", "jsonl", "json", "xlsx")
@@ -112,12 +121,12 @@ def release_path(gold_dir: str | Path, version: str) -> Path:
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
     p = Path(path) / "manifest.json"
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GoldboardError(f"{p}: not found") from None
-    except json.JSONDecodeError as exc:
-        raise GoldboardError(f"{p}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    if not p.exists():
+        raise GoldboardError(f"{p}: not found")
+    data = read_json_file(p)
+    if not isinstance(data, dict):
+        raise GoldboardError(f"{p}: not a gold release manifest (expected a JSON object)")
+    return data
 
 
 def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -129,21 +138,31 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if not f.exists():
         raise GoldboardError(f"{f}: listed in the manifest but missing")
     if fmt == "csv":
-        df = pd.read_csv(f, dtype=str, keep_default_na=False)
+        df = read_csv_frame(f, " (gold release)")
     elif fmt == "jsonl":
-        df = pd.DataFrame([rec for _, rec in iter_jsonl(f)])
+        df = pd.DataFrame([rec for _, rec in iter_jsonl(f, " (gold release)")])
     elif fmt == "json":
-        df = pd.DataFrame(json.loads(f.read_text(encoding="utf-8"))["gold"])
+        data = read_json_file(f)
+        if not isinstance(data, dict) or not isinstance(data.get("gold"), list):
+            raise GoldboardError(f'{f}: not a gold release file (expected {{"gold": [...]}})')
+        df = pd.DataFrame(data["gold"])
     elif fmt == "xlsx":
-        import openpyxl
-
-        wb = openpyxl.load_workbook(f, read_only=True)
-        rows = list(wb["Gold"].iter_rows(values_only=True))
-        wb.close()
+        wb = load_workbook(f, read_only=True)
+        try:
+            if "Gold" not in wb.sheetnames:
+                raise GoldboardError(f"{f}: no sheet named 'Gold'")
+            rows = list(wb["Gold"].iter_rows(values_only=True))
+        finally:
+            wb.close()
+        if not rows:
+            raise GoldboardError(f"{f}: sheet Gold is empty")
         head = [str(h) for h in rows[0]]
         df = pd.DataFrame([[unneutralize_formula(v) for v in r] for r in rows[1:]], columns=head)
     else:
         raise GoldboardError(f"{path / 'manifest.json'}: unknown format {fmt!r}")
+    lost = [c for c in ("item_id", "field", "gold_value", "method") if c not in df.columns]
+    if lost:
+        raise GoldboardError(f"{f}: not a gold table: no {lost[0]!r} column")
     return _as_text_frame(df), manifest
 
 
@@ -171,7 +190,8 @@ def write_gold_file(gold: pd.DataFrame, path: str | Path, fmt: str) -> None:
     used inside the release's temporary folder)."""
     path = Path(path)
     if fmt == "csv":
-        gold.to_csv(path, index=False, encoding="utf-8")
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            fh.write(csv_text(gold))
     elif fmt == "jsonl":
         with open(path, "w", encoding="utf-8") as fh:
             for rec in _records(gold):
@@ -207,35 +227,13 @@ def _write_gold_xlsx(gold: pd.DataFrame, path: Path) -> None:
     wb.save(path)
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
 @contextlib.contextmanager
 def _export_lock(gold_dir: Path):
     """One export at a time per ``gold/`` folder (an advisory lock on the folder itself,
     dropped by the kernel if the exporter dies)."""
     gold_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(gold_dir, os.O_RDONLY)
-    try:
-        try:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover - Windows
-            pass
+    with file_lock(gold_dir, create=False):
         yield
-    finally:
-        os.close(fd)
 
 
 def clean_stale_release_folders(gold_dir: str | Path) -> list[str]:
@@ -329,11 +327,11 @@ def _write_gold_release(
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
             os.chmod(f, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         if final.exists():
             raise GoldboardError(f"{final}: already exists (another export running?); nothing written")
         os.rename(tmp, final)
-        _fsync_dir(gold_dir)
+        fsync_dir(gold_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -394,7 +394,9 @@ def render_markdown(data: dict) -> str:
         )
     for fname, m in a["methods"].items():
         out.append(
-            f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, {m['unresolved']} unresolved"
+            f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, "
+            + (f"{m['single']} single-rated, " if m.get("single") else "")
+            + f"{m['unresolved']} unresolved"
         )
     out.append("")
     if data["rounds_change"]:

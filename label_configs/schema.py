@@ -449,6 +449,8 @@ def load_schema_file(path: str | Path) -> Schema:
             data = tomllib.loads(raw_text)
     except json.JSONDecodeError as exc:
         raise SchemaError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise SchemaError(f"{path}: nested too deeply to read") from None
     except tomllib.TOMLDecodeError as exc:
         raise SchemaError(f"{path}: invalid TOML: {exc}") from None
     return schema_from_dict(data, source=str(path))

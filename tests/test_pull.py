@@ -454,3 +454,28 @@ def test_configs_match_ignores_presentation_but_not_questions():
     assert not configs_match(x, x.replace("Insufficient Information,Partially Supported", "Insufficient Information"))
     assert not configs_match(x, x.replace('required="true"', 'required="false"'))
     assert not configs_match(x, "<View><Text name='case' value='$case_text'/></View>")
+
+
+def test_partial_pull_from_export_keeps_the_other_raters_ratings(study, tmp_path):
+    """Pulling one rater's export later (``--from-export onc_a=FILE``) must not delete the
+    other rater's ratings of the round: each pull replaces only the projects it read."""
+    a = [task(1, "C1::m", [ann(10, 2, GOOD)], project=11)]
+    b = [task(3, "C1::m", [ann(20, 3, [ch("safety_label", "Unsupported"), tx("rationale", "no")])], project=12)]
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    base = ["pull", "--study", str(study.path)]
+    res = invoke_cli(
+        *base, "--from-export", f"onc_a={tmp_path / 'a.json'}", "--from-export", f"onc_b={tmp_path / 'b.json'}"
+    )
+    assert res.exit_code == 0, res.output
+    # onc_a changes their mind; only onc_a's project is exported again
+    a2 = [task(1, "C1::m", [ann(10, 2, [ch("safety_label", "Unsupported"), tx("rationale", "rethought")])], project=11)]
+    (tmp_path / "a2.json").write_text(json.dumps(a2))
+    res = invoke_cli(*base, "--from-export", f"onc_a={tmp_path / 'a2.json'}")
+    assert res.exit_code == 0, res.output
+    assert "onc_b (" in res.output  # says whose rows it kept
+    r = read_ratings_csv(study.ratings_path(1))
+    got = {(x.rater, x.field): (x.value, x.rationale) for x in r.itertuples()}
+    assert got[("onc_a", "safety_label")] == ("Unsupported", "rethought")
+    assert got[("onc_b", "safety_label")] == ("Unsupported", "no")
+    assert len(r) == len(r.drop_duplicates(["item_id", "rater", "field"]))

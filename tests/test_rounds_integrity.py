@@ -467,3 +467,28 @@ def test_flag_file_round_that_has_no_ratings_is_an_error(tmp_path):
     res = run("flag", f, "--schema", "mtb", "--format", "json")  # default: round 1 (complete), round 2 listed
     assert [x["kinds"] for x in json.loads(res.stdout)["flags"]][0][-1] == "disagree"
     assert "item X1: round 2 rated only by onc_a (missing onc_b); using round 1" in res.stderr
+
+
+def test_design_rounds_are_complete_when_the_assigned_raters_rated(tmp_path):
+    """--per-item designs: a round is complete for an item when the raters the design gave it
+    to have rated it (not every study rater)."""
+    from goldboard.study import Round
+
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b", "onc_c"])
+    for n, who in ((1, "onc_a,onc_b"), (2, "onc_a,onc_c")):
+        st.rounds.append(Round(number=n, design={"kind": "per_item", "per_item": 2, "seed": 1}))
+        st.round_dir(n).mkdir(parents=True, exist_ok=True)
+        st.assignment_path(n).write_text("item_id,rater\n" + "".join(f"X1,{r}\n" for r in who.split(",")))
+    st.save()
+    put(st, 1, [("X1", "onc_a", S), ("X1", "onc_b", S)])
+    put(st, 2, [("X1", "onc_a", U)])  # onc_c (assigned) has not rated yet
+    res = run("gold", "export", "--study", st.path)
+    assert res.exit_code == 0, res.output
+    g = gold_rows(st.gold_dir / "v1")
+    assert (g["X1"]["method"], g["X1"]["gold_value"], g["X1"]["round"]) == ("unanimous", S, "1")
+    assert "item X1: round 2 rated only by onc_a (missing onc_c); using round 1" in res.stderr
+    put(st, 2, [("X1", "onc_a", U), ("X1", "onc_c", U)])  # complete for its design, although onc_b did not
+    res = run("gold", "export", "--study", st.path)
+    g = gold_rows(st.gold_dir / "v2")
+    assert (g["X1"]["round"], g["X1"]["value_onc_a"], g["X1"]["value_onc_c"]) == ("2", U, U)
+    assert "incomplete" not in res.stderr

@@ -498,7 +498,7 @@ def test_renderers_all_kinds():
     labels_csv = list(csv.DictReader(io.StringIO(render_csv(results[0]))))
     acc = next(x for x in labels_csv if x["metric"] == "accuracy")
     assert float(acc["estimate"]) == pytest.approx(0.912)
-    assert acc["model"].startswith("'=")  # formula neutralised
+    assert acc["model"].startswith("=")  # CSV is a data file: the model name exactly (README "Security")
     md = render_markdown(results[0])
     assert "<b>" not in md and "&lt;b&gt;" in md and "\\|" in md
     with pytest.raises(ValueError):

@@ -11,7 +11,6 @@ import pytest
 
 from goldboard.text import (
     cell_text,
-    csv_safe,
     is_number,
     ls_text,
     md_escape,
@@ -66,16 +65,6 @@ def test_natural_key_is_total_and_safe_on_odd_digits():
 def test_one_formula_policy_leading_and_after_blanks(text):
     assert neutralize_formula(text) == "'" + text
     assert unneutralize_formula(neutralize_formula(text)) == text
-    assert csv_safe(text).startswith("'")
-
-
-def test_scoring_csv_uses_the_same_formula_policy():
-    from goldboard.analysis.scoring_render import safe_cell
-
-    # the scoring CSV used to miss a formula after leading blanks
-    assert safe_cell("  =HYPERLINK(1)") == "'  =HYPERLINK(1)"
-    assert safe_cell(-1.5) == -1.5  # numbers stay numbers
-    assert safe_cell("Supported") == "Supported"
 
 
 def test_markdown_escapes_html_pipes_and_newlines():
@@ -129,8 +118,9 @@ def test_utc_now_format():
 
 
 def test_scoring_csv_round_trip_keeps_text():
-    from goldboard.analysis.scoring_render import safe_cell
+    """One policy: CSV is a data file, never neutralised (README "Security")."""
+    from goldboard.fileio import CSV_LINETERMINATOR
 
-    buf = io.StringIO()
-    csv.writer(buf).writerow([safe_cell("@evil"), safe_cell("ok")])
-    assert next(csv.reader(io.StringIO(buf.getvalue()))) == ["'@evil", "ok"]
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator=CSV_LINETERMINATOR).writerow(["@evil", "a\rb", "ok"])
+    assert next(csv.reader(io.StringIO(buf.getvalue(), newline=""))) == ["@evil", "a\rb", "ok"]

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 from goldboard.workflows.adjudication import export_gold, import_study_sheet, write_study_workbook
 from goldboard.workflows.agreement import agreement_for_study, unit_groups
+from goldboard.workflows.projects import pull_projects
 from goldboard.workflows.report import build_report, write_report
 from goldboard.workflows.score import GoldSource, resolve_gold_source, resolve_schema, run_score
+from goldboard.workflows.study_edit import add_rater
+from goldboard.workflows.tables import pull_table
 
 __all__ = [
     "GoldSource",
+    "add_rater",
     "agreement_for_study",
     "build_report",
     "export_gold",
     "import_study_sheet",
+    "pull_projects",
+    "pull_table",
     "resolve_gold_source",
     "resolve_schema",
     "run_score",

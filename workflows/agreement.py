@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from goldboard.analysis.agreement import agreement
+from goldboard.analysis.retest import intra_rater_agreement
+from goldboard.cases.assignment import design_note
 from goldboard.errors import GoldboardError
+from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
 from goldboard.text import cell_text
 
@@ -86,3 +90,35 @@ def unit_groups(study: Study, column: str) -> dict[str, str]:
         if found:
             return out
     raise GoldboardError(f"--by {column!r}: no such ratings, unit or case column")
+
+
+def design_summary(study: Study, round: int, ratings: pd.DataFrame, field: str) -> dict[str, Any] | None:
+    """The round's design (``push --overlap`` / ``--per-item``) with the number of items of
+    ``field`` rated by two or more raters and a one-sentence note; ``None`` without a design."""
+    rnd = next((r for r in study.rounds if r.number == round), None)
+    if rnd is None or not rnd.design:
+        return None
+    sub = ratings[ratings["field"] == field.partition(":")[0]] if "field" in ratings.columns else ratings
+    n_multi = int((sub.groupby("item_id")["rater"].nunique() >= 2).sum())
+    return {**rnd.design, "items_rated_by_two_or_more": n_multi, "note": design_note(rnd.design, n_multi)}
+
+
+def retest_for_study(
+    study: Study,
+    rounds: Sequence[int],
+    field: str | None = None,
+    *,
+    schema: Schema | None = None,
+    bootstrap: int = 0,
+    seed: int = 1,
+) -> dict[str, Any]:
+    """Test-retest (intra-rater) agreement of every study rater between two rounds
+    (:func:`goldboard.analysis.retest.intra_rater_agreement`); ``field`` defaults to the
+    schema's primary field."""
+    schema = schema or study.schema
+    ratings = study.all_ratings()
+    if not len(ratings):
+        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+    return intra_rater_agreement(
+        ratings, field or schema.primary_field.name, schema, rounds, raters=study.raters, bootstrap=bootstrap, seed=seed
+    )

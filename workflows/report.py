@@ -18,6 +18,7 @@ from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
 from goldboard.analysis.scoring_render import header_lines, sections
 from goldboard.analysis.scoring_render import render_markdown as score_md
+from goldboard.cases.assignment import design_note
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import read_release
 from goldboard.exports.report import (
@@ -110,6 +111,12 @@ def build_report(
     schema = study.schema
     rnd = study.latest_pulled_round() if round is None else round
     ratings = study.ratings(rnd)
+    if not len(ratings):
+        earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
+        hint = f"; report round {earlier[-1]} with --round {earlier[-1]}" if earlier else ""
+        raise GoldboardError(
+            f"{study.ratings_path(rnd)}: round {rnd} has no ratings yet (nobody has annotated it){hint}"
+        )
     results = agreement_for_study(study, round=rnd, fields=fields, bootstrap=bootstrap, seed=seed)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
@@ -130,6 +137,13 @@ def build_report(
         "another's labels (Label Studio Community has no blinding of its own).",
         "shared": "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels.",
     }.get(mode, "Blinding: not recorded (ratings imported from files).")
+    tables = sorted(round_info.tables) if round_info is not None and round_info.tables else []
+    if mode == "table":
+        blinding = (
+            f"Blinding: not recorded (ratings imported from a ratings table: {', '.join(tables)})."
+            if tables
+            else "Blinding: not recorded (ratings imported from a ratings table)."
+        )
 
     field_sections = []
     multi_sections: dict[str, dict] = {}
@@ -225,6 +239,8 @@ def build_report(
     for fname, sub in gold.groupby("field", sort=False):
         vc = sub["method"].value_counts()
         methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "unresolved")}
+        if vc.get("single", 0):
+            methods[str(fname)]["single"] = int(vc["single"])
 
     # round-over-round change of the headline coefficient
     rounds_change = []
@@ -268,16 +284,21 @@ def build_report(
         else "Wald intervals from large-sample standard errors (Fleiss, Cohen & Everitt 1969 for Cohen's kappa)"
     )
     ordinal = [s["title"] for s in field_sections if s["level"] == "ordinal"]
+    design_text = ""
+    if round_info is not None and round_info.design:
+        prim = ratings[ratings["field"] == schema.primary_field.name]
+        design_text = design_note(round_info.design, int((prim.groupby("item_id")["rater"].nunique() >= 2).sum()))
     methods_text = (
         f"{len(study.raters)} raters ({', '.join(study.raters)}) independently labelled {len(items)} items "
-        f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{' in Label Studio' if study.rounds else ''}. "
-        f"{blinding} Agreement was summarised as raw percent agreement with label prevalence, Cohen's kappa "
+        f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{' in Label Studio' if study.rounds and mode != 'table' else ''}. "
+        f"{blinding} {design_text + ' ' if design_text else ''}Agreement was summarised as raw percent agreement with label prevalence, Cohen's kappa "
         f"(pairwise; linear and quadratic weights over the full scale for ordinal fields"
         f"{': ' + ', '.join(ordinal) if ordinal else ''}), "
         f"{'Fleiss kappa, ' if len(study.raters) > 2 else ''}Krippendorff's alpha (nominal, plus ordinal for ordinal "
         f"fields; missing ratings allowed), Gwet's AC1/AC2, Brennan-Prediger and PABAK, each with a 95% CI "
         f"({ci_method}). Disagreements were flagged by the schema's named boundaries and adjudication triggers "
-        f"and adjudicated; gold labels were resolved as unanimous, adjudicated or unresolved. "
+        f"and adjudicated; gold labels were resolved as unanimous, adjudicated"
+        f"{', single (one rater by design)' if design_text else ''} or unresolved. "
         f"Software: goldboard {versions['goldboard']}, Python {versions['python']}, numpy {versions.get('numpy', '?')}, "
         f"pandas {versions.get('pandas', '?')}, krippendorff {versions.get('krippendorff', '?')}."
     )
@@ -306,6 +327,7 @@ def build_report(
             "rounds": [r.to_dict() for r in study.rounds],
             "mode": mode,
             "blinding": blinding,
+            "design": design_text,
             "n_items": len(items),
             "n_ratings": int((ratings["value"].astype(str) != "").sum()),
             "n_fields": len(field_sections) + len(multi_sections),

@@ -1,0 +1,1000 @@
+"""Property-style fuzz test of every command that reads a file.
+
+For each input a command is given, exactly one of these must happen:
+
+- **clean error**: non-zero exit, no exception escaping click, and exactly one line on
+  stderr, starting ``Error:`` (commands that list every problem of a file, such as
+  ``cases validate`` and ``adjudicate import``, print the problems first -- each naming
+  its file and line/cell -- and then that one ``Error:`` line);
+- **correct result**: exit 0 and an oracle computed independently from the input
+  agrees with what the command wrote (every rationale, reason, item id and model name
+  read back exactly; the flagged items, agreement counts and accuracies as computed by
+  hand).
+
+Never a traceback; never exit 0 on an input that cannot be right (a "silent
+acceptance").  The inputs are damaged files (binary junk, non-UTF-8, empty, deep JSON,
+an .xlsx with malformed XML, an .ods, a folder, a missing file, wrong JSON shapes,
+ragged and unclosed CSV), each fed to every file-reading command and planted as each
+of the study's own files, plus well-formed files carrying the hostile-string corpus
+(``tests/hostile.py``) in every text cell, generated from fixed seeds: the run is
+deterministic and bounded (about 1,500 command runs, well under a minute).
+
+``test_zz_figures`` prints the totals (inputs tried, clean errors, correct results,
+tracebacks, silent acceptances).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import random
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import hostile
+import openpyxl
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from goldboard.adjudicate.decisions import read_decisions
+from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
+from goldboard.cli import main
+from goldboard.fileio import csv_text, read_csv_frame
+from goldboard.study import Study
+
+S, P, U, I = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
+LABELS = [S, P, U, I]
+RATERS = ["onc_a", "onc_b"]
+UIDS = {"onc_a": 2, "onc_b": 3}
+PROJECTS = {"onc_a": 11, "onc_b": 12}
+
+#: characters a terminal must never receive from data (escape sequences, bell, NUL, CR, bidi controls)
+TERMINAL_UNSAFE = set("\x1b\x07\x00\r\x9b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+TALLY: Counter = Counter()
+#: inputs and outcomes per test (the per-campaign figures printed by test_zz_figures)
+BY_TEST: dict[str, Counter] = {}
+FAILURES: list[str] = []
+
+
+# --------------------------------------------------------------------------- running and judging
+
+
+def invoke(args, env=None):
+    return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+
+def _stderr_lines(res) -> list[str]:
+    return [ln for ln in res.stderr.splitlines() if ln.strip()]
+
+
+def judge(name: str, res, *, must_fail: bool, oracle=None, listing: bool = False, must_pass: bool = False) -> str:
+    """Classify one run, record it in the tally and (if wrong) in FAILURES."""
+    TALLY["inputs"] += 1
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split(" ")[0]
+    outcome = _judge(name, res, must_fail=must_fail, oracle=oracle, listing=listing)
+    if must_pass and outcome == "error":  # a valid input refused is as wrong as a bad one accepted
+        TALLY["clean errors"] -= 1
+        TALLY["valid inputs refused"] += 1
+        FAILURES.append(f"{name}: a valid input was refused: {res.stderr.strip()[:300]}")
+        outcome = "refused"
+    BY_TEST.setdefault(test, Counter())[outcome] += 1
+    return outcome
+
+
+def _judge(name: str, res, *, must_fail: bool, oracle, listing: bool) -> str:
+    exc = res.exception
+    if exc is not None and not isinstance(exc, SystemExit):
+        TALLY["tracebacks"] += 1
+        FAILURES.append(f"{name}: traceback {type(exc).__name__}: {str(exc)[:200]}")
+        return "traceback"
+    if "Error: internal error" in res.stderr:  # the CLI's safety net caught a bug: as bad as a traceback
+        TALLY["tracebacks"] += 1
+        FAILURES.append(f"{name}: {res.stderr.strip()[:300]}")
+        return "traceback"
+    if res.exit_code != 0:
+        lines = _stderr_lines(res)
+        errors = [ln for ln in lines if ln.startswith("Error:")]
+        others = [ln for ln in lines if not ln.startswith("Error:")]
+        ok = len(errors) == 1 and "Traceback" not in res.output
+        if not listing:
+            ok = ok and len(lines) == 1
+        if ok:
+            TALLY["clean errors"] += 1
+            return "error"
+        TALLY["not one line"] += 1
+        FAILURES.append(f"{name}: exit {res.exit_code} but stderr is not one Error line: {errors[:2]} + {others[:3]}")
+        return "bad error"
+    if must_fail:
+        TALLY["silent acceptances"] += 1
+        FAILURES.append(f"{name}: exit 0 on an input that must be refused; stdout: {res.stdout[:200]!r}")
+        return "silent"
+    if oracle is not None:
+        problem = oracle(res)
+        if problem:
+            TALLY["wrong results"] += 1
+            FAILURES.append(f"{name}: exit 0 but {problem}")
+            return "wrong"
+    TALLY["correct results"] += 1
+    return "ok"
+
+
+@pytest.fixture()
+def failures():
+    start = len(FAILURES)
+    yield
+    new = FAILURES[start:]
+    per_command: dict[str, list[str]] = {}
+    for f in new:
+        per_command.setdefault(f.split(" <- ")[0].split(" seed ")[0], []).append(f)
+    shown = [f for fs in per_command.values() for f in fs[:3]]
+    assert not new, f"{len(new)} failures (at most 3 per command shown):\n" + "\n".join(shown)
+
+
+# --------------------------------------------------------------------------- a study without a server
+
+
+def ch(name, *values):
+    return {"from_name": name, "to_name": "output", "type": "choices", "value": {"choices": list(values)}}
+
+
+def tx(name, text):
+    return {"from_name": name, "to_name": "output", "type": "textarea", "value": {"text": [text]}}
+
+
+def export(rater: str, rows: list[tuple[str, str, str]]) -> list[dict]:
+    """A Label Studio JSON export of ``rater``'s project: (item id, label, rationale) per task."""
+    uid, pid = UIDS[rater], PROJECTS[rater]
+    tasks = []
+    for n, (item, label, rationale) in enumerate(rows, start=1):
+        result = [ch("safety_label", label)]
+        if label in (I, P):
+            result.append(ch("missing_info", "stage"))
+        result.append(tx("rationale", rationale))
+        tasks.append(
+            {
+                "id": pid * 100 + n,
+                "project": pid,
+                "data": {
+                    "item_id": item,
+                    "case_id": item.split("::")[0],
+                    "output_id": item,
+                    "model": "m",
+                    "case_text": "case",
+                    "output_text": "output",
+                },
+                "annotations": [
+                    {
+                        "id": pid * 1000 + n,
+                        "completed_by": uid,
+                        "result": result,
+                        "was_cancelled": False,
+                        "created_at": "2026-01-01T10:00:00Z",
+                        "updated_at": "2026-01-01T10:00:00Z",
+                        "lead_time": 12.5,
+                    }
+                ],
+            }
+        )
+    return tasks
+
+
+BASE_A = [S, S, U, I, P, S, U, I]
+BASE_B = [S, U, U, S, P, I, U, P]
+
+
+def new_study(path: Path) -> Study:
+    st = Study.init(path, schema="mtb", raters=RATERS, url="http://127.0.0.1:9")
+    rnd = st.get_or_add_round(1)
+    rnd.projects = dict(PROJECTS)
+    st.save()
+    return st
+
+
+def pull_args(st: Path, files: dict[str, Path]) -> list:
+    args = ["pull", "--study", st, "--quiet"]
+    for rater, f in files.items():
+        args += ["--from-export", f"{rater}={f}"]
+    return args
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A pulled study (8 items, hostile rationales), its review sheet filled in, a gold
+    release, plus good input files of every kind the commands read."""
+    root = tmp_path_factory.mktemp("fuzz")
+    rng = random.Random(11)
+    items = [f"C{n}::m" for n in range(1, 9)]
+    st = new_study(root / "study")
+    files = {}
+    for rater, labels in (("onc_a", BASE_A), ("onc_b", BASE_B)):
+        f = root / f"{rater}.json"
+        f.write_text(json.dumps(export(rater, [(i, lab, hostile.mixed(rng)) for i, lab in zip(items, labels)])))
+        files[rater] = f
+    skeleton = root / "skeleton"
+    shutil.copytree(st.path, skeleton)
+    res = invoke(pull_args(st.path, files))
+    assert res.exit_code == 0, res.output
+    sheet = root / "review.xlsx"
+    res = invoke(["adjudicate", "sheet", "--study", st.path, "-o", sheet])
+    assert res.exit_code == 0, res.output
+    good = {
+        "cases": root / "cases.jsonl",
+        "outputs": root / "outputs.jsonl",
+        "ratings": st.ratings_path(1),
+        "reference": root / "reference.jsonl",
+        "predictions": root / "predictions.jsonl",
+        "schema": root / "schema.toml",
+        "sheet": sheet,
+        "export_a": files["onc_a"],
+    }
+    good["cases"].write_text(
+        "".join(json.dumps({"case_id": f"C{n}", "case_text": f"case {n}"}) + "\n" for n in range(1, 9))
+    )
+    good["outputs"].write_text(
+        "".join(json.dumps({"case_id": f"C{n}", "model": "m", "output": f"therapy {n}"}) + "\n" for n in range(1, 9))
+    )
+    good["reference"].write_text(
+        "".join(json.dumps({"case_id": f"C{n}", "support_label": BASE_A[n - 1]}) + "\n" for n in range(1, 9))
+    )
+    good["predictions"].write_text(
+        "".join(json.dumps({"case_id": f"C{n}", "predicted_label": BASE_B[n - 1]}) + "\n" for n in range(1, 9))
+    )
+    good["schema"].write_text((Path(__file__).resolve().parents[1] / "docs/examples/custom_schema.toml").read_text())
+    released = root / "released"
+    shutil.copytree(st.path, released)
+    res = invoke(["gold", "export", "--study", released])
+    assert res.exit_code == 0, res.output
+    return {"root": root, "study": st.path, "skeleton": skeleton, "released": released, "good": good, "items": items}
+
+
+def fresh_copy(world, name: str, what: str = "study") -> Path:
+    """A private copy of the pulled study (or of the unpulled skeleton) for a command that writes."""
+    dst = world["root"] / "runs" / name
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(world[what], dst)
+    return dst
+
+
+# --------------------------------------------------------------------------- damaged files
+
+
+def damaged_inputs() -> list[tuple[str, str, bytes | None]]:
+    """(name, suffix, content) of files no command can take; ``None`` content: a folder."""
+    out: list[tuple[str, str, bytes | None]] = []
+    for suffix in (".csv", ".tsv", ".jsonl", ".json", ".xlsx"):
+        for k, blob in enumerate(hostile.BINARY):
+            out.append((f"binary{k}{suffix}", suffix, blob))
+    deep = hostile.deep_json().encode()
+    out += [
+        ("deep.json", ".json", deep),
+        ("deep.jsonl", ".jsonl", deep + b"\n"),
+        ("deep_in_record.jsonl", ".jsonl", b'{"case_id": "C1", "x": ' + deep + b"}\n"),
+        ("deep_in_array.json", ".json", b'[{"case_id": "C1", "x": ' + deep + b"}]"),
+    ]
+    ok_xlsx = hostile.xlsx_bytes([["item_id", "rater", "value"], ["a", "onc_a", S], ["a", "onc_b", U]])
+    for member in ("xl/worksheets/sheet1.xml", "xl/workbook.xml", "[Content_Types].xml", "xl/styles.xml"):
+        for how in ("truncate", "junk"):
+            out.append(
+                (f"badxml_{member.split('/')[-1]}_{how}.xlsx", ".xlsx", hostile.damage_xlsx(ok_xlsx, member, how))
+            )
+    out += [
+        ("libreoffice.ods", ".ods", hostile.ods_bytes()),
+        ("xlsx_named.ods", ".ods", ok_xlsx),
+        ("legacy.xls", ".xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 100),
+        ("notes.txt", ".txt", b"item_id,rater,value\n"),
+        ("noext", "", b'{"case_id": "C1"}\n'),
+        ("folder.csv", ".csv", None),
+    ]
+    shapes = [b"42", b'"text"', b"[1, 2]", b"null", b"[]", b"{}", b"[[]]", b'{"a": 1, "a": [1]}', b"[{}]"]
+    out += [(f"shape{k}.json", ".json", s) for k, s in enumerate(shapes)]
+    out += [
+        ("jsonl_array.jsonl", ".jsonl", b"[1]\n"),
+        ("jsonl_two_on_a_line.jsonl", ".jsonl", b'{"a":1}{"b":2}\n'),
+        ("jsonl_string.jsonl", ".jsonl", b'"x"\n'),
+        ("jsonl_blank.jsonl", ".jsonl", b"\n\n  \n"),
+        ("csv_header_only.csv", ".csv", b"item_id,rater,value\r\n"),
+        ("csv_unclosed_quote.csv", ".csv", b'item_id,rater,value\na,onc_a,"Supported\nb,onc_b,x\n'),
+        ("csv_ragged.csv", ".csv", b"item_id,rater,value\na,onc_a,Supported,extra,cells\n"),
+        ("csv_nul.csv", ".csv", b"item_id,rater,value\x00\na\x00,onc_a,Supported\n"),
+        ("csv_huge_garbage.csv", ".csv", b"x" * 300_000),
+    ]
+    return out
+
+
+def materialise(dirpath: Path, name: str, content: bytes | None) -> Path:
+    p = dirpath / name
+    if content is None:
+        p.mkdir(parents=True, exist_ok=True)
+    else:
+        p.write_bytes(content)
+    return p
+
+
+def file_commands(world) -> list[tuple[str, callable, bool]]:
+    """(name, argv builder taking the input path, writes-to-study) of every command reading a user file."""
+    g = world["good"]
+    st = world["study"]
+    return [
+        ("cases validate", lambda f: ["cases", "validate", f, "--schema", "mtb"], False),
+        (
+            "cases validate --outputs",
+            lambda f: ["cases", "validate", g["cases"], "--outputs", f, "--schema", "mtb"],
+            False,
+        ),
+        ("push", lambda f, s=None: ["push", "--study", s or st, f, "--quiet"], True),
+        ("agree TABLE", lambda f: ["agree", f, "--format", "json"], False),
+        ("agree TABLE --raters", lambda f: ["agree", f, "--raters", "onc_a,onc_b", "--format", "json"], False),
+        (
+            "agree --from-label-studio",
+            lambda f: ["agree", "--from-label-studio", f, "--field", "safety_label", "--format", "json"],
+            False,
+        ),
+        ("agree --schema FILE", lambda f: ["agree", g["ratings"], "--schema", f, "--format", "json"], False),
+        ("flag RATINGS", lambda f: ["flag", f, "--schema", "mtb", "--format", "csv"], False),
+        ("flag --schema FILE", lambda f: ["flag", g["ratings"], "--schema", f], False),
+        (
+            "adjudicate import",
+            lambda f, s=None: ["adjudicate", "import", "--study", s or st, f, "--adjudicator", "dr"],
+            True,
+        ),
+        (
+            "pull --from-export",
+            lambda f, s=None: ["pull", "--study", s or st, "--quiet", "--from-export", f"onc_a={f}"],
+            True,
+        ),
+        (
+            "score --predictions",
+            lambda f: ["score", "--gold", g["reference"], "--schema", "mtb", "--predictions", f],
+            False,
+        ),
+        ("score --gold", lambda f: ["score", "--gold", f, "--schema", "mtb", "--predictions", g["predictions"]], False),
+        (
+            "report --predictions",
+            lambda f: [
+                "report",
+                "--study",
+                world["released"],
+                "--predictions",
+                f,
+                "--format",
+                "markdown",
+                "-o",
+                world["root"] / "r.md",
+            ],
+            False,
+        ),
+        ("schema show", lambda f: ["schema", "show", f], False),
+        ("schema config", lambda f: ["schema", "config", f], False),
+        ("study init --schema FILE", lambda f, s=None: ["study", "init", s, "--schema", f, "--raters", "a,b"], True),
+    ]
+
+
+#: (command, input) that are legitimate: Label Studio exports a project nobody annotated as []
+MAY_PASS = {("pull --from-export", "shape4.json")}
+#: slow commands (the report computes everything before reading --predictions): every n-th input only
+SAMPLED = {"report --predictions": 7}
+#: commands that list every problem of a case file (each on its own line) before the one Error line
+LISTING = ("cases validate", "push")
+ENV = {"LABEL_STUDIO_API_KEY": "fuzz-token-not-a-secret"}  # push then fails at connect, never at the file
+
+
+def test_damaged_files_are_one_line_errors_for_every_command(world, failures):
+    d = world["root"] / "damaged"
+    d.mkdir(exist_ok=True)
+    inputs = damaged_inputs()
+    for cname, build, writes in file_commands(world):
+        for k, (name, _suffix, content) in enumerate(inputs):
+            if cname in SAMPLED and k % SAMPLED[cname]:
+                continue
+            f = materialise(d, name, content)
+            if writes:
+                target = fresh_copy(world, "w", "study") if cname != "study init --schema FILE" else None
+                if target is None:
+                    target = world["root"] / "runs" / "new_study"
+                    shutil.rmtree(target, ignore_errors=True)
+                res = invoke(build(f, target), env=ENV)
+            else:
+                res = invoke(build(f), env=ENV)
+            must_fail = (cname, name) not in MAY_PASS
+            judge(f"{cname} <- {name}", res, must_fail=must_fail, listing=cname.startswith(LISTING))
+    missing = d / "does_not_exist.jsonl"
+    for cname, build, writes in file_commands(world):
+        res = invoke(build(missing, fresh_copy(world, "w")) if writes else build(missing), env=ENV)
+        judge(f"{cname} <- missing file", res, must_fail=True, listing=cname.startswith(LISTING))
+
+
+# --------------------------------------------------------------------------- the study's own files damaged
+
+STUDY_FILES = {
+    "study.toml": ["study", "show", "{st}"],
+    "rounds/1/ratings.csv": ["agree", "--study", "{st}", "--format", "json"],
+    "decisions.jsonl": ["gold", "export", "--study", "{st}"],
+    "units.jsonl": ["pull", "--study", "{st}", "--quiet", "--from-export", "onc_a={export_a}"],
+    "gold/v1/manifest.json": ["gold", "list", "--study", "{st}"],
+    "gold/v1/gold.csv": ["score", "--study", "{st}", "--predictions", "{predictions}"],
+}
+STUDY_FILE_READERS = {
+    "rounds/1/ratings.csv": [
+        ["flag", "--study", "{st}"],
+        ["adjudicate", "sheet", "--study", "{st}", "-o", "{tmp}/s.xlsx"],
+        ["gold", "export", "--study", "{st}"],
+        ["report", "--study", "{st}", "--format", "markdown", "-o", "{tmp}/r.md"],
+    ],
+    "decisions.jsonl": [["adjudicate", "sheet", "--study", "{st}", "-o", "{tmp}/s.xlsx"]],
+    "gold/v1/gold.csv": [["gold", "diff", "--study", "{st}", "v1", "v2"]],
+}
+
+
+def test_damaged_study_files_are_one_line_errors(world, failures):
+    text_junk = [
+        ("binary", hostile.BINARY[2]),
+        ("latin1", hostile.BINARY[6]),
+        ("empty", b""),
+        ("deep", hostile.deep_json(50_000).encode()),
+        ("half_line", b'{"item_id": "C1::m", "field": "safety_la'),
+        ("array", b"[1, 2, 3]\n"),
+        # the same junk as complete lines (a decisions log ignores a torn last line, with a warning)
+        ("binary_line", hostile.BINARY[2] + b"\n"),
+        ("deep_line", hostile.deep_json(50_000).encode() + b"\n"),
+        ("half_line_nl", b'{"item_id": "C1::m", "field": "safety_la\n'),
+    ]
+    for rel, first in STUDY_FILES.items():
+        for cmd in [first] + STUDY_FILE_READERS.get(rel, []):
+            for jname, blob in text_junk:
+                st = fresh_copy(world, "broken", "released")
+                (st / rel).parent.mkdir(parents=True, exist_ok=True)
+                (st / rel).write_bytes(blob)
+                if rel == "gold/v1/gold.csv" and cmd[1] == "diff":
+                    shutil.copytree(st / "gold" / "v1", st / "gold" / "v2")
+                args = [
+                    a.format(
+                        st=st,
+                        tmp=world["root"],
+                        export_a=world["good"]["export_a"],
+                        predictions=world["good"]["predictions"],
+                    )
+                    for a in cmd
+                ]
+                res = invoke(args)
+                # an empty decisions log or units file is a valid one (nothing decided / pushed yet)
+                must_fail = not (rel in ("decisions.jsonl", "units.jsonl") and jname == "empty")
+                oracle = None
+                if rel == "decisions.jsonl" and not blob.endswith(b"\n") and blob:
+                    # a last line without its newline is an interrupted write of an older goldboard:
+                    # ignored, but never silently (see adjudicate.decisions.read_decisions)
+                    must_fail = False
+
+                    def oracle(res):
+                        warned = "Warning:" in res.stderr and "incomplete" in res.stderr
+                        return None if warned else "an unreadable last log line was ignored without a warning"
+
+                judge(f"{' '.join(cmd[:2])} with {rel} <- {jname}", res, must_fail=must_fail, oracle=oracle)
+
+
+# --------------------------------------------------------------------------- hostile text, correct results
+
+
+def _csv_rows(text: str) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def test_pull_keeps_every_rationale_and_id_exactly(world, failures):
+    """Hostile rationales and item ids pulled from exports read back exactly from
+    ratings.csv, with goldboard's reader, Python's csv module and pandas."""
+    for seed in range(40):
+        rng = random.Random(seed)
+        items = [f"{hostile.mixed(rng, 1).strip() or 'x'}{n}::m" for n in range(4)]
+        want = {}
+        files = {}
+        for rater in RATERS:
+            rows = []
+            for item in items:
+                rationale = hostile.mixed(rng, rng.randint(1, 3))
+                if seed % 10 == 0 and item == items[0]:
+                    rationale = hostile.HUGE
+                label = rng.choice(LABELS)
+                rows.append((item, label, rationale))
+                want[(item, rater)] = (label, rationale)
+            f = world["root"] / f"pull_{seed}_{rater}.json"
+            f.write_text(json.dumps(export(rater, rows), ensure_ascii=seed % 2 == 0), encoding="utf-8")
+            files[rater] = f
+        st = fresh_copy(world, f"pull{seed}", "skeleton")
+
+        def oracle(res, st=st, want=want):
+            path = Study.open(st).ratings_path(1)
+            # the rationale is required: a blank one makes the annotation invalid, kept verbatim in invalid.csv
+            blank = {k for k, (_, r) in want.items() if not r.strip()}
+            want = {k: v for k, v in want.items() if k not in blank}
+            invalid = read_csv_frame(Study.open(st).invalid_path(1))
+            held = {(r["item_id"], r["rater"]) for r in invalid.to_dict("records")}
+            if held != blank:
+                return f"invalid.csv holds {sorted(held)!r:.200}, expected the blank rationales {sorted(blank)!r:.200}"
+            for r in invalid.to_dict("records"):
+                rationale = next(
+                    x["value"]["text"][0] for x in json.loads(r["result"]) if x["from_name"] == "rationale"
+                )
+                if rationale.strip():
+                    return f"invalid.csv: rationale {rationale!r} is not blank"
+            df = read_ratings_csv(path)
+            with open(path, encoding="utf-8", newline="") as fh:
+                rows = list(csv.DictReader(fh))
+            pdf = pd.read_csv(path, dtype=str, keep_default_na=False)
+            for name, table in (
+                ("read_ratings_csv", df.to_dict("records")),
+                ("csv module", rows),
+                ("pandas", pdf.to_dict("records")),
+            ):
+                got = {
+                    (r["item_id"], r["rater"]): (r["value"], r["rationale"])
+                    for r in table
+                    if r["field"] == "safety_label"
+                }
+                if got != want:
+                    bad = next(k for k in want if got.get(k) != want[k])
+                    return f"{name}: {bad!r} read back as {got.get(bad)!r:.120}, pulled {want[bad]!r:.120}"
+            return None
+
+        judge(f"pull hostile seed {seed}", invoke(pull_args(st, files)), must_fail=False, oracle=oracle, must_pass=True)
+
+
+def cell(v) -> str:
+    """How a JSON scalar is spelled in goldboard's tables."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+JSON_JUNK = [None, 0, -1, 1.5, True, "", "x", "=1+1", [], {}, [None], {"": None}, "\u2028", hostile.HUGE[:1000]]
+
+
+def to_json_min(tasks: list[dict]) -> list[dict]:
+    """Label Studio's JSON_MIN export of ``tasks``: one flat row per annotation."""
+    rows = []
+    for t in tasks:
+        for a in t["annotations"]:
+            row = {**t["data"], "id": t["id"], "annotator": a["completed_by"], "annotation_id": a["id"]}
+            for r in a["result"]:
+                v = r["value"]
+                key = "choices" if "choices" in v else "text"
+                row[r["from_name"]] = v[key][0] if len(v[key]) == 1 else {key: v[key]}
+            row.update(created_at=a["created_at"], updated_at=a["updated_at"], lead_time=a["lead_time"])
+            rows.append(row)
+    return rows
+
+
+def _paths(obj, prefix=()):
+    """Every path (tuple of keys/indices) inside a JSON value."""
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _paths(v, prefix + (i,))
+
+
+def _set(obj, path, value):
+    for k in path[:-1]:
+        obj = obj[k]
+    obj[path[-1]] = value
+
+
+def test_pull_mutated_exports_never_lose_an_annotation(world, failures):
+    """A Label Studio export with one value replaced by junk anywhere (ids, results,
+    choices, text, dates): a clean error, or every annotation ends up in ratings.csv or
+    invalid.csv -- none silently dropped -- and the ratings hold only schema values."""
+    from goldboard.label_configs.schema import load_schema
+
+    allowed = set(load_schema("mtb").field("safety_label").categories)
+    full = export("onc_a", [(f"C{n}::m", BASE_A[n - 1], f"why {n}") for n in range(1, 5)])
+    json_min = to_json_min(full)
+    rng = random.Random(6000)
+    for k in range(150):
+        base = json_min if k % 3 == 2 else full  # a third of the mutants are JSON_MIN exports
+        paths = [p for p in _paths(base) if p]
+        data = json.loads(json.dumps(base))
+        path = rng.choice(paths)
+        junk = rng.choice(JSON_JUNK)
+        _set(data, path, json.loads(json.dumps(junk)))
+        f = world["root"] / f"mutant_{k}.json"
+        f.write_text(json.dumps(data), encoding="utf-8")
+        st = fresh_copy(world, "mutant", "skeleton")
+        ann_ids = set()
+        for t in data if isinstance(data, list) else []:
+            if base is json_min:  # one row per annotation
+                if (
+                    isinstance(t, dict)
+                    and t.get("annotation_id") not in (None, "")
+                    and not isinstance(t.get("annotation_id"), (list, dict))
+                ):
+                    ann_ids.add(cell(t["annotation_id"]))
+                continue
+            anns = t.get("annotations") if isinstance(t, dict) else None
+            for a in anns if isinstance(anns, list) else []:
+                if isinstance(a, dict) and a.get("id") is not None and not a.get("was_cancelled"):
+                    ann_ids.add(cell(a.get("id")))
+
+        def oracle(res, st=st, ann_ids=ann_ids):
+            ratings = read_ratings_csv(Study.open(st).ratings_path(1))
+            invalid = read_csv_frame(Study.open(st).invalid_path(1))
+            bad = set(ratings.loc[ratings.field == "safety_label", "value"]) - allowed
+            if bad:
+                return f"ratings hold values outside the schema: {bad!r:.100}"
+            seen = set(ratings["annotation_id"]) | set(invalid["annotation_id"])
+            lost = {a for a in ann_ids if a not in seen}
+            return f"annotations {sorted(lost)!r:.100} are neither in ratings.csv nor invalid.csv" if lost else None
+
+        res = invoke(["pull", "--study", st, "--quiet", "--from-export", f"onc_a={f}"])
+        judge(f"pull mutant {k} {path}={junk!r:.20}", res, must_fail=False, oracle=oracle)
+
+
+def _expected_flagged(table: pd.DataFrame) -> set[str]:
+    lab = table[table.field == "safety_label"].pivot(index="item_id", columns="rater", values="value")
+    return {i for i, r in lab.iterrows() if r["onc_a"] != r["onc_b"]}
+
+
+def test_flag_and_agree_on_hostile_tables(world, failures):
+    """A ratings table whose item ids and rationales are hostile: flag lists exactly the
+    disagreeing items (ids read back from its CSV exactly), agree counts exactly."""
+    for seed in range(40):
+        rng = random.Random(1000 + seed)
+        rows = []
+        n = rng.randint(3, 8)
+        for k in range(n):
+            item = f"{hostile.mixed(rng, 2)}#{k}"
+            for rater in RATERS:
+                rows.append(
+                    {
+                        "round": 1,
+                        "item_id": item,
+                        "case_id": item,
+                        "rater": rater,
+                        "field": "safety_label",
+                        "value": rng.choice(LABELS[:2]),
+                        "rationale": hostile.mixed(rng),
+                    }
+                )
+        table = pd.DataFrame(rows).reindex(columns=RATINGS_COLUMNS).astype(object).where(lambda d: d.notna(), "")
+        f = world["root"] / f"ratings_{seed}.csv"
+        f.write_text(csv_text(table), encoding="utf-8", newline="")
+        want = _expected_flagged(table)
+
+        def flag_oracle(res, want=want):
+            got = {r["item_id"] for r in _csv_rows(res.stdout_bytes.decode("utf-8"))}
+            return None if got == want else f"flagged {sorted(got)!r:.200} instead of {sorted(want)!r:.200}"
+
+        judge(
+            f"flag hostile seed {seed}",
+            invoke(["flag", f, "--schema", "mtb", "--format", "csv"]),
+            must_fail=False,
+            oracle=flag_oracle,
+            must_pass=True,
+        )
+        agree_n = n
+        agree_pa = 1 - len(want) / n
+
+        def agree_oracle(res, n=agree_n, pa=agree_pa):
+            data = json.loads(res.stdout)
+            st = next(s for s in data["statistics"] if s["statistic"] == "percent_agreement" and s["group"] is None)
+            if st["n_items"] != n or abs(st["value"] - pa) > 1e-12:
+                return f"percent agreement {st['value']} on {st['n_items']} items, expected {pa} on {n}"
+            return None
+
+        judge(
+            f"agree hostile seed {seed}",
+            invoke(["agree", f, "--field", "safety_label", "--schema", "mtb", "--format", "json"]),
+            must_fail=False,
+            oracle=agree_oracle,
+            must_pass=True,
+        )
+
+
+def _xlsx_legal(text: str) -> str:
+    """What openpyxl can store: the corpus minus C0 controls (xlsx cannot hold them)."""
+    return "".join(ch for ch in text if not ("\x00" <= ch < "\x20" and ch not in "\t\n\r"))
+
+
+def test_adjudication_reasons_and_gold_read_back_exactly(world, failures):
+    """Hostile reasons typed into the review sheet: the decisions log and every gold
+    format read them back exactly (a reason starting with = is a formula: refused by cell)."""
+    for seed in range(12):
+        rng = random.Random(2000 + seed)
+        st = fresh_copy(world, f"adj{seed}")
+        sheet = world["root"] / f"review_{seed}.xlsx"
+        shutil.copy(world["good"]["sheet"], sheet)
+        wb = openpyxl.load_workbook(sheet)
+        ws = wb["Disagreements"]
+        head = [c.value for c in ws[1]]
+        typed = {}
+        formula = False
+        for row in ws.iter_rows(min_row=2):
+            rec = dict(zip(head, row))
+            if rec["Field"].value != "safety_label":
+                continue
+            reason = _xlsx_legal(hostile.mixed(rng, 2)).strip() or "ok"
+            # Insufficient Information: allowed with any missing_info (Unsupported would break the mtb rule
+            # missing_info_needs_insufficiency where the raters ticked missing information)
+            rec["Decision"].value = I
+            rec["Reason"].value = reason
+            rec["Adjudicator"].value = "dr_chair"
+            formula = formula or reason.startswith("=")
+            typed[rec["Item ID"].value] = reason
+        wb.save(sheet)
+
+        def oracle(res, st=st, typed=typed):
+            dec = {d["item_id"]: d["reason"] for d in read_decisions(Study.open(st).decisions_path)}
+            if dec != typed:
+                bad = next(k for k in typed if dec.get(k) != typed[k])
+                return f"decision reason for {bad!r} read back as {dec.get(bad)!r:.100}, typed {typed[bad]!r:.100}"
+            for fmt in ("csv", "jsonl", "json", "xlsx"):
+                r = invoke(["gold", "export", "--study", st, "--format", fmt, "--force"])
+                if r.exit_code != 0:
+                    return f"gold export --format {fmt} failed: {r.output[:200]}"
+            from goldboard.exports.gold import read_release
+
+            for v in sorted((Path(st) / "gold").iterdir()):
+                gold, _ = read_release(v)
+                got = {r.item_id: r.reason for r in gold.itertuples() if r.field == "safety_label" and r.reason}
+                if got != typed:
+                    return f"gold {v.name} reasons differ: {set(got.items()) ^ set(typed.items())!r:.200}"
+            with open(Path(st) / "gold" / "v1" / "gold.csv", encoding="utf-8", newline="") as fh:
+                got = {
+                    r["item_id"]: r["reason"]
+                    for r in csv.DictReader(fh)
+                    if r["field"] == "safety_label" and r["reason"]
+                }
+            return None if got == typed else "gold.csv read by the csv module differs"
+
+        res = invoke(["adjudicate", "import", "--study", st, sheet, "--adjudicator", "dr"])
+        if formula:
+            judge(f"import formula reason seed {seed}", res, must_fail=True, listing=True)
+        else:
+            judge(f"import hostile reasons seed {seed}", res, must_fail=False, oracle=oracle, must_pass=True)
+
+
+CELL_JUNK = [
+    None,
+    0,
+    -3.5,
+    True,
+    "",
+    " ",
+    "=1+1",
+    "=SUM(A1:A2)",
+    "Unsupported",
+    "unsupported ",
+    "none",
+    "stage|x",
+    "\u202e",
+]
+
+
+def test_import_mutated_review_workbooks(world, failures):
+    """A review workbook with one cell anywhere on the Disagreements sheet replaced (ids,
+    keys, decisions, reasons, numbers, formulas): a clean error naming cells, or exactly the
+    decisions the sheet holds are logged, with the reasons as typed."""
+    import datetime as dt
+
+    from goldboard.label_configs.schema import load_schema
+
+    schema = load_schema("mtb")
+    rng = random.Random(7000)
+    for k in range(40):
+        sheet = world["root"] / f"mutant_sheet_{k}.xlsx"
+        shutil.copy(world["good"]["sheet"], sheet)
+        wb = openpyxl.load_workbook(sheet)
+        ws = wb["Disagreements"]
+        head = [c.value for c in ws[1]]
+        for row in ws.iter_rows(min_row=2):
+            rec = dict(zip(head, row))
+            if rec["Field"].value == "safety_label":
+                rec["Decision"].value = U
+                rec["Reason"].value = f"reason {rec['Item ID'].value}"
+                rec["Adjudicator"].value = "dr_chair"
+        r = rng.randint(1, ws.max_row)
+        c = rng.randint(1, ws.max_column)
+        junk = rng.choice(CELL_JUNK + [dt.datetime(2026, 1, 1), hostile.mixed(rng)])
+        if isinstance(junk, str):
+            junk = _xlsx_legal(junk)
+        ws.cell(row=r, column=c).value = junk
+        wb.save(sheet)
+        st = fresh_copy(world, "mutant_import")
+        # what the sheet now asks for, read independently of goldboard
+        wb = openpyxl.load_workbook(sheet)
+        ws = wb["Disagreements"]
+        want = {}
+        for row in ws.iter_rows(min_row=2, values_only=True):
+            rec = dict(zip([c.value for c in ws[1]], row))
+            if rec.get("Decision") not in (None, "") and str(rec["Decision"]).strip():
+                want[(rec.get("Item ID"), rec.get("Field"))] = str(rec.get("Reason") or "").strip()
+
+        def oracle(res, st=st, want=want):
+            got = {}
+            for d in read_decisions(Study.open(st).decisions_path):
+                got[(d["item_id"], d["field"])] = d["reason"]
+                f = schema.field(d["field"])
+                if d["decision"] not in f.categories + ["unresolved"] and f.kind != "multi":
+                    return f"decision {d['decision']!r} is not a value of {d['field']}"
+            return None if got == want else f"logged {got!r:.200}, the sheet holds {want!r:.200}"
+
+        res = invoke(["adjudicate", "import", "--study", st, sheet, "--adjudicator", "dr"])
+        judge(f"import mutant {k} cell ({r},{c})={junk!r:.20}", res, must_fail=False, oracle=oracle, listing=True)
+
+
+def test_gold_export_from_mutated_ratings(world, failures):
+    """The study's ratings.csv with one cell replaced (value, rater, item id, field, round):
+    gold export is a clean error, or every unanimous gold value is what every rater of the
+    item gave in the file (read with the csv module) and every gold value is in the schema."""
+    from goldboard.exports.gold import read_release
+    from goldboard.label_configs.schema import load_schema
+
+    schema = load_schema("mtb")
+    src = world["study"] / "rounds" / "1" / "ratings.csv"
+    with open(src, encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    junk_values = ["", " ", "Zzz", "unsupported", "Supported ", "onc_c", "x", "-1", "2", "=1+1", "C1::m", "\u2028"]
+    rng = random.Random(8000)
+    for k in range(40):
+        mutated = [list(r) for r in rows]
+        r = rng.randint(1, len(rows) - 1)
+        c = rng.randrange(len(rows[0]))
+        mutated[r][c] = rng.choice(junk_values)
+        st = fresh_copy(world, "mutant_gold")
+        with open(st / "rounds" / "1" / "ratings.csv", "w", encoding="utf-8", newline="") as fh:
+            csv.writer(fh, lineterminator="\r\n").writerows(mutated)
+        table = [dict(zip(mutated[0], x)) for x in mutated[1:]]
+
+        def oracle(res, st=st, table=table):
+            gold, _ = read_release(Study.open(st).gold_dir / "v1")
+            for g in gold.to_dict("records"):
+                f = schema.field(g["field"])
+                if g["gold_value"] and f.kind != "multi" and g["gold_value"] not in f.categories:
+                    return f"gold value {g['gold_value']!r} of {g['item_id']} is not in the schema"
+                if g["method"] == "unanimous" and f.kind != "multi":
+                    given = {
+                        f.normalize(x["value"])
+                        for x in table
+                        if x["item_id"].strip() == g["item_id"] and x["field"].strip() == g["field"]
+                    }
+                    if given != {g["gold_value"]}:
+                        return f"{g['item_id']}: unanimous gold {g['gold_value']!r} but the raters gave {given!r}"
+            return None
+
+        res = invoke(["gold", "export", "--study", st])
+        judge(f"gold export mutant {k} ({r},{mutated[0][c]})", res, must_fail=False, oracle=oracle)
+
+
+def test_score_with_hostile_model_names(world, failures):
+    for seed in range(20):
+        rng = random.Random(3000 + seed)
+        models = list(dict.fromkeys(_xlsx_legal(hostile.mixed(rng, 1)).strip() or f"m{k}" for k in range(3)))
+        recs, acc = [], {}
+        for m in models:
+            right = 0
+            for n in range(1, 9):
+                pred = rng.choice(LABELS)
+                right += pred == BASE_A[n - 1]
+                recs.append({"case_id": f"C{n}", "model": m, "predicted_label": pred})
+            acc[m] = right / 8
+        f = world["root"] / f"preds_{seed}.jsonl"
+        f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+
+        def oracle(res, acc=acc):
+            data = json.loads(res.stdout)
+            got = {g["model"]: g["accuracy"]["estimate"] for g in data["groups"]}
+            return None if got == acc else f"accuracies {got!r:.200} instead of {acc!r:.200}"
+
+        g = world["good"]
+        res = invoke(["score", "--gold", g["reference"], "--schema", "mtb", "--predictions", f, "--format", "json"])
+        judge(f"score hostile models seed {seed}", res, must_fail=False, oracle=oracle, must_pass=True)
+
+
+def test_push_keeps_hostile_outputs_exactly(world, failures, monkeypatch):
+    """Cases and outputs with hostile text pushed (to an in-memory Label Studio): units.jsonl
+    and every task hold each model output exactly; a blank output is a clean error."""
+    import contextlib
+
+    from test_push_offline import FakeServer
+
+    import goldboard.annotate.push as push_mod
+
+    for seed in range(15):
+        rng = random.Random(4000 + seed)
+        fake = FakeServer()
+        monkeypatch.setattr(push_mod, "connect", lambda study, fake=fake: contextlib.nullcontext(fake))
+        outputs = {f"C{n}": hostile.mixed(rng, rng.randint(1, 3)) for n in range(1, 5)}
+        if seed % 5 == 0:
+            outputs["C1"] = hostile.HUGE
+        cases = world["root"] / f"push_cases_{seed}.jsonl"
+        cases.write_text(
+            "".join(
+                json.dumps({"case_id": c, "text": hostile.mixed(rng) + " case"}, ensure_ascii=False) + "\n"
+                for c in outputs
+            ),
+            encoding="utf-8",
+        )
+        outs = world["root"] / f"push_outputs_{seed}.json"
+        outs.write_text(json.dumps([{"case_id": c, "model": "m", "output": o} for c, o in outputs.items()]))
+        st = Study.init(world["root"] / "runs" / f"push{seed}", "mtb", RATERS, url="http://fake")
+        blank = any(not o.strip() for o in outputs.values())
+
+        def oracle(res, st=st, fake=fake, outputs=outputs):
+            units = {u["case_id"]: u["output_text"] for u in Study.open(st.path).units().to_dict("records")}
+            if units != outputs:
+                bad = next(c for c in outputs if units.get(c) != outputs[c])
+                return f"units.jsonl output of {bad}: {units.get(bad)!r:.80} instead of {outputs[bad]!r:.80}"
+            for p in fake.projects.values():
+                shown = {t["case_id"]: t["output_text"] for t in p["tasks"]}
+                if shown != outputs:
+                    return f"project {p['id']}: task output_text differs from the output file"
+            return None
+
+        res = invoke(["push", "--study", st.path, cases, "--outputs", outs, "--quiet"])
+        judge(f"push hostile seed {seed}", res, must_fail=blank, oracle=oracle, listing=True, must_pass=not blank)
+
+
+def test_schema_show_strips_control_characters_from_a_hostile_schema(world, failures):
+    """A schema file whose titles and descriptions hold the corpus: shown without control or
+    bidi characters (terminal), exported as Label Studio XML that parses."""
+    import xml.etree.ElementTree as ET
+    from xml.sax.saxutils import escape
+
+    base = world["good"]["schema"].read_text()
+    for seed in range(10):
+        rng = random.Random(5000 + seed)
+        evil = hostile.mixed(rng, 3)
+        toml_str = json.dumps(evil)  # a JSON string is a valid TOML basic string
+        f = world["root"] / f"schema_{seed}.toml"
+        text = base.replace('title = "', f"title = {toml_str[:-1]} ", 1) if 'title = "' in base else base
+        f.write_text(text, encoding="utf-8")
+        res = invoke(["schema", "show", f])
+
+        def show_oracle(res):
+            bad = set(res.stdout_bytes.decode("utf-8")) & TERMINAL_UNSAFE
+            return f"terminal output holds {sorted(bad)!r}" if bad else None
+
+        if judge(f"schema show hostile seed {seed}", res, must_fail=False, oracle=show_oracle, must_pass=True) != "ok":
+            continue
+        res = invoke(["schema", "config", f])
+
+        def xml_oracle(res, evil=evil):
+            try:
+                ET.fromstring(res.stdout_bytes.decode("utf-8"))
+            except ET.ParseError as exc:
+                return f"the Label Studio XML does not parse: {exc} ({escape(evil)[:80]})"
+            return None
+
+        judge(f"schema config hostile seed {seed}", res, must_fail=False, oracle=xml_oracle, must_pass=True)
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def test_zz_figures():
+    """Print the campaign's figures (run with -s to see them)."""
+    print(
+        "\nfuzz figures: "
+        + ", ".join(
+            f"{k}: {TALLY[k]}"
+            for k in (
+                "inputs",
+                "clean errors",
+                "correct results",
+                "tracebacks",
+                "silent acceptances",
+                "not one line",
+                "valid inputs refused",
+                "wrong results",
+            )
+        )
+    )
+    for test, c in BY_TEST.items():
+        print(f"  {test}: {sum(c.values())} inputs, " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    assert TALLY["tracebacks"] == 0 and TALLY["silent acceptances"] == 0 and TALLY["valid inputs refused"] == 0

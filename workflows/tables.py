@@ -1,0 +1,398 @@
+"""`goldboard pull --from-table`: a ratings table (spreadsheet, REDCap export, another tool's
+CSV) into a study round, validated exactly like a Label Studio pull.
+
+The table is mapped onto the schema's fields (:mod:`goldboard.cases.table_import`), each item x
+rater becomes one Label Studio-shaped annotation, and :func:`goldboard.annotate.pull.collect`
+validates, canonicalises (aliases such as ``Insufficient Info``) and deduplicates them.  Output,
+as for a server pull: ``rounds/N/ratings.csv``, ``rounds/N/invalid.csv`` (held-out rows with the
+table's cells verbatim and the reasons) and ``rounds/N/pull.json``.
+
+Provenance: a rating read from a table has ``annotation_id`` = ``<source>:<row>`` (the table's
+name and its 1-based row, header = row 1) and empty ``task_id``/``project_id``.  The round
+records each table (file, SHA-256, rows) in study.toml.  Re-pulling the same table changes
+nothing; a changed table *replaces* the round's ratings from that source (ratings from other
+sources -- Label Studio, other tables -- stay) and the result says what changed.  An item x rater
+already rated in the round by another source is held out, never overwritten.
+
+Items: in a table-born study (no units pushed to Label Studio) an item the study does not know is
+new: it is recorded in ``units.jsonl`` (the item is the case id unless ``--output-col`` says
+otherwise) so every later command sees it.  In a study whose units were pushed, an unknown item
+is held out in invalid.csv.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldboard.annotate.pull import INVALID_COLUMNS, PullResult, Source, collect
+from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
+from goldboard.cases.table_import import (
+    TableMapping,
+    cells_json,
+    read_codes,
+    read_ratings_table,
+    to_tasks,
+)
+from goldboard.errors import GoldboardError
+from goldboard.fileio import (
+    iter_jsonl,
+    read_csv_frame,
+    read_table,
+    write_csv_atomic,
+    write_jsonl_atomic,
+    write_text_atomic,
+)
+from goldboard.study import Study
+from goldboard.text import did_you_mean, utc_now
+
+TABLE_MODE = "table"
+
+
+@dataclass
+class TablePullResult:
+    pull: PullResult
+    source: str
+    changes: dict[str, Any]
+    new_items: list[str] = field(default_factory=list)
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.pull.summary
+
+    def describe(self) -> str:
+        s = self.pull.summary
+        lines = [
+            f"round {s['round']}: {s['valid_annotations']} valid ratings from {self.source} "
+            f"({s['table']['rows']} rows) -> {len(self.pull.ratings)} rating rows"
+        ]
+        for r, c in s["raters"].items():
+            lines.append(f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded")
+            if c.get("blank"):
+                lines[-1] += f", {c['blank']} blank"
+        if s["invalid_annotations"] or s["superseded_annotations"]:
+            lines.append(
+                f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
+                f"(see {self.paths.get('invalid', 'invalid.csv')})"
+            )
+            for reason, n in list(s["invalid_reasons"].items())[:8]:
+                lines.append(f"    {n} x {reason}")
+        if self.new_items:
+            lines.append(f"  {len(self.new_items)} new items recorded in units.jsonl")
+        lines.append("  " + self.changes["text"])
+        for w in s.get("warnings", []):
+            lines.append(f"  warning: {w}")
+        return "\n".join(lines)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _units_records(study: Any) -> list[dict]:
+    if not study.units_path.exists():
+        return []
+    return [rec for _, rec in iter_jsonl(study.units_path, " (units.jsonl)")]
+
+
+def _key_values(df: pd.DataFrame) -> dict[tuple[str, str, str], tuple[str, str]]:
+    cols = [df[c].astype(str).tolist() for c in ("item_id", "rater", "field", "value", "rationale")]
+    return {(i, r, f): (v, why) for i, r, f, v, why in zip(*cols)}
+
+
+def describe_changes(old: pd.DataFrame, new: pd.DataFrame, source: str, first: bool) -> dict[str, Any]:
+    """What replacing ``old`` (this source's rating rows before) by ``new`` changes."""
+    a, b = _key_values(old), _key_values(new)
+    added = sorted(set(b) - set(a))
+    removed = sorted(set(a) - set(b))
+    changed = sorted(k for k in set(a) & set(b) if a[k] != b[k])
+    examples = []
+    for k in changed[:5]:
+        (v0, _), (v1, _) = a[k], b[k]
+        what = f"{v0!r} -> {v1!r}" if v0 != v1 else "rationale changed"
+        examples.append(f"{k[0]} {k[1]} {k[2]}: {what}")
+    for k in added[:3]:
+        examples.append(f"{k[0]} {k[1]} {k[2]}: new {b[k][0]!r}")
+    for k in removed[:3]:
+        examples.append(f"{k[0]} {k[1]} {k[2]}: removed (was {a[k][0]!r})")
+    if first:
+        text = f"first pull of {source}: {len(b)} rating rows"
+    elif not (added or removed or changed):
+        text = f"no change: {source} gives the same {len(b)} rating rows as its last pull"
+    else:
+        text = (
+            f"{source} changed since its last pull: replaced its ratings in this round "
+            f"({len(added)} added, {len(removed)} removed, {len(changed)} changed)"
+        )
+        if examples:
+            text += "; " + "; ".join(examples)
+    return {
+        "first_pull": first,
+        "added": len(added),
+        "removed": len(removed),
+        "changed": len(changed),
+        "examples": examples,
+        "text": text,
+    }
+
+
+def pull_table(
+    study: Study,
+    path: str | Path,
+    mapping: TableMapping,
+    *,
+    round_number: int | None = None,
+    source: str | None = None,
+    codes: str | Path | None = None,
+    write: bool = True,
+) -> TablePullResult:
+    """Read the ratings table ``path`` into round ``round_number`` of ``study`` (default: the
+    latest round, or round 1 of a study without rounds).  See the module docstring."""
+    path = Path(path)
+    schema = study.schema
+    source = source or path.name
+    if ":" in source or not source.strip():
+        raise GoldboardError(f"--source {source!r}: give a name without ':'")
+    code_map = read_codes(codes) if codes else None
+    df = read_table(path)
+    raters = list(study.raters)
+    for r in mapping.raters:
+        if r not in raters:
+            raise GoldboardError(
+                f"--raters {r}=...: {r!r} is not a rater of this study{did_you_mean(r, raters)} "
+                f"(raters: {', '.join(raters)}; add one with `goldboard study add-rater`)"
+            )
+    for raw, r in mapping.rater_names.items():
+        if r not in raters:
+            raise GoldboardError(
+                f"--rater {raw}={r}: {r!r} is not a rater of this study{did_you_mean(r, raters)} "
+                f"(raters: {', '.join(raters)})"
+            )
+    read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
+    for tr in read.ratings:
+        if tr.rater not in raters:
+            raise GoldboardError(
+                f"{path}:{tr.line}: rater {tr.rater!r} is not a rater of this study{did_you_mean(tr.rater, raters)} "
+                f"(raters: {', '.join(raters)}; map a name with --rater NAME=RATER)"
+            )
+    if not read.ratings:
+        raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
+
+    # the round: the latest, or 1 for a study without rounds
+    new_round = not study.rounds or (round_number is not None and all(r.number != round_number for r in study.rounds))
+    if round_number is not None and round_number < 1:
+        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+    rnd = study.get_or_add_round(round_number, mode=TABLE_MODE)
+    n = rnd.number
+
+    # items: known units, or new ones for a table-born study
+    units = _units_records(study)
+    known = {str(u["item_id"]): u for u in units}
+    pushed = [u for u in units if not str(u.get("source", "")).startswith("table:")]
+    table_born = not pushed and not any(r.projects for r in study.rounds)
+    unknown = [it for it in read.items if it not in known]
+    held_unknown: set[str] = set()
+    if unknown and not table_born:
+        held_unknown = set(unknown)
+
+    # validation by the pull's own code: one source per rater, each table rating one annotation
+    fields_in_table = set(read.fields)
+    relaxed = dataclasses.replace(
+        schema,
+        fields=tuple(f if f.name in fields_in_table else dataclasses.replace(f, required=False) for f in schema.fields),
+    )
+    tasks = to_tasks(read, relaxed, raters)
+    sources = [Source(ts, f"{source}/{r}", r, str(path)) for r, ts in tasks.items()]  # type: ignore[arg-type]
+    unit_frame = pd.DataFrame(
+        [{"item_id": it, **read.item_info[it]} for it in read.items]
+        + [{k: str(u.get(k, "") or "") for k in ("item_id", "case_id", "output_id", "model")} for u in units],
+        columns=["item_id", "case_id", "output_id", "model"],
+    ).drop_duplicates("item_id")
+    res = collect(sources, relaxed, raters, n, units=unit_frame)
+    res.summary["warnings"] = [w for w in res.summary["warnings"] if "server user unknown" not in w]
+
+    by_line = {tr.line: tr for tr in read.ratings}
+    ratings = res.ratings.copy()
+    if len(ratings):
+        ratings = ratings[ratings["field"].isin(fields_in_table)].copy()
+        ratings["annotation_id"] = ratings["annotation_id"].map(lambda x: f"{source}:{x}")
+        ratings["task_id"] = ""
+        ratings["project_id"] = ""
+    invalid = res.invalid.copy()
+    if len(invalid):
+        invalid["result"] = [
+            cells_json(by_line[int(a)].cells) if str(a).isdigit() and int(a) in by_line else r
+            for a, r in zip(invalid["annotation_id"], invalid["result"])
+        ]
+        invalid["annotation_id"] = invalid["annotation_id"].map(lambda x: f"{source}:{x}")
+        invalid["task_id"] = ""
+        invalid["project_id"] = ""
+    extra_invalid: list[dict] = []
+
+    def hold(tr_line: int, rater: str, item: str, reason: str, cells: dict) -> None:
+        info = read.item_info.get(item, {})
+        extra_invalid.append(
+            {
+                **dict.fromkeys(INVALID_COLUMNS, ""),
+                "round": n,
+                "kind": "invalid",
+                "reason": reason,
+                "rater": rater,
+                "item_id": item,
+                "case_id": info.get("case_id", ""),
+                "output_id": info.get("output_id", ""),
+                "model": info.get("model", ""),
+                "annotation_id": f"{source}:{tr_line}",
+                "was_cancelled": "false",
+                "result": cells_json(cells),
+            }
+        )
+
+    for line, reason, cells in read.problems:
+        hold(line, "", "", reason, cells)
+
+    # the round's other sources stay; this source's previous rows are replaced
+    rpath, ipath = study.ratings_path(n), study.invalid_path(n)
+    old = read_ratings_csv(rpath) if rpath.exists() else None
+    if old is not None and len(old):
+        mine = (old["task_id"].astype(str) == "") & old["annotation_id"].astype(str).str.startswith(f"{source}:")
+        old_mine, others = old[mine], old[~mine]
+    else:
+        old_mine = others = pd.DataFrame(columns=RATINGS_COLUMNS)
+    taken: dict[tuple[str, str], str] = {}
+    for r in others[["item_id", "rater", "annotation_id", "project_id"]].astype(str).to_dict("records"):
+        where = (
+            f"Label Studio project {r['project_id']}"
+            if r["project_id"]
+            else (r["annotation_id"].rsplit(":", 1)[0] if ":" in r["annotation_id"] else "another source")
+        )
+        taken[(r["item_id"], r["rater"])] = where
+    counts = {r: Counter() for r in raters}
+    if len(ratings) and (held_unknown or taken):
+        drop = [
+            item in held_unknown or (item, rater) in taken for item, rater in zip(ratings["item_id"], ratings["rater"])
+        ]
+        held = ratings[drop]
+        for (item, rater, aid), _ in held.groupby(["item_id", "rater", "annotation_id"], sort=False):
+            line = int(str(aid).rsplit(":", 1)[1])
+            cells = by_line[line].cells if line in by_line else {}
+            if item in held_unknown:
+                reason = f"item {item!r} is not in this study's units (push it, or use a table-born study)"
+            else:
+                reason = f"{rater} already rated {item!r} in round {n} ({taken[(item, rater)]})"
+            hold(line, rater, item, reason, cells)
+            counts[rater]["moved"] += 1
+        ratings = ratings[[not d for d in drop]]
+    if extra_invalid:
+        invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
+
+    # per-rater counts after the study-level checks
+    per = res.summary["raters"]
+    for r in raters:
+        c = per.setdefault(r, {"valid": 0, "invalid": 0, "superseded": 0})
+        c["valid"] -= counts[r]["moved"]
+        c["invalid"] += counts[r]["moved"]
+        c["blank"] = int(read.blank.get(r, 0))
+        c.pop("unannotated_items", None)
+        c.pop("unannotated", None)
+        c.pop("items", None)
+    n_invalid = int((invalid["kind"] == "invalid").sum()) if len(invalid) else 0
+    reasons = Counter()
+    for reason in invalid.loc[invalid["kind"] == "invalid", "reason"] if len(invalid) else []:
+        for part in str(reason).split("; "):
+            reasons[part.split(" (")[0] if "already rated" not in part else "already rated from another source"] += 1
+    res.summary.update(
+        valid_annotations=sum(c["valid"] for c in per.values()),
+        invalid_annotations=n_invalid,
+        superseded_annotations=int(len(invalid) - n_invalid),
+        rating_rows=int(len(ratings)),
+        invalid_reasons=dict(reasons.most_common()),
+        mode=TABLE_MODE if not rnd.projects else rnd.mode,
+    )
+    for k in ("tasks", "annotations", "unattributed_annotations", "duplicate_tasks"):
+        res.summary.pop(k, None)
+    changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
+    sha = _sha256(path)
+    res.summary["table"] = {
+        "source": source,
+        "file": str(path),
+        "sha256": sha,
+        "rows": read.rows,
+        "fields": read.fields,
+        "shape": "wide" if mapping.wide else "long",
+    }
+    res.summary["changes"] = changes
+
+    merged = pd.concat([others, ratings], ignore_index=True)[RATINGS_COLUMNS] if len(others) else ratings
+    old_invalid = (
+        read_csv_frame(ipath, " (invalid annotations)") if ipath.exists() else pd.DataFrame(columns=INVALID_COLUMNS)
+    )
+    if len(old_invalid):
+        mine_inv = (old_invalid["task_id"] == "") & old_invalid["annotation_id"].str.startswith(f"{source}:")
+        old_invalid = old_invalid[~mine_inv]
+    merged_invalid = (
+        pd.concat([old_invalid.astype(str), invalid.astype(str)], ignore_index=True)[INVALID_COLUMNS]
+        if len(old_invalid)
+        else invalid
+    )
+    new_items = [it for it in read.items if it not in known and table_born]
+    result = TablePullResult(
+        pull=PullResult(ratings=merged, invalid=merged_invalid, summary=res.summary),
+        source=source,
+        changes=changes,
+        new_items=new_items,
+    )
+    if not write:
+        return result
+
+    # units: new items of a table-born study; every item of the table is in this round
+    in_table = set(read.items) - held_unknown
+    changed_units = False
+    for u in units:
+        if str(u["item_id"]) in in_table and n not in (u.get("rounds") or []):
+            u["rounds"] = sorted({*(int(x) for x in u.get("rounds") or []), n})
+            changed_units = True
+    for it in new_items:
+        info = read.item_info[it]
+        units.append(
+            {
+                "item_id": it,
+                "case_id": info["case_id"] or it,
+                "output_id": info["output_id"],
+                "model": info["model"],
+                "case_text": "",
+                "output_text": "",
+                "rounds": [n],
+                "source": f"table:{source}",
+            }
+        )
+        changed_units = True
+    if changed_units:
+        write_jsonl_atomic(units, study.units_path)
+    paths = {"ratings": rpath, "invalid": ipath, "summary": study.pull_report_path(n)}
+    write_csv_atomic(merged, rpath)
+    write_csv_atomic(merged_invalid, ipath)
+    write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
+    rnd.tables[source] = {
+        "file": str(path),
+        "sha256": sha,
+        "rows": read.rows,
+        "pulled_at": utc_now(),
+    }
+    if new_round:
+        rnd.mode = TABLE_MODE
+    rnd.units = sum(1 for u in units if n in (u.get("rounds") or []))
+    study.save()
+    result.paths = paths
+    return result
+
+
+__all__ = ["pull_table", "TablePullResult", "describe_changes", "TABLE_MODE"]
