@@ -50,6 +50,13 @@ class Round:
     units: int = 0
     #: whether the tasks carry the model name (visible in Label Studio's task list)
     show_model: bool = True
+    #: a calibration round (raters practise on the guideline before the main rounds)
+    calibration: bool = False
+    #: the guideline (codebook) version the raters used in this round
+    guideline_version: str = ""
+    #: evidence of independence: what the server let each rater see, checked with the
+    #: rater's own account at ``push`` and at ``pull`` (see goldboard.annotate.blinding)
+    access: dict[str, Any] = field(default_factory=dict)
     #: ratings tables pulled into this round (``pull --from-table``): source name -> file, sha256, ...
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: who was asked to rate what (``push --overlap`` / ``--per-item``): design, seed, items per rater
@@ -68,10 +75,16 @@ class Round:
             "show_model": self.show_model,
             **({"item_kind": self.item_kind} if self.item_kind else {}),
         }
+        if self.calibration:
+            out["calibration"] = True
+        if self.guideline_version:
+            out["guideline_version"] = self.guideline_version
         if self.tables:
             out["tables"] = {k: dict(v) for k, v in self.tables.items()}
         if self.design:
             out["design"] = dict(self.design)
+        if self.access:
+            out["access"] = dict(self.access)
         return out
 
 
@@ -148,6 +161,9 @@ class Study:
                     created_at=str(r.get("created_at", "")),
                     units=int(r.get("units", 0)),
                     show_model=bool(r.get("show_model", True)),
+                    calibration=bool(r.get("calibration", False)),
+                    guideline_version=str(r.get("guideline_version", "")),
+                    access=dict(r.get("access") or {}),
                     tables={str(k): dict(v) for k, v in (r.get("tables") or {}).items()},
                     design=dict(r.get("design") or {}),
                     item_kind=str(r.get("item_kind", "")),
@@ -258,6 +274,19 @@ class Study:
         self.rounds.append(r)
         self.rounds.sort(key=lambda x: x.number)
         return r
+
+    def mark_round(self, number: int, calibration: bool | None = None, guideline_version: str | None = None) -> Round:
+        """Record on round ``number`` (added when new) whether it is a calibration round and the
+        guideline (codebook) version its raters used; saved at once."""
+        if number < 1:
+            raise GoldboardError(f"--round {number}: rounds are numbered from 1")
+        rnd = self.get_or_add_round(number)
+        if calibration is not None:
+            rnd.calibration = bool(calibration)
+        if guideline_version is not None:
+            rnd.guideline_version = guideline_version.strip()
+        self.save()
+        return rnd
 
     def round_item_kind(self, rnd: Round) -> str:
         """``"case"`` or ``"output"``: the kind of items round ``rnd`` holds (``""`` before its first

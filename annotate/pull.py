@@ -793,6 +793,7 @@ def pull(
     from_export = list(from_export)
     warnings: list[str] = []
     origin: Any
+    access_check: dict | None = None  # the blinding check (server pulls of blinded rounds)
     if from_export:
         origin = []
         if client is not None:
@@ -875,6 +876,8 @@ def pull(
                     f"{schema.name} v{schema.version}; every result is validated against the schema"
                 )
             sources.append(Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"))
+        if rnd.mode == "blinded" and write:
+            access_check = _check_access_at_pull(client, study, rnd, sources)
         if rater_map:
             server_users = client.users()
         if own_client:
@@ -891,6 +894,16 @@ def pull(
     res.summary["mode"] = rnd.mode
     res.summary["source"] = origin
     res.summary["projects"] = dict(rnd.projects)
+    if access_check is not None:
+        from goldboard.annotate.blinding import describe_access
+
+        res.summary["blinding"] = access_check
+        res.summary["warnings"] = res.summary["warnings"] + (
+            [] if access_check.get("enforced") or access_check.get("note") else [describe_access(access_check)]
+        )
+        if write:
+            rnd.access = {**rnd.access, "pull": access_check}
+            study.save()
     if write:
         paths = {
             "ratings": study.ratings_path(rnd.number),
@@ -905,6 +918,21 @@ def pull(
         write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
         res.paths = paths
     return res
+
+
+def _check_access_at_pull(client: Any, study: Any, rnd: Any, sources: list[Source]) -> dict:
+    """The blinding check of :mod:`goldboard.annotate.blinding` at pull time, with one
+    annotation id per project (so reading an annotation by id is tried too)."""
+    from goldboard.annotate.blinding import check_round_access
+
+    ann_ids: dict[int, int] = {}
+    for src in sources:
+        for t in src.tasks:
+            a = next((a for a in t.get("annotations") or [] if isinstance(a, dict) and a.get("id")), None)
+            if a is not None and src.project_id is not None:
+                ann_ids[int(src.project_id)] = int(a["id"])
+                break
+    return check_round_access(client, study, rnd, when="pull", annotation_ids=ann_ids)
 
 
 def _covered_raters(sources: list[Source], res: PullResult) -> set[str]:
@@ -1037,7 +1065,7 @@ def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[i
 
 def _controls(xml_text: str) -> list[tuple]:
     """What a label config *asks* (not how it looks): every named control tag with its
-    target, mode and requiredness, and every choice's value and stored alias, in order.
+    target, mode and requiredness, and every choice's stored value (alias), in order.
     Presentation (Views, Headers, styles, hints) is left out, so a goldboard upgrade that
     only improves the layout keeps matching existing projects."""
     import xml.etree.ElementTree as ET
@@ -1061,7 +1089,8 @@ def _controls(xml_text: str) -> list[tuple]:
                 "maxRating",
             )
         }
-        choices = tuple((c.attrib.get("value", ""), c.attrib.get("alias", "")) for c in el.iter("Choice"))
+        # what is stored (the alias, else the value); display names and definitions are presentation
+        choices = tuple(c.attrib.get("alias") or c.attrib.get("value", "") for c in el.iter("Choice"))
         out.append((el.tag, tuple(sorted(keep.items())), choices))
     for el in root.iter("View"):  # conditional visibility is part of what the rater is asked
         if "visibleWhen" in el.attrib:

@@ -1,13 +1,16 @@
 """Push: annotation units -> Label Studio projects, blinded by default, idempotent.
 
 **Blinded** (default): one project per rater per round, the same tasks in each.
-Label Studio Community has no per-project membership, task assignment or
-blinding -- every user of the organization can open every project -- so the
-blinding is by *separate projects*: each rater is told the URL of their own
-project (``goldboard push`` prints one line per rater; project titles start
-with the rater's name) and must annotate only there.  Pull checks it: an
-annotation in a rater's project by any other known user is held out, never
-credited.  **Shared** (``--shared``): one project, every rater annotates every
+On the embedded server each rater's project lives in that rater's own Label Studio
+organization, so the server itself refuses every other rater (project list, project
+page, tasks, annotations by id); after the import goldboard checks this with each
+rater's own account and records the result in the round (``[rounds.access.push]``, see
+:mod:`goldboard.annotate.blinding`).  On your team's Label Studio, where goldboard holds
+no rater accounts, the blinding is by *separate projects* only: each rater is told the
+URL of their own project and must annotate only there.  Pull checks it either way: an
+annotation in a rater's project by any other known user is held out, never credited.
+
+**Shared** (``--shared``): one project, every rater annotates every
 task (``maximum_annotations`` = number of raters), for studies without blinding.
 
 The label config is :func:`goldboard.label_configs.xml.to_label_studio_xml` of
@@ -52,7 +55,7 @@ from goldboard.cases.units import item_kind
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.exports.gold import list_releases, read_manifest
 from goldboard.fileio import iter_jsonl, write_csv_atomic, write_jsonl_atomic
-from goldboard.label_configs.xml import task_data, to_label_studio_xml
+from goldboard.label_configs.xml import instructions_text, task_data, to_label_studio_xml
 from goldboard.study import Study
 from goldboard.text import did_you_mean
 
@@ -71,6 +74,7 @@ class PushResult:
     already: dict[str, int] = field(default_factory=dict)  # key -> tasks that were there
     created_projects: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    access: str = ""  # the blinding check, one sentence
     design: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
@@ -97,10 +101,11 @@ class PushResult:
                 + "): "
                 + ", ".join(f"{r} {n}" for r, n in d.get("assigned", {}).items())
             )
+        if self.mode == "blinded" and self.access:
+            lines.append(f"  blinding: {self.access}")
         if self.mode == "blinded":
             lines.append(
-                "  Send each rater only the link to their own project (Label Studio Community does not "
-                "hide other projects)."
+                "  Give each rater only their own login (`goldboard server login RATER` on the embedded server)."
             )
         for w in self.warnings:
             lines.append(f"  warning: {w}")
@@ -142,7 +147,7 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
             continue
         if prev is not None:
             for k in ("case_text", "output_text"):
-                if str(prev.get(k, "") or "") != str(rec.get(k, "") or ""):
+                if not _same_text(k, prev.get(k, ""), rec.get(k, "")):
                     raise GoldboardError(
                         f"{study.units_path}: item {item!r}: {k} differs from the one pushed "
                         f"before; an item never changes once pushed (give it a new id)"
@@ -154,6 +159,19 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
             rec["rounds"] = [round_number]
             records[item] = rec
     return list(records.values())
+
+
+def _same_text(key: str, a: Any, b: Any) -> bool:
+    """Task data ``key`` unchanged?  A case text composed before goldboard showed absent case
+    fields as "not documented" counts as the same text (the item did not change)."""
+    a, b = str(a or ""), str(b or "")
+    if a == b:
+        return True
+    if key == "case_text":
+        from goldboard.cases.units import without_not_documented
+
+        return without_not_documented(a) == without_not_documented(b)
+    return False
 
 
 def _strata_values(units: pd.DataFrame, column: str) -> list[Any]:
@@ -243,6 +261,8 @@ def push(
     batch_size: int = DEFAULT_BATCH,
     progress: bool = True,
     annotations: Mapping[tuple[str, str], list[dict]] | None = None,
+    calibration: bool | None = None,
+    guideline_version: str | None = None,
     overlap: float | None = None,
     per_item: int | None = None,
     seed: int | None = None,
@@ -265,6 +285,8 @@ def push(
     Label Studio's task list (goldboard keeps it in ``units.jsonl``; pull fills it back).
     None keeps the round's setting (shown for a new round); a round cannot change it
     once it has projects.
+    ``calibration`` / ``guideline_version``: recorded on the round in ``study.toml`` (a
+    calibration round, the guideline/codebook version the raters use); None leaves them.
     ``annotations``: ``{(project key, item_id): [annotation, ...]}`` imported *inside*
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
@@ -334,6 +356,8 @@ def push(
                 batch_size=batch_size,
                 progress=progress,
                 annotations=annotations,
+                calibration=calibration,
+                guideline_version=guideline_version,
                 overlap=overlap,
                 per_item=per_item,
                 seed=seed,
@@ -344,6 +368,10 @@ def push(
     xml = to_label_studio_xml(schema, show_output=kind == "output")
 
     rnd = study.get_or_add_round(round_number, mode=mode)
+    if calibration is not None:
+        rnd.calibration = calibration
+    if guideline_version is not None:
+        rnd.guideline_version = guideline_version.strip()
     # a case-level round pushed before rounds recorded their kind has the model pane in its config
     legacy_xml = to_label_studio_xml(schema) if (rnd.projects and not rnd.item_kind and kind == "case") else None
     rnd.item_kind = kind
@@ -355,6 +383,13 @@ def push(
         raise GoldboardError(
             f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
             f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})"
+        )
+    creds = getattr(getattr(client, "conn", None), "credentials", None)
+    routes = bool(getattr(client, "routes_by_org", False))
+    if mode == "shared" and routes:
+        raise GoldboardError(
+            "push --shared: this embedded server keeps each rater in a Label Studio organization of their own "
+            "(server-enforced blinding), so no project can be shared by all raters; push blinded (the default)"
         )
     keys = [SHARED_KEY] if mode == "shared" else list(study.raters)
     result = PushResult(round=rnd.number, mode=mode, url=client.url, projects={}, units=0)
@@ -397,13 +432,14 @@ def push(
                 + ("shared by all raters" if key == SHARED_KEY else f"rater {key} only (blinded)")
                 + f"; schema {schema.name} v{schema.version}."
             )
-            instr = html.escape(schema.instructions) if schema.instructions else ""
+            instr = html.escape(instructions_text(schema)).replace("\n", "<br>")
             pid = client.create_project(
                 project_title(study.name, key, rnd.number),
                 xml,
                 desc,
                 maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
                 instructions_html=instr,
+                **({"org": key} if routes and key != SHARED_KEY else {}),
             )
             rnd.projects[key] = pid
             study.save()
@@ -432,7 +468,7 @@ def push(
             present[item] = tid
             want = by_item.get(item)
             if want is not None:
-                diff = [k for k, v in want.items() if str(data.get(k, "")) != v]
+                diff = [k for k, v in want.items() if not _same_text(k, data.get(k, ""), v)]
                 if diff:
                     raise GoldboardError(
                         f"item {item!r}: {diff[0]} on the server (task {tid}, project {pid}) differs "
@@ -489,6 +525,14 @@ def push(
     finally:
         bar.close()
     result.units = rnd.units
+    if mode == "blinded":
+        from goldboard.annotate.blinding import check_round_access, describe_access
+
+        rnd.access = {**rnd.access, "push": check_round_access(client, study, rnd, when="push")}
+        study.save()
+        result.access = describe_access(rnd.access["push"])
+        if creds is not None and not rnd.access["push"].get("enforced"):
+            result.warnings.append(f"blinding: {result.access}")
     return result
 
 

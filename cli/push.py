@@ -56,6 +56,13 @@ from goldboard.text import terminal_text
 )
 @click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
 @click.option(
+    "--calibration",
+    is_flag=True,
+    default=None,
+    help="Mark the round as a calibration round (see `goldboard calibrate`).",
+)
+@click.option("--guideline-version", default=None, help="Guideline (codebook) version the raters use in this round.")
+@click.option(
     "--add-to-adjudicated-round",
     is_flag=True,
     help="Add new cases to a round that already has adjudication decisions or a gold release.",
@@ -73,6 +80,8 @@ def push_cmd(
     seed: int | None,
     stratify_by: str | None,
     batch_size: int,
+    calibration: bool | None,
+    guideline_version: str | None,
     add_to_adjudicated_round: bool,
     quiet: bool,
 ) -> None:
@@ -80,10 +89,12 @@ def push_cmd(
 
     \b
     Blinded (default): one project per rater per round, the same tasks in each.
-    Label Studio Community cannot hide projects from a user, so blinding rests on
-    separate projects: send each rater only the link to their own project (printed
-    below; titles start with the rater's name). Pull holds out any annotation made
-    in a rater's project by another known user.
+    On the embedded server each rater's project sits in that rater's own Label
+    Studio organization, so the server refuses it to everyone else; goldboard
+    checks that with each rater's account after the push and records it in
+    study.toml (the report states it). On your team's Label Studio blinding rests
+    on separate projects only: send each rater only the link to their own project.
+    Pull holds out any annotation made in a rater's project by another known user.
 
     Model-blind rating: --hide-model keeps the model name out of the tasks (the
     labeling page never shows it; Label Studio's task list shows data columns).
@@ -126,6 +137,8 @@ def push_cmd(
         hide_model=hide_model or None,
         batch_size=batch_size,
         progress=not quiet,
+        calibration=calibration,
+        guideline_version=guideline_version,
         overlap=overlap,
         per_item=per_item,
         seed=seed,

@@ -65,6 +65,22 @@ class Value:
     description: str = ""
     hint: str = ""
     aliases: tuple[str, ...] = ()
+    #: the name raters read (e.g. "ECOG status" for the stored value ``ecog_status``); "" = the value
+    display: str = ""
+
+    @property
+    def label(self) -> str:
+        """What a rater reads for this value (``display``, else the value itself)."""
+        return self.display or self.value
+
+    @property
+    def definition(self) -> str:
+        """The short definition shown under the value: its description, plus an explicit hint."""
+        d = self.description.strip()
+        h = self.hint.strip()
+        if h and h != d:
+            return f"{d} ({h})" if d else h
+        return d
 
 
 @dataclass(frozen=True)
@@ -142,6 +158,9 @@ class Field:
         cache = self.__dict__.get("_lookup_cache")
         if cache is None:
             cache = {}
+            for v in self.values:
+                if v.display:  # what raters read is understood too ("ECOG status" -> ecog_status)
+                    cache[v.display] = v.value
             for v in self.values:
                 for a in v.aliases:
                     cache[a] = v.value
@@ -358,7 +377,13 @@ class Schema:
                     if f.shown_when is None
                     else {"field": f.shown_when.field, "values": list(f.shown_when.values)},
                     "values": [
-                        {"value": v.value, "description": v.description, "hint": v.hint, "aliases": list(v.aliases)}
+                        {
+                            "value": v.value,
+                            "display": v.label,
+                            "description": v.description,
+                            "hint": v.hint,
+                            "aliases": list(v.aliases),
+                        }
                         for v in f.values
                     ],
                 }
@@ -659,7 +684,7 @@ def _parse_value(rv: Any, where: str) -> Value:
         rv = {"value": rv}
     if not isinstance(rv, dict) or "value" not in rv:
         raise SchemaError(f"{where}: give a string or {{value = ..., description = ...}}")
-    _only_keys(rv, {"value", "description", "hint", "aliases"}, where)
+    _only_keys(rv, {"value", "description", "hint", "aliases", "display"}, where)
     value = _as_text(rv["value"])
     if not value.strip():
         raise SchemaError(f"{where}: value: must not be empty")
@@ -680,7 +705,17 @@ def _parse_value(rv: Any, where: str) -> Value:
         description=str(rv.get("description", "")),
         hint=str(rv.get("hint", rv.get("description", ""))),
         aliases=tuple(aliases),
+        display=_display(rv.get("display", ""), where),
     )
+
+
+def _display(raw: Any, where: str) -> str:
+    if not isinstance(raw, str):
+        raise SchemaError(f"{where}: display: must be a string (the name raters read)")
+    text = " ".join(raw.split())
+    if _XML_ILLEGAL_RE.search(text):
+        raise SchemaError(f"{where}: display {raw!r} contains a control character")
+    return text
 
 
 def _parse_boundary(rb: Any, where: str, by_name: dict[str, Field]) -> Boundary:
