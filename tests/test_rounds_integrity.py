@@ -319,12 +319,11 @@ def test_push_round_refusals_live(live_server, tmp_path):
     res = run("push", "--study", st.path, four, "--quiet")
     assert res.exit_code == 0, res.output
     client = connect(Study.open(st.path))
-    n_projects = len(list(client.sdk.projects.list()))
     projects = dict(Study.open(st.path).round(1).projects)
 
     res = run("push", "--study", st.path, four, "--round", 3, "--quiet")
     assert res.exit_code != 0 and "--round 3: round 2 does not exist (rounds: 1)" in res.output
-    assert len(list(client.sdk.projects.list())) == n_projects
+    assert [r.number for r in Study.open(st.path).rounds] == [1]  # no round, no project recorded
 
     decide(st, Study.open(st.path).units()["item_id"].iloc[0])
     res = run("push", "--study", st.path, six, "--quiet")
@@ -333,7 +332,9 @@ def test_push_round_refusals_live(live_server, tmp_path):
 
     res = run("push", "--study", st.path, six, "--round", 2, "--quiet")
     assert res.exit_code == 0, res.output
-    assert len(list(client.sdk.projects.list())) == n_projects + 2
+    new = Study.open(st.path).round(2).projects
+    assert len(new) == 2 and not set(new.values()) & set(projects.values())
+    assert all(len(client.task_data(pid)) == 6 for pid in new.values())
     res = run("push", "--study", st.path, six, "--round", 1, "--add-to-adjudicated-round", "--quiet")
     assert res.exit_code == 0 and "2 tasks imported, 4 already there" in res.output
     assert all(len(client.task_data(pid)) == 6 for pid in projects.values())
