@@ -31,6 +31,7 @@ except ModuleNotFoundError:  # pragma: no cover
 import tomli_w
 
 from goldboard.cases.ratings import RATINGS_COLUMNS, empty_ratings, read_ratings_csv
+from goldboard.cases.rounds import Assigned
 from goldboard.errors import GoldboardError
 from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
@@ -169,6 +170,7 @@ class Study:
                 )
                 for r in data.get("rounds", [])
             ]
+            rounds.sort(key=lambda r: r.number)  # numeric order: round 10 after round 2
             study = cls(
                 path=path,
                 name=str(st.get("name", path.name)),
@@ -331,6 +333,19 @@ class Study:
             out |= set(counts[counts == 1].index)
         return out
 
+    def assigned_raters(self) -> Assigned:
+        """``{(item_id, round): raters}`` for the rounds with a design: who must rate an item
+        for that round to count as complete (:mod:`goldboard.cases.rounds`)."""
+        out: dict[tuple[str, int], set[str]] = {}
+        for r in self.rounds:
+            p = self.assignment_path(r.number)
+            if not r.design or not p.exists():
+                continue
+            df = pd.read_csv(p, dtype=str, keep_default_na=False)
+            for item, rater in zip(df["item_id"], df["rater"]):
+                out.setdefault((item, r.number), set()).add(rater)
+        return Assigned(out)
+
     @property
     def decisions_path(self) -> Path:
         return self.path / "decisions.jsonl"
@@ -344,7 +359,7 @@ class Study:
         return self.path / "reports"
 
     def pulled_rounds(self) -> list[int]:
-        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, ascending."""
+        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10)."""
         return sorted(
             int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
         )
@@ -370,10 +385,13 @@ class Study:
         return df
 
     def all_ratings(self) -> pd.DataFrame:
-        frames = [read_ratings_csv(p) for p in sorted((self.path / "rounds").glob("*/ratings.csv"))]
+        """Every pulled round's ratings, rounds in numeric order."""
+        frames = [read_ratings_csv(self.ratings_path(n)) for n in self.pulled_rounds()]
         df = pd.concat(frames, ignore_index=True) if frames else empty_ratings()
         #: items a design gave to one rater: flags do not call them missing, gold calls them ``single``
         df.attrs["single_items"] = self.single_rated_items()
+        #: who a round's design asked to rate each item: completeness of a round (cases.rounds)
+        df.attrs["assigned"] = self.assigned_raters()
         return df
 
     def units(self) -> pd.DataFrame:
@@ -402,16 +420,19 @@ __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]
 
 
 def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
-    """A study's ratings: one round, or (default) every pulled round with each item's
-    latest round in force."""
+    """Every pulled round of a study (the round in force per item is chosen later, by
+    :func:`goldboard.cases.ratings.rating_grid` and friends; pass ``round`` on to them as
+    ``round_number``).
+
+    ``round`` is only checked here: it must have been pulled.  The other rounds stay in
+    the table so that a rater who has not rated round N yet still counts as a rater (and
+    shows as missing) instead of disappearing from the study."""
     if round is not None:
-        df = study.ratings(round)
-        if len(df) == 0:
+        if len(study.ratings(round)) == 0:  # not pulled yet: study.ratings names the file
             raise GoldboardError(
                 f"{study.ratings_path(round)}: round {round} has no ratings yet (nobody has annotated it; "
                 f"pull again once raters have)"
             )
-        return df
     df = study.all_ratings()
     if len(df) == 0:
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")

@@ -56,6 +56,8 @@ from goldboard.adjudicate.decisions import (
     record_decisions,
 )
 from goldboard.adjudicate.flags import flag_disagreements
+from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.rules import decision_rule_errors
 from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.ratings import rating_grid
@@ -352,7 +354,7 @@ def push_adjudication(
 
     schema = study.schema
     ratings = study_ratings(study, round)
-    flags = flag_disagreements(ratings, schema, study.raters)
+    flags = flag_disagreements(ratings, schema, study.raters, round_number=round)
     raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]
     adj = dict(study.adjudication or {})
     projects = {str(k): int(v) for k, v in (adj.get("projects") or {}).items()}
@@ -569,6 +571,13 @@ def pull_adjudication(
                         ),
                     )
                 )
+    for _, p in found:  # which round's ratings each decision was made on
+        rnd = grid.selection.rounds.get(p.item_id)
+        if rnd is not None:
+            p.extra.setdefault("round", int(rnd))
+    # the gold these decisions would make must keep the schema's cross-field rules
+    gold = resolve_gold(study_ratings(study), schema, read_decisions(study.decisions_path), study.raters)
+    errors = errors + decision_rule_errors([p for _, p in found], gold, schema)
     rec = record_decisions(  # checks the changes too, then lists every problem at once
         study.decisions_path, [p for _, p in found], source="label_studio", now=now, schema=schema, problems=errors
     )

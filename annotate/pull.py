@@ -52,8 +52,9 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.adjudicate.rules import rating_rule_breaks
 from goldboard.annotate.client import connect
-from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, read_ratings_csv
+from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, rating_grid, read_ratings_csv
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import read_csv_frame, write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
@@ -687,6 +688,18 @@ def rater_user_ids(
     return out, others
 
 
+def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limit: int = 20) -> list[str]:
+    """Ratings that break a schema cross-field rule: kept as rated (never changed), reported,
+    and flagged for adjudication (see :mod:`goldboard.adjudicate.rules`)."""
+    if not schema.rules or not len(ratings):
+        return []
+    breaks = rating_rule_breaks(rating_grid(ratings, schema, raters), schema)
+    out = [b.describe() for b in breaks[:limit]]
+    if len(breaks) > limit:
+        out.append(f"... and {len(breaks) - limit} more ratings that break a schema rule (see `goldboard flag`)")
+    return out
+
+
 def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
     """Tasks without ``item_id`` take it from ``data[item_key]``; returns item -> task data."""
     out: dict[str, dict] = {}
@@ -877,7 +890,7 @@ def pull(
     units = study.units() if hasattr(study, "units") else None
     res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
     res.items_data = items_data
-    res.summary["warnings"] = warnings + res.summary["warnings"]
+    res.summary["warnings"] = warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
     res.summary["mode"] = rnd.mode
     res.summary["source"] = origin
     res.summary["projects"] = dict(rnd.projects)

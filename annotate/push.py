@@ -30,16 +30,18 @@ rewritten atomically.
 
 from __future__ import annotations
 
+import datetime as _dt
 import html
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from goldboard.adjudicate.decisions import read_decisions
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.assignment import (
@@ -51,8 +53,10 @@ from goldboard.cases.assignment import (
 from goldboard.cases.load import load_units
 from goldboard.cases.units import item_kind
 from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.exports.gold import list_releases, read_manifest
 from goldboard.fileio import iter_jsonl, write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.xml import instructions_text, task_data, to_label_studio_xml
+from goldboard.study import Study
 from goldboard.text import did_you_mean
 
 DEFAULT_BATCH = 250
@@ -263,6 +267,7 @@ def push(
     per_item: int | None = None,
     seed: int | None = None,
     stratify_by: str | None = None,
+    add_to_adjudicated_round: bool = False,
 ) -> PushResult:
     """Push the units of ``cases_path`` (+ ``outputs_path``) to a round's projects.
 
@@ -285,6 +290,8 @@ def push(
     ``annotations``: ``{(project key, item_id): [annotation, ...]}`` imported *inside*
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
+    ``add_to_adjudicated_round``: allow adding new items to a round that already has
+    adjudication decisions or a gold release (see :func:`check_round_choice`).
     """
 
     schema = study.schema
@@ -307,6 +314,7 @@ def push(
         round_number = max((r.number for r in study.rounds), default=1)
     if round_number < 1:
         raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+    check_round_choice(study, round_number, units["item_id"].astype(str), add_to_adjudicated_round)
     existing_round = next((r for r in study.rounds if r.number == round_number), None)
     mode = "shared" if shared else "blinded"
     if existing_round is not None:
@@ -354,6 +362,7 @@ def push(
                 per_item=per_item,
                 seed=seed,
                 stratify_by=stratify_by,
+                add_to_adjudicated_round=add_to_adjudicated_round,
             )
     account_warnings = check_rater_accounts(client, study.raters)
     xml = to_label_studio_xml(schema, show_output=kind == "output")
@@ -527,6 +536,116 @@ def push(
     return result
 
 
+@dataclass
+class RoundUse:
+    """What has been built on a round: adjudication decisions and gold releases."""
+
+    decisions: int = 0
+    decided_items: int = 0
+    items: int = 0
+    releases: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        parts = []
+        if self.decisions:
+            parts.append(
+                f"{self.decisions} adjudication decision{'s' if self.decisions != 1 else ''} on "
+                f"{self.decided_items} of its {self.items} items (decisions.jsonl)"
+            )
+        if self.releases:
+            parts.append(f"gold release{'s' if len(self.releases) != 1 else ''} {', '.join(self.releases)}")
+        return " and ".join(parts)
+
+
+def round_use(study: Study, round_number: int, items: set[str] | None = None) -> RoundUse:
+    """Decisions made on the round (a decision records the round it was made on; an older
+    entry without one counts when it is about one of the round's items and was logged after
+    the round was created), and the gold releases whose gold rows come from the round
+    (older releases: that list the round's ratings file among their sources)."""
+    if items is None:
+        items = _round_items(study, round_number)
+    rnd = next((r for r in study.rounds if r.number == round_number), None)
+    since = _when(rnd.created_at) if rnd is not None else None
+    use = RoundUse(items=len(items))
+    decided = set()
+    for e in read_decisions(study.decisions_path):
+        if str(e.get("item_id")) not in items:
+            continue
+        made_on = e.get("round")
+        if isinstance(made_on, int) and not isinstance(made_on, bool):
+            if made_on != round_number:
+                continue  # decided on another round's ratings
+        else:
+            at = _when(str(e.get("timestamp") or ""))
+            if since is not None and at is not None and at < since:
+                continue  # decided before this round existed
+        use.decisions += 1
+        decided.add(str(e["item_id"]))
+    use.decided_items = len(decided)
+    source = f"rounds/{round_number}/ratings.csv"
+    for _, path in list_releases(study.gold_dir):
+        man = read_manifest(path)
+        rounds = man.get("rounds")
+        if isinstance(rounds, dict) and isinstance(rounds.get("items_per_round"), dict):
+            used = str(round_number) in rounds["items_per_round"]
+        else:
+            used = any(s.get("path") == source for s in (man.get("sources") or {}).get("ratings") or [])
+        if used:
+            use.releases.append(path.name)
+    return use
+
+
+def check_round_choice(
+    study: Study, round_number: int, item_ids: Iterable[str], add_to_adjudicated_round: bool = False
+) -> None:
+    """Refuse a push that would silently change a study's rounds (before anything is sent):
+
+    - ``--round N`` for a new round N when round N-1 does not exist (a typo such as
+      ``--round 12`` for ``2`` would otherwise open round 12);
+    - new items added to a round that already has adjudication decisions or a gold
+      release (its adjudication and gold would silently stop covering the round),
+      unless ``add_to_adjudicated_round``.  Re-pushing the round's own items (completing
+      an interrupted push) is always allowed.
+    """
+    numbers = sorted(r.number for r in study.rounds)
+    nxt = (numbers[-1] + 1) if numbers else 1
+    if round_number not in numbers:
+        if round_number > 1 and round_number - 1 not in numbers:
+            have = ", ".join(map(str, numbers)) or "none yet"
+            raise GoldboardError(
+                f"--round {round_number}: round {round_number - 1} does not exist (rounds: {have}); "
+                f"the next new round is {nxt} (--round {nxt})"
+            )
+        return
+    in_round = _round_items(study, round_number)
+    new = [i for i in dict.fromkeys(item_ids) if i not in in_round]
+    if not new or add_to_adjudicated_round:
+        return
+    use = round_use(study, round_number, in_round)
+    if use.decisions or use.releases:
+        raise GoldboardError(
+            f"round {round_number} already has {use.describe()}; pushing {len(new)} new "
+            f"item{'s' if len(new) != 1 else ''} (e.g. {new[0]!r}) into it would change what was adjudicated. "
+            f"Push them to a new round (--round {nxt}), or pass --add-to-adjudicated-round to add them anyway"
+        )
+
+
+def _round_items(study: Study, round_number: int) -> set[str]:
+    return {
+        str(rec["item_id"])
+        for rec in _read_units_file(study.units_path)
+        if round_number in {int(r) for r in (rec.get("rounds") or [])}
+    }
+
+
+def _when(text: str) -> _dt.datetime | None:
+    try:
+        t = _dt.datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
+
+
 class PushInterrupted(GoldboardError):
     """Ctrl-C during the import: says how far it got and that rerunning completes it."""
 
@@ -597,6 +716,9 @@ __all__ = [
     "PushInterrupted",
     "resolve_assignment",
     "PushResult",
+    "RoundUse",
+    "check_round_choice",
+    "round_use",
     "project_title",
     "DEFAULT_BATCH",
     "SHARED_KEY",

@@ -37,6 +37,9 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
     st = Study.open(study_dir)
     info = write_study_workbook(st, output, round=round_)
+    if info.round_selection is not None:
+        for line in info.round_selection.warning_lines():
+            click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
     click.echo(
         f"Wrote {info.path}: {info.disagreement_rows} rows to decide ({info.items} items), "
         f"{info.agreed_rows} unanimous rows" + ("" if info.agreement_available else "; no agreement statistics")

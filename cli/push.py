@@ -14,7 +14,11 @@ from goldboard.text import terminal_text
 @click.argument("cases", type=click.Path(dir_okay=False))
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file.")
 @click.option(
-    "--round", "round_number", type=int, default=None, help="Round number (default: the latest, 1 for a new study)."
+    "--round",
+    "round_number",
+    type=int,
+    default=None,
+    help="Round number (default: the latest, 1 for a new study). A new round N needs round N-1.",
 )
 @click.option(
     "--shared/--blinded",
@@ -58,6 +62,11 @@ from goldboard.text import terminal_text
     help="Mark the round as a calibration round (see `goldboard calibrate`).",
 )
 @click.option("--guideline-version", default=None, help="Guideline (codebook) version the raters use in this round.")
+@click.option(
+    "--add-to-adjudicated-round",
+    is_flag=True,
+    help="Add new cases to a round that already has adjudication decisions or a gold release.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def push_cmd(
     study_dir: str,
@@ -73,6 +82,7 @@ def push_cmd(
     batch_size: int,
     calibration: bool | None,
     guideline_version: str | None,
+    add_to_adjudicated_round: bool,
     quiet: bool,
 ) -> None:
     """Push CASES (+ --outputs) to the study's Label Studio projects.
@@ -111,6 +121,11 @@ def push_cmd(
           the first rater rates all items, the others the same random 20%;
           agreement uses the double-rated items, gold of the others is 'single'
       --per-item 2 --seed 7   each item rated by 2 of the raters, balanced over pairs
+
+    \b
+    Rounds: --round N opens a new round only when round N-1 exists. New cases
+    are refused in a round that already has adjudication decisions or a gold
+    release (push them to a new round, or pass --add-to-adjudicated-round).
     """
     study = Study.open(study_dir)
     res = push(
@@ -128,6 +143,7 @@ def push_cmd(
         per_item=per_item,
         seed=seed,
         stratify_by=stratify_by,
+        add_to_adjudicated_round=add_to_adjudicated_round,
     )
     click.echo(terminal_text(res.describe()))
 

@@ -220,6 +220,63 @@ class Trigger:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """One side of a cross-field :class:`Rule`: a test on one field's value.
+
+    ``test``: ``in`` (the value -- for a multi-select field, any ticked value -- is one of
+    ``values``), ``not_in`` (none of them), ``empty`` (blank / nothing ticked) or
+    ``not_empty``.
+    """
+
+    field: str
+    test: str
+    values: tuple[str, ...] = ()
+    multi: bool = False
+
+    def holds(self, value: str) -> bool:
+        """Whether the test holds for a canonical value (multi-select: ``|``-joined)."""
+        text = "" if value is None else str(value)
+        parts = {p for p in text.split("|") if p} if self.multi else ({text} if text else set())
+        if self.test == "empty":
+            return not parts
+        if self.test == "not_empty":
+            return bool(parts)
+        hit = bool(parts & set(self.values))
+        return hit if self.test == "in" else not hit
+
+    def describe(self) -> str:
+        """``safety_label in {Insufficient Information, Partially Supported}``, ``missing_info not empty``."""
+        if self.test in ("empty", "not_empty"):
+            return f"{self.field} {self.test.replace('_', ' ')}"
+        return f"{self.field} {self.test.replace('_', ' ')} {{{', '.join(self.values)}}}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A cross-field rule: whenever ``when`` holds for an item, ``then`` must hold too
+    (e.g. mtb: ``missing_info`` not empty -> ``safety_label`` in {Insufficient Information,
+    Partially Supported}).  Raters' ratings that break a rule are kept as rated (a warning
+    and a ``rule`` flag); a gold label that breaks one is refused at decision import and
+    at gold export."""
+
+    name: str
+    when: Condition
+    then: Condition
+    explanation: str = ""
+    priority: int = 5
+
+    @property
+    def fields(self) -> tuple[str, str]:
+        return (self.when.field, self.then.field)
+
+    def broken(self, when_value: str, then_value: str) -> bool:
+        return self.when.holds(when_value) and not self.then.holds(then_value)
+
+    def describe(self) -> str:
+        return f"if {self.when.describe()} then {self.then.describe()}"
+
+
+@dataclass(frozen=True)
 class Display:
     """What a rater sees: case fields (composed into one plain-text pane) and the model output."""
 
@@ -243,6 +300,8 @@ class Schema:
     unit: str = ""
     boundaries: tuple[Boundary, ...] = ()
     triggers: tuple[Trigger, ...] = ()
+    #: cross-field rules (``[[rules]]``), checked at decision import and gold export
+    rules: tuple[Rule, ...] = ()
     display: Display = field(default_factory=Display)
     instructions: str = ""
     source: str = ""  # file it was read from
@@ -293,6 +352,9 @@ class Schema:
 
     def triggers_for(self, field_name: str) -> list[Trigger]:
         return [t for t in self.triggers if t.field == field_name]
+
+    def rules_for(self, field_name: str) -> list[Rule]:
+        return [r for r in self.rules if field_name in r.fields]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (what ``goldboard schema show`` prints)."""
@@ -351,6 +413,16 @@ class Schema:
                 }
                 for t in self.triggers
             ],
+            "rules": [
+                {
+                    "name": r.name,
+                    "when": _condition_dict(r.when),
+                    "then": _condition_dict(r.then),
+                    "priority": r.priority,
+                    "explanation": r.explanation,
+                }
+                for r in self.rules
+            ],
             "display": {
                 "case_fields": [list(x) for x in self.display.case_fields],
                 "hidden_case_fields": list(self.display.hidden_case_fields),
@@ -358,6 +430,12 @@ class Schema:
                 "options": list(self.display.options),
             },
         }
+
+
+def _condition_dict(c: Condition) -> dict[str, Any]:
+    if c.test in ("empty", "not_empty"):
+        return {"field": c.field, "empty": c.test == "empty"}
+    return {"field": c.field, c.test: list(c.values)}
 
 
 # --------------------------------------------------------------------------- loading
@@ -420,6 +498,7 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
             "fields",
             "boundaries",
             "triggers",
+            "rules",
             "display",
             "scoring",
         },
@@ -474,6 +553,14 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     bnames = [b.name for b in boundaries]
     if len(set(bnames)) != len(bnames):
         raise SchemaError(f"{where}: boundaries: duplicate boundary name")
+    raw_rules = data.get("rules", []) or []
+    if not isinstance(raw_rules, list):
+        raise SchemaError(f"{where}: rules: give a list of [[rules]] tables")
+    rules = [_parse_rule(rr, f"{where}: rules[{i}]", by_name) for i, rr in enumerate(raw_rules)]
+    rnames = [r.name for r in rules]
+    dup = sorted({n for n in rnames if rnames.count(n) > 1})
+    if dup:
+        raise SchemaError(f"{where}: rules: duplicate rule name {dup[0]!r}")
 
     case_fields = []
     for i, cf in enumerate(raw_display.get("case_fields", []) or []):
@@ -507,6 +594,7 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
         fields=tuple(fields),
         boundaries=tuple(boundaries),
         triggers=tuple(triggers),
+        rules=tuple(rules),
         display=display,
         source=source,
         scoring=dict(scoring),
@@ -723,6 +811,52 @@ def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigg
             )
         )
     return out
+
+
+def _parse_rule(rr: Any, where: str, by_name: dict[str, Field]) -> Rule:
+    if not isinstance(rr, dict):
+        raise SchemaError(f"{where}: must be a table")
+    _only_keys(rr, {"name", "when", "then", "explanation", "priority"}, where)
+    name = _req_str(rr, "name", where)
+    if not NAME_RE.match(name):
+        raise SchemaError(f"{where}: name: {name!r} must start with a letter and use letters, digits, _")
+    w = f"{where} ({name})"
+    when = _parse_condition(rr.get("when"), f"{w}: when", by_name)
+    then = _parse_condition(rr.get("then"), f"{w}: then", by_name)
+    if when.field == then.field:
+        raise SchemaError(f"{w}: when and then must name two different fields")
+    priority = rr.get("priority", 5)
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise SchemaError(f"{w}: priority: give a whole number (1 = most serious)")
+    return Rule(name=name, when=when, then=then, explanation=str(rr.get("explanation", "")), priority=priority)
+
+
+def _parse_condition(rc: Any, where: str, by_name: dict[str, Field]) -> Condition:
+    if not isinstance(rc, dict):
+        raise SchemaError(f'{where}: give a table such as {{ field = "x", in = ["a"] }}')
+    _only_keys(rc, {"field", "in", "not_in", "empty"}, where)
+    fname = _req_str(rc, "field", where)
+    f = by_name.get(fname)
+    if f is None or not f.is_rated:
+        raise SchemaError(f"{where}: field {fname!r} is not a rated field of this schema")
+    tests = [k for k in ("in", "not_in", "empty") if k in rc]
+    if len(tests) != 1:
+        raise SchemaError(f"{where}: give exactly one of in, not_in, empty")
+    test = tests[0]
+    if test == "empty":
+        if not isinstance(rc["empty"], bool):
+            raise SchemaError(f"{where}: empty: give true or false")
+        return Condition(field=f.name, test="empty" if rc["empty"] else "not_empty", multi=f.kind == "multi")
+    vals = rc[test]
+    if not isinstance(vals, list) or not vals:
+        raise SchemaError(f"{where}: {test}: give a non-empty list of values")
+    canon = []
+    for v in vals:
+        try:
+            canon.append(f.normalize(v))
+        except ValueNotInSchema as exc:
+            raise SchemaError(f"{where}: {test}: {exc}") from None
+    return Condition(field=f.name, test=test, values=tuple(dict.fromkeys(canon)), multi=f.kind == "multi")
 
 
 def _only_keys(d: dict, allowed: set[str], where: str) -> None:
