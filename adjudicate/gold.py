@@ -96,13 +96,13 @@ def resolve_gold(
     for f in grid.fields:
         vals = grid.values(f.name)
         present, disagree, _missing = grid.status(f.name)
-        unanimous = present.all(axis=1) & ~disagree if n else np.zeros(0, dtype=bool)
-        first = np.array([vals[i, 0] if n else "" for i in range(n)], dtype=object)
+        # every rater asked to rate the item agreed (a round's design may ask only some raters)
+        unanimous = grid.complete(f.name) & ~disagree if n else np.zeros(0, dtype=bool)
+        # the value of the first rater who gave one (rater 0 may not have been asked)
+        first = np.array([vals[i, int(np.argmax(present[i]))] for i in range(n)], dtype=object)
         one = np.zeros(n, dtype=bool)
         if single_items and n:
             one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
-            only = np.array([vals[i, int(np.argmax(present[i]))] for i in range(n)], dtype=object)
-            first = np.where(one, only, first)
         df = pd.DataFrame(
             {
                 "item_id": grid.items,

@@ -404,6 +404,19 @@ class RatingGrid:
     codes: dict[str, np.ndarray]
     #: which round each item's ratings come from (see :mod:`goldboard.cases.rounds`)
     selection: RoundSelection = dc_field(default_factory=RoundSelection)
+    #: items x raters: the rater was asked to rate the item (a round pushed with a design --
+    #: ``--overlap`` / ``--per-item`` -- gives an item to some raters only); ``None``: everyone
+    expected: np.ndarray | None = None
+
+    @property
+    def has_design(self) -> bool:
+        return self.expected is not None and not bool(self.expected.all())
+
+    def expected_mask(self) -> np.ndarray:
+        """items x raters: who was asked to rate each item (all ``True`` without a design)."""
+        if self.expected is None:
+            return np.ones((len(self.items), len(self.raters)), dtype=bool)
+        return self.expected
 
     def values(self, field: str) -> np.ndarray:
         """items x raters canonical values (``""`` for blank or missing)."""
@@ -427,8 +440,17 @@ class RatingGrid:
         cmin = np.where(present, codes, big).min(axis=1, initial=big)  # initial: no raters -> no error
         cmax = np.where(present, codes, -1).max(axis=1, initial=-1)
         disagree = present.any(axis=1) & (cmin != cmax)
-        missing = (~present).any(axis=1) & self.rated.any(axis=1)
+        missing = (~present & self.expected_mask()).any(axis=1) & self.rated.any(axis=1)
         return present, disagree, missing
+
+    def complete(self, field: str) -> np.ndarray:
+        """Per item: every rater asked to rate it gave a value for ``field`` (and, in a
+        round with a design, at least two did -- one rating is ``single``, not agreement)."""
+        present, _, _ = self.status(field)
+        if not present.size:
+            return np.zeros(len(self.items), dtype=bool)
+        ok = (present | ~self.expected_mask()).all(axis=1)
+        return ok & (present.sum(axis=1) >= 2) if self.has_design else ok
 
 
 def rating_grid(
@@ -485,7 +507,30 @@ def rating_grid(
         else:  # a rater who rated the item but has no row for an optional field left it blank
             c = np.where((c == MISSING_CODE) & rated, k, c)
         codes[f.name] = c
-    return RatingGrid(cur, items, meta, rlist, rated, rationale_grid(cur, item_pos, rlist), fields, codes, selection)
+    expected = _expected_grid(ratings.attrs.get("assigned"), selection, items, rlist)
+    return RatingGrid(
+        cur, items, meta, rlist, rated, rationale_grid(cur, item_pos, rlist), fields, codes, selection, expected
+    )
+
+
+def _expected_grid(assigned: Any, selection: RoundSelection, items: list[str], rlist: list[str]) -> np.ndarray | None:
+    """items x raters mask of who the round's design gave each item to (``None``: no design)."""
+    if not assigned or not items:
+        return None
+    mask = np.ones((len(items), len(rlist)), dtype=bool)
+    pos = {r: j for j, r in enumerate(rlist)}
+    any_design = False
+    for i, item in enumerate(items):
+        rnd = selection.rounds.get(item)
+        who = assigned.get((item, rnd)) if rnd is not None else None
+        if who is None:
+            continue
+        any_design = True
+        mask[i, :] = False
+        for r in who:
+            if r in pos:
+                mask[i, pos[r]] = True
+    return mask if any_design else None
 
 
 def value_grid(sub: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:
