@@ -1,9 +1,13 @@
 """``goldboard demo``: the whole study loop on the embedded Label Studio, from nothing.
 
 Start the embedded server -> create an ``mtb`` study -> synthesise NSCLC cases and model
-outputs -> push them (blinded: one project per rater) -> **simulate** two oncologists
-through the Label Studio API -> pull -> agreement -> flags -> review workbook ->
-**simulate** an adjudicator filling the workbook -> import decisions -> gold v1 -> report.
+outputs -> draw a calibration set stratified by error type -> **calibration round 1**
+(pushed blinded, marked as calibration with guideline v1.0; **simulated** oncologists
+annotate through the Label Studio API; pulled) -> check the stopping rule
+``kappa_lower>=0.4`` and plan the sample size from the pilot -> **main round 2** with the
+other cases -> agreement -> flags -> review workbook -> **simulate** an adjudicator
+filling the workbook -> import decisions -> gold v1 -> report (with the stopping rule, the
+plan sentence, the reviewer tables, the CSV supplement) -> PDF (headless Chromium).
 
 Every simulated actor is labelled as simulated: rater rationales start with
 ``[simulated]``, the adjudicator is ``sim_adjudicator``, the study is marked
@@ -29,6 +33,7 @@ import pandas as pd
 from goldboard.adjudicate.decisions import HEADERS, SHEET_DISAGREEMENTS, UNRESOLVED
 from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
 from goldboard.analysis.agreement_render import render_markdown
+from goldboard.analysis.planning import plan_record, plan_sample_size, plan_sentence
 from goldboard.annotate.client import connect
 from goldboard.annotate.pull import pull
 from goldboard.annotate.push import push
@@ -37,10 +42,16 @@ from goldboard.annotate.simulate import post_ratings
 from goldboard.cases.ratings import MULTI_SEP
 from goldboard.cases.synth import synthesize, write_records
 from goldboard.errors import GoldboardError
-from goldboard.fileio import write_csv_atomic, write_text_atomic
+from goldboard.exports.calibration import verdict_sentence
+from goldboard.exports.pdf import PdfUnavailable, print_pdf
+from goldboard.exports.report_extras import SUPPLEMENT_DIR
+from goldboard.fileio import read_records, write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
 from goldboard.workflows import agreement_for_study, export_gold, import_study_sheet, write_report, write_study_workbook
+from goldboard.workflows.calibration import calibration_for_study
+from goldboard.workflows.planning import pilot_inputs, sample_cases_file
+from goldboard.workflows.report_extras import record_plan, record_rules
 
 DEMO_RATERS = ("onc_a", "onc_b")
 DEMO_MODELS = ("model-alpha", "model-beta")
@@ -130,7 +141,10 @@ def simulate_oncologists(
                         "field": field,
                         "value": value,
                         "rationale": _rationale(label, case, miss),
-                        "lead_time": round(float(40 + 80 * u[3]), 1),
+                        # rater B reads more slowly; both take longer on the hard (II) cases
+                        "lead_time": round(
+                            float((40 if rater == a else 55) + 80 * u[3] + (30 if label == II else 0)), 1
+                        ),
                     }
                 )
     return pd.DataFrame(rows)
@@ -178,6 +192,20 @@ def simulate_adjudicator(
     return written
 
 
+#: the guideline (codebook) version the demo's raters use, and the calibration stopping rule
+GUIDELINE = "v1.0"
+STOP_RULE = "kappa_lower>=0.4"
+
+
+def _rate_round(study: Study, rnd: int, client, tokens: dict, seed: int, progress: bool) -> None:
+    """Simulated oncologists annotate round ``rnd``'s units through the API; then pull it."""
+    units = study.units()
+    mine = units[units["rounds"].map(lambda rs: rnd in (rs or []))] if "rounds" in units.columns else units
+    sim = simulate_oncologists(mine, study.schema, DEMO_RATERS, seed=seed)
+    post_ratings(study, sim, round_number=rnd, client=client, tokens=tokens, progress=progress)
+    pull(study, round_number=rnd, client=client, progress=progress)
+
+
 def _step(echo: Callable[[str], None], n: int, total: int, text: str) -> float:
     echo(f"[{n}/{total}] {text}")
     return time.monotonic()
@@ -205,7 +233,7 @@ def run_demo(
         shutil.rmtree(root / sub, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
     write_text_atomic(root / MARKER, "goldboard demo folder: safe to delete\n")
-    total = 11
+    total = 13
     if not port:
         port = DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
     server_dir = root / "server"
@@ -234,45 +262,98 @@ def run_demo(
         write_records(cases, inputs / "cases.jsonl")
         write_records(outputs, inputs / "outputs.jsonl")
 
-        _step(echo, 4, total, "Pushing to Label Studio, blinded: one project per rater")
-        pres = push(study, inputs / "cases.jsonl", inputs / "outputs.jsonl", client=client, progress=progress)
-        study = Study.open(study.path)
+        n_cal = max(4, n_cases // 4)
+        _step(echo, 4, total, f"Drawing a calibration set: {n_cal} cases stratified by error type (seed {seed})")
+        drawn = sample_cases_file(
+            inputs / "cases.jsonl",
+            "error_type",
+            n_cal,
+            seed,
+            inputs / "calibration_cases.jsonl",
+            outputs=inputs / "outputs.jsonl",
+            outputs_output=inputs / "calibration_outputs.jsonl",
+            rest_output=inputs / "main_cases.jsonl",
+        )
+        echo(f"      strata (available/drawn): {', '.join(f'{k} {a}/{d}' for k, (a, d) in drawn['strata'].items())}")
 
-        _step(echo, 5, total, "Simulating two oncologists annotating through the Label Studio API")
-        sim = simulate_oncologists(study.units(), study.schema, DEMO_RATERS, seed=seed)
         tokens = {r: server.credentials.token_for(r) for r in DEMO_RATERS}
-        post_ratings(study, sim, client=client, tokens=tokens, progress=progress)
+        _step(echo, 5, total, f"Calibration round 1 (guideline {GUIDELINE}): push, simulated raters, pull")
+        pres = push(
+            study,
+            inputs / "calibration_cases.jsonl",
+            inputs / "calibration_outputs.jsonl",
+            client=client,
+            progress=progress,
+            round_number=1,
+            calibration=True,
+            guideline_version=GUIDELINE,
+        )
+        _rate_round(study, 1, client, tokens, seed + 1, progress)
 
-        _step(echo, 6, total, "Pulling annotations into the tidy ratings table")
-        pull(study, client=client, progress=progress)
-        ratings = study.ratings()
+        _step(echo, 6, total, f"Checking the stopping rule {STOP_RULE} and planning the main round from the pilot")
+        study = Study.open(study.path)
+        # a calibration round is small: percentile bootstrap limits, not Wald
+        cal = calibration_for_study(study, [STOP_RULE], fields=["safety_label"], bootstrap=2000, seed=seed)
+        record_rules(study, cal["rules"], cal["fields"], 2000, seed)
+        echo(f"      {verdict_sentence(cal)}")
+        try:
+            pilot = pilot_inputs(study, field="safety_label", round=1)
+            lower = round(pilot.kappa - 0.2, 2)
+            plans = plan_sample_size(pilot.kappa, list(pilot.prevalences), kappa_lower=lower)
+        except GoldboardError as exc:  # e.g. a pilot kappa too low to plan from
+            echo(f"      plan skipped: {exc}")
+        else:
+            record_plan(study, plan_record(plans, pilot.to_dict()))
+            echo(f"      {plan_sentence(plans, pilot.to_dict())}")
+
+        _step(echo, 7, total, "Main round 2: push the other cases (blinded), simulated raters annotate, pull")
+        main_ids = {str(rec["case_id"]) for _, rec in read_records(inputs / "main_cases.jsonl")}
+        write_records([o for o in outputs if str(o["case_id"]) in main_ids], inputs / "main_outputs.jsonl")
+        push(
+            study,
+            inputs / "main_cases.jsonl",
+            inputs / "main_outputs.jsonl",
+            client=client,
+            progress=progress,
+            round_number=2,
+            guideline_version=GUIDELINE,
+        )
+        _rate_round(study, 2, client, tokens, seed, progress)
+        study = Study.open(study.path)
+        ratings = study.ratings(2)
 
         out = root / "outputs"
-        _step(echo, 7, total, "Computing agreement (kappa, alpha, AC1, ... with 95% CIs)")
-        results = agreement_for_study(study)
+        _step(echo, 8, total, "Computing agreement (kappa, alpha, AC1, ... with 95% CIs)")
+        results = agreement_for_study(study, round=2)
         write_text_atomic(out / "agreement.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
         md = "\n\n".join(render_markdown(res, title=name) for name, res in results.items())
         write_text_atomic(out / "agreement.md", md)
 
-        _step(echo, 8, total, "Flagging disagreements (named boundaries first)")
+        _step(echo, 10, total, "Flagging disagreements (named boundaries first)")
         flags = flag_disagreements(ratings, study.schema, study.raters)
         write_csv_atomic(flags_for_output(flags), out / "flags.csv")
         for line in summary_lines(summarize_flags(flags, study.schema)):
             echo(f"      {line}")
 
-        _step(echo, 9, total, "Writing the review-meeting workbook; a simulated adjudicator fills it in")
+        _step(echo, 11, total, "Writing the review-meeting workbook; a simulated adjudicator fills it in")
         sheet = out / "review.xlsx"
         write_study_workbook(study, sheet)
         filled = out / "review-filled-by-sim_adjudicator.xlsx"
         simulate_adjudicator(sheet, filled, study.units(), study.schema)
         imp = import_study_sheet(study, filled, adjudicator=SIM_ADJUDICATOR, independent=True)
 
-        _step(echo, 10, total, "Exporting gold labels v1")
+        _step(echo, 12, total, "Exporting gold labels v1")
         rel = export_gold(study)
 
-        _step(echo, 11, total, "Writing the agreement report")
+        _step(echo, 13, total, "Writing the agreement report")
         report = write_report(study, out / "report.html")
         write_report(study, out / "report.md", fmt="markdown")
+        pdf = out / "report.pdf"
+        try:
+            print_pdf(report, pdf)
+        except PdfUnavailable as exc:
+            pdf = None
+            echo(f"      PDF skipped: {exc}")
     finally:
         if not keep_server:
             server.stop()
@@ -290,7 +371,11 @@ def run_demo(
         "gold": getattr(rel, "path", study.gold_dir),
         "report": report,
         "report_md": out / "report.md",
+        "supplement": out / SUPPLEMENT_DIR,
+        "calibration": inputs / "calibration_cases.jsonl",
     }
+    if pdf is not None:
+        paths["report_pdf"] = pdf
     echo("")
     echo(f"Done in {time.monotonic() - t0:.0f} s. All raters and the adjudicator were SIMULATED.")
     for k, v in paths.items():
@@ -307,7 +392,10 @@ def run_demo(
     if keep_server:
         echo("")
         echo(f"Label Studio is still running at {server.url} (data: {server_dir}).")
-        echo(f"  Log in with the accounts in {server_dir / 'credentials.toml'} (readable only by you).")
+        echo(
+            f"  Log in as a rater: goldboard server login onc_a --data-dir {server_dir} "
+            "(prints a fresh password; each rater sees only their own project)."
+        )
         echo(f"  Stop it with: goldboard server stop --data-dir {server_dir}")
     echo("")
     echo(

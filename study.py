@@ -31,6 +31,7 @@ except ModuleNotFoundError:  # pragma: no cover
 import tomli_w
 
 from goldboard.cases.ratings import RATINGS_COLUMNS, empty_ratings, read_ratings_csv
+from goldboard.cases.rounds import Assigned
 from goldboard.errors import GoldboardError
 from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
@@ -49,6 +50,13 @@ class Round:
     units: int = 0
     #: whether the tasks carry the model name (visible in Label Studio's task list)
     show_model: bool = True
+    #: a calibration round (raters practise on the guideline before the main rounds)
+    calibration: bool = False
+    #: the guideline (codebook) version the raters used in this round
+    guideline_version: str = ""
+    #: evidence of independence: what the server let each rater see, checked with the
+    #: rater's own account at ``push`` and at ``pull`` (see goldboard.annotate.blinding)
+    access: dict[str, Any] = field(default_factory=dict)
     #: ratings tables pulled into this round (``pull --from-table``): source name -> file, sha256, ...
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: who was asked to rate what (``push --overlap`` / ``--per-item``): design, seed, items per rater
@@ -67,10 +75,16 @@ class Round:
             "show_model": self.show_model,
             **({"item_kind": self.item_kind} if self.item_kind else {}),
         }
+        if self.calibration:
+            out["calibration"] = True
+        if self.guideline_version:
+            out["guideline_version"] = self.guideline_version
         if self.tables:
             out["tables"] = {k: dict(v) for k, v in self.tables.items()}
         if self.design:
             out["design"] = dict(self.design)
+        if self.access:
+            out["access"] = dict(self.access)
         return out
 
 
@@ -147,12 +161,16 @@ class Study:
                     created_at=str(r.get("created_at", "")),
                     units=int(r.get("units", 0)),
                     show_model=bool(r.get("show_model", True)),
+                    calibration=bool(r.get("calibration", False)),
+                    guideline_version=str(r.get("guideline_version", "")),
+                    access=dict(r.get("access") or {}),
                     tables={str(k): dict(v) for k, v in (r.get("tables") or {}).items()},
                     design=dict(r.get("design") or {}),
                     item_kind=str(r.get("item_kind", "")),
                 )
                 for r in data.get("rounds", [])
             ]
+            rounds.sort(key=lambda r: r.number)  # numeric order: round 10 after round 2
             study = cls(
                 path=path,
                 name=str(st.get("name", path.name)),
@@ -257,6 +275,19 @@ class Study:
         self.rounds.sort(key=lambda x: x.number)
         return r
 
+    def mark_round(self, number: int, calibration: bool | None = None, guideline_version: str | None = None) -> Round:
+        """Record on round ``number`` (added when new) whether it is a calibration round and the
+        guideline (codebook) version its raters used; saved at once."""
+        if number < 1:
+            raise GoldboardError(f"--round {number}: rounds are numbered from 1")
+        rnd = self.get_or_add_round(number)
+        if calibration is not None:
+            rnd.calibration = bool(calibration)
+        if guideline_version is not None:
+            rnd.guideline_version = guideline_version.strip()
+        self.save()
+        return rnd
+
     def round_item_kind(self, rnd: Round) -> str:
         """``"case"`` or ``"output"``: the kind of items round ``rnd`` holds (``""`` before its first
         push).  Rounds pushed before the kind was recorded get it from ``units.jsonl``."""
@@ -302,6 +333,19 @@ class Study:
             out |= set(counts[counts == 1].index)
         return out
 
+    def assigned_raters(self) -> Assigned:
+        """``{(item_id, round): raters}`` for the rounds with a design: who must rate an item
+        for that round to count as complete (:mod:`goldboard.cases.rounds`)."""
+        out: dict[tuple[str, int], set[str]] = {}
+        for r in self.rounds:
+            p = self.assignment_path(r.number)
+            if not r.design or not p.exists():
+                continue
+            df = pd.read_csv(p, dtype=str, keep_default_na=False)
+            for item, rater in zip(df["item_id"], df["rater"]):
+                out.setdefault((item, r.number), set()).add(rater)
+        return Assigned(out)
+
     @property
     def decisions_path(self) -> Path:
         return self.path / "decisions.jsonl"
@@ -315,7 +359,7 @@ class Study:
         return self.path / "reports"
 
     def pulled_rounds(self) -> list[int]:
-        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, ascending."""
+        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10)."""
         return sorted(
             int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
         )
@@ -341,10 +385,13 @@ class Study:
         return df
 
     def all_ratings(self) -> pd.DataFrame:
-        frames = [read_ratings_csv(p) for p in sorted((self.path / "rounds").glob("*/ratings.csv"))]
+        """Every pulled round's ratings, rounds in numeric order."""
+        frames = [read_ratings_csv(self.ratings_path(n)) for n in self.pulled_rounds()]
         df = pd.concat(frames, ignore_index=True) if frames else empty_ratings()
         #: items a design gave to one rater: flags do not call them missing, gold calls them ``single``
         df.attrs["single_items"] = self.single_rated_items()
+        #: who a round's design asked to rate each item: completeness of a round (cases.rounds)
+        df.attrs["assigned"] = self.assigned_raters()
         return df
 
     def units(self) -> pd.DataFrame:
@@ -373,16 +420,19 @@ __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]
 
 
 def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
-    """A study's ratings: one round, or (default) every pulled round with each item's
-    latest round in force."""
+    """Every pulled round of a study (the round in force per item is chosen later, by
+    :func:`goldboard.cases.ratings.rating_grid` and friends; pass ``round`` on to them as
+    ``round_number``).
+
+    ``round`` is only checked here: it must have been pulled.  The other rounds stay in
+    the table so that a rater who has not rated round N yet still counts as a rater (and
+    shows as missing) instead of disappearing from the study."""
     if round is not None:
-        df = study.ratings(round)
-        if len(df) == 0:
+        if len(study.ratings(round)) == 0:  # not pulled yet: study.ratings names the file
             raise GoldboardError(
                 f"{study.ratings_path(round)}: round {round} has no ratings yet (nobody has annotated it; "
                 f"pull again once raters have)"
             )
-        return df
     df = study.all_ratings()
     if len(df) == 0:
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")

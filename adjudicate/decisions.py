@@ -7,7 +7,10 @@ The log (``decisions.jsonl`` in a study workspace) has one JSON object per line:
      "adjudicator": "dr_lee", "independent": true, "source": "sheet",
      "sheet": "review.xlsx", "sheet_sha256": "…", "origin": "sheet:…",
      "timestamp": "2025-01-31T10:12:00+00:00",
-     "previous_id": "D000003", "previous_decision": "Supported"}
+     "previous_id": "D000003", "previous_decision": "Supported", "round": 1}
+
+``round`` (when present) is the round whose ratings were in force for the item when the
+decision was made.
 
 Entries are only ever appended.  The latest entry for an item x field is the one in
 force; ``decision == "unresolved"`` records that an adjudicator explicitly left it
@@ -80,6 +83,7 @@ DECISION_KEYS = [
     "timestamp",
     "previous_id",
     "previous_decision",
+    "round",
 ]
 
 
@@ -812,6 +816,14 @@ def read_review_sheet(
     return proposed, errors, warnings, blank
 
 
+def _note_round(p: Proposed, grid) -> None:
+    """Record in the decision which round's ratings it was made on (gold export warns when a
+    later complete round exists for the item while the decision stays in force)."""
+    rnd = grid.selection.rounds.get(p.item_id)
+    if rnd is not None:
+        p.extra.setdefault("round", int(rnd))
+
+
 #: ``_goldboard`` rows that tie a sheet to what it was written from (see :func:`sheet_state_rows`)
 STATE_KEYS = ("sheet_id", "log_entries", "log_sha256", "log_last_id", "ratings_sha256")
 
@@ -911,8 +923,10 @@ def import_review_sheet(
 
     A sheet written for another study (``study``), schema or ratings state is refused
     with one :class:`GoldboardError` line (:func:`check_sheet_identity`).  Every cell is
-    checked first; if anything is wrong :class:`SheetErrors` is raised (listing every
-    problem by cell reference) and nothing is recorded.  A row that would replace a
+    checked first, then the schema's cross-field rules on the gold the decisions would make
+    (:func:`goldboard.adjudicate.rules.decision_rule_errors`); if anything is wrong
+    :class:`SheetErrors` is raised (listing every problem by cell reference) and nothing
+    is recorded.  A row that would replace a
     decision logged after the sheet was written raises :class:`DecisionConflicts`
     unless ``overrule_newer`` (see :func:`record_decisions`).  Blank decisions stay
     unresolved; re-importing the same sheet, or a re-saved copy, appends nothing.
@@ -923,9 +937,17 @@ def import_review_sheet(
     proposed, errors, warnings, blank = read_review_sheet(
         sheet, grid, schema, adjudicator=adjudicator, independent=independent
     )
+    # the gold these decisions would make must keep the schema's cross-field rules
+    # (function-local: adjudicate.gold and adjudicate.rules import this module)
+    from goldboard.adjudicate.gold import resolve_gold
+    from goldboard.adjudicate.rules import decision_rule_errors
+
+    gold = resolve_gold(ratings, schema, read_decisions(decisions_path), raters)
+    errors = errors + decision_rule_errors(proposed, gold, schema)
     sha = sha256_file(sheet)
     for p in proposed:  # the sheet's identity survives a re-save by Excel or LibreOffice; its bytes do not
         p.origin = f"sheet:{base.sheet_id or sha}"
+        _note_round(p, grid)
     res = record_decisions(
         decisions_path,
         proposed,

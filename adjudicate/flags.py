@@ -10,6 +10,10 @@ that needs adjudication, with every *kind* of problem that applies:
 ``gap``             an ordinal field's values differ by >= ``min_gap`` steps (schema trigger)
 ``threshold``       one rating below the schema's critical value, one at or above it
 ``incompatible``    different nominal values that the schema does not list as compatible
+``rule``            a rater's own rating breaks a schema cross-field rule (e.g. mtb: missing_info
+                    ticked with the label Supported); raised on both fields of the rule, even
+                    when the raters agree, so the adjudicator decides them together (the rating
+                    itself is kept as rated; see :mod:`goldboard.adjudicate.rules`)
 ``disagree``        the values differ at all (every disagreement carries this kind;
                     an item with only this kind is a *plain* disagreement)
 ``low_confidence``  a rater's confidence is <= the trigger's ``at_most`` (raised even
@@ -65,6 +69,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldboard.adjudicate.rules import rating_rule_breaks, rule_break_matrix
 from goldboard.cases.ratings import (
     MISSING_CODE,
     RatingGrid,
@@ -80,7 +85,7 @@ from goldboard.text import natural_key
 #: priority given to a flag kind that no schema boundary or trigger prioritises
 DEFAULT_PRIORITY = 9
 
-KINDS = ("boundary", "threshold", "gap", "incompatible", "disagree", "low_confidence", "missing")
+KINDS = ("boundary", "threshold", "gap", "incompatible", "rule", "disagree", "low_confidence", "missing")
 
 FLAG_COLUMNS = [
     "agenda",
@@ -113,6 +118,7 @@ def flag_disagreements(
     raters: Sequence[str] | None = None,
     *,
     source: str = "ratings",
+    round_number: int | None = None,
     single_items: Collection[str] | None = None,
 ) -> pd.DataFrame:
     """Every item x field whose ratings need adjudication, in agenda order.
@@ -120,7 +126,8 @@ def flag_disagreements(
     Parameters
     ----------
     ratings : tidy ratings table (``RATINGS_COLUMNS``); values may use schema aliases.
-        When several rounds are present, each item's latest round is used.
+        When several rounds are present, each item's latest round in which every rater
+        rated it is used (:mod:`goldboard.cases.rounds`; ``round_number`` picks one round).
     schema : the study schema (fields, boundaries, triggers, priorities).
     raters : rater names in display order (default: sorted names found in ``ratings``).
         Raters without a single rating are left out (they are not "missing" everywhere);
@@ -137,11 +144,11 @@ def flag_disagreements(
     ``missing_raters`` hold lists; ``gap`` is the largest pairwise ordinal gap
     (``NaN`` for nominal fields).  Empty (with those columns) when nothing disagrees.
     """
-    grid = rating_grid(ratings, schema, raters, source=source)
+    grid = rating_grid(ratings, schema, raters, source=source, round_number=round_number)
     rlist = grid.raters
     columns = FLAG_COLUMNS + [f"value_{r}" for r in rlist] + [f"rationale_{r}" for r in rlist]
     if not grid.items:
-        return _with_fields(pd.DataFrame(columns=columns), grid)
+        return _with_fields(pd.DataFrame(columns=columns), grid, schema)
     primary = schema.primary_field.name
     low_conf = _low_confidence(grid.ratings, schema, pd.Index(grid.items), rlist)
     rows: list[dict] = []
@@ -151,7 +158,7 @@ def flag_disagreements(
         else:
             rows.extend(_flag_field(f, grid, schema, low_conf if f.name == primary else None))
     if not rows:
-        return _with_fields(pd.DataFrame(columns=columns), grid)
+        return _with_fields(pd.DataFrame(columns=columns), grid, schema)
     out = pd.DataFrame(rows)
     if single_items is None:
         single_items = ratings.attrs.get("single_items") or ()
@@ -159,14 +166,18 @@ def flag_disagreements(
         by_design = out["item_id"].isin(set(single_items)) & out["kinds"].map(lambda k: list(k) == ["missing"])
         out = out[~by_design]
         if not len(out):
-            return _with_fields(pd.DataFrame(columns=columns), grid)
+            return _with_fields(pd.DataFrame(columns=columns), grid, schema)
     multi = {f.name for f in grid.fields if f.kind == "multi"}
-    return _with_fields(_agenda_order(out, [f.name for f in grid.fields], multi)[columns], grid)
+    return _with_fields(_agenda_order(out, [f.name for f in grid.fields], multi)[columns], grid, schema)
 
 
-def _with_fields(flags: pd.DataFrame, grid: RatingGrid) -> pd.DataFrame:
-    """Record which fields were examined (``attrs["fields"]``, read by :func:`summarize_flags`)."""
+def _with_fields(flags: pd.DataFrame, grid: RatingGrid, schema: Schema) -> pd.DataFrame:
+    """Record which fields were examined (``attrs["fields"]``, read by :func:`summarize_flags`),
+    which round each item came from (``attrs["round_selection"]``) and the raters' ratings that
+    break a schema rule (``attrs["rule_breaks"]``)."""
     flags.attrs["fields"] = [f.name for f in grid.fields]
+    flags.attrs["round_selection"] = grid.selection
+    flags.attrs["rule_breaks"] = rating_rule_breaks(grid, schema)
     return flags
 
 
@@ -222,6 +233,7 @@ def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> list[dict]:
             hit(disagree, t.kind, t.label, t.priority, tnames)
         elif t.kind == "missing":
             hit(missing, "missing", t.label, t.priority, tnames)
+    _rule_hits(f, grid, schema, acc)
     hit(disagree, "disagree", None, None)
     hit(missing, "missing", None, None)
 
@@ -264,6 +276,7 @@ def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[di
             hit(disagree, "disagree", t.label, t.priority, tnames)
         elif t.kind == "missing":
             hit(missing, "missing", t.label, t.priority, tnames)
+    _rule_hits(f, grid, schema, acc)
     # generic kinds that apply whether or not the schema names a trigger for them
     hit(disagree, "disagree", None, None)
     hit(missing, "missing", None, None)
@@ -279,6 +292,12 @@ def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[di
         (codes == MISSING_CODE) | (codes == k), "", np.asarray(f.categories + [""], dtype=object)[np.clip(codes, 0, k)]
     )
     return acc.rows(f, grid, values, np.where(has_two, gap, -1) if gap is not None else None)
+
+
+def _rule_hits(f: Field, grid: RatingGrid, schema: Schema, acc: _Hits) -> None:
+    """Kind ``rule`` on the items where a rater's own rating breaks a rule naming ``f``."""
+    for rule in schema.rules_for(f.name):
+        acc.hit(rule_break_matrix(grid, rule).any(axis=1), "rule", rule.name, rule.priority, acc.triggers)
 
 
 class _Hits:

@@ -12,8 +12,11 @@ Rules (in order):
 4. otherwise -> ``unresolved`` (``gold_value`` empty).
 
 "Every rater" means every rater with at least one rating in the table.  Ratings
-come from :func:`goldboard.cases.ratings.current_ratings` (each item's latest
-round); decisions from the append-only log.  Fields: the schema's adjudicable
+come from :func:`goldboard.cases.ratings.current_ratings`: per item, the latest
+round in which every rater rated it (an incomplete later round is left out and
+listed in ``attrs["round_selection"]``, see :mod:`goldboard.cases.rounds`); the
+``round`` column says which round each row's ratings come from.  Decisions come
+from the append-only log.  Fields: the schema's adjudicable
 fields (nominal, ordinal, binary, multi-select; not rater confidence).
 
 Multi-select fields (e.g. mtb ``missing_info``): values are sets, written ``|``-joined
@@ -39,7 +42,7 @@ from goldboard.cases.ratings import rating_grid
 from goldboard.label_configs.schema import Schema
 
 METHODS = ("unanimous", "adjudicated", "single", "unresolved")
-GOLD_HEAD = ["item_id", "case_id", "output_id", "model", "field", "gold_value", "method"]
+GOLD_HEAD = ["item_id", "case_id", "output_id", "model", "field", "gold_value", "method", "round"]
 GOLD_TAIL = ["adjudicator", "independent", "reason", "decided_at", "decision_id"]
 
 
@@ -55,6 +58,7 @@ def resolve_gold(
     raters: Sequence[str] | None = None,
     *,
     source: str = "ratings",
+    round_number: int | None = None,
     single_items: Collection[str] = (),
 ) -> pd.DataFrame:
     """One row per item x adjudicable field: gold value, method and the raters' values.
@@ -66,6 +70,8 @@ def resolve_gold(
     decisions : decision log entries (file order), e.g. from
         :func:`goldboard.adjudicate.decisions.read_decisions`.
     raters : rater order for the ``value_<rater>`` columns (default: sorted).
+    round_number : resolve from this round only (default: per item, the latest round
+        in which every rater rated it).
     single_items : items the design gave to one rater (:meth:`goldboard.study.Study.single_rated_items`);
         with exactly one rating they get method ``single``.
 
@@ -74,11 +80,15 @@ def resolve_gold(
     DataFrame with :func:`gold_columns` (all text; ``independent`` is ``"true"``,
     ``"false"`` or ``""``), rows ordered by item (natural order) then schema field
     order.  ``attrs["orphan_decisions"]`` lists decisions whose item x field is not in
-    the ratings.
+    the ratings; ``attrs["decisions_on_earlier_rounds"]`` lists decisions in force that were
+    made on an earlier round than the item's ratings now come from (they stay in force);
+    ``attrs["round_selection"]`` is the
+    :class:`~goldboard.cases.rounds.RoundSelection` (which round each item uses, which
+    items have an incomplete later round).
     """
     if not single_items:
         single_items = ratings.attrs.get("single_items") or ()
-    grid = rating_grid(ratings, schema, raters, source=source)
+    grid = rating_grid(ratings, schema, raters, source=source, round_number=round_number)
     latest = latest_decisions(decisions)
     cols = gold_columns(grid.raters)
     n = len(grid.items)
@@ -86,13 +96,13 @@ def resolve_gold(
     for f in grid.fields:
         vals = grid.values(f.name)
         present, disagree, _missing = grid.status(f.name)
-        unanimous = present.all(axis=1) & ~disagree if n else np.zeros(0, dtype=bool)
-        first = np.array([vals[i, 0] if n else "" for i in range(n)], dtype=object)
+        # every rater asked to rate the item agreed (a round's design may ask only some raters)
+        unanimous = grid.complete(f.name) & ~disagree if n else np.zeros(0, dtype=bool)
+        # the value of the first rater who gave one (rater 0 may not have been asked)
+        first = np.array([vals[i, int(np.argmax(present[i]))] for i in range(n)], dtype=object)
         one = np.zeros(n, dtype=bool)
         if single_items and n:
             one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
-            only = np.array([vals[i, int(np.argmax(present[i]))] for i in range(n)], dtype=object)
-            first = np.where(one, only, first)
         df = pd.DataFrame(
             {
                 "item_id": grid.items,
@@ -102,6 +112,7 @@ def resolve_gold(
                 "field": f.name,
                 "gold_value": np.where(unanimous | one, first, ""),
                 "method": np.where(unanimous, "unanimous", np.where(one, "single", "unresolved")),
+                "round": [str(grid.selection.rounds.get(str(i), "")) for i in grid.items],
             }
         )
         for j, r in enumerate(grid.raters):
@@ -118,6 +129,7 @@ def resolve_gold(
 
     index = {(i, f): k for k, (i, f) in enumerate(zip(gold["item_id"], gold["field"]))}
     orphans = []
+    earlier = []
     for key, e in latest.items():
         k = index.get(key)
         if k is None:
@@ -135,8 +147,22 @@ def resolve_gold(
         gold.at[k, "reason"] = str(e.get("reason") or "")
         gold.at[k, "decided_at"] = str(e.get("timestamp") or "")
         gold.at[k, "decision_id"] = str(e.get("id") or "")
+        made_on, now_on = e.get("round"), grid.selection.rounds.get(str(key[0]))
+        if isinstance(made_on, int) and now_on is not None and made_on < now_on:
+            earlier.append(
+                {
+                    "item_id": key[0],
+                    "field": key[1],
+                    "decision_id": str(e.get("id") or ""),
+                    "decision": decided,
+                    "decision_round": made_on,
+                    "round": int(now_on),
+                }
+            )
     gold = gold[cols].astype(str)
     gold.attrs["orphan_decisions"] = orphans
+    gold.attrs["round_selection"] = grid.selection
+    gold.attrs["decisions_on_earlier_rounds"] = earlier
     return gold
 
 

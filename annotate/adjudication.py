@@ -56,6 +56,8 @@ from goldboard.adjudicate.decisions import (
     record_decisions,
 )
 from goldboard.adjudicate.flags import flag_disagreements
+from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.rules import decision_rule_errors
 from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.ratings import rating_grid
@@ -77,9 +79,25 @@ class AdjudicationPush:
     already: dict[str, int] = field(default_factory=dict)
     created_projects: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    adjudicator: str = ""  # embedded server: whose organization holds the projects
+    access: dict = field(default_factory=dict)  # the check of who can reach them
 
     def describe(self) -> str:
         lines = []
+        if self.adjudicator:
+            lines.append(
+                f"Adjudication projects are in {self.adjudicator}'s own Label Studio organization; "
+                f"log in as {self.adjudicator} (`goldboard server login {self.adjudicator}`)."
+            )
+        if self.access:
+            reach = self.access.get("raters_reach") or {}
+            if self.access.get("enforced"):
+                lines.append("Checked with each rater's account: no rater can list, open or read them.")
+            elif self.access.get("note"):
+                lines.append(f"Blinding: {self.access['note']}.")
+            else:
+                bad = [f"{r}: {', '.join(v)}" for r, v in reach.items() if v]
+                lines.append("WARNING: raters can reach adjudication projects: " + "; ".join(bad))
         for f, pid in self.projects.items():
             made = " (new project)" if f in self.created_projects else ""
             lines.append(
@@ -170,11 +188,14 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
             required="true",
             requiredMessage="Choose the final value (or unresolved)",
         )
+    from goldboard.label_configs.xml import choice_html
+
     for v in f.values:
-        attrs = {"value": ls_text(v.value), "alias": xml_text(v.value)}
-        if v.description:
-            attrs["hint"] = ls_text(v.description)
-        ET.SubElement(ch, "Choice", attrs)
+        label = v.label
+        definition = "" if v.definition.casefold() == label.casefold() else v.definition
+        ET.SubElement(
+            ch, "Choice", {"value": ls_text(label), "alias": xml_text(v.value), "html": choice_html(label, definition)}
+        )
     if f.kind == "multi":
         ET.SubElement(
             ch,
@@ -284,14 +305,56 @@ def _s(v: Any) -> str:
     return str(v)
 
 
+DEFAULT_ADJUDICATOR = "adjudicator"
+
+
+def _adjudicator_account(study: Any, client: Any, adjudicator: str | None) -> str | None:
+    """Embedded server keeping people apart: the adjudicator whose organization holds the
+    adjudication projects (created with a login of their own when new).  None elsewhere."""
+    if not getattr(client, "routes_by_org", False):
+        return None
+    recorded = str((study.adjudication or {}).get("adjudicator") or "")
+    name = (adjudicator or recorded or DEFAULT_ADJUDICATOR).strip()
+    if recorded and name != recorded and (study.adjudication or {}).get("projects"):
+        raise GoldboardError(
+            f"the adjudication projects are {recorded}'s (in {recorded}'s Label Studio organization); "
+            f"push with --adjudicator {recorded}"
+        )
+    if name in study.raters:
+        raise GoldboardError(
+            f"--adjudicator {name}: a rater of this study cannot adjudicate in Label Studio here (the "
+            f"adjudication projects show every rater's labels; each person has one organization); choose "
+            f"another name or adjudicate with `goldboard adjudicate sheet`"
+        )
+    from goldboard.annotate import server as srv
+
+    creds = client.conn.credentials
+    if name not in creds.users or name not in creds.orgs or creds.orgs[name].id is None:
+        import sys
+
+        print(f"Creating a Label Studio login for adjudicator {name}", file=sys.stderr)
+        client.conn.credentials = srv.prepare_data_dir(client.conn.data_dir, [name])
+    return name
+
+
 def push_adjudication(
-    study: Any, *, client: Any = None, anonymise: bool = False, round: int | None = None
+    study: Any,
+    *,
+    client: Any = None,
+    anonymise: bool = False,
+    round: int | None = None,
+    adjudicator: str | None = None,
 ) -> AdjudicationPush:
-    """Create/complete the adjudication projects of ``study`` (see the module doc)."""
+    """Create/complete the adjudication projects of ``study`` (see the module doc).
+
+    On the embedded server the projects live in ``adjudicator``'s own Label Studio
+    organization (default: the one recorded, else ``adjudicator``), which no rater can
+    reach; the server's refusal is checked with each rater's account and recorded in
+    ``study.toml`` (``[adjudication.access]``)."""
 
     schema = study.schema
     ratings = study_ratings(study, round)
-    flags = flag_disagreements(ratings, schema, study.raters)
+    flags = flag_disagreements(ratings, schema, study.raters, round_number=round)
     raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]
     adj = dict(study.adjudication or {})
     projects = {str(k): int(v) for k, v in (adj.get("projects") or {}).items()}
@@ -302,7 +365,10 @@ def push_adjudication(
         )
     fields = list(dict.fromkeys(flags["field"])) if len(flags) else []
     client = client or connect(study)
-    res = AdjudicationPush(url=client.url, projects={})
+    owner = _adjudicator_account(study, client, adjudicator)
+    if owner is not None:
+        adj["adjudicator"] = owner
+    res = AdjudicationPush(url=client.url, projects={}, adjudicator=owner or "")
     units = study.units()
     # a case-level study (no model outputs pushed) gets no empty model pane
     with_outputs = bool(len(units)) and (units.get("output_id", pd.Series(dtype=object)).fillna("") != "").any()
@@ -331,7 +397,7 @@ def push_adjudication(
                 f"goldboard study {study.name}: adjudication of {fname} "
                 f"({'anonymised raters' if anonymise else 'raters named'}); schema {schema.name} v{schema.version}."
             )
-            pid = client.create_project(title, xml, desc, maximum_annotations=1)
+            pid = client.create_project(title, xml, desc, maximum_annotations=1, **({"org": owner} if owner else {}))
             projects[fname] = pid
             study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
             study.save()
@@ -361,6 +427,13 @@ def push_adjudication(
     if projects and not study.adjudication.get("projects"):
         study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
         study.save()
+    if projects:
+        from goldboard.annotate.blinding import check_adjudication_access
+
+        acc = check_adjudication_access(client, study, owner)
+        study.adjudication = {**study.adjudication, **({"adjudicator": owner} if owner else {}), "access": acc}
+        study.save()
+        res.access = acc
     return res
 
 
@@ -498,6 +571,13 @@ def pull_adjudication(
                         ),
                     )
                 )
+    for _, p in found:  # which round's ratings each decision was made on
+        rnd = grid.selection.rounds.get(p.item_id)
+        if rnd is not None:
+            p.extra.setdefault("round", int(rnd))
+    # the gold these decisions would make must keep the schema's cross-field rules
+    gold = resolve_gold(study_ratings(study), schema, read_decisions(study.decisions_path), study.raters)
+    errors = errors + decision_rule_errors([p for _, p in found], gold, schema)
     rec = record_decisions(  # checks the changes too, then lists every problem at once
         study.decisions_path, [p for _, p in found], source="label_studio", now=now, schema=schema, problems=errors
     )

@@ -71,6 +71,23 @@ class ServerError(LabelStudioError):
     """The server answered with an unexpected error."""
 
 
+#: project settings of every project goldboard creates: the quietest labeling page Label Studio
+#: allows -- no instructions pop-up before each task (the page shows them), no skip button (a
+#: skipped task would look like a missing rating), no annotation history, no predictions or
+#: collaborators' predictions, no empty submissions
+QUIET_PROJECT: dict[str, Any] = {
+    "show_instruction": False,
+    "show_skip_button": False,
+    "show_annotation_history": False,
+    "show_collab_predictions": False,
+    "show_ground_truth_first": False,
+    "show_overlap_first": False,
+    "evaluate_predictions_automatically": False,
+    "reveal_preannotations_interactively": False,
+    "enable_empty_annotation": False,
+}
+
+
 # --------------------------------------------------------------------------- where the token comes from
 
 
@@ -129,14 +146,26 @@ def resolve_connection(
     url = _norm_url(url if url is not None else (getattr(study, "url", "") or ""))
     ddir = data_dir or (getattr(study, "data_dir", "") or None)
     if url:
+
+        def given(tok: str, source: str) -> Connection:
+            # the admin token of the embedded server running at that URL: still the embedded server
+            # (its credentials route project calls through each person's organization)
+            st = srv.server_status(ddir)
+            if st.running and _norm_url(st.url) == url:
+                with contextlib.suppress(GoldboardError):
+                    creds = srv.read_credentials(st.data_dir)
+                    if creds.admin.token == tok:
+                        return Connection(url, tok, source, st.data_dir, creds)
+            return Connection(url, tok, source)
+
         if token:
-            return Connection(url, token, "token argument")
+            return given(token, "token argument")
         env = os.environ.get("LABEL_STUDIO_API_KEY", "").strip()
         if env:
-            return Connection(url, env, "LABEL_STUDIO_API_KEY")
+            return given(env, "LABEL_STUDIO_API_KEY")
         found = _token_from_config(url)
         if found:
-            return Connection(url, found[0], f"config file {found[1]}")
+            return given(found[0], f"config file {found[1]}")
         st = srv.server_status(ddir)
         if st.running and _norm_url(st.url) == url:
             creds = srv.read_credentials(st.data_dir)
@@ -203,20 +232,72 @@ class Client:
         self.url = conn.url
         self.timeout = timeout
         self.sdk = LabelStudio(base_url=conn.url, api_key=conn.token, timeout=timeout, max_retries=0)
+        #: embedded server keeping people in organizations of their own: project id -> the SDK
+        #: client of the account goldboard uses inside that project's organization
+        self._routes: dict[int, Any] = {}
+        self._org_sdks: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return f"Client(url={self.url!r}, source={self.conn.source!r})"
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
-        with contextlib.suppress(Exception):
-            self.sdk._client_wrapper.httpx_client.httpx_client.close()
+        """Close the HTTP connection pools."""
+        for sdk in [self.sdk, *self._org_sdks.values()]:
+            with contextlib.suppress(Exception):
+                sdk._client_wrapper.httpx_client.httpx_client.close()
 
     def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    # ------------------------------------------------------------------ organizations (embedded server)
+    @property
+    def routes_by_org(self) -> bool:
+        """True for the admin's client of an embedded server that keeps each person in an
+        organization of their own: project calls then go through the organization's account."""
+        creds = self.conn.credentials
+        return creds is not None and bool(getattr(creds, "orgs", None)) and self.conn.token == creds.admin.token
+
+    def _org_sdk(self, person: str) -> Any:
+        from label_studio_sdk import LabelStudio
+
+        if person not in self._org_sdks:
+            token = self.conn.credentials.org_token(person)
+            if token is None:
+                raise GoldboardError(f"the embedded server has no organization for {person!r}")
+            self._org_sdks[person] = LabelStudio(base_url=self.url, api_key=token, timeout=self.timeout, max_retries=0)
+        return self._org_sdks[person]
+
+    def org_of_project(self, project_id: int) -> str | None:
+        """Whose organization holds ``project_id`` (embedded, isolating server; None otherwise)."""
+        if not self.routes_by_org:
+            return None
+        self._sdk(project_id)
+        for person, sdk in self._org_sdks.items():
+            if self._routes.get(int(project_id)) is sdk:
+                return person
+        return None
+
+    def _sdk(self, project_id: int | None) -> Any:
+        """The SDK client that can reach ``project_id`` (the admin's, unless it lives in a
+        person's organization on an isolating embedded server)."""
+        if project_id is None or not self.routes_by_org:
+            return self.sdk
+        pid = int(project_id)
+        if pid not in self._routes:
+            for person, org in self.conn.credentials.orgs.items():
+                if org.id is None:
+                    continue
+                sdk = self._org_sdk(person)
+                with self._call(f"listing the projects of {person}'s organization"):
+                    for p in sdk.projects.list(page_size=1000, request_options=READ_RETRIES):
+                        self._routes[int(p.id)] = sdk
+                if pid in self._routes:
+                    break
+            self._routes.setdefault(pid, self.sdk)
+        return self._routes[pid]
 
     def as_token(self, token: str, source: str = "rater token") -> Client:
         """The same server, another user (e.g. a rater posting their own annotations)."""
@@ -227,8 +308,11 @@ class Client:
 
     # ------------------------------------------------------------------ error translation
     def _scrub(self, text: str) -> str:
-        tok = self.conn.token
-        return text.replace(tok, "***") if tok else text
+        creds = self.conn.credentials
+        for tok in [self.conn.token, *(creds.secrets() if creds is not None else [])]:
+            if tok:
+                text = text.replace(tok, "***")
+        return text
 
     @contextlib.contextmanager
     def _call(self, action: str, project: int | None = None, timeout: float | None = None) -> Iterator[None]:
@@ -288,7 +372,7 @@ class Client:
     def project(self, project_id: int) -> dict:
         """``{"id", "title", "label_config", "task_number"}`` of a project (ProjectNotFound if gone)."""
         with self._call(f"reading project {project_id}", project_id):
-            p = self.sdk.projects.get(project_id, request_options=READ_RETRIES)
+            p = self._sdk(project_id).projects.get(project_id, request_options=READ_RETRIES)
         return {
             "id": p.id,
             "title": p.title or "",
@@ -305,36 +389,42 @@ class Client:
         *,
         maximum_annotations: int = 1,
         instructions_html: str = "",
+        org: str | None = None,
     ) -> int:
-        """Create a project (never retried: a retried POST could create two)."""
-        kwargs: dict[str, Any] = {}
+        """Create a project (never retried: a retried POST could create two).  ``org``: on an
+        isolating embedded server, the person whose organization holds it (only they see it)."""
+        kwargs: dict[str, Any] = dict(QUIET_PROJECT)
         if instructions_html:
-            kwargs.update(expert_instruction=instructions_html, show_instruction=True)
+            # kept behind the page's instructions button; the labeling page shows them itself
+            kwargs.update(expert_instruction=instructions_html)
+        sdk = self._org_sdk(org) if org is not None and self.routes_by_org else self.sdk
         with self._call(f"creating project {title!r}"):
-            p = self.sdk.projects.create(
+            p = sdk.projects.create(
                 title=title,
                 label_config=label_config,
                 description=description,
                 maximum_annotations=maximum_annotations,
-                show_skip_button=False,
                 request_options=NO_RETRIES,
                 **kwargs,
             )
+        self._routes[int(p.id)] = sdk
         return int(p.id)
 
     def delete_project(self, project_id: int) -> None:
         with self._call(f"deleting project {project_id}", project_id):
-            self.sdk.projects.delete(project_id, request_options=NO_RETRIES)
+            self._sdk(project_id).projects.delete(project_id, request_options=NO_RETRIES)
 
     def validate_label_config(self, project_id: int, label_config: str) -> None:
         """Ask the server to validate ``label_config`` for a project (raises ServerError with its message)."""
         with self._call(f"validating a label config on project {project_id}", project_id):
-            self.sdk.projects.validate_label_config(project_id, label_config=label_config, request_options=NO_RETRIES)
+            self._sdk(project_id).projects.validate_label_config(
+                project_id, label_config=label_config, request_options=NO_RETRIES
+            )
 
     def import_tasks(self, project_id: int, tasks: list[dict]) -> int:
         """Import ``tasks`` in ONE request, never retried.  Returns the number created."""
         with self._call(f"importing {len(tasks)} tasks into project {project_id}", project_id):
-            r = self.sdk.projects.import_tasks(
+            r = self._sdk(project_id).projects.import_tasks(
                 project_id, request=tasks, return_task_ids=False, request_options=NO_RETRIES
             )
         n = getattr(r, "task_count", None)
@@ -346,7 +436,7 @@ class Client:
         with self._call(f"listing the tasks of project {project_id}", project_id):
             page = 1
             while True:
-                r = self.sdk._client_wrapper.httpx_client.request(
+                r = self._sdk(project_id)._client_wrapper.httpx_client.request(
                     "api/tasks/",
                     method="GET",
                     request_options=READ_RETRIES,
@@ -374,7 +464,7 @@ class Client:
 
         with tempfile.TemporaryFile() as fh:
             with self._call(f"exporting project {project_id}", project_id, max(self.timeout, EXPORT_TIMEOUT)):
-                chunks = self.sdk.projects.exports.download_sync(
+                chunks = self._sdk(project_id).projects.exports.download_sync(
                     project_id,
                     export_type=export_type,
                     download_all_tasks=True,
@@ -412,7 +502,7 @@ class Client:
 
     def update_project_config(self, project_id: int, label_config: str) -> None:
         with self._call(f"updating the label config of project {project_id}", project_id):
-            self.sdk.projects.update(project_id, label_config=label_config, request_options=NO_RETRIES)
+            self._sdk(project_id).projects.update(project_id, label_config=label_config, request_options=NO_RETRIES)
 
 
 def read_json_array(fh: Any, each: Callable[[Any], Any] | None = None) -> list:

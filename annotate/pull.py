@@ -52,8 +52,9 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.adjudicate.rules import rating_rule_breaks
 from goldboard.annotate.client import connect, jobs_for
-from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, read_ratings_csv
+from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, rating_grid, read_ratings_csv
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import iter_jsonl, read_csv_frame, write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
@@ -687,6 +688,18 @@ def rater_user_ids(
     return out, others
 
 
+def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limit: int = 20) -> list[str]:
+    """Ratings that break a schema cross-field rule: kept as rated (never changed), reported,
+    and flagged for adjudication (see :mod:`goldboard.adjudicate.rules`)."""
+    if not schema.rules or not len(ratings):
+        return []
+    breaks = rating_rule_breaks(rating_grid(ratings, schema, raters), schema)
+    out = [b.describe() for b in breaks[:limit]]
+    if len(breaks) > limit:
+        out.append(f"... and {len(breaks) - limit} more ratings that break a schema rule (see `goldboard flag`)")
+    return out
+
+
 def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
     """Tasks without ``item_id`` take it from ``data[item_key]``; returns item -> task data."""
     out: dict[str, dict] = {}
@@ -783,6 +796,7 @@ def pull(
     from_export = list(from_export)
     warnings: list[str] = []
     origin: Any
+    access_check: dict | None = None  # the blinding check (server pulls of blinded rounds)
     if from_export:
         origin = []
         if client is not None:
@@ -877,6 +891,8 @@ def pull(
             sources.append(src)
             if warn:
                 warnings.append(warn)
+        if rnd.mode == "blinded" and write:
+            access_check = _check_access_at_pull(client, study, rnd, sources)
         if rater_map:
             server_users = client.users()
         if own_client:
@@ -889,10 +905,20 @@ def pull(
     units = _unit_ids(study)
     res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
     res.items_data = items_data
-    res.summary["warnings"] = warnings + res.summary["warnings"]
+    res.summary["warnings"] = warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
     res.summary["mode"] = rnd.mode
     res.summary["source"] = origin
     res.summary["projects"] = dict(rnd.projects)
+    if access_check is not None:
+        from goldboard.annotate.blinding import describe_access
+
+        res.summary["blinding"] = access_check
+        res.summary["warnings"] = res.summary["warnings"] + (
+            [] if access_check.get("enforced") or access_check.get("note") else [describe_access(access_check)]
+        )
+        if write:
+            rnd.access = {**rnd.access, "pull": access_check}
+            study.save()
     if write:
         paths = {
             "ratings": study.ratings_path(rnd.number),
@@ -907,6 +933,21 @@ def pull(
         write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
         res.paths = paths
     return res
+
+
+def _check_access_at_pull(client: Any, study: Any, rnd: Any, sources: list[Source]) -> dict:
+    """The blinding check of :mod:`goldboard.annotate.blinding` at pull time, with one
+    annotation id per project (so reading an annotation by id is tried too)."""
+    from goldboard.annotate.blinding import check_round_access
+
+    ann_ids: dict[int, int] = {}
+    for src in sources:
+        for t in src.tasks:
+            a = next((a for a in t.get("annotations") or [] if isinstance(a, dict) and a.get("id")), None)
+            if a is not None and src.project_id is not None:
+                ann_ids[int(src.project_id)] = int(a["id"])
+                break
+    return check_round_access(client, study, rnd, when="pull", annotation_ids=ann_ids)
 
 
 def _covered_raters(sources: list[Source], res: PullResult) -> set[str]:
@@ -1060,7 +1101,7 @@ def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[i
 
 def _controls(xml_text: str) -> list[tuple]:
     """What a label config *asks* (not how it looks): every named control tag with its
-    target, mode and requiredness, and every choice's value and stored alias, in order.
+    target, mode and requiredness, and every choice's stored value (alias), in order.
     Presentation (Views, Headers, styles, hints) is left out, so a goldboard upgrade that
     only improves the layout keeps matching existing projects."""
     import xml.etree.ElementTree as ET
@@ -1084,7 +1125,8 @@ def _controls(xml_text: str) -> list[tuple]:
                 "maxRating",
             )
         }
-        choices = tuple((c.attrib.get("value", ""), c.attrib.get("alias", "")) for c in el.iter("Choice"))
+        # what is stored (the alias, else the value); display names and definitions are presentation
+        choices = tuple(c.attrib.get("alias") or c.attrib.get("value", "") for c in el.iter("Choice"))
         out.append((el.tag, tuple(sorted(keep.items())), choices))
     for el in root.iter("View"):  # conditional visibility is part of what the rater is asked
         if "visibleWhen" in el.attrib:

@@ -1,13 +1,16 @@
 """Push: annotation units -> Label Studio projects, blinded by default, idempotent.
 
 **Blinded** (default): one project per rater per round, the same tasks in each.
-Label Studio Community has no per-project membership, task assignment or
-blinding -- every user of the organization can open every project -- so the
-blinding is by *separate projects*: each rater is told the URL of their own
-project (``goldboard push`` prints one line per rater; project titles start
-with the rater's name) and must annotate only there.  Pull checks it: an
-annotation in a rater's project by any other known user is held out, never
-credited.  **Shared** (``--shared``): one project, every rater annotates every
+On the embedded server each rater's project lives in that rater's own Label Studio
+organization, so the server itself refuses every other rater (project list, project
+page, tasks, annotations by id); after the import goldboard checks this with each
+rater's own account and records the result in the round (``[rounds.access.push]``, see
+:mod:`goldboard.annotate.blinding`).  On your team's Label Studio, where goldboard holds
+no rater accounts, the blinding is by *separate projects* only: each rater is told the
+URL of their own project and must annotate only there.  Pull checks it either way: an
+annotation in a rater's project by any other known user is held out, never credited.
+
+**Shared** (``--shared``): one project, every rater annotates every
 task (``maximum_annotations`` = number of raters), for studies without blinding.
 
 The label config is :func:`goldboard.label_configs.xml.to_label_studio_xml` of
@@ -31,11 +34,12 @@ rewritten atomically.
 
 from __future__ import annotations
 
+import datetime as _dt
 import html
 import json
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +47,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.adjudicate.decisions import read_decisions
 from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect, jobs_for
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.assignment import (
@@ -54,8 +59,10 @@ from goldboard.cases.assignment import (
 from goldboard.cases.load import load_units
 from goldboard.cases.units import item_kind
 from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.exports.gold import list_releases, read_manifest
 from goldboard.fileio import iter_jsonl, write_csv_atomic, write_jsonl_atomic
-from goldboard.label_configs.xml import task_data, to_label_studio_xml
+from goldboard.label_configs.xml import instructions_text, task_data, to_label_studio_xml
+from goldboard.study import Study
 from goldboard.text import did_you_mean
 
 #: JSON bytes per import request: one request per few thousand tasks, so push runs near the
@@ -75,6 +82,7 @@ class PushResult:
     already: dict[str, int] = field(default_factory=dict)  # key -> tasks that were there
     created_projects: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    access: str = ""  # the blinding check, one sentence
     design: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
@@ -101,10 +109,11 @@ class PushResult:
                 + "): "
                 + ", ".join(f"{r} {n}" for r, n in d.get("assigned", {}).items())
             )
+        if self.mode == "blinded" and self.access:
+            lines.append(f"  blinding: {self.access}")
         if self.mode == "blinded":
             lines.append(
-                "  Send each rater only the link to their own project (Label Studio Community does not "
-                "hide other projects)."
+                "  Give each rater only their own login (`goldboard server login RATER` on the embedded server)."
             )
         for w in self.warnings:
             lines.append(f"  warning: {w}")
@@ -146,7 +155,7 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
             continue
         if prev is not None:
             for k in ("case_text", "output_text"):
-                if str(prev.get(k, "") or "") != str(rec.get(k, "") or ""):
+                if not _same_text(k, prev.get(k, ""), rec.get(k, "")):
                     raise GoldboardError(
                         f"{study.units_path}: item {item!r}: {k} differs from the one pushed "
                         f"before; an item never changes once pushed (give it a new id)"
@@ -158,6 +167,19 @@ def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dic
             rec["rounds"] = [round_number]
             records[item] = rec
     return list(records.values())
+
+
+def _same_text(key: str, a: Any, b: Any) -> bool:
+    """Task data ``key`` unchanged?  A case text composed before goldboard showed absent case
+    fields as "not documented" counts as the same text (the item did not change)."""
+    a, b = str(a or ""), str(b or "")
+    if a == b:
+        return True
+    if key == "case_text":
+        from goldboard.cases.units import without_not_documented
+
+        return without_not_documented(a) == without_not_documented(b)
+    return False
 
 
 def _strata_values(units: pd.DataFrame, column: str) -> list[Any]:
@@ -249,10 +271,13 @@ def push(
     annotations: Mapping[tuple[str, str], list[dict]] | None = None,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
     jobs: int | None = None,
+    calibration: bool | None = None,
+    guideline_version: str | None = None,
     overlap: float | None = None,
     per_item: int | None = None,
     seed: int | None = None,
     stratify_by: str | None = None,
+    add_to_adjudicated_round: bool = False,
 ) -> PushResult:
     """Push the units of ``cases_path`` (+ ``outputs_path``) to a round's projects.
 
@@ -270,6 +295,8 @@ def push(
     Label Studio's task list (goldboard keeps it in ``units.jsonl``; pull fills it back).
     None keeps the round's setting (shown for a new round); a round cannot change it
     once it has projects.
+    ``calibration`` / ``guideline_version``: recorded on the round in ``study.toml`` (a
+    calibration round, the guideline/codebook version the raters use); None leaves them.
     ``annotations``: ``{(project key, item_id): [annotation, ...]}`` imported *inside*
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
@@ -277,6 +304,8 @@ def push(
     per request as well (None: no count limit).
     ``jobs``: projects filled at once (None: the server's app workers when goldboard knows
     them -- the embedded server's ``--workers`` -- else 1).
+    ``add_to_adjudicated_round``: allow adding new items to a round that already has
+    adjudication decisions or a gold release (see :func:`check_round_choice`).
     """
 
     schema = study.schema
@@ -301,6 +330,7 @@ def push(
         round_number = max((r.number for r in study.rounds), default=1)
     if round_number < 1:
         raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+    check_round_choice(study, round_number, units["item_id"].astype(str), add_to_adjudicated_round)
     existing_round = next((r for r in study.rounds if r.number == round_number), None)
     mode = "shared" if shared else "blinded"
     if existing_round is not None:
@@ -344,15 +374,22 @@ def push(
                 annotations=annotations,
                 batch_bytes=batch_bytes,
                 jobs=jobs,
+                calibration=calibration,
+                guideline_version=guideline_version,
                 overlap=overlap,
                 per_item=per_item,
                 seed=seed,
                 stratify_by=stratify_by,
+                add_to_adjudicated_round=add_to_adjudicated_round,
             )
     account_warnings = check_rater_accounts(client, study.raters)
     xml = to_label_studio_xml(schema, show_output=kind == "output")
 
     rnd = study.get_or_add_round(round_number, mode=mode)
+    if calibration is not None:
+        rnd.calibration = calibration
+    if guideline_version is not None:
+        rnd.guideline_version = guideline_version.strip()
     # a case-level round pushed before rounds recorded their kind has the model pane in its config
     legacy_xml = to_label_studio_xml(schema) if (rnd.projects and not rnd.item_kind and kind == "case") else None
     rnd.item_kind = kind
@@ -364,6 +401,13 @@ def push(
         raise GoldboardError(
             f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
             f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})"
+        )
+    creds = getattr(getattr(client, "conn", None), "credentials", None)
+    routes = bool(getattr(client, "routes_by_org", False))
+    if mode == "shared" and routes:
+        raise GoldboardError(
+            "push --shared: this embedded server keeps each rater in a Label Studio organization of their own "
+            "(server-enforced blinding), so no project can be shared by all raters; push blinded (the default)"
         )
     keys = [SHARED_KEY] if mode == "shared" else list(study.raters)
     result = PushResult(round=rnd.number, mode=mode, url=client.url, projects={}, units=0)
@@ -406,13 +450,14 @@ def push(
                 + ("shared by all raters" if key == SHARED_KEY else f"rater {key} only (blinded)")
                 + f"; schema {schema.name} v{schema.version}."
             )
-            instr = html.escape(schema.instructions) if schema.instructions else ""
+            instr = html.escape(instructions_text(schema)).replace("\n", "<br>")
             pid = client.create_project(
                 project_title(study.name, key, rnd.number),
                 xml,
                 desc,
                 maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
                 instructions_html=instr,
+                **({"org": key} if routes and key != SHARED_KEY else {}),
             )
             rnd.projects[key] = pid
             study.save()
@@ -496,6 +541,14 @@ def push(
     finally:
         bar.close()
     result.units = rnd.units
+    if mode == "blinded":
+        from goldboard.annotate.blinding import check_round_access, describe_access
+
+        rnd.access = {**rnd.access, "push": check_round_access(client, study, rnd, when="push")}
+        study.save()
+        result.access = describe_access(rnd.access["push"])
+        if creds is not None and not rnd.access["push"].get("enforced"):
+            result.warnings.append(f"blinding: {result.access}")
     return result
 
 
@@ -518,7 +571,7 @@ def _present(client: Client, pid: int, by_item: dict[str, dict], cases_path: Any
         present[item] = tid
         want = by_item.get(item)
         if want is not None:
-            diff = [k for k, v in want.items() if str(data.get(k, "")) != v]
+            diff = [k for k, v in want.items() if not _same_text(k, data.get(k, ""), v)]
             if diff:
                 raise GoldboardError(
                     f"item {item!r}: {diff[0]} on the server (task {tid}, project {pid}) differs "
@@ -572,6 +625,116 @@ def _map(fn: Any, keys: list[str], workers: int, stop: threading.Event | None = 
         if e is not None:
             raise e
     return [f.result() for f in futures]
+
+
+@dataclass
+class RoundUse:
+    """What has been built on a round: adjudication decisions and gold releases."""
+
+    decisions: int = 0
+    decided_items: int = 0
+    items: int = 0
+    releases: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        parts = []
+        if self.decisions:
+            parts.append(
+                f"{self.decisions} adjudication decision{'s' if self.decisions != 1 else ''} on "
+                f"{self.decided_items} of its {self.items} items (decisions.jsonl)"
+            )
+        if self.releases:
+            parts.append(f"gold release{'s' if len(self.releases) != 1 else ''} {', '.join(self.releases)}")
+        return " and ".join(parts)
+
+
+def round_use(study: Study, round_number: int, items: set[str] | None = None) -> RoundUse:
+    """Decisions made on the round (a decision records the round it was made on; an older
+    entry without one counts when it is about one of the round's items and was logged after
+    the round was created), and the gold releases whose gold rows come from the round
+    (older releases: that list the round's ratings file among their sources)."""
+    if items is None:
+        items = _round_items(study, round_number)
+    rnd = next((r for r in study.rounds if r.number == round_number), None)
+    since = _when(rnd.created_at) if rnd is not None else None
+    use = RoundUse(items=len(items))
+    decided = set()
+    for e in read_decisions(study.decisions_path):
+        if str(e.get("item_id")) not in items:
+            continue
+        made_on = e.get("round")
+        if isinstance(made_on, int) and not isinstance(made_on, bool):
+            if made_on != round_number:
+                continue  # decided on another round's ratings
+        else:
+            at = _when(str(e.get("timestamp") or ""))
+            if since is not None and at is not None and at < since:
+                continue  # decided before this round existed
+        use.decisions += 1
+        decided.add(str(e["item_id"]))
+    use.decided_items = len(decided)
+    source = f"rounds/{round_number}/ratings.csv"
+    for _, path in list_releases(study.gold_dir):
+        man = read_manifest(path)
+        rounds = man.get("rounds")
+        if isinstance(rounds, dict) and isinstance(rounds.get("items_per_round"), dict):
+            used = str(round_number) in rounds["items_per_round"]
+        else:
+            used = any(s.get("path") == source for s in (man.get("sources") or {}).get("ratings") or [])
+        if used:
+            use.releases.append(path.name)
+    return use
+
+
+def check_round_choice(
+    study: Study, round_number: int, item_ids: Iterable[str], add_to_adjudicated_round: bool = False
+) -> None:
+    """Refuse a push that would silently change a study's rounds (before anything is sent):
+
+    - ``--round N`` for a new round N when round N-1 does not exist (a typo such as
+      ``--round 12`` for ``2`` would otherwise open round 12);
+    - new items added to a round that already has adjudication decisions or a gold
+      release (its adjudication and gold would silently stop covering the round),
+      unless ``add_to_adjudicated_round``.  Re-pushing the round's own items (completing
+      an interrupted push) is always allowed.
+    """
+    numbers = sorted(r.number for r in study.rounds)
+    nxt = (numbers[-1] + 1) if numbers else 1
+    if round_number not in numbers:
+        if round_number > 1 and round_number - 1 not in numbers:
+            have = ", ".join(map(str, numbers)) or "none yet"
+            raise GoldboardError(
+                f"--round {round_number}: round {round_number - 1} does not exist (rounds: {have}); "
+                f"the next new round is {nxt} (--round {nxt})"
+            )
+        return
+    in_round = _round_items(study, round_number)
+    new = [i for i in dict.fromkeys(item_ids) if i not in in_round]
+    if not new or add_to_adjudicated_round:
+        return
+    use = round_use(study, round_number, in_round)
+    if use.decisions or use.releases:
+        raise GoldboardError(
+            f"round {round_number} already has {use.describe()}; pushing {len(new)} new "
+            f"item{'s' if len(new) != 1 else ''} (e.g. {new[0]!r}) into it would change what was adjudicated. "
+            f"Push them to a new round (--round {nxt}), or pass --add-to-adjudicated-round to add them anyway"
+        )
+
+
+def _round_items(study: Study, round_number: int) -> set[str]:
+    return {
+        str(rec["item_id"])
+        for rec in _read_units_file(study.units_path)
+        if round_number in {int(r) for r in (rec.get("rounds") or [])}
+    }
+
+
+def _when(text: str) -> _dt.datetime | None:
+    try:
+        t = _dt.datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
 
 
 class PushInterrupted(GoldboardError):
@@ -644,6 +807,9 @@ __all__ = [
     "PushInterrupted",
     "resolve_assignment",
     "PushResult",
+    "RoundUse",
+    "check_round_choice",
+    "round_use",
     "project_title",
     "DEFAULT_BATCH_BYTES",
     "SHARED_KEY",

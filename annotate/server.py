@@ -1,12 +1,14 @@
 """The embedded Label Studio server: start, status, stop.
 
 goldboard runs the ``label-studio`` package (extra ``goldboard[server]``) as a
-child process bound to ``127.0.0.1`` on exactly the port asked for.  Everything
+child process bound to ``127.0.0.1`` (or ``--host``: see :func:`lan_warning`) on
+exactly the port asked for.  Everything
 it owns lives in one data dir (default ``~/.goldboard/server``, or
 ``$GOLDBOARD_SERVER_DIR``)::
 
     DIR/                  mode 0700
-      credentials.toml    0600: admin + one user per rater (email, password, API token, user id)
+      credentials.toml    0600: admin + one user per rater/adjudicator (email, password, API token,
+                          user id) + per person their organization and goldboard's account in it
       server.json         pid file: pid, port, url, start time (no secrets)
       server.log          Label Studio's output (never contains tokens or passwords)
       home/               HOME of the child (Label Studio writes ~/.config, ~/.local there)
@@ -22,9 +24,18 @@ Users are seeded by :mod:`goldboard.annotate._lsboot` in one Django process
 (migrate + all users: ~28 s on a fresh dir, ~4 s to add any number of users
 later) instead of one ``label-studio init`` per user (~4 s each after the
 migration, measured); passwords and tokens reach it on stdin, never on a
-command line (``init --password --user-token`` would show them in ``ps``).  Raters log in with the e-mail and password
-stored in ``credentials.toml``; the study lead hands each rater their own line.
-Nothing here prints a password or token.
+command line (``init --password --user-token`` would show them in ``ps``).
+
+Blinding (``blinding = "organizations"``, the default for new data dirs): every rater
+and adjudicator is in a Label Studio organization of their own and a *revoked* member of
+everyone else's (:func:`goldboard.annotate._lsboot.isolate`); goldboard works inside
+each organization with that organization's own account (``goldboard-org-<person>``).
+The child runs Label Studio with :mod:`goldboard.annotate._lssettings`, which adds the
+guard app :mod:`goldboard.annotate._lsguard` (a user's active organization is always one
+they are a live member of).  Data dirs made before keep ``blinding = "convention"``.
+
+People log in with the e-mail and a password :func:`new_login` sets and hands out
+(``goldboard server login NAME``); nothing else here prints a password or token.
 """
 
 from __future__ import annotations
@@ -106,21 +117,60 @@ class User:
         return d
 
 
+#: blinding modes of an embedded server (``credentials.toml`` key ``blinding``)
+BLINDING_ORGS = "organizations"  # each person in a Label Studio organization of their own (enforced)
+BLINDING_CONVENTION = "convention"  # one organization; separate projects only (data dirs made before)
+ORG_OWNER_PREFIX = "goldboard-org-"
+METHOD_WORDS = {
+    BLINDING_ORGS: "enforced: each rater and adjudicator in a Label Studio organization of their own",
+    BLINDING_CONVENTION: "by convention only: one organization, every user can open every project",
+}
+
+
+@dataclass
+class Org:
+    """A person's own Label Studio organization and the account goldboard uses inside it."""
+
+    name: str  # the person (rater or adjudicator) it belongs to
+    owner: User
+    id: int | None = None
+
+    def to_dict(self) -> dict:
+        d: dict = {"owner": self.owner.to_dict()}
+        if self.id is not None:
+            d["id"] = self.id
+        return d
+
+
 @dataclass
 class Credentials:
-    """The embedded server's users (admin + raters) as stored in ``credentials.toml``."""
+    """The embedded server's users (admin + one per rater or adjudicator) as stored in
+    ``credentials.toml``; with ``blinding = "organizations"`` also each person's organization."""
 
     path: Path
     admin: User
     users: dict[str, User] = field(default_factory=dict)
+    orgs: dict[str, Org] = field(default_factory=dict)
+    blinding: str = BLINDING_ORGS
+
+    @property
+    def isolating(self) -> bool:
+        """True when the server keeps each person in an organization of their own."""
+        return self.blinding == BLINDING_ORGS
 
     @property
     def all_users(self) -> list[User]:
         return [self.admin, *self.users.values()]
 
+    @property
+    def all_accounts(self) -> list[User]:
+        """Every account goldboard holds secrets for (people, admin, organization owners)."""
+        return [*self.all_users, *(o.owner for o in self.orgs.values())]
+
     def user_ids(self) -> dict[int, str]:
-        """Label Studio user id -> goldboard name (``admin`` or rater)."""
-        return {u.id: u.name for u in self.all_users if u.id is not None}
+        """Label Studio user id -> goldboard name (``admin``, a rater or adjudicator, or
+        ``goldboard-org-<person>`` for the account goldboard uses in a person's organization)."""
+        return {u.id: u.name for u in self.all_accounts if u.id is not None}
 
     def token_for(self, rater: str) -> str:
         if rater not in self.users:
@@ -131,10 +181,21 @@ class Credentials:
         return self.users[rater].token
 
     def secrets(self) -> list[str]:
-        return [s for u in self.all_users for s in (u.password, u.token) if s]
+        return [s for u in self.all_accounts for s in (u.password, u.token) if s]
+
+    def org_token(self, person: str) -> str | None:
+        """API token of the account goldboard uses inside ``person``'s organization (None: no org)."""
+        o = self.orgs.get(person)
+        return o.owner.token if o is not None and o.id is not None else None
 
     def save(self) -> None:
-        data = {"admin": self.admin.to_dict(), "users": {n: u.to_dict() for n, u in self.users.items()}}
+        data: dict = {
+            "blinding": self.blinding,
+            "admin": self.admin.to_dict(),
+            "users": {n: u.to_dict() for n, u in self.users.items()},
+        }
+        if self.orgs:
+            data["orgs"] = {n: o.to_dict() for n, o in self.orgs.items()}
         header = (
             "# goldboard embedded Label Studio users. PRIVATE: passwords and API tokens.\n"
             "# Give each rater only their own e-mail and password. Mode 0600; never commit this file.\n"
@@ -147,13 +208,25 @@ class Credentials:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
             admin = _user_from(ADMIN, data["admin"])
             users = {str(n): _user_from(str(n), u) for n, u in (data.get("users") or {}).items()}
+            orgs = {
+                str(n): Org(
+                    name=str(n),
+                    owner=_user_from(ORG_OWNER_PREFIX + str(n), o["owner"]),
+                    id=int(o["id"]) if o.get("id") is not None else None,
+                )
+                for n, o in (data.get("orgs") or {}).items()
+            }
+            # a data dir made before goldboard kept people in organizations of their own
+            blinding = str(data.get("blinding", BLINDING_CONVENTION))
+            if blinding not in (BLINDING_ORGS, BLINDING_CONVENTION):
+                raise ValueError(blinding)
         except FileNotFoundError:
             raise GoldboardError(
                 f"{path}: no credentials file (start the server once with `goldboard server start`)"
             ) from None
         except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
             raise GoldboardError(f"{path}: malformed credentials file ({type(exc).__name__})") from None
-        return cls(path=path, admin=admin, users=users)
+        return cls(path=path, admin=admin, users=users, orgs=orgs, blinding=blinding)
 
 
 def _user_from(name: str, d: dict) -> User:
@@ -221,12 +294,19 @@ class ServerInfo:
     backend: str = serverdb.SQLITE  # "sqlite" or "postgresql"
     database: str = ""  # human-readable: which database (no password)
     workers: int = 1  # app processes serving requests (1: Label Studio's own server)
+    host: str = HOST  # the address it listens on
+    public_url: str = ""  # what raters on other computers open (when host is not loopback)
+    blinding: str = ""  # organizations | convention
 
     def describe(self) -> str:
         lines = [
             f"Label Studio: {'running at ' + self.url if self.running else 'not running'}"
             + (f" (pid {self.pid})" if self.running and self.pid else "")
         ]
+        if self.running and self.host and not is_loopback(self.host):
+            lines.append(f"listening:    {self.host} (plain HTTP); raters open {self.public_url}")
+        if self.blinding:
+            lines.append(f"blinding:     {METHOD_WORDS.get(self.blinding, self.blinding)}")
         lines.append(f"data dir:     {self.data_dir}")
         if self.database:
             lines.append(f"database:     {self.database}")
@@ -301,10 +381,13 @@ def server_status(data_dir: str | Path | None = None) -> ServerInfo:
             creds = read_credentials(d)
             info.usernames = [u.email for u in creds.all_users]
             info.raters = list(creds.users)
+            info.blinding = creds.blinding
     pf = _read_pidfile(d)
     if pf:
         pid = int(pf.get("pid", 0))
         info.url, info.port, info.pid = str(pf.get("url", "")), pf.get("port"), pid
+        info.host = str(pf.get("host", HOST))
+        info.public_url = str(pf.get("public_url", "") or info.url)
         info.running = pid > 0 and _pid_alive(pid) and _is_our_server(pid, d)
     return info
 
@@ -351,6 +434,8 @@ def _child_env(d: Path) -> dict[str, str]:
             "XDG_DATA_HOME": str(home / ".local" / "share"),
             "XDG_CACHE_HOME": str(home / ".cache"),
             "LABEL_STUDIO_BASE_DATA_DIR": str(d / "ls"),
+            # Label Studio's settings + goldboard's guard app (see goldboard.annotate._lsguard)
+            "DJANGO_SETTINGS_MODULE": "goldboard.annotate._lssettings",
             "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
             "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
             "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
@@ -409,9 +494,19 @@ def _log_tail(d: Path, secrets_: Iterable[str] = (), lines: int = 15) -> str:
 # --------------------------------------------------------------------------- setup / seeding
 
 
-def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] = ()) -> Credentials:
+def prepare_data_dir(
+    data_dir: str | Path | None = None, raters: Iterable[str] = (), blinding: str | None = None
+) -> Credentials:
     """Create the data dir, migrate the database and seed the admin plus one user per
-    rater (only those not seeded yet).  Safe to call again; safe while the server runs."""
+    rater (only those not seeded yet).  Safe to call again; safe while the server runs.
+
+    ``blinding`` (new data dirs only; default ``"organizations"``): ``"organizations"`` puts
+    every rater and adjudicator in a Label Studio organization of their own, revoked from
+    everyone else's (server-enforced blinding); ``"convention"`` keeps everyone in one
+    organization (every user can open every project: for shared projects, or to mimic a
+    team server)."""
+    if blinding is not None and blinding not in (BLINDING_ORGS, BLINDING_CONVENTION):
+        raise GoldboardError(f"--blinding {blinding}: choose {BLINDING_ORGS} or {BLINDING_CONVENTION}")
     d = _dir(data_dir)
     d.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
@@ -419,35 +514,85 @@ def prepare_data_dir(data_dir: str | Path | None = None, raters: Iterable[str] =
     (d / "home").mkdir(exist_ok=True)
     (d / "ls").mkdir(exist_ok=True)
     cpath = d / CREDENTIALS_FILE
-    creds = read_credentials(d) if cpath.exists() else Credentials(path=cpath, admin=_new_user(ADMIN))
+    creds = (
+        read_credentials(d)
+        if cpath.exists()
+        else Credentials(path=cpath, admin=_new_user(ADMIN), blinding=blinding or BLINDING_ORGS)
+    )
+    if blinding is not None and blinding != creds.blinding:
+        raise GoldboardError(
+            f"{d}: this server was set up with blinding by {creds.blinding}; that cannot change "
+            f"(use a new --data-dir for {blinding})"
+        )
     for r in raters:
         r = r.strip()
         if not r:
             continue
-        if r == ADMIN:
-            raise GoldboardError(f"rater name {ADMIN!r} is reserved for the server's admin user")
+        if r == ADMIN or r.startswith(ORG_OWNER_PREFIX):
+            raise GoldboardError(f"rater name {r!r} is reserved for the server's own accounts")
         if r not in creds.users:
             creds.users[r] = _new_user(r)
+    if creds.isolating:
+        for name in creds.users:
+            if name not in creds.orgs:
+                creds.orgs[name] = Org(name=name, owner=_new_user(ORG_OWNER_PREFIX + name))
     db_exists = serverdb.database_ready(d, serverdb.read_settings(d))
     todo = [u for u in creds.all_users if u.id is None or not db_exists]
-    if not cpath.exists() or todo:
+    orgs_todo = creds.isolating and (bool(todo) or any(o.id is None for o in creds.orgs.values()))
+    if not cpath.exists() or todo or orgs_todo:
         creds.save()  # before seeding: a crash never loses a token the database may hold
-    if todo:
-        ids = _run_seed(d, todo, creds.secrets())
+    if todo or orgs_todo:
+        ids, orgs = _run_seed(d, todo, creds.secrets(), creds if creds.isolating else None)
         for u in todo:
             u.id = ids[u.name]
+        for name, o in orgs.items():
+            creds.orgs[name].id = int(o["id"])
+            creds.orgs[name].owner.id = int(o["owner_id"])
         creds.save()
         serverdb.mark_seeded(d)
     return creds
 
 
-def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]:
+def _run_seed(
+    d: Path, users: list[User], secrets_: list[str], isolate: Credentials | None = None
+) -> tuple[dict[str, int], dict[str, dict]]:
+    """Seed ``users``; with ``isolate`` (credentials of an isolating server) also put every
+    person in an organization of their own (:func:`goldboard.annotate._lsboot.isolate`).
+    Returns (user ids by name, organizations by person)."""
 
+    people = []
+    if isolate is not None:
+        for name, o in isolate.orgs.items():
+            u = isolate.users[name]
+            people.append(
+                {
+                    "name": name,
+                    "email": u.email,
+                    "title": f"goldboard · {name}"[:1000],
+                    "org_id": o.id,
+                    "owner": {
+                        "username": o.owner.name,
+                        "email": o.owner.email,
+                        "password": o.owner.password,
+                        "token": o.owner.token,
+                    },
+                }
+            )
     payload = json.dumps(
-        [
-            {"username": u.name, "email": u.email, "password": u.password, "token": u.token, "admin": u.name == ADMIN}
-            for u in users
-        ]
+        {
+            "users": [
+                {
+                    "username": u.name,
+                    "email": u.email,
+                    "password": u.password,
+                    "token": u.token,
+                    "admin": u.name == ADMIN,
+                    "isolated": isolate is not None and u.name != ADMIN,
+                }
+                for u in users
+            ],
+            "people": people,
+        }
     )
     with open(d / LOG_FILE, "a", encoding="utf-8") as log:
         log.write(f"--- {utc_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
@@ -475,7 +620,8 @@ def _run_seed(d: Path, users: list[User], secrets_: list[str]) -> dict[str, int]
         raise LabelStudioError(
             f"setting up Label Studio in {d} failed (exit {proc.returncode}); log tail:\n{_log_tail(d, secrets_)}"
         )
-    return {str(k): int(v) for k, v in json.loads(result[-1][len(MARKER) :])["users"].items()}
+    out = json.loads(result[-1][len(MARKER) :])
+    return {str(k): int(v) for k, v in out["users"].items()}, dict(out.get("orgs") or {})
 
 
 # --------------------------------------------------------------------------- start / stop
@@ -498,6 +644,8 @@ class EmbeddedServer:
         port: int = DEFAULT_PORT,
         raters: Iterable[str] = (),
         startup_timeout: float = START_TIMEOUT,
+        host: str = HOST,
+        blinding: str | None = None,
         *,
         database: str | None = None,
         workers: int | None = None,
@@ -509,7 +657,10 @@ class EmbeddedServer:
         self.port = int(port)
         self.raters = [r.strip() for r in raters if r.strip()]
         self.startup_timeout = startup_timeout
-        self.url = f"http://{HOST}:{self.port}"
+        self.host = check_host(host)
+        self.blinding = blinding
+        # goldboard itself talks to the server over loopback unless it listens on one address only
+        self.url = f"http://{_local_address(self.host)}:{self.port}"
         self.proc: subprocess.Popen | None = None
         self.credentials: Credentials | None = None
 
@@ -531,18 +682,18 @@ class EmbeddedServer:
             )
         with contextlib.suppress(FileNotFoundError):
             (d / PID_FILE).unlink()  # stale
-        if not port_is_free(self.port):
-            raise LabelStudioError(f"port {self.port} on {HOST} is busy; choose another with --port")
+        if not port_is_free(self.port, _bind_check_address(self.host)):
+            raise LabelStudioError(f"port {self.port} on {self.host} is busy; choose another with --port")
         d.mkdir(parents=True, exist_ok=True)
         settings = serverdb.configure(d, self.database, self.workers, self.db_password_file)
         serverdb.check_database(settings)
-        self.credentials = creds = prepare_data_dir(d, self.raters)
+        self.credentials = creds = prepare_data_dir(d, self.raters, blinding=self.blinding)
         cmd = self._server_cmd(settings) or [
             *_label_studio_cmd(),
             "start",
             "--no-browser",
             "--internal-host",
-            HOST,
+            self.host,
             "--port",
             str(self.port),
             "--data-dir",
@@ -568,7 +719,15 @@ class EmbeddedServer:
         write_text_atomic(
             d / PID_FILE,
             json.dumps(
-                {"pid": self.proc.pid, "port": self.port, "url": self.url, "started_at": utc_now(), "detached": detach},
+                {
+                    "pid": self.proc.pid,
+                    "port": self.port,
+                    "url": self.url,
+                    "host": self.host,
+                    "public_url": public_url(self.host, self.port),
+                    "started_at": utc_now(),
+                    "detached": detach,
+                },
                 indent=1,
             )
             + "\n",
@@ -586,7 +745,7 @@ class EmbeddedServer:
             return None
         (self.data_dir / "ls").mkdir(exist_ok=True)
         settings_module = _child_env(self.data_dir).get("DJANGO_SETTINGS_MODULE") or serverdb.LS_SETTINGS
-        return serverdb.gunicorn_cmd(HOST, self.port, settings.workers, self.data_dir / "ls", settings_module)
+        return serverdb.gunicorn_cmd(self.host, self.port, settings.workers, self.data_dir / "ls", settings_module)
 
     def _wait_ready(self, creds: Credentials) -> None:
         import httpx
@@ -679,12 +838,16 @@ def start_server(
     port: int = DEFAULT_PORT,
     raters: Iterable[str] = (),
     timeout: float = START_TIMEOUT,
+    host: str = HOST,
+    blinding: str | None = None,
     *,
     database: str | None = None,
     workers: int | None = None,
     db_password_file: str | Path | None = None,
 ) -> ServerInfo:
     """Start the embedded server detached (it keeps running after this process exits).
+    ``host``: the address it listens on (default 127.0.0.1: this computer only; see
+    :func:`lan_warning` for anything else).
 
     ``database``: ``postgresql://USER@HOST:PORT/DB`` (password: see :mod:`goldboard.annotate.serverdb`)
     or ``sqlite``; ``workers``: gunicorn workers (0: Label Studio's own server).  Both are
@@ -694,10 +857,135 @@ def start_server(
         port=port,
         raters=raters,
         startup_timeout=timeout,
+        host=host,
+        blinding=blinding,
         database=database,
         workers=workers,
         db_password_file=db_password_file,
     ).start(detach=True)
+
+
+# --------------------------------------------------------------------------- one person's login
+
+
+@dataclass
+class Login:
+    """One person's login: what ``goldboard server login`` hands out.  ``repr`` hides the password."""
+
+    name: str
+    url: str
+    email: str
+    password: str = field(repr=False)
+    running: bool = True
+
+    def card(self) -> str:
+        return (
+            f"goldboard study: your Label Studio login ({self.name})\n"
+            f"\n"
+            f"  Open:      {self.url.rstrip('/')}/user/login/\n"
+            f"  E-mail:    {self.email}\n"
+            f"  Password:  {self.password}\n"
+            f"\n"
+            f"You see only your own projects; nobody else's labels are visible to you, and yours are not\n"
+            f"visible to the other raters. Keep this card private. If it leaks, ask the study lead for a new\n"
+            f"password (the old one stops working at once).\n"
+        )
+
+
+def new_login(data_dir: str | Path | None, person: str, url: str | None = None) -> Login:
+    """Give ``person`` (a rater or adjudicator of the embedded server) a fresh random password
+    and return their login (URL, e-mail, password).  The previous password stops working:
+    this is also the password reset.  Only that person's line of ``credentials.toml``
+    changes; nobody else's login is read out."""
+    d = _dir(data_dir)
+    creds = read_credentials(d)
+    if person == ADMIN or person.startswith(ORG_OWNER_PREFIX):
+        raise GoldboardError(f"{person!r} is goldboard's own account, not a person's login")
+    if person not in creds.users:
+        known = ", ".join(creds.users) or "none yet"
+        raise GoldboardError(
+            f"no Label Studio login for {person!r} on {d} (people: {known}); add one with "
+            f"`goldboard server start --raters {person}` (raters) or `goldboard adjudicate push --adjudicator {person}`"
+        )
+    user = creds.users[person]
+    user.password = secrets.token_urlsafe(12)
+    creds.save()  # before the database: a crash never leaves a password nobody knows
+    _run_seed(d, [user], creds.secrets(), creds if creds.isolating else None)
+    st = server_status(d)
+    if url:
+        where = url
+    elif st.running:
+        where = st.public_url or st.url
+    else:
+        where = f"http://{HOST}:{st.port or DEFAULT_PORT}"
+    return Login(name=person, url=where, email=user.email, password=user.password, running=st.running)
+
+
+def write_login_card(login: Login, path: str | Path) -> Path:
+    """Write ``login``'s card to ``path`` (mode 0600; replaced atomically)."""
+    p = Path(path)
+    write_text_atomic(p, login.card(), perms=0o600)
+    return p
+
+
+# --------------------------------------------------------------------------- listening beyond this computer
+
+
+def check_host(host: str) -> str:
+    """``host`` as an IP address to listen on (``localhost`` -> 127.0.0.1), or a one-line error."""
+    import ipaddress
+
+    h = (host or HOST).strip()
+    if h.lower() == "localhost":
+        return HOST
+    try:
+        return str(ipaddress.ip_address(h.strip("[]")))
+    except ValueError:
+        raise GoldboardError(
+            f"--host {host}: give an IP address to listen on (127.0.0.1 = this computer only, "
+            f"0.0.0.0 = every network interface, or one interface's address)"
+        ) from None
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    return ipaddress.ip_address(check_host(host)).is_loopback
+
+
+def _local_address(host: str) -> str:
+    """Where this computer reaches a server listening on ``host``."""
+    if host in ("0.0.0.0", "::"):
+        return HOST
+    return f"[{host}]" if ":" in host else host
+
+
+def _bind_check_address(host: str) -> str:
+    return HOST if host == "::" else host
+
+
+def public_url(host: str, port: int) -> str:
+    """The URL colleagues on other computers use (this computer's name for 0.0.0.0)."""
+    if is_loopback(host):
+        return f"http://{_local_address(host)}:{port}"
+    if host in ("0.0.0.0", "::"):
+        return f"http://{socket.gethostname()}:{port}"
+    return f"http://{_local_address(host)}:{port}"
+
+
+def lan_warning(host: str, port: int) -> str:
+    """The warning printed when the server listens beyond this computer ('' for loopback)."""
+    if is_loopback(host):
+        return ""
+    where = "every network interface of this computer" if host in ("0.0.0.0", "::") else f"address {host}"
+    return (
+        f"WARNING: Label Studio listens on {where}, port {port}, over plain HTTP (no encryption). Anyone "
+        f"who can reach this computer on port {port} -- your local network, VPN or Wi-Fi, or the internet if "
+        f"the port is forwarded -- can open the login page, and passwords and labels cross the network "
+        f"unencrypted. Use it only on a network you trust (a hospital LAN behind its firewall), or keep the "
+        f"default 127.0.0.1 and give colleagues an SSH tunnel (README: 'Raters on other computers'). "
+        f"Raters connect to {public_url(host, port)}."
+    )
 
 
 def stop_server(data_dir: str | Path | None = None, timeout: float = 15.0) -> bool:
@@ -731,16 +1019,22 @@ def _reap(pid: int) -> None:
 
 @contextlib.contextmanager
 def running_server(
-    data_dir: str | Path | None = None, port: int | None = None, raters: Iterable[str] = ()
+    data_dir: str | Path | None = None, port: int | None = None, raters: Iterable[str] = (), host: str = HOST
 ) -> Iterator[EmbeddedServer]:
     """Context manager: an attached embedded server (free port by default), stopped on exit."""
-    srv = EmbeddedServer(data_dir, port=port or free_port(), raters=raters)
+    srv = EmbeddedServer(data_dir, port=port or free_port(), raters=raters, host=host)
     with srv:
         yield srv
 
 
 __all__ = [
     "DEFAULT_PORT",
+    "Login",
+    "new_login",
+    "write_login_card",
+    "lan_warning",
+    "public_url",
+    "check_host",
     "Credentials",
     "User",
     "ServerInfo",

@@ -295,7 +295,7 @@ def gunicorn_cmd(host: str, port: int, workers: int, ls_dir: Path, settings_modu
         "gunicorn",
         "label_studio.core.wsgi:application",
         "--bind",
-        f"{host}:{port}",
+        f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
         "--workers",
         str(workers),
         "--timeout",

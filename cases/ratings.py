@@ -23,7 +23,8 @@ adjudication and gold export (which read it).  Columns:
 This module owns the table: its columns and the one multi-select separator
 (:data:`MULTI_SEP`), the readers (:func:`read_ratings_csv`, :func:`load_ratings_file`,
 and :func:`read_long_table` / :func:`read_wide_table` for other people's tables), the
-ratings in force (:func:`current_ratings`) and the :class:`RatingGrid` that flags,
+ratings in force (:func:`current_ratings`: per item, the latest round every rater rated,
+see :mod:`goldboard.cases.rounds`) and the :class:`RatingGrid` that flags,
 decisions and gold read (items x raters category codes per field; multi-select sets
 as bit masks, see :mod:`goldboard.adjudicate.flags`).
 """
@@ -33,12 +34,14 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from goldboard.cases.rounds import RoundSelection, select_rounds
 from goldboard.errors import GoldboardError
 from goldboard.fileio import read_csv_frame, read_table
 from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
@@ -293,9 +296,21 @@ def check_multi_size(f: Field) -> None:
         )
 
 
-def current_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
-    """The ratings in force: for each item the latest round it was rated in, and
+def current_ratings(
+    ratings: pd.DataFrame, raters: Sequence[str] | None = None, *, round_number: int | None = None
+) -> pd.DataFrame:
+    """The ratings in force: for each item its latest *complete* round (every rater of
+    ``raters`` rated it; see :mod:`goldboard.cases.rounds`) or round ``round_number``, and
     one row per item x rater x field (the last annotated, when a pull repeated one)."""
+    return ratings_in_force(ratings, raters, round_number=round_number)[0]
+
+
+def ratings_in_force(
+    ratings: pd.DataFrame, raters: Sequence[str] | None = None, *, round_number: int | None = None
+) -> tuple[pd.DataFrame, RoundSelection]:
+    """:func:`current_ratings` plus the :class:`~goldboard.cases.rounds.RoundSelection` that
+    says which round each item uses and which items have an incomplete later round.
+    ``round_number``: that round only (``--round N``)."""
     check_ratings_columns(ratings)
     df = ratings.copy()
     for c in ("case_id", "output_id", "model", "rationale", "annotated_at", "task_id", "project_id"):
@@ -305,15 +320,10 @@ def current_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
         if c != "round" and c != "_line":
             df[c] = df[c].fillna("").astype(str)
     if len(df) == 0:
-        return df
-    if "round" in df.columns:
-        rnd = pd.to_numeric(df["round"], errors="coerce").fillna(1).astype(int)
-        df["round"] = rnd
-        df = df[rnd == rnd.groupby(df["item_id"]).transform("max")]
-        df = df.sort_values(["round", "annotated_at"], kind="stable")
-    else:
-        df = df.sort_values("annotated_at", kind="stable")
-    return df.drop_duplicates(["item_id", "rater", "field"], keep="last").reset_index(drop=True)
+        return df, RoundSelection(explicit_round=round_number)
+    df, selection = select_rounds(df, raters, round_number=round_number, assigned=ratings.attrs.get("assigned"))
+    df = df.sort_values(["round", "annotated_at"], kind="stable")
+    return df.drop_duplicates(["item_id", "rater", "field"], keep="last").reset_index(drop=True), selection
 
 
 def active_raters(ratings: pd.DataFrame, raters: Sequence[str] | None = None) -> list[str]:
@@ -392,6 +402,21 @@ class RatingGrid:
     rationale: np.ndarray  # items x raters: rationale text
     fields: list[Field]
     codes: dict[str, np.ndarray]
+    #: which round each item's ratings come from (see :mod:`goldboard.cases.rounds`)
+    selection: RoundSelection = dc_field(default_factory=RoundSelection)
+    #: items x raters: the rater was asked to rate the item (a round pushed with a design --
+    #: ``--overlap`` / ``--per-item`` -- gives an item to some raters only); ``None``: everyone
+    expected: np.ndarray | None = None
+
+    @property
+    def has_design(self) -> bool:
+        return self.expected is not None and not bool(self.expected.all())
+
+    def expected_mask(self) -> np.ndarray:
+        """items x raters: who was asked to rate each item (all ``True`` without a design)."""
+        if self.expected is None:
+            return np.ones((len(self.items), len(self.raters)), dtype=bool)
+        return self.expected
 
     def values(self, field: str) -> np.ndarray:
         """items x raters canonical values (``""`` for blank or missing)."""
@@ -415,21 +440,36 @@ class RatingGrid:
         cmin = np.where(present, codes, big).min(axis=1, initial=big)  # initial: no raters -> no error
         cmax = np.where(present, codes, -1).max(axis=1, initial=-1)
         disagree = present.any(axis=1) & (cmin != cmax)
-        missing = (~present).any(axis=1) & self.rated.any(axis=1)
+        missing = (~present & self.expected_mask()).any(axis=1) & self.rated.any(axis=1)
         return present, disagree, missing
+
+    def complete(self, field: str) -> np.ndarray:
+        """Per item: every rater asked to rate it gave a value for ``field`` (and, in a
+        round with a design, at least two did -- one rating is ``single``, not agreement)."""
+        present, _, _ = self.status(field)
+        if not present.size:
+            return np.zeros(len(self.items), dtype=bool)
+        ok = (present | ~self.expected_mask()).all(axis=1)
+        return ok & (present.sum(axis=1) >= 2) if self.has_design else ok
 
 
 def rating_grid(
-    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None, *, source: str = "ratings"
+    ratings: pd.DataFrame,
+    schema: Schema,
+    raters: Sequence[str] | None = None,
+    *,
+    source: str = "ratings",
+    round_number: int | None = None,
 ) -> RatingGrid:
     """Build the :class:`RatingGrid` of the ratings in force (see :func:`current_ratings`).
 
     Values are mapped to canonical spellings (aliases allowed); a value outside the
     schema raises :class:`GoldboardError` naming ``source``, the line and the field.
-    Raters without a single rating are left out.
+    Raters without a single rating in ``ratings`` are left out; a rater with ratings in
+    other rounds stays in (and shows as missing) when the round in force lacks them.
     """
-    cur = current_ratings(ratings)
-    rlist = active_raters(cur, raters)
+    cur, selection = ratings_in_force(ratings, raters, round_number=round_number)
+    rlist = active_raters(ratings, raters)
     fields = adjudicable_fields(schema)
     cur = cur[cur["rater"].isin(rlist)] if len(cur) else cur
     if len(cur) == 0 or not rlist:
@@ -444,6 +484,7 @@ def rating_grid(
             empty.astype(object),
             fields,
             {f.name: empty.astype(int) for f in fields},
+            selection,
         )
     collected = set(cur["field"])
     fields = [f for f in fields if f.kind != "multi" or f.name in collected]  # multi never collected: left out
@@ -466,7 +507,30 @@ def rating_grid(
         else:  # a rater who rated the item but has no row for an optional field left it blank
             c = np.where((c == MISSING_CODE) & rated, k, c)
         codes[f.name] = c
-    return RatingGrid(cur, items, meta, rlist, rated, rationale_grid(cur, item_pos, rlist), fields, codes)
+    expected = _expected_grid(ratings.attrs.get("assigned"), selection, items, rlist)
+    return RatingGrid(
+        cur, items, meta, rlist, rated, rationale_grid(cur, item_pos, rlist), fields, codes, selection, expected
+    )
+
+
+def _expected_grid(assigned: Any, selection: RoundSelection, items: list[str], rlist: list[str]) -> np.ndarray | None:
+    """items x raters mask of who the round's design gave each item to (``None``: no design)."""
+    if not assigned or not items:
+        return None
+    mask = np.ones((len(items), len(rlist)), dtype=bool)
+    pos = {r: j for j, r in enumerate(rlist)}
+    any_design = False
+    for i, item in enumerate(items):
+        rnd = selection.rounds.get(item)
+        who = assigned.get((item, rnd)) if rnd is not None else None
+        if who is None:
+            continue
+        any_design = True
+        mask[i, :] = False
+        for r in who:
+            if r in pos:
+                mask[i, pos[r]] = True
+    return mask if any_design else None
 
 
 def value_grid(sub: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:

@@ -80,11 +80,35 @@ def shown_case_keys(case: dict[str, Any], schema: Schema) -> list[str]:
     return keys
 
 
+#: what the case pane shows for a displayed case field the case does not have
+NOT_DOCUMENTED = "not documented"
+
+
 def compose_case_text(case: dict[str, Any], schema: Schema) -> str:
-    """The case as plain text: ``Title: value`` lines for the schema's displayed fields
-    that the case has (a field shown once even when two keys share a title)."""
-    titles = dict(schema.display.case_fields)
-    keys = shown_case_keys(case, schema)
-    if keys == ["text"] and "text" not in titles:
+    """The case as plain text: one ``Title: value`` line per displayed case field of the
+    schema, in schema order.  A field the case lacks (missing, null, empty) reads
+    ``Title: not documented`` -- what an *Insufficient Information* judgement rests on, so
+    it never silently vanishes.  Keys that share a title (alternative spellings, e.g.
+    ``prompt_text`` / ``text``) are one line: the first that has a value.  A case with none
+    of the displayed fields falls back to its ``text`` (``""`` when it has none either)."""
+    groups: dict[str, list[str]] = {}
+    for key, title in schema.display.case_fields:
+        if key == "case_id":
+            continue
+        groups.setdefault(title, []).append(key)
+    lines = []
+    documented = False
+    for title, keys in groups.items():
+        val = next((v for v in (format_case_value(case.get(k)) for k in keys) if v != ""), "")
+        documented = documented or val != ""
+        lines.append(f"{title}: {val if val != '' else NOT_DOCUMENTED}")
+    if not documented:  # nothing of the displayed fields: the case's text, or nothing to show
         return format_case_value(case.get("text"))
-    return "\n".join(f"{titles[k]}: {format_case_value(case.get(k))}" for k in keys)
+    return "\n".join(lines)
+
+
+def without_not_documented(text: str) -> str:
+    """``text`` without its ``Title: not documented`` lines (to compare a case text with one
+    composed before absent fields were shown)."""
+    suffix = f": {NOT_DOCUMENTED}"
+    return "\n".join(ln for ln in str(text or "").split("\n") if not ln.endswith(suffix))

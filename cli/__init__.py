@@ -35,9 +35,12 @@ COMMAND_MODULES = [
     "cases",
     "server",
     "study",
+    "plan",
     "push",
     "pull",
+    "status",
     "agree",
+    "calibrate",
     "flag",
     "adjudicate",
     "gold",
@@ -234,7 +237,7 @@ def main() -> None:
     """goldboard: clinician label studies for medical-AI safety benchmarks.
 
     \b
-    A study goes: schema -> cases -> push -> (raters annotate in Label Studio)
-    -> pull -> agree -> flag -> adjudicate -> gold export -> report -> score.
+    A study goes: schema -> cases -> plan -> push -> (raters annotate in Label Studio)
+    -> pull -> calibrate -> agree -> flag -> adjudicate -> gold export -> report -> score.
     Run `goldboard demo` to see the whole loop on synthetic cases.
     """

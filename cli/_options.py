@@ -4,9 +4,10 @@
 ``round_option``   ``--round N`` (parameter ``round_``).  Omitted, a command reads
                    :data:`ROUND_DEFAULT_HELP` -- the study's latest pulled round
                    (:meth:`goldboard.study.Study.latest_pulled_round`) for commands that
-                   analyse one round (``agree``, ``report``); the ratings in force (each
-                   item's latest round) for commands that work on decisions (``flag``,
-                   ``adjudicate sheet|push``), which say so in their help.
+                   analyse one round (``agree``, ``report``); the ratings in force (per
+                   item, the latest round every rater rated: :mod:`goldboard.cases.rounds`)
+                   for commands that work on decisions and gold (``flag``, ``adjudicate
+                   sheet|push``, ``gold export``), which say so in their help.
 ``format_option``  ``--format`` (parameter ``fmt``) with the command's choices.
 ``output_option``  ``-o/--output FILE`` (parameter ``output``): written atomically.
 """
@@ -20,7 +21,7 @@ import click
 #: the one documented meaning of an omitted --round for commands that analyse one round
 ROUND_DEFAULT_HELP = "the latest pulled round"
 #: what an omitted --round means for commands that work on the ratings in force
-ROUND_IN_FORCE_HELP = "every round, each item's latest"
+ROUND_IN_FORCE_HELP = "per item, the latest round every rater rated"
 
 
 def study_option(required: bool = True, help: str = "Study workspace.") -> Callable:

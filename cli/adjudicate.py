@@ -37,6 +37,9 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
     st = Study.open(study_dir)
     info = write_study_workbook(st, output, round=round_)
+    if info.round_selection is not None:
+        for line in info.round_selection.warning_lines():
+            click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
     click.echo(
         f"Wrote {info.path}: {info.disagreement_rows} rows to decide ({info.items} items), "
         f"{info.agreed_rows} unanimous rows" + ("" if info.agreement_available else "; no agreement statistics")
@@ -111,15 +114,24 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     help="Show raters as Rater 1, Rater 2 (order shuffled per item) and hide the model name.",
 )
 @round_option(in_force=True, what="Only this round")
-def push_cmd(study_dir: str, anonymise: bool, round_: int | None) -> None:
+@click.option(
+    "--adjudicator",
+    default=None,
+    help="Embedded server: who adjudicates (gets a login and the projects in an organization of their own; "
+    "default: the one recorded, else 'adjudicator').",
+)
+def push_cmd(study_dir: str, anonymise: bool, round_: int | None, adjudicator: str | None) -> None:
     """Create a Label Studio project per disputed field holding only the disagreements.
 
     A multi-select field (e.g. missing_info) gets its own project in which the
     adjudicator ticks every value that applies, or `none`, or `unresolved`.
+    On the embedded server the projects sit in the adjudicator's own Label Studio
+    organization: no rater can list or open them (checked with each rater's
+    account and recorded in study.toml). Log in with `goldboard server login NAME`.
     """
 
     st = Study.open(study_dir)
-    res = push_adjudication(st, anonymise=anonymise, round=round_)
+    res = push_adjudication(st, anonymise=anonymise, round=round_, adjudicator=adjudicator)
     click.echo(terminal_text(res.describe()))
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
 from goldboard.cases.ratings import duplicate_ratings, load_ratings_file
+from goldboard.cases.rounds import round_numbers
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import echo_data
 from goldboard.errors import GoldboardError, check_names
@@ -42,6 +43,14 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     Items are ordered as a meeting agenda: most clinically serious first
     (schema priority), then the larger ordinal gap, then item id.  The
     summary counts flags per kind and per named boundary.
+
+    A rating that breaks a schema cross-field rule (e.g. mtb: missing_info
+    ticked with Supported) is kept as rated, reported on stderr and flagged
+    (kind rule) on both fields, so the adjudicator decides them together.
+
+    Rounds: each item uses the latest round in which every rater rated it; an
+    item whose later round is only partly rated keeps its earlier ratings and
+    is listed in a warning (stderr).
     """
 
     if bool(ratings) == bool(study_dir):
@@ -57,13 +66,21 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
             raise GoldboardError("--schema: give the schema of the RATINGS file (e.g. --schema mtb)")
         schema = load_schema(schema_ref)
         df = load_ratings_file(ratings)
-        if round_ is not None:
-            df = df[df["round"].astype(str) == str(round_)]
         source = ratings
+        if round_ is not None:
+            rounds = sorted(set(round_numbers(df["round"]))) if "round" in df.columns else [1]
+            if round_ not in rounds:
+                raise GoldboardError(
+                    f"{source}: --round {round_}: no ratings in that round (rounds: {', '.join(map(str, rounds))})"
+                )
     order = _check_raters(df, order, st.raters if study_dir else None, source)
     for w in duplicate_ratings(df, source):
         click.echo(f"Warning: {w}", err=True)
-    flags = flag_disagreements(df, schema, order, source=source)
+    flags = flag_disagreements(df, schema, order, source=source, round_number=round_)
+    for line in flags.attrs["round_selection"].warning_lines():
+        click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
+    for b in flags.attrs.get("rule_breaks", []):
+        click.echo(f"Warning: {b.describe()}", err=True)
     if triggered_only:
         flags = flags[flags["triggered"]].reset_index(drop=True)
     summary = summarize_flags(flags, schema)

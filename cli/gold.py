@@ -6,10 +6,12 @@ import json
 
 import click
 
-from goldboard.cli._options import format_option, study_option
+from goldboard.adjudicate.rules import RuleErrors
+from goldboard.cli._options import format_option, round_option, study_option
 from goldboard.cli._output import echo_data
 from goldboard.cli.flag import _clip
-from goldboard.exports.gold import diff_releases, list_releases, read_manifest
+from goldboard.errors import GoldboardError
+from goldboard.exports.gold import diff_releases, list_releases, provenance_text, read_manifest
 from goldboard.fileio import csv_text
 from goldboard.study import Study
 from goldboard.text import one_line
@@ -25,17 +27,46 @@ def gold_group() -> None:
 @study_option()
 @format_option(["csv", "jsonl", "json", "xlsx"], "csv")
 @click.option("--force", is_flag=True, help="Cut a new release even when gold is unchanged since the last one.")
-def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
+@round_option(in_force=True, what="Resolve from this round only")
+def export_cmd(study_dir: str, fmt: str, force: bool, round_: int | None) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
+
+    \b
+    Rounds: by default each item uses the latest round in which every study
+    rater rated it. A later round that only some raters have rated so far is
+    not used; those items are listed in a warning and in the manifest
+    (rounds.incomplete_later_rounds). Each gold row says which round it
+    came from (column round). --round N uses round N only. A decision made
+    on an earlier round than the item's ratings now come from stays in
+    force and is listed in a warning.
+
+    Schema cross-field rules (e.g. mtb: missing_info only with Insufficient
+    Information or Partially Supported) are checked: a gold item that breaks one
+    is listed and nothing is written.
 
     If nothing changed since the latest release, no release is written (exit 0);
     use --force to cut one anyway, e.g. in another format.
     """
 
     st = Study.open(study_dir)
-    rel = export_gold(st, fmt, force=force)
+    try:
+        rel = export_gold(st, fmt, force=force, round_number=round_)
+    except RuleErrors as exc:
+        for line in exc.errors:
+            click.echo(line, err=True)
+        raise GoldboardError(str(exc)) from None
     for name in rel.cleaned:
         click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
+    if rel.gold is not None:
+        for line in rel.gold.attrs["round_selection"].warning_lines():
+            click.echo(f"Warning: {line}" if not line.startswith("  ") else line, err=True)
+        for d in rel.gold.attrs["decisions_on_earlier_rounds"]:
+            click.echo(
+                f"Warning: item {d['item_id']} {d['field']}: decision {d['decision_id']} ({d['decision']!r}) was made "
+                f"on round {d['decision_round']}, its ratings now come from round {d['round']}; the decision stays "
+                f"in force -- decide again if round {d['round']} changes it",
+                err=True,
+            )
     c = rel.manifest["counts"]["all"]
     summary = (
         f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, "
@@ -56,7 +87,13 @@ def export_cmd(study_dir: str, fmt: str, force: bool) -> None:
 @study_option()
 @format_option(["table", "csv", "json"], "table")
 def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
-    """Show gold values and methods that changed between two releases (e.g. v1 v2)."""
+    """Show what changed between two releases (e.g. v1 v2): gold values, and beside them
+    the provenance -- method, round, adjudicator, reason, independence, decision.
+
+    change: added | removed | value | method | provenance (same value and method,
+    other adjudicator, reason or round). The csv and json formats give every
+    old_/new_ pair.
+    """
 
     st = Study.open(study_dir)
     diff, ma, mb = diff_releases(st.gold_dir, old, new)
@@ -75,15 +112,15 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     click.echo(
         f"{ma['version']} ({ma.get('created_at', '')}) -> {mb['version']} ({mb.get('created_at', '')}): "
         f"{len(diff)} changed item x field rows"
+        + (f" ({int((diff['change'] == 'provenance').sum())} provenance only)" if len(diff) else "")
     )
     if len(diff):
-        head = ["item", "field", "change", "old", "new", "old method", "new method"]
-        rows = [
-            [_clip(one_line(x), 30) for x in r]
-            for r in diff[
-                ["item_id", "field", "change", "old_value", "new_value", "old_method", "new_method"]
-            ].itertuples(index=False)
-        ]
+        head = ["item", "field", "change", "old", "new", "old method", "new method", "provenance (old -> new)"]
+        rows = []
+        for rec in diff.to_dict("records"):
+            cells = [rec["item_id"], rec["field"], rec["change"], rec["old_value"], rec["new_value"]]
+            cells += [rec["old_method"], rec["new_method"]]
+            rows.append([_clip(one_line(x), 30) for x in cells] + [one_line(provenance_text(rec))])
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
         click.echo("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
         for r in rows:

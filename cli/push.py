@@ -14,7 +14,11 @@ from goldboard.text import terminal_text
 @click.argument("cases", type=click.Path(dir_okay=False))
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file.")
 @click.option(
-    "--round", "round_number", type=int, default=None, help="Round number (default: the latest, 1 for a new study)."
+    "--round",
+    "round_number",
+    type=int,
+    default=None,
+    help="Round number (default: the latest, 1 for a new study). A new round N needs round N-1.",
 )
 @click.option(
     "--shared/--blinded",
@@ -64,6 +68,18 @@ from goldboard.text import terminal_text
     help="Projects filled at once (default: the embedded server's --workers, else 1). "
     "More than 1 helps only a server with several app workers.",
 )
+@click.option(
+    "--calibration",
+    is_flag=True,
+    default=None,
+    help="Mark the round as a calibration round (see `goldboard calibrate`).",
+)
+@click.option("--guideline-version", default=None, help="Guideline (codebook) version the raters use in this round.")
+@click.option(
+    "--add-to-adjudicated-round",
+    is_flag=True,
+    help="Add new cases to a round that already has adjudication decisions or a gold release.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def push_cmd(
     study_dir: str,
@@ -78,16 +94,21 @@ def push_cmd(
     stratify_by: str | None,
     batch_size: int | None,
     jobs: int | None,
+    calibration: bool | None,
+    guideline_version: str | None,
+    add_to_adjudicated_round: bool,
     quiet: bool,
 ) -> None:
     """Push CASES (+ --outputs) to the study's Label Studio projects.
 
     \b
     Blinded (default): one project per rater per round, the same tasks in each.
-    Label Studio Community cannot hide projects from a user, so blinding rests on
-    separate projects: send each rater only the link to their own project (printed
-    below; titles start with the rater's name). Pull holds out any annotation made
-    in a rater's project by another known user.
+    On the embedded server each rater's project sits in that rater's own Label
+    Studio organization, so the server refuses it to everyone else; goldboard
+    checks that with each rater's account after the push and records it in
+    study.toml (the report states it). On your team's Label Studio blinding rests
+    on separate projects only: send each rater only the link to their own project.
+    Pull holds out any annotation made in a rater's project by another known user.
 
     Model-blind rating: --hide-model keeps the model name out of the tasks (the
     labeling page never shows it; Label Studio's task list shows data columns).
@@ -115,6 +136,11 @@ def push_cmd(
           the first rater rates all items, the others the same random 20%;
           agreement uses the double-rated items, gold of the others is 'single'
       --per-item 2 --seed 7   each item rated by 2 of the raters, balanced over pairs
+
+    \b
+    Rounds: --round N opens a new round only when round N-1 exists. New cases
+    are refused in a round that already has adjudication decisions or a gold
+    release (push them to a new round, or pass --add-to-adjudicated-round).
     """
     study = Study.open(study_dir)
     res = push(
@@ -127,10 +153,13 @@ def push_cmd(
         batch_size=batch_size,
         jobs=jobs,
         progress=not quiet,
+        calibration=calibration,
+        guideline_version=guideline_version,
         overlap=overlap,
         per_item=per_item,
         seed=seed,
         stratify_by=stratify_by,
+        add_to_adjudicated_round=add_to_adjudicated_round,
     )
     click.echo(terminal_text(res.describe()))
 

@@ -29,6 +29,20 @@ from goldboard.workflows import write_report
     default=None,
     help="Model predictions to score against the gold release (adds a model-scoring section).",
 )
+@click.option(
+    "--ci",
+    "ci",
+    type=click.Choice(["wald", "auto"]),
+    default="wald",
+    show_default=True,
+    help="auto: percentile bootstrap (2000 resamples) for fields where Wald intervals behave badly "
+    "(n < 30, estimates near 1); the methods text says which.",
+)
+@click.option(
+    "--rule", "rules", multiple=True, help="Stopping rule for the calibration section (default: calibrate's)."
+)
+@click.option("--pdf", type=click.Path(dir_okay=False), default=None, help="Also print the HTML report to this PDF.")
+@click.option("--no-supplement", is_flag=True, help="Do not write the CSV supplement (every table as CSV).")
 def report_cmd(
     study_dir: str,
     output: str | None,
@@ -38,18 +52,40 @@ def report_cmd(
     bootstrap: int,
     seed: int,
     predictions: str | None,
+    ci: str,
+    rules: tuple[str, ...],
+    pdf: str | None,
+    no_supplement: bool,
 ) -> None:
     """Write the study's agreement report: study, methods, agreement with 95% CIs, confusion
     matrices, boundary disagreements, adjudication, before/after gold (GRRAS structure).
 
-    The HTML is self-contained (images embedded) and opens offline.
+    The HTML is self-contained (images embedded) and opens offline. Also: the sample-size
+    plan (`plan size --study`), calibration rounds against the stopping rule (`calibrate`),
+    the gold-label distribution, disagreement -> resolution per named boundary, time on task;
+    every table as CSV in supplement/ beside the report; --pdf prints it with headless Chromium.
     """
 
     study = Study.open(study_dir)
     path = write_report(
-        study, output, fmt=fmt, round=round_, bootstrap=bootstrap, seed=seed, release=release, predictions=predictions
+        study,
+        output,
+        fmt=fmt,
+        round=round_,
+        bootstrap=bootstrap,
+        seed=seed,
+        release=release,
+        predictions=predictions,
+        rules=list(rules) or None,
+        ci_auto=ci == "auto",
+        supplement=not no_supplement,
+        pdf=pdf,
     )
     click.echo(str(path))
+    if not no_supplement:
+        click.echo(str(path.parent / "supplement"))
+    if pdf:
+        click.echo(str(pdf))
 
 
 commands = [report_cmd]

@@ -78,6 +78,13 @@ def describe_schema(schema: Schema) -> str:
             out.append(f"  {t.label} [{t.kind} on {t.field}, priority {t.priority}]: {detail}")
             if t.explanation:
                 out.append(w.fill(f"      {t.explanation}"))
+    if schema.rules:
+        out.append("")
+        out.append("cross-field rules (checked at decision import and gold export):")
+        for r in schema.rules:
+            out.append(f"  {r.name} [priority {r.priority}]: {r.describe()}")
+            if r.explanation:
+                out.append(w.fill(f"      {' '.join(r.explanation.split())}"))
     d = schema.display
     out.append("")
     out.append("display:")

@@ -17,24 +17,39 @@ _data_dir = click.option(
 
 @click.group("server")
 def server_group() -> None:
-    """Run the embedded Label Studio server (127.0.0.1 only).
+    """Run the embedded Label Studio server (127.0.0.1 unless --host).
 
     \b
-    Users: an admin plus one user per rater, with random passwords and API
-    tokens kept in DATA_DIR/credentials.toml (mode 0600, never printed).
-    Give each rater their own e-mail and password from that file.
+    Users: an admin plus one user per rater (and adjudicator), with random
+    passwords and API tokens kept in DATA_DIR/credentials.toml (mode 0600).
+    Each rater and adjudicator sits in a Label Studio organization of their own:
+    the server shows nobody another person's projects (blinding enforced).
+    Hand each person their login with `goldboard server login NAME`.
     """
 
 
 @server_group.command("start")
+@click.option("--port", type=int, default=srv.DEFAULT_PORT, show_default=True, help="Port (exactly this one).")
 @click.option(
-    "--port", type=int, default=srv.DEFAULT_PORT, show_default=True, help="Port on 127.0.0.1 (exactly this one)."
+    "--host",
+    default=srv.HOST,
+    show_default=True,
+    help="Address to listen on: 127.0.0.1 = this computer only; 0.0.0.0 = every network interface, so raters "
+    "on other computers of your network can log in (plain HTTP: see the warning it prints).",
 )
 @_data_dir
 @click.option(
     "--raters",
     default="",
     help="Comma-separated rater names to create accounts for, e.g. onc_a,onc_b (later: `server add-raters`).",
+)
+@click.option(
+    "--blinding",
+    type=click.Choice([srv.BLINDING_ORGS, srv.BLINDING_CONVENTION]),
+    default=None,
+    help="New data dirs only. organizations (default): each person in a Label Studio organization of their "
+    "own, enforced by the server. convention: one organization, everyone can open every project "
+    "(needed for push --shared).",
 )
 @click.option(
     "--timeout", type=float, default=srv.START_TIMEOUT, show_default=True, help="Seconds to wait for the server."
@@ -62,8 +77,10 @@ def server_group() -> None:
 )
 def start_cmd(
     port: int,
+    host: str,
     data_dir: str | None,
     raters: str,
+    blinding: str | None,
     timeout: float,
     database: str | None,
     workers: int | None,
@@ -76,6 +93,10 @@ def start_cmd(
       export GOLDBOARD_DB_PASSWORD=...   # or --db-password-file FILE
       goldboard server start --database postgresql://ls@127.0.0.1:5432/labelstudio --workers 4
     """
+    host = srv.check_host(host)
+    warning = srv.lan_warning(host, port)
+    if warning:
+        click.echo(warning, err=True)
     click.echo(
         "Starting Label Studio (a first start sets up the database: ~30 s on SQLite, minutes on PostgreSQL)...",
         err=True,
@@ -85,11 +106,47 @@ def start_cmd(
         port=port,
         raters=[r for r in raters.split(",") if r.strip()],
         timeout=timeout,
+        host=host,
+        blinding=blinding,
         database=database,
         workers=workers,
         db_password_file=db_password_file,
     )
     click.echo(info.describe())
+    if info.raters:
+        click.echo("Give each person their own login: goldboard server login NAME (prints one login only).")
+
+
+@server_group.command("login")
+@click.argument("name")
+@_data_dir
+@click.option(
+    "--card",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the login to this file (mode 0600) instead of printing it.",
+)
+@click.option(
+    "--url",
+    default=None,
+    help="The address this person opens, if not the server's own (e.g. http://localhost:8080 through an SSH "
+    "tunnel, or your reverse proxy's https:// address).",
+)
+def login_cmd(name: str, data_dir: str | None, card: str | None, url: str | None) -> None:
+    """Give one rater or adjudicator a fresh password and show their login.
+
+    Prints NAME's URL, e-mail and a new random password (or writes them to
+    --card FILE, mode 0600) -- never anyone else's. The previous password stops
+    working at once: running it again is the password reset.
+    """
+    login = srv.new_login(data_dir, name, url=url)
+    if card:
+        path = srv.write_login_card(login, card)
+        click.echo(f"Wrote {name}'s login card to {path} (mode 0600). Hand it to {name} only.")
+    else:
+        click.echo(login.card(), nl=False)
+    if not login.running:
+        click.echo("Note: the server is not running; start it with `goldboard server start`.", err=True)
 
 
 @server_group.command("add-raters")

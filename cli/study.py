@@ -87,8 +87,13 @@ def show_cmd(directory: str) -> None:
     click.echo(f"server:  {st.url or '(embedded' + (' ' + st.data_dir if st.data_dir else ' default') + ')'}")
     for r in st.rounds:
         projects = ", ".join(f"{k}={v}" for k, v in r.projects.items())
+        extra = ""
+        if r.calibration:
+            extra += ", calibration"
+        if r.guideline_version:
+            extra += f", guideline {r.guideline_version}"
         kind = {"case": ", case-level", "output": ", case x model output"}.get(r.item_kind, "")
-        click.echo(f"round {r.number}: {r.mode}{kind}, {r.units} units, projects: {projects or '(none)'}")
+        click.echo(f"round {r.number}: {r.mode}{kind}{extra}, {r.units} units, projects: {projects or '(none)'}")
         for name, t in r.tables.items():
             click.echo(f"  table {name}: {t.get('rows', '?')} rows, sha256 {str(t.get('sha256', ''))[:12]}…")
         if r.design:
@@ -153,6 +158,24 @@ def add_rater_cmd(directory: str, name: str, no_account: bool) -> None:
     st = Study.open(directory)
     res = add_rater(st, name, create_account=not no_account)
     click.echo(res)
+
+
+@study_group.command("round")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("number", type=int)
+@click.option("--calibration/--main", default=None, help="Mark the round as a calibration round (or a main round).")
+@click.option("--guideline-version", default=None, help="Guideline (codebook) version the raters used.")
+def round_cmd(directory: str, number: int, calibration: bool | None, guideline_version: str | None) -> None:
+    """Record what round NUMBER was: calibration or main, and the guideline version used
+    (for rounds pulled from files, or pushed before the guideline was versioned)."""
+    st = Study.open(directory)
+    if calibration is None and guideline_version is None:
+        raise GoldboardError("give --calibration/--main and/or --guideline-version")
+    r = st.mark_round(number, calibration=calibration, guideline_version=guideline_version)
+    click.echo(
+        f"round {r.number}: {'calibration' if r.calibration else 'main'} round"
+        + (f", guideline {r.guideline_version}" if r.guideline_version else "")
+    )
 
 
 commands = [study_group]

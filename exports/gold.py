@@ -19,14 +19,20 @@ another file format).
 
 ``manifest.json``::
 
-    {"release_format": 1, "version": "v2", "number": 2, "created_at": "...",
+    {"release_format": 2, "version": "v2", "number": 2, "created_at": "...",
      "study": "...", "schema": {"name", "version"}, "raters": [...], "fields": [...],
+     "rounds": {"rule": "latest_complete_per_item", "round": null,
+                "items_per_round": {"1": 58, "2": 2},
+                "incomplete_later_rounds": [{"item_id": "C-7::m1", "round": 3, "used_round": 2,
+                                             "rated_by": ["onc_a"], "missing": ["onc_b"]}],
+                "decisions_on_earlier_rounds": [{"item_id": "C-3::m1", "field": "safety_label",
+                    "decision_id": "D000004", "decision": "Supported", "decision_round": 1, "round": 2}]},
      "format": "csv", "rows": 120, "items": 60,
      "counts": {"safety_label": {"unanimous": 44, "adjudicated": 14, "unresolved": 2},
                 "missing_info": {...}, "all": {...}},
      "files": {"gold.csv": {"sha256": "...", "bytes": 9876}},
      "gold_sha256": "<content digest, independent of format>",
-     "sources": {"ratings": [{"path": "rounds/1/ratings.csv", "sha256": "..."}],
+     "sources": {"ratings": [{"path": "rounds/1/ratings.csv", "round": 1, "sha256": "..."}],
                  "decisions": {"path": "decisions.jsonl", "sha256": "...", "entries": 17,
                                "in_force": 15, "orphans": 0}},
      "previous": "v1", "forced": false, "goldboard_version": "0.1.0"}
@@ -64,7 +70,7 @@ from goldboard.fileio import (
 from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
 
 FORMATS = ("csv", "jsonl", "json", "xlsx")
-RELEASE_FORMAT = 1
+RELEASE_FORMAT = 2  # 2: gold rows carry "round"; manifest "rounds"
 _VERSION_RE = re.compile(r"^v(\d+)$")
 
 
@@ -335,43 +341,75 @@ def _write_gold_release(
 # --------------------------------------------------------------------------- diff
 
 
-DIFF_COLUMNS = [
-    "item_id",
-    "field",
-    "change",
-    "old_value",
-    "new_value",
-    "old_method",
-    "new_method",
-    "adjudicator",
-    "reason",
+#: what :func:`diff_gold` compares per item x field, besides presence: the gold value and its provenance
+DIFF_ASPECTS = ("value", "method", "round", "adjudicator", "reason", "independent", "decision")
+_ASPECT_COLUMN = {"value": "gold_value", "decision": "decision_id"}
+DIFF_COLUMNS = ["item_id", "field", "change", "changed"] + [
+    f"{side}_{a}" for a in DIFF_ASPECTS for side in ("old", "new")
 ]
 
 
 def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """Rows whose gold value or method differ between two gold tables.
+    """Rows whose gold value or provenance differ between two gold tables.
 
-    ``change`` is ``added`` / ``removed`` (item x field only in one table),
-    ``value`` (gold value changed), or ``method`` (same value, different method).
-    ``adjudicator`` and ``reason`` come from the newer table.
+    ``change`` is the headline: ``added`` / ``removed`` (item x field only in one
+    table), ``value`` (gold value changed), ``method`` (same value, different method)
+    or ``provenance`` (same value and method, but another adjudicator, reason,
+    independence, decision or round).  ``changed`` lists every aspect that differs
+    (:data:`DIFF_ASPECTS`, e.g. ``"value, method, adjudicator, reason"``); the
+    ``old_*`` / ``new_*`` columns hold both sides of each aspect (``decision`` is the
+    decision id).  An aspect a table does not have (a release made before gold rows
+    carried ``round``) is not compared.
     """
     key = ["item_id", "field"]
-    a = old[key + ["gold_value", "method"]].rename(columns={"gold_value": "old_value", "method": "old_method"})
-    b = new[key + ["gold_value", "method", "adjudicator", "reason"]].rename(
-        columns={"gold_value": "new_value", "method": "new_method"}
-    )
-    m = a.merge(b, on=key, how="outer", indicator=True)
-    m = m.fillna("")
-    change = pd.Series("", index=m.index, dtype=object)
-    change[m["_merge"] == "left_only"] = "removed"
-    change[m["_merge"] == "right_only"] = "added"
-    both = m["_merge"] == "both"
-    change[both & (m["old_value"] != m["new_value"])] = "value"
-    change[both & (m["old_value"] == m["new_value"]) & (m["old_method"] != m["new_method"])] = "method"
+    cols = {a: _ASPECT_COLUMN.get(a, a) for a in DIFF_ASPECTS}
+    both_have = [a for a in DIFF_ASPECTS if cols[a] in old.columns and cols[a] in new.columns]
+
+    def side(df: pd.DataFrame, name: str) -> pd.DataFrame:
+        out = df[key].astype(str).copy()
+        for a in DIFF_ASPECTS:
+            out[f"{name}_{a}"] = df[cols[a]].map(cell_text) if cols[a] in df.columns else ""
+        return out
+
+    m = side(old, "old").merge(side(new, "new"), on=key, how="outer", indicator=True).fillna("")
+    changed = []
+    for rec in m.to_dict("records"):
+        if rec["_merge"] != "both":
+            changed.append([])
+            continue
+        changed.append([a for a in both_have if rec[f"old_{a}"] != rec[f"new_{a}"]])
+    m["changed"] = [", ".join(c) for c in changed]
+    change = []
+    for where, c in zip(m["_merge"], changed):
+        if where == "left_only":
+            change.append("removed")
+        elif where == "right_only":
+            change.append("added")
+        elif "value" in c:
+            change.append("value")
+        elif "method" in c:
+            change.append("method")
+        else:
+            change.append("provenance" if c else "")
     m["change"] = change
     out = m[m["change"] != ""][DIFF_COLUMNS]
     order = sorted(range(len(out)), key=lambda i: (natural_key(out["item_id"].iloc[i]), out["field"].iloc[i]))
     return out.iloc[order].reset_index(drop=True)
+
+
+def provenance_text(row: dict, width: int = 40) -> str:
+    """``adjudicator dr_a -> dr_b; round 1 -> 2`` for the provenance aspects that changed
+    (each value on one line, clipped to ``width`` characters; ``-`` for empty)."""
+
+    def show(v: Any) -> str:
+        t = " ".join(str(v or "").split()) or "-"
+        return t if len(t) <= width else t[: width - 1] + "…"
+
+    parts = []
+    for a in [x.strip() for x in str(row.get("changed", "")).split(",") if x.strip()]:
+        if a not in ("value", "method"):
+            parts.append(f"{a} {show(row.get(f'old_{a}'))} -> {show(row.get(f'new_{a}'))}")
+    return "; ".join(parts)
 
 
 def diff_releases(gold_dir: str | Path, old: str, new: str) -> tuple[pd.DataFrame, dict, dict]:
@@ -382,7 +420,9 @@ def diff_releases(gold_dir: str | Path, old: str, new: str) -> tuple[pd.DataFram
 
 
 __all__ = [
+    "DIFF_ASPECTS",
     "DIFF_COLUMNS",
+    "provenance_text",
     "FORMATS",
     "GoldRelease",
     "diff_gold",

@@ -35,6 +35,7 @@ import pandas as pd
 from goldboard import __version__
 from goldboard.analysis.agreement import agreement, landis_koch_band, statistic_name
 from goldboard.errors import GoldboardError
+from goldboard.exports.report_extras import grouped_warnings_lines, sections_markdown
 from goldboard.text import md_escape, md_table
 
 #: statistics shown in the headline table, in this order
@@ -228,6 +229,77 @@ def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters:
     return out
 
 
+def _day(ts: Any) -> str:
+    return str(ts or "")[:16].replace("T", " ") + (" UTC" if ts else "")
+
+
+def blinding_text(round_info: Any, adjudication: dict | None = None) -> str:
+    """The methods sentence(s) on blinding, from what the server was checked to enforce
+    (``round.access``, recorded at push and pull; ``adjudication["access"]``)."""
+    if round_info is None:
+        return "Blinding: not recorded (ratings imported from files)."
+    if round_info.mode == "shared":
+        return "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels."
+    if round_info.mode == "table":
+        tables = sorted(getattr(round_info, "tables", None) or [])
+        return (
+            f"Blinding: not recorded (ratings imported from a ratings table: {', '.join(tables)})."
+            if tables
+            else "Blinding: not recorded (ratings imported from a ratings table)."
+        )
+    access = getattr(round_info, "access", None) or {}
+    checks = [access[k] for k in ("push", "pull") if k in access]
+    if not checks:
+        return (
+            "Blinded by convention: each rater annotated in a separate Label Studio project and was asked to open "
+            "only their own; which projects the server let each rater see was not recorded."
+        )
+    when = " and ".join(f"at {k} ({_day(access[k].get('checked_at'))})" for k in ("push", "pull") if k in access)
+    if all(c.get("note") for c in checks):
+        return (
+            "Blinded by convention, not enforced by the server: each rater annotated in a separate Label Studio "
+            "project on a shared server and was asked to open only their own; goldboard held no rater accounts "
+            "there, so it could not check what each rater could see."
+        )
+    if all(c.get("enforced") for c in checks if not c.get("note")):
+        what = checks[-1].get("checks", "project list, project page, task list")
+        text = (
+            "Blinded and enforced by the Label Studio server: each rater worked in a project of their own inside a "
+            "Label Studio organization of their own; checked with each rater's own account "
+            f"{when}, every rater could list and open their own project and no other rater's project "
+            f"({what}). Remaining exposure: the server's user list shows the other raters' user names and e-mail "
+            "addresses (not their projects or labels), and goldboard's own accounts, held by the study lead, "
+            "can open every project."
+        )
+    else:
+        leaks = sorted(
+            {
+                f"{r} could reach {', '.join(x.get('reaches') or []) or 'no project of their own'}"
+                for c in checks
+                for r, x in (c.get("raters") or {}).items()
+                if x.get("reaches") or not x.get("opens_own")
+            }
+        )
+        text = (
+            "Blinded by convention only, not enforced by the server: each rater annotated in a separate Label "
+            f"Studio project, but the checks with each rater's own account {when} found: " + "; ".join(leaks) + "."
+        )
+    adj = (adjudication or {}).get("access") or {}
+    if adj and not adj.get("note"):
+        who = adj.get("adjudicator")
+        reach = {r: v for r, v in (adj.get("raters_reach") or {}).items() if v}
+        if not reach:
+            text += (
+                f" The adjudication projects{' (in ' + who + chr(39) + 's organization)' if who else ''} were out "
+                f"of every rater's reach (checked {_day(adj.get('checked_at'))})."
+            )
+        else:
+            text += " Raters could reach the adjudication projects: " + "; ".join(
+                f"{r}: {', '.join(v)}" for r, v in reach.items()
+            )
+    return text
+
+
 # --------------------------------------------------------------------------- rendering
 
 
@@ -249,6 +321,28 @@ def _pct(x: Any) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+NOT_ESTIMABLE = "not estimable"
+
+
+def _est(x: Any) -> str:
+    """A coefficient's value; an undefined one (e.g. kappa when both raters used one
+    category) reads "not estimable" rather than a number."""
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return NOT_ESTIMABLE
+    return _fmt(x)
+
+
+def _ci_est(r: dict) -> str:
+    """A row's 95% CI; "not estimable" for an undefined value or a Wald interval collapsed to
+    the point by a zero SE (a degenerate table), never ``0.000 to 0.000``."""
+    lo, hi, v = r.get("ci_low"), r.get("ci_high"), r.get("value")
+    if v is None or lo is None or hi is None:
+        return NOT_ESTIMABLE
+    if r.get("se") == 0 and lo == hi:
+        return NOT_ESTIMABLE + " (degenerate table)"
+    return _ci(lo, hi)
+
+
 def _env():
     import jinja2
 
@@ -262,6 +356,9 @@ def _env():
     env.filters["f3"] = _fmt
     env.filters["ci"] = lambda r: _ci(r.get("ci_low"), r.get("ci_high"))
     env.filters["pct"] = _pct
+    env.filters["est"] = _est
+    env.filters["ci_est"] = _ci_est
+    env.filters["grouped"] = grouped_warnings_lines
     return env
 
 
@@ -314,8 +411,8 @@ def render_markdown(data: dict) -> str:
                     _md(r["name"]),
                     _md(r["raters"]),
                     r["n"],
-                    _fmt(r["value"]),
-                    _ci(r["ci_low"], r["ci_high"]),
+                    _est(r["value"]),
+                    _ci_est(r),
                     _fmt(r["se"]),
                     _md(r["ci_method"] or "–"),
                     _md(r["band"] or ""),
@@ -372,8 +469,12 @@ def render_markdown(data: dict) -> str:
                     r["n"],
                     _pct(r["prevalence"]),
                     _pct(r["percent_agreement"]),
-                    f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])})",
-                    _fmt(r["alpha"]),
+                    NOT_ESTIMABLE
+                    if r["kappa"] is None
+                    else f"{_fmt(r['kappa'])} (CI not estimable: degenerate table)"
+                    if r["kappa_low"] == r["kappa_high"]
+                    else f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])})",
+                    _est(r["alpha"]),
                 ]
                 for r in m["rows"]
             ],
@@ -417,6 +518,14 @@ def render_markdown(data: dict) -> str:
     if data.get("scoring"):
         sc = data["scoring"]
         out += ["## Model scores against gold", ""] + [_md(x) + "  " for x in sc["lines"]] + ["", sc["markdown"], ""]
-    out += ["## Warnings", ""] + ([f"- {_md(w)}" for w in data["warnings"]] or ["- none"]) + [""]
+    if data.get("sections"):
+        out += [sections_markdown(data["sections"]), ""]
+    if data.get("supplement"):
+        out += [f"_Every table is also in the CSV supplement: {_md(data['supplement'])}/_", ""]
+    grouped = grouped_warnings_lines(data["warnings"])
+    out += ["## Warnings", ""]
+    if data["warnings"]:
+        out += [f"{len(data['warnings'])} warning(s), {len(grouped)} distinct:", ""]
+    out += ([f"- {_md(w)}" for w in grouped] or ["- none"]) + [""]
     out.append(f"_Generated {data['generated_at']} by goldboard {data['versions']['goldboard']}._")
     return "\n".join(out) + "\n"

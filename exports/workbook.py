@@ -165,6 +165,8 @@ class WorkbookInfo:
     items: int
     agreed_rows: int
     agreement_available: bool
+    #: which round each item came from (goldboard.cases.rounds.RoundSelection)
+    round_selection: Any = None
 
 
 def task_url(base_url: str, project_id: Any, task_id: Any) -> str:
@@ -186,7 +188,7 @@ _STAT_NAMES = {
 
 
 def headline_agreement(
-    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None
+    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None, *, round_number: int | None = None
 ) -> tuple[list[dict], str]:
     """Headline agreement per adjudicable field from the agreement engine
     (:func:`goldboard.analysis.agreement.agreement`): percent agreement, Cohen's kappa
@@ -196,7 +198,7 @@ def headline_agreement(
     Returns ``(rows, note)``; ``rows`` is empty with an explanatory ``note`` when the
     engine fails on these ratings (the workbook is still written).
     """
-    cur = current_ratings(ratings)
+    cur = current_ratings(ratings, raters, round_number=round_number)
     rows, notes = [], []
     for f in adjudicable_fields(schema):
         if f.kind == "multi":  # agreement is per value (present/absent): `goldboard agree`, the report
@@ -244,6 +246,7 @@ def build_review_workbook(
     agreement_rows: list[dict] | None = None,
     agreement_note: str = "",
     now: str | None = None,
+    round_number: int | None = None,
     state: Sequence[tuple[str, str]] = (),
 ) -> tuple[Workbook, dict[str, Any]]:
     """Build the review workbook in memory.  Returns ``(workbook, counts)``.
@@ -253,19 +256,21 @@ def build_review_workbook(
     regenerated mid-adjudication re-imports as a no-op; ``base_url`` makes links to
     the raters' tasks; ``agreement_rows`` overrides the engine call; ``state``
     (:func:`goldboard.adjudicate.decisions.sheet_state_rows`) goes into the hidden
-    ``_goldboard`` sheet so the import can tell decisions made after the sheet.
+    ``_goldboard`` sheet so the import can tell decisions made after the sheet;
+    ``round_number``: that round only (default: per item, the latest round every rater rated).
     """
     decisions = list(decisions)
-    flags = flag_disagreements(ratings, schema, raters)
+    flags = flag_disagreements(ratings, schema, raters, round_number=round_number)
     summary = summarize_flags(flags, schema)
-    gold = resolve_gold(ratings, schema, (), raters)
+    gold = resolve_gold(ratings, schema, (), raters, round_number=round_number)
+    in_force = current_ratings(ratings, raters, round_number=round_number)
     rlist = [c[len("value_") :] for c in flags.columns if c.startswith("value_")] or [
         c[len("value_") :] for c in gold.columns if c.startswith("value_")
     ]
     if agreement_rows is None:
-        agreement_rows, agreement_note = headline_agreement(ratings, schema, raters)
+        agreement_rows, agreement_note = headline_agreement(ratings, schema, raters, round_number=round_number)
     unit_text = _unit_texts(units)
-    links = _task_links(ratings, base_url)
+    links = _task_links(in_force, base_url)
     latest = latest_decisions(decisions)
     stamp = now or utc_now()
     info = dict(study_info or {})
@@ -285,7 +290,7 @@ def build_review_workbook(
     agreed = gold[(gold["method"] == "unanimous")]
     flagged_keys = set(zip(flags["item_id"], flags["field"]))
     agreed = agreed[[(i, f) not in flagged_keys for i, f in zip(agreed["item_id"], agreed["field"])]]
-    _write_agreed(ws_agr, agreed, flags, ratings, rlist, schema)
+    _write_agreed(ws_agr, agreed, flags, in_force, rlist, schema)
     _write_codebook(ws_code, schema)
     _write_summary(
         ws_sum,
@@ -309,6 +314,7 @@ def build_review_workbook(
         "items": int(flags["item_id"].nunique()) if len(flags) else 0,
         "agreed_rows": len(agreed),
         "agreement_available": bool(agreement_rows),
+        "round_selection": flags.attrs.get("round_selection"),
     }
     return wb, counts
 

@@ -65,6 +65,22 @@ class Value:
     description: str = ""
     hint: str = ""
     aliases: tuple[str, ...] = ()
+    #: the name raters read (e.g. "ECOG status" for the stored value ``ecog_status``); "" = the value
+    display: str = ""
+
+    @property
+    def label(self) -> str:
+        """What a rater reads for this value (``display``, else the value itself)."""
+        return self.display or self.value
+
+    @property
+    def definition(self) -> str:
+        """The short definition shown under the value: its description, plus an explicit hint."""
+        d = self.description.strip()
+        h = self.hint.strip()
+        if h and h != d:
+            return f"{d} ({h})" if d else h
+        return d
 
 
 @dataclass(frozen=True)
@@ -143,6 +159,9 @@ class Field:
         if cache is None:
             cache = {}
             for v in self.values:
+                if v.display:  # what raters read is understood too ("ECOG status" -> ecog_status)
+                    cache[v.display] = v.value
+            for v in self.values:
                 for a in v.aliases:
                     cache[a] = v.value
             for v in self.values:
@@ -201,6 +220,63 @@ class Trigger:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """One side of a cross-field :class:`Rule`: a test on one field's value.
+
+    ``test``: ``in`` (the value -- for a multi-select field, any ticked value -- is one of
+    ``values``), ``not_in`` (none of them), ``empty`` (blank / nothing ticked) or
+    ``not_empty``.
+    """
+
+    field: str
+    test: str
+    values: tuple[str, ...] = ()
+    multi: bool = False
+
+    def holds(self, value: str) -> bool:
+        """Whether the test holds for a canonical value (multi-select: ``|``-joined)."""
+        text = "" if value is None else str(value)
+        parts = {p for p in text.split("|") if p} if self.multi else ({text} if text else set())
+        if self.test == "empty":
+            return not parts
+        if self.test == "not_empty":
+            return bool(parts)
+        hit = bool(parts & set(self.values))
+        return hit if self.test == "in" else not hit
+
+    def describe(self) -> str:
+        """``safety_label in {Insufficient Information, Partially Supported}``, ``missing_info not empty``."""
+        if self.test in ("empty", "not_empty"):
+            return f"{self.field} {self.test.replace('_', ' ')}"
+        return f"{self.field} {self.test.replace('_', ' ')} {{{', '.join(self.values)}}}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A cross-field rule: whenever ``when`` holds for an item, ``then`` must hold too
+    (e.g. mtb: ``missing_info`` not empty -> ``safety_label`` in {Insufficient Information,
+    Partially Supported}).  Raters' ratings that break a rule are kept as rated (a warning
+    and a ``rule`` flag); a gold label that breaks one is refused at decision import and
+    at gold export."""
+
+    name: str
+    when: Condition
+    then: Condition
+    explanation: str = ""
+    priority: int = 5
+
+    @property
+    def fields(self) -> tuple[str, str]:
+        return (self.when.field, self.then.field)
+
+    def broken(self, when_value: str, then_value: str) -> bool:
+        return self.when.holds(when_value) and not self.then.holds(then_value)
+
+    def describe(self) -> str:
+        return f"if {self.when.describe()} then {self.then.describe()}"
+
+
+@dataclass(frozen=True)
 class Display:
     """What a rater sees: case fields (composed into one plain-text pane) and the model output."""
 
@@ -224,6 +300,8 @@ class Schema:
     unit: str = ""
     boundaries: tuple[Boundary, ...] = ()
     triggers: tuple[Trigger, ...] = ()
+    #: cross-field rules (``[[rules]]``), checked at decision import and gold export
+    rules: tuple[Rule, ...] = ()
     display: Display = field(default_factory=Display)
     instructions: str = ""
     source: str = ""  # file it was read from
@@ -275,6 +353,9 @@ class Schema:
     def triggers_for(self, field_name: str) -> list[Trigger]:
         return [t for t in self.triggers if t.field == field_name]
 
+    def rules_for(self, field_name: str) -> list[Rule]:
+        return [r for r in self.rules if field_name in r.fields]
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (what ``goldboard schema show`` prints)."""
         return {
@@ -296,7 +377,13 @@ class Schema:
                     if f.shown_when is None
                     else {"field": f.shown_when.field, "values": list(f.shown_when.values)},
                     "values": [
-                        {"value": v.value, "description": v.description, "hint": v.hint, "aliases": list(v.aliases)}
+                        {
+                            "value": v.value,
+                            "display": v.label,
+                            "description": v.description,
+                            "hint": v.hint,
+                            "aliases": list(v.aliases),
+                        }
                         for v in f.values
                     ],
                 }
@@ -326,6 +413,16 @@ class Schema:
                 }
                 for t in self.triggers
             ],
+            "rules": [
+                {
+                    "name": r.name,
+                    "when": _condition_dict(r.when),
+                    "then": _condition_dict(r.then),
+                    "priority": r.priority,
+                    "explanation": r.explanation,
+                }
+                for r in self.rules
+            ],
             "display": {
                 "case_fields": [list(x) for x in self.display.case_fields],
                 "hidden_case_fields": list(self.display.hidden_case_fields),
@@ -333,6 +430,12 @@ class Schema:
                 "options": list(self.display.options),
             },
         }
+
+
+def _condition_dict(c: Condition) -> dict[str, Any]:
+    if c.test in ("empty", "not_empty"):
+        return {"field": c.field, "empty": c.test == "empty"}
+    return {"field": c.field, c.test: list(c.values)}
 
 
 # --------------------------------------------------------------------------- loading
@@ -395,6 +498,7 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
             "fields",
             "boundaries",
             "triggers",
+            "rules",
             "display",
             "scoring",
         },
@@ -449,6 +553,14 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     bnames = [b.name for b in boundaries]
     if len(set(bnames)) != len(bnames):
         raise SchemaError(f"{where}: boundaries: duplicate boundary name")
+    raw_rules = data.get("rules", []) or []
+    if not isinstance(raw_rules, list):
+        raise SchemaError(f"{where}: rules: give a list of [[rules]] tables")
+    rules = [_parse_rule(rr, f"{where}: rules[{i}]", by_name) for i, rr in enumerate(raw_rules)]
+    rnames = [r.name for r in rules]
+    dup = sorted({n for n in rnames if rnames.count(n) > 1})
+    if dup:
+        raise SchemaError(f"{where}: rules: duplicate rule name {dup[0]!r}")
 
     case_fields = []
     for i, cf in enumerate(raw_display.get("case_fields", []) or []):
@@ -482,6 +594,7 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
         fields=tuple(fields),
         boundaries=tuple(boundaries),
         triggers=tuple(triggers),
+        rules=tuple(rules),
         display=display,
         source=source,
         scoring=dict(scoring),
@@ -571,7 +684,7 @@ def _parse_value(rv: Any, where: str) -> Value:
         rv = {"value": rv}
     if not isinstance(rv, dict) or "value" not in rv:
         raise SchemaError(f"{where}: give a string or {{value = ..., description = ...}}")
-    _only_keys(rv, {"value", "description", "hint", "aliases"}, where)
+    _only_keys(rv, {"value", "description", "hint", "aliases", "display"}, where)
     value = _as_text(rv["value"])
     if not value.strip():
         raise SchemaError(f"{where}: value: must not be empty")
@@ -592,7 +705,17 @@ def _parse_value(rv: Any, where: str) -> Value:
         description=str(rv.get("description", "")),
         hint=str(rv.get("hint", rv.get("description", ""))),
         aliases=tuple(aliases),
+        display=_display(rv.get("display", ""), where),
     )
+
+
+def _display(raw: Any, where: str) -> str:
+    if not isinstance(raw, str):
+        raise SchemaError(f"{where}: display: must be a string (the name raters read)")
+    text = " ".join(raw.split())
+    if _XML_ILLEGAL_RE.search(text):
+        raise SchemaError(f"{where}: display {raw!r} contains a control character")
+    return text
 
 
 def _parse_boundary(rb: Any, where: str, by_name: dict[str, Field]) -> Boundary:
@@ -688,6 +811,52 @@ def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigg
             )
         )
     return out
+
+
+def _parse_rule(rr: Any, where: str, by_name: dict[str, Field]) -> Rule:
+    if not isinstance(rr, dict):
+        raise SchemaError(f"{where}: must be a table")
+    _only_keys(rr, {"name", "when", "then", "explanation", "priority"}, where)
+    name = _req_str(rr, "name", where)
+    if not NAME_RE.match(name):
+        raise SchemaError(f"{where}: name: {name!r} must start with a letter and use letters, digits, _")
+    w = f"{where} ({name})"
+    when = _parse_condition(rr.get("when"), f"{w}: when", by_name)
+    then = _parse_condition(rr.get("then"), f"{w}: then", by_name)
+    if when.field == then.field:
+        raise SchemaError(f"{w}: when and then must name two different fields")
+    priority = rr.get("priority", 5)
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise SchemaError(f"{w}: priority: give a whole number (1 = most serious)")
+    return Rule(name=name, when=when, then=then, explanation=str(rr.get("explanation", "")), priority=priority)
+
+
+def _parse_condition(rc: Any, where: str, by_name: dict[str, Field]) -> Condition:
+    if not isinstance(rc, dict):
+        raise SchemaError(f'{where}: give a table such as {{ field = "x", in = ["a"] }}')
+    _only_keys(rc, {"field", "in", "not_in", "empty"}, where)
+    fname = _req_str(rc, "field", where)
+    f = by_name.get(fname)
+    if f is None or not f.is_rated:
+        raise SchemaError(f"{where}: field {fname!r} is not a rated field of this schema")
+    tests = [k for k in ("in", "not_in", "empty") if k in rc]
+    if len(tests) != 1:
+        raise SchemaError(f"{where}: give exactly one of in, not_in, empty")
+    test = tests[0]
+    if test == "empty":
+        if not isinstance(rc["empty"], bool):
+            raise SchemaError(f"{where}: empty: give true or false")
+        return Condition(field=f.name, test="empty" if rc["empty"] else "not_empty", multi=f.kind == "multi")
+    vals = rc[test]
+    if not isinstance(vals, list) or not vals:
+        raise SchemaError(f"{where}: {test}: give a non-empty list of values")
+    canon = []
+    for v in vals:
+        try:
+            canon.append(f.normalize(v))
+        except ValueNotInSchema as exc:
+            raise SchemaError(f"{where}: {test}: {exc}") from None
+    return Condition(field=f.name, test=test, values=tuple(dict.fromkeys(canon)), multi=f.kind == "multi")
 
 
 def _only_keys(d: dict, allowed: set[str], where: str) -> None:

@@ -140,6 +140,29 @@ def _visibility(schema: Schema, f: Field) -> dict[str, str] | None:
     }
 
 
+#: style of a value's definition under its name (small, grey, on its own line)
+DEFINITION_STYLE = "display: block; font-size: 12px; line-height: 1.35; color: #555; font-weight: 400"
+
+
+def choice_html(label: str, definition: str = "") -> str:
+    """The ``html`` of a Choice: the value's display name with its short definition under it.
+    Both are schema text, HTML-escaped here (Label Studio renders ``html`` as markup; the
+    stored result is still the Choice's ``alias``)."""
+    import html as _html
+
+    out = f"<span>{_html.escape(_clean(label))}</span>"
+    if definition:
+        out += f'<span style="{DEFINITION_STYLE}">{_html.escape(_clean(definition))}</span>'
+    return out
+
+
+def _choice(parent: ET.Element, label: str, stored: str, definition: str = "") -> None:
+    """One Choice: shown as ``label`` (+ ``definition`` under it), stored as ``stored``."""
+    if " ".join(definition.split()).casefold() == " ".join(label.split()).casefold():
+        definition = ""  # "Brain metastasis status" needs no definition saying the same
+    _sub(parent, "Choice", value=_clean(label), alias=_raw(stored), html=choice_html(label, definition))
+
+
 def _field_elements(parent: ET.Element, schema: Schema, f: Field, show_output: bool) -> None:
     vis = _visibility(schema, f)
     box = _sub(parent, "View", **vis) if vis else parent
@@ -148,13 +171,7 @@ def _field_elements(parent: ET.Element, schema: Schema, f: Field, show_output: b
         absent, present = f.values
         label = f.title or f.name
         ch = _sub(box, "Choices", name=f.name, toName=to_name, choice="multiple", showInline="true")
-        _sub(
-            ch,
-            "Choice",
-            value=_clean(label),
-            alias=_raw(present.value),
-            hint=_clean(f.description or present.hint or present.description) or None,
-        )
+        _choice(ch, label, present.value, f.description or present.definition)
         return
     title = f.title or f.name
     if f.required and f.kind != "binary":
@@ -187,8 +204,14 @@ def _field_elements(parent: ET.Element, schema: Schema, f: Field, show_output: b
         attrs["requiredMessage"] = _clean(f"Choose a value for {f.title or f.name}")
     ch = _sub(box, "Choices", **attrs)
     for v in f.values:
-        hint = v.hint or v.description
-        _sub(ch, "Choice", value=_clean(v.value), alias=_raw(v.value), hint=_clean(hint) if hint else None)
+        _choice(ch, v.label, v.value, v.definition)
+
+
+def instructions_text(schema: Schema) -> str:
+    """The instructions shown at the top of the page, ending with the schema and its version
+    (so a rater, and a screenshot, always say which codebook was in force)."""
+    tail = f"Schema: {schema.name} v{schema.version}."
+    return f"{schema.instructions.strip()}\n{tail}" if schema.instructions.strip() else tail
 
 
 def build_config(schema: Schema, *, show_output: bool | None = None) -> ET.Element:
@@ -196,7 +219,7 @@ def build_config(schema: Schema, *, show_output: bool | None = None) -> ET.Eleme
     show_output = schema.display.show_output if show_output is None else (show_output and schema.display.show_output)
     root = ET.Element("View")
     _header(root, schema.title or schema.name, size=3)
-    _note(root, schema.instructions)
+    _note(root, instructions_text(schema))
 
     d = schema.display
     panes = _sub(root, "View", style="display: flex; gap: 1em; align-items: flex-start")

@@ -9,6 +9,8 @@ Live Label Studio fixtures (tests marked ``@pytest.mark.live``; deselect them wi
                   (``GOLDBOARD_TEST_FRESH_LS=1`` rebuilds it).
 ``live_server``   module: an attached server on a copy of the template, free port.
 ``fresh_server``  function: the same, private to one test (for tests that break it).
+``convention_server`` module: a server made with ``--blinding convention`` (one organization,
+                  like a team's own Label Studio; needed for shared projects).
 
 The team path -- Label Studio on PostgreSQL behind gunicorn workers -- is tested by the
 same tests: a module that overrides ``live_server`` with ``backend_server`` and
@@ -69,6 +71,25 @@ def ls_template(request, tmp_path_factory):
     if not livestudio.have_label_studio():
         pytest.skip("label-studio is not installed (pip install 'goldboard[server]')")
     return livestudio.cached_template(request.config.cache, tmp_path_factory.mktemp("ls-template"))
+
+
+@pytest.fixture(scope="session")
+def ls_convention_template(request, tmp_path_factory):
+    """Like ``ls_template``, but everyone in one Label Studio organization (``--blinding convention``):
+    what a team's own Label Studio looks like, and what ``push --shared`` needs."""
+    if not livestudio.have_label_studio():
+        pytest.skip("label-studio is not installed (pip install 'goldboard[server]')")
+    from goldboard.annotate import server as srv
+
+    return livestudio.cached_template(
+        request.config.cache, tmp_path_factory.mktemp("ls-template-conv"), blinding=srv.BLINDING_CONVENTION
+    )
+
+
+@pytest.fixture(scope="module")
+def convention_server(ls_convention_template, tmp_path_factory):
+    with livestudio.live_server(ls_convention_template, tmp_path_factory.mktemp("ls-conv") / "server") as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

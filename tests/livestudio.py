@@ -31,32 +31,36 @@ def have_label_studio() -> bool:
     return True
 
 
-def make_template(path: Path, raters: tuple[str, ...] = RATERS) -> Path:
+def make_template(path: Path, raters: tuple[str, ...] = RATERS, blinding: str = srv.BLINDING_ORGS) -> Path:
     """A migrated data dir with an admin and ``raters`` seeded (no server running)."""
-    srv.prepare_data_dir(path, raters)
+    srv.prepare_data_dir(path, raters, blinding=blinding)
     return path
 
 
-def template_key(raters: tuple[str, ...] = RATERS) -> str:
-    """Cache key: Label Studio version + the seeding code + the raters."""
+def template_key(raters: tuple[str, ...] = RATERS, blinding: str = srv.BLINDING_ORGS) -> str:
+    """Cache key: Label Studio version + the seeding code + the raters + the blinding mode."""
     import label_studio
 
     from goldboard.annotate import _lsboot
 
-    h = hashlib.sha256(Path(_lsboot.__file__).read_bytes() + ",".join(raters).encode()).hexdigest()[:12]
+    here = Path(_lsboot.__file__).parent  # the settings module imports Label Studio's: read, never import
+    code = b"".join((here / f).read_bytes() for f in ("_lsboot.py", "_lsguard.py", "_lssettings.py"))
+    h = hashlib.sha256(code + ",".join(raters).encode() + blinding.encode()).hexdigest()[:12]
     return f"ls-template-{label_studio.__version__}-{h}"
 
 
-def cached_template(cache: Any, scratch: Path, raters: tuple[str, ...] = RATERS) -> Path:
+def cached_template(
+    cache: Any, scratch: Path, raters: tuple[str, ...] = RATERS, blinding: str = srv.BLINDING_ORGS
+) -> Path:
     """The template from pytest's cache (``.pytest_cache``), made once and reused by later
     runs of the same Label Studio version; ``GOLDBOARD_TEST_FRESH_LS=1`` rebuilds it."""
     if cache is None or os.environ.get("GOLDBOARD_TEST_FRESH_LS") == "1":
-        return make_template(scratch / "server", raters)
-    root = Path(cache.mkdir(template_key(raters)))
+        return make_template(scratch / "server", raters, blinding)
+    root = Path(cache.mkdir(template_key(raters, blinding)))
     done = root / "server"
     if (done / srv.CREDENTIALS_FILE).exists() and (done / "ls" / "label_studio.sqlite3").exists():
         return done
-    built = make_template(scratch / "server", raters)
+    built = make_template(scratch / "server", raters, blinding)
     tmp = root / f"server.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     copy_data_dir(built, tmp)
@@ -74,10 +78,12 @@ def copy_data_dir(template: Path, dest: Path) -> Path:
 
 
 @contextlib.contextmanager
-def live_server(template: Path, dest: Path, port: int | None = None) -> Iterator[srv.EmbeddedServer]:
+def live_server(
+    template: Path, dest: Path, port: int | None = None, host: str = srv.HOST
+) -> Iterator[srv.EmbeddedServer]:
     """An attached embedded server on a copy of ``template``; always stopped on exit."""
     copy_data_dir(template, dest)
-    server = srv.EmbeddedServer(dest, port=port or srv.free_port(), startup_timeout=120)
+    server = srv.EmbeddedServer(dest, port=port or srv.free_port(), startup_timeout=120, host=host)
     try:
         server.start(detach=False)
         yield server

@@ -8,7 +8,8 @@ import pytest
 from conftest import invoke_cli
 from test_flags import MTB_PAIRS, I, P, S, U, mtb_table
 
-from goldboard.annotate.client import connect
+from goldboard.annotate import server as srv
+from goldboard.annotate.client import AuthenticationFailed, connect
 from goldboard.fileio import write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
 
@@ -71,10 +72,14 @@ def test_push_adjudicate_pull(live_server, tmp_path, monkeypatch):
     res = run("adjudicate", "push", "--study", st.path)
     assert res.exit_code != 0 and "--anonymise" in res.output
 
-    client.create_annotation(tasks["C-1"][0], answer(P, "ECOG 2 is a caveat, not missing information"))
-    client.create_annotation(tasks["C-10"][0], answer(S))
-    as_rater = client.as_token(live_server.credentials.token_for("onc_a"))
-    as_rater.create_annotation(tasks["C-11"][0], answer("unresolved", "need the trial protocol"))
+    # the projects are in the adjudicator's own organization (default name "adjudicator"): a rater is refused
+    creds = srv.read_credentials(live_server.data_dir)
+    adjudicator = client.as_token(creds.token_for("adjudicator"))
+    adjudicator.create_annotation(tasks["C-1"][0], answer(P, "ECOG 2 is a caveat, not missing information"))
+    adjudicator.create_annotation(tasks["C-10"][0], answer(S))
+    with pytest.raises(AuthenticationFailed):
+        client.as_token(creds.token_for("onc_a")).create_annotation(tasks["C-11"][0], answer(S))
+    client.create_annotation(tasks["C-11"][0], answer("unresolved", "need the trial protocol"))  # study lead
 
     res = run("adjudicate", "pull", "--study", st.path)
     assert res.exit_code == 0, res.output
@@ -82,9 +87,9 @@ def test_push_adjudicate_pull(live_server, tmp_path, monkeypatch):
     log = [json.loads(x) for x in st.decisions_path.read_text().splitlines()]
     got = {e["item_id"]: (e["decision"], e["adjudicator"], e["independent"], e["source"]) for e in log}
     assert got == {
-        "C-1": (P, "admin", True, "label_studio"),
-        "C-10": (S, "admin", True, "label_studio"),
-        "C-11": ("unresolved", "onc_a", False, "label_studio"),
+        "C-1": (P, "adjudicator", True, "label_studio"),
+        "C-10": (S, "adjudicator", True, "label_studio"),
+        "C-11": ("unresolved", "admin", True, "label_studio"),
     }
     before = st.decisions_path.read_bytes()
     res = run("adjudicate", "pull", "--study", st.path)

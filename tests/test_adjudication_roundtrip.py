@@ -281,6 +281,7 @@ def test_round_trip_import_export_every_row(study, tmp_path):
         "field",
         "gold_value",
         "method",
+        "round",
         "value_onc_a",
         "value_onc_b",
         "adjudicator",
@@ -338,7 +339,7 @@ def test_round_trip_import_export_every_row(study, tmp_path):
     assert man["fields"] == ["safety_label", MI]
     assert man["files"]["gold.csv"]["sha256"] == sha(study.gold_dir / "v1" / "gold.csv")
     assert man["schema"] == {"name": "mtb", "version": "1.0"} and man["raters"] == ["onc_a", "onc_b"]
-    assert man["sources"]["ratings"] == [{"path": "rounds/1/ratings.csv", "sha256": ratings_sha}]
+    assert man["sources"]["ratings"] == [{"path": "rounds/1/ratings.csv", "round": 1, "sha256": ratings_sha}]
     assert man["sources"]["decisions"]["entries"] == 9 and man["version"] == "v1"
 
     # ---- reruns change nothing

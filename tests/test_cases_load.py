@@ -52,7 +52,8 @@ def test_openmtb_cases_with_named_prediction_lists():
     # case text composed from the displayed fields; reference labels are never shown
     assert "Genomic alteration: ALK fusion (EML4-ALK)" in row["case_text"]
     assert "Brain metastases: no" in row["case_text"]
-    assert "Insufficient" not in row["case_text"] and "Stage:" not in row["case_text"]  # blanked stage
+    # the blanked stage reads "not documented" (what Insufficient Information rests on); no label leaks
+    assert "Insufficient" not in row["case_text"] and "Stage: not documented" in row["case_text"].splitlines()
     assert not df["synthetic"].any()
 
 

@@ -148,3 +148,67 @@ def test_report_scoring_section_equals_goldboard_score(demo_run, tmp_path):
         assert f"{acc['estimate']:.3f} [{acc['low']:.3f}, {acc['high']:.3f}]" in md, (g["model"], acc)
         # each model is scored on its own outputs only
         assert g["n"] < score["gold"]["items"]
+
+
+def test_demo_runs_a_calibration_round_then_a_main_round(demo_run):
+    root, res = demo_run
+    from goldboard.study import Study
+
+    st = Study.open(root / "study")
+    r1, r2 = st.round(1), st.round(2)
+    assert r1.calibration and r1.guideline_version == "v1.0" and not r2.calibration
+    # the calibration set (stratified by error type) and the main round do not overlap
+    u = st.units()
+    cal = {c for c, rs in zip(u["case_id"], u["rounds"]) if 1 in rs}
+    main = {c for c, rs in zip(u["case_id"], u["rounds"]) if 2 in rs}
+    assert cal and main and not cal & main
+    assert "Stopping rule kappa_lower>=0.4 (safety_label)" in res.output
+    assert ("calibration can stop" in res.output) or ("continue calibrating" in res.output)
+
+
+def test_demo_report_shows_rule_plan_reviewer_tables_supplement_and_pdf(demo_run, tmp_path):
+    root, res = demo_run
+    out = root / "outputs"
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Calibration rounds and the stopping rule" in md and "kappa_lower&gt;=0.4" in md
+    assert "Sample size: Planning inputs came from pilot round 1" in md or "plan skipped" in res.output
+    for title in (
+        "## Gold-label distribution",
+        "## Disagreements and their resolution, by named boundary",
+        "## Time on task",
+    ):
+        assert title in md
+    sup = out / "supplement"
+    assert (sup / "calibration.csv").exists() and (sup / "resolution_by_boundary.csv").exists()
+    # the resolution table counts the round's boundary disagreements, as `goldboard flag` does
+    flag = json.loads(invoke_cli("flag", "--study", str(root / "study"), "--round", "2", "--format", "json").stdout)
+    import pandas as pd
+
+    resolution = pd.read_csv(sup / "resolution_by_boundary.csv")
+    for name, b in flag["summary"]["by_boundary"].items():
+        if b["count"]:
+            rows = resolution[resolution["Boundary"] == name]
+            assert int(rows["n"].sum()) == b["count"] == int(rows["Disagreements"].iloc[0]), name
+    # time on task: the simulated lead times, medians per rater
+    ratings = pd.read_csv(root / "study" / "rounds" / "2" / "ratings.csv")
+    sub = ratings[ratings["field"] == "safety_label"].drop_duplicates(["item_id", "rater"])
+    tpr = pd.read_csv(sup / "time_per_rater.csv")
+    for rater, part in sub.groupby("rater"):
+        assert float(tpr.loc[tpr["Group"] == rater, "Median (s)"].iloc[0]) == pytest.approx(
+            part["lead_time"].median(), abs=0.05
+        )
+    pdf = out / "report.pdf"
+    if _chromium() is None:
+        assert "PDF skipped" in res.output
+        pytest.skip("chromium not installed: the demo skipped the PDF and said so")
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm not installed (apt-get install poppler-utils)")
+    subprocess.run(["pdftoppm", "-r", "40", "-png", str(pdf), str(tmp_path / "page")], check=True, timeout=120)
+    pages = sorted(tmp_path.glob("page*.png"))
+    assert len(pages) >= 3
+    import matplotlib.image as mpimg
+
+    for p in pages[:2]:
+        img = mpimg.imread(p)[..., :3]
+        assert (img < 0.9).any(axis=2).mean() > 0.01, p

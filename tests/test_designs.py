@@ -118,6 +118,51 @@ def test_single_items_get_method_single_offline(tmp_path):
     assert gold.loc["C", "method"] == "unanimous"
 
 
+def test_per_item_design_gold_needs_only_the_assigned_raters():
+    """Three raters, two per item (``push --per-item 2``): an item both of its raters agree on
+    is unanimous -- the third rater was never asked; a disagreement between the two stays
+    unresolved; an assigned rater who has not rated yet leaves the item unresolved and
+    flagged as missing."""
+    from goldboard.adjudicate.flags import flag_disagreements
+    from goldboard.cases.rounds import Assigned
+
+    schema = load_schema("mtb")
+    plan = {
+        "A": {"onc_a": "Supported", "onc_b": "Supported"},
+        "B": {"onc_b": "Unsupported", "onc_c": "Unsupported"},
+        "C": {"onc_a": "Supported", "onc_c": "Unsupported"},
+        "D": {"onc_a": "Supported"},  # onc_c (assigned) has not rated it
+    }
+    assigned = {"A": {"onc_a", "onc_b"}, "B": {"onc_b", "onc_c"}, "C": {"onc_a", "onc_c"}, "D": {"onc_a", "onc_c"}}
+    rows = [
+        {
+            "round": 1,
+            "item_id": item,
+            "case_id": item,
+            "output_id": "",
+            "model": "",
+            "rater": r,
+            "field": "safety_label",
+            "value": v,
+            "rationale": "x",
+        }
+        for item, ratings in plan.items()
+        for r, v in ratings.items()
+    ]
+    df = pd.DataFrame(rows)
+    df.attrs["assigned"] = Assigned({(i, 1): rs for i, rs in assigned.items()})
+    raters = ["onc_a", "onc_b", "onc_c"]
+    gold = resolve_gold(df, schema, (), raters).set_index("item_id")
+    assert gold.loc["A", ["gold_value", "method"]].tolist() == ["Supported", "unanimous"]
+    assert gold.loc["B", ["gold_value", "method"]].tolist() == ["Unsupported", "unanimous"]
+    assert gold.loc["C", "method"] == "unresolved"
+    assert gold.loc["D", "method"] == "unresolved"
+    flags = flag_disagreements(df, schema, raters)
+    flagged = set(flags["item_id"])
+    assert "A" not in flagged and "B" not in flagged  # the unasked rater is not "missing"
+    assert {"C", "D"} <= flagged
+
+
 # --------------------------------------------------------------------------- live
 
 

@@ -719,7 +719,9 @@ def test_adjudication_reasons_and_gold_read_back_exactly(world, failures):
             if rec["Field"].value != "safety_label":
                 continue
             reason = _xlsx_legal(hostile.mixed(rng, 2)).strip() or "ok"
-            rec["Decision"].value = U
+            # Insufficient Information: allowed with any missing_info (Unsupported would break the mtb rule
+            # missing_info_needs_insufficiency where the raters ticked missing information)
+            rec["Decision"].value = I
             rec["Reason"].value = reason
             rec["Adjudicator"].value = "dr_chair"
             formula = formula or reason.startswith("=")

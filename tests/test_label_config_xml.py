@@ -9,7 +9,7 @@ import pytest
 from label_studio_sdk.label_interface import LabelInterface
 
 from goldboard.label_configs.schema import SchemaError, builtin_names, load_schema, schema_from_dict
-from goldboard.label_configs.xml import TASK_DATA_KEYS, task_data, to_label_studio_xml
+from goldboard.label_configs.xml import DEFINITION_STYLE, TASK_DATA_KEYS, task_data, to_label_studio_xml
 
 BUILTINS = ["mtb", "mtb_unsafe", "medfail", "radsafe"]
 
@@ -119,7 +119,9 @@ def test_instructions_and_descriptions_are_body_text_not_titles():
     root = ET.fromstring(to_label_studio_xml(schema))
     headers = {h.get("value"): h for h in root.iter("Header")}
     assert all(1 <= int(h.get("size", "4")) <= 5 for h in headers.values())
-    for text in ("Read <script>alert(1)</script> carefully & rate.", "Pick & choose", "Why? <explain>"):
+    instructions = next(h for h in headers if h.startswith("Read <script>"))
+    assert instructions == "Read <script>alert(1)</script> carefully & rate.\nSchema: nasty v" + schema.version + "."
+    for text in (instructions, "Pick & choose", "Why? <explain>"):
         style = headers[text].get("style", "")
         assert "font-weight: 400" in style and "font-size: 14px" in style
     # titles keep Label Studio's heading look
@@ -136,8 +138,31 @@ def test_mtb_hints_and_condition():
     controls = _controls(root)
     label = controls["safety_label"]
     assert label.get("required") == "true"
-    hints = {c.get("alias"): c.get("hint") for c in label.findall("Choice")}
-    assert hints["Partially Supported"].startswith("The therapy is reasonable")
+    # definitions are visible under each option (Choice html), never a hover tooltip over the options
+    assert all(c.get("hint") is None for c in root.iter("Choice"))
+    html = {c.get("alias"): c.get("html") for c in label.findall("Choice")}
+    assert html["Partially Supported"] == (
+        "<span>Partially Supported</span>"
+        f'<span style="{DEFINITION_STYLE}">The therapy is reasonable, but a clinical caveat (e.g. poor ECOG status) '
+        "needs oncologist review.</span>"
+    )
+    # display names beside the stored values: the rater reads "ECOG status", the result stores ecog_status
+    mi = {c.get("alias"): (c.get("value"), c.get("html")) for c in controls["missing_info"].findall("Choice")}
+    assert list(mi) == [
+        "stage",
+        "ecog_status",
+        "prior_therapy",
+        "pdl1_expression",
+        "brain_metastasis",
+        "biomarker_validation",
+        "variant_actionability",
+    ]
+    assert mi["ecog_status"][0] == "ECOG status" and mi["pdl1_expression"][0] == "PD-L1 expression"
+    assert "ECOG performance status" in mi["ecog_status"][1]
+    # a definition that only repeats the name is left out
+    assert mi["brain_metastasis"][1] == "<span>Brain metastasis status</span>"
+    # the schema and its version close the instructions
+    assert any(h.get("value", "").endswith("Schema: mtb v1.0.") for h in root.iter("Header"))
     # missing_info sits directly in the conditional View (so LS skips its checks when hidden)
     parent = {c: p for p in root.iter() for c in p}
     view = parent[controls["missing_info"]]
@@ -175,7 +200,9 @@ def test_escaping_round_trips_every_user_string():
     shown = [c.get("value") for c in verdict]
     assert all("$" not in s for s in shown)
     assert shown[3] == "costs \uff04100"
-    assert verdict[0].get("hint") == 'desc with "quotes" & <tags>'
+    # definitions reach Label Studio's html attribute escaped: tags in schema text are shown, never run
+    assert "&lt;tags&gt;" in verdict[0].get("html") and "<tags>" not in verdict[0].get("html")
+    assert "desc with &quot;quotes&quot; &amp; &lt;tags&gt;" in verdict[0].get("html")
     headers = [h.get("value") for h in root.iter("Header")]
     assert 'Title with <b>bold</b> & "quotes" & \uff04case_text' in headers
     # conditional on two values containing XML metacharacters

@@ -21,6 +21,7 @@ from goldboard.annotate.simulate import annotation_result, post_ratings, push_wi
 from goldboard.cases.load import load_units
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.synth import synthesize, write_records
+from goldboard.errors import LabelStudioError
 from goldboard.label_configs.schema import builtin_names, load_schema
 from goldboard.label_configs.xml import to_label_studio_xml
 from goldboard.study import Study
@@ -155,25 +156,14 @@ def test_blinded_round_trip_cell_by_cell(live_server, tmp_path):
     assert all(len(client.task_data(pid)) == 16 for pid in rnd.projects.values())
 
 
-def test_shared_round_attributes_by_user(live_server, tmp_path):
+def test_shared_round_is_refused_where_the_server_keeps_raters_apart(live_server, tmp_path):
+    # the embedded server puts each rater in an organization of their own: one project cannot be
+    # reached by all raters, so --shared is refused with the reason, before anything is created
     cases, outputs = cases_files(tmp_path, n=3)
     st = new_study(tmp_path, live_server)
     res = run("push", "--study", st.path, cases, "--outputs", outputs, "--shared", "--quiet")
-    assert res.exit_code == 0, res.output
-    st = Study.open(st.path)
-    assert st.round(1).mode == "shared" and list(st.round(1).projects) == ["*"]
-    units = load_units(cases, outputs, schema="mtb")
-    want = desired_mtb(units)
-    post_ratings(st, want, progress=False)
-    res = run("pull", "--study", st.path, "--quiet")
-    assert res.exit_code == 0, res.output
-    got = read_ratings_csv(st.ratings_path(1)).set_index(["item_id", "rater", "field"])
-    assert len(got) == len(want)
-    for w in want.itertuples():
-        assert got.loc[(w.item_id, w.rater, w.field), "value"] == w.value
-    # a blinded push to the shared round is refused
-    res = run("push", "--study", st.path, cases, "--outputs", outputs, "--blinded")
-    assert res.exit_code != 0 and "round 1 is shared" in res.output
+    assert res.exit_code == 1 and "organization of their own" in res.output and "Traceback" not in res.output
+    assert not Study.open(st.path).rounds or not Study.open(st.path).round(1).projects
 
 
 def test_invalid_annotations_are_kept_aside_not_lost(live_server, tmp_path):
@@ -199,8 +189,12 @@ def test_invalid_annotations_are_kept_aside_not_lost(live_server, tmp_path):
         "empty": a.create_annotation(ta[items[1]], []),
         "old": b.create_annotation(tb[items[1]], annotation_result(st.schema, {"safety_label": "Supported"}, "v1")),
         "new": b.create_annotation(tb[items[1]], good),
-        "intruder": b.create_annotation(ta[items[2]], good),
-    }  # onc_b in onc_a's project
+    }
+    # onc_b cannot annotate in onc_a's project: the server refuses (onc_a's organization)
+    with pytest.raises(LabelStudioError):
+        b.create_annotation(ta[items[2]], good)
+    # an account that is no rater (the organization's own goldboard account) annotates there: held out
+    ids["intruder"] = client.as_token(creds.org_token("onc_a")).create_annotation(ta[items[2]], good)
     res = run("pull", "--study", st.path, "--quiet")
     assert res.exit_code == 0, res.output
     assert "held out: 4 invalid, 1 superseded" in res.output
@@ -214,7 +208,7 @@ def test_invalid_annotations_are_kept_aside_not_lost(live_server, tmp_path):
     assert "unknown field 'mood'" in inv.loc[str(ids["unknown"]), "reason"]
     assert inv.loc[str(ids["empty"]), "reason"] == "empty result"
     assert inv.loc[str(ids["old"]), "kind"] == "superseded"
-    assert "annotated by onc_b" in inv.loc[str(ids["intruder"]), "reason"]
+    assert "annotated by goldboard-org-onc_a (user" in inv.loc[str(ids["intruder"]), "reason"]
     assert inv.loc[str(ids["intruder"]), "rater"] == "onc_a"
     summary = json.loads(st.pull_report_path(1).read_text())
     assert summary["raters"]["onc_a"]["unannotated"] == len(items)
@@ -310,23 +304,6 @@ def test_wrong_token_and_unreachable_server(live_server, tmp_path):
     off = Study.init(tmp_path / "off", schema="mtb", raters=RATERS, data_dir=str(tmp_path / "no-server"))
     res = run("push", "--study", off.path, cases, "--outputs", outputs)
     assert res.exit_code == 2 and "embedded Label Studio server" in res.output and "is not running" in res.output
-
-
-def test_external_url_with_token_in_env_works(live_server, tmp_path, monkeypatch):
-    cases, outputs = cases_files(tmp_path, n=1)
-    st = Study.init(tmp_path / "ext", schema="mtb", raters=RATERS, url=live_server.url)
-    token = srv.read_credentials(live_server.data_dir).admin.token
-    res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet", env={"LABEL_STUDIO_API_KEY": token})
-    assert res.exit_code == 0, res.output
-    assert token not in res.output and token not in (st.path / "study.toml").read_text()
-    monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
-    # external server: raters are matched to users by name (onc_a@goldboard.local)
-    want = desired_mtb(load_units(cases, outputs, schema="mtb"))
-    creds = srv.read_credentials(live_server.data_dir)
-    post_ratings(Study.open(st.path), want, tokens={r: creds.token_for(r) for r in RATERS}, progress=False)
-    res = run("pull", "--study", st.path, "--quiet", env={"LABEL_STUDIO_API_KEY": token})
-    assert res.exit_code == 0 and "warning" not in res.output, res.output
-    assert len(read_ratings_csv(Study.open(st.path).ratings_path(1))) == len(want)
 
 
 def test_deleted_project_and_changed_config(live_server, tmp_path):

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from test_live_roundtrip import RATERS, cases_files, desired_mtb, new_study, server_tasks
 
 from goldboard.annotate import server as srv
-from goldboard.annotate.client import connect
+from goldboard.annotate.client import AuthenticationFailed, connect
 from goldboard.annotate.simulate import annotation_result, post_ratings
 from goldboard.cases.ratings import read_ratings_csv
 from goldboard.cases.synth import write_records
@@ -213,8 +213,13 @@ def test_annotation_by_another_user_never_displaces_the_raters_own(live_server, 
         item = sorted(ta)[0]
         intruder = admin.create_annotation(ta[item], annotation_result(st.schema, {"safety_label": "Unsupported"}))
         creds = srv.read_credentials(live_server.data_dir)
-        b = admin.as_token(creds.token_for("onc_b"))  # and onc_b annotates in onc_a's project too
-        intruder_b = b.create_annotation(ta[item], annotation_result(st.schema, {"safety_label": "Supported"}))
+        # onc_b cannot annotate in onc_a's project: the server refuses (onc_a's own organization) ...
+        b = admin.as_token(creds.token_for("onc_b"))
+        with pytest.raises(AuthenticationFailed):
+            b.create_annotation(ta[item], annotation_result(st.schema, {"safety_label": "Supported"}))
+        # ... but an account inside that organization that is not onc_a can, and is held out too
+        org = admin.as_token(creds.org_token("onc_a"))
+        intruder_b = org.create_annotation(ta[item], annotation_result(st.schema, {"safety_label": "Supported"}))
     res = run("pull", "--study", st.path, "--quiet")
     assert res.exit_code == 0, res.output
     assert "2 annotations by other users held out of onc_a's project" in res.output

@@ -56,7 +56,10 @@ def result(label: str, why: str) -> list[dict]:
     ]
 
 
-def test_hand_made_project_live_and_from_export(live_server, tmp_path):
+def test_hand_made_project_live_and_from_export(convention_server, tmp_path):
+    # a hand-made project shared by two raters: a team's own Label Studio, i.e. everyone in one
+    # organization (the embedded default keeps each rater in an organization of their own)
+    live_server = convention_server
     s = tmp_path / "hand"
     Study.init(s, schema="mtb", raters=["dr_a", "dr_b"], data_dir=str(live_server.data_dir))
     st = Study.open(s)

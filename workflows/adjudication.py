@@ -20,6 +20,7 @@ from goldboard.adjudicate.decisions import (
     sheet_state_rows,
 )
 from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.cases.ratings import adjudicable_fields
 from goldboard.exports.gold import GoldRelease, write_gold_release
 from goldboard.exports.workbook import WorkbookInfo, write_review_workbook
@@ -37,7 +38,7 @@ def write_study_workbook(
     info = {
         "study": study.name,
         "workspace": str(study.path),
-        "round": "all (latest per item)" if round is None else round,
+        "round": "per item, the latest round every rater rated" if round is None else round,
     }
     return write_review_workbook(
         path,
@@ -50,6 +51,7 @@ def write_study_workbook(
         study_info=info,
         now=now,
         state=sheet_state_rows(entries, ratings),  # what the sheet shows: the import checks against it
+        round_number=round,
     )
 
 
@@ -80,17 +82,33 @@ def import_study_sheet(
     )
 
 
-def export_gold(study: Study, fmt: str = "csv", *, force: bool = False, now: str | None = None) -> GoldRelease:
-    """Resolve a study's gold and write the next release (see :func:`write_gold_release`)."""
+def export_gold(
+    study: Study, fmt: str = "csv", *, force: bool = False, now: str | None = None, round_number: int | None = None
+) -> GoldRelease:
+    """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
+
+    ``round_number``: resolve from that round only; default: per item, the latest round
+    in which every study rater rated it (items with an incomplete later round are listed
+    in the manifest's ``rounds.incomplete_later_rounds`` and in
+    ``release.gold.attrs["round_selection"]``; decisions in force made on an earlier round
+    than the item's ratings in ``rounds.decisions_on_earlier_rounds``).  Raises
+    :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold item
+    breaks a schema cross-field rule.
+    """
 
     schema = study.schema
-    ratings = study_ratings(study)
+    ratings = study_ratings(study, round_number)  # every round; round_number chooses below
     entries = read_decisions(study.decisions_path)
-    gold = resolve_gold(ratings, schema, entries, study.raters)
+    gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
+    check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
+    selection = gold.attrs["round_selection"]
     orphans = gold.attrs.get("orphan_decisions", [])
+    used = set(selection.rounds.values())
     sources = []
-    for p in sorted((study.path / "rounds").glob("*/ratings.csv")):
-        sources.append({"path": p.relative_to(study.path).as_posix(), "sha256": sha256_file(p)})
+    for n in study.pulled_rounds():
+        if n in used:
+            p = study.ratings_path(n)
+            sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha256_file(p)})
     dec_path = study.decisions_path
     raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
     manifest = {
@@ -99,6 +117,7 @@ def export_gold(study: Study, fmt: str = "csv", *, force: bool = False, now: str
         "raters": raters,
         # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
         "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(gold["field"])],
+        "rounds": selection.to_dict() | {"decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"]},
         "sources": {
             "ratings": sources,
             "decisions": {
@@ -110,4 +129,6 @@ def export_gold(study: Study, fmt: str = "csv", *, force: bool = False, now: str
             },
         },
     }
-    return write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
+    rel = write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
+    rel.gold = gold
+    return rel

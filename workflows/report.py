@@ -16,13 +16,16 @@ from goldboard.adjudicate.decisions import read_decisions
 from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
+from goldboard.analysis.report_tables import wald_suspect
 from goldboard.analysis.scoring_render import header_lines, sections
 from goldboard.analysis.scoring_render import render_markdown as score_md
 from goldboard.cases.assignment import design_note
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import read_release
+from goldboard.exports.pdf import print_pdf
 from goldboard.exports.report import (
     LANDIS_KOCH_NOTE,
+    blinding_text,
     flat_label,
     headline_rows,
     heatmap_png,
@@ -32,10 +35,12 @@ from goldboard.exports.report import (
     render_markdown,
     software_versions,
 )
+from goldboard.exports.report_extras import SUPPLEMENT_DIR, write_supplement
 from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
 from goldboard.workflows.agreement import agreement_for_study
+from goldboard.workflows.report_extras import recorded_plan, reviewer_sections
 from goldboard.workflows.score import run_score
 
 
@@ -102,11 +107,16 @@ def build_report(
     release: str | None = None,
     fields: list[str] | None = None,
     predictions: str | Path | None = None,
+    rules: list[str] | None = None,
+    ci_auto: bool = False,
 ) -> dict[str, Any]:
     """Collect everything the report shows for a study round (default: latest pulled).
 
     With ``predictions`` (a model predictions file), a model-scoring section scores
-    them against the study's gold release (see ``goldboard score``).
+    them against the study's gold release (see ``goldboard score``).  ``rules``: stopping
+    rules for the calibration section (default: those recorded by ``goldboard calibrate``).
+    ``ci_auto``: where the Wald interval behaves badly (few items, estimates near 1), use
+    percentile bootstrap intervals instead (:data:`AUTO_BOOTSTRAP` resamples) and say so.
     """
     schema = study.schema
     rnd = study.latest_pulled_round() if round is None else round
@@ -120,6 +130,7 @@ def build_report(
     results = agreement_for_study(study, round=rnd, fields=fields, bootstrap=bootstrap, seed=seed)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
+    results, ci_note = _wald_choice(study, rnd, results, bootstrap, seed, ci_auto)
     results = _with_threshold_views(results, study, ratings, bootstrap, seed, explicit=fields is not None)
     decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
     gold, manifest, gold_name = _gold_release(study, release)
@@ -132,18 +143,7 @@ def build_report(
     items = sorted(set(ratings["item_id"]))
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     mode = round_info.mode if round_info else "unknown"
-    blinding = {
-        "blinded": "Blinded: each rater annotated in a separate Label Studio project, so no rater could see "
-        "another's labels (Label Studio Community has no blinding of its own).",
-        "shared": "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels.",
-    }.get(mode, "Blinding: not recorded (ratings imported from files).")
-    tables = sorted(round_info.tables) if round_info is not None and round_info.tables else []
-    if mode == "table":
-        blinding = (
-            f"Blinding: not recorded (ratings imported from a ratings table: {', '.join(tables)})."
-            if tables
-            else "Blinding: not recorded (ratings imported from a ratings table)."
-        )
+    blinding = blinding_text(round_info, study.adjudication)
 
     field_sections = []
     multi_sections: dict[str, dict] = {}
@@ -312,7 +312,7 @@ def build_report(
             )
         scoring = _scoring_section(study, release, predictions, seed)
 
-    return {
+    data = {
         "scoring": scoring,
         "generated_at": utc_now(),
         "study": {
@@ -358,13 +358,80 @@ def build_report(
         "rounds_change": rounds_change,
         "warnings": warnings,
     }
+    data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
+    data["methods"] = _methods_additions(study, data["methods"], ci_note)
+    return data
 
 
-def write_report(study: Study, path: str | Path | None = None, fmt: str = "html", **kwargs) -> Path:
-    """Build the report and write it atomically (default ``<study>/reports/report.<ext>``)."""
+#: bootstrap resamples used where ``ci_auto`` replaces a Wald interval
+AUTO_BOOTSTRAP = 2000
+
+
+def _wald_choice(
+    study: Study, rnd: int, results: dict[str, dict], bootstrap: int, seed: int, ci_auto: bool
+) -> tuple[dict[str, dict], str]:
+    """Fields whose Wald intervals behave badly (:func:`wald_suspect`): with ``ci_auto`` their
+    agreement is recomputed with percentile bootstrap intervals; either way the methods text
+    says which interval each field got and why."""
+    if bootstrap:
+        return results, ""
+    suspect = {name: why for name, res in results.items() if (why := wald_suspect(res))}
+    if not suspect:
+        return results, ""
+    reasons = sorted({w for why in suspect.values() for w in why})
+    names = ", ".join(suspect)
+    if not ci_auto:
+        return results, (
+            f"Wald intervals may undercover for {names} ({'; '.join(reasons)}); percentile bootstrap intervals "
+            f"are offered with `goldboard report --ci auto` (or --bootstrap 2000)."
+        )
+    out = dict(results)
+    for name in suspect:
+        out[name] = agreement_for_study(study, round=rnd, fields=[name], bootstrap=AUTO_BOOTSTRAP, seed=seed)[name]
+    return out, (
+        f"For {names} ({'; '.join(reasons)}) the Wald interval is known to undercover (small samples, "
+        f"estimates near the bound of the coefficient), so percentile bootstrap intervals ({AUTO_BOOTSTRAP} "
+        f"resamples of items, seed {seed}) are reported instead; all other intervals are Wald intervals."
+    )
+
+
+def _methods_additions(study: Study, methods: str, ci_note: str) -> str:
+    """The sample-size plan and the interval choice, appended to the methods text."""
+    plan = recorded_plan(study)
+    extra = []
+    if plan:
+        extra.append(f"Sample size: {plan['sentence']}")
+    if ci_note:
+        extra.append(ci_note)
+    return " ".join([methods, *extra]) if extra else methods
+
+
+def write_report(
+    study: Study,
+    path: str | Path | None = None,
+    fmt: str = "html",
+    supplement: bool = True,
+    pdf: str | Path | None = None,
+    **kwargs,
+) -> Path:
+    """Build the report and write it atomically (default ``<study>/reports/report.<ext>``).
+
+    ``supplement``: also write every table as CSV in ``<report dir>/supplement/``.
+    ``pdf``: also print the HTML report to this PDF with headless Chromium
+    (:func:`goldboard.exports.pdf.print_pdf`; ``fmt`` must be ``html``)."""
     data = build_report(study, **kwargs)
     if path is None:
         path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
+    path = Path(path)
+    if pdf is not None and fmt != "html":
+        raise GoldboardError("a PDF is printed from the HTML report: use --format html", param="pdf")
+    if supplement:
+        sup = path.parent / SUPPLEMENT_DIR
+        files = write_supplement(data, sup)
+        data["supplement"] = SUPPLEMENT_DIR
+        data["supplement_files"] = [p.name for p in files]
     text = render_html(data) if fmt == "html" else render_markdown(data)
     write_text_atomic(path, text)
-    return Path(path)
+    if pdf is not None:
+        print_pdf(path, pdf)
+    return path

@@ -1,0 +1,594 @@
+"""Sample size for a kappa study, planned before the first case is rated (pure functions).
+
+Four published methods, two raters each:
+
+``ci_sample_size``  Donner & Eliasziw (1992) goodness-of-fit approach, confidence-interval form
+    (Rotondi & Donner 2012; R ``kappaSize::CIBinary``/``CI3Cats``..``CI5Cats``): the number of
+    items so that the expected lower limit of the 95% CI for kappa is at least ``kappa_lower``
+    (one-sided) or the expected interval lies within ``kappa_lower``..``kappa_upper`` (two-sided).
+``power_sample_size``  Donner & Eliasziw (1992), hypothesis-test form (``kappaSize::PowerBinary``,
+    ``Power3Cats``..``Power5Cats``): the number of items for a test of ``H0: kappa = kappa0``
+    against ``kappa1`` with the stated power.
+``cantor_sample_size``  Cantor (1996) (``irr::N.cohen.kappa``): binary ratings, raters with their
+    own positive rates, the Fleiss, Cohen & Everitt (1969) large-sample variance under H0 and H1.
+``flack_sample_size``  Flack, Afifi, Lachenbruch & Schouten (1988) (``irr::N2.cohen.kappa``):
+    k >= 2 categories with common marginals, the largest variance consistent with them (a
+    linear programme over the joint table).
+
+and ``expected_lower_bound`` (the inverse of ``ci_sample_size``: what lower limit ``n`` items
+buy; ``kappaSize::FixedNBinary``).  Every function returns a :class:`SampleSizePlan`
+(``n``, the unrounded value, the inputs, the method and its reference, a methods sentence).
+
+The Donner--Eliasziw model: two raters rate an item; with category prevalences ``p_j``
+and kappa ``k`` (the common-correlation model), both raters choose category ``j`` with
+probability ``p_j**2 + k p_j (1 - p_j)``; the remaining probability is disagreement.  The
+goodness-of-fit statistic of the expected counts under ``kappa0`` against those under
+``k1`` is ``n * sum_cells (P(kappa0) - P(k1))**2 / P(k1)`` on 1 degree of freedom.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import optimize, stats
+
+from goldboard.errors import GoldboardError
+from goldboard.text import md_table
+
+DONNER_ELIASZIW = (
+    "Donner A, Eliasziw M. A goodness-of-fit approach to inference procedures for the kappa statistic: "
+    "confidence interval construction, significance-testing and sample size estimation. Stat Med 1992;11:1511-19"
+)
+ROTONDI_DONNER = (
+    "Rotondi MA, Donner A. A confidence interval approach to sample size estimation for interobserver "
+    "agreement studies with multiple raters and outcomes. J Clin Epidemiol 2012;65:778-84"
+)
+CANTOR = "Cantor AB. Sample-size calculations for Cohen's kappa. Psychol Methods 1996;1:150-3"
+FLACK = (
+    "Flack VF, Afifi AA, Lachenbruch PA, Schouten HJA. Sample size determinations for the two rater kappa "
+    "statistic. Psychometrika 1988;53:321-5"
+)
+
+
+@dataclass(frozen=True)
+class SampleSizePlan:
+    """One sample-size answer: ``n`` items double-rated (``n_exact`` before rounding up)."""
+
+    method: str
+    goal: str
+    n: int
+    n_exact: float
+    kappa: float
+    prevalences: tuple[float, ...]
+    alpha: float
+    reference: str
+    kappa_null: float | None = None
+    kappa_lower: float | None = None
+    kappa_upper: float | None = None
+    power: float | None = None
+    two_sided: bool = False
+    warnings: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["prevalences"] = list(self.prevalences)
+        d["warnings"] = list(self.warnings)
+        d["sentence"] = self.sentence()
+        return d
+
+    def sentence(self) -> str:
+        """A sentence for the methods section."""
+        prev = ", ".join(f"{p:.3g}" for p in self.prevalences)
+        conf = round(100 * (1 - self.alpha))
+        if self.goal == "power":
+            side = "two-sided" if self.two_sided else "one-sided"
+            return (
+                f"A sample of {self.n} double-rated items gives {self.power:.0%} power to reject "
+                f"H0: kappa = {self.kappa_null:.3g} in favour of kappa = {self.kappa:.3g} "
+                f"({side} alpha = {self.alpha:.3g}; expected category prevalences {prev}; {self.method})."
+            )
+        if self.kappa_upper is None:
+            return (
+                f"A sample of {self.n} double-rated items gives an expected lower limit of the one-sided "
+                f"{conf}% confidence interval for kappa of at least {self.kappa_lower:.3g} if kappa is "
+                f"{self.kappa:.3g} (expected category prevalences {prev}; {self.method})."
+            )
+        return (
+            f"A sample of {self.n} double-rated items gives an expected {conf}% confidence interval for kappa "
+            f"within {self.kappa_lower:.3g} to {self.kappa_upper:.3g} if kappa is {self.kappa:.3g} "
+            f"(expected category prevalences {prev}; {self.method})."
+        )
+
+
+# -- inputs ---------------------------------------------------------------------------------------
+
+
+def _unit(name: str, value: float) -> float:
+    v = float(value)
+    if not 0.0 < v < 1.0:
+        raise GoldboardError(f"must lie strictly between 0 and 1, got {value!r}", param=name)
+    return v
+
+
+def prevalence_vector(props: float | Sequence[float]) -> np.ndarray:
+    """Category prevalences as a vector summing to 1: a single number ``p`` means a binary
+    outcome with prevalence ``p`` (``[1 - p, p]``).  2 to 10 categories, each in (0, 1)
+    (R's ``kappaSize`` tabulates 2 to 5; the model is the same for more)."""
+    if isinstance(props, int | float):
+        p = _unit("prevalence", props)
+        return np.array([1.0 - p, p])
+    arr = np.asarray([float(x) for x in props], dtype=float)
+    if len(arr) == 1:
+        return prevalence_vector(float(arr[0]))
+    if not 2 <= len(arr) <= 10:
+        raise GoldboardError(f"2 to 10 category prevalences are supported, got {len(arr)}", param="prevalence")
+    if np.any(arr <= 0) or np.any(arr >= 1):
+        raise GoldboardError("every category prevalence must lie strictly between 0 and 1", param="prevalence")
+    if abs(arr.sum() - 1.0) > 1e-3:
+        raise GoldboardError(f"the prevalences must sum to 1, they sum to {arr.sum():g}", param="prevalence")
+    return arr / arr.sum()
+
+
+def _check_alpha_power(alpha: float, power: float | None = None) -> None:
+    _unit("alpha", alpha)
+    if power is not None:
+        _unit("power", power)
+        if power <= alpha:
+            raise GoldboardError(f"must exceed alpha ({alpha:g}), got {power:g}", param="power")
+
+
+def _small_cells(props: np.ndarray, n: int) -> tuple[str, ...]:
+    if np.any(props * n < 5):
+        return ("at least one expected category count (prevalence x n) is below 5: the large-sample method is rough",)
+    return ()
+
+
+# -- Donner & Eliasziw (1992) -----------------------------------------------------------------------
+
+
+def cell_probabilities(kappa: float, props: Sequence[float]) -> np.ndarray:
+    """The common-correlation model for two raters: ``[P(both j) for each category j,
+    P(disagree)]`` with ``P(both j) = p_j**2 + kappa p_j (1 - p_j)`` (Donner & Eliasziw 1992;
+    Bartfay & Donner 2001 for k > 2 categories)."""
+    p = np.asarray(props, dtype=float)
+    agree = p * p + kappa * p * (1.0 - p)
+    return np.append(agree, 1.0 - agree.sum())
+
+
+def _gof(kappa_design: float, kappa_alt: float, props: np.ndarray) -> float:
+    """Per-item goodness-of-fit chi-square of the counts expected under ``kappa_design``
+    against the model at ``kappa_alt`` (the denominator)."""
+    a = cell_probabilities(kappa_design, props)
+    b = cell_probabilities(kappa_alt, props)
+    keep = b > 0
+    return float(np.sum((a[keep] - b[keep]) ** 2 / b[keep]))
+
+
+def _check_kappa(name: str, value: float) -> float:
+    return _unit(name, value)
+
+
+def ci_sample_size(
+    kappa: float,
+    kappa_lower: float,
+    props: float | Sequence[float],
+    kappa_upper: float | None = None,
+    alpha: float = 0.05,
+) -> SampleSizePlan:
+    """Items needed so that, if kappa is ``kappa``, the expected lower confidence limit is at
+    least ``kappa_lower`` (and, given ``kappa_upper``, the expected upper limit at most it).
+
+    Donner & Eliasziw (1992); Rotondi & Donner (2012).  One-sided (``kappa_upper`` None): the
+    100(1 - alpha)% lower limit, critical value ``chi2_1(1 - 2 alpha)``; two-sided: the
+    100(1 - alpha)% interval, ``chi2_1(1 - alpha)``.  ``n`` is the smallest integer with
+    ``n * GOF(kappa, limit) >= critical value`` for each limit given.  (R's ``kappaSize``
+    searches integers from 11 upwards and stops at ``GOF >= critical + 0.001``; it can differ
+    by one item at a boundary.)
+    """
+    kappa = _check_kappa("kappa", kappa)
+    kappa_lower = _check_kappa("kappa_lower", kappa_lower)
+    _check_alpha_power(alpha)
+    p = prevalence_vector(props)
+    if kappa_lower >= kappa:
+        raise GoldboardError(f"must be below the expected kappa {kappa:g}, got {kappa_lower:g}", param="kappa_lower")
+    if kappa_upper is not None:
+        kappa_upper = _check_kappa("kappa_upper", kappa_upper)
+        if kappa_upper <= kappa:
+            raise GoldboardError(
+                f"must be above the expected kappa {kappa:g}, got {kappa_upper:g}", param="kappa_upper"
+            )
+    crit = stats.chi2.ppf(1 - (2 * alpha if kappa_upper is None else alpha), 1)
+    exact = crit / _gof(kappa, kappa_lower, p)
+    if kappa_upper is not None:
+        exact = max(exact, crit / _gof(kappa, kappa_upper, p))
+    n = math.ceil(exact - 1e-9)
+    return SampleSizePlan(
+        method="Donner & Eliasziw (1992) goodness-of-fit confidence interval",
+        goal="ci",
+        n=n,
+        n_exact=exact,
+        kappa=kappa,
+        prevalences=tuple(float(x) for x in p),
+        alpha=alpha,
+        reference=f"{DONNER_ELIASZIW}; {ROTONDI_DONNER}",
+        kappa_lower=kappa_lower,
+        kappa_upper=kappa_upper,
+        two_sided=kappa_upper is not None,
+        warnings=_small_cells(p, n),
+    )
+
+
+def expected_lower_bound(kappa: float, n: int, props: float | Sequence[float], alpha: float = 0.05) -> float:
+    """The expected lower limit of the one-sided 100(1 - alpha)% confidence interval for kappa
+    from ``n`` double-rated items if kappa is ``kappa`` (the inverse of :func:`ci_sample_size`;
+    ``kappaSize::FixedNBinary``): the ``k_L < kappa`` with ``n * GOF(kappa, k_L) = chi2_1(1 - 2 alpha)``.
+    Returns 0.0 when even ``k_L = 0`` is not excluded."""
+    kappa = _check_kappa("kappa", kappa)
+    _check_alpha_power(alpha)
+    if int(n) < 2:
+        raise GoldboardError(f"must be at least 2, got {n!r}", param="n")
+    p = prevalence_vector(props)
+    crit = stats.chi2.ppf(1 - 2 * alpha, 1)
+
+    def f(k: float) -> float:
+        return n * _gof(kappa, k, p) - crit
+
+    if f(1e-9) < 0:
+        return 0.0
+    return float(optimize.brentq(f, 1e-9, kappa - 1e-12, xtol=1e-10))
+
+
+def noncentrality(alpha: float, power: float, df: int = 1) -> float:
+    """The non-centrality ``lambda`` of a chi-square on ``df`` degrees of freedom at which a test at
+    level ``alpha`` has the given power: ``P(chi2_df(lambda) > chi2_df(1 - alpha)) = power``."""
+    crit = stats.chi2.ppf(1 - alpha, df)
+    return float(optimize.brentq(lambda lam: stats.ncx2.sf(crit, df, lam) - power, 1e-9, 1e4, xtol=1e-12))
+
+
+def power_sample_size(
+    kappa1: float,
+    kappa0: float,
+    props: float | Sequence[float],
+    alpha: float = 0.05,
+    power: float = 0.80,
+) -> SampleSizePlan:
+    """Items needed to reject ``H0: kappa = kappa0`` when kappa is ``kappa1`` (Donner & Eliasziw
+    1992, the goodness-of-fit test; ``kappaSize::PowerBinary``, ``Power3Cats``..): ``n = lambda /
+    GOF`` with ``lambda`` the 1-df non-centrality for ``alpha`` (two-sided, as the chi-square test
+    is) and ``power``, and ``GOF = sum (P(kappa1) - P(kappa0))**2 / P(kappa0)`` per item."""
+    kappa1 = _check_kappa("kappa", kappa1)
+    kappa0 = _unit("kappa_null", kappa0)
+    _check_alpha_power(alpha, power)
+    if kappa1 == kappa0:
+        raise GoldboardError("must differ from the expected kappa", param="kappa_null")
+    p = prevalence_vector(props)
+    exact = noncentrality(alpha, power) / _gof(kappa1, kappa0, p)
+    n = math.ceil(exact - 1e-9)
+    return SampleSizePlan(
+        method="Donner & Eliasziw (1992) goodness-of-fit test",
+        goal="power",
+        n=n,
+        n_exact=exact,
+        kappa=kappa1,
+        prevalences=tuple(float(x) for x in p),
+        alpha=alpha,
+        reference=DONNER_ELIASZIW,
+        kappa_null=kappa0,
+        power=power,
+        two_sided=True,
+        warnings=_small_cells(p, n),
+    )
+
+
+# -- Cantor (1996) and Flack et al. (1988): the Fleiss-Cohen-Everitt variance -------------------------
+
+
+def cantor_q(kappa: float, rate1: float, rate2: float) -> float:
+    """Cantor's (1996) ``Q``: n times the large-sample variance of kappa (Fleiss, Cohen & Everitt
+    1969) for a 2x2 table with positive rates ``rate1``, ``rate2`` and the given kappa."""
+    q1, q2 = 1.0 - rate1, 1.0 - rate2
+    pe = rate1 * rate2 + q1 * q2
+    po = kappa * (1.0 - pe) + pe
+    p22 = (po - rate1 + q2) / 2.0
+    p11 = po - p22
+    p12 = rate1 - p11
+    p21 = rate2 - p11
+    if min(p11, p22, p12, p21) < -1e-12:
+        raise GoldboardError(
+            f"kappa {kappa:g} is not attainable with positive rates {rate1:g} and {rate2:g}", param="kappa"
+        )
+    d = 1.0 - pe
+    total = (
+        p11 * (d - (rate2 + rate1) * (1 - po)) ** 2
+        + p22 * (d - (q2 + q1) * (1 - po)) ** 2
+        + (1 - po) ** 2 * (p12 * (rate2 + q1) ** 2 + p21 * (q2 + rate1) ** 2)
+        - (po * pe - 2 * pe + po) ** 2
+    )
+    return float(total / d**4)
+
+
+def _z_n(tau0: float, tau1: float, kappa1: float, kappa0: float, alpha: float, power: float, two_sided: bool):
+    za = stats.norm.ppf(1 - alpha / (2 if two_sided else 1))
+    zb = stats.norm.ppf(power)
+    return ((za * tau0 + zb * tau1) / (kappa1 - kappa0)) ** 2
+
+
+def cantor_sample_size(
+    kappa1: float,
+    kappa0: float,
+    rate1: float,
+    rate2: float | None = None,
+    alpha: float = 0.05,
+    power: float = 0.80,
+    two_sided: bool = False,
+) -> SampleSizePlan:
+    """Binary ratings, raters with their own positive rates (Cantor 1996; ``irr::N.cohen.kappa``):
+    ``n = ((z_alpha sqrt(Q0) + z_beta sqrt(Q1)) / (kappa1 - kappa0))**2`` with ``Q0``, ``Q1``
+    :func:`cantor_q` at ``kappa0`` and ``kappa1``.  One-sided unless ``two_sided``."""
+    rate1 = _unit("prevalence", rate1)
+    rate2 = rate1 if rate2 is None else _unit("prevalence", rate2)
+    _check_alpha_power(alpha, power)
+    if not -1 < kappa0 < 1 or not -1 < kappa1 < 1:
+        raise GoldboardError("kappa values must lie between -1 and 1", param="kappa")
+    if kappa1 == kappa0:
+        raise GoldboardError("must differ from the expected kappa", param="kappa_null")
+    exact = _z_n(
+        math.sqrt(cantor_q(kappa0, rate1, rate2)),
+        math.sqrt(cantor_q(kappa1, rate1, rate2)),
+        kappa1,
+        kappa0,
+        alpha,
+        power,
+        two_sided,
+    )
+    n = math.ceil(exact - 1e-9)
+    return SampleSizePlan(
+        method="Cantor (1996) large-sample test",
+        goal="power",
+        n=n,
+        n_exact=exact,
+        kappa=kappa1,
+        prevalences=(1 - (rate1 + rate2) / 2, (rate1 + rate2) / 2) if rate1 != rate2 else (1 - rate1, rate1),
+        alpha=alpha,
+        reference=CANTOR,
+        kappa_null=kappa0,
+        power=power,
+        two_sided=two_sided,
+    )
+
+
+def flack_max_tau(marginals: Sequence[float], kappa: float) -> float:
+    """The largest standard deviation (times sqrt(n)) of kappa over all k x k tables with the given
+    common marginals and agreement ``kappa`` (Flack et al. 1988): the Fleiss-Cohen-Everitt (1969)
+    variance is linear in the cell probabilities once the marginals and the diagonal sum are
+    fixed, so its maximum is a linear programme."""
+    m = np.asarray(marginals, dtype=float)
+    k = len(m)
+    pe = float(np.sum(m * m))
+    po = kappa + pe * (1 - kappa)
+    if po <= 0:
+        raise GoldboardError(f"kappa {kappa:g} is not attainable with these marginals", param="kappa")
+    d = 1 - pe
+    # objective: sum_ij c_ij p_ij (the cell-dependent part of the variance numerator)
+    c = (1 - po) ** 2 * (m[:, None] + m[None, :]) ** 2
+    np.fill_diagonal(c, -(1 - po) * 2 * m * (2 * d - (1 - po) * 2 * m))
+    a_eq, b_eq = [], []
+    for i in range(k):
+        row = np.zeros((k, k))
+        row[i, :] = 1
+        a_eq.append(row.ravel())
+        b_eq.append(m[i])
+        col = np.zeros((k, k))
+        col[:, i] = 1
+        a_eq.append(col.ravel())
+        b_eq.append(m[i])
+    a_eq.append(np.eye(k).ravel())
+    b_eq.append(po)
+    res = optimize.linprog(-c.ravel(), A_eq=np.array(a_eq), b_eq=np.array(b_eq), bounds=(0, None), method="highs")
+    if not res.success:
+        raise GoldboardError(f"kappa {kappa:g} is not attainable with these marginals", param="kappa")
+    tau_sq = po * d**2 + (-res.fun) - (po * pe - 2 * pe + po) ** 2
+    if tau_sq <= 0:
+        raise GoldboardError("these inputs give no positive variance", param="kappa")
+    return float(math.sqrt(tau_sq) / d**2)
+
+
+def flack_sample_size(
+    kappa1: float,
+    kappa0: float,
+    marginals: Sequence[float],
+    alpha: float = 0.05,
+    power: float = 0.80,
+    two_sided: bool = False,
+) -> SampleSizePlan:
+    """k >= 2 categories, common marginals, worst-case variance (Flack et al. 1988;
+    ``irr::N2.cohen.kappa``): ``n = ((z_alpha tau0 + z_beta tau1) / (kappa1 - kappa0))**2`` with
+    ``tau`` from :func:`flack_max_tau`.  One-sided unless ``two_sided``.  Up to 10 categories."""
+    m = np.asarray([float(x) for x in marginals], dtype=float)
+    if not 2 <= len(m) <= 10:
+        raise GoldboardError("2 to 10 category prevalences are supported", param="prevalence")
+    if np.any(m < 0) or abs(m.sum() - 1) > 1e-9:
+        raise GoldboardError("the prevalences must be non-negative and sum to 1", param="prevalence")
+    _check_alpha_power(alpha, power)
+    if abs(kappa0) > 1 or abs(kappa1) > 1:
+        raise GoldboardError("kappa values must lie between -1 and 1", param="kappa")
+    if kappa1 == kappa0:
+        raise GoldboardError("must differ from the expected kappa", param="kappa_null")
+    exact = _z_n(flack_max_tau(m, kappa0), flack_max_tau(m, kappa1), kappa1, kappa0, alpha, power, two_sided)
+    n = math.ceil(exact - 1e-9)
+    return SampleSizePlan(
+        method="Flack et al. (1988) worst-case variance test",
+        goal="power",
+        n=n,
+        n_exact=exact,
+        kappa=kappa1,
+        prevalences=tuple(float(x) for x in m),
+        alpha=alpha,
+        reference=FLACK,
+        kappa_null=kappa0,
+        power=power,
+        two_sided=two_sided,
+    )
+
+
+def plan_sample_size(
+    kappa: float,
+    props: float | Sequence[float],
+    *,
+    kappa_lower: float | None = None,
+    width: float | None = None,
+    kappa_null: float | None = None,
+    alpha: float = 0.05,
+    power: float = 0.80,
+    two_sided: bool = False,
+    rates: Sequence[float] | None = None,
+) -> list[SampleSizePlan]:
+    """Every applicable method for one question, the primary (Donner & Eliasziw) first.
+
+    Exactly one goal: ``kappa_lower`` (expected lower 95% limit, one-sided), ``width`` (expected
+    two-sided 95% interval ``kappa -/+ width/2``) or ``kappa_null`` (test against a null kappa;
+    adds Flack et al. and, for binary ratings, Cantor -- with the raters' own positive
+    ``rates`` when given)."""
+    goals = [g for g in (kappa_lower, width, kappa_null) if g is not None]
+    if len(goals) != 1:
+        raise GoldboardError("give exactly one goal: --lower, --width or --null")
+    p = prevalence_vector(props)
+    if rates is not None and (kappa_null is None or len(p) != 2):
+        raise GoldboardError("the raters' own rates apply to --null with a binary outcome", param="rates")
+    if kappa_lower is not None:
+        return [ci_sample_size(kappa, kappa_lower, p, alpha=alpha)]
+    if width is not None:
+        w = float(width)
+        if not 0 < w < 2:
+            raise GoldboardError(f"must lie between 0 and 2, got {width!r}", param="width")
+        lo, hi = kappa - w / 2, kappa + w / 2
+        if lo <= 0 or hi >= 1:
+            raise GoldboardError(
+                f"kappa {kappa:g} -/+ {w / 2:g} must stay within (0, 1) for this method", param="width"
+            )
+        return [ci_sample_size(kappa, lo, p, kappa_upper=hi, alpha=alpha)]
+    plans = [power_sample_size(kappa, kappa_null, p, alpha=alpha, power=power)]
+    plans.append(flack_sample_size(kappa, kappa_null, p, alpha=alpha, power=power, two_sided=two_sided))
+    if len(p) == 2:
+        r1, r2 = (rates[0], rates[1]) if rates else (p[1], p[1])
+        plans.append(cantor_sample_size(kappa, kappa_null, r1, r2, alpha=alpha, power=power, two_sided=two_sided))
+    return plans
+
+
+# -- the double-rated set ---------------------------------------------------------------------------
+
+
+def stratified_sample(strata: Sequence[str], n: int, seed: int = 1) -> list[int]:
+    """Positions of ``n`` of the items, drawn without replacement within each stratum.
+
+    Allocation is proportional to stratum size (largest remainders; ties to the larger
+    stratum, then the stratum name), with at least one item from every stratum when ``n``
+    allows, so a rare error type or specialty is never left out of the double-rated set.
+    Within a stratum the items are drawn by ``numpy.random.default_rng(seed)``; the same
+    inputs and seed give the same set.  Returned in the items' original order."""
+    n = int(n)
+    total = len(strata)
+    if n < 1:
+        raise GoldboardError(f"must be at least 1, got {n}", param="n")
+    if n > total:
+        raise GoldboardError(f"asks for {n} items but the file has only {total}", param="n")
+    groups: dict[str, list[int]] = {}
+    for i, s in enumerate(strata):
+        groups.setdefault(s, []).append(i)
+    names = sorted(groups)
+    size = {g: len(groups[g]) for g in names}
+    alloc = {g: 0 for g in names}
+    remaining = n
+    if n >= len(names):
+        for g in names:
+            alloc[g] = 1
+        remaining -= len(names)
+    if remaining:
+        spare = {g: size[g] - alloc[g] for g in names}
+        pool = sum(spare.values())
+        quota = {g: remaining * spare[g] / pool for g in names}
+        for g in names:
+            alloc[g] += int(math.floor(quota[g]))
+        left = n - sum(alloc.values())
+        order = sorted(names, key=lambda g: (-(quota[g] - math.floor(quota[g])), -size[g], g))
+        for g in order:
+            if left == 0:
+                break
+            if alloc[g] < size[g]:
+                alloc[g] += 1
+                left -= 1
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for g in names:
+        if alloc[g]:
+            chosen += [int(x) for x in rng.choice(groups[g], size=alloc[g], replace=False)]
+    return sorted(chosen)
+
+
+# -- renderings -------------------------------------------------------------------------------------
+
+PLAN_COLUMNS = ("method", "goal", "n", "n_exact", "kappa", "kappa_null", "kappa_lower", "kappa_upper", "power")
+
+
+def _goal_text(p: SampleSizePlan) -> str:
+    if p.goal == "power":
+        return (
+            f"test H0 kappa={p.kappa_null:g} vs {p.kappa:g}, power {p.power:g}, {'two' if p.two_sided else 'one'}-sided"
+        )
+    if p.kappa_upper is None:
+        return f"lower limit >= {p.kappa_lower:g} (one-sided)"
+    return f"CI within {p.kappa_lower:g} to {p.kappa_upper:g} (two-sided)"
+
+
+def plan_sentence(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> str:
+    """The methods sentence of the primary (first) plan, prefixed by the pilot it came from."""
+    sentence = plans[0].sentence() if plans else ""
+    if pilot:
+        sentence = (
+            f"Planning inputs came from pilot round {pilot['round']} ({pilot['n_items']} items, "
+            f"observed kappa {pilot['kappa']:.2f}). " + sentence
+        )
+    return sentence
+
+
+def plan_record(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> dict:
+    """What a study records of its plan: the sentence and the primary plan's key numbers."""
+    p = plans[0]
+    rec = {"sentence": plan_sentence(plans, pilot), "method": p.method, "goal": p.goal, "n": p.n, "kappa": p.kappa}
+    if pilot:
+        rec["pilot_round"] = pilot["round"]
+    return rec
+
+
+def render_plans(plans: Sequence[SampleSizePlan], fmt: str = "table", pilot: dict | None = None) -> str:
+    """``table`` (plain text), ``markdown`` or ``json`` (``{"pilot", "plans", "sentence"}``); the
+    first plan is the primary one and gives the methods sentence."""
+    sentence = plan_sentence(plans, pilot)
+    if fmt == "json":
+        return (
+            json.dumps({"pilot": pilot, "plans": [p.to_dict() for p in plans], "sentence": sentence}, indent=2) + "\n"
+        )
+    head = ("Method", "Goal", "Items (n)", "Exact", "Prevalences", "alpha")
+    rows = [
+        (p.method, _goal_text(p), p.n, f"{p.n_exact:.1f}", ", ".join(f"{x:.3f}" for x in p.prevalences), f"{p.alpha:g}")
+        for p in plans
+    ]
+    notes = [w for p in plans for w in p.warnings]
+    refs = list(dict.fromkeys(p.reference for p in plans))
+    if fmt == "markdown":
+        out = md_table(head, rows, right=(2, 3)) + "\n\n" + sentence + "\n"
+        out += "".join(f"\n- Note: {w}" for w in notes)
+        return out + "\n\nReferences: " + " | ".join(refs) + "\n"
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    out = "\n".join(lines) + "\n\n" + sentence + "\n"
+    if pilot and pilot.get("dropped_categories"):
+        out += f"Note: categories not used in the pilot were left out: {', '.join(pilot['dropped_categories'])}\n"
+    out += "".join(f"Note: {w}\n" for w in notes)
+    out += "References:\n" + "".join(f"  {r}\n" for r in refs)
+    return out

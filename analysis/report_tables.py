@@ -1,0 +1,178 @@
+"""Tables a journal reviewer asks for, computed from the ratings, flags and gold (pure).
+
+``gold_distribution(gold)``          gold labels per field and value, by how they were resolved
+``resolution_by_boundary(flags, gold, schema)``
+                                     each named boundary's disagreements and what the adjudicator
+                                     decided (e.g. how many sufficiency-vs-optimization disputes
+                                     ended as Insufficient Information)
+``time_on_task(ratings, field)``     Label Studio ``lead_time`` (seconds per annotation): median and
+                                     interquartile range per rater and per label
+``group_warnings(warnings)``         identical warnings about several fields counted once
+``wald_suspect(result)``             why the Wald interval of an agreement result is not to be trusted
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from goldboard.text import cell_text
+
+UNRESOLVED_TEXT = "unresolved"
+
+
+def gold_distribution(gold: pd.DataFrame, fields: Iterable[str] | None = None) -> list[dict]:
+    """One row per field x gold value: ``n``, ``share`` of the field's resolved items, and how
+    many were ``unanimous`` / ``adjudicated``; one row per field for the ``unresolved`` items
+    (their gold value is empty).  Fields in ``gold`` order unless ``fields`` is given."""
+    if gold is None or gold.empty:
+        return []
+    order = list(fields) if fields is not None else list(dict.fromkeys(gold["field"].astype(str)))
+    rows = []
+    for f in order:
+        sub = gold[gold["field"].astype(str) == f]
+        if sub.empty:
+            continue
+        resolved = sub[sub["method"] != "unresolved"]
+        total = len(resolved)
+        values = resolved["gold_value"].map(cell_text)
+        for v in sorted(set(values), key=lambda x: (-int((values == x).sum()), x)):
+            part = resolved[values == v]
+            rows.append(
+                {
+                    "field": f,
+                    "gold_value": v if v != "" else "(none)",
+                    "n": int(len(part)),
+                    "share": len(part) / total if total else None,
+                    "unanimous": int((part["method"] == "unanimous").sum()),
+                    "adjudicated": int((part["method"] == "adjudicated").sum()),
+                }
+            )
+        n_open = int((sub["method"] == "unresolved").sum())
+        if n_open:
+            rows.append(
+                {
+                    "field": f,
+                    "gold_value": UNRESOLVED_TEXT,
+                    "n": n_open,
+                    "share": None,
+                    "unanimous": 0,
+                    "adjudicated": 0,
+                }
+            )
+    return rows
+
+
+def resolution_by_boundary(flags: pd.DataFrame, gold: pd.DataFrame, schema) -> list[dict]:
+    """For each named boundary of the schema: how many item x field disagreements crossed it and
+    what the gold label became -- one row per boundary x outcome (``decision`` is the gold value,
+    or ``unresolved``), with ``n`` and ``share`` of the boundary's disagreements, and the two
+    sides' value groups (``side_a``, ``side_b``)."""
+    if flags is None or flags.empty:
+        return []
+    by_key = {}
+    if gold is not None and not gold.empty:
+        for rec in gold.to_dict("records"):
+            by_key[(str(rec["item_id"]), str(rec["field"]))] = rec
+    rows = []
+    for b in schema.boundaries:
+        hits = [r for r in flags.to_dict("records") if b.name in (r.get("boundaries") or [])]
+        if not hits:
+            continue
+        outcomes: dict[str, int] = {}
+        for r in hits:
+            g = by_key.get((str(r["item_id"]), str(r["field"])))
+            if g is None or g.get("method") == "unresolved":
+                key = UNRESOLVED_TEXT
+            else:
+                key = cell_text(g.get("gold_value")) or "(none)"
+            outcomes[key] = outcomes.get(key, 0) + 1
+        for decision, n in sorted(outcomes.items(), key=lambda kv: (kv[0] == UNRESOLVED_TEXT, -kv[1], kv[0])):
+            rows.append(
+                {
+                    "boundary": b.name,
+                    "field": b.field,
+                    "side_a": " / ".join(b.a),
+                    "side_b": " / ".join(b.b),
+                    "disagreements": len(hits),
+                    "decision": decision,
+                    "n": n,
+                    "share": n / len(hits),
+                }
+            )
+    return rows
+
+
+def _summary(x: pd.Series) -> dict:
+    v = x.to_numpy(dtype=float)
+    q1, med, q3 = np.percentile(v, [25, 50, 75])
+    return {"n": int(len(v)), "median": float(med), "q1": float(q1), "q3": float(q3), "iqr": float(q3 - q1)}
+
+
+def time_on_task(ratings: pd.DataFrame, field: str) -> dict:
+    """Label Studio's ``lead_time`` (seconds the rater spent on the annotation) per rater and per
+    label the rater gave on ``field``: ``{"per_rater": [...], "per_label": [...], "n_missing"}``,
+    each row ``{group, n, median, q1, q3, iqr}`` (quartiles by linear interpolation, numpy's
+    default).  One annotation counts once (its fields share one lead time); annotations without
+    a lead time (imported from files) are counted in ``n_missing``."""
+    if "lead_time" not in ratings.columns:
+        return {"per_rater": [], "per_label": [], "n_missing": 0}
+    sub = ratings[ratings["field"].astype(str) == field].copy()
+    if sub.empty:
+        return {"per_rater": [], "per_label": [], "n_missing": 0}
+    sub["_t"] = pd.to_numeric(sub["lead_time"], errors="coerce")
+    sub = sub.drop_duplicates(["item_id", "rater"])
+    have = sub[sub["_t"].notna() & (sub["_t"] >= 0)]
+    out = {"per_rater": [], "per_label": [], "n_missing": int(len(sub) - len(have))}
+    for r, part in have.groupby("rater", sort=True):
+        out["per_rater"].append({"group": str(r), **_summary(part["_t"])})
+    labels = have["value"].map(cell_text)
+    for lab in sorted(set(labels)):
+        out["per_label"].append({"group": lab or "(blank)", **_summary(have.loc[labels == lab, "_t"])})
+    return out
+
+
+_PREFIX = re.compile(r"^(?P<field>[^\s:]+(?::[^\s:]+)?): (?P<msg>.+)$", re.S)
+
+
+def group_warnings(warnings: Iterable[str]) -> list[dict]:
+    """Warnings that differ only in the field they name (``"<field>: <message>"``) counted once:
+    ``[{"message", "count", "fields": [...]}]`` in first-seen order."""
+    groups: dict[str, dict] = {}
+    for w in warnings:
+        m = _PREFIX.match(w)
+        field, msg = (m["field"], m["msg"]) if m else ("", w)
+        g = groups.setdefault(msg, {"message": msg, "count": 0, "fields": []})
+        g["count"] += 1
+        if field and field not in g["fields"]:
+            g["fields"].append(field)
+    return list(groups.values())
+
+
+#: below this many items a Wald interval for an agreement coefficient is not to be trusted
+SMALL_N = 30
+#: an estimate this close to a bound of its range makes the Wald interval unreliable
+NEAR_BOUND = 0.1
+
+
+def wald_suspect(result: dict) -> list[str]:
+    """Why the Wald intervals of one agreement result (the engine's contract dict) behave badly:
+    few items (< 30), a chance-corrected estimate within 0.1 of 1, or an interval cut at the
+    coefficient's bound.  Empty when none applies."""
+    reasons = []
+    n = result.get("n_items") or 0
+    if n < SMALL_N:
+        reasons.append(f"n = {n} < {SMALL_N}")
+    for r in result.get("statistics", []):
+        if r.get("group") is not None or r.get("value") is None or r["statistic"] == "percent_agreement":
+            continue
+        if r["value"] >= 1 - NEAR_BOUND:
+            reasons.append("estimate near 1")
+            break
+        if r.get("ci_high") is not None and r["ci_high"] >= 1 and r.get("se"):
+            reasons.append("Wald interval cut at 1")
+            break
+    return reasons

@@ -1,0 +1,13 @@
+"""Django settings of the embedded Label Studio: Label Studio's own, plus goldboard's guard app.
+
+The server's child environment sets ``DJANGO_SETTINGS_MODULE`` to this module
+(:func:`goldboard.annotate.server._child_env`); see :mod:`goldboard.annotate._lsguard`.
+Label Studio's settings read ``django.conf.settings`` while they are being imported
+(Sentry set-up), which then finds *this* module half-imported: the base settings are
+therefore loaded into it first.
+"""
+
+from core.settings.base import *  # noqa: F403  (Label Studio puts its package dir on sys.path)
+from label_studio.core.settings.label_studio import *  # noqa: F403
+
+INSTALLED_APPS = [*INSTALLED_APPS, "goldboard.annotate._lsguard.GoldboardGuardConfig"]  # noqa: F405

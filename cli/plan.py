@@ -1,0 +1,164 @@
+"""`goldboard plan`: how many items to double-rate, and which ones."""
+
+from __future__ import annotations
+
+import click
+
+from goldboard.analysis.planning import plan_record, plan_sample_size, render_plans
+from goldboard.cli._options import format_option, output_option, round_option, study_option
+from goldboard.cli._output import emit
+from goldboard.errors import GoldboardError
+from goldboard.study import Study
+from goldboard.workflows.planning import pilot_inputs, sample_cases_file
+from goldboard.workflows.report_extras import record_plan
+
+
+def _floats(text: str | None, flag: str) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise GoldboardError(f"{flag}: expected comma-separated numbers, got {text!r}") from None
+
+
+@click.group("plan")
+def plan_group() -> None:
+    """Design the agreement study: sample size (`plan size`) and the double-rated set (`plan sample`)."""
+
+
+@plan_group.command("size")
+@click.option("--kappa", type=float, default=None, help="Expected kappa (default with --from-study: the pilot's).")
+@click.option(
+    "--prevalence",
+    default=None,
+    help="Expected category prevalences, comma-separated (e.g. 0.2,0.5,0.3), or one number for a binary "
+    "outcome's positive rate. Default with --from-study: the pilot's.",
+)
+@click.option("--lower", "kappa_lower", type=float, default=None, help="Goal: expected lower 95% limit >= LOWER.")
+@click.option("--width", type=float, default=None, help="Goal: expected two-sided 95% CI kappa -/+ WIDTH/2.")
+@click.option("--null", "kappa_null", type=float, default=None, help="Goal: test H0 kappa = NULL (with --power).")
+@click.option("--power", type=float, default=0.80, show_default=True, help="Power of the test (with --null).")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Type I error rate.")
+@click.option("--two-sided", is_flag=True, help="Two-sided Cantor / Flack tests (the chi-square test always is).")
+@click.option("--rates", default=None, help="Binary, Cantor (1996): the two raters' own positive rates, e.g. 0.3,0.4.")
+@study_option(required=False, help="The study this plan is for: recorded in its study.toml for the report.")
+@click.option("--from-study", "from_study", is_flag=True, help="Use the --study's pilot round prevalences and kappa.")
+@click.option("--no-record", is_flag=True, help="With --study: do not record the plan in study.toml.")
+@round_option(what="Pilot round")
+@click.option("--field", default=None, help="Field of the pilot (default: the schema's first categorical field).")
+@format_option(["table", "markdown", "json"], "table")
+@output_option()
+def size_cmd(
+    kappa,
+    prevalence,
+    kappa_lower,
+    width,
+    kappa_null,
+    power,
+    alpha,
+    two_sided,
+    rates,
+    study_dir,
+    from_study,
+    no_record,
+    round_,
+    field,
+    fmt,
+    output,
+) -> None:
+    """Items two raters must both rate so kappa is estimated precisely enough.
+
+    \b
+    One goal:
+      --lower L           expected lower limit of the one-sided 95% CI >= L
+                          (Donner & Eliasziw 1992; R kappaSize CIBinary/CI3Cats..)
+      --width W           expected two-sided 95% CI within kappa -/+ W/2
+      --null K0           test H0 kappa = K0 with --power (Donner & Eliasziw 1992,
+                          kappaSize PowerBinary..; Flack et al. 1988, irr N2.cohen.kappa;
+                          binary: Cantor 1996, irr N.cohen.kappa)
+    \b
+    Examples:
+      goldboard plan size --kappa 0.7 --lower 0.5 --prevalence 0.2,0.5,0.3
+      goldboard plan size --study S --from-study --null 0.4 --power 0.9 --format json
+
+    Prints a table (or Markdown/JSON) and a sentence for the methods section.
+    """
+    pilot = None
+    study = Study.open(study_dir) if study_dir else None
+    if from_study and study is None:
+        raise GoldboardError("--from-study needs --study DIR")
+    if from_study:
+        p = pilot_inputs(study, field=field, round=round_)
+        pilot = p.to_dict()
+        if kappa is None:
+            kappa = p.kappa
+        if prevalence is None:
+            props = list(p.prevalences)
+        else:
+            props = _floats(prevalence, "--prevalence")
+    else:
+        if kappa is None or prevalence is None:
+            raise GoldboardError("give --kappa and --prevalence, or --study DIR --from-study")
+        props = _floats(prevalence, "--prevalence")
+    r = _floats(rates, "--rates")
+    if r is not None and len(r) != 2:
+        raise GoldboardError("--rates: give the two raters' positive rates, e.g. 0.3,0.4")
+    plans = plan_sample_size(
+        kappa,
+        props if len(props) > 1 else props[0],
+        kappa_lower=kappa_lower,
+        width=width,
+        kappa_null=kappa_null,
+        alpha=alpha,
+        power=power,
+        two_sided=two_sided,
+        rates=r,
+    )
+    text = render_plans(plans, fmt, pilot)
+    if study is not None and not no_record:
+        record_plan(study, plan_record(plans, pilot))
+        click.echo(f"Recorded the plan in {study.path / 'study.toml'} (the report's methods cite it)", err=True)
+    emit(text, output)
+
+
+size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kappa_null": "--null"}
+
+
+@plan_group.command("sample")
+@click.option("--cases", required=True, type=click.Path(dir_okay=False), help="Cases file (JSONL/JSON/CSV/XLSX).")
+@click.option("--by", default=None, help="Stratify by this case column (e.g. error_type, specialty).")
+@click.option("-n", "--n", "n", type=int, required=True, help="Number of cases to draw.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same set).")
+@output_option(required=True, help="Cases file to write (JSONL, or CSV for a .csv name), atomically.")
+@click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file of the cases.")
+@click.option(
+    "--outputs-output", type=click.Path(dir_okay=False), default=None, help="Write the drawn cases' outputs here."
+)
+@click.option(
+    "--rest", "rest_output", type=click.Path(dir_okay=False), default=None, help="Write the other cases here."
+)
+def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output) -> None:
+    """Draw the double-rated set: N cases stratified by a case column, at least one per stratum,
+    proportional otherwise, with a seed. The files it writes feed `goldboard push`.
+
+    
+    Example (a calibration set, its outputs, and the rest for the main round):
+      goldboard plan sample --cases cases.jsonl --by error_type -n 12 --seed 1 -o cal.jsonl \
+          --outputs outputs.jsonl --outputs-output cal_outputs.jsonl --rest main.jsonl
+    """
+    res = sample_cases_file(cases, by, n, seed, output, outputs, outputs_output, rest_output)
+    click.echo(f"Wrote {res['n']} cases to {res['output']} (seed {seed}{', by ' + by if by else ''})", err=True)
+    if res["outputs_output"]:
+        click.echo(f"Wrote their {res['n_outputs']} outputs to {res['outputs_output']}", err=True)
+    if res["rest_output"]:
+        click.echo(f"Wrote the other cases to {res['rest_output']}", err=True)
+    width = max(len(s) for s in res["strata"])
+    click.echo(f"{'stratum'.ljust(width)}  available  drawn")
+    for s, (avail, drawn) in sorted(res["strata"].items()):
+        click.echo(f"{s.ljust(width)}  {avail:9d}  {drawn:5d}")
+
+
+sample_cmd.param_flags = {"output": "--output", "outputs": "--outputs"}
+
+commands = [plan_group]

@@ -1,0 +1,24 @@
+"""`goldboard status`: progress per rater and round, decisions open (reads only)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command("status")
+@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def status_cmd(study_dir: str, fmt: str) -> None:
+    """Progress without pulling: per round and rater, tasks done / total and the last
+    annotation (and when Label Studio last saw the rater); for the adjudicator, the
+    decisions still open. Reads Label Studio and the study; writes nothing."""
+    from goldboard.annotate.status import study_status
+    from goldboard.study import Study
+
+    st = study_status(Study.open(study_dir))
+    click.echo(json.dumps(st.to_dict(), indent=1) if fmt == "json" else st.describe())
+
+
+commands = [status_cmd]

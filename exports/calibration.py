@@ -1,0 +1,112 @@
+"""Renderings of a calibration check (``goldboard calibrate``): table, Markdown, JSON, and the
+round-over-round curve with its 95% CIs and the rule's threshold (PNG)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from goldboard.analysis.calibration import parse_rule
+from goldboard.text import md_table
+
+
+def _f(x) -> str:
+    return "–" if x is None or x != x else f"{x:.3f}"
+
+
+def calibration_rows(data: dict) -> tuple[list[str], list[list]]:
+    """The round-by-round table: one row per round x field x rule."""
+    head = ["Round", "Calibration", "Guideline", "Field", "Rule", "n", "Estimate", "95% CI", "Tested", "Verdict"]
+    rows = []
+    for r in data["rounds"]:
+        for c in r["checks"]:
+            rows.append(
+                [
+                    r["round"],
+                    "yes" if r["calibration"] else "no",
+                    r["guideline_version"] or "–",
+                    c["field"],
+                    c["rule"],
+                    c["n_items"] if c["n_items"] is not None else "–",
+                    _f(c["value"]),
+                    f"{_f(c['ci_low'])} to {_f(c['ci_high'])}" if c["ci_low"] is not None else "not estimable",
+                    f"{_f(c['tested'])} {'meets' if c['met'] else 'fails'}",
+                    r["verdict"],
+                ]
+            )
+    return head, rows
+
+
+def verdict_sentence(data: dict) -> str:
+    rules = " and ".join(data["rules"])
+    fields = ", ".join(data["fields"])
+    if data["verdict"] == "rule met":
+        first = data["met_at"]
+        return (
+            f"Stopping rule {rules} ({fields}) met in round {data['latest_round']}"
+            + (f" (first met in round {first})" if first != data["latest_round"] else "")
+            + ": calibration can stop."
+        )
+    tail = f"; it was met in round {data['met_at']} but not since" if data["met_at"] is not None else ""
+    return f"Stopping rule {rules} ({fields}) not met in round {data['latest_round']}{tail}: continue calibrating."
+
+
+def render_calibration(data: dict, fmt: str = "table") -> str:
+    if fmt == "json":
+        return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    head, rows = calibration_rows(data)
+    sentence = verdict_sentence(data)
+    notes = [f"Note: {n}" for n in data.get("notes", [])]
+    if fmt == "markdown":
+        return md_table(head, rows, right=(5, 6)) + "\n\n" + "\n".join([sentence, *notes]) + "\n"
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join([*lines, "", sentence, *notes]) + "\n"
+
+
+def calibration_curve_png(data: dict) -> bytes:
+    """Estimate and 95% CI per round (one line per field x statistic), the rule thresholds
+    dashed, calibration rounds marked, as PNG bytes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=110)
+    try:
+        series: dict[tuple[str, str], list] = {}
+        for r in data["rounds"]:
+            for c in r["checks"]:
+                key = (c["field"], c["statistic"])
+                if all(x[0] != r["round"] for x in series.get(key, [])):
+                    series.setdefault(key, []).append((r["round"], c["value"], c["ci_low"], c["ci_high"]))
+        for i, ((field, stat), pts) in enumerate(series.items()):
+            pts = [p for p in pts if p[1] is not None]
+            if not pts:
+                continue
+            x = [p[0] + 0.06 * i for p in pts]
+            y = [p[1] for p in pts]
+            lo = [p[1] - p[2] if p[2] is not None else 0 for p in pts]
+            hi = [p[3] - p[1] if p[3] is not None else 0 for p in pts]
+            ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=4, label=f"{field}: {stat.replace('_', ' ')}")
+        for rule in data["rules"]:
+            rl = parse_rule(rule)
+            ax.axhline(rl.threshold, ls="--", color="#b03a2e", lw=1)
+            ax.text(
+                ax.get_xlim()[0], rl.threshold, f" rule {rule}", va="bottom", ha="left", fontsize=8, color="#b03a2e"
+            )
+        rounds = [r["round"] for r in data["rounds"]]
+        labels = [f"{r['round']}{' (cal.)' if r['calibration'] else ''}" for r in data["rounds"]]
+        ax.set_xticks(rounds, labels, fontsize=8)
+        ax.set_xlabel("Round", fontsize=9)
+        ax.set_ylabel("Estimate (95% CI)", fontsize=9)
+        ax.set_ylim(min(-0.1, ax.get_ylim()[0]), 1.05)
+        ax.set_title("Agreement by round against the stopping rule", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)

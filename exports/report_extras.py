@@ -1,0 +1,143 @@
+"""Rendering of the report's reviewer sections (Markdown), its warnings grouped and counted,
+and the CSV supplement: every table of the report as one CSV file.
+
+The HTML of the sections is in the report template (``sections`` loop); the Markdown here.
+The CSVs follow the project's one CSV policy (README "Security"): exact data files written by
+:func:`goldboard.fileio.csv_text`, no formula neutralisation -- import them, do not double-click.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldboard.analysis.report_tables import group_warnings
+from goldboard.fileio import write_csv_atomic, write_text_atomic
+from goldboard.text import md_escape, md_table
+
+SUPPLEMENT_DIR = "supplement"
+
+
+def _cell(x: Any) -> str:
+    if x is None or (isinstance(x, float) and x != x):
+        return ""
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return str(x)
+
+
+def sections_markdown(sections: list[dict]) -> str:
+    out = []
+    for s in sections:
+        out += [f"## {md_escape(s['title'])}", ""]
+        out += [md_escape(p) + "\n" for p in s["paragraphs"]]
+        for t in s["tables"]:
+            if t.get("title"):
+                out += [f"**{md_escape(t['title'])}**", ""]
+            out += [md_table(t["header"], t["rows"], right=t.get("right", ())), ""]
+        for im in s.get("images", []):
+            out += [f"_Figure (HTML/PDF report): {md_escape(im['caption'])}_", ""]
+    return "\n".join(out)
+
+
+def grouped_warnings_lines(warnings: list[str]) -> list[str]:
+    """``"(6 fields) <message> -- missing_info:a, missing_info:b, ..."``, one line per distinct message."""
+    lines = []
+    for g in group_warnings(warnings):
+        where = f" -- {', '.join(g['fields'])}" if g["fields"] else ""
+        count = f"({g['count']}x) " if g["count"] > 1 else ""
+        lines.append(f"{count}{g['message']}{where}")
+    return lines
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+    return s[:60] or "table"
+
+
+def supplement_tables(data: dict) -> dict[str, pd.DataFrame]:
+    """Every table the report shows, as DataFrames keyed by file stem."""
+    out: dict[str, pd.DataFrame] = {}
+    for i, f in enumerate(data.get("fields", []), start=1):
+        stem = f"{i:02d}_{_slug(f['name'])}"
+        out[f"{stem}_agreement"] = pd.DataFrame(
+            [
+                {k: r.get(k) for k in ("name", "raters", "n", "value", "ci_low", "ci_high", "se", "ci_method", "band")}
+                for r in f["headline"]
+            ]
+        )
+        if f.get("prevalence"):
+            out[f"{stem}_prevalence"] = pd.DataFrame(f["prevalence"])
+        if f.get("per_label"):
+            out[f"{stem}_per_label"] = pd.DataFrame(f["per_label"])
+        if f.get("vs_gold"):
+            out[f"{stem}_vs_gold"] = pd.DataFrame(f["vs_gold"])
+        for c in f.get("confusions", []):
+            m = pd.DataFrame(c["matrix"], index=c["labels"], columns=c["labels"])
+            m.index.name = f"{c['row_rater']} \\ {c['col_rater']}"
+            out[f"{stem}_confusion_{_slug(c['row_rater'])}_vs_{_slug(c['col_rater'])}"] = m.reset_index()
+    for m in data.get("multi", []):
+        out[f"multi_{_slug(m['name'])}"] = pd.DataFrame(m["rows"])
+    top = data.get("flags", {}).get("top") or []
+    if top:
+        out["disagreement_agenda"] = pd.DataFrame(
+            [
+                {
+                    "agenda": t["agenda"],
+                    "item_id": t["item_id"],
+                    "field": t["field"],
+                    **{f"value_{r}": v for r, v in t["values"].items()},
+                    "flags": ", ".join(t["boundaries"] + t["triggers"]) or ", ".join(t["kinds"]),
+                }
+                for t in top
+            ]
+        )
+    methods = data.get("adjudication", {}).get("methods") or {}
+    if methods:
+        out["adjudication"] = pd.DataFrame([{"field": k, **v} for k, v in methods.items()])
+    if data.get("rounds_change"):
+        out["round_over_round"] = pd.DataFrame(data["rounds_change"])
+    for s in data.get("sections", []):
+        for t in s["tables"]:
+            out[t["csv"]] = pd.DataFrame(t["rows"], columns=t["header"])
+    if data.get("warnings"):
+        out["warnings"] = pd.DataFrame(group_warnings(data["warnings"])).assign(
+            fields=lambda d: d["fields"].map(", ".join)
+        )
+    return out
+
+
+#: the list of files the last report wrote into its supplement folder
+SUPPLEMENT_MANIFEST = ".goldboard-supplement.json"
+
+
+def write_supplement(data: dict, directory: str | Path) -> list[Path]:
+    """Write :func:`supplement_tables` as ``<directory>/<stem>.csv`` (each atomically; exact
+    cells, the project's CSV policy).  CSVs an earlier report wrote there (listed in the
+    folder's manifest) that this one no longer has are removed; no other file is touched.
+    Returns the paths written."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    manifest = d / SUPPLEMENT_MANIFEST
+    try:
+        before = set(json.loads(manifest.read_text(encoding="utf-8")).get("files", []))
+    except (OSError, ValueError, AttributeError):
+        before = set()
+    written = []
+    for stem, df in supplement_tables(data).items():
+        cells = df.map(_cell)
+        cells.columns = [str(c) for c in df.columns]
+        p = d / f"{stem}.csv"
+        write_csv_atomic(cells, p)
+        written.append(p)
+    keep = {p.name for p in written}
+    for name in before - keep:
+        old = d / Path(str(name)).name
+        if old.suffix == ".csv" and old.exists():
+            old.unlink()
+    write_text_atomic(manifest, json.dumps({"files": sorted(keep)}, indent=1) + "\n")
+    return written

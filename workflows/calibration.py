@@ -1,0 +1,112 @@
+"""Calibration rounds of a study against a stopping rule."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from goldboard.analysis.calibration import calibration_verdict, evaluate_round, parse_rule
+from goldboard.analysis.report_tables import SMALL_N
+from goldboard.errors import GoldboardError
+from goldboard.study import Study
+from goldboard.text import did_you_mean
+from goldboard.workflows.agreement import agreement_for_study
+
+
+def check_field(study: Study, name: str) -> None:
+    """A field of the study's schema (``FIELD:VALUE`` for one value of a multi-select field), or a
+    one-line error naming the fields there are."""
+    schema = study.schema
+    base, _, value = name.partition(":")
+    try:
+        f = schema.field(base)
+    except KeyError:
+        raise GoldboardError(
+            f"{name!r}: no such field{did_you_mean(base, schema.field_names)} (fields: {', '.join(schema.field_names)})",
+            param="field",
+        ) from None
+    if value and value not in f.categories:
+        raise GoldboardError(
+            f"{name!r}: {base} has no value {value!r}{did_you_mean(value, f.categories)}", param="field"
+        )
+
+
+def calibration_rounds(study: Study) -> tuple[list[int], str]:
+    """The pulled rounds marked as calibration in ``study.toml``; when none is marked, every
+    pulled round (with a note saying so)."""
+    pulled = set(study.pulled_rounds())
+    marked = [r.number for r in study.rounds if r.calibration and r.number in pulled]
+    if marked:
+        return sorted(marked), ""
+    if not pulled:
+        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+    return sorted(pulled), "no round is marked as calibration (push --calibration); every pulled round is shown"
+
+
+def calibration_for_study(
+    study: Study,
+    rules: Sequence[str],
+    fields: Sequence[str] | None = None,
+    rounds: Sequence[int] | None = None,
+    bootstrap: int = 0,
+    seed: int = 1,
+) -> dict:
+    """Per round: each field's statistic with its 95% CI against every rule, and a verdict.
+
+    ``rules``: texts like ``"kappa_lower>=0.6"`` (:func:`goldboard.analysis.calibration.parse_rule`);
+    ``fields`` default to the schema's primary field; ``rounds`` default to
+    :func:`calibration_rounds`.  Returns ``{"rules", "fields", "rounds": [{"round", "calibration",
+    "guideline_version", "n_items", "checks", "met", "verdict"}], "met_at", "verdict",
+    "latest_round", "notes"}``."""
+    if not rules:
+        raise GoldboardError("give at least one rule, e.g. --rule 'kappa_lower>=0.6'", param="rule")
+    parsed = [parse_rule(r) for r in rules]
+    fields = list(fields) if fields else [study.schema.primary_field.name]
+    for f in fields:
+        check_field(study, f)
+    notes = []
+    if rounds:
+        chosen = sorted(set(int(r) for r in rounds))
+        for r in chosen:
+            if not study.ratings_path(r).exists():
+                raise GoldboardError(f"{study.ratings_path(r)}: round {r} is not pulled yet", param="round_")
+    else:
+        chosen, note = calibration_rounds(study)
+        if note:
+            notes.append(note)
+    info = {r.number: r for r in study.rounds}
+    out_rounds = []
+    for rn in chosen:
+        results = agreement_for_study(study, round=rn, fields=fields, bootstrap=bootstrap, seed=seed)
+        missing = [f for f in fields if f not in results]
+        if missing and len(missing) == len(fields):
+            notes.append(f"round {rn}: no field has ratings from two raters ({', '.join(missing)})")
+        ev = evaluate_round(results, parsed, fields)
+        small = [c for c in ev["checks"] if c["n_items"] is not None and c["n_items"] < SMALL_N]
+        if small and not bootstrap:
+            notes.append(
+                f"round {rn}: {small[0]['n_items']} items (< {SMALL_N}): Wald limits are unreliable this small; "
+                "check with --bootstrap 2000"
+            )
+        r = info.get(rn)
+        out_rounds.append(
+            {
+                "round": rn,
+                "calibration": bool(r and r.calibration),
+                "guideline_version": (r.guideline_version if r else "") or "",
+                "n_items": max((c["n_items"] or 0 for c in ev["checks"]), default=0),
+                "checks": ev["checks"],
+                "met": ev["met"],
+                "verdict": "rule met" if ev["met"] else "continue calibrating",
+            }
+        )
+    verdict = calibration_verdict(out_rounds)
+    return {
+        "rules": [p.text for p in parsed],
+        "fields": fields,
+        "rounds": out_rounds,
+        **verdict,
+        "ci_method": f"percentile bootstrap, {bootstrap} resamples, seed {seed}"
+        if bootstrap
+        else "Wald (large-sample SE)",
+        "notes": notes,
+    }

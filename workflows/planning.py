@@ -1,0 +1,181 @@
+"""Plan the main study from a pilot round, and draw the double-rated set of cases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from goldboard.analysis.planning import stratified_sample
+from goldboard.cases.load import ID_KEYS, OUTPUT_CASE_KEYS
+from goldboard.errors import GoldboardError
+from goldboard.fileio import read_records, write_csv_atomic, write_jsonl_atomic
+from goldboard.study import Study
+from goldboard.text import cell_text
+from goldboard.workflows.agreement import agreement_for_study
+from goldboard.workflows.calibration import check_field
+
+
+@dataclass(frozen=True)
+class PilotInputs:
+    """What a pilot round says about the inputs of a sample-size plan."""
+
+    field: str
+    round: int
+    n_items: int
+    kappa: float
+    statistic: str
+    categories: tuple[str, ...]
+    prevalences: tuple[float, ...]
+    dropped: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "field": self.field,
+            "round": self.round,
+            "n_items": self.n_items,
+            "kappa": self.kappa,
+            "statistic": self.statistic,
+            "categories": list(self.categories),
+            "prevalences": list(self.prevalences),
+            "dropped_categories": list(self.dropped),
+        }
+
+
+def pilot_inputs(study: Study, field: str | None = None, round: int | None = None) -> PilotInputs:
+    """The pilot round's observed category prevalences (all raters' ratings pooled) and kappa
+    (Cohen's for two raters, Fleiss' for more) for ``field`` (default: the schema's first
+    nominal/ordinal/binary field).  Categories nobody used are left out (with a note): the
+    sample-size models need every prevalence above zero."""
+    if round is None:
+        round = study.latest_pulled_round()
+    if field is None:
+        cands = [f.name for f in study.schema.fields if f.kind != "multi" and f.level is not None]
+        if not cands:
+            raise GoldboardError("the schema has no nominal, ordinal or binary field to plan for", param="field")
+        field = cands[0]
+    check_field(study, field)
+    res = agreement_for_study(study, round=round, fields=[field]).get(field)
+    if res is None:
+        raise GoldboardError(f"round {round}: field {field!r} has fewer than two raters' ratings", param="field")
+    stat = next(
+        (
+            r
+            for r in res["statistics"]
+            if r["statistic"] in ("cohen_kappa", "fleiss_kappa") and r["weights"] == "none" and r["group"] is None
+        ),
+        None,
+    )
+    if stat is None or stat["value"] is None:
+        raise GoldboardError(f"round {round}: no kappa could be estimated for {field!r}", param="field")
+    kappa = float(stat["value"])
+    if not 0 < kappa < 1:
+        raise GoldboardError(
+            f"round {round}: the pilot kappa for {field!r} is {kappa:.3f}; the sample-size models need a kappa "
+            "between 0 and 1 -- give --kappa instead",
+            param="field",
+        )
+    prev = {p["label"]: float(p["prevalence"]) for p in res["per_label"] if p.get("group") is None}
+    used = [c for c in res["categories"] if prev.get(c, 0.0) > 0]
+    dropped = tuple(c for c in res["categories"] if c not in used)
+    if len(used) < 2:
+        raise GoldboardError(f"round {round}: fewer than two categories of {field!r} were used", param="field")
+    total = sum(prev[c] for c in used)
+    return PilotInputs(
+        field=field,
+        round=int(round),
+        n_items=int(res["n_items"]),
+        kappa=kappa,
+        statistic=stat["statistic"],
+        categories=tuple(used),
+        prevalences=tuple(prev[c] / total for c in used),
+        dropped=dropped,
+    )
+
+
+def _stratum(rec: dict, column: str) -> str | None:
+    if column in rec:
+        return cell_text(rec[column]).strip()
+    case = rec.get("case")
+    if isinstance(case, dict) and column in case:
+        return cell_text(case[column]).strip()
+    return None
+
+
+def _first_key(rec: dict, keys) -> str | None:
+    for k in keys:
+        if k in rec and cell_text(rec[k]).strip():
+            return cell_text(rec[k]).strip()
+    return None
+
+
+def _write_records(records: list[dict], out: Path) -> None:
+    if out.suffix.lower() == ".csv":
+        write_csv_atomic(pd.DataFrame(records), out)
+    else:
+        write_jsonl_atomic(records, out)
+
+
+def sample_cases_file(
+    cases: str | Path,
+    by: str | None,
+    n: int,
+    seed: int,
+    output: str | Path,
+    outputs: str | Path | None = None,
+    outputs_output: str | Path | None = None,
+    rest_output: str | Path | None = None,
+) -> dict:
+    """Draw ``n`` cases of a cases file for double rating, stratified by the column ``by``
+    (:func:`goldboard.analysis.planning.stratified_sample`), and write them -- the records
+    unchanged, in file order -- to ``output`` atomically (JSONL, or CSV for a ``.csv`` name).
+
+    ``outputs`` + ``outputs_output``: also write the model outputs of the drawn cases (so the
+    pair can be pushed as is).  ``rest_output``: the cases not drawn (e.g. the main round after
+    a calibration set).  Returns ``{"n", "seed", "by", "strata": {value: [available, drawn]},
+    "output", "outputs_output", "rest_output"}``."""
+    records = [rec for _, rec in read_records(cases)]
+    if not records:
+        raise GoldboardError(f"{cases}: no cases")
+    if by:
+        values = [_stratum(rec, by) for rec in records]
+        if all(v is None for v in values):
+            raise GoldboardError(f"{cases}: no record has a column {by!r}", param="by")
+        strata = [v if v else "(blank)" for v in values]
+    else:
+        strata = ["(all)"] * len(records)
+    picked = stratified_sample(strata, n, seed)
+    chosen = [records[i] for i in picked]
+    out = Path(output)
+    inputs = {Path(cases).resolve()} | ({Path(outputs).resolve()} if outputs else set())
+    for target in (output, outputs_output, rest_output):
+        if target is not None and Path(target).resolve() in inputs:
+            raise GoldboardError(f"{target}: would overwrite an input file", param="output")
+    if (outputs is None) != (outputs_output is None):
+        raise GoldboardError("give --outputs and --outputs-output together", param="outputs")
+    out_records = None
+    if outputs is not None:
+        ids = {_first_key(rec, ID_KEYS) for rec in chosen}
+        out_records = [rec for _, rec in read_records(outputs) if _first_key(rec, OUTPUT_CASE_KEYS) in ids]
+    _write_records(chosen, out)
+    if out_records is not None:
+        _write_records(out_records, Path(outputs_output))
+    if rest_output is not None:
+        keep = set(picked)
+        _write_records([r for i, r in enumerate(records) if i not in keep], Path(rest_output))
+    table: dict[str, list[int]] = {}
+    for s in strata:
+        table.setdefault(s, [0, 0])[0] += 1
+    for i in picked:
+        table[strata[i]][1] += 1
+    return {
+        "n": len(chosen),
+        "seed": seed,
+        "by": by,
+        "strata": table,
+        "output": str(out),
+        "outputs_output": str(outputs_output) if outputs_output else None,
+        "n_outputs": len(out_records) if out_records is not None else None,
+        "rest_output": str(rest_output) if rest_output else None,
+    }

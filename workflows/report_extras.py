@@ -1,0 +1,236 @@
+"""What a reviewer asks for, added to the agreement report as self-contained sections.
+
+Each section is plain data ``{"id", "title", "paragraphs", "tables": [{"title", "header",
+"rows", "right", "csv"}], "images": [{"png", "alt", "caption"}]}`` rendered by
+:mod:`goldboard.exports.report_extras`; every table also goes to the CSV supplement.
+
+* the sample-size plan (recorded by ``goldboard plan size --study``)
+* calibration rounds against the stopping rule (recorded by ``goldboard calibrate``)
+* the gold-label distribution
+* disagreement -> resolution per named boundary
+* time on task per rater and per label (Label Studio ``lead_time``)
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pandas as pd
+
+from goldboard.analysis.report_tables import gold_distribution, resolution_by_boundary, time_on_task
+from goldboard.exports.calibration import calibration_curve_png, calibration_rows, verdict_sentence
+from goldboard.study import Study
+from goldboard.workflows.calibration import calibration_for_study
+
+PLAN_KEY = "plan"
+CALIBRATION_KEY = "calibration"
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x: Any) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def recorded_plan(study: Study) -> dict | None:
+    """The sample-size plan recorded in ``study.toml`` (``[extra.plan]``), if any."""
+    plan = study.extra.get(PLAN_KEY)
+    return plan if isinstance(plan, dict) and plan.get("sentence") else None
+
+
+def record_plan(study: Study, plan: dict) -> None:
+    """Record a plan's sentence and key numbers in ``study.toml`` (the report's methods cite it)."""
+    keep = {k: v for k, v in plan.items() if isinstance(v, str | int | float | bool)}
+    study.extra[PLAN_KEY] = keep
+    study.save()
+
+
+def recorded_rules(study: Study) -> tuple[list[str], list[str], int, int]:
+    """The stopping rules, fields and bootstrap setting (resamples, seed) recorded by
+    ``goldboard calibrate`` (``[extra.calibration]``)."""
+    cal = study.extra.get(CALIBRATION_KEY) or {}
+    return (
+        [str(r) for r in cal.get("rules", [])],
+        [str(f) for f in cal.get("fields", [])],
+        int(cal.get("bootstrap", 0)),
+        int(cal.get("seed", 1)),
+    )
+
+
+def record_rules(study: Study, rules: list[str], fields: list[str], bootstrap: int = 0, seed: int = 1) -> None:
+    study.extra[CALIBRATION_KEY] = {"rules": list(rules), "fields": list(fields), "bootstrap": bootstrap, "seed": seed}
+    study.save()
+
+
+def plan_section(study: Study) -> dict | None:
+    plan = recorded_plan(study)
+    if plan is None:
+        return None
+    return {
+        "id": "plan",
+        "title": "Sample size",
+        "paragraphs": [plan["sentence"]],
+        "tables": [],
+        "images": [],
+    }
+
+
+def calibration_section(study: Study, rules: list[str] | None = None, fields: list[str] | None = None) -> dict | None:
+    """Calibration rounds against the stopping rule: the table, the verdict, the curve."""
+    boot, seed = 0, 1
+    if not rules:
+        rules, rec_fields, boot, seed = recorded_rules(study)
+        fields = fields or rec_fields
+    if not rules:
+        return None
+    data = calibration_for_study(study, rules, fields=fields or None, bootstrap=boot, seed=seed)
+    head, rows = calibration_rows(data)
+    png = calibration_curve_png(data)
+    return {
+        "id": "calibration",
+        "title": "Calibration rounds and the stopping rule",
+        "paragraphs": [
+            f"Stopping rule: {' and '.join(data['rules'])} for {', '.join(data['fields'])}, each round's estimate "
+            f"with its 95% CI ({data['ci_method']}). {verdict_sentence(data)}",
+            *data["notes"],
+        ],
+        "tables": [{"title": "", "header": head, "rows": rows, "right": [5, 6], "csv": "calibration"}],
+        "images": [
+            {
+                "png": base64.b64encode(png).decode("ascii"),
+                "alt": "Agreement by round with 95% confidence intervals and the stopping-rule threshold",
+                "caption": "Agreement by round (95% CI); dashed: the stopping rule's threshold.",
+            }
+        ],
+        "data": data,
+    }
+
+
+def gold_section(gold: pd.DataFrame, provisional: bool, fields: list[str]) -> dict | None:
+    rows = gold_distribution(gold, fields)
+    if not rows:
+        return None
+    return {
+        "id": "gold-distribution",
+        "title": "Gold-label distribution",
+        "paragraphs": [
+            ("Provisional (no gold release yet): " if provisional else "")
+            + "gold labels per field; share of the field's resolved items; how each was resolved."
+        ],
+        "tables": [
+            {
+                "title": "",
+                "header": ["Field", "Gold label", "n", "Share", "Unanimous", "Adjudicated"],
+                "rows": [
+                    [r["field"], r["gold_value"], r["n"], _pct(r["share"]), r["unanimous"], r["adjudicated"]]
+                    for r in rows
+                ],
+                "right": [2, 3, 4, 5],
+                "csv": "gold_distribution",
+            }
+        ],
+        "images": [],
+    }
+
+
+def resolution_section(flags: pd.DataFrame, gold: pd.DataFrame, schema) -> dict | None:
+    rows = resolution_by_boundary(flags, gold, schema)
+    if not rows:
+        return None
+    lines = []
+    for b in dict.fromkeys(r["boundary"] for r in rows):
+        part = [r for r in rows if r["boundary"] == b]
+        outcome = "; ".join(f"{r['n']} {r['decision']}" for r in part)
+        lines.append(f"{b}: {part[0]['disagreements']} disagreement(s) -> {outcome}.")
+    return {
+        "id": "resolution",
+        "title": "Disagreements and their resolution, by named boundary",
+        "paragraphs": lines,
+        "tables": [
+            {
+                "title": "",
+                "header": ["Boundary", "Field", "Side A", "Side B", "Disagreements", "Adjudicated as", "n", "Share"],
+                "rows": [
+                    [
+                        r["boundary"],
+                        r["field"],
+                        r["side_a"],
+                        r["side_b"],
+                        r["disagreements"],
+                        r["decision"],
+                        r["n"],
+                        _pct(r["share"]),
+                    ]
+                    for r in rows
+                ],
+                "right": [4, 6, 7],
+                "csv": "resolution_by_boundary",
+            }
+        ],
+        "images": [],
+    }
+
+
+def time_section(ratings: pd.DataFrame, field: str) -> dict | None:
+    t = time_on_task(ratings, field)
+    if not t["per_rater"]:
+        return None
+    head = ["Group", "Annotations", "Median (s)", "IQR (s)", "Q1 to Q3 (s)"]
+
+    def rows(part):
+        return [
+            [r["group"], r["n"], _f(r["median"], 1), _f(r["iqr"], 1), f"{r['q1']:.1f} to {r['q3']:.1f}"] for r in part
+        ]
+
+    paras = [
+        "Time on task: Label Studio's lead time (seconds from opening the task to submitting it) per annotation; "
+        f"per label = the label the rater gave on {field}."
+    ]
+    if t["n_missing"]:
+        paras.append(f"{t['n_missing']} annotation(s) have no lead time (imported from files) and are left out.")
+    return {
+        "id": "time-on-task",
+        "title": "Time on task",
+        "paragraphs": paras,
+        "tables": [
+            {
+                "title": "Per rater",
+                "header": head,
+                "rows": rows(t["per_rater"]),
+                "right": [1, 2, 3, 4],
+                "csv": "time_per_rater",
+            },
+            {
+                "title": "Per label",
+                "header": head,
+                "rows": rows(t["per_label"]),
+                "right": [1, 2, 3, 4],
+                "csv": "time_per_label",
+            },
+        ],
+        "images": [],
+    }
+
+
+def reviewer_sections(
+    study: Study,
+    ratings: pd.DataFrame,
+    gold: pd.DataFrame,
+    provisional: bool,
+    flags: pd.DataFrame,
+    rules: list[str] | None = None,
+) -> list[dict]:
+    """Every reviewer section that has something to show, in report order."""
+    schema = study.schema
+    fields = [f.name for f in schema.fields if f.kind != "multi" and f.level is not None]
+    out = [
+        plan_section(study),
+        calibration_section(study, rules),
+        gold_section(gold, provisional, fields),
+        resolution_section(flags, gold, schema),
+        time_section(ratings, schema.primary_field.name),
+    ]
+    return [s for s in out if s is not None]
