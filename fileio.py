@@ -16,11 +16,12 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
-
-import pandas as pd
+from typing import IO, TYPE_CHECKING, Any
 
 from goldboard.errors import GoldboardError
+
+if TYPE_CHECKING:  # pandas is imported where a table is read: `goldboard --help` stays fast
+    import pandas as pd
 
 
 @contextlib.contextmanager
@@ -136,6 +137,8 @@ def read_csv_frame(path: str | Path, what: str = "") -> pd.DataFrame:
     A missing, non-UTF-8 or malformed file is a one-line :class:`GoldboardError`
     naming the file (and ``what`` it is).
     """
+    import pandas as pd
+
     path = Path(path)
     if not path.exists():
         raise GoldboardError(f"{path}: file not found")
@@ -420,6 +423,8 @@ def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read any supported table into a DataFrame of strings, with a ``_line`` column."""
+    import pandas as pd
+
     recs = read_records(path)
     df = pd.DataFrame([r for _, r in recs])
     df["_line"] = [line for line, _ in recs]

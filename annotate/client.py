@@ -27,7 +27,7 @@ import contextlib
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,9 @@ except ModuleNotFoundError:  # pragma: no cover
 from goldboard.errors import GoldboardError, LabelStudioError
 
 DEFAULT_TIMEOUT = 300.0
+#: an export sends its first byte only when the whole project is serialised: minutes for a
+#: big project on a busy server
+EXPORT_TIMEOUT = 1800.0
 READ_RETRIES = {"max_retries": 1}
 NO_RETRIES = {"max_retries": 0}
 
@@ -127,6 +130,7 @@ class Connection:
     source: str = ""
     data_dir: Path | None = None  # the embedded server's data dir, when it is one
     credentials: Any = field(default=None, repr=False)  # embedded: server.Credentials
+    workers: int = 1  # requests the server handles at once, as far as goldboard knows (embedded: --workers)
 
     @property
     def embedded(self) -> bool:
@@ -165,7 +169,9 @@ def resolve_connection(
         st = srv.server_status(ddir)
         if st.running and _norm_url(st.url) == url:
             creds = srv.read_credentials(st.data_dir)
-            return Connection(url, creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds)
+            return Connection(
+                url, creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds, st.workers
+            )
         raise AuthenticationFailed(
             f"no API token for {url}: set LABEL_STUDIO_API_KEY or add it to "
             f'{user_config_path()} as ["{url}"] token = "..."'
@@ -178,7 +184,7 @@ def resolve_connection(
         )
     creds = srv.read_credentials(st.data_dir)
     return Connection(
-        st.url, token or creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds
+        st.url, token or creds.admin.token, f"embedded server credentials {creds.path}", st.data_dir, creds, st.workers
     )
 
 
@@ -197,6 +203,19 @@ def connect(
     if check:
         client.whoami()
     return client
+
+
+def jobs_for(client: Any, jobs: int | None, tasks: int) -> int:
+    """How many of ``tasks`` (projects) to run at once: ``jobs`` when given, else the server's app
+    workers as far as goldboard knows them (the embedded server's ``--workers``; 1 when unknown)."""
+    if jobs is not None and jobs < 1:
+        raise GoldboardError(f"--jobs {jobs}: give 1 or more")
+    if jobs is None:
+        try:
+            jobs = int(getattr(getattr(client, "conn", None), "workers", 1) or 1)
+        except (TypeError, ValueError):
+            jobs = 1
+    return max(1, min(jobs, tasks))
 
 
 # --------------------------------------------------------------------------- the client
@@ -282,7 +301,10 @@ class Client:
 
     def as_token(self, token: str, source: str = "rater token") -> Client:
         """The same server, another user (e.g. a rater posting their own annotations)."""
-        return Client(Connection(self.url, token, source, self.conn.data_dir, self.conn.credentials), self.timeout)
+        return Client(
+            Connection(self.url, token, source, self.conn.data_dir, self.conn.credentials, self.conn.workers),
+            self.timeout,
+        )
 
     # ------------------------------------------------------------------ error translation
     def _scrub(self, text: str) -> str:
@@ -293,7 +315,7 @@ class Client:
         return text
 
     @contextlib.contextmanager
-    def _call(self, action: str, project: int | None = None) -> Iterator[None]:
+    def _call(self, action: str, project: int | None = None, timeout: float | None = None) -> Iterator[None]:
         import httpx
         from label_studio_sdk.core.api_error import ApiError
 
@@ -320,7 +342,7 @@ class Client:
             ) from None
         except httpx.TimeoutException:
             raise ServerUnreachable(
-                f"Label Studio at {self.url} did not answer within {self.timeout:.0f} s while {action}"
+                f"Label Studio at {self.url} did not answer within {timeout or self.timeout:.0f} s while {action}"
             ) from None
         except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             raise ServerUnreachable(
@@ -432,26 +454,36 @@ class Client:
                 page += 1
         return out
 
-    def export(self, project_id: int, export_type: str = "JSON") -> list[dict]:
-        """Every task of a project with its annotations, via the export API (one request)."""
-        with self._call(f"exporting project {project_id}", project_id):
-            chunks = self._sdk(project_id).projects.exports.download_sync(
-                project_id,
-                export_type=export_type,
-                download_all_tasks=True,
-                download_resources=False,
-                request_options={"max_retries": 1, "timeout": self.timeout},
-            )
-            raw = b"".join(chunks)
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError:
-            raise ServerError(
-                f"Label Studio at {self.url} sent an export of project {project_id} that is not JSON"
-            ) from None
-        if not isinstance(data, list):
-            raise ServerError(f"Label Studio at {self.url} sent an unexpected export of project {project_id}")
-        return data
+    def export(self, project_id: int, export_type: str = "JSON", each: Callable[[Any], Any] | None = None) -> list:
+        """Every task of a project with its annotations, via the export API (one request).
+
+        The export is spooled to a temporary file and read back one task at a time; ``each``
+        (e.g. keep only the fields a pull reads) is applied to every task as it is read, so
+        memory holds ``each``'s results rather than the whole export."""
+        import tempfile
+
+        with tempfile.TemporaryFile() as fh:
+            with self._call(f"exporting project {project_id}", project_id, max(self.timeout, EXPORT_TIMEOUT)):
+                chunks = self._sdk(project_id).projects.exports.download_sync(
+                    project_id,
+                    export_type=export_type,
+                    download_all_tasks=True,
+                    download_resources=False,
+                    request_options={
+                        "max_retries": 1,
+                        "timeout": max(self.timeout, EXPORT_TIMEOUT),
+                        "chunk_size": 1 << 20,
+                    },
+                )
+                for chunk in chunks:
+                    fh.write(chunk)
+            fh.seek(0)
+            try:
+                return read_json_array(fh, each)
+            except ValueError:
+                raise ServerError(
+                    f"Label Studio at {self.url} sent an export of project {project_id} that is not a JSON list of tasks"
+                ) from None
 
     def create_annotation(
         self, task_id: int, result: list[dict], lead_time: float | None = None, was_cancelled: bool = False
@@ -471,6 +503,25 @@ class Client:
     def update_project_config(self, project_id: int, label_config: str) -> None:
         with self._call(f"updating the label config of project {project_id}", project_id):
             self._sdk(project_id).projects.update(project_id, label_config=label_config, request_options=NO_RETRIES)
+
+
+def read_json_array(fh: Any, each: Callable[[Any], Any] | None = None) -> list:
+    """The items of the JSON array in binary file ``fh``, each passed through ``each`` as it is
+    read (streamed with ijson when installed, so the whole document is never in memory at once).
+    Raises ValueError when ``fh`` is not a JSON array."""
+    head = fh.read(64).lstrip()
+    if not head.startswith(b"["):
+        raise ValueError("not a JSON array")
+    fh.seek(0)
+    try:
+        import ijson
+    except ImportError:  # pragma: no cover - ijson comes with goldboard
+        data = json.load(fh)
+        return [each(x) for x in data] if each is not None else data
+    try:
+        return [each(x) if each is not None else x for x in ijson.items(fh, "item", use_float=True)]
+    except ijson.JSONError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _detail(body: Any) -> str:
@@ -498,6 +549,7 @@ __all__ = [
     "Client",
     "resolve_connection",
     "connect",
+    "jobs_for",
     "user_config_path",
     "ServerUnreachable",
     "AuthenticationFailed",

@@ -53,10 +53,10 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.rules import rating_rule_breaks
-from goldboard.annotate.client import connect
+from goldboard.annotate.client import connect, jobs_for
 from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, rating_grid, read_ratings_csv
 from goldboard.errors import GoldboardError, LabelStudioError
-from goldboard.fileio import read_csv_frame, write_csv_atomic, write_text_atomic
+from goldboard.fileio import iter_jsonl, read_csv_frame, write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
 from goldboard.text import did_you_mean, utc_now
@@ -497,7 +497,7 @@ def collect(
                     reasons.append("skipped (cancelled) annotation")
                     values: dict[str, str] = {}
                 else:
-                    values, problems = parse_result(ann.get("result"), schema)
+                    values, problems = parse_result(_unpack(ann.get("result")), schema)
                     reasons.extend(problems)
                 base.update(rater=rater, values=values, reasons=reasons)
                 if foreign:  # held out; it is not the rater's, so it never displaces the rater's own rating
@@ -645,7 +645,7 @@ def _invalid_row(round_number: int, kind: str, reason: str, a: dict) -> dict:
         "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")),
         "lead_time": _num(ann.get("lead_time")),
         "was_cancelled": "true" if ann.get("was_cancelled") else "false",
-        "result": json.dumps(ann.get("result"), ensure_ascii=False),
+        "result": json.dumps(_unpack(ann.get("result")), ensure_ascii=False),
     }
 
 
@@ -767,6 +767,7 @@ def pull(
     from_export: Iterable[str | Path | tuple[str, str | Path]] = (),
     write: bool = True,
     progress: bool = True,
+    jobs: int | None = None,
     item_key: str | None = None,
     rater_map: dict[str, str] | None = None,
 ) -> PullResult:
@@ -775,6 +776,8 @@ def pull(
     ``from_export``: hand-downloaded export files instead of the server; an item may be
     ``(rater, path)`` to say whose project the file is (needed for a blinded round when
     the file has no project id, i.e. JSON_MIN, and the annotators' ids are unknown).
+    ``jobs``: projects exported at once (None: the server's app workers when goldboard knows
+    them -- the embedded server's ``--workers`` -- else 1).
 
     Projects goldboard did not create: ``item_key`` names the task data key that holds the
     item id when a task has no ``item_id`` (e.g. ``case_id``); ``rater_map`` maps Label Studio
@@ -868,14 +871,26 @@ def pull(
                 xmls.append(to_label_studio_xml(schema))
         except Exception:  # pragma: no cover - config generation is push's concern
             pass
-        for r, pid in _progress(items, progress, "Exporting projects"):
+
+        def export(item: tuple[str, int]) -> tuple[Source, str | None]:
+            r, pid = item
             proj = client.project(pid)
+            warn = None
             if xmls and not any(configs_match(proj["label_config"], x) for x in xmls):
-                warnings.append(
+                warn = (
                     f"project {pid} ({r}): label config on the server differs from schema "
                     f"{schema.name} v{schema.version}; every result is validated against the schema"
                 )
-            sources.append(Source(client.export(pid), pid, None if r == "*" else r, f"project {pid}"))
+            # goldboard's own projects: keep only what collect reads (the whole task for --item-key,
+            # whose task data become units)
+            tasks = client.export(pid, each=None if item_key else slim_task)
+            return Source(tasks, pid, None if r == "*" else r, f"project {pid}"), warn
+
+        workers = jobs_for(client, jobs, len(items))
+        for src, warn in _exports(export, items, workers, progress):
+            sources.append(src)
+            if warn:
+                warnings.append(warn)
         if rnd.mode == "blinded" and write:
             access_check = _check_access_at_pull(client, study, rnd, sources)
         if rater_map:
@@ -887,7 +902,7 @@ def pull(
         if server_users is None and client is not None:
             server_users = client.users()
         user_raters, others = map_users(rater_map, raters, user_raters, others, server_users)
-    units = study.units() if hasattr(study, "units") else None
+    units = _unit_ids(study)
     res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
     res.items_data = items_data
     res.summary["warnings"] = warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
@@ -1050,6 +1065,27 @@ def _check_export_owner(
         )
 
 
+UNIT_ID_KEYS = ("item_id", "case_id", "output_id", "model")
+
+
+def _unit_ids(study: Any) -> pd.DataFrame | None:
+    """item_id, case_id, output_id and model of every unit pushed (``units.jsonl`` checked as
+    :meth:`Study.units` checks it, but only these four keys kept: the case and output texts of
+    every unit are never held as a table)."""
+    path = getattr(study, "units_path", None)
+    if path is None:
+        return study.units() if hasattr(study, "units") else None
+    path = Path(path)
+    if not path.exists():
+        return None
+    rows = []
+    for i, rec in iter_jsonl(path, " in the units file"):
+        if not isinstance(rec, dict) or "item_id" not in rec:
+            raise GoldboardError(f"{path}:{i}: not a unit record (a JSON object with an item_id)")
+        rows.append({k: "" if rec.get(k) is None else str(rec.get(k)) for k in UNIT_ID_KEYS})
+    return pd.DataFrame(rows, columns=list(UNIT_ID_KEYS))
+
+
 def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:
     if getattr(study, "url", ""):
         return None
@@ -1118,6 +1154,71 @@ def configs_match(server_xml: str, schema_xml: str) -> bool:
         return False
 
 
+#: what :func:`collect` reads of an exported task, of its data and of each annotation
+TASK_KEYS = ("id", "project")
+DATA_KEYS = ("item_id", "case_id", "output_id", "model")
+ANNOTATION_KEYS = ("id", "completed_by", "result", "was_cancelled", "lead_time", "created_at", "updated_at")
+
+
+class PackedResult(bytes):
+    """An annotation's ``result`` kept as its UTF-8 JSON (a few hundred bytes instead of a few KB
+    of dicts) between the export and :func:`collect`, which unpacks it where it reads it."""
+
+
+def _pack(result: Any) -> Any:
+    return PackedResult(json.dumps(result, ensure_ascii=False).encode("utf-8")) if isinstance(result, list) else result
+
+
+def _unpack(result: Any) -> Any:
+    return json.loads(result) if isinstance(result, PackedResult) else result
+
+
+def slim_task(t: Any) -> Any:
+    """One exported task with only what :func:`collect` reads (the case and output texts,
+    predictions and Label Studio's bookkeeping dropped); anything else is kept as it is."""
+    if not isinstance(t, dict):
+        return t
+    slim = {k: t[k] for k in TASK_KEYS if k in t}
+    data = t.get("data")
+    slim["data"] = {k: data[k] for k in DATA_KEYS if k in data} if isinstance(data, dict) else data
+    anns = t.get("annotations")
+    if isinstance(anns, list):
+        slim["annotations"] = [_slim_annotation(a) if isinstance(a, dict) else a for a in anns]
+    else:
+        slim["annotations"] = anns
+    return slim
+
+
+def _slim_annotation(a: dict) -> dict:
+    out = {k: a[k] for k in ANNOTATION_KEYS if k in a}
+    if "result" in out:
+        out["result"] = _pack(out["result"])
+    return out
+
+
+def slim_export(tasks: list) -> list:
+    """:func:`slim_task` of every task of an export."""
+    return [slim_task(t) for t in tasks]
+
+
+def _exports(fn: Any, items: list, workers: int, progress: bool) -> list:
+    """``[fn(i) for i in items]`` in order, ``workers`` at once; the first error is raised after
+    every started export finished."""
+    if workers <= 1:
+        return [fn(i) for i in _progress(items, progress, "Exporting projects")]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goldboard-export") as ex:
+        futures = [ex.submit(fn, i) for i in items]
+        bar = _progress(futures, progress, "Exporting projects")
+        for f in bar:
+            f.exception()  # wait, in order
+    for f in futures:
+        if f.exception() is not None:
+            raise f.exception()
+    return [f.result() for f in futures]
+
+
 def _progress(items: list, show: bool, label: str):
     if not show or len(items) < 2:
         return items
@@ -1131,6 +1232,8 @@ __all__ = [
     "collect",
     "parse_result",
     "read_export_file",
+    "slim_export",
+    "slim_task",
     "tasks_from_json_min",
     "rater_user_ids",
     "map_users",

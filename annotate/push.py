@@ -18,9 +18,13 @@ the study's schema; on every later push each project's config on the server must
 still match it (else :class:`~goldboard.annotate.client.ConfigMismatch`).
 
 Idempotent: before importing, the project's existing tasks are listed
-(``include=id,data``, one request per 1000 tasks) and only missing ``item_id`` s
-are imported, in batches of a few hundred tasks per request, never retried by
-the SDK.  A push that died half-way (server gone, Ctrl-C) is completed by
+(``include=id,data``, one request per 1000 tasks; skipped for a project this push
+just created) and only missing ``item_id`` s are imported, in batches of up to
+:data:`DEFAULT_BATCH_BYTES` of JSON per request (far below Label Studio's
+``DATA_UPLOAD_MAX_MEMORY_SIZE``, 250 MB; ``batch_size`` caps the tasks per request
+too), never retried by the SDK.  When the server has several app workers (the
+embedded server started with ``--workers``, or ``jobs=``), the raters' projects
+are listed and filled concurrently, one thread per project.  A push that died half-way (server gone, Ctrl-C) is completed by
 running it again: exact task count, no duplicates.  An item whose text differs
 from what the server already shows is an error (an item never changes once
 pushed).  Project ids are written to study.toml as soon as a project exists;
@@ -34,7 +38,9 @@ import datetime as _dt
 import html
 import json
 import sys
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +48,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import read_decisions
-from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect
+from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect, jobs_for
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.assignment import (
     ASSIGNMENT_COLUMNS,
@@ -59,7 +65,9 @@ from goldboard.label_configs.xml import instructions_text, task_data, to_label_s
 from goldboard.study import Study
 from goldboard.text import did_you_mean
 
-DEFAULT_BATCH = 250
+#: JSON bytes per import request: one request per few thousand tasks, so push runs near the
+#: speed of one bulk import, with a progress bar that still moves
+DEFAULT_BATCH_BYTES = 4 * 1024 * 1024
 SHARED_KEY = "*"
 
 
@@ -258,9 +266,11 @@ def push(
     hide_model: bool | None = None,
     client: Client | None = None,
     units: pd.DataFrame | None = None,
-    batch_size: int = DEFAULT_BATCH,
+    batch_size: int | None = None,
     progress: bool = True,
     annotations: Mapping[tuple[str, str], list[dict]] | None = None,
+    batch_bytes: int = DEFAULT_BATCH_BYTES,
+    jobs: int | None = None,
     calibration: bool | None = None,
     guideline_version: str | None = None,
     overlap: float | None = None,
@@ -290,6 +300,10 @@ def push(
     ``annotations``: ``{(project key, item_id): [annotation, ...]}`` imported *inside*
     newly created tasks -- only for :mod:`goldboard.annotate.simulate` (demo and
     benchmarks); the CLI never sends annotations.
+    ``batch_bytes``: JSON bytes per import request; ``batch_size``: at most this many tasks
+    per request as well (None: no count limit).
+    ``jobs``: projects filled at once (None: the server's app workers when goldboard knows
+    them -- the embedded server's ``--workers`` -- else 1).
     ``add_to_adjudicated_round``: allow adding new items to a round that already has
     adjudication decisions or a gold release (see :func:`check_round_choice`).
     """
@@ -306,8 +320,10 @@ def push(
     dup = ids[ids.duplicated()]
     if len(dup):
         raise GoldboardError(f"{cases_path}: item {dup.iloc[0]!r} appears twice")
-    if batch_size < 1:
+    if batch_size is not None and batch_size < 1:
         raise GoldboardError("--batch-size must be at least 1")
+    if batch_bytes < 1:
+        raise GoldboardError("batch_bytes must be at least 1")
     kind = item_kind(units)
 
     if round_number is None:
@@ -356,6 +372,8 @@ def push(
                 batch_size=batch_size,
                 progress=progress,
                 annotations=annotations,
+                batch_bytes=batch_bytes,
+                jobs=jobs,
                 calibration=calibration,
                 guideline_version=guideline_version,
                 overlap=overlap,
@@ -446,37 +464,21 @@ def push(
             result.created_projects.append(key)
         result.projects[key] = pid
 
-    # 2. what is already there; an item must not have changed
+    # 2. what is already there (not asked of projects this push created); an item must not have changed
     tasks = [task_data(row, schema, include_model=rnd.show_model) for row in units.to_dict("records")]
     by_item = {t["item_id"]: t for t in tasks}
+    data_size = {t["item_id"]: _json_size(t) + len('{"data": }') for t in tasks}  # once, not per project
+    workers = jobs_for(client, jobs, len(keys))
+    failed = threading.Event()  # set on an error or Ctrl-C: the other projects' threads stop after their request
+
+    def present_in(key: str) -> tuple[dict[str, int], list[str]]:
+        if key in result.created_projects:
+            return {}, []
+        return _present(client, rnd.projects[key], by_item, cases_path)
+
     missing: dict[str, list[dict]] = {}
-    for key in keys:
-        pid = rnd.projects[key]
-        present: dict[str, int] = {}
-        foreign = 0
-        for tid, data in client.task_data(pid):
-            item = str(data.get("item_id", "") or "")
-            if not item:
-                foreign += 1
-                continue
-            if item in present:
-                result.warnings.append(
-                    f"project {pid}: item {item!r} is in tasks {present[item]} and {tid} "
-                    f"(duplicate not made by this push; pull keeps one rating per rater)"
-                )
-                continue
-            present[item] = tid
-            want = by_item.get(item)
-            if want is not None:
-                diff = [k for k, v in want.items() if not _same_text(k, data.get(k, ""), v)]
-                if diff:
-                    raise GoldboardError(
-                        f"item {item!r}: {diff[0]} on the server (task {tid}, project {pid}) differs "
-                        f"from {cases_path or 'the units'}; an item never changes once pushed "
-                        f"(give it a new id or push to a new round)"
-                    )
-        if foreign:
-            result.warnings.append(f"project {pid}: {foreign} tasks without item_id (not pushed by goldboard)")
+    for key, (present, warns) in zip(keys, _map(present_in, keys, workers, failed)):
+        result.warnings.extend(warns)
         mine = tasks if assignment is None else [t for t in tasks if key in assignment.items.get(t["item_id"], ())]
         missing[key] = [t for t in mine if t["item_id"] not in present]
         result.already[key] = sum(1 for t in mine if t["item_id"] in present)
@@ -491,35 +493,49 @@ def push(
     rnd.units = sum(1 for r in merged if rnd.number in r["rounds"])
     study.save()
 
-    # 4. import what is missing, a batch per request
+    # 4. import what is missing, a batch per request (projects at once when the server has workers)
     total = sum(len(v) for v in missing.values())
     bar = _bar(total, progress)
-    done = 0
-    try:
-        for key in keys:
-            todo = missing[key]
-            made = 0
-            for i in range(0, len(todo), batch_size):
-                batch = todo[i : i + batch_size]
-                payload = [{"data": t} for t in batch]
-                if annotations:
-                    for p in payload:
-                        anns = annotations.get((key, p["data"]["item_id"]))
-                        if anns:
-                            p["annotations"] = anns
-                try:
-                    made += client.import_tasks(rnd.projects[key], payload)
-                except LabelStudioError as exc:
-                    raise type(exc)(
-                        f"{exc}; {done} of {total} missing tasks were imported before -- run the same "
-                        f"push again to finish (it adds only what is missing)"
-                    ) from None
-                done += len(batch)
+    lock = threading.Lock()
+    done = [0]
+
+    def fill(key: str) -> int:
+        made = 0
+        payload, sizes = [], []
+        for t in missing[key]:
+            p: dict[str, Any] = {"data": t}
+            n = data_size[t["item_id"]]
+            if annotations:
+                anns = annotations.get((key, t["item_id"]))
+                if anns:
+                    p["annotations"] = anns
+                    n += _json_size(anns) + len(', "annotations": ')
+            payload.append(p)
+            sizes.append(n)
+        for batch in _batches(payload, batch_bytes, batch_size, sizes):
+            if failed.is_set():
+                break
+            try:
+                made += client.import_tasks(rnd.projects[key], batch)
+            except LabelStudioError as exc:
+                failed.set()
+                with lock:
+                    n = done[0]
+                raise type(exc)(
+                    f"{exc}; {n} of {total} missing tasks were imported before -- run the same "
+                    f"push again to finish (it adds only what is missing)"
+                ) from None
+            with lock:
+                done[0] += len(batch)
                 bar.update(len(batch))
+        return made
+
+    try:
+        for key, made in zip(keys, _map(fill, keys, workers, failed)):
             result.imported[key] = made
     except KeyboardInterrupt:
         raise PushInterrupted(
-            f"push interrupted: {done} of {total} missing tasks were imported (a batch being sent may have "
+            f"push interrupted: {done[0]} of {total} missing tasks were imported (a batch being sent may have "
             f"arrived too) -- run the same push again to finish (it adds only what is missing)"
         ) from None
     finally:
@@ -534,6 +550,81 @@ def push(
         if creds is not None and not rnd.access["push"].get("enforced"):
             result.warnings.append(f"blinding: {result.access}")
     return result
+
+
+def _present(client: Client, pid: int, by_item: dict[str, dict], cases_path: Any) -> tuple[dict[str, int], list[str]]:
+    """``{item_id: task id}`` of a project's goldboard tasks, and warnings; raises when an item changed."""
+    present: dict[str, int] = {}
+    warnings: list[str] = []
+    foreign = 0
+    for tid, data in client.task_data(pid):
+        item = str(data.get("item_id", "") or "")
+        if not item:
+            foreign += 1
+            continue
+        if item in present:
+            warnings.append(
+                f"project {pid}: item {item!r} is in tasks {present[item]} and {tid} "
+                f"(duplicate not made by this push; pull keeps one rating per rater)"
+            )
+            continue
+        present[item] = tid
+        want = by_item.get(item)
+        if want is not None:
+            diff = [k for k, v in want.items() if not _same_text(k, data.get(k, ""), v)]
+            if diff:
+                raise GoldboardError(
+                    f"item {item!r}: {diff[0]} on the server (task {tid}, project {pid}) differs "
+                    f"from {cases_path or 'the units'}; an item never changes once pushed "
+                    f"(give it a new id or push to a new round)"
+                )
+    if foreign:
+        warnings.append(f"project {pid}: {foreign} tasks without item_id (not pushed by goldboard)")
+    return present, warnings
+
+
+def _json_size(x: Any) -> int:
+    return len(json.dumps(x, ensure_ascii=False).encode("utf-8"))
+
+
+def _batches(
+    payload: list[dict], max_bytes: int, max_tasks: int | None, sizes: list[int] | None = None
+) -> Iterator[list[dict]]:
+    """Consecutive slices of ``payload`` of at most ``max_bytes`` of JSON (at least one task each)
+    and at most ``max_tasks`` tasks; ``sizes``: each item's JSON size when already known."""
+    batch: list[dict] = []
+    size = 2
+    for i, p in enumerate(payload):
+        n = (sizes[i] if sizes is not None else _json_size(p)) + 1
+        if batch and (size + n > max_bytes or (max_tasks is not None and len(batch) >= max_tasks)):
+            yield batch
+            batch, size = [], 2
+        batch.append(p)
+        size += n
+    if batch:
+        yield batch
+
+
+def _map(fn: Any, keys: list[str], workers: int, stop: threading.Event | None = None) -> list:
+    """``[fn(k) for k in keys]``, on ``workers`` threads when more than one; the first error is raised
+    after every started call has finished (nothing is left running).  On Ctrl-C ``stop`` is set
+    (``fn`` checks it between requests) and the interrupt is raised once the threads are done."""
+    if workers <= 1 or len(keys) <= 1:
+        return [fn(k) for k in keys]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goldboard") as ex:
+        futures = [ex.submit(fn, k) for k in keys]
+        try:
+            errors = [f.exception() for f in futures]
+        except BaseException:
+            if stop is not None:
+                stop.set()
+            for f in futures:
+                f.cancel()
+            raise
+    for e in errors:
+        if e is not None:
+            raise e
+    return [f.result() for f in futures]
 
 
 @dataclass
@@ -720,6 +811,6 @@ __all__ = [
     "check_round_choice",
     "round_use",
     "project_title",
-    "DEFAULT_BATCH",
+    "DEFAULT_BATCH_BYTES",
     "SHARED_KEY",
 ]

@@ -61,6 +61,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
+from goldboard.annotate import serverdb
 from goldboard.annotate._lsboot import MARKER
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.fileio import write_text_atomic
@@ -290,6 +291,9 @@ class ServerInfo:
     usernames: list[str] = field(default_factory=list)  # e-mails raters log in with
     raters: list[str] = field(default_factory=list)
     log_path: Path | None = None
+    backend: str = serverdb.SQLITE  # "sqlite" or "postgresql"
+    database: str = ""  # human-readable: which database (no password)
+    workers: int = 1  # app processes serving requests (1: Label Studio's own server)
     host: str = HOST  # the address it listens on
     public_url: str = ""  # what raters on other computers open (when host is not loopback)
     blinding: str = ""  # organizations | convention
@@ -304,6 +308,9 @@ class ServerInfo:
         if self.blinding:
             lines.append(f"blinding:     {METHOD_WORDS.get(self.blinding, self.blinding)}")
         lines.append(f"data dir:     {self.data_dir}")
+        if self.database:
+            lines.append(f"database:     {self.database}")
+            lines.append(f"workers:      {self.workers}" + (" (gunicorn)" if self.workers > 1 else ""))
         if self.credentials_path is not None and self.credentials_path.exists():
             lines.append(f"users:        {', '.join(self.usernames)}")
             lines.append(f"credentials:  {self.credentials_path} (passwords and API tokens; private)")
@@ -357,13 +364,18 @@ def _is_our_server(pid: int, d: Path) -> bool:
     if not args:
         return False
     joined = " ".join(args)
-    return ("label-studio" in joined or "label_studio" in joined) and "start" in args and str(d / "ls") in args
+    return (
+        ("label-studio" in joined or "label_studio" in joined)
+        and ("start" in args or "gunicorn" in joined)
+        and str(d / "ls") in args
+    )
 
 
 def server_status(data_dir: str | Path | None = None) -> ServerInfo:
     """Is the embedded server of ``data_dir`` running, at which URL, with which users."""
     d = _dir(data_dir)
     info = ServerInfo(data_dir=d, credentials_path=d / CREDENTIALS_FILE, log_path=d / LOG_FILE)
+    _backend_info(info, d)
     if info.credentials_path.exists():
         with contextlib.suppress(GoldboardError):
             creds = read_credentials(d)
@@ -434,7 +446,20 @@ def _child_env(d: Path) -> dict[str, str]:
             "PYTHONDONTWRITEBYTECODE": "1",
         }
     )
+    env.update(serverdb.database_env(serverdb.read_settings(d)))
     return env
+
+
+def _backend_info(info: ServerInfo, d: Path) -> None:
+    """Which database and how many workers (from ``server.toml``; a bad file is reported, not raised)."""
+    try:
+        s = serverdb.read_settings(d)
+    except GoldboardError as exc:
+        info.database = f"unknown ({exc})"
+        return
+    info.backend = s.backend
+    info.workers = max(1, s.workers)
+    info.database = serverdb.describe_backend(s, d)[0]
 
 
 def _label_studio_cmd() -> list[str]:
@@ -511,7 +536,7 @@ def prepare_data_dir(
         for name in creds.users:
             if name not in creds.orgs:
                 creds.orgs[name] = Org(name=name, owner=_new_user(ORG_OWNER_PREFIX + name))
-    db_exists = (d / "ls" / "label_studio.sqlite3").exists()
+    db_exists = serverdb.database_ready(d, serverdb.read_settings(d))
     todo = [u for u in creds.all_users if u.id is None or not db_exists]
     orgs_todo = creds.isolating and (bool(todo) or any(o.id is None for o in creds.orgs.values()))
     if not cpath.exists() or todo or orgs_todo:
@@ -524,6 +549,7 @@ def prepare_data_dir(
             creds.orgs[name].id = int(o["id"])
             creds.orgs[name].owner.id = int(o["owner_id"])
         creds.save()
+        serverdb.mark_seeded(d)
     return creds
 
 
@@ -620,8 +646,14 @@ class EmbeddedServer:
         startup_timeout: float = START_TIMEOUT,
         host: str = HOST,
         blinding: str | None = None,
+        *,
+        database: str | None = None,
+        workers: int | None = None,
+        db_password_file: str | Path | None = None,
     ) -> None:
         self.data_dir = _dir(data_dir)
+        # None: what DATA_DIR/server.toml says (SQLite and Label Studio's own server by default)
+        self.database, self.workers, self.db_password_file = database, workers, db_password_file
         self.port = int(port)
         self.raters = [r.strip() for r in raters if r.strip()]
         self.startup_timeout = startup_timeout
@@ -640,6 +672,8 @@ class EmbeddedServer:
         d = self.data_dir
         if not 0 < self.port < 65536:
             raise GoldboardError(f"--port: {self.port} is not a TCP port")
+        if self.database is not None:
+            serverdb.parse_database(self.database)  # a bad URL (or one with a password) fails first
         st = server_status(d)
         if st.running:
             raise LabelStudioError(
@@ -650,8 +684,11 @@ class EmbeddedServer:
             (d / PID_FILE).unlink()  # stale
         if not port_is_free(self.port, _bind_check_address(self.host)):
             raise LabelStudioError(f"port {self.port} on {self.host} is busy; choose another with --port")
+        d.mkdir(parents=True, exist_ok=True)
+        settings = serverdb.configure(d, self.database, self.workers, self.db_password_file)
+        serverdb.check_database(settings)
         self.credentials = creds = prepare_data_dir(d, self.raters, blinding=self.blinding)
-        cmd = [
+        cmd = self._server_cmd(settings) or [
             *_label_studio_cmd(),
             "start",
             "--no-browser",
@@ -701,6 +738,14 @@ class EmbeddedServer:
             self._terminate()
             raise
         return server_status(d)
+
+    def _server_cmd(self, settings: serverdb.Settings) -> list[str] | None:
+        """gunicorn when workers are asked for; None: Label Studio's own ``label-studio start``."""
+        if not settings.workers:
+            return None
+        (self.data_dir / "ls").mkdir(exist_ok=True)
+        settings_module = _child_env(self.data_dir).get("DJANGO_SETTINGS_MODULE") or serverdb.LS_SETTINGS
+        return serverdb.gunicorn_cmd(self.host, self.port, settings.workers, self.data_dir / "ls", settings_module)
 
     def _wait_ready(self, creds: Credentials) -> None:
         import httpx
@@ -795,12 +840,28 @@ def start_server(
     timeout: float = START_TIMEOUT,
     host: str = HOST,
     blinding: str | None = None,
+    *,
+    database: str | None = None,
+    workers: int | None = None,
+    db_password_file: str | Path | None = None,
 ) -> ServerInfo:
     """Start the embedded server detached (it keeps running after this process exits).
     ``host``: the address it listens on (default 127.0.0.1: this computer only; see
-    :func:`lan_warning` for anything else)."""
+    :func:`lan_warning` for anything else).
+
+    ``database``: ``postgresql://USER@HOST:PORT/DB`` (password: see :mod:`goldboard.annotate.serverdb`)
+    or ``sqlite``; ``workers``: gunicorn workers (0: Label Studio's own server).  Both are
+    remembered in ``DATA_DIR/server.toml``; None keeps what is recorded there."""
     return EmbeddedServer(
-        data_dir, port=port, raters=raters, startup_timeout=timeout, host=host, blinding=blinding
+        data_dir,
+        port=port,
+        raters=raters,
+        startup_timeout=timeout,
+        host=host,
+        blinding=blinding,
+        database=database,
+        workers=workers,
+        db_password_file=db_password_file,
     ).start(detach=True)
 
 

@@ -210,8 +210,9 @@ def push_with_ratings(
     *,
     shared: bool | None = None,
     client: Client | None = None,
-    batch_size: int = 250,
+    batch_size: int | None = None,
     progress: bool = True,
+    jobs: int | None = None,
 ) -> SimulateResult:
     """Push ``units`` with the annotations of ``ratings`` imported inside the new tasks
     (``completed_by`` = each rater's user id, ``ground_truth`` = false).  Items already
@@ -243,6 +244,7 @@ def push_with_ratings(
         batch_size=batch_size,
         progress=progress,
         annotations=payload,
+        jobs=jobs,
     )
     return SimulateResult(posted=sum(len(v) for (k, i), v in payload.items()), push=pr)
 

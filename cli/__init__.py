@@ -3,20 +3,28 @@
 Each stage lives in its own module under ``goldboard.cli`` and exposes a list
 ``commands``; this module gathers them into one group and turns every
 user-facing error into a one-line ``Error: ...`` with a non-zero exit.
+
+A stage module is imported only when its command runs: ``goldboard --help``
+reads the one-line help of each command from the module's source (its
+``commands`` list and their docstrings) without importing it, so ``--help``,
+``server status`` or ``schema list`` never load pandas, scipy, matplotlib,
+scikit-learn, statsmodels or the Label Studio SDK.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
+import importlib.util
 import os
 import sys
 import warnings
+from pathlib import Path
 
 import click
 
 from goldboard import __version__
-from goldboard.cases.problems import CaseFileError
 from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
 from goldboard.text import one_line
@@ -90,6 +98,13 @@ def _name_flags(cmd: click.Command) -> None:
     cmd.callback = wrapped
 
 
+def _is_case_file_error(exc: BaseException) -> bool:
+    """``exc`` is a :class:`goldboard.cases.problems.CaseFileError` (not imported here: the
+    ``goldboard.cases`` package loads pandas, and ``--help`` must not; a raised one is loaded)."""
+    mod = sys.modules.get("goldboard.cases.problems")
+    return mod is not None and isinstance(exc, mod.CaseFileError)
+
+
 class GoldboardGroup(click.Group):
     """A click group that prints user errors as one line instead of a traceback."""
 
@@ -99,13 +114,13 @@ class GoldboardGroup(click.Group):
                 warnings.simplefilter("once", GoldboardWarning)
                 warnings.showwarning = _show_warning
                 return super().invoke(ctx)
-        except CaseFileError as exc:  # a list of problems: the Error line, then one line per problem
-            head, *problems = str(exc).split("\n")
-            click.echo(f"Error: {one_line(head)}", err=True)
-            for p in problems:
-                click.echo(one_line(p), err=True)
-            sys.exit(exc.exit_code)
         except GoldboardError as exc:
+            if _is_case_file_error(exc):  # a list of problems: the Error line, then one line per problem
+                head, *problems = str(exc).split("\n")
+                click.echo(f"Error: {one_line(head)}", err=True)
+                for p in problems:
+                    click.echo(one_line(p), err=True)
+                sys.exit(exc.exit_code)
             click.echo(f"Error: {one_line(exc)}", err=True)
             sys.exit(exc.exit_code)
         except (SchemaError, ValueNotInSchema) as exc:
@@ -140,7 +155,83 @@ class GoldboardGroup(click.Group):
         return list(self.commands)
 
 
-@click.group(cls=GoldboardGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def _module_commands(module: str) -> list[tuple[str, str]]:
+    """``(command name, help)`` of the commands a stage module lists in ``commands``, read from its
+    source without importing it (a click decorator's first string argument names the command;
+    the function's docstring is its help)."""
+    spec = importlib.util.find_spec(f"goldboard.cli.{module}")
+    if spec is None or not spec.origin:
+        return []
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    listed: list[str] = []
+    for n in tree.body:
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "commands" for t in n.targets):
+            if isinstance(n.value, (ast.List, ast.Tuple)):
+                listed = [e.id for e in n.value.elts if isinstance(e, ast.Name)]
+    out = []
+    for fname in listed:
+        fn = funcs.get(fname)
+        if fn is None:
+            raise LookupError(fname)
+        name = fname.replace("_", "-")
+        for dec in fn.decorator_list:
+            if (
+                isinstance(dec, ast.Call)
+                and isinstance(dec.func, ast.Attribute)
+                and dec.func.attr in ("command", "group")
+                and dec.args
+                and isinstance(dec.args[0], ast.Constant)
+            ):
+                name = str(dec.args[0].value)
+        out.append((name, ast.get_docstring(fn) or ""))
+    return out
+
+
+class LazyGroup(GoldboardGroup):
+    """Commands are found by name and imported on first use; ``--help`` lists them from source."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._lazy: dict[str, tuple[str, str]] = {}  # command -> (module, help)
+        for module in COMMAND_MODULES:
+            try:
+                found = _module_commands(module)
+            except (SyntaxError, LookupError, OSError, UnicodeDecodeError):  # unusual source: import it
+                found = [(c.name, c.help or "") for c in self._import(module)]
+            for name, help_ in found:
+                self._lazy[name] = (module, help_)
+
+    @staticmethod
+    def _import(module: str) -> list[click.Command]:
+        return list(importlib.import_module(f"goldboard.cli.{module}").commands)
+
+    def list_commands(self, ctx):  # keep the study order in --help
+        return list(self._lazy) + [c for c in self.commands if c not in self._lazy]
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name not in self.commands and cmd_name in self._lazy:
+            for cmd in self._import(self._lazy[cmd_name][0]):
+                _name_flags(cmd)
+                self.add_command(cmd)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx, formatter) -> None:
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            if name in self.commands:
+                rows.append((name, self.commands[name].get_short_help_str(limit)))
+            else:
+                rows.append((name, click.Command(name, help=self._lazy[name][1]).get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="goldboard")
 def main() -> None:
     """goldboard: clinician label studies for medical-AI safety benchmarks.
@@ -150,15 +241,3 @@ def main() -> None:
     -> pull -> calibrate -> agree -> flag -> adjudicate -> gold export -> report -> score.
     Run `goldboard demo` to see the whole loop on synthetic cases.
     """
-
-
-for _name in COMMAND_MODULES:
-    try:
-        _mod = importlib.import_module(f"goldboard.cli.{_name}")
-    except ModuleNotFoundError as _exc:  # a stage not built yet
-        if _exc.name != f"goldboard.cli.{_name}":
-            raise
-        continue
-    for _cmd in _mod.commands:
-        _name_flags(_cmd)
-        main.add_command(_cmd)

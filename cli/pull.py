@@ -106,6 +106,13 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     default=None,
     help="Projects goldboard did not create: the task data key holding the item id (e.g. case_id).",
 )
+@click.option(
+    "--jobs",
+    type=int,
+    default=None,
+    help="Projects exported at once (default: the embedded server's --workers, else 1). "
+    "More than 1 helps only a server with several app workers.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def pull_cmd(
     study_dir: str,
@@ -128,6 +135,7 @@ def pull_cmd(
     source: str | None,
     projects: tuple[str, ...],
     item_key: str | None,
+    jobs: int | None,
     quiet: bool,
 ) -> None:
     """Pull a round's annotations into rounds/N/ratings.csv.
@@ -233,7 +241,7 @@ def pull_cmd(
         if res.summary.get("new_units"):
             click.echo(f"  {res.summary['new_units']} new items recorded in units.jsonl")
     else:
-        res = pull(study, round_number, from_export=specs, progress=not quiet)
+        res = pull(study, round_number, from_export=specs, progress=not quiet, jobs=jobs)
         click.echo(terminal_text(res.describe()))
     click.echo(f"wrote {res.paths['ratings']}")
 

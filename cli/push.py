@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.annotate.push import DEFAULT_BATCH, push
+from goldboard.annotate.push import DEFAULT_BATCH_BYTES, push
 from goldboard.study import Study
 from goldboard.text import terminal_text
 
@@ -54,7 +54,20 @@ from goldboard.text import terminal_text
     metavar="COLUMN",
     help="Draw --overlap/--per-item within strata of a case field or unit column (e.g. case_type).",
 )
-@click.option("--batch-size", type=int, default=DEFAULT_BATCH, show_default=True, help="Tasks per import request.")
+@click.option(
+    "--batch-size",
+    type=int,
+    default=None,
+    help=f"At most this many tasks per import request (default: no count limit; requests of up to "
+    f"{DEFAULT_BATCH_BYTES // 2**20} MiB).",
+)
+@click.option(
+    "--jobs",
+    type=int,
+    default=None,
+    help="Projects filled at once (default: the embedded server's --workers, else 1). "
+    "More than 1 helps only a server with several app workers.",
+)
 @click.option(
     "--calibration",
     is_flag=True,
@@ -79,7 +92,8 @@ def push_cmd(
     per_item: int | None,
     seed: int | None,
     stratify_by: str | None,
-    batch_size: int,
+    batch_size: int | None,
+    jobs: int | None,
     calibration: bool | None,
     guideline_version: str | None,
     add_to_adjudicated_round: bool,
@@ -113,7 +127,8 @@ def push_cmd(
     with `goldboard server add-raters NAME` or `server start --raters`.
 
     Idempotent: running it again (e.g. after a push that died half-way) imports
-    only the tasks that are missing.
+    only the tasks that are missing. Tasks go in requests of a few MB each; on a
+    server with several app workers the raters' projects are filled at once.
 
     \b
     Designs (who rates what; written to rounds/N/assignment.csv):
@@ -136,6 +151,7 @@ def push_cmd(
         shared=shared,
         hide_model=hide_model or None,
         batch_size=batch_size,
+        jobs=jobs,
         progress=not quiet,
         calibration=calibration,
         guideline_version=guideline_version,

@@ -54,13 +54,53 @@ def server_group() -> None:
 @click.option(
     "--timeout", type=float, default=srv.START_TIMEOUT, show_default=True, help="Seconds to wait for the server."
 )
-def start_cmd(port: int, host: str, data_dir: str | None, raters: str, blinding: str | None, timeout: float) -> None:
-    """Start Label Studio in the background (first start: ~30 s to set up the database)."""
+@click.option(
+    "--database",
+    metavar="URL",
+    default=None,
+    help="postgresql://USER@HOST:PORT/DB for a team's PostgreSQL (password from $GOLDBOARD_DB_PASSWORD, "
+    "$PGPASSWORD or --db-password-file, never in the URL), or 'sqlite' (the default: a file in the data dir). "
+    "Remembered for later starts.",
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=None,
+    help="Serve with gunicorn and this many worker processes (0: Label Studio's own one-process server, "
+    "the default). Remembered for later starts.",
+)
+@click.option(
+    "--db-password-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="File (mode 0600) whose first line is the PostgreSQL password; its path is remembered, not its content.",
+)
+def start_cmd(
+    port: int,
+    host: str,
+    data_dir: str | None,
+    raters: str,
+    blinding: str | None,
+    timeout: float,
+    database: str | None,
+    workers: int | None,
+    db_password_file: str | None,
+) -> None:
+    """Start Label Studio in the background (a first start sets up the database: ~30 s on SQLite).
+
+    \b
+    A team server: PostgreSQL behind several workers, e.g.
+      export GOLDBOARD_DB_PASSWORD=...   # or --db-password-file FILE
+      goldboard server start --database postgresql://ls@127.0.0.1:5432/labelstudio --workers 4
+    """
     host = srv.check_host(host)
     warning = srv.lan_warning(host, port)
     if warning:
         click.echo(warning, err=True)
-    click.echo("Starting Label Studio (the first start sets up the database, ~30 s)...", err=True)
+    click.echo(
+        "Starting Label Studio (a first start sets up the database: ~30 s on SQLite, minutes on PostgreSQL)...",
+        err=True,
+    )
     info = srv.start_server(
         data_dir,
         port=port,
@@ -68,6 +108,9 @@ def start_cmd(port: int, host: str, data_dir: str | None, raters: str, blinding:
         timeout=timeout,
         host=host,
         blinding=blinding,
+        database=database,
+        workers=workers,
+        db_password_file=db_password_file,
     )
     click.echo(info.describe())
     if info.raters:
@@ -134,7 +177,7 @@ def add_raters_cmd(raters: str, data_dir: str | None) -> None:
 @server_group.command("status")
 @_data_dir
 def status_cmd(data_dir: str | None) -> None:
-    """Show whether the server runs, its URL, its users and the credentials file."""
+    """Show whether the server runs, its URL, database, workers, users and the credentials file."""
     click.echo(srv.server_status(data_dir).describe())
 
 

@@ -12,6 +12,21 @@ Live Label Studio fixtures (tests marked ``@pytest.mark.live``; deselect them wi
 ``convention_server`` module: a server made with ``--blinding convention`` (one organization,
                   like a team's own Label Studio; needed for shared projects).
 
+The team path -- Label Studio on PostgreSQL behind gunicorn workers -- is tested by the
+same tests: a module that overrides ``live_server`` with ``backend_server`` and
+``fresh_server`` with ``fresh_backend_server`` runs each of its live tests on both backends (``[sqlite]`` and
+``[postgresql]`` in the test id).
+
+``pg``               session: a PostgreSQL the tests may create databases in:
+                     ``$GOLDBOARD_TEST_POSTGRES`` (URL without password; the password in
+                     ``$GOLDBOARD_DB_PASSWORD``/``$PGPASSWORD``), else a throwaway cluster
+                     started from Debian's ``postgresql`` binaries on a free loopback port;
+                     the PostgreSQL tests are skipped, with the reason, when neither works.
+``pg_template``      session: a migrated database with admin + raters seeded, and its data dir.
+``backend_server``   module, parametrised sqlite / postgresql (gunicorn, 2 workers): the
+                     postgresql one runs on a ``CREATE DATABASE ... TEMPLATE`` copy.
+``fresh_backend_server``  function: the same, private to one test.
+
 The CLI: ``cli`` (fixture) / :func:`invoke_cli` run ``goldboard ARGS...`` in-process with
 click's ``CliRunner`` and fail the test on a traceback in the output (the one runner;
 test modules that wrap it import ``invoke_cli``).
@@ -78,12 +93,62 @@ def convention_server(ls_convention_template, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def live_server(ls_template, tmp_path_factory):
+def sqlite_server(ls_template, tmp_path_factory):
     with livestudio.live_server(ls_template, tmp_path_factory.mktemp("ls-live") / "server") as server:
         yield server
 
 
 @pytest.fixture()
-def fresh_server(ls_template, tmp_path):
+def fresh_sqlite_server(ls_template, tmp_path):
     with livestudio.live_server(ls_template, tmp_path / "server") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def live_server(sqlite_server):
+    return sqlite_server
+
+
+@pytest.fixture()
+def fresh_server(fresh_sqlite_server):
+    return fresh_sqlite_server
+
+
+BACKENDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(scope="session")
+def pg():
+    if not livestudio.have_label_studio():
+        pytest.skip("label-studio is not installed (pip install 'goldboard[server]')")
+    try:
+        server = livestudio.start_postgres()
+    except RuntimeError as exc:
+        pytest.skip(f"PostgreSQL: {exc}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg, tmp_path_factory):
+    return livestudio.make_pg_template(pg, tmp_path_factory.mktemp("pg-template") / "server")
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend_server(request, tmp_path_factory):
+    if request.param == "sqlite":
+        yield request.getfixturevalue("sqlite_server")
+        return
+    pg, tmpl = request.getfixturevalue("pg"), request.getfixturevalue("pg_template")
+    with livestudio.pg_live_server(pg, tmpl, tmp_path_factory.mktemp("pg-live") / "server") as server:
+        yield server
+
+
+@pytest.fixture(params=BACKENDS)
+def fresh_backend_server(request, tmp_path):
+    if request.param == "sqlite":
+        yield request.getfixturevalue("fresh_sqlite_server")
+        return
+    pg, tmpl = request.getfixturevalue("pg"), request.getfixturevalue("pg_template")
+    with livestudio.pg_live_server(pg, tmpl, tmp_path / "server") as server:
         yield server

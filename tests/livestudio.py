@@ -89,3 +89,176 @@ def live_server(
         yield server
     finally:
         server.stop()
+
+
+# --------------------------------------------------------------------------- PostgreSQL + workers
+
+#: how the live tests reach PostgreSQL: this URL (a role that may CREATE DATABASE; password in
+#: $GOLDBOARD_DB_PASSWORD or $PGPASSWORD), else a throwaway cluster the suite starts itself
+POSTGRES_ENV = "GOLDBOARD_TEST_POSTGRES"
+PG_WORKERS = 2
+PG_ROLE = "goldboard"
+
+
+def _pg_bindir() -> Path | None:
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).parent
+    for cand in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (cand / "initdb").exists() and (cand / "postgres").exists():
+            return cand
+    return None
+
+
+class Postgres:
+    """A PostgreSQL the live tests may create databases in: ``url`` (no password) + ``password_file``."""
+
+    def __init__(self, url: str, password: str, workdir: Path, stop: Any = None) -> None:
+        from goldboard.annotate.serverdb import parse_database
+
+        self.db = parse_database(url)
+        self.workdir = workdir
+        self.password_file = workdir / "pgpass"
+        self.password_file.write_text(password + "\n", encoding="utf-8")
+        os.chmod(self.password_file, 0o600)
+        self._password = password
+        self._stop = stop
+        self._n = 0
+
+    def url(self, name: str) -> str:
+        return self.db.url.replace(f"/{self.db.name}", f"/{name}", 1)
+
+    def execute(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(
+            host=self.db.host,
+            port=self.db.port,
+            user=self.db.user,
+            password=self._password or None,
+            dbname=self.db.name,
+            autocommit=True,
+            connect_timeout=10,
+        ) as conn:
+            conn.execute(sql)
+
+    def new_database(self, template: str | None = None) -> str:
+        """A new empty database (or a copy of ``template``); returns its name."""
+        self._n += 1
+        name = f"goldboard_test_{os.getpid()}_{self._n}"
+        self.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+        return name
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_postgres() -> Postgres:
+    """``$GOLDBOARD_TEST_POSTGRES``, else a throwaway cluster on a free loopback port (password
+    authentication over TCP, fsync off).  Raises RuntimeError with the reason when neither works."""
+    import subprocess
+    import tempfile
+
+    from goldboard.annotate.serverdb import database_password
+
+    work = Path(tempfile.mkdtemp(prefix="goldboard-pg-"))
+    ext = os.environ.get(POSTGRES_ENV, "").strip()
+    if ext:
+        return Postgres(ext, database_password(), work)
+    bindir = _pg_bindir()
+    if bindir is None:
+        shutil.rmtree(work, ignore_errors=True)
+        raise RuntimeError(
+            f"PostgreSQL server binaries (initdb) not found; install Debian's postgresql or set {POSTGRES_ENV}"
+        )
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        try:
+            import pwd
+
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            shutil.rmtree(work, ignore_errors=True)
+            raise RuntimeError("running as root and there is no 'postgres' user to run PostgreSQL as") from None
+        os.chown(work, pw.pw_uid, pw.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    password = os.urandom(12).hex()
+    pwfile = work / "initpw"
+    pwfile.write_text(password + "\n")
+    if as_user:
+        os.chown(pwfile, pw.pw_uid, pw.pw_gid)
+    os.chmod(pwfile, 0o600)
+    port = srv.free_port()
+
+    def run(*cmd: str) -> None:
+        r = subprocess.run([*as_user, *cmd], capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError(f"{Path(cmd[0]).name} failed: {(r.stderr or r.stdout).strip()[-400:]}")
+
+    data = work / "data"
+    try:
+        run(
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            PG_ROLE,
+            f"--pwfile={pwfile}",
+            "--auth-local=scram-sha-256",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--no-instructions",
+        )
+        pwfile.unlink()
+        opts = f"-p {port} -h 127.0.0.1 -k {work} -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "pg.log"), "-o", opts, "-w", "-t", "60", "start")
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        raise RuntimeError(f"could not start a throwaway PostgreSQL: {exc}") from None
+
+    def stop() -> None:
+        subprocess.run(
+            [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
+
+    return Postgres(f"postgresql://{PG_ROLE}@127.0.0.1:{port}/postgres", password, work, stop)
+
+
+def make_pg_template(pg: Postgres, path: Path, raters: tuple[str, ...] = RATERS) -> tuple[Path, str]:
+    """A data dir + a migrated PostgreSQL database with the admin and ``raters`` seeded."""
+    from goldboard.annotate import serverdb
+
+    name = pg.new_database()
+    path.mkdir(parents=True)
+    serverdb.configure(path, pg.url(name), PG_WORKERS, pg.password_file)
+    srv.prepare_data_dir(path, raters)
+    return path, name
+
+
+def pg_live_server(pg: Postgres, template: tuple[Path, str], dest: Path, port: int | None = None):
+    """An attached gunicorn server (PG_WORKERS workers) on a copy of the template database."""
+    from goldboard.annotate import serverdb
+
+    path, tmpl_db = template
+    name = pg.new_database(template=tmpl_db)
+    copy_data_dir(path, dest)
+    s = serverdb.read_settings(dest)
+    s.database = serverdb.parse_database(pg.url(name))
+    s.seeded = s.database_key  # a copy of the seeded template: same users, same ids, same tokens
+    serverdb.write_settings(dest, s)
+    return live_server_on(dest, port)
+
+
+@contextlib.contextmanager
+def live_server_on(dest: Path, port: int | None = None) -> Iterator[srv.EmbeddedServer]:
+    server = srv.EmbeddedServer(dest, port=port or srv.free_port(), startup_timeout=180)
+    try:
+        server.start(detach=False)
+        yield server
+    finally:
+        server.stop()

@@ -15,6 +15,7 @@ from conftest import invoke_cli
 
 from goldboard.annotate import server as srv
 from goldboard.annotate.client import Client, ServerUnreachable, connect
+from goldboard.annotate.pull import pull
 from goldboard.annotate.push import push
 from goldboard.annotate.simulate import annotation_result, post_ratings, push_with_ratings
 from goldboard.cases.load import load_units
@@ -27,6 +28,17 @@ from goldboard.study import Study
 
 pytestmark = pytest.mark.live
 RATERS = ["onc_a", "onc_b"]
+
+
+# every test here runs on the embedded SQLite server and on PostgreSQL behind gunicorn workers
+@pytest.fixture(scope="module")
+def live_server(backend_server):
+    return backend_server
+
+
+@pytest.fixture()
+def fresh_server(fresh_backend_server):
+    return fresh_backend_server
 
 
 def cases_files(tmp: Path, schema: str = "mtb", n: int = 8, seed: int = 3) -> tuple[Path, Path | None]:
@@ -253,7 +265,7 @@ def test_server_dies_mid_push_then_rerun_completes(fresh_server, tmp_path):
 
     client = Dying(connect(st).conn)
     with pytest.raises(ServerUnreachable, match="cannot reach Label Studio.*run the same push again"):
-        push(st, cases, outputs, client=client, batch_size=7, progress=False)
+        push(st, cases, outputs, client=client, batch_size=7, progress=False, jobs=1)
     st = Study.open(st.path)
     assert set(st.round(1).projects) == set(RATERS)  # recorded before the crash
     res = run("push", "--study", st.path, cases, "--outputs", outputs, "--quiet")
@@ -318,3 +330,68 @@ def test_deleted_project_and_changed_config(live_server, tmp_path):
     res = run("pull", "--study", st.path)
     assert res.exit_code == 2 and f"project {pa} no longer exists" in res.output
     assert not st.ratings_path(1).exists() or "onc_a" not in st.ratings_path(1).read_text()
+
+
+# --------------------------------------------------------------------------- several users at once
+
+
+def test_pull_keeps_working_while_another_rater_pushes_and_posts(live_server, tmp_path):
+    """One study is pulled (twice, projects exported at once) while another study is pushed and a
+    rater posts annotations: everything finishes (bounded), nothing is lost or doubled, and the
+    pulls read exactly the ratings that were there."""
+    import threading
+
+    cases, outputs = cases_files(tmp_path, n=30, seed=5)  # 60 units
+    units = load_units(cases, outputs, schema="mtb")
+    want = desired_mtb(units)
+    st = new_study(tmp_path, live_server, name="pulled")
+    push_with_ratings(st, units, want, progress=False)
+    st = Study.open(st.path)
+    other = new_study(tmp_path, live_server, name="pushed")
+    (tmp_path / "other").mkdir()
+    cases2, outputs2 = cases_files(tmp_path / "other", n=150, seed=9)  # 300 units
+    posting = new_study(tmp_path, live_server, name="posting")
+    push(posting, cases, outputs, progress=False)
+    posting = Study.open(posting.path)
+    errors: list[BaseException] = []
+    pulls: list = []
+
+    def guarded(fn):
+        def run_it():
+            try:
+                fn()
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        return run_it
+
+    def pull_twice():
+        for _ in range(2):
+            with connect(st) as c:
+                pulls.append(pull(st, client=c, progress=False, write=False, jobs=2))
+
+    def push_other():
+        with connect(other) as c:
+            push(other, cases2, outputs2, client=c, progress=False, batch_size=50)
+
+    def post_as_rater():
+        post_ratings(posting, want[want.rater == "onc_b"].head(40), progress=False)
+
+    threads = [threading.Thread(target=guarded(f)) for f in (pull_twice, push_other, post_as_rater)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "a client was still waiting after 300 s"
+    assert not errors, errors
+    expected = want.set_index(["item_id", "rater", "field"])["value"].sort_index()
+    for res in pulls:
+        got = res.ratings.set_index(["item_id", "rater", "field"])["value"].sort_index()
+        assert got.equals(expected)
+    client = connect(other)
+    for pid in Study.open(other.path).round(1).projects.values():
+        items = [d["item_id"] for _, d in client.task_data(pid)]
+        assert len(items) == 300 == len(set(items))
+    assert len(pulls) == 2
+    posted = pull(posting, progress=False, write=False)
+    assert posted.summary["valid_annotations"] == 20 and posted.summary["invalid_annotations"] == 0

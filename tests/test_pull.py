@@ -456,6 +456,68 @@ def test_configs_match_ignores_presentation_but_not_questions():
     assert not configs_match(x, "<View><Text name='case' value='$case_text'/></View>")
 
 
+def test_slim_export_keeps_everything_collect_reads():
+    """A pull holds only the slim form of each export: same ratings, same invalid rows, same counts."""
+    import copy
+
+    from goldboard.annotate.pull import slim_export
+
+    noise = {"prediction": {}, "unique_id": "u", "draft_created_at": None, "result_count": 1, "task": 1}
+    full = [
+        task(1, "C1::m", [{**ann(10, 2, GOOD, lead=12.5), **noise}], project=1),
+        task(2, "C2::m", [ann(11, 2, [ch("safety_label", "Definitely")]), ann(12, 3, GOOD, cancelled=True)], 1),
+        task(3, "C3::m", [{**ann(13, 3, GOOD), **noise}], project=1),
+        {**task(4, "C4::m", []), "predictions": [{"result": GOOD}], "meta": {"x": 1}, "file_upload": "f"},
+    ]
+    for t in full:
+        t["data"]["case_text"] = "long case text " * 50
+    keep = copy.deepcopy(full)
+    slim = slim_export(full)
+    assert all("case_text" not in t["data"] and "predictions" not in t for t in slim)
+    assert all(
+        set(a) <= {"id", "completed_by", "result", "was_cancelled", "lead_time", "created_at", "updated_at"}
+        for t in slim
+        for a in t["annotations"]
+    )
+    kw = dict(user_raters=USERS, known_users={1: "admin"})
+    a = collect([Source(keep, 1, "onc_a")], MTB, ["onc_a", "onc_b"], 1, **kw)
+    b = collect([Source(slim, 1, "onc_a")], MTB, ["onc_a", "onc_b"], 1, **kw)
+    pd.testing.assert_frame_equal(a.ratings, b.ratings)
+    pd.testing.assert_frame_equal(a.invalid, b.invalid)
+    a.summary.pop("pulled_at"), b.summary.pop("pulled_at")
+    assert a.summary == b.summary and len(a.invalid) == 3
+
+
+def test_pull_reads_only_the_unit_ids_from_the_units_file(tmp_path):
+    from types import SimpleNamespace
+
+    from goldboard.annotate.pull import _unit_ids
+
+    path = tmp_path / "units.jsonl"
+    recs = [
+        {
+            "item_id": "C1::m",
+            "case_id": "C1",
+            "output_id": "C1::m",
+            "model": "m",
+            "case_text": "x" * 1000,
+            "rounds": [1],
+        },
+        {"item_id": "C2", "case_id": "C2", "output_id": None, "model": None, "case_text": "y"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n\n", encoding="utf-8")
+    got = _unit_ids(SimpleNamespace(units_path=path))
+    assert list(got.columns) == ["item_id", "case_id", "output_id", "model"]
+    assert got.to_dict("records")[1] == {"item_id": "C2", "case_id": "C2", "output_id": "", "model": ""}
+    path.write_text('{"item_id": "C1"}\n{broken\n', encoding="utf-8")
+    with pytest.raises(GoldboardError, match=r"units.jsonl:2: invalid JSON in the units file"):
+        _unit_ids(SimpleNamespace(units_path=path))
+    path.write_text('{"item_id": "C1"}\n["C2"]\n', encoding="utf-8")
+    with pytest.raises(GoldboardError, match=r"units.jsonl:2: not a unit record"):
+        _unit_ids(SimpleNamespace(units_path=path))
+    assert _unit_ids(SimpleNamespace(units_path=tmp_path / "none.jsonl")) is None
+
+
 def test_partial_pull_from_export_keeps_the_other_raters_ratings(study, tmp_path):
     """Pulling one rater's export later (``--from-export onc_a=FILE``) must not delete the
     other rater's ratings of the round: each pull replaces only the projects it read."""

@@ -3,6 +3,7 @@ idempotency bookkeeping against an in-memory fake server."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import httpx
@@ -235,3 +236,106 @@ def test_project_title_fits_label_studio_limit():
     t = project_title("a-very-long-study-name-" * 4, "onc_a", 12)
     assert len(t) <= 50 and t.startswith("onc_a · round 12 · ")
     assert project_title("s", SHARED_KEY, 1) == "shared · round 1 · s"
+
+
+# --------------------------------------------------------------------------- batching, listing, concurrency
+
+
+class CountingServer(FakeServer):
+    def __init__(self, workers: int = 1, **kw):
+        super().__init__(**kw)
+        self.conn = Connection("http://fake", "t", "fake", workers=workers)
+        self.listings: list[int] = []
+        self.batches: list[tuple[int, int]] = []
+
+    def task_data(self, pid, page_size=1000):
+        self.listings.append(pid)
+        return super().task_data(pid, page_size)
+
+    def import_tasks(self, pid, tasks):
+        self.batches.append((pid, len(tasks)))
+        return super().import_tasks(pid, tasks)
+
+
+def test_batches_are_sized_by_payload_bytes():
+    from goldboard.annotate.push import _batches
+
+    payload = [{"data": {"item_id": f"{i:03d}", "text": "x" * 100}} for i in range(50)]
+    one = len(json.dumps(payload[0]).encode()) + 1
+    batches = list(_batches(payload, max_bytes=10 * one + 2, max_tasks=None))
+    assert [len(b) for b in batches] == [10] * 5
+    assert [t for b in batches for t in b] == payload  # order kept, nothing lost or repeated
+    assert [len(b) for b in _batches(payload, max_bytes=10**9, max_tasks=15)] == [15, 15, 15, 5]
+    assert [len(b) for b in _batches(payload[:3], max_bytes=1, max_tasks=None)] == [1, 1, 1]  # never empty
+
+
+def test_default_push_sends_few_big_requests_and_lists_only_projects_it_did_not_create(study):
+    fake = CountingServer()
+    res = push(study, units=units(600), client=fake, progress=False)
+    assert res.imported == {"onc_a": 600, "onc_b": 600}
+    assert fake.listings == []  # both projects were created by this push: nothing to list
+    assert fake.batches == [(1, 600), (2, 600)]  # one request per project (600 small tasks < 4 MiB)
+    res = push(Study.open(study.path), units=units(700), client=fake, progress=False, batch_bytes=30_000)
+    assert sorted(fake.listings) == [1, 2]  # existing projects are listed (idempotent resume)
+    assert res.imported == {"onc_a": 100, "onc_b": 100} and res.already == {"onc_a": 600, "onc_b": 600}
+    assert all(n < 200 for _, n in fake.batches[2:])  # ~30 kB requests
+
+
+def test_projects_are_filled_concurrently_when_the_server_has_workers(study):
+    import threading
+
+    barrier = threading.Barrier(2, timeout=20)
+
+    class Concurrent(CountingServer):
+        def import_tasks(self, pid, tasks):
+            barrier.wait()  # both raters' imports must be in flight at once, else BrokenBarrierError
+            return super().import_tasks(pid, tasks)
+
+    fake = Concurrent(workers=4)
+    res = push(study, units=units(30), client=fake, progress=False, batch_size=10)
+    assert res.imported == {"onc_a": 30, "onc_b": 30}
+    for p in fake.projects.values():
+        assert [t["item_id"] for t in p["tasks"]] == [f"C{i}::m" for i in range(30)]
+
+
+def test_concurrent_push_that_fails_reports_and_resumes_exactly(study):
+    fake = CountingServer(workers=2, fail_after=3)
+    with pytest.raises(ServerUnreachable, match="missing tasks were imported before -- run the same push"):
+        push(study, units=units(25), client=fake, batch_size=10, progress=False)
+    fake.fail_after = None
+    res = push(Study.open(study.path), units=units(25), client=fake, batch_size=10, progress=False)
+    assert sum(res.imported.values()) + sum(res.already.values()) == 50
+    for p in fake.projects.values():
+        items = [t["item_id"] for t in p["tasks"]]
+        assert len(items) == 25 == len(set(items))
+
+
+def test_serial_when_jobs_is_one(study):
+    fake = CountingServer(workers=4)
+    push(study, units=units(30), client=fake, progress=False, batch_size=10, jobs=1)
+    assert [pid for pid, _ in fake.batches] == [1, 1, 1, 2, 2, 2]
+
+
+def test_export_is_read_task_by_task_through_each():
+    import io
+
+    from goldboard.annotate.client import read_json_array
+
+    tasks = [
+        {"id": i, "data": {"item_id": f"C{i}", "text": "é" * 50}, "annotations": [{"lead_time": 1.5}]} for i in range(5)
+    ]
+    raw = json.dumps(tasks, ensure_ascii=False).encode()
+    assert read_json_array(io.BytesIO(raw)) == tasks
+    assert read_json_array(io.BytesIO(raw), lambda t: t["data"]["item_id"]) == [f"C{i}" for i in range(5)]
+    for bad in (b'{"detail": "x"}', b"[{", b"<html>", b""):
+        with pytest.raises(ValueError):
+            read_json_array(io.BytesIO(bad))
+
+    def handler(request):
+        assert request.url.path == "/api/projects/7/export"
+        return httpx.Response(200, content=raw)
+
+    got = mocked(handler).export(7, each=lambda t: (t["id"], t["annotations"][0]["lead_time"]))
+    assert got == [(i, 1.5) for i in range(5)]
+    with pytest.raises(ServerError, match="export of project 7 that is not a JSON list of tasks"):
+        mocked(lambda r: httpx.Response(200, content=b"[1, 2")).export(7)

@@ -45,13 +45,15 @@ def test_child_environment_is_allow_listed(tmp_path, monkeypatch):
         "HOST": "h",
         "DEBUG": "true",
         "LABEL_STUDIO_API_KEY": "secret",
-        "DJANGO_DB": "sqlite",
+        "DJANGO_DB": "default",
+        "POSTGRE_PASSWORD": "pg-secret",
         "HEARTEX_PORT": "2",
     }.items():
         monkeypatch.setenv(k, v)
     env = srv._child_env(tmp_path)
-    for k in ("USERNAME", "PASSWORD", "PORT", "HOST", "DEBUG", "LABEL_STUDIO_API_KEY", "DJANGO_DB", "HEARTEX_PORT"):
+    for k in ("USERNAME", "PASSWORD", "PORT", "HOST", "DEBUG", "LABEL_STUDIO_API_KEY", "HEARTEX_PORT"):
         assert k not in env
+    assert env["DJANGO_DB"] == "sqlite" and "POSTGRE_PASSWORD" not in env  # the caller's database is not used
     assert env["HOME"] == str(tmp_path / "home")
     assert env["LABEL_STUDIO_BASE_DATA_DIR"] == str(tmp_path / "ls")
     assert env["LABEL_STUDIO_LATEST_VERSION_CHECK"] == "false"
