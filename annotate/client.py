@@ -430,29 +430,35 @@ class Client:
         n = getattr(r, "task_count", None)
         return int(n) if n is not None else len(tasks)
 
-    def task_data(self, project_id: int, page_size: int = 1000) -> list[tuple[int, dict]]:
-        """``(task id, task data)`` of every task in a project (paged, ``include=id,data``)."""
-        out: list[tuple[int, dict]] = []
-        with self._call(f"listing the tasks of project {project_id}", project_id):
+    def iter_tasks(self, project_id: int, params: dict[str, Any], what: str, page_size: int = 1000) -> Iterator[dict]:
+        """Every task of a project as ``GET /api/tasks/`` returns it, page by page (``params``
+        picks the fields, e.g. ``{"include": "id,data"}``); ``what`` names the call in errors."""
+        seen = 0
+        with self._call(f"{what} of project {project_id}", project_id):
             page = 1
             while True:
                 r = self._sdk(project_id)._client_wrapper.httpx_client.request(
                     "api/tasks/",
                     method="GET",
                     request_options=READ_RETRIES,
-                    params={"project": project_id, "page": page, "page_size": page_size, "include": "id,data"},
+                    params={"project": project_id, "page": page, "page_size": page_size, **params},
                 )
                 if r.status_code == 404 and page > 1:
                     break  # past the last page
                 _raise_for(r)
                 body = r.json()
                 tasks = body.get("tasks", []) if isinstance(body, dict) else body
-                out.extend((int(t["id"]), t.get("data") or {}) for t in tasks)
+                yield from tasks
+                seen += len(tasks)
                 total = body.get("total") if isinstance(body, dict) else None
-                if not tasks or len(tasks) < page_size or (total is not None and len(out) >= int(total)):
+                if not tasks or len(tasks) < page_size or (total is not None and seen >= int(total)):
                     break
                 page += 1
-        return out
+
+    def task_data(self, project_id: int, page_size: int = 1000) -> list[tuple[int, dict]]:
+        """``(task id, task data)`` of every task in a project (paged, ``include=id,data``)."""
+        tasks = self.iter_tasks(project_id, {"include": "id,data"}, "listing the tasks", page_size)
+        return [(int(t["id"]), t.get("data") or {}) for t in tasks]
 
     def export(self, project_id: int, export_type: str = "JSON", each: Callable[[Any], Any] | None = None) -> list:
         """Every task of a project with its annotations, via the export API (one request).

@@ -74,36 +74,15 @@ def _short(ts: str) -> str:
 
 def _tasks(client: Any, project_id: int, page_size: int = 1000) -> list[dict]:
     """Every task of a project with its annotators and annotation counts (read only)."""
-    from goldboard.annotate.client import READ_RETRIES, _raise_for
-
-    out: list[dict] = []
-    with client._call(f"reading the progress of project {project_id}", project_id):
-        page = 1
-        while True:
-            r = client._sdk(project_id)._client_wrapper.httpx_client.request(
-                "api/tasks/",
-                method="GET",
-                request_options=READ_RETRIES,
-                params={"project": project_id, "page": page, "page_size": page_size, "fields": "all"},
-            )
-            if r.status_code == 404 and page > 1:
-                break
-            _raise_for(r)
-            body = r.json()
-            tasks = body.get("tasks", []) if isinstance(body, dict) else body
-            out.extend(
-                {
-                    "id": t.get("id"),
-                    "annotators": [int(a) for a in t.get("annotators") or [] if str(a).isdigit()],
-                    "submitted": int(t.get("total_annotations") or 0),
-                    "completed_at": str(t.get("completed_at") or ""),
-                }
-                for t in tasks
-            )
-            if not tasks or len(tasks) < page_size:
-                break
-            page += 1
-    return out
+    return [
+        {
+            "id": t.get("id"),
+            "annotators": [int(a) for a in t.get("annotators") or [] if str(a).isdigit()],
+            "submitted": int(t.get("total_annotations") or 0),
+            "completed_at": str(t.get("completed_at") or ""),
+        }
+        for t in client.iter_tasks(project_id, {"fields": "all"}, "reading the progress", page_size)
+    ]
 
 
 def study_status(study: Any, client: Any = None) -> StudyStatus:
