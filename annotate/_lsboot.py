@@ -53,28 +53,12 @@ def seed(users: list[dict]) -> dict:
     """Create (or update) ``users``: dicts with username, email, password, token, admin."""
     from django.db import transaction
     from organizations.models import Organization
-    from rest_framework.authtoken.models import Token
-    from users.models import User
 
     out: dict[str, int] = {}
     with transaction.atomic():
         org = Organization.objects.order_by("id").first()
         for u in users:
-            user = User.objects.filter(email=u["email"]).first()
-            if user is None:
-                user = User.objects.create_user(email=u["email"], password=u["password"], username=u["username"])
-            else:
-                user.set_password(u["password"])
-                user.username = u["username"]
-            admin = bool(u.get("admin"))
-            user.is_staff = admin
-            user.is_superuser = admin
-            user.save()
-            token = u["token"]
-            if len(token) <= 5:
-                raise SystemExit("token too short")
-            Token.objects.filter(user=user).delete()
-            Token.objects.create(user=user, key=token)
+            user = _upsert_user(u, admin=bool(u.get("admin")))
             if u.get("isolated"):  # a person in an organization of their own: see isolate()
                 out[u["username"]] = user.id
                 continue
