@@ -3,10 +3,10 @@ round-over-round curve with its 95% CIs and the rule's threshold (PNG)."""
 
 from __future__ import annotations
 
-import io
 import json
 
 from goldboard.analysis.calibration import parse_rule
+from goldboard.exports.plots import png_bytes
 from goldboard.text import md_table
 
 
@@ -104,9 +104,6 @@ def calibration_curve_png(data: dict) -> bytes:
         ax.set_ylim(min(-0.1, ax.get_ylim()[0]), 1.05)
         ax.set_title("Agreement by round against the stopping rule", fontsize=10)
         ax.legend(fontsize=7, loc="lower right")
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return buf.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)

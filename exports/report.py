@@ -24,7 +24,6 @@ so the report equals ``goldboard agree``), with the building blocks here
 
 from __future__ import annotations
 
-import io
 import platform
 from importlib import metadata
 from typing import Any
@@ -35,6 +34,7 @@ import pandas as pd
 from goldboard import __version__
 from goldboard.analysis.agreement import agreement, landis_koch_band, statistic_name
 from goldboard.errors import GoldboardError
+from goldboard.exports.plots import png_bytes
 from goldboard.exports.report_extras import grouped_warnings_lines, sections_markdown
 from goldboard.text import md_escape, md_table
 
@@ -179,10 +179,7 @@ def heatmap_png(matrix: list[list[int]], labels: list[str], row_title: str, col_
                     color="white" if hi and v > hi * 0.6 else "black",
                     fontweight="bold" if i == j else "normal",
                 )
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return buf.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)
 
