@@ -329,6 +329,17 @@ def _est(x: Any) -> str:
     return _fmt(x)
 
 
+def _with_ci(v: Any, lo: Any, hi: Any) -> str:
+    """``value (low to high)``; "not estimable" for an undefined value, and "CI not estimable"
+    when the interval collapsed to a point (a zero SE from a degenerate table, e.g. a label
+    the raters never both used), never ``0.000 (0.000 to 0.000)``."""
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return NOT_ESTIMABLE
+    if lo is None or hi is None or round(float(lo), 3) == round(float(hi), 3):
+        return f"{_fmt(v)} (CI not estimable: degenerate table)"
+    return f"{_fmt(v)} ({_ci(lo, hi)})"
+
+
 def _ci_est(r: dict) -> str:
     """A row's 95% CI; "not estimable" for an undefined value or a Wald interval collapsed to
     the point by a zero SE (a degenerate table), never ``0.000 to 0.000``."""
@@ -355,6 +366,7 @@ def _env():
     env.filters["pct"] = _pct
     env.filters["est"] = _est
     env.filters["ci_est"] = _ci_est
+    env.filters["with_ci"] = lambda r, key: _with_ci(r.get(key), r.get(key + "_low"), r.get(key + "_high"))
     env.filters["grouped"] = grouped_warnings_lines
     return env
 
@@ -429,9 +441,9 @@ def render_markdown(data: dict) -> str:
                     [
                         _md(e["label"]),
                         _fmt(e["prevalence"]),
-                        _fmt(e["positive_agreement"]),
-                        _fmt(e["negative_agreement"]),
-                        _fmt(e["kappa"]),
+                        _with_ci(e["positive_agreement"], e["positive_agreement_low"], e["positive_agreement_high"]),
+                        _with_ci(e["negative_agreement"], e["negative_agreement_low"], e["negative_agreement_high"]),
+                        _with_ci(e["kappa"], e["kappa_low"], e["kappa_high"]),
                     ]
                     for e in f["per_label"]
                 ],
@@ -466,11 +478,7 @@ def render_markdown(data: dict) -> str:
                     r["n"],
                     _pct(r["prevalence"]),
                     _pct(r["percent_agreement"]),
-                    NOT_ESTIMABLE
-                    if r["kappa"] is None
-                    else f"{_fmt(r['kappa'])} (CI not estimable: degenerate table)"
-                    if r["kappa_low"] == r["kappa_high"]
-                    else f"{_fmt(r['kappa'])} ({_ci(r['kappa_low'], r['kappa_high'])})",
+                    _with_ci(r["kappa"], r["kappa_low"], r["kappa_high"]),
                     _est(r["alpha"]),
                 ]
                 for r in m["rows"]

@@ -219,3 +219,20 @@ def test_pdf_is_printed_and_renders(tmp_path):
     assert (img < 0.9).any(axis=2).mean() > 0.02  # text on the page, not blank
     res = invoke_cli("report", "--study", st.path, "--format", "markdown", "--pdf", tmp_path / "x.pdf")
     assert res.exit_code != 0 and "--pdf: a PDF is printed from the HTML report" in res.output
+
+
+@pytest.mark.parametrize(
+    "value,low,high,shown",
+    [
+        (0.0, 0.0, 0.0, "0.000 (CI not estimable: degenerate table)"),  # a label never both used
+        (None, None, None, "not estimable"),
+        (float("nan"), None, None, "not estimable"),
+        (0.61, 0.44, 0.78, "0.610 (0.440 to 0.780)"),
+    ],
+)
+def test_value_with_ci_never_prints_a_collapsed_interval(value, low, high, shown):
+    """Per-label and multi-select cells: a Wald interval collapsed by a zero SE reads
+    "CI not estimable", never ``0.000 (0.000 to 0.000)`` (issue: degenerate statistics)."""
+    from goldboard.exports.report import _with_ci
+
+    assert _with_ci(value, low, high) == shown
