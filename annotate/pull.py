@@ -422,9 +422,41 @@ def collect(
     (item_id, case_id, output_id, model) fills ids a task's data lacks.
     Pure: no I/O.
     """
-    user_raters = dict(user_raters or {})
-    rater_user = {r: uid for uid, r in user_raters.items()}
-    names = {**(known_users or {}), **user_raters}
+    unit_info = _unit_info(units)
+    seen = _attribute(sources, schema, raters, round_number, dict(user_raters or {}), known_users, unit_info)
+    kept = _keep_latest(seen, schema, raters, round_number)
+    ratings = _sorted_ratings(pd.DataFrame(kept.rows, columns=RATINGS_COLUMNS), unit_info, raters, schema)
+    invalid = pd.DataFrame(seen.invalid_rows, columns=INVALID_COLUMNS)
+    summary = _pull_summary(seen, kept, schema, raters, round_number, ratings)
+    return PullResult(ratings=ratings, invalid=invalid, summary=summary)
+
+
+@dataclass
+class _Attributed:
+    """Every annotation of a pull, attributed and validated: the candidates per (item, rater), the held out, counts."""
+
+    candidates: dict[tuple[str, str], list[dict]]  # (item, rater) -> annotations
+    expected: dict[str, set[str]]  # rater -> items in the rater's projects
+    invalid_rows: list[dict] = field(default_factory=list)
+    task_count: int = 0
+    total_ann: int = 0
+    seen_task_items: dict[tuple[Any, str], list[Any]] = field(default_factory=lambda: defaultdict(list))
+    unattributed: int = 0
+    by_project_only: set[str] = field(default_factory=set)
+    held_out_foreign: Counter = field(default_factory=Counter)  # rater -> annotations by others in their project
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """The latest valid annotation per (item, rater) as rating rows, and the per-rater counts."""
+
+    rows: list[dict]
+    stats: dict[str, Counter]
+    rated: dict[str, set[str]]
+
+
+def _unit_info(units: pd.DataFrame | None) -> dict[str, dict]:
+    """``{item_id: {item_id, case_id, output_id, model}}`` from the units, in their order."""
     unit_info: dict[str, dict] = {}
     if units is not None and len(units):
         for rec in (
@@ -433,23 +465,25 @@ def collect(
             .to_dict("records")
         ):
             unit_info[rec["item_id"]] = rec
-    rationale = schema.rationale_field
-    row_fields = [f for f in schema.fields if not (rationale is not None and f.name == rationale.name)]
+    return unit_info
 
-    candidates: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (item, rater) -> annotations
-    invalid_rows: list[dict] = []
-    expected: dict[str, set[str]] = {r: set() for r in raters}
-    task_count = 0
-    total_ann = 0
-    seen_task_items: dict[tuple[Any, str], list[Any]] = defaultdict(list)
-    unattributed = 0
-    by_project_only: set[str] = set()
-    held_out_foreign: Counter = Counter()  # rater -> annotations by other users in the rater's project
-    warnings: list[str] = []
 
+def _attribute(
+    sources: Iterable[Source],
+    schema: Schema,
+    raters: list[str],
+    round_number: int,
+    user_raters: dict[int, str],
+    known_users: dict[int, str] | None,
+    unit_info: dict[str, dict],
+) -> _Attributed:
+    """Step 1 and 2 of the module docstring for every annotation of ``sources``."""
+    rater_user = {r: uid for uid, r in user_raters.items()}
+    names = {**(known_users or {}), **user_raters}
+    seen = _Attributed(candidates=defaultdict(list), expected={r: set() for r in raters})
     for src in sources:
         for task in src.tasks:
-            task_count += 1
+            seen.task_count += 1
             data = task.get("data") or {}
             item = str(data.get("item_id", "") or "")
             info = {
@@ -464,12 +498,12 @@ def collect(
                         info[k] = unit_info[item].get(k, "")
             pid = task.get("project", src.project_id)
             if item:
-                seen_task_items[(pid, item)].append(task.get("id"))
+                seen.seen_task_items[(pid, item)].append(task.get("id"))
                 for r in [src.rater] if src.rater else raters:
-                    if r in expected:
-                        expected[r].add(item)
+                    if r in seen.expected:
+                        seen.expected[r].add(item)
             for ann in task.get("annotations") or []:
-                total_ann += 1
+                seen.total_ann += 1
                 uid = _user_id(ann.get("completed_by"))
                 base = {**info, "task_id": task.get("id"), "project_id": pid, "annotation": ann, "uid": uid}
                 reasons: list[str] = []
@@ -480,14 +514,14 @@ def collect(
                     rater = src.rater
                     own = rater_user.get(rater)
                     if own is None:
-                        by_project_only.add(rater)
+                        seen.by_project_only.add(rater)
                     elif uid != own:
                         foreign = True
                         reasons.append(f"annotated by {who} in {rater}'s project")
                 else:
                     rater = user_raters.get(uid, "") if uid is not None else ""
                     if not rater:
-                        unattributed += 1
+                        seen.unattributed += 1
                         reasons.append(f"annotated by {who}, who is not a study rater")
                 if not item:
                     reasons.append(
@@ -501,17 +535,24 @@ def collect(
                     reasons.extend(problems)
                 base.update(rater=rater, values=values, reasons=reasons)
                 if foreign:  # held out; it is not the rater's, so it never displaces the rater's own rating
-                    held_out_foreign[rater] += 1
-                    invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
+                    seen.held_out_foreign[rater] += 1
+                    seen.invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
                 elif rater and item:
-                    candidates[(item, rater)].append(base)
+                    seen.candidates[(item, rater)].append(base)
                 else:
-                    invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
+                    seen.invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
+    return seen
 
+
+def _keep_latest(seen: _Attributed, schema: Schema, raters: list[str], round_number: int) -> _Kept:
+    """Step 3: the latest annotation per (item, rater) becomes rating rows (when valid); the others are held out."""
+    rationale = schema.rationale_field
+    row_fields = [f for f in schema.fields if not (rationale is not None and f.name == rationale.name)]
+    invalid_rows = seen.invalid_rows
     rows: list[dict] = []
     stats = {r: Counter() for r in raters}
     rated: dict[str, set[str]] = {r: set() for r in raters}
-    for (item, rater), anns in candidates.items():
+    for (item, rater), anns in seen.candidates.items():
         anns.sort(
             key=lambda a: (
                 _ts(a["annotation"].get("updated_at") or a["annotation"].get("created_at")),
@@ -561,8 +602,13 @@ def collect(
                 else:
                     continue  # not answered (optional or hidden)
             rows.append({**common, "field": f.name, "value": v})
+    return _Kept(rows=rows, stats=stats, rated=rated)
 
-    ratings = pd.DataFrame(rows, columns=RATINGS_COLUMNS)
+
+def _sorted_ratings(
+    ratings: pd.DataFrame, unit_info: dict[str, dict], raters: list[str], schema: Schema
+) -> pd.DataFrame:
+    """Rating rows in units order, then rater order, then schema field order."""
     if len(ratings):
         item_order = {it: i for i, it in enumerate(unit_info)} if unit_info else {}
         rater_order = {r: i for i, r in enumerate(raters)}
@@ -575,10 +621,18 @@ def collect(
             .drop(columns=["_i", "_r", "_f"])
             .reset_index(drop=True)
         )
-    invalid = pd.DataFrame(invalid_rows, columns=INVALID_COLUMNS)
-    for r in by_project_only:
+    return ratings
+
+
+def _pull_summary(
+    seen: _Attributed, kept: _Kept, schema: Schema, raters: list[str], round_number: int, ratings: pd.DataFrame
+) -> dict[str, Any]:
+    """``pull.json``: counts, reasons, unannotated items per rater, warnings."""
+    invalid_rows, stats, expected, rated = seen.invalid_rows, kept.stats, seen.expected, kept.rated
+    warnings: list[str] = []
+    for r in seen.by_project_only:
         warnings.append(f"{r}: server user unknown, annotations attributed by project only")
-    dups = {f"{item}": ids for (pid, item), ids in seen_task_items.items() if len(ids) > 1}
+    dups = {f"{item}": ids for (pid, item), ids in seen.seen_task_items.items() if len(ids) > 1}
     if dups:
         warnings.append(f"{len(dups)} items appear in more than one task of a project (e.g. {next(iter(dups))})")
     reasons = Counter()
@@ -595,29 +649,28 @@ def collect(
             "valid": stats.get(r, Counter())["valid"],
             "invalid": stats.get(r, Counter())["invalid"],
             "superseded": stats.get(r, Counter())["superseded"],
-            "by_other_users": held_out_foreign[r],
+            "by_other_users": seen.held_out_foreign[r],
             "items": len(expected.get(r, set())),
             "unannotated": len(miss),
             "unannotated_items": miss,
         }
     n_invalid = sum(1 for row in invalid_rows if row["kind"] == "invalid")
-    summary = {
+    return {
         "round": round_number,
         "schema": f"{schema.name} v{schema.version}",
         "pulled_at": utc_now(),
-        "tasks": task_count,
-        "annotations": total_ann,
+        "tasks": seen.task_count,
+        "annotations": seen.total_ann,
         "valid_annotations": sum(c["valid"] for c in per_rater.values()),
         "invalid_annotations": n_invalid,
         "superseded_annotations": len(invalid_rows) - n_invalid,
-        "unattributed_annotations": unattributed,
+        "unattributed_annotations": seen.unattributed,
         "rating_rows": int(len(ratings)),
         "invalid_reasons": dict(reasons.most_common()),
         "raters": per_rater,
         "duplicate_tasks": dups,
         "warnings": warnings,
     }
-    return PullResult(ratings=ratings, invalid=invalid, summary=summary)
 
 
 def _int_or(x: Any) -> int:
