@@ -427,7 +427,7 @@ def _round_mode(
 
 
 def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
-    """Steps 1-4 of the module docstring on a connected server, then the blinding check."""
+    """On a connected server: projects, what is missing, the units record, the import (steps 1-4), blinding check."""
     account_warnings = check_rater_accounts(client, study.raters)
     xml = to_label_studio_xml(study.schema, show_output=plan.kind == "output")
     rnd, legacy_xml = _update_round(study, plan)
