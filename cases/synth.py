@@ -1245,7 +1245,7 @@ def synthesize(
     :func:`model_profile` ``(i)``.  Deterministic in ``(schema, n, seed, models)``.
     """
     if n < 0:
-        raise GoldboardError("-n: give a number of cases >= 0")
+        raise GoldboardError("give a number of cases >= 0", param="n")
     models = list(models) if models else list(DEFAULT_MODELS)
     if schema in ("mtb", "mtb_unsafe"):
         cases = synth_mtb_cases(n, seed)
@@ -1254,7 +1254,9 @@ def synthesize(
         return synth_medfail(n, seed, models, with_outputs)
     if schema == "radsafe":
         return synth_radsafe(n, seed, models, with_outputs)
-    raise GoldboardError(f"--schema: no synthetic generator for {schema!r} (use mtb, mtb_unsafe, medfail, radsafe)")
+    raise GoldboardError(
+        f"no synthetic generator for {schema!r} (use mtb, mtb_unsafe, medfail, radsafe)", param="schema"
+    )
 
 
 def write_records(records: list[dict[str, Any]], path: str | Path) -> None:
