@@ -437,6 +437,7 @@ class _TableReader:
         self.fields_seen: list[str] = []
 
     def note_field(self, f: str) -> None:
+        """Schema field ``f`` is carried by the table (kept in first-seen order)."""
         if f not in self.fields_seen:
             self.fields_seen.append(f)
 
