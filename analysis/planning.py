@@ -1,6 +1,6 @@
 """Sample size for a kappa study, planned before the first case is rated (pure functions).
 
-Four published methods, two raters each:
+Five published methods, two raters each:
 
 ``ci_sample_size``  Donner & Eliasziw (1992) goodness-of-fit approach, confidence-interval form
     (Rotondi & Donner 2012; R ``kappaSize::CIBinary``/``CI3Cats``..``CI5Cats``): the number of
@@ -473,16 +473,17 @@ def krippendorff_sample_size(alpha_min: float, least_frequent: float, significan
     ``alpha_min``, the (one-sided) level of ``significance``, and ``least_frequent``, the
     probability ``p_c`` of the least frequent category (``1 / k`` for ``k`` equally used ones).
 
-    Krippendorff (2004, 2019), after Bloch & Kraemer (1989, eq. 3.7), counts the values (ratings)::
+    Krippendorff's table (2004, 2019; after Bloch & Kraemer 1989, eq. 3.7) counts values, i.e.
+    ratings ("codings" in the ATLAS.ti manual, which reprints it for two coders)::
 
         N_values = 2 z**2 [ (1 + a)(3 - a) / (4 (1 - a) p_c (1 - p_c)) - a ],   a = alpha_min,
 
     ``z`` the standard normal quantile ``1 - significance``; two raters rate ``N_values / 2``
-    items.  The bracket is :func:`intraclass_kappa_variance` at ``(1 + a) / 2`` (an alpha half way
-    from ``a`` to 1) divided by that distance squared, ``((1 - a) / 2)**2``: the number of items at
-    which such an alpha is significantly above ``a``.  Both counts are rounded up; ``n`` is the
-    items, ``n_values`` the values the published table gives (e.g. 139 for ``a`` = .800, ``p_c`` =
-    .25, significance .05, and 81 for ``a`` = .667; ATLAS.ti's manual reprints that table).
+    items.  This form reproduces the printed values (139 for ``a`` = .800, ``p_c`` = .25,
+    significance .05; 81 for ``a`` = .667) and its bracket is :func:`intraclass_kappa_variance` at
+    ``(1 + a) / 2`` (an alpha half way from ``a`` to 1) over that distance squared,
+    ``((1 - a) / 2)**2``: the number of items at which such an alpha lies ``z`` standard errors
+    above ``a``.  Both counts are rounded up: ``n`` the items, ``n_values`` the table's values.
     """
     a = _unit("alpha_min", alpha_min)
     p = float(least_frequent)
