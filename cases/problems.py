@@ -1,4 +1,4 @@
-"""Problems found in case and model-output files, reported all at once.
+"""Problems found in case and model-output files, reported all at once; errors about an argument.
 
 Each problem renders as ``file:line: field: problem`` (``file: field: problem``
 when it concerns the whole file), the way compilers report errors, so a user can

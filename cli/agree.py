@@ -260,6 +260,6 @@ def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt,
 
 
 #: library parameters under another flag name (see goldboard.cli.flag_for)
-agree_cmd.param_flags = {"levels": "--level"}
+agree_cmd.param_flags = {"levels": "--level", "raters": "--raters"}
 
 commands = [agree_cmd]
