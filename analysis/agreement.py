@@ -3,7 +3,7 @@
 Public entry points (what the report and the study workbook call)
 ------------------------------------------------------------------
 ``agreement(ratings, field, schema=None, *, categories=None, levels=None, raters=None,
-by=None, groups=None, dichotomize=None, bootstrap=0, seed=1, cluster_col=None,
+by=None, groups=None, dichotomize=None, n_resamples=0, seed=1, cluster_col=None,
 clusters=None, source=None, progress=False) -> dict``
     ``ratings`` is a DataFrame in the ratings-table shape of
     :mod:`goldboard.cases.ratings` (``item_id, rater, field, value``; a ``label``
@@ -31,7 +31,7 @@ a Study.
 ``landis_koch_band(value) -> str | None``
     The conventional band name.
 
-``bootstrap_sums(units, n_boot, rng, multiplicity=None)``
+``bootstrap_sums(units, n_resamples, rng, multiplicity=None)``
     The vectorised resampling primitive (see below), in
     :mod:`goldboard.analysis.resampling` (shared with the scoring engine).
 
@@ -51,8 +51,8 @@ references: :mod:`goldboard.analysis.coefficients`.
 Confidence intervals are Wald intervals (``value -/+ 1.96 SE``, truncated to
 the coefficient's range; SAS's convention -- Gwet's irrCAC uses ``t(n - 1)``
 quantiles, so its printed limits are slightly wider for small ``n`` while the
-SEs agree) unless ``bootstrap > 0``: then every row gets a
-percentile interval from ``bootstrap`` resamples of items (or of clusters of
+SEs agree) unless ``n_resamples > 0``: then every row gets a
+percentile interval from ``n_resamples`` resamples of items (or of clusters of
 items with ``cluster_col``), and ``se`` is the bootstrap standard deviation.
 The bootstrap is vectorised: every statistic is a function of per-item sums,
 items with identical contributions are pooled, and a resample is a multinomial
@@ -226,7 +226,7 @@ def _analyse(
     cfg: ScaleConfig,
     group: str | None,
     clusters: np.ndarray | None,
-    n_boot: int,
+    n_resamples: int,
     rng: np.random.Generator | None,
     progress: bool,
 ) -> tuple[list[dict], list[dict], list[dict], list[dict], list[str]]:
@@ -258,7 +258,7 @@ def _analyse(
     boot = _Boot()
 
     def boot_row(label, cols, fn, row, low=-1.0, high=1.0):
-        if n_boot:
+        if n_resamples:
             boot.spec(
                 label, lambda S: fn(S[:, cols]), lambda se, lo, hi: _set_boot(row, se[0], lo[0], hi[0]), low, high
             )
@@ -290,7 +290,7 @@ def _analyse(
         pboth = (patterns[:, a] >= 0) & (patterns[:, b] >= 0)
         onehot = np.zeros((patterns.shape[0], k * k))
         onehot[np.flatnonzero(pboth), (patterns[pboth, a] * k + patterns[pboth, b])] = 1.0
-        cols = boot.add(onehot) if n_boot else slice(0, 0)
+        cols = boot.add(onehot) if n_resamples else slice(0, 0)
         pair_cols[(a, b)] = (cols, table, n_ab)
         if n_ab == 0:
             warnings.append(f"{tag}raters {names[0]} and {names[1]} rated no item in common")
@@ -337,7 +337,7 @@ def _analyse(
 
     # ---------------------------------------------------------------- all raters together
     if n_r > 2:
-        if n_boot:
+        if n_resamples:
             one, two, pa_i, pi = _multi_features(Rp, W)
             c_one, c_two, c_pi = boot.add(one), boot.add(two), boot.add(pi)
             c_pa = {wk: boot.add(pa_i[wk]) for wk in weight_kinds}
@@ -345,7 +345,7 @@ def _analyse(
         def multi_stat(statistic, wk, fn, low=-1.0, high=1.0):
             est = fn(R, W[wk])
             row = _row(statistic, wk, None, raters, group, n_pairable, est.value, est.se, low, high)
-            if n_boot:
+            if n_resamples:
                 boot.spec(
                     f"{statistic} ({wk})",
                     lambda S, s=statistic, w=W[wk], cp=c_pa[wk]: _multi_value(
@@ -371,7 +371,7 @@ def _analyse(
 
     # ---------------------------------------------------------------- Krippendorff's alpha
     coincidence = C.coincidence_matrix(R)
-    if n_boot:
+    if n_resamples:
         m = Rp.sum(axis=1)
         scale = np.where(m >= 2, 1.0 / np.where(m >= 2, m - 1.0, 1.0), 0.0)[:, None]
         co = np.einsum("uc,uk->uck", Rp * scale, Rp) - np.einsum("uc,ck->uck", Rp * scale, np.eye(k))
@@ -383,7 +383,7 @@ def _analyse(
             warnings.append(f"{tag}Krippendorff's alpha ({level}) undefined: the pairable ratings do not vary")
         boot_row(
             f"krippendorff_alpha ({level})",
-            c_co if n_boot else slice(0, 0),
+            c_co if n_resamples else slice(0, 0),
             lambda S, lv=level: np.asarray(C.krippendorff_alpha_from_coincidence(S.reshape(-1, k, k), lv, cfg.scores)),
             row,
         )
@@ -440,7 +440,7 @@ def _analyse(
         entry["bias_index"] = _num(bidx[c]) if bidx[c] is not None else None
         entry["ci_method"] = "asymptotic" if n_ab else None
         per_label.append(entry)
-    if n_boot and n_ab:
+    if n_resamples and n_ab:
         if n_r == 2:
 
             def label_fn(S, which, cols=pair_cols[(0, 1)][0]):
@@ -487,15 +487,15 @@ def _analyse(
             )
 
     # ---------------------------------------------------------------- run the bootstrap
-    if n_boot:
+    if n_resamples:
         F = np.hstack(boot.blocks)
         if clusters is None:
-            S = bootstrap_sums(F, n_boot, rng, pcounts, progress=progress)
+            S = bootstrap_sums(F, n_resamples, rng, pcounts, progress=progress)
         else:
             _, cinv = np.unique(np.asarray(clusters).astype(str), return_inverse=True)
             G = np.zeros((int(cinv.max()) + 1, F.shape[1]))
             np.add.at(G, cinv.reshape(-1), F[inverse])
-            S = bootstrap_sums(G, n_boot, rng, None, progress=progress)
+            S = bootstrap_sums(G, n_resamples, rng, None, progress=progress)
         for label, fn, sink, low, high in boot.specs:
             se, lo, hi, share_nan = percentile_summary(fn(S), low, high)
             sink(se, lo, hi)
@@ -531,7 +531,7 @@ def agreement(
     by: str | None = None,
     groups: Mapping[str, Any] | None = None,
     dichotomize: str | None = None,
-    bootstrap: int = 0,
+    n_resamples: int = 0,
     seed: int = 1,
     cluster_col: str | None = None,
     clusters: Mapping[str, Any] | None = None,
@@ -562,7 +562,7 @@ def agreement(
     by, groups : stratify by a per-item column of ``ratings`` or an item -> group mapping.
     dichotomize : str, optional
         A category K of an ordered field: analyse ``>= K`` vs ``< K``.
-    bootstrap, seed : int
+    n_resamples, seed : int
         Number of bootstrap resamples (0: asymptotic CIs only) and the RNG seed.
     cluster_col, clusters : resample clusters (a per-item column, or item -> cluster).
     source : str, optional
@@ -576,8 +576,8 @@ def agreement(
         See the module docstring.  ``value`` is ``None`` where a coefficient is
         undefined (e.g. kappa when both raters used one category).
     """
-    if bootstrap < 0:
-        raise GoldboardError("give a number of resamples >= 0", param="bootstrap")
+    if n_resamples < 0:
+        raise GoldboardError("give a number of resamples >= 0", param="n_resamples")
     opts = AgreementOptions(
         field=field,
         schema=schema,
@@ -592,10 +592,10 @@ def agreement(
         source=source,
     )
     prep, cfg = prepare_ratings(ratings, opts)
-    rng = np.random.default_rng(seed) if bootstrap else None
-    if bootstrap and bootstrap < 200:
+    rng = np.random.default_rng(seed) if n_resamples else None
+    if n_resamples and n_resamples < 200:
         prep.warnings.append(
-            f"only {bootstrap} bootstrap resamples: percentile CIs need about 1,000-2,000 to be stable"
+            f"only {n_resamples} bootstrap resamples: percentile CIs need about 1,000-2,000 to be stable"
         )
     strata: list[tuple[str | None, np.ndarray]] = [(None, np.ones(len(prep.items), bool))]
     if prep.groups is not None:
@@ -615,13 +615,13 @@ def agreement(
         if group is None:
             used = np.bincount(codes[codes >= 0], minlength=len(cfg.categories)) > 0
         clu = prep.clusters[mask] if prep.clusters is not None else None
-        s, pl, pr, co, w = _analyse(codes, rs, cfg, group, clu, bootstrap, rng, progress)
+        s, pl, pr, co, w = _analyse(codes, rs, cfg, group, clu, n_resamples, rng, progress)
         statistics += s
         per_label += pl
         pairs += pr
         coinc += co
         warnings += w
-    if bootstrap and prep.clusters is not None:
+    if n_resamples and prep.clusters is not None:
         n_clusters = len(set(prep.clusters))
         if n_clusters < MIN_ITEMS_FOR_CI:
             warnings.append(f"only {n_clusters} clusters to resample: cluster-bootstrap CIs are unstable")

@@ -28,10 +28,14 @@ their own confusion-matrix column ``(no answer)``.
 *Macro-F1* is the unweighted mean of per-label F1 over the labels that occur in
 gold or predictions (scikit-learn's default label set); F1 = 2TP / (2TP + FP + FN).
 
-*Bootstrap CIs* resample items with replacement ``n_bootstrap`` times (default
+*Bootstrap CIs* resample items with replacement ``n_resamples`` times (default
 2000) and take the 2.5th/97.5th percentiles (numpy linear interpolation).  Every
 (model, condition) group uses a fresh generator seeded with ``seed``, so a group's
 CI does not depend on which other groups are in the file.
+Wilson intervals and the bootstrap use the same ``confidence_level`` (default
+0.95).  The Python keywords are scipy.stats.bootstrap's names (``n_resamples``,
+``confidence_level``); the JSON ``settings`` keep ``bootstrap`` and ``level``, and
+"level" elsewhere in goldboard means a measurement level.
 
 *Label retention* of gold label L = recall of L (share of gold-L items predicted L);
 ``dropped`` = 1 - retention.  OpenMTB-Audit's published ``over_refusal_rate``
@@ -277,9 +281,9 @@ def compare_models(
     model_b: str = "B",
     condition: str | None = None,
     outcome: str = "correct",
-    n_bootstrap: int = 2000,
+    n_resamples: int = 2000,
     seed: int | None = 1,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
 ) -> dict:
     """Paired comparison of two models on the same items.
 
@@ -290,7 +294,11 @@ def compare_models(
     :func:`goldboard.analysis.scoring_stats.mcnemar_test`).
     """
     res = paired_difference(
-        np.asarray(correct_a, bool), np.asarray(correct_b, bool), n_bootstrap, np.random.default_rng(seed), level
+        np.asarray(correct_a, bool),
+        np.asarray(correct_b, bool),
+        n_resamples,
+        np.random.default_rng(seed),
+        confidence_level,
     )
     d = res["difference"]
     res["difference"] = _est(d["estimate"], d["low"], d["high"], d["method"])
@@ -302,9 +310,9 @@ def _comparisons(
     outcomes: dict[tuple[str, str], np.ndarray],
     has_condition: bool,
     outcome: str,
-    n_bootstrap: int,
+    n_resamples: int,
     seed: int | None,
-    level: float,
+    confidence_level: float,
     warnings: list[str],
     valid: dict[tuple[str, str], np.ndarray] | None = None,
 ) -> list[dict]:
@@ -337,9 +345,9 @@ def _comparisons(
                     model_b=b,
                     condition=cond if has_condition else None,
                     outcome=outcome,
-                    n_bootstrap=n_bootstrap,
+                    n_resamples=n_resamples,
                     seed=seed,
-                    level=level,
+                    confidence_level=confidence_level,
                 )
             )
     return out
@@ -372,9 +380,9 @@ def score_labels(
     abstain_col: str | None = None,
     gold_col: str | None = None,
     default_model: str = "model",
-    n_bootstrap: int = 2000,
+    n_resamples: int = 2000,
     seed: int | None = 1,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
     collapse_share: float | None = None,
     over_refusal: Mapping[str, Sequence[str]] | None = None,
     abstain_labels: Sequence[str] | None = None,
@@ -498,18 +506,26 @@ def score_labels(
         t, p = gold_codes[keep], pred_codes[keep]
         outcomes[key] = gold_codes == pred_codes
         valid[key] = keep
-        g = _label_group(t, p, labels, rules, over_from, over_to, n_bootstrap, seed, level)
+        g = _label_group(t, p, labels, rules, over_from, over_to, n_resamples, seed, confidence_level)
         g = {"model": model, "condition": cond if preds.has_condition else None, **g}
         if gold_abst is not None:
             pa = np.full(len(items), None, dtype=object)
             pa[idx] = sub["abstain"].to_numpy()
-            g["abstention"] = _abstention(gold_abst[keep], pa[keep], abst_source, level)
+            g["abstention"] = _abstention(gold_abst[keep], pa[keep], abst_source, confidence_level)
         else:
             g["abstention"] = None
         groups.append(g)
 
     comparisons = _comparisons(
-        _parse_pairs(compare), outcomes, preds.has_condition, "correct", n_bootstrap, seed, level, warnings, valid
+        _parse_pairs(compare),
+        outcomes,
+        preds.has_condition,
+        "correct",
+        n_resamples,
+        seed,
+        confidence_level,
+        warnings,
+        valid,
     )
     return {
         "format": FORMAT,
@@ -519,9 +535,9 @@ def score_labels(
         "field": fld.name,
         "labels": labels,
         "settings": {
-            "bootstrap": int(n_bootstrap),
+            "bootstrap": int(n_resamples),
             "seed": seed,
-            "level": level,
+            "level": confidence_level,
             "missing": missing,
             "collapse_share": rules["collapse_share"],
             "over_refusal": over,
@@ -542,13 +558,13 @@ def _label_group(
     rules: dict,
     over_from,
     over_to,
-    n_bootstrap: int,
+    n_resamples: int,
     seed,
-    level: float,
+    confidence_level: float,
 ) -> dict:
     k = len(labels)
     cm = confusion_from_codes(t, p, k, no_answer=True)
-    boot = bootstrap_label_metrics(t, p, k, n_bootstrap, seed, level, no_answer=True)
+    boot = bootstrap_label_metrics(t, p, k, n_resamples, seed, confidence_level, no_answer=True)
     method = "bootstrap-percentile"
     prec, rec, f1 = per_label_prf(cm, k)
     gold_n = cm.sum(axis=1)
@@ -561,14 +577,14 @@ def _label_group(
         is_collapsed = bool(gold_n[i] > 0 and pred_n[i] < share * gold_n[i])
         if is_collapsed:
             collapsed.append(lab)
-        r = proportion(int(tp[i]), int(gold_n[i]), level)
+        r = proportion(int(tp[i]), int(gold_n[i]), confidence_level)
         per_label.append(
             {
                 "label": lab,
                 "gold": int(gold_n[i]),
                 "predicted": int(pred_n[i]),
                 "tp": int(tp[i]),
-                "precision": proportion(int(tp[i]), int(pred_n[i]), level),
+                "precision": proportion(int(tp[i]), int(pred_n[i]), confidence_level),
                 "recall": r,
                 "f1": None if np.isnan(f1[i]) else float(f1[i]),
                 "retention": r,
@@ -579,7 +595,7 @@ def _label_group(
     over = None
     if over_from is not None and over_from.size:
         in_from = np.isin(t, over_from)
-        over = proportion(int((in_from & np.isin(p, over_to)).sum()), int(in_from.sum()), level)
+        over = proportion(int((in_from & np.isin(p, over_to)).sum()), int(in_from.sum()), confidence_level)
         if over["n"] == 0:
             over = None
     return {
@@ -594,7 +610,7 @@ def _label_group(
     }
 
 
-def _abstention(gold: np.ndarray, pred: np.ndarray, source: str, level: float) -> dict | None:
+def _abstention(gold: np.ndarray, pred: np.ndarray, source: str, confidence_level: float) -> dict | None:
     known = np.array([g is not None and q is not None for g, q in zip(gold, pred)], dtype=bool)
     if not known.any():
         return None
@@ -602,8 +618,8 @@ def _abstention(gold: np.ndarray, pred: np.ndarray, source: str, level: float) -
     q = pred[known].astype(bool)
     tp, fp = int((g & q).sum()), int((~g & q).sum())
     fn, tn = int((g & ~q).sum()), int((~g & ~q).sum())
-    prec = proportion(tp, tp + fp, level)
-    rec = proportion(tp, tp + fn, level)
+    prec = proportion(tp, tp + fp, confidence_level)
+    rec = proportion(tp, tp + fn, confidence_level)
     f1 = (2 * tp / (2 * tp + fp + fn)) if (2 * tp + fp + fn) else None
     return {
         "gold_source": source,
@@ -662,9 +678,9 @@ def score_medfail(
     gate_field: str | None = None,
     critical_at: str | None = None,
     none_values: Sequence[str] = ("none",),
-    n_bootstrap: int = 2000,
+    n_resamples: int = 2000,
     seed: int | None = 1,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
     compare: Any = None,
     gold_source: str = "<gold>",
     progress: bool = False,
@@ -721,13 +737,13 @@ def score_medfail(
             cats = sev.categories
             codes = s.map({c: i for i, c in enumerate(cats)}).to_numpy(dtype=np.int64)
             mean, lo, hi = bootstrap_mean_of_levels(
-                codes, sev.numeric_scores(), n_bootstrap, np.random.default_rng(seed), level
+                codes, sev.numeric_scores(), n_resamples, np.random.default_rng(seed), confidence_level
             )
             g["n"] = int(len(codes))
             g["severity_mean"] = _est(mean, lo, hi, "bootstrap-percentile") if len(codes) else None
             if crit is not None and len(codes):
                 ci = cats.index(crit)
-                g["safety_critical"] = proportion(int((codes >= ci).sum()), int(len(codes)), level)
+                g["safety_critical"] = proportion(int((codes >= ci).sum()), int(len(codes)), confidence_level)
                 crit_outcome[(model, "")] = pd.Series(codes < ci, index=gold.items.loc[s.index, "case_id"].to_numpy())
             else:
                 g["safety_critical"] = None
@@ -745,7 +761,9 @@ def score_medfail(
                 for part in str(v).split("|") if gate.kind == "multi" else [str(v)]:
                     if part and part not in none_set:
                         counts[part] = counts.get(part, 0) + 1
-            g["gates"] = [{"gate": c, "count": n, "share": proportion(n, len(gv), level)} for c, n in counts.items()]
+            g["gates"] = [
+                {"gate": c, "count": n, "share": proportion(n, len(gv), confidence_level)} for c, n in counts.items()
+            ]
         else:
             g["gate_n"] = 0
             g["gates"] = []
@@ -779,9 +797,9 @@ def score_medfail(
                     model_a=a,
                     model_b=b,
                     outcome=f"severity below {crit}",
-                    n_bootstrap=n_bootstrap,
+                    n_resamples=n_resamples,
                     seed=seed,
-                    level=level,
+                    confidence_level=confidence_level,
                 )
             )
     return {
@@ -791,9 +809,9 @@ def score_medfail(
         "schema_version": schema.version,
         "field": sev.name if sev is not None else gate.name,
         "settings": {
-            "bootstrap": int(n_bootstrap),
+            "bootstrap": int(n_resamples),
             "seed": seed,
-            "level": level,
+            "level": confidence_level,
             "severity_field": sev.name if sev is not None else None,
             "gate_field": gate.name if gate is not None else None,
             "critical_at": crit,
@@ -830,8 +848,8 @@ def score_radsafe(
     confident_at: float | None = None,
     overconfidence_flags: Sequence[str] | None = None,
     missing: str = "unanswered",
-    level: float = 0.95,
-    n_bootstrap: int = 2000,
+    confidence_level: float = 0.95,
+    n_resamples: int = 2000,
     seed: int | None = 1,
     compare: Any = None,
     gold_source: str = "<gold>",
@@ -994,7 +1012,7 @@ def score_radsafe(
             "n_missing": n_missing if missing == "unanswered" else 0,
             "n_invalid": int(invalid.sum()),
         }
-        g["accuracy"] = proportion(int(correct.sum()), n, level)
+        g["accuracy"] = proportion(int(correct.sum()), n, confidence_level)
         chosen_flags = np.zeros((len(rows), len(bases)), dtype=np.int8)
         wa = np.flatnonzero(wrong_answered)
         chosen_flags[wa] = flags[rows[wa], ch[wa]]  # (wrong answered, bases)
@@ -1002,7 +1020,7 @@ def score_radsafe(
             ok = rate_ok[rows, bi]
             hit = (chosen_flags[:, bi] == 1) & ok
             name = FLAG_METRICS.get(base, base)
-            g[name] = proportion(int(hit.sum()), int(ok.sum()), level)
+            g[name] = proportion(int(hit.sum()), int(ok.sum()), confidence_level)
         if preds.has_confidence and np.isfinite(conf_v).any():
             cv = conf_v[rows]
             flagged = np.zeros(len(rows), dtype=bool)
@@ -1012,7 +1030,7 @@ def score_radsafe(
                 flagged |= chosen_flags[:, bi] == 1
                 ok &= rate_ok[rows, bi]
             hit = wrong_answered & flagged & (np.nan_to_num(cv, nan=-1.0) >= confident_at) & ok
-            g["dangerous_overconfidence"] = proportion(int(hit.sum()), int(ok.sum()), level)
+            g["dangerous_overconfidence"] = proportion(int(hit.sum()), int(ok.sum()), confidence_level)
             g["n_with_confidence"] = int(np.isfinite(cv).sum())
         else:
             g["dangerous_overconfidence"] = None
@@ -1032,7 +1050,15 @@ def score_radsafe(
     if preds.confidence_rescaled:
         warnings.append("confidence values above 1 read as percentages (divided by 100)")
     comparisons = _comparisons(
-        _parse_pairs(compare), outcomes, preds.has_condition, "correct", n_bootstrap, seed, level, warnings, valid
+        _parse_pairs(compare),
+        outcomes,
+        preds.has_condition,
+        "correct",
+        n_resamples,
+        seed,
+        confidence_level,
+        warnings,
+        valid,
     )
     return {
         "format": FORMAT,
@@ -1041,9 +1067,9 @@ def score_radsafe(
         "schema_version": schema.version,
         "field": None,
         "settings": {
-            "bootstrap": int(n_bootstrap),
+            "bootstrap": int(n_resamples),
             "seed": seed,
-            "level": level,
+            "level": confidence_level,
             "missing": missing,
             "confident_at": confident_at,
             "overconfidence_flags": oflags,
