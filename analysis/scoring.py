@@ -311,12 +311,12 @@ def _comparisons(
     outcomes: dict[tuple[str, str], np.ndarray],
     has_condition: bool,
     outcome: str,
-    n_resamples: int,
-    seed: int | None,
-    confidence_level: float,
+    ci: _Resampling,
     warnings: list[str],
     valid: dict[tuple[str, str], np.ndarray] | None = None,
 ) -> list[dict]:
+    """Paired comparisons of the requested model pairs in every condition both were scored in,
+    on the items both were scored on (``valid``)."""
     out = []
     models = {m for m, _ in outcomes}
     conditions = list(dict.fromkeys(c for _, c in outcomes))
@@ -346,9 +346,9 @@ def _comparisons(
                     model_b=b,
                     condition=cond if has_condition else None,
                     outcome=outcome,
-                    n_resamples=n_resamples,
-                    seed=seed,
-                    confidence_level=confidence_level,
+                    n_resamples=ci.n_resamples,
+                    seed=ci.seed,
+                    confidence_level=ci.confidence_level,
                 )
             )
     return out
@@ -612,17 +612,7 @@ def score_labels(
     for key in _progress(_groups(preds.table), progress, "scoring"):
         g, outcomes[key], valid[key] = _score_label_group(st, key, by_group[key], warnings)
         groups.append(g)
-    comparisons = _comparisons(
-        _parse_pairs(compare),
-        outcomes,
-        preds.has_condition,
-        "correct",
-        n_resamples,
-        seed,
-        confidence_level,
-        warnings,
-        valid,
-    )
+    comparisons = _comparisons(_parse_pairs(compare), outcomes, preds.has_condition, "correct", st.ci, warnings, valid)
     return _labels_result(st, schema, gold, preds, groups, comparisons, warnings)
 
 
@@ -1312,15 +1302,5 @@ def score_radsafe(
         groups.append(g)
     if preds.confidence_rescaled:
         warnings.append("confidence values above 1 read as percentages (divided by 100)")
-    comparisons = _comparisons(
-        _parse_pairs(compare),
-        outcomes,
-        preds.has_condition,
-        "correct",
-        n_resamples,
-        seed,
-        confidence_level,
-        warnings,
-        valid,
-    )
+    comparisons = _comparisons(_parse_pairs(compare), outcomes, preds.has_condition, "correct", ci, warnings, valid)
     return _options_result(st, schema, gold, preds, all_fields, key_from, groups, comparisons, warnings)
