@@ -441,9 +441,16 @@ def _pair_statistics(st: _Stratum, boot: _Boot, warnings: list[str]) -> tuple[li
 # ---------------------------------------------------------------- all raters together
 
 
-@dataclass(frozen=True)
+@dataclass
 class _MultiColumns:
-    """Bootstrap columns of the multi-rater features (:func:`_multi_features`)."""
+    """Bootstrap columns of the multi-rater features (:func:`_multi_features`).
+
+    ``one``, ``two`` and ``pi`` are repointed to the per-label block's copies of the same
+    features when that block is added (:func:`_label_boot_fn_multi`), and the all-raters
+    statistics read them at run time: the values are identical, but a column's position
+    in the resampled matrix product can change its last bit, and this is the order the
+    published seeded intervals were computed in.
+    """
 
     one: slice
     two: slice
@@ -478,9 +485,9 @@ def _multi_stat(st: _Stratum, boot: _Boot, cols: _MultiColumns | None, statistic
     return row
 
 
-def _multi_rater_statistics(st: _Stratum, boot: _Boot, warnings: list[str]) -> list[dict]:
+def _multi_rater_statistics(st: _Stratum, boot: _Boot, cols: _MultiColumns | None, warnings: list[str]) -> list[dict]:
     """More than two raters: percent agreement, Fleiss' kappa, AC1/AC2, Brennan-Prediger (PABAK)."""
-    stat = functools.partial(_multi_stat, st, boot, _multi_columns(st, boot))
+    stat = functools.partial(_multi_stat, st, boot, cols)
     pa_row = stat("percent_agreement", "none", C.percent_agreement_multi, 0.0, 1.0)
     fk = stat("fleiss_kappa", "none", C.fleiss_kappa)
     rows = [pa_row, fk] + [stat("gwet_ac1", wk, C.gwet_ac_multi) for wk in st.weight_kinds]
@@ -625,8 +632,11 @@ def _label_boot_fn_two(k: int, cols: slice) -> Callable[[np.ndarray, str], np.nd
     return label_fn
 
 
-def _label_boot_fn_multi(st: _Stratum, boot: _Boot) -> Callable[[np.ndarray, str], np.ndarray]:
-    """Per-label estimates of resampled sums, more raters: adds the per-pattern category features."""
+def _label_boot_fn_multi(
+    st: _Stratum, boot: _Boot, multi_cols: _MultiColumns | None
+) -> Callable[[np.ndarray, str], np.ndarray]:
+    """Per-label estimates of resampled sums, more raters: adds the per-pattern category features
+    (and points ``multi_cols`` at this block's ``one``/``two``/``pi``, see :class:`_MultiColumns`)."""
     Rp = st.Rp
     m2 = (Rp.sum(axis=1) >= 2)[:, None]
     rip = Rp.sum(axis=1)[:, None]
@@ -639,6 +649,8 @@ def _label_boot_fn_multi(st: _Stratum, boot: _Boot) -> Callable[[np.ndarray, str
     c_nd = boot.add(np.where(m2, rest * (rip - 1.0), 0.0))
     one, two, _, pi = _multi_features(Rp, {})
     c_one, c_two, c_pi = boot.add(one), boot.add(two), boot.add(pi)
+    if multi_cols is not None:
+        multi_cols.one, multi_cols.two, multi_cols.pi = c_one, c_two, c_pi
 
     def label_fn(S, which):
         if which == "positive_agreement":
@@ -655,10 +667,15 @@ def _label_boot_fn_multi(st: _Stratum, boot: _Boot) -> Callable[[np.ndarray, str
     return label_fn
 
 
-def _per_label_bootstrap(st: _Stratum, boot: _Boot, pairs: list[_Pair], per_label: list[dict]) -> None:
+def _per_label_bootstrap(
+    st: _Stratum, boot: _Boot, pairs: list[_Pair], multi_cols: _MultiColumns | None, per_label: list[dict]
+) -> None:
     """Register the bootstrap of the per-label kappa, PABAK and specific agreement."""
     k = st.k
-    label_fn = _label_boot_fn_two(k, pairs[0].cols) if st.n_raters == 2 else _label_boot_fn_multi(st, boot)
+    if st.n_raters == 2:
+        label_fn = _label_boot_fn_two(k, pairs[0].cols)
+    else:
+        label_fn = _label_boot_fn_multi(st, boot, multi_cols)
     for which, low in (("kappa", -1.0), ("pabak", -1.0), ("positive_agreement", 0.0), ("negative_agreement", 0.0)):
         boot.spec(
             f"per-label {which}",
@@ -732,14 +749,15 @@ def _analyse(
         return _StratumResult([], [], [], [], warnings)
     boot = _Boot(enabled=n_resamples > 0)
     pair_rows, confusions, pairs = _pair_statistics(st, boot, warnings)
-    multi_rows = _multi_rater_statistics(st, boot, warnings) if st.n_raters > 2 else []
+    multi_cols = _multi_columns(st, boot) if st.n_raters > 2 else None
+    multi_rows = _multi_rater_statistics(st, boot, multi_cols, warnings) if st.n_raters > 2 else []
     alpha_rows = _alpha_statistics(st, boot, warnings)
     stats = (pair_rows + alpha_rows) if st.n_raters == 2 else (multi_rows + alpha_rows + pair_rows)
     labels = _label_estimates_two(st, pairs[0]) if st.n_raters == 2 else _label_estimates_multi(st)
     per_label = [_label_entry(st, labels, c) for c in range(st.k)]
     if boot.enabled:
         if labels.n_items:
-            _per_label_bootstrap(st, boot, pairs, per_label)
+            _per_label_bootstrap(st, boot, pairs, multi_cols, per_label)
         warnings += _run_bootstrap(st, boot, n_resamples, rng, clusters, progress)
         for entry in per_label:
             entry["ci_method"] = "bootstrap" if labels.n_items else None
