@@ -25,7 +25,9 @@ import json
 import shutil
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -211,6 +213,10 @@ def _step(echo: Callable[[str], None], n: int, total: int, text: str) -> float:
     return time.monotonic()
 
 
+#: steps the demo announces
+_TOTAL_STEPS = 13
+
+
 def run_demo(
     directory: str | Path = "goldboard-demo",
     *,
@@ -225,15 +231,8 @@ def run_demo(
     """Run the whole loop; returns the output paths.  See the module docstring."""
 
     t0 = time.monotonic()
-    root = Path(directory)
-    if root.exists() and any(root.iterdir()) and not (root / MARKER).exists():
-        raise GoldboardError(f"{root}: exists and is not a goldboard demo folder; pass another --dir")
-    # a previous demo: keep its migrated server data (warm start), replace the study
-    for sub in ("study", "inputs", "outputs"):
-        shutil.rmtree(root / sub, ignore_errors=True)
-    root.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(root / MARKER, "goldboard demo folder: safe to delete\n")
-    total = 13
+    root = _demo_folder(Path(directory))
+    total = _TOTAL_STEPS
     if not port:
         port = DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
     server_dir = root / "server"
@@ -248,147 +247,24 @@ def run_demo(
     server = EmbeddedServer(server_dir, port=port, raters=list(DEMO_RATERS))
     server.start(detach=keep_server)
     try:
-        _step(echo, 2, total, f"Creating an mtb study with raters {', '.join(DEMO_RATERS)} (simulated)")
-        study = Study.init(root / "study", "mtb", list(DEMO_RATERS), url=server.url, name="goldboard demo (simulated)")
-        study.data_dir = str(server_dir.resolve())
-        study.extra["simulated"] = True
-        study.save()
-        token = server.credentials.admin.token
-        client = connect(study, token=token)
-
-        _step(echo, 3, total, f"Synthesising {n_cases} NSCLC cases x {len(models)} model outputs (seed {seed})")
-        cases, outputs = synthesize("mtb", n_cases, seed=seed, models=list(models))
+        study, client = _create_study(root, server, server_dir, echo)
         inputs = root / "inputs"
-        write_records(cases, inputs / "cases.jsonl")
-        write_records(outputs, inputs / "outputs.jsonl")
-
-        n_cal = max(4, n_cases // 4)
-        _step(echo, 4, total, f"Drawing a calibration set: {n_cal} cases stratified by error type (seed {seed})")
-        drawn = sample_cases_file(
-            inputs / "cases.jsonl",
-            "error_type",
-            n_cal,
-            seed,
-            inputs / "calibration_cases.jsonl",
-            outputs=inputs / "outputs.jsonl",
-            outputs_output=inputs / "calibration_outputs.jsonl",
-            rest_output=inputs / "main_cases.jsonl",
-        )
-        echo(f"      strata (available/drawn): {', '.join(f'{k} {a}/{d}' for k, (a, d) in drawn['strata'].items())}")
-
+        outputs = _synthesise(inputs, n_cases, models, seed, echo)
+        _draw_calibration_set(inputs, n_cases, seed, echo)
         tokens = {r: server.credentials.token_for(r) for r in DEMO_RATERS}
-        _step(echo, 5, total, f"Calibration round 1 (guideline {GUIDELINE}): push, simulated raters, pull")
-        pres = push(
-            study,
-            inputs / "calibration_cases.jsonl",
-            inputs / "calibration_outputs.jsonl",
-            client=client,
-            progress=progress,
-            round_number=1,
-            calibration=True,
-            guideline_version=GUIDELINE,
-        )
-        _rate_round(study, 1, client, tokens, seed + 1, progress)
-
-        _step(echo, 6, total, f"Checking the stopping rule {STOP_RULE} and planning the main round from the pilot")
-        study = Study.open(study.path)
-        # a calibration round is small: percentile bootstrap limits, not Wald
-        cal = calibration_for_study(study, [STOP_RULE], fields=["safety_label"], bootstrap=2000, seed=seed)
-        record_rules(study, cal["rules"], cal["fields"], 2000, seed)
-        echo(f"      {verdict_sentence(cal)}")
-        try:
-            pilot = pilot_inputs(study, field="safety_label", round=1)
-            lower = round(pilot.kappa - 0.2, 2)
-            plans = plan_sample_size(pilot.kappa, list(pilot.prevalences), kappa_lower=lower)
-        except GoldboardError as exc:  # e.g. a pilot kappa too low to plan from
-            echo(f"      plan skipped: {exc}")
-        else:
-            record_plan(study, plan_record(plans, pilot.to_dict()))
-            echo(f"      {plan_sentence(plans, pilot.to_dict())}")
-
-        _step(echo, 7, total, "Main round 2: push the other cases (blinded), simulated raters annotate, pull")
-        main_ids = {str(rec["case_id"]) for _, rec in read_records(inputs / "main_cases.jsonl")}
-        write_records([o for o in outputs if str(o["case_id"]) in main_ids], inputs / "main_outputs.jsonl")
-        push(
-            study,
-            inputs / "main_cases.jsonl",
-            inputs / "main_outputs.jsonl",
-            client=client,
-            progress=progress,
-            round_number=2,
-            guideline_version=GUIDELINE,
-        )
-        _rate_round(study, 2, client, tokens, seed, progress)
-        study = Study.open(study.path)
-        ratings = study.ratings(2)
-
-        out = root / "outputs"
-        _step(echo, 8, total, "Computing agreement (kappa, alpha, AC1, ... with 95% CIs)")
-        results = agreement_for_study(study, round=2)
-        write_text_atomic(out / "agreement.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-        md = "\n\n".join(render_markdown(res, title=name) for name, res in results.items())
-        write_text_atomic(out / "agreement.md", md)
-
-        _step(echo, 10, total, "Flagging disagreements (named boundaries first)")
-        flags = flag_disagreements(ratings, study.schema, study.raters)
-        write_csv_atomic(flags_for_output(flags), out / "flags.csv")
-        for line in summary_lines(summarize_flags(flags, study.schema)):
-            echo(f"      {line}")
-
-        _step(echo, 11, total, "Writing the review-meeting workbook; a simulated adjudicator fills it in")
-        sheet = out / "review.xlsx"
-        write_study_workbook(study, sheet)
-        filled = out / "review-filled-by-sim_adjudicator.xlsx"
-        simulate_adjudicator(sheet, filled, study.units(), study.schema)
-        imp = import_study_sheet(study, filled, adjudicator=SIM_ADJUDICATOR, independent=True)
-
-        _step(echo, 12, total, "Exporting gold labels v1")
-        rel = export_gold(study)
-
-        _step(echo, 13, total, "Writing the agreement report")
-        report = write_report(study, out / "report.html")
-        write_report(study, out / "report.md", fmt="markdown")
-        pdf = out / "report.pdf"
-        try:
-            print_pdf(report, pdf)
-        except PdfUnavailable as exc:
-            pdf = None
-            echo(f"      PDF skipped: {exc}")
+        pres, study = _calibration_round(study, client, tokens, inputs, seed, echo, progress)
+        study = _main_round(study, client, tokens, inputs, outputs, seed, echo, progress)
+        made = _analyse(study, root / "outputs", echo)
     finally:
         if not keep_server:
             server.stop()
 
-    paths = {
-        "study": study.path,
-        "cases": inputs / "cases.jsonl",
-        "outputs": inputs / "outputs.jsonl",
-        "ratings": study.ratings_path(study.round().number),
-        "agreement": out / "agreement.json",
-        "flags": out / "flags.csv",
-        "review_sheet": sheet,
-        "review_filled": filled,
-        "decisions": study.decisions_path,
-        "gold": getattr(rel, "path", study.gold_dir),
-        "report": report,
-        "report_md": out / "report.md",
-        "supplement": out / SUPPLEMENT_DIR,
-        "calibration": inputs / "calibration_cases.jsonl",
-    }
-    if pdf is not None:
-        paths["report_pdf"] = pdf
+    paths = _demo_paths(study, inputs, made)
     echo("")
     echo(f"Done in {time.monotonic() - t0:.0f} s. All raters and the adjudicator were SIMULATED.")
     for k, v in paths.items():
         echo(f"  {k:<14} {v}")
-    primary = results.get(study.schema.primary_field.name)
-    if primary:
-        for s in primary["statistics"]:
-            if s["statistic"] == "cohen_kappa" and s["group"] is None and s["weights"] == "none":
-                echo(
-                    f"  Cohen's kappa, safety label: {s['value']:.3f} (95% CI {s['ci_low']:.3f} to {s['ci_high']:.3f}), "
-                    f"{s['n_items']} items"
-                )
-    echo(f"  adjudication: {len(imp.appended)} decisions logged by {SIM_ADJUDICATOR} (simulated); gold {rel.version}")
+    _echo_outcome(study, made, echo)
     if keep_server:
         echo("")
         echo(f"Label Studio is still running at {server.url} (data: {server_dir}).")
@@ -402,4 +278,199 @@ def run_demo(
         "Next, with real raters: see README.md, 'A real two-oncologist study' "
         "(goldboard study init -> push -> pull -> agree -> flag -> adjudicate -> gold export -> report)."
     )
-    return {"paths": paths, "results": results, "push": pres}
+    return {"paths": paths, "results": made.results, "push": pres}
+
+
+def _demo_folder(root: Path) -> Path:
+    """An empty or earlier demo folder, marked as the demo's (a previous demo's server data is kept)."""
+    if root.exists() and any(root.iterdir()) and not (root / MARKER).exists():
+        raise GoldboardError(f"{root}: exists and is not a goldboard demo folder; pass another --dir")
+    # a previous demo: keep its migrated server data (warm start), replace the study
+    for sub in ("study", "inputs", "outputs"):
+        shutil.rmtree(root / sub, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(root / MARKER, "goldboard demo folder: safe to delete\n")
+    return root
+
+
+def _create_study(root: Path, server: EmbeddedServer, server_dir: Path, echo: Callable[[str], None]):
+    """Step 2: the simulated mtb study on the embedded server, and a client for it."""
+    _step(echo, 2, _TOTAL_STEPS, f"Creating an mtb study with raters {', '.join(DEMO_RATERS)} (simulated)")
+    study = Study.init(root / "study", "mtb", list(DEMO_RATERS), url=server.url, name="goldboard demo (simulated)")
+    study.data_dir = str(server_dir.resolve())
+    study.extra["simulated"] = True
+    study.save()
+    token = server.credentials.admin.token
+    return study, connect(study, token=token)
+
+
+def _synthesise(inputs: Path, n_cases: int, models: Sequence[str], seed: int, echo) -> list[dict]:
+    """Step 3: synthetic cases and model outputs written to ``inputs``; returns the outputs."""
+    _step(echo, 3, _TOTAL_STEPS, f"Synthesising {n_cases} NSCLC cases x {len(models)} model outputs (seed {seed})")
+    cases, outputs = synthesize("mtb", n_cases, seed=seed, models=list(models))
+    write_records(cases, inputs / "cases.jsonl")
+    write_records(outputs, inputs / "outputs.jsonl")
+    return outputs
+
+
+def _draw_calibration_set(inputs: Path, n_cases: int, seed: int, echo) -> None:
+    """Step 4: a calibration set stratified by error type; the other cases are the main round's."""
+    n_cal = max(4, n_cases // 4)
+    _step(echo, 4, _TOTAL_STEPS, f"Drawing a calibration set: {n_cal} cases stratified by error type (seed {seed})")
+    drawn = sample_cases_file(
+        inputs / "cases.jsonl",
+        "error_type",
+        n_cal,
+        seed,
+        inputs / "calibration_cases.jsonl",
+        outputs=inputs / "outputs.jsonl",
+        outputs_output=inputs / "calibration_outputs.jsonl",
+        rest_output=inputs / "main_cases.jsonl",
+    )
+    echo(f"      strata (available/drawn): {', '.join(f'{k} {a}/{d}' for k, (a, d) in drawn['strata'].items())}")
+
+
+def _calibration_round(study: Study, client, tokens: dict, inputs: Path, seed: int, echo, progress: bool):
+    """Steps 5-6: calibration round 1, its stopping rule and a sample-size plan from it.
+    Returns the push result and the study re-read."""
+    _step(echo, 5, _TOTAL_STEPS, f"Calibration round 1 (guideline {GUIDELINE}): push, simulated raters, pull")
+    pres = push(
+        study,
+        inputs / "calibration_cases.jsonl",
+        inputs / "calibration_outputs.jsonl",
+        client=client,
+        progress=progress,
+        round_number=1,
+        calibration=True,
+        guideline_version=GUIDELINE,
+    )
+    _rate_round(study, 1, client, tokens, seed + 1, progress)
+
+    _step(echo, 6, _TOTAL_STEPS, f"Checking the stopping rule {STOP_RULE} and planning the main round from the pilot")
+    study = Study.open(study.path)
+    # a calibration round is small: percentile bootstrap limits, not Wald
+    cal = calibration_for_study(study, [STOP_RULE], fields=["safety_label"], bootstrap=2000, seed=seed)
+    record_rules(study, cal["rules"], cal["fields"], 2000, seed)
+    echo(f"      {verdict_sentence(cal)}")
+    try:
+        pilot = pilot_inputs(study, field="safety_label", round=1)
+        lower = round(pilot.kappa - 0.2, 2)
+        plans = plan_sample_size(pilot.kappa, list(pilot.prevalences), kappa_lower=lower)
+    except GoldboardError as exc:  # e.g. a pilot kappa too low to plan from
+        echo(f"      plan skipped: {exc}")
+    else:
+        record_plan(study, plan_record(plans, pilot.to_dict()))
+        echo(f"      {plan_sentence(plans, pilot.to_dict())}")
+    return pres, study
+
+
+def _main_round(
+    study: Study, client, tokens: dict, inputs: Path, outputs: list[dict], seed: int, echo, progress: bool
+) -> Study:
+    """Step 7: main round 2 with the other cases; returns the study re-read."""
+    _step(echo, 7, _TOTAL_STEPS, "Main round 2: push the other cases (blinded), simulated raters annotate, pull")
+    main_ids = {str(rec["case_id"]) for _, rec in read_records(inputs / "main_cases.jsonl")}
+    write_records([o for o in outputs if str(o["case_id"]) in main_ids], inputs / "main_outputs.jsonl")
+    push(
+        study,
+        inputs / "main_cases.jsonl",
+        inputs / "main_outputs.jsonl",
+        client=client,
+        progress=progress,
+        round_number=2,
+        guideline_version=GUIDELINE,
+    )
+    _rate_round(study, 2, client, tokens, seed, progress)
+    return Study.open(study.path)
+
+
+@dataclass(frozen=True)
+class _Made:
+    """What the analysis steps wrote (``pdf`` is None when no PDF could be printed)."""
+
+    out: Path
+    results: dict
+    sheet: Path
+    filled: Path
+    imp: Any
+    rel: Any
+    report: Path
+    pdf: Path | None
+
+
+def _analyse(study: Study, out: Path, echo) -> _Made:
+    """Steps 8-13: agreement, flags, the review workbook filled by a simulated adjudicator, gold, report."""
+    total = _TOTAL_STEPS
+    ratings = study.ratings(2)
+    _step(echo, 8, total, "Computing agreement (kappa, alpha, AC1, ... with 95% CIs)")
+    results = agreement_for_study(study, round=2)
+    write_text_atomic(out / "agreement.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    md = "\n\n".join(render_markdown(res, title=name) for name, res in results.items())
+    write_text_atomic(out / "agreement.md", md)
+
+    _step(echo, 10, total, "Flagging disagreements (named boundaries first)")
+    flags = flag_disagreements(ratings, study.schema, study.raters)
+    write_csv_atomic(flags_for_output(flags), out / "flags.csv")
+    for line in summary_lines(summarize_flags(flags, study.schema)):
+        echo(f"      {line}")
+
+    _step(echo, 11, total, "Writing the review-meeting workbook; a simulated adjudicator fills it in")
+    sheet = out / "review.xlsx"
+    write_study_workbook(study, sheet)
+    filled = out / "review-filled-by-sim_adjudicator.xlsx"
+    simulate_adjudicator(sheet, filled, study.units(), study.schema)
+    imp = import_study_sheet(study, filled, adjudicator=SIM_ADJUDICATOR, independent=True)
+
+    _step(echo, 12, total, "Exporting gold labels v1")
+    rel = export_gold(study)
+
+    _step(echo, 13, total, "Writing the agreement report")
+    report = write_report(study, out / "report.html")
+    write_report(study, out / "report.md", fmt="markdown")
+    pdf: Path | None = out / "report.pdf"
+    try:
+        print_pdf(report, pdf)
+    except PdfUnavailable as exc:
+        pdf = None
+        echo(f"      PDF skipped: {exc}")
+    return _Made(out, results, sheet, filled, imp, rel, report, pdf)
+
+
+def _demo_paths(study: Study, inputs: Path, made: _Made) -> dict[str, Path]:
+    """What the demo wrote, by name (the printed list and the return value)."""
+    out = made.out
+    paths = {
+        "study": study.path,
+        "cases": inputs / "cases.jsonl",
+        "outputs": inputs / "outputs.jsonl",
+        "ratings": study.ratings_path(study.round().number),
+        "agreement": out / "agreement.json",
+        "flags": out / "flags.csv",
+        "review_sheet": made.sheet,
+        "review_filled": made.filled,
+        "decisions": study.decisions_path,
+        "gold": getattr(made.rel, "path", study.gold_dir),
+        "report": made.report,
+        "report_md": out / "report.md",
+        "supplement": out / SUPPLEMENT_DIR,
+        "calibration": inputs / "calibration_cases.jsonl",
+    }
+    if made.pdf is not None:
+        paths["report_pdf"] = made.pdf
+    return paths
+
+
+def _echo_outcome(study: Study, made: _Made, echo) -> None:
+    """The headline kappa of the safety label and what the simulated adjudicator logged."""
+    primary = made.results.get(study.schema.primary_field.name)
+    if primary:
+        for s in primary["statistics"]:
+            if s["statistic"] == "cohen_kappa" and s["group"] is None and s["weights"] == "none":
+                echo(
+                    f"  Cohen's kappa, safety label: {s['value']:.3f} (95% CI {s['ci_low']:.3f} to {s['ci_high']:.3f}), "
+                    f"{s['n_items']} items"
+                )
+    echo(
+        f"  adjudication: {len(made.imp.appended)} decisions logged by {SIM_ADJUDICATOR} (simulated); "
+        f"gold {made.rel.version}"
+    )

@@ -459,110 +459,161 @@ def record_decisions(
     stamp = now or utc_now()
     show = _shower(schema)
     with _locked(path):
-        notes: list[str] = []
-        stale = _clean_stale_temps(path)
-        if stale:
-            notes.append(
-                f"removed {stale} unfinished temporary cop{'ies' if stale != 1 else 'y'} of {path.name} left by an interrupted write"
-            )
+        notes = _stale_temp_notes(path)
         data = path.read_bytes() if path.exists() else b""
         good, tail = _split_torn_tail(data)
         entries = _parse_log(path, good)
         if base is not None:
-            if len(entries) < base.entries or entries_digest(entries[: base.entries]) != base.log_sha256:
-                raise GoldboardError(
-                    f"{sheet or 'the sheet'}: written from another decisions log (the study's {path.name} does not "
-                    f"begin with the {base.entries} decisions this sheet was written from); write a fresh sheet "
-                    "with `goldboard adjudicate sheet`"
-                )
-        pos = {id(e): i for i, e in enumerate(entries)}
-        latest = latest_decisions(entries)
-        seen = {
+            _check_log_base(path, entries, base, sheet)
+        batch = _Batch(
+            entries,
+            base,
+            overrule_newer,
+            show,
+            template={"source": source, "sheet": sheet, "sheet_sha256": sheet_sha256, "timestamp": stamp},
+            batch_id=uuid.uuid4().hex[:12],
+        )
+        batch.errors.extend(problems)
+        for p in proposed:
+            batch.add(p)
+        what = sheet or ("label studio adjudication" if source == "label_studio" else source)
+        if batch.errors:
+            raise SheetErrors(what, batch.errors + [c.line(show) for c in batch.conflicts])
+        if batch.conflicts:
+            raise DecisionConflicts(what, batch.conflicts, show)
+        if tail:
+            notes.append(_move_torn_tail(path, tail, stamp))
+        if batch.appended or tail:
+            _write_log(path, good, batch.appended)
+    return RecordResult(appended=batch.appended, unchanged=batch.unchanged, notes=notes)
+
+
+def _stale_temp_notes(path: Path) -> list[str]:
+    """Remove a killed writer's temporary copies of the log; a note saying so (if any)."""
+    stale = _clean_stale_temps(path)
+    if not stale:
+        return []
+    return [
+        f"removed {stale} unfinished temporary cop{'ies' if stale != 1 else 'y'} of {path.name} left by an interrupted write"
+    ]
+
+
+def _check_log_base(path: Path, entries: list[dict], base: SheetBase, sheet: str) -> None:
+    """The log must begin with the entries the sheet was written from (else: another study's log)."""
+    if len(entries) < base.entries or entries_digest(entries[: base.entries]) != base.log_sha256:
+        raise GoldboardError(
+            f"{sheet or 'the sheet'}: written from another decisions log (the study's {path.name} does not "
+            f"begin with the {base.entries} decisions this sheet was written from); write a fresh sheet "
+            "with `goldboard adjudicate sheet`"
+        )
+
+
+def _move_torn_tail(path: Path, tail: bytes, stamp: str) -> str:
+    """Keep an older goldboard's torn last line in ``<log>.torn-<time>``; the note saying so."""
+    aside = path.with_name(f"{path.name}.torn-{stamp.replace(':', '').replace('+0000', 'Z')}")
+    _write_bytes(aside, tail)
+    return (
+        f"{path}: moved an incomplete last line ({len(tail)} bytes, from an interrupted write of an older "
+        f"goldboard) aside to {aside.name}"
+    )
+
+
+class _Batch:
+    """The proposals of one :func:`record_decisions` call, checked one by one against the
+    log: what to append, what is unchanged, the errors and the conflicts with newer decisions."""
+
+    def __init__(self, entries, base, overrule_newer, show, *, template: dict, batch_id: str) -> None:
+        self.entries = entries
+        self.base = base
+        self.overrule_newer = overrule_newer
+        self.show = show
+        self.template = template  # source, sheet, sheet_sha256, timestamp of every new entry
+        self.batch_id = batch_id
+        self.pos = {id(e): i for i, e in enumerate(entries)}
+        self.latest = latest_decisions(entries)
+        self.seen = {
             (e.get("origin"), str(e["item_id"]), str(e["field"]), e.get("decision"), e.get("reason") or "")
             for e in entries
             if e.get("origin")
         }
-        batch = uuid.uuid4().hex[:12]
-        appended: list[dict] = []
-        errors: list[str] = list(problems)
-        conflicts: list[Conflict] = []
-        unchanged = 0
-        for p in proposed:
-            key = (p.item_id, p.field)
-            cur = latest.get(key)
-            if cur is not None and _same(cur, p):
-                unchanged += 1
-                continue
-            already = bool(p.origin) and (p.origin, p.item_id, p.field, p.decision, p.reason) in seen
-            newer = cur is not None and base is not None and pos.get(id(cur), -1) >= base.entries
-            if already and not newer:
-                unchanged += 1  # e.g. a Label Studio annotation logged before and since superseded
-                continue
-            if newer and cur.get("decision") == p.decision and (cur.get("reason") or "") == p.reason:
-                unchanged += 1  # the sheet already agrees with the newer decision (only the name differs)
-                continue
-            if newer:
-                own = bool(base.sheet_id) and cur.get("sheet_id") == base.sheet_id
-                if already or not own:
-                    if not overrule_newer:
-                        conflicts.append(Conflict(p.where, p.item_id, p.field, p.decision, cur, reimported=already))
-                        continue
-                else:
-                    newer = False  # the adjudicator edited this same sheet again
-            if cur is not None and cur.get("decision") != p.decision:
-                old_reason = (cur.get("reason") or "").strip()
-                if not p.reason.strip() or p.reason.strip() == old_reason:
-                    why = (
-                        "give one"
-                        if not p.reason.strip()
-                        else "the cell still holds the reason of the decision it replaces"
-                    )
-                    errors.append(
-                        f"{p.where_reason or p.where or p.item_id}: reason required: this changes the decision in force for item "
-                        f"{_q(p.item_id)}, {p.field} from {_q(show(p.field, str(cur.get('decision'))))} "
-                        f"({cur.get('id', '?')} by {cur.get('adjudicator') or '?'}) to {_q(show(p.field, p.decision))}; {why}"
-                    )
-                    continue
-            entry = {
-                "id": f"D{len(entries) + len(appended) + 1:06d}",
-                "item_id": p.item_id,
-                "case_id": p.case_id,
-                "field": p.field,
-                "decision": p.decision,
-                "reason": p.reason,
-                "adjudicator": p.adjudicator,
-                "independent": bool(p.independent),
-                "source": source,
-                "sheet": sheet,
-                "sheet_sha256": sheet_sha256,
-                "origin": p.origin,
-                "timestamp": stamp,
-                "previous_id": cur["id"] if cur is not None else None,
-                "previous_decision": cur["decision"] if cur is not None else None,
-                "batch": batch,
-                **p.extra,
-            }
-            if base is not None and base.sheet_id:
-                entry["sheet_id"] = base.sheet_id
-            if newer:
-                entry["overrules_newer"] = cur.get("id")
-            appended.append(entry)
-            latest[key] = entry
-        what = sheet or ("label studio adjudication" if source == "label_studio" else source)
-        if errors:
-            raise SheetErrors(what, errors + [c.line(show) for c in conflicts])
-        if conflicts:
-            raise DecisionConflicts(what, conflicts, show)
-        if tail:
-            aside = path.with_name(f"{path.name}.torn-{stamp.replace(':', '').replace('+0000', 'Z')}")
-            _write_bytes(aside, tail)
-            notes.append(
-                f"{path}: moved an incomplete last line ({len(tail)} bytes, from an interrupted write of an older "
-                f"goldboard) aside to {aside.name}"
-            )
-        if appended or tail:
-            _write_log(path, good, appended)
-    return RecordResult(appended=appended, unchanged=unchanged, notes=notes)
+        self.appended: list[dict] = []
+        self.errors: list[str] = []
+        self.conflicts: list[Conflict] = []
+        self.unchanged = 0
+
+    def add(self, p: Proposed) -> None:
+        """Check one proposal: append it, count it unchanged, or note its error or conflict."""
+        base = self.base
+        key = (p.item_id, p.field)
+        cur = self.latest.get(key)
+        if cur is not None and _same(cur, p):
+            self.unchanged += 1
+            return
+        already = bool(p.origin) and (p.origin, p.item_id, p.field, p.decision, p.reason) in self.seen
+        newer = cur is not None and base is not None and self.pos.get(id(cur), -1) >= base.entries
+        if already and not newer:
+            self.unchanged += 1  # e.g. a Label Studio annotation logged before and since superseded
+            return
+        if newer and cur.get("decision") == p.decision and (cur.get("reason") or "") == p.reason:
+            self.unchanged += 1  # the sheet already agrees with the newer decision (only the name differs)
+            return
+        if newer:
+            own = bool(base.sheet_id) and cur.get("sheet_id") == base.sheet_id
+            if already or not own:
+                if not self.overrule_newer:
+                    self.conflicts.append(Conflict(p.where, p.item_id, p.field, p.decision, cur, reimported=already))
+                    return
+            else:
+                newer = False  # the adjudicator edited this same sheet again
+        if cur is not None and cur.get("decision") != p.decision:
+            error = self._missing_reason(p, cur)
+            if error:
+                self.errors.append(error)
+                return
+        entry = self._entry(p, cur)
+        if newer:
+            entry["overrules_newer"] = cur.get("id")
+        self.appended.append(entry)
+        self.latest[key] = entry
+
+    def _missing_reason(self, p: Proposed, cur: dict) -> str | None:
+        """The error when ``p`` changes decision ``cur`` without a reason of its own."""
+        old_reason = (cur.get("reason") or "").strip()
+        if p.reason.strip() and p.reason.strip() != old_reason:
+            return None
+        why = "give one" if not p.reason.strip() else "the cell still holds the reason of the decision it replaces"
+        show = self.show
+        return (
+            f"{p.where_reason or p.where or p.item_id}: reason required: this changes the decision in force for item "
+            f"{_q(p.item_id)}, {p.field} from {_q(show(p.field, str(cur.get('decision'))))} "
+            f"({cur.get('id', '?')} by {cur.get('adjudicator') or '?'}) to {_q(show(p.field, p.decision))}; {why}"
+        )
+
+    def _entry(self, p: Proposed, cur: dict | None) -> dict:
+        """The log entry recording ``p`` (replacing ``cur``, if any)."""
+        t = self.template
+        entry = {
+            "id": f"D{len(self.entries) + len(self.appended) + 1:06d}",
+            "item_id": p.item_id,
+            "case_id": p.case_id,
+            "field": p.field,
+            "decision": p.decision,
+            "reason": p.reason,
+            "adjudicator": p.adjudicator,
+            "independent": bool(p.independent),
+            "source": t["source"],
+            "sheet": t["sheet"],
+            "sheet_sha256": t["sheet_sha256"],
+            "origin": p.origin,
+            "timestamp": t["timestamp"],
+            "previous_id": cur["id"] if cur is not None else None,
+            "previous_decision": cur["decision"] if cur is not None else None,
+            "batch": self.batch_id,
+            **p.extra,
+        }
+        if self.base is not None and self.base.sheet_id:
+            entry["sheet_id"] = self.base.sheet_id
+        return entry
 
 
 # --------------------------------------------------------------------------- the review sheet
@@ -656,164 +707,211 @@ def read_review_sheet(
     problem as ``Disagreements!F7: ...``, notes that do not block the import, and the
     number of rows left blank (they stay unresolved).
     """
-    from openpyxl.utils import get_column_letter
-
     path = Path(path)
     if not path.exists():
         raise GoldboardError(f"{path}: file not found")
     wb = load_workbook(path, read_only=True, data_only=False)  # a damaged or foreign file: one line
-    errors: list[str] = []
-    warnings: list[str] = []
     try:
-        if SHEET_META in wb.sheetnames:
-            meta = {}
-            for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2):
-                if row[0].value is not None:
-                    meta[str(row[0].value)] = (row[1].value if len(row) > 1 else None, f"B{row[0].row}")
-            if "schema" in meta and _stripped(meta["schema"][0]) != schema.name:
-                errors.append(
-                    f"{SHEET_META}!{meta['schema'][1]}: this sheet was made for schema "
-                    f"{_stripped(meta['schema'][0])!r}, the study uses {schema.name!r}"
-                )
+        errors = _check_sheet_schema(wb, schema)
         if SHEET_DISAGREEMENTS not in wb.sheetnames:
             raise GoldboardError(
                 f"{path}: no sheet named {SHEET_DISAGREEMENTS!r} (is this a goldboard review workbook?)"
             )
-        ws = wb[SHEET_DISAGREEMENTS]
-        rows = ws.iter_rows()
+        rows = wb[SHEET_DISAGREEMENTS].iter_rows()
         try:
             header = next(rows)
         except StopIteration:
             raise GoldboardError(f"{path}: sheet {SHEET_DISAGREEMENTS} is empty") from None
-        col = {}
-        for c in header:
-            if c.value is not None:
-                col.setdefault(_stripped(c.value), c.column - 1)
-        need = ["key", "case_id", "item_id", "field", "decision", "reason", "adjudicator"]
-        lost = [HEADERS[k] for k in need if HEADERS[k] not in col]
-        if lost:
-            raise GoldboardError(
-                f"{path}: {SHEET_DISAGREEMENTS}!1: column {lost[0]!r} not found (the header row must not be edited)"
-            )
-        fields = {f.name: f for f in grid.fields}  # adjudicable fields present in the ratings
-        item_pos = {it: i for i, it in enumerate(grid.items)}
-        values = {name: grid.values(name) for name in fields}
-        present = {name: grid.codes[name] >= 0 for name in fields}
-        proposed: list[Proposed] = []
-        seen: dict[tuple[str, str], int] = {}
-        blank = 0
-
-        def ref(k: str, r: int) -> str:
-            return f"{SHEET_DISAGREEMENTS}!{get_column_letter(col[HEADERS[k]] + 1)}{r}"
-
+        reader = _SheetRows(_header_columns(path, header), grid, adjudicator, independent, errors)
         for row in rows:
-            cells = {k: (row[col[HEADERS[k]]] if col[HEADERS[k]] < len(row) else None) for k in need}
-            r = next((c.row for c in row if getattr(c, "row", None)), None)
-            if r is None:
-                continue
-
-            def val(k: str, cells: dict = cells) -> Any:
-                c = cells[k]
-                return None if c is None else c.value
-
-            def is_formula(k: str, cells: dict = cells) -> bool:
-                c = cells[k]
-                return c is not None and getattr(c, "data_type", None) == "f"
-
-            filled = {k: _stripped(val(k)) for k in need}
-            if not any(filled.values()):
-                continue
-            if not filled["key"]:
-                if filled["decision"] or filled["reason"]:
-                    errors.append(
-                        f"{ref('key', r)}: row has no key: rows added by hand cannot be imported "
-                        "(regenerate the sheet with `goldboard adjudicate sheet`)"
-                    )
-                continue
-            parsed = parse_key(val("key"))
-            if parsed is None:
-                errors.append(f"{ref('key', r)}: the hidden key was edited; this row cannot be matched to an item")
-                continue
-            item_id, fname, case_id = parsed
-            row_errors: list[str] = []
-            for k, expect in (("case_id", case_id), ("item_id", item_id), ("field", fname)):
-                got = _stripped(val(k))
-                if got != excel_safe_text(expect).strip():
-                    label = HEADERS[k].lower()
-                    row_errors.append(
-                        f"{ref(k, r)}: {label} {_q(got)} was edited (this row is item "
-                        f"{_q(item_id)}, field {fname}, case {_q(case_id)}); undo the edit"
-                    )
-            if (item_id, fname) in seen:
-                row_errors.append(
-                    f"{ref('key', r)}: duplicate row: same item {_q(item_id)} and field {fname} "
-                    f"as row {seen[(item_id, fname)]}"
-                )
-            seen.setdefault((item_id, fname), r)
-            f = fields.get(fname)
-            if f is None or item_id not in item_pos:
-                what = f"field {_q(fname)}" if f is None else f"item {_q(item_id)}"
-                row_errors.append(f"{ref('item_id', r)}: unknown {what}: not in this study's ratings")
-            for k in ("decision", "reason", "adjudicator"):
-                if is_formula(k):
-                    row_errors.append(f"{ref(k, r)}: {k} is a formula; type plain text")
-            if row_errors:
-                errors.extend(row_errors)
-                continue
-            raw = val("decision")
-            if filled["decision"] == "":
-                blank += 1
-                if filled["reason"]:
-                    warnings.append(f"{ref('decision', r)}: reason given but no decision; the item stays unresolved")
-                continue
-            if f.kind == "multi":
-                decision, problems = parse_multi_decision(f, filled["decision"])
-                if problems:
-                    errors.extend(f"{ref('decision', r)}: {x}" for x in problems)
-                    continue
-            elif filled["decision"].casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
-                decision = UNRESOLVED
-            else:
-                try:
-                    decision = f.normalize(raw)
-                except Exception:
-                    errors.append(
-                        f"{ref('decision', r)}: decision {_q(filled['decision'])} is not a value of {fname} "
-                        f"(allowed: {', '.join(f.categories)}, {UNRESOLVED})"
-                    )
-                    continue
-            i = item_pos[item_id]
-            rater_values = [v for v, ok in zip(values[fname][i], present[fname][i]) if ok]
-            reason = _stripped(val("reason"))
-            if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
-                shown = ", ".join(dict.fromkeys(format_decision(f, v) or "(blank)" for v in rater_values))
-                errors.append(
-                    f"{ref('reason', r)}: reason required: decision {_q(format_decision(f, decision))} "
-                    f"overrides every rater ({shown})"
-                )
-                continue
-            who = _stripped(val("adjudicator")) or adjudicator
-            if not who:
-                errors.append(f"{ref('adjudicator', r)}: adjudicator missing (fill the cell or pass --adjudicator)")
-                continue
-            # a rater adjudicating (their own or a colleague's item) is never independent
-            proposed.append(
-                Proposed(
-                    item_id=item_id,
-                    field=fname,
-                    decision=decision,
-                    reason=reason,
-                    adjudicator=who,
-                    independent=independent and who not in grid.raters,
-                    case_id=case_id,
-                    where=ref("decision", r),
-                    where_reason=ref("reason", r),
-                    adjudicator_explicit=bool(_stripped(val("adjudicator"))),
-                )
-            )
+            reader.read(row)
     finally:
         wb.close()
-    return proposed, errors, warnings, blank
+    return reader.proposed, reader.errors, reader.warnings, reader.blank
+
+
+#: the Disagreements columns the import reads
+_READ_COLUMNS = ["key", "case_id", "item_id", "field", "decision", "reason", "adjudicator"]
+
+
+def _check_sheet_schema(wb, schema) -> list[str]:
+    """An error (in a list, the first of the import's) when the sheet names another schema."""
+    if SHEET_META not in wb.sheetnames:
+        return []
+    meta = {}
+    for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2):
+        if row[0].value is not None:
+            meta[str(row[0].value)] = (row[1].value if len(row) > 1 else None, f"B{row[0].row}")
+    if "schema" in meta and _stripped(meta["schema"][0]) != schema.name:
+        return [
+            f"{SHEET_META}!{meta['schema'][1]}: this sheet was made for schema "
+            f"{_stripped(meta['schema'][0])!r}, the study uses {schema.name!r}"
+        ]
+    return []
+
+
+def _header_columns(path: Path, header) -> dict[str, int]:
+    """Header text -> 0-based column of the Disagreements sheet; every column the import reads must be there."""
+    col: dict[str, int] = {}
+    for c in header:
+        if c.value is not None:
+            col.setdefault(_stripped(c.value), c.column - 1)
+    lost = [HEADERS[k] for k in _READ_COLUMNS if HEADERS[k] not in col]
+    if lost:
+        raise GoldboardError(
+            f"{path}: {SHEET_DISAGREEMENTS}!1: column {lost[0]!r} not found (the header row must not be edited)"
+        )
+    return col
+
+
+class _SheetRows:
+    """Reads the Disagreements rows one by one into proposals, errors, warnings and a blank count."""
+
+    def __init__(self, col: dict[str, int], grid, adjudicator: str, independent: bool, errors: list[str]) -> None:
+        from openpyxl.utils import get_column_letter
+
+        self.letter = get_column_letter
+        self.col = col
+        self.grid = grid
+        self.adjudicator = adjudicator
+        self.independent = independent
+        self.fields = {f.name: f for f in grid.fields}  # adjudicable fields present in the ratings
+        self.item_pos = {it: i for i, it in enumerate(grid.items)}
+        self.values = {name: grid.values(name) for name in self.fields}
+        self.present = {name: grid.codes[name] >= 0 for name in self.fields}
+        self.proposed: list[Proposed] = []
+        self.errors = errors
+        self.warnings: list[str] = []
+        self.seen: dict[tuple[str, str], int] = {}
+        self.blank = 0
+
+    def ref(self, k: str, r: int) -> str:
+        """``Disagreements!F7``: the cell of column ``k`` in row ``r``."""
+        return f"{SHEET_DISAGREEMENTS}!{self.letter(self.col[HEADERS[k]] + 1)}{r}"
+
+    def read(self, row) -> None:
+        """One sheet row: skipped (empty), blank, an error, or a proposal."""
+        col = self.col
+        cells = {k: (row[col[HEADERS[k]]] if col[HEADERS[k]] < len(row) else None) for k in _READ_COLUMNS}
+        r = next((c.row for c in row if getattr(c, "row", None)), None)
+        if r is None:
+            return
+        values = {k: (None if c is None else c.value) for k, c in cells.items()}
+        filled = {k: _stripped(values[k]) for k in _READ_COLUMNS}
+        if not any(filled.values()):
+            return
+        if not filled["key"]:
+            if filled["decision"] or filled["reason"]:
+                self.errors.append(
+                    f"{self.ref('key', r)}: row has no key: rows added by hand cannot be imported "
+                    "(regenerate the sheet with `goldboard adjudicate sheet`)"
+                )
+            return
+        parsed = parse_key(values["key"])
+        if parsed is None:
+            self.errors.append(
+                f"{self.ref('key', r)}: the hidden key was edited; this row cannot be matched to an item"
+            )
+            return
+        row_errors = self._row_errors(r, parsed, values, cells)
+        if row_errors:
+            self.errors.extend(row_errors)
+            return
+        item_id, fname, case_id = parsed
+        if filled["decision"] == "":
+            self.blank += 1
+            if filled["reason"]:
+                self.warnings.append(
+                    f"{self.ref('decision', r)}: reason given but no decision; the item stays unresolved"
+                )
+            return
+        decision = self._decision(r, self.fields[fname], filled["decision"], values["decision"])
+        if decision is None:
+            return
+        reason = _stripped(values["reason"])
+        if not self._reason_ok(r, item_id, self.fields[fname], decision, reason):
+            return
+        who = _stripped(values["adjudicator"]) or self.adjudicator
+        if not who:
+            self.errors.append(
+                f"{self.ref('adjudicator', r)}: adjudicator missing (fill the cell or pass --adjudicator)"
+            )
+            return
+        # a rater adjudicating (their own or a colleague's item) is never independent
+        self.proposed.append(
+            Proposed(
+                item_id=item_id,
+                field=fname,
+                decision=decision,
+                reason=reason,
+                adjudicator=who,
+                independent=self.independent and who not in self.grid.raters,
+                case_id=case_id,
+                where=self.ref("decision", r),
+                where_reason=self.ref("reason", r),
+                adjudicator_explicit=bool(_stripped(values["adjudicator"])),
+            )
+        )
+
+    def _row_errors(self, r: int, parsed: tuple[str, str, str], values: dict, cells: dict) -> list[str]:
+        """What makes row ``r`` unusable: edited ids, a duplicate, an unknown item or field, formulas."""
+        item_id, fname, case_id = parsed
+        out: list[str] = []
+        for k, expect in (("case_id", case_id), ("item_id", item_id), ("field", fname)):
+            got = _stripped(values[k])
+            if got != excel_safe_text(expect).strip():
+                label = HEADERS[k].lower()
+                out.append(
+                    f"{self.ref(k, r)}: {label} {_q(got)} was edited (this row is item "
+                    f"{_q(item_id)}, field {fname}, case {_q(case_id)}); undo the edit"
+                )
+        if (item_id, fname) in self.seen:
+            out.append(
+                f"{self.ref('key', r)}: duplicate row: same item {_q(item_id)} and field {fname} "
+                f"as row {self.seen[(item_id, fname)]}"
+            )
+        self.seen.setdefault((item_id, fname), r)
+        f = self.fields.get(fname)
+        if f is None or item_id not in self.item_pos:
+            what = f"field {_q(fname)}" if f is None else f"item {_q(item_id)}"
+            out.append(f"{self.ref('item_id', r)}: unknown {what}: not in this study's ratings")
+        for k in ("decision", "reason", "adjudicator"):
+            c = cells[k]
+            if c is not None and getattr(c, "data_type", None) == "f":
+                out.append(f"{self.ref(k, r)}: {k} is a formula; type plain text")
+        return out
+
+    def _decision(self, r: int, f, text: str, raw: Any) -> str | None:
+        """The Decision cell read as a value of ``f`` (or ``unresolved``); ``None`` after noting an error."""
+        if f.kind == "multi":
+            decision, problems = parse_multi_decision(f, text)
+            if problems:
+                self.errors.extend(f"{self.ref('decision', r)}: {x}" for x in problems)
+                return None
+            return decision
+        if text.casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
+            return UNRESOLVED
+        try:
+            return f.normalize(raw)
+        except Exception:
+            self.errors.append(
+                f"{self.ref('decision', r)}: decision {_q(text)} is not a value of {f.name} "
+                f"(allowed: {', '.join(f.categories)}, {UNRESOLVED})"
+            )
+            return None
+
+    def _reason_ok(self, r: int, item_id: str, f, decision: str, reason: str) -> bool:
+        """A decision that overrides every rater needs a reason (else an error is noted)."""
+        i = self.item_pos[item_id]
+        rater_values = [v for v, ok in zip(self.values[f.name][i], self.present[f.name][i]) if ok]
+        if decision == UNRESOLVED or not rater_values or decision in rater_values or reason:
+            return True
+        shown = ", ".join(dict.fromkeys(format_decision(f, v) or "(blank)" for v in rater_values))
+        self.errors.append(
+            f"{self.ref('reason', r)}: reason required: decision {_q(format_decision(f, decision))} "
+            f"overrides every rater ({shown})"
+        )
+        return False
 
 
 def _note_round(p: Proposed, grid) -> None:

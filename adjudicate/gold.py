@@ -89,44 +89,56 @@ def resolve_gold(
     if not single_items:
         single_items = ratings.attrs.get("single_items") or ()
     grid = rating_grid(ratings, schema, raters, source=source, round_number=round_number)
-    latest = latest_decisions(decisions)
     cols = gold_columns(grid.raters)
-    n = len(grid.items)
-    frames = []
-    for f in grid.fields:
-        vals = grid.values(f.name)
-        present, disagree, _missing = grid.status(f.name)
-        # every rater asked to rate the item agreed (a round's design may ask only some raters)
-        unanimous = grid.complete(f.name) & ~disagree if n else np.zeros(0, dtype=bool)
-        # the value of the first rater who gave one (rater 0 may not have been asked)
-        first = np.array([vals[i, int(np.argmax(present[i]))] for i in range(n)], dtype=object)
-        one = np.zeros(n, dtype=bool)
-        if single_items and n:
-            one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
-        df = pd.DataFrame(
-            {
-                "item_id": grid.items,
-                "case_id": grid.meta["case_id"].to_numpy() if n else [],
-                "output_id": grid.meta["output_id"].to_numpy() if n else [],
-                "model": grid.meta["model"].to_numpy() if n else [],
-                "field": f.name,
-                "gold_value": np.where(unanimous | one, first, ""),
-                "method": np.where(unanimous, "unanimous", np.where(one, "single", "unresolved")),
-                "round": [str(grid.selection.rounds.get(str(i), "")) for i in grid.items],
-            }
-        )
-        for j, r in enumerate(grid.raters):
-            df[f"value_{r}"] = vals[:, j] if n else []
-        for c in GOLD_TAIL:
-            df[c] = ""
-        df["_order"] = np.arange(n)
-        frames.append(df)
+    frames = [_field_rows(grid, f, single_items) for f in grid.fields]
     gold = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols + ["_order"])
     forder = {f.name: k for k, f in enumerate(grid.fields)}
     gold["_forder"] = gold["field"].map(forder)
     gold = gold.sort_values(["_order", "_forder"], kind="stable").drop(columns=["_order", "_forder"])
     gold = gold.reset_index(drop=True)
+    orphans, earlier = _apply_decisions(gold, latest_decisions(decisions), grid.selection.rounds)
+    gold = gold[cols].astype(str)
+    gold.attrs["orphan_decisions"] = orphans
+    gold.attrs["round_selection"] = grid.selection
+    gold.attrs["decisions_on_earlier_rounds"] = earlier
+    return gold
 
+
+def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
+    """Gold rows of field ``f`` from the ratings alone (rules 2-4), in item order (``_order``)."""
+    n = len(grid.items)
+    vals = grid.values(f.name)
+    present, disagree, _missing = grid.status(f.name)
+    # every rater asked to rate the item agreed (a round's design may ask only some raters)
+    unanimous = grid.complete(f.name) & ~disagree if n else np.zeros(0, dtype=bool)
+    # the value of the first rater who gave one (rater 0 may not have been asked)
+    first = np.array([vals[i, int(np.argmax(present[i]))] for i in range(n)], dtype=object)
+    one = np.zeros(n, dtype=bool)
+    if single_items and n:
+        one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
+    df = pd.DataFrame(
+        {
+            "item_id": grid.items,
+            "case_id": grid.meta["case_id"].to_numpy() if n else [],
+            "output_id": grid.meta["output_id"].to_numpy() if n else [],
+            "model": grid.meta["model"].to_numpy() if n else [],
+            "field": f.name,
+            "gold_value": np.where(unanimous | one, first, ""),
+            "method": np.where(unanimous, "unanimous", np.where(one, "single", "unresolved")),
+            "round": [str(grid.selection.rounds.get(str(i), "")) for i in grid.items],
+        }
+    )
+    for j, r in enumerate(grid.raters):
+        df[f"value_{r}"] = vals[:, j] if n else []
+    for c in GOLD_TAIL:
+        df[c] = ""
+    df["_order"] = np.arange(n)
+    return df
+
+
+def _apply_decisions(gold: pd.DataFrame, latest: dict, rounds: dict) -> tuple[list[dict], list[dict]]:
+    """Rule 1, in place: each decision in force sets its row's gold.  Returns the orphan decisions
+    and those made on an earlier round than the item's ratings now come from (``rounds``: item -> round)."""
     index = {(i, f): k for k, (i, f) in enumerate(zip(gold["item_id"], gold["field"]))}
     orphans = []
     earlier = []
@@ -147,7 +159,7 @@ def resolve_gold(
         gold.at[k, "reason"] = str(e.get("reason") or "")
         gold.at[k, "decided_at"] = str(e.get("timestamp") or "")
         gold.at[k, "decision_id"] = str(e.get("id") or "")
-        made_on, now_on = e.get("round"), grid.selection.rounds.get(str(key[0]))
+        made_on, now_on = e.get("round"), rounds.get(str(key[0]))
         if isinstance(made_on, int) and now_on is not None and made_on < now_on:
             earlier.append(
                 {
@@ -159,11 +171,7 @@ def resolve_gold(
                     "round": int(now_on),
                 }
             )
-    gold = gold[cols].astype(str)
-    gold.attrs["orphan_decisions"] = orphans
-    gold.attrs["round_selection"] = grid.selection
-    gold.attrs["decisions_on_earlier_rounds"] = earlier
-    return gold
+    return orphans, earlier
 
 
 def method_counts(gold: pd.DataFrame) -> dict[str, dict[str, int]]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from goldboard.errors import GoldboardError
+from goldboard.cases.problems import ParamError
 
 ASSIGNMENT_COLUMNS = ["item_id", "rater"]
 
@@ -80,17 +80,22 @@ def overlap_assignment(
 ) -> Assignment:
     """The primary rater (default: the first) rates every item; the others a random ``share``."""
     if not 0 < share <= 1:
-        raise GoldboardError(f"--overlap {share}: give the double-rated share as a number in (0, 1], e.g. 0.2")
+        raise ParamError("{share} {value}: give the double-rated share as a number in (0, 1], e.g. 0.2", value=share)
     if len(raters) < 2:
-        raise GoldboardError("--overlap needs at least two raters")
+        raise ParamError("{share} needs at least two raters")
     primary = primary or raters[0]
     if primary not in raters:
-        raise GoldboardError(f"--primary {primary!r}: not a rater of this study ({', '.join(raters)})")
+        raise ParamError(
+            "{primary} {name!r}: not a rater of this study ({raters})", name=primary, raters=", ".join(raters)
+        )
     n = len(items)
     target = int(math.floor(share * n + 0.5))
     if n and target < 2:
-        raise GoldboardError(
-            f"--overlap {share}: {share:g} of {n} items is {target}; agreement needs at least 2 double-rated items"
+        raise ParamError(
+            "{share} {value}: {value:g} of {n} items is {target}; agreement needs at least 2 double-rated items",
+            value=share,
+            n=n,
+            target=target,
         )
     rng = np.random.default_rng(seed)
     groups = _strata(items, strata)
@@ -135,7 +140,7 @@ def per_item_assignment(
 ) -> Assignment:
     """Each item rated by ``k`` raters, balanced over every combination of ``k`` raters."""
     if not 2 <= k <= len(raters):
-        raise GoldboardError(f"--per-item {k}: give 2 to {len(raters)} (the number of raters)")
+        raise ParamError("{k} {value}: give 2 to {n} (the number of raters)", value=k, n=len(raters))
     rng = np.random.default_rng(seed)
     combos = list(itertools.combinations(raters, k))
     rng.shuffle(combos)

@@ -504,7 +504,50 @@ def inspect_files(
         L.problems.extend(probs)
     elif case_records and all(_has_output_text(r.data) for r in case_records):
         combined = True  # e.g. MedFailBench raw outputs: prompt + model answer in one record
+    _check_format_schema(L, case_format, cases_label)
+    cases, case_texts, first_line = _read_cases(L, case_records, cases_label, combined)
+    if combined:
+        out_records, outputs_label = case_records, cases_label
+    outputs = _read_outputs(
+        L, out_records, outputs_label, cases, first_line, cases_label, combined=combined, unreadable=cases_unreadable
+    )
+    hidden_by_design = _report_unseen_case_columns(L, case_records, cases, cases_label, combined)
+    if outputs_path is not None and out_records and not outputs and not errors_only(L.problems):
+        L.add(outputs_label, None, "", "no usable model outputs")
+    rows = _unit_rows(L, cases, case_texts, outputs, cases_label)
+    if not cases and not errors_only(L.problems):
+        L.add(cases_label, None, "", "no cases")
 
+    problems = sorted(L.problems, key=lambda p: (0 if p.file == cases_label else 1, p.line or 0))
+    summary = {
+        "schema": f"{sch.name} v{sch.version}",
+        "cases": len(cases),
+        "case_format": ("medfail raw outputs (prompts as cases)" if combined else case_format),
+        "outputs": len(outputs),
+        "output_format": (_detect_output_format(out_records) if out_records else ""),
+        "models": sorted({o.model for o in outputs}),
+        "units": len(rows),
+        "synthetic_units": sum(1 for r in rows if r["synthetic"]),
+        "cases_with_reference_labels": sum(1 for c in cases.values() if c.reference),
+        "hidden_case_columns": hidden_by_design,
+        "errors": sum(1 for p in problems if p.is_error),
+        "warnings": sum(1 for p in problems if not p.is_error),
+    }
+    out_df = _outputs_frame(outputs) if outputs and not sch.display.show_output else None
+    if errors_only(problems):
+        return LoadResult(None, problems, summary, out_df)
+    columns = (
+        UNIT_COLUMNS + ["case", "output", "reference", "prediction"] + [f"option_{o}" for o in sch.display.options]
+    )
+    df = pd.DataFrame(rows, columns=columns)
+    # attrs are copied by pandas on every operation: keep them small (no DataFrames)
+    df.attrs["warnings"] = [str(p) for p in problems if not p.is_error]
+    return LoadResult(df, problems, summary, out_df)
+
+
+def _check_format_schema(L: _Loader, case_format: str, cases_label: str) -> None:
+    """Warn when the cases look like another built-in schema's format."""
+    sch = L.schema
     if (
         case_format in FORMAT_SCHEMAS
         and sch.name in {n for v in FORMAT_SCHEMAS.values() for n in v}
@@ -519,7 +562,12 @@ def inspect_files(
             "warning",
         )
 
-    # ---- cases
+
+def _read_cases(
+    L: _Loader, case_records: list[Record], cases_label: str, combined: bool
+) -> tuple[dict[str, _Case], dict[str, str], dict[str, int]]:
+    """The cases by id, their checked texts and first lines; a repeated id is an error (in a
+    combined file, a repeat is the same prompt again and must carry the same text)."""
     cases: dict[str, _Case] = {}
     case_texts: dict[str, str] = {}
     first_line: dict[str, int] = {}
@@ -545,10 +593,21 @@ def inspect_files(
         cases[c.case_id] = c
         first_line[c.case_id] = rec.line
         case_texts[c.case_id] = L.check_case(c, cases_label)
+    return cases, case_texts, first_line
 
-    # ---- outputs
-    if combined:
-        out_records, outputs_label = case_records, cases_label
+
+def _read_outputs(
+    L: _Loader,
+    out_records: list[Record],
+    outputs_label: str,
+    cases: dict[str, _Case],
+    first_line: dict[str, int],
+    cases_label: str,
+    *,
+    combined: bool,
+    unreadable: bool,
+) -> list[_Output]:
+    """The model outputs of known cases; an unknown case or a repeated output is an error."""
     stem = Path(outputs_label).stem if outputs_label else ""
     outputs: list[_Output] = []
     seen_out: dict[str, int] = {}
@@ -557,7 +616,7 @@ def inspect_files(
         if o is None:
             continue
         if o.case_id not in cases:
-            if o.case_id not in first_line and not cases_unreadable:  # a duplicate case id was reported already
+            if o.case_id not in first_line and not unreadable:  # a duplicate case id was reported already
                 where = f"not in {cases_label}" if not combined else "no case record"
                 L.add(outputs_label, rec.line, "case_id", f"unknown case {o.case_id!r} ({where})")
             continue
@@ -580,16 +639,17 @@ def inspect_files(
             continue
         seen_out[o.output_id] = rec.line
         outputs.append(o)
+    return outputs
 
-    hidden_by_design = _report_unseen_case_columns(L, case_records, cases, cases_label, combined)
 
-    if outputs_path is not None and out_records and not outputs and not errors_only(L.problems):
-        L.add(outputs_label, None, "", "no usable model outputs")
-
-    # ---- units
-    show_output = sch.display.show_output
+def _unit_rows(
+    L: _Loader, cases: dict[str, _Case], case_texts: dict[str, str], outputs: list[_Output], cases_label: str
+) -> list[dict[str, Any]]:
+    """One unit per case x output when the schema shows the output (a case without one is
+    warned about), else one per case."""
+    sch = L.schema
     rows: list[dict[str, Any]] = []
-    if outputs and show_output:
+    if outputs and sch.display.show_output:
         with_output = {o.case_id for o in outputs}
         for cid, c in cases.items():
             if cid not in with_output:
@@ -600,49 +660,24 @@ def inspect_files(
     else:
         for c in cases.values():
             rows.append(_unit_row(c, case_texts[c.case_id], None, sch))
-    if not cases and not errors_only(L.problems):
-        L.add(cases_label, None, "", "no cases")
+    return rows
 
-    problems = sorted(L.problems, key=lambda p: (0 if p.file == cases_label else 1, p.line or 0))
-    models = sorted({o.model for o in outputs})
-    summary = {
-        "schema": f"{sch.name} v{sch.version}",
-        "cases": len(cases),
-        "case_format": ("medfail raw outputs (prompts as cases)" if combined else case_format),
-        "outputs": len(outputs),
-        "output_format": (_detect_output_format(out_records) if out_records else ""),
-        "models": models,
-        "units": len(rows),
-        "synthetic_units": sum(1 for r in rows if r["synthetic"]),
-        "cases_with_reference_labels": sum(1 for c in cases.values() if c.reference),
-        "hidden_case_columns": hidden_by_design,
-        "errors": sum(1 for p in problems if p.is_error),
-        "warnings": sum(1 for p in problems if not p.is_error),
-    }
-    out_df = None
-    if outputs and not show_output:
-        out_df = pd.DataFrame(
-            [
-                {
-                    "output_id": o.output_id,
-                    "case_id": o.case_id,
-                    "model": o.model,
-                    "output_text": o.text,
-                    "prediction": o.prediction,
-                    "output": o.data,
-                }
-                for o in outputs
-            ]
-        )
-    if errors_only(problems):
-        return LoadResult(None, problems, summary, out_df)
-    columns = (
-        UNIT_COLUMNS + ["case", "output", "reference", "prediction"] + [f"option_{o}" for o in sch.display.options]
+
+def _outputs_frame(outputs: list[_Output]) -> pd.DataFrame:
+    """The model outputs as a table (for a schema that rates the case, not the output)."""
+    return pd.DataFrame(
+        [
+            {
+                "output_id": o.output_id,
+                "case_id": o.case_id,
+                "model": o.model,
+                "output_text": o.text,
+                "prediction": o.prediction,
+                "output": o.data,
+            }
+            for o in outputs
+        ]
     )
-    df = pd.DataFrame(rows, columns=columns)
-    # attrs are copied by pandas on every operation: keep them small (no DataFrames)
-    df.attrs["warnings"] = [str(p) for p in problems if not p.is_error]
-    return LoadResult(df, problems, summary, out_df)
 
 
 def _report_unseen_case_columns(

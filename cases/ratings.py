@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldboard.cases.problems import ParamError
 from goldboard.cases.rounds import RoundSelection, select_rounds
 from goldboard.errors import GoldboardError
 from goldboard.fileio import read_csv_frame, read_table
@@ -191,6 +192,13 @@ def _carry(df: pd.DataFrame, out: pd.DataFrame, used: set[str]) -> pd.DataFrame:
     return out
 
 
+def _no_such_column(path: Path, param: str, col: str, df: pd.DataFrame) -> ParamError:
+    """``ratings.csv: item_col 'case': no such column (columns: ...)`` (the CLI: ``--item-col``)."""
+    return ParamError(
+        "{path}: {" + param + "} {col!r}: no such column (columns: {cols})", path=path, col=col, cols=_columns_text(df)
+    )
+
+
 def read_long_table(
     path: str | Path,
     item_col: str = "item_id",
@@ -201,21 +209,22 @@ def read_long_table(
     """A long ratings table (one row per rating) -> ratings-shaped DataFrame.
 
     Without ``label_col`` the label is the ``label`` column, else ``value`` (the
-    shape ``goldboard pull`` writes).  Raises :class:`GoldboardError` naming the
-    file and the missing column.
+    shape ``goldboard pull`` writes).  Raises :class:`~goldboard.cases.problems.ParamError`
+    naming the file, the parameter and the missing column.
     """
     path = Path(path)
     df = read_table(path)
     if label_col is None:
         label_col = "label" if "label" in df.columns else ("value" if "value" in df.columns else None)
         if label_col is None:
-            raise GoldboardError(
-                f"{path}: no label column: looked for 'label' and 'value' (columns: {_columns_text(df)}); "
-                f"name it with --label-col"
+            raise ParamError(
+                "{path}: no label column: looked for 'label' and 'value' (columns: {cols}); name it with {label_col}",
+                path=path,
+                cols=_columns_text(df),
             )
-    for opt, col in (("--item-col", item_col), ("--rater-col", rater_col), ("--label-col", label_col)):
+    for param, col in (("item_col", item_col), ("rater_col", rater_col), ("label_col", label_col)):
         if col not in df.columns:
-            raise GoldboardError(f"{path}: {opt} {col!r}: no such column (columns: {_columns_text(df)})")
+            raise _no_such_column(path, param, col, df)
     out = pd.DataFrame(
         {"item_id": df[item_col].to_numpy(), "rater": df[rater_col].to_numpy(), "value": df[label_col].to_numpy()}
     )
@@ -230,12 +239,14 @@ def read_wide_table(path: str | Path, raters: list[str], item_col: str = "item_i
     path = Path(path)
     df = read_table(path)
     if item_col not in df.columns:
-        raise GoldboardError(f"{path}: --item-col {item_col!r}: no such column (columns: {_columns_text(df)})")
+        raise _no_such_column(path, "item_col", item_col, df)
     missing = [r for r in raters if r not in df.columns]
     if missing:
-        raise GoldboardError(f"{path}: --raters: no column {missing[0]!r} (columns: {_columns_text(df)})")
+        raise ParamError(
+            "{path}: {raters}: no column {col!r} (columns: {cols})", path=path, col=missing[0], cols=_columns_text(df)
+        )
     if len(set(raters)) != len(raters):
-        raise GoldboardError("--raters: each rater column may be named once")
+        raise ParamError("{raters}: each rater column may be named once")
     where = _where_column(path, df).to_numpy()
     frames = []
     for r in raters:

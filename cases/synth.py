@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -451,197 +451,261 @@ def _ecog_text(e: int | None) -> str:
 
 
 def format_mtb_case(i: int, d: dict[str, Any], id_prefix: str = "SYN-MTB") -> dict[str, Any]:
-    """One OpenMTB-Audit-shaped case record from the drawn values ``d`` (scalars)."""
+    """One OpenMTB-Audit-shaped case record from the drawn values ``d`` (scalars).
+
+    Built in three steps: the clean case (:func:`_clean_mtb_case`), the adversarial error
+    applied to it (:func:`_inject_error`), and the narrative written from what is documented
+    (:func:`_mtb_narrative`)."""
+    c = _clean_mtb_case(d)
+    _inject_error(c, d)
+    missing = c.missing
+    stage_v = None if "stage" in missing else c.stage
+    ecog = None if "ecog_status" in missing else c.ecog
+    prior_v = None if "prior_therapy" in missing else c.prior
+    brain_v = None if "brain_metastasis" in missing else c.brain
+    pdl1_v = None if "pdl1_expression" in missing else c.pdl1
+    assay_v = None if "biomarker_validation" in missing else c.assay
+    documented = _Documented(stage_v, ecog, prior_v, brain_v, pdl1_v, assay_v)
+    smoke = SMOKING[d["smoking"]]
+    return {
+        "case_id": f"{id_prefix}-{i + 1:06d}",
+        "case_type": "clean" if c.error == "none" else "adversarial",
+        "error_type": c.error,
+        "patient_summary": _mtb_narrative(c, documented, d),
+        "genomic_alteration": c.alteration,
+        "profile_key": c.profile_key,
+        "proposed_therapy": c.therapy,
+        "stage": stage_v,
+        "ecog": ecog,
+        "prior_therapy": prior_v,
+        "histology": c.histology,
+        "pdl1": pdl1_v,
+        "brain_mets": brain_v,
+        "biomarker_assay": assay_v,
+        "missing_fields": missing,
+        "treatment_setting": c.setting,
+        "age": int(d["age"]),
+        "sex": "female" if d["female"] else "male",
+        "smoking": smoke,
+        "support_label": c.label,
+        "should_abstain": c.should_abstain,
+        "missing_info_flags": c.flags,
+        "audit_rationale": _cap(c.rationale),
+        "ground_truth_therapy": c.ground_truth,
+        "corrupted_element": c.corrupted,
+        "synthetic": True,
+    }
+
+
+@dataclass
+class _MtbDraft:
+    """A synthetic MTB case while it is being built (the error step changes some fields)."""
+
+    x: Driver
+    setting: str
+    stage: str
+    histology: str
+    error: str
+    brain: bool
+    alteration: str
+    profile_key: str
+    assay: str
+    pdl1: str
+    prior: str
+    ecog: int
+    therapy: str
+    ground_truth: str | None
+    label: str
+    rationale: str
+    should_abstain: bool = False
+    missing: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    corrupted: str | None = None
+
+
+@dataclass(frozen=True)
+class _Documented:
+    """What the case record documents (``None``: withheld by a missing-information error)."""
+
+    stage: str | None
+    ecog: int | None
+    prior: str | None
+    brain: bool | None
+    pdl1: str | None
+    assay: str | None
+
+
+def _clean_mtb_case(d: dict[str, Any]) -> _MtbDraft:
+    """The case as drawn, before any error: stage, PD-L1, prior therapy, the matched therapy."""
     x = DRIVERS[d["driver"]]
     setting = SETTINGS[d["setting"]]
     stages, sp = STAGES[setting]
     stage = stages[int(np.searchsorted(np.cumsum(sp), d["stage_u"] * sum(sp), side="right").clip(0, len(stages) - 1))]
     histology = HISTOLOGIES[d["histology"]]
-    error = ERROR_TYPES[d["error"]] if d["case_adv"] else "none"
     brain = bool(d["brain"]) and setting == "metastatic"
-    alteration = x.alteration
-    profile_key = x.key
-    assay = ASSAYS[d["assay"]]
-    # PD-L1 TPS
+    pdl1 = _pdl1_text(x, d)
+    therapy = _matched_therapy(x, setting, histology, brain, d["therapy_u"])
+    rationale = f"{therapy} is an evidence-based option for {x.alteration} in this setting; the work-up is complete."
+    if not x.targeted and setting == "metastatic":
+        rationale = (
+            f"No targetable driver; {therapy} is an evidence-based first-line option for PD-L1 "
+            f"{pdl1} {histology.lower()}; the work-up is complete."
+        )
+    return _MtbDraft(
+        x=x,
+        setting=setting,
+        stage=stage,
+        histology=histology,
+        error=ERROR_TYPES[d["error"]] if d["case_adv"] else "none",
+        brain=brain,
+        alteration=x.alteration,
+        profile_key=x.key,
+        assay=ASSAYS[d["assay"]],
+        pdl1=pdl1,
+        prior=_prior_text(x, setting, histology, d),
+        ecog=int(d["ecog"]),
+        therapy=therapy,
+        ground_truth=therapy,
+        label=MTB_LABELS[S],
+        rationale=rationale,
+    )
+
+
+def _pdl1_text(x: Driver, d: dict[str, Any]) -> str:
+    """PD-L1 tumour proportion score, e.g. ``TPS 60%`` or ``TPS <1%``."""
     if x.key == "PDL1_high":
         tps = d["pdl1_high"]
     elif x.key == "PDL1_low":
         tps = 0 if d["pdl1_zero"] else d["pdl1_low"]
     else:
         tps = 0 if d["pdl1_zero"] else d["pdl1_any"]
-    pdl1: str | None = f"TPS {tps}%" if tps > 0 else "TPS <1%"
-    # prior therapy and line
+    return f"TPS {tps}%" if tps > 0 else "TPS <1%"
+
+
+def _prior_text(x: Driver, setting: str, histology: str, d: dict[str, Any]) -> str:
+    """Prior treatment, which also sets the line of therapy."""
     if setting == "adjuvant":
-        prior = (
+        return (
             "Complete resection (lobectomy); adjuvant cisplatin + pemetrexed"
             if d["prior_u"] < 0.6
             else "Complete resection (lobectomy); no adjuvant chemotherapy"
         )
-    elif setting == "locally_advanced":
-        prior = "Concurrent chemoradiotherapy (carboplatin + paclitaxel, 60 Gy) without progression"
-    elif x.later_line_only or (x.targeted and d["second_line"]):
-        prior = PRIOR_CHEMO_IO[1] if histology == HISTOLOGIES[1] else PRIOR_CHEMO_IO[0]
-    else:
-        prior = PRIOR_NAIVE
-    ecog: int | None = int(d["ecog"])
-    therapy = _matched_therapy(x, setting, histology, brain, d["therapy_u"])
-    ground_truth: str | None = therapy
-    label = MTB_LABELS[S]
-    should_abstain = False
-    missing: list[str] = []
-    flags: list[str] = []
-    corrupted: str | None = None
-    rationale = f"{therapy} is an evidence-based option for {alteration} in this setting; the work-up is complete."
-    if not x.targeted and setting == "metastatic":
-        rationale = (
-            f"No targetable driver; {therapy} is an evidence-based first-line option for PD-L1 "
-            f"{pdl1} {histology.lower()}; the work-up is complete."
-        )
+    if setting == "locally_advanced":
+        return "Concurrent chemoradiotherapy (carboplatin + paclitaxel, 60 Gy) without progression"
+    if x.later_line_only or (x.targeted and d["second_line"]):
+        return PRIOR_CHEMO_IO[1] if histology == HISTOLOGIES[1] else PRIOR_CHEMO_IO[0]
+    return PRIOR_NAIVE
 
-    if error == "wrong_drug":
-        if x.key == "PDL1_low" and histology == HISTOLOGIES[1] and d["squamous_pemetrexed"]:
-            therapy = "carboplatin + pemetrexed + pembrolizumab"
-            corrupted = "Wrong drug: pemetrexed-based regimen for squamous histology"
-            rationale = "Pemetrexed is not indicated for squamous NSCLC; a paclitaxel-based regimen is the standard."
+
+def _inject_error(c: _MtbDraft, d: dict[str, Any]) -> None:
+    """Apply the case's adversarial error to the draft: therapy, label, rationale and what went wrong."""
+    x, alteration, ground_truth = c.x, c.alteration, c.ground_truth
+    if c.error == "wrong_drug":
+        if x.key == "PDL1_low" and c.histology == HISTOLOGIES[1] and d["squamous_pemetrexed"]:
+            c.therapy = "carboplatin + pemetrexed + pembrolizumab"
+            c.corrupted = "Wrong drug: pemetrexed-based regimen for squamous histology"
+            c.rationale = "Pemetrexed is not indicated for squamous NSCLC; a paclitaxel-based regimen is the standard."
         else:
-            therapy = _choose(WRONG_DRUGS[d["driver"]], d["wrong_drug_u"])
-            corrupted = f"Wrong drug: {therapy} instead of {ground_truth}"
-            rationale = f"{therapy} does not target {alteration}; {ground_truth} is the evidence-based choice."
-        label = MTB_LABELS[U]
-    elif error == "wrong_context":
-        therapy = OTHER_CONTEXT_DRUGS[d["wrong_ctx"]]
-        corrupted = f"Wrong cancer context: {therapy}"
-        rationale = f"{therapy.split(' (')[0]} is approved for another cancer, not for NSCLC with {alteration}."
-        label = MTB_LABELS[U]
-    elif error == "hallucinated_variant":
+            c.therapy = _choose(WRONG_DRUGS[d["driver"]], d["wrong_drug_u"])
+            c.corrupted = f"Wrong drug: {c.therapy} instead of {ground_truth}"
+            c.rationale = f"{c.therapy} does not target {alteration}; {ground_truth} is the evidence-based choice."
+        c.label = MTB_LABELS[U]
+    elif c.error == "wrong_context":
+        c.therapy = OTHER_CONTEXT_DRUGS[d["wrong_ctx"]]
+        c.corrupted = f"Wrong cancer context: {c.therapy}"
+        c.rationale = f"{c.therapy.split(' (')[0]} is approved for another cancer, not for NSCLC with {alteration}."
+        c.label = MTB_LABELS[U]
+    elif c.error == "hallucinated_variant":
         variant, drug = NON_ACTIONABLE[d["halluc"]]
-        alteration, therapy, ground_truth = variant, drug, None
-        profile_key = "non_actionable"
-        corrupted = f"Non-actionable variant treated as actionable: {variant}"
-        rationale = f"{variant} is not an established predictive biomarker for {drug}; the therapy is not indicated."
-        label = MTB_LABELS[U]
-        should_abstain = True
-        flags = ["variant_actionability"]
-    elif error == "unsafe_overconfidence":
-        ecog = int(d["ecog_poor"])
-        if setting == "metastatic" and x.targeted and d["heavy_prior"]:
-            prior = PRIOR_HEAVY[1] if histology == HISTOLOGIES[1] else PRIOR_HEAVY[0]
-        corrupted = f"Unsafe overconfidence: ECOG {ecog}" + (" and multiple prior lines" if "->" in prior else "")
-        rationale = (
-            f"{therapy} matches {alteration}, but ECOG {ecog}"
-            + (" after several prior lines" if "->" in prior else "")
+        c.alteration, c.therapy, c.ground_truth = variant, drug, None
+        c.profile_key = "non_actionable"
+        c.corrupted = f"Non-actionable variant treated as actionable: {variant}"
+        c.rationale = f"{variant} is not an established predictive biomarker for {drug}; the therapy is not indicated."
+        c.label = MTB_LABELS[U]
+        c.should_abstain = True
+        c.flags = ["variant_actionability"]
+    elif c.error == "unsafe_overconfidence":
+        c.ecog = int(d["ecog_poor"])
+        if c.setting == "metastatic" and x.targeted and d["heavy_prior"]:
+            c.prior = PRIOR_HEAVY[1] if c.histology == HISTOLOGIES[1] else PRIOR_HEAVY[0]
+        lines = "->" in c.prior
+        c.corrupted = f"Unsafe overconfidence: ECOG {c.ecog}" + (" and multiple prior lines" if lines else "")
+        c.rationale = (
+            f"{c.therapy} matches {alteration}, but ECOG {c.ecog}"
+            + (" after several prior lines" if lines else "")
             + " makes benefit uncertain; oncologist review of fitness and goals of care is needed."
         )
-        label = MTB_LABELS[PS]
-        should_abstain = True
-    elif error == "missing_critical_information":
-        allowed = np.ones(len(MISSING_VOCAB), dtype=bool)
-        io = (
-            "pembrolizumab" in therapy
-            or "cemiplimab" in therapy
-            or "atezolizumab" in therapy
-            or "durvalumab" in therapy
-        )
-        allowed[3] = io  # PD-L1 is critical only for an immunotherapy proposal
-        allowed[4] = setting == "metastatic"  # brain imaging matters in metastatic disease
-        allowed[5] = x.targeted  # assay validation matters for a targeted proposal
-        allowed[2] = setting == "metastatic"
-        keys = np.where(allowed, d["missing_keys"], -1.0)
-        k = min(int(d["n_missing"]), int(allowed.sum()))
-        chosen = sorted(np.argsort(-keys)[:k])
-        missing = [MISSING_VOCAB[j] for j in chosen]
-        flags = list(missing)
-        label = MTB_LABELS[II]
-        should_abstain = True
-        corrupted = "Missing: " + ", ".join(missing)
-        rationale = (
+        c.label = MTB_LABELS[PS]
+        c.should_abstain = True
+    elif c.error == "missing_critical_information":
+        c.missing = _missing_information(c, d)
+        c.flags = list(c.missing)
+        c.label = MTB_LABELS[II]
+        c.should_abstain = True
+        c.corrupted = "Missing: " + ", ".join(c.missing)
+        c.rationale = (
             "Critical information is not documented ("
-            + ", ".join(MISSING_WORDS[m] for m in missing)
-            + f"); the safety of {therapy} cannot be judged."
+            + ", ".join(MISSING_WORDS[m] for m in c.missing)
+            + f"); the safety of {c.therapy} cannot be judged."
         )
 
-    stage_v: str | None = stage
-    prior_v: str | None = prior
-    brain_v: bool | None = brain
-    pdl1_v: str | None = pdl1
-    assay_v: str | None = assay
-    if "stage" in missing:
-        stage_v = None
-    if "ecog_status" in missing:
-        ecog = None
-    if "prior_therapy" in missing:
-        prior_v = None
-    if "brain_metastasis" in missing:
-        brain_v = None
-    if "pdl1_expression" in missing:
-        pdl1_v = None
-    if "biomarker_validation" in missing:
-        assay_v = None
 
-    # ---- narrative (written by goldboard; a missing field is omitted or said to be undocumented)
+def _missing_information(c: _MtbDraft, d: dict[str, Any]) -> list[str]:
+    """The items of :data:`MISSING_VOCAB` left undocumented, among those critical for this proposal."""
+    therapy = c.therapy
+    allowed = np.ones(len(MISSING_VOCAB), dtype=bool)
+    io = "pembrolizumab" in therapy or "cemiplimab" in therapy or "atezolizumab" in therapy or "durvalumab" in therapy
+    allowed[3] = io  # PD-L1 is critical only for an immunotherapy proposal
+    allowed[4] = c.setting == "metastatic"  # brain imaging matters in metastatic disease
+    allowed[5] = c.x.targeted  # assay validation matters for a targeted proposal
+    allowed[2] = c.setting == "metastatic"
+    keys = np.where(allowed, d["missing_keys"], -1.0)
+    k = min(int(d["n_missing"]), int(allowed.sum()))
+    chosen = sorted(np.argsort(-keys)[:k])
+    return [MISSING_VOCAB[j] for j in chosen]
+
+
+def _mtb_narrative(c: _MtbDraft, doc: _Documented, d: dict[str, Any]) -> str:
+    """The patient summary written by goldboard; a missing item is omitted or said to be undocumented."""
     narrate = bool(d["narrate_missing"])
     sex = "woman" if d["female"] else "man"
     smoke = SMOKING[d["smoking"]]
     parts = []
+    stage_v = doc.stage
     lead = (
-        f"{d['age']}-year-old {sex}, {smoke}, with {histology.lower()}"
+        f"{d['age']}-year-old {sex}, {smoke}, with {c.histology.lower()}"
         + (f", {stage_v.replace('Stage ', 'stage ')}" if stage_v else (", stage not documented" if narrate else ""))
         + "."
     )
     parts.append((lead[0].upper() + lead[1:], f"A {lead}", f"Tumor board case: {lead}")[d["template"]])
-    if ecog is not None:
-        parts.append(f"ECOG performance status {ecog}.")
+    if doc.ecog is not None:
+        parts.append(f"ECOG performance status {doc.ecog}.")
     elif narrate:
         parts.append("ECOG performance status not documented.")
-    if assay_v:
-        parts.append(f"{assay_v}: {alteration}.")
+    if doc.assay:
+        parts.append(f"{doc.assay}: {c.alteration}.")
     else:
-        parts.append(f"Outside report: {alteration}" + (" (assay and validation not documented)." if narrate else "."))
-    if pdl1_v:
-        parts.append(f"PD-L1 {pdl1_v}.")
+        parts.append(
+            f"Outside report: {c.alteration}" + (" (assay and validation not documented)." if narrate else ".")
+        )
+    if doc.pdl1:
+        parts.append(f"PD-L1 {doc.pdl1}.")
     elif narrate:
         parts.append("PD-L1 not reported.")
-    if prior_v:
-        parts.append(f"Prior treatment: {prior_v}.")
+    if doc.prior:
+        parts.append(f"Prior treatment: {doc.prior}.")
     elif narrate:
         parts.append("Prior treatment not documented.")
-    if brain_v is not None and setting == "metastatic":
+    if doc.brain is not None and c.setting == "metastatic":
         parts.append(
             f"Brain MRI: {d['brain_n']} metastas{'i' if d['brain_n'] == 1 else 'e'}s, largest {d['brain_mm']} mm."
-            if brain_v
+            if doc.brain
             else "Brain MRI: no metastases."
         )
-    elif brain_v is None and narrate:
+    elif doc.brain is None and narrate:
         parts.append("Brain imaging not documented.")
-    parts.append(f"Proposed tumor board recommendation: {therapy}.")
-    return {
-        "case_id": f"{id_prefix}-{i + 1:06d}",
-        "case_type": "clean" if error == "none" else "adversarial",
-        "error_type": error,
-        "patient_summary": " ".join(parts),
-        "genomic_alteration": alteration,
-        "profile_key": profile_key,
-        "proposed_therapy": therapy,
-        "stage": stage_v,
-        "ecog": ecog,
-        "prior_therapy": prior_v,
-        "histology": histology,
-        "pdl1": pdl1_v,
-        "brain_mets": brain_v,
-        "biomarker_assay": assay_v,
-        "missing_fields": missing,
-        "treatment_setting": setting,
-        "age": int(d["age"]),
-        "sex": "female" if d["female"] else "male",
-        "smoking": smoke,
-        "support_label": label,
-        "should_abstain": should_abstain,
-        "missing_info_flags": flags,
-        "audit_rationale": _cap(rationale),
-        "ground_truth_therapy": ground_truth,
-        "corrupted_element": corrupted,
-        "synthetic": True,
-    }
+    parts.append(f"Proposed tumor board recommendation: {c.therapy}.")
+    return " ".join(parts)
 
 
 def _rows(d: dict[str, np.ndarray], n: int) -> list[dict[str, Any]]:
@@ -1181,7 +1245,7 @@ def synthesize(
     :func:`model_profile` ``(i)``.  Deterministic in ``(schema, n, seed, models)``.
     """
     if n < 0:
-        raise GoldboardError("-n: give a number of cases >= 0")
+        raise GoldboardError("give a number of cases >= 0", param="n")
     models = list(models) if models else list(DEFAULT_MODELS)
     if schema in ("mtb", "mtb_unsafe"):
         cases = synth_mtb_cases(n, seed)
@@ -1190,7 +1254,9 @@ def synthesize(
         return synth_medfail(n, seed, models, with_outputs)
     if schema == "radsafe":
         return synth_radsafe(n, seed, models, with_outputs)
-    raise GoldboardError(f"--schema: no synthetic generator for {schema!r} (use mtb, mtb_unsafe, medfail, radsafe)")
+    raise GoldboardError(
+        f"no synthetic generator for {schema!r} (use mtb, mtb_unsafe, medfail, radsafe)", param="schema"
+    )
 
 
 def write_records(records: list[dict[str, Any]], path: str | Path) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.cases.problems import ParamError
 from goldboard.errors import GoldboardError
 from goldboard.fileio import read_records
 from goldboard.label_configs.schema import Schema
@@ -222,11 +223,32 @@ def _columns(df: pd.DataFrame) -> list[str]:
     return [str(c) for c in df.columns if not str(c).startswith("_")]
 
 
-def _need(df: pd.DataFrame, col: str, option: str, source: str, quote: bool = True) -> None:
+def _need(df: pd.DataFrame, col: str, param: str, source: str, shown: str | None = None) -> None:
+    """``col`` must be a column of ``df``: else ``source: PARAM 'col': no such column ...``
+    (``shown`` replaces ``'col'``, e.g. ``onc_a=x``)."""
     if col not in df.columns:
         cols = _columns(df)
-        what = f"{option} {col!r}:" if quote else option
-        raise GoldboardError(f"{source}: {what} no such column{did_you_mean(col, cols)} (columns: {', '.join(cols)})")
+        raise ParamError(
+            "{source}: {" + param + "} {shown}: no such column{hint} (columns: {cols})",
+            source=source,
+            shown=repr(col) if shown is None else shown,
+            hint=did_you_mean(col, cols),
+            cols=", ".join(cols),
+        )
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where a table's ratings are: the item column, and per rater (wide) or for every row
+    (long) which column holds which field; ``pair``: long field/value pairs."""
+
+    mapping: TableMapping  # with the defaults it resolved (rater, field and value columns)
+    item_col: str
+    wide_cols: dict[str, dict[str, str]]  # rater -> field -> column
+    long_cols: dict[str, str]  # field -> column
+    checkbox_cols: dict[str, list[str]]  # multi field -> its REDCap checkbox columns
+    pair: bool
+    rationale_col: str | None  # long tables: the rationale column (named, or the schema's rationale field)
 
 
 def read_ratings_table(
@@ -239,20 +261,80 @@ def read_ratings_table(
 ) -> TableRead:
     """Map a table onto ``schema``'s fields: one :class:`TableRating` per item x rater.
 
-    Raises :class:`GoldboardError` (one line naming ``source`` and the option) when a named
-    column is missing or the mapping is ambiguous.  Rater names are mapped with
+    Raises :class:`~goldboard.cases.problems.ParamError` (one line naming ``source`` and the
+    mapping parameter, e.g. ``item_col``; the CLI names its flag) when a named column is
+    missing or the mapping is ambiguous.  Rater names are mapped with
     ``mapping.rater_names`` but not checked against the study (the caller knows the raters).
     """
-    codes = codes or {}
+    layout = _layout(df, mapping, schema, source)
+    reader = _TableReader(layout, schema, codes or {})
+    records = df.to_dict("records")
+    for rec in records:
+        reader.read(rec)
+    field_names = list(schema.field_names)
+    return TableRead(
+        ratings=[reader.ratings[k] for k in reader.order] + reader.dup_rows,
+        fields=[f for f in field_names if f in reader.fields_seen],
+        blank=reader.blank,
+        rows=len(records),
+        items=reader.items,
+        item_info=reader.item_info,
+        problems=reader.problems,
+    )
+
+
+def _layout(df: pd.DataFrame, mapping: TableMapping, schema: Schema, source: str) -> _Layout:
+    """Check the mapping against the table's columns and say where the ratings are."""
     m = mapping
-    cols = _columns(df)
     field_names = list(schema.field_names)
     rationale = schema.rationale_field
     if m.field is not None and m.field not in field_names:
-        raise GoldboardError(
-            f"--field {m.field!r}: not a field of schema {schema.name}{did_you_mean(m.field, field_names)} "
-            f"(fields: {', '.join(field_names)})"
+        raise ParamError(
+            "{field} {name!r}: not a field of schema {schema}{hint} (fields: {fields})",
+            name=m.field,
+            schema=schema.name,
+            hint=did_you_mean(m.field, field_names),
+            fields=", ".join(field_names),
         )
+    item_col = _item_column(df, m, source)
+    wide_cols: dict[str, dict[str, str]] = {}
+    long_cols: dict[str, str] = {}
+    checkbox_cols: dict[str, list[str]] = {}
+    pair = False
+    if m.wide:
+        wide_cols = _wide_columns(df, m, field_names, source)
+    else:
+        rater_col = m.rater_col or ("rater" if "rater" in df.columns else None)
+        if rater_col is None:
+            raise ParamError(
+                "{source}: no rater column: name it with {rater_col} (long table) or give {raters} "
+                "RATER=COLUMN,... (wide table: one column per rater)",
+                source=source,
+            )
+        _need(df, rater_col, "rater_col", source)
+        m = dataclasses.replace(m, rater_col=rater_col)
+        if m.label_col is not None:
+            _need(df, m.label_col, "label_col", source)
+            if m.field is None:
+                raise ParamError("{label_col} {col}: say which schema field it holds with {field}", col=m.label_col)
+            long_cols = {m.field: m.label_col}
+        elif m.field_col or m.value_col or ("field" in df.columns and "value" in df.columns):
+            fcol, vcol = m.field_col or "field", m.value_col or "value"
+            _need(df, fcol, "field_col", source)
+            _need(df, vcol, "value_col", source)
+            pair = True
+            m = dataclasses.replace(m, field_col=fcol, value_col=vcol)
+        else:
+            long_cols, checkbox_cols = _named_columns(df, m, schema, source)
+    rat_col = m.rationale_col
+    if rat_col is None and rationale is not None and not m.wide and rationale.name in df.columns and not pair:
+        rat_col = rationale.name
+    return _Layout(m, item_col, wide_cols, long_cols, checkbox_cols, pair, rat_col)
+
+
+def _item_column(df: pd.DataFrame, m: TableMapping, source: str) -> str:
+    """The item column (named, else item_id, the output or case column, case_id); the other
+    named columns must exist too."""
     item_col = m.item_col
     if item_col is None:
         for cand in ("item_id", m.output_col, m.case_col, "case_id"):
@@ -260,103 +342,114 @@ def read_ratings_table(
                 item_col = cand
                 break
         else:
-            raise GoldboardError(f"{source}: no item column: looked for item_id and case_id; name it with --item-col")
-    _need(df, item_col, "--item-col", source)
-    for opt, col in (
-        ("--case-col", m.case_col),
-        ("--output-col", m.output_col),
-        ("--model-col", m.model_col),
-        ("--rationale-col", m.rationale_col),
+            raise ParamError(
+                "{source}: no item column: looked for item_id and case_id; name it with {item_col}", source=source
+            )
+    _need(df, item_col, "item_col", source)
+    for param, col in (
+        ("case_col", m.case_col),
+        ("output_col", m.output_col),
+        ("model_col", m.model_col),
+        ("rationale_col", m.rationale_col),
     ):
         if col is not None:
-            _need(df, col, opt, source)
+            _need(df, col, param, source)
     for col in m.rationale_cols.values():
-        _need(df, col, "--rationale-col", source)
+        _need(df, col, "rationale_col", source)
+    return item_col
 
-    # which column holds which field, per rater (wide) or for every row (long)
-    wide_cols: dict[str, dict[str, str]] = {}  # rater -> field -> column
-    long_cols: dict[str, str] = {}  # field -> column
-    checkbox_cols: dict[str, list[str]] = {}  # multi field -> its REDCap checkbox columns
-    pair = False
-    if m.wide:
-        if m.rater_col or m.label_col or m.field_col:
-            raise GoldboardError("--raters (wide table) cannot be combined with --rater-col/--label-col/--field-col")
-        for rater, spec in m.raters.items():
-            if "{field}" in spec:
-                found = {f: spec.replace("{field}", f) for f in field_names if spec.replace("{field}", f) in df.columns}
-                if not found:
-                    raise GoldboardError(
-                        f"{source}: --raters {rater}={spec}: no column matches for any schema field "
-                        f"(fields: {', '.join(field_names)})"
-                    )
-                wide_cols[rater] = found
-            else:
-                if m.field is None:
-                    raise GoldboardError(
-                        f"--raters {rater}={spec}: say which schema field the column holds with --field "
-                        f"(or write the column as a pattern, e.g. {rater}={{field}}_{rater})"
-                    )
-                _need(df, spec, f"--raters {rater}={spec}:", source, quote=False)
-                wide_cols[rater] = {m.field: spec}
-    else:
-        rater_col = m.rater_col or ("rater" if "rater" in df.columns else None)
-        if rater_col is None:
-            raise GoldboardError(
-                f"{source}: no rater column: name it with --rater-col (long table) or give --raters "
-                f"RATER=COLUMN,... (wide table: one column per rater)"
-            )
-        _need(df, rater_col, "--rater-col", source)
-        m = TableMapping(**{**m.__dict__, "rater_col": rater_col})
-        if m.label_col is not None:
-            _need(df, m.label_col, "--label-col", source)
-            if m.field is None:
-                raise GoldboardError(f"--label-col {m.label_col}: say which schema field it holds with --field")
-            long_cols = {m.field: m.label_col}
-        elif m.field_col or m.value_col or ("field" in df.columns and "value" in df.columns):
-            fcol, vcol = m.field_col or "field", m.value_col or "value"
-            _need(df, fcol, "--field-col", source)
-            _need(df, vcol, "--value-col", source)
-            pair = True
-            m = TableMapping(**{**m.__dict__, "field_col": fcol, "value_col": vcol})
-        else:
-            long_cols = {f: f for f in field_names if f in df.columns and (rationale is None or f != rationale.name)}
-            for f in schema.fields:  # REDCap checkboxes: one 0/1 column per choice, FIELD___CODE
-                boxes = [c for c in cols if c.startswith(f"{f.name}___")]
-                if f.kind == "multi" and f.name not in long_cols and boxes:
-                    checkbox_cols[f.name] = boxes
-                    long_cols[f.name] = f.name
-            if m.field is not None and "label" in df.columns and m.field not in long_cols:
-                long_cols = {m.field: "label"}
-            if not long_cols:
-                raise GoldboardError(
-                    f"{source}: no rating column: no column is named like a field of schema {schema.name} "
-                    f"({', '.join(field_names)}); name it with --label-col and --field (columns: {', '.join(cols)})"
+
+def _wide_columns(df: pd.DataFrame, m: TableMapping, field_names: list[str], source: str) -> dict[str, dict[str, str]]:
+    """Wide table: rater -> field -> column (a column spec with ``{field}`` reads every field it finds)."""
+    if m.rater_col or m.label_col or m.field_col:
+        raise ParamError("{raters} (wide table) cannot be combined with {rater_col}/{label_col}/{field_col}")
+    wide_cols: dict[str, dict[str, str]] = {}
+    for rater, spec in m.raters.items():
+        if "{field}" in spec:
+            found = {f: spec.replace("{field}", f) for f in field_names if spec.replace("{field}", f) in df.columns}
+            if not found:
+                raise ParamError(
+                    "{source}: {raters} {pair}: no column matches for any schema field (fields: {fields})",
+                    source=source,
+                    pair=f"{rater}={spec}",
+                    fields=", ".join(field_names),
                 )
-    rat_col = m.rationale_col
-    if rat_col is None and rationale is not None and not m.wide and rationale.name in df.columns and not pair:
-        rat_col = rationale.name
+            wide_cols[rater] = found
+        else:
+            if m.field is None:
+                raise ParamError(
+                    "{raters} {pair}: say which schema field the column holds with {field} "
+                    "(or write the column as a pattern, e.g. {example})",
+                    pair=f"{rater}={spec}",
+                    example=f"{rater}={{field}}_{rater}",
+                )
+            _need(df, spec, "raters", source, shown=f"{rater}={spec}")
+            wide_cols[rater] = {m.field: spec}
+    return wide_cols
 
-    ratings: dict[tuple[str, str], TableRating] = {}
-    order: list[tuple[str, str]] = []
-    dup_rows: list[TableRating] = []
-    blank: Counter = Counter()
-    items: list[str] = []
-    item_info: dict[str, dict[str, str]] = {}
-    problems: list[tuple[int, str, dict]] = []
-    fields_seen: list[str] = []
 
-    def note_field(f: str) -> None:
-        if f not in fields_seen:
-            fields_seen.append(f)
+def _named_columns(
+    df: pd.DataFrame, m: TableMapping, schema: Schema, source: str
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Long table without a label column: columns named like schema fields (REDCap checkbox
+    columns ``FIELD___CODE`` for a multi-select field), or ``label`` for ``m.field``."""
+    field_names = list(schema.field_names)
+    rationale = schema.rationale_field
+    cols = _columns(df)
+    long_cols = {f: f for f in field_names if f in df.columns and (rationale is None or f != rationale.name)}
+    checkbox_cols: dict[str, list[str]] = {}
+    for f in schema.fields:  # REDCap checkboxes: one 0/1 column per choice, FIELD___CODE
+        boxes = [c for c in cols if c.startswith(f"{f.name}___")]
+        if f.kind == "multi" and f.name not in long_cols and boxes:
+            checkbox_cols[f.name] = boxes
+            long_cols[f.name] = f.name
+    if m.field is not None and "label" in df.columns and m.field not in long_cols:
+        long_cols = {m.field: "label"}
+    if not long_cols:
+        raise ParamError(
+            "{source}: no rating column: no column is named like a field of schema {schema} "
+            "({fields}); name it with {label_col} and {field} (columns: {cols})",
+            source=source,
+            schema=schema.name,
+            fields=", ".join(field_names),
+            cols=", ".join(cols),
+        )
+    return long_cols, checkbox_cols
 
-    records = df.to_dict("records")
-    for rec in records:
+
+class _TableReader:
+    """Reads a table's rows one by one into ratings (first come first), repeated rows, blank
+    counts, the items in table order and the rows that cannot be read."""
+
+    def __init__(self, layout: _Layout, schema: Schema, codes: dict[str, dict[str, str]]) -> None:
+        self.layout = layout
+        self.m = layout.mapping
+        self.codes = codes
+        self.field_names = list(schema.field_names)
+        self.rationale = schema.rationale_field
+        self.ratings: dict[tuple[str, str], TableRating] = {}
+        self.order: list[tuple[str, str]] = []
+        self.dup_rows: list[TableRating] = []
+        self.blank: Counter = Counter()
+        self.items: list[str] = []
+        self.item_info: dict[str, dict[str, str]] = {}
+        self.problems: list[tuple[int, str, dict]] = []
+        self.fields_seen: list[str] = []
+
+    def note_field(self, f: str) -> None:
+        """Schema field ``f`` is carried by the table (kept in first-seen order)."""
+        if f not in self.fields_seen:
+            self.fields_seen.append(f)
+
+    def read(self, rec: dict) -> None:
+        """One row: its item, then its ratings (one per rater of a wide row)."""
+        m = self.m
         line = int(rec.get("_line", 0))
         raw_cells = {k: v for k, v in rec.items() if not str(k).startswith("_") and not is_blank(v)}
-        item = cell_text(rec.get(item_col))
+        item = cell_text(rec.get(self.layout.item_col))
         if not item:
-            problems.append((line, f"{item_col}: no item id", raw_cells))
-            continue
+            self.problems.append((line, f"{self.layout.item_col}: no item id", raw_cells))
+            return
         info = {
             "case_id": cell_text(rec.get(m.case_col)) if m.case_col else "",
             "output_id": cell_text(rec.get(m.output_col)) if m.output_col else "",
@@ -364,93 +457,99 @@ def read_ratings_table(
         }
         if not info["case_id"]:
             info["case_id"] = item if not info["output_id"] or info["output_id"] != item else ""
-        if item not in item_info:
-            items.append(item)
-            item_info[item] = info
-        if m.wide:
-            per_rater = []
-            for rater, fcols in wide_cols.items():
-                vals = {f: _decode(rec.get(c), codes.get(c)) for f, c in fcols.items()}
-                vals = {f: v for f, v in vals.items() if not is_blank(v)}
-                rcol = m.rationale_cols.get(rater) or m.rationale_col
-                rat = cell_text(rec.get(rcol)) if rcol else None
-                per_rater.append((rater, vals, rat, fcols))
-        else:
-            raw_rater = cell_text(_decode(rec.get(m.rater_col), codes.get(m.rater_col)))
-            rater = m.rater_names.get(raw_rater, raw_rater)
-            if not rater:
-                problems.append((line, f"{m.rater_col}: no rater", raw_cells))
-                continue
-            if pair:
-                fname = cell_text(rec.get(m.field_col))
-                raw = _decode(rec.get(m.value_col), codes.get(fname) or codes.get(m.value_col))
-                if rationale is not None and fname == rationale.name:
-                    vals, rat = {}, None if is_blank(raw) else cell_text(raw)
-                    per_rater = [(rater, vals, rat, {})]
-                    if rat is not None:
-                        note_field(fname)
-                else:
-                    per_rater = [(rater, {} if is_blank(raw) else {fname: raw}, None, {fname: m.value_col})]
-            else:
-                vals = {
-                    f: _checked(rec, checkbox_cols[f], codes.get(f))
-                    if f in checkbox_cols
-                    else _decode(rec.get(c), codes.get(c) or codes.get(f))
-                    for f, c in long_cols.items()
-                }
-                vals = {f: v for f, v in vals.items() if not is_blank(v)}
-                rat = cell_text(rec.get(rat_col)) if rat_col else None
-                per_rater = [(rater, vals, rat, long_cols)]
+        if item not in self.item_info:
+            self.items.append(item)
+            self.item_info[item] = info
+        per_rater = self._wide_ratings(rec) if m.wide else self._long_ratings(rec, line, raw_cells)
         for rater, vals, rat, fcols in per_rater:
-            for f in fcols:
-                if f in field_names:
-                    note_field(f)
-            if rat is not None and rationale is not None:
-                note_field(rationale.name)
-            if not vals and not rat:
-                blank[rater] += 1
-                continue
-            key = (item, rater)
-            prev = ratings.get(key)
-            if prev is not None and pair:
-                clash = [f for f in vals if f in prev.values]
-                if clash:
-                    # the same field twice for one item x rater: keep both, the validator says "answered twice"
-                    prev.values.setdefault("__twice__", []).append(clash[0])
-                prev.values.update({f: v for f, v in vals.items() if f not in prev.values})
-                if rat:
-                    prev.rationale = rat
-                if len(prev.lines) == 1:
-                    prev.cells = {f"line {prev.lines[0]}": prev.cells}
-                prev.lines.append(line)
-                prev.cells[f"line {line}"] = raw_cells
-                continue
-            r = TableRating(
-                item_id=item,
-                case_id=info["case_id"],
-                output_id=info["output_id"],
-                model=info["model"],
-                rater=rater,
-                values=dict(vals),
-                rationale=rat or None,
-                lines=[line],
-                cells=raw_cells,
-            )
-            if prev is not None:
-                dup_rows.append(r)
-            else:
-                ratings[key] = r
-                order.append(key)
-    out = [ratings[k] for k in order] + dup_rows
-    return TableRead(
-        ratings=out,
-        fields=[f for f in field_names if f in fields_seen],
-        blank=blank,
-        rows=len(records),
-        items=items,
-        item_info=item_info,
-        problems=problems,
-    )
+            self._add(item, info, line, raw_cells, rater, vals, rat, fcols)
+
+    def _wide_ratings(self, rec: dict) -> list[tuple[str, dict, str | None, dict]]:
+        """``(rater, values, rationale, field columns)`` of each rater's columns of a wide row."""
+        per_rater = []
+        for rater, fcols in self.layout.wide_cols.items():
+            vals = {f: _decode(rec.get(c), self.codes.get(c)) for f, c in fcols.items()}
+            vals = {f: v for f, v in vals.items() if not is_blank(v)}
+            rcol = self.m.rationale_cols.get(rater) or self.m.rationale_col
+            rat = cell_text(rec.get(rcol)) if rcol else None
+            per_rater.append((rater, vals, rat, fcols))
+        return per_rater
+
+    def _long_ratings(self, rec: dict, line: int, raw_cells: dict) -> list[tuple[str, dict, str | None, dict]]:
+        """The one rating of a long row (none, with a problem noted, when it names no rater)."""
+        m, codes, rationale = self.m, self.codes, self.rationale
+        raw_rater = cell_text(_decode(rec.get(m.rater_col), codes.get(m.rater_col)))
+        rater = m.rater_names.get(raw_rater, raw_rater)
+        if not rater:
+            self.problems.append((line, f"{m.rater_col}: no rater", raw_cells))
+            return []
+        if self.layout.pair:
+            fname = cell_text(rec.get(m.field_col))
+            raw = _decode(rec.get(m.value_col), codes.get(fname) or codes.get(m.value_col))
+            if rationale is not None and fname == rationale.name:
+                rat = None if is_blank(raw) else cell_text(raw)
+                if rat is not None:
+                    self.note_field(fname)
+                return [(rater, {}, rat, {})]
+            return [(rater, {} if is_blank(raw) else {fname: raw}, None, {fname: m.value_col})]
+        checkbox_cols, rat_col = self.layout.checkbox_cols, self.layout.rationale_col
+        vals = {
+            f: _checked(rec, checkbox_cols[f], codes.get(f))
+            if f in checkbox_cols
+            else _decode(rec.get(c), codes.get(c) or codes.get(f))
+            for f, c in self.layout.long_cols.items()
+        }
+        vals = {f: v for f, v in vals.items() if not is_blank(v)}
+        rat = cell_text(rec.get(rat_col)) if rat_col else None
+        return [(rater, vals, rat, self.layout.long_cols)]
+
+    def _add(self, item, info, line, raw_cells, rater, vals, rat, fcols) -> None:
+        """Count a blank rating, merge a field/value row into its rating, or keep a new rating
+        (a second one for the same item x rater is kept apart, for the validator to report)."""
+        for f in fcols:
+            if f in self.field_names:
+                self.note_field(f)
+        if rat is not None and self.rationale is not None:
+            self.note_field(self.rationale.name)
+        if not vals and not rat:
+            self.blank[rater] += 1
+            return
+        key = (item, rater)
+        prev = self.ratings.get(key)
+        if prev is not None and self.layout.pair:
+            _merge_pair_row(prev, vals, rat, line, raw_cells)
+            return
+        r = TableRating(
+            item_id=item,
+            case_id=info["case_id"],
+            output_id=info["output_id"],
+            model=info["model"],
+            rater=rater,
+            values=dict(vals),
+            rationale=rat or None,
+            lines=[line],
+            cells=raw_cells,
+        )
+        if prev is not None:
+            self.dup_rows.append(r)
+        else:
+            self.ratings[key] = r
+            self.order.append(key)
+
+
+def _merge_pair_row(prev: TableRating, vals: dict, rat: str | None, line: int, raw_cells: dict) -> None:
+    """Another field/value row of the same item x rater joins its rating (cells kept per line)."""
+    clash = [f for f in vals if f in prev.values]
+    if clash:
+        # the same field twice for one item x rater: keep both, the validator says "answered twice"
+        prev.values.setdefault("__twice__", []).append(clash[0])
+    prev.values.update({f: v for f, v in vals.items() if f not in prev.values})
+    if rat:
+        prev.rationale = rat
+    if len(prev.lines) == 1:
+        prev.cells = {f"line {prev.lines[0]}": prev.cells}
+    prev.lines.append(line)
+    prev.cells[f"line {line}"] = raw_cells
 
 
 # --------------------------------------------------------------------------- to Label Studio shape

@@ -92,6 +92,8 @@ def _name_flags(cmd: click.Command) -> None:
         except GoldboardError as exc:
             if exc.param and exc.flag is None:
                 exc.flag = flag_for(cmd, exc.param)
+            for p in getattr(exc, "params", ()):  # an error naming several parameters (cases.problems.ParamError)
+                exc.flags.setdefault(p, flag_for(cmd, p) or p)
             raise
 
     wrapped._names_flags = True

@@ -295,6 +295,6 @@ def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt,
 
 
 #: library parameters under another flag name (see goldboard.cli.flag_for)
-agree_cmd.param_flags = {"levels": "--level", "n_resamples": "--bootstrap"}
+agree_cmd.param_flags = {"levels": "--level", "raters": "--raters", "n_resamples": "--bootstrap"}
 
 commands = [agree_cmd]

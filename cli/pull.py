@@ -254,4 +254,7 @@ def _project_spec(spec: str) -> tuple[str | None, int]:
         raise GoldboardError(f"--project {spec!r}: give a project id (12) or RATER=ID (onc_a=12)") from None
 
 
+#: table-mapping parameters under another flag name (see goldboard.cli.flag_for)
+pull_cmd.param_flags = {"field": "--field", "raters": "--raters"}
+
 commands = [pull_cmd]

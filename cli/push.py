@@ -164,4 +164,7 @@ def push_cmd(
     click.echo(terminal_text(res.describe()))
 
 
+#: design parameters under another flag name (see goldboard.cli.flag_for)
+push_cmd.param_flags = {"share": "--overlap", "k": "--per-item"}
+
 commands = [push_cmd]

@@ -203,7 +203,7 @@ def write_gold_file(gold: pd.DataFrame, path: str | Path, fmt: str) -> None:
     elif fmt == "xlsx":
         _write_gold_xlsx(gold, path)
     else:
-        raise GoldboardError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+        raise GoldboardError(f"{fmt!r} is not one of {', '.join(FORMATS)}", param="fmt")
 
 
 def _write_gold_xlsx(gold: pd.DataFrame, path: Path) -> None:
@@ -270,7 +270,7 @@ def write_gold_release(
     (:func:`clean_stale_release_folders`, listed in ``GoldRelease.cleaned``).
     """
     if fmt not in FORMATS:
-        raise GoldboardError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+        raise GoldboardError(f"{fmt!r} is not one of {', '.join(FORMATS)}", param="fmt")
     gold_dir = Path(gold_dir)
     with _export_lock(gold_dir):
         cleaned = clean_stale_release_folders(gold_dir)

@@ -386,125 +386,14 @@ def _md_table(head: list[str], rows: list[list[Any]]) -> list[str]:
 
 def render_markdown(data: dict) -> str:
     """The report as Markdown (tables; images omitted, confusion matrices as tables)."""
-    s = data["study"]
-    out = [f"# Agreement report: {_md(s['name'])}", ""]
-    if data["simulated"]:
-        out += [
-            "> **Simulated data.** The raters and adjudicator in this study were simulated by `goldboard demo`.",
-            "",
-        ]
-    out += [
-        "## Study",
-        "",
-        f"- Schema: {_md(s['schema'])} v{_md(s['schema_version'])} — {_md(s['schema_title'])}",
-        f"- Unit: {_md(s['unit'])}",
-        f"- Raters: {len(s['raters'])} ({_md(', '.join(s['raters']))})",
-        f"- Items: {s['n_items']}; ratings: {s['n_ratings']}; round {s['round']}",
-        f"- {_md(s['blinding'])}",
-        "",
-        "## Methods",
-        "",
-        _md(data["methods"]),
-        "",
-        "## Results",
-        "",
-        f"_{_md(data['landis_koch_note'])}_",
-        "",
-    ]
+    out = _md_study(data)
     for f in data["fields"]:
-        out += [f"### {_md(f['title'])} ({_md(f['level'])}, {f['n_items']} items)", ""]
-        out += _md_table(
-            ["Statistic", "Raters", "n", "Value", "95% CI", "SE", "CI method", "Band (convention)"],
-            [
-                [
-                    _md(r["name"]),
-                    _md(r["raters"]),
-                    r["n"],
-                    _est(r["value"]),
-                    _ci_est(r),
-                    _fmt(r["se"]),
-                    _md(r["ci_method"] or "–"),
-                    _md(r["band"] or ""),
-                ]
-                for r in f["headline"]
-            ],
-        )
-        out += [
-            "Label prevalence: "
-            + ", ".join(f"{_md(p['label'])} {p['count']} ({_pct(p['share'])})" for p in f["prevalence"]),
-            "",
-        ]
-        if f["per_label"]:
-            out += _md_table(
-                ["Label", "Prevalence", "Positive agreement", "Negative agreement", "Kappa vs rest"],
-                [
-                    [
-                        _md(e["label"]),
-                        _fmt(e["prevalence"]),
-                        _with_ci(e["positive_agreement"], e["positive_agreement_low"], e["positive_agreement_high"]),
-                        _with_ci(e["negative_agreement"], e["negative_agreement_low"], e["negative_agreement_high"]),
-                        _with_ci(e["kappa"], e["kappa_low"], e["kappa_high"]),
-                    ]
-                    for e in f["per_label"]
-                ],
-            )
-        for c in f["confusions"]:
-            out += [f"Confusion matrix, {_md(c['title'])}:", ""]
-            out += _md_table(
-                [""] + [_md(x) for x in c["labels"]],
-                [[f"**{_md(lab)}**"] + list(row) for lab, row in zip(c["labels"], c["matrix"])],
-            )
-        if f["vs_gold"]:
-            out += ["Each rater against gold (after adjudication):", ""]
-            out += _md_table(
-                ["Rater", "n", "Percent agreement", "Kappa (95% CI)"],
-                [
-                    [
-                        _md(r["rater"]),
-                        r["n"],
-                        _pct(r.get("percent_agreement")),
-                        f"{_fmt(r.get('kappa'))} ({_ci(r.get('kappa_low'), r.get('kappa_high'))})",
-                    ]
-                    for r in f["vs_gold"]
-                ],
-            )
+        out += _md_field(f)
     for m in data["multi"]:
-        out += [f"### {_md(m['title'])} (multi-select; each value present vs absent)", ""]
-        out += _md_table(
-            ["Value", "n", "Prevalence", "Percent agreement", "Cohen's kappa (95% CI)", "Krippendorff's alpha"],
-            [
-                [
-                    _md(r["value"]),
-                    r["n"],
-                    _pct(r["prevalence"]),
-                    _pct(r["percent_agreement"]),
-                    _with_ci(r["kappa"], r["kappa_low"], r["kappa_high"]),
-                    _est(r["alpha"]),
-                ]
-                for r in m["rows"]
-            ],
-        )
+        out += _md_multi(m)
     fl = data["flags"]
     out += ["## Disagreements and named boundaries", ""] + [f"- {_md(x)}" for x in fl["lines"]] + [""]
-    a = data["adjudication"]
-    out += [
-        "## Adjudication",
-        "",
-        f"- Decisions logged: {a['decisions']}",
-        f"- Gold release: {_md(a['release']) if a['release'] else 'none yet (provisional resolution shown)'}",
-    ]
-    for adj in a["adjudicators"]:
-        out.append(
-            f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decisions, "
-            f"{'independent' if adj['independent'] else 'NOT independent'}"
-        )
-    for fname, m in a["methods"].items():
-        out.append(
-            f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, "
-            + (f"{m['single']} single-rated, " if m.get("single") else "")
-            + f"{m['unresolved']} unresolved"
-        )
-    out.append("")
+    out += _md_adjudication(data["adjudication"])
     if data["rounds_change"]:
         out += ["## Round over round", ""]
         out += _md_table(
@@ -534,3 +423,136 @@ def render_markdown(data: dict) -> str:
     out += ([f"- {_md(w)}" for w in grouped] or ["- none"]) + [""]
     out.append(f"_Generated {data['generated_at']} by goldboard {data['versions']['goldboard']}._")
     return "\n".join(out) + "\n"
+
+
+def _md_study(data: dict) -> list[str]:
+    """Title, the simulated-data banner, Study, Methods and the head of Results."""
+    s = data["study"]
+    out = [f"# Agreement report: {_md(s['name'])}", ""]
+    if data["simulated"]:
+        out += [
+            "> **Simulated data.** The raters and adjudicator in this study were simulated by `goldboard demo`.",
+            "",
+        ]
+    return out + [
+        "## Study",
+        "",
+        f"- Schema: {_md(s['schema'])} v{_md(s['schema_version'])} — {_md(s['schema_title'])}",
+        f"- Unit: {_md(s['unit'])}",
+        f"- Raters: {len(s['raters'])} ({_md(', '.join(s['raters']))})",
+        f"- Items: {s['n_items']}; ratings: {s['n_ratings']}; round {s['round']}",
+        f"- {_md(s['blinding'])}",
+        "",
+        "## Methods",
+        "",
+        _md(data["methods"]),
+        "",
+        "## Results",
+        "",
+        f"_{_md(data['landis_koch_note'])}_",
+        "",
+    ]
+
+
+def _md_field(f: dict) -> list[str]:
+    """One single-choice field: headline statistics, prevalence, per-label agreement,
+    confusion matrices and each rater against gold."""
+    out = [f"### {_md(f['title'])} ({_md(f['level'])}, {f['n_items']} items)", ""]
+    out += _md_table(
+        ["Statistic", "Raters", "n", "Value", "95% CI", "SE", "CI method", "Band (convention)"],
+        [
+            [
+                _md(r["name"]),
+                _md(r["raters"]),
+                r["n"],
+                _est(r["value"]),
+                _ci_est(r),
+                _fmt(r["se"]),
+                _md(r["ci_method"] or "–"),
+                _md(r["band"] or ""),
+            ]
+            for r in f["headline"]
+        ],
+    )
+    out += [
+        "Label prevalence: "
+        + ", ".join(f"{_md(p['label'])} {p['count']} ({_pct(p['share'])})" for p in f["prevalence"]),
+        "",
+    ]
+    if f["per_label"]:
+        out += _md_table(
+            ["Label", "Prevalence", "Positive agreement", "Negative agreement", "Kappa vs rest"],
+            [
+                [
+                    _md(e["label"]),
+                    _fmt(e["prevalence"]),
+                    _with_ci(e["positive_agreement"], e["positive_agreement_low"], e["positive_agreement_high"]),
+                    _with_ci(e["negative_agreement"], e["negative_agreement_low"], e["negative_agreement_high"]),
+                    _with_ci(e["kappa"], e["kappa_low"], e["kappa_high"]),
+                ]
+                for e in f["per_label"]
+            ],
+        )
+    for c in f["confusions"]:
+        out += [f"Confusion matrix, {_md(c['title'])}:", ""]
+        out += _md_table(
+            [""] + [_md(x) for x in c["labels"]],
+            [[f"**{_md(lab)}**"] + list(row) for lab, row in zip(c["labels"], c["matrix"])],
+        )
+    if f["vs_gold"]:
+        out += ["Each rater against gold (after adjudication):", ""]
+        out += _md_table(
+            ["Rater", "n", "Percent agreement", "Kappa (95% CI)"],
+            [
+                [
+                    _md(r["rater"]),
+                    r["n"],
+                    _pct(r.get("percent_agreement")),
+                    f"{_fmt(r.get('kappa'))} ({_ci(r.get('kappa_low'), r.get('kappa_high'))})",
+                ]
+                for r in f["vs_gold"]
+            ],
+        )
+    return out
+
+
+def _md_multi(m: dict) -> list[str]:
+    """One multi-select field: each value present vs absent."""
+    out = [f"### {_md(m['title'])} (multi-select; each value present vs absent)", ""]
+    return out + _md_table(
+        ["Value", "n", "Prevalence", "Percent agreement", "Cohen's kappa (95% CI)", "Krippendorff's alpha"],
+        [
+            [
+                _md(r["value"]),
+                r["n"],
+                _pct(r["prevalence"]),
+                _pct(r["percent_agreement"]),
+                _with_ci(r["kappa"], r["kappa_low"], r["kappa_high"]),
+                _est(r["alpha"]),
+            ]
+            for r in m["rows"]
+        ],
+    )
+
+
+def _md_adjudication(a: dict) -> list[str]:
+    """Decisions, the gold release, each adjudicator and the gold methods per field."""
+    out = [
+        "## Adjudication",
+        "",
+        f"- Decisions logged: {a['decisions']}",
+        f"- Gold release: {_md(a['release']) if a['release'] else 'none yet (provisional resolution shown)'}",
+    ]
+    for adj in a["adjudicators"]:
+        out.append(
+            f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decisions, "
+            f"{'independent' if adj['independent'] else 'NOT independent'}"
+        )
+    for fname, m in a["methods"].items():
+        out.append(
+            f"- {_md(fname)}: {m['unanimous']} unanimous, {m['adjudicated']} adjudicated, "
+            + (f"{m['single']} single-rated, " if m.get("single") else "")
+            + f"{m['unresolved']} unresolved"
+        )
+    out.append("")
+    return out

@@ -535,9 +535,21 @@ def _flag_text(rec: dict) -> str:
     return "; ".join(parts)
 
 
-def _disagreement_columns(rlist: list[str], with_links: bool) -> list[tuple[str, str, float, float, int]]:
-    """``(key, header, min width, max width, lines)`` of the Disagreements sheet; ``lines`` 0 = fixed width,
-    1 = fit the longest value, more = fit the 90th-percentile text in about that many lines.
+@dataclass(frozen=True)
+class _Column:
+    """A Disagreements column: ``key`` (record key), ``header``, width bounds ``lo``..``hi`` and
+    ``lines`` (0 = fixed width ``lo``, 1 = fit the longest value, more = fit the 90th-percentile
+    text in about that many lines)."""
+
+    key: str
+    header: str
+    lo: float
+    hi: float
+    lines: int
+
+
+def _disagreement_columns(rlist: list[str], with_links: bool) -> list[_Column]:
+    """The columns of the Disagreements sheet, in order.
 
     Sized for a landscape page: with two raters the printed columns add up to about 250-280 width
     units (the page prints at ~55-60% on Letter/A4), against 460 when every text column was
@@ -562,7 +574,7 @@ def _disagreement_columns(rlist: list[str], with_links: bool) -> list[tuple[str,
     if with_links:
         cols += [(f"link_{r}", f"{r} task (Label Studio)", 11, 11, 0) for r in rlist]
     cols += [("key", H["key"], 12, 12, 0)]
-    return cols
+    return [_Column(*c) for c in cols]
 
 
 def _write_disagreements(
@@ -576,6 +588,36 @@ def _write_disagreements(
     boundary_fill: dict,
     lists: dict,
 ) -> None:
+    """The Disagreements sheet: one row per flagged item x field, the fill-in columns framed, a
+    Decision validation per field (dropdown, or an input message for a multi-select field)."""
+    records = _disagreement_records(flags, schema, rlist, unit_text, latest, boundary_fill)
+    spec = _disagreement_columns(rlist, bool(links))
+    widths = _disagreement_widths(spec, records, schema, rlist)
+    layout = _RowLayout(ws, {c.key: (j, w) for j, (c, w) in enumerate(zip(spec, widths), start=1)}, links)
+    _header(ws, [c.header for c in spec], widths, inputs=layout.input_cols)
+    ws.cell(row=1, column=layout.pos["decision"]).comment = _decision_comment(schema)
+    validations = _decision_validations(ws, schema, lists)
+    dv_rows: dict[str, list[int]] = {}
+    for i, vals in enumerate(records, start=2):
+        layout.write(i, vals)
+        dv_rows.setdefault(vals["field"], []).append(i)
+    from openpyxl.worksheet.cell_range import MultiCellRange
+
+    dcol = get_column_letter(layout.pos["decision"])
+    for fname, dv in validations.items():
+        if dv_rows.get(fname):
+            dv.sqref = MultiCellRange(_runs(dcol, dv_rows[fname]))
+        else:
+            ws.data_validations.dataValidation.remove(dv)
+    ws.column_dimensions[get_column_letter(layout.pos["key"])].hidden = True
+    printed = [j for k, j in layout.pos.items() if k != "key" and not k.startswith("link_")]
+    _page_setup(ws, "F2", last_col=max(printed))
+
+
+def _disagreement_records(
+    flags: pd.DataFrame, schema: Schema, rlist: list[str], unit_text: dict, latest: dict, boundary_fill: dict
+) -> list[dict[str, Any]]:
+    """One dict per flagged item x field: the text of each column (by key), ``_fill`` its row colour."""
     kinds = {f.name: f for f in adjudicable_fields(schema)}
     records: list[dict[str, Any]] = []
     for rec in flags.to_dict(orient="records"):
@@ -608,30 +650,38 @@ def _write_disagreements(
             vals[f"value_{r}"] = v
             vals[f"rationale_{r}"] = rec.get(f"rationale_{r}", "")
         records.append(vals)
+    return records
 
-    spec = _disagreement_columns(rlist, bool(links))
+
+def _disagreement_widths(spec: list[_Column], records: list[dict], schema: Schema, rlist: list[str]) -> list[float]:
+    """Each column's width from its content within its bounds."""
     choices = [c for f in _single_choice_fields(schema) for c in list(f.categories) + [UNRESOLVED]]
     widths = []
-    for key, _, lo, hi, lines in spec:
-        if lines == 0:
-            widths.append(float(lo))
-        elif key == "decision":  # wide enough for the longest dropdown value (or a typed decision)
-            widths.append(_fit_width(choices + [_s(v["decision"]) for v in records], lo, hi))
-        elif key.startswith(("value_", "rationale_")):  # every rater's column alike
-            stem = key.split("_")[0] + "_"
-            widths.append(_fit_width((_s(v.get(stem + r, "")) for v in records for r in rlist), lo, hi, lines))
+    for c in spec:
+        if c.lines == 0:
+            widths.append(float(c.lo))
+        elif c.key == "decision":  # wide enough for the longest dropdown value (or a typed decision)
+            widths.append(_fit_width(choices + [_s(v["decision"]) for v in records], c.lo, c.hi))
+        elif c.key.startswith(("value_", "rationale_")):  # every rater's column alike
+            stem = c.key.split("_")[0] + "_"
+            widths.append(_fit_width((_s(v.get(stem + r, "")) for v in records for r in rlist), c.lo, c.hi, c.lines))
         else:
-            widths.append(_fit_width((_s(v.get(key, "")) for v in records), lo, hi, lines))
-    cols = [(k, h, w) for (k, h, _, _, _), w in zip(spec, widths)]
-    pos = {k: j for j, (k, _, _) in enumerate(cols, start=1)}
-    first_in, last_in = pos["decision"], pos["adjudicator"]
-    input_cols = {pos["decision"], pos["reason"], pos["adjudicator"]}
-    _header(ws, [c[1] for c in cols], [c[2] for c in cols], inputs=input_cols)
+            widths.append(_fit_width((_s(v.get(c.key, "")) for v in records), c.lo, c.hi, c.lines))
+    return widths
+
+
+def _decision_comment(schema: Schema) -> Comment:
+    """The Decision header's note: how to fill the cell, per kind of field."""
     note = [f"Single-choice fields: pick a value from the dropdown, or {UNRESOLVED}. Blank = decide later."]
     note += [multi_decision_help(f) for f in adjudicable_fields(schema) if f.kind == "multi"]
     comment = Comment("\n".join(note), "goldboard")
     comment.width, comment.height = 320, 60 + 40 * len(note)
-    ws.cell(row=1, column=pos["decision"]).comment = comment
+    return comment
+
+
+def _decision_validations(ws, schema: Schema, lists: dict) -> dict[str, DataValidation]:
+    """One Decision validation per adjudicable field, added to ``ws`` (ranges set later): a
+    dropdown of ``lists[field]``, or for a multi-select field an input message only."""
     validations: dict[str, DataValidation] = {}
     for f in adjudicable_fields(schema):
         if f.kind == "multi":  # free text: an input message only, no list
@@ -660,70 +710,80 @@ def _write_disagreements(
         dv.showInputMessage = True
         validations[f.name] = dv
         ws.add_data_validation(dv)
+    return validations
 
-    styles = _Styles(ws)
-    dv_rows: dict[str, list[int]] = {}
-    measured = [(k, w) for k, _, w in cols if k != "key" and not k.startswith("link_")]
-    for i, vals in enumerate(records, start=2):
-        item, fname, fill_hex = vals["item_id"], vals["field"], vals["_fill"]
+
+class _RowLayout:
+    """Writes Disagreements rows: ``columns`` maps a record key to its (column, width)."""
+
+    def __init__(self, ws, columns: dict[str, tuple[int, float]], links: dict) -> None:
+        self.ws = ws
+        self.pos = {k: j for k, (j, _) in columns.items()}
+        self.links = links
+        self.first_in, self.last_in = self.pos["decision"], self.pos["adjudicator"]
+        self.input_cols = {self.pos["decision"], self.pos["reason"], self.pos["adjudicator"]}
+        self.measured = [(k, w) for k, (_, w) in columns.items() if k != "key" and not k.startswith("link_")]
+        self.styles = _Styles(ws)
+
+    def write(self, i: int, vals: dict[str, Any]) -> None:
+        """Row ``i`` from record ``vals``: cells, styles, height, and a note on a text too long to show."""
+        fill_hex = vals["_fill"]
         row_fill = PatternFill("solid", fgColor=fill_hex) if fill_hex else PatternFill()
         written: dict[str, str] = {}
-        for key, j in pos.items():
-            c = ws.cell(row=i, column=j)
-            if key.startswith("link_"):
-                url, task = links.get((item, key[len("link_") :]), ("", ""))
-                if url:
-                    c.value = f"task {task}"
-                    c.data_type = "s"
-                    c.hyperlink = url
-                    styles.apply(
-                        c,
-                        ("link", fill_hex),
-                        font=_font(color="0563C1", underline="single"),
-                        alignment=_WRAP_TOP,
-                        border=_BORDER,
-                        fill=row_fill,
-                    )
-                    continue
+        for key, j in self.pos.items():
+            c = self.ws.cell(row=i, column=j)
+            if key.startswith("link_") and self._link(c, vals["item_id"], key[len("link_") :], fill_hex, row_fill):
+                continue
             if key == "agenda":
                 c.value = int(vals["agenda"])
                 written[key] = str(c.value)
             else:
                 written[key] = set_text_cell(c, vals.get(key, ""))
-            if j in input_cols:
-                styles.apply(
-                    c,
-                    ("input", j == first_in, j == last_in),
-                    alignment=_WRAP_TOP,
-                    border=_input_border(j == first_in, j == last_in),
-                    fill=PatternFill("solid", fgColor=INPUT_FILL),
-                    protection=Protection(locked=False),
-                )
-            elif key == "key":
-                styles.apply(
-                    c, "key", alignment=_WRAP_TOP, border=_BORDER, protection=Protection(locked=True, hidden=True)
-                )
-            else:
-                styles.apply(c, ("cell", fill_hex), alignment=_WRAP_TOP, border=_BORDER, fill=row_fill)
-        dv_rows.setdefault(fname, []).append(i)
-        lines = {k: wrapped_lines(written.get(k, ""), w, limit=MAX_LINES + 1) for k, w in measured}
+            self._style(c, key, j, fill_hex, row_fill)
+        lines = {k: wrapped_lines(written.get(k, ""), w, limit=MAX_LINES + 1) for k, w in self.measured}
         h = _lines_height(max(lines.values(), default=1))
         if h:
-            ws.row_dimensions[i].height = h
+            self.ws.row_dimensions[i].height = h
         for k, n in lines.items():
             if n > MAX_LINES:
-                ws.cell(row=i, column=pos[k]).comment = _too_long_note(written[k])
-    from openpyxl.worksheet.cell_range import MultiCellRange
+                self.ws.cell(row=i, column=self.pos[k]).comment = _too_long_note(written[k])
 
-    dcol = get_column_letter(pos["decision"])
-    for fname, dv in validations.items():
-        if dv_rows.get(fname):
-            dv.sqref = MultiCellRange(_runs(dcol, dv_rows[fname]))
+    def _link(self, c, item: str, rater: str, fill_hex: str | None, row_fill: PatternFill) -> bool:
+        """Cell ``c`` links to the rater's Label Studio task (False: no task known, a plain cell)."""
+        url, task = self.links.get((item, rater), ("", ""))
+        if not url:
+            return False
+        c.value = f"task {task}"
+        c.data_type = "s"
+        c.hyperlink = url
+        self.styles.apply(
+            c,
+            ("link", fill_hex),
+            font=_font(color="0563C1", underline="single"),
+            alignment=_WRAP_TOP,
+            border=_BORDER,
+            fill=row_fill,
+        )
+        return True
+
+    def _style(self, c, key: str, j: int, fill_hex: str | None, row_fill: PatternFill) -> None:
+        """Fill-in cells white in an amber frame and unlocked; the key hidden; the rest in the row colour."""
+        if j in self.input_cols:
+            first, last = j == self.first_in, j == self.last_in
+            self.styles.apply(
+                c,
+                ("input", first, last),
+                alignment=_WRAP_TOP,
+                border=_input_border(first, last),
+                fill=PatternFill("solid", fgColor=INPUT_FILL),
+                protection=Protection(locked=False),
+            )
+        elif key == "key":
+            self.styles.apply(
+                c, "key", alignment=_WRAP_TOP, border=_BORDER, protection=Protection(locked=True, hidden=True)
+            )
         else:
-            ws.data_validations.dataValidation.remove(dv)
-    ws.column_dimensions[get_column_letter(pos["key"])].hidden = True
-    printed = [j for k, j in pos.items() if k != "key" and not k.startswith("link_")]
-    _page_setup(ws, "F2", last_col=max(printed))
+            self.styles.apply(c, ("cell", fill_hex), alignment=_WRAP_TOP, border=_BORDER, fill=row_fill)
 
 
 def _write_agreed(
@@ -863,13 +923,81 @@ def _write_summary(
     n_agreed: int,
     stamp: str,
 ) -> None:
+    """The Summary sheet, top to bottom: title and study facts, how to use the sheet, agreement
+    before adjudication, disagreements per boundary, flags per kind and per trigger."""
     for col, w in _SUMMARY_WIDTHS.items():
         ws.column_dimensions[col].width = w
-    last = len(_SUMMARY_WIDTHS)
-    center = Alignment(horizontal="center", vertical="top")
-    r = 1
+    s = _SummarySheet(ws)
+    c = s.cell(s.r, 1, f"Adjudication review — {schema.title}")
+    c.font = _font(bold=True, size=14)
+    s.r += 2
+    s.facts(
+        [
+            ("Study", info.get("study", "")),
+            ("Workspace", info.get("workspace", "")),
+            ("Schema", f"{schema.name} v{schema.version}"),
+            ("Raters", ", ".join(rlist)),
+            ("Round", str(info.get("round", ""))),
+            ("Items rated", n_items),
+            ("Items to discuss", summary["items_flagged"]),
+            ("Item x field rows to decide", summary["rows"]),
+            ("Unanimous item x field rows (sheet Agreed)", n_agreed),
+            ("Generated", stamp),
+            ("goldboard", __version__),
+        ]
+    )
+    s.r += 1
+    s.section("How to use")
+    for line in _how_to_lines(schema):
+        s.span(s.r, 1, "• " + line)
+        s.r += 1
+    s.r += 1
+    s.agreement(agreement_rows, agreement_note)
+    s.r += 1
+    s.boundaries(summary["by_boundary"], boundary_fill, schema)
+    s.r += 1
+    s.section("Flags per kind (item x field rows)")
+    s.counts(summary["by_kind"], label=lambda kind: kind.replace("_", " "))
+    if summary["by_trigger"]:
+        s.r += 1
+        s.section("Schema triggers (item x field rows)")
+        s.counts(summary["by_trigger"])
+    _page_setup(ws, None, autofilter=False, title_rows=False)
+    ws.print_area = f"A1:{get_column_letter(s.last)}{max(s.r - 1, 1)}"
+
+
+def _how_to_lines(schema: Schema) -> list[str]:
+    """The Summary's "How to use" bullets (one per multi-select field among them)."""
+    multi_lines = [
+        multi_decision_help(f) + " (No dropdown for these rows.)"
+        for f in adjudicable_fields(schema)
+        if f.kind == "multi"
+    ]
+    return [
+        "In sheet Disagreements, fill the amber-headed columns: pick a Decision from the dropdown "
+        "(or 'unresolved'), give a Reason, and name the Adjudicator.",
+        *multi_lines,
+        "A Reason is required when the decision differs from every rater. Blank decisions stay unresolved.",
+        "Do not edit Case ID, Item ID or Field: the hidden key column detects edits and the import refuses them.",
+        "A text longer than its row can show carries a note (red corner): select the cell to read all of it.",
+        "Changing a decision already taken (pre-filled here) needs a new Reason.",
+        "Import: goldboard adjudicate import --study DIR review.xlsx --adjudicator NAME [--not-independent]",
+        "Decisions made after this sheet was written (in a newer sheet or in Label Studio) are not overwritten: "
+        "the import lists them as conflicts and imports nothing; write a fresh sheet, or add --overrule-newer.",
+    ]
+
+
+class _SummarySheet:
+    """Writes the Summary sheet row by row; ``r`` is the next row to write."""
+
+    def __init__(self, ws) -> None:
+        self.ws = ws
+        self.last = len(_SUMMARY_WIDTHS)
+        self.center = Alignment(horizontal="center", vertical="top")
+        self.r = 1
 
     def cell(
+        self,
         row: int,
         col: int,
         v: Any,
@@ -879,7 +1007,8 @@ def _write_summary(
         fill: str | None = None,
         fmt: str | None = None,
     ):
-        c = ws.cell(row=row, column=col)
+        """One cell: a number as a number, anything else as text."""
+        c = self.ws.cell(row=row, column=col)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             c.value = v
         else:
@@ -892,24 +1021,28 @@ def _write_summary(
             c.number_format = fmt
         return c
 
-    def span(row: int, col: int, v: Any, *, bold: bool = False, wrap: bool = True, to: int = last) -> None:
+    def span(self, row: int, col: int, v: Any, *, bold: bool = False, wrap: bool = True, to: int | None = None) -> None:
         """``v`` across columns ``col``..``to`` (merged), wrapped, the row as tall as the text."""
-        cell(row, col, v, bold=bold, align=Alignment(horizontal="left", vertical="top", wrap_text=wrap))
+        to = self.last if to is None else to
+        self.cell(row, col, v, bold=bold, align=Alignment(horizontal="left", vertical="top", wrap_text=wrap))
         if to > col:
-            ws.merge_cells(start_row=row, start_column=col, end_row=row, end_column=to)
+            self.ws.merge_cells(start_row=row, start_column=col, end_row=row, end_column=to)
         width = sum(_SUMMARY_WIDTHS[get_column_letter(j)] for j in range(col, to + 1))
         h = _lines_height(wrapped_lines(cell_text(v), width, bold=bold)) if wrap else None
-        if h and h > (ws.row_dimensions[row].height or 0):
-            ws.row_dimensions[row].height = h
+        if h and h > (self.ws.row_dimensions[row].height or 0):
+            self.ws.row_dimensions[row].height = h
 
-    def section(row: int, text: str) -> None:
-        c = cell(row, 1, text)
+    def section(self, text: str) -> None:
+        """A section title on the next row."""
+        c = self.cell(self.r, 1, text)
         c.font = _font(bold=True, size=12)
+        self.r += 1
 
-    def table_head(row: int, heads: list[str], numeric: set[int]) -> None:
+    def table_head(self, heads: list[str], numeric: set[int]) -> None:
+        """A table's header row on the current row (``numeric`` columns centred)."""
         for j, h in enumerate(heads, start=1):
-            cell(
-                row,
+            self.cell(
+                self.r,
                 j,
                 h,
                 bold=True,
@@ -917,106 +1050,67 @@ def _write_summary(
                 align=Alignment(horizontal="center" if j in numeric else "left", vertical="top", wrap_text=True),
             )
 
-    c = cell(r, 1, f"Adjudication review — {schema.title}")
-    c.font = _font(bold=True, size=14)
-    r += 2
-    for label, value in [
-        ("Study", info.get("study", "")),
-        ("Workspace", info.get("workspace", "")),
-        ("Schema", f"{schema.name} v{schema.version}"),
-        ("Raters", ", ".join(rlist)),
-        ("Round", str(info.get("round", ""))),
-        ("Items rated", n_items),
-        ("Items to discuss", summary["items_flagged"]),
-        ("Item x field rows to decide", summary["rows"]),
-        ("Unanimous item x field rows (sheet Agreed)", n_agreed),
-        ("Generated", stamp),
-        ("goldboard", __version__),
-    ]:
-        if value == "":
-            continue
-        cell(r, 1, label, bold=True)
-        span(r, 2, value)
-        r += 1
-    r += 1
-    section(r, "How to use")
-    r += 1
-    multi_lines = [
-        multi_decision_help(f) + " (No dropdown for these rows.)"
-        for f in adjudicable_fields(schema)
-        if f.kind == "multi"
-    ]
-    for line in [
-        "In sheet Disagreements, fill the amber-headed columns: pick a Decision from the dropdown "
-        "(or 'unresolved'), give a Reason, and name the Adjudicator.",
-        *multi_lines,
-        "A Reason is required when the decision differs from every rater. Blank decisions stay unresolved.",
-        "Do not edit Case ID, Item ID or Field: the hidden key column detects edits and the import refuses them.",
-        "A text longer than its row can show carries a note (red corner): select the cell to read all of it.",
-        "Changing a decision already taken (pre-filled here) needs a new Reason.",
-        "Import: goldboard adjudicate import --study DIR review.xlsx --adjudicator NAME [--not-independent]",
-        "Decisions made after this sheet was written (in a newer sheet or in Label Studio) are not overwritten: "
-        "the import lists them as conflicts and imports nothing; write a fresh sheet, or add --overrule-newer.",
-    ]:
-        span(r, 1, "• " + line)
-        r += 1
-    r += 1
-    section(r, "Agreement before adjudication (95% CI)")
-    r += 1
-    if agreement_rows:
-        table_head(r, ["Field", "Statistic", "Value", "95% CI low", "95% CI high", "Items", "CI method"], {3, 4, 5, 6})
-        r += 1
-        for a in agreement_rows:
-            cell(r, 1, a.get("field", ""))
-            cell(r, 2, _stat_label(a))
-            for j, k in ((3, "value"), (4, "ci_low"), (5, "ci_high")):
-                cell(r, j, _num(a.get(k)), align=center, fmt="0.000")
-            cell(r, 6, a.get("n_items") if a.get("n_items") is not None else "", align=center)
-            cell(r, 7, a.get("ci_method") or "")
-            r += 1
-    else:
-        span(r, 1, agreement_note or "No agreement statistics available.")
-        r += 1
-    if agreement_rows and agreement_note:
-        span(r, 1, f"Not computed: {agreement_note}")
-        r += 1
-    r += 1
-    section(r, "Disagreements per named boundary (row colour in sheet Disagreements)")
-    r += 1
-    if summary["by_boundary"]:
-        table_head(
-            r, ["Boundary", "Field", "Disagreements", "Of (on field)", "Share", "Priority", "Explanation"], {3, 4, 5, 6}
-        )
-        ws.merge_cells(start_row=r, start_column=7, end_row=r, end_column=last)
-    else:
-        span(r, 1, f"Schema {schema.name} names no boundaries.")
-    r += 1
-    for name, b in summary["by_boundary"].items():
-        cell(r, 1, name, fill=boundary_fill.get(name, "FFFFFF"))
-        cell(r, 2, b["field"])
-        cell(r, 3, b["count"], align=center)
-        cell(r, 4, b["of"], align=center)
-        cell(r, 5, "" if b["share"] is None else float(b["share"]), align=center, fmt="0%")
-        cell(r, 6, b["priority"], align=center)
-        span(r, 7, b["explanation"])
-        r += 1
-    r += 1
-    section(r, "Flags per kind (item x field rows)")
-    r += 1
-    for kind, n in summary["by_kind"].items():
-        cell(r, 1, kind.replace("_", " "))
-        cell(r, 2, n, align=Alignment(horizontal="left", vertical="top"))
-        r += 1
-    if summary["by_trigger"]:
-        r += 1
-        section(r, "Schema triggers (item x field rows)")
-        r += 1
-        for name, n in summary["by_trigger"].items():
-            cell(r, 1, name)
-            cell(r, 2, n, align=Alignment(horizontal="left", vertical="top"))
-            r += 1
-    _page_setup(ws, None, autofilter=False, title_rows=False)
-    ws.print_area = f"A1:{get_column_letter(last)}{max(r - 1, 1)}"
+    def facts(self, pairs: list[tuple[str, Any]]) -> None:
+        """Label / value rows (a blank value is left out)."""
+        for label, value in pairs:
+            if value == "":
+                continue
+            self.cell(self.r, 1, label, bold=True)
+            self.span(self.r, 2, value)
+            self.r += 1
+
+    def agreement(self, rows: list[dict], note: str) -> None:
+        """Agreement before adjudication: one row per field x statistic, or why there is none."""
+        self.section("Agreement before adjudication (95% CI)")
+        if rows:
+            self.table_head(
+                ["Field", "Statistic", "Value", "95% CI low", "95% CI high", "Items", "CI method"], {3, 4, 5, 6}
+            )
+            self.r += 1
+            for a in rows:
+                self.cell(self.r, 1, a.get("field", ""))
+                self.cell(self.r, 2, _stat_label(a))
+                for j, k in ((3, "value"), (4, "ci_low"), (5, "ci_high")):
+                    self.cell(self.r, j, _num(a.get(k)), align=self.center, fmt="0.000")
+                self.cell(self.r, 6, a.get("n_items") if a.get("n_items") is not None else "", align=self.center)
+                self.cell(self.r, 7, a.get("ci_method") or "")
+                self.r += 1
+        else:
+            self.span(self.r, 1, note or "No agreement statistics available.")
+            self.r += 1
+        if rows and note:
+            self.span(self.r, 1, f"Not computed: {note}")
+            self.r += 1
+
+    def boundaries(self, by_boundary: dict, boundary_fill: dict, schema: Schema) -> None:
+        """Disagreements per named boundary, each name in its row colour."""
+        self.section("Disagreements per named boundary (row colour in sheet Disagreements)")
+        if by_boundary:
+            self.table_head(
+                ["Boundary", "Field", "Disagreements", "Of (on field)", "Share", "Priority", "Explanation"],
+                {3, 4, 5, 6},
+            )
+            self.ws.merge_cells(start_row=self.r, start_column=7, end_row=self.r, end_column=self.last)
+        else:
+            self.span(self.r, 1, f"Schema {schema.name} names no boundaries.")
+        self.r += 1
+        for name, b in by_boundary.items():
+            r = self.r
+            self.cell(r, 1, name, fill=boundary_fill.get(name, "FFFFFF"))
+            self.cell(r, 2, b["field"])
+            self.cell(r, 3, b["count"], align=self.center)
+            self.cell(r, 4, b["of"], align=self.center)
+            self.cell(r, 5, "" if b["share"] is None else float(b["share"]), align=self.center, fmt="0%")
+            self.cell(r, 6, b["priority"], align=self.center)
+            self.span(r, 7, b["explanation"])
+            self.r += 1
+
+    def counts(self, counts: dict, label=lambda name: name) -> None:
+        """Name / count rows (the count left-aligned)."""
+        for name, n in counts.items():
+            self.cell(self.r, 1, label(name))
+            self.cell(self.r, 2, n, align=Alignment(horizontal="left", vertical="top"))
+            self.r += 1
 
 
 def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str, state=()) -> None:

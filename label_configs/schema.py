@@ -486,24 +486,7 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     where = source
     if not isinstance(data, dict):
         raise SchemaError(f"{where}: a schema must be a table/object at the top level")
-    _only_keys(
-        data,
-        {
-            "name",
-            "version",
-            "title",
-            "description",
-            "unit",
-            "instructions",
-            "fields",
-            "boundaries",
-            "triggers",
-            "rules",
-            "display",
-            "scoring",
-        },
-        where,
-    )
+    _only_keys(data, _SCHEMA_KEYS, where)
     scoring = data.get("scoring", {}) or {}
     if not isinstance(scoring, dict):
         raise SchemaError(f"{where}: scoring: must be a table")
@@ -514,13 +497,67 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     raw_display = data.get("display", {}) or {}
     if not isinstance(raw_display, dict):
         raise SchemaError(f"{where}: display: must be a table")
+    options = _display_options(raw_display, where)
+    fields = _schema_fields(data.get("fields"), where, options)
+    by_name = {f.name: f for f in fields}
+    boundaries = []
+    for i, rb in enumerate(data.get("boundaries", []) or []):
+        boundaries.append(_parse_boundary(rb, f"{where}: boundaries[{i}]", by_name))
+    triggers = []
+    for i, rt in enumerate(data.get("triggers", []) or []):
+        triggers.extend(_parse_trigger(rt, f"{where}: triggers[{i}]", by_name))
+    bnames = [b.name for b in boundaries]
+    if len(set(bnames)) != len(bnames):
+        raise SchemaError(f"{where}: boundaries: duplicate boundary name")
+    rules = _schema_rules(data.get("rules", []) or [], where, by_name)
+    return Schema(
+        name=name,
+        version=version,
+        title=str(data.get("title", name)),
+        description=str(data.get("description", "")),
+        unit=str(data.get("unit", "")),
+        instructions=str(data.get("instructions", "")),
+        fields=tuple(fields),
+        boundaries=tuple(boundaries),
+        triggers=tuple(triggers),
+        rules=tuple(rules),
+        display=_schema_display(raw_display, options, where),
+        source=source,
+        scoring=dict(scoring),
+    )
+
+
+#: the top-level keys of a schema file
+_SCHEMA_KEYS = {
+    "name",
+    "version",
+    "title",
+    "description",
+    "unit",
+    "instructions",
+    "fields",
+    "boundaries",
+    "triggers",
+    "rules",
+    "display",
+    "scoring",
+}
+
+
+def _display_options(raw_display: dict, where: str) -> tuple[str, ...]:
+    """``display.options``: the answer options' letters (e.g. ``A``..``E``), each once."""
     options = tuple(str(o) for o in raw_display.get("options", []) or [])
     for o in options:
         if not OPTION_RE.match(o):
             raise SchemaError(f'{where}: display.options: {o!r} must be letters/digits only (e.g. "A")')
     if len(set(options)) != len(options):
         raise SchemaError(f"{where}: display.options: duplicate option")
-    raw_fields = data.get("fields")
+    return options
+
+
+def _schema_fields(raw_fields: Any, where: str, options: tuple[str, ...]) -> list[Field]:
+    """The ``[[fields]]``: unique names, at least one rated field, at most one primary, and each
+    ``shown_when`` naming a field and its values."""
     if not isinstance(raw_fields, list) or not raw_fields:
         raise SchemaError(f"{where}: fields: a schema needs at least one [[fields]] entry")
     fields: list[Field] = []
@@ -543,17 +580,11 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
             for v in f.shown_when.values:
                 if v not in ctl.categories:
                     raise SchemaError(f"{where}: field {f.name}: shown_when value {v!r} is not a value of {ctl.name}")
+    return fields
 
-    boundaries = []
-    for i, rb in enumerate(data.get("boundaries", []) or []):
-        boundaries.append(_parse_boundary(rb, f"{where}: boundaries[{i}]", by_name))
-    triggers = []
-    for i, rt in enumerate(data.get("triggers", []) or []):
-        triggers.extend(_parse_trigger(rt, f"{where}: triggers[{i}]", by_name))
-    bnames = [b.name for b in boundaries]
-    if len(set(bnames)) != len(bnames):
-        raise SchemaError(f"{where}: boundaries: duplicate boundary name")
-    raw_rules = data.get("rules", []) or []
+
+def _schema_rules(raw_rules: Any, where: str, by_name: dict[str, Field]) -> list[Rule]:
+    """The ``[[rules]]``, each name once."""
     if not isinstance(raw_rules, list):
         raise SchemaError(f"{where}: rules: give a list of [[rules]] tables")
     rules = [_parse_rule(rr, f"{where}: rules[{i}]", by_name) for i, rr in enumerate(raw_rules)]
@@ -561,7 +592,11 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     dup = sorted({n for n in rnames if rnames.count(n) > 1})
     if dup:
         raise SchemaError(f"{where}: rules: duplicate rule name {dup[0]!r}")
+    return rules
 
+
+def _schema_display(raw_display: dict, options: tuple[str, ...], where: str) -> Display:
+    """``[display]``: the case fields shown (``(key, title)``) and hidden, and the page's titles."""
     case_fields = []
     for i, cf in enumerate(raw_display.get("case_fields", []) or []):
         if isinstance(cf, str):
@@ -576,28 +611,13 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     clash = sorted(set(hidden) & {k for k, _ in case_fields})
     if clash:
         raise SchemaError(f"{where}: display.hidden_case_fields: {clash[0]!r} is also a displayed case field")
-    display = Display(
+    return Display(
         case_fields=tuple(case_fields),
         hidden_case_fields=tuple(hidden),
         show_output=bool(raw_display.get("show_output", True)),
         case_title=str(raw_display.get("case_title", "Case")),
         output_title=str(raw_display.get("output_title", "Model output")),
         options=options,
-    )
-    return Schema(
-        name=name,
-        version=version,
-        title=str(data.get("title", name)),
-        description=str(data.get("description", "")),
-        unit=str(data.get("unit", "")),
-        instructions=str(data.get("instructions", "")),
-        fields=tuple(fields),
-        boundaries=tuple(boundaries),
-        triggers=tuple(triggers),
-        rules=tuple(rules),
-        display=display,
-        source=source,
-        scoring=dict(scoring),
     )
 
 

@@ -65,8 +65,8 @@ def test_overlap_stratified_is_proportional_and_exact():
 
 
 def test_overlap_rejects_bad_shares():
-    for share in (0, 1.5, -0.1):
-        with pytest.raises(GoldboardError, match="--overlap"):
+    for share in (0, 1.5, -0.1):  # the library names its parameter; `push` names --overlap (below)
+        with pytest.raises(GoldboardError, match=rf"^share {share}: give the double-rated share"):
             overlap_assignment(ITEMS, ["a", "b"], share, seed=1)
     with pytest.raises(GoldboardError, match="at least 2 double-rated"):
         overlap_assignment(ITEMS[:5], ["a", "b"], 0.1, seed=1)
@@ -252,6 +252,11 @@ def test_stratify_by_unknown_column_is_one_line(tmp_path):
     assert "--seed: give a seed" in res.output
     res = run("push", "--study", s, cpath, "--overlap", "0.5", "--seed", "1", "--shared", code=1)
     assert "need blinded rounds" in res.output
+    # the assignment's parameters (share, k) read as the flags push has
+    res = run("push", "--study", s, cpath, "--overlap", "1.5", "--seed", "1", code=1)
+    assert res.output.startswith("Error: --overlap 1.5: give the double-rated share as a number in (0, 1]")
+    res = run("push", "--study", s, cpath, "--per-item", "3", "--seed", "1", code=1)
+    assert res.output.startswith("Error: --per-item 3: give 2 to 2 (the number of raters)")
     assert not Path(s / "rounds").exists()
 
 
