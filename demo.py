@@ -214,7 +214,7 @@ def _step(echo: Callable[[str], None], n: int, total: int, text: str) -> float:
 
 
 #: steps the demo announces
-_TOTAL_STEPS = 13
+_TOTAL_STEPS = 12
 
 
 def run_demo(
@@ -399,7 +399,7 @@ class _Made:
 
 
 def _analyse(study: Study, out: Path, echo) -> _Made:
-    """Steps 8-13: agreement, flags, the review workbook filled by a simulated adjudicator, gold, report."""
+    """Steps 8-12: agreement, flags, the review workbook filled by a simulated adjudicator, gold, report."""
     total = _TOTAL_STEPS
     ratings = study.ratings(2)
     _step(echo, 8, total, "Computing agreement (kappa, alpha, AC1, ... with 95% CIs)")
@@ -408,23 +408,23 @@ def _analyse(study: Study, out: Path, echo) -> _Made:
     md = "\n\n".join(render_markdown(res, title=name) for name, res in results.items())
     write_text_atomic(out / "agreement.md", md)
 
-    _step(echo, 10, total, "Flagging disagreements (named boundaries first)")
+    _step(echo, 9, total, "Flagging disagreements (named boundaries first)")
     flags = flag_disagreements(ratings, study.schema, study.raters)
     write_csv_atomic(flags_for_output(flags), out / "flags.csv")
     for line in summary_lines(summarize_flags(flags, study.schema)):
         echo(f"      {line}")
 
-    _step(echo, 11, total, "Writing the review-meeting workbook; a simulated adjudicator fills it in")
+    _step(echo, 10, total, "Writing the review-meeting workbook; a simulated adjudicator fills it in")
     sheet = out / "review.xlsx"
     write_study_workbook(study, sheet)
     filled = out / "review-filled-by-sim_adjudicator.xlsx"
     simulate_adjudicator(sheet, filled, study.units(), study.schema)
     imp = import_study_sheet(study, filled, adjudicator=SIM_ADJUDICATOR, independent=True)
 
-    _step(echo, 12, total, "Exporting gold labels v1")
+    _step(echo, 11, total, "Exporting gold labels v1")
     rel = export_gold(study)
 
-    _step(echo, 13, total, "Writing the agreement report")
+    _step(echo, 12, total, "Writing the agreement report")
     report = write_report(study, out / "report.html")
     write_report(study, out / "report.md", fmt="markdown")
     pdf: Path | None = out / "report.pdf"

@@ -11,6 +11,9 @@ user typed (``--field`` for ``goldboard score``): see :func:`goldboard.cli.flag_
 
 from __future__ import annotations
 
+from string import Formatter
+from typing import Any
+
 from goldboard.text import did_you_mean
 
 
@@ -30,6 +33,40 @@ class GoldboardError(Exception):
     def __str__(self) -> str:
         name = self.flag or self.param
         return f"{name}: {self.message}" if name else self.message
+
+
+class ParamError(GoldboardError):
+    """An error whose sentence names library parameters where it needs them -- after the file,
+    or in a hint -- instead of only in front (:class:`GoldboardError`'s ``param: message``).
+
+    ``template`` is a :meth:`str.format` string: a field that is not one of the keyword
+    ``values`` is a parameter name and reads as that name, or as the flag the CLI maps it to
+    (:attr:`flags`, filled by :func:`goldboard.cli.flag_for`); ``values`` (file names, column
+    names, cells) are inserted as they are, never read as a template.  The first parameter is
+    :attr:`param`.
+
+    >>> err = ParamError("{where}: {item_col} {col!r}: no such column", where="r.csv", col="case")
+    >>> str(err)
+    "r.csv: item_col 'case': no such column"
+    >>> err.flags["item_col"] = "--item-col"
+    >>> str(err)
+    "r.csv: --item-col 'case': no such column"
+    """
+
+    def __init__(self, template: str, /, **values: Any) -> None:
+        self.template = template
+        self.values = values
+        names = [name for _, name, _, _ in Formatter().parse(template) if name]
+        #: the parameters the sentence names, in order
+        self.params = list(dict.fromkeys(n for n in names if n not in values))
+        plain = template.format(**{p: p for p in self.params}, **values)
+        super().__init__(plain, param=self.params[0] if self.params else None)
+        #: parameter -> flag (set by the CLI)
+        self.flags: dict[str, str] = {}
+
+    def __str__(self) -> str:
+        names = {p: self.flags.get(p) or (self.flag if p == self.param else None) or p for p in self.params}
+        return self.template.format(**names, **self.values)
 
 
 class LabelStudioError(GoldboardError):

@@ -1,6 +1,6 @@
 """Sample size for a kappa study, planned before the first case is rated (pure functions).
 
-Four published methods, two raters each:
+Five published methods, two raters each:
 
 ``ci_sample_size``  Donner & Eliasziw (1992) goodness-of-fit approach, confidence-interval form
     (Rotondi & Donner 2012; R ``kappaSize::CIBinary``/``CI3Cats``..``CI5Cats``): the number of
@@ -14,6 +14,10 @@ Four published methods, two raters each:
 ``flack_sample_size``  Flack, Afifi, Lachenbruch & Schouten (1988) (``irr::N2.cohen.kappa``):
     k >= 2 categories with common marginals, the largest variance consistent with them (a
     linear programme over the joint table).
+``krippendorff_sample_size``  Krippendorff's minimum sample size for alpha (after Bloch &
+    Kraemer 1989): the number of values (and double-rated items) needed to show that alpha is
+    at least a smallest acceptable ``alpha_min`` at a level of significance, given the
+    probability of the least frequent category.
 
 and ``expected_lower_bound`` (the inverse of ``ci_sample_size``: what lower limit ``n`` items
 buy; ``kappaSize::FixedNBinary``).  Every function returns a :class:`SampleSizePlan`
@@ -31,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 from scipy import optimize, stats
@@ -52,6 +56,12 @@ FLACK = (
     "Flack VF, Afifi AA, Lachenbruch PA, Schouten HJA. Sample size determinations for the two rater kappa "
     "statistic. Psychometrika 1988;53:321-5"
 )
+KRIPPENDORFF = (
+    "Krippendorff K. Content analysis: an introduction to its methodology. Thousand Oaks: Sage (2004; 4th ed. 2019)"
+)
+BLOCH_KRAEMER = (
+    "Bloch DA, Kraemer HC. 2 x 2 kappa coefficients: measures of agreement or association. Biometrics 1989;45:269-87"
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +72,7 @@ class SampleSizePlan:
     goal: str
     n: int
     n_exact: float
-    kappa: float
+    kappa: float | None
     prevalences: tuple[float, ...]
     alpha: float
     reference: str
@@ -72,6 +82,11 @@ class SampleSizePlan:
     power: float | None = None
     two_sided: bool = False
     warnings: tuple[str, ...] = field(default=())
+    #: goal "alpha_min" (Krippendorff): the smallest acceptable alpha, the probability of the least
+    #: frequent category, and the number of values (ratings) the published table counts
+    alpha_min: float | None = None
+    least_frequent: float | None = None
+    n_values: int | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -84,6 +99,13 @@ class SampleSizePlan:
         """A sentence for the methods section."""
         prev = ", ".join(f"{p:.3g}" for p in self.prevalences)
         conf = round(100 * (1 - self.alpha))
+        if self.goal == "alpha_min":
+            return (
+                f"A sample of {self.n} double-rated items ({self.n_values} ratings by two raters) meets Krippendorff's "
+                f"minimum sample size for a smallest acceptable alpha of {self.alpha_min:.3g} at the {self.alpha:.3g} "
+                f"level of significance, with the least frequent category expected in {self.least_frequent:.3g} of "
+                f"the ratings (after Bloch & Kraemer 1989)."
+            )
         if self.goal == "power":
             side = "two-sided" if self.two_sided else "one-sided"
             return (
@@ -435,13 +457,79 @@ def flack_sample_size(
     )
 
 
+# -- Krippendorff's minimum sample size for alpha ----------------------------------------------------
+
+
+def intraclass_kappa_variance(kappa: float, prevalence: float) -> float:
+    """``n`` times the large-sample variance of the intraclass kappa of two raters and a binary
+    outcome (Bloch & Kraemer 1989): ``(1 - k) [(1 - k)(1 - 2k) + k (2 - k) / (2 p (1 - p))]``, the
+    inverse Fisher information of the common-correlation model :func:`cell_probabilities`."""
+    k, p = float(kappa), float(prevalence)
+    return (1 - k) * ((1 - k) * (1 - 2 * k) + k * (2 - k) / (2 * p * (1 - p)))
+
+
+def krippendorff_sample_size(alpha_min: float, least_frequent: float, significance: float = 0.05) -> SampleSizePlan:
+    """Krippendorff's minimum sample size for alpha: two raters, the smallest acceptable alpha
+    ``alpha_min``, the (one-sided) level of ``significance``, and ``least_frequent``, the
+    probability ``p_c`` of the least frequent category (``1 / k`` for ``k`` equally used ones).
+
+    Krippendorff's table (2004, 2019; after Bloch & Kraemer 1989, eq. 3.7) counts values, i.e.
+    ratings ("codings" in the ATLAS.ti manual, which reprints it for two coders)::
+
+        N_values = 2 z**2 [ (1 + a)(3 - a) / (4 (1 - a) p_c (1 - p_c)) - a ],   a = alpha_min,
+
+    ``z`` the standard normal quantile ``1 - significance``; two raters rate ``N_values / 2``
+    items.  This form reproduces the printed values (139 for ``a`` = .800, ``p_c`` = .25,
+    significance .05; 81 for ``a`` = .667) and its bracket is :func:`intraclass_kappa_variance` at
+    ``(1 + a) / 2`` (an alpha half way from ``a`` to 1) over that distance squared,
+    ``((1 - a) / 2)**2``: the number of items at which such an alpha lies ``z`` standard errors
+    above ``a``.  Both counts are rounded up: ``n`` the items, ``n_values`` the table's values.
+    """
+    a = _unit("alpha_min", alpha_min)
+    p = float(least_frequent)
+    if not 0.0 < p <= 0.5:
+        raise GoldboardError(
+            f"the least frequent category's probability must lie in (0, 0.5], got {least_frequent!r}",
+            param="least_frequent",
+        )
+    sig = float(significance)
+    if not 0.0 < sig < 0.5:
+        raise GoldboardError(
+            f"the level of significance must lie strictly between 0 and 0.5, got {significance!r}", param="alpha"
+        )
+    z = stats.norm.ppf(1 - sig)
+    bracket = (1 + a) * (3 - a) / (4 * (1 - a) * p * (1 - p)) - a
+    exact = float(z * z * bracket)
+    n_values = math.ceil(2 * exact - 1e-9)
+    n = math.ceil(exact - 1e-9)
+    warnings = ()
+    if p * n < 5:
+        warnings = (f"the least frequent category is expected in only {p * n:.1f} of {n} items",)
+    return SampleSizePlan(
+        method="Krippendorff minimum for alpha (after Bloch & Kraemer 1989)",
+        goal="alpha_min",
+        n=n,
+        n_exact=exact,
+        kappa=None,
+        prevalences=(1.0 - p, p),
+        alpha=sig,
+        reference=f"{KRIPPENDORFF}; {BLOCH_KRAEMER}",
+        alpha_min=a,
+        least_frequent=p,
+        n_values=n_values,
+        warnings=warnings,
+    )
+
+
 def plan_sample_size(
-    kappa: float,
-    props: float | Sequence[float],
+    kappa: float | None,
+    props: float | Sequence[float] | None,
     *,
     kappa_lower: float | None = None,
     width: float | None = None,
     kappa_null: float | None = None,
+    alpha_min: float | None = None,
+    least_frequent: float | None = None,
     alpha: float = 0.05,
     power: float = 0.80,
     two_sided: bool = False,
@@ -450,12 +538,28 @@ def plan_sample_size(
     """Every applicable method for one question, the primary (Donner & Eliasziw) first.
 
     Exactly one goal: ``kappa_lower`` (expected lower 95% limit, one-sided), ``width`` (expected
-    two-sided 95% interval ``kappa -/+ width/2``) or ``kappa_null`` (test against a null kappa;
+    two-sided 95% interval ``kappa -/+ width/2``), ``kappa_null`` (test against a null kappa;
     adds Flack et al. and, for binary ratings, Cantor -- with the raters' own positive
-    ``rates`` when given)."""
-    goals = [g for g in (kappa_lower, width, kappa_null) if g is not None]
+    ``rates`` when given) or ``alpha_min`` (Krippendorff's minimum sample size for alpha, at the
+    level of significance ``alpha``; no ``kappa`` needed; the least frequent category's
+    probability is ``least_frequent`` or else the smallest of ``props``)."""
+    goals = [g for g in (kappa_lower, width, kappa_null, alpha_min) if g is not None]
     if len(goals) != 1:
-        raise GoldboardError("give exactly one goal: --lower, --width or --null")
+        raise GoldboardError("give exactly one goal: --lower, --width, --null or --alpha-min")
+    if least_frequent is not None and alpha_min is None:
+        raise GoldboardError("the least frequent category's probability applies to --alpha-min", param="least_frequent")
+    if alpha_min is not None:
+        if rates is not None:
+            raise GoldboardError("the raters' own rates apply to --null with a binary outcome", param="rates")
+        if least_frequent is None and props is None:
+            raise GoldboardError("give the least frequent category's probability or the category prevalences")
+        p = None if props is None else prevalence_vector(props)
+        plan = krippendorff_sample_size(alpha_min, float(p.min()) if least_frequent is None else least_frequent, alpha)
+        if p is not None and least_frequent is None:
+            plan = replace(plan, prevalences=tuple(float(x) for x in p))
+        return [plan]
+    if kappa is None or props is None:
+        raise GoldboardError("give the expected kappa and the category prevalences")
     p = prevalence_vector(props)
     if rates is not None and (kappa_null is None or len(p) != 2):
         raise GoldboardError("the raters' own rates apply to --null with a binary outcome", param="rates")
@@ -535,6 +639,8 @@ PLAN_COLUMNS = ("method", "goal", "n", "n_exact", "kappa", "kappa_null", "kappa_
 
 
 def _goal_text(p: SampleSizePlan) -> str:
+    if p.goal == "alpha_min":
+        return f"alpha >= {p.alpha_min:g} (least frequent category p = {p.least_frequent:g}; {p.n_values} ratings)"
     if p.goal == "power":
         return (
             f"test H0 kappa={p.kappa_null:g} vs {p.kappa:g}, power {p.power:g}, {'two' if p.two_sided else 'one'}-sided"
@@ -547,7 +653,15 @@ def _goal_text(p: SampleSizePlan) -> str:
 def plan_sentence(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> str:
     """The methods sentence of the primary (first) plan, prefixed by the pilot it came from."""
     sentence = plans[0].sentence() if plans else ""
-    if pilot:
+    least = min(zip(pilot["prevalences"], pilot["categories"])) if pilot else None
+    if pilot and plans and plans[0].goal == "alpha_min":
+        if abs(least[0] - plans[0].least_frequent) > 1e-12:
+            return sentence  # an explicit probability, not the pilot's
+        sentence = (
+            f"Planning inputs came from pilot round {pilot['round']} ({pilot['n_items']} items; least frequent "
+            f"category {least[1]!r}, {least[0]:.2f} of the ratings). " + sentence
+        )
+    elif pilot:
         sentence = (
             f"Planning inputs came from pilot round {pilot['round']} ({pilot['n_items']} items, "
             f"observed kappa {pilot['kappa']:.2f}). " + sentence
@@ -558,7 +672,11 @@ def plan_sentence(plans: Sequence[SampleSizePlan], pilot: dict | None = None) ->
 def plan_record(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> dict:
     """What a study records of its plan: the sentence and the primary plan's key numbers."""
     p = plans[0]
-    rec = {"sentence": plan_sentence(plans, pilot), "method": p.method, "goal": p.goal, "n": p.n, "kappa": p.kappa}
+    rec = {"sentence": plan_sentence(plans, pilot), "method": p.method, "goal": p.goal, "n": p.n}
+    if p.kappa is not None:
+        rec["kappa"] = p.kappa
+    if p.alpha_min is not None:
+        rec.update(alpha_min=p.alpha_min, least_frequent=p.least_frequent, n_values=p.n_values)
     if pilot:
         rec["pilot_round"] = pilot["round"]
     return rec
@@ -572,7 +690,7 @@ def render_plans(plans: Sequence[SampleSizePlan], fmt: str = "table", pilot: dic
         return (
             json.dumps({"pilot": pilot, "plans": [p.to_dict() for p in plans], "sentence": sentence}, indent=2) + "\n"
         )
-    head = ("Method", "Goal", "Items (n)", "Exact", "Prevalences", "alpha")
+    head = ("Method", "Goal", "Items (n)", "Exact", "Prevalences", "Sig. level")
     rows = [
         (p.method, _goal_text(p), p.n, f"{p.n_exact:.1f}", ", ".join(f"{x:.3f}" for x in p.prevalences), f"{p.alpha:g}")
         for p in plans

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from goldboard.cases.problems import ParamError
+from goldboard.errors import ParamError
 
 ASSIGNMENT_COLUMNS = ["item_id", "rater"]
 

@@ -41,9 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldboard.cases.problems import ParamError
 from goldboard.cases.rounds import RoundSelection, select_rounds
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_csv_frame, read_table
 from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
 from goldboard.text import natural_key

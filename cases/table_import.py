@@ -36,8 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.cases.problems import ParamError
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_records
 from goldboard.label_configs.schema import Schema
 from goldboard.text import cell_text as text_cell
@@ -261,7 +260,7 @@ def read_ratings_table(
 ) -> TableRead:
     """Map a table onto ``schema``'s fields: one :class:`TableRating` per item x rater.
 
-    Raises :class:`~goldboard.cases.problems.ParamError` (one line naming ``source`` and the
+    Raises :class:`~goldboard.errors.ParamError` (one line naming ``source`` and the
     mapping parameter, e.g. ``item_col``; the CLI names its flag) when a named column is
     missing or the mapping is ambiguous.  Rater names are mapped with
     ``mapping.rater_names`` but not checked against the study (the caller knows the raters).

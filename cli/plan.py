@@ -17,9 +17,12 @@ def _floats(text: str | None, flag: str) -> list[float] | None:
     if text is None:
         return None
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise GoldboardError(f"{flag}: expected comma-separated numbers, got {text!r}") from None
+    if not values:
+        raise GoldboardError(f"{flag}: expected comma-separated numbers, got {text!r}")
+    return values
 
 
 @click.group("plan")
@@ -38,12 +41,39 @@ def plan_group() -> None:
 @click.option("--lower", "kappa_lower", type=float, default=None, help="Goal: expected lower 95% limit >= LOWER.")
 @click.option("--width", type=float, default=None, help="Goal: expected two-sided 95% CI kappa -/+ WIDTH/2.")
 @click.option("--null", "kappa_null", type=float, default=None, help="Goal: test H0 kappa = NULL (with --power).")
+@click.option(
+    "--alpha-min",
+    "alpha_min",
+    type=float,
+    default=None,
+    help="Goal: Krippendorff's alpha of at least ALPHA_MIN (e.g. 0.667, 0.8, 0.9): Krippendorff's minimum "
+    "sample size, at the --alpha level of significance.",
+)
+@click.option(
+    "--least-frequent",
+    "least_frequent",
+    type=float,
+    default=None,
+    help="With --alpha-min: probability of the least frequent category (1/k for k equally used categories). "
+    "Default: the smallest --prevalence, or the pilot's with --from-study.",
+)
 @click.option("--power", type=float, default=0.80, show_default=True, help="Power of the test (with --null).")
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="Type I error rate.")
+@click.option(
+    "--alpha",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Type I error rate (with --alpha-min: the level of significance).",
+)
 @click.option("--two-sided", is_flag=True, help="Two-sided Cantor / Flack tests (the chi-square test always is).")
 @click.option("--rates", default=None, help="Binary, Cantor (1996): the two raters' own positive rates, e.g. 0.3,0.4.")
 @study_option(required=False, help="The study this plan is for: recorded in its study.toml for the report.")
-@click.option("--from-study", "from_study", is_flag=True, help="Use the --study's pilot round prevalences and kappa.")
+@click.option(
+    "--from-study",
+    "from_study",
+    is_flag=True,
+    help="Use the --study's pilot round prevalences and kappa (with --alpha-min: its least frequent category).",
+)
 @click.option("--no-record", is_flag=True, help="With --study: do not record the plan in study.toml.")
 @round_option(what="Pilot round")
 @click.option("--field", default=None, help="Field of the pilot (default: the schema's first categorical field).")
@@ -55,6 +85,8 @@ def size_cmd(
     kappa_lower,
     width,
     kappa_null,
+    alpha_min,
+    least_frequent,
     power,
     alpha,
     two_sided,
@@ -67,7 +99,7 @@ def size_cmd(
     fmt,
     output,
 ) -> None:
-    """Items two raters must both rate so kappa is estimated precisely enough.
+    """Items two raters must both rate so kappa (or Krippendorff's alpha) is estimated precisely enough.
 
     \b
     One goal:
@@ -77,10 +109,14 @@ def size_cmd(
       --null K0           test H0 kappa = K0 with --power (Donner & Eliasziw 1992,
                           kappaSize PowerBinary..; Flack et al. 1988, irr N2.cohen.kappa;
                           binary: Cantor 1996, irr N.cohen.kappa)
+      --alpha-min A       Krippendorff's minimum sample size for alpha >= A at the
+                          --alpha level of significance, given the least frequent
+                          category's probability (--least-frequent); no --kappa
     \b
     Examples:
       goldboard plan size --kappa 0.7 --lower 0.5 --prevalence 0.2,0.5,0.3
       goldboard plan size --study S --from-study --null 0.4 --power 0.9 --format json
+      goldboard plan size --alpha-min 0.8 --least-frequent 0.25 --alpha 0.05
 
     Prints a table (or Markdown/JSON) and a sentence for the methods section.
     """
@@ -88,28 +124,32 @@ def size_cmd(
     study = Study.open(study_dir) if study_dir else None
     if from_study and study is None:
         raise GoldboardError("--from-study needs --study DIR")
+    if alpha_min is not None and kappa is not None:
+        raise GoldboardError("--kappa: not used with --alpha-min (Krippendorff's minimum needs no expected value)")
+    props = _floats(prevalence, "--prevalence")
     if from_study:
-        p = pilot_inputs(study, field=field, round=round_)
+        p = pilot_inputs(study, field=field, round=round_, need_kappa=alpha_min is None)
         pilot = p.to_dict()
-        if kappa is None:
+        if kappa is None and alpha_min is None:
             kappa = p.kappa
-        if prevalence is None:
+        if props is None:
             props = list(p.prevalences)
-        else:
-            props = _floats(prevalence, "--prevalence")
-    else:
-        if kappa is None or prevalence is None:
-            raise GoldboardError("give --kappa and --prevalence, or --study DIR --from-study")
-        props = _floats(prevalence, "--prevalence")
+    elif alpha_min is not None:
+        if least_frequent is None and props is None:
+            raise GoldboardError("give --least-frequent (or --prevalence), or --study DIR --from-study")
+    elif kappa is None or props is None:
+        raise GoldboardError("give --kappa and --prevalence, or --study DIR --from-study")
     r = _floats(rates, "--rates")
     if r is not None and len(r) != 2:
         raise GoldboardError("--rates: give the two raters' positive rates, e.g. 0.3,0.4")
     plans = plan_sample_size(
         kappa,
-        props if len(props) > 1 else props[0],
+        None if props is None else (props if len(props) > 1 else props[0]),
         kappa_lower=kappa_lower,
         width=width,
         kappa_null=kappa_null,
+        alpha_min=alpha_min,
+        least_frequent=least_frequent,
         alpha=alpha,
         power=power,
         two_sided=two_sided,

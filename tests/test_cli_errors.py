@@ -41,9 +41,9 @@ def test_score_never_names_a_flag_it_does_not_have(tmp_path):
 def test_table_errors_name_the_mapping_parameter_then_the_flag(tmp_path):
     """A ratings-table reader names the mapping parameter after the file; `agree` and `pull`
     print the flag in its place (`--raters` is `wide_raters` / `rater_cols` in click)."""
-    from goldboard.cases.problems import ParamError
     from goldboard.cases.ratings import read_long_table, read_wide_table
     from goldboard.cases.table_import import TableMapping, read_ratings_table
+    from goldboard.errors import ParamError
     from goldboard.label_configs.schema import load_schema
 
     p = tmp_path / "r.csv"

@@ -42,6 +42,10 @@ def test_demo_completes_and_prints_paths(demo_run):
         line = next(ln for ln in res.output.splitlines() if ln.strip().startswith(name + " "))
         assert Path(line.split(None, 1)[1].strip()).exists(), line
     assert (root / "study" / "gold" / "v1" / "manifest.json").exists()
+    # the steps it announces are numbered 1..N, none skipped
+    steps = re.findall(r"\[(\d+)/(\d+)\] [A-Z]", res.output)  # a progress bar may end the line before
+    total = int(steps[0][1])
+    assert [(int(n), int(t)) for n, t in steps] == [(i, total) for i in range(1, total + 1)], steps
     # the server was stopped (no --keep-server)
     from goldboard.annotate.server import server_status
 

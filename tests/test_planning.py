@@ -10,9 +10,11 @@ Published outputs pinned here (the printed digits):
 * The 1-df non-centrality for alpha 0.05 / power 0.80, 7.85 (Cohen 1988, Table 9.4.1 / any
   non-central chi-square table), which the Donner-Eliasziw power form divides by.
 
-No printed output of R kappaSize (Donner & Eliasziw 1992) was found, so its two forms are checked
-by simulating the procedure they plan for (fixed seed, bounded): the goodness-of-fit test's power at
-the planned n, and the goodness-of-fit lower confidence limit's average at the planned n.
+No printed output of R kappaSize (Donner & Eliasziw 1992) was found; its forms are pinned to
+kappaSize 1.2's computed outputs in test_planning_kappasize.py, and checked here by simulating the
+procedure they plan for (fixed seed, bounded): the goodness-of-fit test's power at the planned n,
+and the goodness-of-fit lower confidence limit's average at the planned n.  Krippendorff's minimum
+sample size for alpha: test_planning_krippendorff.py.
 """
 
 from __future__ import annotations

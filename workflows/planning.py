@@ -24,7 +24,7 @@ class PilotInputs:
     field: str
     round: int
     n_items: int
-    kappa: float
+    kappa: float | None
     statistic: str
     categories: tuple[str, ...]
     prevalences: tuple[float, ...]
@@ -43,11 +43,15 @@ class PilotInputs:
         }
 
 
-def pilot_inputs(study: Study, field: str | None = None, round: int | None = None) -> PilotInputs:
+def pilot_inputs(
+    study: Study, field: str | None = None, round: int | None = None, need_kappa: bool = True
+) -> PilotInputs:
     """The pilot round's observed category prevalences (all raters' ratings pooled) and kappa
     (Cohen's for two raters, Fleiss' for more) for ``field`` (default: the schema's first
     nominal/ordinal/binary field).  Categories nobody used are left out (with a note): the
-    sample-size models need every prevalence above zero."""
+    sample-size models need every prevalence above zero.  ``need_kappa=False`` (Krippendorff's
+    minimum, which needs only the prevalences): a kappa outside (0, 1) or not estimable is
+    reported as it is (``None`` when not estimable) instead of refused."""
     if round is None:
         round = study.latest_pulled_round()
     if field is None:
@@ -67,10 +71,10 @@ def pilot_inputs(study: Study, field: str | None = None, round: int | None = Non
         ),
         None,
     )
-    if stat is None or stat["value"] is None:
+    if (stat is None or stat["value"] is None) and need_kappa:
         raise GoldboardError(f"round {round}: no kappa could be estimated for {field!r}", param="field")
-    kappa = float(stat["value"])
-    if not 0 < kappa < 1:
+    kappa = None if stat is None or stat["value"] is None else float(stat["value"])
+    if need_kappa and not 0 < kappa < 1:
         raise GoldboardError(
             f"round {round}: the pilot kappa for {field!r} is {kappa:.3f}; the sample-size models need a kappa "
             "between 0 and 1 -- give --kappa instead",
@@ -87,7 +91,7 @@ def pilot_inputs(study: Study, field: str | None = None, round: int | None = Non
         round=int(round),
         n_items=int(res["n_items"]),
         kappa=kappa,
-        statistic=stat["statistic"],
+        statistic=stat["statistic"] if stat is not None else "not estimable",
         categories=tuple(used),
         prevalences=tuple(prev[c] / total for c in used),
         dropped=dropped,
