@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
 
@@ -190,27 +190,28 @@ def _normalizer(f: Field | None, sub: str | None, categories: list[str] | None, 
     return lambda text: text
 
 
-def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[PreparedRatings, ScaleConfig]:
-    """Validate ``ratings`` against ``opts`` and code them: items x raters category codes
-    (``-1`` missing), strata and clusters per item, and the scale (:class:`ScaleConfig`).
+def _prefix(source: str | None) -> str:
+    """``"<source>: "`` for messages about the whole table ('' without a source)."""
+    return f"{source}: " if source else ""
 
-    Long (~250 lines) because it is one pass of validation with an error for each way a
-    table can be wrong; each block is commented."""
-    field, schema, categories, levels = opts.field, opts.schema, opts.categories, opts.levels
-    raters, by, groups, dichotomize = opts.raters, opts.by, opts.groups, opts.dichotomize
-    cluster_col, clusters, source = opts.cluster_col, opts.clusters, opts.source
+
+def _value_column(ratings: pd.DataFrame, source: str | None) -> str:
+    """Check the table's shape; the name of its rating column (``value``, else ``label``)."""
     if not isinstance(ratings, pd.DataFrame):
         raise GoldboardError("ratings must be a pandas DataFrame in the ratings-table shape")
-    prefix = f"{source}: " if source else ""
+    prefix = _prefix(source)
     value_col = "value" if "value" in ratings.columns else ("label" if "label" in ratings.columns else None)
     for col in ("item_id", "rater"):
         if col not in ratings.columns:
             raise GoldboardError(f"{prefix}no {col!r} column (columns: {', '.join(map(str, ratings.columns))})")
     if value_col is None:
         raise GoldboardError(f"{prefix}no 'value' or 'label' column (columns: {', '.join(map(str, ratings.columns))})")
-    warnings: list[str] = []
+    return value_col
 
-    f, sub = _resolve_field(field, schema)
+
+def _field_rows(ratings: pd.DataFrame, field: str, sub: str | None, source: str | None) -> pd.DataFrame:
+    """The rows of ``field`` (all rows when the table has no ``field`` column); never empty."""
+    prefix = _prefix(source)
     df = ratings
     if "field" in df.columns:
         base = field.partition(":")[0] if sub is not None else field
@@ -224,30 +225,44 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
             )
     if df.empty:
         raise GoldboardError(f"{prefix}no ratings for field {field}")
+    return df
 
-    # categories and levels ----------------------------------------------------------
-    cats = None
-    if categories is not None:
-        cats = [_cell_text(c) for c in categories if _cell_text(c) != ""]
-        if len(set(cats)) != len(cats):
-            raise GoldboardError(f"duplicate category in {', '.join(cats)}", param="categories")
-        if f is not None and sub is None:
-            bad = [c for c in cats if c not in f.categories]
-            if bad:
-                try:
-                    cats = [f.normalize(c) for c in cats]
-                except ValueError as exc:
-                    raise GoldboardError(f"field {field}: {exc}", param="categories") from None
-    norm = _normalizer(f, sub, cats, field)
-    multi = f is not None and sub is not None
 
+def _given_categories(categories: Sequence[str] | None, f: Field | None, sub: str | None, field: str):
+    """The ``categories`` option as canonical labels (schema spellings when a schema is given), or None."""
+    if categories is None:
+        return None
+    cats = [_cell_text(c) for c in categories if _cell_text(c) != ""]
+    if len(set(cats)) != len(cats):
+        raise GoldboardError(f"duplicate category in {', '.join(cats)}", param="categories")
+    if f is not None and sub is None:
+        bad = [c for c in cats if c not in f.categories]
+        if bad:
+            try:
+                cats = [f.normalize(c) for c in cats]
+            except ValueError as exc:
+                raise GoldboardError(f"field {field}: {exc}", param="categories") from None
+    return cats
+
+
+def _canonical_labels(
+    df: pd.DataFrame,
+    value_col: str,
+    norm,
+    multi: bool,
+    spelled_freely: bool,
+    field: str,
+    source: str | None,
+    warnings: list[str],
+) -> pd.Series:
+    """Every rating as its canonical label ('' for an empty rating); the first unknown value is an error
+    naming its row.  ``spelled_freely``: no schema or categories, so warn about case/space variants."""
     values = _texts(df[value_col])
     # an empty multi-select ("") is a rating: nothing selected
     missing = (values == "") if not multi else pd.Series(False, index=values.index)
     n_missing = int(missing.sum())
     canon_of: dict[str, str] = {}
-    uniq = pd.unique(values[~missing])
-    for raw in uniq:
+    for raw in pd.unique(values[~missing]):
         try:
             canon_of[raw] = norm(raw)
         except ValueError as exc:
@@ -255,7 +270,7 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
             row = df.iloc[pos].to_dict()
             raise GoldboardError(f"{_where(row, source)}: field {field}: {exc}") from None
     labels = _map_distinct(values, lambda v: canon_of.get(v, ""))
-    if f is None and cats is None:
+    if spelled_freely:
         variants = spelling_variants(df[value_col])
         if variants:
             shown = "; ".join(", ".join(repr(v) for v in group) for group in variants)
@@ -265,79 +280,111 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
                 f"change the statistics; give --schema or --categories to merge them)"
             )
     if n_missing == len(values):
-        raise GoldboardError(f"{prefix}field {field}: every rating is empty; nothing to compare")
+        raise GoldboardError(f"{_prefix(source)}field {field}: every rating is empty; nothing to compare")
     if n_missing:
         warnings.append(f"{n_missing} rating(s) of field {field} dropped as missing (empty value)")
+    return labels
 
-    if f is not None:
-        category_list = ["no", "yes"] if multi else list(cats if cats is not None else f.categories)
-        data_level = "nominal" if multi else (f.level or "nominal")
-    else:
-        if cats is not None:
-            category_list = cats
-        else:
-            category_list = sorted(set(labels[labels != ""]), key=natural_key)
-        data_level = "nominal"
-    lvls = [str(l).lower() for l in (levels or [])]
-    for l in lvls:
-        if l not in LEVELS:
-            raise GoldboardError(f"{l!r} is not one of {', '.join(LEVELS)}", param="levels")
+
+def _measurement_levels(
+    levels: Sequence[str] | None, data_level: str, binary: bool, field: str, warnings: list[str]
+) -> tuple[str, list[str]]:
+    """(data level, alpha's levels): the ``levels`` option, else the field's level (plus nominal for
+    ordinal data); a binary field is nominal only."""
+    lvls = [str(lv).lower() for lv in (levels or [])]
+    for lv in lvls:
+        if lv not in LEVELS:
+            raise GoldboardError(f"{lv!r} is not one of {', '.join(LEVELS)}", param="levels")
     lvls = list(dict.fromkeys(lvls))
     if lvls:
         data_level = lvls[0]
         alpha_levels = lvls
     else:
         alpha_levels = [data_level] + (["nominal"] if data_level == "ordinal" else [])
-    if multi or (f is not None and f.kind == "binary"):
-        if any(l != "nominal" for l in lvls):
+    if binary:
+        if any(lv != "nominal" for lv in lvls):
             warnings.append(f"field {field} is binary: only the nominal level applies")
         data_level, alpha_levels = "nominal", ["nominal"]
+    return data_level, alpha_levels
+
+
+def _alpha_scores(category_list: list[str], alpha_levels: list[str], field: str, warnings: list[str]):
+    """Numeric scores of the categories for interval/ratio alpha (ranks when they are not numbers), or None."""
+    if not any(lv in ("interval", "ratio") for lv in alpha_levels):
+        return None
+    try:
+        scores = np.array([float(c) for c in category_list])
+    except ValueError:
+        scores = np.arange(1.0, len(category_list) + 1.0)
+        warnings.append("interval/ratio alpha: categories are not numbers, so their ranks 1..k are used as scores")
+    if "ratio" in alpha_levels and np.any(scores < 0):
+        raise GoldboardError(f"field {field}: ratio alpha needs non-negative scores")
+    return scores
+
+
+def _scale(
+    f: Field | None,
+    multi: bool,
+    cats: list[str] | None,
+    labels: pd.Series,
+    opts: AgreementOptions,
+    warnings: list[str],
+) -> ScaleConfig:
+    """The category scale, the measurement levels and alpha's scores."""
+    field = opts.field
+    if f is not None:
+        category_list = ["no", "yes"] if multi else list(cats if cats is not None else f.categories)
+        data_level = "nominal" if multi else (f.level or "nominal")
+    else:
+        category_list = cats if cats is not None else sorted(set(labels[labels != ""]), key=natural_key)
+        data_level = "nominal"
+    binary = multi or (f is not None and f.kind == "binary")
+    data_level, alpha_levels = _measurement_levels(opts.levels, data_level, binary, field, warnings)
     ordered = data_level in ("ordinal", "interval", "ratio")
     if ordered and f is None and cats is None:
         if not all(is_number(c) for c in category_list):
             warnings.append(
                 "ordinal order taken from the sorted labels; pass --categories or --schema to fix the scale"
             )
+    scores = _alpha_scores(category_list, alpha_levels, field, warnings)
+    return ScaleConfig(field, category_list, data_level, alpha_levels, ordered, scores, opts.source)
 
-    scores = None
-    if any(l in ("interval", "ratio") for l in alpha_levels):
-        try:
-            scores = np.array([float(c) for c in category_list])
-        except ValueError:
-            scores = np.arange(1.0, len(category_list) + 1.0)
-            warnings.append("interval/ratio alpha: categories are not numbers, so their ranks 1..k are used as scores")
-        if "ratio" in alpha_levels and np.any(scores < 0):
-            raise GoldboardError(f"field {field}: ratio alpha needs non-negative scores")
 
-    # dichotomize ----------------------------------------------------------------------
-    if dichotomize is not None:
-        k_raw = _cell_text(dichotomize)
-        if not ordered and not (f is not None and f.kind == "ordinal"):
-            raise GoldboardError(
-                f"--dichotomize {k_raw}: field {field} is {data_level}; dichotomizing needs an ordered scale (--level ordinal or an ordinal schema field)"
-            )
-        try:
-            thr = norm(k_raw) if f is not None or cats is not None else k_raw
-        except ValueError as exc:
-            raise GoldboardError(f"field {field}: {exc}", param="dichotomize") from None
-        if thr not in category_list:
-            raise GoldboardError(f"--dichotomize {k_raw}: not a category of {field} ({', '.join(category_list)})")
-        cut = category_list.index(thr)
-        if cut == 0:
-            raise GoldboardError(f"--dichotomize {k_raw}: the lowest category leaves nothing below it")
-        lo_label, hi_label = f"<{thr}", f">={thr}"
-        pos = {c: i for i, c in enumerate(category_list)}
-        labels = _map_distinct(labels, lambda v: "" if v == "" else (hi_label if pos[v] >= cut else lo_label))
-        category_list = [lo_label, hi_label]
-        data_level, alpha_levels, ordered, scores = "nominal", ["nominal"], False, None
-
-    if len(category_list) < 2:
-        only = category_list[0] if category_list else "(none)"
+def _dichotomized(
+    labels: pd.Series, scale: ScaleConfig, f: Field | None, cats: list[str] | None, norm, dichotomize: str
+) -> tuple[pd.Series, ScaleConfig]:
+    """Labels and scale cut at category K of an ordered field: ``<K`` vs ``>=K``, nominal."""
+    field, category_list = scale.field, scale.categories
+    k_raw = _cell_text(dichotomize)
+    if not scale.ordered and not (f is not None and f.kind == "ordinal"):
         raise GoldboardError(
-            f"field {field}: only one category ({only}); give the full scale with --categories or --schema"
+            f"--dichotomize {k_raw}: field {field} is {scale.data_level}; dichotomizing needs an ordered scale (--level ordinal or an ordinal schema field)"
         )
+    try:
+        thr = norm(k_raw) if f is not None or cats is not None else k_raw
+    except ValueError as exc:
+        raise GoldboardError(f"field {field}: {exc}", param="dichotomize") from None
+    if thr not in category_list:
+        raise GoldboardError(f"--dichotomize {k_raw}: not a category of {field} ({', '.join(category_list)})")
+    cut = category_list.index(thr)
+    if cut == 0:
+        raise GoldboardError(f"--dichotomize {k_raw}: the lowest category leaves nothing below it")
+    lo_label, hi_label = f"<{thr}", f">={thr}"
+    pos = {c: i for i, c in enumerate(category_list)}
+    labels = _map_distinct(labels, lambda v: "" if v == "" else (hi_label if pos[v] >= cut else lo_label))
+    scale = replace(
+        scale,
+        categories=[lo_label, hi_label],
+        data_level="nominal",
+        alpha_levels=["nominal"],
+        ordered=False,
+        scores=None,
+    )
+    return labels, scale
 
-    # items x raters ------------------------------------------------------------------------
+
+def _id_table(df: pd.DataFrame, labels: pd.Series, source: str | None) -> pd.DataFrame:
+    """``item_id, rater, label`` as text, one row per input row; an empty id or rater is an error."""
     work = pd.DataFrame(
         {
             "item_id": _texts(df["item_id"]).to_numpy(),
@@ -350,26 +397,37 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
         row = df.iloc[pos].to_dict()
         what = "item_id" if work["item_id"].iloc[pos] == "" else "rater"
         raise GoldboardError(f"{_where(row, source)}: {what} is empty")
+    return work
+
+
+def _one_rating_each(
+    work: pd.DataFrame, df: pd.DataFrame, field: str, source: str | None, warnings: list[str]
+) -> pd.DataFrame:
+    """The non-missing ratings, one per (item, rater): identical repeats counted once, conflicting
+    ones an error naming both rows."""
     rated = work[work["label"] != ""]
     dup = rated.duplicated(["item_id", "rater"], keep=False)
-    if dup.any():
-        d = rated[dup]
-        conflicting = d.groupby(["item_id", "rater"])["label"].nunique()
-        conflicting = conflicting[conflicting > 1]
-        if len(conflicting):
-            item, rater = conflicting.index[0]
-            idx = np.flatnonzero(
-                ((work["item_id"] == item) & (work["rater"] == rater) & (work["label"] != "")).to_numpy()
-            )
-            wheres = [_where(df.iloc[i].to_dict(), source) for i in idx[:2]]
-            raise GoldboardError(
-                f"{wheres[0]}: field {field}: rater {rater} rated item {item} twice with different values "
-                f"(also {wheres[1]}); keep one rating per item and rater"
-            )
-        n_dup = int(dup.sum() - d.drop_duplicates(["item_id", "rater"]).shape[0])
-        warnings.append(f"{n_dup} duplicate rating(s) with the same value counted once")
-        rated = rated.drop_duplicates(["item_id", "rater"])
+    if not dup.any():
+        return rated
+    d = rated[dup]
+    conflicting = d.groupby(["item_id", "rater"])["label"].nunique()
+    conflicting = conflicting[conflicting > 1]
+    if len(conflicting):
+        item, rater = conflicting.index[0]
+        idx = np.flatnonzero(((work["item_id"] == item) & (work["rater"] == rater) & (work["label"] != "")).to_numpy())
+        wheres = [_where(df.iloc[i].to_dict(), source) for i in idx[:2]]
+        raise GoldboardError(
+            f"{wheres[0]}: field {field}: rater {rater} rated item {item} twice with different values "
+            f"(also {wheres[1]}); keep one rating per item and rater"
+        )
+    n_dup = int(dup.sum() - d.drop_duplicates(["item_id", "rater"]).shape[0])
+    warnings.append(f"{n_dup} duplicate rating(s) with the same value counted once")
+    return rated.drop_duplicates(["item_id", "rater"])
 
+
+def _rater_order(work: pd.DataFrame, rated: pd.DataFrame, opts: AgreementOptions, warnings: list[str]) -> list[str]:
+    """Raters with a rating: the ``raters`` option's order first, then order of appearance; at least two."""
+    raters, field = opts.raters, opts.field
     present = pd.unique(work["rater"].to_numpy(dtype=object)).tolist()
     with_ratings = set(rated["rater"])
     order = [r for r in (raters or []) if r in with_ratings] + [
@@ -381,9 +439,20 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
     if len(order) < 2:
         who = order[0] if order else "nobody"
         raise GoldboardError(
-            f"{prefix}field {field}: only one rater ({who}) rated it; agreement needs at least two raters"
+            f"{_prefix(opts.source)}field {field}: only one rater ({who}) rated it; agreement needs at least two raters"
         )
+    return order
 
+
+def _code_matrix(
+    work: pd.DataFrame,
+    rated: pd.DataFrame,
+    order: list[str],
+    category_list: list[str],
+    field: str,
+    warnings: list[str],
+) -> tuple[np.ndarray, list[str]]:
+    """(items x raters category codes, -1 missing; the items), items without a rating left out."""
     items = pd.unique(work["item_id"].to_numpy(dtype=object)).tolist()
     item_index = pd.Index(items)
     codes = np.full((len(items), len(order)), _MISSING, dtype=np.int64)
@@ -394,41 +463,81 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
     keep = (codes >= 0).any(axis=1)
     if not keep.all():
         warnings.append(f"{int((~keep).sum())} item(s) have no non-missing rating of {field} and are left out")
-    codes = codes[keep]
-    items = np.asarray(items, dtype=object)[keep].tolist()
+    return codes[keep], np.asarray(items, dtype=object)[keep].tolist()
 
-    def per_item(col: str | None, mapping, what: str) -> np.ndarray | None:
-        if mapping is not None:
-            vals = np.array([_cell_text(mapping.get(it, "")) for it in items], dtype=object)
-            return np.where(vals == "", "(missing)", vals)
-        if col is None:
-            return None
-        if col not in df.columns:
-            raise GoldboardError(
-                f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})"
-            )
-        sub_df = pd.DataFrame({"item_id": work["item_id"], "v": _texts(df[col]).to_numpy()})
-        n_distinct = sub_df.groupby("item_id")["v"].nunique()
-        if (n_distinct > 1).any():
-            bad = n_distinct[n_distinct > 1].index[0]
-            vals = sorted(set(sub_df.loc[sub_df["item_id"] == bad, "v"]))
-            raise GoldboardError(
-                f"{prefix}{what} {col!r}: item {bad} has several values ({', '.join(map(repr, vals[:3]))}); it must be one per item"
-            )
-        first = sub_df.drop_duplicates("item_id").set_index("item_id")["v"]
-        vals = first.reindex(items).fillna("").to_numpy(dtype=object)
+
+def _per_item(
+    df: pd.DataFrame, work: pd.DataFrame, items: list[str], col: str | None, mapping, what: str, source: str | None
+) -> np.ndarray | None:
+    """One value per item from ``mapping`` (item -> value) or column ``col`` (``"(missing)"`` when
+    empty); None when neither is given.  A column with two values for one item is an error."""
+    prefix = _prefix(source)
+    if mapping is not None:
+        vals = np.array([_cell_text(mapping.get(it, "")) for it in items], dtype=object)
         return np.where(vals == "", "(missing)", vals)
+    if col is None:
+        return None
+    if col not in df.columns:
+        raise GoldboardError(
+            f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})"
+        )
+    sub_df = pd.DataFrame({"item_id": work["item_id"], "v": _texts(df[col]).to_numpy()})
+    n_distinct = sub_df.groupby("item_id")["v"].nunique()
+    if (n_distinct > 1).any():
+        bad = n_distinct[n_distinct > 1].index[0]
+        vals = sorted(set(sub_df.loc[sub_df["item_id"] == bad, "v"]))
+        raise GoldboardError(
+            f"{prefix}{what} {col!r}: item {bad} has several values ({', '.join(map(repr, vals[:3]))}); it must be one per item"
+        )
+    first = sub_df.drop_duplicates("item_id").set_index("item_id")["v"]
+    vals = first.reindex(items).fillna("").to_numpy(dtype=object)
+    return np.where(vals == "", "(missing)", vals)
 
-    grp = per_item(by, groups, "--by")
-    clu = per_item(cluster_col, clusters, "--cluster-col")
+
+def _clusters(
+    df: pd.DataFrame, work: pd.DataFrame, items: list[str], opts: AgreementOptions, warnings: list[str]
+) -> np.ndarray | None:
+    """The resampling cluster of each item; an item without one is a cluster of its own."""
+    clu = _per_item(df, work, items, opts.cluster_col, opts.clusters, "--cluster-col", opts.source)
     if clu is not None and (clu == "(missing)").any():
         n_miss = int((clu == "(missing)").sum())
         warnings.append(
-            f"{n_miss} item(s) have no cluster ({cluster_col or 'cluster'} empty): each is resampled "
+            f"{n_miss} item(s) have no cluster ({opts.cluster_col or 'cluster'} empty): each is resampled "
             f"as a cluster of its own"
         )
         clu = np.where(clu == "(missing)", np.array([f"\x00item:{it}" for it in items], dtype=object), clu)
+    return clu
 
+
+def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[PreparedRatings, ScaleConfig]:
+    """Validate ``ratings`` against ``opts`` and code them: items x raters category codes
+    (``-1`` missing), strata and clusters per item, and the scale (:class:`ScaleConfig`).
+
+    Each step raises a one-line :class:`~goldboard.errors.GoldboardError` naming the row,
+    cell or option at fault, in the order the steps run; warnings keep that order too."""
+    field, source = opts.field, opts.source
+    value_col = _value_column(ratings, source)
+    f, sub = _resolve_field(field, opts.schema)
+    df = _field_rows(ratings, field, sub, source)
+    warnings: list[str] = []
+    cats = _given_categories(opts.categories, f, sub, field)
+    norm = _normalizer(f, sub, cats, field)
+    multi = f is not None and sub is not None
+    labels = _canonical_labels(df, value_col, norm, multi, f is None and cats is None, field, source, warnings)
+    scale = _scale(f, multi, cats, labels, opts, warnings)
+    if opts.dichotomize is not None:
+        labels, scale = _dichotomized(labels, scale, f, cats, norm, opts.dichotomize)
+    if len(scale.categories) < 2:
+        only = scale.categories[0] if scale.categories else "(none)"
+        raise GoldboardError(
+            f"field {field}: only one category ({only}); give the full scale with --categories or --schema"
+        )
+    work = _id_table(df, labels, source)
+    rated = _one_rating_each(work, df, field, source, warnings)
+    order = _rater_order(work, rated, opts, warnings)
+    codes, items = _code_matrix(work, rated, order, scale.categories, field, warnings)
+    grp = _per_item(df, work, items, opts.by, opts.groups, "--by", source)
+    clu = _clusters(df, work, items, opts, warnings)
     single = int(((codes >= 0).sum(axis=1) == 1).sum())
     if single:
         warnings.append(
@@ -436,13 +545,4 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
             f"(Fleiss' kappa and AC1 still count them in the category prevalence, as Gwet 2014 does)"
         )
     prepared = PreparedRatings(codes=codes, items=items, raters=order, groups=grp, clusters=clu, warnings=warnings)
-    config = ScaleConfig(
-        field=field,
-        categories=category_list,
-        data_level=data_level,
-        alpha_levels=alpha_levels,
-        ordered=ordered,
-        scores=scores,
-        source=source,
-    )
-    return prepared, config
+    return prepared, scale

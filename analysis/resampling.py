@@ -53,7 +53,7 @@ def bootstrap_cell_counts(
     return out
 
 
-def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float | None, float | None]:
+def percentile_interval(samples: np.ndarray, confidence_level: float = 0.95) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of a 1-D sample of statistics (NaNs ignored).
 
     Uses ``np.nanpercentile`` with linear interpolation (numpy's default), the
@@ -63,20 +63,20 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float
     samples = samples[~np.isnan(samples)]
     if samples.size == 0:
         return None, None
-    alpha = (1.0 - level) / 2.0
+    alpha = (1.0 - confidence_level) / 2.0
     lo, hi = np.percentile(samples, [100 * alpha, 100 * (1 - alpha)])
     return float(lo), float(hi)
 
 
 def bootstrap_sums(
     units: np.ndarray,
-    n_boot: int,
+    n_resamples: int,
     rng: np.random.Generator,
     multiplicity: np.ndarray | None = None,
     progress: bool = False,
     max_cells: int = 20_000_000,
 ) -> np.ndarray:
-    """Column sums of ``units`` over ``n_boot`` bootstrap resamples of its rows.
+    """Column sums of ``units`` over ``n_resamples`` bootstrap resamples of its rows.
 
     ``units`` is (resampling units) x (features): one row per item, or per
     cluster of items, holding that unit's additive contribution to every
@@ -85,7 +85,7 @@ def bootstrap_sums(
     with replacement and tallying them is a multinomial draw over the distinct
     rows with probabilities ``multiplicity / m`` -- the same distribution as a
     resampled index matrix fed to ``bincount`` -- so all resamples cost one
-    ``(B x P) @ (P x d)`` product.  Returns ``(n_boot, d)``.
+    ``(B x P) @ (P x d)`` product.  Returns ``(n_resamples, d)``.
     """
     units = np.asarray(units, dtype=float)
     if multiplicity is None:
@@ -93,18 +93,18 @@ def bootstrap_sums(
     multiplicity = np.asarray(multiplicity, dtype=float)
     m = int(round(multiplicity.sum()))
     P, d = units.shape
-    out = np.empty((n_boot, d))
-    if n_boot == 0 or d == 0:
+    out = np.empty((n_resamples, d))
+    if n_resamples == 0 or d == 0:
         return out
     p = multiplicity / multiplicity.sum()
-    chunk = max(1, min(n_boot, max_cells // max(P, 1)))
-    starts = range(0, n_boot, chunk)
+    chunk = max(1, min(n_resamples, max_cells // max(P, 1)))
+    starts = range(0, n_resamples, chunk)
     if progress and len(starts) > 1:
         from tqdm import tqdm
 
         starts = tqdm(starts, desc="bootstrap", unit="chunk", leave=False)
     for s in starts:
-        e = min(n_boot, s + chunk)
+        e = min(n_resamples, s + chunk)
         out[s:e] = rng.multinomial(m, p, size=e - s).astype(float) @ units
     return out
 

@@ -36,7 +36,7 @@ def intra_rater_agreement(
     rounds: Sequence[int],
     *,
     raters: Sequence[str] | None = None,
-    bootstrap: int = 0,
+    n_resamples: int = 0,
     seed: int = 1,
 ) -> dict[str, Any]:
     """Intra-rater agreement per rater between ``rounds[0]`` and ``rounds[1]``.
@@ -73,7 +73,7 @@ def intra_rater_agreement(
             field,
             schema,
             raters=[f"{rater} (round {a})", f"{rater} (round {b})"],
-            bootstrap=bootstrap,
+            n_resamples=n_resamples,
             seed=seed,
         )
         keep = []

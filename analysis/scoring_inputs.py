@@ -342,13 +342,8 @@ def _gold_from_release(df: pd.DataFrame, schema: Schema, source: str, release: s
     )
 
 
-def _gold_from_reference(
-    df: pd.DataFrame, schema: Schema, source: str, field: str | None, gold_col: str | None, id_col: str | None
-) -> GoldTable:
-    if field:
-        label_field(schema, field)  # raises a one-line error for an unknown or free-text field
-    lines = lines_of(df)
-    idc = pick_column(df, id_col, ID_CANDIDATES, source, "id")
+def _reference_ids(df: pd.DataFrame, idc: str, lines: np.ndarray, source: str) -> list[str]:
+    """The id of every reference row; an empty or repeated id is an error naming its line."""
     ids = [text(v) for v in df[idc]]
     for v, line in zip(ids, lines):
         if not v:
@@ -357,8 +352,13 @@ def _gold_from_reference(
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
         raise GoldboardError(f"{source}:{lines[i]}: {idc}: duplicate id {ids[i]!r}")
-    # which columns hold which schema field
-    colmap: dict[str, str] = {}  # column -> field
+    return ids
+
+
+def _schema_columns(df: pd.DataFrame, schema: Schema, idc: str) -> dict[str, str]:
+    """Columns named like a rated schema field, or like a per-option flag (``option_1_high_risk``
+    (RadSaFE, 1-based) or ``option_A_high_risk``): column -> field."""
+    colmap: dict[str, str] = {}
     opts = option_fields(schema)
     option_letters = list(schema.display.options)
     for c in df.columns:
@@ -368,11 +368,20 @@ def _gold_from_reference(
             colmap[c] = c
             continue
         m = _OPTION_COL_RE.match(str(c))
-        if m and opts:  # option_1_high_risk (RadSaFE, 1-based) or option_A_high_risk
+        if m and opts:
             o, base = m.group(1), m.group(2)
             letter = option_letters[int(o) - 1] if o.isdigit() and 1 <= int(o) <= len(option_letters) else o.upper()
             if base in opts and letter in opts[base]:
                 colmap[c] = opts[base][letter].name
+    return colmap
+
+
+def _gold_columns(
+    df: pd.DataFrame, schema: Schema, idc: str, field: str | None, gold_col: str | None, source: str
+) -> dict[str, str]:
+    """Which column holds which schema field (column -> field): schema-named columns, and the
+    label column (``gold_col``, else the first of :data:`GOLD_COL_CANDIDATES`) for ``field``."""
+    colmap = _schema_columns(df, schema, idc)
     target = field
     if gold_col:
         if gold_col not in df.columns:
@@ -394,8 +403,16 @@ def _gold_from_reference(
         raise GoldboardError(
             f"{source}:1: no gold label column: give --gold-col (columns: {', '.join(map(str, cols))})"
         )
-    if field and field not in colmap.values() and field not in opts:
+    if field and field not in colmap.values() and field not in option_fields(schema):
         raise GoldboardError(f"{source}:1: {field}: no gold column for this field (give --gold-col)")
+    return colmap
+
+
+def _reference_rows(
+    df: pd.DataFrame, schema: Schema, colmap: dict[str, str], ids: list[str], lines: np.ndarray, source: str
+) -> tuple[list[dict], dict[str, int], list[dict]]:
+    """(gold rows in the release shape, excluded count per field, the excluded rows): blank cells
+    of a field are unresolved gold (per-option flags are just absent)."""
     rows, excluded, unresolved = [], {}, []
     recs = df.to_dict("records")
     for c, fname in colmap.items():
@@ -423,15 +440,34 @@ def _gold_from_reference(
                     "_line": lines[i],
                 }
             )
-    table = pd.DataFrame(rows, columns=["item_id", "case_id", "model", "field", "gold_value", "method", "_line"])
+    return rows, excluded, unresolved
+
+
+def _reference_items(df: pd.DataFrame, schema: Schema, ids: list[str], lines: np.ndarray, source: str) -> pd.DataFrame:
+    """One row per item with ``should_abstain`` and (per-option schemas) the ``answer`` key when given."""
     items = pd.DataFrame({"item_id": ids, "case_id": ids, "model": ""}).set_index("item_id", drop=False)
     sa = pick_column(df, None, SHOULD_ABSTAIN_CANDIDATES, source, "should_abstain", required=False)
     items["should_abstain"] = [parse_bool(v, source, ln, sa) for v, ln in zip(df[sa], lines)] if sa else None
-    kc = pick_column(df, None, KEY_COL_CANDIDATES, source, "answer", required=False) if opts else None
+    kc = pick_column(df, None, KEY_COL_CANDIDATES, source, "answer", required=False) if option_fields(schema) else None
     items["answer"] = [parse_option(v, schema, source, ln, kc) or None for v, ln in zip(df[kc], lines)] if kc else None
+    return items
+
+
+def _gold_from_reference(
+    df: pd.DataFrame, schema: Schema, source: str, field: str | None, gold_col: str | None, id_col: str | None
+) -> GoldTable:
+    """A :class:`GoldTable` from a plain reference table (one row per item)."""
+    if field:
+        label_field(schema, field)  # raises a one-line error for an unknown or free-text field
+    lines = lines_of(df)
+    idc = pick_column(df, id_col, ID_CANDIDATES, source, "id")
+    ids = _reference_ids(df, idc, lines, source)
+    colmap = _gold_columns(df, schema, idc, field, gold_col, source)
+    rows, excluded, unresolved = _reference_rows(df, schema, colmap, ids, lines, source)
+    table = pd.DataFrame(rows, columns=["item_id", "case_id", "model", "field", "gold_value", "method", "_line"])
     return GoldTable(
         table=table,
-        items=items,
+        items=_reference_items(df, schema, ids, lines, source),
         schema=schema,
         source=source,
         kind="reference",
@@ -513,6 +549,128 @@ def _map_ids(
     return out, skipped
 
 
+@dataclass(frozen=True)
+class _PredictionColumns:
+    """The columns a predictions table is read from (None: not present)."""
+
+    id: str
+    value: str
+    model: str | None
+    condition: str | None
+    abstain: str | None  # labels only
+    confidence: str | None  # options only
+    key: str | None  # options only: a correct-option column
+
+
+def _prediction_columns(
+    df: pd.DataFrame,
+    gold: GoldTable,
+    kind: str,
+    source: str,
+    id_col: str | None,
+    model_col: str | None,
+    condition_col: str | None,
+    value_col: str | None,
+    abstain_col: str | None,
+    confidence_col: str | None,
+) -> _PredictionColumns:
+    """Pick each column: the one given, else the first candidate present (required ones must exist)."""
+    idc = pick_column(df, id_col, ID_CANDIDATES, source, "id")
+    if id_col is None and idc != "item_id" and "output_id" in df.columns:
+        # case x model-output units: the output id *is* the gold item id (goldboard.cases.units)
+        gold_items = set(gold.table["item_id"]) | set(gold.unresolved["item_id"])
+        if gold_items and set(text(v) for v in df["output_id"]) <= gold_items:
+            idc = "output_id"
+    labels = kind == "labels"
+    cands = LABEL_COL_CANDIDATES if labels else OPTION_COL_CANDIDATES
+    vcol = pick_column(df, value_col, cands, source, "predicted label" if labels else "chosen option")
+    mcol = pick_column(df, model_col, MODEL_COL_CANDIDATES, source, "model", required=False)
+    ccol = pick_column(df, condition_col, CONDITION_COL_CANDIDATES, source, "condition", required=False)
+    acol = pick_column(df, abstain_col, ABSTAIN_COL_CANDIDATES, source, "abstain", required=False) if labels else None
+    options = kind == "options"
+    fcol = (
+        pick_column(df, confidence_col, CONFIDENCE_COL_CANDIDATES, source, "confidence", required=False)
+        if options
+        else None
+    )
+    kcol = pick_column(df, None, PRED_KEY_COL_CANDIDATES, source, "answer", required=False) if options else None
+    if kcol == vcol:
+        kcol = None
+    return _PredictionColumns(idc, vcol, mcol, ccol, acol, fcol, kcol)
+
+
+def _model_names(df: pd.DataFrame, mcol: str | None, default_model: str, lines: np.ndarray, source: str) -> list[str]:
+    """The model of every row (``default_model`` without a model column); an empty name is an error."""
+    if not mcol:
+        return [default_model] * len(df)
+    models = [text(v) for v in df[mcol]]
+    for m, line in zip(models, lines):
+        if not m:
+            raise GoldboardError(f"{source}:{line}: {mcol}: empty model name")
+    return models
+
+
+def _label_values(raw_vals: list, lines: np.ndarray, value_field: Field, source: str, vcol: str) -> list[str]:
+    """Predicted labels in canonical spelling ('' for no answer); a label outside the field is an error."""
+    values = []
+    cache: dict[Any, str] = {}
+    for v, line in zip(raw_vals, lines):
+        if is_blank(v):
+            values.append("")
+            continue
+        key = v if not isinstance(v, (list, dict)) else repr(v)
+        if key not in cache:
+            try:
+                cache[key] = value_field.normalize(v)
+            except ValueNotInSchema as exc:
+                # "none", "n/a", ... mean no answer -- unless the field has such a value
+                if isinstance(v, str) and v.strip().casefold() in UNANSWERED_TOKENS - {"abstain"}:
+                    cache[key] = ""
+                elif (num := _whole_number(v)) is not None and num in value_field.categories:
+                    cache[key] = num  # "4.0" from a CSV written by pandas
+                else:
+                    raise GoldboardError(f"{source}:{line}: {vcol}: {exc}") from None
+        values.append(cache[key])
+    return values
+
+
+def _confidences(df: pd.DataFrame, fcol: str | None, lines: np.ndarray, source: str) -> tuple[np.ndarray, bool]:
+    """(confidence per row in 0-1, NaN when blank; whether 0-100 % values were rescaled)."""
+    conf = np.full(len(df), np.nan)
+    if not fcol:
+        return conf, False
+    for i, (v, line) in enumerate(zip(df[fcol], lines)):
+        if is_blank(v):
+            continue
+        try:
+            x = float(str(v).strip().rstrip("%")) if not isinstance(v, (int, float)) else float(v)
+        except ValueError:
+            raise GoldboardError(f"{source}:{line}: {fcol}: {v!r} is not a number") from None
+        if not np.isfinite(x) or x < 0 or x > 100:
+            raise GoldboardError(f"{source}:{line}: {fcol}: {v!r} is outside 0-1 (or 0-100 %)")
+        conf[i] = x
+    if np.nanmax(conf, initial=0) > 1:
+        return conf / 100.0, True
+    return conf, False
+
+
+def _check_unique(table: pd.DataFrame, cols: _PredictionColumns, source: str) -> None:
+    """One prediction per (model, condition, item): the first repeat is an error naming both lines."""
+    dup = table.duplicated(["model", "condition", "item_id"], keep=False)
+    if not dup.any():
+        return
+    d = table[dup]
+    first = d.iloc[0]
+    again = d[
+        (d["model"] == first["model"]) & (d["condition"] == first["condition"]) & (d["item_id"] == first["item_id"])
+    ].iloc[1]
+    cond = f", condition {first['condition']!r}" if cols.condition else ""
+    raise GoldboardError(
+        f"{source}:{again['_line']}: {cols.id}: duplicate prediction for {first['item_id']!r} "
+        f"(model {first['model']!r}{cond}; first at line {first['_line']})"
+    )
+
+
 def prepare_predictions(
     df: pd.DataFrame,
     gold: GoldTable,
@@ -538,80 +696,21 @@ def prepare_predictions(
     if df is None or len(df) == 0:
         raise GoldboardError(f"{source}: file is empty")
     lines = lines_of(df)
-    idc = pick_column(df, id_col, ID_CANDIDATES, source, "id")
-    if id_col is None and idc != "item_id" and "output_id" in df.columns:
-        # case x model-output units: the output id *is* the gold item id (goldboard.cases.units)
-        gold_items = set(gold.table["item_id"]) | set(gold.unresolved["item_id"])
-        if gold_items and set(text(v) for v in df["output_id"]) <= gold_items:
-            idc = "output_id"
-    cands = LABEL_COL_CANDIDATES if kind == "labels" else OPTION_COL_CANDIDATES
-    vcol = pick_column(df, value_col, cands, source, "predicted label" if kind == "labels" else "chosen option")
-    mcol = pick_column(df, model_col, MODEL_COL_CANDIDATES, source, "model", required=False)
-    ccol = pick_column(df, condition_col, CONDITION_COL_CANDIDATES, source, "condition", required=False)
-    acol = (
-        pick_column(df, abstain_col, ABSTAIN_COL_CANDIDATES, source, "abstain", required=False)
-        if kind == "labels"
-        else None
+    cols = _prediction_columns(
+        df, gold, kind, source, id_col, model_col, condition_col, value_col, abstain_col, confidence_col
     )
-    fcol = (
-        pick_column(df, confidence_col, CONFIDENCE_COL_CANDIDATES, source, "confidence", required=False)
-        if kind == "options"
-        else None
-    )
-    kcol = (
-        pick_column(df, None, PRED_KEY_COL_CANDIDATES, source, "answer", required=False) if kind == "options" else None
-    )
-    if kcol == vcol:
-        kcol = None
-    raw_ids = [text(v) for v in df[idc]]
-    items, skipped = _map_ids(raw_ids, lines, idc, gold, fields, source)
-    models = [text(v) for v in df[mcol]] if mcol else [default_model] * len(df)
-    if mcol:
-        for m, line in zip(models, lines):
-            if not m:
-                raise GoldboardError(f"{source}:{line}: {mcol}: empty model name")
-    conds = [text(v) for v in df[ccol]] if ccol else [""] * len(df)
-    raw_vals = df[vcol].tolist()
+    items, skipped = _map_ids([text(v) for v in df[cols.id]], lines, cols.id, gold, fields, source)
+    models = _model_names(df, cols.model, default_model, lines, source)
+    conds = [text(v) for v in df[cols.condition]] if cols.condition else [""] * len(df)
+    raw_vals = df[cols.value].tolist()
     if kind == "labels":
         assert value_field is not None
-        values = []
-        cache: dict[Any, str] = {}
-        for v, line in zip(raw_vals, lines):
-            if is_blank(v):
-                values.append("")
-                continue
-            key = v if not isinstance(v, (list, dict)) else repr(v)
-            if key not in cache:
-                try:
-                    cache[key] = value_field.normalize(v)
-                except ValueNotInSchema as exc:
-                    # "none", "n/a", ... mean no answer -- unless the field has such a value
-                    if isinstance(v, str) and v.strip().casefold() in UNANSWERED_TOKENS - {"abstain"}:
-                        cache[key] = ""
-                    elif (num := _whole_number(v)) is not None and num in value_field.categories:
-                        cache[key] = num  # "4.0" from a CSV written by pandas
-                    else:
-                        raise GoldboardError(f"{source}:{line}: {vcol}: {exc}") from None
-            values.append(cache[key])
+        values = _label_values(raw_vals, lines, value_field, source, cols.value)
     else:
-        values = [parse_option(v, gold.schema, source, line, vcol) for v, line in zip(raw_vals, lines)]
+        values = [parse_option(v, gold.schema, source, line, cols.value) for v, line in zip(raw_vals, lines)]
+    acol, kcol = cols.abstain, cols.key
     abstain = [parse_bool(v, source, line, acol) for v, line in zip(df[acol], lines)] if acol else [None] * len(df)
-    conf = np.full(len(df), np.nan)
-    rescaled = False
-    if fcol:
-        for i, (v, line) in enumerate(zip(df[fcol], lines)):
-            if is_blank(v):
-                continue
-            try:
-                x = float(str(v).strip().rstrip("%")) if not isinstance(v, (int, float)) else float(v)
-            except ValueError:
-                raise GoldboardError(f"{source}:{line}: {fcol}: {v!r} is not a number") from None
-            if not np.isfinite(x) or x < 0 or x > 100:
-                raise GoldboardError(f"{source}:{line}: {fcol}: {v!r} is outside 0-1 (or 0-100 %)")
-            conf[i] = x
-        if np.nanmax(conf, initial=0) > 1:
-            conf = conf / 100.0
-            rescaled = True
+    conf, rescaled = _confidences(df, cols.confidence, lines, source)
     keys = (
         [parse_option(v, gold.schema, source, line, kcol) or None for v, line in zip(df[kcol], lines)]
         if kcol
@@ -630,26 +729,15 @@ def prepare_predictions(
         }
     )
     table = table[table["item_id"].notna()].reset_index(drop=True)
-    dup = table.duplicated(["model", "condition", "item_id"], keep=False)
-    if dup.any():
-        d = table[dup]
-        first = d.iloc[0]
-        again = d[
-            (d["model"] == first["model"]) & (d["condition"] == first["condition"]) & (d["item_id"] == first["item_id"])
-        ].iloc[1]
-        cond = f", condition {first['condition']!r}" if ccol else ""
-        raise GoldboardError(
-            f"{source}:{again['_line']}: {idc}: duplicate prediction for {first['item_id']!r} "
-            f"(model {first['model']!r}{cond}; first at line {first['_line']})"
-        )
+    _check_unique(table, cols, source)
     return Predictions(
         table=table,
         source=source,
-        id_col=idc,
-        value_col=vcol,
-        has_condition=ccol is not None,
+        id_col=cols.id,
+        value_col=cols.value,
+        has_condition=cols.condition is not None,
         has_abstain=acol is not None,
-        has_confidence=fcol is not None,
+        has_confidence=cols.confidence is not None,
         skipped_unresolved=skipped,
         confidence_rescaled=rescaled,
     )

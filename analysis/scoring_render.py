@@ -72,181 +72,196 @@ def _group_name(g: dict) -> str:
 # --------------------------------------------------------------------------- sections
 
 
-def _sections(result: dict) -> list[tuple[str, list[str], list[list[str]], set[int]]]:
-    """(title, headers, rows, right-aligned columns) for each table of the result."""
-    kind = result["kind"]
-    groups = result["groups"]
-    has_cond = any(g.get("condition") for g in groups)
-    secs = []
-    if kind == "labels":
-        h = (
-            ["model"]
-            + (["condition"] if has_cond else [])
-            + ["n", "accuracy [95% CI]", "macro-F1 [95% CI]", "over-refusal", "collapsed labels", "no answer"]
-        )
-        rows = []
-        for g in groups:
-            rows.append(
-                [g["model"]]
-                + ([g["condition"] or ""] if has_cond else [])
-                + [
-                    str(g["n"]),
-                    fmt_estimate(g["accuracy"]),
-                    fmt_estimate(g["macro_f1"]),
-                    fmt_estimate(g["over_refusal"], counts=True),
-                    ", ".join(g["collapsed_labels"]) or "-",
-                    str(g["n_no_answer"]),
-                ]
-            )
-        off = 1 if has_cond else 0
-        secs.append(("Summary", h, rows, {1 + off, 6 + off}))
-        for g in groups:
-            rows = [
-                [
-                    pl["label"],
-                    str(pl["gold"]),
-                    str(pl["predicted"]),
-                    fmt_estimate(pl["precision"]),
-                    fmt_estimate(pl["retention"], counts=True),
-                    _num(pl["f1"]),
-                    "yes" if pl["collapsed"] else "",
-                ]
-                for pl in g["per_label"]
-            ]
-            secs.append(
-                (
-                    f"{_group_name(g)}: per label",
-                    [
-                        "label",
-                        "gold",
-                        "predicted",
-                        "precision [95% CI]",
-                        "retention = recall [95% CI]",
-                        "F1",
-                        "collapsed",
-                    ],
-                    rows,
-                    {1, 2},
-                )
-            )
-            cm = g["confusion"]
-            cols = cm["columns"] if any(r[-1] for r in cm["matrix"]) else cm["columns"][:-1]
-            rows = [[lab] + [str(x) for x in r[: len(cols)]] for lab, r in zip(cm["rows"], cm["matrix"])]
-            secs.append(
-                (
-                    f"{_group_name(g)}: confusion matrix (rows gold, columns predicted)",
-                    ["gold \\ predicted"] + cols,
-                    rows,
-                    set(range(1, len(cols) + 1)),
-                )
-            )
-            ab = g.get("abstention")
-            if ab:
-                rows = [
-                    [
-                        ab["gold_source"],
-                        str(ab["n"]),
-                        str(ab["tp"]),
-                        str(ab["fp"]),
-                        str(ab["fn"]),
-                        str(ab["tn"]),
-                        fmt_estimate(ab["precision"], counts=True),
-                        fmt_estimate(ab["recall"], counts=True),
-                        _num(ab["f1"]),
-                    ]
-                ]
-                secs.append(
-                    (
-                        f"{_group_name(g)}: abstention",
-                        ["gold from", "n", "TP", "FP", "FN", "TN", "precision [95% CI]", "recall [95% CI]", "F1"],
-                        rows,
-                        {1, 2, 3, 4, 5},
-                    )
-                )
-    elif kind == "outputs":
-        st = result["settings"]
-        crit = st.get("critical_at")
-        h = ["model", "n", "mean severity [95% CI]", f"severity >= {crit} [95% CI]" if crit else "safety-critical"]
-        sev_vals = list(groups[0]["severity_counts"]) if groups and groups[0]["severity_counts"] else []
-        h += [f"sev {v}" for v in sev_vals]
-        rows = [
-            [
-                g["model"],
-                str(g["n"]),
-                fmt_estimate(g["severity_mean"], 2),
-                fmt_estimate(g["safety_critical"], counts=True),
-            ]
-            + [str(g["severity_counts"].get(v, 0)) for v in sev_vals]
-            for g in groups
-        ]
-        if st.get("severity_field"):
-            secs.append(("Severity per model", h, rows, {1} | set(range(4, 4 + len(sev_vals)))))
-        if st.get("gate_field"):
-            gates = list(dict.fromkeys(x["gate"] for g in groups for x in g["gates"] if x["count"]))
-            rows = []
-            for gate in gates:
-                row = [gate]
-                for g in groups:
-                    x = next((y for y in g["gates"] if y["gate"] == gate), None)
-                    row.append(fmt_estimate(x["share"], counts=True) if x else "-")
-                rows.append(row)
-            secs.append(
-                (
-                    f"{st['gate_field']} per model (share of rated outputs [95% CI]; gates never given omitted)",
-                    [st["gate_field"]] + [g["model"] for g in groups],
-                    rows,
-                    set(),
-                )
-            )
-    elif kind == "options":
-        flags = result["settings"].get("flags", [])
-        from goldboard.analysis.scoring import FLAG_METRICS  # lazy: scoring imports scipy
+#: (title, headers, rows, right-aligned column indexes) of one rendered table
+_Section = tuple[str, list[str], list[list[str]], set[int]]
 
-        names = [FLAG_METRICS.get(f, f) for f in flags]
-        has_conf = any(g.get("dangerous_overconfidence") for g in groups)
-        h = (
-            ["model"]
-            + (["condition"] if has_cond else [])
-            + ["n", "unanswered", "accuracy [95% CI]"]
-            + [n.replace("_", " ") + " [95% CI]" for n in names]
-            + (["dangerous overconfidence [95% CI]"] if has_conf else [])
+
+def _label_summary_section(groups: list[dict], has_cond: bool) -> _Section:
+    """Labels: one summary row per (model, condition)."""
+    h = (
+        ["model"]
+        + (["condition"] if has_cond else [])
+        + ["n", "accuracy [95% CI]", "macro-F1 [95% CI]", "over-refusal", "collapsed labels", "no answer"]
+    )
+    rows = []
+    for g in groups:
+        rows.append(
+            [g["model"]]
+            + ([g["condition"] or ""] if has_cond else [])
+            + [
+                str(g["n"]),
+                fmt_estimate(g["accuracy"]),
+                fmt_estimate(g["macro_f1"]),
+                fmt_estimate(g["over_refusal"], counts=True),
+                ", ".join(g["collapsed_labels"]) or "-",
+                str(g["n_no_answer"]),
+            ]
         )
+    off = 1 if has_cond else 0
+    return ("Summary", h, rows, {1 + off, 6 + off})
+
+
+def _per_label_section(g: dict) -> _Section:
+    """Labels: precision, retention (recall), F1 and collapse of each label of one group."""
+    rows = [
+        [
+            pl["label"],
+            str(pl["gold"]),
+            str(pl["predicted"]),
+            fmt_estimate(pl["precision"]),
+            fmt_estimate(pl["retention"], counts=True),
+            _num(pl["f1"]),
+            "yes" if pl["collapsed"] else "",
+        ]
+        for pl in g["per_label"]
+    ]
+    head = ["label", "gold", "predicted", "precision [95% CI]", "retention = recall [95% CI]", "F1", "collapsed"]
+    return (f"{_group_name(g)}: per label", head, rows, {1, 2})
+
+
+def _confusion_section(g: dict) -> _Section:
+    """Labels: one group's confusion matrix (the no-answer column only when used)."""
+    cm = g["confusion"]
+    cols = cm["columns"] if any(r[-1] for r in cm["matrix"]) else cm["columns"][:-1]
+    rows = [[lab] + [str(x) for x in r[: len(cols)]] for lab, r in zip(cm["rows"], cm["matrix"])]
+    return (
+        f"{_group_name(g)}: confusion matrix (rows gold, columns predicted)",
+        ["gold \\ predicted"] + cols,
+        rows,
+        set(range(1, len(cols) + 1)),
+    )
+
+
+def _abstention_section(g: dict, ab: dict) -> _Section:
+    """Labels: one group's abstention counts, precision, recall and F1."""
+    row = [ab["gold_source"]] + [str(ab[x]) for x in ("n", "tp", "fp", "fn", "tn")]
+    row += [fmt_estimate(ab["precision"], counts=True), fmt_estimate(ab["recall"], counts=True), _num(ab["f1"])]
+    return (
+        f"{_group_name(g)}: abstention",
+        ["gold from", "n", "TP", "FP", "FN", "TN", "precision [95% CI]", "recall [95% CI]", "F1"],
+        [row],
+        {1, 2, 3, 4, 5},
+    )
+
+
+def _label_sections(groups: list[dict], has_cond: bool) -> list[_Section]:
+    """Labels: the summary, then per group its per-label table, confusion matrix and abstention."""
+    secs = [_label_summary_section(groups, has_cond)]
+    for g in groups:
+        secs += [_per_label_section(g), _confusion_section(g)]
+        ab = g.get("abstention")
+        if ab:
+            secs.append(_abstention_section(g, ab))
+    return secs
+
+
+def _output_sections(result: dict) -> list[_Section]:
+    """Outputs: severity per model, and the gate shares per model."""
+    groups, st = result["groups"], result["settings"]
+    secs = []
+    crit = st.get("critical_at")
+    h = ["model", "n", "mean severity [95% CI]", f"severity >= {crit} [95% CI]" if crit else "safety-critical"]
+    sev_vals = list(groups[0]["severity_counts"]) if groups and groups[0]["severity_counts"] else []
+    h += [f"sev {v}" for v in sev_vals]
+    rows = [
+        [
+            g["model"],
+            str(g["n"]),
+            fmt_estimate(g["severity_mean"], 2),
+            fmt_estimate(g["safety_critical"], counts=True),
+        ]
+        + [str(g["severity_counts"].get(v, 0)) for v in sev_vals]
+        for g in groups
+    ]
+    if st.get("severity_field"):
+        secs.append(("Severity per model", h, rows, {1} | set(range(4, 4 + len(sev_vals)))))
+    if st.get("gate_field"):
+        gates = list(dict.fromkeys(x["gate"] for g in groups for x in g["gates"] if x["count"]))
         rows = []
-        for g in groups:
-            rows.append(
-                [g["model"]]
-                + ([g["condition"] or ""] if has_cond else [])
-                + [str(g["n"]), str(g["n_unanswered"]), fmt_estimate(g["accuracy"])]
-                + [fmt_estimate(g.get(n)) for n in names]
-                + ([fmt_estimate(g.get("dangerous_overconfidence"))] if has_conf else [])
-            )
-        off = 1 if has_cond else 0
-        secs.append(("Per model and condition", h, rows, {1 + off, 2 + off}))
-    if result.get("comparisons"):
-        rows = []
-        for c in result["comparisons"]:
-            mc = c["mcnemar"]
-            rows.append(
-                [
-                    f"{c['model_a']} vs {c['model_b']}",
-                    c.get("condition") or "",
-                    str(c["n"]),
-                    _num(c["accuracy_a"]),
-                    _num(c["accuracy_b"]),
-                    fmt_estimate(c["difference"]),
-                    f"{c['a_only_correct']}/{c['b_only_correct']}",
-                    mc["method"],
-                    _p(mc["p_value"]),
-                ]
-            )
+        for gate in gates:
+            row = [gate]
+            for g in groups:
+                x = next((y for y in g["gates"] if y["gate"] == gate), None)
+                row.append(fmt_estimate(x["share"], counts=True) if x else "-")
+            rows.append(row)
         secs.append(
             (
-                f"Paired comparisons (outcome: {result['comparisons'][0]['outcome']})",
-                ["models (A vs B)", "condition", "n", "A", "B", "A - B [95% CI]", "only A / only B", "McNemar", "p"],
+                f"{st['gate_field']} per model (share of rated outputs [95% CI]; gates never given omitted)",
+                [st["gate_field"]] + [g["model"] for g in groups],
                 rows,
-                {2, 3, 4},
+                set(),
             )
         )
+    return secs
+
+
+def _option_sections(result: dict, has_cond: bool) -> list[_Section]:
+    """Options: accuracy and the flag rates per model and condition."""
+    groups = result["groups"]
+    flags = result["settings"].get("flags", [])
+    from goldboard.analysis.scoring import FLAG_METRICS  # lazy: scoring imports scipy
+
+    names = [FLAG_METRICS.get(f, f) for f in flags]
+    has_conf = any(g.get("dangerous_overconfidence") for g in groups)
+    h = (
+        ["model"]
+        + (["condition"] if has_cond else [])
+        + ["n", "unanswered", "accuracy [95% CI]"]
+        + [n.replace("_", " ") + " [95% CI]" for n in names]
+        + (["dangerous overconfidence [95% CI]"] if has_conf else [])
+    )
+    rows = []
+    for g in groups:
+        rows.append(
+            [g["model"]]
+            + ([g["condition"] or ""] if has_cond else [])
+            + [str(g["n"]), str(g["n_unanswered"]), fmt_estimate(g["accuracy"])]
+            + [fmt_estimate(g.get(n)) for n in names]
+            + ([fmt_estimate(g.get("dangerous_overconfidence"))] if has_conf else [])
+        )
+    off = 1 if has_cond else 0
+    return [("Per model and condition", h, rows, {1 + off, 2 + off})]
+
+
+def _comparison_section(comparisons: list[dict]) -> _Section:
+    """The paired comparisons (difference with CI, discordant counts, McNemar)."""
+    rows = []
+    for c in comparisons:
+        mc = c["mcnemar"]
+        rows.append(
+            [
+                f"{c['model_a']} vs {c['model_b']}",
+                c.get("condition") or "",
+                str(c["n"]),
+                _num(c["accuracy_a"]),
+                _num(c["accuracy_b"]),
+                fmt_estimate(c["difference"]),
+                f"{c['a_only_correct']}/{c['b_only_correct']}",
+                mc["method"],
+                _p(mc["p_value"]),
+            ]
+        )
+    return (
+        f"Paired comparisons (outcome: {comparisons[0]['outcome']})",
+        ["models (A vs B)", "condition", "n", "A", "B", "A - B [95% CI]", "only A / only B", "McNemar", "p"],
+        rows,
+        {2, 3, 4},
+    )
+
+
+def _sections(result: dict) -> list[_Section]:
+    """(title, headers, rows, right-aligned columns) for each table of the result."""
+    kind = result["kind"]
+    has_cond = any(g.get("condition") for g in result["groups"])
+    secs: list[_Section] = []
+    if kind == "labels":
+        secs = _label_sections(result["groups"], has_cond)
+    elif kind == "outputs":
+        secs = _output_sections(result)
+    elif kind == "options":
+        secs = _option_sections(result, has_cond)
+    if result.get("comparisons"):
+        secs.append(_comparison_section(result["comparisons"]))
     return secs
 
 
@@ -320,6 +335,72 @@ def render_markdown(result: dict, heading_level: int = 3) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def _label_result_rows(g: dict, add: Callable) -> None:
+    """Labels: counts, accuracy, macro-F1, over-refusal, per-label metrics, confusion cells, abstention."""
+    add(g, "n", g["n"])
+    add(g, "n_no_answer", g["n_no_answer"])
+    add(g, "accuracy", g["accuracy"])
+    add(g, "macro_f1", g["macro_f1"])
+    if g["over_refusal"]:
+        add(g, "over_refusal", g["over_refusal"])
+    for pl in g["per_label"]:
+        add(g, "gold_count", pl["gold"], pl["label"])
+        add(g, "predicted_count", pl["predicted"], pl["label"])
+        add(g, "precision", pl["precision"], pl["label"])
+        add(g, "retention", pl["retention"], pl["label"])
+        add(g, "f1", pl["f1"], pl["label"])
+        add(g, "collapsed", int(pl["collapsed"]), pl["label"])
+    cm = g["confusion"]
+    for lab, r in zip(cm["rows"], cm["matrix"]):
+        for col, x in zip(cm["columns"], r):
+            add(g, "confusion", x, f"{lab} -> {col}")
+    ab = g.get("abstention")
+    if ab:
+        add(g, "abstention_precision", ab["precision"])
+        add(g, "abstention_recall", ab["recall"])
+        add(g, "abstention_f1", ab["f1"])
+
+
+def _output_result_rows(g: dict, add: Callable) -> None:
+    """Outputs: n, mean severity, safety-critical share, severity counts, gate shares."""
+    add(g, "n", g["n"])
+    if g["severity_mean"]:
+        add(g, "severity_mean", g["severity_mean"])
+    if g["safety_critical"]:
+        add(g, "safety_critical", g["safety_critical"])
+    for v, x in g["severity_counts"].items():
+        add(g, "severity_count", x, v)
+    for x in g["gates"]:
+        add(g, "gate", x["share"], x["gate"])
+
+
+def _option_result_rows(g: dict, add: Callable, flags: list[str]) -> None:
+    """Options: counts, accuracy, the flag rates and dangerous overconfidence."""
+    for m in ("n", "n_answered", "n_unanswered", "n_missing", "n_invalid"):
+        add(g, m, g[m])
+    from goldboard.analysis.scoring import FLAG_METRICS  # lazy: scoring imports scipy
+
+    for m in ["accuracy"] + [FLAG_METRICS.get(f, f) for f in flags] + ["dangerous_overconfidence"]:
+        if g.get(m):
+            add(g, m, g[m])
+
+
+def _comparison_result_rows(c: dict, add: Callable) -> None:
+    """One paired comparison: the difference and McNemar's p."""
+    pseudo = {"model": f"{c['model_a']} vs {c['model_b']}", "condition": c.get("condition")}
+    add(pseudo, "difference", c["difference"])
+    add(
+        pseudo,
+        "mcnemar_p",
+        {
+            "estimate": c["mcnemar"]["p_value"],
+            "method": c["mcnemar"]["method"],
+            "count": c["mcnemar"]["b"],
+            "n": c["mcnemar"]["discordant"],
+        },
+    )
+
+
 def result_rows(result: dict) -> list[dict]:
     """The result as tidy rows (the CSV content)."""
     kind = result["kind"]
@@ -348,63 +429,13 @@ def result_rows(result: dict) -> list[dict]:
 
     for g in result["groups"]:
         if kind == "labels":
-            add(g, "n", g["n"])
-            add(g, "n_no_answer", g["n_no_answer"])
-            add(g, "accuracy", g["accuracy"])
-            add(g, "macro_f1", g["macro_f1"])
-            if g["over_refusal"]:
-                add(g, "over_refusal", g["over_refusal"])
-            for pl in g["per_label"]:
-                add(g, "gold_count", pl["gold"], pl["label"])
-                add(g, "predicted_count", pl["predicted"], pl["label"])
-                add(g, "precision", pl["precision"], pl["label"])
-                add(g, "retention", pl["retention"], pl["label"])
-                add(g, "f1", pl["f1"], pl["label"])
-                add(g, "collapsed", int(pl["collapsed"]), pl["label"])
-            cm = g["confusion"]
-            for lab, r in zip(cm["rows"], cm["matrix"]):
-                for col, x in zip(cm["columns"], r):
-                    add(g, "confusion", x, f"{lab} -> {col}")
-            ab = g.get("abstention")
-            if ab:
-                add(g, "abstention_precision", ab["precision"])
-                add(g, "abstention_recall", ab["recall"])
-                add(g, "abstention_f1", ab["f1"])
+            _label_result_rows(g, add)
         elif kind == "outputs":
-            add(g, "n", g["n"])
-            if g["severity_mean"]:
-                add(g, "severity_mean", g["severity_mean"])
-            if g["safety_critical"]:
-                add(g, "safety_critical", g["safety_critical"])
-            for v, x in g["severity_counts"].items():
-                add(g, "severity_count", x, v)
-            for x in g["gates"]:
-                add(g, "gate", x["share"], x["gate"])
+            _output_result_rows(g, add)
         else:
-            for m in ("n", "n_answered", "n_unanswered", "n_missing", "n_invalid"):
-                add(g, m, g[m])
-            from goldboard.analysis.scoring import FLAG_METRICS  # lazy: scoring imports scipy
-
-            for m in (
-                ["accuracy"]
-                + [FLAG_METRICS.get(f, f) for f in result["settings"]["flags"]]
-                + ["dangerous_overconfidence"]
-            ):
-                if g.get(m):
-                    add(g, m, g[m])
+            _option_result_rows(g, add, result["settings"]["flags"])
     for c in result.get("comparisons", []):
-        pseudo = {"model": f"{c['model_a']} vs {c['model_b']}", "condition": c.get("condition")}
-        add(pseudo, "difference", c["difference"])
-        add(
-            pseudo,
-            "mcnemar_p",
-            {
-                "estimate": c["mcnemar"]["p_value"],
-                "method": c["mcnemar"]["method"],
-                "count": c["mcnemar"]["b"],
-                "n": c["mcnemar"]["discordant"],
-            },
-        )
+        _comparison_result_rows(c, add)
     return rows
 
 

@@ -51,7 +51,7 @@ MCNEMAR_EXACT_BELOW = 25
 # --------------------------------------------------------------------------- proportions
 
 
-def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | None]:
+def wilson_interval(k: int, n: int, confidence_level: float = 0.95) -> tuple[float | None, float | None]:
     """Wilson score interval for ``k`` successes in ``n`` trials (no continuity correction),
     computed by scipy (``binomtest(k, n).proportion_ci(method="wilson")``).
 
@@ -66,14 +66,14 @@ def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float | None, 
     """
     if n <= 0:
         return None, None
-    ci = _st.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    ci = _st.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence_level, method="wilson")
     # exact endpoints at the boundaries (avoid -1e-17 from rounding)
     return (0.0 if k == 0 else max(0.0, float(ci.low))), (1.0 if k == n else min(1.0, float(ci.high)))
 
 
-def proportion(k: int, n: int, level: float = 0.95) -> dict:
+def proportion(k: int, n: int, confidence_level: float = 0.95) -> dict:
     """A proportion ``k/n`` with its Wilson interval, as a result dict."""
-    lo, hi = wilson_interval(int(k), int(n), level)
+    lo, hi = wilson_interval(int(k), int(n), confidence_level)
     est = EstimateCI((k / n) if n else None, lo, hi, method="wilson")
     return {**est.score_dict(), "count": int(k), "n": int(n)}
 
@@ -153,7 +153,7 @@ def bootstrap_label_metrics(
     k: int,
     n_resamples: int,
     seed: int | np.random.Generator | None,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
     no_answer: bool = True,
 ) -> dict:
     """Accuracy and macro-F1 with percentile bootstrap intervals (resampling items).
@@ -168,8 +168,8 @@ def bootstrap_label_metrics(
     if n_resamples <= 0 or len(true) == 0:
         return {"accuracy": (acc, None, None), "macro_f1": (mf1, None, None)}
     boots = bootstrap_confusions(true, pred, k, n_resamples, rng, no_answer)
-    acc_lo, acc_hi = percentile_interval(accuracy_from_confusion(boots, k), level)
-    f1_lo, f1_hi = percentile_interval(macro_f1_from_confusion(boots, k, mask), level)
+    acc_lo, acc_hi = percentile_interval(accuracy_from_confusion(boots, k), confidence_level)
+    f1_lo, f1_hi = percentile_interval(macro_f1_from_confusion(boots, k, mask), confidence_level)
     return {"accuracy": (acc, acc_lo, acc_hi), "macro_f1": (mf1, f1_lo, f1_hi)}
 
 
@@ -178,7 +178,7 @@ def bootstrap_mean_of_levels(
     scores: Iterable[float],
     n_resamples: int,
     seed: int | np.random.Generator | None,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
 ) -> tuple:
     """Mean of an ordinal score (e.g. severity 1-5) with a percentile bootstrap interval.
 
@@ -194,7 +194,7 @@ def bootstrap_mean_of_levels(
         return est, None, None
     counts = bootstrap_cell_counts(codes, len(scores), n_resamples, rng)
     means = counts @ scores / codes.size
-    lo, hi = percentile_interval(means, level)
+    lo, hi = percentile_interval(means, confidence_level)
     return est, lo, hi
 
 
@@ -267,7 +267,7 @@ def paired_difference(
     correct_b: np.ndarray,
     n_resamples: int,
     seed: int | np.random.Generator | None,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
 ) -> dict:
     """Paired comparison of two models' correctness on the same items.
 
@@ -288,7 +288,7 @@ def paired_difference(
     lo = hi = None
     if n and n_resamples > 0:
         boots = bootstrap_cell_counts(cells, 4, n_resamples, rng)
-        lo, hi = percentile_interval((boots[:, 2] - boots[:, 1]) / n, level)
+        lo, hi = percentile_interval((boots[:, 2] - boots[:, 1]) / n, confidence_level)
     return {
         "n": int(n),
         "both_correct": both,
@@ -311,7 +311,7 @@ def naive_bootstrap_loop(
     labels: list,
     n_resamples: int,
     seed: int | None,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
     progress: Callable | None = None,
 ) -> dict:
     """The naive way (a Python loop over resamples calling sklearn); for benchmarks and
@@ -330,6 +330,6 @@ def naive_bootstrap_loop(
         if progress:
             progress()
     return {
-        "accuracy": percentile_interval(np.array(accs), level),
-        "macro_f1": percentile_interval(np.array(f1s), level),
+        "accuracy": percentile_interval(np.array(accs), confidence_level),
+        "macro_f1": percentile_interval(np.array(f1s), confidence_level),
     }

@@ -10,7 +10,7 @@
   loop); scikit-learn's ``cohen_kappa_score`` with three weightings.
 * index matrix -- the textbook vectorisation: a (B x n) resampled index matrix,
   batched confusion matrices with one ``bincount``, batched kappa.
-* goldboard -- ``agreement(..., bootstrap=2000)`` end to end: every statistic,
+* goldboard -- ``agreement(..., n_resamples=2000)`` end to end: every statistic,
   per-label agreement and the asymptotic ones too, in one call (items with the
   same pair of ratings are pooled and a resample is a multinomial count vector
   over those patterns).
@@ -147,7 +147,7 @@ def main() -> None:
     t_sk_scaled = t_sk * B / sub
     t_ix, v_ix = timed(index_matrix, a, b, B)
     t_gb0, _ = timed(agreement, df, "severity", categories=CATS, levels=["ordinal", "nominal"])
-    t_gb, res = timed(agreement, df, "severity", categories=CATS, levels=["ordinal", "nominal"], bootstrap=B, seed=1)
+    t_gb, res = timed(agreement, df, "severity", categories=CATS, levels=["ordinal", "nominal"], n_resamples=B, seed=1)
     t_boot = max(t_gb - t_gb0, 1e-9)
 
     print("naive loops (timed on a subset, scaled to all resamples):")
@@ -160,7 +160,7 @@ def main() -> None:
     print("vectorised:")
     print(f"  index matrix + batched bincount, kappa x3   {B:,} in {t_ix:6.2f} s")
     print(
-        f"  goldboard agreement(bootstrap={B:,})        {t_gb:6.2f} s end to end "
+        f"  goldboard agreement(n_resamples={B:,})        {t_gb:6.2f} s end to end "
         f"({t_gb0:.2f} s without bootstrap, so the {B:,} resamples of every statistic cost {t_boot:.2f} s)"
     )
     kappa = next(r for r in res["statistics"] if r["statistic"] == "cohen_kappa" and r["weights"] == "none")

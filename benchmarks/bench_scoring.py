@@ -89,7 +89,7 @@ def bench_grid(b: int) -> None:
     gold, preds = grid_frames(rng)
     schema = load_schema("mtb")
     t0 = time.perf_counter()
-    r = score_labels(gold, preds, schema=schema, n_bootstrap=b, seed=1, compare=["model_00,model_01"])
+    r = score_labels(gold, preds, schema=schema, n_resamples=b, seed=1, compare=["model_00,model_01"])
     t = time.perf_counter() - t0
     print(
         f"[2] score_labels: {len(preds):,} predictions = {len(r['groups'])} model x condition groups x "

@@ -196,7 +196,7 @@ def agree_cmd(
             by=None if inp.groups is not None else by,
             groups=inp.groups,
             dichotomize=dichotomize,
-            bootstrap=bootstrap,
+            n_resamples=bootstrap,
             seed=seed,
             cluster_col=None if inp.clusters is not None else cluster_col,
             clusters=inp.clusters,
@@ -260,6 +260,6 @@ def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt,
 
 
 #: library parameters under another flag name (see goldboard.cli.flag_for)
-agree_cmd.param_flags = {"levels": "--level", "raters": "--raters"}
+agree_cmd.param_flags = {"levels": "--level", "raters": "--raters", "n_resamples": "--bootstrap"}
 
 commands = [agree_cmd]

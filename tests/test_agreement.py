@@ -732,7 +732,7 @@ def test_bootstrap_se_matches_naive_loop_and_asymptotic_se():
     agree with the Fleiss-Cohen-Everitt SE on the SAS table."""
     table = table_from_counts(DATA / "sas_skin_condition.csv", "derm1", "derm2", SKIN)
     df = long_from_table(table, SKIN, ("derm1", "derm2"))
-    res = agreement(df, "f", categories=SKIN, bootstrap=2000, seed=1)
+    res = agreement(df, "f", categories=SKIN, n_resamples=2000, seed=1)
     k = stat(res, "cohen_kappa")
     assert k["ci_method"] == "bootstrap" and k["value"] == pytest.approx(0.3448753, abs=1e-6)
     x = np.repeat(np.arange(4), table.sum(axis=1).astype(int))
@@ -749,7 +749,7 @@ def test_bootstrap_se_matches_naive_loop_and_asymptotic_se():
 
 
 def test_bootstrap_many_raters_alpha_and_fleiss():
-    res = agreement(long_from_counts(fleiss_counts(), ["d", "p", "s", "n", "o"]), "dx", bootstrap=1000, seed=3)
+    res = agreement(long_from_counts(fleiss_counts(), ["d", "p", "s", "n", "o"]), "dx", n_resamples=1000, seed=3)
     raters = [f"r{j}" for j in range(1, 7)]
     fk = stat(res, "fleiss_kappa", raters=raters)
     alpha = stat(res, "krippendorff_alpha", level="nominal", raters=raters)
@@ -773,8 +773,8 @@ def test_cluster_bootstrap_widens_the_interval_for_correlated_items():
             case.append(f"C{c}")
     df = _two_raters(a, b)
     df["case_id"] = df["item_id"].map(lambda i: case[int(i[1:])])
-    items = stat(agreement(df, "f", bootstrap=1000, seed=2), "cohen_kappa")
-    clusters = stat(agreement(df, "f", bootstrap=1000, seed=2, cluster_col="case_id"), "cohen_kappa")
+    items = stat(agreement(df, "f", n_resamples=1000, seed=2), "cohen_kappa")
+    clusters = stat(agreement(df, "f", n_resamples=1000, seed=2, cluster_col="case_id"), "cohen_kappa")
     assert clusters["se"] > 1.5 * items["se"]
 
 
@@ -825,6 +825,6 @@ def test_unknown_field_lists_the_fields_present():
 def test_items_without_a_cluster_are_their_own_clusters():
     df = _two_raters(["a", "b", "a", "b"] * 10, ["a", "b", "b", "b"] * 10)
     df["case_id"] = df["item_id"].map(lambda i: "" if int(i[1:]) % 2 else f"C{int(i[1:]) // 4}")
-    res = agreement(df, "f", bootstrap=200, seed=1, cluster_col="case_id")
+    res = agreement(df, "f", n_resamples=200, seed=1, cluster_col="case_id")
     assert any("have no cluster" in w for w in res["warnings"])
     assert stat(res, "cohen_kappa")["ci_method"] == "bootstrap"

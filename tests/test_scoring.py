@@ -102,7 +102,7 @@ def test_partially_supported_loss_matches_published_over_refusal_rate(model, ps_
     (0.8333, 1.0, 0.9833 -- "83-100% lost"): goldboard's ``dropped`` (1 - retention).
     goldboard's ``over_refusal`` follows the issue's narrower definition (PS -> U or II)."""
     gold, preds = ps_row_frames(ps_row, model)
-    g = group(score_labels(gold, preds, schema=MTB, n_bootstrap=0), model)
+    g = group(score_labels(gold, preds, schema=MTB, n_resamples=0), model)
     ps = label_row(g, "Partially Supported")
     assert round(ps["dropped"], 4) == dropped
     assert g["over_refusal"]["estimate"] == pytest.approx(over_refusal)
@@ -119,7 +119,7 @@ def test_abstention_reproduces_published_agent_breakdown():
     pred_ab = np.r_[np.ones(176), np.ones(156), np.zeros(4), np.zeros(164)].astype(bool)
     gold["should_abstain"] = gold_ab
     preds["predicted_abstain"] = ["true" if x else "false" for x in pred_ab]
-    ab = group(score_labels(gold, preds, schema=MTB, n_bootstrap=0), "agent")["abstention"]
+    ab = group(score_labels(gold, preds, schema=MTB, n_resamples=0), "agent")["abstention"]
     assert ab["gold_source"] == "should_abstain"
     assert (ab["tp"], ab["fp"], ab["fn"], ab["tn"]) == (176, 156, 4, 164)
     assert round(ab["precision"]["estimate"], 4) == 0.5301
@@ -130,7 +130,7 @@ def test_abstention_reproduces_published_agent_breakdown():
 def test_abstention_from_gold_label_without_should_abstain():
     gold, preds = frames_from_confusion(AGENT_CM)
     preds["predicted_abstain"] = preds["predicted_label"] == "Insufficient Info"
-    ab = group(score_labels(gold, preds, schema=MTB, n_bootstrap=0), "agent")["abstention"]
+    ab = group(score_labels(gold, preds, schema=MTB, n_resamples=0), "agent")["abstention"]
     assert ab["gold_source"] == "label"
     assert (ab["tp"], ab["fp"], ab["fn"]) == (52, 0, 8)
 
@@ -139,14 +139,14 @@ def test_unanswered_and_missing_predictions_stay_in_denominator():
     gold, preds = frames_from_confusion(np.diag([5, 5, 5, 5]))
     preds.loc[0, "predicted_label"] = ""  # empty answer
     preds = preds.drop(index=[1, 2])  # no prediction for two items
-    r = score_labels(gold, preds, schema=MTB, n_bootstrap=0)
+    r = score_labels(gold, preds, schema=MTB, n_resamples=0)
     g = group(r, "agent")
     assert g["n"] == 20 and g["n_no_answer"] == 3
     assert g["accuracy"]["estimate"] == pytest.approx(17 / 20)
     assert g["confusion"]["matrix"][0][-1] == 3
     assert label_row(g, "Supported")["precision"]["estimate"] == 1.0
     assert any("no prediction for 2 of 20" in w for w in r["warnings"])
-    g2 = group(score_labels(gold, preds, schema=MTB, n_bootstrap=0, missing="skip"), "agent")
+    g2 = group(score_labels(gold, preds, schema=MTB, n_resamples=0, missing="skip"), "agent")
     assert g2["n"] == 18 and g2["accuracy"]["estimate"] == pytest.approx(17 / 18)
 
 
@@ -154,7 +154,7 @@ def test_models_and_conditions_grouped_in_file_order():
     gold, p1 = frames_from_confusion(np.diag([3, 3, 3, 3]), model="b-model")
     _, p2 = frames_from_confusion(np.array([[3, 0, 0, 0], [3, 0, 0, 0], [0, 0, 3, 0], [0, 0, 0, 3]]), model="a-model")
     preds = pd.concat([p1.assign(condition="rag"), p2.assign(condition="rag"), p1.assign(condition="closed")])
-    r = score_labels(gold, preds, schema=MTB, n_bootstrap=200, compare=["b-model,a-model"])
+    r = score_labels(gold, preds, schema=MTB, n_resamples=200, compare=["b-model,a-model"])
     assert [(g["model"], g["condition"]) for g in r["groups"]] == [
         ("b-model", "rag"),
         ("a-model", "rag"),
@@ -169,8 +169,8 @@ def test_models_and_conditions_grouped_in_file_order():
 def test_each_group_ci_independent_of_other_groups():
     gold, p1 = frames_from_confusion(AGENT_CM, model="x")
     _, p2 = frames_from_confusion(np.diag([200, 60, 180, 60]), model="y")
-    alone = group(score_labels(gold, p1, schema=MTB, n_bootstrap=300), "x")
-    both = group(score_labels(gold, pd.concat([p2, p1]), schema=MTB, n_bootstrap=300), "x")
+    alone = group(score_labels(gold, p1, schema=MTB, n_resamples=300), "x")
+    both = group(score_labels(gold, pd.concat([p2, p1]), schema=MTB, n_resamples=300), "x")
     assert alone["accuracy"] == both["accuracy"] and alone["macro_f1"] == both["macro_f1"]
 
 
@@ -204,7 +204,7 @@ def test_gold_release_table_unresolved_excluded_and_case_ids_map_to_items():
             "predicted_label": ["Supported", "Supported", "Supported", "Insufficient Information"],
         }
     )
-    r = score_labels(gold, preds, "safety_label", MTB, default_model="auditor", n_bootstrap=0)
+    r = score_labels(gold, preds, "safety_label", MTB, default_model="auditor", n_resamples=0)
     g = group(r, "auditor")
     assert g["n"] == 3 and g["accuracy"]["estimate"] == pytest.approx(2 / 3)
     assert r["gold"]["unresolved_excluded"] == 1 and r["predictions"]["skipped_unresolved"] == 1
@@ -229,7 +229,7 @@ def test_case_id_ambiguous_when_case_has_several_outputs():
     with pytest.raises(GoldboardError, match="case_id 'C1' has 2 gold items"):
         score_labels(gold, preds, schema=MTB)
     preds = pd.DataFrame({"item_id": ["C1::a", "C1::b"], "predicted_label": ["Supported", "Unsupported"]})
-    g = score_labels(gold, preds, schema=MTB, n_bootstrap=0)["groups"][0]
+    g = score_labels(gold, preds, schema=MTB, n_resamples=0)["groups"][0]
     assert g["accuracy"]["estimate"] == 0.5
 
 
@@ -292,7 +292,7 @@ def test_scoring_rules_defaults_and_schema_config():
     preds = pd.DataFrame(
         {"id": [1, 2, 3, 4, 5], "predicted_label": list("abccc"), "predicted_abstain": [0, 0, 1, 1, 0]}
     )
-    g = score_labels(gold, preds, "label", triage, n_bootstrap=0)["groups"][0]
+    g = score_labels(gold, preds, "label", triage, n_resamples=0)["groups"][0]
     assert (g["over_refusal"]["count"], g["over_refusal"]["n"]) == (2, 3)
     assert (g["abstention"]["tp"], g["abstention"]["fp"]) == (1, 1)
     bad = schema_from_dict(
@@ -457,7 +457,7 @@ def test_outputs_mode_on_a_nominal_schema_counts_labels_per_model():
 def test_compare_models_api():
     a = np.array([1, 1, 1, 0, 0, 1, 1, 0], bool)
     b = np.array([1, 0, 0, 0, 1, 1, 0, 0], bool)
-    c = compare_models(a, b, model_a="x", model_b="y", n_bootstrap=500, seed=3)
+    c = compare_models(a, b, model_a="x", model_b="y", n_resamples=500, seed=3)
     assert (c["a_only_correct"], c["b_only_correct"], c["both_correct"], c["both_wrong"]) == (3, 1, 2, 2)
     assert c["difference"]["estimate"] == pytest.approx(2 / 8)
     assert c["difference"]["low"] <= 0.25 <= c["difference"]["high"]
@@ -468,9 +468,9 @@ def test_renderers_all_kinds():
     gold, preds = frames_from_confusion(AGENT_CM)
     preds["model"] = '=HYPERLINK("http://x")|<b>'
     results = [
-        score_labels(gold, preds, schema=MTB, n_bootstrap=50),
-        radsafe_result(n_bootstrap=50),
-        score_medfail(read_table(DATA / "medfail_release" / "gold.csv"), load_schema("medfail"), n_bootstrap=50),
+        score_labels(gold, preds, schema=MTB, n_resamples=50),
+        radsafe_result(n_resamples=50),
+        score_medfail(read_table(DATA / "medfail_release" / "gold.csv"), load_schema("medfail"), n_resamples=50),
     ]
     for r in results:
         data = json.loads(render_json(r))
@@ -512,10 +512,10 @@ def test_label_scoring_of_ordinal_and_gate_fields_keeps_schema_value_none():
     gold = read_table(DATA / "medfail_release" / "gold.csv")
     items = [f"P{i}::gpt" for i in range(1, 6)]
     sev = pd.DataFrame({"item_id": items, "predicted_label": [1.0, "4.0", "4", "2", "n/a"]})
-    g = score_labels(gold, sev, "severity", schema, n_bootstrap=0, missing="skip")["groups"][0]
+    g = score_labels(gold, sev, "severity", schema, n_resamples=0, missing="skip")["groups"][0]
     assert g["accuracy"]["estimate"] == pytest.approx(3 / 5) and g["n_no_answer"] == 1  # gold 1, 4, 5, 2, 3
     gate = pd.DataFrame(
         {"item_id": items, "predicted_label": ["none", "missed_urgent_escalation", "none", "none", "none"]}
     )
-    g = score_labels(gold, gate, "safety_gate", schema, n_bootstrap=0, missing="skip")["groups"][0]
+    g = score_labels(gold, gate, "safety_gate", schema, n_resamples=0, missing="skip")["groups"][0]
     assert g["n_no_answer"] == 0 and g["accuracy"]["estimate"] == pytest.approx(3 / 5)

@@ -70,7 +70,7 @@ def agreement_for_study(
             raters=study.raters,
             by=None if groups else by,
             groups=groups,
-            bootstrap=bootstrap,
+            n_resamples=bootstrap,
             seed=seed,
             source=source,
         )
@@ -124,7 +124,13 @@ def retest_for_study(
     if not len(ratings):
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
     return intra_rater_agreement(
-        ratings, field or schema.primary_field.name, schema, rounds, raters=study.raters, bootstrap=bootstrap, seed=seed
+        ratings,
+        field or schema.primary_field.name,
+        schema,
+        rounds,
+        raters=study.raters,
+        n_resamples=bootstrap,
+        seed=seed,
     )
 
 

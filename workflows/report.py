@@ -57,7 +57,7 @@ def _with_threshold_views(
         for t in study.schema.triggers_for(name):
             if t.kind == "threshold":
                 out[f"{name}>={t.at}"] = agreement(
-                    ratings, name, study.schema, raters=study.raters, dichotomize=t.at, bootstrap=bootstrap, seed=seed
+                    ratings, name, study.schema, raters=study.raters, dichotomize=t.at, n_resamples=bootstrap, seed=seed
                 )
     return out
 

@@ -170,7 +170,7 @@ def run_score(
     if kind in ("labels", "options") and pred_df is None:
         raise GoldboardError(f"{kind} scoring needs a predictions file", param="predictions")
     # the options every scoring kind takes, and those of the two that read predictions
-    common = dict(n_bootstrap=n_bootstrap, seed=seed, level=level, compare=compare, progress=progress)
+    common = dict(n_resamples=n_bootstrap, seed=seed, confidence_level=level, compare=compare, progress=progress)
     predicted = dict(
         id_col=id_col,
         model_col=model_col,
