@@ -145,6 +145,25 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
             f"(or {UNRESOLVED}). Give a reason; it is required when you overrule every rater."
         ),
     )
+    _add_panes(root, schema, show_output, n_raters)
+    _add_decision_choices(root, f)
+    ET.SubElement(root, "Header", value="Reason", size="5")
+    ET.SubElement(
+        root,
+        "TextArea",
+        name=REASON_TAG,
+        toName="flags",
+        rows="3",
+        maxSubmissions="1",
+        editable="true",
+        placeholder="Why this value (required when you overrule every rater)",
+    )
+    ET.indent(root, space="  ")
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _add_panes(root: ET.Element, schema: Schema, show_output: bool, n_raters: int) -> None:
+    """The case (and model output) side by side, the agenda reasons, then one pane per rater."""
     panes = ET.SubElement(root, "View", style="display: flex; gap: 1em; align-items: flex-start")
     case = ET.SubElement(panes, "View", style="flex: 1 1 50%; min-width: 0")
     ET.SubElement(case, "Header", value=ls_text(schema.display.case_title or "Case"), size="4")
@@ -160,6 +179,10 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
         box = ET.SubElement(raters, "View", style="flex: 1 1 0; min-width: 0")
         ET.SubElement(box, "Header", value=f"$rater_{i}_name", size="5")
         ET.SubElement(box, "Text", name=f"rater_{i}", value=f"$rater_{i}")
+
+
+def _add_decision_choices(root: ET.Element, f: Field) -> None:
+    """The final-value question: the field's values (one, or a set), the empty set for a multi field, unresolved."""
     if f.kind == "multi":
         none = empty_set_word(f)
         ET.SubElement(
@@ -212,19 +235,6 @@ def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_
             alias=UNRESOLVED,
             hint="The adjudicators could not decide; the item stays out of gold.",
         )
-    ET.SubElement(root, "Header", value="Reason", size="5")
-    ET.SubElement(
-        root,
-        "TextArea",
-        name=REASON_TAG,
-        toName="flags",
-        rows="3",
-        maxSubmissions="1",
-        editable="true",
-        placeholder="Why this value (required when you overrule every rater)",
-    )
-    ET.indent(root, space="  ")
-    return ET.tostring(root, encoding="unicode") + "\n"
 
 
 def _order(item_id: str, raters: list[str], anonymise: bool) -> list[str]:
@@ -377,20 +387,7 @@ def push_adjudication(
         before = adjudication_config(schema, fname, len(raters))  # what earlier versions made
         pid = projects.get(fname)
         if pid is not None:
-            try:
-                proj = client.project(pid)
-            except ProjectNotFound:
-                raise ProjectNotFound(
-                    f"adjudication project {pid} ({fname}) no longer exists on {client.url}; "
-                    f"remove it from [adjudication.projects] in study.toml to start over "
-                    f"(decisions already pulled stay in {study.decisions_path})",
-                    pid,
-                ) from None
-            if not configs_match(proj["label_config"], xml) and not configs_match(proj["label_config"], before):
-                raise ConfigMismatch(
-                    f"adjudication project {pid} ({fname}) on {client.url}: its label config no "
-                    f"longer matches what goldboard made (edited in Label Studio, or raters added?)"
-                )
+            _check_adjudication_project(study, client, pid, fname, xml, before)
         else:
             title = f"{study.name} · adjudication · {fname}"[:50]
             desc = (
@@ -404,26 +401,7 @@ def push_adjudication(
             res.created_projects.append(fname)
         res.projects[fname] = pid
         want = adjudication_tasks(flags, units, fname, raters, anonymise=anonymise, field=schema.field(fname))
-        present: dict[str, tuple[int, dict]] = {}
-        for tid, data in client.task_data(pid):
-            k = str(data.get("key", "") or "")
-            if k:
-                present.setdefault(k, (tid, data))
-        todo = []
-        for t in want:
-            have = present.get(t["key"])
-            if have is None:
-                todo.append(t)
-            elif any(str(have[1].get(k, "")) != v for k, v in t.items() if k.startswith("rater_")):
-                res.warnings.append(
-                    f"task {have[0]} (item {t['item_id']}): the ratings changed since it was "
-                    f"pushed; Label Studio shows the old values"
-                )
-        res.already[fname] = len(want) - len(todo)
-        made = 0
-        for i in range(0, len(todo), 250):
-            made += client.import_tasks(pid, [{"data": t} for t in todo[i : i + 250]])
-        res.imported[fname] = made
+        _import_adjudication_tasks(client, pid, fname, want, res)
     if projects and not study.adjudication.get("projects"):
         study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
         study.save()
@@ -435,6 +413,48 @@ def push_adjudication(
         study.save()
         res.access = acc
     return res
+
+
+def _check_adjudication_project(study: Any, client: Any, pid: int, fname: str, xml: str, before: str) -> None:
+    """The recorded adjudication project of ``fname`` must still exist with the config goldboard made."""
+    try:
+        proj = client.project(pid)
+    except ProjectNotFound:
+        raise ProjectNotFound(
+            f"adjudication project {pid} ({fname}) no longer exists on {client.url}; "
+            f"remove it from [adjudication.projects] in study.toml to start over "
+            f"(decisions already pulled stay in {study.decisions_path})",
+            pid,
+        ) from None
+    if not configs_match(proj["label_config"], xml) and not configs_match(proj["label_config"], before):
+        raise ConfigMismatch(
+            f"adjudication project {pid} ({fname}) on {client.url}: its label config no "
+            f"longer matches what goldboard made (edited in Label Studio, or raters added?)"
+        )
+
+
+def _import_adjudication_tasks(client: Any, pid: int, fname: str, want: list[dict], res: AdjudicationPush) -> None:
+    """Import the tasks of ``want`` the project lacks (matched by row key), 250 per request; warn on changed ratings."""
+    present: dict[str, tuple[int, dict]] = {}
+    for tid, data in client.task_data(pid):
+        k = str(data.get("key", "") or "")
+        if k:
+            present.setdefault(k, (tid, data))
+    todo = []
+    for t in want:
+        have = present.get(t["key"])
+        if have is None:
+            todo.append(t)
+        elif any(str(have[1].get(k, "")) != v for k, v in t.items() if k.startswith("rater_")):
+            res.warnings.append(
+                f"task {have[0]} (item {t['item_id']}): the ratings changed since it was "
+                f"pushed; Label Studio shows the old values"
+            )
+    res.already[fname] = len(want) - len(todo)
+    made = 0
+    for i in range(0, len(todo), 250):
+        made += client.import_tasks(pid, [{"data": t} for t in todo[i : i + 250]])
+    res.imported[fname] = made
 
 
 # --------------------------------------------------------------------------- pull
@@ -501,21 +521,14 @@ def pull_adjudication(
         for task in client.export(pid):
             tid = task.get("id")
             where = f"project {pid} task {tid}"
-            parsed = parse_key((task.get("data") or {}).get("key"))
             anns = [a for a in task.get("annotations") or [] if isinstance(a, dict)]
             if not anns:
                 continue
+            parsed, problem = _task_item(task, f, fname, where, item_pos, grid)
             if parsed is None:
-                errors.append(f"{where}: task data has no intact goldboard key (not pushed by goldboard?)")
+                errors.append(problem)
                 continue
-            item_id, key_field, case_id = parsed
-            if f is None or key_field != fname:
-                errors.append(f"{where}: task is for field {key_field!r}, project is for {fname!r}")
-                continue
-            if item_id not in item_pos or fname not in grid.codes:
-                what = f"item {item_id!r}" if item_id not in item_pos else f"field {fname!r}"
-                errors.append(f"{where}: unknown {what}: not in this study's ratings")
-                continue
+            item_id, case_id = parsed
             i = item_pos[item_id]
             present = grid.codes[fname][i] >= 0
             rater_values = [v for v, ok in zip(grid.values(fname)[i], present) if ok]
@@ -526,27 +539,9 @@ def pull_adjudication(
                 if a.get("was_cancelled"):
                     skipped += 1
                     continue
-                raw, reason, problem = _annotation_values(a.get("result"), multi=f.kind == "multi")
-                if problem:
-                    errors.append(f"{aw}: {problem}")
-                    continue
-                if f.kind == "multi":
-                    decision, problems = parse_multi_decision(f, "|".join(raw))
-                    if problems:
-                        errors.extend(f"{aw}: {x}" for x in problems)
-                        continue
-                elif str(raw).strip().casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
-                    decision = UNRESOLVED
-                else:
-                    try:
-                        decision = f.normalize(raw)
-                    except Exception:
-                        errors.append(f"{aw}: decision {raw!r} is not a value of {fname}")
-                        continue
-                if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
-                    errors.append(
-                        f"{aw}: reason required: decision {format_decision(f, decision)!r} overrides every rater"
-                    )
+                decision, reason, problems = _annotation_decision(a, f, aw, rater_values)
+                if problems:
+                    errors.extend(problems)
                     continue
                 uid = a.get("completed_by")
                 if isinstance(uid, dict):
@@ -582,6 +577,44 @@ def pull_adjudication(
         study.decisions_path, [p for _, p in found], source="label_studio", now=now, schema=schema, problems=errors
     )
     return AdjudicationPull(record=rec, annotations=n_ann, skipped=skipped)
+
+
+def _task_item(
+    task: dict, f: Field | None, fname: str, where: str, item_pos: dict[str, int], grid: Any
+) -> tuple[tuple[str, str] | None, str]:
+    """``((item_id, case_id), "")`` of an adjudication task of ``fname``'s project, or ``(None, problem)``."""
+    parsed = parse_key((task.get("data") or {}).get("key"))
+    if parsed is None:
+        return None, f"{where}: task data has no intact goldboard key (not pushed by goldboard?)"
+    item_id, key_field, case_id = parsed
+    if f is None or key_field != fname:
+        return None, f"{where}: task is for field {key_field!r}, project is for {fname!r}"
+    if item_id not in item_pos or fname not in grid.codes:
+        what = f"item {item_id!r}" if item_id not in item_pos else f"field {fname!r}"
+        return None, f"{where}: unknown {what}: not in this study's ratings"
+    return (item_id, case_id), ""
+
+
+def _annotation_decision(a: dict, f: Field, aw: str, rater_values: list[str]) -> tuple[Any, str, list[str]]:
+    """``(canonical decision, reason, [])`` of one adjudication annotation, or the problems that refuse it."""
+    fname = f.name
+    raw, reason, problem = _annotation_values(a.get("result"), multi=f.kind == "multi")
+    if problem:
+        return None, "", [f"{aw}: {problem}"]
+    if f.kind == "multi":
+        decision, problems = parse_multi_decision(f, "|".join(raw))
+        if problems:
+            return None, "", [f"{aw}: {x}" for x in problems]
+    elif str(raw).strip().casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
+        decision = UNRESOLVED
+    else:
+        try:
+            decision = f.normalize(raw)
+        except Exception:
+            return None, "", [f"{aw}: decision {raw!r} is not a value of {fname}"]
+    if decision != UNRESOLVED and rater_values and decision not in rater_values and not reason:
+        return None, "", [f"{aw}: reason required: decision {format_decision(f, decision)!r} overrides every rater"]
+    return decision, reason, []
 
 
 __all__ = [

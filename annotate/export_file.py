@@ -72,13 +72,7 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
     task and annotation.  Without a schema, multi-choice answers are joined with ``|``.
     """
     path = Path(path)
-    data = read_json_file(path)
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
-        raise GoldboardError(f"{path}: not a Label Studio JSON export (expected a list of tasks)")
-    if not data:
-        raise GoldboardError(f"{path}: the export has no tasks")
+    data = _export_records(path)
     base = field.partition(":")[0]
     sch_field = None
     if schema is not None:
@@ -101,66 +95,10 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
         data, full = tasks_from_json_min(data, schema), True
     else:
         json_min_where = None
-    rows: list[dict] = []
     if full:
-        for i, task in enumerate(data, start=1):
-            tid = task.get("id", i)
-            tdata = task.get("data") or {}
-            tdata = tdata if isinstance(tdata, dict) else {}
-            item = _ls_item(tdata, tid)
-            anns = task.get("annotations") or []
-            if not isinstance(anns, list):
-                raise GoldboardError(f"{path}: task {tid}: 'annotations' is not a list")
-            for ann in anns:
-                if not isinstance(ann, dict):
-                    raise GoldboardError(f"{path}: task {tid}: an annotation is not an object")
-                where = (json_min_where or {}).get(
-                    (tid, ann.get("id"))
-                ) or f"{path}: task {tid}, annotation {ann.get('id', '?')}"
-                rater = _ls_user(ann.get("completed_by"), where)
-                value = ""
-                if not ann.get("was_cancelled"):
-                    result = ann.get("result") or []
-                    if schema is not None:
-                        values, problems = parse_result(result, schema) if result else ({}, [])
-                        mine = [p for p in problems if p.startswith(f"{base}:")]
-                        if mine:
-                            raise GoldboardError(f"{where}: field {mine[0]}")
-                        value = values.get(base, "")
-                    else:
-                        parts = [
-                            _ls_value(res.get("value"))
-                            for res in result
-                            if isinstance(res, dict) and res.get("from_name") == base
-                        ]
-                        value = MULTI_SEP.join(p for p in parts if p)
-                row = {
-                    "item_id": item,
-                    "rater": rater,
-                    "field": base,
-                    "value": value,
-                    "_where": where,
-                    "task_id": str(tid),
-                    "annotation_id": str(ann.get("id", "")),
-                }
-                for key in ("case_id", "output_id", "model"):
-                    if key in tdata:
-                        row[key] = tdata[key]
-                rows.append(row)
+        rows = _task_rows(data, path, base, schema, json_min_where)
     else:
-        for i, rec in enumerate(data, start=1):
-            where = f"{path}: record {i}"
-            rater = _ls_user(rec.get("annotator"), where)
-            rows.append(
-                {
-                    "item_id": _ls_item(rec, rec.get("id", i)),
-                    "rater": rater,
-                    "field": base,
-                    "value": _ls_value(rec.get(base)),
-                    "_where": where,
-                    **{k: rec[k] for k in ("case_id", "output_id", "model") if k in rec},
-                }
-            )
+        rows = _json_min_rows(data, path, base)
     if not rows:
         raise GoldboardError(f"{path}: the export has no annotations")
     answered = [r for r in rows if r["value"]]
@@ -170,3 +108,90 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
             f"label config's from_name)"
         )
     return pd.DataFrame(rows)
+
+
+def _export_records(path: Path) -> list[dict]:
+    """The export's tasks (full JSON) or rows (JSON_MIN); one object counts as a list of one."""
+    data = read_json_file(path)
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
+        raise GoldboardError(f"{path}: not a Label Studio JSON export (expected a list of tasks)")
+    if not data:
+        raise GoldboardError(f"{path}: the export has no tasks")
+    return data
+
+
+def _task_rows(
+    data: list[dict], path: Path, base: str, schema: Any, json_min_where: dict[tuple, str] | None
+) -> list[dict]:
+    """One ratings row per annotation of a full JSON export (``json_min_where``: rows converted from JSON_MIN)."""
+    rows: list[dict] = []
+    for i, task in enumerate(data, start=1):
+        tid = task.get("id", i)
+        tdata = task.get("data") or {}
+        tdata = tdata if isinstance(tdata, dict) else {}
+        item = _ls_item(tdata, tid)
+        anns = task.get("annotations") or []
+        if not isinstance(anns, list):
+            raise GoldboardError(f"{path}: task {tid}: 'annotations' is not a list")
+        for ann in anns:
+            if not isinstance(ann, dict):
+                raise GoldboardError(f"{path}: task {tid}: an annotation is not an object")
+            where = (json_min_where or {}).get(
+                (tid, ann.get("id"))
+            ) or f"{path}: task {tid}, annotation {ann.get('id', '?')}"
+            rater = _ls_user(ann.get("completed_by"), where)
+            value = _annotation_value(ann, base, schema, where)
+            row = {
+                "item_id": item,
+                "rater": rater,
+                "field": base,
+                "value": value,
+                "_where": where,
+                "task_id": str(tid),
+                "annotation_id": str(ann.get("id", "")),
+            }
+            for key in ("case_id", "output_id", "model"):
+                if key in tdata:
+                    row[key] = tdata[key]
+            rows.append(row)
+    return rows
+
+
+def _annotation_value(ann: dict, base: str, schema: Any, where: str) -> str:
+    """One annotation's value of field ``base`` (read as pull reads it with a schema); ``""`` when skipped."""
+    value = ""
+    if not ann.get("was_cancelled"):
+        result = ann.get("result") or []
+        if schema is not None:
+            values, problems = parse_result(result, schema) if result else ({}, [])
+            mine = [p for p in problems if p.startswith(f"{base}:")]
+            if mine:
+                raise GoldboardError(f"{where}: field {mine[0]}")
+            value = values.get(base, "")
+        else:
+            parts = [
+                _ls_value(res.get("value")) for res in result if isinstance(res, dict) and res.get("from_name") == base
+            ]
+            value = MULTI_SEP.join(p for p in parts if p)
+    return value
+
+
+def _json_min_rows(data: list[dict], path: Path, base: str) -> list[dict]:
+    """One ratings row per JSON_MIN row (read without a schema)."""
+    rows: list[dict] = []
+    for i, rec in enumerate(data, start=1):
+        where = f"{path}: record {i}"
+        rater = _ls_user(rec.get("annotator"), where)
+        rows.append(
+            {
+                "item_id": _ls_item(rec, rec.get("id", i)),
+                "rater": rater,
+                "field": base,
+                "value": _ls_value(rec.get(base)),
+                "_where": where,
+                **{k: rec[k] for k in ("case_id", "output_id", "model") if k in rec},
+            }
+        )
+    return rows

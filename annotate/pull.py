@@ -422,9 +422,41 @@ def collect(
     (item_id, case_id, output_id, model) fills ids a task's data lacks.
     Pure: no I/O.
     """
-    user_raters = dict(user_raters or {})
-    rater_user = {r: uid for uid, r in user_raters.items()}
-    names = {**(known_users or {}), **user_raters}
+    unit_info = _unit_info(units)
+    seen = _attribute(sources, schema, raters, round_number, dict(user_raters or {}), known_users, unit_info)
+    kept = _keep_latest(seen, schema, raters, round_number)
+    ratings = _sorted_ratings(pd.DataFrame(kept.rows, columns=RATINGS_COLUMNS), unit_info, raters, schema)
+    invalid = pd.DataFrame(seen.invalid_rows, columns=INVALID_COLUMNS)
+    summary = _pull_summary(seen, kept, schema, raters, round_number, ratings)
+    return PullResult(ratings=ratings, invalid=invalid, summary=summary)
+
+
+@dataclass
+class _Attributed:
+    """Every annotation of a pull, attributed and validated: the candidates per (item, rater), the held out, counts."""
+
+    candidates: dict[tuple[str, str], list[dict]]  # (item, rater) -> annotations
+    expected: dict[str, set[str]]  # rater -> items in the rater's projects
+    invalid_rows: list[dict] = field(default_factory=list)
+    task_count: int = 0
+    total_ann: int = 0
+    seen_task_items: dict[tuple[Any, str], list[Any]] = field(default_factory=lambda: defaultdict(list))
+    unattributed: int = 0
+    by_project_only: set[str] = field(default_factory=set)
+    held_out_foreign: Counter = field(default_factory=Counter)  # rater -> annotations by others in their project
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """The latest valid annotation per (item, rater) as rating rows, and the per-rater counts."""
+
+    rows: list[dict]
+    stats: dict[str, Counter]
+    rated: dict[str, set[str]]
+
+
+def _unit_info(units: pd.DataFrame | None) -> dict[str, dict]:
+    """``{item_id: {item_id, case_id, output_id, model}}`` from the units, in their order."""
     unit_info: dict[str, dict] = {}
     if units is not None and len(units):
         for rec in (
@@ -433,23 +465,25 @@ def collect(
             .to_dict("records")
         ):
             unit_info[rec["item_id"]] = rec
-    rationale = schema.rationale_field
-    row_fields = [f for f in schema.fields if not (rationale is not None and f.name == rationale.name)]
+    return unit_info
 
-    candidates: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (item, rater) -> annotations
-    invalid_rows: list[dict] = []
-    expected: dict[str, set[str]] = {r: set() for r in raters}
-    task_count = 0
-    total_ann = 0
-    seen_task_items: dict[tuple[Any, str], list[Any]] = defaultdict(list)
-    unattributed = 0
-    by_project_only: set[str] = set()
-    held_out_foreign: Counter = Counter()  # rater -> annotations by other users in the rater's project
-    warnings: list[str] = []
 
+def _attribute(
+    sources: Iterable[Source],
+    schema: Schema,
+    raters: list[str],
+    round_number: int,
+    user_raters: dict[int, str],
+    known_users: dict[int, str] | None,
+    unit_info: dict[str, dict],
+) -> _Attributed:
+    """Step 1 and 2 of the module docstring for every annotation of ``sources``."""
+    rater_user = {r: uid for uid, r in user_raters.items()}
+    names = {**(known_users or {}), **user_raters}
+    seen = _Attributed(candidates=defaultdict(list), expected={r: set() for r in raters})
     for src in sources:
         for task in src.tasks:
-            task_count += 1
+            seen.task_count += 1
             data = task.get("data") or {}
             item = str(data.get("item_id", "") or "")
             info = {
@@ -464,12 +498,12 @@ def collect(
                         info[k] = unit_info[item].get(k, "")
             pid = task.get("project", src.project_id)
             if item:
-                seen_task_items[(pid, item)].append(task.get("id"))
+                seen.seen_task_items[(pid, item)].append(task.get("id"))
                 for r in [src.rater] if src.rater else raters:
-                    if r in expected:
-                        expected[r].add(item)
+                    if r in seen.expected:
+                        seen.expected[r].add(item)
             for ann in task.get("annotations") or []:
-                total_ann += 1
+                seen.total_ann += 1
                 uid = _user_id(ann.get("completed_by"))
                 base = {**info, "task_id": task.get("id"), "project_id": pid, "annotation": ann, "uid": uid}
                 reasons: list[str] = []
@@ -480,14 +514,14 @@ def collect(
                     rater = src.rater
                     own = rater_user.get(rater)
                     if own is None:
-                        by_project_only.add(rater)
+                        seen.by_project_only.add(rater)
                     elif uid != own:
                         foreign = True
                         reasons.append(f"annotated by {who} in {rater}'s project")
                 else:
                     rater = user_raters.get(uid, "") if uid is not None else ""
                     if not rater:
-                        unattributed += 1
+                        seen.unattributed += 1
                         reasons.append(f"annotated by {who}, who is not a study rater")
                 if not item:
                     reasons.append(
@@ -501,17 +535,24 @@ def collect(
                     reasons.extend(problems)
                 base.update(rater=rater, values=values, reasons=reasons)
                 if foreign:  # held out; it is not the rater's, so it never displaces the rater's own rating
-                    held_out_foreign[rater] += 1
-                    invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
+                    seen.held_out_foreign[rater] += 1
+                    seen.invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
                 elif rater and item:
-                    candidates[(item, rater)].append(base)
+                    seen.candidates[(item, rater)].append(base)
                 else:
-                    invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
+                    seen.invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
+    return seen
 
+
+def _keep_latest(seen: _Attributed, schema: Schema, raters: list[str], round_number: int) -> _Kept:
+    """Step 3: the latest annotation per (item, rater) becomes rating rows (when valid); the others are held out."""
+    rationale = schema.rationale_field
+    row_fields = [f for f in schema.fields if not (rationale is not None and f.name == rationale.name)]
+    invalid_rows = seen.invalid_rows
     rows: list[dict] = []
     stats = {r: Counter() for r in raters}
     rated: dict[str, set[str]] = {r: set() for r in raters}
-    for (item, rater), anns in candidates.items():
+    for (item, rater), anns in seen.candidates.items():
         anns.sort(
             key=lambda a: (
                 _ts(a["annotation"].get("updated_at") or a["annotation"].get("created_at")),
@@ -561,8 +602,13 @@ def collect(
                 else:
                     continue  # not answered (optional or hidden)
             rows.append({**common, "field": f.name, "value": v})
+    return _Kept(rows=rows, stats=stats, rated=rated)
 
-    ratings = pd.DataFrame(rows, columns=RATINGS_COLUMNS)
+
+def _sorted_ratings(
+    ratings: pd.DataFrame, unit_info: dict[str, dict], raters: list[str], schema: Schema
+) -> pd.DataFrame:
+    """Rating rows in units order, then rater order, then schema field order."""
     if len(ratings):
         item_order = {it: i for i, it in enumerate(unit_info)} if unit_info else {}
         rater_order = {r: i for i, r in enumerate(raters)}
@@ -575,10 +621,18 @@ def collect(
             .drop(columns=["_i", "_r", "_f"])
             .reset_index(drop=True)
         )
-    invalid = pd.DataFrame(invalid_rows, columns=INVALID_COLUMNS)
-    for r in by_project_only:
+    return ratings
+
+
+def _pull_summary(
+    seen: _Attributed, kept: _Kept, schema: Schema, raters: list[str], round_number: int, ratings: pd.DataFrame
+) -> dict[str, Any]:
+    """``pull.json``: counts, reasons, unannotated items per rater, warnings."""
+    invalid_rows, stats, expected, rated = seen.invalid_rows, kept.stats, seen.expected, kept.rated
+    warnings: list[str] = []
+    for r in seen.by_project_only:
         warnings.append(f"{r}: server user unknown, annotations attributed by project only")
-    dups = {f"{item}": ids for (pid, item), ids in seen_task_items.items() if len(ids) > 1}
+    dups = {f"{item}": ids for (pid, item), ids in seen.seen_task_items.items() if len(ids) > 1}
     if dups:
         warnings.append(f"{len(dups)} items appear in more than one task of a project (e.g. {next(iter(dups))})")
     reasons = Counter()
@@ -595,29 +649,28 @@ def collect(
             "valid": stats.get(r, Counter())["valid"],
             "invalid": stats.get(r, Counter())["invalid"],
             "superseded": stats.get(r, Counter())["superseded"],
-            "by_other_users": held_out_foreign[r],
+            "by_other_users": seen.held_out_foreign[r],
             "items": len(expected.get(r, set())),
             "unannotated": len(miss),
             "unannotated_items": miss,
         }
     n_invalid = sum(1 for row in invalid_rows if row["kind"] == "invalid")
-    summary = {
+    return {
         "round": round_number,
         "schema": f"{schema.name} v{schema.version}",
         "pulled_at": utc_now(),
-        "tasks": task_count,
-        "annotations": total_ann,
+        "tasks": seen.task_count,
+        "annotations": seen.total_ann,
         "valid_annotations": sum(c["valid"] for c in per_rater.values()),
         "invalid_annotations": n_invalid,
         "superseded_annotations": len(invalid_rows) - n_invalid,
-        "unattributed_annotations": unattributed,
+        "unattributed_annotations": seen.unattributed,
         "rating_rows": int(len(ratings)),
         "invalid_reasons": dict(reasons.most_common()),
         "raters": per_rater,
         "duplicate_tasks": dups,
         "warnings": warnings,
     }
-    return PullResult(ratings=ratings, invalid=invalid, summary=summary)
 
 
 def _int_or(x: Any) -> int:
@@ -784,119 +837,17 @@ def pull(
     users -- e-mail, username or user id -- to study raters (``{"ana@x.org": "onc_a"}``).
     """
 
-    server_users: list[dict] | None = None
     schema: Schema = study.schema
     rnd = study.round(round_number)
     raters = list(study.raters)
-    explicit = dict(getattr(study, "extra", {}).get("rater_users", {}) or {})
-    sources: list[Source] = []
-    project_rater = {int(pid): r for r, pid in rnd.projects.items() if r != "*"}
-    user_raters: dict[int, str] = {}
-    others: dict[int, str] = {}
     from_export = list(from_export)
-    warnings: list[str] = []
-    origin: Any
-    access_check: dict | None = None  # the blinding check (server pulls of blinded rounds)
     if from_export:
-        origin = []
-        if client is not None:
-            user_raters, others = rater_user_ids(client, raters, explicit)
-        else:
-            with_creds = _embedded_ids(study, raters)
-            if with_creds:
-                user_raters, others = with_creds
-            elif rnd.mode == "shared" and not all(k.isdigit() for k in (rater_map or {"": ""})):
-                # annotators -> raters needs the server's user list (unless --rater gives user ids)
-                try:
-                    user_raters, others = rater_user_ids(connect(study), raters, explicit)
-                except LabelStudioError as exc:
-                    raise GoldboardError(
-                        f"shared round {rnd.number}: mapping the export's annotators to raters "
-                        f"needs the server's user list, which failed: {exc}"
-                    ) from None
-        seen_tasks: dict[Any, tuple[int, str]] = {}  # Label Studio task id -> the export that holds it
-        for n_spec, spec in enumerate(from_export):
-            rater, path = spec if isinstance(spec, tuple) else (None, spec)
-            if rater is not None and rater not in raters:
-                raise GoldboardError(
-                    f"--from-export {rater}={path}: {rater!r} is not a rater of this study "
-                    f"({', '.join(raters)}){did_you_mean(rater, raters)}"
-                )
-            tasks, fmt = read_export_file(path, schema)
-            label = f"{rater}={path}" if rater else str(path)
-            _check_export_owner(tasks, label, rater, rnd, project_rater, user_raters)
-            for t in tasks:
-                tid = t.get("id")
-                if tid is None:
-                    continue
-                if tid in seen_tasks and seen_tasks[tid][0] != n_spec:
-                    raise GoldboardError(
-                        f"--from-export {label}: holds the same Label Studio tasks as {seen_tasks[tid][1]} "
-                        f"(task {tid}): one export given twice? Give each rater's own project export once"
-                    )
-                seen_tasks[tid] = (n_spec, label)
-            origin.append({"file": str(path), "format": fmt, "rater": rater})
-            if fmt == "JSON_MIN":
-                warnings.append(f"{path}: JSON_MIN export has no skipped annotations and no project id")
-            if rater is None and rnd.mode == "blinded":
-                by_pid: dict[Any, list[dict]] = defaultdict(list)
-                for t in tasks:
-                    by_pid[t.get("project")].append(t)
-                for pid, ts in by_pid.items():
-                    if pid is not None and _int_or(pid) in project_rater:
-                        sources.append(Source(ts, int(pid), project_rater[int(pid)], str(path)))
-                    elif user_raters:
-                        sources.append(Source(ts, pid, None, str(path)))  # attribute by completed_by
-                    else:
-                        raise GoldboardError(
-                            f"{path}: cannot tell whose project this export is from "
-                            f"(no project id of round {rnd.number}); give it as RATER=FILE"
-                        )
-            else:
-                pid = rnd.projects.get(rater) if rater else rnd.projects.get("*")
-                sources.append(Source(tasks, pid, rater, str(path)))
+        read = _read_exports(study, rnd, from_export, client, rater_map)
     else:
-        if not rnd.projects:
-            raise GoldboardError(f"{study.path}: round {rnd.number} has no Label Studio projects (push first)")
-        own_client = client is None
-        client = client or connect(study)
-        origin = client.url
-        user_raters, others = rater_user_ids(client, raters, explicit)
-        items = sorted(rnd.projects.items())
-        xmls: list[str] = []
-        try:
-            case_level = study.round_item_kind(rnd) == "case"
-            xmls.append(to_label_studio_xml(schema, show_output=not case_level))
-            if case_level and not getattr(rnd, "item_kind", ""):  # pushed before rounds recorded their kind
-                xmls.append(to_label_studio_xml(schema))
-        except Exception:  # pragma: no cover - config generation is push's concern
-            pass
-
-        def export(item: tuple[str, int]) -> tuple[Source, str | None]:
-            r, pid = item
-            proj = client.project(pid)
-            warn = None
-            if xmls and not any(configs_match(proj["label_config"], x) for x in xmls):
-                warn = (
-                    f"project {pid} ({r}): label config on the server differs from schema "
-                    f"{schema.name} v{schema.version}; every result is validated against the schema"
-                )
-            # goldboard's own projects: keep only what collect reads (the whole task for --item-key,
-            # whose task data become units)
-            tasks = client.export(pid, each=None if item_key else slim_task)
-            return Source(tasks, pid, None if r == "*" else r, f"project {pid}"), warn
-
-        workers = jobs_for(client, jobs, len(items))
-        for src, warn in _exports(export, items, workers, progress):
-            sources.append(src)
-            if warn:
-                warnings.append(warn)
-        if rnd.mode == "blinded" and write:
-            access_check = _check_access_at_pull(client, study, rnd, sources)
-        if rater_map:
-            server_users = client.users()
-        if own_client:
-            client.close()
+        read = _read_server(
+            study, rnd, client, write=write, progress=progress, jobs=jobs, item_key=item_key, rater_map=rater_map
+        )
+    sources, user_raters, others, server_users = read.sources, read.user_raters, read.others, read.server_users
     items_data = _map_items(sources, item_key) if item_key else {}
     if rater_map:
         if server_users is None and client is not None:
@@ -905,10 +856,11 @@ def pull(
     units = _unit_ids(study)
     res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
     res.items_data = items_data
-    res.summary["warnings"] = warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
+    res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
     res.summary["mode"] = rnd.mode
-    res.summary["source"] = origin
+    res.summary["source"] = read.origin
     res.summary["projects"] = dict(rnd.projects)
+    access_check = read.access_check
     if access_check is not None:
         from goldboard.annotate.blinding import describe_access
 
@@ -920,19 +872,183 @@ def pull(
             rnd.access = {**rnd.access, "pull": access_check}
             study.save()
     if write:
-        paths = {
-            "ratings": study.ratings_path(rnd.number),
-            "invalid": study.invalid_path(rnd.number),
-            "summary": study.pull_report_path(rnd.number),
-        }
-        res.ratings = keep_table_ratings(paths["ratings"], res)
-        if from_export and rnd.mode == "blinded":
-            _keep_uncovered_raters(paths, res, _covered_raters(sources, res))
-        write_csv_atomic(res.ratings, paths["ratings"])
-        write_csv_atomic(res.invalid, paths["invalid"])
-        write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
-        res.paths = paths
+        _write_pull(study, rnd, res, sources, from_export=bool(from_export))
     return res
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What a pull read: the sources, who is who on the server, where from, and the reader's warnings."""
+
+    sources: list[Source]
+    user_raters: dict[int, str]
+    others: dict[int, str]
+    origin: Any  # the server URL, or one record per export file
+    warnings: list[str]
+    access_check: dict | None = None  # the blinding check (server pulls of blinded rounds)
+    server_users: list[dict] | None = None
+
+
+def _read_exports(
+    study: Any,
+    rnd: Any,
+    from_export: list[str | Path | tuple[str, str | Path]],
+    client: Any,
+    rater_map: dict[str, str] | None,
+) -> _Read:
+    """The sources of hand-downloaded export files, each checked against the round (owner, tasks given twice)."""
+    schema: Schema = study.schema
+    raters = list(study.raters)
+    project_rater = {int(pid): r for r, pid in rnd.projects.items() if r != "*"}
+    user_raters, others = _export_user_ids(study, rnd, client, rater_map)
+    sources: list[Source] = []
+    origin: list[dict] = []
+    warnings: list[str] = []
+    seen_tasks: dict[Any, tuple[int, str]] = {}  # Label Studio task id -> the export that holds it
+    for n_spec, spec in enumerate(from_export):
+        rater, path = spec if isinstance(spec, tuple) else (None, spec)
+        if rater is not None and rater not in raters:
+            raise GoldboardError(
+                f"--from-export {rater}={path}: {rater!r} is not a rater of this study "
+                f"({', '.join(raters)}){did_you_mean(rater, raters)}"
+            )
+        tasks, fmt = read_export_file(path, schema)
+        label = f"{rater}={path}" if rater else str(path)
+        _check_export_owner(tasks, label, rater, rnd, project_rater, user_raters)
+        for t in tasks:
+            tid = t.get("id")
+            if tid is None:
+                continue
+            if tid in seen_tasks and seen_tasks[tid][0] != n_spec:
+                raise GoldboardError(
+                    f"--from-export {label}: holds the same Label Studio tasks as {seen_tasks[tid][1]} "
+                    f"(task {tid}): one export given twice? Give each rater's own project export once"
+                )
+            seen_tasks[tid] = (n_spec, label)
+        origin.append({"file": str(path), "format": fmt, "rater": rater})
+        if fmt == "JSON_MIN":
+            warnings.append(f"{path}: JSON_MIN export has no skipped annotations and no project id")
+        if rater is None and rnd.mode == "blinded":
+            by_pid: dict[Any, list[dict]] = defaultdict(list)
+            for t in tasks:
+                by_pid[t.get("project")].append(t)
+            for pid, ts in by_pid.items():
+                if pid is not None and _int_or(pid) in project_rater:
+                    sources.append(Source(ts, int(pid), project_rater[int(pid)], str(path)))
+                elif user_raters:
+                    sources.append(Source(ts, pid, None, str(path)))  # attribute by completed_by
+                else:
+                    raise GoldboardError(
+                        f"{path}: cannot tell whose project this export is from "
+                        f"(no project id of round {rnd.number}); give it as RATER=FILE"
+                    )
+        else:
+            pid = rnd.projects.get(rater) if rater else rnd.projects.get("*")
+            sources.append(Source(tasks, pid, rater, str(path)))
+    return _Read(sources, user_raters, others, origin, warnings)
+
+
+def _export_user_ids(
+    study: Any, rnd: Any, client: Any, rater_map: dict[str, str] | None
+) -> tuple[dict[int, str], dict[int, str]]:
+    """``(user id -> rater, other user id -> name)`` for exports: the client, the embedded server's
+    credentials, or (a shared round's annotators) the server's user list; empty when not needed."""
+    raters = list(study.raters)
+    explicit = dict(getattr(study, "extra", {}).get("rater_users", {}) or {})
+    if client is not None:
+        return rater_user_ids(client, raters, explicit)
+    with_creds = _embedded_ids(study, raters)
+    if with_creds:
+        return with_creds
+    if rnd.mode == "shared" and not all(k.isdigit() for k in (rater_map or {"": ""})):
+        # annotators -> raters needs the server's user list (unless --rater gives user ids)
+        try:
+            return rater_user_ids(connect(study), raters, explicit)
+        except LabelStudioError as exc:
+            raise GoldboardError(
+                f"shared round {rnd.number}: mapping the export's annotators to raters "
+                f"needs the server's user list, which failed: {exc}"
+            ) from None
+    return {}, {}
+
+
+def _read_server(
+    study: Any,
+    rnd: Any,
+    client: Any,
+    *,
+    write: bool,
+    progress: bool,
+    jobs: int | None,
+    item_key: str | None,
+    rater_map: dict[str, str] | None,
+) -> _Read:
+    """The round's projects exported from the server (``jobs`` at once), with the blinding check when writing."""
+    schema: Schema = study.schema
+    raters = list(study.raters)
+    explicit = dict(getattr(study, "extra", {}).get("rater_users", {}) or {})
+    warnings: list[str] = []
+    access_check: dict | None = None
+    server_users: list[dict] | None = None
+    if not rnd.projects:
+        raise GoldboardError(f"{study.path}: round {rnd.number} has no Label Studio projects (push first)")
+    own_client = client is None
+    client = client or connect(study)
+    origin = client.url
+    user_raters, others = rater_user_ids(client, raters, explicit)
+    items = sorted(rnd.projects.items())
+    xmls: list[str] = []
+    try:
+        case_level = study.round_item_kind(rnd) == "case"
+        xmls.append(to_label_studio_xml(schema, show_output=not case_level))
+        if case_level and not getattr(rnd, "item_kind", ""):  # pushed before rounds recorded their kind
+            xmls.append(to_label_studio_xml(schema))
+    except Exception:  # pragma: no cover - config generation is push's concern
+        pass
+
+    def export(item: tuple[str, int]) -> tuple[Source, str | None]:
+        r, pid = item
+        proj = client.project(pid)
+        warn = None
+        if xmls and not any(configs_match(proj["label_config"], x) for x in xmls):
+            warn = (
+                f"project {pid} ({r}): label config on the server differs from schema "
+                f"{schema.name} v{schema.version}; every result is validated against the schema"
+            )
+        # goldboard's own projects: keep only what collect reads (the whole task for --item-key,
+        # whose task data become units)
+        tasks = client.export(pid, each=None if item_key else slim_task)
+        return Source(tasks, pid, None if r == "*" else r, f"project {pid}"), warn
+
+    sources: list[Source] = []
+    workers = jobs_for(client, jobs, len(items))
+    for src, warn in _exports(export, items, workers, progress):
+        sources.append(src)
+        if warn:
+            warnings.append(warn)
+    if rnd.mode == "blinded" and write:
+        access_check = _check_access_at_pull(client, study, rnd, sources)
+    if rater_map:
+        server_users = client.users()
+    if own_client:
+        client.close()
+    return _Read(sources, user_raters, others, origin, warnings, access_check, server_users)
+
+
+def _write_pull(study: Any, rnd: Any, res: PullResult, sources: list[Source], *, from_export: bool) -> None:
+    """Write ratings.csv, invalid.csv and pull.json atomically (keeping table ratings and uncovered raters)."""
+    paths = {
+        "ratings": study.ratings_path(rnd.number),
+        "invalid": study.invalid_path(rnd.number),
+        "summary": study.pull_report_path(rnd.number),
+    }
+    res.ratings = keep_table_ratings(paths["ratings"], res)
+    if from_export and rnd.mode == "blinded":
+        _keep_uncovered_raters(paths, res, _covered_raters(sources, res))
+    write_csv_atomic(res.ratings, paths["ratings"])
+    write_csv_atomic(res.invalid, paths["invalid"])
+    write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
+    res.paths = paths
 
 
 def _check_access_at_pull(client: Any, study: Any, rnd: Any, sources: list[Source]) -> dict:

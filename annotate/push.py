@@ -308,6 +308,75 @@ def push(
     adjudication decisions or a gold release (see :func:`check_round_choice`).
     """
 
+    units, kind = _checked_units(study, cases_path, outputs_path, units, batch_size, batch_bytes)
+    if round_number is None:
+        round_number = max((r.number for r in study.rounds), default=1)
+    if round_number < 1:
+        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+    check_round_choice(study, round_number, units["item_id"].astype(str), add_to_adjudicated_round)
+    mode = _round_mode(study, round_number, kind, shared, cases_path, outputs_path)
+    design_asked = overlap is not None or per_item is not None
+    if design_asked and mode == "shared":
+        raise GoldboardError(
+            "--overlap/--per-item need blinded rounds (one project per rater holds only that rater's items); "
+            "Label Studio Community cannot assign tasks within a shared project"
+        )
+    assignment = resolve_assignment(
+        study, units, round_number, overlap=overlap, per_item=per_item, seed=seed, stratify_by=stratify_by
+    )
+    plan = _PushPlan(
+        cases_path=cases_path,
+        outputs_path=outputs_path,
+        units=units,
+        kind=kind,
+        round_number=round_number,
+        mode=mode,
+        assignment=assignment,
+        hide_model=hide_model,
+        calibration=calibration,
+        guideline_version=guideline_version,
+        annotations=annotations,
+        batch_size=batch_size,
+        batch_bytes=batch_bytes,
+        jobs=jobs,
+        progress=progress,
+    )
+    if client is None:
+        with connect(study) as own:
+            return _push_to(study, own, plan)
+    return _push_to(study, client, plan)
+
+
+@dataclass(frozen=True)
+class _PushPlan:
+    """A push checked against the study (units, round, mode, design) and its import options."""
+
+    cases_path: str | Path | None
+    outputs_path: str | Path | None
+    units: pd.DataFrame
+    kind: str
+    round_number: int
+    mode: str
+    assignment: Assignment | None
+    hide_model: bool | None
+    calibration: bool | None
+    guideline_version: str | None
+    annotations: Mapping[tuple[str, str], list[dict]] | None
+    batch_size: int | None
+    batch_bytes: int
+    jobs: int | None
+    progress: bool
+
+
+def _checked_units(
+    study: Any,
+    cases_path: str | Path | None,
+    outputs_path: str | Path | None,
+    units: pd.DataFrame | None,
+    batch_size: int | None,
+    batch_bytes: int,
+) -> tuple[pd.DataFrame, str]:
+    """The units to push (loaded from the files unless given) and their item kind; checks the batch limits."""
     schema = study.schema
     if units is None:
         if cases_path is None:
@@ -324,13 +393,18 @@ def push(
         raise GoldboardError("--batch-size must be at least 1")
     if batch_bytes < 1:
         raise GoldboardError("batch_bytes must be at least 1")
-    kind = item_kind(units)
+    return units, item_kind(units)
 
-    if round_number is None:
-        round_number = max((r.number for r in study.rounds), default=1)
-    if round_number < 1:
-        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
-    check_round_choice(study, round_number, units["item_id"].astype(str), add_to_adjudicated_round)
+
+def _round_mode(
+    study: Any,
+    round_number: int,
+    kind: str,
+    shared: bool | None,
+    cases_path: str | Path | None,
+    outputs_path: str | Path | None,
+) -> str:
+    """``blinded`` or ``shared`` (the existing round's unless ``shared`` says); refuses a change of kind or mode."""
     existing_round = next((r for r in study.rounds if r.number == round_number), None)
     mode = "shared" if shared else "blinded"
     if existing_round is not None:
@@ -349,132 +423,162 @@ def push(
                 f"round {round_number} is {existing_round.mode}; push {mode} tasks to a new round "
                 f"(--round {max(r.number for r in study.rounds) + 1})"
             )
-    design_asked = overlap is not None or per_item is not None
-    if design_asked and mode == "shared":
-        raise GoldboardError(
-            "--overlap/--per-item need blinded rounds (one project per rater holds only that rater's items); "
-            "Label Studio Community cannot assign tasks within a shared project"
-        )
-    assignment = resolve_assignment(
-        study, units, round_number, overlap=overlap, per_item=per_item, seed=seed, stratify_by=stratify_by
-    )
-    if client is None:
-        with connect(study) as own:
-            return push(
-                study,
-                cases_path,
-                outputs_path,
-                round_number=round_number,
-                shared=shared,
-                hide_model=hide_model,
-                client=own,
-                units=units,
-                batch_size=batch_size,
-                progress=progress,
-                annotations=annotations,
-                batch_bytes=batch_bytes,
-                jobs=jobs,
-                calibration=calibration,
-                guideline_version=guideline_version,
-                overlap=overlap,
-                per_item=per_item,
-                seed=seed,
-                stratify_by=stratify_by,
-                add_to_adjudicated_round=add_to_adjudicated_round,
-            )
-    account_warnings = check_rater_accounts(client, study.raters)
-    xml = to_label_studio_xml(schema, show_output=kind == "output")
+    return mode
 
-    rnd = study.get_or_add_round(round_number, mode=mode)
-    if calibration is not None:
-        rnd.calibration = calibration
-    if guideline_version is not None:
-        rnd.guideline_version = guideline_version.strip()
-    # a case-level round pushed before rounds recorded their kind has the model pane in its config
-    legacy_xml = to_label_studio_xml(schema) if (rnd.projects and not rnd.item_kind and kind == "case") else None
-    rnd.item_kind = kind
-    if not rnd.projects:
-        rnd.mode = mode
-        if hide_model is not None:
-            rnd.show_model = not hide_model
-    elif hide_model is not None and hide_model == rnd.show_model:
-        raise GoldboardError(
-            f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
-            f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})"
-        )
+
+def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
+    """On a connected server: projects, what is missing, the units record, the import (steps 1-4), blinding check."""
+    account_warnings = check_rater_accounts(client, study.raters)
+    xml = to_label_studio_xml(study.schema, show_output=plan.kind == "output")
+    rnd, legacy_xml = _update_round(study, plan)
     creds = getattr(getattr(client, "conn", None), "credentials", None)
     routes = bool(getattr(client, "routes_by_org", False))
-    if mode == "shared" and routes:
+    if plan.mode == "shared" and routes:
         raise GoldboardError(
             "push --shared: this embedded server keeps each rater in a Label Studio organization of their own "
             "(server-enforced blinding), so no project can be shared by all raters; push blinded (the default)"
         )
-    keys = [SHARED_KEY] if mode == "shared" else list(study.raters)
-    result = PushResult(round=rnd.number, mode=mode, url=client.url, projects={}, units=0)
+    keys = [SHARED_KEY] if plan.mode == "shared" else list(study.raters)
+    result = PushResult(round=rnd.number, mode=plan.mode, url=client.url, projects={}, units=0)
     result.warnings.extend(account_warnings)
-    load_warnings = [str(w) for w in units.attrs.get("warnings", [])]
-    result.warnings.extend(w for w in load_warnings if "no rater will see it" in w)
-    others = sum(1 for w in load_warnings if "no rater will see it" not in w)
-    if others:
-        result.warnings.append(
-            f"{others} other warning{'s' if others != 1 else ''} about the case files "
-            f"(list them with `goldboard cases validate`)"
-        )
+    result.warnings.extend(_case_file_warnings(plan.units))
 
     # 1. projects: verify the recorded ones, create the missing ones (recorded at once)
     for key in keys:
-        pid = rnd.projects.get(key)
-        who = "the shared project" if key == SHARED_KEY else f"{key}'s project"
-        if pid is not None:
-            try:
-                proj = client.project(pid)
-            except ProjectNotFound:
-                raise ProjectNotFound(
-                    f"round {rnd.number}: {who} (id {pid}) no longer exists on {client.url} (deleted?); its "
-                    f"annotations are gone from the server (ratings already pulled stay in "
-                    f"{study.ratings_path(rnd.number)}); push to a new round with --round "
-                    f"{max(r.number for r in study.rounds) + 1}",
-                    pid,
-                ) from None
-            if not configs_match(proj["label_config"], xml) and not (
-                legacy_xml is not None and configs_match(proj["label_config"], legacy_xml)
-            ):
-                raise ConfigMismatch(
-                    f"round {rnd.number}: {who} (id {pid}) on {client.url}: its label config no longer matches "
-                    f"schema {schema.name} v{schema.version} (edited in Label Studio?); restore it, or push to a "
-                    f"new round with --round {max(r.number for r in study.rounds) + 1}"
-                )
-        else:
-            desc = (
-                f"goldboard study {study.name}, round {rnd.number}, "
-                + ("shared by all raters" if key == SHARED_KEY else f"rater {key} only (blinded)")
-                + f"; schema {schema.name} v{schema.version}."
-            )
-            instr = html.escape(instructions_text(schema)).replace("\n", "<br>")
-            pid = client.create_project(
-                project_title(study.name, key, rnd.number),
-                xml,
-                desc,
-                maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
-                instructions_html=instr,
-                **({"org": key} if routes and key != SHARED_KEY else {}),
-            )
-            rnd.projects[key] = pid
-            study.save()
-            result.created_projects.append(key)
-        result.projects[key] = pid
+        result.projects[key] = _project_for(study, client, rnd, key, xml, legacy_xml, routes, result)
 
     # 2. what is already there (not asked of projects this push created); an item must not have changed
-    tasks = [task_data(row, schema, include_model=rnd.show_model) for row in units.to_dict("records")]
-    by_item = {t["item_id"]: t for t in tasks}
-    data_size = {t["item_id"]: _json_size(t) + len('{"data": }') for t in tasks}  # once, not per project
-    workers = jobs_for(client, jobs, len(keys))
+    tasks = [task_data(row, study.schema, include_model=rnd.show_model) for row in plan.units.to_dict("records")]
+    workers = jobs_for(client, plan.jobs, len(keys))
     failed = threading.Event()  # set on an error or Ctrl-C: the other projects' threads stop after their request
+    missing = _missing_tasks(client, rnd, keys, tasks, plan, workers, failed, result)
+
+    # 3. record the units (and the design) before importing (a crash mid-import leaves a consistent workspace)
+    _record_units(study, rnd, plan, result)
+
+    # 4. import what is missing, a batch per request (projects at once when the server has workers)
+    data_size = {t["item_id"]: _json_size(t) + len('{"data": }') for t in tasks}  # once, not per project
+    _import_missing(client, rnd, keys, missing, data_size, plan, workers, failed, result)
+    result.units = rnd.units
+    if plan.mode == "blinded":
+        from goldboard.annotate.blinding import check_round_access, describe_access
+
+        rnd.access = {**rnd.access, "push": check_round_access(client, study, rnd, when="push")}
+        study.save()
+        result.access = describe_access(rnd.access["push"])
+        if creds is not None and not rnd.access["push"].get("enforced"):
+            result.warnings.append(f"blinding: {result.access}")
+    return result
+
+
+def _update_round(study: Any, plan: _PushPlan) -> tuple[Any, str | None]:
+    """The round (added when new) with this push's settings, and the legacy config an old case-level round may have."""
+    rnd = study.get_or_add_round(plan.round_number, mode=plan.mode)
+    if plan.calibration is not None:
+        rnd.calibration = plan.calibration
+    if plan.guideline_version is not None:
+        rnd.guideline_version = plan.guideline_version.strip()
+    # a case-level round pushed before rounds recorded their kind has the model pane in its config
+    legacy = rnd.projects and not rnd.item_kind and plan.kind == "case"
+    legacy_xml = to_label_studio_xml(study.schema) if legacy else None
+    rnd.item_kind = plan.kind
+    if not rnd.projects:
+        rnd.mode = plan.mode
+        if plan.hide_model is not None:
+            rnd.show_model = not plan.hide_model
+    elif plan.hide_model is not None and plan.hide_model == rnd.show_model:
+        raise GoldboardError(
+            f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
+            f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})"
+        )
+    return rnd, legacy_xml
+
+
+def _case_file_warnings(units: pd.DataFrame) -> list[str]:
+    """The load warnings a rater would miss in full, the others as one count."""
+    load_warnings = [str(w) for w in units.attrs.get("warnings", [])]
+    out = [w for w in load_warnings if "no rater will see it" in w]
+    others = sum(1 for w in load_warnings if "no rater will see it" not in w)
+    if others:
+        out.append(
+            f"{others} other warning{'s' if others != 1 else ''} about the case files "
+            f"(list them with `goldboard cases validate`)"
+        )
+    return out
+
+
+def _project_for(
+    study: Any,
+    client: Client,
+    rnd: Any,
+    key: str,
+    xml: str,
+    legacy_xml: str | None,
+    routes: bool,
+    result: PushResult,
+) -> int:
+    """``key``'s project id: the recorded one (checked: exists, schema's config) or a new one, saved at once."""
+    schema = study.schema
+    pid = rnd.projects.get(key)
+    who = "the shared project" if key == SHARED_KEY else f"{key}'s project"
+    if pid is not None:
+        try:
+            proj = client.project(pid)
+        except ProjectNotFound:
+            raise ProjectNotFound(
+                f"round {rnd.number}: {who} (id {pid}) no longer exists on {client.url} (deleted?); its "
+                f"annotations are gone from the server (ratings already pulled stay in "
+                f"{study.ratings_path(rnd.number)}); push to a new round with --round "
+                f"{max(r.number for r in study.rounds) + 1}",
+                pid,
+            ) from None
+        if not configs_match(proj["label_config"], xml) and not (
+            legacy_xml is not None and configs_match(proj["label_config"], legacy_xml)
+        ):
+            raise ConfigMismatch(
+                f"round {rnd.number}: {who} (id {pid}) on {client.url}: its label config no longer matches "
+                f"schema {schema.name} v{schema.version} (edited in Label Studio?); restore it, or push to a "
+                f"new round with --round {max(r.number for r in study.rounds) + 1}"
+            )
+        return pid
+    desc = (
+        f"goldboard study {study.name}, round {rnd.number}, "
+        + ("shared by all raters" if key == SHARED_KEY else f"rater {key} only (blinded)")
+        + f"; schema {schema.name} v{schema.version}."
+    )
+    instr = html.escape(instructions_text(schema)).replace("\n", "<br>")
+    pid = client.create_project(
+        project_title(study.name, key, rnd.number),
+        xml,
+        desc,
+        maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
+        instructions_html=instr,
+        **({"org": key} if routes and key != SHARED_KEY else {}),
+    )
+    rnd.projects[key] = pid
+    study.save()
+    result.created_projects.append(key)
+    return pid
+
+
+def _missing_tasks(
+    client: Client,
+    rnd: Any,
+    keys: list[str],
+    tasks: list[dict],
+    plan: _PushPlan,
+    workers: int,
+    failed: threading.Event,
+    result: PushResult,
+) -> dict[str, list[dict]]:
+    """``{key: tasks of that project not on the server yet}``; counts the ones already there in ``result``."""
+    by_item = {t["item_id"]: t for t in tasks}
+    assignment = plan.assignment
 
     def present_in(key: str) -> tuple[dict[str, int], list[str]]:
         if key in result.created_projects:
             return {}, []
-        return _present(client, rnd.projects[key], by_item, cases_path)
+        return _present(client, rnd.projects[key], by_item, plan.cases_path)
 
     missing: dict[str, list[dict]] = {}
     for key, (present, warns) in zip(keys, _map(present_in, keys, workers, failed)):
@@ -482,20 +586,38 @@ def push(
         mine = tasks if assignment is None else [t for t in tasks if key in assignment.items.get(t["item_id"], ())]
         missing[key] = [t for t in mine if t["item_id"] not in present]
         result.already[key] = sum(1 for t in mine if t["item_id"] in present)
+    return missing
 
-    # 3. record the units (and the design) before importing (a crash mid-import leaves a consistent workspace)
+
+def _record_units(study: Any, rnd: Any, plan: _PushPlan, result: PushResult) -> None:
+    """Write the assignment, ``units.jsonl`` and study.toml (each atomically) before any import."""
+    assignment = plan.assignment
     if assignment is not None:
         write_csv_atomic(pd.DataFrame(assignment.rows(), columns=ASSIGNMENT_COLUMNS), study.assignment_path(rnd.number))
         rnd.design = {**assignment.design, "assigned": {r: len(assignment.for_rater(r)) for r in study.raters}}
         result.design = rnd.design
-    merged = _merge_units(study, units, rnd.number)
+    merged = _merge_units(study, plan.units, rnd.number)
     write_jsonl_atomic(merged, study.units_path)
     rnd.units = sum(1 for r in merged if rnd.number in r["rounds"])
     study.save()
 
-    # 4. import what is missing, a batch per request (projects at once when the server has workers)
+
+def _import_missing(
+    client: Client,
+    rnd: Any,
+    keys: list[str],
+    missing: dict[str, list[dict]],
+    data_size: dict[str, int],
+    plan: _PushPlan,
+    workers: int,
+    failed: threading.Event,
+    result: PushResult,
+) -> None:
+    """Import ``missing`` in batches (``workers`` projects at once) with a progress bar; an error or
+    Ctrl-C says how far it got and that the same push finishes it."""
+    annotations, batch_bytes, batch_size = plan.annotations, plan.batch_bytes, plan.batch_size
     total = sum(len(v) for v in missing.values())
-    bar = _bar(total, progress)
+    bar = _bar(total, plan.progress)
     lock = threading.Lock()
     done = [0]
 
@@ -540,16 +662,6 @@ def push(
         ) from None
     finally:
         bar.close()
-    result.units = rnd.units
-    if mode == "blinded":
-        from goldboard.annotate.blinding import check_round_access, describe_access
-
-        rnd.access = {**rnd.access, "push": check_round_access(client, study, rnd, when="push")}
-        study.save()
-        result.access = describe_access(rnd.access["push"])
-        if creds is not None and not rnd.access["push"].get("enforced"):
-            result.warnings.append(f"blinding: {result.access}")
-    return result
 
 
 def _present(client: Client, pid: int, by_item: dict[str, dict], cases_path: Any) -> tuple[dict[str, int], list[str]]:

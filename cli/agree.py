@@ -1,10 +1,11 @@
 """`goldboard agree`: agreement statistics with 95% CIs from any ratings source.
 
-The command is thin: a reader turns each input into a ratings-shaped DataFrame
-(``item_id, rater, field, value`` plus the file's other columns and a ``_where``
-column naming ``file:line`` for error messages), then
-:func:`goldboard.analysis.agreement.agreement` does the statistics and a
-renderer prints them.  The readers:
+The command is thin: a reader of :mod:`goldboard.workflows.agreement`
+(``study_agreement_input``, ``export_agreement_input``, ``table_agreement_input``)
+turns each input into a ratings-shaped DataFrame (``item_id, rater, field, value``
+plus the file's other columns and a ``_where`` column naming ``file:line`` for error
+messages), then :func:`goldboard.analysis.agreement.agreement` does the statistics
+and a renderer prints them.  The readers underneath:
 
 * :func:`goldboard.cases.ratings.read_long_table` -- CSV/TSV/XLSX/JSONL/JSON, one row
   per rating (``goldboard pull``'s ``ratings.csv`` included: ``value`` is found when
@@ -24,15 +25,19 @@ import pandas as pd
 from goldboard.analysis.agreement import LEVELS, agreement
 from goldboard.analysis.agreement_render import render_csv, render_json, render_markdown, render_table
 from goldboard.analysis.retest import render_retest_table, retest_rows
-from goldboard.annotate.export_file import read_label_studio_export
-from goldboard.cases.ratings import read_long_table, read_wide_table
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
-from goldboard.errors import GoldboardError, check_names
-from goldboard.fileio import csv_text, duplicate_headers
+from goldboard.errors import GoldboardError
+from goldboard.fileio import csv_text
 from goldboard.label_configs.schema import SchemaError, load_schema
 from goldboard.study import Study
-from goldboard.workflows.agreement import design_summary, retest_for_study, unit_groups
+from goldboard.workflows.agreement import (
+    design_summary,
+    export_agreement_input,
+    retest_for_study,
+    study_agreement_input,
+    table_agreement_input,
+)
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -170,75 +175,32 @@ def agree_cmd(
         _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt, output)
         return
     schema = _load_schema(schema_ref)
-    table_warnings: list[str] = []
-    raters_order = None
-    groups = clusters = None
+    raters = _split(wide_raters) if wide_raters is not None else None
     if study_dir is not None:
-        study = Study.open(study_dir)
-        if schema is None:
-            schema = study.schema
-        if round_ is None:
-            round_ = study.latest_pulled_round()
-        df = study.ratings(round_)
-        source = str(study.ratings_path(round_))
-        df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
-        raters_order = study.raters
-        if wide_raters is not None:  # --raters with --study: compare only these study raters
-            raters_order = check_names(
-                _split(wide_raters) or [], study.raters, option="--raters", what="a rater of this study"
-            )
-            if len(raters_order) < 2:
-                raise GoldboardError("--raters: name at least two raters to compare, e.g. --raters onc_a,onc_b")
-            df = df[df["rater"].astype(str).isin(raters_order)]
-        if by and by not in df.columns:
-            groups = unit_groups(study, by)
-        if cluster_col and cluster_col not in df.columns:
-            clusters = unit_groups(study, cluster_col)
+        inp = study_agreement_input(study_dir, round_, schema=schema, raters=raters, by=by, cluster_col=cluster_col)
+        schema = inp.schema
     elif ls_files:
-        if wide_raters is not None:
-            raise GoldboardError(
-                "--raters: selects rater columns of a wide TABLE or raters of a --study, not --from-label-studio "
-                "annotators (give one export per rater instead)"
-            )
-        if not field and schema is None:
-            raise GoldboardError("--from-label-studio needs --field NAME (the label config's from_name)")
-        fname = field or schema.primary_field.name
-        base = fname.partition(":")[0]
-        df = pd.concat([read_label_studio_export(f, base, schema) for f in ls_files], ignore_index=True)
-        source = ls_files[0] if len(ls_files) == 1 else "label-studio exports"
-        field = fname
+        inp = export_agreement_input(ls_files, field, schema, raters=raters)
     else:
-        source = table
-        dup = duplicate_headers(table)
-        if dup:
-            table_warnings.append(
-                f"{table}: duplicate column header{'s' if len(dup) > 1 else ''} {', '.join(repr(d) for d in dup)}: "
-                f"only the last column of each name is read; rename the others"
-            )
-        if wide_raters is not None:
-            names = _split(wide_raters) or []
-            if len(names) < 2:
-                raise GoldboardError("--raters: name at least two rater columns, e.g. --raters onc_a,onc_b")
-            df = read_wide_table(table, names, item_col)
-        else:
-            df = read_long_table(table, item_col, rater_col, label_col)
+        inp = table_agreement_input(table, raters=raters, item_col=item_col, rater_col=rater_col, label_col=label_col)
+    df, table_warnings = inp.ratings, list(inp.warnings)
     try:
-        field = _choose_field(df, field, schema, source)
+        field = _choose_field(df, inp.field or field, schema, inp.source)
         result = agreement(
             df,
             field,
             schema,
             categories=_split(categories),
             levels=list(levels) or None,
-            raters=raters_order,
-            by=None if groups is not None else by,
-            groups=groups,
+            raters=inp.raters,
+            by=None if inp.groups is not None else by,
+            groups=inp.groups,
             dichotomize=dichotomize,
             n_resamples=bootstrap,
             seed=seed,
-            cluster_col=None if clusters is not None else cluster_col,
-            clusters=clusters,
-            source=source,
+            cluster_col=None if inp.clusters is not None else cluster_col,
+            clusters=inp.clusters,
+            source=inp.source,
             progress=bootstrap > 0,
         )
     except GoldboardError:
@@ -247,11 +209,14 @@ def agree_cmd(
         raise
     if table_warnings:
         result["warnings"] = table_warnings + list(result["warnings"])
-    note = ""
-    design = design_summary(study, round_, df, field) if study_dir is not None else None
+    design = design_summary(inp.study, inp.round_number, df, field) if inp.study is not None else None
     if design is not None:
         result["design"] = design
-        note = design["note"]
+    _render(result, field, fmt, output, dichotomize=dichotomize, by=by, note=design["note"] if design else "")
+
+
+def _render(result: dict, field: str, fmt: str, output: str | None, *, dichotomize, by, note: str) -> None:
+    """Print (or write) the agreement result in ``fmt``, the design note under a table or Markdown."""
     title = f"Agreement on {field}"
     if dichotomize:
         title += f" (dichotomized at {dichotomize})"

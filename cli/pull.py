@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -188,43 +189,12 @@ def pull_cmd(
     if table is not None:
         if exports or projects or item_key:
             raise GoldboardError("--from-table: give one source per pull (not with --from-export/--project/--item-key)")
-        wide = _pairs(rater_cols, "--raters") if rater_cols else {}
-        rationale_cols: dict[str, str] = {}
-        if rationale_col and "=" in rationale_col:
-            rationale_cols, rationale_col = _pairs((rationale_col,), "--rationale-col"), None
-        mapping = TableMapping(
-            item_col=item_col,
-            rater_col=rater_col,
-            label_col=label_col,
-            field_col=field_col,
-            value_col=value_col,
-            field=field_name,
-            raters=wide,
-            rationale_col=rationale_col,
-            rationale_cols=rationale_cols,
-            case_col=case_col,
-            output_col=output_col,
-            model_col=model_col,
-            rater_names=_pairs(rater_names, "--rater") if rater_names else {},
-        )
+        mapping = _table_mapping(table_opts, rater_names)
         res = pull_table(study, table, mapping, round_number=round_number, source=source, codes=codes)
         click.echo(res.describe())
         click.echo(f"wrote {res.paths['ratings']}")
         return
-    specs: list = []
-    for e in exports:
-        rater, sep, path = e.partition("=")
-        if sep and rater in study.raters:
-            specs.append((rater, path))
-        elif sep and not rater.strip():
-            raise GoldboardError(f"--from-export {e}: give RATER=FILE or FILE")
-        elif sep and not Path(e).exists():
-            raise GoldboardError(
-                f"--from-export {e}: {rater!r} is not a rater of this study ({', '.join(study.raters)})"
-                f"{did_you_mean(rater, study.raters)}"
-            )
-        else:
-            specs.append(e)
+    specs = _export_specs(exports, study.raters)
     if projects or item_key or rater_names or study.extra.get("item_key") or study.extra.get("label_studio_users"):
         if projects and exports:
             raise GoldboardError("--project and --from-export: give one source per pull")
@@ -244,6 +214,49 @@ def pull_cmd(
         res = pull(study, round_number, from_export=specs, progress=not quiet, jobs=jobs)
         click.echo(terminal_text(res.describe()))
     click.echo(f"wrote {res.paths['ratings']}")
+
+
+def _table_mapping(opts: dict[str, Any], rater_names: tuple[str, ...]) -> TableMapping:
+    """The ``--from-table`` options (by flag) as a :class:`TableMapping`, ``RATER=COLUMN`` lists parsed."""
+    rater_cols, rationale_col = opts["--raters"], opts["--rationale-col"]
+    wide = _pairs(rater_cols, "--raters") if rater_cols else {}
+    rationale_cols: dict[str, str] = {}
+    if rationale_col and "=" in rationale_col:
+        rationale_cols, rationale_col = _pairs((rationale_col,), "--rationale-col"), None
+    return TableMapping(
+        item_col=opts["--item-col"],
+        rater_col=opts["--rater-col"],
+        label_col=opts["--label-col"],
+        field_col=opts["--field-col"],
+        value_col=opts["--value-col"],
+        field=opts["--field"],
+        raters=wide,
+        rationale_col=rationale_col,
+        rationale_cols=rationale_cols,
+        case_col=opts["--case-col"],
+        output_col=opts["--output-col"],
+        model_col=opts["--model-col"],
+        rater_names=_pairs(rater_names, "--rater") if rater_names else {},
+    )
+
+
+def _export_specs(exports: tuple[str, ...], raters: list[str]) -> list:
+    """``--from-export [RATER=]FILE`` values as ``(rater, path)`` or ``path`` (a file name may hold ``=``)."""
+    specs: list = []
+    for e in exports:
+        rater, sep, path = e.partition("=")
+        if sep and rater in raters:
+            specs.append((rater, path))
+        elif sep and not rater.strip():
+            raise GoldboardError(f"--from-export {e}: give RATER=FILE or FILE")
+        elif sep and not Path(e).exists():
+            raise GoldboardError(
+                f"--from-export {e}: {rater!r} is not a rater of this study ({', '.join(raters)})"
+                f"{did_you_mean(rater, raters)}"
+            )
+        else:
+            specs.append(e)
+    return specs
 
 
 def _project_spec(spec: str) -> tuple[str | None, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -10,8 +11,11 @@ import pandas as pd
 
 from goldboard.analysis.agreement import agreement
 from goldboard.analysis.retest import intra_rater_agreement
+from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.assignment import design_note
-from goldboard.errors import GoldboardError
+from goldboard.cases.ratings import read_long_table, read_wide_table
+from goldboard.errors import GoldboardError, check_names
+from goldboard.fileio import duplicate_headers
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
 from goldboard.text import cell_text
@@ -128,3 +132,101 @@ def retest_for_study(
         n_resamples=bootstrap,
         seed=seed,
     )
+
+
+# --------------------------------------------------------------------------- the inputs of `goldboard agree`
+
+
+@dataclass(frozen=True)
+class AgreementInput:
+    """Ratings to analyse (ratings-shaped, with ``_where``), where they came from, and what
+    :func:`goldboard.analysis.agreement.agreement` needs besides them."""
+
+    ratings: pd.DataFrame
+    source: str
+    field: str | None = None  # the field the input fixes (a Label Studio export's); None: choose one
+    raters: list[str] | None = None  # the raters to compare, in order (a study's)
+    groups: dict[str, str] | None = None  # item -> stratum, from the study's units
+    clusters: dict[str, str] | None = None  # item -> cluster, from the study's units
+    study: Study | None = None
+    round_number: int | None = None
+    warnings: tuple[str, ...] = ()
+    schema: Schema | None = None  # a study's schema when none was given
+
+
+def study_agreement_input(
+    study_dir: str,
+    round_number: int | None,
+    *,
+    schema: Schema | None = None,
+    raters: list[str] | None = None,
+    by: str | None = None,
+    cluster_col: str | None = None,
+) -> AgreementInput:
+    """A study round's pulled ratings (default: the latest pulled round) and ``schema`` (default:
+    the study's); ``raters``: compare only these study raters; ``by``/``cluster_col`` not in the
+    ratings come from the units."""
+    study = Study.open(study_dir)
+    if schema is None:
+        schema = study.schema
+    if round_number is None:
+        round_number = study.latest_pulled_round()
+    df = study.ratings(round_number)
+    source = str(study.ratings_path(round_number))
+    df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
+    raters_order = study.raters
+    if raters is not None:  # --raters with --study: compare only these study raters
+        raters_order = check_names(raters or [], study.raters, option="--raters", what="a rater of this study")
+        if len(raters_order) < 2:
+            raise GoldboardError("--raters: name at least two raters to compare, e.g. --raters onc_a,onc_b")
+        df = df[df["rater"].astype(str).isin(raters_order)]
+    groups = clusters = None
+    if by and by not in df.columns:
+        groups = unit_groups(study, by)
+    if cluster_col and cluster_col not in df.columns:
+        clusters = unit_groups(study, cluster_col)
+    return AgreementInput(df, source, None, raters_order, groups, clusters, study, round_number, schema=schema)
+
+
+def export_agreement_input(
+    files: Sequence[str], field: str | None, schema: Schema | None, *, raters: list[str] | None = None
+) -> AgreementInput:
+    """Label Studio JSON / JSON_MIN exports (one per rater), read for ``field`` (default: the schema's primary)."""
+    if raters is not None:
+        raise GoldboardError(
+            "--raters: selects rater columns of a wide TABLE or raters of a --study, not --from-label-studio "
+            "annotators (give one export per rater instead)"
+        )
+    if not field and schema is None:
+        raise GoldboardError("--from-label-studio needs --field NAME (the label config's from_name)")
+    fname = field or schema.primary_field.name
+    base = fname.partition(":")[0]
+    df = pd.concat([read_label_studio_export(f, base, schema) for f in files], ignore_index=True)
+    source = files[0] if len(files) == 1 else "label-studio exports"
+    return AgreementInput(df, source, fname)
+
+
+def table_agreement_input(
+    table: str,
+    *,
+    raters: list[str] | None = None,
+    item_col: str = "item_id",
+    rater_col: str = "rater",
+    label_col: str | None = None,
+) -> AgreementInput:
+    """A long table (one row per rating) or, with ``raters``, a wide one (one column per rater)."""
+    warnings = []
+    dup = duplicate_headers(table)
+    if dup:
+        warnings.append(
+            f"{table}: duplicate column header{'s' if len(dup) > 1 else ''} {', '.join(repr(d) for d in dup)}: "
+            f"only the last column of each name is read; rename the others"
+        )
+    if raters is not None:
+        names = raters or []
+        if len(names) < 2:
+            raise GoldboardError("--raters: name at least two rater columns, e.g. --raters onc_a,onc_b")
+        df = read_wide_table(table, names, item_col)
+    else:
+        df = read_long_table(table, item_col, rater_col, label_col)
+    return AgreementInput(df, table, warnings=tuple(warnings))

@@ -119,14 +119,7 @@ def build_report(
     percentile bootstrap intervals instead (:data:`AUTO_BOOTSTRAP` resamples) and say so.
     """
     schema = study.schema
-    rnd = study.latest_pulled_round() if round is None else round
-    ratings = study.ratings(rnd)
-    if not len(ratings):
-        earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
-        hint = f"; report round {earlier[-1]} with --round {earlier[-1]}" if earlier else ""
-        raise GoldboardError(
-            f"{study.ratings_path(rnd)}: round {rnd} has no ratings yet (nobody has annotated it){hint}"
-        )
+    rnd, ratings = _round_ratings(study, round)
     results = agreement_for_study(study, round=rnd, fields=fields, bootstrap=bootstrap, seed=seed)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
@@ -144,42 +137,106 @@ def build_report(
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     mode = round_info.mode if round_info else "unknown"
     blinding = blinding_text(round_info, study.adjudication)
+    show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
+    field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold)
+    versions = software_versions()
+    design_text = _design_text(study, round_info, ratings)
+    methods_text = _methods_text(
+        study, len(items), mode, blinding, design_text, field_sections, bootstrap, seed, versions
+    )
 
+    scoring = None
+    if predictions is not None:
+        if provisional:
+            raise GoldboardError(
+                f"--predictions: {study.gold_dir} has no gold release yet "
+                f"(run `goldboard gold export --study {study.path}` first)"
+            )
+        scoring = _scoring_section(study, release, predictions, seed)
+
+    data = {
+        "scoring": scoring,
+        "generated_at": utc_now(),
+        "study": {
+            **_study_info(study, rnd, mode, blinding, design_text),
+            "n_items": len(items),
+            "n_ratings": int((ratings["value"].astype(str) != "").sum()),
+            "n_fields": len(field_sections) + len(multi_sections),
+        },
+        "simulated": bool(study.extra.get("simulated", False)),
+        "methods": methods_text,
+        "versions": versions,
+        "landis_koch_note": LANDIS_KOCH_NOTE,
+        "fields": field_sections,
+        "multi": list(multi_sections.values()),
+        "flags": {
+            "summary": fsum,
+            "lines": summary_lines(fsum),
+            "top": _top_flags(study, flags, ratings),
+            "total_rows": int(len(flags)),
+        },
+        "adjudication": {
+            "decisions": len(decisions),
+            "adjudicators": _adjudicators(decisions),
+            "methods": _gold_methods(gold),
+            "release": gold_name,
+            "provisional": provisional,
+            "manifest": manifest,
+        },
+        "rounds_change": _rounds_change(study),
+        "warnings": warnings,
+    }
+    data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
+    data["methods"] = _methods_additions(study, data["methods"], ci_note)
+    return data
+
+
+def _study_info(study: Study, rnd: int, mode: str, blinding: str, design_text: str) -> dict[str, Any]:
+    """The report's study block: name, schema, raters, rounds, mode, blinding, design."""
+    schema = study.schema
+    return {
+        "name": study.name,
+        "path": str(study.path),
+        "schema": schema.name,
+        "schema_version": schema.version,
+        "schema_title": schema.title,
+        "unit": schema.unit,
+        "raters": list(study.raters),
+        "round": rnd,
+        "rounds": [r.to_dict() for r in study.rounds],
+        "mode": mode,
+        "blinding": blinding,
+        "design": design_text,
+    }
+
+
+def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame]:
+    """The round to report (default: latest pulled) and its ratings; a round nobody rated is an error."""
+    rnd = study.latest_pulled_round() if round is None else round
+    ratings = study.ratings(rnd)
+    if not len(ratings):
+        earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
+        hint = f"; report round {earlier[-1]} with --round {earlier[-1]}" if earlier else ""
+        raise GoldboardError(
+            f"{study.ratings_path(rnd)}: round {rnd} has no ratings yet (nobody has annotated it){hint}"
+        )
+    return rnd, ratings
+
+
+def _field_sections(
+    study: Study, results: dict[str, dict], ratings: pd.DataFrame, gold: pd.DataFrame, show_vs_gold: bool
+) -> tuple[list[dict], dict[str, dict], list[str]]:
+    """One section per field (and threshold view), one compact table per multi-select field, and the warnings."""
+    schema = study.schema
     field_sections = []
     multi_sections: dict[str, dict] = {}
     warnings: list[str] = []
-    show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
     for name, res in results.items():
         base = name.partition(":")[0]
         if ":" in name:  # one value of a multi-select field: a compact row, not a section
             f = schema.field(base)
             sec = multi_sections.setdefault(base, {"name": base, "title": f.title, "rows": []})
-            row = {
-                "value": name.partition(":")[2],
-                "n": res["n_items"],
-                "percent_agreement": None,
-                "kappa": None,
-                "kappa_low": None,
-                "kappa_high": None,
-                "alpha": None,
-                "prevalence": next(
-                    (p["share"] for p in prevalence(ratings, name, res["categories"]) if p["label"] == "yes"), None
-                ),
-            }
-            for st in res["statistics"]:
-                if (
-                    st["group"] is not None
-                    or len(st["raters"]) != len(res["raters"])
-                    and st["statistic"] != "cohen_kappa"
-                ):
-                    continue
-                if st["statistic"] == "percent_agreement":
-                    row["percent_agreement"] = st["value"]
-                elif st["statistic"] == "cohen_kappa" and row["kappa"] is None:
-                    row["kappa"], row["kappa_low"], row["kappa_high"] = st["value"], st["ci_low"], st["ci_high"]
-                elif st["statistic"] == "krippendorff_alpha":
-                    row["alpha"] = st["value"]
-            sec["rows"].append(row)
+            sec["rows"].append(_multi_value_row(name, res, ratings))
             warnings.extend(f"{name}: {w}" for w in res["warnings"])
             continue
         base, _, at = base.partition(">=")
@@ -187,25 +244,6 @@ def build_report(
         title = f.title + (f": {name.partition(':')[2]}" if ":" in name else "")
         if at:
             title = f"{f.title}: {at} or higher vs below {at}, the critical threshold"
-        images = []
-        for p in res["confusion"]["pairs"]:
-            if p.get("group") is not None:
-                continue
-            a, b = p["raters"]
-            png = heatmap_png(
-                p["matrix"], res["confusion"]["categories"], a, b, f"{title}: {a} vs {b} ({p['n_items']} items)"
-            )
-            images.append(
-                {
-                    "title": f"{a} (rows) vs {b} (columns)",
-                    "alt": f"Confusion matrix of {title}, {a} vs {b}",
-                    "png": base64.b64encode(png).decode("ascii"),
-                    "matrix": p["matrix"],
-                    "labels": res["confusion"]["categories"],
-                    "row_rater": a,
-                    "col_rater": b,
-                }
-            )
         for w in res["warnings"]:
             warnings.append(f"{name}: {w}")
         field_sections.append(
@@ -219,14 +257,67 @@ def build_report(
                 "headline": headline_rows(res),
                 "prevalence": prevalence(ratings, name, res["categories"], schema),
                 "per_label": [flat_label(e) for e in res["per_label"] if e.get("group") is None],
-                "confusions": images,
+                "confusions": _confusion_images(res, title),
                 "vs_gold": rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold and not at else [],
                 "warnings": res["warnings"],
                 "result": res,
             }
         )
+    return field_sections, multi_sections, warnings
 
-    # adjudication summary
+
+def _multi_value_row(name: str, res: dict, ratings: pd.DataFrame) -> dict[str, Any]:
+    """The compact row of one value of a multi-select field (agreement, kappa with CI, alpha, prevalence)."""
+    row = {
+        "value": name.partition(":")[2],
+        "n": res["n_items"],
+        "percent_agreement": None,
+        "kappa": None,
+        "kappa_low": None,
+        "kappa_high": None,
+        "alpha": None,
+        "prevalence": next(
+            (p["share"] for p in prevalence(ratings, name, res["categories"]) if p["label"] == "yes"), None
+        ),
+    }
+    for st in res["statistics"]:
+        if st["group"] is not None or len(st["raters"]) != len(res["raters"]) and st["statistic"] != "cohen_kappa":
+            continue
+        if st["statistic"] == "percent_agreement":
+            row["percent_agreement"] = st["value"]
+        elif st["statistic"] == "cohen_kappa" and row["kappa"] is None:
+            row["kappa"], row["kappa_low"], row["kappa_high"] = st["value"], st["ci_low"], st["ci_high"]
+        elif st["statistic"] == "krippendorff_alpha":
+            row["alpha"] = st["value"]
+    return row
+
+
+def _confusion_images(res: dict, title: str) -> list[dict]:
+    """A heatmap (PNG, base64) and its matrix for every rater pair of a field."""
+    images = []
+    for p in res["confusion"]["pairs"]:
+        if p.get("group") is not None:
+            continue
+        a, b = p["raters"]
+        png = heatmap_png(
+            p["matrix"], res["confusion"]["categories"], a, b, f"{title}: {a} vs {b} ({p['n_items']} items)"
+        )
+        images.append(
+            {
+                "title": f"{a} (rows) vs {b} (columns)",
+                "alt": f"Confusion matrix of {title}, {a} vs {b}",
+                "png": base64.b64encode(png).decode("ascii"),
+                "matrix": p["matrix"],
+                "labels": res["confusion"]["categories"],
+                "row_rater": a,
+                "col_rater": b,
+            }
+        )
+    return images
+
+
+def _adjudicators(decisions: list[dict]) -> list[dict]:
+    """Per adjudicator: decisions made, whether all were independent, and where they were made."""
     adjudicators: dict[str, dict] = {}
     for e in decisions:
         a = adjudicators.setdefault(
@@ -235,14 +326,31 @@ def build_report(
         a["decisions"] += 1
         a["independent"] = a["independent"] and bool(e.get("independent", True))
         a["sources"].add(str(e.get("source", "")))
+    return [
+        {
+            "name": k,
+            "decisions": v["decisions"],
+            "independent": v["independent"],
+            "sources": sorted(s for s in v["sources"] if s),
+        }
+        for k, v in adjudicators.items()
+    ]
+
+
+def _gold_methods(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Per field: how many gold labels are unanimous, adjudicated, unresolved (and single, when any)."""
     methods = {}
     for fname, sub in gold.groupby("field", sort=False):
         vc = sub["method"].value_counts()
         methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "unresolved")}
         if vc.get("single", 0):
             methods[str(fname)]["single"] = int(vc["single"])
+    return methods
 
-    # round-over-round change of the headline coefficient
+
+def _rounds_change(study: Study) -> list[dict]:
+    """Round-over-round change of the headline coefficient (empty with one pulled round)."""
+    schema = study.schema
     rounds_change = []
     pulled = study.pulled_rounds()
     if len(pulled) > 1:
@@ -260,7 +368,11 @@ def build_report(
                     if s["group"] is None and s["statistic"] == "krippendorff_alpha" and s["level"] == res["level"]:
                         row["alpha"], row["alpha_low"], row["alpha_high"] = s["value"], s["ci_low"], s["ci_high"]
                 rounds_change.append(row)
+    return rounds_change
 
+
+def _top_flags(study: Study, flags: pd.DataFrame, ratings: pd.DataFrame) -> list[dict]:
+    """The first 40 agenda rows with each rater's value."""
     top_flags = []
     for rec in flags.head(40).to_dict("records"):
         sub = ratings[(ratings["item_id"] == rec["item_id"]) & (ratings["field"] == rec["field"])]
@@ -276,20 +388,38 @@ def build_report(
                 "triggers": list(rec["triggers"]),
             }
         )
+    return top_flags
 
-    versions = software_versions()
+
+def _design_text(study: Study, round_info: Any, ratings: pd.DataFrame) -> str:
+    """The round's assignment design in one sentence (empty when every rater rated every item)."""
+    if round_info is not None and round_info.design:
+        prim = ratings[ratings["field"] == study.schema.primary_field.name]
+        return design_note(round_info.design, int((prim.groupby("item_id")["rater"].nunique() >= 2).sum()))
+    return ""
+
+
+def _methods_text(
+    study: Study,
+    n_items: int,
+    mode: str,
+    blinding: str,
+    design_text: str,
+    field_sections: list[dict],
+    bootstrap: int,
+    seed: int,
+    versions: dict[str, str],
+) -> str:
+    """The methods paragraph: raters, items, schema, blinding, design, statistics, intervals, software."""
+    schema = study.schema
     ci_method = (
         f"percentile bootstrap ({bootstrap} resamples of items, seed {seed})"
         if bootstrap
         else "Wald intervals from large-sample standard errors (Fleiss, Cohen & Everitt 1969 for Cohen's kappa)"
     )
     ordinal = [s["title"] for s in field_sections if s["level"] == "ordinal"]
-    design_text = ""
-    if round_info is not None and round_info.design:
-        prim = ratings[ratings["field"] == schema.primary_field.name]
-        design_text = design_note(round_info.design, int((prim.groupby("item_id")["rater"].nunique() >= 2).sum()))
-    methods_text = (
-        f"{len(study.raters)} raters ({', '.join(study.raters)}) independently labelled {len(items)} items "
+    return (
+        f"{len(study.raters)} raters ({', '.join(study.raters)}) independently labelled {n_items} items "
         f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{' in Label Studio' if study.rounds and mode != 'table' else ''}. "
         f"{blinding} {design_text + ' ' if design_text else ''}Agreement was summarised as raw percent agreement with label prevalence, Cohen's kappa "
         f"(pairwise; linear and quadratic weights over the full scale for ordinal fields"
@@ -302,65 +432,6 @@ def build_report(
         f"Software: goldboard {versions['goldboard']}, Python {versions['python']}, numpy {versions.get('numpy', '?')}, "
         f"pandas {versions.get('pandas', '?')}, krippendorff {versions.get('krippendorff', '?')}."
     )
-
-    scoring = None
-    if predictions is not None:
-        if provisional:
-            raise GoldboardError(
-                f"--predictions: {study.gold_dir} has no gold release yet "
-                f"(run `goldboard gold export --study {study.path}` first)"
-            )
-        scoring = _scoring_section(study, release, predictions, seed)
-
-    data = {
-        "scoring": scoring,
-        "generated_at": utc_now(),
-        "study": {
-            "name": study.name,
-            "path": str(study.path),
-            "schema": schema.name,
-            "schema_version": schema.version,
-            "schema_title": schema.title,
-            "unit": schema.unit,
-            "raters": list(study.raters),
-            "round": rnd,
-            "rounds": [r.to_dict() for r in study.rounds],
-            "mode": mode,
-            "blinding": blinding,
-            "design": design_text,
-            "n_items": len(items),
-            "n_ratings": int((ratings["value"].astype(str) != "").sum()),
-            "n_fields": len(field_sections) + len(multi_sections),
-        },
-        "simulated": bool(study.extra.get("simulated", False)),
-        "methods": methods_text,
-        "versions": versions,
-        "landis_koch_note": LANDIS_KOCH_NOTE,
-        "fields": field_sections,
-        "multi": list(multi_sections.values()),
-        "flags": {"summary": fsum, "lines": summary_lines(fsum), "top": top_flags, "total_rows": int(len(flags))},
-        "adjudication": {
-            "decisions": len(decisions),
-            "adjudicators": [
-                {
-                    "name": k,
-                    "decisions": v["decisions"],
-                    "independent": v["independent"],
-                    "sources": sorted(s for s in v["sources"] if s),
-                }
-                for k, v in adjudicators.items()
-            ],
-            "methods": methods,
-            "release": gold_name,
-            "provisional": provisional,
-            "manifest": manifest,
-        },
-        "rounds_change": rounds_change,
-        "warnings": warnings,
-    }
-    data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
-    data["methods"] = _methods_additions(study, data["methods"], ci_note)
-    return data
 
 
 #: bootstrap resamples used where ``ci_auto`` replaces a Wald interval

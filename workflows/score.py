@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from goldboard.analysis import scoring
-from goldboard.analysis.scoring_inputs import KEY_COL_CANDIDATES, is_release_table
+from goldboard.analysis.scoring_inputs import KEY_COL_CANDIDATES, GoldTable, is_release_table
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import list_releases, read_manifest, read_release, release_path
 from goldboard.fileio import read_table
@@ -161,78 +161,94 @@ def run_score(
 ) -> dict:
     """Everything ``goldboard score`` does except printing; returns the result dict
     (also what the report calls when predictions are given)."""
-    src = resolve_gold_source(gold, study, release)
-    gold_df = src.table
-    plain = not is_release_table(gold_df)
-    schema = resolve_schema(schema_opt, src, plain)
+    src, schema, gt = _gold_for_scoring(gold, study, release, schema_opt, field, gold_col, gold_id_col)
     gold_source = str(src.path)
-    gt = scoring.prepare_gold(
-        gold_df,
-        schema,
-        gold_source,
-        field=field,
-        gold_col=gold_col,
-        id_col=gold_id_col if plain else None,
-        release=src.release,
-    )
     kind = scoring.detect_kind(schema, predictions is not None) if mode == "auto" else mode
     missing = "skip" if skip_missing else "unanswered"
     pred_df = read_table(predictions) if predictions else None
     default_model = model_name or (Path(predictions).stem if predictions else "model")
     if kind in ("labels", "options") and pred_df is None:
         raise GoldboardError(f"{kind} scoring needs a predictions file", param="predictions")
+    # the options every scoring kind takes, and those of the two that read predictions
+    common = dict(n_resamples=n_bootstrap, seed=seed, confidence_level=level, compare=compare, progress=progress)
+    predicted = dict(
+        id_col=id_col,
+        model_col=model_col,
+        condition_col=condition_col,
+        default_model=default_model,
+        missing=missing,
+        gold_source=gold_source,
+        pred_source=str(predictions),
+        **common,
+    )
     if kind == "labels":
         return scoring.score_labels(
             gt,
             pred_df,
             field,
             schema,
-            id_col=id_col,
-            model_col=model_col,
-            condition_col=condition_col,
             label_col=label_col,
             abstain_col=abstain_col,
-            default_model=default_model,
-            n_resamples=n_bootstrap,
-            seed=seed,
-            confidence_level=level,
             collapse_share=collapse_share,
-            missing=missing,
-            compare=compare,
-            gold_source=gold_source,
-            pred_source=str(predictions),
-            progress=progress,
+            **predicted,
         )
     if kind == "options":
-        key = None
-        key_source = "<key>"
-        if key_file:
-            key, key_source = read_table(key_file), str(key_file)
-        elif src.study is not None and gt.items["answer"].isna().all():
-            key = _study_key(src.study)
-            key_source = str(src.study.units_path)
+        key, key_source = _options_key(key_file, src, gt)
         return scoring.score_radsafe(
             gt,
             pred_df,
             schema,
             key=key,
             key_source=key_source,
-            id_col=id_col,
-            model_col=model_col,
-            condition_col=condition_col,
             option_col=label_col,
             confidence_col=confidence_col,
-            default_model=default_model,
             confident_at=confident_at,
-            missing=missing,
-            confidence_level=level,
-            n_resamples=n_bootstrap,
-            seed=seed,
-            compare=compare,
-            gold_source=gold_source,
-            pred_source=str(predictions),
-            progress=progress,
+            **predicted,
         )
+    return _score_outputs(gt, schema, field, pred_df, critical_at=critical_at, gold_source=gold_source, **common)
+
+
+def _gold_for_scoring(
+    gold: str | None,
+    study: str | None,
+    release: str | None,
+    schema_opt: str | None,
+    field: str | None,
+    gold_col: str | None,
+    gold_id_col: str | None,
+) -> tuple[GoldSource, Schema, GoldTable]:
+    """The gold source, its schema and the gold table prepared for scoring."""
+    src = resolve_gold_source(gold, study, release)
+    gold_df = src.table
+    plain = not is_release_table(gold_df)
+    schema = resolve_schema(schema_opt, src, plain)
+    gt = scoring.prepare_gold(
+        gold_df,
+        schema,
+        str(src.path),
+        field=field,
+        gold_col=gold_col,
+        id_col=gold_id_col if plain else None,
+        release=src.release,
+    )
+    return src, schema, gt
+
+
+def _options_key(key_file: str | Path | None, src: GoldSource, gt: GoldTable) -> tuple[pd.DataFrame | None, str]:
+    """The answer key of an options study: ``--key``, else the study's units when the gold has no answers."""
+    key = None
+    key_source = "<key>"
+    if key_file:
+        key, key_source = read_table(key_file), str(key_file)
+    elif src.study is not None and gt.items["answer"].isna().all():
+        key = _study_key(src.study)
+        key_source = str(src.study.units_path)
+    return key, key_source
+
+
+def _score_outputs(gt: GoldTable, schema: Schema, field: str | None, pred_df: pd.DataFrame | None, **options) -> dict:
+    """Outputs scoring (the gold ratings of each model's outputs): ``--field`` is the severity
+    or the gate field, as its kind says; predictions do not belong here."""
     if pred_df is not None:
         raise GoldboardError(
             "--predictions: outputs mode summarises the gold ratings of each model's outputs; "
@@ -245,16 +261,4 @@ def run_score(
         except KeyError as exc:
             raise GoldboardError(f"{exc.args[0]}", param="field") from None
         sev_field, gate_field = (field, None) if f.kind == "ordinal" else (None, field)
-    return scoring.score_medfail(
-        gt,
-        schema,
-        severity_field=sev_field,
-        gate_field=gate_field,
-        critical_at=critical_at,
-        n_resamples=n_bootstrap,
-        seed=seed,
-        confidence_level=level,
-        compare=compare,
-        gold_source=gold_source,
-        progress=progress,
-    )
+    return scoring.score_medfail(gt, schema, severity_field=sev_field, gate_field=gate_field, **options)

@@ -36,6 +36,7 @@ from goldboard.annotate.pull import INVALID_COLUMNS, PullResult, Source, collect
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
+    TableRead,
     cells_json,
     read_codes,
     read_ratings_table,
@@ -157,8 +158,89 @@ def pull_table(
     """Read the ratings table ``path`` into round ``round_number`` of ``study`` (default: the
     latest round, or round 1 of a study without rounds).  See the module docstring."""
     path = Path(path)
-    schema = study.schema
     source = source or path.name
+    read = _read_table_ratings(study, path, mapping, source, codes)
+    raters = list(study.raters)
+
+    # the round: the latest, or 1 for a study without rounds
+    new_round = not study.rounds or (round_number is not None and all(r.number != round_number for r in study.rounds))
+    if round_number is not None and round_number < 1:
+        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+    rnd = study.get_or_add_round(round_number, mode=TABLE_MODE)
+    n = rnd.number
+
+    # items: known units, or new ones for a table-born study
+    units = _units_records(study)
+    known = {str(u["item_id"]): u for u in units}
+    pushed = [u for u in units if not str(u.get("source", "")).startswith("table:")]
+    table_born = not pushed and not any(r.projects for r in study.rounds)
+    unknown = [it for it in read.items if it not in known]
+    held_unknown: set[str] = set()
+    if unknown and not table_born:
+        held_unknown = set(unknown)
+
+    res, ratings, invalid = _validate_table(study, read, source, path, n, units)
+    extra_invalid = [_held_row(n, source, read, line, "", "", reason, cells) for line, reason, cells in read.problems]
+
+    # the round's other sources stay; this source's previous rows are replaced
+    rpath, ipath = study.ratings_path(n), study.invalid_path(n)
+    old_mine, others = _previous_ratings(rpath, source)
+    taken = _taken_by_others(others)
+    counts = {r: Counter() for r in raters}
+    if len(ratings) and (held_unknown or taken):
+        ratings = _hold_out(ratings, read, source, n, held_unknown, taken, counts, extra_invalid)
+    if extra_invalid:
+        invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
+
+    _table_summary(res, raters, counts, read, invalid, ratings, rnd)
+    changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
+    sha = _sha256(path)
+    res.summary["table"] = {
+        "source": source,
+        "file": str(path),
+        "sha256": sha,
+        "rows": read.rows,
+        "fields": read.fields,
+        "shape": "wide" if mapping.wide else "long",
+    }
+    res.summary["changes"] = changes
+
+    merged = pd.concat([others, ratings], ignore_index=True)[RATINGS_COLUMNS] if len(others) else ratings
+    merged_invalid = _merged_invalid(ipath, invalid, source)
+    new_items = [it for it in read.items if it not in known and table_born]
+    result = TablePullResult(
+        pull=PullResult(ratings=merged, invalid=merged_invalid, summary=res.summary),
+        source=source,
+        changes=changes,
+        new_items=new_items,
+    )
+    if not write:
+        return result
+
+    _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
+    paths = {"ratings": rpath, "invalid": ipath, "summary": study.pull_report_path(n)}
+    write_csv_atomic(merged, rpath)
+    write_csv_atomic(merged_invalid, ipath)
+    write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
+    rnd.tables[source] = {
+        "file": str(path),
+        "sha256": sha,
+        "rows": read.rows,
+        "pulled_at": utc_now(),
+    }
+    if new_round:
+        rnd.mode = TABLE_MODE
+    rnd.units = sum(1 for u in units if n in (u.get("rounds") or []))
+    study.save()
+    result.paths = paths
+    return result
+
+
+def _read_table_ratings(
+    study: Study, path: Path, mapping: TableMapping, source: str, codes: str | Path | None
+) -> TableRead:
+    """The table's ratings mapped onto the schema; every rater named must be a study rater."""
+    schema = study.schema
     if ":" in source or not source.strip():
         raise GoldboardError(f"--source {source!r}: give a name without ':'")
     code_map = read_codes(codes) if codes else None
@@ -185,25 +267,16 @@ def pull_table(
             )
     if not read.ratings:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
+    return read
 
-    # the round: the latest, or 1 for a study without rounds
-    new_round = not study.rounds or (round_number is not None and all(r.number != round_number for r in study.rounds))
-    if round_number is not None and round_number < 1:
-        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
-    rnd = study.get_or_add_round(round_number, mode=TABLE_MODE)
-    n = rnd.number
 
-    # items: known units, or new ones for a table-born study
-    units = _units_records(study)
-    known = {str(u["item_id"]): u for u in units}
-    pushed = [u for u in units if not str(u.get("source", "")).startswith("table:")]
-    table_born = not pushed and not any(r.projects for r in study.rounds)
-    unknown = [it for it in read.items if it not in known]
-    held_unknown: set[str] = set()
-    if unknown and not table_born:
-        held_unknown = set(unknown)
-
-    # validation by the pull's own code: one source per rater, each table rating one annotation
+def _validate_table(
+    study: Study, read: TableRead, source: str, path: Path, n: int, units: list[dict]
+) -> tuple[PullResult, pd.DataFrame, pd.DataFrame]:
+    """Validation by the pull's own code (one source per rater, each table rating one annotation);
+    returns the result and its ratings and invalid rows with table provenance."""
+    schema = study.schema
+    raters = list(study.raters)
     fields_in_table = set(read.fields)
     relaxed = dataclasses.replace(
         schema,
@@ -235,38 +308,42 @@ def pull_table(
         invalid["annotation_id"] = invalid["annotation_id"].map(lambda x: f"{source}:{x}")
         invalid["task_id"] = ""
         invalid["project_id"] = ""
-    extra_invalid: list[dict] = []
+    return res, ratings, invalid
 
-    def hold(tr_line: int, rater: str, item: str, reason: str, cells: dict) -> None:
-        info = read.item_info.get(item, {})
-        extra_invalid.append(
-            {
-                **dict.fromkeys(INVALID_COLUMNS, ""),
-                "round": n,
-                "kind": "invalid",
-                "reason": reason,
-                "rater": rater,
-                "item_id": item,
-                "case_id": info.get("case_id", ""),
-                "output_id": info.get("output_id", ""),
-                "model": info.get("model", ""),
-                "annotation_id": f"{source}:{tr_line}",
-                "was_cancelled": "false",
-                "result": cells_json(cells),
-            }
-        )
 
-    for line, reason, cells in read.problems:
-        hold(line, "", "", reason, cells)
+def _held_row(
+    n: int, source: str, read: TableRead, tr_line: int, rater: str, item: str, reason: str, cells: dict
+) -> dict:
+    """An invalid.csv row for a table rating held out at the study level, with its cells verbatim."""
+    info = read.item_info.get(item, {})
+    return {
+        **dict.fromkeys(INVALID_COLUMNS, ""),
+        "round": n,
+        "kind": "invalid",
+        "reason": reason,
+        "rater": rater,
+        "item_id": item,
+        "case_id": info.get("case_id", ""),
+        "output_id": info.get("output_id", ""),
+        "model": info.get("model", ""),
+        "annotation_id": f"{source}:{tr_line}",
+        "was_cancelled": "false",
+        "result": cells_json(cells),
+    }
 
-    # the round's other sources stay; this source's previous rows are replaced
-    rpath, ipath = study.ratings_path(n), study.invalid_path(n)
+
+def _previous_ratings(rpath: Path, source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The round's ratings before this pull: ``(this source's rows, every other source's rows)``."""
     old = read_ratings_csv(rpath) if rpath.exists() else None
     if old is not None and len(old):
         mine = (old["task_id"].astype(str) == "") & old["annotation_id"].astype(str).str.startswith(f"{source}:")
-        old_mine, others = old[mine], old[~mine]
-    else:
-        old_mine = others = pd.DataFrame(columns=RATINGS_COLUMNS)
+        return old[mine], old[~mine]
+    empty = pd.DataFrame(columns=RATINGS_COLUMNS)
+    return empty, empty
+
+
+def _taken_by_others(others: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """``{(item, rater): where}`` for ratings another source already gave in the round."""
     taken: dict[tuple[str, str], str] = {}
     for r in others[["item_id", "rater", "annotation_id", "project_id"]].astype(str).to_dict("records"):
         where = (
@@ -275,26 +352,45 @@ def pull_table(
             else (r["annotation_id"].rsplit(":", 1)[0] if ":" in r["annotation_id"] else "another source")
         )
         taken[(r["item_id"], r["rater"])] = where
-    counts = {r: Counter() for r in raters}
-    if len(ratings) and (held_unknown or taken):
-        drop = [
-            item in held_unknown or (item, rater) in taken for item, rater in zip(ratings["item_id"], ratings["rater"])
-        ]
-        held = ratings[drop]
-        for (item, rater, aid), _ in held.groupby(["item_id", "rater", "annotation_id"], sort=False):
-            line = int(str(aid).rsplit(":", 1)[1])
-            cells = by_line[line].cells if line in by_line else {}
-            if item in held_unknown:
-                reason = f"item {item!r} is not in this study's units (push it, or use a table-born study)"
-            else:
-                reason = f"{rater} already rated {item!r} in round {n} ({taken[(item, rater)]})"
-            hold(line, rater, item, reason, cells)
-            counts[rater]["moved"] += 1
-        ratings = ratings[[not d for d in drop]]
-    if extra_invalid:
-        invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
+    return taken
 
-    # per-rater counts after the study-level checks
+
+def _hold_out(
+    ratings: pd.DataFrame,
+    read: TableRead,
+    source: str,
+    n: int,
+    held_unknown: set[str],
+    taken: dict[tuple[str, str], str],
+    counts: dict[str, Counter],
+    extra_invalid: list[dict],
+) -> pd.DataFrame:
+    """Drop ratings of unknown items and of item x rater another source gave, each held out as an invalid row."""
+    by_line = {tr.line: tr for tr in read.ratings}
+    drop = [item in held_unknown or (item, rater) in taken for item, rater in zip(ratings["item_id"], ratings["rater"])]
+    held = ratings[drop]
+    for (item, rater, aid), _ in held.groupby(["item_id", "rater", "annotation_id"], sort=False):
+        line = int(str(aid).rsplit(":", 1)[1])
+        cells = by_line[line].cells if line in by_line else {}
+        if item in held_unknown:
+            reason = f"item {item!r} is not in this study's units (push it, or use a table-born study)"
+        else:
+            reason = f"{rater} already rated {item!r} in round {n} ({taken[(item, rater)]})"
+        extra_invalid.append(_held_row(n, source, read, line, rater, item, reason, cells))
+        counts[rater]["moved"] += 1
+    return ratings[[not d for d in drop]]
+
+
+def _table_summary(
+    res: PullResult,
+    raters: list[str],
+    counts: dict[str, Counter],
+    read: TableRead,
+    invalid: pd.DataFrame,
+    ratings: pd.DataFrame,
+    rnd: Any,
+) -> None:
+    """Rewrite the pull summary's counts after the study-level checks (and drop what a table has no use for)."""
     per = res.summary["raters"]
     for r in raters:
         c = per.setdefault(r, {"valid": 0, "invalid": 0, "superseded": 0})
@@ -319,42 +415,27 @@ def pull_table(
     )
     for k in ("tasks", "annotations", "unattributed_annotations", "duplicate_tasks"):
         res.summary.pop(k, None)
-    changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
-    sha = _sha256(path)
-    res.summary["table"] = {
-        "source": source,
-        "file": str(path),
-        "sha256": sha,
-        "rows": read.rows,
-        "fields": read.fields,
-        "shape": "wide" if mapping.wide else "long",
-    }
-    res.summary["changes"] = changes
 
-    merged = pd.concat([others, ratings], ignore_index=True)[RATINGS_COLUMNS] if len(others) else ratings
+
+def _merged_invalid(ipath: Path, invalid: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The round's invalid rows: other sources' kept, this source's replaced by ``invalid``."""
     old_invalid = (
         read_csv_frame(ipath, " (invalid annotations)") if ipath.exists() else pd.DataFrame(columns=INVALID_COLUMNS)
     )
     if len(old_invalid):
         mine_inv = (old_invalid["task_id"] == "") & old_invalid["annotation_id"].str.startswith(f"{source}:")
         old_invalid = old_invalid[~mine_inv]
-    merged_invalid = (
+    return (
         pd.concat([old_invalid.astype(str), invalid.astype(str)], ignore_index=True)[INVALID_COLUMNS]
         if len(old_invalid)
         else invalid
     )
-    new_items = [it for it in read.items if it not in known and table_born]
-    result = TablePullResult(
-        pull=PullResult(ratings=merged, invalid=merged_invalid, summary=res.summary),
-        source=source,
-        changes=changes,
-        new_items=new_items,
-    )
-    if not write:
-        return result
 
-    # units: new items of a table-born study; every item of the table is in this round
-    in_table = set(read.items) - held_unknown
+
+def _record_units(
+    study: Study, units: list[dict], read: TableRead, n: int, source: str, in_table: set[str], new_items: list[str]
+) -> None:
+    """units.jsonl: new items of a table-born study; every item of the table is in this round (written when changed)."""
     changed_units = False
     for u in units:
         if str(u["item_id"]) in in_table and n not in (u.get("rounds") or []):
@@ -377,22 +458,6 @@ def pull_table(
         changed_units = True
     if changed_units:
         write_jsonl_atomic(units, study.units_path)
-    paths = {"ratings": rpath, "invalid": ipath, "summary": study.pull_report_path(n)}
-    write_csv_atomic(merged, rpath)
-    write_csv_atomic(merged_invalid, ipath)
-    write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
-    rnd.tables[source] = {
-        "file": str(path),
-        "sha256": sha,
-        "rows": read.rows,
-        "pulled_at": utc_now(),
-    }
-    if new_round:
-        rnd.mode = TABLE_MODE
-    rnd.units = sum(1 for u in units if n in (u.get("rounds") or []))
-    study.save()
-    result.paths = paths
-    return result
 
 
 __all__ = ["pull_table", "TablePullResult", "describe_changes", "TABLE_MODE"]
