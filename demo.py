@@ -349,7 +349,7 @@ def _calibration_round(study: Study, client, tokens: dict, inputs: Path, seed: i
     _step(echo, 6, _TOTAL_STEPS, f"Checking the stopping rule {STOP_RULE} and planning the main round from the pilot")
     study = Study.open(study.path)
     # a calibration round is small: percentile bootstrap limits, not Wald
-    cal = calibration_for_study(study, [STOP_RULE], fields=["safety_label"], bootstrap=2000, seed=seed)
+    cal = calibration_for_study(study, [STOP_RULE], fields=["safety_label"], n_resamples=2000, seed=seed)
     record_rules(study, cal["rules"], cal["fields"], 2000, seed)
     echo(f"      {verdict_sentence(cal)}")
     try:

@@ -249,7 +249,7 @@ def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt,
     schema = _load_schema(schema_ref) or study.schema
     if field is None:
         field = _choose_field(pd.DataFrame({"field": []}), None, schema, str(study.path))
-    result = retest_for_study(study, rounds, field, schema=schema, bootstrap=bootstrap, seed=seed)
+    result = retest_for_study(study, rounds, field, schema=schema, n_resamples=bootstrap, seed=seed)
     if fmt == "json":
         text = json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     elif fmt == "csv":

@@ -47,7 +47,7 @@ def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, plot, no_re
     --no-record). Exit status is 0 either way.
     """
     study = Study.open(study_dir)
-    data = calibration_for_study(study, rules, fields=fields, rounds=rounds, bootstrap=bootstrap, seed=seed)
+    data = calibration_for_study(study, rules, fields=fields, rounds=rounds, n_resamples=bootstrap, seed=seed)
     if not no_record:
         record_rules(study, data["rules"], data["fields"], bootstrap, seed)
     if plot:

@@ -72,7 +72,7 @@ def report_cmd(
         output,
         fmt=fmt,
         round=round_,
-        bootstrap=bootstrap,
+        n_resamples=bootstrap,
         seed=seed,
         release=release,
         predictions=predictions,

@@ -142,9 +142,9 @@ def score_cmd(
         collapse_share=collapse_share,
         critical_at=critical_at,
         skip_missing=skip_missing,
-        n_bootstrap=n_bootstrap,
+        n_resamples=n_bootstrap,
         seed=seed,
-        level=level,
+        confidence_level=level,
         compare=list(compare),
         progress=True,
     )

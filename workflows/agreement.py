@@ -29,7 +29,7 @@ def agreement_for_study(
     study: Study,
     round: int | None = None,
     fields: Iterable[str] | None = None,
-    bootstrap: int = 0,
+    n_resamples: int = 0,
     seed: int = 1,
     by: str | None = None,
 ) -> dict[str, dict]:
@@ -70,7 +70,7 @@ def agreement_for_study(
             raters=study.raters,
             by=None if groups else by,
             groups=groups,
-            n_resamples=bootstrap,
+            n_resamples=n_resamples,
             seed=seed,
             source=source,
         )
@@ -113,7 +113,7 @@ def retest_for_study(
     field: str | None = None,
     *,
     schema: Schema | None = None,
-    bootstrap: int = 0,
+    n_resamples: int = 0,
     seed: int = 1,
 ) -> dict[str, Any]:
     """Test-retest (intra-rater) agreement of every study rater between two rounds
@@ -129,7 +129,7 @@ def retest_for_study(
         schema,
         rounds,
         raters=study.raters,
-        n_resamples=bootstrap,
+        n_resamples=n_resamples,
         seed=seed,
     )
 

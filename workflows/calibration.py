@@ -47,7 +47,7 @@ def calibration_for_study(
     rules: Sequence[str],
     fields: Sequence[str] | None = None,
     rounds: Sequence[int] | None = None,
-    bootstrap: int = 0,
+    n_resamples: int = 0,
     seed: int = 1,
 ) -> dict:
     """Per round: each field's statistic with its 95% CI against every rule, and a verdict.
@@ -76,13 +76,13 @@ def calibration_for_study(
     info = {r.number: r for r in study.rounds}
     out_rounds = []
     for rn in chosen:
-        results = agreement_for_study(study, round=rn, fields=fields, bootstrap=bootstrap, seed=seed)
+        results = agreement_for_study(study, round=rn, fields=fields, n_resamples=n_resamples, seed=seed)
         missing = [f for f in fields if f not in results]
         if missing and len(missing) == len(fields):
             notes.append(f"round {rn}: no field has ratings from two raters ({', '.join(missing)})")
         ev = evaluate_round(results, parsed, fields)
         small = [c for c in ev["checks"] if c["n_items"] is not None and c["n_items"] < SMALL_N]
-        if small and not bootstrap:
+        if small and not n_resamples:
             notes.append(
                 f"round {rn}: {small[0]['n_items']} items (< {SMALL_N}): Wald limits are unreliable this small; "
                 "check with --bootstrap 2000"
@@ -105,8 +105,8 @@ def calibration_for_study(
         "fields": fields,
         "rounds": out_rounds,
         **verdict,
-        "ci_method": f"percentile bootstrap, {bootstrap} resamples, seed {seed}"
-        if bootstrap
+        "ci_method": f"percentile bootstrap, {n_resamples} resamples, seed {seed}"
+        if n_resamples
         else "Wald (large-sample SE)",
         "notes": notes,
     }

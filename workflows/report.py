@@ -45,7 +45,7 @@ from goldboard.workflows.score import run_score
 
 
 def _with_threshold_views(
-    results: dict[str, dict], study: Study, ratings: pd.DataFrame, bootstrap: int, seed: int, explicit: bool
+    results: dict[str, dict], study: Study, ratings: pd.DataFrame, n_resamples: int, seed: int, explicit: bool
 ) -> dict[str, dict]:
     """Add, after each ordinal field with a schema ``threshold`` trigger (medfail: severity
     4-5 vs 1-3), its agreement dichotomised at that threshold, as ``"<field>>=<at>"``."""
@@ -57,7 +57,13 @@ def _with_threshold_views(
         for t in study.schema.triggers_for(name):
             if t.kind == "threshold":
                 out[f"{name}>={t.at}"] = agreement(
-                    ratings, name, study.schema, raters=study.raters, dichotomize=t.at, n_resamples=bootstrap, seed=seed
+                    ratings,
+                    name,
+                    study.schema,
+                    raters=study.raters,
+                    dichotomize=t.at,
+                    n_resamples=n_resamples,
+                    seed=seed,
                 )
     return out
 
@@ -102,7 +108,7 @@ def _scoring_section(study: Study, release: str | None, predictions: str | Path,
 def build_report(
     study: Study,
     round: int | None = None,
-    bootstrap: int = 0,
+    n_resamples: int = 0,
     seed: int = 1,
     release: str | None = None,
     fields: list[str] | None = None,
@@ -120,11 +126,11 @@ def build_report(
     """
     schema = study.schema
     rnd, ratings = _round_ratings(study, round)
-    results = agreement_for_study(study, round=rnd, fields=fields, bootstrap=bootstrap, seed=seed)
+    results = agreement_for_study(study, round=rnd, fields=fields, n_resamples=n_resamples, seed=seed)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
-    results, ci_note = _wald_choice(study, rnd, results, bootstrap, seed, ci_auto)
-    results = _with_threshold_views(results, study, ratings, bootstrap, seed, explicit=fields is not None)
+    results, ci_note = _wald_choice(study, rnd, results, n_resamples, seed, ci_auto)
+    results = _with_threshold_views(results, study, ratings, n_resamples, seed, explicit=fields is not None)
     decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
     gold, manifest, gold_name = _gold_release(study, release)
     provisional = gold is None
@@ -142,7 +148,7 @@ def build_report(
     versions = software_versions()
     design_text = _design_text(study, round_info, ratings)
     methods_text = _methods_text(
-        study, len(items), mode, blinding, design_text, field_sections, bootstrap, seed, versions
+        study, len(items), mode, blinding, design_text, field_sections, n_resamples, seed, versions
     )
 
     scoring = None
@@ -406,15 +412,15 @@ def _methods_text(
     blinding: str,
     design_text: str,
     field_sections: list[dict],
-    bootstrap: int,
+    n_resamples: int,
     seed: int,
     versions: dict[str, str],
 ) -> str:
     """The methods paragraph: raters, items, schema, blinding, design, statistics, intervals, software."""
     schema = study.schema
     ci_method = (
-        f"percentile bootstrap ({bootstrap} resamples of items, seed {seed})"
-        if bootstrap
+        f"percentile bootstrap ({n_resamples} resamples of items, seed {seed})"
+        if n_resamples
         else "Wald intervals from large-sample standard errors (Fleiss, Cohen & Everitt 1969 for Cohen's kappa)"
     )
     ordinal = [s["title"] for s in field_sections if s["level"] == "ordinal"]
@@ -439,12 +445,12 @@ AUTO_BOOTSTRAP = 2000
 
 
 def _wald_choice(
-    study: Study, rnd: int, results: dict[str, dict], bootstrap: int, seed: int, ci_auto: bool
+    study: Study, rnd: int, results: dict[str, dict], n_resamples: int, seed: int, ci_auto: bool
 ) -> tuple[dict[str, dict], str]:
     """Fields whose Wald intervals behave badly (:func:`wald_suspect`): with ``ci_auto`` their
     agreement is recomputed with percentile bootstrap intervals; either way the methods text
     says which interval each field got and why."""
-    if bootstrap:
+    if n_resamples:
         return results, ""
     suspect = {name: why for name, res in results.items() if (why := wald_suspect(res))}
     if not suspect:
@@ -458,7 +464,7 @@ def _wald_choice(
         )
     out = dict(results)
     for name in suspect:
-        out[name] = agreement_for_study(study, round=rnd, fields=[name], bootstrap=AUTO_BOOTSTRAP, seed=seed)[name]
+        out[name] = agreement_for_study(study, round=rnd, fields=[name], n_resamples=AUTO_BOOTSTRAP, seed=seed)[name]
     return out, (
         f"For {names} ({'; '.join(reasons)}) the Wald interval is known to undercover (small samples, "
         f"estimates near the bound of the coefficient), so percentile bootstrap intervals ({AUTO_BOOTSTRAP} "

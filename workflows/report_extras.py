@@ -60,8 +60,13 @@ def recorded_rules(study: Study) -> tuple[list[str], list[str], int, int]:
     )
 
 
-def record_rules(study: Study, rules: list[str], fields: list[str], bootstrap: int = 0, seed: int = 1) -> None:
-    study.extra[CALIBRATION_KEY] = {"rules": list(rules), "fields": list(fields), "bootstrap": bootstrap, "seed": seed}
+def record_rules(study: Study, rules: list[str], fields: list[str], n_resamples: int = 0, seed: int = 1) -> None:
+    study.extra[CALIBRATION_KEY] = {
+        "rules": list(rules),
+        "fields": list(fields),
+        "bootstrap": n_resamples,
+        "seed": seed,
+    }
     study.save()
 
 
@@ -86,7 +91,7 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
         fields = fields or rec_fields
     if not rules:
         return None
-    data = calibration_for_study(study, rules, fields=fields or None, bootstrap=boot, seed=seed)
+    data = calibration_for_study(study, rules, fields=fields or None, n_resamples=boot, seed=seed)
     head, rows = calibration_rows(data)
     png = calibration_curve_png(data)
     return {

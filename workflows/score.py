@@ -153,9 +153,9 @@ def run_score(
     collapse_share=None,
     critical_at=None,
     skip_missing=False,
-    n_bootstrap=2000,
+    n_resamples=2000,
     seed=1,
-    level=0.95,
+    confidence_level=0.95,
     compare=None,
     progress=False,
 ) -> dict:
@@ -170,7 +170,9 @@ def run_score(
     if kind in ("labels", "options") and pred_df is None:
         raise GoldboardError(f"{kind} scoring needs a predictions file", param="predictions")
     # the options every scoring kind takes, and those of the two that read predictions
-    common = dict(n_resamples=n_bootstrap, seed=seed, confidence_level=level, compare=compare, progress=progress)
+    common = dict(
+        n_resamples=n_resamples, seed=seed, confidence_level=confidence_level, compare=compare, progress=progress
+    )
     predicted = dict(
         id_col=id_col,
         model_col=model_col,
