@@ -1197,7 +1197,7 @@ def _unit_ids(study: Any) -> pd.DataFrame | None:
     rows = []
     for i, rec in iter_jsonl(path, " in the units file"):
         if not isinstance(rec, dict) or "item_id" not in rec:
-            raise GoldboardError(f"{path}:{i}: not a unit record (a JSON object with an item_id)")
+            raise GoldboardError(f"{path}:{i}: not an item record (a JSON object with an item_id)")
         rows.append({k: "" if rec.get(k) is None else str(rec.get(k)) for k in UNIT_ID_KEYS})
     return pd.DataFrame(rows, columns=list(UNIT_ID_KEYS))
 

@@ -86,7 +86,7 @@ class PushResult:
     design: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
-        lines = [f"round {self.round} ({self.mode}): {self.units} units on {self.url}"]
+        lines = [f"round {self.round} ({self.mode}): {self.units} items on {self.url}"]
         for key, pid in self.projects.items():
             who = "shared project (all raters)" if key == SHARED_KEY else f"{key}"
             new = " (new project)" if key in self.created_projects else ""
@@ -133,7 +133,7 @@ def _read_units_file(path: Path) -> list[dict]:
     out = []
     for i, rec in iter_jsonl(path, " in the units file"):
         if not isinstance(rec, dict) or "item_id" not in rec:
-            raise GoldboardError(f"{path}:{i}: not a unit record (a JSON object with an item_id)")
+            raise GoldboardError(f"{path}:{i}: not an item record (a JSON object with an item_id)")
         out.append(rec)
     return out
 
@@ -190,7 +190,7 @@ def _strata_values(units: pd.DataFrame, column: str) -> list[Any]:
     else:
         cols = [c for c in units.columns if c not in ("case", "output", "reference", "prediction")]
         raise GoldboardError(
-            f"--stratify-by {column!r}: not a unit column or case field (unit columns: {', '.join(cols)})"
+            f"--stratify-by {column!r}: not an item column or case field (item columns: {', '.join(cols)})"
         )
     return ["" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v) for v in vals]
 
@@ -284,7 +284,7 @@ def push(
     Designs (blinded rounds only, see :mod:`goldboard.cases.assignment`): ``overlap`` (share
     double-rated: the first rater rates all, the others a random share) or ``per_item`` (k
     raters per item, balanced over rater pairs), drawn with ``seed``, optionally stratified
-    by ``stratify_by`` (a unit column or case field).  The draw is written to
+    by ``stratify_by`` (an item column or case field).  The draw is written to
     ``rounds/N/assignment.csv`` and ``study.toml`` before any import; pushing the round again
     reuses it (a different design for a round that has one is an error).
 
@@ -384,7 +384,7 @@ def _checked_units(
 
         units = load_units(cases_path, outputs_path, schema=schema)
     if not len(units):
-        raise GoldboardError(f"{cases_path}: no annotation units to push")
+        raise GoldboardError(f"{cases_path}: no items to push")
     ids = units["item_id"].astype(str)
     dup = ids[ids.duplicated()]
     if len(dup):

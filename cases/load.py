@@ -653,7 +653,13 @@ def _unit_rows(
         with_output = {o.case_id for o in outputs}
         for cid, c in cases.items():
             if cid not in with_output:
-                L.add(cases_label, c.line, "case_id", f"case {cid!r} has no model output; it is not a unit", "warning")
+                L.add(
+                    cases_label,
+                    c.line,
+                    "case_id",
+                    f"case {cid!r} has no model output; it is not an item to rate",
+                    "warning",
+                )
         for o in outputs:
             c = cases[o.case_id]
             rows.append(_unit_row(c, case_texts[c.case_id], o, sch))

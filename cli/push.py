@@ -52,7 +52,7 @@ from goldboard.text import terminal_text
     "--stratify-by",
     default=None,
     metavar="COLUMN",
-    help="Draw --overlap/--per-item within strata of a case field or unit column (e.g. case_type).",
+    help="Draw --overlap/--per-item within strata of a case field or item column (e.g. case_type).",
 )
 @click.option(
     "--batch-size",

@@ -221,8 +221,8 @@ def test_every_problem_reported_at_once_with_file_line_field(tmp_path):
         assert g.startswith(e), f"{g!r} does not start with {e!r}"
     warnings = [str(p) for p in validate_files(cases, outputs, schema="mtb") if not p.is_error]
     assert warnings == [
-        f"{c}:6: case_id: warning: case 'C-6' has no model output; it is not a unit",
-        f"{c}:7: case_id: warning: case 'C-7' has no model output; it is not a unit",
+        f"{c}:6: case_id: warning: case 'C-6' has no model output; it is not an item to rate",
+        f"{c}:7: case_id: warning: case 'C-7' has no model output; it is not an item to rate",
     ]
 
 
@@ -308,7 +308,9 @@ def test_warnings_do_not_fail(tmp_path):
     outs = _write_jsonl(tmp_path / "o.jsonl", [{"case_id": "A", "model": "m", "output": "x"}])
     res = inspect_files(cases, outs, schema="mtb")
     assert res.ok and len(res.units) == 1
-    assert _strs(res.problems) == [f"{cases}:2: case_id: warning: case 'B' has no model output; it is not a unit"]
+    assert _strs(res.problems) == [
+        f"{cases}:2: case_id: warning: case 'B' has no model output; it is not an item to rate"
+    ]
     assert res.units.attrs["warnings"] == _strs(res.problems)
 
 

@@ -247,7 +247,7 @@ def test_stratify_by_unknown_column_is_one_line(tmp_path):
     s = tmp_path / "st"
     Study.init(s, schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:9")
     res = run("push", "--study", s, cpath, "--overlap", "0.5", "--seed", "1", "--stratify-by", "nope", code=1)
-    assert res.output.startswith("Error: --stratify-by 'nope': not a unit column or case field")
+    assert res.output.startswith("Error: --stratify-by 'nope': not an item column or case field")
     res = run("push", "--study", s, cpath, "--overlap", "0.5", code=1)
     assert "--seed: give a seed" in res.output
     res = run("push", "--study", s, cpath, "--overlap", "0.5", "--seed", "1", "--shared", code=1)

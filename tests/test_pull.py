@@ -513,7 +513,7 @@ def test_pull_reads_only_the_unit_ids_from_the_units_file(tmp_path):
     with pytest.raises(GoldboardError, match=r"units.jsonl:2: invalid JSON in the units file"):
         _unit_ids(SimpleNamespace(units_path=path))
     path.write_text('{"item_id": "C1"}\n["C2"]\n', encoding="utf-8")
-    with pytest.raises(GoldboardError, match=r"units.jsonl:2: not a unit record"):
+    with pytest.raises(GoldboardError, match=r"units.jsonl:2: not an item record"):
         _unit_ids(SimpleNamespace(units_path=path))
     assert _unit_ids(SimpleNamespace(units_path=tmp_path / "none.jsonl")) is None
 

@@ -78,7 +78,7 @@ def agreement_for_study(
 
 
 def unit_groups(study: Study, column: str) -> dict[str, str]:
-    """item_id -> value of a unit column (``model``, ``case_id``...) or a case field (``error_type``)."""
+    """item_id -> value of an item column (``model``, ``case_id``...) or a case field (``error_type``)."""
     units = study.units()
     if units.empty:
         raise GoldboardError(f"--by {column!r}: not a ratings column and the study has no units.jsonl")
@@ -93,7 +93,7 @@ def unit_groups(study: Study, column: str) -> dict[str, str]:
                 out[str(i)] = _id_text(case[column])
         if found:
             return out
-    raise GoldboardError(f"--by {column!r}: no such ratings, unit or case column")
+    raise GoldboardError(f"--by {column!r}: no such ratings, item or case column")
 
 
 def design_summary(study: Study, round: int, ratings: pd.DataFrame, field: str) -> dict[str, Any] | None:
