@@ -118,6 +118,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -239,6 +240,20 @@ def _progress(iterable: Sequence, enabled: bool, desc: str):
 def _groups(table: pd.DataFrame) -> list[tuple[str, str]]:
     """(model, condition) pairs in order of first appearance."""
     return list(dict.fromkeys(zip(table["model"], table["condition"])))
+
+
+def _score_groups(table: pd.DataFrame, score_group, progress: bool, warnings: list[str]):
+    """Score each (model, condition) group of ``table`` in :func:`_groups` order with
+    ``score_group(key, rows, warnings) -> (result, outcomes, valid)``; returns the results in
+    that order and the per-group outcome and validity vectors (for the paired comparisons)."""
+    groups = []
+    outcomes: dict[tuple[str, str], np.ndarray] = {}
+    valid: dict[tuple[str, str], np.ndarray] = {}
+    by_group = {key: sub for key, sub in table.groupby(["model", "condition"], sort=False)}
+    for key in _progress(_groups(table), progress, "scoring"):
+        g, outcomes[key], valid[key] = score_group(key, by_group[key], warnings)
+        groups.append(g)
+    return groups, outcomes, valid
 
 
 def _gold_info(gold: GoldTable, fields: Iterable[str], n_items: int) -> dict:
@@ -605,13 +620,7 @@ def score_labels(
         warnings.append(f"{n_unres} unresolved gold label(s) of {fld.name} excluded")
     if preds.skipped_unresolved:
         warnings.append(f"{preds.skipped_unresolved} prediction(s) for items with unresolved gold skipped")
-    groups = []
-    outcomes: dict[tuple[str, str], np.ndarray] = {}
-    valid: dict[tuple[str, str], np.ndarray] = {}
-    by_group = {key: sub for key, sub in preds.table.groupby(["model", "condition"], sort=False)}
-    for key in _progress(_groups(preds.table), progress, "scoring"):
-        g, outcomes[key], valid[key] = _score_label_group(st, key, by_group[key], warnings)
-        groups.append(g)
+    groups, outcomes, valid = _score_groups(preds.table, partial(_score_label_group, st), progress, warnings)
     comparisons = _comparisons(_parse_pairs(compare), outcomes, preds.has_condition, "correct", st.ci, warnings, valid)
     return _labels_result(st, schema, gold, preds, groups, comparisons, warnings)
 
@@ -1293,13 +1302,7 @@ def score_radsafe(
     answer, key_from = _answer_key(key, key_source, gold, preds, of)
     ci = _Resampling(n_resamples, seed, confidence_level)
     st = _radsafe_setup(options, bases, of, answer, overconfidence, missing, preds, ci, warnings)
-    groups = []
-    outcomes: dict[tuple[str, str], np.ndarray] = {}
-    valid: dict[tuple[str, str], np.ndarray] = {}
-    by_group = {k: s for k, s in preds.table.groupby(["model", "condition"], sort=False)}
-    for gkey in _progress(_groups(preds.table), progress, "scoring"):
-        g, outcomes[gkey], valid[gkey] = _score_option_group(st, gkey, by_group[gkey], warnings)
-        groups.append(g)
+    groups, outcomes, valid = _score_groups(preds.table, partial(_score_option_group, st), progress, warnings)
     if preds.confidence_rescaled:
         warnings.append("confidence values above 1 read as percentages (divided by 100)")
     comparisons = _comparisons(_parse_pairs(compare), outcomes, preds.has_condition, "correct", ci, warnings, valid)

@@ -471,4 +471,4 @@ def test_study_by_a_case_field_from_units(tmp_path):
     )
     assert {r["group"] for r in out["statistics"]} == {None, "none", "wrong_drug"}
     assert {r["ci_method"] for r in out["statistics"]} == {"bootstrap"}
-    fails("--study", st.path, "--by", "specialty", match="--by 'specialty': no such ratings, unit or case column")
+    fails("--study", st.path, "--by", "specialty", match="--by 'specialty': no such ratings, item or case column")
