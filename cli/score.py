@@ -75,7 +75,15 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
     help="Bootstrap resamples (0: no bootstrap CIs).",
 )
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed of the bootstrap.")
-@click.option("--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Confidence level.")
+@click.option(
+    "--confidence-level",
+    "--level",
+    "level",
+    type=click.FloatRange(0.5, 0.999),
+    default=0.95,
+    show_default=True,
+    help="Confidence level of the intervals (--level: its old name).",
+)
 @click.option("--compare", "compare", multiple=True, help="Paired comparison MODEL_A,MODEL_B (repeatable).")
 @format_option(
     ["table", "markdown", "csv", "json"], None, help="Output format (default: from -o's suffix, else table)."

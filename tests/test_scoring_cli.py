@@ -343,3 +343,18 @@ def test_radsafe_synthetic_benchmark_files_against_independent_count(tmp_path):
         assert g["accuracy"]["count"] == sum(right)
         assert g["high_risk_error"]["count"] == hr
         assert g["dangerous_overconfidence"]["count"] == danger
+
+
+def test_confidence_level_flag_and_its_old_name(openmtb):
+    """`--confidence-level` (never confused with agree's measurement `--level`) narrows the
+    interval at 0.80; `--level` is the same option under its old name."""
+    ref, preds = openmtb
+    common = ("--gold", ref, "--schema", "mtb", "--predictions", preds, "--format", "json", "--bootstrap", "300")
+    runs = {
+        flag: json.loads(invoke(*common, *((flag, "0.8") if flag else ())).stdout)
+        for flag in (None, "--confidence-level", "--level")
+    }
+    default, new, old = (runs[k]["groups"][0]["accuracy"] for k in (None, "--confidence-level", "--level"))
+    assert new == old and new["estimate"] == default["estimate"]
+    assert new["low"] > default["low"] and new["high"] < default["high"]
+    assert runs["--confidence-level"]["settings"]["level"] == 0.8 and runs[None]["settings"]["level"] == 0.95
