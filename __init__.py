@@ -1,12 +1,14 @@
 """goldboard: clinician label studies for medical-AI safety benchmarks.
 
 Package layout (the repository root *is* the ``goldboard`` package), in layers: an
-import only points down (``tests/test_layers.py`` checks every import).
+import only points down (``tests/test_layers.py`` checks every import), and no function is
+over 80 lines of code without a reason in its docstring (``tests/test_function_size.py``).
 
-- L0 ``goldboard.errors``, ``goldboard.text``, ``goldboard.fileio`` — errors; the text rules
+- L0 ``goldboard.errors``, ``goldboard.text``, ``goldboard.fileio`` — errors (naming library
+  parameters; the CLI maps them to flags); the text rules
   (cell text, natural sort, formula guard, Markdown/XML escaping, UTC time); file helpers
 - L1 ``goldboard.label_configs`` — label schemas (data) and Label Studio XML generated from them
-- L2 ``goldboard.cases``, ``goldboard.study`` — cases, model outputs, units, the ratings table
+- L2 ``goldboard.cases``, ``goldboard.study`` — cases, model outputs, the items pushed, the ratings table
   (``cases.ratings``: columns, readers, ``RatingGrid``), synthetic cases; the ``Study`` workspace
 - L3 ``goldboard.analysis``, ``goldboard.adjudicate`` — agreement, scoring, flags, decisions,
   gold resolution: DataFrames/Schema/paths in, dicts/DataFrames out; never a ``Study``
