@@ -155,15 +155,61 @@ class Postgres:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+#: the throwaway clusters' folders: ``<tempdir>/goldboard-pg-*``, each with the pid of the pytest that made it
+PG_PREFIX = "goldboard-pg-"
+PG_OWNER = "owner.pid"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def reap_orphan_clusters(tmp: Path | None = None, bindir: Path | None = None) -> list[Path]:
+    """Stop and delete the throwaway clusters whose pytest is gone (killed before it could stop
+    them: ``pg_ctl start`` daemonizes, so the kernel does not take PostgreSQL down with pytest).
+    Returns the folders removed."""
+    import subprocess
+    import tempfile
+
+    gone = []
+    for work in sorted(Path(tmp or tempfile.gettempdir()).glob(PG_PREFIX + "*")):
+        try:
+            owner = int((work / PG_OWNER).read_text().strip())
+        except (OSError, ValueError):
+            continue  # not ours, or being set up right now
+        if _alive(owner):
+            continue
+        bindir = bindir or _pg_bindir()
+        if bindir is not None and (work / "data" / "postmaster.pid").exists():
+            as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+            subprocess.run(
+                [*as_user, str(bindir / "pg_ctl"), "-D", str(work / "data"), "-m", "immediate", "-w", "stop"],
+                capture_output=True,
+                timeout=60,
+            )
+        shutil.rmtree(work, ignore_errors=True)
+        gone.append(work)
+    return gone
+
+
 def start_postgres() -> Postgres:
     """``$GOLDBOARD_TEST_POSTGRES``, else a throwaway cluster on a free loopback port (password
-    authentication over TCP, fsync off).  Raises RuntimeError with the reason when neither works."""
+    authentication over TCP, fsync off).  Raises RuntimeError with the reason when neither works.
+    Clusters left behind by a killed earlier run are stopped first (:func:`reap_orphan_clusters`)."""
     import subprocess
     import tempfile
 
     from goldboard.annotate.serverdb import database_password
 
-    work = Path(tempfile.mkdtemp(prefix="goldboard-pg-"))
+    reap_orphan_clusters()
+    work = Path(tempfile.mkdtemp(prefix=PG_PREFIX))
+    (work / PG_OWNER).write_text(f"{os.getpid()}\n")
     ext = os.environ.get(POSTGRES_ENV, "").strip()
     if ext:
         return Postgres(ext, database_password(), work)
