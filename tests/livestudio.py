@@ -166,15 +166,25 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # someone else's process: alive
-        return True
+        pass
     return True
+
+
+def _stop_cluster(bindir: Path, data: Path, as_user: list[str]) -> None:
+    """``pg_ctl stop -m immediate`` of the cluster in ``data`` (a throwaway: no clean shutdown needed)."""
+    import subprocess
+
+    subprocess.run(
+        [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+        capture_output=True,
+        timeout=60,
+    )
 
 
 def reap_orphan_clusters(tmp: Path | None = None, bindir: Path | None = None) -> list[Path]:
     """Stop and delete the throwaway clusters whose pytest is gone (killed before it could stop
     them: ``pg_ctl start`` daemonizes, so the kernel does not take PostgreSQL down with pytest).
     Returns the folders removed."""
-    import subprocess
     import tempfile
 
     gone = []
@@ -187,12 +197,7 @@ def reap_orphan_clusters(tmp: Path | None = None, bindir: Path | None = None) ->
             continue
         bindir = bindir or _pg_bindir()
         if bindir is not None and (work / "data" / "postmaster.pid").exists():
-            as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-            subprocess.run(
-                [*as_user, str(bindir / "pg_ctl"), "-D", str(work / "data"), "-m", "immediate", "-w", "stop"],
-                capture_output=True,
-                timeout=60,
-            )
+            _stop_cluster(bindir, work / "data", ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else [])
         shutil.rmtree(work, ignore_errors=True)
         gone.append(work)
     return gone
@@ -265,14 +270,12 @@ def start_postgres() -> Postgres:
         shutil.rmtree(work, ignore_errors=True)
         raise RuntimeError(f"could not start a throwaway PostgreSQL: {exc}") from None
 
-    def stop() -> None:
-        subprocess.run(
-            [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-            capture_output=True,
-            timeout=60,
-        )
-
-    return Postgres(f"postgresql://{PG_ROLE}@127.0.0.1:{port}/postgres", password, work, stop)
+    return Postgres(
+        f"postgresql://{PG_ROLE}@127.0.0.1:{port}/postgres",
+        password,
+        work,
+        lambda: _stop_cluster(bindir, data, as_user),
+    )
 
 
 def make_pg_template(pg: Postgres, path: Path, raters: tuple[str, ...] = RATERS) -> tuple[Path, str]:
