@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.goldboard-installed
 
-.PHONY: demo test lint install clean
+.PHONY: demo test lint install clean wheel-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+
+# a plain (non-editable) install from a wheel built from the sdist runs the study flow (.ci/wheel-check)
+wheel-check:
+	bash .ci/wheel-check $(PYTHON)
 
 clean:
 	rm -rf $(VENV) goldboard-demo

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from goldboard.cases.examples import EXAMPLES, write_example
 from goldboard.cases.load import inspect_files, schema_of
 from goldboard.cases.synth import synthesize, write_records, write_template
 from goldboard.errors import GoldboardError
@@ -61,6 +62,21 @@ def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None
             f"{cases_file}: columns not shown to raters by design (reference labels, the schema's "
             f"hidden_case_fields): {', '.join(s['hidden_case_columns'])}"
         )
+
+
+@cases_group.command("example")
+@click.argument("name", type=click.Choice(sorted(EXAMPLES)))
+@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="File to write.")
+def example_cmd(name: str, out: str) -> None:
+    """Write a copy of a shipped example data file (the README's worked examples use them).
+
+    \b
+    openmtb  OpenMTB-Audit's public two-oncologist table (50 NSCLC cases, CSV)
+
+    The copy is byte for byte; an existing file is never overwritten.
+    """
+    path = write_example(name, out)
+    click.echo(f"Wrote {path}: {EXAMPLES[name][1]}")
 
 
 @cases_group.command("template")

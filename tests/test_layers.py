@@ -42,6 +42,7 @@ def _modules() -> list[Path]:
         p
         for p in ROOT.rglob("*.py")
         if not any(part.startswith(".") or part in skip for part in p.relative_to(ROOT).parts)
+        and p != ROOT / "setup.py"  # the build script, not shipped (tests/test_packaging.py)
     )
 
 

@@ -1,6 +1,6 @@
 """`goldboard pull --from-table`: ratings tables into a study round.
 
-The worked example is OpenMTB-Audit's public two-oncologist file (tests/data/ratings/README.md):
+The worked example is OpenMTB-Audit's public two-oncologist file (cases/example_data/README.md):
 published Cohen's kappa 0.600 and 16 disagreements, 9 of them at information sufficiency vs
 treatment optimization.  The kappa is also recomputed here independently (scikit-learn) from the
 raw file, so the test fails if the import drops, duplicates or mislabels a rating.
@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from goldboard.cases.examples import example_path
 from goldboard.cases.table_import import TableMapping, read_codes, read_ratings_table
 from goldboard.cli import main
 from goldboard.fileio import read_table
@@ -25,7 +26,7 @@ from goldboard.label_configs.schema import load_schema
 from goldboard.study import Study
 
 DATA = Path(__file__).parent / "data" / "ratings"
-OPENMTB = DATA / "openmtb_expert_annotations_50cases.csv"
+OPENMTB = example_path("openmtb")
 WIDE = ["--item-col", "case_id", "--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
 WIDE += ["--field", "safety_label"]
 I, S, P = "Insufficient Information", "Supported", "Partially Supported"

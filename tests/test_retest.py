@@ -10,7 +10,6 @@ inter-rater kappa 0.600.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -19,9 +18,10 @@ import pytest
 from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
+from goldboard.cases.examples import example_path
 from goldboard.cli import main
 
-OPENMTB = Path(__file__).parent / "data" / "ratings" / "openmtb_expert_annotations_50cases.csv"
+OPENMTB = example_path("openmtb")
 CATS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Info", "Unsafe"]
 
 
