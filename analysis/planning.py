@@ -673,6 +673,10 @@ def plan_record(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> d
     """What a study records of its plan: the sentence and the primary plan's key numbers."""
     p = plans[0]
     rec = {"sentence": plan_sentence(plans, pilot), "method": p.method, "goal": p.goal, "n": p.n}
+    rec["two_sided"] = bool(p.two_sided or (p.goal == "ci" and p.kappa_upper is not None))
+    for key in ("kappa_lower", "kappa_upper", "alpha"):
+        if getattr(p, key) is not None:
+            rec[key] = getattr(p, key)
     if p.kappa is not None:
         rec["kappa"] = p.kappa
     if p.alpha_min is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from goldboard.analysis.planning import plan_record, plan_sample_size, render_plans
@@ -9,6 +11,7 @@ from goldboard.cli._options import format_option, output_option, round_option, s
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.workflows.methods import record_sampling
 from goldboard.workflows.planning import pilot_inputs, sample_cases_file
 from goldboard.workflows.report_extras import record_plan
 
@@ -178,7 +181,14 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
 @click.option(
     "--rest", "rest_output", type=click.Path(dir_okay=False), default=None, help="Write the other cases here."
 )
-def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output) -> None:
+@click.option(
+    "--study",
+    "study_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Record the draw (cases file, n, strata, seed) in this study's study.toml: the report's methods cite it.",
+)
+def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output, study_dir) -> None:
     """Draw the double-rated set: N cases stratified by a case column, at least one per stratum,
     proportional otherwise, with a seed. The files it writes feed `goldboard push`.
 
@@ -187,7 +197,12 @@ def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output)
       goldboard plan sample --cases cases.jsonl --by error_type -n 12 --seed 1 -o cal.jsonl \
           --outputs outputs.jsonl --outputs-output cal_outputs.jsonl --rest main.jsonl
     """
+    study = Study.open(study_dir) if study_dir else None
     res = sample_cases_file(cases, by, n, seed, output, outputs, outputs_output, rest_output)
+    if study is not None:
+        available = sum(a for a, _ in res["strata"].values())
+        record_sampling(study, Path(cases).name, res["n"], available, seed, by)
+        click.echo(f"Recorded the draw in {study.path / 'study.toml'} (the report's methods cite it)", err=True)
     click.echo(f"Wrote {res['n']} cases to {res['output']} (seed {seed}{', by ' + by if by else ''})", err=True)
     if res["outputs_output"]:
         click.echo(f"Wrote their {res['n_outputs']} outputs to {res['outputs_output']}", err=True)
