@@ -16,39 +16,74 @@ def _f(x) -> str:
 
 def calibration_rows(data: dict) -> tuple[list[str], list[list]]:
     """The round-by-round table: one row per round x field x rule."""
-    head = ["Round", "Calibration", "Guideline", "Field", "Rule", "n", "Estimate", "95% CI", "Tested", "Verdict"]
+    head = ["Round", "Look", "Calibration", "Guideline", "Field", "Rule", "n", "Estimate", "95% CI"]
+    head += ["Tested limit", "Verdict"]
     rows = []
     for r in data["rounds"]:
         for c in r["checks"]:
+            if c["tested"] is None:
+                tested = f"{c['tested_how']}: cannot be decided"
+            else:
+                tested = f"{_f(c['tested'])} {'meets' if c['met'] else 'fails'} ({c['tested_how']})"
             rows.append(
                 [
                     r["round"],
+                    f"{r.get('look', '–')} of {data.get('max_looks', '–')}",
                     "yes" if r["calibration"] else "no",
                     r["guideline_version"] or "–",
                     c["field"],
                     c["rule"],
                     c["n_items"] if c["n_items"] is not None else "–",
                     _f(c["value"]),
-                    f"{_f(c['ci_low'])} to {_f(c['ci_high'])}" if c["ci_low"] is not None else "not estimable",
-                    f"{_f(c['tested'])} {'meets' if c['met'] else 'fails'}",
+                    _ci95(c),
+                    tested,
                     r["verdict"],
                 ]
             )
     return head, rows
 
 
+def _ci95(c: dict) -> str:
+    if c["ci_low"] is None or c["value"] is None:
+        return "not estimable"
+    if c["ci_low"] == c["ci_high"]:
+        return "not estimable (degenerate table)"
+    return f"{_f(c['ci_low'])} to {_f(c['ci_high'])}"
+
+
+def control_sentence(data: dict) -> str:
+    """How the looks are controlled, with the adjusted level."""
+    if "max_looks" not in data:
+        return ""
+    return (
+        f"Looks: {data['looks']} of {data['max_looks']} planned; each look is tested at the Bonferroni-adjusted "
+        f"one-sided level {data['level']:.3g} ({data['nominal']:g} / {data['max_looks']}), so the chance of a false "
+        f"stop over all {data['max_looks']} looks is at most {data['nominal']:g}."
+    )
+
+
 def verdict_sentence(data: dict) -> str:
     rules = " and ".join(data["rules"])
     fields = ", ".join(data["fields"])
+    control = control_sentence(data)
     if data["verdict"] == "rule met":
         first = data["met_at"]
         return (
             f"Stopping rule {rules} ({fields}) met in round {data['latest_round']}"
             + (f" (first met in round {first})" if first != data["latest_round"] else "")
-            + ": calibration can stop."
-        )
+            + f": calibration can stop. {control}"
+        ).strip()
+    if data["verdict"] == "cannot be decided":
+        n = data["rounds"][-1]["n_items"] if data["rounds"] else 0
+        return (
+            f"Stopping rule {rules} ({fields}) cannot be decided in round {data['latest_round']} at n = {n}: "
+            f"rate more items (a zero-width or undefined interval never meets a rule). {control}"
+        ).strip()
     tail = f"; it was met in round {data['met_at']} but not since" if data["met_at"] is not None else ""
-    return f"Stopping rule {rules} ({fields}) not met in round {data['latest_round']}{tail}: continue calibrating."
+    return (
+        f"Stopping rule {rules} ({fields}) not met in round {data['latest_round']}{tail}: continue calibrating. "
+        f"{control}"
+    ).strip()
 
 
 def render_calibration(data: dict, fmt: str = "table") -> str:
@@ -58,7 +93,7 @@ def render_calibration(data: dict, fmt: str = "table") -> str:
     sentence = verdict_sentence(data)
     notes = [f"Note: {n}" for n in data.get("notes", [])]
     if fmt == "markdown":
-        return md_table(head, rows, right=(5, 6)) + "\n\n" + "\n".join([sentence, *notes]) + "\n"
+        return md_table(head, rows, right=(6, 7)) + "\n\n" + "\n".join([sentence, *notes]) + "\n"
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
