@@ -145,7 +145,9 @@ def gof_limits(tables, level: float, side: str = "lower") -> np.ndarray:
     two-rater table in ``tables`` ``(..., K, K)`` (Donner & Eliasziw 1992; the module docstring):
     the kappa where the chi-square statistic reaches its ``1 - 2 * level`` quantile (1 df),
     searched by bisection between the estimate and the end of kappa's range.  NaN where it is
-    undefined (fewer than 2 items, only one category used)."""
+    undefined: fewer than 2 items, only one category used, or (more than two categories, rare)
+    a model that misfits even at the estimate -- a limit that is then not computed, never the
+    estimate itself."""
     from scipy import stats
 
     t = np.asarray(tables, dtype=float)
@@ -167,7 +169,8 @@ def gof_limits(tables, level: float, side: str = "lower") -> np.ndarray:
         mid = (out + inside) / 2
         ok = _gof_x2(mid, p, obs, n) <= crit
         inside, out = np.where(ok, mid, inside), np.where(ok, out, mid)
-    return np.where(valid, np.where(reached, end, inside), np.nan)
+    fits = _gof_x2(khat, p, obs, n) <= crit  # rare (> 2 categories): the model misfits even at the estimate
+    return np.where(valid & fits, np.where(reached, end, inside), np.nan)
 
 
 def gof_limit(table, level: float, side: str = "lower") -> float | None:
