@@ -26,12 +26,15 @@ false stop over all ``K`` looks is at most 2.5% whatever the number of looks tak
 
 The tested limit is the one that stays informative at the boundary:
 
-* Cohen's kappa (two raters; ``kappa_lower``/``kappa_upper``): the goodness-of-fit confidence
-  limit of Donner & Eliasziw (1992, Stat Med 11:1511-19) under the common-correlation model,
-  cells "both chose category j" and "disagree", prevalences estimated from both raters, the
-  limit where the chi-square (1 df) statistic reaches its ``1 - 2 * level`` quantile.  Unlike the
-  Wald limit it does not collapse to the estimate when the raters agree perfectly (6 of 6
-  agreements on two labels: 0.515 at the 2.5% level, not 1.000).
+* Cohen's kappa (two raters; ``kappa_lower``/``kappa_upper``): the more conservative of two
+  limits (:func:`kappa_rule_limits`).  The goodness-of-fit confidence limit of Donner & Eliasziw
+  (1992, Stat Med 11:1511-19) under the common-correlation model -- cells "both chose category j"
+  and "disagree", prevalences estimated from both raters, the limit where the chi-square (1 df)
+  statistic reaches its ``1 - 2 * level`` quantile -- does not collapse to the estimate when the
+  raters agree perfectly (6 of 6 agreements on two labels: 0.515 at the 2.5% level, not 1.000).
+  The Wald limit with the Fleiss-Cohen-Everitt SE does not lean on that model, so where the model
+  misfits (more than two categories with unequal agreement per category) the rule does not
+  become narrower than Wald; a collapsed Wald interval (zero SE) is ignored.
 * every other statistic: the estimate -/+ ``z(1 - level)`` times its SE (the bootstrap SD with
   ``--bootstrap``).
 
@@ -179,6 +182,29 @@ def gof_limit(table, level: float, side: str = "lower") -> float | None:
     return None if v != v else v
 
 
+def kappa_rule_limits(tables, level: float, side: str = "lower") -> np.ndarray:
+    """The limit a kappa rule tests for each two-rater table ``(..., K, K)``: the more conservative
+    of the goodness-of-fit limit (:func:`gof_limits`, informative at perfect agreement) and the
+    Wald limit ``kappa -/+ z(1 - level) SE`` with the Fleiss-Cohen-Everitt SE (which does not lean
+    on the common-correlation model, so a misfitting model cannot narrow the limit); the Wald
+    limit is ignored where its SE is zero (a collapsed interval).  NaN where the goodness-of-fit
+    limit is undefined."""
+    from scipy import stats
+
+    from goldboard.analysis.coefficients import cohen_kappa
+
+    t = np.asarray(tables, dtype=float)
+    gof = gof_limits(t, level, side)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = cohen_kappa(t)
+    value, se = np.asarray(est.value, dtype=float), np.asarray(est.se, dtype=float)
+    z = float(stats.norm.ppf(1 - level))
+    wald = value - z * se if side == "lower" else value + z * se
+    usable = np.isfinite(wald) & (se > 0)
+    pick = np.minimum if side == "lower" else np.maximum
+    return np.where(usable, pick(gof, np.where(usable, wald, 0.0)), gof)
+
+
 def best_possible_limit(table, level: float) -> float | None:
     """The goodness-of-fit lower limit had the two raters agreed on every item of ``table`` (same
     category shares): the most a round of this size can show at ``level``."""
@@ -200,9 +226,9 @@ def tested_limit(result: dict, row: dict | None, rule: Rule, level: float) -> tu
         return float(row["value"]), "estimate (no error control)"
     table = _pair_table(result) if row["statistic"] == "cohen_kappa" and len(row["raters"]) == 2 else None
     if table is not None:
-        lim = gof_limit(table, level, rule.part)
-        how = f"Donner-Eliasziw goodness-of-fit limit, one-sided level {level:.3g}"
-        return (lim, how) if lim is not None else (None, "not estimable (one category only)")
+        lim = float(kappa_rule_limits(np.asarray(table, dtype=float), level, rule.part))
+        how = f"the more conservative of the goodness-of-fit and Wald limits, one-sided level {level:.3g}"
+        return (lim, how) if lim == lim else (None, "not estimable (one category only, or the model misfits)")
     from scipy import stats
 
     se = row.get("se")

@@ -10,7 +10,7 @@ import pytest
 from test_push_offline import FakeServer, units
 from test_report import make_study
 
-from goldboard.analysis.calibration import CONTINUE, MET, gof_limit, parse_rule
+from goldboard.analysis.calibration import CONTINUE, MET, kappa_rule_limits, parse_rule
 from goldboard.annotate.push import push
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
@@ -73,13 +73,14 @@ def _table(cli, st, rnd):
 
 
 def test_calibrate_verdicts_follow_the_tested_limit(cli, tmp_path):
-    """The rule tests the Donner-Eliasziw limit of each round's table at the look's adjusted level
+    """The rule tests the more conservative of the goodness-of-fit and Wald limits of each round's
+    table at the look's adjusted level
     (0.025 / 5 by default); the report's 95% CI is shown beside it, equal to `agree`'s."""
     st = make_study(tmp_path, rounds=(1, 2, 3))
     for r in (1, 2):
         cli("study", "round", st.path, r, "--calibration", "--guideline-version", f"v{r}")
     k1 = _kappa_row(cli, st, 1)
-    t1, t2 = (gof_limit(_table(cli, st, r), 0.025 / 5) for r in (1, 2))
+    t1, t2 = (float(kappa_rule_limits(_table(cli, st, r), 0.025 / 5)) for r in (1, 2))
     assert t1 < t2
     cut = round((t1 + t2) / 2, 3)
     res = cli("calibrate", "--study", st.path, "--rule", f"kappa_lower>={cut}", "--format", "json")
@@ -89,7 +90,7 @@ def test_calibrate_verdicts_follow_the_tested_limit(cli, tmp_path):
     assert [r["look"] for r in data["rounds"]] == [1, 2] and data["max_looks"] == 5 and data["level"] == 0.005
     c1, c2 = data["rounds"][0]["checks"][0], data["rounds"][1]["checks"][0]
     assert (c1["value"], c1["ci_low"], c1["ci_high"]) == (k1["value"], k1["ci_low"], k1["ci_high"])
-    assert c2["tested"] == pytest.approx(t2, abs=1e-9) and "goodness-of-fit" in c2["tested_how"]
+    assert c2["tested"] == pytest.approx(t2, abs=1e-9) and "goodness-of-fit and Wald" in c2["tested_how"]
     assert [r["verdict"] for r in data["rounds"]] == [CONTINUE, MET]
     assert data["verdict"] == MET and data["met_at"] == 2
     assert data["rounds"][1]["guideline_version"] == "v2"

@@ -5,7 +5,7 @@
   The rule now tests the Donner-Eliasziw goodness-of-fit limit, which stays informative there,
   and a limit that cannot be computed is "cannot be decided", never met.
 * Checking after every round is a sequential test.  A seeded simulation of goldboard's own rule
-  (:func:`gof_limits` at :func:`look_level`, the code ``calibrate`` runs) shows the false-stop
+  (:func:`kappa_rule_limits` at :func:`look_level`, the code ``calibrate`` runs) shows the false-stop
   rate at or below the nominal 2.5% for 1-5 looks -- true kappa 0.5, rule ``kappa_lower>=0.6``,
   12 items over 4 categories, and a binary label with prevalence 0.1 -- where the unadjusted Wald
   rule stopped falsely 3.7-14.7% and 15.9-61% of the time (the issue's figures); and the power to stop when kappa is 0.9.
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from goldboard.analysis.calibration import NOMINAL, gof_limit, gof_limits, look_level, parse_rule
+from goldboard.analysis.calibration import NOMINAL, gof_limit, kappa_rule_limits, look_level, parse_rule
 from goldboard.cli import main
 from goldboard.study import Study
 
@@ -118,7 +118,7 @@ def stop_rate(kappa, prevalences, n_items, looks, rng, reps, rule=RULE):
     P = cell_probabilities(kappa, prevalences)
     k = len(prevalences)
     tables = rng.multinomial(n_items, P.ravel(), size=(reps, looks)).reshape(reps, looks, k, k)
-    limits = gof_limits(tables, look_level(looks), rule.part)
+    limits = kappa_rule_limits(tables, look_level(looks), rule.part)
     met = np.vectorize(rule.holds)(limits)
     return float(met.any(axis=1).mean())
 

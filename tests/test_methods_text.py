@@ -261,6 +261,16 @@ def test_software_is_what_computed_the_numbers(plain, decided):
     assert "scipy" in methods(decided[1])  # scipy computed the recorded plan
 
 
+def test_html_software_line_names_only_what_computed(tmp_path):
+    s = _openmtb(tmp_path)
+    out = tmp_path / "r.html"
+    run("report", "--study", s, "-o", out, "--no-supplement")
+    line = next(x for x in out.read_text().splitlines() if "Software that computed the numbers" in x)
+    assert "numpy" in line and "pandas" in line
+    for absent in ("krippendorff", "scikit-learn", "statsmodels", "label-studio", "scipy"):
+        assert absent not in line
+
+
 def test_study_set_rater_info_names_the_flag(tmp_path):
     s = tmp_path / "s"
     run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
@@ -268,3 +278,41 @@ def test_study_set_rater_info_names_the_flag(tmp_path):
     assert "--rater-info" in res.output and "onc_z" in res.output and "Traceback" not in res.output
     res = run("study", "set", s, "--rater-info", "no-equals-sign", code=1)
     assert "RATER=TEXT" in res.output
+
+
+def test_design_per_item_and_enforced_blinding_clauses(tmp_path):
+    """The design clause quotes the design recorded at push (`--per-item`); "independently" appears
+    only with a server-enforced blinding check."""
+    import pandas as pd
+
+    from goldboard.study import Study
+    from goldboard.workflows.methods import MethodsFacts, clause_design, clause_raters
+
+    table = tmp_path / "t.csv"
+    _two_of_three_table(table)
+    s = tmp_path / "s"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "r1,r2,r3")
+    run("pull", "--study", s, "--from-table", table, "--item-col", "case_id", "--rater-col", "rater")
+    st = Study.open(s)
+    st.round(1).design = {"kind": "per_item", "per_item": 2, "seed": 4}
+    st.save()
+    m = methods(report(s))
+    assert "Design: 2 raters per item, balanced over rater pairs (seed 4)" in m
+    assert "Assignment design: not recorded" not in m
+    st = Study.open(s)
+    ratings = pd.read_csv(s / "rounds" / "1" / "ratings.csv", dtype=str, keep_default_na=False)
+    base = dict(study=st, round=1, round_info=st.round(1), ratings=ratings, field_sections=[])
+    enforced = MethodsFacts(**base, blinding="Blinded and enforced by the Label Studio server: ...")
+    convention = MethodsFacts(**base, blinding="Blinded by convention: each rater annotated in a separate project")
+    assert "labelled 60 items" in clause_raters(enforced) and " independently labelled" in clause_raters(enforced)
+    assert "independently" not in clause_raters(convention)
+    assert clause_design(MethodsFacts(**base, design_text="")).startswith("Assignment design: not recorded")
+
+
+def test_calibration_clause(tmp_path):
+    s = _openmtb(tmp_path)
+    assert "Calibration:" not in methods(report(s))
+    run("study", "round", s, 1, "--calibration", "--guideline-version", "v1.0")
+    m = methods(report(s))
+    assert "Calibration: 1 round (1) marked as calibration; the estimates here are from round 1, which is a " in m
+    assert "calibration round." in m and "Guideline version: round 1: v1.0." in m

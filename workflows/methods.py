@@ -439,14 +439,17 @@ def _table_source(f: MethodsFacts) -> str:
     return f"ratings table {', '.join(tables)}" if tables else ""
 
 
+def computing_versions(f: MethodsFacts) -> dict[str, str]:
+    """The packages that computed the reported numbers, with versions: goldboard, Python, numpy and
+    pandas (the agreement engine), scipy when it computed the recorded plan or the model scores."""
+    names = ["goldboard", "python", "numpy", "pandas"] + (["scipy"] if f.uses_scipy else [])
+    return {k: f.versions[k] for k in names if k in f.versions}
+
+
 def clause_software(f: MethodsFacts) -> str:
     """The packages that computed the reported numbers, with versions."""
-    v = f.versions
-    pkgs = [f"goldboard {v['goldboard']}", f"Python {v['python']}"]
-    pkgs += [f"{p} {v[p]}" for p in ("numpy", "pandas") if p in v]
-    if f.uses_scipy and "scipy" in v:
-        pkgs.append(f"scipy {v['scipy']}")
-    return f"Software: {_join(pkgs)}."
+    shown = {"python": "Python"}
+    return f"Software: {_join([f'{shown.get(k, k)} {v}' for k, v in computing_versions(f).items()])}."
 
 
 #: the clauses of the methods paragraph, in order

@@ -44,6 +44,7 @@ from goldboard.workflows.methods import (
     ALL_AGREE_NAME,
     MethodsFacts,
     all_raters_agree,
+    computing_versions,
     methods_paragraph,
     ratings_count_text,
 )
@@ -187,6 +188,7 @@ def build_report(
         versions=versions,
     )
     methods_text = _methods_text(facts, study, predictions is not None)
+    versions = computing_versions(facts)
 
     scoring = _scoring_section(study, release, predictions, seed, provisional) if predictions is not None else None
     data = {
