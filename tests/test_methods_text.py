@@ -248,7 +248,7 @@ def test_grras_items_recorded_or_not_recorded(plain, decided):
     assert "Guideline version: round 1: not recorded." in m
     assert "Case source: not recorded (items known from ratings table" in m
     md = methods(decided[1])
-    assert "Item sampling: 50 of 80 cases of cases.jsonl drawn at random by `goldboard plan sample` (seed 7, " in md
+    assert "Item sampling: 50 of 80 cases of cases.jsonl drawn at random by goldboard plan sample (seed 7, " in md
     assert "stratified by error_type)" in md
     assert "onc_a: board-certified oncologist, 8 years; onc_b: not recorded" in md
     assert "Case source: OpenMTB-Audit public file (50 NSCLC cases)." in md

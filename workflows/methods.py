@@ -369,7 +369,7 @@ def clause_gold(f: MethodsFacts) -> str:
 def clause_plan(f: MethodsFacts) -> str:
     """The recorded sample-size plan, its sidedness, and how it relates to the reported interval."""
     if not f.plan:
-        return "Sample size: no plan recorded (`goldboard plan size --study`)."
+        return "Sample size: no plan recorded (goldboard plan size --study)."
     text = f"Sample size: {f.plan['sentence']}"
     goal, sided = f.plan.get("goal"), f.plan.get("two_sided")  # None: recorded before goldboard said
     one_sided_ci = goal == "ci" and sided is False
@@ -414,8 +414,8 @@ def clause_grras(f: MethodsFacts) -> str:
     if s:
         strat = f", stratified by {s['by']}" if s.get("by") else ""
         sampling = (
-            f"{s.get('n')} of {s.get('available')} cases of {s.get('cases')} drawn at random by `goldboard plan "
-            f"sample` (seed {s.get('seed')}{strat})"
+            f"{s.get('n')} of {s.get('available')} cases of {s.get('cases')} drawn at random by goldboard plan "
+            f"sample (seed {s.get('seed')}{strat})"
         )
     else:
         sampling = "not recorded"
