@@ -227,7 +227,9 @@ def tested_limit(result: dict, row: dict | None, rule: Rule, level: float) -> tu
     table = _pair_table(result) if row["statistic"] == "cohen_kappa" and len(row["raters"]) == 2 else None
     if table is not None:
         lim = float(kappa_rule_limits(np.asarray(table, dtype=float), level, rule.part))
-        how = f"the more conservative of the goodness-of-fit and Wald limits, one-sided level {level:.3g}"
+        how = f"goodness-of-fit/Wald, the lower of the two, one-sided level {level:.3g}"
+        if rule.part == "upper":
+            how = how.replace("lower of", "higher of")
         return (lim, how) if lim == lim else (None, "not estimable (one category only, or the model misfits)")
     from scipy import stats
 
@@ -236,7 +238,10 @@ def tested_limit(result: dict, row: dict | None, rule: Rule, level: float) -> tu
         return None, "not estimable (zero or missing SE: degenerate table)"
     z = float(stats.norm.ppf(1 - level))
     sign = -1 if rule.part == "lower" else 1
-    return float(row["value"]) + sign * z * float(se), f"estimate {'-' if sign < 0 else '+'} {z:.3f} SE"
+    return (
+        float(row["value"]) + sign * z * float(se),
+        f"estimate {'-' if sign < 0 else '+'} {z:.3f} SE, one-sided level {level:.3g}",
+    )
 
 
 def evaluate_round(

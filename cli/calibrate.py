@@ -25,7 +25,14 @@ from goldboard.workflows.report_extras import record_rules
 )
 @click.option("--field", "fields", multiple=True, help="Field the rule applies to (repeatable; default: primary).")
 @click.option("--round", "rounds", type=int, multiple=True, help="Rounds to show (default: the calibration rounds).")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap CIs (0: Wald).")
+@click.option(
+    "--bootstrap",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Bootstrap the 95% CIs shown (0: Wald); alpha/ac1 rules then use the bootstrap SE; kappa rules always "
+    "test the goodness-of-fit/Wald limit.",
+)
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write the round curve as PNG.")
 @click.option(
@@ -54,8 +61,8 @@ def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, max_looks, 
     The lower limit is the safe thing to demand of a small round. Checking after every round
     is a sequential test: each round is a look, tested at the Bonferroni-adjusted one-sided
     level 0.025/MAX_LOOKS, so a false stop over all planned looks has at most a 2.5% chance.
-    Cohen's kappa is tested with the Donner-Eliasziw goodness-of-fit limit, which does not
-    collapse at perfect agreement; a limit that cannot be computed reads "cannot be decided:
+    Cohen's kappa is tested with the more conservative of the Donner-Eliasziw goodness-of-fit
+    limit (which does not collapse at perfect agreement) and the Wald limit; a limit that cannot be computed reads "cannot be decided:
     rate more items" and never meets a rule. The rule, fields, planned and taken looks are
     recorded in study.toml so `goldboard report` shows the same curve and verdict (unless
     --no-record). Exit status is 0 either way.
