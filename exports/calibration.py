@@ -101,8 +101,9 @@ def render_calibration(data: dict, fmt: str = "table") -> str:
 
 
 def calibration_curve_png(data: dict) -> bytes:
-    """Estimate and 95% CI per round (one line per field x statistic), the rule thresholds
-    dashed, calibration rounds marked, as PNG bytes."""
+    """Estimate and 95% CI per round (one line per field x statistic), the limit each rule tested
+    at the look's adjusted level (triangles), the rule thresholds dashed, calibration rounds
+    marked, as PNG bytes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -124,7 +125,22 @@ def calibration_curve_png(data: dict) -> bytes:
             y = [p[1] for p in pts]
             lo = [p[1] - p[2] if p[2] is not None else 0 for p in pts]
             hi = [p[3] - p[1] if p[3] is not None else 0 for p in pts]
-            ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=4, label=f"{field}: {stat.replace('_', ' ')}")
+            bars = ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=4, label=f"{field}: {stat.replace('_', ' ')}")
+            tested = [
+                (r["round"] + 0.06 * i, c["tested"])
+                for r in data["rounds"]
+                for c in r["checks"]
+                if (c["field"], c["statistic"]) == (field, stat) and c.get("tested") is not None
+            ]
+            if tested:
+                ax.scatter(
+                    [t[0] for t in tested],
+                    [t[1] for t in tested],
+                    marker="v",
+                    color=bars[0].get_color(),
+                    zorder=3,
+                    label="tested limit (adjusted level)",
+                )
         for rule in data["rules"]:
             rl = parse_rule(rule)
             ax.axhline(rl.threshold, ls="--", color="#b03a2e", lw=1)

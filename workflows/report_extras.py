@@ -118,7 +118,8 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
             {
                 "png": base64.b64encode(png).decode("ascii"),
                 "alt": "Agreement by round with 95% confidence intervals and the stopping-rule threshold",
-                "caption": "Agreement by round (95% CI); dashed: the stopping rule's threshold.",
+                "caption": "Agreement by round (95% CI); triangles: the limit each rule tested at the look's "
+                "adjusted level; dashed: the stopping rule's threshold.",
             }
         ],
         "data": data,
