@@ -240,6 +240,8 @@ def clause_statistics(f: MethodsFacts) -> str:
             name += f" (also with {_join(weights)} weights over the full scale, for {', '.join(ordinal)})"
             if s == "gwet_ac1":
                 name = name.replace("AC1 (also", "AC1 (AC2")
+        if s == "pabak":
+            name += " (two-category fields and views)"
         if s == "krippendorff_alpha":
             levels = sorted({r["level"] for r in rows if r["statistic"] == s and r.get("level")})
             name += f" ({_join(levels)} level; missing ratings allowed)"
