@@ -125,8 +125,8 @@ PARADOX_MAX_KAPPA = 0.60
 def landis_koch_band(value: float | None) -> str | None:
     """Landis & Koch (1977) band of a chance-corrected coefficient -- a convention, not a test.
 
-    <0 poor, 0-.20 slight, .21-.40 fair, .41-.60 moderate, .61-.80 substantial,
-    .81-1 almost perfect.
+    <0 poor, 0-0.20 slight, >0.20-0.40 fair, >0.40-0.60 moderate, >0.60-0.80 substantial,
+    >0.80 almost perfect (the edges printed in the legends: 0.601 is "substantial").
     """
     if value is None or not np.isfinite(value):
         return None

@@ -13,20 +13,40 @@ from goldboard.analysis.agreement import landis_koch_band, statistic_name
 from goldboard.fileio import CSV_LINETERMINATOR
 from goldboard.text import md_escape, md_table
 
-_LK_NOTE = (
-    "Band: Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, .41-.60 moderate, "
-    ".61-.80 substantial, .81-1 almost perfect); a label, not a test."
-)
+#: the Landis & Koch (1977) bands with the edges :func:`landis_koch_band` uses (an estimate of
+#: 0.601 is above .60, so "substantial"; exactly .60 is "moderate")
+LK_EDGES = "<0 poor, 0-0.20 slight, >0.20-0.40 fair, >0.40-0.60 moderate, >0.60-0.80 substantial, >0.80 almost perfect"
+_LK_NOTE = f"Band: Landis & Koch (1977) convention ({LK_EDGES}); a label, not a test."
+
+NOT_ESTIMABLE = "not estimable"
 
 
 def _fmt(x, digits=3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
+    if x is None or x != x:
+        return "-"
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # never "-0.000"
+
+
+def _degenerate(row: dict) -> bool:
+    """A Wald interval collapsed to its point by a zero SE (a degenerate table)."""
+    return row.get("se") == 0 and row.get("ci_low") is not None and row["ci_low"] == row.get("ci_high")
+
+
+def _value(row: dict) -> str:
+    v = row.get("value")
+    return NOT_ESTIMABLE if v is None or v != v else _fmt(v)
 
 
 def _ci(row: dict) -> str:
+    """The 95% CI as the report prints it: "not estimable" for an undefined value or a collapsed interval."""
+    if row.get("value") is None or row["value"] != row["value"]:
+        return NOT_ESTIMABLE
     if row.get("ci_low") is None:
         return "-"
-    return f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
+    if _degenerate(row):
+        return NOT_ESTIMABLE + " (degenerate table)"
+    return f"{_fmt(row['ci_low'])} to {_fmt(row['ci_high'])}"
 
 
 def _stat_rows(result: dict) -> tuple[list[str], list[list[str]]]:
@@ -38,10 +58,13 @@ def _stat_rows(result: dict) -> tuple[list[str], list[list[str]]]:
     for r in result["statistics"]:
         raters = "all" if len(r["raters"]) > 2 and r["raters"] == result["raters"] else " / ".join(r["raters"])
         band = "" if r["statistic"] == "percent_agreement" else (landis_koch_band(r["value"]) or "-")
+        name = statistic_name(r)
+        if r["statistic"] == "percent_agreement" and len(r["raters"]) > 2:
+            name += " (mean over rater pairs)"
         rows.append(
-            [statistic_name(r), raters]
+            [name, raters]
             + ([r["group"] or "all"] if groups else [])
-            + [str(r["n_items"]), _fmt(r["value"]), _ci(r), _fmt(r["se"]), r["ci_method"] or "-", band]
+            + [str(r["n_items"]), _value(r), _ci(r), _fmt(r["se"]), r["ci_method"] or "-", band]
         )
     return head, rows
 
@@ -68,8 +91,10 @@ def _label_rows(result: dict) -> tuple[list[str], list[list[str]]]:
             if d is None or d.get("value") is None:
                 return "-"
             if d.get("ci_low") is None:
-                return f"{d['value']:.3f}"
-            return f"{d['value']:.3f} ({d['ci_low']:.3f} to {d['ci_high']:.3f})"
+                return _fmt(d["value"])
+            if round(d["ci_low"], 3) == round(d["ci_high"], 3):  # as the report: never "(0.000 to 0.000)"
+                return f"{_fmt(d['value'])} (CI not estimable: degenerate table)"
+            return f"{_fmt(d['value'])} ({_fmt(d['ci_low'])} to {_fmt(d['ci_high'])})"
 
         rows.append(
             [e["label"]]

@@ -15,6 +15,34 @@ round safe to stop on: the rule is met only when the round's data make agreement
 threshold implausible (at the 95% level), not when a lucky estimate crosses it.  A round
 meets the rules when every rule holds for every field named; the calibration is done at the
 first round that meets them.
+
+Error control (what a "rule met" promises)
+------------------------------------------
+Checking the rule after every round is a sequential test: each look is another chance to stop
+falsely.  A calibration therefore plans a maximum number of looks ``K`` (``--max-looks``,
+default :data:`DEFAULT_MAX_LOOKS`) and tests every look at the Bonferroni-adjusted one-sided
+level ``0.025 / K`` (the 95% rule's 2.5% per side, split over the looks), so the chance of a
+false stop over all ``K`` looks is at most 2.5% whatever the number of looks taken.
+
+The tested limit is the one that stays informative at the boundary:
+
+* Cohen's kappa (two raters; ``kappa_lower``/``kappa_upper``): the more conservative of two
+  limits (:func:`kappa_rule_limits`).  The goodness-of-fit confidence limit of Donner & Eliasziw
+  (1992, Stat Med 11:1511-19) under the common-correlation model -- cells "both chose category j"
+  and "disagree", prevalences estimated from both raters, the limit where the chi-square (1 df)
+  statistic reaches its ``1 - 2 * level`` quantile -- does not collapse to the estimate when the
+  raters agree perfectly (6 of 6 agreements on two labels: 0.515 at the 2.5% level, not 1.000).
+  The Wald limit with the Fleiss-Cohen-Everitt SE does not lean on that model, so where the model
+  misfits (more than two categories with unequal agreement per category) the rule does not
+  become narrower than Wald; a collapsed Wald interval (zero SE) is ignored.
+* every other statistic: the estimate -/+ ``z(1 - level)`` times its SE (the bootstrap SD with
+  ``--bootstrap``).
+
+A look whose limit cannot be computed (a statistic that is not estimable, a zero or missing
+SE, one category only) is "cannot be decided": it never meets a rule.  The false-stop rate
+(true kappa 0.5, rule ``kappa_lower>=0.6``, 1-5 looks; 12 items over 4 categories, and a binary
+label with prevalence 0.1) is checked by a seeded simulation of this code in
+``tests/test_calibration_looks.py``, with the power to stop when kappa is 0.9.
 """
 
 from __future__ import annotations
@@ -22,6 +50,8 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass
+
+import numpy as np
 
 from goldboard.errors import GoldboardError
 
@@ -37,6 +67,12 @@ _RULE_RE = re.compile(r"^\s*([a-z0-9]+)_(lower|value|upper)\s*(>=|<=|>|<)\s*(-?\
 
 CONTINUE = "continue calibrating"
 MET = "rule met"
+UNDECIDED = "cannot be decided"
+
+#: planned maximum number of looks when none is given
+DEFAULT_MAX_LOOKS = 5
+#: the one-sided error rate of the whole calibration (the 95% rule's lower side)
+NOMINAL = 0.025
 
 
 @dataclass(frozen=True)
@@ -87,16 +123,144 @@ def pick_statistic(result: dict, statistic: str) -> dict | None:
     return None
 
 
-def evaluate_round(results: dict[str, dict], rules: list[Rule], fields: list[str]) -> dict:
-    """One round: ``{"checks": [{field, rule, statistic, value, ci_low, ci_high, n_items, tested, met}],
-    "met": bool}``.  A statistic that could not be estimated fails its rule."""
+def look_level(max_looks: int) -> float:
+    """The Bonferroni-adjusted one-sided level of each look: ``0.025 / max_looks``."""
+    if int(max_looks) < 1:
+        raise GoldboardError(f"max_looks must be at least 1, got {max_looks}", param="max_looks")
+    return NOMINAL / int(max_looks)
+
+
+def _gof_x2(k, p, obs, n):
+    """Donner-Eliasziw goodness-of-fit chi-square of kappa ``k`` (batch ``(...)``) for tables with
+    category prevalences ``p`` ``(..., K)``, observed cell shares ``obs`` ``(..., K + 1)`` (both
+    chose category j; disagree) and ``n`` items."""
+    pjj = p * p + k[..., None] * p * (1 - p)
+    pd_ = (1 - k) * (1 - (p * p).sum(axis=-1))
+    cells = np.concatenate([pjj, pd_[..., None]], axis=-1)
+    used = np.concatenate([p > 0, np.ones_like(pd_, dtype=bool)[..., None]], axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(cells > 0, (obs - cells) ** 2 / np.where(cells > 0, cells, 1), np.where(obs > 0, np.inf, 0))
+    return n * np.where(used, terms, 0).sum(axis=-1)
+
+
+def gof_limits(tables, level: float, side: str = "lower") -> np.ndarray:
+    """The one-sided ``level`` goodness-of-fit confidence limit of Cohen's kappa for each
+    two-rater table in ``tables`` ``(..., K, K)`` (Donner & Eliasziw 1992; the module docstring):
+    the kappa where the chi-square statistic reaches its ``1 - 2 * level`` quantile (1 df),
+    searched by bisection between the estimate and the end of kappa's range.  NaN where it is
+    undefined: fewer than 2 items, only one category used, or (more than two categories, rare)
+    a model that misfits even at the estimate -- a limit that is then not computed, never the
+    estimate itself."""
+    from scipy import stats
+
+    t = np.asarray(tables, dtype=float)
+    n = t.sum(axis=(-1, -2))
+    safe_n = np.where(n > 0, n, 1.0)
+    p = (t.sum(axis=-1) + t.sum(axis=-2)) / (2 * safe_n[..., None])
+    diag = np.diagonal(t, axis1=-2, axis2=-1)
+    obs = np.concatenate([diag, (n - diag.sum(axis=-1))[..., None]], axis=-1) / safe_n[..., None]
+    s2 = (p * p).sum(axis=-1)
+    valid = (n >= 2) & ((p > 0).sum(axis=-1) >= 2)
+    khat = np.where(valid, (diag.sum(axis=-1) / safe_n - s2) / np.where(valid, 1 - s2, 1), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        floor = np.max(np.where(p > 0, -p / np.where(p < 1, 1 - p, 1), -np.inf), axis=-1)
+    end = np.maximum(floor, -1.0) + 1e-9 if side == "lower" else np.full_like(khat, 1.0 - 1e-12)
+    crit = stats.chi2.ppf(1 - 2 * level, 1)
+    out, inside = end.copy(), khat.copy()  # ``inside`` stays within the interval, ``out`` beyond
+    reached = _gof_x2(end, p, obs, n) <= crit  # the whole range is inside: the limit is its end
+    for _ in range(50):
+        mid = (out + inside) / 2
+        ok = _gof_x2(mid, p, obs, n) <= crit
+        inside, out = np.where(ok, mid, inside), np.where(ok, out, mid)
+    fits = _gof_x2(khat, p, obs, n) <= crit  # rare (> 2 categories): the model misfits even at the estimate
+    return np.where(valid & fits, np.where(reached, end, inside), np.nan)
+
+
+def gof_limit(table, level: float, side: str = "lower") -> float | None:
+    """:func:`gof_limits` of one table; None when undefined."""
+    v = float(gof_limits(np.asarray(table, dtype=float), level, side))
+    return None if v != v else v
+
+
+def kappa_rule_limits(tables, level: float, side: str = "lower") -> np.ndarray:
+    """The limit a kappa rule tests for each two-rater table ``(..., K, K)``: the more conservative
+    of the goodness-of-fit limit (:func:`gof_limits`, informative at perfect agreement) and the
+    Wald limit ``kappa -/+ z(1 - level) SE`` with the Fleiss-Cohen-Everitt SE (which does not lean
+    on the common-correlation model, so a misfitting model cannot narrow the limit); the Wald
+    limit is ignored where its SE is zero (a collapsed interval).  NaN where the goodness-of-fit
+    limit is undefined."""
+    from scipy import stats
+
+    from goldboard.analysis.coefficients import cohen_kappa
+
+    t = np.asarray(tables, dtype=float)
+    gof = gof_limits(t, level, side)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = cohen_kappa(t)
+    value, se = np.asarray(est.value, dtype=float), np.asarray(est.se, dtype=float)
+    z = float(stats.norm.ppf(1 - level))
+    wald = value - z * se if side == "lower" else value + z * se
+    usable = np.isfinite(wald) & (se > 0)
+    pick = np.minimum if side == "lower" else np.maximum
+    return np.where(usable, pick(gof, np.where(usable, wald, 0.0)), gof)
+
+
+def best_possible_limit(table, level: float) -> float | None:
+    """The goodness-of-fit lower limit had the two raters agreed on every item of ``table`` (same
+    category shares): the most a round of this size can show at ``level``."""
+    t = np.asarray(table, dtype=float)
+    return gof_limit(np.diag((t.sum(axis=0) + t.sum(axis=1)) / 2), level)
+
+
+def _pair_table(result: dict) -> list | None:
+    pairs = [p for p in result.get("confusion", {}).get("pairs", []) if p.get("group") is None]
+    return pairs[0]["matrix"] if len(pairs) == 1 else None
+
+
+def tested_limit(result: dict, row: dict | None, rule: Rule, level: float) -> tuple[float | None, str]:
+    """The number a rule tests at one look, and how it was computed; None when it cannot be
+    decided (not estimable, degenerate)."""
+    if row is None or row.get("value") is None or row["value"] != row["value"]:
+        return None, "not estimable"
+    if rule.part == "value":
+        return float(row["value"]), "estimate (no error control)"
+    table = _pair_table(result) if row["statistic"] == "cohen_kappa" and len(row["raters"]) == 2 else None
+    if table is not None:
+        lim = float(kappa_rule_limits(np.asarray(table, dtype=float), level, rule.part))
+        how = f"goodness-of-fit/Wald, the lower of the two, one-sided level {level:.3g}"
+        if rule.part == "upper":
+            how = how.replace("lower of", "higher of")
+        return (lim, how) if lim == lim else (None, "not estimable (one category only, or the model misfits)")
+    from scipy import stats
+
+    se = row.get("se")
+    if se is None or se != se or se <= 0:
+        return None, "not estimable (zero or missing SE: degenerate table)"
+    z = float(stats.norm.ppf(1 - level))
+    sign = -1 if rule.part == "lower" else 1
+    return (
+        float(row["value"]) + sign * z * float(se),
+        f"estimate {'-' if sign < 0 else '+'} {z:.3f} SE, one-sided level {level:.3g}",
+    )
+
+
+def evaluate_round(
+    results: dict[str, dict], rules: list[Rule], fields: list[str], max_looks: int = DEFAULT_MAX_LOOKS
+) -> dict:
+    """One round (one look): ``{"checks": [{field, rule, statistic, value, ci_low, ci_high,
+    n_items, tested, tested_how, level, decided, met}], "met": bool, "decided": bool}``.  A check
+    whose limit cannot be computed is undecided and fails its rule."""
+    level = look_level(max_looks)
     checks = []
     for f in fields:
         res = results.get(f)
         for rule in rules:
             row = pick_statistic(res, rule.statistic) if res else None
             est = {k: (row or {}).get(k) for k in ("value", "ci_low", "ci_high", "n_items")}
-            tested = est[PARTS[rule.part]]
+            tested, how = tested_limit(res, row, rule, level) if res else (None, "no ratings")
+            best = None
+            if "goodness-of-fit" in how and rule.part == "lower" and rule.op in (">=", ">"):
+                best = best_possible_limit(_pair_table(res), level)
             checks.append(
                 {
                     "field": f,
@@ -105,19 +269,30 @@ def evaluate_round(results: dict[str, dict], rules: list[Rule], fields: list[str
                     **est,
                     "ci_method": (row or {}).get("ci_method"),
                     "tested": tested,
+                    "tested_how": how,
+                    "level": level,
+                    "decided": tested is not None,
+                    "best_possible": best,
                     "met": rule.holds(tested),
                 }
             )
-    return {"checks": checks, "met": bool(checks) and all(c["met"] for c in checks)}
+    return {
+        "checks": checks,
+        "met": bool(checks) and all(c["met"] for c in checks),
+        "decided": bool(checks) and all(c["decided"] for c in checks),
+    }
 
 
 def calibration_verdict(rounds: list[dict]) -> dict:
-    """Over the rounds in order (each ``{"round", "met", ...}``): the first round that met the
-    rules (``met_at``) and the verdict of the latest round."""
+    """Over the rounds in order (each ``{"round", "met", "decided", ...}``): the first round that
+    met the rules (``met_at``) and the verdict of the latest round (met, continue, or cannot be
+    decided when its limit could not be computed)."""
     met_at = next((r["round"] for r in rounds if r["met"]), None)
     latest = rounds[-1] if rounds else None
-    return {
-        "met_at": met_at,
-        "verdict": MET if latest and latest["met"] else CONTINUE,
-        "latest_round": latest["round"] if latest else None,
-    }
+    if latest and latest["met"]:
+        verdict = MET
+    elif latest and not latest.get("decided", True):
+        verdict = UNDECIDED
+    else:
+        verdict = CONTINUE
+    return {"met_at": met_at, "verdict": verdict, "latest_round": latest["round"] if latest else None}

@@ -87,6 +87,13 @@ class SampleSizePlan:
     alpha_min: float | None = None
     least_frequent: float | None = None
     n_values: int | None = None
+    #: goal "ci" with assurance (:func:`assured_sample_size`): the probability the target is met at
+    #: ``n`` (asked and simulated), the simulation's size and seed, and the expected-value ``n``
+    assurance: float | None = None
+    assurance_simulated: float | None = None
+    simulations: int | None = None
+    seed: int | None = None
+    n_expected: int | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -113,16 +120,41 @@ class SampleSizePlan:
                 f"H0: kappa = {self.kappa_null:.3g} in favour of kappa = {self.kappa:.3g} "
                 f"({side} alpha = {self.alpha:.3g}; expected category prevalences {prev}; {self.method})."
             )
+        if self.assurance is not None:
+            return self._assured_sentence(prev, conf)
         if self.kappa_upper is None:
             return (
                 f"A sample of {self.n} double-rated items gives an expected lower limit of the one-sided "
-                f"{conf}% confidence interval for kappa of at least {self.kappa_lower:.3g} if kappa is "
-                f"{self.kappa:.3g} (expected category prevalences {prev}; {self.method})."
+                f"{conf}% confidence interval for kappa of at least {_num(self.kappa_lower)} if kappa is "
+                f"{_num(self.kappa)} (expected category prevalences {prev}; {self.method}); the target is met on "
+                "average, not in every study."
             )
         return (
-            f"A sample of {self.n} double-rated items gives an expected {conf}% confidence interval for kappa "
-            f"within {self.kappa_lower:.3g} to {self.kappa_upper:.3g} if kappa is {self.kappa:.3g} "
-            f"(expected category prevalences {prev}; {self.method})."
+            f"A sample of {self.n} double-rated items gives an expected two-sided {conf}% confidence interval for "
+            f"kappa of width {_num(self.kappa_upper - self.kappa_lower)} ({_num(self.kappa_lower)} to "
+            f"{_num(self.kappa_upper)}) if kappa is {_num(self.kappa)} (expected category prevalences {prev}; "
+            f"{self.method}); the target is met on average, not in every study."
+        )
+
+    def _assured_sentence(self, prev: str, conf: int) -> str:
+        target = (
+            f"a lower limit of the one-sided {conf}% confidence interval for kappa of at least {_num(self.kappa_lower)}"
+            if self.kappa_upper is None
+            else f"a two-sided {conf}% confidence interval for kappa no wider than "
+            f"{_num(self.kappa_upper - self.kappa_lower)}"
+        )
+        return (
+            f"A sample of {self.n} double-rated items gives {target} with probability {self.assurance:g} "
+            f"(assurance) if kappa is {_num(self.kappa)} (expected category prevalences {prev}): in "
+            f"{self.simulations} simulated studies of {self.n} items (seed {self.seed}; two raters under the "
+            f"common-correlation model, the {self.method.replace(' confidence interval', '')} limits with "
+            f"prevalences estimated from each study) the target was met in {self.assurance_simulated:.1%}. "
+            + (
+                f"{self.n_expected} items meet it only on average (the expected-value plan)."
+                if self.n_expected is not None and self.n_expected <= self.n
+                else f"The expected-value plan ({self.n_expected} items) asks more: each expected limit within "
+                f"{_num((self.kappa_upper - self.kappa_lower) / 2)} of kappa."
+            )
         )
 
 
@@ -638,6 +670,79 @@ def stratified_sample(strata: Sequence[str], n: int, seed: int = 1) -> list[int]
 PLAN_COLUMNS = ("method", "goal", "n", "n_exact", "kappa", "kappa_null", "kappa_lower", "kappa_upper", "power")
 
 
+def _num(x: float) -> str:
+    """A planning number at the precision of its inputs (3 decimals at most, no trailing zeros):
+    ``0.2``, ``0.198``, never ``0.197826``."""
+    return f"{round(float(x), 3):g}"
+
+
+def assured_sample_size(
+    plan: SampleSizePlan, assurance: float, simulations: int = 2000, seed: int = 1, max_n: int = 20000
+) -> SampleSizePlan:
+    """The smallest ``n`` at which a confidence-interval plan's target (``plan.goal == "ci"``) is
+    met with probability ``assurance``, by a seeded simulation: ``simulations`` studies of ``n``
+    items from the Donner-Eliasziw common-correlation model (the plan's kappa and prevalences),
+    each analysed with the goodness-of-fit limits of Donner & Eliasziw (1992) as planned, the
+    prevalences estimated from the study (:func:`goldboard.analysis.calibration.gof_limits`).
+    The target: the one-sided lower limit at least ``kappa_lower``; or, two-sided, an interval no
+    wider than ``kappa_upper - kappa_lower``.  Each ``n`` is simulated with its own seed
+    ``(seed, n)``, so an answer is reproducible; the search doubles from the expected-value ``n``
+    and then bisects."""
+    if plan.goal != "ci":
+        raise GoldboardError("applies to a confidence-interval goal (--lower or --width)", param="assurance")
+    assurance = _unit("assurance", assurance)
+    if int(simulations) < 100:
+        raise GoldboardError(f"must be at least 100, got {simulations!r}", param="simulations")
+
+    def met(n: int) -> float:
+        return _assurance_at(plan, n, simulations, seed)
+
+    lo, hi = 1, max(plan.n, 2)
+    while met(hi) < assurance:
+        lo, hi = hi, hi * 2
+        if hi > max_n:
+            raise GoldboardError(f"{assurance:g} is not reached with {max_n} items for this plan", param="assurance")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if met(mid) >= assurance else (mid, hi)
+    return replace(
+        plan,
+        n=hi,
+        n_exact=float(hi),
+        assurance=assurance,
+        assurance_simulated=met(hi),
+        simulations=int(simulations),
+        seed=int(seed),
+        n_expected=plan.n,
+        warnings=_small_cells(np.asarray(plan.prevalences), hi),
+    )
+
+
+def _assurance_at(plan: SampleSizePlan, n: int, simulations: int, seed: int) -> float:
+    """Share of ``simulations`` seeded studies of ``n`` items that meet a CI plan's target."""
+    from goldboard.analysis.calibration import gof_limits
+
+    p = np.asarray(plan.prevalences, dtype=float)
+    k = len(p)
+    rng = np.random.default_rng([int(seed), int(n)])
+    tables = rng.multinomial(int(n), cell_table(plan.kappa, p).ravel(), size=int(simulations)).reshape(-1, k, k)
+    if plan.kappa_upper is None:
+        ok = gof_limits(tables, plan.alpha, "lower") >= plan.kappa_lower
+    else:
+        lower = gof_limits(tables, plan.alpha / 2, "lower")
+        upper = gof_limits(tables, plan.alpha / 2, "upper")
+        ok = (upper - lower) <= (plan.kappa_upper - plan.kappa_lower) + 1e-12
+    return float(np.mean(np.nan_to_num(ok, nan=0.0)))
+
+
+def cell_table(kappa: float, props: Sequence[float]) -> np.ndarray:
+    """The two raters' K x K cell probabilities under the common-correlation model."""
+    p = np.asarray(props, dtype=float)
+    table = (1 - kappa) * np.outer(p, p)
+    table[np.diag_indices(len(p))] += kappa * p
+    return table
+
+
 def _goal_text(p: SampleSizePlan) -> str:
     if p.goal == "alpha_min":
         return f"alpha >= {p.alpha_min:g} (least frequent category p = {p.least_frequent:g}; {p.n_values} ratings)"
@@ -646,8 +751,12 @@ def _goal_text(p: SampleSizePlan) -> str:
             f"test H0 kappa={p.kappa_null:g} vs {p.kappa:g}, power {p.power:g}, {'two' if p.two_sided else 'one'}-sided"
         )
     if p.kappa_upper is None:
-        return f"lower limit >= {p.kappa_lower:g} (one-sided)"
-    return f"CI within {p.kappa_lower:g} to {p.kappa_upper:g} (two-sided)"
+        how = f"with probability {p.assurance:g}" if p.assurance is not None else "expected"
+        return f"lower limit >= {_num(p.kappa_lower)} (one-sided), {how}"
+    width = _num(p.kappa_upper - p.kappa_lower)
+    if p.assurance is not None:
+        return f"CI width <= {width} (two-sided), with probability {p.assurance:g}"
+    return f"expected CI within {_num(p.kappa_lower)} to {_num(p.kappa_upper)} (width {width}, two-sided)"
 
 
 def plan_sentence(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> str:
@@ -673,6 +782,10 @@ def plan_record(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> d
     """What a study records of its plan: the sentence and the primary plan's key numbers."""
     p = plans[0]
     rec = {"sentence": plan_sentence(plans, pilot), "method": p.method, "goal": p.goal, "n": p.n}
+    rec["two_sided"] = bool(p.two_sided or (p.goal == "ci" and p.kappa_upper is not None))
+    for key in ("kappa_lower", "kappa_upper", "alpha", "assurance", "n_expected", "simulations", "seed"):
+        if getattr(p, key) is not None:
+            rec[key] = getattr(p, key)
     if p.kappa is not None:
         rec["kappa"] = p.kappa
     if p.alpha_min is not None:

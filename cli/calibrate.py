@@ -6,6 +6,7 @@ import click
 
 from goldboard.cli._options import format_option, output_option, study_option
 from goldboard.cli._output import emit
+from goldboard.errors import GoldboardError
 from goldboard.exports.calibration import calibration_curve_png, render_calibration
 from goldboard.fileio import atomic_write
 from goldboard.study import Study
@@ -24,13 +25,28 @@ from goldboard.workflows.report_extras import record_rules
 )
 @click.option("--field", "fields", multiple=True, help="Field the rule applies to (repeatable; default: primary).")
 @click.option("--round", "rounds", type=int, multiple=True, help="Rounds to show (default: the calibration rounds).")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap CIs (0: Wald).")
+@click.option(
+    "--bootstrap",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Bootstrap the 95% CIs shown (0: Wald); alpha/ac1 rules then use the bootstrap SE; kappa rules always "
+    "test the goodness-of-fit/Wald limit.",
+)
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write the round curve as PNG.")
+@click.option(
+    "--max-looks",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Planned maximum number of looks (rounds checked against the rule); each look is tested at one-sided "
+    "level 0.025/MAX_LOOKS (Bonferroni). Default: the number recorded in study.toml, else 5. Fixed once a look "
+    "is recorded.",
+)
 @click.option("--no-record", is_flag=True, help="Do not record the rule in study.toml for the report.")
 @format_option(["table", "markdown", "json"], "table")
 @output_option()
-def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, plot, no_record, fmt, output) -> None:
+def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, max_looks, plot, no_record, fmt, output) -> None:
     """Per calibration round: the statistic with its 95% CI against the stopping rule, and a
     verdict -- continue calibrating, or the rule is met.
 
@@ -42,14 +58,30 @@ def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, plot, no_re
     Example:
       goldboard calibrate --study S --rule 'kappa_lower>=0.6' --field safety_label
 
-    The lower CI limit is the safe thing to demand of a small round. The rule and fields are
+    The lower limit is the safe thing to demand of a small round. Checking after every round
+    is a sequential test: each round is a look, tested at the Bonferroni-adjusted one-sided
+    level 0.025/MAX_LOOKS, so a false stop over all planned looks has at most a 2.5% chance.
+    Cohen's kappa is tested with the more conservative of the Donner-Eliasziw goodness-of-fit
+    limit (which does not collapse at perfect agreement) and the Wald limit; a limit that cannot be computed reads "cannot be decided:
+    rate more items" and never meets a rule. The rule, fields, planned and taken looks are
     recorded in study.toml so `goldboard report` shows the same curve and verdict (unless
     --no-record). Exit status is 0 either way.
     """
     study = Study.open(study_dir)
-    data = calibration_for_study(study, rules, fields=fields, rounds=rounds, n_resamples=bootstrap, seed=seed)
+    recorded = study.extra.get("calibration") or {}
+    if max_looks and recorded.get("looks") and recorded.get("max_looks") not in (None, max_looks):
+        raise GoldboardError(
+            f"this calibration planned {recorded['max_looks']} looks and has taken {recorded['looks']}; the plan "
+            f"cannot change after a look (asked for {max_looks})",
+            param="max_looks",
+        )
+    data = calibration_for_study(
+        study, rules, fields=fields, rounds=rounds, n_resamples=bootstrap, seed=seed, max_looks=max_looks
+    )
     if not no_record:
-        record_rules(study, data["rules"], data["fields"], bootstrap, seed)
+        record_rules(
+            study, data["rules"], data["fields"], bootstrap, seed, data["max_looks"], data["looks"], data["level"]
+        )
     if plot:
         png = calibration_curve_png(data)
         with atomic_write(plot, mode="wb") as fh:
@@ -58,6 +90,6 @@ def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, plot, no_re
     emit(render_calibration(data, fmt), output)
 
 
-calibrate_cmd.param_flags = {"round_": "--round", "rule": "--rule", "field": "--field"}
+calibrate_cmd.param_flags = {"round_": "--round", "rule": "--rule", "field": "--field", "max_looks": "--max-looks"}
 
 commands = [calibrate_cmd]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from goldboard.analysis.planning import plan_record, plan_sample_size, render_plans
+from goldboard.analysis.planning import assured_sample_size, plan_record, plan_sample_size, render_plans
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.workflows.methods import record_sampling
 from goldboard.workflows.planning import pilot_inputs, sample_cases_file
 from goldboard.workflows.report_extras import record_plan
 
@@ -65,6 +68,21 @@ def plan_group() -> None:
     show_default=True,
     help="Type I error rate (with --alpha-min: the level of significance).",
 )
+@click.option(
+    "--assurance",
+    type=float,
+    default=None,
+    help="With --lower/--width: the n at which the target is met with this probability (e.g. 0.8), by a seeded "
+    "simulation of the goodness-of-fit limits; without it the target is met on average (expected) only.",
+)
+@click.option(
+    "--simulations",
+    type=click.IntRange(min=100),
+    default=2000,
+    show_default=True,
+    help="With --assurance: simulated studies per n.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, help="With --assurance: simulation seed.")
 @click.option("--two-sided", is_flag=True, help="Two-sided Cantor / Flack tests (the chi-square test always is).")
 @click.option("--rates", default=None, help="Binary, Cantor (1996): the two raters' own positive rates, e.g. 0.3,0.4.")
 @study_option(required=False, help="The study this plan is for: recorded in its study.toml for the report.")
@@ -89,6 +107,9 @@ def size_cmd(
     least_frequent,
     power,
     alpha,
+    assurance,
+    simulations,
+    seed,
     two_sided,
     rates,
     study_dir,
@@ -106,6 +127,8 @@ def size_cmd(
       --lower L           expected lower limit of the one-sided 95% CI >= L
                           (Donner & Eliasziw 1992; R kappaSize CIBinary/CI3Cats..)
       --width W           expected two-sided 95% CI within kappa -/+ W/2
+      add --assurance P   the n at which that target is met with probability P
+                          (seeded simulation), not only on average
       --null K0           test H0 kappa = K0 with --power (Donner & Eliasziw 1992,
                           kappaSize PowerBinary..; Flack et al. 1988, irr N2.cohen.kappa;
                           binary: Cantor 1996, irr N.cohen.kappa)
@@ -118,7 +141,10 @@ def size_cmd(
       goldboard plan size --study S --from-study --null 0.4 --power 0.9 --format json
       goldboard plan size --alpha-min 0.8 --least-frequent 0.25 --alpha 0.05
 
-    Prints a table (or Markdown/JSON) and a sentence for the methods section.
+    Prints a table (or Markdown/JSON) and a sentence for the methods section. --lower and
+    --width plans meet their target on average ("expected"): about half of the studies of that
+    size miss --lower. With --assurance P the first row (and the sentence) is the n that meets
+    it with probability P, the second the expected-value n.
     """
     pilot = None
     study = Study.open(study_dir) if study_dir else None
@@ -155,6 +181,10 @@ def size_cmd(
         two_sided=two_sided,
         rates=r,
     )
+    if assurance is not None:
+        if kappa_lower is None and width is None:
+            raise GoldboardError("--assurance: applies to --lower or --width")
+        plans = [assured_sample_size(plans[0], assurance, simulations=simulations, seed=seed), *plans]
     text = render_plans(plans, fmt, pilot)
     if study is not None and not no_record:
         record_plan(study, plan_record(plans, pilot))
@@ -178,7 +208,14 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
 @click.option(
     "--rest", "rest_output", type=click.Path(dir_okay=False), default=None, help="Write the other cases here."
 )
-def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output) -> None:
+@click.option(
+    "--study",
+    "study_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Record the draw (cases file, n, strata, seed) in this study's study.toml: the report's methods cite it.",
+)
+def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output, study_dir) -> None:
     """Draw the double-rated set: N cases stratified by a case column, at least one per stratum,
     proportional otherwise, with a seed. The files it writes feed `goldboard push`.
 
@@ -187,7 +224,12 @@ def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output)
       goldboard plan sample --cases cases.jsonl --by error_type -n 12 --seed 1 -o cal.jsonl \
           --outputs outputs.jsonl --outputs-output cal_outputs.jsonl --rest main.jsonl
     """
+    study = Study.open(study_dir) if study_dir else None
     res = sample_cases_file(cases, by, n, seed, output, outputs, outputs_output, rest_output)
+    if study is not None:
+        available = sum(a for a, _ in res["strata"].values())
+        record_sampling(study, Path(cases).name, res["n"], available, seed, by)
+        click.echo(f"Recorded the draw in {study.path / 'study.toml'} (the report's methods cite it)", err=True)
     click.echo(f"Wrote {res['n']} cases to {res['output']} (seed {seed}{', by ' + by if by else ''})", err=True)
     if res["outputs_output"]:
         click.echo(f"Wrote their {res['n_outputs']} outputs to {res['outputs_output']}", err=True)

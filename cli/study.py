@@ -10,6 +10,7 @@ from goldboard.annotate import server as srv
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.text import did_you_mean
+from goldboard.workflows.methods import set_study_facts
 from goldboard.workflows.study_edit import add_rater
 
 
@@ -118,20 +119,45 @@ def show_cmd(directory: str) -> None:
     help="Embedded server data dir ('' for the default ~/.goldboard/server).",
 )
 @click.option("--name", default=None, help="Study name.")
-def set_cmd(directory: str, url: str | None, data_dir: str | None, name: str | None) -> None:
-    """Change a study's server URL, embedded data dir or name (no need to recreate it).
+@click.option(
+    "--rater-info",
+    "rater_info",
+    multiple=True,
+    help="RATER=TEXT: the rater's qualifications and training, free text for the report's methods "
+    "(e.g. 'onc_a=board-certified oncologist, 8 years; 1 h training on guideline v1.0'); repeatable; "
+    "RATER= clears it.",
+)
+@click.option("--case-source", default=None, help="Where the cases came from, free text for the report's methods.")
+def set_cmd(
+    directory: str,
+    url: str | None,
+    data_dir: str | None,
+    name: str | None,
+    rater_info: tuple[str, ...],
+    case_source: str | None,
+) -> None:
+    """Change a study's server URL, embedded data dir or name (no need to recreate it), or record
+    facts the report's methods cite (rater qualifications and training, the case source; shown
+    as "not recorded" until set).
 
     The rounds keep their Label Studio project ids: a new --url must reach the same
     server (e.g. a new address); for another server, push to a new round.
     """
     st = Study.open(directory)
-    if url is None and data_dir is None and name is None:
-        raise click.UsageError("give --url, --data-dir and/or --name")
+    if url is None and data_dir is None and name is None and not rater_info and case_source is None:
+        raise click.UsageError("give --url, --data-dir, --name, --rater-info and/or --case-source")
+    info = {}
+    for pair in rater_info:
+        rater, eq, text = pair.partition("=")
+        if not eq or not rater.strip():
+            raise GoldboardError(f"--rater-info {pair!r}: write RATER=TEXT, e.g. onc_a='oncologist, 8 years'")
+        info[rater.strip()] = text
     changes = st.set(
         url=url,
         data_dir=(str(Path(data_dir).expanduser().resolve()) if data_dir else "") if data_dir is not None else None,
         name=name,
     )
+    changes += set_study_facts(st, info, case_source)
     if not changes:
         click.echo(f"{st.path}: nothing changed")
         return

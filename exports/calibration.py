@@ -16,39 +16,74 @@ def _f(x) -> str:
 
 def calibration_rows(data: dict) -> tuple[list[str], list[list]]:
     """The round-by-round table: one row per round x field x rule."""
-    head = ["Round", "Calibration", "Guideline", "Field", "Rule", "n", "Estimate", "95% CI", "Tested", "Verdict"]
+    head = ["Round", "Look", "Calibration", "Guideline", "Field", "Rule", "n", "Estimate", "95% CI"]
+    head += ["Tested limit", "Verdict"]
     rows = []
     for r in data["rounds"]:
         for c in r["checks"]:
+            if c["tested"] is None:
+                tested = f"{c['tested_how']}: cannot be decided"
+            else:
+                tested = f"{_f(c['tested'])} {'meets' if c['met'] else 'fails'} ({c['tested_how']})"
             rows.append(
                 [
                     r["round"],
+                    f"{r.get('look', '–')} of {data.get('max_looks', '–')}",
                     "yes" if r["calibration"] else "no",
                     r["guideline_version"] or "–",
                     c["field"],
                     c["rule"],
                     c["n_items"] if c["n_items"] is not None else "–",
                     _f(c["value"]),
-                    f"{_f(c['ci_low'])} to {_f(c['ci_high'])}" if c["ci_low"] is not None else "not estimable",
-                    f"{_f(c['tested'])} {'meets' if c['met'] else 'fails'}",
+                    _ci95(c),
+                    tested,
                     r["verdict"],
                 ]
             )
     return head, rows
 
 
+def _ci95(c: dict) -> str:
+    if c["ci_low"] is None or c["value"] is None:
+        return "not estimable"
+    if c["ci_low"] == c["ci_high"]:
+        return "not estimable (degenerate table)"
+    return f"{_f(c['ci_low'])} to {_f(c['ci_high'])}"
+
+
+def control_sentence(data: dict) -> str:
+    """How the looks are controlled, with the adjusted level."""
+    if "max_looks" not in data:
+        return ""
+    return (
+        f"Looks: {data['looks']} of {data['max_looks']} planned; each look is tested at the Bonferroni-adjusted "
+        f"one-sided level {data['level']:.3g} ({data['nominal']:g} / {data['max_looks']}), so the chance of a false "
+        f"stop over all {data['max_looks']} looks is at most {data['nominal']:g}."
+    )
+
+
 def verdict_sentence(data: dict) -> str:
     rules = " and ".join(data["rules"])
     fields = ", ".join(data["fields"])
+    control = control_sentence(data)
     if data["verdict"] == "rule met":
         first = data["met_at"]
         return (
             f"Stopping rule {rules} ({fields}) met in round {data['latest_round']}"
             + (f" (first met in round {first})" if first != data["latest_round"] else "")
-            + ": calibration can stop."
-        )
+            + f": calibration can stop. {control}"
+        ).strip()
+    if data["verdict"] == "cannot be decided":
+        n = data["rounds"][-1]["n_items"] if data["rounds"] else 0
+        return (
+            f"Stopping rule {rules} ({fields}) cannot be decided in round {data['latest_round']} at n = {n}: "
+            f"rate more items (a zero-width or undefined interval never meets a rule). {control}"
+        ).strip()
     tail = f"; it was met in round {data['met_at']} but not since" if data["met_at"] is not None else ""
-    return f"Stopping rule {rules} ({fields}) not met in round {data['latest_round']}{tail}: continue calibrating."
+    return (
+        f"Stopping rule {rules} ({fields}) not met in round {data['latest_round']}{tail}: continue calibrating. "
+        f"{control}"
+    ).strip()
 
 
 def render_calibration(data: dict, fmt: str = "table") -> str:
@@ -58,7 +93,7 @@ def render_calibration(data: dict, fmt: str = "table") -> str:
     sentence = verdict_sentence(data)
     notes = [f"Note: {n}" for n in data.get("notes", [])]
     if fmt == "markdown":
-        return md_table(head, rows, right=(5, 6)) + "\n\n" + "\n".join([sentence, *notes]) + "\n"
+        return md_table(head, rows, right=(6, 7)) + "\n\n" + "\n".join([sentence, *notes]) + "\n"
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -66,8 +101,9 @@ def render_calibration(data: dict, fmt: str = "table") -> str:
 
 
 def calibration_curve_png(data: dict) -> bytes:
-    """Estimate and 95% CI per round (one line per field x statistic), the rule thresholds
-    dashed, calibration rounds marked, as PNG bytes."""
+    """Estimate and 95% CI per round (one line per field x statistic), the limit each rule tested
+    at the look's adjusted level (triangles), the rule thresholds dashed, calibration rounds
+    marked, as PNG bytes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -89,7 +125,22 @@ def calibration_curve_png(data: dict) -> bytes:
             y = [p[1] for p in pts]
             lo = [p[1] - p[2] if p[2] is not None else 0 for p in pts]
             hi = [p[3] - p[1] if p[3] is not None else 0 for p in pts]
-            ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=4, label=f"{field}: {stat.replace('_', ' ')}")
+            bars = ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=4, label=f"{field}: {stat.replace('_', ' ')}")
+            tested = [
+                (r["round"] + 0.06 * i, c["tested"])
+                for r in data["rounds"]
+                for c in r["checks"]
+                if (c["field"], c["statistic"]) == (field, stat) and c.get("tested") is not None
+            ]
+            if tested:
+                ax.scatter(
+                    [t[0] for t in tested],
+                    [t[1] for t in tested],
+                    marker="v",
+                    color=bars[0].get_color(),
+                    zorder=3,
+                    label="tested limit (adjusted level)",
+                )
         for rule in data["rules"]:
             rl = parse_rule(rule)
             ax.axhline(rl.threshold, ls="--", color="#b03a2e", lw=1)

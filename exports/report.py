@@ -33,6 +33,7 @@ import pandas as pd
 
 from goldboard import __version__
 from goldboard.analysis.agreement import agreement, landis_koch_band, statistic_name
+from goldboard.analysis.agreement_render import LK_EDGES
 from goldboard.errors import GoldboardError
 from goldboard.exports.plots import png_bytes
 from goldboard.exports.report_extras import grouped_warnings_lines, sections_markdown
@@ -50,8 +51,7 @@ HEADLINE = (
     "pabak",
 )
 LANDIS_KOCH_NOTE = (
-    "Bands follow the Landis & Koch (1977) convention (<0 poor, 0-.20 slight, .21-.40 fair, "
-    ".41-.60 moderate, .61-.80 substantial, .81-1 almost perfect). They are a labelling "
+    f"Bands follow the Landis & Koch (1977) convention ({LK_EDGES}). They are a labelling "
     "convention, not a statistical test."
 )
 
@@ -90,7 +90,9 @@ def headline_rows(result: dict) -> list[dict]:
             continue
         rows.append(
             {
-                "name": statistic_name(r),
+                "name": "Percent agreement (mean over rater pairs)"
+                if r["statistic"] == "percent_agreement" and len(r["raters"]) > 2
+                else statistic_name(r),
                 "raters": " / ".join(r["raters"]) if len(r["raters"]) <= 2 else "all",
                 "n": r["n_items"],
                 "value": r["value"],
@@ -440,7 +442,8 @@ def _md_study(data: dict) -> list[str]:
         f"- Schema: {_md(s['schema'])} v{_md(s['schema_version'])} — {_md(s['schema_title'])}",
         f"- Unit: {_md(s['unit'])}",
         f"- Raters: {len(s['raters'])} ({_md(', '.join(s['raters']))})",
-        f"- Items: {s['n_items']}; ratings: {s['n_ratings']}; round {s['round']}",
+        f"- Items: {s['n_items']}; round {s['round']}",
+        f"- Ratings (non-empty values per field): {_md(s['ratings_text'])}",
         f"- {_md(s['blinding'])}",
         "",
         "## Methods",

@@ -472,3 +472,32 @@ def test_study_by_a_case_field_from_units(tmp_path):
     assert {r["group"] for r in out["statistics"]} == {None, "none", "wrong_drug"}
     assert {r["ci_method"] for r in out["statistics"]} == {"bootstrap"}
     fails("--study", st.path, "--by", "specialty", match="--by 'specialty': no such ratings, item or case column")
+
+
+def test_table_prints_not_estimable_where_the_report_does():
+    """Issue 21: the terminal table printed `0.000 (0.000 to 0.000)` and `-0.000` where the report
+    says "not estimable"; the band legend's edges are the ones the label follows."""
+    import pandas as pd
+
+    from goldboard.analysis.agreement import agreement, landis_koch_band
+    from goldboard.analysis.agreement_render import render_table
+    from goldboard.exports.report import LANDIS_KOCH_NOTE, _ci_est, _with_ci
+
+    rows = [(f"i{i}", r, v) for i in range(12) for r, v in (("a", "yes"), ("b", "yes" if i % 3 else "no"))]
+    res = agreement(pd.DataFrame(rows, columns=["item_id", "rater", "value"]), "f", categories=["yes", "no"])
+    text = render_table(res)
+    kappa = next(r for r in res["statistics"] if r["statistic"] == "cohen_kappa")
+    assert kappa["se"] == 0 and _ci_est(kappa) == "not estimable (degenerate table)"
+    line = next(x for x in text.splitlines() if x.startswith("Cohen's kappa"))
+    assert "not estimable (degenerate table)" in line and "0.000 to 0.000" not in text
+    assert "-0.000" not in text and "(CI not estimable: degenerate table)" in text
+    assert _with_ci(0.0, 0.0, 0.0) == "0.000 (CI not estimable: degenerate table)"
+    # an undefined kappa (both raters used one category) reads "not estimable" in both
+    one = [(f"i{i}", r, "yes") for i in range(5) for r in ("a", "b")]
+    res1 = agreement(pd.DataFrame(one, columns=["item_id", "rater", "value"]), "f", categories=["yes", "no"])
+    line = next(x for x in render_table(res1).splitlines() if x.startswith("Cohen's kappa"))
+    assert line.split()[6:9] == ["not", "estimable", "not"]  # value and CI
+    # the band of 0.601 follows the printed edges: above 0.60 is "substantial", 0.60 itself "moderate"
+    assert landis_koch_band(0.601) == "substantial" and landis_koch_band(0.60) == "moderate"
+    assert ">0.60-0.80 substantial" in text and ">0.40-0.60 moderate" in text
+    assert ">0.60-0.80 substantial" in LANDIS_KOCH_NOTE

@@ -91,6 +91,8 @@ def test_server_refuses_rater_b_everything_of_rater_a_and_of_adjudication(live_s
     assert res.exit_code == 0, res.output
     text = (tmp_path / "r.md").read_text()
     assert "enforced by the Label Studio server" in text and "checked with each rater's own account" in text
+    # "independently" rests on that enforced check (issue 21), and the adjudication counts on the log
+    assert "2 raters (onc_a, onc_b) independently labelled" in text
 
 
 def test_a_rater_cannot_adjudicate_in_label_studio(live_server, tmp_path):

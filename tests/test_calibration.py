@@ -10,7 +10,7 @@ import pytest
 from test_push_offline import FakeServer, units
 from test_report import make_study
 
-from goldboard.analysis.calibration import CONTINUE, MET, parse_rule
+from goldboard.analysis.calibration import CONTINUE, MET, kappa_rule_limits, parse_rule
 from goldboard.annotate.push import push
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
@@ -67,27 +67,40 @@ def _kappa_row(cli, st, rnd):
     return next(r for r in data["statistics"] if r["statistic"] == "cohen_kappa" and r["weights"] == "none")
 
 
-def test_calibrate_verdicts_follow_the_ci(cli, tmp_path):
+def _table(cli, st, rnd):
+    res = cli("agree", "--study", st.path, "--round", rnd, "--field", "safety_label", "--format", "json")
+    return next(p["matrix"] for p in json.loads(res.stdout)["confusion"]["pairs"] if p.get("group") is None)
+
+
+def test_calibrate_verdicts_follow_the_tested_limit(cli, tmp_path):
+    """The rule tests the more conservative of the goodness-of-fit and Wald limits of each round's
+    table at the look's adjusted level
+    (0.025 / 5 by default); the report's 95% CI is shown beside it, equal to `agree`'s."""
     st = make_study(tmp_path, rounds=(1, 2, 3))
     for r in (1, 2):
         cli("study", "round", st.path, r, "--calibration", "--guideline-version", f"v{r}")
-    k1, k2 = _kappa_row(cli, st, 1), _kappa_row(cli, st, 2)
-    assert k1["ci_low"] < k2["ci_low"]
-    cut = round((k1["ci_low"] + k2["ci_low"]) / 2, 3)
+    k1 = _kappa_row(cli, st, 1)
+    t1, t2 = (float(kappa_rule_limits(_table(cli, st, r), 0.025 / 5)) for r in (1, 2))
+    assert t1 < t2
+    cut = round((t1 + t2) / 2, 3)
     res = cli("calibrate", "--study", st.path, "--rule", f"kappa_lower>={cut}", "--format", "json")
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert [r["round"] for r in data["rounds"]] == [1, 2]  # only the calibration rounds
+    assert [r["look"] for r in data["rounds"]] == [1, 2] and data["max_looks"] == 5 and data["level"] == 0.005
     c1, c2 = data["rounds"][0]["checks"][0], data["rounds"][1]["checks"][0]
     assert (c1["value"], c1["ci_low"], c1["ci_high"]) == (k1["value"], k1["ci_low"], k1["ci_high"])
-    assert c2["tested"] == k2["ci_low"]
+    assert c2["tested"] == pytest.approx(t2, abs=1e-9) and c2["tested_how"].startswith(
+        "goodness-of-fit/Wald, the lower of the two"
+    )
     assert [r["verdict"] for r in data["rounds"]] == [CONTINUE, MET]
     assert data["verdict"] == MET and data["met_at"] == 2
     assert data["rounds"][1]["guideline_version"] == "v2"
-    # a rule above both lower limits: continue calibrating, in words
-    hi = round(k2["ci_low"] + 0.01, 3)
+    # a rule above both limits: continue calibrating, in words, with the adjusted level
+    hi = round(t2 + 0.01, 3)
     res = cli("calibrate", "--study", st.path, "--rule", f"kappa_lower>={hi}")
     assert "not met in round 2: continue calibrating" in res.stdout
+    assert "Looks: 2 of 5 planned; each look is tested at the Bonferroni-adjusted one-sided level 0.005" in res.stdout
     # the estimate, not the limit: the same cut is met by round 1's value only if above it
     res = cli("calibrate", "--study", st.path, "--rule", f"kappa_value>={k1['value'] - 0.001:.3f}", "--format", "json")
     assert json.loads(res.stdout)["rounds"][0]["met"] is True
@@ -112,9 +125,9 @@ def test_calibrate_without_marks_uses_every_round_and_plots(cli, tmp_path):
 
 def test_small_round_note_and_bootstrap_limits_equal_agree(cli, tmp_path):
     st = make_study(tmp_path, rounds=(1,), n=12)
-    res = cli("calibrate", "--study", st.path, "--rule", "kappa_lower>=0.3", "--format", "json")
+    res = cli("calibrate", "--study", st.path, "--rule", "alpha_lower>=0.3", "--format", "json")
     data = json.loads(res.stdout)
-    assert any("12 items (< 30): Wald limits are unreliable" in n for n in data["notes"])
+    assert any("12 items (< 30): the Wald-type limit is unreliable" in n for n in data["notes"])
     res = cli(
         "calibrate",
         "--study",
@@ -130,7 +143,7 @@ def test_small_round_note_and_bootstrap_limits_equal_agree(cli, tmp_path):
     )
     data = json.loads(res.stdout)
     assert data["ci_method"] == "percentile bootstrap, 300 resamples, seed 3"
-    assert not any("Wald limits" in n for n in data["notes"])
+    assert not any("Wald" in n for n in data["notes"])  # kappa: the goodness-of-fit limit
     agree = json.loads(
         cli(
             "agree", "--study", st.path, "--field", "safety_label", "--bootstrap", 300, "--seed", 3, "--format", "json"

@@ -199,7 +199,7 @@ def test_report_cites_recorded_plan_and_calibration_rule(tmp_path):
     md = out.read_text()
     assert f"Sample size: {sentence}" in md
     assert "## Calibration rounds and the stopping rule" in md and md_escape(verdict) in md
-    assert "| 1 | yes | v1 | safety_label | kappa_lower&gt;=0.2 |" in md
+    assert "| 1 | 1 of 5 | yes | v1 | safety_label | kappa_lower&gt;=0.2 |" in md
 
 
 def test_pdf_is_printed_and_renders(tmp_path):

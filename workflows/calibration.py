@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from goldboard.analysis.calibration import calibration_verdict, evaluate_round, parse_rule
+from goldboard.analysis.calibration import (
+    DEFAULT_MAX_LOOKS,
+    NOMINAL,
+    UNDECIDED,
+    calibration_verdict,
+    evaluate_round,
+    look_level,
+    parse_rule,
+)
 from goldboard.analysis.report_tables import SMALL_N
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
@@ -49,64 +57,99 @@ def calibration_for_study(
     rounds: Sequence[int] | None = None,
     n_resamples: int = 0,
     seed: int = 1,
+    max_looks: int | None = None,
 ) -> dict:
-    """Per round: each field's statistic with its 95% CI against every rule, and a verdict.
+    """Per round (one look each, in order): each field's statistic with its 95% CI and the limit
+    the rule tests at the Bonferroni-adjusted level, and a verdict.
 
     ``rules``: texts like ``"kappa_lower>=0.6"`` (:func:`goldboard.analysis.calibration.parse_rule`);
     ``fields`` default to the schema's primary field; ``rounds`` default to
-    :func:`calibration_rounds`.  Returns ``{"rules", "fields", "rounds": [{"round", "calibration",
-    "guideline_version", "n_items", "checks", "met", "verdict"}], "met_at", "verdict",
-    "latest_round", "notes"}``."""
+    :func:`calibration_rounds`; ``max_looks``: the planned maximum number of looks (default:
+    the one recorded in ``study.toml``, else :data:`DEFAULT_MAX_LOOKS`); each look is tested at
+    one-sided level ``0.025 / max_looks``.  A round after the planned looks is not tested.
+    Returns ``{"rules", "fields", "rounds": [{"round", "look", "calibration",
+    "guideline_version", "n_items", "checks", "met", "decided", "verdict"}], "met_at",
+    "verdict", "latest_round", "max_looks", "looks", "level", "notes"}``."""
     if not rules:
         raise GoldboardError("give at least one rule, e.g. --rule 'kappa_lower>=0.6'", param="rule")
     parsed = [parse_rule(r) for r in rules]
+    max_looks = int(max_looks or (study.extra.get("calibration") or {}).get("max_looks") or DEFAULT_MAX_LOOKS)
+    level = look_level(max_looks)
     fields = list(fields) if fields else [study.schema.primary_field.name]
     for f in fields:
         check_field(study, f)
     notes = []
-    if rounds:
-        chosen = sorted(set(int(r) for r in rounds))
-        for r in chosen:
-            if not study.ratings_path(r).exists():
-                raise GoldboardError(f"{study.ratings_path(r)}: round {r} is not pulled yet", param="round_")
-    else:
-        chosen, note = calibration_rounds(study)
-        if note:
-            notes.append(note)
+    chosen = _chosen_rounds(study, rounds, notes)
     info = {r.number: r for r in study.rounds}
     out_rounds = []
-    for rn in chosen:
+    for look, rn in enumerate(chosen, start=1):
         results = agreement_for_study(study, round=rn, fields=fields, n_resamples=n_resamples, seed=seed)
         missing = [f for f in fields if f not in results]
         if missing and len(missing) == len(fields):
             notes.append(f"round {rn}: no field has ratings from two raters ({', '.join(missing)})")
-        ev = evaluate_round(results, parsed, fields)
-        small = [c for c in ev["checks"] if c["n_items"] is not None and c["n_items"] < SMALL_N]
-        if small and not n_resamples:
+        ev = evaluate_round(results, parsed, fields, max_looks)
+        n_items = max((c["n_items"] or 0 for c in ev["checks"]), default=0)
+        if look > max_looks:
+            ev["met"], ev["decided"] = False, False
             notes.append(
-                f"round {rn}: {small[0]['n_items']} items (< {SMALL_N}): Wald limits are unreliable this small; "
-                "check with --bootstrap 2000"
+                f"round {rn} is look {look}, after the {max_looks} planned looks: not tested (the false-stop "
+                "guarantee covers the planned looks only)"
             )
+        elif any(" SE, " in c["tested_how"] for c in ev["checks"]) and n_items < SMALL_N:
+            notes.append(
+                f"round {rn}: {n_items} items (< {SMALL_N}): the Wald-type limit is unreliable this small "
+                "(its false-stop rate is not covered by the simulation, which checks Cohen's kappa)"
+            )
+        for c in ev["checks"]:
+            if (
+                look <= max_looks
+                and c.get("best_possible") is not None
+                and not parse_rule(c["rule"]).holds(c["best_possible"])
+            ):
+                notes.append(
+                    f"round {rn}: {c['rule']} cannot be met at n = {c['n_items']}: even perfect agreement would give "
+                    f"a limit of {c['best_possible']:.3f} at this look's level {level:.3g}; rate more items per round"
+                )
+        if look <= max_looks and not ev["decided"]:
+            notes.append(f"round {rn}: {UNDECIDED} at n = {n_items}: rate more items (a limit could not be computed)")
         r = info.get(rn)
         out_rounds.append(
             {
                 "round": rn,
+                "look": look,
                 "calibration": bool(r and r.calibration),
                 "guideline_version": (r.guideline_version if r else "") or "",
-                "n_items": max((c["n_items"] or 0 for c in ev["checks"]), default=0),
+                "n_items": n_items,
                 "checks": ev["checks"],
                 "met": ev["met"],
-                "verdict": "rule met" if ev["met"] else "continue calibrating",
+                "decided": ev["decided"],
+                "verdict": "rule met" if ev["met"] else ("continue calibrating" if ev["decided"] else UNDECIDED),
             }
         )
-    verdict = calibration_verdict(out_rounds)
     return {
         "rules": [p.text for p in parsed],
         "fields": fields,
         "rounds": out_rounds,
-        **verdict,
+        **calibration_verdict(out_rounds),
+        "max_looks": max_looks,
+        "looks": len(out_rounds),
+        "level": level,
+        "nominal": NOMINAL,
         "ci_method": f"percentile bootstrap, {n_resamples} resamples, seed {seed}"
         if n_resamples
         else "Wald (large-sample SE)",
         "notes": notes,
     }
+
+
+def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str]) -> list[int]:
+    if rounds:
+        chosen = sorted(set(int(r) for r in rounds))
+        for r in chosen:
+            if not study.ratings_path(r).exists():
+                raise GoldboardError(f"{study.ratings_path(r)}: round {r} is not pulled yet", param="round_")
+        return chosen
+    chosen, note = calibration_rounds(study)
+    if note:
+        notes.append(note)
+    return chosen

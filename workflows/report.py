@@ -40,7 +40,15 @@ from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
 from goldboard.workflows.agreement import agreement_for_study
-from goldboard.workflows.report_extras import recorded_plan, reviewer_sections
+from goldboard.workflows.methods import (
+    ALL_AGREE_NAME,
+    MethodsFacts,
+    all_raters_agree,
+    computing_versions,
+    methods_paragraph,
+    ratings_count_text,
+)
+from goldboard.workflows.report_extras import CALIBRATION_KEY, recorded_plan, reviewer_sections
 from goldboard.workflows.score import run_score
 
 
@@ -91,8 +99,26 @@ def _gold_release(study: Study, release: str | None) -> tuple[pd.DataFrame | Non
     return None, None, ""
 
 
-def _scoring_section(study: Study, release: str | None, predictions: str | Path, seed: int) -> dict[str, Any]:
-    """Model-vs-gold scores for the report (``goldboard score`` on the study's gold)."""
+def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None) -> tuple:
+    """The decisions log, and the gold release (default latest) or else a provisional resolution:
+    ``(decisions, gold, manifest, release name, provisional)``."""
+    decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
+    gold, manifest, gold_name = _gold_release(study, release)
+    provisional = gold is None
+    if gold is None:
+        gold = resolve_gold(ratings, study.schema, decisions, study.raters)
+    return decisions, gold, manifest, gold_name, provisional
+
+
+def _scoring_section(
+    study: Study, release: str | None, predictions: str | Path, seed: int, provisional: bool
+) -> dict[str, Any]:
+    """Model-vs-gold scores for the report (``goldboard score`` on the study's gold release)."""
+    if provisional:
+        raise GoldboardError(
+            f"--predictions: {study.gold_dir} has no gold release yet "
+            f"(run `goldboard gold export --study {study.path}` first)"
+        )
     result = run_score(study=str(study.path), release=release, predictions=str(predictions), seed=seed)
     return {
         "source": str(predictions),
@@ -131,15 +157,9 @@ def build_report(
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
     results, ci_note = _wald_choice(study, rnd, results, n_resamples, seed, ci_auto)
     results = _with_threshold_views(results, study, ratings, n_resamples, seed, explicit=fields is not None)
-    decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
-    gold, manifest, gold_name = _gold_release(study, release)
-    provisional = gold is None
-    if gold is None:
-        gold = resolve_gold(ratings, schema, decisions, study.raters)
+    decisions, gold, manifest, gold_name, provisional = _decisions_and_gold(study, ratings, release)
     flags = flag_disagreements(ratings, schema, study.raters)
     fsum = summarize_flags(flags, schema)
-
-    items = sorted(set(ratings["item_id"]))
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     mode = round_info.mode if round_info else "unknown"
     blinding = blinding_text(round_info, study.adjudication)
@@ -147,26 +167,35 @@ def build_report(
     field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold)
     versions = software_versions()
     design_text = _design_text(study, round_info, ratings)
-    methods_text = _methods_text(
-        study, len(items), mode, blinding, design_text, field_sections, n_resamples, seed, versions
+    facts = MethodsFacts(
+        study=study,
+        round=rnd,
+        round_info=round_info,
+        ratings=ratings,
+        field_sections=field_sections,
+        multi_sections=list(multi_sections.values()),
+        decisions=decisions,
+        n_flagged=int(len(flags)),
+        flag_summary=fsum,
+        gold_methods=_gold_methods(gold),
+        provisional=provisional,
+        gold_release=gold_name,
+        blinding=blinding,
+        design_text=design_text,
+        ci_note=ci_note,
+        n_resamples=n_resamples,
+        seed=seed,
+        versions=versions,
     )
+    methods_text = _methods_text(facts, study, predictions is not None)
+    versions = computing_versions(facts)
 
-    scoring = None
-    if predictions is not None:
-        if provisional:
-            raise GoldboardError(
-                f"--predictions: {study.gold_dir} has no gold release yet "
-                f"(run `goldboard gold export --study {study.path}` first)"
-            )
-        scoring = _scoring_section(study, release, predictions, seed)
-
+    scoring = _scoring_section(study, release, predictions, seed, provisional) if predictions is not None else None
     data = {
         "scoring": scoring,
         "generated_at": utc_now(),
         "study": {
-            **_study_info(study, rnd, mode, blinding, design_text),
-            "n_items": len(items),
-            "n_ratings": int((ratings["value"].astype(str) != "").sum()),
+            **_study_info(study, rnd, mode, blinding, design_text, ratings),
             "n_fields": len(field_sections) + len(multi_sections),
         },
         "simulated": bool(study.extra.get("simulated", False)),
@@ -175,12 +204,8 @@ def build_report(
         "landis_koch_note": LANDIS_KOCH_NOTE,
         "fields": field_sections,
         "multi": list(multi_sections.values()),
-        "flags": {
-            "summary": fsum,
-            "lines": summary_lines(fsum),
-            "top": _top_flags(study, flags, ratings),
-            "total_rows": int(len(flags)),
-        },
+        "flags": {"summary": fsum, "lines": summary_lines(fsum), "top": _top_flags(study, flags, ratings)}
+        | {"total_rows": int(len(flags))},
         "adjudication": {
             "decisions": len(decisions),
             "adjudicators": _adjudicators(decisions),
@@ -193,14 +218,18 @@ def build_report(
         "warnings": warnings,
     }
     data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
-    data["methods"] = _methods_additions(study, data["methods"], ci_note)
     return data
 
 
-def _study_info(study: Study, rnd: int, mode: str, blinding: str, design_text: str) -> dict[str, Any]:
-    """The report's study block: name, schema, raters, rounds, mode, blinding, design."""
+def _study_info(
+    study: Study, rnd: int, mode: str, blinding: str, design_text: str, ratings: pd.DataFrame
+) -> dict[str, Any]:
+    """The report's study block: name, schema, raters, rounds, mode, blinding, design, counts."""
     schema = study.schema
     return {
+        "n_items": int(ratings["item_id"].nunique()),
+        "n_ratings": int((ratings["value"].astype(str) != "").sum()),
+        "ratings_text": ratings_count_text(ratings, schema),
         "name": study.name,
         "path": str(study.path),
         "schema": schema.name,
@@ -260,7 +289,7 @@ def _field_sections(
                 "n_items": res["n_items"],
                 "raters": res["raters"],
                 "categories": res["categories"],
-                "headline": headline_rows(res),
+                "headline": _with_all_agree(headline_rows(res), ratings, name, res) if not at else headline_rows(res),
                 "prevalence": prevalence(ratings, name, res["categories"], schema),
                 "per_label": [flat_label(e) for e in res["per_label"] if e.get("group") is None],
                 "confusions": _confusion_images(res, title),
@@ -270,6 +299,26 @@ def _field_sections(
             }
         )
     return field_sections, multi_sections, warnings
+
+
+def _with_all_agree(rows: list[dict], ratings: pd.DataFrame, name: str, res: dict) -> list[dict]:
+    """More than two raters: R irr's all-raters-agree share, after the mean-over-pairs percent agreement."""
+    if len(res["raters"]) <= 2:
+        return rows
+    a = all_raters_agree(ratings, name, list(res["raters"]))
+    row = {
+        "name": ALL_AGREE_NAME,
+        "raters": "all",
+        "n": a["n"],
+        "value": a["value"],
+        "ci_low": a["ci_low"],
+        "ci_high": a["ci_high"],
+        "se": None,
+        "ci_method": "Wilson score" if a["value"] is not None else None,
+        "band": None,
+        "order": 0.5,
+    }
+    return sorted([*rows, row], key=lambda x: x["order"])
 
 
 def _multi_value_row(name: str, res: dict, ratings: pd.DataFrame) -> dict[str, Any]:
@@ -405,39 +454,13 @@ def _design_text(study: Study, round_info: Any, ratings: pd.DataFrame) -> str:
     return ""
 
 
-def _methods_text(
-    study: Study,
-    n_items: int,
-    mode: str,
-    blinding: str,
-    design_text: str,
-    field_sections: list[dict],
-    n_resamples: int,
-    seed: int,
-    versions: dict[str, str],
-) -> str:
-    """The methods paragraph: raters, items, schema, blinding, design, statistics, intervals, software."""
-    schema = study.schema
-    ci_method = (
-        f"percentile bootstrap ({n_resamples} resamples of items, seed {seed})"
-        if n_resamples
-        else "Wald intervals from large-sample standard errors (Fleiss, Cohen & Everitt 1969 for Cohen's kappa)"
-    )
-    ordinal = [s["title"] for s in field_sections if s["level"] == "ordinal"]
-    return (
-        f"{len(study.raters)} raters ({', '.join(study.raters)}) independently labelled {n_items} items "
-        f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{' in Label Studio' if study.rounds and mode != 'table' else ''}. "
-        f"{blinding} {design_text + ' ' if design_text else ''}Agreement was summarised as raw percent agreement with label prevalence, Cohen's kappa "
-        f"(pairwise; linear and quadratic weights over the full scale for ordinal fields"
-        f"{': ' + ', '.join(ordinal) if ordinal else ''}), "
-        f"{'Fleiss kappa, ' if len(study.raters) > 2 else ''}Krippendorff's alpha (nominal, plus ordinal for ordinal "
-        f"fields; missing ratings allowed), Gwet's AC1/AC2, Brennan-Prediger and PABAK, each with a 95% CI "
-        f"({ci_method}). Disagreements were flagged by the schema's named boundaries and adjudication triggers "
-        f"and adjudicated; gold labels were resolved as unanimous, adjudicated"
-        f"{', single (one rater by design)' if design_text else ''} or unresolved. "
-        f"Software: goldboard {versions['goldboard']}, Python {versions['python']}, numpy {versions.get('numpy', '?')}, "
-        f"pandas {versions.get('pandas', '?')}, krippendorff {versions.get('krippendorff', '?')}."
-    )
+def _methods_text(facts: MethodsFacts, study: Study, scored: bool) -> str:
+    """The methods paragraph, with the recorded plan and calibration (scipy computed the plan
+    and the model scores)."""
+    facts.plan = recorded_plan(study)
+    facts.calibration = study.extra.get(CALIBRATION_KEY) or None
+    facts.uses_scipy = facts.plan is not None or scored
+    return methods_paragraph(facts)
 
 
 #: bootstrap resamples used where ``ci_auto`` replaces a Wald interval
@@ -470,17 +493,6 @@ def _wald_choice(
         f"estimates near the bound of the coefficient), so percentile bootstrap intervals ({AUTO_BOOTSTRAP} "
         f"resamples of items, seed {seed}) are reported instead; all other intervals are Wald intervals."
     )
-
-
-def _methods_additions(study: Study, methods: str, ci_note: str) -> str:
-    """The sample-size plan and the interval choice, appended to the methods text."""
-    plan = recorded_plan(study)
-    extra = []
-    if plan:
-        extra.append(f"Sample size: {plan['sentence']}")
-    if ci_note:
-        extra.append(ci_note)
-    return " ".join([methods, *extra]) if extra else methods
 
 
 def write_report(

@@ -60,13 +60,23 @@ def recorded_rules(study: Study) -> tuple[list[str], list[str], int, int]:
     )
 
 
-def record_rules(study: Study, rules: list[str], fields: list[str], n_resamples: int = 0, seed: int = 1) -> None:
-    study.extra[CALIBRATION_KEY] = {
-        "rules": list(rules),
-        "fields": list(fields),
-        "bootstrap": n_resamples,
-        "seed": seed,
-    }
+def record_rules(
+    study: Study,
+    rules: list[str],
+    fields: list[str],
+    n_resamples: int = 0,
+    seed: int = 1,
+    max_looks: int | None = None,
+    looks: int | None = None,
+    level: float | None = None,
+) -> None:
+    """Record the stopping rule in ``study.toml``, with the planned maximum looks, the looks
+    taken so far and the adjusted per-look level (the report cites them)."""
+    rec: dict[str, Any] = {"rules": list(rules), "fields": list(fields), "bootstrap": n_resamples, "seed": seed}
+    for k, v in (("max_looks", max_looks), ("looks", looks), ("level", level)):
+        if v is not None:
+            rec[k] = v
+    study.extra[CALIBRATION_KEY] = rec
     study.save()
 
 
@@ -99,15 +109,17 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
         "title": "Calibration rounds and the stopping rule",
         "paragraphs": [
             f"Stopping rule: {' and '.join(data['rules'])} for {', '.join(data['fields'])}, each round's estimate "
-            f"with its 95% CI ({data['ci_method']}). {verdict_sentence(data)}",
+            f"with its 95% CI ({data['ci_method']}); the rule tests the limit shown under 'Tested limit' at the "
+            f"look's adjusted level. {verdict_sentence(data)}",
             *data["notes"],
         ],
-        "tables": [{"title": "", "header": head, "rows": rows, "right": [5, 6], "csv": "calibration"}],
+        "tables": [{"title": "", "header": head, "rows": rows, "right": [6, 7], "csv": "calibration"}],
         "images": [
             {
                 "png": base64.b64encode(png).decode("ascii"),
                 "alt": "Agreement by round with 95% confidence intervals and the stopping-rule threshold",
-                "caption": "Agreement by round (95% CI); dashed: the stopping rule's threshold.",
+                "caption": "Agreement by round (95% CI); triangles: the limit each rule tested at the look's "
+                "adjusted level; dashed: the stopping rule's threshold.",
             }
         ],
         "data": data,

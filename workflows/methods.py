@@ -1,0 +1,499 @@
+"""The report's methods paragraph, clause by clause, from what the study recorded.
+
+Every clause is a small function of :class:`MethodsFacts` that returns a sentence (or ``""``
+when it has nothing true to say); :data:`CLAUSES` lists them in paragraph order and
+:func:`methods_paragraph` joins them.  A clause never states more than its fact: the design
+comes from how many ratings each item has, "independently" only from a server-enforced
+blinding check, "adjudicated" only from decisions in the log, each statistic only when it is in
+the results, each interval method per statistic, the software from the packages that computed
+the numbers.  A fact the study cannot show is printed "not recorded" (the GRRAS items:
+Kottner et al., J Clin Epidemiol 2011;64:96-106).  To add a clause: write
+``def clause_x(f: MethodsFacts) -> str`` and insert it into :data:`CLAUSES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from goldboard.adjudicate.decisions import latest_decisions
+from goldboard.errors import GoldboardError
+from goldboard.study import Study
+
+#: study.toml ``[extra]`` keys of the GRRAS facts a study records
+SAMPLING_KEY = "sampling"
+RATER_INFO_KEY = "rater_info"
+CASE_SOURCE_KEY = "case_source"
+
+#: the name of R irr's all-raters-agree share in the report's results table
+ALL_AGREE_NAME = "All raters agree (items rated by every rater)"
+
+#: the statistics' names in the methods text, in report order
+NAMES = {
+    "percent_agreement": "percent agreement",
+    "cohen_kappa": "Cohen's kappa",
+    "fleiss_kappa": "Fleiss' kappa",
+    "scott_pi": "Scott's pi",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "gwet_ac1": "Gwet's AC1",
+    "brennan_prediger": "Brennan-Prediger's coefficient",
+    "pabak": "PABAK",
+}
+
+#: where each statistic's Wald standard error comes from (two raters, more raters)
+SE_SOURCE = {
+    "cohen_kappa": ("Fleiss, Cohen & Everitt (1969)", "Fleiss, Cohen & Everitt (1969)"),
+    "scott_pi": ("Gwet's (2008) linearisation", "Gwet's (2008) linearisation"),
+    "gwet_ac1": ("Gwet's (2008) linearisation", "Gwet's (2014) design-based variance"),
+    "brennan_prediger": ("Gwet's (2008) linearisation", "Gwet's (2014) design-based variance"),
+    "percent_agreement": ("Gwet's (2008) linearisation", "Gwet's (2014) design-based variance"),
+    "pabak": ("k/(k-1) times the SE of percent agreement", "k/(k-1) times the SE of percent agreement"),
+    "fleiss_kappa": ("Gwet's (2014) design-based variance", "Gwet's (2014) design-based variance"),
+    "krippendorff_alpha": ("Gwet's (2014) linearisation", "Gwet's (2014) linearisation"),
+}
+
+
+@dataclass
+class MethodsFacts:
+    """What the methods paragraph may rest on (all read from the study and its round)."""
+
+    study: Study
+    round: int
+    round_info: Any
+    ratings: pd.DataFrame
+    field_sections: list[dict]
+    multi_sections: list[dict] = field(default_factory=list)
+    decisions: list[dict] = field(default_factory=list)
+    n_flagged: int = 0
+    flag_summary: dict = field(default_factory=dict)
+    gold_methods: dict[str, dict[str, int]] = field(default_factory=dict)
+    provisional: bool = True
+    gold_release: str = ""
+    blinding: str = ""
+    design_text: str = ""
+    ci_note: str = ""
+    n_resamples: int = 0
+    seed: int = 1
+    plan: dict | None = None
+    calibration: dict | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    uses_scipy: bool = False
+
+    @property
+    def primary(self) -> str:
+        return self.study.schema.primary_field.name
+
+    @property
+    def blinding_enforced(self) -> bool:
+        return self.blinding.startswith("Blinded and enforced")
+
+
+def _join(words: list[str]) -> str:
+    words = [w for w in words if w]
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def ratings_per_item(ratings: pd.DataFrame, field_name: str) -> dict[int, int]:
+    """``{number of ratings: number of items}`` on one field (non-empty values, one per rater)."""
+    sub = ratings[(ratings["field"] == field_name) & (ratings["value"].astype(str) != "")]
+    counts = sub.groupby("item_id")["rater"].nunique().value_counts()
+    return {int(k): int(v) for k, v in sorted(counts.items(), reverse=True)}
+
+
+def ratings_count_text(ratings: pd.DataFrame, schema) -> str:
+    """What the ratings count counts: per field, the non-empty ratings (for a multi-select field,
+    the boxes ticked and the ratings that ticked at least one)."""
+    nonempty = ratings[ratings["value"].astype(str) != ""]
+    parts = []
+    for f in schema.fields:
+        n = int((nonempty["field"] == f.name).sum())
+        if not n:
+            continue
+        if f.kind == "multi":
+            boxes = int(
+                sum(
+                    len([v for v in str(x).split("|") if v]) for x in nonempty.loc[nonempty["field"] == f.name, "value"]
+                )
+            )
+            parts.append(f"{_plural(boxes, 'box', 'boxes')} ticked in {_plural(n, 'rating')} on {f.name}")
+        else:
+            parts.append(f"{_plural(n, 'rating')} on {f.name}")
+    return "; ".join(parts) or "none"
+
+
+def set_study_facts(
+    study: Study, rater_info: dict[str, str] | None = None, case_source: str | None = None
+) -> list[str]:
+    """Record GRRAS facts in ``study.toml``: free text per rater on qualifications and training
+    (``rater_info``, ``""`` clears it) and where the cases came from; returns what changed."""
+    changes = []
+    info = dict(study.extra.get(RATER_INFO_KEY) or {})
+    for name, text in (rater_info or {}).items():
+        if name not in study.raters:
+            raise GoldboardError(
+                f"{name!r}: not a rater of this study (raters: {', '.join(study.raters)})", param="rater_info"
+            )
+        text = " ".join(str(text).split())
+        if info.get(name, "") != text:
+            changes.append(f"rater {name}: {text or '(cleared)'}")
+            if text:
+                info[name] = text
+            else:
+                info.pop(name, None)
+    if rater_info:
+        study.extra[RATER_INFO_KEY] = info
+    if case_source is not None:
+        case_source = " ".join(case_source.split())
+        if case_source != study.extra.get(CASE_SOURCE_KEY, ""):
+            changes.append(f"case source: {case_source or '(cleared)'}")
+            study.extra[CASE_SOURCE_KEY] = case_source
+    if changes:
+        study.save()
+    return changes
+
+
+def record_sampling(study: Study, cases: str, n: int, available: int, seed: int, by: str | None) -> None:
+    """Record a ``plan sample`` draw (the GRRAS sampling item) in ``study.toml``."""
+    study.extra[SAMPLING_KEY] = {
+        "cases": str(cases),
+        "n": int(n),
+        "available": int(available),
+        "seed": int(seed),
+        **({"by": by} if by else {}),
+    }
+    study.save()
+
+
+# --------------------------------------------------------------------------- clauses
+
+
+def clause_raters(f: MethodsFacts) -> str:
+    """Who labelled how many items, and how many ratings each item had on the primary field."""
+    schema = f.study.schema
+    n_items = int(f.ratings["item_id"].nunique())
+    per_item = ratings_per_item(f.ratings, f.primary)
+    n_raters = len(f.study.raters)
+    how = " independently" if f.blinding_enforced else ""
+    where = " in Label Studio" if f.round_info is not None and f.round_info.mode not in ("table",) else ""
+    head = (
+        f"{n_raters} raters ({', '.join(f.study.raters)}){how} labelled {n_items} items "
+        f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{where}"
+    )
+    if set(per_item) == {n_raters}:
+        return f"{head}; every rater rated every item on {f.primary}."
+    spread = _join([f"{_plural(v, 'item')} had {_plural(k, 'rating')}" for k, v in per_item.items()])
+    return f"{head}; on {f.primary}, {spread}."
+
+
+def clause_blinding(f: MethodsFacts) -> str:
+    return f.blinding
+
+
+def clause_design(f: MethodsFacts) -> str:
+    """The assignment design of the round, as recorded at push; else where the ratings came from."""
+    if f.design_text:
+        return f.design_text
+    per_item = ratings_per_item(f.ratings, f.primary)
+    if set(per_item) == {len(f.study.raters)}:
+        return ""
+    tables = sorted(getattr(f.round_info, "tables", None) or []) if f.round_info is not None else []
+    src = f"ratings imported from {', '.join(tables)}" if tables else "ratings imported from files"
+    return f"Assignment design: not recorded ({src})."
+
+
+def _reported_rows(f: MethodsFacts) -> list[dict]:
+    return [r for s in f.field_sections for r in s["result"]["statistics"] if _is_reported(r, s["result"])]
+
+
+def _is_reported(r: dict, result: dict) -> bool:
+    """The rows the report's headline tables show (see ``exports.report.headline_rows``)."""
+    if r.get("group") is not None:
+        return False
+    return len(result["raters"]) <= 2 or r["raters"] == result["raters"] or r["statistic"] == "cohen_kappa"
+
+
+def clause_statistics(f: MethodsFacts) -> str:
+    """Exactly the statistics in the results, with weights and levels only where reported."""
+    rows = _reported_rows(f)
+    present = [s for s in NAMES if any(r["statistic"] == s for r in rows)]
+    if f.multi_sections and "percent_agreement" not in present:
+        present.insert(0, "percent_agreement")
+    names = []
+    for s in present:
+        name = NAMES[s]
+        if s == "percent_agreement":
+            name = "raw percent agreement with label prevalence"
+        if s == "cohen_kappa" and any(len(sec["raters"]) > 2 for sec in f.field_sections):
+            name = "Cohen's kappa for each rater pair"
+        weights = sorted({r["weights"] for r in rows if r["statistic"] == s and r.get("weights") not in (None, "none")})
+        if weights and s != "krippendorff_alpha":
+            ordinal = [sec["name"] for sec in f.field_sections if sec["level"] == "ordinal"]
+            name += f" (also with {_join(weights)} weights over the full scale, for {', '.join(ordinal)})"
+            if s == "gwet_ac1":
+                name = name.replace("AC1 (also", "AC1 (AC2")
+        if s == "pabak":
+            name += " (two-category fields and views)"
+        if s == "krippendorff_alpha":
+            levels = sorted({r["level"] for r in rows if r["statistic"] == s and r.get("level")})
+            name += f" ({_join(levels)} level; missing ratings allowed)"
+        names.append(name)
+    if not names:
+        return ""
+    multi = " and, per value of each multi-select field, percent agreement, Cohen's kappa and Krippendorff's alpha"
+    return f"Agreement was summarised as {_join(names)}{multi if f.multi_sections else ''}."
+
+
+def clause_percent_agreement(f: MethodsFacts) -> str:
+    """With more than two raters, which percent agreement is reported, and the all-agree share."""
+    rows = [r for s in f.field_sections for r in s["headline"] if r["name"] == ALL_AGREE_NAME]
+    if not rows:
+        return ""
+    n = sorted({r["n"] for r in rows})
+    none = all(r["value"] is None for r in rows)
+    return (
+        "With more than two raters, percent agreement is the mean over rater pairs of the share of agreeing "
+        "pairs per item (Fleiss 1971); beside it, 'all raters agree' is the share of the items rated by every "
+        "rater on which all ratings were the same (R irr's agree()), with a Wilson score 95% interval"
+        + (
+            ", not estimable here: no item was rated by every rater."
+            if none
+            else f" ({'/'.join(map(str, n))} such items)."
+        )
+    )
+
+
+def _not_estimable(r: dict) -> bool:
+    v = r.get("value")
+    return v is None or v != v or r.get("ci_low") is None or (r.get("se") == 0 and r.get("ci_low") == r.get("ci_high"))
+
+
+def clause_intervals(f: MethodsFacts) -> str:
+    """The interval method per statistic: Wald with its SE source, bootstrap, or not estimable."""
+    rows = _reported_rows(f)
+    if not rows:
+        return ""
+    boot = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "bootstrap" for r in rows)]
+    wald = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "asymptotic" for r in rows)]
+    many = any(len(s["raters"]) > 2 for s in f.field_sections)
+    parts = []
+    if wald:
+        by_source: dict[str, list[str]] = {}
+        for s in wald:
+            two = any(r["statistic"] == s and len(r["raters"]) == 2 for r in rows)
+            srcs = {SE_SOURCE[s][0]} if two else set()
+            if many and any(r["statistic"] == s and len(r["raters"]) > 2 for r in rows):
+                srcs.add(SE_SOURCE[s][1])
+            for src in sorted(srcs):
+                by_source.setdefault(src, []).append(NAMES[s])
+        se = "; ".join(f"{src} for {_join(names)}" for src, names in by_source.items())
+        parts.append(
+            "two-sided Wald (z) intervals, estimate -/+ 1.96 standard errors, "
+            f"truncated to the coefficient's range, with standard errors from {se}"
+        )
+    if boot:
+        b = f.n_resamples or 2000
+        parts.append(
+            f"percentile bootstrap intervals ({b} resamples of items, seed {f.seed}) for {_join([NAMES[s] for s in boot])}"
+        )
+    text = "95% confidence intervals are " + "; and ".join(parts) + "."
+    bad = [
+        f"{NAMES[r['statistic']]} on {sec['name']}"
+        for sec in f.field_sections
+        for r in sec["result"]["statistics"]
+        if _is_reported(r, sec["result"]) and r["statistic"] in NAMES and _not_estimable(r)
+    ]
+    if bad:
+        text += f" Not estimable (degenerate table or undefined estimate): {_join(list(dict.fromkeys(bad)))}."
+    if f.ci_note:
+        text += " " + f.ci_note
+    return text
+
+
+def _flagged_text(f: MethodsFacts) -> str:
+    fs = f.flag_summary or {}
+    n_dis = sum((fs.get("disagreements") or {}).values())
+    n_missing = (fs.get("by_kind") or {}).get("missing", 0)
+    why = [_plural(n_dis, "label disagreement")] + ([_plural(n_missing, "missing rating")] if n_missing else [])
+    return (
+        f"{_plural(f.n_flagged, 'item-field row')} {'was' if f.n_flagged == 1 else 'were'} flagged for adjudication "
+        f"by the schema's named boundaries and adjudication triggers ({_join(why)})"
+    )
+
+
+def clause_adjudication(f: MethodsFacts) -> str:
+    """Rows flagged, and the decisions in force for them: decided / open, by whom, where."""
+    if not f.n_flagged and not f.decisions:
+        return "No disagreements were flagged by the schema's named boundaries and adjudication triggers."
+    head = _flagged_text(f)
+    in_force = list(latest_decisions(f.decisions).values())
+    if not in_force:
+        return f"{head}; none has been adjudicated yet."
+    decided = [e for e in in_force if e.get("decision") != "unresolved"]
+    open_ = len(in_force) - len(decided)
+    who: dict[str, set[str]] = {}
+    for e in decided:
+        src = {"sheet": "review sheet", "label_studio": "Label Studio"}.get(str(e.get("source")), str(e.get("source")))
+        who.setdefault(str(e.get("adjudicator") or "unnamed adjudicator"), set()).add(src)
+    by = _join([f"{a} ({', '.join(sorted(s))})" for a, s in who.items()])
+    undecided = max(f.n_flagged - len(in_force), 0)
+    tail = []
+    if open_:
+        tail.append(f"{open_} left open (unresolved)")
+    if undecided:
+        tail.append(f"{undecided} not yet adjudicated")
+    return (
+        f"{head}; {_plural(len(decided), 'decision')} {'is' if len(decided) == 1 else 'are'} in force, made by "
+        f"{by or 'nobody'}" + (f"; {', '.join(tail)}" if tail else "") + "."
+    )
+
+
+def clause_gold(f: MethodsFacts) -> str:
+    """How the gold labels of the primary field were resolved (counts, release or provisional)."""
+    m = f.gold_methods.get(f.primary)
+    if not m:
+        return ""
+    what = (
+        f"gold release {f.gold_release}" if not f.provisional and f.gold_release else "provisional: no gold release yet"
+    )
+    counts = _join([f"{v} {k}" for k, v in m.items() if v])
+    return f"Gold labels on {f.primary} ({what}): {counts}."
+
+
+def clause_plan(f: MethodsFacts) -> str:
+    """The recorded sample-size plan, its sidedness, and how it relates to the reported interval."""
+    if not f.plan:
+        return "Sample size: no plan recorded (goldboard plan size --study)."
+    text = f"Sample size: {f.plan['sentence']}"
+    goal, sided = f.plan.get("goal"), f.plan.get("two_sided")  # None: recorded before goldboard said
+    one_sided_ci = goal == "ci" and sided is False
+    if one_sided_ci:
+        text += (
+            " The plan's lower limit is one-sided 95%; the results report two-sided 95% intervals, whose lower "
+            "limit is the one-sided 97.5% limit, so it is stricter than the planned one."
+        )
+    elif goal == "ci" and sided:
+        text += " The plan's interval is two-sided 95%, the kind the results report."
+    n_items = int(f.ratings["item_id"].nunique())
+    if f.plan.get("n") and int(f.plan["n"]) > n_items:
+        text += f" This round has {n_items} items, fewer than the {f.plan['n']} planned."
+    return text
+
+
+def clause_calibration(f: MethodsFacts) -> str:
+    """Calibration rounds: how many, and whether the reported estimate includes them."""
+    cal = [r for r in f.study.rounds if r.calibration]
+    if not cal:
+        return ""
+    nums = ", ".join(str(r.number) for r in cal)
+    inc = any(r.number == f.round for r in cal)
+    text = (
+        f"Calibration: {_plural(len(cal), 'round')} ({nums}) marked as calibration; the estimates here are from "
+        f"round {f.round}, which {'is' if inc else 'is not'} a calibration round"
+        f"{'' if inc else ' (calibration rounds excluded)'}."
+    )
+    c = f.calibration
+    if c and c.get("rules"):
+        text += f" Stopping rule: {' and '.join(c['rules'])}"
+        if c.get("max_looks"):
+            text += f", checked at up to {c['max_looks']} looks with a Bonferroni-adjusted level"
+        text += "."
+    return text
+
+
+def clause_grras(f: MethodsFacts) -> str:
+    """GRRAS items a study can record: sampling, case source, rater qualifications, guideline versions."""
+    extra = f.study.extra
+    s = extra.get(SAMPLING_KEY) or {}
+    if s:
+        strat = f", stratified by {s['by']}" if s.get("by") else ""
+        sampling = (
+            f"{s.get('n')} of {s.get('available')} cases of {s.get('cases')} drawn at random by goldboard plan "
+            f"sample (seed {s.get('seed')}{strat})"
+        )
+    else:
+        sampling = "not recorded"
+    source = extra.get(CASE_SOURCE_KEY) or (
+        f"not recorded (items known from {_table_source(f)})" if _table_source(f) else "not recorded"
+    )
+    info = extra.get(RATER_INFO_KEY) or {}
+    quals = "; ".join(f"{r}: {info[r]}" if info.get(r) else f"{r}: not recorded" for r in f.study.raters)
+    versions = (
+        "; ".join(f"round {r.number}: {r.guideline_version or 'not recorded'}" for r in f.study.rounds)
+        or "not recorded"
+    )
+    return (
+        f"Item sampling: {sampling}. Case source: {source}. Rater qualifications and training: {quals}. "
+        f"Guideline version: {versions}."
+    )
+
+
+def _table_source(f: MethodsFacts) -> str:
+    tables = sorted(getattr(f.round_info, "tables", None) or []) if f.round_info is not None else []
+    return f"ratings table {', '.join(tables)}" if tables else ""
+
+
+def computing_versions(f: MethodsFacts) -> dict[str, str]:
+    """The packages that computed the reported numbers, with versions: goldboard, Python, numpy and
+    pandas (the agreement engine), scipy when it computed the recorded plan or the model scores."""
+    names = ["goldboard", "python", "numpy", "pandas"] + (["scipy"] if f.uses_scipy else [])
+    return {k: f.versions[k] for k in names if k in f.versions}
+
+
+def clause_software(f: MethodsFacts) -> str:
+    """The packages that computed the reported numbers, with versions."""
+    shown = {"python": "Python"}
+    return f"Software: {_join([f'{shown.get(k, k)} {v}' for k, v in computing_versions(f).items()])}."
+
+
+#: the clauses of the methods paragraph, in order
+CLAUSES: list[Callable[[MethodsFacts], str]] = [
+    clause_raters,
+    clause_design,
+    clause_blinding,
+    clause_statistics,
+    clause_percent_agreement,
+    clause_intervals,
+    clause_adjudication,
+    clause_gold,
+    clause_plan,
+    clause_calibration,
+    clause_grras,
+    clause_software,
+]
+
+
+def methods_clauses(facts: MethodsFacts) -> list[str]:
+    return [t.strip() for c in CLAUSES if (t := c(facts))]
+
+
+def methods_paragraph(facts: MethodsFacts) -> str:
+    return " ".join(methods_clauses(facts))
+
+
+def all_raters_agree(ratings: pd.DataFrame, field_name: str, raters: list[str]) -> dict:
+    """R irr's ``agree()``: the share of the items rated by every one of ``raters`` on which all
+    their ratings are the same, with a Wilson (1927) score 95% interval; ``value`` None when no
+    item was rated by all of them."""
+    sub = ratings[
+        (ratings["field"] == field_name) & (ratings["value"].astype(str) != "") & ratings["rater"].isin(raters)
+    ]
+    by_item = sub.groupby("item_id")["value"]
+    n_raters = sub.groupby("item_id")["rater"].nunique()
+    complete = n_raters[n_raters == len(raters)].index
+    n = len(complete)
+    if not n:
+        return {"value": None, "ci_low": None, "ci_high": None, "n": 0}
+    agree = int((by_item.nunique().loc[complete] == 1).sum())
+    p, z = agree / n, 1.959963984540054
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return {"value": p, "ci_low": max(0.0, centre - half), "ci_high": min(1.0, centre + half), "n": n}
