@@ -40,6 +40,7 @@ from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
 from goldboard.workflows.agreement import agreement_for_study
+from goldboard.workflows.judge import judge_report
 from goldboard.workflows.report_extras import recorded_plan, reviewer_sections
 from goldboard.workflows.score import run_score
 
@@ -194,6 +195,7 @@ def build_report(
     }
     data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
     data["methods"] = _methods_additions(study, data["methods"], ci_note)
+    _add_judge(study, data)
     return data
 
 
@@ -470,6 +472,15 @@ def _wald_choice(
         f"estimates near the bound of the coefficient), so percentile bootstrap intervals ({AUTO_BOOTSTRAP} "
         f"resamples of items, seed {seed}) are reported instead; all other intervals are Wald intervals."
     )
+
+
+def _add_judge(study: Study, data: dict[str, Any]) -> None:
+    """A study with LLM judges (``goldboard judge --study``): the alt-test section and its methods sentence."""
+    judge = judge_report(study)
+    if judge is not None:
+        data["sections"].append(judge["section"])
+        if judge["methods"]:
+            data["methods"] = f"{data['methods']} {judge['methods']}"
 
 
 def _methods_additions(study: Study, methods: str, ci_note: str) -> str:

@@ -1,0 +1,264 @@
+"""`goldboard judge` in a study and on a ratings table: judge labels kept apart from the
+clinicians, the alt-test on the ratings in force, agreement beside it, the report, clean errors.
+
+The study is OpenMTB-Audit's public two-oncologist file (cases/example_data), pulled from the
+table; the "judge" is the file's own ``benchmark_label`` column.  Every number is recomputed
+here from the raw file (plain Python, scipy, scikit-learn).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import invoke_cli
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+from goldboard.cases.examples import example_path
+from goldboard.label_configs.schema import load_schema
+
+OPENMTB = example_path("openmtb")
+WIDE = ["--item-col", "case_id", "--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
+WIDE += ["--field", "safety_label"]
+
+
+def run(*args, code=0):
+    res = invoke_cli(*args)
+    assert res.exit_code == code, res.output
+    return res
+
+
+def clean_error(res, text):
+    assert res.exit_code != 0 and res.exception is None or isinstance(res.exception, SystemExit), res.output
+    errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and text in errors[0], res.output
+
+
+def raw_rows() -> list[dict]:
+    return list(csv.DictReader(OPENMTB.open(newline="", encoding="utf-8-sig")))
+
+
+def canon(values):
+    f = load_schema("mtb_unsafe").field("safety_label")
+    return [f.normalize(v) for v in values]
+
+
+@pytest.fixture()
+def study(tmp_path):
+    s = tmp_path / "openmtb"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
+    labels = tmp_path / "bench.csv"
+    with open(labels, "w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(["item_id", "field", "value"])
+        out.writerows([r["case_id"], "safety_label", judge_label(k, r)] for k, r in enumerate(raw_rows()))
+    return s, labels
+
+
+def judge_label(k: int, row: dict) -> str:
+    """The "judge": the file's benchmark label (which equals oncologist A's), every 6th item moved
+    to the next label, so that the judge agrees with neither oncologist perfectly."""
+    labels = ["Supported", "Partially Supported", "Unsupported", "Insufficient Info", "Unsafe"]
+    b = row["benchmark_label"]
+    return labels[(labels.index(b) + 1) % 5] if k % 6 == 0 else b
+
+
+def sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_study_judge_numbers_are_recomputed_from_the_raw_file(study):
+    s, labels = study
+    res = run(
+        "judge", "--study", s, "--judge", "bench", "--labels", labels, "--expertise", "expert", "--format", "json"
+    )
+    data = json.loads(res.stdout)
+    rows = raw_rows()
+    a, b = (canon([r[c] for r in rows]) for c in ("oncologist_a_label", "oncologist_b_label"))
+    j = canon([judge_label(k, r) for k, r in enumerate(rows)])
+    (d,) = data["judges"]
+    assert (data["epsilon"], data["epsilon_reason"]) == (0.2, "the authors' value for expert annotators")
+    assert data["humans"] == ["onc_a", "onc_b"] and d["items_used"] == 50
+    # two humans: the left-out one against the other, item by item
+    for comp, (mine, other) in zip(d["humans"], [(a, b), (b, a)]):
+        wf = np.array([int(jj == o) >= int(m == o) for jj, m, o in zip(j, mine, other)])
+        wh = np.array([int(m == o) >= int(jj == o) for jj, m, o in zip(j, mine, other)])
+        diff = wh.astype(int) - wf.astype(int)
+        assert comp["n_items"] == 50
+        assert comp["judge_advantage"] == pytest.approx(wf.mean())
+        assert comp["human_advantage"] == pytest.approx(wh.mean())
+        assert comp["p_value"] == pytest.approx(stats.ttest_1samp(diff, 0.2, alternative="less").pvalue, rel=1e-9)
+    assert d["advantage_probability"] == pytest.approx(np.mean([c["judge_advantage"] for c in d["humans"]]))
+    assert any("3 or more humans are recommended" in w for w in data["warnings"])
+    # agreement beside the test: the published clinicians' kappa 0.600, the judge against each
+    kappas = {(r["a"], r["b"]): r for r in data["agreement"]}
+    assert kappas["onc_a", "onc_b"]["kappa"]["value"] == pytest.approx(0.600, abs=5e-4)
+    assert kappas["bench", "onc_a"]["kappa"]["value"] == pytest.approx(cohen_kappa_score(j, a))
+    assert kappas["bench", "onc_b"]["kappa"]["value"] == pytest.approx(cohen_kappa_score(j, b))
+    # no decisions yet: provisional gold = the 34 unanimous items
+    same = [k for k in range(50) if a[k] == b[k]]
+    gold_row = kappas["bench", "gold"]
+    assert gold_row["n_items"] == 34 == len(same)
+    assert gold_row["kappa"]["value"] == pytest.approx(cohen_kappa_score([j[k] for k in same], [a[k] for k in same]))
+    (conf,) = data["confusion"]
+    want = pd.crosstab(pd.Series([a[k] for k in same]), pd.Series([j[k] for k in same]))
+    got = pd.DataFrame(conf["counts"], index=conf["labels"], columns=conf["labels"])
+    for g in want.index:
+        for p in want.columns:
+            assert got.loc[g, p] == want.loc[g, p]
+    assert got.to_numpy().sum() == 34
+
+
+def test_a_judge_is_never_a_clinician(study):
+    s, labels = study
+    before = {c: run(c, "--study", s, "--format", "json").stdout for c in ("agree", "flag")}
+    ratings_sha = sha(s / "rounds" / "1" / "ratings.csv")
+    run("judge", "--study", s, "--judge", "bench", "--labels", labels, "--epsilon", "0.2")
+    for c, out in before.items():
+        assert run(c, "--study", s, "--format", "json").stdout == out
+    assert sha(s / "rounds" / "1" / "ratings.csv") == ratings_sha
+    toml = (s / "study.toml").read_text()
+    assert 'raters = [\n    "onc_a",\n    "onc_b",\n]' in toml or 'raters = ["onc_a", "onc_b"]' in toml
+    assert (s / "judges" / "labels.csv").exists()
+    # the same run again reads the recorded judge and epsilon
+    again = json.loads(run("judge", "--study", s, "--format", "json").stdout)
+    assert again["judges"][0]["judge"] == "bench" and again["epsilon"] == 0.2
+
+
+def test_report_has_the_section_and_the_methods_sentence(study, tmp_path):
+    s, labels = study
+    data = json.loads(
+        run("judge", "--study", s, "--judge", "bench", "--labels", labels, "--expertise", "expert",
+            "--format", "json").stdout
+    )  # fmt: skip
+    d = data["judges"][0]
+    out = tmp_path / "report.md"
+    run("report", "--study", s, "--format", "markdown", "-o", out)
+    text = out.read_text(encoding="utf-8")
+    assert "Can an LLM judge replace a clinician?" in text
+    assert "alternative annotator test" in text
+    assert f"bench (rho = {d['advantage_probability']:.2f})" in text
+    assert f"winning rate {d['winning_rate']:.2f}" in text
+    assert "epsilon = 0.2 (the authors' value for expert annotators)" in text
+    assert "onc_a vs onc_b: Cohen's kappa 0.60" in text
+    assert "they enter no agreement, flag or gold" in text
+    html = tmp_path / "report.html"
+    run("report", "--study", s, "-o", html, "--no-supplement")
+    assert "Can an LLM judge replace a clinician?" in html.read_text(encoding="utf-8")
+
+
+def test_report_without_judges_has_no_section(study, tmp_path):
+    s, _ = study
+    out = tmp_path / "report.md"
+    run("report", "--study", s, "--format", "markdown", "-o", out)
+    assert "LLM judge" not in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "args,text",
+    [
+        (["--judge", "onc_a", "--epsilon", "0.2"], "'onc_a' is a rater (a clinician) of this study"),
+        (["--judge", "bench"], "--epsilon: give the cost-benefit margin"),
+        (["--judge", "bench", "--epsilon", "0.2", "--field", "safety"], "--field: 'safety': not a single-choice field"),
+        (["--judge", "a,b", "--epsilon", "0.2"], "--judge: --labels records one judge's labels"),
+    ],
+)
+def test_study_errors_are_one_line(study, args, text):
+    s, labels = study
+    clean_error(invoke_cli("judge", "--study", s, "--labels", labels, *args), text)
+
+
+def test_labels_with_a_field_outside_the_schema_name_the_row(study, tmp_path):
+    s, _ = study
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item_id,field,value\nMTB-94338760,safety_label,Supported\nMTB-CC8B1C92,safty,Supported\n")
+    clean_error(
+        invoke_cli("judge", "--study", s, "--judge", "bench", "--labels", bad, "--epsilon", "0.2"),
+        "bad.csv:3: field 'safty' is not a field of the study's schema",
+    )
+    assert not (s / "judges" / "labels.csv").exists()
+
+
+def test_labels_with_a_value_outside_the_schema_name_the_row(study, tmp_path):
+    s, _ = study
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item_id,field,value\nMTB-94338760,safety_label,Supported\nMTB-CC8B1C92,safety_label,Maybe\n")
+    res = invoke_cli("judge", "--study", s, "--judge", "bench", "--labels", bad, "--epsilon", "0.2")
+    clean_error(res, "bad.csv:3: safety_label:")
+
+
+def test_no_judge_recorded_says_how(study):
+    s, _ = study
+    clean_error(invoke_cli("judge", "--study", s, "--epsilon", "0.2"), "no judge labels yet")
+
+
+# --------------------------------------------------------------------------- the table form
+
+
+def write_long(path: Path, rows: list[tuple]) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(["item_id", "rater", "field", "value"])
+        out.writerows(rows)
+    return path
+
+
+def scores_table(tmp_path: Path, bad: str | None = None) -> Path:
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(40):
+        truth = int(rng.integers(1, 6))
+        for r in ("h1", "h2", "h3", "llm"):
+            rows.append((f"it{i}", r, "severity", str(min(5, max(1, truth + int(rng.integers(-1, 2)))))))
+    if bad is not None:
+        rows[7] = (*rows[7][:3], bad)
+    return write_long(tmp_path / "scores.csv", rows)
+
+
+def test_table_neg_rmse_markdown_and_output_file(tmp_path):
+    table = scores_table(tmp_path)
+    out = tmp_path / "judge.md"
+    run("judge", table, "--judge", "llm", "--expertise", "skilled", "--scoring", "neg-rmse", "--format", "markdown", "-o", out)  # fmt: skip
+    text = out.read_text(encoding="utf-8")
+    assert "| judge | winning rate | rho | result | items |" in text
+    assert "epsilon 0.15, the authors' value for skilled annotators" in text
+
+
+def test_table_non_number_for_neg_rmse_names_the_row(tmp_path):
+    table = scores_table(tmp_path, bad="severe")
+    res = invoke_cli("judge", table, "--judge", "llm", "--epsilon", "0.2", "--scoring", "neg-rmse")
+    clean_error(res, "scores.csv:9: item it1 rater llm severity: 'severe' is not a number; --scoring neg-rmse")
+
+
+@pytest.mark.parametrize(
+    "args,text",
+    [
+        (["--judge", "lm", "--epsilon", "0.2"], "--judge: scores.csv: no rater 'lm' in this field (did you mean"),
+        (["--judge", "llm", "--epsilon", "0.2", "--field", "sev"], "--field: scores.csv: no ratings of field 'sev'"),
+        (["--judge", "llm", "--epsilon", "1.2"], "--epsilon: 1.2: give a margin in [0, 1)"),
+        (["--judge", "llm", "--epsilon", "0.2", "--expertise", "expert"], "--epsilon: give the margin or the humans'"),
+        (
+            ["--judge", "llm", "--epsilon", "0.2", "--humans", "h1"],
+            "--humans: 1 human(s): the alt-test needs at least 2",
+        ),
+    ],
+)
+def test_table_errors_are_one_line(tmp_path, args, text):
+    clean_error(invoke_cli("judge", scores_table(tmp_path), *args), text)
+
+
+def test_neither_table_nor_study(tmp_path):
+    clean_error(invoke_cli("judge", "--judge", "llm", "--epsilon", "0.2"), "give a RATINGS table")
+
+
+def test_two_different_ratings_by_one_rater_are_refused(tmp_path):
+    rows = [("i1", "h1", "f", "a"), ("i1", "h1", "f", "b"), ("i1", "h2", "f", "a"), ("i1", "llm", "f", "a")]
+    res = invoke_cli("judge", write_long(tmp_path / "dup.csv", rows), "--judge", "llm", "--epsilon", "0.2")
+    clean_error(res, "rater h1 rated item i1 f twice with different values")
