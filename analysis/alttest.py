@@ -352,3 +352,126 @@ def _judge_result(j, name, human_names, d, valid, n, rhos, tp, min_items, items_
         skipped=skipped,
         warnings=notes,
     )
+
+
+# --------------------------------------------------------------------------- planning: how many items?
+
+
+def _by_rejections_rows(p: np.ndarray, q: float) -> np.ndarray:
+    """:func:`by_rejections` on each row of ``p`` (rows: simulated studies x epsilons)."""
+    return np.array([by_rejections(row, q) for row in p.reshape(-1, p.shape[-1])]).reshape(p.shape)
+
+
+def _pair_kappa(a: np.ndarray, b: np.ndarray, k: int) -> float:
+    t = np.bincount(a * k + b, minlength=k * k).reshape(k, k) / a.size
+    pe = t.sum(1) @ t.sum(0)
+    return float((np.trace(t) - pe) / (1 - pe)) if pe < 1 else float("nan")
+
+
+def _simulated_labels(rng: np.random.Generator, priors: np.ndarray, gold: np.ndarray, noise: float, m: int):
+    """The authors' annotator model: with probability ``1 - noise`` the gold label, else a draw
+    from the category priors (= ``probs = priors * noise; probs[gold] += 1 - noise``)."""
+    keep = rng.random((gold.size, m)) < 1 - noise
+    other = rng.choice(priors.size, size=(gold.size, m), p=priors)
+    return np.where(keep, gold[:, None], other)
+
+
+def simulate_items_needed(
+    *,
+    n_categories: int = 4,
+    human_noise: float = 0.3,
+    judge_noise: float = 0.3,
+    n_humans: int = 3,
+    epsilon: float = 0.2,
+    sizes: Sequence[int] = tuple(range(30, 201, 10)),
+    n_datasets: int = 20,
+    n_boots: int = 10,
+    max_items: int = 500,
+    max_humans: int = 6,
+    q: float = 0.05,
+    seed: int = 1,
+) -> dict:
+    """How many items the alt-test needs: the authors' simulation (paper, appendix C; the
+    notebook's "Simulation" section), seeded.
+
+    ``n_datasets`` datasets, each with category priors drawn from a flat Dirichlet, ``max_items``
+    items with a gold label drawn from the priors, ``max_humans`` annotators and one judge that
+    give the gold label with probability ``1 - noise`` and otherwise a draw from the priors (the
+    notebook: noise 0.1 -> human kappa about 0.80, 0.2 -> 0.63, 0.3 -> 0.48, 0.4 -> 0.36).  For each
+    size, ``n_boots`` resamples per dataset draw ``size`` items and ``n_humans`` annotators without
+    replacement and run the alt-test (accuracy).  Per size: the mean winning rate, the share of
+    simulated studies the judge passes, rho (mean, 5th and 95th percentiles), the humans' mean
+    pairwise Cohen's kappa and the judge's accuracy against gold.  ``items_needed``: the smallest
+    size from which on the mean winning rate stays at 0.5 or more (the authors' curves against the
+    0.5 line); ``items_for_80``: the smallest size from which on the judge passes in at least 80% of
+    the simulated studies (None: not within ``sizes``).
+    """
+    if not 2 <= n_categories <= 50:
+        raise GoldboardError(f"{n_categories}: give 2 to 50 categories", param="n_categories")
+    for name, v in (("human_noise", human_noise), ("judge_noise", judge_noise)):
+        if not 0 <= v <= 1:
+            raise GoldboardError(f"{v}: a noise level is in [0, 1]", param=name)
+    if not 2 <= n_humans <= max_humans:
+        raise GoldboardError(f"{n_humans}: give 2 to {max_humans} humans", param="n_humans")
+    if not sizes or min(sizes) < 2 or max(sizes) > max_items:
+        raise GoldboardError(f"item counts must lie in 2..{max_items}", param="sizes")
+    rng = np.random.default_rng(seed)
+    wr = np.zeros((len(sizes), n_datasets, n_boots))
+    rho, kappa, acc = np.zeros_like(wr), np.zeros_like(wr), np.zeros_like(wr)
+    for ds in range(n_datasets):
+        priors = rng.dirichlet(np.ones(n_categories))
+        gold = rng.choice(n_categories, size=max_items, p=priors)
+        humans = _simulated_labels(rng, priors, gold, human_noise, max_humans)
+        judge = _simulated_labels(rng, priors, gold, judge_noise, 1)
+        for si, size in enumerate(sizes):
+            for b in range(n_boots):
+                items = rng.choice(max_items, size=size, replace=False)
+                who = rng.choice(max_humans, size=n_humans, replace=False)
+                h, j = humans[np.ix_(items, who)], judge[items]
+                dd = _differences(h.astype(float), j.astype(float), "accuracy", 2)
+                _, p = _t_tests(dd, epsilon)
+                wr[si, ds, b] = by_rejections(p[:, 0], q).mean()
+                rho[si, ds, b] = dd.rho_f[:, 0].mean()
+                kappa[si, ds, b] = np.nanmean(
+                    [
+                        _pair_kappa(h[:, x], h[:, y], n_categories)
+                        for x in range(n_humans)
+                        for y in range(x + 1, n_humans)
+                    ]
+                )
+                acc[si, ds, b] = (j[:, 0] == gold[items]).mean()
+    return _simulation_summary(sizes, wr, rho, kappa, acc, locals())
+
+
+def _simulation_summary(sizes, wr, rho, kappa, acc, args) -> dict:
+    flat = lambda x: x.reshape(len(sizes), -1)  # noqa: E731
+    rows = [
+        {
+            "items": int(s),
+            "winning_rate": float(flat(wr)[i].mean()),
+            "passed_share": float((flat(wr)[i] >= 0.5).mean()),
+            "rho": float(flat(rho)[i].mean()),
+            "rho_p05": float(np.percentile(flat(rho)[i], 5)),
+            "rho_p95": float(np.percentile(flat(rho)[i], 95)),
+        }
+        for i, s in enumerate(sizes)
+    ]
+
+    def first(ok) -> int | None:
+        """The smallest count from which on every simulated count meets ``ok`` (the curves are noisy)."""
+        found = None
+        for r in reversed(rows):
+            if not ok(r):
+                break
+            found = r["items"]
+        return found
+
+    keys = ("n_categories", "human_noise", "judge_noise", "n_humans", "epsilon", "n_datasets", "n_boots", "q", "seed")
+    return {
+        "settings": {k: args[k] for k in keys},
+        "human_kappa": float(np.nanmean(kappa)),
+        "judge_accuracy": float(acc.mean()),
+        "rows": rows,
+        "items_needed": first(lambda r: r["winning_rate"] >= 0.5),
+        "items_for_80": first(lambda r: r["passed_share"] >= 0.8),
+    }

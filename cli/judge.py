@@ -111,4 +111,53 @@ judge_cmd.param_flags = {
     "item_col": "--labels",
 }
 
+
+@click.command("judge")
+@click.option("--categories", "n_categories", type=int, default=4, show_default=True, help="Label categories.")
+@click.option("--humans", "n_humans", type=int, default=3, show_default=True, help="Humans rating each item.")
+@click.option(
+    "--human-noise",
+    type=float,
+    default=0.3,
+    show_default=True,
+    help="Humans' noise: the chance a label is a draw from the priors instead of the truth "
+    "(0.1 ~ kappa 0.80, 0.2 ~ 0.63, 0.3 ~ 0.48, 0.4 ~ 0.36; the simulated kappa is printed).",
+)
+@click.option("--judge-noise", type=float, default=0.3, show_default=True, help="The judge's noise (same scale).")
+@click.option("--epsilon", type=float, default=None, help=EPSILON_HELP)
+@click.option("--expertise", type=click.Choice(["expert", "skilled", "crowd"]), default=None, help="Sets epsilon.")
+@click.option("--datasets", "n_datasets", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Simulated datasets (each with its own category priors).")  # fmt: skip
+@click.option("--boots", "n_boots", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Resamples per dataset and item count.")  # fmt: skip
+@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same answer).")
+@format_option(["table", "markdown", "json"], "table")
+@output_option()
+def plan_judge_cmd(
+    n_categories, n_humans, human_noise, judge_noise, epsilon, expertise, n_datasets, n_boots, seed, fmt, output
+) -> None:
+    """How many items does the alt-test need? The authors' seeded simulation.
+
+    \b
+    Simulated studies (Calderon et al. 2025, appendix C): category priors from a flat Dirichlet,
+    humans and a judge that give the true label or, with probability NOISE, a draw from the
+    priors; for 30, 40, ..., 200 items the alt-test (accuracy) is run on resamples. Prints the
+    mean winning rate, the share of studies the judge passes and rho per item count, and the
+    smallest count whose mean winning rate reaches 0.5 and that passes 80% of the time.
+      goldboard plan judge --categories 5 --humans 3 --human-noise 0.2 --judge-noise 0.25 --expertise expert
+    """
+    from goldboard.analysis.alttest import simulate_items_needed
+    from goldboard.workflows.judge import epsilon_choice, render_plan
+
+    eps, why = epsilon_choice(epsilon, expertise)
+    data = simulate_items_needed(
+        n_categories=n_categories, human_noise=human_noise, judge_noise=judge_noise, n_humans=n_humans,
+        epsilon=eps, n_datasets=n_datasets, n_boots=n_boots, seed=seed,
+    )  # fmt: skip
+    data["settings"]["epsilon_reason"] = why
+    emit(render_plan(data, fmt), output, terminal=fmt == "table")
+
+
+plan_judge_cmd.param_flags = {"n_categories": "--categories", "n_humans": "--humans", "sizes": "--datasets"}
+
 commands = [judge_cmd]

@@ -298,6 +298,37 @@ def render_judge(data: dict[str, Any], fmt: str = "table") -> str:
     return "\n".join(parts) + "\n"
 
 
+def plan_sentence(data: dict[str, Any]) -> str:
+    st = data["settings"]
+    need, need80 = data["items_needed"], data["items_for_80"]
+    first = f"{need} items" if need is not None else "more than the largest count simulated"
+    eighty = f"{need80} items" if need80 is not None else "more than the largest count simulated"
+    return (
+        f"In {st['n_datasets'] * st['n_boots']} simulated studies per item count ({st['n_categories']} categories, "
+        f"{st['n_humans']} humans with noise {st['human_noise']:g} -- mean pairwise kappa {data['human_kappa']:.2f} -- "
+        f"and a judge with noise {st['judge_noise']:g} -- accuracy {data['judge_accuracy']:.2f} against the truth; "
+        f"epsilon {st['epsilon']:g}, seed {st['seed']}), the judge's mean winning rate stays at 0.5 or more from "
+        f"{first} on, and it passes in at least 80% of the studies from {eighty} on (Calderon et al. 2025, "
+        f"appendix C)."
+    )
+
+
+def render_plan(data: dict[str, Any], fmt: str = "table") -> str:
+    """``goldboard plan judge``: the sentence and the curve as a table (or JSON)."""
+    import json
+
+    if fmt == "json":
+        return json.dumps({**data, "sentence": plan_sentence(data)}, indent=2) + "\n"
+    head = ["items", "mean winning rate", "passed", "rho (5th-95th pct)"]
+    rows = [
+        [str(r["items"]), f"{r['winning_rate']:.2f}", f"{100 * r['passed_share']:.0f}%",
+         f"{r['rho']:.2f} ({r['rho_p05']:.2f}-{r['rho_p95']:.2f})"]
+        for r in data["rows"]
+    ]  # fmt: skip
+    table = _plain_table if fmt == "table" else md_table
+    return "\n".join([plan_sentence(data), "", table(head, rows)]) + "\n"
+
+
 # --------------------------------------------------------------------------- studies
 #
 # Judge labels live in ``judges/labels.csv`` (item_id, rater, field, value, annotation_id), never in
@@ -636,7 +667,6 @@ def judge_section(data: dict[str, Any]) -> dict[str, Any]:
         "average advantage probability, is the chance that the judge represents the other clinicians at least as "
         "well as a left-out clinician on an item, and compares judges. Judge labels never enter agreement, flags "
         "or gold.",
-        *data["warnings"],
     ]
     return {"id": "judge", "title": "Can an LLM judge replace a clinician?", "paragraphs": paragraphs,
             "tables": tables, "images": []}  # fmt: skip
@@ -657,6 +687,12 @@ def judge_report(study: Study) -> dict[str, Any] | None:
             "section": {"id": "judge", "title": "Can an LLM judge replace a clinician?", "tables": [], "images": [],
                         "paragraphs": [f"The alt-test of {', '.join(judges)} could not be computed: {exc}"]},
             "methods": "",
+            "warnings": [],
             "settings": settings,
         }  # fmt: skip
-    return {"section": judge_section(data), "methods": judge_methods_sentence(data), "data": data}
+    return {
+        "section": judge_section(data),
+        "methods": judge_methods_sentence(data),
+        "warnings": [f"LLM judge: {w}" for w in data["warnings"]],
+        "data": data,
+    }

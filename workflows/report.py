@@ -479,6 +479,7 @@ def _add_judge(study: Study, data: dict[str, Any]) -> None:
     judge = judge_report(study)
     if judge is not None:
         data["sections"].append(judge["section"])
+        data["warnings"] = [*data["warnings"], *judge["warnings"]]
         if judge["methods"]:
             data["methods"] = f"{data['methods']} {judge['methods']}"
 
