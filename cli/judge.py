@@ -23,7 +23,11 @@ EPSILON_HELP = (
     type=click.Path(dir_okay=False),
     help="With --study: record the judge's labels from this table (item_id, field, value[, rater]) first.",
 )
-@click.option("--field", default=None, help="The field to test (default: the only one / the schema's fields).")
+@click.option(
+    "--field",
+    default=None,
+    help="The field to test (default: a table's only field; in a study the last one tested, else the primary field).",
+)
 @click.option("--epsilon", type=float, default=None, help=EPSILON_HELP)
 @click.option(
     "--expertise",
@@ -35,7 +39,8 @@ EPSILON_HELP = (
     "--scoring",
     type=click.Choice(["accuracy", "neg-rmse"]),
     default=None,
-    help="Alignment with the remaining humans: accuracy (labels; default) or neg-rmse (scores).",
+    help="Alignment with the remaining humans: accuracy (labels; default) or neg-rmse (scores; in a study, "
+    "positions on an ordinal field).",
 )
 @click.option("--humans", default=None, help="The humans (RATINGS: default every rater that is not a judge).")
 @click.option("--q", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,

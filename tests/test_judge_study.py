@@ -168,6 +168,7 @@ def test_report_without_judges_has_no_section(study, tmp_path):
         (["--judge", "bench"], "--epsilon: give the cost-benefit margin"),
         (["--judge", "bench", "--epsilon", "0.2", "--field", "safety"], "--field: 'safety': not a single-choice field"),
         (["--judge", "a,b", "--epsilon", "0.2"], "--judge: --labels records one judge's labels"),
+        (["--judge", "bench", "--epsilon", "0.2", "--scoring", "neg-rmse"], "--scoring: neg-rmse compares positions"),
     ],
 )
 def test_study_errors_are_one_line(study, args, text):
@@ -262,3 +263,16 @@ def test_two_different_ratings_by_one_rater_are_refused(tmp_path):
     rows = [("i1", "h1", "f", "a"), ("i1", "h1", "f", "b"), ("i1", "h2", "f", "a"), ("i1", "llm", "f", "a")]
     res = invoke_cli("judge", write_long(tmp_path / "dup.csv", rows), "--judge", "llm", "--epsilon", "0.2")
     clean_error(res, "rater h1 rated item i1 f twice with different values")
+
+
+def test_demo_simulated_judge_is_seeded_and_mostly_right():
+    from goldboard.demo import SIM_JUDGE, simulate_llm_judge
+
+    schema = load_schema("mtb")
+    labels = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information"]
+    units = pd.DataFrame([{"item_id": f"i{k}", "case": {"support_label": labels[k % 4]}} for k in range(400)])
+    a = simulate_llm_judge(units, schema, seed=7)
+    assert a.equals(simulate_llm_judge(units, schema, seed=7))
+    assert set(a["rater"]) == {SIM_JUDGE} and set(a["field"]) == {"safety_label"}
+    right = (a["value"].to_numpy() == np.array([labels[k % 4] for k in range(400)])).mean()
+    assert 0.80 < right < 0.90  # the reference label 85% of the time

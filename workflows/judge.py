@@ -438,12 +438,13 @@ def _settings_for_run(study: Study, epsilon, expertise, scoring, field) -> dict[
             f"(fields: {', '.join(fields)})",
             param="field",
         )
-    return {
-        "epsilon": eps,
-        "epsilon_reason": why,
-        "scoring": scoring or settings.get("scoring") or "accuracy",
-        "field": fname,
-    }
+    scoring = scoring or settings.get("scoring") or "accuracy"
+    if scoring == "neg-rmse" and fields[fname].level != "ordinal":
+        raise GoldboardError(
+            f"neg-rmse compares positions on an ordered scale; {fname} is {fields[fname].kind}: use accuracy",
+            param="scoring",
+        )
+    return {"epsilon": eps, "epsilon_reason": why, "scoring": scoring, "field": fname}
 
 
 def _codes_as_float(codes: np.ndarray, k: int) -> np.ndarray:
@@ -516,6 +517,7 @@ def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts:
     data = result_data(
         results, source=str(study.path), field=f.name, humans=list(grid.raters), why=run["epsilon_reason"], warnings=[]
     )
+    data["rounds"] = sorted(set(grid.selection.rounds.values()))
     gold = _gold_codes(study, ratings, grid.items, f)
     data["agreement"] = agreement_rows(grid.codes[f.name], list(grid.raters), jcodes, judges, gold, f)
     data["confusion"] = confusion_tables(jcodes, judges, gold, f)
@@ -606,6 +608,14 @@ def _kappa_text(row: dict[str, Any]) -> str:
     return f"{row['a']} vs {row['b']}: Cohen's kappa {_ci_text(row.get('kappa'))}, {row['n_items']} items"
 
 
+def _rounds_text(data: dict[str, Any]) -> str:
+    rounds = data.get("rounds") or []
+    if not rounds:
+        return ""
+    word = "round" if len(rounds) == 1 else "rounds"
+    return f" (the ratings in force, per item its latest complete round: {word} {', '.join(map(str, rounds))})"
+
+
 def judge_methods_sentence(data: dict[str, Any]) -> str:
     """The methods text's account of the alt-test (one paragraph; the report appends it)."""
     judges = data["judges"]
@@ -622,7 +632,7 @@ def judge_methods_sentence(data: dict[str, Any]) -> str:
         f"one-sided paired t-test{' (Wilcoxon signed-rank test for clinicians with fewer than 30 items)' if small else ''} "
         f"against a cost-benefit margin epsilon = {data['epsilon']:g} ({data['epsilon_reason']}), with the "
         f"Benjamini-Yekutieli correction over the clinicians (q = {data['q']:g}), on {best['items_used']} items "
-        f"rated by at least two clinicians and the judge.",
+        f"rated by at least two clinicians and the judge{_rounds_text(data)}.",
         f"Judges compared by their average advantage probability rho: {compared}.",
         f"The judge with the highest rho, {best['judge']}, won against {sum(c['rejected'] for c in best['humans'])} "
         f"of {len(best['humans'])} clinicians (winning rate {best['winning_rate']:.2f}; it "
