@@ -276,3 +276,17 @@ def test_demo_simulated_judge_is_seeded_and_mostly_right():
     assert set(a["rater"]) == {SIM_JUDGE} and set(a["field"]) == {"safety_label"}
     right = (a["value"].to_numpy() == np.array([labels[k % 4] for k in range(400)])).mean()
     assert 0.80 < right < 0.90  # the reference label 85% of the time
+
+
+def test_a_refused_run_records_nothing(study):
+    s, labels = study
+    clean_error(invoke_cli("judge", "--study", s, "--judge", "bench", "--labels", labels), "--epsilon")
+    assert not (s / "judges").exists() and "judge" not in (s / "study.toml").read_text()
+
+
+def test_labels_of_unknown_items_are_named(study, tmp_path):
+    s, labels = study
+    extra = tmp_path / "more.csv"
+    extra.write_text(labels.read_text() + "MTB-NOSUCH,safety_label,Supported\n")
+    res = run("judge", "--study", s, "--judge", "bench", "--labels", extra, "--epsilon", "0.2")
+    assert "Warning: bench: 1 label(s) of items no clinician rated are not used (e.g. MTB-NOSUCH" in res.output

@@ -471,6 +471,7 @@ def judge_study(
     why), scoring and field used are recorded in ``study.toml`` for the report."""
     study = Study.open(study_dir)
     recorded = []
+    run = _settings_for_run(study, epsilon, expertise, scoring, field)  # checked before anything is recorded
     if labels is not None:
         if len(judges) != 1:
             raise GoldboardError("--labels records one judge's labels: name that judge once", param="judges")
@@ -487,7 +488,6 @@ def judge_study(
             raise GoldboardError(
                 f"{name!r}: no labels recorded{did_you_mean(name, known)} (judges: {', '.join(known)})", param="judges"
             )
-    run = _settings_for_run(study, epsilon, expertise, scoring, field)
     data = study_alt_test(
         study, list(judges) or known, run, q=q, min_items_per_human=min_items_per_human, small_sample=small_sample
     )
@@ -518,6 +518,13 @@ def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts:
         results, source=str(study.path), field=f.name, humans=list(grid.raters), why=run["epsilon_reason"], warnings=[]
     )
     data["rounds"] = sorted(set(grid.selection.rounds.values()))
+    for j in judges:
+        unknown = set(jl.loc[jl["rater"] == j, "item_id"]) - set(grid.items)
+        if unknown:
+            data["warnings"].append(
+                f"{j}: {len(unknown)} label(s) of items no clinician rated are not used "
+                f"(e.g. {sorted(unknown, key=natural_key)[0]}; check the item ids)"
+            )
     gold = _gold_codes(study, ratings, grid.items, f)
     data["agreement"] = agreement_rows(grid.codes[f.name], list(grid.raters), jcodes, judges, gold, f)
     data["confusion"] = confusion_tables(jcodes, judges, gold, f)
