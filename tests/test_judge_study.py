@@ -290,3 +290,54 @@ def test_labels_of_unknown_items_are_named(study, tmp_path):
     extra.write_text(labels.read_text() + "MTB-NOSUCH,safety_label,Supported\n")
     res = run("judge", "--study", s, "--judge", "bench", "--labels", extra, "--epsilon", "0.2")
     assert "Warning: bench: 1 label(s) of items no clinician rated are not used (e.g. MTB-NOSUCH" in res.output
+
+
+def test_a_header_only_table_says_so(tmp_path):
+    empty = write_long(tmp_path / "empty.csv", [])
+    clean_error(invoke_cli("judge", empty, "--judge", "llm", "--epsilon", "0.2"), "empty.csv: no ratings")
+
+
+def test_items_shared_by_nobody_refuse_with_the_reason(tmp_path):
+    rows = [("i1", "h1", "f", "a"), ("i2", "h2", "f", "a"), ("i1", "llm", "f", "a"), ("i2", "llm", "f", "b")]
+    res = invoke_cli("judge", write_long(tmp_path / "t.csv", rows), "--judge", "llm", "--epsilon", "0.2")
+    clean_error(res, "no human could be tested (h1: no item shared with another human and the judge")
+
+
+@pytest.fixture()
+def medfail(tmp_path):
+    """A medfail study (ordinal severity, nominal safety gate), three raters, and a judge that rated
+    severity only; the same ratings as one long table with the judge as a rater."""
+    rng = np.random.default_rng(3)
+    gates = ["none", "missed_urgent_escalation", "unsafe_remote_dosing"]
+    rows, judge = [], []
+    for i in range(40):
+        sev, gate = int(rng.integers(1, 6)), gates[int(rng.integers(0, 3))]
+        for r in ("r1", "r2", "r3"):
+            rows.append((f"c{i}", r, "severity", str(min(5, max(1, sev + int(rng.integers(-1, 2)))))))
+            rows.append((f"c{i}", r, "safety_gate", gate if rng.random() < 0.8 else gates[int(rng.integers(0, 3))]))
+        judge.append((f"c{i}", "llm", "severity", str(min(5, max(1, sev + int(rng.integers(-1, 2)))))))
+    s = tmp_path / "mf"
+    run("study", "init", s, "--schema", "medfail", "--raters", "r1,r2,r3")
+    run("pull", "--study", s, "--from-table", write_long(tmp_path / "mf.csv", rows))
+    return s, write_long(tmp_path / "judge.csv", judge), write_long(tmp_path / "all.csv", rows + judge)
+
+
+def test_study_neg_rmse_on_an_ordinal_field_equals_the_table_form(medfail):
+    """Positions on the ordinal scale (study) and the scores 1..5 (table) give the same test."""
+    s, judge, everything = medfail
+    args = ["--judge", "llm", "--field", "severity", "--scoring", "neg-rmse", "--epsilon", "0.15", "--format", "json"]
+    study = json.loads(run("judge", "--study", s, "--labels", judge, *args).stdout)
+    table = json.loads(run("judge", everything, *args).stdout)
+    assert study["humans"] == table["humans"] == ["r1", "r2", "r3"]
+    assert study["judges"][0]["humans"] == table["judges"][0]["humans"]
+    assert study["judges"][0]["advantage_probability"] == table["judges"][0]["advantage_probability"]
+    assert not any("3 or more" in w for w in study["warnings"])
+
+
+def test_a_field_the_judge_did_not_label_is_named(medfail):
+    s, judge, _ = medfail
+    run("judge", "--study", s, "--judge", "llm", "--labels", judge, "--field", "severity", "--scoring", "neg-rmse",
+        "--epsilon", "0.2")  # fmt: skip
+    # the recorded neg-rmse belongs to severity: another field starts from accuracy
+    res = invoke_cli("judge", "--study", s, "--field", "safety_gate")
+    clean_error(res, "--field: judge llm has no labels of safety_gate (it has: severity)")

@@ -104,6 +104,8 @@ def value_matrix(
 
 def _field_rows(df: pd.DataFrame, field: str | None, source: str) -> tuple[pd.DataFrame, str]:
     fields = sorted(set(df["field"].astype(str)) - {""}, key=natural_key)
+    if not len(df):
+        raise GoldboardError(f"{source}: no ratings (the table has a header only)")
     if field is None:
         if len(fields) != 1:
             raise GoldboardError(f"{source} has fields {', '.join(fields) or '(none)'}: name one", param="field")
@@ -438,7 +440,8 @@ def _settings_for_run(study: Study, epsilon, expertise, scoring, field) -> dict[
             f"(fields: {', '.join(fields)})",
             param="field",
         )
-    scoring = scoring or settings.get("scoring") or "accuracy"
+    # the recorded scoring belongs to the recorded field; another field starts from accuracy
+    scoring = scoring or (settings.get("scoring") if fname == settings.get("field") else None) or "accuracy"
     if scoring == "neg-rmse" and fields[fname].level != "ordinal":
         raise GoldboardError(
             f"neg-rmse compares positions on an ordered scale; {fname} is {fields[fname].kind}: use accuracy",
@@ -507,6 +510,12 @@ def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts:
     humans = _codes_as_float(grid.codes[f.name], k)
     labels = read_judge_labels(study)
     jl = labels[labels["field"] == f.name]
+    for j in judges:
+        if not (jl["rater"] == j).any():
+            have = sorted(set(labels.loc[labels["rater"] == j, "field"]))
+            raise GoldboardError(
+                f"judge {j} has no labels of {f.name} (it has: {', '.join(have) or 'none'})", param="field"
+            )
     jcodes = np.column_stack(
         [category_codes(value_grid(jl[jl["rater"] == j], pd.Index(grid.items), [j]), f)[:, 0] for j in judges]
     )
