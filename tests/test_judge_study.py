@@ -288,8 +288,13 @@ def test_labels_of_unknown_items_are_named(study, tmp_path):
     s, labels = study
     extra = tmp_path / "more.csv"
     extra.write_text(labels.read_text() + "MTB-NOSUCH,safety_label,Supported\n")
+    base = json.loads(run("judge", "--study", s, "--judge", "bench", "--labels", labels, "--epsilon", "0.2",
+                          "--format", "json").stdout)  # fmt: skip
     res = run("judge", "--study", s, "--judge", "bench", "--labels", extra, "--epsilon", "0.2")
     assert "Warning: bench: 1 label(s) of items no clinician rated are not used (e.g. MTB-NOSUCH" in res.output
+    # the stray label changes nothing (it must not land on another item)
+    again = json.loads(run("judge", "--study", s, "--format", "json").stdout)
+    assert again["judges"] == base["judges"] and again["agreement"] == base["agreement"]
 
 
 def test_a_header_only_table_says_so(tmp_path):
@@ -341,3 +346,16 @@ def test_a_field_the_judge_did_not_label_is_named(medfail):
     # the recorded neg-rmse belongs to severity: another field starts from accuracy
     res = invoke_cli("judge", "--study", s, "--field", "safety_gate")
     clean_error(res, "--field: judge llm has no labels of safety_gate (it has: severity)")
+
+
+def test_report_says_why_when_the_test_cannot_run(study, tmp_path):
+    s, _ = study
+    stray = tmp_path / "stray.csv"
+    stray.write_text("item_id,field,value\nMTB-NOSUCH,safety_label,Supported\n")
+    res = invoke_cli("judge", "--study", s, "--judge", "bench", "--labels", stray, "--epsilon", "0.2")
+    clean_error(res, "no human could be tested")
+    out = tmp_path / "report.md"
+    run("report", "--study", s, "--format", "markdown", "-o", out)
+    text = out.read_text(encoding="utf-8")
+    assert "The alt-test of bench could not be computed: judges: judge bench: no human could be tested" in text
+    assert "alternative annotator test" not in text  # no methods sentence for a test that did not run

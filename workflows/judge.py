@@ -491,11 +491,12 @@ def judge_study(
             raise GoldboardError(
                 f"{name!r}: no labels recorded{did_you_mean(name, known)} (judges: {', '.join(known)})", param="judges"
             )
+    # the settings (checked above) are the report's too, also when the test below cannot run
+    study.extra[JUDGE_KEY] = {**judge_settings(study), **run}
+    study.save()
     data = study_alt_test(
         study, list(judges) or known, run, q=q, min_items_per_human=min_items_per_human, small_sample=small_sample
     )
-    study.extra[JUDGE_KEY] = {**judge_settings(study), **run}
-    study.save()
     data["recorded"] = recorded
     return data
 
@@ -516,8 +517,9 @@ def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts:
             raise GoldboardError(
                 f"judge {j} has no labels of {f.name} (it has: {', '.join(have) or 'none'})", param="field"
             )
+    known = jl["item_id"].isin(grid.items)  # value_grid would put an unknown item (indexer -1) on the last row
     jcodes = np.column_stack(
-        [category_codes(value_grid(jl[jl["rater"] == j], pd.Index(grid.items), [j]), f)[:, 0] for j in judges]
+        [category_codes(value_grid(jl[known & (jl["rater"] == j)], pd.Index(grid.items), [j]), f)[:, 0] for j in judges]
     )
     results = alt_test(
         humans, _codes_as_float(jcodes, k), human_names=grid.raters, judge_names=judges,
