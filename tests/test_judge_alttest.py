@@ -3,9 +3,9 @@ its statistics against scipy/statsmodels.
 
 The authors' example notebook (github.com/nitaytech/AltTest, ``alt_test_example.ipynb`` at commit
 18428b1f4f34ac61c4978bc180263b90111e7337) prints the winning rate and the advantage probability of
-every judge on their datasets; the seven shipped in ``tests/data/alttest/`` (see its README) give the
-40 judges below, 80 printed numbers, each reproduced to the printed two decimals, through the
-library and through ``goldboard judge`` on a long ratings table.
+every judge on their nine datasets (``tests/data/alttest/``, see its README): 52 judges, 104 printed
+numbers, each reproduced to the printed two decimals, through the library and (for two datasets)
+through ``goldboard judge`` on a long ratings table.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
+import io
 import json
 from pathlib import Path
 
@@ -36,7 +37,11 @@ SETTINGS = {
     "10k_prompts": ("neg-rmse", 0.15),
     "cebab_stars": ("neg-rmse", 0.1),
     "lesion": ("neg-rmse", 0.15),
+    "framing": ("accuracy", 0.15),
+    "summeval": ("neg-rmse", 0.2),
 }
+#: shipped as an items x raters matrix derived from the authors' JSON (the JSON is 2.7 / 4.5 MB)
+MATRIX = {"framing", "summeval"}
 
 #: git blob ids of the files at that commit (``git ls-tree -r HEAD data``)
 BLOBS = {
@@ -98,6 +103,18 @@ PUBLISHED = [
     ("lesion", "gemini_pro", 1.00, 0.81),
     ("lesion", "gpt-4o", 0.00, 0.62),
     ("lesion", "gpt-4o-mini", 0.67, 0.73),
+    ("framing", "gemini_flash", 1.00, 0.83),
+    ("framing", "gemini_pro", 1.00, 0.91),
+    ("framing", "gpt-4o", 1.00, 0.92),
+    ("framing", "llama-31", 0.50, 0.80),
+    ("framing", "gpt-4o-mini", 1.00, 0.87),
+    ("framing", "mistral-v03", 0.25, 0.80),
+    ("summeval", "gemini_flash", 0.00, 0.46),
+    ("summeval", "gemini_pro", 0.00, 0.44),
+    ("summeval", "gpt-4o", 0.00, 0.48),
+    ("summeval", "llama-31", 0.00, 0.58),
+    ("summeval", "gpt-4o-mini", 0.00, 0.54),
+    ("summeval", "mistral-v03", 0.00, 0.62),
 ]
 
 
@@ -106,7 +123,20 @@ def _raw(dataset: str, who: str) -> bytes:
 
 
 def load(dataset: str) -> tuple[dict, dict]:
-    return json.loads(_raw(dataset, "human")), json.loads(_raw(dataset, "llm"))
+    """The authors' two dicts: ``{human: {item: value}}`` and ``{judge: {item: value}}``."""
+    if dataset not in MATRIX:
+        return json.loads(_raw(dataset, "human")), json.loads(_raw(dataset, "llm"))
+    text = gzip.decompress((DATA / f"{dataset}.matrix.csv.gz").read_bytes()).decode("utf-8")
+    rows = list(csv.reader(io.StringIO(text)))
+    humans: dict = {c[6:]: {} for c in rows[0] if c.startswith("human:")}
+    llms: dict = {c[6:]: {} for c in rows[0] if c.startswith("judge:")}
+    scoring = SETTINGS[dataset][0]
+    for k, row in enumerate(rows[1:]):
+        for col, v in zip(rows[0], row):
+            if v != "":
+                who, name = col.split(":", 1)
+                (humans if who == "human" else llms)[name][f"i{k}"] = int(v) if scoring == "neg-rmse" else v
+    return humans, llms
 
 
 def grids(dataset: str) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
@@ -153,7 +183,7 @@ def test_published_winning_rate_and_rho(library_results, dataset, judge, wr, rho
 
 
 def test_every_published_judge_is_checked(library_results):
-    assert len(PUBLISHED) == 40 and set(library_results) == {(d, j) for d, j, _, _ in PUBLISHED}
+    assert len(PUBLISHED) == 52 and set(library_results) == {(d, j) for d, j, _, _ in PUBLISHED}
 
 
 def long_table(dataset: str, path: Path) -> Path:
@@ -374,3 +404,13 @@ def test_no_testable_human_is_refused():
     h = np.array([[0, np.nan], [np.nan, 1.0]])
     with pytest.raises(GoldboardError, match="no human could be tested"):
         alt_test(h, np.array([[0.0], [1.0]]), human_names=["a", "b"], judge_names=["llm"], epsilon=0.2)
+
+
+@pytest.mark.parametrize(
+    "dataset,humans,judges",
+    [("framing", [2200, 2552, 2266, 638], [2552] * 6), ("summeval", [6400] * 3, [6400] * 6)],
+)
+def test_matrix_files_hold_the_authors_counts(dataset, humans, judges):
+    """Annotations per human and per judge, as in the authors' JSON files (counted there)."""
+    h, j = load(dataset)
+    assert [len(a) for a in h.values()] == humans and [len(a) for a in j.values()] == judges
