@@ -147,8 +147,17 @@ def test_report_has_the_section_and_the_methods_sentence(study, tmp_path):
     assert f"bench (rho = {d['advantage_probability']:.2f})" in text
     assert f"winning rate {d['winning_rate']:.2f}" in text
     assert "epsilon = 0.2 (the authors' value for expert annotators)" in text
-    assert "onc_a vs onc_b: Cohen's kappa 0.60" in text
+    assert "onc_a vs onc_b: Cohen's kappa 0.60 (0.44 to 0.76), 50 items" in text
+    wins = sum(c["rejected"] for c in d["humans"])
+    verdict = "passes" if d["passed"] else "does not pass"
+    assert f"bench, won against {wins} of 2 clinicians (winning rate {d['winning_rate']:.2f}; it {verdict}" in text
+    assert (
+        "on 50 items rated by at least two clinicians and the judge (the ratings in force, per item its latest "
+        "complete round: round 1)" in text
+    )
+    assert "With two clinicians the test only asks whether the judge agrees with one more than the other" in text
     assert "they enter no agreement, flag or gold" in text
+    assert "LLM judge: only 2 humans" in text  # the report's warnings
     html = tmp_path / "report.html"
     run("report", "--study", s, "-o", html, "--no-supplement")
     assert "Can an LLM judge replace a clinician?" in html.read_text(encoding="utf-8")
