@@ -368,3 +368,19 @@ def test_report_says_why_when_the_test_cannot_run(study, tmp_path):
     text = out.read_text(encoding="utf-8")
     assert "The alt-test of bench could not be computed: judges: judge bench: no human could be tested" in text
     assert "alternative annotator test" not in text  # no methods sentence for a test that did not run
+
+
+def test_hostile_rater_names_are_escaped(tmp_path):
+    """Names come from the data: the terminal table drops control and bidi characters, Markdown escapes."""
+    rng = np.random.default_rng(1)
+    names = ["h|1<b>x</b>", "h\u202e2", "h3\x1b[31m"]
+    rows = []
+    for i in range(35):
+        t = int(rng.integers(0, 3))
+        rows += [(f"i{i}", r, "f", str(t if rng.random() < 0.8 else int(rng.integers(0, 3)))) for r in names]
+        rows.append((f"i{i}", "llm", "f", str(t)))
+    table = write_long(tmp_path / "hostile.csv", rows)
+    term = run("judge", table, "--judge", "llm", "--epsilon", "0.2").stdout
+    assert "\x1b" not in term and "\u202e" not in term and "h3[31m" in term
+    md = run("judge", table, "--judge", "llm", "--epsilon", "0.2", "--format", "markdown").stdout
+    assert "<b>" not in md and "h\\|1&lt;b&gt;x&lt;/b&gt;" in md

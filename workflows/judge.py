@@ -38,7 +38,7 @@ from goldboard.exports.gold import list_releases, read_release
 from goldboard.fileio import read_csv_frame, read_table, sha256_file, write_csv_atomic
 from goldboard.label_configs.schema import Field, Schema
 from goldboard.study import Study, check_rater_name, study_ratings
-from goldboard.text import did_you_mean, md_escape, md_table, natural_key, utc_now
+from goldboard.text import did_you_mean, md_escape, md_table, natural_key, terminal_text, utc_now
 
 
 def split_names(spec: str | Sequence[str] | None, param: str) -> list[str]:
@@ -248,9 +248,16 @@ def headline(data: dict[str, Any]) -> str:
     )
 
 
-def _plain_table(head: list[str], rows: list[list[str]]) -> str:
+def _plain_table(head: list[str], rows: list[list[str]], right=()) -> str:
+    """A terminal table; cells are terminal-safe first, so the columns line up."""
+    head = [terminal_text(c) for c in head]
+    rows = [[terminal_text(c) for c in r] for r in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)] if rows else [len(h) for h in head]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+    right = set(right)
+    lines = [
+        "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in [head, *rows]
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -287,15 +294,16 @@ def render_judge(data: dict[str, Any], fmt: str = "table") -> str:
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     table = _plain_table if fmt == "table" else md_table
     line = (lambda s: s) if fmt == "table" else md_escape
-    parts = [line(headline(data)), "", table(*judge_rows(data))]
+    parts = [line(headline(data)), "", table(*judge_rows(data), right=[1, 2, 4])]
     for d in data["judges"]:
-        parts += ["", line(f"{d['judge']}: each human left out in turn"), "", table(*human_rows(d))]
+        parts += ["", line(f"{d['judge']}: each human left out in turn"), "", table(*human_rows(d), right=[1, 2, 3, 5])]
     if data.get("agreement"):
         parts += ["", line(f"Agreement on {data['field']} (Cohen's kappa, Krippendorff's alpha; gold: {data['gold']})")]
-        parts += ["", table(*agreement_table(data))]
+        parts += ["", table(*agreement_table(data), right=[3])]
     for conf in data.get("confusion", []):
         parts += ["", line(f"{conf['judge']} against gold ({conf['n_items']} items): rows gold, columns judge")]
-        parts += ["", table(*confusion_rows(conf))]
+        head, rows = confusion_rows(conf)
+        parts += ["", table(head, rows, right=range(1, len(head)))]
     parts += [f"Warning: {line(w)}" for w in data["warnings"]] if fmt == "markdown" else []
     return "\n".join(parts) + "\n"
 
@@ -328,7 +336,7 @@ def render_plan(data: dict[str, Any], fmt: str = "table") -> str:
         for r in data["rows"]
     ]  # fmt: skip
     table = _plain_table if fmt == "table" else md_table
-    return "\n".join([plan_sentence(data), "", table(head, rows)]) + "\n"
+    return "\n".join([plan_sentence(data), "", table(head, rows, right=[0, 1, 2])]) + "\n"
 
 
 # --------------------------------------------------------------------------- studies
