@@ -289,7 +289,7 @@ def alt_test(
     common = _common_warnings(len(human_names), int((~enough).sum()), min_humans_per_item)
     return [
         _judge_result(
-            j, name, human_names, d[:, :, j], valid[:, :, j], n[:, j], (rho_f[:, j], rho_h[:, j]), (t[:, j], p[:, j]),
+            name, human_names, d[:, :, j], valid[:, :, j], n[:, j], (rho_f[:, j], rho_h[:, j]), (t[:, j], p[:, j]),
             min_items_per_human, int(kept[:, j].sum()), common, **opts,
         )
         for j, name in enumerate(judge_names)
@@ -308,8 +308,8 @@ def _common_warnings(m: int, dropped: int, min_humans: int) -> list[str]:
     return out
 
 
-def _judge_result(j, name, human_names, d, valid, n, rhos, tp, min_items, items_used, common, **opts) -> AltTestResult:
-    """Why this is long: one loop that picks each human's test (t, Wilcoxon, or skipped) and says why."""
+def _judge_result(name, human_names, d, valid, n, rhos, tp, min_items, items_used, common, **opts) -> AltTestResult:
+    """One judge's result: each human's test (t, Wilcoxon, or skipped, saying why), BY, omega, rho."""
     rho_f, rho_h = rhos
     t, p = tp
     eps = opts["epsilon"]
