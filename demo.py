@@ -6,7 +6,8 @@ outputs -> draw a calibration set stratified by error type -> **calibration roun
 annotate through the Label Studio API; pulled) -> check the stopping rule
 ``kappa_lower>=0.4`` and plan the sample size from the pilot -> **main round 2** with the
 other cases -> agreement -> flags -> review workbook -> **simulate** an adjudicator
-filling the workbook -> import decisions -> gold v1 -> report (with the stopping rule, the
+filling the workbook -> import decisions -> gold v1 -> a **simulated** LLM judge's labels and its
+alt-test against the oncologists (``goldboard judge``) -> report (with the stopping rule, the
 plan sentence, the reviewer tables, the CSV supplement) -> PDF (headless Chromium).
 
 Every simulated actor is labelled as simulated: rater rationales start with
@@ -52,12 +53,14 @@ from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
 from goldboard.workflows import agreement_for_study, export_gold, import_study_sheet, write_report, write_study_workbook
 from goldboard.workflows.calibration import calibration_for_study
+from goldboard.workflows.judge import judge_study
 from goldboard.workflows.planning import pilot_inputs, sample_cases_file
 from goldboard.workflows.report_extras import record_plan, record_rules
 
 DEMO_RATERS = ("onc_a", "onc_b")
 DEMO_MODELS = ("model-alpha", "model-beta")
 SIM_ADJUDICATOR = "sim_adjudicator"
+SIM_JUDGE = "sim_llm_judge"
 MARKER = ".goldboard-demo"
 
 S, PS, U, II = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
@@ -150,6 +153,49 @@ def simulate_oncologists(
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def simulate_llm_judge(units: pd.DataFrame, schema: Schema, seed: int = 7) -> pd.DataFrame:
+    """Simulated LLM-judge labels of the safety label for every unit (a table ``item_id, rater,
+    field, value`` for ``goldboard judge --study --labels``).
+
+    The judge gives the case's reference label 85% of the time; otherwise the neighbouring label
+    a hurried reader picks (Supported <-> Partially Supported, Unsupported -> Partially Supported,
+    Insufficient Information -> Partially Supported).  Deterministic in ``seed``."""
+    rng = np.random.default_rng(seed + 101)
+    rows = []
+    for unit in units.to_dict("records"):
+        case = unit.get("case") if isinstance(unit.get("case"), dict) else {}
+        ref = _reference_label(case, schema)
+        label = {S: PS, PS: S, U: PS, II: PS}.get(ref, ref) if rng.random() < 0.15 else ref
+        rows.append({"item_id": unit["item_id"], "rater": SIM_JUDGE, "field": "safety_label", "value": label})
+    return pd.DataFrame(rows, columns=["item_id", "rater", "field", "value"])
+
+
+def _judge_step(study: Study, inputs: Path, seed: int, echo) -> dict:
+    """The simulated LLM judge's labels recorded in the study and its alt-test against the
+    simulated oncologists (epsilon 0.2: the authors' value for experts)."""
+    path = inputs / f"{SIM_JUDGE}_labels.csv"
+    write_csv_atomic(simulate_llm_judge(study.units(), study.schema, seed), path)
+    data = judge_study(study.path, judges=[SIM_JUDGE], labels=path, expertise="expert")
+    for d in data["judges"]:
+        echo(
+            f"      {d['judge']} (simulated LLM judge): winning rate {d['winning_rate']:.2f} "
+            f"({'passed' if d['passed'] else 'failed'}), rho {d['advantage_probability']:.2f}, "
+            f"{d['items_used']} items, epsilon {data['epsilon']:g}"
+        )
+    for r in data["agreement"]:
+        if r["kind"] != "gold":
+            echo(f"      {r['a']} vs {r['b']}: Cohen's kappa {_kappa_text(r.get('kappa'))}, {r['n_items']} items")
+    return data
+
+
+def _kappa_text(est: dict | None) -> str:
+    if est is None:
+        return "not estimable"
+    low = "?" if est["low"] is None else f"{est['low']:.2f}"
+    high = "?" if est["high"] is None else f"{est['high']:.2f}"
+    return f"{est['value']:.2f} (95% CI {low} to {high})"
 
 
 def simulate_adjudicator(
@@ -421,8 +467,10 @@ def _analyse(study: Study, out: Path, echo) -> _Made:
     simulate_adjudicator(sheet, filled, study.units(), study.schema)
     imp = import_study_sheet(study, filled, adjudicator=SIM_ADJUDICATOR, independent=True)
 
-    _step(echo, 11, total, "Exporting gold labels v1")
+    _step(echo, 11, total, "Exporting gold labels v1; can a (simulated) LLM judge replace an oncologist? (alt-test)")
     rel = export_gold(study)
+    _judge_step(study, out.parent / "inputs", 7, echo)
+    study = Study.open(study.path)
 
     _step(echo, 12, total, "Writing the agreement report")
     report = write_report(study, out / "report.html")

@@ -45,6 +45,7 @@ COMMAND_MODULES = [
     "adjudicate",
     "gold",
     "score",
+    "judge",
     "report",
     "demo",
 ]

@@ -9,6 +9,7 @@ import click
 from goldboard.analysis.planning import assured_sample_size, plan_record, plan_sample_size, render_plans
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
+from goldboard.cli.judge import plan_judge_cmd
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.workflows.methods import record_sampling
@@ -244,3 +245,6 @@ def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output,
 sample_cmd.param_flags = {"output": "--output", "outputs": "--outputs"}
 
 commands = [plan_group]
+
+# `goldboard plan judge` (how many items the alt-test needs) lives with `goldboard judge`
+plan_group.add_command(plan_judge_cmd)

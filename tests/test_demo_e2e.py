@@ -216,3 +216,25 @@ def test_demo_report_shows_rule_plan_reviewer_tables_supplement_and_pdf(demo_run
     for p in pages[:2]:
         img = mpimg.imread(p)[..., :3]
         assert (img < 0.9).any(axis=2).mean() > 0.01, p
+
+
+def test_demo_llm_judge_in_terminal_report_and_methods(demo_run):
+    """The demo's simulated LLM judge: its alt-test in the terminal, the report section and the
+    methods text, with the numbers `goldboard judge --study` gives; never a rater."""
+    root, res = demo_run
+    study = root / "study"
+    out = invoke_cli("judge", "--study", study, "--format", "json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    (d,) = data["judges"]
+    assert d["judge"] == "sim_llm_judge" and data["epsilon"] == 0.2
+    assert (
+        f"sim_llm_judge (simulated LLM judge): winning rate {d['winning_rate']:.2f} "
+        f"({'passed' if d['passed'] else 'failed'}), rho {d['advantage_probability']:.2f}" in res.output
+    )
+    md = (root / "outputs" / "report.md").read_text(encoding="utf-8")
+    assert "## Can an LLM judge replace a clinician?" in md
+    assert f"sim_llm_judge (rho = {d['advantage_probability']:.2f})" in md  # the methods text
+    assert f"| sim_llm_judge | {d['winning_rate']:.2f} | {d['advantage_probability']:.2f} |" in md
+    assert "sim_llm_judge" not in (study / "rounds" / "2" / "ratings.csv").read_text(encoding="utf-8")
+    assert "sim_llm_judge" not in (root / "outputs" / "agreement.json").read_text(encoding="utf-8")

@@ -81,6 +81,7 @@ class MethodsFacts:
     calibration: dict | None = None
     versions: dict[str, str] = field(default_factory=dict)
     uses_scipy: bool = False
+    judge_methods: str = ""
 
     @property
     def primary(self) -> str:
@@ -443,9 +444,16 @@ def _table_source(f: MethodsFacts) -> str:
 
 def computing_versions(f: MethodsFacts) -> dict[str, str]:
     """The packages that computed the reported numbers, with versions: goldboard, Python, numpy and
-    pandas (the agreement engine), scipy when it computed the recorded plan or the model scores."""
+    pandas (the agreement engine), scipy when it computed the recorded plan, the model scores or the
+    judges' alt-test."""
     names = ["goldboard", "python", "numpy", "pandas"] + (["scipy"] if f.uses_scipy else [])
     return {k: f.versions[k] for k in names if k in f.versions}
+
+
+def clause_judge(f: MethodsFacts) -> str:
+    """The LLM judges' alternative annotator test (``workflows.judge.judge_methods_sentence``), when
+    the study has judges and the test ran."""
+    return f.judge_methods
 
 
 def clause_software(f: MethodsFacts) -> str:
@@ -467,6 +475,7 @@ CLAUSES: list[Callable[[MethodsFacts], str]] = [
     clause_plan,
     clause_calibration,
     clause_grras,
+    clause_judge,
     clause_software,
 ]
 

@@ -40,6 +40,7 @@ from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
 from goldboard.workflows.agreement import agreement_for_study
+from goldboard.workflows.judge import judge_report
 from goldboard.workflows.methods import (
     ALL_AGREE_NAME,
     MethodsFacts,
@@ -187,6 +188,8 @@ def build_report(
         seed=seed,
         versions=versions,
     )
+    judge = judge_report(study)
+    facts.judge_methods = judge["methods"] if judge else ""
     methods_text = _methods_text(facts, study, predictions is not None)
     versions = computing_versions(facts)
 
@@ -218,6 +221,7 @@ def build_report(
         "warnings": warnings,
     }
     data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
+    _add_judge(judge, data)
     return data
 
 
@@ -455,11 +459,11 @@ def _design_text(study: Study, round_info: Any, ratings: pd.DataFrame) -> str:
 
 
 def _methods_text(facts: MethodsFacts, study: Study, scored: bool) -> str:
-    """The methods paragraph, with the recorded plan and calibration (scipy computed the plan
-    and the model scores)."""
+    """The methods paragraph, with the recorded plan and calibration (scipy computed the plan,
+    the model scores and the judges' alt-test p-values)."""
     facts.plan = recorded_plan(study)
     facts.calibration = study.extra.get(CALIBRATION_KEY) or None
-    facts.uses_scipy = facts.plan is not None or scored
+    facts.uses_scipy = facts.plan is not None or scored or bool(facts.judge_methods)
     return methods_paragraph(facts)
 
 
@@ -493,6 +497,14 @@ def _wald_choice(
         f"estimates near the bound of the coefficient), so percentile bootstrap intervals ({AUTO_BOOTSTRAP} "
         f"resamples of items, seed {seed}) are reported instead; all other intervals are Wald intervals."
     )
+
+
+def _add_judge(judge: dict[str, Any] | None, data: dict[str, Any]) -> None:
+    """A study with LLM judges (``goldboard judge --study``): the alt-test section (its methods
+    sentence is the methods paragraph's ``clause_judge``)."""
+    if judge is not None:
+        data["sections"].append(judge["section"])
+        data["warnings"] = [*data["warnings"], *judge["warnings"]]
 
 
 def write_report(
