@@ -158,6 +158,11 @@ def test_report_has_the_section_and_the_methods_sentence(study, tmp_path):
     assert "With two clinicians the test only asks whether the judge agrees with one more than the other" in text
     assert "they enter no agreement, flag or gold" in text
     assert "LLM judge: only 2 humans" in text  # the report's warnings
+    # the judge sentence is a clause of the methods paragraph, before Software, which names scipy
+    # (it computed the alt-test's p-values)
+    methods = next(line for line in text.splitlines() if "alternative annotator test" in line)
+    assert methods.index("alternative annotator test") < methods.index("Software:")
+    assert "scipy " in methods[methods.index("Software:") :]
     html = tmp_path / "report.html"
     run("report", "--study", s, "-o", html, "--no-supplement")
     assert "Can an LLM judge replace a clinician?" in html.read_text(encoding="utf-8")

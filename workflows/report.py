@@ -162,12 +162,11 @@ def build_report(
     flags = flag_disagreements(ratings, schema, study.raters)
     fsum = summarize_flags(flags, schema)
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
-    mode = round_info.mode if round_info else "unknown"
     blinding = blinding_text(round_info, study.adjudication)
     show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
     field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold)
-    versions = software_versions()
     design_text = _design_text(study, round_info, ratings)
+    judge = judge_report(study)
     facts = MethodsFacts(
         study=study,
         round=rnd,
@@ -186,10 +185,9 @@ def build_report(
         ci_note=ci_note,
         n_resamples=n_resamples,
         seed=seed,
-        versions=versions,
+        versions=software_versions(),
+        judge_methods=judge["methods"] if judge else "",
     )
-    judge = judge_report(study)
-    facts.judge_methods = judge["methods"] if judge else ""
     methods_text = _methods_text(facts, study, predictions is not None)
     versions = computing_versions(facts)
 
@@ -198,7 +196,7 @@ def build_report(
         "scoring": scoring,
         "generated_at": utc_now(),
         "study": {
-            **_study_info(study, rnd, mode, blinding, design_text, ratings),
+            **_study_info(study, rnd, round_info.mode if round_info else "unknown", blinding, design_text, ratings),
             "n_fields": len(field_sections) + len(multi_sections),
         },
         "simulated": bool(study.extra.get("simulated", False)),
