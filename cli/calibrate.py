@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cli._options import format_option, output_option, study_option
+from goldboard.cli._options import OutputFile, format_option, output_option, study_option
 from goldboard.cli._output import emit
 from goldboard.exports.calibration import calibration_curve_png, render_calibration
 from goldboard.fileio import atomic_write
@@ -26,7 +26,7 @@ from goldboard.workflows.report_extras import record_rules
 @click.option("--round", "rounds", type=int, multiple=True, help="Rounds to show (default: the calibration rounds).")
 @click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap CIs (0: Wald).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write the round curve as PNG.")
+@click.option("--plot", type=OutputFile(), default=None, help="Also write the round curve as PNG.")
 @click.option("--no-record", is_flag=True, help="Do not record the rule in study.toml for the report.")
 @format_option(["table", "markdown", "json"], "table")
 @output_option()

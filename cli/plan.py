@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from goldboard.analysis.planning import plan_record, plan_sample_size, render_plans
-from goldboard.cli._options import format_option, output_option, round_option, study_option
+from goldboard.cli._options import OutputFile, format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
@@ -172,12 +172,8 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same set).")
 @output_option(required=True, help="Cases file to write (JSONL, or CSV for a .csv name), atomically.")
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file of the cases.")
-@click.option(
-    "--outputs-output", type=click.Path(dir_okay=False), default=None, help="Write the drawn cases' outputs here."
-)
-@click.option(
-    "--rest", "rest_output", type=click.Path(dir_okay=False), default=None, help="Write the other cases here."
-)
+@click.option("--outputs-output", type=OutputFile(), default=None, help="Write the drawn cases' outputs here.")
+@click.option("--rest", "rest_output", type=OutputFile(), default=None, help="Write the other cases here.")
 def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output) -> None:
     """Draw the double-rated set: N cases stratified by a case column, at least one per stratum,
     proportional otherwise, with a seed. The files it writes feed `goldboard push`.
