@@ -68,6 +68,8 @@ def pull_projects(
     stored = dict(extra.get("label_studio_users") or {})
     if rater_map:
         check_rater_map(rater_map, raters)
+        # a rater named again is mapped anew: their earlier mapping goes (never two users for one rater)
+        stored = {k: r for k, r in stored.items() if r not in rater_map.values()}
         stored.update(rater_map)
         check_rater_map(stored, raters)
         extra["label_studio_users"] = stored
