@@ -64,6 +64,8 @@ class TableMapping:
     output_col: str | None = None
     model_col: str | None = None
     rater_names: dict[str, str] = dataclasses.field(default_factory=dict)  # table's rater value -> study rater
+    #: wide: two raters' columns may hold the same cell in every row (they agreed on everything)
+    identical_ok: bool = False
 
     @property
     def wide(self) -> bool:
@@ -423,14 +425,16 @@ def _wide_columns(df: pd.DataFrame, m: TableMapping, field_names: list[str], sou
                 )
             _need(df, spec, "raters", source, shown=f"{rater}={spec}")
             wide_cols[rater] = {m.field: spec}
-    _distinct_rater_columns(df, wide_cols, source)
+    _distinct_rater_columns(df, wide_cols, source, m.identical_ok)
     return wide_cols
 
 
-def _distinct_rater_columns(df: pd.DataFrame, wide_cols: dict[str, dict[str, str]], source: str) -> None:
-    """Two raters are never read from one column, nor from two columns holding the same
-    cells in every row (a copied column): either would report agreement of a rater with
-    themself."""
+def _distinct_rater_columns(
+    df: pd.DataFrame, wide_cols: dict[str, dict[str, str]], source: str, identical_ok: bool = False
+) -> None:
+    """Two raters are never read from one column, nor (unless ``identical_ok``: they really
+    agreed on every item) from two columns holding the same cells in every row (a copied
+    column): either would report agreement of a rater with themself."""
     seen: dict[tuple[str, str], str] = {}
     for rater, fcols in wide_cols.items():
         for f, col in fcols.items():
@@ -447,10 +451,11 @@ def _distinct_rater_columns(df: pd.DataFrame, wide_cols: dict[str, dict[str, str
                         col=col,
                     )
                 left = [cell_text(v) for v in df[other_col]]
-                if any(left) and left == [cell_text(v) for v in df[col]]:
+                if not identical_ok and any(left) and left == [cell_text(v) for v in df[col]]:
                     raise ParamError(
                         "{source}: {raters} {a} and {b}: columns {c1!r} and {c2!r} hold the same cell in every "
-                        "row (a copied column?); two raters are never read from identical columns",
+                        "row (a copied column?); if the two raters really agreed on every item, say so with "
+                        "{identical_ok}",
                         source=source,
                         a=f"{other}={other_col}",
                         b=f"{rater}={col}",

@@ -640,9 +640,13 @@ def test_two_raters_from_one_column_or_identical_columns_refused(tmp_path):
     line = error_line(run(*base, "onc_a=x,onc_b=x"))
     assert "onc_a=x and onc_b=x" in line and "one column 'x'" in line
     line = error_line(run(*base, "onc_a=x,onc_b=y"))
-    assert "'x' and 'y' hold the same cell in every row" in line
+    assert "'x' and 'y' hold the same cell in every row" in line and "--identical-columns-ok" in line
     assert not (s / "rounds").exists()
     assert run(*base, "onc_a=x,onc_b=z").exit_code == 0
+    # raters who really agreed on every item: said explicitly, and recorded in the round
+    res = run(*base, "onc_a=x,onc_b=y", "--identical-columns-ok", "--round", "2")
+    assert res.exit_code == 0, res.output
+    assert Study.open(s).round(2).tables["wide.csv"]["identical_columns_ok"] is True
 
 
 def test_rater_mapping_that_merges_two_raters_refused(tmp_path):

@@ -227,6 +227,7 @@ def pull_table(
         "sha256": sha,
         "rows": read.rows,
         "pulled_at": utc_now(),
+        **({"identical_columns_ok": True} if mapping.identical_ok else {}),
     }
     if new_round:
         rnd.mode = TABLE_MODE
