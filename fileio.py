@@ -423,9 +423,24 @@ def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
         wb.close()
     if not out:
         raise GoldboardError(f"{path}: no data rows under the header")
-    if with_empty:
+    if with_empty and _has_formulas(path):
         _check_formula_values(path, with_empty)
     return out
+
+
+def _has_formulas(path: Path) -> bool:
+    """Whether any worksheet of the workbook holds a formula (``<f>`` element): a quick byte
+    search, so a workbook without formulas is read once."""
+    import zipfile
+
+    pattern = re.compile(rb"<(?:\w+:)?f[\s>/]")
+    with zipfile.ZipFile(path) as zf:
+        for name in zf.namelist():
+            if name.startswith("xl/worksheets/") and name.endswith(".xml"):
+                with zf.open(name) as fh:
+                    if pattern.search(fh.read()):
+                        return True
+    return False
 
 
 def _check_formula_values(path: Path, with_empty: dict[int, tuple]) -> None:
