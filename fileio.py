@@ -538,8 +538,9 @@ def study_own_file(path: str | Path, studies: Iterable[str | Path] = ()) -> tupl
         for folder in p.parents:
             if folder in roots or (folder / STUDY_MARKER).is_file():
                 first = p.relative_to(folder).parts[0]
-                if first in STUDY_OWN:
-                    return folder, STUDY_OWN[first]
+                own = {k.casefold(): v for k, v in STUDY_OWN.items()}  # one file on macOS/Windows disks
+                if first.casefold() in own:
+                    return folder, own[first.casefold()]
                 if first.startswith("."):
                     return folder, "hidden working file"
     return None

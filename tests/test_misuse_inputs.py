@@ -612,6 +612,11 @@ def test_check_output_paths_unit(tmp_path):
     os.link(tmp_path / "a.csv", tmp_path / "b.csv")
     with pytest.raises(GoldboardError, match="is also the input --ratings"):
         check_output_paths([("-o", tmp_path / "b.csv")], [("--ratings", tmp_path / "a.csv")])
+    # case-insensitive disks (macOS, Windows): Decisions.jsonl is decisions.jsonl
+    (tmp_path / "st").mkdir()
+    (tmp_path / "st" / "study.toml").write_text("")
+    with pytest.raises(GoldboardError, match="append-only decisions log"):
+        check_output_paths([("-o", tmp_path / "st" / "Decisions.JSONL")])
     # a --study that is not initialised yet still protects its folders
     with pytest.raises(GoldboardError, match="gold releases"):
         check_output_paths([("-o", tmp_path / "new" / "gold" / "x.csv")], studies=[tmp_path / "new"])
