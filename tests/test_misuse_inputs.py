@@ -920,3 +920,34 @@ def test_url_with_a_password_refused_never_stored_or_printed(tmp_path, url):
     assert (s / "study.toml").read_bytes() == before
     res = run("study", "set", s, "--url", "ftp://u:s3cret-pw@host")
     assert "give an http:// or https:// URL" in error_line(res) and "s3cret-pw" not in res.output
+
+
+def test_every_output_option_goes_through_the_guard():
+    """Every option naming a file a command writes is an OutputFile (checked by the one output
+    guard before the command runs): a new -o added as a plain click.Path fails here."""
+    import importlib
+
+    import click
+
+    from goldboard.cli import COMMAND_MODULES
+    from goldboard.cli._options import OutputFile
+
+    def commands(cmd, path):
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                yield from commands(sub, f"{path} {name}")
+        else:
+            yield path, cmd
+
+    writes = ("-o", "--out", "--output", "--rest", "--pdf", "--plot", "--card")
+    seen = []
+    for module in COMMAND_MODULES:
+        for top in importlib.import_module(f"goldboard.cli.{module}").commands:
+            for path, cmd in commands(top, top.name):
+                for p in cmd.params:
+                    if isinstance(p, click.Option) and any(
+                        o in writes or o.endswith(("-out", "-output")) for o in p.opts
+                    ):
+                        seen.append(f"{path} {max(p.opts, key=len)}")
+                        assert isinstance(p.type, OutputFile), f"{path} {p.opts}: not an OutputFile"
+    assert len(seen) >= 15 and "plan sample --rest" in seen and "report --pdf" in seen, seen
