@@ -215,7 +215,7 @@ class Study:
         if url is not None:
             url = check_server_url(url)
             if url != self.url:
-                changes.append(f"url: {self.url or '(embedded server)'} -> {url or '(embedded server)'}")
+                changes.append(f"url: {shown_url(self.url) or '(embedded server)'} -> {url or '(embedded server)'}")
                 self.url = url
         if data_dir is not None and data_dir != self.data_dir:
             changes.append(f"data_dir: {self.data_dir or '(default)'} -> {data_dir or '(default)'}")
@@ -407,6 +407,20 @@ class Study:
         return pd.DataFrame(recs)
 
 
+def shown_url(url: str) -> str:
+    """``url`` as it may be printed: a user name and password (``http://u:pw@host``, from an
+    older study.toml) shown as ``http://...@host``."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.rsplit("@", 1)[-1] if "@" in url else url
+    if "@" not in parts.netloc:
+        return url
+    return f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}{url.split(parts.netloc, 1)[1]}"
+
+
 def check_server_url(url: str, option: str = "--url") -> str:
     """The Label Studio URL as stored in study.toml (stripped, no trailing ``/``; ``""``
     is the embedded server).  Not http(s), or carrying a user name and password
@@ -422,9 +436,7 @@ def check_server_url(url: str, option: str = "--url") -> str:
         password = parts.password
     except ValueError:  # a malformed port or IPv6 literal
         parts, password = None, None
-    shown = url
-    if parts is not None and "@" in parts.netloc:
-        shown = f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}"
+    shown = shown_url(url)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise GoldboardError(f"{option} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)")
     if password is not None or "@" in parts.netloc:

@@ -951,3 +951,19 @@ def test_every_output_option_goes_through_the_guard():
                         seen.append(f"{path} {max(p.opts, key=len)}")
                         assert isinstance(p.type, OutputFile), f"{path} {p.opts}: not an OutputFile"
     assert len(seen) >= 15 and "plan sample --rest" in seen and "report --pdf" in seen, seen
+
+
+def test_an_older_study_toml_with_a_password_is_never_printed(tmp_path):
+    """A study.toml an older goldboard wrote with http://user:password@host: show and set print
+    the URL without the password (and show says how to remove it)."""
+    s = tmp_path / "s"
+    assert (
+        run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b", "--url", "http://h:8080").exit_code == 0
+    )
+    toml = s / "study.toml"
+    toml.write_text(toml.read_text().replace("http://h:8080", "http://ana:s3cret-pw@h:8080/ls"))
+    res = run("study", "show", s)
+    assert res.exit_code == 0 and "s3cret-pw" not in res.output and "http://...@h:8080/ls" in res.output
+    assert "holds a user name or password" in res.stderr and "--url http://h:8080/ls" in res.stderr
+    res = run("study", "set", s, "--url", "http://h:8080/ls")
+    assert res.exit_code == 0 and "s3cret-pw" not in res.output and "s3cret-pw" not in toml.read_text()
