@@ -101,3 +101,37 @@ def check_names(names, known, *, option: str, what: str) -> list[str]:
         if name not in out:
             out.append(name)
     return out
+
+
+def check_rater_name(name: str, option: str) -> None:
+    """Rater names are ids: ASCII letters, digits, ``_ - .`` (the one check of a rater name:
+    ``study init``, ``study add-rater``, ``server add-raters``, ``--rater`` mappings)."""
+    if not name or not name.isascii() or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
+        raise GoldboardError(f"{option}: {name!r}: use letters, digits, _ - . only")
+    if name == "admin":
+        raise GoldboardError(f"{option}: 'admin' is reserved for the embedded server's admin user")
+
+
+def check_rater_map(rater_map: dict[str, str], raters: list[str], option: str = "--rater") -> None:
+    """A ``NAME=RATER`` mapping (a table's rater spelling or a Label Studio user -> study
+    rater) must keep raters apart: every RATER is a rater of the study, no two names go to
+    one rater, and a name that is itself a study rater maps only to that rater.  Otherwise
+    one rater's ratings would replace or merge with another's."""
+    seen: dict[str, str] = {}
+    for key, rater in rater_map.items():
+        if rater not in raters:
+            raise GoldboardError(
+                f"{option} {key}={rater}: {rater!r} is not a rater of this study{did_you_mean(rater, raters)} "
+                f"(raters: {', '.join(raters)})"
+            )
+        if rater in seen:
+            raise GoldboardError(
+                f"{option} {seen[rater]}={rater} and {key}={rater}: two names mapped to one rater would merge "
+                f"two people's ratings; map each name to its own rater"
+            )
+        if key in raters and key != rater:
+            raise GoldboardError(
+                f"{option} {key}={rater}: {key!r} is itself a rater of this study; its ratings would be read "
+                f"as {rater}'s (merging two raters); map it to {key} or leave it out"
+            )
+        seen[rater] = key

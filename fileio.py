@@ -14,7 +14,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -403,11 +403,16 @@ def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
             raise GoldboardError(f"{path}: sheet {ws.title} is empty") from None
         names = [str(h).strip() if h is not None else "" for h in header]
         out = []
+        with_empty: dict[int, tuple] = {}  # row -> its values, for rows with an empty cell
+        if any(h is None for h in header):
+            with_empty[1] = tuple(header)
         r = 1
         try:
             for r, row in enumerate(rows, start=2):
                 if row is None or all(c is None or (isinstance(c, str) and not c.strip()) for c in row):
                     continue
+                if any(c is None for c in row):
+                    with_empty[r] = row
                 out.append((r, {n: v for n, v in zip(names, row) if n}))
         except GoldboardError:
             raise
@@ -418,7 +423,50 @@ def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
         wb.close()
     if not out:
         raise GoldboardError(f"{path}: no data rows under the header")
+    if with_empty and _has_formulas(path):
+        _check_formula_values(path, with_empty)
     return out
+
+
+def _has_formulas(path: Path) -> bool:
+    """Whether any worksheet of the workbook holds a formula (``<f>`` element): a quick byte
+    search, so a workbook without formulas is read once."""
+    import zipfile
+
+    pattern = re.compile(rb"<(?:\w+:)?f[\s>/]")
+    with zipfile.ZipFile(path) as zf:
+        for name in zf.namelist():
+            if name.startswith("xl/worksheets/") and name.endswith(".xml"):
+                with zf.open(name) as fh:
+                    if pattern.search(fh.read()):
+                        return True
+    return False
+
+
+def _check_formula_values(path: Path, with_empty: dict[int, tuple]) -> None:
+    """A formula cell of the first sheet without a saved value (a workbook written by a
+    program that does not calculate, e.g. a script with openpyxl) reads as empty: a
+    one-line error naming the cell, never a silent blank.  ``with_empty``: row -> saved
+    values of the rows read that have an empty cell (only those can hide a formula)."""
+    import openpyxl
+    from openpyxl.utils import get_column_letter
+
+    wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    try:
+        ws = wb.worksheets[0]
+        last = max(with_empty)
+        for r, row_f in enumerate(ws.iter_rows(values_only=True, max_row=last), start=1):
+            row_v = with_empty.get(r)
+            if row_v is None:
+                continue
+            for c, (v, f) in enumerate(zip(row_v, row_f), start=1):
+                if v is None and isinstance(f, str) and f.startswith("="):
+                    raise GoldboardError(
+                        f"{path}: sheet {ws.title}, cell {get_column_letter(c)}{r}: formula {f[:60]} has no "
+                        f"saved value; open the file in Excel or LibreOffice and save it (or paste values)"
+                    )
+    finally:
+        wb.close()
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -458,3 +506,82 @@ def duplicate_headers(path: str | Path) -> list[str]:
         return []
     names = [n.strip() for n in names if n is not None and n.strip()]
     return sorted({n for n in names if names.count(n) > 1}, key=names.index)
+
+
+#: a study folder is the folder holding this file (``goldboard.study.STUDY_FILE``)
+STUDY_MARKER = "study.toml"
+#: a study's own files and folders (relative to the study folder) no command output may replace;
+#: ``reports/`` (report's default output folder) and any other new name are free
+STUDY_OWN = {
+    "study.toml": "study settings",
+    "units.jsonl": "items file",
+    "decisions.jsonl": "append-only decisions log",
+    "decisions.jsonl.lock": "decisions lock",
+    "rounds": "ratings rounds",
+    "gold": "gold releases",
+}
+
+
+def study_own_file(path: str | Path, studies: Iterable[str | Path] = ()) -> tuple[Path, str] | None:
+    """``(study folder, what it is)`` when ``path`` is one of a study's own files: a
+    :data:`STUDY_OWN` entry (or a hidden file) of a folder holding ``study.toml`` -- any
+    folder above ``path``, or one of ``studies`` (a ``--study`` that may not exist yet).
+    Symbolic links are followed, so a link to ``decisions.jsonl`` counts as that file."""
+    candidates = [Path(os.path.abspath(path))]
+    with contextlib.suppress(OSError, RuntimeError):
+        candidates.append(Path(path).resolve())
+    roots = {Path(os.path.abspath(s)) for s in studies}
+    for s in list(roots):
+        with contextlib.suppress(OSError, RuntimeError):
+            roots.add(s.resolve())
+    for p in candidates:
+        for folder in p.parents:
+            if folder in roots or (folder / STUDY_MARKER).is_file():
+                first = p.relative_to(folder).parts[0]
+                own = {k.casefold(): v for k, v in STUDY_OWN.items()}  # one file on macOS/Windows disks
+                if first.casefold() in own:
+                    return folder, own[first.casefold()]
+                if first.startswith("."):
+                    return folder, "hidden working file"
+    return None
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """``a`` and ``b`` name one file: the same absolute or resolved path, or (both existing)
+    the same inode -- a hard link or another spelling of the path."""
+    if os.path.abspath(a) == os.path.abspath(b):
+        return True
+    with contextlib.suppress(OSError, RuntimeError):
+        if Path(a).resolve() == Path(b).resolve():
+            return True
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    return False
+
+
+def check_output_paths(
+    outputs: Iterable[tuple[str, str | Path]],
+    inputs: Iterable[tuple[str, str | Path]] = (),
+    studies: Iterable[str | Path] = (),
+) -> None:
+    """Refuse, before anything is written, an output that would destroy what the command
+    or the study needs: each ``(name, path)`` of ``outputs`` must not be one of a study's
+    own files (:func:`study_own_file`), another output, or one of ``inputs``.  ``name`` is
+    the flag (or parameter) shown in the one-line :class:`GoldboardError`."""
+    outputs = [(n, p) for n, p in outputs if p not in (None, "")]
+    inputs = [(n, p) for n, p in inputs if p not in (None, "")]
+    studies = list(studies)
+    for i, (name, path) in enumerate(outputs):
+        own = study_own_file(path, studies)
+        if own is not None:
+            folder, what = own
+            raise GoldboardError(
+                f"{name} {path}: is part of the study in {folder} ({what}); a command never writes over "
+                f"the study's own files: write to another file (e.g. {folder / 'reports'}/...)"
+            )
+        for other, opath in outputs[:i]:
+            if _same_file(path, opath):
+                raise GoldboardError(f"{name} {path}: is also the {other} file; give each output its own file")
+        for other, ipath in inputs:
+            if _same_file(path, ipath):
+                raise GoldboardError(f"{name} {path}: is also the input {other}; write the output to another file")

@@ -32,7 +32,7 @@ import tomli_w
 
 from goldboard.cases.ratings import RATINGS_COLUMNS, empty_ratings, read_ratings_csv
 from goldboard.cases.rounds import Assigned
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
 from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import utc_now
@@ -125,12 +125,13 @@ class Study:
             sch = load_schema(schema_ref)
         except SchemaError as exc:
             raise GoldboardError(str(exc)) from None
+        url = check_server_url(url)
         study = cls(
             path=path,
             name=name or path.resolve().name,
             schema_ref=schema_ref,
             raters=raters,
-            url=url.rstrip("/"),
+            url=url,
             data_dir=data_dir,
             created_at=utc_now(),
             _schema=sch,
@@ -212,11 +213,9 @@ class Study:
         server (the same server under a new address), else push to a new round."""
         changes: list[str] = []
         if url is not None:
-            url = url.strip().rstrip("/")
-            if url and not url.startswith(("http://", "https://")):
-                raise GoldboardError(f"--url {url!r}: give an http:// or https:// URL (or '' for the embedded server)")
+            url = check_server_url(url)
             if url != self.url:
-                changes.append(f"url: {self.url or '(embedded server)'} -> {url or '(embedded server)'}")
+                changes.append(f"url: {shown_url(self.url) or '(embedded server)'} -> {url or '(embedded server)'}")
                 self.url = url
         if data_dir is not None and data_dir != self.data_dir:
             changes.append(f"data_dir: {self.data_dir or '(default)'} -> {data_dir or '(default)'}")
@@ -408,12 +407,46 @@ class Study:
         return pd.DataFrame(recs)
 
 
-def check_rater_name(name: str, option: str) -> None:
-    """Rater names are ids: letters, digits, ``_ - .``."""
-    if not name or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
-        raise GoldboardError(f"{option}: {name!r}: use letters, digits, _ - . only")
-    if name == "admin":
-        raise GoldboardError(f"{option}: 'admin' is reserved for the embedded server's admin user")
+def shown_url(url: str) -> str:
+    """``url`` as it may be printed: a user name and password (``http://u:pw@host``, from an
+    older study.toml) shown as ``http://...@host``."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.rsplit("@", 1)[-1] if "@" in url else url
+    if "@" not in parts.netloc:
+        return url
+    return f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}{url.split(parts.netloc, 1)[1]}"
+
+
+def check_server_url(url: str, option: str = "--url") -> str:
+    """The Label Studio URL as stored in study.toml (stripped, no trailing ``/``; ``""``
+    is the embedded server).  Not http(s), or carrying a user name and password
+    (``http://user:secret@host``), is a one-line error that never repeats the password:
+    study.toml holds no secrets and the URL is printed by ``study show``."""
+    from urllib.parse import urlsplit
+
+    url = url.strip().rstrip("/")
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:  # a malformed port or IPv6 literal
+        parts, password = None, None
+    shown = shown_url(url)
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise GoldboardError(f"{option} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)")
+    if password is not None or "@" in parts.netloc:
+        what = "a password" if password is not None else "a user name"
+        raise GoldboardError(
+            f"{option} {shown!r}: the URL contains {what}; leave it out (study.toml holds no secrets and a "
+            f"command line is visible to every local user): the API token comes from $LABEL_STUDIO_API_KEY "
+            f"or ~/.config/goldboard/credentials.toml"
+        )
+    return url
 
 
 __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]

@@ -102,7 +102,33 @@ def parse_rule(text: str) -> Rule:
     stat, part, op, num = m.groups()
     if stat not in STATISTICS:
         raise GoldboardError(f"{text!r}: unknown statistic {stat!r} (use {', '.join(STATISTICS)})", param="rule")
-    return Rule(stat, part, op, float(num))
+    rule = Rule(stat, part, op, float(num))
+    _check_meaningful(text, rule)
+    return rule
+
+
+#: every rule statistic (kappa, alpha, AC1) and its limits lie in [-1, 1]
+STAT_RANGE = (-1.0, 1.0)
+
+
+def _check_meaningful(text: str, rule: Rule) -> None:
+    """A rule that no round can meet (``kappa_upper>=1.5``, ``kappa_lower>1``) or that every
+    round meets (``kappa_lower>=-1``, ``alpha_value<=1``) decides nothing: a one-line error."""
+    lo, hi = STAT_RANGE
+    t, op = rule.threshold, rule.op
+    never = (op in (">=", ">") and (t > hi or (t == hi and op == ">"))) or (
+        op in ("<=", "<") and (t < lo or (t == lo and op == "<"))
+    )
+    always = (op in (">=", ">") and (t < lo or (t == lo and op == ">="))) or (
+        op in ("<=", "<") and (t > hi or (t == hi and op == "<="))
+    )
+    if never or always:
+        raise GoldboardError(
+            f"{text!r}: {rule.statistic} lies between {lo:g} and {hi:g}, so this rule "
+            f"{'can never be met' if never else 'is met by every round'}; give a threshold inside that range "
+            f"(e.g. {rule.statistic}_lower>=0.6)",
+            param="rule",
+        )
 
 
 def pick_statistic(result: dict, statistic: str) -> dict | None:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ import pandas as pd
 from goldboard.adjudicate.rules import rating_rule_breaks
 from goldboard.annotate.client import connect, jobs_for
 from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, rating_grid, read_ratings_csv
-from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.errors import GoldboardError, LabelStudioError, check_rater_map
 from goldboard.fileio import iter_jsonl, read_csv_frame, write_csv_atomic, write_text_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
@@ -118,8 +119,8 @@ def parse_result(result: Any, schema: Schema) -> tuple[dict[str, str], list[str]
             problems.append(f"result[{i}] is not an object")
             continue
         name = item.get("from_name")
-        if name not in fields:
-            problems.append(f"unknown field {name!r}")
+        if not isinstance(name, str) or name not in fields:
+            problems.append(f"unknown field {name if isinstance(name, str) else _short(name)!r}")
             continue
         if name in items:
             problems.append(f"{name}: answered twice")
@@ -145,6 +146,11 @@ def parse_result(result: Any, schema: Schema) -> tuple[dict[str, str], list[str]
         canon: list[str] = []
         bad = False
         for c in choices:
+            bad_chars = control_chars(c) if isinstance(c, str) else []
+            if bad_chars:
+                problems.append(f"{f.name}: {_short(c)!r} contains control character {', '.join(bad_chars)}")
+                bad = True
+                continue
             try:
                 canon.append(f.normalize(c))
             except ValueNotInSchema:
@@ -198,16 +204,29 @@ def _choices_of(item: dict) -> tuple[list[Any], str]:
         ch = value["choices"]
         if isinstance(ch, str):
             ch = [ch]
-        if not isinstance(ch, list) or not all(
-            isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in ch
-        ):
+        if not isinstance(ch, list) or not all(_is_choice(c) for c in ch):
             return [], f"malformed choices {_short(ch)!r}"
         return ch, ""
     if "rating" in value:
+        if not _is_choice(value["rating"]):
+            return [], f"malformed rating {_short(value['rating'])!r}"
         return [value["rating"]], ""
     if "text" in value:
         return [], "a text answer for a choice field"
     return [], f"unsupported value {_short(value)!r}"
+
+
+def _is_choice(c: Any) -> bool:
+    """A choice is text or a finite number (never NaN/Infinity, a bool, null or an object)."""
+    if isinstance(c, bool) or not isinstance(c, (str, int, float)):
+        return False
+    return not isinstance(c, float) or math.isfinite(c)
+
+
+def control_chars(text: str) -> list[str]:
+    """The control characters in ``text`` (``U+0000``...), tab, CR and LF excepted: a label holding
+    one is not the label it looks like (a spreadsheet or a script put it there)."""
+    return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) == "Cc" and ch not in "\t\r\n"})
 
 
 def _text_of(item: dict) -> tuple[str, str]:
@@ -304,19 +323,15 @@ def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]
     if not data:
         return [], "JSON"
     if any("annotations" in r or "data" in r for r in data):
+        # the task's shape is checked here; what an annotation says (a result that is not a list,
+        # an item with ``value: null``, an unknown field) is validated per annotation by
+        # parse_result: such an annotation is held out in invalid.csv with its reason
         for i, rec in enumerate(data, start=1):
-            if not isinstance(rec.get("data", {}), dict) or not isinstance(rec.get("annotations", []), list):
+            if not isinstance(rec.get("data") or {}, dict) or not isinstance(rec.get("annotations") or [], list):
                 raise GoldboardError(f"{path}: record {i}: malformed task (data/annotations)")
-            for j, ann in enumerate(rec.get("annotations", []), start=1):
-                where = f"{path}: record {i}, annotation {j}"
+            for j, ann in enumerate(rec.get("annotations") or [], start=1):
                 if not isinstance(ann, dict):
-                    raise GoldboardError(f"{where}: not a JSON object")
-                result = ann.get("result", [])
-                if not isinstance(result, list) or not all(isinstance(r, dict) for r in result):
-                    raise GoldboardError(f"{where}: malformed result (a list of objects expected)")
-                for r in result:
-                    if not isinstance(r.get("from_name", ""), str) or not isinstance(r.get("value", {}), dict):
-                        raise GoldboardError(f"{where}: malformed result item (from_name text, value object)")
+                    raise GoldboardError(f"{path}: record {i}, annotation {j}: not a JSON object")
         return data, "JSON"
     for i, rec in enumerate(data, start=1):
         if "id" not in rec:
@@ -780,12 +795,8 @@ def map_users(
     automatic mapping; ``users`` is the server's user list (id, email, username) when known.
     Returns ``(user id -> rater, other user id -> name)``."""
     user_raters, others = dict(user_raters), dict(others)
+    check_rater_map(rater_map, raters)
     for key, rater in rater_map.items():
-        if rater not in raters:
-            raise GoldboardError(
-                f"--rater {key}={rater}: {rater!r} is not a rater of this study{did_you_mean(rater, raters)} "
-                f"(raters: {', '.join(raters)})"
-            )
         if key.isdigit():
             hits = [int(key)]
         else:

@@ -63,7 +63,7 @@ import tomli_w
 
 from goldboard.annotate import serverdb
 from goldboard.annotate._lsboot import MARKER
-from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.errors import GoldboardError, LabelStudioError, check_rater_name
 from goldboard.fileio import write_text_atomic
 from goldboard.text import utc_now
 
@@ -507,6 +507,10 @@ def prepare_data_dir(
     team server)."""
     if blinding is not None and blinding not in (BLINDING_ORGS, BLINDING_CONVENTION):
         raise GoldboardError(f"--blinding {blinding}: choose {BLINDING_ORGS} or {BLINDING_CONVENTION}")
+    raters = [r.strip() for r in raters]
+    for r in raters:  # every name checked before anything is written
+        if r:
+            check_rater_name(r, "rater name")
     d = _dir(data_dir)
     d.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):

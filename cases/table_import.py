@@ -27,6 +27,7 @@ the label; the schema's own aliases work too.  A blank cell is no rating (counte
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import math
 from collections import Counter
@@ -63,6 +64,8 @@ class TableMapping:
     output_col: str | None = None
     model_col: str | None = None
     rater_names: dict[str, str] = dataclasses.field(default_factory=dict)  # table's rater value -> study rater
+    #: wide: two raters' columns may hold the same cell in every row (they agreed on everything)
+    identical_ok: bool = False
 
     @property
     def wide(self) -> bool:
@@ -97,6 +100,8 @@ class TableRead:
     items: list[str]  # every item id of the table, in table order (blank ratings included)
     item_info: dict[str, dict[str, str]]  # item -> case_id/output_id/model
     problems: list[tuple[int, str, dict]] = dataclasses.field(default_factory=list)  # (line, reason, cells): no item id
+    #: identical repeated rows (same item, rater, values and rationale): (line, first line), read once
+    repeats: list[tuple[int, int]] = dataclasses.field(default_factory=list)
 
 
 def is_blank(v: Any) -> bool:
@@ -107,6 +112,22 @@ def is_blank(v: Any) -> bool:
     if isinstance(v, (list, tuple)):
         return False
     return isinstance(v, str) and not v.strip()
+
+
+def _nan_text(v: Any) -> Any:
+    """A NaN number in a rating cell (a JSON table's ``NaN``) is the text ``NaN``: held out by
+    validation as no value of the field, never read as a blank cell (no rating)."""
+    return "NaN" if isinstance(v, float) and math.isnan(v) else v
+
+
+#: what is stripped around a rating value: spaces and line ends only -- a control character
+#: (U+001F, which ``str.strip`` also removes) stays, so validation holds the value out
+VALUE_SPACE = " \t\r\n\u00a0"
+
+
+def value_text(v: Any) -> str:
+    """A rating cell as text: like :func:`cell_text`, but only spaces and line ends stripped."""
+    return "" if is_blank(v) else text_cell(v).strip(VALUE_SPACE)
 
 
 def cell_text(v: Any) -> str:
@@ -158,7 +179,9 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
                 code, sep, label = part.partition(",")
                 if not sep or not code.strip():
                     raise GoldboardError(f"{path}:{line}: {choices}: {part.strip()!r} is not 'code, label'")
-                codes[code.strip()] = label.strip()
+                _add_code(codes, code.strip(), label.strip(), f"{path}:{line}: {name}")
+            if name in out:
+                raise GoldboardError(f"{path}:{line}: {var} {name!r}: the variable appears twice")
             out[name] = codes
         if not out:
             raise GoldboardError(f"{path}: no coded choices in the data dictionary")
@@ -169,7 +192,7 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
             label = cell_text(rec[norm["label"]])
             if not col or not code or not label:
                 raise GoldboardError(f"{path}:{line}: column, code and label must all be given")
-            out.setdefault(col, {})[code] = label
+            _add_code(out.setdefault(col, {}), code, label, f"{path}:{line}: {col}")
         return out
     raise GoldboardError(
         f"{path}: not a codes file: expected a REDCap data dictionary ('Variable / Field Name', "
@@ -177,12 +200,29 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
     )
 
 
+def _add_code(codes: dict[str, str], code: str, label: str, where: str) -> None:
+    """One code of a dictionary: a repeated code (which label?) or a repeated label (two codes
+    would read as one choice) is an error naming both."""
+    if not label:
+        raise GoldboardError(f"{where}: code {code!r} has no label")
+    if code in codes:
+        raise GoldboardError(
+            f"{where}: code {code!r} is given twice ({codes[code]!r} and {label!r}); each code needs one label"
+        )
+    for other, text in codes.items():
+        if text.strip().casefold() == label.strip().casefold():
+            raise GoldboardError(
+                f"{where}: label {label!r} is given to two codes ({other!r} and {code!r}); each label needs one code"
+            )
+    codes[code] = label
+
+
 def _decode(raw: Any, codes: dict[str, str] | None) -> Any:
     if not codes or is_blank(raw):
         return raw
     if isinstance(raw, (list, tuple)):
-        return [codes.get(cell_text(x), x) for x in raw]
-    text = cell_text(raw)
+        return [codes.get(value_text(x), x) for x in raw]
+    text = value_text(raw)
     if text in codes:
         return codes[text]
     for sep in MULTI_SEPARATORS:
@@ -266,19 +306,20 @@ def read_ratings_table(
     ``mapping.rater_names`` but not checked against the study (the caller knows the raters).
     """
     layout = _layout(df, mapping, schema, source)
-    reader = _TableReader(layout, schema, codes or {})
+    reader = _TableReader(layout, schema, codes or {}, source)
     records = df.to_dict("records")
     for rec in records:
         reader.read(rec)
     field_names = list(schema.field_names)
     return TableRead(
-        ratings=[reader.ratings[k] for k in reader.order] + reader.dup_rows,
+        ratings=[reader.ratings[k] for k in reader.order],
         fields=[f for f in field_names if f in reader.fields_seen],
         blank=reader.blank,
         rows=len(records),
         items=reader.items,
         item_info=reader.item_info,
         problems=reader.problems,
+        repeats=reader.repeats,
     )
 
 
@@ -384,7 +425,44 @@ def _wide_columns(df: pd.DataFrame, m: TableMapping, field_names: list[str], sou
                 )
             _need(df, spec, "raters", source, shown=f"{rater}={spec}")
             wide_cols[rater] = {m.field: spec}
+    _distinct_rater_columns(df, wide_cols, source, m.identical_ok)
     return wide_cols
+
+
+def _distinct_rater_columns(
+    df: pd.DataFrame, wide_cols: dict[str, dict[str, str]], source: str, identical_ok: bool = False
+) -> None:
+    """Two raters are never read from one column, nor (unless ``identical_ok``: they really
+    agreed on every item) from two columns holding the same cells in every row (a copied
+    column): either would report agreement of a rater with themself."""
+    seen: dict[tuple[str, str], str] = {}
+    for rater, fcols in wide_cols.items():
+        for f, col in fcols.items():
+            for (other_f, other_col), other in seen.items():
+                if other_f != f:
+                    continue
+                if col == other_col:
+                    raise ParamError(
+                        "{source}: {raters} {a} and {b}: two raters read from one column {col!r}; "
+                        "give each rater their own column",
+                        source=source,
+                        a=f"{other}={other_col}",
+                        b=f"{rater}={col}",
+                        col=col,
+                    )
+                left = [cell_text(v) for v in df[other_col]]
+                if not identical_ok and any(left) and left == [cell_text(v) for v in df[col]]:
+                    raise ParamError(
+                        "{source}: {raters} {a} and {b}: columns {c1!r} and {c2!r} hold the same cell in every "
+                        "row (a copied column?); if the two raters really agreed on every item, say so with "
+                        "{identical_ok}",
+                        source=source,
+                        a=f"{other}={other_col}",
+                        b=f"{rater}={col}",
+                        c1=other_col,
+                        c2=col,
+                    )
+            seen[(f, col)] = rater
 
 
 def _named_columns(
@@ -420,15 +498,16 @@ class _TableReader:
     """Reads a table's rows one by one into ratings (first come first), repeated rows, blank
     counts, the items in table order and the rows that cannot be read."""
 
-    def __init__(self, layout: _Layout, schema: Schema, codes: dict[str, dict[str, str]]) -> None:
+    def __init__(self, layout: _Layout, schema: Schema, codes: dict[str, dict[str, str]], source: str) -> None:
         self.layout = layout
+        self.source = source
         self.m = layout.mapping
         self.codes = codes
         self.field_names = list(schema.field_names)
         self.rationale = schema.rationale_field
         self.ratings: dict[tuple[str, str], TableRating] = {}
         self.order: list[tuple[str, str]] = []
-        self.dup_rows: list[TableRating] = []
+        self.repeats: list[tuple[int, int]] = []
         self.blank: Counter = Counter()
         self.items: list[str] = []
         self.item_info: dict[str, dict[str, str]] = {}
@@ -445,7 +524,14 @@ class _TableReader:
         m = self.m
         line = int(rec.get("_line", 0))
         raw_cells = {k: v for k, v in rec.items() if not str(k).startswith("_") and not is_blank(v)}
-        item = cell_text(rec.get(self.layout.item_col))
+        raw_item = rec.get(self.layout.item_col)
+        if isinstance(raw_item, (datetime.date, datetime.time)):  # datetime is a date
+            raise GoldboardError(
+                f"{self.source}: row {line}: {self.layout.item_col} holds a date ({cell_text(raw_item)}): the "
+                f"spreadsheet turned the item id into a date; format the column as Text and type the ids again "
+                f"(item ids are never guessed from a date)"
+            )
+        item = cell_text(raw_item)
         if not item:
             self.problems.append((line, f"{self.layout.item_col}: no item id", raw_cells))
             return
@@ -467,7 +553,7 @@ class _TableReader:
         """``(rater, values, rationale, field columns)`` of each rater's columns of a wide row."""
         per_rater = []
         for rater, fcols in self.layout.wide_cols.items():
-            vals = {f: _decode(rec.get(c), self.codes.get(c)) for f, c in fcols.items()}
+            vals = {f: _decode(_nan_text(rec.get(c)), self.codes.get(c)) for f, c in fcols.items()}
             vals = {f: v for f, v in vals.items() if not is_blank(v)}
             rcol = self.m.rationale_cols.get(rater) or self.m.rationale_col
             rat = cell_text(rec.get(rcol)) if rcol else None
@@ -484,7 +570,7 @@ class _TableReader:
             return []
         if self.layout.pair:
             fname = cell_text(rec.get(m.field_col))
-            raw = _decode(rec.get(m.value_col), codes.get(fname) or codes.get(m.value_col))
+            raw = _decode(_nan_text(rec.get(m.value_col)), codes.get(fname) or codes.get(m.value_col))
             if rationale is not None and fname == rationale.name:
                 rat = None if is_blank(raw) else cell_text(raw)
                 if rat is not None:
@@ -495,7 +581,7 @@ class _TableReader:
         vals = {
             f: _checked(rec, checkbox_cols[f], codes.get(f))
             if f in checkbox_cols
-            else _decode(rec.get(c), codes.get(c) or codes.get(f))
+            else _decode(_nan_text(rec.get(c)), codes.get(c) or codes.get(f))
             for f, c in self.layout.long_cols.items()
         }
         vals = {f: v for f, v in vals.items() if not is_blank(v)}
@@ -503,8 +589,9 @@ class _TableReader:
         return [(rater, vals, rat, self.layout.long_cols)]
 
     def _add(self, item, info, line, raw_cells, rater, vals, rat, fcols) -> None:
-        """Count a blank rating, merge a field/value row into its rating, or keep a new rating
-        (a second one for the same item x rater is kept apart, for the validator to report)."""
+        """Count a blank rating, merge a field/value row into its rating, or keep a new rating.
+        A second row for the same item x rater is read once when it repeats the first exactly
+        (counted in :attr:`TableRead.repeats`) and is an error naming both rows otherwise."""
         for f in fcols:
             if f in self.field_names:
                 self.note_field(f)
@@ -516,6 +603,7 @@ class _TableReader:
         key = (item, rater)
         prev = self.ratings.get(key)
         if prev is not None and self.layout.pair:
+            self._check_pair_row(prev, vals, rat, line)
             _merge_pair_row(prev, vals, rat, line, raw_cells)
             return
         r = TableRating(
@@ -530,18 +618,63 @@ class _TableReader:
             cells=raw_cells,
         )
         if prev is not None:
-            self.dup_rows.append(r)
+            self._repeated(prev, r)
         else:
             self.ratings[key] = r
             self.order.append(key)
 
+    def _check_pair_row(self, prev: TableRating, vals: dict, rat: str | None, line: int) -> None:
+        """A field/value row for a field (or the rationale) its item x rater already has: the
+        same answer again is counted, another answer is an error naming both rows."""
+        for f, v in vals.items():
+            if f in prev.values:
+                a, b = _rating_text_of({f: prev.values[f]}), _rating_text_of({f: v})
+                if a != b:
+                    raise GoldboardError(
+                        f"{self.source}: rows {prev.line} and {line}: item {prev.item_id!r} is rated twice by "
+                        f"{prev.rater} with different answers ({a} vs {b}); keep the row that is right and "
+                        f"delete the other"
+                    )
+                self.repeats.append((line, prev.line))
+        if rat and prev.rationale and rat.strip() != prev.rationale.strip():
+            raise GoldboardError(
+                f"{self.source}: rows {prev.line} and {line}: item {prev.item_id!r} has two rationales by "
+                f"{prev.rater} ({prev.rationale!r} vs {rat!r}); keep the one that is right"
+            )
+
+    def _repeated(self, prev: TableRating, r: TableRating) -> None:
+        """``r`` rates ``prev``'s item x rater again: counted when identical, else an error."""
+        if _rating_key(prev) == _rating_key(r):
+            self.repeats.append((r.line, prev.line))
+            return
+        raise GoldboardError(
+            f"{self.source}: rows {prev.line} and {r.line}: item {r.item_id!r} is rated twice by {r.rater} with "
+            f"different answers ({_rating_text(prev)} vs {_rating_text(r)}); keep the row that is right and "
+            f"delete the other"
+        )
+
+
+def _rating_key(r: TableRating) -> tuple:
+    """What a rating says (values as cell texts, rationale), for comparing two rows."""
+
+    def norm(v: Any) -> Any:
+        return tuple(cell_text(x) for x in v) if isinstance(v, (list, tuple)) else cell_text(v)
+
+    return tuple(sorted((f, norm(v)) for f, v in r.values.items())), (r.rationale or "").strip()
+
+
+def _rating_text_of(values: dict[str, Any]) -> str:
+    return _rating_text(TableRating("", "", "", "", "", values, None, [0], {}))
+
+
+def _rating_text(r: TableRating) -> str:
+    vals, rat = _rating_key(r)
+    text = ", ".join(f"{f}={v if isinstance(v, str) else '|'.join(v)!r}" for f, v in vals) or "no value"
+    return text + (f", rationale {rat!r}" if rat else "")
+
 
 def _merge_pair_row(prev: TableRating, vals: dict, rat: str | None, line: int, raw_cells: dict) -> None:
     """Another field/value row of the same item x rater joins its rating (cells kept per line)."""
-    clash = [f for f in vals if f in prev.values]
-    if clash:
-        # the same field twice for one item x rater: keep both, the validator says "answered twice"
-        prev.values.setdefault("__twice__", []).append(clash[0])
     prev.values.update({f: v for f, v in vals.items() if f not in prev.values})
     if rat:
         prev.rationale = rat
@@ -557,10 +690,10 @@ def _merge_pair_row(prev: TableRating, vals: dict, rat: str | None, line: int, r
 def _multi_parts(raw: Any) -> list[Any]:
     if isinstance(raw, (list, tuple)):
         return list(raw)
-    text = cell_text(raw)
+    text = value_text(raw)
     for sep in MULTI_SEPARATORS:
         if sep in text:
-            return [p.strip() for p in text.split(sep) if p.strip()]
+            return [p.strip(VALUE_SPACE) for p in text.split(sep) if p.strip(VALUE_SPACE)]
     return [text] if text else []
 
 
@@ -571,12 +704,8 @@ def result_of(rating: TableRating, schema: Schema) -> list[dict]:
     rationale = schema.rationale_field
     names = set(schema.field_names)
     for fname, raw in rating.values.items():
-        if fname == "__twice__":
-            for f in raw:
-                out.append({"from_name": f, "type": "choices", "value": {"choices": []}})
-            continue
         if fname not in names:
-            out.append({"from_name": fname, "type": "choices", "value": {"choices": [cell_text(raw)]}})
+            out.append({"from_name": fname, "type": "choices", "value": {"choices": [value_text(raw)]}})
             continue
         f = schema.field(fname)
         if f.kind == "text":
@@ -588,7 +717,7 @@ def result_of(rating: TableRating, schema: Schema) -> list[dict]:
             if isinstance(val, list):
                 out.append({"from_name": fname, "type": "choices", "value": {"choices": val}})
             else:
-                out.append({"from_name": fname, "type": "choices", "value": {"choices": [cell_text(val)]}})
+                out.append({"from_name": fname, "type": "choices", "value": {"choices": [value_text(val)]}})
     if rating.rationale and rationale is not None:
         out.append({"from_name": rationale.name, "type": "textarea", "value": {"text": [rating.rationale]}})
     return out

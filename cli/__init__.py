@@ -88,7 +88,10 @@ def _name_flags(cmd: click.Command) -> None:
 
     @functools.wraps(callback)
     def wrapped(*args, **kwargs):
+        from goldboard.cli._output import guard_outputs
+
         try:
+            guard_outputs(cmd, kwargs)
             return callback(*args, **kwargs)
         except GoldboardError as exc:
             if exc.param and exc.flag is None:

@@ -10,6 +10,10 @@
                    sheet|push``, ``gold export``), which say so in their help.
 ``format_option``  ``--format`` (parameter ``fmt``) with the command's choices.
 ``output_option``  ``-o/--output FILE`` (parameter ``output``): written atomically.
+``OutputFile``     the type of every option naming a file a command writes (``-o``, ``--rest``,
+                   ``--pdf``, ``--plot`` ...): before the command runs, each is checked against
+                   the study's own files, the other outputs and the inputs
+                   (:func:`goldboard.cli._output.guard_outputs`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,13 @@ import click
 ROUND_DEFAULT_HELP = "the latest pulled round"
 #: what an omitted --round means for commands that work on the ratings in force
 ROUND_IN_FORCE_HELP = "per item, the latest round every rater rated"
+
+
+class OutputFile(click.Path):
+    """A file the command writes (never a folder); see :func:`goldboard.cli._output.guard_outputs`."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False)
 
 
 def study_option(required: bool = True, help: str = "Study workspace.") -> Callable:
@@ -45,4 +56,4 @@ def format_option(choices: Sequence[str], default: str | None, help: str | None 
 
 
 def output_option(required: bool = False, help: str = "Write to FILE (atomically) instead of stdout.") -> Callable:
-    return click.option("-o", "--output", required=required, type=click.Path(dir_okay=False), help=help)
+    return click.option("-o", "--output", required=required, type=OutputFile(), help=help)

@@ -6,7 +6,8 @@ from collections.abc import Iterable
 
 import click
 
-from goldboard.fileio import write_text_atomic
+from goldboard.cli._options import OutputFile
+from goldboard.fileio import check_output_paths, write_text_atomic
 from goldboard.text import one_line, terminal_text
 
 
@@ -32,3 +33,32 @@ def emit(text: str, output: str | None, warnings: Iterable[str] = (), *, termina
         click.echo(f"Wrote {output}", err=True)
     else:
         echo_data(text)
+
+
+#: parameters that name a study folder (its own files are never an output)
+STUDY_PARAMS = ("study_dir", "study", "directory")
+
+
+def _flag(param: click.Parameter) -> str:
+    if isinstance(param, click.Option):
+        return max(param.opts, key=len)
+    return param.human_readable_name
+
+
+def guard_outputs(cmd: click.Command, kwargs: dict) -> None:
+    """The one output guard, run before every command (:mod:`goldboard.cli`): each value of
+    an :class:`OutputFile` option must not be a study's own file, another output of the
+    command or one of its input files (:func:`goldboard.fileio.check_output_paths`)."""
+    outputs, inputs, studies = [], [], []
+    for param in cmd.params:
+        value = kwargs.get(param.name)
+        if value is None or not isinstance(param.type, click.Path):
+            continue
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if isinstance(param.type, OutputFile):
+            outputs += [(_flag(param), v) for v in values]
+        elif not param.type.dir_okay:
+            inputs += [(_flag(param), v) for v in values]
+        elif param.name in STUDY_PARAMS:
+            studies += list(values)
+    check_output_paths(outputs, inputs, studies)

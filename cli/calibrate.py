@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cli._options import format_option, output_option, study_option
+from goldboard.cli._options import OutputFile, format_option, output_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.exports.calibration import calibration_curve_png, render_calibration
@@ -34,7 +34,7 @@ from goldboard.workflows.report_extras import record_rules
     "test the goodness-of-fit/Wald limit.",
 )
 @click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write the round curve as PNG.")
+@click.option("--plot", type=OutputFile(), default=None, help="Also write the round curve as PNG.")
 @click.option(
     "--max-looks",
     type=click.IntRange(min=1),

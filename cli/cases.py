@@ -7,6 +7,7 @@ import click
 from goldboard.cases.examples import EXAMPLES, write_example
 from goldboard.cases.load import inspect_files, schema_of
 from goldboard.cases.synth import synthesize, write_records, write_template
+from goldboard.cli._options import OutputFile
 from goldboard.errors import GoldboardError
 from goldboard.text import one_line
 
@@ -66,7 +67,7 @@ def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None
 
 @cases_group.command("example")
 @click.argument("name", type=click.Choice(sorted(EXAMPLES)))
-@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="File to write.")
+@click.option("-o", "--out", "out", required=True, type=OutputFile(), help="File to write.")
 def example_cmd(name: str, out: str) -> None:
     """Write a copy of a shipped example data file (the README's worked examples use them).
 
@@ -81,9 +82,7 @@ def example_cmd(name: str, out: str) -> None:
 
 @cases_group.command("template")
 @click.option("--schema", "schema", required=True, help=SCHEMA_HELP)
-@click.option(
-    "-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="File to write (.jsonl, .json or .csv)."
-)
+@click.option("-o", "--out", "out", required=True, type=OutputFile(), help="File to write (.jsonl, .json or .csv).")
 def template_cmd(schema: str, out: str) -> None:
     """Write a small example cases file with every column raters see.
 
@@ -109,13 +108,11 @@ def template_cmd(schema: str, out: str) -> None:
 )
 @click.option("-n", "n", type=click.IntRange(1, 10_000_000), default=100, show_default=True, help="Number of cases.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same files).")
-@click.option(
-    "-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="Cases file (.jsonl or .json)."
-)
+@click.option("-o", "--out", "out", required=True, type=OutputFile(), help="Cases file (.jsonl or .json).")
 @click.option(
     "--outputs-out",
     "outputs_out",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     default=None,
     help="Also write model outputs (.jsonl or .json): one per case per model.",
 )

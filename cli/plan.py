@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from goldboard.analysis.planning import assured_sample_size, plan_record, plan_sample_size, render_plans
-from goldboard.cli._options import format_option, output_option, round_option, study_option
+from goldboard.cli._options import OutputFile, format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.cli.judge import plan_judge_cmd
 from goldboard.errors import GoldboardError
@@ -203,12 +203,8 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same set).")
 @output_option(required=True, help="Cases file to write (JSONL, or CSV for a .csv name), atomically.")
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file of the cases.")
-@click.option(
-    "--outputs-output", type=click.Path(dir_okay=False), default=None, help="Write the drawn cases' outputs here."
-)
-@click.option(
-    "--rest", "rest_output", type=click.Path(dir_okay=False), default=None, help="Write the other cases here."
-)
+@click.option("--outputs-output", type=OutputFile(), default=None, help="Write the drawn cases' outputs here.")
+@click.option("--rest", "rest_output", type=OutputFile(), default=None, help="Write the other cases here.")
 @click.option(
     "--study",
     "study_dir",

@@ -66,6 +66,13 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     "(with --field); a column written with {field} (onc_a={field}_a) reads every schema field it finds.",
 )
 @click.option(
+    "--identical-columns-ok",
+    "identical_ok",
+    is_flag=True,
+    help="Wide table: the raters' columns hold the same cell in every row and that is true (they agreed on "
+    "every item); without it such columns are refused as a copied column. Recorded in the round.",
+)
+@click.option(
     "--rationale-col",
     default=None,
     help="Table: the rationale column (long), or RATER=COLUMN,... (wide). Default: a column named like "
@@ -127,6 +134,7 @@ def pull_cmd(
     value_col: str | None,
     field_name: str | None,
     rater_cols: tuple[str, ...],
+    identical_ok: bool,
     rationale_col: str | None,
     case_col: str | None,
     output_col: str | None,
@@ -175,6 +183,7 @@ def pull_cmd(
         "--value-col": value_col,
         "--field": field_name,
         "--raters": rater_cols,
+        "--identical-columns-ok": identical_ok,
         "--rationale-col": rationale_col,
         "--case-col": case_col,
         "--output-col": output_col,
@@ -237,6 +246,7 @@ def _table_mapping(opts: dict[str, Any], rater_names: tuple[str, ...]) -> TableM
         output_col=opts["--output-col"],
         model_col=opts["--model-col"],
         rater_names=_pairs(rater_names, "--rater") if rater_names else {},
+        identical_ok=bool(opts["--identical-columns-ok"]),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cli._options import format_option, output_option, round_option, study_option
+from goldboard.cli._options import OutputFile, format_option, output_option, round_option, study_option
 from goldboard.study import Study
 from goldboard.workflows import write_report
 
@@ -41,7 +41,7 @@ from goldboard.workflows import write_report
 @click.option(
     "--rule", "rules", multiple=True, help="Stopping rule for the calibration section (default: calibrate's)."
 )
-@click.option("--pdf", type=click.Path(dir_okay=False), default=None, help="Also print the HTML report to this PDF.")
+@click.option("--pdf", type=OutputFile(), default=None, help="Also print the HTML report to this PDF.")
 @click.option("--no-supplement", is_flag=True, help="Do not write the CSV supplement (every table as CSV).")
 def report_cmd(
     study_dir: str,

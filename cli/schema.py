@@ -7,6 +7,7 @@ import textwrap
 
 import click
 
+from goldboard.cli._options import OutputFile
 from goldboard.errors import GoldboardError
 from goldboard.fileio import write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, builtin_names, load_schema
@@ -132,7 +133,7 @@ def show_cmd(schema_ref: str, fmt: str) -> None:
     "-o",
     "--out",
     "out",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     default=None,
     help="Write the config to this file (atomically) instead of stdout.",
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from goldboard.annotate import server as srv
+from goldboard.cli._options import OutputFile
 from goldboard.errors import GoldboardError
 
 _data_dir = click.option(
@@ -122,7 +123,7 @@ def start_cmd(
 @_data_dir
 @click.option(
     "--card",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     default=None,
     help="Write the login to this file (mode 0600) instead of printing it.",
 )

@@ -8,7 +8,7 @@ import click
 
 from goldboard.annotate import server as srv
 from goldboard.errors import GoldboardError
-from goldboard.study import Study
+from goldboard.study import Study, shown_url
 from goldboard.text import did_you_mean
 from goldboard.workflows.methods import set_study_facts
 from goldboard.workflows.study_edit import add_rater
@@ -85,7 +85,15 @@ def show_cmd(directory: str) -> None:
     click.echo(f"study:   {st.name} ({st.path})")
     click.echo(f"schema:  {st.schema.name} v{st.schema.version} ({st.schema_ref})")
     click.echo(f"raters:  {', '.join(st.raters)}")
-    click.echo(f"server:  {st.url or '(embedded' + (' ' + st.data_dir if st.data_dir else ' default') + ')'}")
+    click.echo(
+        f"server:  {shown_url(st.url) or '(embedded' + (' ' + st.data_dir if st.data_dir else ' default') + ')'}"
+    )
+    if shown_url(st.url) != st.url:
+        click.echo(
+            f"Warning: {st.path / 'study.toml'}: the server URL holds a user name or password; remove it with "
+            f"`goldboard study set {st.path} --url {shown_url(st.url).replace('...@', '')}`",
+            err=True,
+        )
     for r in st.rounds:
         projects = ", ".join(f"{k}={v}" for k, v in r.projects.items())
         extra = ""

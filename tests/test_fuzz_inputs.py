@@ -977,6 +977,176 @@ def test_schema_show_strips_control_characters_from_a_hostile_schema(world, fail
 # --------------------------------------------------------------------------- figures
 
 
+# --------------------------------------------------------------------------- what the user typed, checked
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(q.relative_to(folder)): q.read_bytes() for q in sorted(folder.rglob("*")) if q.is_file()}
+
+
+def _table_study(root: Path, name: str) -> Path:
+    st = root / "meaning" / name
+    shutil.rmtree(st, ignore_errors=True)
+    Study.init(st, schema="mtb", raters=RATERS)
+    return st
+
+
+def _meaning_cases(world) -> list[tuple[str, dict[str, str | bytes], list, bool, object]]:
+    """(name, files to write {name: text}, argv with {st} {d} placeholders, must_fail, oracle(st, res))."""
+    long_ok = "case_id,rater,safety_label\nC1,onc_a,Supported\nC1,onc_b,Unsupported\n"
+
+    def kept(n_rows):
+        def oracle(st, res):
+            got = read_ratings_csv(Study.open(st).ratings_path(1))
+            lab = got[got.field == "safety_label"]
+            return None if len(lab) == n_rows else f"{len(lab)} labels in ratings.csv, expected {n_rows}"
+
+        return oracle
+
+    def held(aid, needle):
+        def oracle(st, res):
+            got = read_ratings_csv(Study.open(st).ratings_path(1))
+            inv = read_csv_frame(Study.open(st).invalid_path(1))
+            if aid in set(got["annotation_id"]):
+                return f"{aid} became a rating"
+            reasons = dict(zip(inv["annotation_id"], inv["reason"]))
+            return None if needle in reasons.get(aid, "") else f"{aid} not held out with {needle!r}: {reasons!r:.200}"
+
+        return oracle
+
+    wide = ["pull", "--study", "{st}", "--from-table", "{d}/t.csv", "--field", "safety_label", "--raters"]
+    blank_notes = "case_id,a,b,na,nb\n" + "".join(
+        f"C{n},{LABELS[n % 4]},{LABELS[(n + 1) % 4]},{'why' if n < 2 else ''},\n" for n in range(8)
+    )
+    return [
+        ("one column for two raters", {"t.csv": "case_id,x,y\nC1,Supported,Unsupported\n"},
+         wide + ["onc_a=x,onc_b=x"], True, None),
+        ("identical columns", {"t.csv": "case_id,x,y\nC1,Supported,Supported\nC2,Unsupported,Unsupported\n"},
+         wide + ["onc_a=x,onc_b=y"], True, None),
+        ("--rater onc_b=onc_a", {"t.csv": long_ok}, ["pull", "--study", "{st}", "--from-table", "{d}/t.csv",
+         "--rater", "onc_b=onc_a"], True, None),
+        ("--rater to a non-rater", {"t.csv": long_ok}, ["pull", "--study", "{st}", "--from-table", "{d}/t.csv",
+         "--rater", "onc_b=onc_z"], True, None),
+        ("codes: repeated code", {"t.csv": "case_id,rater,lab\nC1,onc_a,1\nC1,onc_b,2\n",
+         "c.csv": "column,code,label\nlab,1,Supported\nlab,1,Unsupported\nlab,2,Unsafe\n"},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.csv", "--label-col", "lab", "--field", "safety_label",
+          "--codes", "{d}/c.csv"], True, None),
+        ("conflicting duplicate rows", {"t.csv": long_ok + " C1 ,onc_a,Unsupported\n"},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.csv"], True, None),
+        ("identical duplicate rows", {"t.csv": long_ok + "C1,onc_a,Supported\n"},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.csv"], False, kept(2)),
+        ("duplicate header", {"t.csv": "case_id,rater,safety_label,safety_label\nC1,onc_a,Supported,Unsupported\n"},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.csv"], True, None),
+        ("formula without value", {"t.xlsx": [["case_id", "rater", "safety_label"], ["C1", "onc_a", "=A1"]]},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.xlsx"], True, None),
+        ("date as item id", {"t.xlsx": [["case_id", "rater", "safety_label"],
+                                        [__import__("datetime").datetime(2024, 3, 1), "onc_a", "Supported"]]},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.xlsx"], True, None),
+        ("blank rationale cells", {"t.csv": blank_notes},
+         wide + ["onc_a=a,onc_b=b", "--rationale-col", "onc_a=na,onc_b=nb"], False, kept(16)),
+        ("NaN label", {"t.jsonl": '{"case_id": "C1", "rater": "onc_a", "safety_label": NaN}\n'
+                                  '{"case_id": "C1", "rater": "onc_b", "safety_label": "Supported"}\n'},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.jsonl"], False, held("t.jsonl:1", "'NaN' is not a value")),
+        ("control character in a label", {"t.csv": "case_id,rater,safety_label\nC1,onc_a,Supported\x1f\n"
+                                                    "C1,onc_b,Supported\n"},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.csv"], False, held("t.csv:2", "control character")),
+        ("field the schema lacks", {"t.csv": "item_id,rater,field,value\nC1,onc_a,mood,happy\n"
+                                             "C1,onc_b,safety_label,Supported\n"},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.csv"], False, held("t.csv:2", "unknown field 'mood'")),
+        ("--round 3 without 1-2", {"t.csv": long_ok},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.csv", "--round", "3"], True, None),
+        ("calibrate rule beyond 1", {}, ["calibrate", "--study", world["study"], "--rule", "kappa_upper>=1.5"],
+         True, None),
+        ("add-raters 'onc a'", {}, ["server", "add-raters", "onc a", "--data-dir", "{d}/ls"], True, None),
+        ("add-raters '=x'", {}, ["server", "add-raters", "=x", "--data-dir", "{d}/ls"], True, None),
+    ]  # fmt: skip
+
+
+def test_typed_input_is_checked_against_its_meaning(world, failures):
+    """Each input whose meaning the command cannot honour (issue 23): a clean error with nothing
+    written to the study, or a correct result by the case's oracle."""
+    for name, files, argv, must_fail, oracle in _meaning_cases(world):
+        st = _table_study(world["root"], "study")
+        d = world["root"] / "meaning" / "in"
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+        for fname, content in files.items():
+            if fname.endswith(".xlsx"):
+                wb = openpyxl.Workbook()
+                for row in content:
+                    wb.active.append(row)
+                wb.save(d / fname)
+            else:
+                (d / fname).write_text(content, encoding="utf-8")
+        before = _tree(st)
+        res = invoke([str(a).format(st=st, d=d) for a in argv])
+        outcome = judge(
+            f"meaning: {name}", res, must_fail=must_fail, oracle=oracle and (lambda r, o=oracle, st=st: o(st, r))
+        )
+        if outcome == "error" and _tree(st) != before:
+            FAILURES.append(f"meaning: {name}: refused, but the study's files changed")
+        if "ls" in argv[-1] and (d / "ls").exists():
+            FAILURES.append(f"meaning: {name}: refused rater name, but the data dir was created")
+
+
+SELF_OVERWRITE_ARGS = [
+    ["report", "--study", "{st}", "-o", "{st}/decisions.jsonl"],
+    ["report", "--study", "{st}", "--format", "markdown", "-o", "{st}/gold/v1/gold.csv"],
+    ["agree", "--study", "{st}", "-o", "{st}/rounds/1/ratings.csv"],
+    ["agree", "{st}/rounds/1/ratings.csv", "-o", "{st}/rounds/1/ratings.csv"],
+    ["flag", "--study", "{st}", "-o", "{st}/units.jsonl"],
+    ["flag", "{st}/rounds/1/ratings.csv", "--schema", "mtb", "-o", "{st}/study.toml"],
+    ["plan", "size", "--kappa", "0.6", "--prevalence", "0.3", "--lower", "0.4", "-o", "{st}/study.toml"],
+    ["calibrate", "--study", "{st}", "--rule", "kappa_lower>=0.4", "-o", "{st}/rounds/1/invalid.csv"],
+    ["adjudicate", "sheet", "--study", "{st}", "-o", "{st}/rounds/1/sheet.xlsx"],
+    ["score", "--study", "{st}", "--predictions", "{predictions}", "-o", "{st}/gold/v1/manifest.json"],
+    ["score", "--study", "{st}", "--predictions", "{predictions}", "-o", "{predictions}"],
+    ["plan", "sample", "--cases", "{cases}", "-n", "2", "-o", "{tmp}/a.jsonl", "--rest", "{tmp}/a.jsonl"],
+    ["plan", "sample", "--cases", "{cases}", "-n", "2", "-o", "{tmp}/a.jsonl", "--outputs", "{outputs}",
+     "--outputs-output", "{outputs}"],
+    ["cases", "synth", "--schema", "mtb", "-o", "{st}/decisions.jsonl"],
+    ["schema", "config", "mtb", "-o", "{st}/units.jsonl"],
+]  # fmt: skip
+
+
+def test_no_command_overwrites_the_study_or_its_own_input(world, failures):
+    """Oracle: a clean one-line error, and every file of the study and every input byte-identical."""
+    g = world["good"]
+    tmp = world["root"] / "selfwrite"
+    tmp.mkdir(exist_ok=True)
+    inputs = [g["predictions"], g["cases"], g["outputs"]]
+    for argv in SELF_OVERWRITE_ARGS:
+        st = fresh_copy(world, "selfwrite", "released")
+        before, inputs_before = _tree(st), [f.read_bytes() for f in inputs]
+        args = [
+            a.format(st=st, tmp=tmp, predictions=g["predictions"], cases=g["cases"], outputs=g["outputs"]) for a in argv
+        ]
+        res = invoke(args)
+        name = "self-overwrite: " + " ".join(argv)
+        judge(name, res, must_fail=True)
+        if _tree(st) != before or [f.read_bytes() for f in inputs] != inputs_before:
+            FAILURES.append(f"{name}: a study file or an input changed")
+        if list(tmp.iterdir()):
+            FAILURES.append(f"{name}: wrote {sorted(p.name for p in tmp.iterdir())}")
+            shutil.rmtree(tmp)
+            tmp.mkdir()
+
+
+def test_url_with_password_is_refused_and_never_echoed(world, failures):
+    root = world["root"] / "urls"
+    shutil.rmtree(root, ignore_errors=True)
+    st = root / "st"
+    invoke(["study", "init", st, "--schema", "mtb", "--raters", "onc_a,onc_b", "--url", "http://h:8080"])
+    for k, url in enumerate(["http://u:pw-SECRET@h", "https://u:pw-SECRET@h:8443/ls", "http://:pw-SECRET@h/"]):
+        for argv in (["study", "init", root / f"n{k}", "--schema", "mtb", "--raters", "a,b", "--url", url],
+                     ["study", "set", st, "--url", url]):  # fmt: skip
+            before = _tree(root)
+            res = invoke(argv)
+            judge(f"url with password: {argv[1]}", res, must_fail=True)
+            if "pw-SECRET" in res.output or _tree(root) != before:
+                FAILURES.append(f"url with password: {argv[1]}: the password was printed or stored")
+
+
 def test_zz_figures():
     """Print the campaign's figures (run with -s to see them)."""
     print(

@@ -205,15 +205,18 @@ def test_invalid_values_are_held_out_verbatim(tmp_path):
         'C-2,onc_a,=HYPERLINK("x"),formula\n'
         "C-2,onc_b,,\n"
         "C-3,onc_a,Unsafe,\n"
-        "C-4,onc_a,Unsafe,the rationale column is there so the schema requires it\n",
+        "C-4,onc_a,Unsafe,a blank rationale cell (C-3) is no rationale: never a reason to drop the label\n",
         encoding="utf-8",
     )
     res = run("pull", "--study", s, "--from-table", t, "--item-col", "case_id")
-    assert (
-        "onc_a: 1 rated, 3 invalid" in res.output and "onc_b: 1 rated, 0 invalid, 0 superseded, 1 blank" in res.output
-    )
+    assert "onc_a: 2 rated, 2 invalid, 0 superseded, 1 without a rationale" in res.output, res.output
+    assert "onc_b: 1 rated, 0 invalid, 0 superseded, 1 blank" in res.output
     got = ratings(s)
-    assert got[["item_id", "rater", "value"]].values.tolist() == [["C-1", "onc_b", S], ["C-4", "onc_a", "Unsafe"]]
+    assert got[["item_id", "rater", "value"]].values.tolist() == [
+        ["C-1", "onc_b", S],
+        ["C-3", "onc_a", "Unsafe"],
+        ["C-4", "onc_a", "Unsafe"],
+    ]
     assert got.loc[0, "rationale"] == "case and spaces are fine"
     inv = pd.read_csv(s / "rounds/1/invalid.csv", dtype=str, keep_default_na=False).set_index("annotation_id")
     assert "'Supportd' is not a value of safety_label" in inv.loc["ratings.csv:2", "reason"]
@@ -224,7 +227,7 @@ def test_invalid_values_are_held_out_verbatim(tmp_path):
         "rationale": "typo",
     }
     assert json.loads(inv.loc["ratings.csv:4", "result"])["safety_label"] == '=HYPERLINK("x")'
-    assert inv.loc["ratings.csv:6", "reason"] == "rationale: required but missing"
+    assert "ratings.csv:6" not in inv.index
 
 
 def test_rater_names_must_be_study_raters(tmp_path):
@@ -534,7 +537,8 @@ def test_wide_table_with_rationale_per_rater(tmp_path):
 
 def test_case_output_model_columns_and_repeated_rows(tmp_path):
     """Items are model outputs (--output-col), each with its case and model; a second row for the
-    same item and rater supersedes the first (kept in invalid.csv, as a repeated annotation is)."""
+    same item and rater with another answer is an error naming both rows (issue 23: it used to
+    supersede the first by row order); the same answer again is read once, with a warning."""
     s = openmtb_study(tmp_path)
     t = tmp_path / "outputs.csv"
     t.write_text(
@@ -545,19 +549,20 @@ def test_case_output_model_columns_and_repeated_rows(tmp_path):
         "C-1,C-1::gpt,gpt,onc_b,Partially Supported\n",
         encoding="utf-8",
     )
-    res = run(
-        "pull", "--study", s, "--from-table", t, "--item-col", "out", "--case-col", "case",
-        "--output-col", "out", "--model-col", "llm",
-    )  # fmt: skip
-    assert "onc_b: 1 rated, 0 invalid, 1 superseded" in res.output
+    args = ["pull", "--study", s, "--from-table", t, "--item-col", "out", "--case-col", "case",
+            "--output-col", "out", "--model-col", "llm"]  # fmt: skip
+    res = run(*args, code=1)
+    assert "rows 3 and 5: item 'C-1::gpt' is rated twice by onc_b with different answers" in res.output
+    assert not (s / "rounds").exists()
+    t.write_text(t.read_text().replace("onc_b,Partially Supported", "onc_b,Unsupported"), encoding="utf-8")
+    res = run(*args)
+    assert "onc_b: 1 rated, 0 invalid, 0 superseded" in res.output and "row 5 = row 3" in res.output
     got = ratings(s)
     assert got[["item_id", "case_id", "output_id", "model", "rater", "value"]].values.tolist() == [
         ["C-1::gpt", "C-1", "C-1::gpt", "gpt", "onc_a", S],
-        ["C-1::gpt", "C-1", "C-1::gpt", "gpt", "onc_b", P],
+        ["C-1::gpt", "C-1", "C-1::gpt", "gpt", "onc_b", "Unsupported"],
         ["C-1::llama", "C-1", "C-1::llama", "llama", "onc_a", "Unsafe"],
     ]
-    inv = pd.read_csv(s / "rounds/1/invalid.csv", dtype=str, keep_default_na=False)
-    assert inv[["kind", "annotation_id"]].values.tolist() == [["superseded", "outputs.csv:3"]]
     units = {u["item_id"]: u for u in map(json.loads, (s / "units.jsonl").read_text().splitlines())}
     assert units["C-1::llama"]["case_id"] == "C-1" and units["C-1::llama"]["model"] == "llama"
 

@@ -36,6 +36,12 @@ def check_field(study: Study, name: str) -> None:
         raise GoldboardError(
             f"{name!r}: {base} has no value {value!r}{did_you_mean(value, f.categories)}", param="field"
         )
+    if f.kind == "text":
+        choice = [g.name for g in schema.fields if g.kind != "text"]
+        raise GoldboardError(
+            f"{name!r}: a free-text field has no agreement statistic (fields with one: {', '.join(choice)})",
+            param="field",
+        )
 
 
 def calibration_rounds(study: Study) -> tuple[list[int], str]:

@@ -22,7 +22,7 @@ from goldboard.annotate.pull import PullResult, pull, read_export_file
 from goldboard.cases.units import compose_case_text
 from goldboard.errors import GoldboardError
 from goldboard.fileio import iter_jsonl, write_jsonl_atomic
-from goldboard.study import Study
+from goldboard.study import Study, check_rater_map
 from goldboard.text import did_you_mean
 
 SHARED = "*"
@@ -67,13 +67,11 @@ def pull_projects(
     item_key = item_key or extra.get("item_key")
     stored = dict(extra.get("label_studio_users") or {})
     if rater_map:
-        for k, r in rater_map.items():
-            if r not in raters:
-                raise GoldboardError(
-                    f"--rater {k}={r}: {r!r} is not a rater of this study{did_you_mean(r, raters)} "
-                    f"(raters: {', '.join(raters)})"
-                )
+        check_rater_map(rater_map, raters)
+        # a rater named again is mapped anew: their earlier mapping goes (never two users for one rater)
+        stored = {k: r for k, r in stored.items() if r not in rater_map.values()}
         stored.update(rater_map)
+        check_rater_map(stored, raters)
         extra["label_studio_users"] = stored
         changed = True
     if projects:

@@ -32,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.annotate.pull import INVALID_COLUMNS, PullResult, Source, collect
+from goldboard.annotate.pull import INVALID_COLUMNS, PullResult, Source, collect, rule_warnings
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
@@ -44,14 +44,15 @@ from goldboard.cases.table_import import (
 )
 from goldboard.errors import GoldboardError
 from goldboard.fileio import (
+    duplicate_headers,
     iter_jsonl,
     read_csv_frame,
-    read_table,
+    read_records,
     write_csv_atomic,
     write_jsonl_atomic,
     write_text_atomic,
 )
-from goldboard.study import Study
+from goldboard.study import Study, check_rater_map
 from goldboard.text import did_you_mean, utc_now
 
 TABLE_MODE = "table"
@@ -79,6 +80,8 @@ class TablePullResult:
             lines.append(f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded")
             if c.get("blank"):
                 lines[-1] += f", {c['blank']} blank"
+            if c.get("no_rationale"):
+                lines[-1] += f", {c['no_rationale']} without a rationale"
         if s["invalid_annotations"] or s["superseded_annotations"]:
             lines.append(
                 f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
@@ -162,11 +165,7 @@ def pull_table(
     read = _read_table_ratings(study, path, mapping, source, codes)
     raters = list(study.raters)
 
-    # the round: the latest, or 1 for a study without rounds
-    new_round = not study.rounds or (round_number is not None and all(r.number != round_number for r in study.rounds))
-    if round_number is not None and round_number < 1:
-        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
-    rnd = study.get_or_add_round(round_number, mode=TABLE_MODE)
+    rnd, new_round = _table_round(study, round_number)
     n = rnd.number
 
     # items: known units, or new ones for a table-born study
@@ -193,6 +192,7 @@ def pull_table(
         invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
 
     _table_summary(res, raters, counts, read, invalid, ratings, rnd)
+    _table_notes(res, study, read, ratings)
     changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
     sha = _sha256(path)
     res.summary["table"] = {
@@ -227,6 +227,7 @@ def pull_table(
         "sha256": sha,
         "rows": read.rows,
         "pulled_at": utc_now(),
+        **({"identical_columns_ok": True} if mapping.identical_ok else {}),
     }
     if new_round:
         rnd.mode = TABLE_MODE
@@ -244,7 +245,13 @@ def _read_table_ratings(
     if ":" in source or not source.strip():
         raise GoldboardError(f"--source {source!r}: give a name without ':'")
     code_map = read_codes(codes) if codes else None
-    df = read_table(path)
+    df = _cells_frame(path)
+    dup = duplicate_headers(path)
+    if dup:
+        raise GoldboardError(
+            f"{path}: column {dup[0]!r} appears more than once in the header row; rename the copies so each "
+            f"column has its own name (only one of them would be read)"
+        )
     raters = list(study.raters)
     for r in mapping.raters:
         if r not in raters:
@@ -252,12 +259,7 @@ def _read_table_ratings(
                 f"--raters {r}=...: {r!r} is not a rater of this study{did_you_mean(r, raters)} "
                 f"(raters: {', '.join(raters)}; add one with `goldboard study add-rater`)"
             )
-    for raw, r in mapping.rater_names.items():
-        if r not in raters:
-            raise GoldboardError(
-                f"--rater {raw}={r}: {r!r} is not a rater of this study{did_you_mean(r, raters)} "
-                f"(raters: {', '.join(raters)})"
-            )
+    check_rater_map(mapping.rater_names, raters)
     read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
     for tr in read.ratings:
         if tr.rater not in raters:
@@ -270,6 +272,16 @@ def _read_table_ratings(
     return read
 
 
+def _cells_frame(path: Path) -> pd.DataFrame:
+    """The table's cells as read (objects; a cell a row lacks is ``None``, never pandas' NaN, so
+    a ``NaN`` the file itself holds stays distinguishable), with the ``_line`` column."""
+    recs = read_records(path)
+    cols = list(dict.fromkeys(k for _, r in recs for k in r))
+    df = pd.DataFrame([[r.get(k) for k in cols] for _, r in recs], columns=cols, dtype=object)
+    df["_line"] = [line for line, _ in recs]
+    return df
+
+
 def _validate_table(
     study: Study, read: TableRead, source: str, path: Path, n: int, units: list[dict]
 ) -> tuple[PullResult, pd.DataFrame, pd.DataFrame]:
@@ -278,9 +290,17 @@ def _validate_table(
     schema = study.schema
     raters = list(study.raters)
     fields_in_table = set(read.fields)
+    # a field the table lacks, and the rationale (an optional value in a table: a blank comment
+    # cell is recorded as no rationale and counted, never a reason to drop the label), are not required
+    rationale = schema.rationale_field
     relaxed = dataclasses.replace(
         schema,
-        fields=tuple(f if f.name in fields_in_table else dataclasses.replace(f, required=False) for f in schema.fields),
+        fields=tuple(
+            f
+            if f.name in fields_in_table and (rationale is None or f.name != rationale.name)
+            else dataclasses.replace(f, required=False)
+            for f in schema.fields
+        ),
     )
     tasks = to_tasks(read, relaxed, raters)
     sources = [Source(ts, f"{source}/{r}", r, str(path)) for r, ts in tasks.items()]  # type: ignore[arg-type]
@@ -309,6 +329,48 @@ def _validate_table(
         invalid["task_id"] = ""
         invalid["project_id"] = ""
     return res, ratings, invalid
+
+
+def _table_round(study: Study, round_number: int | None) -> tuple[Any, bool]:
+    """``(round, new?)``: the named round, or the latest (round 1 of a study without rounds).
+    A new round is the next number: ``--round 3`` without rounds 1-2 is an error."""
+    new_round = not study.rounds or (round_number is not None and all(r.number != round_number for r in study.rounds))
+    if round_number is not None and round_number < 1:
+        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+    have = sorted(r.number for r in study.rounds)
+    if new_round and round_number is not None and round_number != (have[-1] + 1 if have else 1):
+        raise GoldboardError(
+            f"--round {round_number}: the study has "
+            + (f"rounds {', '.join(map(str, have))}" if have else "no rounds yet")
+            + f"; a new round is round {have[-1] + 1 if have else 1} (rounds are numbered without gaps)"
+        )
+    return study.get_or_add_round(round_number, mode=TABLE_MODE), new_round
+
+
+def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame) -> None:
+    """The summary's notes on the table: repeated rows read once, ratings without a rationale,
+    ratings that break a schema rule (kept as rated, as a Label Studio pull reports them)."""
+    warnings = res.summary.setdefault("warnings", [])
+    if read.repeats:
+        shown = ", ".join(f"row {a} = row {b}" for a, b in read.repeats[:5])
+        warnings.append(
+            f"{len(read.repeats)} repeated row(s) give the same answer as an earlier row of the same item and "
+            f"rater and were read once ({shown}{', ...' if len(read.repeats) > 5 else ''})"
+        )
+    res.summary["table_repeated_rows"] = len(read.repeats)
+    _rationale_counts(res, study, read, ratings)
+    warnings.extend(rule_warnings(ratings, study.schema, list(study.raters)))
+
+
+def _rationale_counts(res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame) -> None:
+    """With a rationale column: per rater, the ratings kept without a rationale (blank cell)."""
+    rationale = study.schema.rationale_field
+    if rationale is None or rationale.name not in read.fields or not len(ratings):
+        return
+    per_item = ratings.groupby(["rater", "item_id"], sort=False)["rationale"].agg(lambda x: any(str(v) for v in x))
+    for (rater, _), has in per_item.items():
+        c = res.summary["raters"].setdefault(rater, {"valid": 0, "invalid": 0, "superseded": 0})
+        c["no_rationale"] = c.get("no_rationale", 0) + (0 if has else 1)
 
 
 def _held_row(
