@@ -506,6 +506,11 @@ class Client:
         with self._call(f"deleting annotation {annotation_id}"):
             self.sdk.annotations.delete(annotation_id, request_options=NO_RETRIES)
 
+    def update_task_data(self, project_id: int, task_id: int, data: dict) -> None:
+        """Replace one task's data (one request, never retried; its annotations stay)."""
+        with self._call(f"updating task {task_id} of project {project_id}", project_id):
+            self._sdk(project_id).tasks.update(str(task_id), data=data, request_options=NO_RETRIES)
+
     def update_project_config(self, project_id: int, label_config: str) -> None:
         with self._call(f"updating the label config of project {project_id}", project_id):
             self._sdk(project_id).projects.update(project_id, label_config=label_config, request_options=NO_RETRIES)
