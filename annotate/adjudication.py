@@ -67,6 +67,13 @@ from goldboard.label_configs.schema import Field, Schema
 from goldboard.study import study_ratings
 from goldboard.text import ls_text, xml_text
 
+#: how to change a submitted decision (Label Studio 1.23: "Update" stays disabled until the new
+#: reason is added with "Add" or Shift+Enter; checked in tests/test_adjudication_page_live.py)
+CHANGE_HOWTO = (
+    "To change a decision you submitted: open the task and choose the new value; change the reason with its "
+    "pencil button (or, with no reason yet, type one) and press Shift+Enter or Add -- Update stays disabled "
+    "for a reason typed but not added -- then click Update."
+)
 DECISION_TAG = "decision"
 REASON_TAG = "reason"
 RATERS_TAG = "raters"
@@ -156,16 +163,19 @@ def adjudication_config(
     f = schema.field(field_name)
     show_output = schema.display.show_output if show_output is None else show_output
     root = ET.Element("View")
-    ET.SubElement(root, "Header", value=ls_text(f"Adjudication: {f.title or f.name}"), size="3")
+    # the case id beside Label Studio's own task number (#4): "$case_id" is task data, filled in by Label Studio
+    ET.SubElement(root, "Header", value=ls_text(f"Adjudication: {f.title or f.name}") + " · case $case_id", size="3")
     ET.SubElement(
         root,
         "Header",
         size="6",
         value=ls_text(
-            "Read the case, the raters' labels and rationales, then choose the final value "
-            f"(or {UNRESOLVED}). Give a reason; it is required when you overrule every rater."
+            "Read the case, the raters' labels and rationales and the decision in force, then choose the final "
+            f"value (or {UNRESOLVED}). Give a reason; it is required when you overrule every rater or change "
+            "the decision in force. Confirming the decision in force without a reason keeps its reason."
         ),
     )
+    ET.SubElement(root, "Header", size="6", value=ls_text(CHANGE_HOWTO))
     _add_panes(root, schema, show_output, n_raters)
     if current:
         ET.SubElement(root, "Header", value="Decision in force", size="5")
@@ -517,14 +527,14 @@ def _check_adjudication_project(study: Any, client: Any, pid: int, fname: str, x
             f"(decisions already pulled stay in {study.decisions_path})",
             pid,
         ) from None
-    if configs_match(proj["label_config"], xml):
-        return
-    if not any(configs_match(proj["label_config"], old) for old in older):
+    cfg = proj["label_config"]
+    if not configs_match(cfg, xml) and not any(configs_match(cfg, old) for old in older):
         raise ConfigMismatch(
             f"adjudication project {pid} ({fname}) on {client.url}: its label config no "
             f"longer matches what goldboard made (edited in Label Studio, or raters added?)"
         )
-    client.update_project_config(pid, xml)
+    if "$current_decision" not in cfg:  # same questions, made before the decision in force was shown
+        client.update_project_config(pid, xml)
 
 
 def _import_adjudication_tasks(

@@ -547,6 +547,7 @@ def _md_adjudication(a: dict) -> list[str]:
         out.append(
             f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decisions, "
             f"{'independent' if adj['independent'] else 'NOT independent'}"
+            + (f" (also written {', '.join(_md(x) for x in adj['also_written'])})" if adj.get("also_written") else "")
         )
     for fname, m in a["methods"].items():
         out.append(

@@ -145,3 +145,21 @@ def test_status_of_a_table_study_needs_no_server_and_counts_sheet_decisions(tmp_
     got = json.loads(invoke_cli("status", "--study", s, "--format", "json").output)
     assert got["decisions_open"] == 16 and got["decisions"]["safety_label"]["unresolved"] == 16
     assert got["rounds"]["1"][0]["source"] == "table" and Study.open(s).url in ("", got["url"] or "")
+
+
+def test_report_counts_people_not_spellings(tmp_path):
+    """A log written before identities were checked ("Dr Chair" from a sheet cell, dr_chair from
+    Label Studio): the report names one adjudicator with both spellings."""
+    from test_adjudication_roundtrip import make_study
+
+    st = make_study(tmp_path)
+    record_decisions(st.decisions_path, [Proposed("C-10", SL, S, "", "Dr Chair")], source="sheet")
+    record_decisions(
+        st.decisions_path, [Proposed("C-1", SL, P, "ECOG 2", "dr_chair"), Proposed("C-2", SL, S, "", "dr_chair")],
+        source="label_studio",
+    )  # fmt: skip
+    out = tmp_path / "report.md"
+    res = invoke_cli("report", "--study", st.path, "-o", out, "--format", "markdown")
+    assert res.exit_code == 0, res.output
+    lines = [x for x in out.read_text().splitlines() if x.startswith("- Adjudicator ")]
+    assert lines == ["- Adjudicator dr_chair: 3 decisions, independent (also written Dr Chair)"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.adjudicate.decisions import read_decisions
+from goldboard.adjudicate.decisions import identity_key, read_decisions
 from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
@@ -323,24 +323,33 @@ def _confusion_images(res: dict, title: str) -> list[dict]:
 
 
 def _adjudicators(decisions: list[dict]) -> list[dict]:
-    """Per adjudicator: decisions made, whether all were independent, and where they were made."""
-    adjudicators: dict[str, dict] = {}
+    """Per adjudicator -- a person, not a spelling: ``Dr Chair`` and ``dr_chair`` (same letters
+    and digits, :func:`identity_key`) are one -- decisions made, whether all were independent,
+    where they were made, and any other spellings the log holds (``also_written``)."""
+    people: dict[str, dict] = {}
     for e in decisions:
-        a = adjudicators.setdefault(
-            str(e.get("adjudicator") or "?"), {"decisions": 0, "independent": True, "sources": set()}
+        name = str(e.get("adjudicator") or "?")
+        a = people.setdefault(
+            identity_key(name) or name,
+            {"decisions": 0, "independent": True, "sources": set(), "spellings": {}},
         )
         a["decisions"] += 1
         a["independent"] = a["independent"] and bool(e.get("independent", True))
         a["sources"].add(str(e.get("source", "")))
-    return [
-        {
-            "name": k,
-            "decisions": v["decisions"],
-            "independent": v["independent"],
-            "sources": sorted(s for s in v["sources"] if s),
-        }
-        for k, v in adjudicators.items()
-    ]
+        a["spellings"][name] = a["spellings"].get(name, 0) + 1
+    out = []
+    for v in people.values():
+        name = max(v["spellings"], key=lambda k: v["spellings"][k])  # the most used spelling (first on a tie)
+        out.append(
+            {
+                "name": name,
+                "decisions": v["decisions"],
+                "independent": v["independent"],
+                "sources": sorted(s for s in v["sources"] if s),
+                **({"also_written": [k for k in v["spellings"] if k != name]} if len(v["spellings"]) > 1 else {}),
+            }
+        )
+    return out
 
 
 def _gold_methods(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
