@@ -178,9 +178,16 @@ def resolve_connection(
         )
     st = srv.server_status(ddir)
     if not st.running:
+        where = getattr(study, "path", None)
+        elsewhere = (
+            f"; if this study's server keeps its data elsewhere, record that folder with "
+            f"`goldboard study set {where} --data-dir DIR`"
+            if where is not None
+            else ""
+        )
         raise ServerUnreachable(
             f"the embedded Label Studio server ({st.data_dir}) is not running: start it with "
-            f"`goldboard server start --data-dir {st.data_dir}` (or give the study a --url)"
+            f"`goldboard server start --data-dir {st.data_dir}`{elsewhere} (or give the study a --url)"
         )
     creds = srv.read_credentials(st.data_dir)
     return Connection(

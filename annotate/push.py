@@ -429,6 +429,10 @@ def _round_mode(
 def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
     """On a connected server: projects, what is missing, the units record, the import (steps 1-4), blinding check."""
     account_warnings = check_rater_accounts(client, study.raters)
+    ddir = getattr(getattr(client, "conn", None), "data_dir", None)
+    if ddir and not study.url and not study.data_dir:  # e.g. GOLDBOARD_SERVER_DIR: a new shell finds it too
+        study.data_dir = str(ddir)
+        study.save()
     xml = to_label_studio_xml(study.schema, show_output=plan.kind == "output")
     rnd, legacy_xml = _update_round(study, plan)
     creds = getattr(getattr(client, "conn", None), "credentials", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -30,7 +31,8 @@ def study_group() -> None:
     "--data-dir",
     default="",
     type=click.Path(file_okay=False),
-    help="Embedded server data dir, when not the default (~/.goldboard/server).",
+    help="Embedded server data dir, when not the default (~/.goldboard/server; $GOLDBOARD_SERVER_DIR when set, "
+    "recorded).",
 )
 def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data_dir: str) -> None:
     """Create a study workspace in DIRECTORY.
@@ -41,6 +43,9 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
     ~/.config/goldboard/credentials.toml (["URL"] token = "..."); it is never
     stored in the workspace.
     """
+    if not data_dir and not url and os.environ.get("GOLDBOARD_SERVER_DIR"):
+        data_dir = str(srv.default_data_dir())  # recorded: a new shell without the variable finds the server
+        click.echo(f"Embedded server data dir {data_dir} (from GOLDBOARD_SERVER_DIR) recorded in study.toml", err=True)
     st = Study.init(
         directory,
         schema=schema,

@@ -441,6 +441,7 @@ def _md_study(data: dict) -> list[str]:
         f"- Unit: {_md(s['unit'])}",
         f"- Raters: {len(s['raters'])} ({_md(', '.join(s['raters']))})",
         f"- Items: {s['n_items']}; ratings: {s['n_ratings']}; round {s['round']}",
+        *([f"- Round analysed: {_md(s['round_rule'])}"] if s.get("round_rule") else []),
         f"- {_md(s['blinding'])}",
         "",
         "## Methods",

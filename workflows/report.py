@@ -39,7 +39,7 @@ from goldboard.exports.report_extras import SUPPLEMENT_DIR, write_supplement
 from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
-from goldboard.workflows.agreement import agreement_for_study
+from goldboard.workflows.agreement import agreement_for_study, analysis_round
 from goldboard.workflows.report_extras import recorded_plan, reviewer_sections
 from goldboard.workflows.score import run_score
 
@@ -116,7 +116,8 @@ def build_report(
     rules: list[str] | None = None,
     ci_auto: bool = False,
 ) -> dict[str, Any]:
-    """Collect everything the report shows for a study round (default: latest pulled).
+    """Collect everything the report shows for a study round (default: the latest complete round,
+    :func:`~goldboard.workflows.agreement.analysis_round`; ``study.round_rule`` says which and why).
 
     With ``predictions`` (a model predictions file), a model-scoring section scores
     them against the study's gold release (see ``goldboard score``).  ``rules``: stopping
@@ -125,7 +126,7 @@ def build_report(
     percentile bootstrap intervals instead (:data:`AUTO_BOOTSTRAP` resamples) and say so.
     """
     schema = study.schema
-    rnd, ratings = _round_ratings(study, round)
+    rnd, ratings, round_rule = _round_ratings(study, round)
     results = agreement_for_study(study, round=rnd, fields=fields, n_resamples=n_resamples, seed=seed)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
@@ -165,6 +166,7 @@ def build_report(
         "generated_at": utc_now(),
         "study": {
             **_study_info(study, rnd, mode, blinding, design_text),
+            "round_rule": round_rule,
             "n_items": len(items),
             "n_ratings": int((ratings["value"].astype(str) != "").sum()),
             "n_fields": len(field_sections) + len(multi_sections),
@@ -216,9 +218,14 @@ def _study_info(study: Study, rnd: int, mode: str, blinding: str, design_text: s
     }
 
 
-def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame]:
-    """The round to report (default: latest pulled) and its ratings; a round nobody rated is an error."""
-    rnd = study.latest_pulled_round() if round is None else round
+def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame, str]:
+    """The round to report (default: the latest complete round, :func:`analysis_round`), its
+    ratings and the sentence stating which round and why; a round nobody rated is an error."""
+    if round is None:
+        choice = analysis_round(study)
+        rnd, rule = choice.number, choice.rule
+    else:
+        rnd, rule = round, f"round {round}, chosen with --round"
     ratings = study.ratings(rnd)
     if not len(ratings):
         earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
@@ -226,7 +233,7 @@ def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame]:
         raise GoldboardError(
             f"{study.ratings_path(rnd)}: round {rnd} has no ratings yet (nobody has annotated it){hint}"
         )
-    return rnd, ratings
+    return rnd, ratings, rule
 
 
 def _field_sections(
