@@ -22,7 +22,10 @@ def study_group() -> None:
 @study_group.command("init")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option(
-    "--schema", "schema", required=True, help="Built-in schema name (mtb, medfail, radsafe) or a schema file."
+    "--schema",
+    "schema",
+    required=True,
+    help="Built-in schema name (mtb, mtb_unsafe, medfail, radsafe) or a schema file (.toml/.json).",
 )
 @click.option("--raters", required=True, help="Comma-separated rater names, e.g. onc_a,onc_b.")
 @click.option("--url", default="", help="Label Studio URL (default: the embedded server).")

@@ -159,8 +159,10 @@ def test_mtb_hints_and_condition():
     ]
     assert mi["ecog_status"][0] == "ECOG status" and mi["pdl1_expression"][0] == "PD-L1 expression"
     assert "ECOG performance status" in mi["ecog_status"][1]
-    # a definition that only repeats the name is left out
-    assert mi["brain_metastasis"][1] == "<span>Brain metastasis status</span>"
+    # every missing-information value has a definition line of its own (not its name again)
+    for alias, (label, html) in mi.items():
+        assert html.count("<span") == 2 and f">{label}</span>" not in html.split("</span>", 1)[1], (alias, html)
+    assert "Whether brain metastases are present or excluded (brain imaging)" in mi["brain_metastasis"][1]
     # the schema and its version close the instructions
     assert any(h.get("value", "").endswith("Schema: mtb v1.0.") for h in root.iter("Header"))
     # missing_info sits directly in the conditional View (so LS skips its checks when hidden)

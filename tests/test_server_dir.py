@@ -32,3 +32,13 @@ def test_study_init_with_url_records_no_data_dir(tmp_path, monkeypatch):
     res = invoke_cli("study", "init", tmp_path / "s", "--schema", "mtb", "--raters", "a,b", "--url", "http://ls:8080")
     assert res.exit_code == 0, res.output
     assert Study.open(tmp_path / "s").data_dir == ""
+
+
+def test_study_init_help_lists_every_builtin_schema():
+    from goldboard.label_configs.schema import builtin_names
+
+    res = invoke_cli("study", "init", "--help")
+    text = " ".join(res.output.split())
+    assert "mtb_unsafe" in builtin_names()
+    for name in builtin_names():
+        assert name in text
