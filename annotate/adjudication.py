@@ -56,7 +56,7 @@ from goldboard.adjudicate.decisions import (
     read_decisions,
     record_decisions,
 )
-from goldboard.adjudicate.flags import flag_disagreements
+from goldboard.adjudicate.flags import boundary_words, flag_disagreements, flag_words, value_words
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.adjudicate.rules import decision_rule_errors
 from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
@@ -289,9 +289,12 @@ def adjudication_tasks(
     anonymise: bool = False,
     field: Field | None = None,
     decisions: dict[tuple[str, str], dict] | None = None,
+    schema: Schema | None = None,
 ) -> list[dict[str, str]]:
     """Task data for the flagged rows of one field (all values plain strings).  With the
-    schema ``field`` of a multi-select field, a rater's empty set reads ``none``.
+    schema ``field`` of a multi-select field, a rater's set reads as the value names the
+    rater ticked (``none`` for the empty set).  With the ``schema``, why the item is on the
+    agenda is said in plain words (the boundary's values, the triggers' explanations).
     ``decisions`` (the log's decisions in force, :func:`latest_decisions`) fills each
     task's ``current_decision`` line (:func:`current_decision_text`)."""
     texts: dict[str, tuple[str, str]] = {}
@@ -303,11 +306,13 @@ def adjudication_tasks(
         item = str(rec["item_id"])
         case_text, output_text = texts.get(item, ("", ""))
         why = []
-        if rec["boundaries"]:
-            why.append("Boundary: " + ", ".join(rec["boundaries"]))
-        why.append("Kinds: " + ", ".join(k.replace("_", " ") for k in rec["kinds"]))
-        if rec["triggers"]:
-            why.append("Triggers: " + ", ".join(rec["triggers"]))
+        if rec["boundaries"] and schema is not None:
+            why.append("Boundary: " + "; ".join(boundary_words(schema, b) for b in rec["boundaries"]))
+        reasons = flag_words(rec, schema, who=False) if schema is not None else []
+        if schema is None:
+            why.append("Kinds: " + ", ".join(k.replace("_", " ") for k in rec["kinds"]))
+        elif reasons:
+            why.append("Why: " + "; ".join(reasons))
         if rec["missing_raters"]:
             why.append(
                 f"Missing ratings: {len(rec['missing_raters'])}"
@@ -337,7 +342,7 @@ def adjudication_tasks(
             if r in rec["missing_raters"]:
                 value = value or "(no rating)"
             elif field is not None and field.kind == "multi":
-                value = format_decision(field, value)
+                value = value_words(field, value)  # the names raters ticked ("ECOG status"), or none
             else:
                 value = value or "(blank)"
             rationale = rec.get(f"rationale_{r}", "") or "(no rationale)"
@@ -473,10 +478,17 @@ def push_adjudication(
             res.created_projects.append(fname)
         res.projects[fname] = pid
         want = adjudication_tasks(
-            flags, units, fname, raters, anonymise=anonymise, field=schema.field(fname), decisions=in_force
+            flags,
+            units,
+            fname,
+            raters,
+            anonymise=anonymise,
+            field=schema.field(fname),
+            decisions=in_force,
+            schema=schema,
         )
         pushable = {t["key"] for t in want if include_decided or (t["item_id"], fname) in open_rows}
-        _import_adjudication_tasks(client, pid, fname, want, res, pushable)
+        _import_adjudication_tasks(client, pid, fname, want, res, pushable, schema.field(fname))
     _record_access(study, client, adj, projects, owner, anonymise, res)
     return res
 
@@ -537,8 +549,30 @@ def _check_adjudication_project(study: Any, client: Any, pid: int, fname: str, x
         client.update_project_config(pid, xml)
 
 
+def _same_rater_text(have: str, want: str, f: Field | None) -> bool:
+    """A pushed rater pane still shows the same rating (a multi-select set pushed by an older
+    version as ``stage|ecog_status`` is the same as ``Stage | ECOG status``)."""
+    if have == want:
+        return True
+    if f is None or f.kind != "multi":
+        return False
+    (hv, _, hrest), (wv, _, wrest) = have.partition("\n\n"), want.partition("\n\n")
+    try:
+        return hrest == wrest and {f.normalize(x) for x in hv.split("|") if x.strip() and x.strip() != "none"} == {
+            f.normalize(x) for x in wv.split("|") if x.strip() and x.strip() != "none"
+        }
+    except Exception:
+        return False
+
+
 def _import_adjudication_tasks(
-    client: Any, pid: int, fname: str, want: list[dict], res: AdjudicationPush, pushable: set[str]
+    client: Any,
+    pid: int,
+    fname: str,
+    want: list[dict],
+    res: AdjudicationPush,
+    pushable: set[str],
+    field: Field | None = None,
 ) -> None:
     """Import the tasks of ``want`` in ``pushable`` the project lacks (matched by row key), 250 per
     request; bring a present task's "Current decision" up to date; warn on changed ratings."""
@@ -555,7 +589,7 @@ def _import_adjudication_tasks(
             if t["key"] in pushable:
                 todo.append(t)
             continue
-        if any(str(have[1].get(k, "")) != v for k, v in t.items() if k.startswith("rater_")):
+        if any(not _same_rater_text(str(have[1].get(k, "")), v, field) for k, v in t.items() if k.startswith("rater_")):
             res.warnings.append(
                 f"task {have[0]} (item {t['item_id']}): the ratings changed since it was "
                 f"pushed; Label Studio shows the old values"
