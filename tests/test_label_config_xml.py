@@ -292,3 +292,13 @@ def test_task_data_blank_cells_and_model_blinding():
     assert "model" not in data
     assert data["output_text"] == "" and data["option_E"] == "" and data["option_B"] == ""
     assert data["option_A"] == "a"
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_case_pane_header_shows_the_case_id(name):
+    """Label Studio numbers tasks (#4); the case pane's title carries the case id beside it."""
+    schema = load_schema(name)
+    root = ET.fromstring(to_label_studio_xml(schema))
+    heads = [h.get("value") for h in root.iter("Header")]
+    assert f"{schema.display.case_title or 'Case'} $case_id" in heads
+    assert "case_id" in TASK_DATA_KEYS
