@@ -92,3 +92,38 @@ def test_normalised_values_are_counted_in_one_line_of_the_pull_summary(tmp_path)
     ]
     ratings = Study.open(s).ratings(1)
     assert sorted(ratings["value"]) == sorted(["Supported"] * 4 + ["Unsupported", "Insufficient Information"])
+
+
+@pytest.mark.parametrize("paper,size", [("a4", (595, 842)), ("letter", (612, 792))])
+def test_report_pdf_page_size(tmp_path, paper, size):
+    """--paper a4|letter sets the printed page (checked with pdfinfo); the default follows the locale."""
+    import shutil
+    import subprocess
+
+    from cdp import chromium_path
+    from test_adjudication_roundtrip import make_study
+
+    if chromium_path() is None or shutil.which("pdfinfo") is None:
+        pytest.skip("needs chromium and pdfinfo (poppler-utils)")
+    st = make_study(tmp_path)
+    pdf = tmp_path / "report.pdf"
+    res = invoke_cli("report", "--study", st.path, "-o", tmp_path / "r.html", "--pdf", pdf, "--paper", paper)
+    assert res.exit_code == 0, res.output
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    line = next(x for x in info.splitlines() if x.startswith("Page size:"))
+    w, h = (round(float(v)) for v in line.split(":")[1].split("pts")[0].split(" x "))
+    assert (w, h) == size, line
+    assert f"@page {{ size: {'A4' if paper == 'a4' else 'letter'};" in (tmp_path / "r.html").read_text()
+
+
+def test_report_paper_default_follows_the_locale(tmp_path, monkeypatch):
+    from test_adjudication_roundtrip import make_study
+
+    st = make_study(tmp_path)
+    for lang, css in (("en_US.UTF-8", "letter"), ("de_DE.UTF-8", "A4")):
+        monkeypatch.setenv("LANG", lang)
+        monkeypatch.delenv("LC_ALL", raising=False)
+        monkeypatch.delenv("LC_PAPER", raising=False)
+        out = tmp_path / f"{lang}.html"
+        assert invoke_cli("report", "--study", st.path, "-o", out, "--no-supplement").exit_code == 0
+        assert f"@page {{ size: {css};" in out.read_text()

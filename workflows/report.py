@@ -22,7 +22,7 @@ from goldboard.analysis.scoring_render import render_markdown as score_md
 from goldboard.cases.assignment import design_note
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import read_release
-from goldboard.exports.pdf import print_pdf
+from goldboard.exports.pdf import PAPERS, default_paper, print_pdf
 from goldboard.exports.report import (
     LANDIS_KOCH_NOTE,
     blinding_text,
@@ -505,14 +505,21 @@ def write_report(
     fmt: str = "html",
     supplement: bool = True,
     pdf: str | Path | None = None,
+    paper: str | None = None,
     **kwargs,
 ) -> Path:
     """Build the report and write it atomically (default ``<study>/reports/report.<ext>``).
 
     ``supplement``: also write every table as CSV in ``<report dir>/supplement/``.
     ``pdf``: also print the HTML report to this PDF with headless Chromium
-    (:func:`goldboard.exports.pdf.print_pdf`; ``fmt`` must be ``html``)."""
+    (:func:`goldboard.exports.pdf.print_pdf`; ``fmt`` must be ``html``).
+    ``paper``: ``a4`` or ``letter``, the printed page size of the HTML (and so of the PDF);
+    default: from the locale (:func:`goldboard.exports.pdf.default_paper`)."""
+    paper = (paper or default_paper()).lower()
+    if paper not in PAPERS:
+        raise GoldboardError(f"{paper!r}: give one of {', '.join(PAPERS)}", param="paper")
     data = build_report(study, **kwargs)
+    data["paper"] = PAPERS[paper]
     if path is None:
         path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
     path = Path(path)
