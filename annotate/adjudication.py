@@ -1,16 +1,25 @@
 """Adjudication in Label Studio: a project holding only the disagreements.
 
 ``push_adjudication`` creates (once) one Label Studio project per disputed field
-(``<study> · adjudication · <field>``) and imports one task per flagged item,
-showing, as plain ``Text`` only (never ``HyperText``):
+(``<study> · adjudication · <field>``) and imports one task per flagged item that has
+no decision in force yet (or is ``unresolved``; ``include_decided=True``: every flagged
+item), showing, as plain ``Text`` only (never ``HyperText``):
 
-- the case and the model output,
-- why the item is on the agenda (boundary, kinds, triggers),
+- the case id in the title (beside Label Studio's own task number), the case and the
+  model output,
+- why the item is on the agenda, in plain words (the boundary as its values, the
+  triggers' explanations; the ids stay in the data files),
 - each rater's value and rationale -- under the rater's study name, or with
   ``anonymise=True`` as "Rater 1", "Rater 2", ... in an order shuffled per item
   (deterministically, from the item id) and without the model name;
 
+- the decision in force, from ``decisions.jsonl`` whatever its source ("Current decision:
+  VALUE (by whom, in the review sheet X / in Label Studio, when; reason: ...)"), brought up
+  to date on tasks pushed before at every push;
+
 and asks for the final value (the field's values plus ``unresolved``) and a reason.
+The page says how to change a submitted decision (checked in Chromium against Label
+Studio 1.23: "Update" stays disabled for a reason typed but not added with Add/Shift+Enter).
 
 Multi-select fields (e.g. mtb ``missing_info``) are supported: their project asks
 for the final *set* with ``Choices choice="multiple"`` -- tick every value that

@@ -11,6 +11,7 @@ from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.text import one_line, terminal_text
 from goldboard.workflows import import_study_sheet, write_study_workbook
+from goldboard.workflows.adjudication import check_adjudicator_name
 
 
 @click.group("adjudicate")
@@ -191,6 +192,8 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     """
 
     st = Study.open(study_dir)
+    if adjudicator.strip():
+        check_adjudicator_name(st, adjudicator.strip())
     try:
         res = pull_adjudication(st, independent=not not_independent, adjudicator=adjudicator.strip())
     except SheetErrors as exc:

@@ -4,6 +4,8 @@ logs, normalised spellings counted in the pull summary."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import invoke_cli
 
@@ -46,13 +48,18 @@ def test_study_init_help_lists_every_builtin_schema():
 
 
 @pytest.mark.live
-def test_first_push_without_outputs_says_case_level(live_server, tmp_path):
-    from test_live_roundtrip import cases_files, new_study
+def test_first_push_without_outputs_says_case_level(live_server, tmp_path, monkeypatch):
+    """Also: a study made before its server folder was known (GOLDBOARD_SERVER_DIR in this shell
+    only) records the folder at its first push."""
+    from test_live_roundtrip import RATERS, cases_files
 
     cases, _ = cases_files(tmp_path, n=2)
-    st = new_study(tmp_path, live_server)
+    st = Study.init(tmp_path / "study", schema="mtb", raters=RATERS)
+    assert st.data_dir == ""
+    monkeypatch.setenv("GOLDBOARD_SERVER_DIR", str(live_server.data_dir))
     res = invoke_cli("push", "--study", st.path, cases, "--quiet")
     assert res.exit_code == 0, res.output
+    assert Study.open(st.path).data_dir == str(Path(live_server.data_dir).resolve())
     assert (
         "case-level round: no --outputs, so raters label the cases themselves (one item per case); the schema's "
         "'Proposed therapy / model recommendation' pane is left out"

@@ -71,16 +71,7 @@ def import_study_sheet(
     sheet was written for --, schema, raters, name and log).  An Adjudicator cell must name
     one of the study's people (:func:`study_adjudicators`), or be mapped by ``adjudicator_names``."""
 
-    known = study_adjudicators(study)
-    hits = [] if adjudicator in known else close_matches(adjudicator, known, 2)
-    if hits:
-        raise ParamError(
-            "{adjudicator} {name!r}: another spelling of {hits}? (this study's adjudicators and raters: {known}); "
-            "one person is one name",
-            name=adjudicator,
-            hits=" or ".join(repr(h) for h in hits),
-            known=", ".join(known),
-        )
+    known = check_adjudicator_name(study, adjudicator)
     rnd = read_sheet_meta(sheet).get("round", "")
     return import_review_sheet(
         sheet,
@@ -96,6 +87,22 @@ def import_study_sheet(
         adjudicators=known,
         adjudicator_names=adjudicator_names,
     )
+
+
+def check_adjudicator_name(study: Study, adjudicator: str) -> list[str]:
+    """The study's people (:func:`study_adjudicators`); a :class:`ParamError` naming ``adjudicator``
+    when it is another spelling of one of them (``Dr Chair`` for ``dr_chair``): one person, one name."""
+    known = study_adjudicators(study)
+    hits = [] if adjudicator in known else close_matches(adjudicator, known, 2)
+    if hits:
+        raise ParamError(
+            "{adjudicator} {name!r}: another spelling of {hits}? (this study's adjudicators and raters: {known}); "
+            "one person is one name",
+            name=adjudicator,
+            hits=" or ".join(repr(h) for h in hits),
+            known=", ".join(known),
+        )
+    return known
 
 
 def study_adjudicators(study: Study) -> list[str]:
