@@ -470,9 +470,12 @@ def record_decisions(
     All or nothing: every proposal is checked first, then the whole batch is written
     in one atomic replacement of the log (:func:`_write_log`), under a lock.
 
-    - A proposal that restates the decision in force (same decision and reason; see
-      :func:`_same`) is skipped; so is one that the same Label Studio annotation
-      (``origin``) already logged.
+    - A sheet row that restates the decision in force (same decision and reason; see
+      :func:`_same`) is skipped; so is anything the same Label Studio annotation
+      (``origin``) already logged.  A new Label Studio annotation of the value in force,
+      or a sheet row with that value and a new reason or another adjudicator, is logged
+      as a confirmation (:func:`is_confirmation`); an empty reason keeps the reason in
+      force (``reason_kept``).  The same value is never a change nor a conflict.
     - Changing the decision in force needs a reason that is not the replaced decision's
       own (else a :class:`SheetErrors` naming ``Proposed.where``).
     - ``base`` (a review sheet's :class:`SheetBase`): a proposal that would replace a
