@@ -357,6 +357,21 @@ def close_matches(word: str, choices, n: int = 3) -> list[str]:
     return list(dict.fromkeys(contains + close))[:n]
 
 
+def progress_bar(iterable=None, **kwargs):
+    """A tqdm progress bar on stderr.  When stderr is not a terminal (a log file, CI), the bar
+    keeps its last state and ends its line (``leave=True``), so the next line of the log is
+    not glued to it after a carriage return."""
+    import sys
+
+    from tqdm import tqdm
+
+    kwargs.setdefault("file", sys.stderr)
+    stream = kwargs["file"]
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        kwargs["leave"] = True
+    return tqdm(iterable, **kwargs)
+
+
 def did_you_mean(word: str, choices) -> str:
     """``" (did you mean 'x'?)"`` / ``" (did you mean 'x' or 'y'?)"``, or ``""`` when nothing is close.
 
@@ -376,6 +391,7 @@ __all__ = [
     "close_matches",
     "cut_to_units",
     "did_you_mean",
+    "progress_bar",
     "escape_illegal",
     "excel_safe_text",
     "is_number",

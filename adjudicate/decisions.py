@@ -29,6 +29,13 @@ appends nothing -- so re-importing a sheet is a no-op whatever ``--adjudicator``
 ``--not-independent`` say.  A changed decision appends a new entry that names the
 one it replaces, and needs a reason of its own.
 
+The same value is never a change (:func:`is_change`): a Label Studio annotation (or a
+sheet row with a new reason or another adjudicator) that restates the value in force
+is logged as a *confirmation* (``previous_decision == decision``); an empty reason
+keeps the reason in force (the entry copies it and records ``reason_kept``), so a
+confirmation never erases a documented reason.  A sheet row restating the value of a
+newer decision is unchanged, never a conflict.
+
 Writes are all or nothing (:func:`record_decisions`): every proposal is checked, then
 the log is replaced in one step (temporary file, fsync, rename, under a lock), so a
 killed import leaves the old log or the new one.  Entries of one write share a
@@ -58,7 +65,7 @@ from typing import Any
 from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.fileio import atomic_write, file_lock, fsync_dir, load_workbook, sha256_file
-from goldboard.text import cell_text, excel_safe_text, utc_now
+from goldboard.text import cell_text, close_matches, excel_safe_text, utc_now
 
 UNRESOLVED = "unresolved"
 #: words an adjudicator writes for the empty set of a multi-select field (unless the field has such a value)
@@ -103,6 +110,7 @@ class Proposed:
     origin: str = ""  # sheet checksum or LS annotation id + update time
     #: False when ``adjudicator`` is only the importer's default (blank Adjudicator cell)
     adjudicator_explicit: bool = True
+    where_adjudicator: str = ""  # the Adjudicator cell, for messages
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -264,6 +272,25 @@ def _same(entry: dict, p: Proposed) -> bool:
     return not p.adjudicator_explicit or (entry.get("adjudicator") or "") == p.adjudicator
 
 
+def is_change(entry: dict) -> bool:
+    """The entry replaced a decision in force by another value (a confirmation is not a change)."""
+    return entry.get("previous_id") is not None and entry.get("previous_decision") != entry.get("decision")
+
+
+def is_confirmation(entry: dict) -> bool:
+    """The entry restated the value in force (in Label Studio, or with a new reason or adjudicator)."""
+    return entry.get("previous_id") is not None and entry.get("previous_decision") == entry.get("decision")
+
+
+def _seen_keys(entry: dict) -> list[tuple]:
+    """What a logged entry's origin already recorded: its reason, and ``""`` when the reason was kept."""
+    base = (entry.get("origin"), str(entry["item_id"]), str(entry["field"]), entry.get("decision"))
+    keys = [(*base, entry.get("reason") or "")]
+    if entry.get("reason_kept"):
+        keys.append((*base, ""))
+    return keys
+
+
 @contextlib.contextmanager
 def _locked(path: Path):
     """Serialise writers of one log (advisory lock on a sibling file; the kernel drops it
@@ -357,7 +384,13 @@ class RecordResult:
 
     @property
     def changed(self) -> int:
-        return sum(1 for e in self.appended if e.get("previous_id"))
+        """Entries that replaced a value by another (confirmations are not changes)."""
+        return sum(1 for e in self.appended if is_change(e))
+
+    @property
+    def confirmed(self) -> int:
+        """Entries that restated the value in force."""
+        return sum(1 for e in self.appended if is_confirmation(e))
 
 
 def change_lines(appended: Iterable[dict], schema=None) -> list[str]:
@@ -369,9 +402,11 @@ def change_lines(appended: Iterable[dict], schema=None) -> list[str]:
         old = "(undecided)" if e.get("previous_id") is None else _q(show(field_name, str(e.get("previous_decision"))))
         new = _q(show(field_name, str(e.get("decision", ""))))
         extra = f"; overrules newer {e['overrules_newer']}" if e.get("overrules_newer") else ""
-        out.append(
-            f"{_q(str(e.get('item_id', '')))} {field_name}: {old} -> {new} (by {e.get('adjudicator') or '?'}{extra})"
-        )
+        what = f"{old} -> {new}"
+        if is_confirmation(e):
+            what = f"{new} confirmed"
+            extra += "; reason kept" if e.get("reason_kept") else "; new reason"
+        out.append(f"{_q(str(e.get('item_id', '')))} {field_name}: {what} (by {e.get('adjudicator') or '?'}{extra})")
     return out
 
 
@@ -435,9 +470,12 @@ def record_decisions(
     All or nothing: every proposal is checked first, then the whole batch is written
     in one atomic replacement of the log (:func:`_write_log`), under a lock.
 
-    - A proposal that restates the decision in force (same decision and reason; see
-      :func:`_same`) is skipped; so is one that the same Label Studio annotation
-      (``origin``) already logged.
+    - A sheet row that restates the decision in force (same decision and reason; see
+      :func:`_same`) is skipped; so is anything the same Label Studio annotation
+      (``origin``) already logged.  A new Label Studio annotation of the value in force,
+      or a sheet row with that value and a new reason or another adjudicator, is logged
+      as a confirmation (:func:`is_confirmation`); an empty reason keeps the reason in
+      force (``reason_kept``).  The same value is never a change nor a conflict.
     - Changing the decision in force needs a reason that is not the replaced decision's
       own (else a :class:`SheetErrors` naming ``Proposed.where``).
     - ``base`` (a review sheet's :class:`SheetBase`): a proposal that would replace a
@@ -531,11 +569,7 @@ class _Batch:
         self.batch_id = batch_id
         self.pos = {id(e): i for i, e in enumerate(entries)}
         self.latest = latest_decisions(entries)
-        self.seen = {
-            (e.get("origin"), str(e["item_id"]), str(e["field"]), e.get("decision"), e.get("reason") or "")
-            for e in entries
-            if e.get("origin")
-        }
+        self.seen = {k for e in entries if e.get("origin") for k in _seen_keys(e)}
         self.appended: list[dict] = []
         self.errors: list[str] = []
         self.conflicts: list[Conflict] = []
@@ -546,35 +580,44 @@ class _Batch:
         base = self.base
         key = (p.item_id, p.field)
         cur = self.latest.get(key)
-        if cur is not None and _same(cur, p):
-            self.unchanged += 1
+        confirm = cur is not None and cur.get("decision") == p.decision
+        kept = confirm and not p.reason.strip() and bool(cur.get("reason"))
+        if kept:  # the same value without a reason confirms the reason in force, never erases it
+            p.reason = str(cur.get("reason") or "")
+        if cur is not None and _same(cur, p) and self.template["source"] != "label_studio":
+            self.unchanged += 1  # a sheet restating what is in force (re-imported, or pre-filled)
             return
         already = bool(p.origin) and (p.origin, p.item_id, p.field, p.decision, p.reason) in self.seen
         newer = cur is not None and base is not None and self.pos.get(id(cur), -1) >= base.entries
         if already and not newer:
             self.unchanged += 1  # e.g. a Label Studio annotation logged before and since superseded
             return
-        if newer and cur.get("decision") == p.decision and (cur.get("reason") or "") == p.reason:
-            self.unchanged += 1  # the sheet already agrees with the newer decision (only the name differs)
+        if newer and confirm and (already or kept or not self._own(cur) or (cur.get("reason") or "") == p.reason):
+            self.unchanged += 1  # the sheet already agrees with the newer decision: never a conflict
             return
         if newer:
-            own = bool(base.sheet_id) and cur.get("sheet_id") == base.sheet_id
-            if already or not own:
+            if already or not self._own(cur):
                 if not self.overrule_newer:
                     self.conflicts.append(Conflict(p.where, p.item_id, p.field, p.decision, cur, reimported=already))
                     return
             else:
                 newer = False  # the adjudicator edited this same sheet again
-        if cur is not None and cur.get("decision") != p.decision:
+        if cur is not None and not confirm:
             error = self._missing_reason(p, cur)
             if error:
                 self.errors.append(error)
                 return
         entry = self._entry(p, cur)
+        if kept:
+            entry["reason_kept"] = True
         if newer:
             entry["overrules_newer"] = cur.get("id")
         self.appended.append(entry)
         self.latest[key] = entry
+
+    def _own(self, cur: dict) -> bool:
+        """``cur`` was imported from the sheet being imported (the adjudicator edited it again)."""
+        return bool(self.base and self.base.sheet_id) and cur.get("sheet_id") == self.base.sheet_id
 
     def _missing_reason(self, p: Proposed, cur: dict) -> str | None:
         """The error when ``p`` changes decision ``cur`` without a reason of its own."""
@@ -685,7 +728,13 @@ class ImportResult:
 
     @property
     def changed(self) -> int:
-        return sum(1 for e in self.appended if e.get("previous_id"))
+        """Entries that replaced a value by another (confirmations are not changes)."""
+        return sum(1 for e in self.appended if is_change(e))
+
+    @property
+    def confirmed(self) -> int:
+        """Entries that restated the value in force (with a new reason or adjudicator)."""
+        return sum(1 for e in self.appended if is_confirmation(e))
 
 
 def _q(text: str) -> str:
@@ -850,6 +899,7 @@ class _SheetRows:
                 where=self.ref("decision", r),
                 where_reason=self.ref("reason", r),
                 adjudicator_explicit=bool(_stripped(values["adjudicator"])),
+                where_adjudicator=self.ref("adjudicator", r),
             )
         )
 
@@ -912,6 +962,54 @@ class _SheetRows:
             f"overrides every rater ({shown})"
         )
         return False
+
+
+def identity_key(name: str) -> str:
+    """A name as a comparison key: case, spaces and punctuation ignored (``Dr Chair`` ~ ``dr_chair``)."""
+    return re.sub(r"[^0-9a-z]+", "", str(name).casefold())
+
+
+def resolve_adjudicators(
+    proposed: Sequence[Proposed], known: Iterable[str], names: dict[str, str] | None = None
+) -> tuple[list[str], list[str]]:
+    """Map each named adjudicator to a study identity: ``(errors, notes)``.
+
+    ``known``: the study's identities (the importer's ``--adjudicator``, adjudicators already
+    in the log or recorded for Label Studio, the raters).  ``names``: spelling -> identity
+    (an explicit mapping; the spelling as written is kept in ``adjudicator_as_written``).
+    Another spelling of a known identity (``Dr Chair`` for ``dr_chair``: same letters and
+    digits, or a close match) is an error naming its cell, with did-you-mean, so one person
+    is never logged under two spellings; a name close to no identity is a new adjudicator,
+    said in a note.
+    """
+    names = dict(names or {})
+    ids = list(dict.fromkeys([*known, *names.values()]))
+    errors: list[str] = []
+    new: dict[str, list[str]] = {}
+    for p in proposed:
+        who = p.adjudicator
+        if who in names and names[who] != who:
+            p.extra["adjudicator_as_written"] = who
+            p.adjudicator = names[who]
+            continue
+        if who in ids:
+            continue
+        hits = close_matches(who, ids, 2)
+        if not hits:
+            new.setdefault(who, []).append(p.where_adjudicator or p.where)
+            continue
+        errors.append(
+            f"{p.where_adjudicator or p.where}: adjudicator {_q(who)} is another spelling of "
+            f"{' or '.join(repr(h) for h in hits)}? (this study's adjudicators and raters: {', '.join(ids)}); "
+            f"write that name in the cell, or map this spelling to a person: "
+            f"--adjudicator-name {_q(who + '=' + hits[0])}"
+        )
+    notes = [
+        f"new adjudicator {_q(who)} ({', '.join(cells[:3])}{' ...' if len(cells) > 3 else ''}): not in this study "
+        f"before (known: {', '.join(ids)})"
+        for who, cells in new.items()
+    ]
+    return errors, notes
 
 
 def _note_round(p: Proposed, grid) -> None:
@@ -1016,6 +1114,8 @@ def import_review_sheet(
     now: str | None = None,
     overrule_newer: bool = False,
     study: str = "",
+    adjudicators: Iterable[str] | None = None,
+    adjudicator_names: dict[str, str] | None = None,
 ) -> ImportResult:
     """Check a filled review workbook and append its decisions to the log.
 
@@ -1028,6 +1128,10 @@ def import_review_sheet(
     decision logged after the sheet was written raises :class:`DecisionConflicts`
     unless ``overrule_newer`` (see :func:`record_decisions`).  Blank decisions stay
     unresolved; re-importing the same sheet, or a re-saved copy, appends nothing.
+
+    ``adjudicators`` (the study's identities; ``adjudicator`` is always one) turns on the
+    identity check of Adjudicator cells (:func:`resolve_adjudicators`, with the explicit
+    ``adjudicator_names`` mapping); ``None`` takes every name as written.
     """
 
     base = check_sheet_identity(sheet, read_sheet_meta(sheet), study=study, schema=schema, ratings=ratings)
@@ -1042,6 +1146,12 @@ def import_review_sheet(
 
     gold = resolve_gold(ratings, schema, read_decisions(decisions_path), raters)
     errors = errors + decision_rule_errors(proposed, gold, schema)
+    who_notes: list[str] = []
+    if adjudicators is not None:
+        who_errors, who_notes = resolve_adjudicators(
+            [p for p in proposed if p.adjudicator_explicit], [adjudicator, *adjudicators], adjudicator_names
+        )
+        errors += who_errors
     sha = sha256_file(sheet)
     for p in proposed:  # the sheet's identity survives a re-save by Excel or LibreOffice; its bytes do not
         p.origin = f"sheet:{base.sheet_id or sha}"
@@ -1065,7 +1175,7 @@ def import_review_sheet(
         unchanged=res.unchanged,
         blank=blank,
         warnings=warnings,
-        notes=res.notes,
+        notes=who_notes + res.notes,
     )
 
 
@@ -1090,7 +1200,11 @@ __all__ = [
     "multi_separators",
     "parse_multi_decision",
     "SheetErrors",
+    "identity_key",
     "import_review_sheet",
+    "resolve_adjudicators",
+    "is_change",
+    "is_confirmation",
     "make_key",
     "parse_key",
     "read_review_sheet",

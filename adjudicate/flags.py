@@ -439,6 +439,15 @@ def summarize_flags(flags: pd.DataFrame, schema: Schema) -> dict[str, Any]:
             "explanation": b.explanation,
         }
     by_kind["plain_disagreement"] = int(sum(1 for k in flags.get("kinds", []) if list(k) == ["disagree"]))
+    by_field = {
+        name: {"title": _title(schema, name), "rows": 0, **{k: 0 for k in KINDS}, "plain": 0} for name in examined
+    }
+    for fname, kinds in zip(flags.get("field", []), flags.get("kinds", [])):
+        row = by_field.setdefault(str(fname), {"title": str(fname), "rows": 0, **{k: 0 for k in KINDS}, "plain": 0})
+        row["rows"] += 1
+        row["plain"] += int(list(kinds) == ["disagree"])
+        for k in kinds:
+            row[k] = row.get(k, 0) + 1
     return {
         "items_flagged": int(flags["item_id"].nunique()) if len(flags) else 0,
         "rows": int(len(flags)),
@@ -447,20 +456,111 @@ def summarize_flags(flags: pd.DataFrame, schema: Schema) -> dict[str, Any]:
         "by_kind": by_kind,
         "by_trigger": by_trigger,
         "by_boundary": by_boundary,
+        "by_field": by_field,
+        "boundary_words": {b.name: boundary_words(schema, b.name) for b in schema.boundaries},
     }
 
 
+#: what each flag kind means, in the words a clinician reads (the data keep the kind ids)
+KIND_WORDS = {
+    "boundary": "on a named boundary",
+    "threshold": "crossing the critical threshold",
+    "gap": "an ordinal gap",
+    "incompatible": "incompatible values",
+    "rule": "breaking a schema rule",
+    "disagree": "the raters' values differ",
+    "low_confidence": "low confidence",
+    "missing": "a rating missing",
+}
+
+
+def _title(schema: Schema, name: str) -> str:
+    try:
+        f = schema.field(name)
+    except (KeyError, ValueError):
+        return name
+    return f.title or f.name
+
+
+def value_words(f: Field, value: str) -> str:
+    """A stored value as raters read it: the value's display name; a multi-select set as its
+    names joined by `` | `` (``none`` for the empty set)."""
+    labels = {v.value: v.label for v in f.values}
+    if f.kind == "multi":
+        parts = [p for p in str(value).split("|") if p]
+        return " | ".join(labels.get(p, p) for p in parts) if parts else "none"
+    return labels.get(str(value), str(value))
+
+
+def boundary_words(schema: Schema, name: str) -> str:
+    """A named boundary in plain words: ``Insufficient Information vs Supported or Partially Supported``."""
+    b = next((x for x in schema.boundaries if x.name == name), None)
+    if b is None:
+        return name.replace("_", " ")
+    try:
+        f = schema.field(b.field)
+    except (KeyError, ValueError):
+        return name.replace("_", " ")
+    return f"{' or '.join(value_words(f, v) for v in b.a)} vs {' or '.join(value_words(f, v) for v in b.b)}"
+
+
+def trigger_words(schema: Schema, name: str) -> str:
+    """A schema trigger in plain words: its explanation's first sentence, else its name."""
+    t = next((x for x in schema.triggers if x.label == name), None)
+    text = (t.explanation if t is not None else "").strip()
+    return text.split(". ")[0].rstrip(".") if text else name.replace("_", " ")
+
+
+def flag_words(rec: dict, schema: Schema, *, who: bool = True) -> list[str]:
+    """Why a flag row is on the agenda, in plain words (no boundary: it has its own line or column):
+    the kinds, then the schema triggers' explanations; ``disagree`` is left out when a trigger says it.
+    ``who=False`` leaves out the missing and low-confidence raters (a page that names them its own way)."""
+    trig = list(rec.get("triggers") or [])
+    named = ("missing", "low_confidence")  # with who=True their kind names the raters: no trigger text needed
+    if who:
+        trig = [t for t in trig if not any(x.label == t and x.kind in named for x in schema.triggers)]
+    said = {t.kind for t in schema.triggers if t.label in trig}
+    words = []
+    for k in rec.get("kinds") or []:
+        if k == "boundary" or k in said or (not who and k in named):
+            continue
+        if k == "gap" and not pd.isna(rec.get("gap")):
+            words.append(f"ordinal gap of {int(rec['gap'])}")
+        elif k == "low_confidence":
+            words.append("low confidence: " + ", ".join(rec.get("low_confidence_raters") or []))
+        elif k == "missing":
+            words.append("rating missing: " + ", ".join(rec.get("missing_raters") or []))
+        else:
+            words.append(KIND_WORDS.get(k, k.replace("_", " ")))
+    return words + [trigger_words(schema, t) for t in trig]
+
+
 def summary_lines(summary: dict[str, Any]) -> list[str]:
-    """Human-readable lines: ``sufficiency_vs_optimization: 9 of 16 disagreements (56%)``."""
+    """Human-readable lines: one per field in plain words, then one per named boundary
+    (``Insufficient Information vs Supported or Partially Supported (sufficiency_vs_optimization):
+    9 of 16 Safety label disagreements (56%)``), then the count of items flagged."""
     lines = []
+    bounded = {b["field"] for b in summary["by_boundary"].values()}
+    for name, f in summary.get("by_field", {}).items():
+        if not f["rows"]:
+            lines.append(f"{f['title']}: no disagreement")
+            continue
+        d = f["disagree"]
+        parts = [f"{d} disagreement{'s' if d != 1 else ''}"]
+        if d and f["boundary"]:
+            parts[0] += f" ({f['boundary']} on a named boundary, {d - f['boundary']} outside the named boundaries)"
+        elif d and name in bounded:
+            parts[0] += " (none on a named boundary)"
+        for k in ("threshold", "gap", "incompatible", "rule", "low_confidence", "missing"):
+            if f.get(k):
+                parts.append(f"{f[k]} with {KIND_WORDS[k]}")
+        lines.append(f"{f['title']}: " + "; ".join(parts))
+    titles = {name: f["title"] for name, f in summary.get("by_field", {}).items()}
+    words = summary.get("boundary_words", {})
     for name, b in summary["by_boundary"].items():
         share = f" ({b['share']:.0%})" if b["share"] is not None else ""
-        lines.append(f"{name}: {b['count']} of {b['of']} disagreements on {b['field']}{share}")
-    kinds = ", ".join(f"{k} {v}" for k, v in summary["by_kind"].items() if v)
-    lines.append(f"kinds: {kinds or 'none'}")
-    trig = ", ".join(f"{k} {v}" for k, v in summary["by_trigger"].items() if v)
-    if trig:
-        lines.append(f"triggers: {trig}")
+        what = f"{words[name]} ({name})" if name in words else name
+        lines.append(f"{what}: {b['count']} of {b['of']} {titles.get(b['field'], b['field'])} disagreements{share}")
     lines.append(f"{summary['items_flagged']} items flagged ({summary['rows']} item x field rows)")
     return lines
 
@@ -482,6 +582,11 @@ __all__ = [
     "DEFAULT_PRIORITY",
     "FLAG_COLUMNS",
     "KINDS",
+    "KIND_WORDS",
+    "boundary_words",
+    "flag_words",
+    "trigger_words",
+    "value_words",
     "flag_disagreements",
     "flags_for_output",
     "summarize_flags",

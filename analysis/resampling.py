@@ -100,9 +100,9 @@ def bootstrap_sums(
     chunk = max(1, min(n_resamples, max_cells // max(P, 1)))
     starts = range(0, n_resamples, chunk)
     if progress and len(starts) > 1:
-        from tqdm import tqdm
+        from goldboard.text import progress_bar
 
-        starts = tqdm(starts, desc="bootstrap", unit="chunk", leave=False)
+        starts = progress_bar(starts, desc="bootstrap", unit="chunk", leave=False)
     for s in starts:
         e = min(n_resamples, s + chunk)
         out[s:e] = rng.multinomial(m, p, size=e - s).astype(float) @ units

@@ -115,7 +115,6 @@ comparison::
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -232,9 +231,9 @@ def _est(estimate: float | None, low: float | None, high: float | None, method: 
 def _progress(iterable: Sequence, enabled: bool, desc: str):
     if not enabled or len(iterable) < 2:
         return iterable
-    from tqdm import tqdm
+    from goldboard.text import progress_bar
 
-    return tqdm(iterable, desc=desc, file=sys.stderr, leave=False, disable=None)
+    return progress_bar(iterable, desc=desc, leave=False, disable=None)
 
 
 def _groups(table: pd.DataFrame) -> list[tuple[str, str]]:

@@ -1,16 +1,25 @@
 """Adjudication in Label Studio: a project holding only the disagreements.
 
 ``push_adjudication`` creates (once) one Label Studio project per disputed field
-(``<study> · adjudication · <field>``) and imports one task per flagged item,
-showing, as plain ``Text`` only (never ``HyperText``):
+(``<study> · adjudication · <field>``) and imports one task per flagged item that has
+no decision in force yet (or is ``unresolved``; ``include_decided=True``: every flagged
+item), showing, as plain ``Text`` only (never ``HyperText``):
 
-- the case and the model output,
-- why the item is on the agenda (boundary, kinds, triggers),
+- the case id in the title (beside Label Studio's own task number), the case and the
+  model output,
+- why the item is on the agenda, in plain words (the boundary as its values, the
+  triggers' explanations; the ids stay in the data files),
 - each rater's value and rationale -- under the rater's study name, or with
   ``anonymise=True`` as "Rater 1", "Rater 2", ... in an order shuffled per item
   (deterministically, from the item id) and without the model name;
 
+- the decision in force, from ``decisions.jsonl`` whatever its source ("Current decision:
+  VALUE (by whom, in the review sheet X / in Label Studio, when; reason: ...)"), brought up
+  to date on tasks pushed before at every push;
+
 and asks for the final value (the field's values plus ``unresolved``) and a reason.
+The page says how to change a submitted decision (checked in Chromium against Label
+Studio 1.23: "Update" stays disabled for a reason typed but not added with Add/Shift+Enter).
 
 Multi-select fields (e.g. mtb ``missing_info``) are supported: their project asks
 for the final *set* with ``Choices choice="multiple"`` -- tick every value that
@@ -49,13 +58,14 @@ from goldboard.adjudicate.decisions import (
     change_lines,
     empty_set_word,
     format_decision,
+    latest_decisions,
     make_key,
     parse_key,
     parse_multi_decision,
     read_decisions,
     record_decisions,
 )
-from goldboard.adjudicate.flags import flag_disagreements
+from goldboard.adjudicate.flags import boundary_words, flag_disagreements, flag_words, value_words
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.adjudicate.rules import decision_rule_errors
 from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
@@ -66,6 +76,13 @@ from goldboard.label_configs.schema import Field, Schema
 from goldboard.study import study_ratings
 from goldboard.text import ls_text, xml_text
 
+#: how to change a submitted decision (Label Studio 1.23: "Update" stays disabled until the new
+#: reason is added with "Add" or Shift+Enter; checked in tests/test_adjudication_page_live.py)
+CHANGE_HOWTO = (
+    "To change a decision you submitted: open the task and choose the new value; change the reason with its "
+    "pencil button (or, with no reason yet, type one) and press Shift+Enter or Add -- Update stays disabled "
+    "for a reason typed but not added -- then click Update."
+)
 DECISION_TAG = "decision"
 REASON_TAG = "reason"
 RATERS_TAG = "raters"
@@ -77,6 +94,11 @@ class AdjudicationPush:
     projects: dict[str, int]
     imported: dict[str, int] = field(default_factory=dict)
     already: dict[str, int] = field(default_factory=dict)
+    #: rows with a decision in force, not pushed (``include_decided=False``)
+    decided: dict[str, int] = field(default_factory=dict)
+    #: tasks already there whose "Current decision" line was brought up to date
+    refreshed: dict[str, int] = field(default_factory=dict)
+    include_decided: bool = False
     created_projects: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     adjudicator: str = ""  # embedded server: whose organization holds the projects
@@ -100,9 +122,20 @@ class AdjudicationPush:
                 lines.append("WARNING: raters can reach adjudication projects: " + "; ".join(bad))
         for f, pid in self.projects.items():
             made = " (new project)" if f in self.created_projects else ""
+            decided = self.decided.get(f, 0)
+            skipped = f", {decided} already decided not pushed (--include-decided to review them)" if decided else ""
+            fresh = self.refreshed.get(f, 0)
+            fresh_s = f", {fresh} tasks show an updated current decision" if fresh else ""
             lines.append(
                 f"{f}: project {pid}{made} at {self.url}/projects/{pid}: "
-                f"{self.imported.get(f, 0)} tasks imported, {self.already.get(f, 0)} already there"
+                f"{self.imported.get(f, 0)} tasks imported, {self.already.get(f, 0)} already there{skipped}{fresh_s}"
+            )
+        rest = {f: n for f, n in self.decided.items() if f not in self.projects}
+        if rest:
+            n = sum(rest.values())
+            lines.append(
+                f"{', '.join(rest)}: every disagreement has a decision in force ({n} rows): nothing pushed "
+                "(--include-decided pushes them for review, each showing its current decision)."
             )
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines) if lines else "No disagreements: nothing to adjudicate."
@@ -116,9 +149,10 @@ class AdjudicationPull:
 
     def describe(self) -> str:
         r = self.record
-        new = len(r.appended) - r.changed
+        new = len(r.appended) - r.changed - r.confirmed
+        confirmed = f", {r.confirmed} confirmed (same value)" if r.confirmed else ""
         return (
-            f"{self.annotations} adjudication annotations: {new} new decisions, {r.changed} changed, "
+            f"{self.annotations} adjudication annotations: {new} new decisions, {r.changed} changed{confirmed}, "
             f"{r.unchanged} unchanged, {self.skipped} skipped (cancelled)"
         )
 
@@ -130,22 +164,31 @@ class AdjudicationPull:
 # --------------------------------------------------------------------------- the project
 
 
-def adjudication_config(schema: Schema, field_name: str, n_raters: int, *, show_output: bool | None = None) -> str:
-    """Label config of the adjudication project for one field (plain ``Text`` panes only)."""
+def adjudication_config(
+    schema: Schema, field_name: str, n_raters: int, *, show_output: bool | None = None, current: bool = True
+) -> str:
+    """Label config of the adjudication project for one field (plain ``Text`` panes only).
+    ``current=False``: without the "Decision in force" pane (projects made by older versions)."""
     f = schema.field(field_name)
     show_output = schema.display.show_output if show_output is None else show_output
     root = ET.Element("View")
-    ET.SubElement(root, "Header", value=ls_text(f"Adjudication: {f.title or f.name}"), size="3")
+    # the case id beside Label Studio's own task number (#4): "$case_id" is task data, filled in by Label Studio
+    ET.SubElement(root, "Header", value=ls_text(f"Adjudication: {f.title or f.name}") + " · case $case_id", size="3")
     ET.SubElement(
         root,
         "Header",
         size="6",
         value=ls_text(
-            "Read the case, the raters' labels and rationales, then choose the final value "
-            f"(or {UNRESOLVED}). Give a reason; it is required when you overrule every rater."
+            "Read the case, the raters' labels and rationales and the decision in force, then choose the final "
+            f"value (or {UNRESOLVED}). Give a reason; it is required when you overrule every rater or change "
+            "the decision in force. Confirming the decision in force without a reason keeps its reason."
         ),
     )
+    ET.SubElement(root, "Header", size="6", value=ls_text(CHANGE_HOWTO))
     _add_panes(root, schema, show_output, n_raters)
+    if current:
+        ET.SubElement(root, "Header", value="Decision in force", size="5")
+        ET.SubElement(root, "Text", name="current", value="$current_decision")
     _add_decision_choices(root, f)
     ET.SubElement(root, "Header", value="Reason", size="5")
     ET.SubElement(
@@ -254,9 +297,15 @@ def adjudication_tasks(
     *,
     anonymise: bool = False,
     field: Field | None = None,
+    decisions: dict[tuple[str, str], dict] | None = None,
+    schema: Schema | None = None,
 ) -> list[dict[str, str]]:
     """Task data for the flagged rows of one field (all values plain strings).  With the
-    schema ``field`` of a multi-select field, a rater's empty set reads ``none``."""
+    schema ``field`` of a multi-select field, a rater's set reads as the value names the
+    rater ticked (``none`` for the empty set).  With the ``schema``, why the item is on the
+    agenda is said in plain words (the boundary's values, the triggers' explanations).
+    ``decisions`` (the log's decisions in force, :func:`latest_decisions`) fills each
+    task's ``current_decision`` line (:func:`current_decision_text`)."""
     texts: dict[str, tuple[str, str]] = {}
     if units is not None and len(units) and "item_id" in units.columns:
         for rec in units.to_dict("records"):
@@ -266,11 +315,13 @@ def adjudication_tasks(
         item = str(rec["item_id"])
         case_text, output_text = texts.get(item, ("", ""))
         why = []
-        if rec["boundaries"]:
-            why.append("Boundary: " + ", ".join(rec["boundaries"]))
-        why.append("Kinds: " + ", ".join(k.replace("_", " ") for k in rec["kinds"]))
-        if rec["triggers"]:
-            why.append("Triggers: " + ", ".join(rec["triggers"]))
+        if rec["boundaries"] and schema is not None:
+            why.append("Boundary: " + "; ".join(boundary_words(schema, b) for b in rec["boundaries"]))
+        reasons = flag_words(rec, schema, who=False) if schema is not None else []
+        if schema is None:
+            why.append("Kinds: " + ", ".join(k.replace("_", " ") for k in rec["kinds"]))
+        elif reasons:
+            why.append("Why: " + "; ".join(reasons))
         if rec["missing_raters"]:
             why.append(
                 f"Missing ratings: {len(rec['missing_raters'])}"
@@ -291,6 +342,7 @@ def adjudication_tasks(
             "case_text": case_text or f"(case {rec['case_id']}: text not recorded in units.jsonl)",
             "output_text": output_text,
             "flags": "\n".join(why),
+            "current_decision": current_decision_text((decisions or {}).get((item, field_name)), field),
         }
         if not anonymise:
             data["model"] = str(rec.get("model", "") or "")
@@ -299,7 +351,7 @@ def adjudication_tasks(
             if r in rec["missing_raters"]:
                 value = value or "(no rating)"
             elif field is not None and field.kind == "multi":
-                value = format_decision(field, value)
+                value = value_words(field, value)  # the names raters ticked ("ECOG status"), or none
             else:
                 value = value or "(blank)"
             rationale = rec.get(f"rationale_{r}", "") or "(no rationale)"
@@ -307,6 +359,28 @@ def adjudication_tasks(
             data[f"rater_{i}"] = f"{value}\n\nRationale: {rationale}"
         tasks.append({k: _s(v) for k, v in data.items()})
     return tasks
+
+
+def current_decision_text(entry: dict | None, f: Field | None) -> str:
+    """``Current decision: VALUE (by WHO, in the review sheet X / in Label Studio, WHEN; reason: ...)``,
+    or ``Current decision: none yet``."""
+    if entry is None:
+        return "Current decision: none yet"
+    decision = str(entry.get("decision", ""))
+    labels = {v.value: v.label for v in f.values} if f is not None else {}
+    if decision == UNRESOLVED:
+        value = "unresolved (left open)"
+    elif f is not None and f.kind == "multi":
+        value = format_decision(f, decision)
+    else:
+        value = labels.get(decision, decision)
+    where = "in Label Studio" if entry.get("source") == "label_studio" else "in the review sheet"
+    if entry.get("source") != "label_studio" and entry.get("sheet"):
+        where += f" {entry['sheet']}"
+    ts = str(entry.get("timestamp") or "")
+    when = f", {ts[:16].replace('T', ' ')} UTC" if ts else ""
+    reason = str(entry.get("reason") or "").strip() or "no reason given"
+    return f"Current decision: {value} (by {entry.get('adjudicator') or '?'}, {where}{when}; reason: {reason})"
 
 
 def _s(v: Any) -> str:
@@ -354,13 +428,17 @@ def push_adjudication(
     anonymise: bool = False,
     round: int | None = None,
     adjudicator: str | None = None,
+    include_decided: bool = False,
 ) -> AdjudicationPush:
     """Create/complete the adjudication projects of ``study`` (see the module doc).
 
-    On the embedded server the projects live in ``adjudicator``'s own Label Studio
-    organization (default: the one recorded, else ``adjudicator``), which no rater can
-    reach; the server's refusal is checked with each rater's account and recorded in
-    ``study.toml`` (``[adjudication.access]``)."""
+    Only rows without a decision in force (none yet, or ``unresolved``) are pushed, unless
+    ``include_decided``; every task shows the decision in force ("Current decision: ...",
+    from the decisions log whatever its source), and tasks pushed before get that line
+    brought up to date.  On the embedded server the projects live in ``adjudicator``'s
+    own Label Studio organization (default: the one recorded, else ``adjudicator``), which
+    no rater can reach; the server's refusal is checked with each rater's account and
+    recorded in ``study.toml`` (``[adjudication.access]``)."""
 
     schema = study.schema
     ratings = study_ratings(study, round)
@@ -373,50 +451,94 @@ def push_adjudication(
             f"the adjudication projects were pushed {'with' if adj['anonymise'] else 'without'} "
             f"--anonymise; push the same way (or delete them and the [adjudication] entry)"
         )
+    in_force = latest_decisions(read_decisions(study.decisions_path))
+    open_rows = {
+        (str(r["item_id"]), str(r["field"]))
+        for r in flags[["item_id", "field"]].to_dict("records")
+        if in_force.get((str(r["item_id"]), str(r["field"])), {}).get("decision", UNRESOLVED) == UNRESOLVED
+    }
     fields = list(dict.fromkeys(flags["field"])) if len(flags) else []
+    decided = {f: int((flags["field"] == f).sum()) - sum(1 for k in open_rows if k[1] == f) for f in fields}
+    if not include_decided:  # a field with nothing open gets no new project
+        fields = [f for f in fields if f in projects or any(k[1] == f for k in open_rows)]
     client = client or connect(study)
-    owner = _adjudicator_account(study, client, adjudicator)
+    owner = _adjudicator_account(study, client, adjudicator) if fields else None
     if owner is not None:
         adj["adjudicator"] = owner
-    res = AdjudicationPush(url=client.url, projects={}, adjudicator=owner or "")
+    res = AdjudicationPush(url=client.url, projects={}, adjudicator=owner or "", include_decided=include_decided)
+    if not include_decided:  # fields with nothing open and no project: every row decided, none pushed
+        res.decided = {f: n for f, n in decided.items() if n and f not in fields}
     units = study.units()
     # a case-level study (no model outputs pushed) gets no empty model pane
     with_outputs = bool(len(units)) and (units.get("output_id", pd.Series(dtype=object)).fillna("") != "").any()
     for fname in fields:
-        xml = adjudication_config(schema, fname, len(raters), show_output=schema.display.show_output and with_outputs)
-        before = adjudication_config(schema, fname, len(raters))  # what earlier versions made
+        show = schema.display.show_output and with_outputs
+        xml = adjudication_config(schema, fname, len(raters), show_output=show)
         pid = projects.get(fname)
         if pid is not None:
-            _check_adjudication_project(study, client, pid, fname, xml, before)
-        else:
-            title = f"{study.name} · adjudication · {fname}"[:50]
-            desc = (
-                f"goldboard study {study.name}: adjudication of {fname} "
-                f"({'anonymised raters' if anonymise else 'raters named'}); schema {schema.name} v{schema.version}."
+            _check_adjudication_project(
+                study, client, pid, fname, xml, _older_configs(schema, fname, len(raters), show)
             )
-            pid = client.create_project(title, xml, desc, maximum_annotations=1, **({"org": owner} if owner else {}))
+        else:
+            pid = _create_adjudication_project(study, client, fname, xml, anonymise, owner)
             projects[fname] = pid
             study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
             study.save()
             res.created_projects.append(fname)
         res.projects[fname] = pid
-        want = adjudication_tasks(flags, units, fname, raters, anonymise=anonymise, field=schema.field(fname))
-        _import_adjudication_tasks(client, pid, fname, want, res)
+        want = adjudication_tasks(
+            flags,
+            units,
+            fname,
+            raters,
+            anonymise=anonymise,
+            field=schema.field(fname),
+            decisions=in_force,
+            schema=schema,
+        )
+        pushable = {t["key"] for t in want if include_decided or (t["item_id"], fname) in open_rows}
+        _import_adjudication_tasks(client, pid, fname, want, res, pushable, schema.field(fname))
+    _record_access(study, client, adj, projects, owner, anonymise, res)
+    return res
+
+
+def _create_adjudication_project(
+    study: Any, client: Any, fname: str, xml: str, anonymise: bool, owner: str | None
+) -> int:
+    title = f"{study.name} · adjudication · {fname}"[:50]
+    schema = study.schema
+    desc = (
+        f"goldboard study {study.name}: adjudication of {fname} "
+        f"({'anonymised raters' if anonymise else 'raters named'}); schema {schema.name} v{schema.version}."
+    )
+    return client.create_project(title, xml, desc, maximum_annotations=1, **({"org": owner} if owner else {}))
+
+
+def _older_configs(schema: Schema, fname: str, n_raters: int, show_output: bool) -> list[str]:
+    """Label configs earlier goldboard versions made for this project (no "Decision in force" pane)."""
+    return [
+        adjudication_config(schema, fname, n_raters, show_output=show_output, current=False),
+        adjudication_config(schema, fname, n_raters, current=False),
+    ]
+
+
+def _record_access(study: Any, client: Any, adj: dict, projects: dict, owner: str | None, anonymise: bool, res) -> None:
+    """Record the projects and who can reach them in study.toml."""
     if projects and not study.adjudication.get("projects"):
         study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
         study.save()
-    if projects:
+    if projects and res.projects:
         from goldboard.annotate.blinding import check_adjudication_access
 
         acc = check_adjudication_access(client, study, owner)
         study.adjudication = {**study.adjudication, **({"adjudicator": owner} if owner else {}), "access": acc}
         study.save()
         res.access = acc
-    return res
 
 
-def _check_adjudication_project(study: Any, client: Any, pid: int, fname: str, xml: str, before: str) -> None:
-    """The recorded adjudication project of ``fname`` must still exist with the config goldboard made."""
+def _check_adjudication_project(study: Any, client: Any, pid: int, fname: str, xml: str, older: list[str]) -> None:
+    """The recorded adjudication project of ``fname`` must still exist with the config goldboard made
+    (one made by an older version gets the current config: the "Decision in force" pane)."""
     try:
         proj = client.project(pid)
     except ProjectNotFound:
@@ -426,31 +548,69 @@ def _check_adjudication_project(study: Any, client: Any, pid: int, fname: str, x
             f"(decisions already pulled stay in {study.decisions_path})",
             pid,
         ) from None
-    if not configs_match(proj["label_config"], xml) and not configs_match(proj["label_config"], before):
+    cfg = proj["label_config"]
+    if not configs_match(cfg, xml) and not any(configs_match(cfg, old) for old in older):
         raise ConfigMismatch(
             f"adjudication project {pid} ({fname}) on {client.url}: its label config no "
             f"longer matches what goldboard made (edited in Label Studio, or raters added?)"
         )
+    if "$current_decision" not in cfg:  # same questions, made before the decision in force was shown
+        client.update_project_config(pid, xml)
 
 
-def _import_adjudication_tasks(client: Any, pid: int, fname: str, want: list[dict], res: AdjudicationPush) -> None:
-    """Import the tasks of ``want`` the project lacks (matched by row key), 250 per request; warn on changed ratings."""
+def _same_rater_text(have: str, want: str, f: Field | None) -> bool:
+    """A pushed rater pane still shows the same rating (a multi-select set pushed by an older
+    version as ``stage|ecog_status`` is the same as ``Stage | ECOG status``)."""
+    if have == want:
+        return True
+    if f is None or f.kind != "multi":
+        return False
+    (hv, _, hrest), (wv, _, wrest) = have.partition("\n\n"), want.partition("\n\n")
+    try:
+        return hrest == wrest and {f.normalize(x) for x in hv.split("|") if x.strip() and x.strip() != "none"} == {
+            f.normalize(x) for x in wv.split("|") if x.strip() and x.strip() != "none"
+        }
+    except Exception:
+        return False
+
+
+def _import_adjudication_tasks(
+    client: Any,
+    pid: int,
+    fname: str,
+    want: list[dict],
+    res: AdjudicationPush,
+    pushable: set[str],
+    field: Field | None = None,
+) -> None:
+    """Import the tasks of ``want`` in ``pushable`` the project lacks (matched by row key), 250 per
+    request; bring a present task's "Current decision" up to date; warn on changed ratings."""
     present: dict[str, tuple[int, dict]] = {}
     for tid, data in client.task_data(pid):
         k = str(data.get("key", "") or "")
         if k:
             present.setdefault(k, (tid, data))
     todo = []
+    refreshed = 0
     for t in want:
         have = present.get(t["key"])
         if have is None:
-            todo.append(t)
-        elif any(str(have[1].get(k, "")) != v for k, v in t.items() if k.startswith("rater_")):
+            if t["key"] in pushable:
+                todo.append(t)
+            continue
+        if any(not _same_rater_text(str(have[1].get(k, "")), v, field) for k, v in t.items() if k.startswith("rater_")):
             res.warnings.append(
                 f"task {have[0]} (item {t['item_id']}): the ratings changed since it was "
                 f"pushed; Label Studio shows the old values"
             )
-    res.already[fname] = len(want) - len(todo)
+        if str(have[1].get("current_decision", "")) != t["current_decision"]:
+            client.update_task_data(pid, have[0], {**have[1], "current_decision": t["current_decision"]})
+            refreshed += 1
+    res.already[fname] = sum(1 for t in want if t["key"] in present)
+    left = sum(1 for t in want if t["key"] not in present and t["key"] not in pushable)
+    if left:
+        res.decided[fname] = left
+    res.refreshed[fname] = refreshed
     made = 0
     for i in range(0, len(todo), 250):
         made += client.import_tasks(pid, [{"data": t} for t in todo[i : i + 250]])

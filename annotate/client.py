@@ -178,9 +178,16 @@ def resolve_connection(
         )
     st = srv.server_status(ddir)
     if not st.running:
+        where = getattr(study, "path", None)
+        elsewhere = (
+            f"; if this study's server keeps its data elsewhere, record that folder with "
+            f"`goldboard study set {where} --data-dir DIR`"
+            if where is not None
+            else ""
+        )
         raise ServerUnreachable(
             f"the embedded Label Studio server ({st.data_dir}) is not running: start it with "
-            f"`goldboard server start --data-dir {st.data_dir}` (or give the study a --url)"
+            f"`goldboard server start --data-dir {st.data_dir}`{elsewhere} (or give the study a --url)"
         )
     creds = srv.read_credentials(st.data_dir)
     return Connection(
@@ -505,6 +512,11 @@ class Client:
     def delete_annotation(self, annotation_id: int) -> None:
         with self._call(f"deleting annotation {annotation_id}"):
             self.sdk.annotations.delete(annotation_id, request_options=NO_RETRIES)
+
+    def update_task_data(self, project_id: int, task_id: int, data: dict) -> None:
+        """Replace one task's data (one request, never retried; its annotations stay)."""
+        with self._call(f"updating task {task_id} of project {project_id}", project_id):
+            self._sdk(project_id).tasks.update(str(task_id), data=data, request_options=NO_RETRIES)
 
     def update_project_config(self, project_id: int, label_config: str) -> None:
         with self._call(f"updating the label config of project {project_id}", project_id):

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -1349,9 +1348,9 @@ def _exports(fn: Any, items: list, workers: int, progress: bool) -> list:
 def _progress(items: list, show: bool, label: str):
     if not show or len(items) < 2:
         return items
-    from tqdm import tqdm
+    from goldboard.text import progress_bar
 
-    return tqdm(items, desc=label, unit="project", file=sys.stderr, leave=False)
+    return progress_bar(items, desc=label, unit="project", leave=False)
 
 
 __all__ = [

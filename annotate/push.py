@@ -84,9 +84,13 @@ class PushResult:
     warnings: list[str] = field(default_factory=list)
     access: str = ""  # the blinding check, one sentence
     design: dict[str, Any] = field(default_factory=dict)
+    #: a case-level round of a schema with a model-output pane (said, so nobody expects the pane)
+    case_level_note: str = ""
 
     def describe(self) -> str:
         lines = [f"round {self.round} ({self.mode}): {self.units} items on {self.url}"]
+        if self.case_level_note:
+            lines.append(f"  {self.case_level_note}")
         for key, pid in self.projects.items():
             who = "shared project (all raters)" if key == SHARED_KEY else f"{key}"
             new = " (new project)" if key in self.created_projects else ""
@@ -429,6 +433,10 @@ def _round_mode(
 def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
     """On a connected server: projects, what is missing, the units record, the import (steps 1-4), blinding check."""
     account_warnings = check_rater_accounts(client, study.raters)
+    ddir = getattr(getattr(client, "conn", None), "data_dir", None)
+    if ddir and not study.url and not study.data_dir:  # e.g. GOLDBOARD_SERVER_DIR: a new shell finds it too
+        study.data_dir = str(ddir)
+        study.save()
     xml = to_label_studio_xml(study.schema, show_output=plan.kind == "output")
     rnd, legacy_xml = _update_round(study, plan)
     creds = getattr(getattr(client, "conn", None), "credentials", None)
@@ -460,6 +468,12 @@ def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
     data_size = {t["item_id"]: _json_size(t) + len('{"data": }') for t in tasks}  # once, not per project
     _import_missing(client, rnd, keys, missing, data_size, plan, workers, failed, result)
     result.units = rnd.units
+    if plan.kind == "case" and study.schema.display.show_output and result.created_projects:
+        result.case_level_note = (
+            f"case-level round: no --outputs, so raters label the cases themselves (one item per case); the "
+            f"schema's '{study.schema.display.output_title or 'Model output'}' pane is left out. To have "
+            "model outputs labelled, push them to a new round with --outputs."
+        )
     if plan.mode == "blinded":
         from goldboard.annotate.blinding import check_round_access, describe_access
 

@@ -251,6 +251,18 @@ def _new_user(name: str) -> User:
 # --------------------------------------------------------------------------- paths
 
 
+def check_not_running(data_dir: str | Path | None) -> None:
+    """A :class:`LabelStudioError` when the embedded server of ``data_dir`` is already running
+    (``server start`` checks this before it says anything)."""
+    d = _dir(data_dir)
+    st = server_status(d)
+    if st.running:
+        raise LabelStudioError(
+            f"the embedded server of {d} is already running at {st.url} (pid {st.pid}); "
+            f"stop it with `goldboard server stop --data-dir {d}`"
+        )
+
+
 def default_data_dir() -> Path:
     """``$GOLDBOARD_SERVER_DIR`` or ``~/.goldboard/server``."""
     env = os.environ.get("GOLDBOARD_SERVER_DIR")
@@ -678,12 +690,7 @@ class EmbeddedServer:
             raise GoldboardError(f"--port: {self.port} is not a TCP port")
         if self.database is not None:
             serverdb.parse_database(self.database)  # a bad URL (or one with a password) fails first
-        st = server_status(d)
-        if st.running:
-            raise LabelStudioError(
-                f"the embedded server of {d} is already running at {st.url} (pid {st.pid}); "
-                f"stop it with `goldboard server stop --data-dir {d}`"
-            )
+        check_not_running(d)
         with contextlib.suppress(FileNotFoundError):
             (d / PID_FILE).unlink()  # stale
         if not port_is_free(self.port, _bind_check_address(self.host)):

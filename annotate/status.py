@@ -1,20 +1,31 @@
-"""Progress without pulling: per round and rater, tasks done / total and last activity; for the
-adjudicator, decisions open.  Reads the server and the study; writes nothing.
+"""Progress without pulling: per round and rater, tasks done / total and last activity; the
+adjudication's decisions in force and still open.  Reads the server and the study; writes nothing.
 
-Counts come from Label Studio's task list (one request per 1000 tasks per project):
-a task is *done* for a rater when it holds a submitted (not skipped) annotation of
-theirs -- in a blinded round any annotation in the rater's own project, in a shared
-round one whose annotator is the rater.  *Last annotation* is the newest annotation
-time among those tasks; *last seen* is Label Studio's own record of the rater's last
-request, when the server shows it.
+Label Studio rounds: counts come from Label Studio's task list (one request per 1000
+tasks per project): a task is *done* for a rater when it holds a submitted (not skipped)
+annotation of theirs -- in a blinded round any annotation in the rater's own project, in
+a shared round one whose annotator is the rater.  *Last annotation* is the newest
+annotation time among those tasks; *last seen* is Label Studio's own record of the
+rater's last request, when the server shows it.
+
+Rounds pulled from a table (``pull --from-table``) need no server: items rated per rater
+come from the round's ratings.csv, *last pulled* from study.toml.
+
+Decisions come from ``decisions.jsonl`` whatever their source (review sheet or Label
+Studio): per field, the disagreements (``flag``'s rows, per item the latest complete
+round, as gold reads them) with a decision in force, left unresolved, or open.  The
+adjudication projects' task counts are shown beside them (annotated there, pulled or not).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from goldboard.errors import LabelStudioError
+from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions, read_decisions
+from goldboard.adjudicate.flags import flag_disagreements
+from goldboard.errors import GoldboardError, LabelStudioError
 
 
 @dataclass
@@ -25,6 +36,9 @@ class RaterProgress:
     total: int
     last_annotation: str = ""
     last_seen: str = ""
+    #: "label_studio", or "table" (``pull --from-table``: done = items rated, no server needed)
+    source: str = "label_studio"
+    last_pulled: str = ""
 
 
 @dataclass
@@ -32,12 +46,16 @@ class StudyStatus:
     url: str
     rounds: dict[int, list[RaterProgress]] = field(default_factory=dict)
     adjudicator: str = ""
-    adjudication: dict[str, dict] = field(default_factory=dict)  # field -> {project, decided, total, last}
+    adjudication: dict[str, dict] = field(default_factory=dict)  # field -> {project, decided, total, last} (LS)
+    #: field -> {rows, decided, unresolved, open, by, sources, last}: from decisions.jsonl
+    decisions: dict[str, dict] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    round_rule: str = ""
 
     @property
     def decisions_open(self) -> int:
-        return sum(a["total"] - a["decided"] for a in self.adjudication.values())
+        """Disagreements with no decision in force (none yet, or left unresolved)."""
+        return sum(d["open"] + d["unresolved"] for d in self.decisions.values())
 
     def to_dict(self) -> dict:
         return {
@@ -45,27 +63,55 @@ class StudyStatus:
             "rounds": {str(n): [vars(p) for p in ps] for n, ps in sorted(self.rounds.items())},
             "adjudicator": self.adjudicator,
             "adjudication": self.adjudication,
+            "decisions": self.decisions,
             "decisions_open": self.decisions_open,
+            "round_rule": self.round_rule,
             "problems": self.problems,
         }
 
     def describe(self) -> str:
-        lines = [f"Label Studio: {self.url}"]
+        lines = [f"Label Studio: {self.url}" if self.url else "Label Studio: not used (ratings from tables)"]
         for n, ps in sorted(self.rounds.items()):
             lines.append(f"round {n}:")
             for p in ps:
                 pct = f"{100 * p.done / p.total:.0f}%" if p.total else "-"
+                if p.source == "table":
+                    last = f"from a table, last pulled {_short(p.last_pulled)}" if p.last_pulled else "from a table"
+                    lines.append(f"  {p.rater:<14} {p.done:>5} / {p.total:<5} items rated ({pct:>4})  {last}")
+                    continue
                 last = f"last annotation {_short(p.last_annotation)}" if p.last_annotation else "no annotation yet"
                 seen = f", last seen {_short(p.last_seen)}" if p.last_seen else ""
                 lines.append(f"  {p.rater:<14} {p.done:>5} / {p.total:<5} done ({pct:>4})  {last}{seen}")
-        if self.adjudication:
-            who = f" ({self.adjudicator})" if self.adjudicator else ""
-            lines.append(f"adjudication{who}: {self.decisions_open} decisions open")
-            for f, a in self.adjudication.items():
-                last = f", last decision {_short(a['last'])}" if a.get("last") else ""
-                lines.append(f"  {f:<14} {a['decided']:>5} / {a['total']:<5} decided{last}")
+        lines += self._decision_lines()
         lines += [f"warning: {p}" for p in self.problems]
         return "\n".join(lines)
+
+    def _decision_lines(self) -> list[str]:
+        if not self.decisions:
+            return []
+        who = f" ({self.adjudicator})" if self.adjudicator else ""
+        rows = sum(d["rows"] for d in self.decisions.values())
+        lines = [
+            f"adjudication{who}: {self.decisions_open} decisions open of {rows} disagreements "
+            f"(decisions.jsonl; {self.round_rule})"
+        ]
+        for f, d in self.decisions.items():
+            src = d["sources"]
+            where = ", ".join(f"{n} {_WHERE.get(k, k)}" for k, n in src.items() if n)
+            by = ", ".join(d["by"])
+            extra = f" ({where}; by {by})" if where else ""
+            unres = f", {d['unresolved']} left unresolved" if d["unresolved"] else ""
+            last = f", last decision {_short(d['last'])}" if d.get("last") else ""
+            lines.append(f"  {f:<14} {d['decided']:>5} / {d['rows']:<5} decided{extra}{unres}{last}")
+            ls = self.adjudication.get(f)
+            if ls:
+                lines.append(
+                    f"  {'':<14} Label Studio project {ls['project']}: {ls['decided']} / {ls['total']} tasks annotated"
+                )
+        return lines
+
+
+_WHERE = {"sheet": "in the review sheet", "label_studio": "in Label Studio"}
 
 
 def _short(ts: str) -> str:
@@ -86,50 +132,29 @@ def _tasks(client: Any, project_id: int, page_size: int = 1000) -> list[dict]:
 
 
 def study_status(study: Any, client: Any = None) -> StudyStatus:
-    """The progress of every round of ``study`` and of its adjudication (reads only)."""
+    """The progress of every round of ``study`` and of its adjudication (reads only).  A server
+    is contacted only when the study has Label Studio rounds or adjudication projects."""
     from goldboard.annotate.client import connect
-    from goldboard.annotate.pull import rater_user_ids
 
+    res = StudyStatus(url="", adjudicator=str((study.adjudication or {}).get("adjudicator") or ""))
+    _decisions_in_force(study, res)
+    ls_rounds = [r for r in study.rounds if r.projects]
+    adj_projects = (study.adjudication or {}).get("projects") or {}
+    for rnd in study.rounds:
+        if not rnd.projects and rnd.tables:
+            res.rounds[rnd.number] = _table_round(study, rnd)
+    if not ls_rounds and not adj_projects:
+        return res
     own = client is None
-    client = client or connect(study)
     try:
-        res = StudyStatus(url=client.url, adjudicator=str((study.adjudication or {}).get("adjudicator") or ""))
-        uid_rater, _ = rater_user_ids(client, list(study.raters), dict((study.extra or {}).get("rater_users", {})))
-        rater_uid = {r: u for u, r in uid_rater.items()}
-        seen: dict[int, str] = {}
-        try:
-            with client._call("listing users"):
-                for u in client.sdk.users.list():
-                    seen[int(u.id)] = str(getattr(u, "last_activity", "") or "")
-        except LabelStudioError:
-            pass
-        for rnd in study.rounds:
-            rows = []
-            for key, pid in rnd.projects.items():
-                try:
-                    tasks = _tasks(client, pid)
-                except LabelStudioError as exc:
-                    res.problems.append(f"round {rnd.number}, project {pid}: {exc}")
-                    continue
-                who = list(study.raters) if key == "*" else [key]
-                for r in who:
-                    if key == "*":
-                        mine = [t for t in tasks if rater_uid.get(r) in t["annotators"]]
-                    else:
-                        mine = [t for t in tasks if t["submitted"] > 0]
-                    last = max((t["completed_at"] for t in mine), default="")
-                    rows.append(
-                        RaterProgress(
-                            rater=r,
-                            project=int(pid),
-                            done=len(mine),
-                            total=len(tasks),
-                            last_annotation=last,
-                            last_seen=seen.get(rater_uid.get(r, -1), ""),
-                        )
-                    )
-            res.rounds[rnd.number] = rows
-        for fname, pid in ((study.adjudication or {}).get("projects") or {}).items():
+        client = client or connect(study)
+    except GoldboardError as exc:
+        res.problems.append(f"Label Studio progress not shown: {exc}")
+        return res
+    try:
+        res.url = client.url
+        _label_studio_rounds(study, client, ls_rounds, res)
+        for fname, pid in adj_projects.items():
             try:
                 tasks = _tasks(client, int(pid))
             except LabelStudioError as exc:
@@ -146,6 +171,96 @@ def study_status(study: Any, client: Any = None) -> StudyStatus:
     finally:
         if own:
             client.close()
+
+
+def _label_studio_rounds(study: Any, client: Any, rounds: list, res: StudyStatus) -> None:
+    """Per Label Studio round and rater: tasks done / total, last annotation, last seen."""
+    from goldboard.annotate.pull import rater_user_ids
+
+    uid_rater, _ = rater_user_ids(client, list(study.raters), dict((study.extra or {}).get("rater_users", {})))
+    rater_uid = {r: u for u, r in uid_rater.items()}
+    seen: dict[int, str] = {}
+    try:
+        with client._call("listing users"):
+            for u in client.sdk.users.list():
+                seen[int(u.id)] = str(getattr(u, "last_activity", "") or "")
+    except LabelStudioError:
+        pass
+    for rnd in rounds:
+        rows = []
+        for key, pid in rnd.projects.items():
+            try:
+                tasks = _tasks(client, pid)
+            except LabelStudioError as exc:
+                res.problems.append(f"round {rnd.number}, project {pid}: {exc}")
+                continue
+            who = list(study.raters) if key == "*" else [key]
+            for r in who:
+                if key == "*":
+                    mine = [t for t in tasks if rater_uid.get(r) in t["annotators"]]
+                else:
+                    mine = [t for t in tasks if t["submitted"] > 0]
+                last = max((t["completed_at"] for t in mine), default="")
+                rows.append(
+                    RaterProgress(
+                        rater=r,
+                        project=int(pid),
+                        done=len(mine),
+                        total=len(tasks),
+                        last_annotation=last,
+                        last_seen=seen.get(rater_uid.get(r, -1), ""),
+                    )
+                )
+        res.rounds[rnd.number] = rows
+
+
+def _table_round(study: Any, rnd: Any) -> list[RaterProgress]:
+    """Per rater of a round pulled from tables: items rated / items in the round, last pulled."""
+    path = study.ratings_path(rnd.number)
+    if not path.exists():
+        return []
+    df = study.ratings(rnd.number)
+    total = int(df["item_id"].nunique()) if len(df) else 0
+    rated = df.groupby("rater")["item_id"].nunique().to_dict() if len(df) else {}
+    last = max((str(t.get("pulled_at") or "") for t in rnd.tables.values()), default="")
+    return [
+        RaterProgress(rater=r, project=0, done=int(rated.get(r, 0)), total=total, source="table", last_pulled=last)
+        for r in study.raters
+    ]
+
+
+def _decisions_in_force(study: Any, res: StudyStatus) -> None:
+    """Per disputed field: rows, decided / unresolved / open, by whom and where (decisions.jsonl)."""
+    from goldboard.study import study_ratings
+
+    try:
+        ratings = study_ratings(study)
+    except GoldboardError:
+        return  # nothing pulled yet
+    flags = flag_disagreements(ratings, study.schema, study.raters)
+    sel = flags.attrs.get("round_selection")
+    res.round_rule = sel.rule if sel is not None else "per item, the latest round in which every rater rated it"
+    in_force = latest_decisions(read_decisions(study.decisions_path))
+    people: Counter = Counter()
+    for fname in dict.fromkeys(flags["field"]) if len(flags) else []:
+        rows = flags[flags["field"] == fname]
+        d = {"rows": len(rows), "decided": 0, "unresolved": 0, "open": 0, "by": [], "sources": {}, "last": ""}
+        by: Counter = Counter()
+        for item in rows["item_id"].astype(str):
+            e = in_force.get((item, str(fname)))
+            if e is None:
+                d["open"] += 1
+                continue
+            d["unresolved" if e.get("decision") == UNRESOLVED else "decided"] += 1
+            src = str(e.get("source") or "")
+            d["sources"][src] = d["sources"].get(src, 0) + 1
+            by[str(e.get("adjudicator") or "?")] += 1
+            d["last"] = max(d["last"], str(e.get("timestamp") or ""))
+        d["by"] = [k for k, _ in by.most_common()]
+        people.update(by)
+        res.decisions[str(fname)] = d
+    if people:
+        res.adjudicator = ", ".join(k for k, _ in people.most_common())
 
 
 __all__ = ["study_status", "StudyStatus", "RaterProgress"]

@@ -11,6 +11,7 @@ from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.text import one_line, terminal_text
 from goldboard.workflows import import_study_sheet, write_study_workbook
+from goldboard.workflows.adjudication import check_adjudicator_name
 
 
 @click.group("adjudicate")
@@ -59,7 +60,17 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
     help="Replace decisions made after this sheet was written (listed as conflicts without this flag); "
     "each replacing entry names the decision it overrules.",
 )
-def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bool, overrule_newer: bool) -> None:
+@click.option(
+    "--adjudicator-name",
+    "names",
+    multiple=True,
+    metavar="SPELLING=NAME",
+    help='An Adjudicator cell spelling that means a study adjudicator, e.g. "Dr Chair=dr_chair" (repeatable; '
+    "the spelling is kept in the log). A new adjudicator's own name: dr_lee=dr_lee.",
+)
+def import_cmd(
+    study_dir: str, sheet: str, adjudicator: str, not_independent: bool, overrule_newer: bool, names: tuple[str, ...]
+) -> None:
     """Check a filled review workbook and append its decisions to decisions.jsonl.
 
     \b
@@ -74,6 +85,11 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
       nothing is imported, unless --overrule-newer.
     - All or nothing, even if the import is killed: the log is replaced in one step.
     - Re-importing the same sheet (or a copy re-saved by Excel/LibreOffice) changes nothing.
+    - The same value is never a change: with a new reason or another adjudicator it is
+      logged as a confirmation; a blank Reason keeps the reason in force.
+    - An Adjudicator cell must name a study adjudicator (--adjudicator, one already in
+      the log or recorded for Label Studio) or a rater; another spelling of a person
+      is an error (did you mean ...?) unless mapped with --adjudicator-name.
 
     A multi-select decision is stored as its values |-joined in schema order ("" for
     `none`, which is a decision; a blank cell stays undecided).
@@ -83,9 +99,20 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     adjudicator = adjudicator.strip()
     if not adjudicator:
         raise GoldboardError("--adjudicator: give the adjudicator's name")
+    mapping = {}
+    for pair in names:
+        spelling, eq, name = pair.partition("=")
+        if not eq or not spelling.strip() or not name.strip():
+            raise GoldboardError(f'--adjudicator-name {pair!r}: write SPELLING=NAME, e.g. "Dr Chair=dr_chair"')
+        mapping[spelling.strip()] = name.strip()
     try:
         res = import_study_sheet(
-            st, sheet, adjudicator=adjudicator, independent=not not_independent, overrule_newer=overrule_newer
+            st,
+            sheet,
+            adjudicator=adjudicator,
+            independent=not not_independent,
+            overrule_newer=overrule_newer,
+            adjudicator_names=mapping,
         )
     except (SheetErrors, DecisionConflicts) as exc:
         for line in exc.errors:
@@ -97,9 +124,10 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
         click.echo(f"Note: {one_line(n)}", err=True)
     for line in change_lines(res.appended, st.schema):
         click.echo(f"  {one_line(line)}")
-    new = len(res.appended) - res.changed
+    new = len(res.appended) - res.changed - res.confirmed
+    confirmed = f", {res.confirmed} confirmed (same value)" if res.confirmed else ""
     click.echo(
-        f"{res.sheet}: {new} new decisions, {res.changed} changed, {res.unchanged} unchanged, "
+        f"{res.sheet}: {new} new decisions, {res.changed} changed{confirmed}, {res.unchanged} unchanged, "
         f"{res.blank} left blank (unresolved) -> {st.decisions_path}"
     )
 
@@ -120,8 +148,21 @@ def import_cmd(study_dir: str, sheet: str, adjudicator: str, not_independent: bo
     help="Embedded server: who adjudicates (gets a login and the projects in an organization of their own; "
     "default: the one recorded, else 'adjudicator').",
 )
-def push_cmd(study_dir: str, anonymise: bool, round_: int | None, adjudicator: str | None) -> None:
-    """Create a Label Studio project per disputed field holding only the disagreements.
+@click.option(
+    "--include-decided",
+    is_flag=True,
+    help="Also push disagreements that already have a decision in force (to review them); "
+    "default: only open ones (no decision yet, or unresolved).",
+)
+def push_cmd(
+    study_dir: str, anonymise: bool, round_: int | None, adjudicator: str | None, include_decided: bool
+) -> None:
+    """Create a Label Studio project per disputed field holding the disagreements still open.
+
+    Each task shows the decision in force ("Current decision: VALUE (by whom, in the
+    review sheet or in Label Studio, when; reason)"), from decisions.jsonl whatever its
+    source; pushing again brings that line up to date on tasks pushed before.
+    Confirming the same value without a reason keeps the reason in force.
 
     A multi-select field (e.g. missing_info) gets its own project in which the
     adjudicator ticks every value that applies, or `none`, or `unresolved`.
@@ -131,7 +172,9 @@ def push_cmd(study_dir: str, anonymise: bool, round_: int | None, adjudicator: s
     """
 
     st = Study.open(study_dir)
-    res = push_adjudication(st, anonymise=anonymise, round=round_, adjudicator=adjudicator)
+    res = push_adjudication(
+        st, anonymise=anonymise, round=round_, adjudicator=adjudicator, include_decided=include_decided
+    )
     click.echo(terminal_text(res.describe()))
 
 
@@ -149,6 +192,8 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     """
 
     st = Study.open(study_dir)
+    if adjudicator.strip():
+        check_adjudicator_name(st, adjudicator.strip())
     try:
         res = pull_adjudication(st, independent=not not_independent, adjudicator=adjudicator.strip())
     except SheetErrors as exc:

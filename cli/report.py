@@ -42,6 +42,13 @@ from goldboard.workflows import write_report
     "--rule", "rules", multiple=True, help="Stopping rule for the calibration section (default: calibrate's)."
 )
 @click.option("--pdf", type=OutputFile(), default=None, help="Also print the HTML report to this PDF.")
+@click.option(
+    "--paper",
+    type=click.Choice(["a4", "letter"], case_sensitive=False),
+    default=None,
+    help="Printed page size of the HTML report and the PDF (default: from the locale -- Letter for "
+    "en_US and other Letter countries, else A4).",
+)
 @click.option("--no-supplement", is_flag=True, help="Do not write the CSV supplement (every table as CSV).")
 def report_cmd(
     study_dir: str,
@@ -55,6 +62,7 @@ def report_cmd(
     ci: str,
     rules: tuple[str, ...],
     pdf: str | None,
+    paper: str | None,
     no_supplement: bool,
 ) -> None:
     """Write the study's agreement report: study, methods, agreement with 95% CIs, confusion
@@ -80,6 +88,7 @@ def report_cmd(
         ci_auto=ci == "auto",
         supplement=not no_supplement,
         pdf=pdf,
+        paper=paper,
     )
     click.echo(str(path))
     if not no_supplement:

@@ -95,6 +95,7 @@ def start_cmd(
       goldboard server start --database postgresql://ls@127.0.0.1:5432/labelstudio --workers 4
     """
     host = srv.check_host(host)
+    srv.check_not_running(data_dir)  # before "Starting ...": a running server is an error, not a start
     warning = srv.lan_warning(host, port)
     if warning:
         click.echo(warning, err=True)

@@ -12,8 +12,11 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def status_cmd(study_dir: str, fmt: str) -> None:
     """Progress without pulling: per round and rater, tasks done / total and the last
-    annotation (and when Label Studio last saw the rater); for the adjudicator, the
-    decisions still open. Reads Label Studio and the study; writes nothing."""
+    annotation (and when Label Studio last saw the rater); rounds pulled from a table:
+    items rated per rater and when the table was pulled (no server needed). Then the
+    adjudication: per field, disagreements decided / left unresolved / open, counted
+    from decisions.jsonl whatever the source (review sheet or Label Studio), by whom.
+    Reads the study (and Label Studio, for Label Studio rounds); writes nothing."""
     from goldboard.annotate.status import study_status
     from goldboard.study import Study
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -22,7 +23,10 @@ def study_group() -> None:
 @study_group.command("init")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option(
-    "--schema", "schema", required=True, help="Built-in schema name (mtb, medfail, radsafe) or a schema file."
+    "--schema",
+    "schema",
+    required=True,
+    help="Built-in schema name (mtb, mtb_unsafe, medfail, radsafe) or a schema file (.toml/.json).",
 )
 @click.option("--raters", required=True, help="Comma-separated rater names, e.g. onc_a,onc_b.")
 @click.option("--url", default="", help="Label Studio URL (default: the embedded server).")
@@ -31,7 +35,8 @@ def study_group() -> None:
     "--data-dir",
     default="",
     type=click.Path(file_okay=False),
-    help="Embedded server data dir, when not the default (~/.goldboard/server).",
+    help="Embedded server data dir, when not the default (~/.goldboard/server; $GOLDBOARD_SERVER_DIR when set, "
+    "recorded).",
 )
 def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data_dir: str) -> None:
     """Create a study workspace in DIRECTORY.
@@ -42,6 +47,9 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
     ~/.config/goldboard/credentials.toml (["URL"] token = "..."); it is never
     stored in the workspace.
     """
+    if not data_dir and not url and os.environ.get("GOLDBOARD_SERVER_DIR"):
+        data_dir = str(srv.default_data_dir())  # recorded: a new shell without the variable finds the server
+        click.echo(f"Embedded server data dir {data_dir} (from GOLDBOARD_SERVER_DIR) recorded in study.toml", err=True)
     st = Study.init(
         directory,
         schema=schema,

@@ -19,6 +19,25 @@ from goldboard.errors import GoldboardError
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
+#: paper name -> CSS ``@page`` size
+PAPERS = {"a4": "A4", "letter": "letter"}
+#: countries whose locale prints on US Letter (everyone else: A4)
+LETTER_COUNTRIES = frozenset({"US", "CA", "MX", "PH", "CL", "CO", "VE", "PR", "GT", "CR", "PA", "SV", "DO", "NI"})
+
+
+def default_paper(env: dict | None = None) -> str:
+    """``"letter"`` when the locale (``LC_ALL``, else ``LC_PAPER``, else ``LANG``, e.g. ``en_US.UTF-8``)
+    names a country that uses US Letter; otherwise ``"a4"`` (also for ``C``/``POSIX`` or no locale).
+
+    >>> default_paper({"LANG": "en_US.UTF-8"}), default_paper({"LANG": "de_DE.UTF-8"}), default_paper({})
+    ('letter', 'a4', 'a4')
+    """
+    env = os.environ if env is None else env
+    loc = next((env[k] for k in ("LC_ALL", "LC_PAPER", "LANG") if env.get(k)), "")
+    country = loc.split(".")[0].split("@")[0].partition("_")[2].upper()
+    return "letter" if country in LETTER_COUNTRIES else "a4"
+
+
 class PdfUnavailable(GoldboardError):
     """No headless Chromium to print with."""
 

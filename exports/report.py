@@ -444,6 +444,7 @@ def _md_study(data: dict) -> list[str]:
         f"- Raters: {len(s['raters'])} ({_md(', '.join(s['raters']))})",
         f"- Items: {s['n_items']}; round {s['round']}",
         f"- Ratings (non-empty values per field): {_md(s['ratings_text'])}",
+        *([f"- Round analysed: {_md(s['round_rule'])}"] if s.get("round_rule") else []),
         f"- {_md(s['blinding'])}",
         "",
         "## Methods",
@@ -550,6 +551,7 @@ def _md_adjudication(a: dict) -> list[str]:
         out.append(
             f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decisions, "
             f"{'independent' if adj['independent'] else 'NOT independent'}"
+            + (f" (also written {', '.join(_md(x) for x in adj['also_written'])})" if adj.get("also_written") else "")
         )
     for fname, m in a["methods"].items():
         out.append(

@@ -68,7 +68,7 @@ from goldboard.adjudicate.decisions import (
     make_key,
     multi_separators,
 )
-from goldboard.adjudicate.flags import flag_disagreements, summarize_flags
+from goldboard.adjudicate.flags import boundary_words, flag_disagreements, flag_words, summarize_flags, value_words
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
@@ -512,27 +512,11 @@ def _write_lists(ws, schema: Schema) -> dict[str, str]:
     return out
 
 
-def _flag_text(rec: dict) -> str:
-    """``gap 3, crosses threshold, disagree; triggers: ...; priority 1`` (boundary has its own column)."""
-    words = []
-    for k in rec["kinds"]:
-        if k == "boundary":
-            continue
-        if k == "gap":
-            words.append(f"gap {int(rec['gap'])}")
-        elif k == "threshold":
-            words.append("crosses threshold")
-        elif k == "low_confidence":
-            words.append("low confidence: " + ", ".join(rec.get("low_confidence_raters") or []))
-        elif k == "missing":
-            words.append("missing: " + ", ".join(rec.get("missing_raters") or []))
-        else:
-            words.append(k.replace("_", " "))
-    parts = [", ".join(words)] if words else []
-    if rec.get("triggers"):
-        parts.append("triggers: " + ", ".join(rec["triggers"]))
-    parts.append(f"priority {rec['priority']}")
-    return "; ".join(parts)
+def _flag_text(rec: dict, schema: Schema) -> str:
+    """Why the row is on the agenda in plain words, then its agenda priority:
+    ``the raters' values differ; The two oncologists chose different safety labels; agenda priority 3``
+    (the boundary has its own column; the ids stay in the flag table and the Summary sheet)."""
+    return "; ".join([*flag_words(rec, schema), f"agenda priority {rec['priority']}"])
 
 
 @dataclass(frozen=True)
@@ -631,8 +615,8 @@ def _disagreement_records(
             "item_id": item,
             "model": rec["model"],
             "field": fname,
-            "flags": _flag_text(rec),
-            "boundary": ", ".join(rec["boundaries"]),
+            "flags": _flag_text(rec, schema),
+            "boundary": "; ".join(boundary_words(schema, b) for b in rec["boundaries"]),
             "case_text": case_text,
             "output_text": output_text,
             "key": make_key(item, fname, str(rec["case_id"])),
@@ -646,7 +630,7 @@ def _disagreement_records(
             if r in rec["missing_raters"]:
                 v = v or "(missing)"
             elif fld is not None and fld.kind == "multi":
-                v = format_decision(fld, v)  # the empty set reads "none"
+                v = value_words(fld, v)  # the names raters ticked ("ECOG status"); the empty set reads "none"
             vals[f"value_{r}"] = v
             vals[f"rationale_{r}"] = rec.get(f"rationale_{r}", "")
         records.append(vals)

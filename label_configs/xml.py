@@ -8,7 +8,7 @@ Layout (what a rater sees)::
 
     Header  schema title (+ instructions as body text)
     View (side by side)
-      Header "Case"          Text name="case"   value="$case_text"
+      Header "Case $case_id" Text name="case"   value="$case_text"   (the case id beside LS's task number)
       Header "Model output"  Text name="output" value="$output_text"   (unless display.show_output = false,
                                                                        or the round is case-level)
     per option X (per-option schemas such as radsafe):
@@ -224,7 +224,8 @@ def build_config(schema: Schema, *, show_output: bool | None = None) -> ET.Eleme
     d = schema.display
     panes = _sub(root, "View", style="display: flex; gap: 1em; align-items: flex-start")
     case_pane = _sub(panes, "View", style="flex: 1 1 50%; min-width: 0")
-    _header(case_pane, d.case_title or "Case", size=4)
+    # the case id beside Label Studio's task number (#4): "$case_id" is task data Label Studio fills in
+    _sub(case_pane, "Header", value=f"{_clean(d.case_title or 'Case')} $case_id", size="4")
     _text(case_pane, CASE_TAG, "case_text")
     if show_output:
         out_pane = _sub(panes, "View", style="flex: 1 1 50%; min-width: 0")

@@ -147,7 +147,9 @@ def test_push_pull_multi_select_field(live_server, tmp_path, monkeypatch):
     config = client.project(pid)["label_config"]
     assert 'choice="multiple"' in config and "HyperText" not in config
     tasks = {d["item_id"]: (tid, d) for tid, d in client.task_data(pid)}
-    assert tasks["C-1"][1]["rater_1"].startswith("stage|ecog_status") and tasks["C-1"][1]["rater_2"].startswith("none")
+    assert tasks["C-1"][1]["rater_1"].startswith("Stage | ECOG status") and tasks["C-1"][1]["rater_2"].startswith(
+        "none"
+    )
     client.create_annotation(tasks["C-1"][0], answer_multi(["ecog_status", "stage"]))
     client.create_annotation(tasks["C-2"][0], answer_multi(["none"]))
     client.create_annotation(

@@ -369,7 +369,7 @@ def test_label_studio_multi_project_push_and_pull(tmp_path):
     assert res.imported == {"safety_label": 2, MI: 4}
     pid = Study.open(st.path).adjudication["projects"][MI]
     x1 = next(d for _, d in client.task_data(pid) if d["item_id"] == "X1")
-    assert x1["rater_1"].startswith("stage|ecog_status\n") and x1["rater_2"].startswith("none\n")
+    assert x1["rater_1"].startswith("Stage | ECOG status\n") and x1["rater_2"].startswith("none\n")
     assert push_adjudication(Study.open(st.path), client=client).imported == {"safety_label": 0, MI: 0}
 
     st = Study.open(st.path)

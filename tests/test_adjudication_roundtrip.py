@@ -183,9 +183,13 @@ def test_sheet_layout_and_untrusted_text(study, tmp_path):
         is_multi = ws.cell(r, 5).value == MI
         assert (f"F{r}" in prompt[0].sqref, f"F{r}" in lists_dv[0].sqref) == (is_multi, not is_multi), r
     assert "separated by" in ws["F1"].comment.text and "missing_info" in ws["F1"].comment.text
-    assert (mrows["C-1"]["onc_a value"].value, mrows["C-1"]["onc_b value"].value) == ("stage|ecog_status", "none")
+    # the names the raters ticked, not the stored codes (stage|ecog_status)
+    assert (mrows["C-1"]["onc_a value"].value, mrows["C-1"]["onc_b value"].value) == ("Stage | ECOG status", "none")
     assert (mrows["C-99"]["onc_a value"].value, mrows["C-99"]["onc_b value"].value) == ("none", "(missing)")
-    assert mrows["C-21"]["Flags"].value.startswith("disagree;")
+    assert mrows["C-21"]["Flags"].value == "the raters' values differ; agenda priority 9"
+    safety = rows_by_item(ws)[1]
+    assert safety["C-1"]["Flags"].value == "The two oncologists chose different safety labels; agenda priority 2"
+    assert safety["C-1"]["Boundary"].value == "Insufficient Information vs Supported or Partially Supported"
     # agenda: an item's missing_info row right after its safety-label row
     order = [(c[2].value, c[4].value) for c in ws.iter_rows(min_row=2)]
     assert order[order.index(("C-1", "safety_label")) + 1] == ("C-1", MI)
@@ -469,7 +473,7 @@ def test_flag_study_cli(study, tmp_path):
     }
     res = run("flag", "--study", study.path, "--triggered-only", "-o", tmp_path / "agenda.txt")
     assert res.exit_code == 0 and "Wrote 17 flagged rows" in res.output
-    assert "sufficiency_vs_optimization: 9 of 16" in (tmp_path / "agenda.txt").read_text()
+    assert "(sufficiency_vs_optimization): 9 of 16" in (tmp_path / "agenda.txt").read_text()
     res = run("flag", "--study", study.path, "--round", "3")
     assert res.exit_code != 0 and "rounds/3/ratings.csv: not pulled yet" in res.output
 

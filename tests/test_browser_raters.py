@@ -159,6 +159,7 @@ def test_labeling_page_shows_definitions_display_names_and_not_documented(live_s
         page.goto(f"{url}/projects/{pb}/data?task={tid}")
         page.wait_text("Safety label")
         page.wait_text("ECOG: not documented")
+        page.wait_text(f"Case {data['case_id']}")  # the case id beside Label Studio's task number
         # definitions are on the page, under their values, without hovering
         page.wait_text("Evidence backs the therapy and the clinical information is complete.")
         page.wait_text("A critical field is missing, so safety cannot be judged.")

@@ -77,7 +77,17 @@ def test_mtb_boundary_counts_match_hand_count():
         "caveat_vs_unsupported": (2, 16),
         "support_vs_caveat": (2, 16),
     }
-    assert "sufficiency_vs_optimization: 9 of 16 disagreements on safety_label (56%)" in summary_lines(summary)
+    lines = summary_lines(summary)
+    assert (
+        "Insufficient Information vs Supported or Partially Supported (sufficiency_vs_optimization): "
+        "9 of 16 Safety label disagreements (56%)"
+    ) in lines
+    # one row per field in plain words: 1 of the 16 disagreements is on no named boundary (C-17: I vs U)
+    assert lines[0] == (
+        "Safety label: 16 disagreements (15 on a named boundary, 1 outside the named boundaries); "
+        "1 with a rating missing"
+    )
+    assert not any("plain_disagreement" in x or x.startswith("kinds:") for x in lines)
     assert summary["by_kind"]["plain_disagreement"] == 1
     assert summary["by_kind"]["missing"] == 1
     assert summary["items_flagged"] == 17
@@ -224,7 +234,7 @@ def test_cli_flag_file_formats(tmp_path):
     assert len(out) == 17 and out["boundaries"].iloc[0] == "support_vs_reject"
     res = invoke_cli(*["flag", str(p), "--schema", "mtb"])
     assert res.exit_code == 0
-    assert "sufficiency_vs_optimization: 9 of 16" in res.stdout
+    assert "(sufficiency_vs_optimization): 9 of 16 Safety label disagreements" in res.stdout
 
 
 def test_cli_flag_errors_are_one_line(tmp_path):

@@ -159,8 +159,10 @@ def test_mtb_hints_and_condition():
     ]
     assert mi["ecog_status"][0] == "ECOG status" and mi["pdl1_expression"][0] == "PD-L1 expression"
     assert "ECOG performance status" in mi["ecog_status"][1]
-    # a definition that only repeats the name is left out
-    assert mi["brain_metastasis"][1] == "<span>Brain metastasis status</span>"
+    # every missing-information value has a definition line of its own (not its name again)
+    for alias, (label, html) in mi.items():
+        assert html.count("<span") == 2 and f">{label}</span>" not in html.split("</span>", 1)[1], (alias, html)
+    assert "Whether brain metastases are present or excluded (brain imaging)" in mi["brain_metastasis"][1]
     # the schema and its version close the instructions
     assert any(h.get("value", "").endswith("Schema: mtb v1.0.") for h in root.iter("Header"))
     # missing_info sits directly in the conditional View (so LS skips its checks when hidden)
@@ -290,3 +292,13 @@ def test_task_data_blank_cells_and_model_blinding():
     assert "model" not in data
     assert data["output_text"] == "" and data["option_E"] == "" and data["option_B"] == ""
     assert data["option_A"] == "a"
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_case_pane_header_shows_the_case_id(name):
+    """Label Studio numbers tasks (#4); the case pane's title carries the case id beside it."""
+    schema = load_schema(name)
+    root = ET.fromstring(to_label_studio_xml(schema))
+    heads = [h.get("value") for h in root.iter("Header")]
+    assert f"{schema.display.case_title or 'Case'} $case_id" in heads
+    assert "case_id" in TASK_DATA_KEYS

@@ -120,6 +120,7 @@ def test_cli_start_status_stop_detached(ls_template, tmp_path):
                 assert secret not in out
         again = invoke_cli(*["server", "start", "--port", str(srv.free_port()), "--data-dir", str(d)])
         assert again.exit_code != 0 and "already running" in again.output
+        assert "Starting Label Studio" not in again.output  # the error comes first, alone
         log = (d / srv.LOG_FILE).read_text()
         for secret in creds.secrets():
             assert secret not in log

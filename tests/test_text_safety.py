@@ -340,8 +340,14 @@ def pulled(tmp_path):
 
 def test_report_and_sheet_on_a_round_nobody_annotated(pulled, tmp_path):
     st = pulled
+    # the report reads the latest complete round and says why (issue 22); --round 2 is the error
+    res = run("report", "--study", st.path, "-o", tmp_path / "r.html")
+    assert res.exit_code == 0, res.output
+    assert "round 1, the latest complete round; round 2 has no ratings yet" in (tmp_path / "r.html").read_text()
+    (tmp_path / "r.html").unlink()
     one_error_line(
-        run("report", "--study", st.path, "-o", tmp_path / "r.html"), "round 2 has no ratings yet", "--round 1"
+        run("report", "--study", st.path, "--round", "2", "-o", tmp_path / "r.html"),
+        "round 2 has no ratings yet",
     )
     one_error_line(
         run("adjudicate", "sheet", "--study", st.path, "--round", "2", "-o", tmp_path / "s.xlsx"),

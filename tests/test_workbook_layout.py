@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 from openpyxl.utils import get_column_letter
 
+from goldboard.adjudicate.flags import boundary_words
 from goldboard.exports.workbook import (
     BOUNDARY_FILLS,
     HEADER_FILL,
@@ -208,12 +209,12 @@ def test_summary_boundary_share_is_a_percentage_in_its_own_column(tmp_path):
     # Disagreements rows take their first boundary's colour, in schema order
     dis = wb["Disagreements"]
     col = _columns(dis)
-    fills = {b.name: BOUNDARY_FILLS[i] for i, b in enumerate(schema.boundaries)}
+    fills = {boundary_words(schema, b.name): BOUNDARY_FILLS[i] for i, b in enumerate(schema.boundaries)}
     seen = set()
     for r in range(2, dis.max_row + 1):
         boundary = dis.cell(r, col["Boundary"]).value
         got = _rgb(dis.cell(r, col["Flags"]).fill.fgColor)
-        assert got == (fills[boundary.split(", ")[0]] if boundary else "000000"), (r, boundary, got)
+        assert got == (fills[boundary.split("; ")[0]] if boundary else "000000"), (r, boundary, got)
         seen.add(boundary)
     assert len(seen - {None}) == 4
 

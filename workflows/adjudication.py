@@ -22,10 +22,12 @@ from goldboard.adjudicate.decisions import (
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.cases.ratings import adjudicable_fields
+from goldboard.errors import ParamError
 from goldboard.exports.gold import GoldRelease, write_gold_release
 from goldboard.exports.workbook import WorkbookInfo, write_review_workbook
 from goldboard.fileio import sha256_file
 from goldboard.study import Study, study_ratings
+from goldboard.text import close_matches
 
 
 def write_study_workbook(
@@ -63,10 +65,13 @@ def import_study_sheet(
     independent: bool = True,
     now: str | None = None,
     overrule_newer: bool = False,
+    adjudicator_names: dict[str, str] | None = None,
 ) -> ImportResult:
     """:func:`import_review_sheet` for a study workspace (its ratings -- of the round the
-    sheet was written for --, schema, raters, name and log)."""
+    sheet was written for --, schema, raters, name and log).  An Adjudicator cell must name
+    one of the study's people (:func:`study_adjudicators`), or be mapped by ``adjudicator_names``."""
 
+    known = check_adjudicator_name(study, adjudicator)
     rnd = read_sheet_meta(sheet).get("round", "")
     return import_review_sheet(
         sheet,
@@ -79,7 +84,33 @@ def import_study_sheet(
         now=now,
         overrule_newer=overrule_newer,
         study=study.name,
+        adjudicators=known,
+        adjudicator_names=adjudicator_names,
     )
+
+
+def check_adjudicator_name(study: Study, adjudicator: str) -> list[str]:
+    """The study's people (:func:`study_adjudicators`); a :class:`ParamError` naming ``adjudicator``
+    when it is another spelling of one of them (``Dr Chair`` for ``dr_chair``): one person, one name."""
+    known = study_adjudicators(study)
+    hits = [] if adjudicator in known else close_matches(adjudicator, known, 2)
+    if hits:
+        raise ParamError(
+            "{adjudicator} {name!r}: another spelling of {hits}? (this study's adjudicators and raters: {known}); "
+            "one person is one name",
+            name=adjudicator,
+            hits=" or ".join(repr(h) for h in hits),
+            known=", ".join(known),
+        )
+    return known
+
+
+def study_adjudicators(study: Study) -> list[str]:
+    """The people who may decide in a study: the adjudicators already in its decisions log,
+    the Label Studio adjudicator recorded in study.toml, and its raters."""
+    logged = [str(e.get("adjudicator")) for e in read_decisions(study.decisions_path) if e.get("adjudicator")]
+    recorded = str((study.adjudication or {}).get("adjudicator") or "")
+    return list(dict.fromkeys([*logged, *([recorded] if recorded else []), *study.raters]))
 
 
 def export_gold(

@@ -25,6 +25,64 @@ def _id_text(v: Any) -> str:
     return cell_text(v).strip()
 
 
+@dataclass(frozen=True)
+class RoundChoice:
+    """The round a round-level analysis reads when no round is given, and the sentence saying why."""
+
+    number: int
+    rule: str
+    #: later rounds still in progress, passed over: round -> (items rated by every rater they need, items)
+    in_progress: dict[int, tuple[int, int]]
+
+
+def analysis_round(study: Study) -> RoundChoice:
+    """The latest *complete* pulled round: every item it holds was rated by every rater it needs
+    (the design's, else every study rater with a rating) -- the round-level counterpart of
+    gold's per-item rule (:mod:`goldboard.cases.rounds`).  A later round still in progress is
+    named, never silently analysed; with no complete round, the latest pulled round as it is."""
+    latest = study.latest_pulled_round()  # raises when nothing is pulled
+    frames = {n: study.ratings(n) for n in study.pulled_rounds()}  # a round is its folder, rounds/N
+    present = {str(r) for df in frames.values() for r in df["rater"]}
+    need_all = {r for r in study.raters if r in present}
+    assigned = study.assigned_raters()
+    progress: dict[int, tuple[int, int]] = {}
+    took_part: dict[int, bool] = {}  # every rater rated at least one of the round's items
+    for n, df in frames.items():
+        if not len(df):
+            progress[n] = (0, 0)  # pulled, nobody has rated it yet
+            continue
+        took_part[n] = need_all <= set(df["rater"].astype(str))
+        rated = df.groupby(df["item_id"].astype(str))["rater"].agg(lambda x: set(map(str, x)))
+        done = sum(int(set(assigned.get((item, n)) or need_all) <= who) for item, who in rated.items())
+        progress[n] = (done, len(rated))
+    pulled = [n for n in sorted(progress) if n <= latest]
+    complete = [n for n in pulled if progress[n][0] == progress[n][1] > 0]
+    if complete and complete[-1] == latest:
+        return RoundChoice(
+            latest, f"round {latest}, the latest round (complete: every rater rated each of its items)", {}
+        )
+    if not complete:  # rounds with gaps: the latest that every rater took part in, as it is
+        started = [n for n in pulled if took_part.get(n)]
+        use = started[-1] if started else latest
+        d, t = progress.get(use, (0, 0))
+        if use == latest:
+            return RoundChoice(
+                latest, f"round {latest}, the latest round, as it is ({d} of {t} items rated by every rater)", {}
+            )
+        complete = [use]
+    later = {n: progress[n] for n in pulled if n > complete[-1]}
+    busy = "; ".join(
+        f"round {n} is in progress ({d} of {t} items rated by every rater so far; --round {n} analyses it as it is)"
+        if t
+        else f"round {n} has no ratings yet"
+        for n, (d, t) in later.items()
+    )
+    use = complete[-1]
+    d, t = progress[use]
+    what = "the latest complete round" if d == t else f"the latest round every rater took part in ({d} of {t} items)"
+    return RoundChoice(use, f"round {use}, {what}; {busy}", later)
+
+
 def agreement_for_study(
     study: Study,
     round: int | None = None,
@@ -43,7 +101,7 @@ def agreement_for_study(
     """
     schema = study.schema
     if round is None:
-        round = study.latest_pulled_round()
+        round = analysis_round(study).number
     ratings = study.ratings(round)
     source = str(study.ratings_path(round))
     ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
@@ -169,8 +227,12 @@ def study_agreement_input(
     study = Study.open(study_dir)
     if schema is None:
         schema = study.schema
+    warnings: tuple[str, ...] = ()
     if round_number is None:
-        round_number = study.latest_pulled_round()
+        choice = analysis_round(study)
+        round_number = choice.number
+        if choice.in_progress:
+            warnings = (f"analysing {choice.rule}",)
     df = study.ratings(round_number)
     source = str(study.ratings_path(round_number))
     df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
@@ -185,7 +247,9 @@ def study_agreement_input(
         groups = unit_groups(study, by)
     if cluster_col and cluster_col not in df.columns:
         clusters = unit_groups(study, cluster_col)
-    return AgreementInput(df, source, None, raters_order, groups, clusters, study, round_number, schema=schema)
+    return AgreementInput(
+        df, source, None, raters_order, groups, clusters, study, round_number, warnings=warnings, schema=schema
+    )
 
 
 def export_agreement_input(

@@ -17,7 +17,7 @@ from goldboard.analysis.report_tables import SMALL_N
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.text import did_you_mean
-from goldboard.workflows.agreement import agreement_for_study
+from goldboard.workflows.agreement import agreement_for_study, analysis_round
 
 
 def check_field(study: Study, name: str) -> None:
@@ -158,4 +158,14 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str])
     chosen, note = calibration_rounds(study)
     if note:
         notes.append(note)
+    busy = analysis_round(study).in_progress  # a round still being rated is not judged on part of it
+    for n, (done, total) in busy.items():
+        if n not in chosen:
+            continue
+        state = f"round {n} is in progress ({done} of {total} items rated by every rater so far)"
+        if len(chosen) > 1:
+            chosen.remove(n)
+            notes.append(f"{state}: not evaluated (--round {n} evaluates it as it is)")
+        else:
+            notes.append(f"{state}: evaluated as it is")
     return chosen

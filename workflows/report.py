@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.adjudicate.decisions import read_decisions
+from goldboard.adjudicate.decisions import identity_key, read_decisions
 from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
@@ -22,7 +22,7 @@ from goldboard.analysis.scoring_render import render_markdown as score_md
 from goldboard.cases.assignment import design_note
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import read_release
-from goldboard.exports.pdf import print_pdf
+from goldboard.exports.pdf import PAPERS, default_paper, print_pdf
 from goldboard.exports.report import (
     LANDIS_KOCH_NOTE,
     blinding_text,
@@ -39,7 +39,7 @@ from goldboard.exports.report_extras import SUPPLEMENT_DIR, write_supplement
 from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
-from goldboard.workflows.agreement import agreement_for_study
+from goldboard.workflows.agreement import agreement_for_study, analysis_round
 from goldboard.workflows.judge import judge_report
 from goldboard.workflows.methods import (
     ALL_AGREE_NAME,
@@ -143,7 +143,8 @@ def build_report(
     rules: list[str] | None = None,
     ci_auto: bool = False,
 ) -> dict[str, Any]:
-    """Collect everything the report shows for a study round (default: latest pulled).
+    """Collect everything the report shows for a study round (default: the latest complete round,
+    :func:`~goldboard.workflows.agreement.analysis_round`; ``study.round_rule`` says which and why).
 
     With ``predictions`` (a model predictions file), a model-scoring section scores
     them against the study's gold release (see ``goldboard score``).  ``rules``: stopping
@@ -152,12 +153,8 @@ def build_report(
     percentile bootstrap intervals instead (:data:`AUTO_BOOTSTRAP` resamples) and say so.
     """
     schema = study.schema
-    rnd, ratings = _round_ratings(study, round)
-    results = agreement_for_study(study, round=rnd, fields=fields, n_resamples=n_resamples, seed=seed)
-    if not results:
-        raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
-    results, ci_note = _wald_choice(study, rnd, results, n_resamples, seed, ci_auto)
-    results = _with_threshold_views(results, study, ratings, n_resamples, seed, explicit=fields is not None)
+    rnd, ratings, round_rule = _round_ratings(study, round)
+    results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto)
     decisions, gold, manifest, gold_name, provisional = _decisions_and_gold(study, ratings, release)
     flags = flag_disagreements(ratings, schema, study.raters)
     fsum = summarize_flags(flags, schema)
@@ -197,6 +194,7 @@ def build_report(
         "generated_at": utc_now(),
         "study": {
             **_study_info(study, rnd, round_info.mode if round_info else "unknown", blinding, design_text, ratings),
+            "round_rule": round_rule,
             "n_fields": len(field_sections) + len(multi_sections),
         },
         "simulated": bool(study.extra.get("simulated", False)),
@@ -223,6 +221,25 @@ def build_report(
     return data
 
 
+def _agreement_results(
+    study: Study,
+    rnd: int,
+    ratings: pd.DataFrame,
+    fields: list[str] | None,
+    n_resamples: int,
+    seed: int,
+    ci_auto: bool,
+) -> tuple[dict[str, dict], str]:
+    """The agreement results of the round (with the Wald/bootstrap choice and the threshold views)
+    and the note on the interval choice."""
+    results = agreement_for_study(study, round=rnd, fields=fields, n_resamples=n_resamples, seed=seed)
+    if not results:
+        raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
+    results, ci_note = _wald_choice(study, rnd, results, n_resamples, seed, ci_auto)
+    results = _with_threshold_views(results, study, ratings, n_resamples, seed, explicit=fields is not None)
+    return results, ci_note
+
+
 def _study_info(
     study: Study, rnd: int, mode: str, blinding: str, design_text: str, ratings: pd.DataFrame
 ) -> dict[str, Any]:
@@ -247,9 +264,14 @@ def _study_info(
     }
 
 
-def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame]:
-    """The round to report (default: latest pulled) and its ratings; a round nobody rated is an error."""
-    rnd = study.latest_pulled_round() if round is None else round
+def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame, str]:
+    """The round to report (default: the latest complete round, :func:`analysis_round`), its
+    ratings and the sentence stating which round and why; a round nobody rated is an error."""
+    if round is None:
+        choice = analysis_round(study)
+        rnd, rule = choice.number, choice.rule
+    else:
+        rnd, rule = round, f"round {round}, chosen with --round"
     ratings = study.ratings(rnd)
     if not len(ratings):
         earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
@@ -257,7 +279,7 @@ def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame]:
         raise GoldboardError(
             f"{study.ratings_path(rnd)}: round {rnd} has no ratings yet (nobody has annotated it){hint}"
         )
-    return rnd, ratings
+    return rnd, ratings, rule
 
 
 def _field_sections(
@@ -374,24 +396,33 @@ def _confusion_images(res: dict, title: str) -> list[dict]:
 
 
 def _adjudicators(decisions: list[dict]) -> list[dict]:
-    """Per adjudicator: decisions made, whether all were independent, and where they were made."""
-    adjudicators: dict[str, dict] = {}
+    """Per adjudicator -- a person, not a spelling: ``Dr Chair`` and ``dr_chair`` (same letters
+    and digits, :func:`identity_key`) are one -- decisions made, whether all were independent,
+    where they were made, and any other spellings the log holds (``also_written``)."""
+    people: dict[str, dict] = {}
     for e in decisions:
-        a = adjudicators.setdefault(
-            str(e.get("adjudicator") or "?"), {"decisions": 0, "independent": True, "sources": set()}
+        name = str(e.get("adjudicator") or "?")
+        a = people.setdefault(
+            identity_key(name) or name,
+            {"decisions": 0, "independent": True, "sources": set(), "spellings": {}},
         )
         a["decisions"] += 1
         a["independent"] = a["independent"] and bool(e.get("independent", True))
         a["sources"].add(str(e.get("source", "")))
-    return [
-        {
-            "name": k,
-            "decisions": v["decisions"],
-            "independent": v["independent"],
-            "sources": sorted(s for s in v["sources"] if s),
-        }
-        for k, v in adjudicators.items()
-    ]
+        a["spellings"][name] = a["spellings"].get(name, 0) + 1
+    out = []
+    for v in people.values():
+        name = max(v["spellings"], key=lambda k: v["spellings"][k])  # the most used spelling (first on a tie)
+        out.append(
+            {
+                "name": name,
+                "decisions": v["decisions"],
+                "independent": v["independent"],
+                "sources": sorted(s for s in v["sources"] if s),
+                **({"also_written": [k for k in v["spellings"] if k != name]} if len(v["spellings"]) > 1 else {}),
+            }
+        )
+    return out
 
 
 def _gold_methods(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
@@ -511,14 +542,21 @@ def write_report(
     fmt: str = "html",
     supplement: bool = True,
     pdf: str | Path | None = None,
+    paper: str | None = None,
     **kwargs,
 ) -> Path:
     """Build the report and write it atomically (default ``<study>/reports/report.<ext>``).
 
     ``supplement``: also write every table as CSV in ``<report dir>/supplement/``.
     ``pdf``: also print the HTML report to this PDF with headless Chromium
-    (:func:`goldboard.exports.pdf.print_pdf`; ``fmt`` must be ``html``)."""
+    (:func:`goldboard.exports.pdf.print_pdf`; ``fmt`` must be ``html``).
+    ``paper``: ``a4`` or ``letter``, the printed page size of the HTML (and so of the PDF);
+    default: from the locale (:func:`goldboard.exports.pdf.default_paper`)."""
+    paper = (paper or default_paper()).lower()
+    if paper not in PAPERS:
+        raise GoldboardError(f"{paper!r}: give one of {', '.join(PAPERS)}", param="paper")
     data = build_report(study, **kwargs)
+    data["paper"] = PAPERS[paper]
     if path is None:
         path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
     path = Path(path)

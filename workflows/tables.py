@@ -37,6 +37,7 @@ from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
     TableRead,
+    _multi_parts,
     cells_json,
     read_codes,
     read_ratings_table,
@@ -89,12 +90,44 @@ class TablePullResult:
             )
             for reason, n in list(s["invalid_reasons"].items())[:8]:
                 lines.append(f"    {n} x {reason}")
+        norm = s.get("normalised") or []
+        if norm:
+            n = sum(x["n"] for x in norm)
+            shown = ", ".join(f"{x['from']!r} -> {x['to']} ({x['n']})" for x in norm[:6])
+            more = f", ... {len(norm) - 6} more spellings (pull.json)" if len(norm) > 6 else ""
+            lines.append(f"  {n} value{'s' if n != 1 else ''} read in the schema's spelling: {shown}{more}")
         if self.new_items:
             lines.append(f"  {len(self.new_items)} new items recorded in units.jsonl")
         lines.append("  " + self.changes["text"])
         for w in s.get("warnings", []):
             lines.append(f"  warning: {w}")
         return "\n".join(lines)
+
+
+def normalised_spellings(read: TableRead, schema) -> list[dict[str, Any]]:
+    """Cells whose value was read as a schema value spelled otherwise (``supported``, ``Supported ``,
+    an alias): ``[{"field", "from", "to", "n"}]``, most frequent first.  Never a guess: only what
+    :meth:`Field.normalize` maps (case, spaces, declared aliases, display names)."""
+    seen: Counter = Counter()
+    for tr in read.ratings:
+        for name, raw in tr.values.items():
+            try:
+                f = schema.field(name)
+            except (KeyError, ValueError):
+                continue
+            if f.kind == "text":
+                continue
+            for part in _multi_parts(raw) if f.kind == "multi" else [raw]:
+                text = part if isinstance(part, str) else None
+                if text is None or not text.strip():
+                    continue
+                try:
+                    canon = f.normalize(text)
+                except ValueError:
+                    continue  # not a value: reported as invalid by the pull
+                if canon != text:
+                    seen[(name, text, canon)] += 1
+    return [{"field": k[0], "from": k[1], "to": k[2], "n": n} for k, n in seen.most_common()]
 
 
 def _sha256(path: Path) -> str:
@@ -311,6 +344,7 @@ def _validate_table(
     ).drop_duplicates("item_id")
     res = collect(sources, relaxed, raters, n, units=unit_frame)
     res.summary["warnings"] = [w for w in res.summary["warnings"] if "server user unknown" not in w]
+    res.summary["normalised"] = normalised_spellings(read, schema)
 
     by_line = {tr.line: tr for tr in read.ratings}
     ratings = res.ratings.copy()
