@@ -752,7 +752,7 @@ def test_adjudication_reasons_and_gold_read_back_exactly(world, failures):
                 }
             return None if got == typed else "gold.csv read by the csv module differs"
 
-        res = invoke(["adjudicate", "import", "--study", st, sheet, "--adjudicator", "dr"])
+        res = invoke(["adjudicate", "import", "--study", st, sheet, "--adjudicator", "dr_chair"])  # the cells' name
         if formula:
             judge(f"import formula reason seed {seed}", res, must_fail=True, listing=True)
         else:
@@ -824,7 +824,7 @@ def test_import_mutated_review_workbooks(world, failures):
                     return f"decision {d['decision']!r} is not a value of {d['field']}"
             return None if got == want else f"logged {got!r:.200}, the sheet holds {want!r:.200}"
 
-        res = invoke(["adjudicate", "import", "--study", st, sheet, "--adjudicator", "dr"])
+        res = invoke(["adjudicate", "import", "--study", st, sheet, "--adjudicator", "dr_chair"])  # the cells' name
         judge(f"import mutant {k} cell ({r},{c})={junk!r:.20}", res, must_fail=False, oracle=oracle, listing=True)
 
 
