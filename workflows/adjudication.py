@@ -16,6 +16,7 @@ from goldboard.adjudicate.decisions import (
     import_review_sheet,
     latest_decisions,
     read_decisions,
+    read_decisions_snapshot,
     read_sheet_meta,
     sheet_state_rows,
 )
@@ -24,7 +25,6 @@ from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.cases.ratings import adjudicable_fields
 from goldboard.exports.gold import GoldRelease, write_gold_release
 from goldboard.exports.workbook import WorkbookInfo, write_review_workbook
-from goldboard.fileio import sha256_file
 from goldboard.study import Study, study_ratings
 
 
@@ -63,6 +63,7 @@ def import_study_sheet(
     independent: bool = True,
     now: str | None = None,
     overrule_newer: bool = False,
+    allow_unverified: bool = False,
 ) -> ImportResult:
     """:func:`import_review_sheet` for a study workspace (its ratings -- of the round the
     sheet was written for --, schema, raters, name and log)."""
@@ -79,6 +80,7 @@ def import_study_sheet(
         now=now,
         overrule_newer=overrule_newer,
         study=study.name,
+        allow_unverified=allow_unverified,
     )
 
 
@@ -97,18 +99,21 @@ def export_gold(
     """
 
     schema = study.schema
-    ratings = study_ratings(study, round_number)  # every round; round_number chooses below
-    entries = read_decisions(study.decisions_path)
+    # each input is read once; the manifest hashes exactly the bytes gold is built from
+    # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
+    digests: dict[int, str] = {}
+    ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
+    entries, log_sha256 = read_decisions_snapshot(study.decisions_path)
     gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
     check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
     selection = gold.attrs["round_selection"]
     orphans = gold.attrs.get("orphan_decisions", [])
     used = set(selection.rounds.values())
     sources = []
-    for n in study.pulled_rounds():
+    for n, sha in sorted(digests.items()):
         if n in used:
             p = study.ratings_path(n)
-            sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha256_file(p)})
+            sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha})
     dec_path = study.decisions_path
     raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
     manifest = {
@@ -122,7 +127,7 @@ def export_gold(
             "ratings": sources,
             "decisions": {
                 "path": dec_path.name,
-                "sha256": sha256_file(dec_path) if dec_path.exists() else None,
+                "sha256": log_sha256,
                 "entries": len(entries),
                 "in_force": len(latest_decisions(entries)) - len(orphans),
                 "orphans": len(orphans),
