@@ -412,3 +412,30 @@ def test_errors_name_the_file(study, tmp_path):
     with pytest.raises(GoldboardError) as exc:
         read_release(v1)
     assert str(exc.value).startswith(f"{v1 / 'gold.csv'}: changed since release v1") and "\n" not in str(exc.value)
+
+
+def test_a_decision_column_sorted_on_its_own_by_libreoffice_itself_is_refused(study, tmp_path):
+    """The same single-column sort done by LibreOffice (through UNO), not simulated."""
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    uno_python = next(
+        (
+            p
+            for p in ("/usr/bin/python3", shutil.which("python3"))
+            if p and subprocess.run([p, "-c", "import uno"], capture_output=True).returncode == 0
+        ),
+        None,
+    )
+    if soffice is None or uno_python is None:
+        pytest.skip("LibreOffice with python3-uno not installed")
+    sheet = fill_sheet(
+        study, tmp_path, {"C-1": (U, "no data", None), "C-7": (I, "no stage", None), "C-10": (S, "", None)}
+    )
+    ws = openpyxl.load_workbook(sheet)["Disagreements"]
+    col = [c.value for c in ws[1]].index("Decision")
+    out = tmp_path / "sorted-by-libreoffice.xlsx"
+    script = Path(__file__).resolve().parent / "lo_sort_column.py"
+    args = [uno_python, str(script), str(sheet), str(out), "Disagreements", str(col), "1", str(ws.max_row - 1)]
+    subprocess.run([*args, str(tmp_path / "lo-profile")], check=True, capture_output=True, timeout=300)
+    res = import_(study, out)
+    assert res.exit_code == 1 and "the Decision column was sorted or moved on its own" in res.output, res.output
+    assert not study.decisions_path.exists()
