@@ -439,3 +439,78 @@ def test_a_decision_column_sorted_on_its_own_by_libreoffice_itself_is_refused(st
     res = import_(study, out)
     assert res.exit_code == 1 and "the Decision column was sorted or moved on its own" in res.output, res.output
     assert not study.decisions_path.exists()
+
+
+# --------------------------------------------------------------------------- fuzz: oracles for the cases above
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fuzz_decision_column_permutations(tmp_path, seed):
+    """A random reordering of the Decision column's cells (values and formats, as a sort or
+    cut-and-paste moves them) and random copies: the import is refused exactly when a decision
+    sits on a row it was not written on; otherwise every decision lands on its own row."""
+    import random
+
+    rng = random.Random(seed)
+    study = make_study(tmp_path)
+    sheet = sheet_for(study, tmp_path)
+    wb = openpyxl.load_workbook(sheet)
+    ws = wb["Disagreements"]
+    head = [c.value for c in ws[1]]
+    dcol, rcol, fcol, icol = (head.index(h) + 1 for h in ("Decision", "Reason", "Field", "Item ID"))
+    rows = [r for r in range(2, ws.max_row + 1) if ws.cell(r, fcol).value == SL]
+    decided = rng.sample(rows, 4)
+    for r in decided:  # Insufficient Information: allowed with any missing_info (mtb rule)
+        ws.cell(r, dcol).value, ws.cell(r, rcol).value = I, f"seed {seed} row {r}"
+    cells = {r: (ws.cell(r, dcol).value, copy(ws.cell(r, dcol)._style)) for r in rows}
+    order = rows[:]
+    if seed % 3:  # seeds 1, 2, 4, 5: a reordering (3-cycles or a shuffle); 0, 3: none
+        rng.shuffle(order)
+    for r, src in zip(rows, order):
+        ws.cell(r, dcol).value, ws.cell(r, dcol)._style = cells[src][0], copy(cells[src][1])
+    placed = dict(zip(rows, order))  # row -> the row its Decision cell was written on
+    in_place = [r for r in rows if placed[r] == r and r in decided]
+    if seed % 2 == 0 and in_place:  # a copy of a decision into an empty row (copy and paste keeps the source)
+        src = in_place[0]
+        dst = next(r for r in rows if ws.cell(r, dcol).value is None)
+        ws.cell(dst, dcol).value, ws.cell(dst, dcol)._style = ws.cell(src, dcol).value, copy(ws.cell(src, dcol)._style)
+        ws.cell(dst, rcol).value = "copied"
+        placed[dst] = dst  # a copy of a decision on its own row counts as written here
+    wb.save(sheet)
+    moved = [r for r in rows if ws.cell(r, dcol).value and placed[r] != r]
+    res = import_(study, sheet)
+    if moved:
+        assert res.exit_code == 1 and "sorted or moved on its own" in res.output, (seed, moved, res.output)
+        named = {
+            int("".join(ch for ch in line.split(":")[0].split("!")[1] if ch.isdigit()))
+            for line in res.output.splitlines()
+            if "was written on another row" in line
+        }
+        assert named == set(moved), (seed, named, moved)
+        assert not study.decisions_path.exists()
+    else:
+        assert res.exit_code == 0, (seed, res.output)
+        got = {e["item_id"] for e in read_decisions(study.decisions_path)}
+        want = {ws.cell(r, icol).value for r in rows if ws.cell(r, dcol).value}
+        assert got == want, seed
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fuzz_release_byte_edits_are_refused_by_every_reader(study, tmp_path, seed):
+    """One random byte of a release's gold file changed: every reader refuses it by name."""
+    import random
+
+    rng = random.Random(seed)
+    assert (
+        run("gold", "export", "--study", study.path, "--format", ["csv", "jsonl", "json", "xlsx"][seed]).exit_code == 0
+    )
+    v1 = release_path(study.gold_dir, "v1")
+    f = next(p for p in v1.iterdir() if p.name.startswith("gold."))
+    data = bytearray(f.read_bytes())
+    i = rng.randrange(len(data))
+    data[i] = (data[i] + 1 + rng.randrange(254)) % 256
+    os.chmod(f, 0o644)
+    f.write_bytes(bytes(data))
+    for args in (("score", "--study", study.path), ("report", "--study", study.path, "-o", tmp_path / "r.html")):
+        res = run(*args)
+        assert res.exit_code != 0 and f"{f}: changed since release v1 was written" in res.output, (seed, args)
