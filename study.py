@@ -18,6 +18,7 @@ the embedded server's 0600 credentials file, or a user config file.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -383,9 +384,18 @@ class Study:
         df.attrs["single_items"] = self.single_rated_items()
         return df
 
-    def all_ratings(self) -> pd.DataFrame:
-        """Every pulled round's ratings, rounds in numeric order."""
-        frames = [read_ratings_csv(self.ratings_path(n)) for n in self.pulled_rounds()]
+    def all_ratings(self, *, digests: dict[int, str] | None = None) -> pd.DataFrame:
+        """Every pulled round's ratings, rounds in numeric order.
+
+        ``digests`` (a dict) receives, per round, the SHA-256 of the very bytes its
+        ratings were parsed from (each file is read once: a pull replacing it meanwhile
+        cannot make the digest describe other ratings than the table)."""
+        frames = []
+        for n in self.pulled_rounds():
+            data = self.ratings_path(n).read_bytes()
+            if digests is not None:
+                digests[n] = hashlib.sha256(data).hexdigest()
+            frames.append(read_ratings_csv(self.ratings_path(n), data=data))
         df = pd.concat(frames, ignore_index=True) if frames else empty_ratings()
         #: items a design gave to one rater: flags do not call them missing, gold calls them ``single``
         df.attrs["single_items"] = self.single_rated_items()
@@ -452,7 +462,7 @@ def check_server_url(url: str, option: str = "--url") -> str:
 __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]
 
 
-def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
+def study_ratings(study: Study, round: int | None = None, *, digests: dict[int, str] | None = None) -> pd.DataFrame:
     """Every pulled round of a study (the round in force per item is chosen later, by
     :func:`goldboard.cases.ratings.rating_grid` and friends; pass ``round`` on to them as
     ``round_number``).
@@ -466,7 +476,7 @@ def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
                 f"{study.ratings_path(round)}: round {round} has no ratings yet (nobody has annotated it; "
                 f"pull again once raters have)"
             )
-    df = study.all_ratings()
+    df = study.all_ratings(digests=digests)
     if len(df) == 0:
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
     return df

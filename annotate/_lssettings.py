@@ -11,3 +11,5 @@ from core.settings.base import *  # noqa: F403  (Label Studio puts its package d
 from label_studio.core.settings.label_studio import *  # noqa: F403
 
 INSTALLED_APPS = [*INSTALLED_APPS, "goldboard.annotate._lsguard.GoldboardGuardConfig"]  # noqa: F405
+# remembers the request being served: the guard app's write check needs its user
+MIDDLEWARE = [*MIDDLEWARE, "goldboard.annotate._lsguard.RequestMiddleware"]  # noqa: F405

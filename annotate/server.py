@@ -525,10 +525,9 @@ def prepare_data_dir(
             check_rater_name(r, "rater name")
     d = _dir(data_dir)
     d.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):
-        os.chmod(d, 0o700)
     (d / "home").mkdir(exist_ok=True)
     (d / "ls").mkdir(exist_ok=True)
+    restrict_data_dir(d)
     cpath = d / CREDENTIALS_FILE
     creds = (
         read_credentials(d)
@@ -610,7 +609,7 @@ def _run_seed(
             "people": people,
         }
     )
-    with open(d / LOG_FILE, "a", encoding="utf-8") as log:
+    with _open_log(d) as log:
         log.write(f"--- {utc_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
         log.flush()
         try:
@@ -623,6 +622,7 @@ def _run_seed(
                 cwd=d,
                 env=_child_env(d),
                 timeout=SEED_TIMEOUT,
+                **({"preexec_fn": _owner_only} if os.name == "posix" else {}),
             )
         except subprocess.TimeoutExpired:
             raise LabelStudioError(
@@ -711,7 +711,7 @@ class EmbeddedServer:
             str(d / "ls"),
             "--enable-legacy-api-token",
         ]
-        log = open(d / LOG_FILE, "a", encoding="utf-8")
+        log = _open_log(d)
         log.write(f"--- {utc_now()} goldboard: starting Label Studio on {self.url}\n")
         log.flush()
         self._log_offset = log.tell()
@@ -719,8 +719,9 @@ class EmbeddedServer:
         if os.name == "posix":
             if detach:
                 kwargs["start_new_session"] = True
+                kwargs["preexec_fn"] = _owner_only
             else:
-                kwargs["preexec_fn"] = _die_with_parent
+                kwargs["preexec_fn"] = _child_setup
         try:
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=d, env=_child_env(d), **kwargs
@@ -833,6 +834,47 @@ class EmbeddedServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def restrict_data_dir(d: Path) -> list[Path]:
+    """The permission policy for the server data dir (it holds API tokens, passwords and
+    Label Studio's database): the folder and its subfolders owner-only (0700), every file in
+    it owner-only (group and other bits removed: the database 0600).  Returns what it
+    changed.  Label Studio itself runs with umask 077 (:func:`_owner_only`), so files it
+    creates later are owner-only too."""
+    changed = []
+    paths = [d]
+    for root, dirs, files in os.walk(d):  # unreadable folders are skipped, symlinks not followed
+        paths += [Path(root, n) for n in sorted(dirs) + sorted(files)]
+    for p in paths:
+        try:
+            st = p.lstat()
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o077:
+            continue
+        with contextlib.suppress(OSError):
+            os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700 | (0o700 if p.is_dir() else 0o600))
+            changed.append(p)
+    return changed
+
+
+def _open_log(d: Path):
+    """The server log (append; owner-only: it can quote Label Studio's start-up chatter)."""
+    fd = os.open(d / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
+def _owner_only() -> None:  # pragma: no cover - runs in the child
+    """Files Label Studio creates (its database, exports, uploads) are owner-only."""
+    os.umask(0o077)
+
+
+def _child_setup() -> None:  # pragma: no cover - runs in the child
+    _owner_only()
+    _die_with_parent()
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -1054,6 +1096,7 @@ __all__ = [
     "credentials_path",
     "read_credentials",
     "prepare_data_dir",
+    "restrict_data_dir",
     "server_status",
     "start_server",
     "stop_server",
