@@ -41,7 +41,6 @@ from goldboard.study import Study
 from goldboard.text import utc_now
 from goldboard.workflows.agreement import agreement_for_study
 from goldboard.workflows.report_extras import recorded_plan, reviewer_sections
-from goldboard.workflows.score import run_score
 
 
 def _with_threshold_views(
@@ -93,6 +92,8 @@ def _gold_release(study: Study, release: str | None) -> tuple[pd.DataFrame | Non
 
 def _scoring_section(study: Study, release: str | None, predictions: str | Path, seed: int) -> dict[str, Any]:
     """Model-vs-gold scores for the report (``goldboard score`` on the study's gold)."""
+    from goldboard.workflows.score import run_score  # scoring loads scipy.stats: only with --predictions
+
     result = run_score(study=str(study.path), release=release, predictions=str(predictions), seed=seed)
     return {
         "source": str(predictions),
@@ -115,6 +116,7 @@ def build_report(
     predictions: str | Path | None = None,
     rules: list[str] | None = None,
     ci_auto: bool = False,
+    images: bool = True,
 ) -> dict[str, Any]:
     """Collect everything the report shows for a study round (default: latest pulled).
 
@@ -123,6 +125,8 @@ def build_report(
     rules for the calibration section (default: those recorded by ``goldboard calibrate``).
     ``ci_auto``: where the Wald interval behaves badly (few items, estimates near 1), use
     percentile bootstrap intervals instead (:data:`AUTO_BOOTSTRAP` resamples) and say so.
+    ``images=False``: no confusion heatmaps (``png`` None; the matrices stay): the Markdown report
+    shows none, and drawing them costs matplotlib.
     """
     schema = study.schema
     rnd, ratings = _round_ratings(study, round)
@@ -144,7 +148,7 @@ def build_report(
     mode = round_info.mode if round_info else "unknown"
     blinding = blinding_text(round_info, study.adjudication)
     show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
-    field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold)
+    field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold, images)
     versions = software_versions()
     design_text = _design_text(study, round_info, ratings)
     methods_text = _methods_text(
@@ -230,7 +234,12 @@ def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame]:
 
 
 def _field_sections(
-    study: Study, results: dict[str, dict], ratings: pd.DataFrame, gold: pd.DataFrame, show_vs_gold: bool
+    study: Study,
+    results: dict[str, dict],
+    ratings: pd.DataFrame,
+    gold: pd.DataFrame,
+    show_vs_gold: bool,
+    images: bool = True,
 ) -> tuple[list[dict], dict[str, dict], list[str]]:
     """One section per field (and threshold view), one compact table per multi-select field, and the warnings."""
     schema = study.schema
@@ -263,7 +272,7 @@ def _field_sections(
                 "headline": headline_rows(res),
                 "prevalence": prevalence(ratings, name, res["categories"], schema),
                 "per_label": [flat_label(e) for e in res["per_label"] if e.get("group") is None],
-                "confusions": _confusion_images(res, title),
+                "confusions": _confusion_images(res, title, images),
                 "vs_gold": rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold and not at else [],
                 "warnings": res["warnings"],
                 "result": res,
@@ -298,21 +307,25 @@ def _multi_value_row(name: str, res: dict, ratings: pd.DataFrame) -> dict[str, A
     return row
 
 
-def _confusion_images(res: dict, title: str) -> list[dict]:
-    """A heatmap (PNG, base64) and its matrix for every rater pair of a field."""
+def _confusion_images(res: dict, title: str, draw: bool = True) -> list[dict]:
+    """A heatmap (PNG, base64; None without ``draw``) and its matrix for every rater pair of a field."""
     images = []
     for p in res["confusion"]["pairs"]:
         if p.get("group") is not None:
             continue
         a, b = p["raters"]
-        png = heatmap_png(
-            p["matrix"], res["confusion"]["categories"], a, b, f"{title}: {a} vs {b} ({p['n_items']} items)"
+        png = (
+            heatmap_png(
+                p["matrix"], res["confusion"]["categories"], a, b, f"{title}: {a} vs {b} ({p['n_items']} items)"
+            )
+            if draw
+            else None
         )
         images.append(
             {
                 "title": f"{a} (rows) vs {b} (columns)",
                 "alt": f"Confusion matrix of {title}, {a} vs {b}",
-                "png": base64.b64encode(png).decode("ascii"),
+                "png": None if png is None else base64.b64encode(png).decode("ascii"),
                 "matrix": p["matrix"],
                 "labels": res["confusion"]["categories"],
                 "row_rater": a,
@@ -496,7 +509,7 @@ def write_report(
     ``supplement``: also write every table as CSV in ``<report dir>/supplement/``.
     ``pdf``: also print the HTML report to this PDF with headless Chromium
     (:func:`goldboard.exports.pdf.print_pdf`; ``fmt`` must be ``html``)."""
-    data = build_report(study, **kwargs)
+    data = build_report(study, images=fmt == "html", **kwargs)
     if path is None:
         path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
     path = Path(path)
