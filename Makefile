@@ -1,11 +1,16 @@
-# The set-up commands: `make demo`, `make test` (lint, then the suite) and `make lint`. Each creates .venv and
-# installs what it needs.
+# The set-up commands: `make demo`, `make test` (lint, then the suite, as CI runs it), `make test-fast` (the
+# developer's loop: no live Label Studio, no slow tests) and `make lint`. Each creates .venv and installs what it
+# needs.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.goldboard-installed
 
-.PHONY: demo test lint install clean wheel-check
+.PHONY: demo test test-fast lint install clean wheel-check
+
+# Python and pytest cache compiled modules (and pytest its rewritten test modules) in __pycache__: an environment
+# that turns that off makes every run compile the package and the suite again
+unexport PYTHONDONTWRITEBYTECODE
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +29,10 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+
+# the developer's loop: every test but the live Label Studio ones (-m live) and the slow ones (-m slow)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not live and not slow"
 
 # a plain (non-editable) install from a wheel built from the sdist runs the study flow (.ci/wheel-check)
 wheel-check:
