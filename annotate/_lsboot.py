@@ -44,7 +44,7 @@ def _setup() -> bool:
     conn.prepare_database()
     executor = MigrationExecutor(conn)
     if executor.migration_plan(executor.loader.graph.leaf_nodes()):
-        # a new SQLite database (no migration applied): its ~300 migration commits need not each wait for
+        # a new SQLite database (no migration applied): its ~300 commits need not each wait for
         # the disk -- a machine that stops mid-way leaves a database nobody has used, made again by deleting
         # the data dir. A database that holds data (an upgrade of Label Studio) migrates as usual.
         fresh = conn.vendor == "sqlite" and not executor.loader.applied_migrations
