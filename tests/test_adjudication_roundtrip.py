@@ -226,6 +226,7 @@ def test_sheet_layout_and_untrusted_text(study, tmp_path):
     assert not any(r[0] == MI for r in summary)  # no headline agreement for the set as a whole
 
 
+@pytest.mark.slow  # ~7 s
 def test_round_trip_import_export_every_row(study, tmp_path):
     sheet = tmp_path / "review.xlsx"
     ratings_sha = sha(study.ratings_path(1))

@@ -286,6 +286,7 @@ def decide(study, sheet: Path, rows: dict, who: str = "dr_lee") -> object:
     return run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", who)
 
 
+@pytest.mark.slow  # 10-15 s: LibreOffice re-saves the workbook
 @pytest.mark.parametrize("how", ["libreoffice", "openpyxl"])
 def test_stale_resaved_sheet_conflicts_instead_of_reverting_newer_decisions(study, tmp_path, how):
     log = study.decisions_path
