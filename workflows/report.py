@@ -40,7 +40,6 @@ from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
 from goldboard.workflows.agreement import agreement_for_study, analysis_round
-from goldboard.workflows.judge import judge_report
 from goldboard.workflows.methods import (
     ALL_AGREE_NAME,
     MethodsFacts,
@@ -167,7 +166,7 @@ def build_report(
     show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
     field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold, images)
     design_text = _design_text(study, round_info, ratings)
-    judge = judge_report(study)
+    judge = _judge_report(study)
     facts = MethodsFacts(
         study=study,
         round=rnd,
@@ -539,6 +538,16 @@ def _wald_choice(
         f"estimates near the bound of the coefficient), so percentile bootstrap intervals ({AUTO_BOOTSTRAP} "
         f"resamples of items, seed {seed}) are reported instead; all other intervals are Wald intervals."
     )
+
+
+def _judge_report(study: Study) -> dict[str, Any] | None:
+    """The LLM judges' section and methods sentence (:func:`goldboard.workflows.judge.judge_report`);
+    the judge workflow (scipy) is loaded only for a study that has judges, so `report` starts light."""
+    if not (study.extra.get("judge") or {}).get("judges"):
+        return None
+    from goldboard.workflows.judge import judge_report
+
+    return judge_report(study)
 
 
 def _add_judge(judge: dict[str, Any] | None, data: dict[str, Any]) -> None:
