@@ -1,15 +1,23 @@
-# The set-up commands: `make demo`, `make test` (lint, then the suite) and `make lint`. Each creates .venv and
-# installs what it needs.
+# The set-up commands: `make demo`, `make test` (lint, then the suite, as CI runs it), `make test-fast` (the
+# developer's loop: no live Label Studio, no slow tests) and `make lint`. Each creates .venv and installs what it
+# needs.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.goldboard-installed
 
-.PHONY: demo test lint install clean wheel-check
+.PHONY: demo test test-fast lint install clean wheel-check
 
+# Python and pytest cache compiled modules (and pytest its rewritten test modules) in __pycache__: an environment
+# that turns that off makes every run compile the package and the suite again
+unexport PYTHONDONTWRITEBYTECODE
+
+# pip compiles every installed module one after the other (about half of its time); compileall -j 0 does the
+# same on every core
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[server,test]'
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-compile -e '.[server,test]'
+	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib >/dev/null || true  # like pip: a file that does not compile stays source
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -24,6 +32,10 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+
+# the developer's loop: every test but the live Label Studio ones (-m live) and the slow ones (-m slow)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not live and not slow"
 
 # a plain (non-editable) install from a wheel built from the sdist runs the study flow (.ci/wheel-check)
 wheel-check:

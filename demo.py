@@ -288,7 +288,7 @@ def run_demo(
         1,
         total,
         f"Starting the embedded Label Studio on 127.0.0.1:{port} "
-        f"({'warm start' if (server_dir / 'credentials.toml').exists() else 'first start: database migration, ~30-60 s'})",
+        f"({'warm start' if (server_dir / 'credentials.toml').exists() else 'first start: Label Studio creates its database, about a minute'})",
     )
     server = EmbeddedServer(server_dir, port=port, raters=list(DEMO_RATERS))
     server.start(detach=keep_server)

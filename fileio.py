@@ -61,10 +61,14 @@ def atomic_write(
         raise
 
 
-def _umask() -> int:
+def umask() -> int:
+    """The process's umask (study files are created with ``0o666 & ~umask()``)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+_umask = umask
 
 
 def write_text_atomic(path: str | Path, text: str, perms: int | None = None) -> None:
@@ -130,9 +134,12 @@ def write_csv_atomic(df: pd.DataFrame, path: str | Path) -> None:
         fh.write(csv_text(df))
 
 
-def read_csv_frame(path: str | Path, what: str = "") -> pd.DataFrame:
+def read_csv_frame(path: str | Path, what: str = "", *, data: bytes | None = None) -> pd.DataFrame:
     """Read a CSV file goldboard wrote (ratings, invalid annotations, gold, flags)
     as a DataFrame of strings: every cell text exactly as written, empty cells ``""``.
+
+    ``data``: the file's bytes, already read by the caller (who hashed exactly these
+    bytes); ``path`` then only names the file in messages.
 
     A missing, non-UTF-8 or malformed file is a one-line :class:`GoldboardError`
     naming the file (and ``what`` it is).
@@ -140,9 +147,9 @@ def read_csv_frame(path: str | Path, what: str = "") -> pd.DataFrame:
     import pandas as pd
 
     path = Path(path)
-    if not path.exists():
+    if data is None and not path.exists():
         raise GoldboardError(f"{path}: file not found")
-    text = _read_text(path)
+    text = _read_text(path) if data is None else _decode_text(path, data)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty{what}")
     rows = _csv_rows(path, text, ",")
@@ -221,6 +228,15 @@ def read_records(path: str | Path) -> list[tuple[int, dict]]:
     if suffix in SPREADSHEETS_NOT_READ:
         raise GoldboardError(f"{path}: {suffix} spreadsheets are not read; save it as .xlsx or .csv")
     raise GoldboardError(f"{path}: unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
+
+
+def _decode_text(path: Path, data: bytes) -> str:
+    """``data`` (the bytes of ``path``) as text, as :func:`_read_text` reads the file."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        hint = " (it is UTF-16: save it as 'CSV UTF-8' or UTF-8 text)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start}){hint}") from None
 
 
 def _read_text(path: Path) -> str:

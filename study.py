@@ -18,11 +18,10 @@ the embedded server's 0600 credentials file, or a user config file.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 try:
     import tomllib
@@ -30,12 +29,18 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
-from goldboard.cases.ratings import RATINGS_COLUMNS, empty_ratings, read_ratings_csv
-from goldboard.cases.rounds import Assigned
 from goldboard.errors import GoldboardError, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
 from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import utc_now
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from goldboard.cases.rounds import Assigned
+
+# pandas and the ratings readers are imported where a table is read, so that opening a study
+# (``plan size --study``, ``study init``, ``server``) does not load pandas
 
 STUDY_FILE = "study.toml"
 
@@ -322,6 +327,8 @@ class Study:
 
     def single_rated_items(self) -> set[str]:
         """Items that a round's design gave to one rater only (gold method ``single``)."""
+        import pandas as pd
+
         out: set[str] = set()
         for r in self.rounds:
             p = self.assignment_path(r.number)
@@ -335,6 +342,10 @@ class Study:
     def assigned_raters(self) -> Assigned:
         """``{(item_id, round): raters}`` for the rounds with a design: who must rate an item
         for that round to count as complete (:mod:`goldboard.cases.rounds`)."""
+        import pandas as pd
+
+        from goldboard.cases.rounds import Assigned
+
         out: dict[tuple[str, int], set[str]] = {}
         for r in self.rounds:
             p = self.assignment_path(r.number)
@@ -374,6 +385,8 @@ class Study:
 
     def ratings(self, number: int | None = None) -> pd.DataFrame:
         """Pulled ratings of one round (default: :meth:`latest_pulled_round`)."""
+        from goldboard.cases.ratings import read_ratings_csv
+
         if number is None:
             number = self.latest_pulled_round()
         p = self.ratings_path(number)
@@ -383,9 +396,22 @@ class Study:
         df.attrs["single_items"] = self.single_rated_items()
         return df
 
-    def all_ratings(self) -> pd.DataFrame:
-        """Every pulled round's ratings, rounds in numeric order."""
-        frames = [read_ratings_csv(self.ratings_path(n)) for n in self.pulled_rounds()]
+    def all_ratings(self, *, digests: dict[int, str] | None = None) -> pd.DataFrame:
+        """Every pulled round's ratings, rounds in numeric order.
+
+        ``digests`` (a dict) receives, per round, the SHA-256 of the very bytes its
+        ratings were parsed from (each file is read once: a pull replacing it meanwhile
+        cannot make the digest describe other ratings than the table)."""
+        import pandas as pd
+
+        from goldboard.cases.ratings import empty_ratings, read_ratings_csv
+
+        frames = []
+        for n in self.pulled_rounds():
+            data = self.ratings_path(n).read_bytes()
+            if digests is not None:
+                digests[n] = hashlib.sha256(data).hexdigest()
+            frames.append(read_ratings_csv(self.ratings_path(n), data=data))
         df = pd.concat(frames, ignore_index=True) if frames else empty_ratings()
         #: items a design gave to one rater: flags do not call them missing, gold calls them ``single``
         df.attrs["single_items"] = self.single_rated_items()
@@ -395,6 +421,8 @@ class Study:
 
     def units(self) -> pd.DataFrame:
         """The annotation units recorded at push time (empty frame when none)."""
+        import pandas as pd
+
         if not self.units_path.exists():
             return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
         recs = []
@@ -449,10 +477,18 @@ def check_server_url(url: str, option: str = "--url") -> str:
     return url
 
 
-__all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]
+__all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]  # noqa: F822 (RATINGS_COLUMNS: see __getattr__)
 
 
-def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
+def __getattr__(name: str):
+    if name == "RATINGS_COLUMNS":  # re-exported from goldboard.cases.ratings, loaded on use
+        from goldboard.cases.ratings import RATINGS_COLUMNS
+
+        return RATINGS_COLUMNS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def study_ratings(study: Study, round: int | None = None, *, digests: dict[int, str] | None = None) -> pd.DataFrame:
     """Every pulled round of a study (the round in force per item is chosen later, by
     :func:`goldboard.cases.ratings.rating_grid` and friends; pass ``round`` on to them as
     ``round_number``).
@@ -466,7 +502,7 @@ def study_ratings(study: Study, round: int | None = None) -> pd.DataFrame:
                 f"{study.ratings_path(round)}: round {round} has no ratings yet (nobody has annotated it; "
                 f"pull again once raters have)"
             )
-    df = study.all_ratings()
+    df = study.all_ratings(digests=digests)
     if len(df) == 0:
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
     return df

@@ -248,16 +248,41 @@ def excel_safe_text(value: Any, limit: int = EXCEL_CELL_LIMIT) -> str:
 _ENTITY_AMP_RE = re.compile(r"&(?=#?\w+;)")
 
 
+#: Markdown syntax a text could carry into a report: links and images (``[`` ``]``), emphasis and
+#: strikethrough (``*`` ``~``), code spans, table cells; ``_`` only where it can open or close emphasis
+_MD_PUNCT_RE = re.compile(r"[\\`*\[\]~|]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+#: a line start that Markdown reads as a heading, a list item or a rule
+_MD_LINE_START_RE = re.compile(r"^(\s*(?:\d+)?)(#+|[+=.)-])(?=\s|$)")
+
+
+def visible_controls(value: Any) -> str:
+    """``value`` with every bidi control (embeddings, overrides, isolates, and the LRM / RLM /
+    ALM marks) shown as its escape, e.g. ``\\u202e``: the text is shown as it is, never
+    reordered on screen.  Used by :func:`md_escape` and the HTML report.
+
+    >>> visible_controls("abc\u202edef")
+    'abc\\\\u202edef'
+    """
+    return _BIDI_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", cell_text(value))
+
+
 def md_escape(value: Any) -> str:
     """Escape text for one Markdown line or table cell: no raw HTML (``<``, ``>``,
-    entity-like ``&...;``), no table breaks (pipes, newlines), no code spans.  A plain
+    entity-like ``&...;``), no table breaks (pipes, newlines), no code spans, no links,
+    images, emphasis or strikethrough (``[ ] * _ ~`` escaped; ``_`` inside a word, as in
+    ``onc_a``, cannot emphasise and stays), no heading or list from a leading ``#``,
+    ``-`` or ``1.``; bidi controls shown as escapes (:func:`visible_controls`).  A plain
     ``&`` stays readable.
 
     >>> md_escape("<b>a|b</b> & `x` &amp;")
     '&lt;b&gt;a\\\\|b&lt;/b&gt; & \\\\`x\\\\` &amp;amp;'
+    >>> md_escape("[click](http://x) **bold** _it_ onc_a")
+    '\\\\[click\\\\](http://x) \\\\*\\\\*bold\\\\*\\\\* \\\\_it\\\\_ onc_a'
     """
-    text = _ENTITY_AMP_RE.sub("&amp;", cell_text(value)).replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("|", "\\|").replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("`", "\\`")
+    text = _ENTITY_AMP_RE.sub("&amp;", visible_controls(value)).replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    text = _MD_PUNCT_RE.sub(lambda m: "\\" + m.group(), text)
+    return _MD_LINE_START_RE.sub(lambda m: m.group(1) + "\\" + m.group(2), text, count=1)
 
 
 def md_table(head: Sequence[Any], rows: Iterable[Sequence[Any]], right: Iterable[int] = (), escape: bool = True) -> str:
@@ -289,6 +314,7 @@ LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 #: bidi embeddings, overrides and isolates
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
+_BIDI_RE = re.compile("[" + BIDI_CONTROLS + "\u200e\u200f\u061c]")
 _TERMINAL_STRIP_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + BIDI_CONTROLS + "]")
 _BREAK_RE = re.compile("[" + LINE_BREAKS + "]")
 
@@ -406,5 +432,6 @@ __all__ = [
     "truncate_for_excel",
     "unneutralize_formula",
     "utc_now",
+    "visible_controls",
     "xml_text",
 ]

@@ -44,9 +44,13 @@ killed import leaves the old log or the new one.  Entries of one write share a
 
 A review sheet records what it was written from (:func:`sheet_state_rows`: sheet id,
 log entries/digest/last id, ratings digest).  Its import refuses another study,
-schema or ratings state (:func:`check_sheet_identity`) and treats a row that would
-replace a decision logged after the sheet as a :class:`Conflict` (``overrule_newer``
-records it anyway, naming the overruled entry in ``overrules_newer``).
+schema or ratings state (:func:`check_sheet_identity`), and a sheet without that record
+unless ``allow_unverified`` (each entry then says ``unverified_origin``); it treats a row
+that would replace a decision logged after the sheet -- by anyone, including an earlier
+import of the same sheet id -- as a :class:`Conflict` (``overrule_newer`` records it
+anyway, naming the overruled entry in ``overrules_newer``).  Each Decision cell carries
+a per-row check (:func:`row_check_color`): a decision that moved to another row (the
+Decision column sorted on its own) is refused by cell.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ from typing import Any
 from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.fileio import atomic_write, file_lock, fsync_dir, load_workbook, sha256_file
-from goldboard.text import cell_text, close_matches, excel_safe_text, utc_now
+from goldboard.text import cell_text, close_matches, excel_safe_text, unneutralize_formula, utc_now
 
 UNRESOLVED = "unresolved"
 #: words an adjudicator writes for the empty set of a multi-select field (unless the field has such a value)
@@ -166,14 +170,21 @@ def read_decisions(path: str | Path) -> list[dict]:
     ignored with a :class:`~goldboard.errors.GoldboardWarning`; goldboard's own writes
     replace the whole file at once (:func:`record_decisions`), so it cannot tear one.
     """
+    return read_decisions_snapshot(path)[0]
+
+
+def read_decisions_snapshot(path: str | Path) -> tuple[list[dict], str | None]:
+    """:func:`read_decisions` and the SHA-256 of the very bytes it parsed (``None`` when
+    the log does not exist): the log is read once, so a write landing meanwhile cannot
+    make the digest describe another log than the entries."""
     path = Path(path)
     if not path.exists():
-        return []
+        return [], None
     data = path.read_bytes()
     good, tail = _split_torn_tail(data)
     if tail:
-        warnings.warn(_torn_message(path, tail, good.count(b"\n")), GoldboardWarning, stacklevel=2)
-    return _parse_log(path, good)
+        warnings.warn(_torn_message(path, tail, good.count(b"\n")), GoldboardWarning, stacklevel=3)
+    return _parse_log(path, good), hashlib.sha256(data).hexdigest()
 
 
 def latest_decisions(entries: Iterable[dict]) -> dict[tuple[str, str], dict]:
@@ -345,14 +356,22 @@ class Conflict:
     newer: dict
     #: the sheet's value was imported from this very sheet before and has since been replaced
     reimported: bool = False
+    #: the newer decision was imported from a sheet with this sheet's id (another filled copy
+    #: of the same workbook, or this workbook imported before and edited since)
+    same_sheet: bool = False
 
     def line(self, show=None) -> str:
         show = show or (lambda f, v: v)
         n = self.newer
         src = "Label Studio" if n.get("source") == "label_studio" else (n.get("sheet") or n.get("source") or "?")
-        what = (
-            "was imported from this sheet before and has since been replaced by" if self.reimported else "would replace"
-        )
+        if self.reimported:
+            what = "was imported from this sheet before and has since been replaced by"
+        elif self.same_sheet:
+            what = (
+                "would replace what an earlier import of this same sheet id (another copy of this workbook?) recorded:"
+            )
+        else:
+            what = "would replace"
         return (
             f"{self.where}: item {_q(self.item_id)}, {self.field}: the sheet's {_q(show(self.field, self.sheet_decision))} "
             f"{what} the newer decision {_q(show(self.field, str(n.get('decision', ''))))} "
@@ -479,9 +498,9 @@ def record_decisions(
     - Changing the decision in force needs a reason that is not the replaced decision's
       own (else a :class:`SheetErrors` naming ``Proposed.where``).
     - ``base`` (a review sheet's :class:`SheetBase`): a proposal that would replace a
-      decision logged after the sheet was written is a :class:`Conflict` -- unless that
-      decision came from this same sheet (``sheet_id``) and the sheet's value is new,
-      i.e. the adjudicator edited the sheet again.  Any conflict raises
+      decision logged after the sheet was written is a :class:`Conflict` -- also when that
+      decision came from an earlier import of this same sheet id (two filled copies of one
+      workbook must not silently replace each other's decisions).  Any conflict raises
       :class:`DecisionConflicts` and nothing is written; ``overrule_newer=True`` records
       the rows instead, each entry naming the newer decision it overrules
       (``overrules_newer``).  A log that does not begin with the sheet's ``entries``
@@ -595,13 +614,13 @@ class _Batch:
         if newer and confirm and (already or kept or not self._own(cur) or (cur.get("reason") or "") == p.reason):
             self.unchanged += 1  # the sheet already agrees with the newer decision: never a conflict
             return
-        if newer:
-            if already or not self._own(cur):
-                if not self.overrule_newer:
-                    self.conflicts.append(Conflict(p.where, p.item_id, p.field, p.decision, cur, reimported=already))
-                    return
-            else:
-                newer = False  # the adjudicator edited this same sheet again
+        if newer and not self.overrule_newer:
+            # also a decision imported before from this very sheet id: two filled copies of one
+            # workbook (or one edited after its import) must not silently replace each other
+            self.conflicts.append(
+                Conflict(p.where, p.item_id, p.field, p.decision, cur, reimported=already, same_sheet=self._own(cur))
+            )
+            return
         if cur is not None and not confirm:
             error = self._missing_reason(p, cur)
             if error:
@@ -690,6 +709,49 @@ def make_key(item_id: str, field: str, case_id: str) -> str:
     return f"{_KEY_PREFIX}{payload}#{digest}"
 
 
+#: a row check colour: near-black (each RGB channel 0-15), never plain black
+_CHECK_COLOR_RE = re.compile(r"^(?:[0-9A-F]{2})?(0[0-9A-F])(0[0-9A-F])(0[0-9A-F])$")
+
+
+def row_check_color(key: str) -> str:
+    """The font colour (aRGB) the review sheet gives the Decision cell of the row with hidden
+    ``key``: a per-row check the import verifies.  It is near-black (no one sees it), and
+    Excel and LibreOffice move a cell's formatting with its value when they sort, so a
+    Decision column sorted on its own ("continue with the current selection") carries its
+    colours to rows with other keys (:func:`moved_decision_rows`)."""
+    code = 1 + int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:8], 16) % 4095
+    return f"FF{code >> 8:02X}{(code >> 4) & 15:02X}{code & 15:02X}"
+
+
+def cell_check_color(cell: Any) -> str | None:
+    """The row check colour of a Decision cell (as :func:`row_check_color` spells it), or
+    ``None`` when the cell has none (another colour, or formatting pasted over it)."""
+    color = getattr(getattr(cell, "font", None), "color", None)
+    rgb = getattr(color, "rgb", None) if color is not None and getattr(color, "type", "rgb") == "rgb" else None
+    m = _CHECK_COLOR_RE.match(rgb.upper()) if isinstance(rgb, str) else None
+    if m is None or m.group(1, 2, 3) == ("00", "00", "00"):
+        return None
+    return "FF" + "".join(m.group(1, 2, 3))
+
+
+def moved_decision_rows(rows: Sequence[tuple[int, str, str | None]]) -> dict[int, list[int]]:
+    """Rows whose Decision cell was written on another row: ``rows`` holds, per filled row,
+    ``(row, expected check colour, the cell's check colour)``; returns ``{row: [rows it may
+    come from]}``.  A cell copied from a row that still holds its own colour (copy and
+    paste, fill down) is not moved; a sort or a cut leaves the source without it."""
+    by_color: dict[str, list[int]] = {}
+    own = set()
+    for r, want, got in rows:
+        by_color.setdefault(want, []).append(r)
+        if got == want:
+            own.add(want)
+    moved = {}
+    for r, want, got in rows:
+        if got is not None and got != want and got not in own:
+            moved[r] = by_color.get(got, [])
+    return moved
+
+
 def parse_key(key: Any) -> tuple[str, str, str] | None:
     """(item_id, field, case_id) from a key, or ``None`` when it is not an intact key."""
     if not isinstance(key, str) or not key.startswith(_KEY_PREFIX) or "#" not in key:
@@ -747,6 +809,17 @@ def _stripped(value: Any) -> str:
     return cell_text(value).strip()
 
 
+def _reason_text(value: Any) -> str:
+    """A Reason cell exactly as typed: a leading space or tab kept (only whitespace is no
+    reason).  The quote the sheet writer puts before a reason starting with a tab or CR
+    (:func:`goldboard.text.neutralize_formula`) is removed, so a pre-filled reason reads
+    back as logged; no one types a quote before a tab."""
+    text = cell_text(value)
+    if text[:1] == "'" and text[1:2] in ("\t", "\r"):
+        text = unneutralize_formula(text)
+    return text if text.strip() else ""
+
+
 def read_review_sheet(
     path: str | Path, grid, schema, *, adjudicator: str = "", independent: bool = True
 ) -> tuple[list[Proposed], list[str], list[str], int]:
@@ -772,7 +845,9 @@ def read_review_sheet(
         except StopIteration:
             raise GoldboardError(f"{path}: sheet {SHEET_DISAGREEMENTS} is empty") from None
         reader = _SheetRows(_header_columns(path, header), grid, adjudicator, independent, errors)
-        for row in rows:
+        body = list(rows)
+        reader.check_moved(body)  # the per-row checks need every row first
+        for row in body:
             reader.read(row)
     finally:
         wb.close()
@@ -833,6 +908,31 @@ class _SheetRows:
         self.warnings: list[str] = []
         self.seen: dict[tuple[str, str], int] = {}
         self.blank = 0
+        #: rows whose Decision cell was written on another row -> the rows it may come from
+        self.moved: dict[int, list[int]] = {}
+
+    def check_moved(self, rows: list) -> None:
+        """Find the rows whose Decision cell was written on another row (the Decision column
+        sorted or moved on its own): :meth:`read` refuses their decisions."""
+        col = self.col
+        checks = []
+        for row in rows:
+            r = next((c.row for c in row if getattr(c, "row", None)), None)
+            key_cell = row[col[HEADERS["key"]]] if col[HEADERS["key"]] < len(row) else None
+            dec_cell = row[col[HEADERS["decision"]]] if col[HEADERS["decision"]] < len(row) else None
+            key = None if key_cell is None else key_cell.value
+            if r is not None and parse_key(key) is not None:
+                checks.append((r, row_check_color(key), cell_check_color(dec_cell)))
+        self.moved = moved_decision_rows(checks)
+
+    def _moved_error(self, r: int, item_id: str, fname: str, decision: str) -> str:
+        sources = self.moved[r]
+        src = ", ".join(str(x) for x in sources[:3]) if sources else "?"
+        return (
+            f"{self.ref('decision', r)}: decision {_q(decision)} was written on another row (row {src}), not on this "
+            f"row's item {_q(item_id)}, {fname}: the Decision column was sorted or moved on its own (e.g. Excel's "
+            "'continue with the current selection'); undo that (or sort whole rows), nothing of this sheet is imported"
+        )
 
     def ref(self, k: str, r: int) -> str:
         """``Disagreements!F7``: the cell of column ``k`` in row ``r``."""
@@ -862,6 +962,9 @@ class _SheetRows:
                 f"{self.ref('key', r)}: the hidden key was edited; this row cannot be matched to an item"
             )
             return
+        if r in self.moved and filled["decision"]:
+            self.errors.append(self._moved_error(r, parsed[0], parsed[1], filled["decision"]))
+            return
         row_errors = self._row_errors(r, parsed, values, cells)
         if row_errors:
             self.errors.extend(row_errors)
@@ -877,7 +980,7 @@ class _SheetRows:
         decision = self._decision(r, self.fields[fname], filled["decision"], values["decision"])
         if decision is None:
             return
-        reason = _stripped(values["reason"])
+        reason = _reason_text(values["reason"])
         if not self._reason_ok(r, item_id, self.fields[fname], decision, reason):
             return
         who = _stripped(values["adjudicator"]) or self.adjudicator
@@ -1070,12 +1173,34 @@ def read_sheet_meta(path: str | Path) -> dict[str, str]:
         wb.close()
 
 
-def check_sheet_identity(sheet: str | Path, meta: dict[str, str], *, study: str, schema, ratings) -> SheetBase:
+def sheet_origin_problem(meta: dict[str, str]) -> str | None:
+    """What is missing for a review sheet's origin to be verified (``None``: nothing): the
+    ``_goldboard`` rows naming the sheet id, the decisions log and the ratings it was written
+    from (an older goldboard did not write them; or they were deleted)."""
+    if not meta:
+        return f"it has no {SHEET_META} sheet"
+    lost = [k for k in STATE_KEYS if k not in meta or (k != "log_last_id" and not meta[k])]
+    if lost:
+        return f"its {SHEET_META} sheet lacks {', '.join(lost)}"
+    return None
+
+
+def check_sheet_identity(
+    sheet: str | Path, meta: dict[str, str], *, study: str, schema, ratings, allow_unverified: bool = False
+) -> SheetBase:
     """Refuse (one line) a sheet written for another study, schema or ratings state;
     return the log state it was written from.  A sheet without that state (written by
-    an older goldboard) counts as written before every logged decision."""
+    an older goldboard, or its rows deleted) has no verifiable origin: refused unless
+    ``allow_unverified``; then it counts as written before every logged decision."""
     name = Path(sheet).name
     fresh = "; write a fresh sheet with `goldboard adjudicate sheet` (imported decisions are pre-filled)"
+    missing = sheet_origin_problem(meta)
+    if missing and not allow_unverified:
+        raise GoldboardError(
+            f"{name}: no verifiable origin ({missing}: written by an older goldboard, or rows deleted), so it cannot "
+            f"be checked against the ratings and decisions it was written from; nothing imported{fresh}, or import "
+            "it anyway with `goldboard adjudicate import --unverified-sheet` (the log records that)"
+        )
     if meta.get("schema") and (meta["schema"], meta.get("schema_version") or schema.version) != (
         schema.name,
         schema.version,
@@ -1116,6 +1241,7 @@ def import_review_sheet(
     study: str = "",
     adjudicators: Iterable[str] | None = None,
     adjudicator_names: dict[str, str] | None = None,
+    allow_unverified: bool = False,
 ) -> ImportResult:
     """Check a filled review workbook and append its decisions to the log.
 
@@ -1132,9 +1258,15 @@ def import_review_sheet(
     ``adjudicators`` (the study's identities; ``adjudicator`` is always one) turns on the
     identity check of Adjudicator cells (:func:`resolve_adjudicators`, with the explicit
     ``adjudicator_names`` mapping); ``None`` takes every name as written.
+    A sheet without a verifiable origin (:func:`sheet_origin_problem`) is refused unless
+    ``allow_unverified``; each entry it then records carries ``"unverified_origin": true``.
     """
 
-    base = check_sheet_identity(sheet, read_sheet_meta(sheet), study=study, schema=schema, ratings=ratings)
+    meta = read_sheet_meta(sheet)
+    base = check_sheet_identity(
+        sheet, meta, study=study, schema=schema, ratings=ratings, allow_unverified=allow_unverified
+    )
+    unverified = sheet_origin_problem(meta)
     grid = rating_grid(ratings, schema, raters)
     proposed, errors, warnings, blank = read_review_sheet(
         sheet, grid, schema, adjudicator=adjudicator, independent=independent
@@ -1156,6 +1288,8 @@ def import_review_sheet(
     for p in proposed:  # the sheet's identity survives a re-save by Excel or LibreOffice; its bytes do not
         p.origin = f"sheet:{base.sheet_id or sha}"
         _note_round(p, grid)
+        if unverified:
+            p.extra["unverified_origin"] = True
     res = record_decisions(
         decisions_path,
         proposed,
@@ -1183,6 +1317,8 @@ __all__ = [
     "DECISION_KEYS",
     "STATE_KEYS",
     "check_sheet_identity",
+    "sheet_origin_problem",
+    "row_check_color",
     "ratings_digest",
     "read_sheet_meta",
     "sheet_state_rows",
@@ -1217,5 +1353,6 @@ __all__ = [
     "UNRESOLVED",
     "latest_decisions",
     "read_decisions",
+    "read_decisions_snapshot",
     "record_decisions",
 ]

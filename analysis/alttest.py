@@ -59,7 +59,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import stats
+from scipy.special import stdtr  # the t cdf scipy.stats.t.cdf evaluates (scipy.stats loads slowly)
 
 from goldboard.errors import GoldboardError
 
@@ -160,7 +160,7 @@ def one_sided_t(d_sum: np.ndarray, d_sq: np.ndarray, n: np.ndarray, epsilon: flo
         se = np.sqrt(ss / (n * (n - 1.0)) / n)
         t = (mean - epsilon) / se
     t = np.where(ss == 0, np.where(mean < epsilon, -np.inf, np.where(mean > epsilon, np.inf, np.nan)), t)
-    p = stats.t.cdf(t, n - 1)
+    p = stdtr(n - 1, t)
     return t, np.where(np.isnan(t), np.nan, p)
 
 
@@ -169,6 +169,8 @@ def _wilcoxon(d: np.ndarray, epsilon: float) -> tuple[float, float]:
     x = d - epsilon
     if not np.any(x != 0):
         return float("nan"), float("nan")
+    from scipy import stats  # only for a human with fewer than 30 items: keeps `report` start-up light
+
     res = stats.wilcoxon(x, alternative="less")
     return float(res.statistic), float(res.pvalue)
 

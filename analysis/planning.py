@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
-from scipy import optimize, stats
+from scipy.special import gammaincinv, ndtri
 
 from goldboard.errors import GoldboardError
 from goldboard.text import md_table
@@ -161,6 +161,13 @@ class SampleSizePlan:
 # -- inputs ---------------------------------------------------------------------------------------
 
 
+def _chi2_1_ppf(q: float) -> float:
+    """The chi-square quantile on 1 degree of freedom, ``scipy.stats.chi2.ppf(q, 1)``: the same
+    formula (``2 * gammaincinv(df / 2, q)``, scipy's ``chi2._ppf``) without importing
+    scipy.stats (~1 s). The normal quantile is ``scipy.special.ndtri``, scipy's ``norm._ppf``."""
+    return 2 * gammaincinv(0.5, q)
+
+
 def _unit(name: str, value: float) -> float:
     v = float(value)
     if not 0.0 < v < 1.0:
@@ -255,7 +262,7 @@ def ci_sample_size(
             raise GoldboardError(
                 f"must be above the expected kappa {kappa:g}, got {kappa_upper:g}", param="kappa_upper"
             )
-    crit = stats.chi2.ppf(1 - (2 * alpha if kappa_upper is None else alpha), 1)
+    crit = _chi2_1_ppf(1 - (2 * alpha if kappa_upper is None else alpha))
     exact = crit / _gof(kappa, kappa_lower, p)
     if kappa_upper is not None:
         exact = max(exact, crit / _gof(kappa, kappa_upper, p))
@@ -286,19 +293,23 @@ def expected_lower_bound(kappa: float, n: int, props: float | Sequence[float], a
     if int(n) < 2:
         raise GoldboardError(f"must be at least 2, got {n!r}", param="n")
     p = prevalence_vector(props)
-    crit = stats.chi2.ppf(1 - 2 * alpha, 1)
+    crit = _chi2_1_ppf(1 - 2 * alpha)
 
     def f(k: float) -> float:
         return n * _gof(kappa, k, p) - crit
 
     if f(1e-9) < 0:
         return 0.0
+    from scipy import optimize  # ~0.5 s to import: only where a root is solved for
+
     return float(optimize.brentq(f, 1e-9, kappa - 1e-12, xtol=1e-10))
 
 
 def noncentrality(alpha: float, power: float, df: int = 1) -> float:
     """The non-centrality ``lambda`` of a chi-square on ``df`` degrees of freedom at which a test at
     level ``alpha`` has the given power: ``P(chi2_df(lambda) > chi2_df(1 - alpha)) = power``."""
+    from scipy import optimize, stats  # the non-central chi-square is scipy.stats' own
+
     crit = stats.chi2.ppf(1 - alpha, df)
     return float(optimize.brentq(lambda lam: stats.ncx2.sf(crit, df, lam) - power, 1e-9, 1e4, xtol=1e-12))
 
@@ -366,8 +377,8 @@ def cantor_q(kappa: float, rate1: float, rate2: float) -> float:
 
 
 def _z_n(tau0: float, tau1: float, kappa1: float, kappa0: float, alpha: float, power: float, two_sided: bool):
-    za = stats.norm.ppf(1 - alpha / (2 if two_sided else 1))
-    zb = stats.norm.ppf(power)
+    za = ndtri(1 - alpha / (2 if two_sided else 1))
+    zb = ndtri(power)
     return ((za * tau0 + zb * tau1) / (kappa1 - kappa0)) ** 2
 
 
@@ -442,6 +453,8 @@ def flack_max_tau(marginals: Sequence[float], kappa: float) -> float:
         b_eq.append(m[i])
     a_eq.append(np.eye(k).ravel())
     b_eq.append(po)
+    from scipy import optimize
+
     res = optimize.linprog(-c.ravel(), A_eq=np.array(a_eq), b_eq=np.array(b_eq), bounds=(0, None), method="highs")
     if not res.success:
         raise GoldboardError(f"kappa {kappa:g} is not attainable with these marginals", param="kappa")
@@ -529,7 +542,7 @@ def krippendorff_sample_size(alpha_min: float, least_frequent: float, significan
         raise GoldboardError(
             f"the level of significance must lie strictly between 0 and 0.5, got {significance!r}", param="alpha"
         )
-    z = stats.norm.ppf(1 - sig)
+    z = ndtri(1 - sig)
     bracket = (1 + a) * (3 - a) / (4 * (1 - a) * p * (1 - p)) - a
     exact = float(z * z * bracket)
     n_values = math.ceil(2 * exact - 1e-9)

@@ -10,4 +10,11 @@ therefore loaded into it first.
 from core.settings.base import *  # noqa: F403  (Label Studio puts its package dir on sys.path)
 from label_studio.core.settings.label_studio import *  # noqa: F403
 
-INSTALLED_APPS = [*INSTALLED_APPS, "goldboard.annotate._lsguard.GoldboardGuardConfig"]  # noqa: F405
+# the wait first: its ready() runs before any Label Studio app's (some read the database)
+INSTALLED_APPS = [
+    "goldboard.annotate._lswait.WaitForMigration",
+    *INSTALLED_APPS,  # noqa: F405
+    "goldboard.annotate._lsguard.GoldboardGuardConfig",
+]
+# remembers the request being served: the guard app's write check needs its user
+MIDDLEWARE = [*MIDDLEWARE, "goldboard.annotate._lsguard.RequestMiddleware"]  # noqa: F405

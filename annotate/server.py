@@ -94,6 +94,11 @@ ENV_ALLOW = (
     "WINDIR",
 )
 SEED_TIMEOUT = 600.0
+#: a new SQLite data dir: the seed creates ``DATA_DIR/MIGRATED_MARKER`` (named by MIGRATED_ENV) once the
+#: database is migrated; the server, started alongside, waits for the file named by WAIT_FOR_ENV
+MIGRATED_MARKER = ".migrated"
+MIGRATED_ENV = "GOLDBOARD_MIGRATED_MARKER"
+WAIT_FOR_ENV = "GOLDBOARD_WAIT_FOR_MIGRATION"
 START_TIMEOUT = 180.0
 
 
@@ -507,7 +512,10 @@ def _log_tail(d: Path, secrets_: Iterable[str] = (), lines: int = 15) -> str:
 
 
 def prepare_data_dir(
-    data_dir: str | Path | None = None, raters: Iterable[str] = (), blinding: str | None = None
+    data_dir: str | Path | None = None,
+    raters: Iterable[str] = (),
+    blinding: str | None = None,
+    migrated_marker: Path | None = None,
 ) -> Credentials:
     """Create the data dir, migrate the database and seed the admin plus one user per
     rater (only those not seeded yet).  Safe to call again; safe while the server runs.
@@ -516,7 +524,10 @@ def prepare_data_dir(
     every rater and adjudicator in a Label Studio organization of their own, revoked from
     everyone else's (server-enforced blinding); ``"convention"`` keeps everyone in one
     organization (every user can open every project: for shared projects, or to mimic a
-    team server)."""
+    team server).
+
+    ``migrated_marker``: a file the seed creates once the database is migrated (a server
+    started alongside waits for it: :meth:`EmbeddedServer.start`)."""
     if blinding is not None and blinding not in (BLINDING_ORGS, BLINDING_CONVENTION):
         raise GoldboardError(f"--blinding {blinding}: choose {BLINDING_ORGS} or {BLINDING_CONVENTION}")
     raters = [r.strip() for r in raters]
@@ -525,10 +536,9 @@ def prepare_data_dir(
             check_rater_name(r, "rater name")
     d = _dir(data_dir)
     d.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):
-        os.chmod(d, 0o700)
     (d / "home").mkdir(exist_ok=True)
     (d / "ls").mkdir(exist_ok=True)
+    restrict_data_dir(d)
     cpath = d / CREDENTIALS_FILE
     creds = (
         read_credentials(d)
@@ -558,7 +568,7 @@ def prepare_data_dir(
     if not cpath.exists() or todo or orgs_todo:
         creds.save()  # before seeding: a crash never loses a token the database may hold
     if todo or orgs_todo:
-        ids, orgs = _run_seed(d, todo, creds.secrets(), creds if creds.isolating else None)
+        ids, orgs = _run_seed(d, todo, creds.secrets(), creds if creds.isolating else None, migrated_marker)
         for u in todo:
             u.id = ids[u.name]
         for name, o in orgs.items():
@@ -570,7 +580,11 @@ def prepare_data_dir(
 
 
 def _run_seed(
-    d: Path, users: list[User], secrets_: list[str], isolate: Credentials | None = None
+    d: Path,
+    users: list[User],
+    secrets_: list[str],
+    isolate: Credentials | None = None,
+    migrated_marker: Path | None = None,
 ) -> tuple[dict[str, int], dict[str, dict]]:
     """Seed ``users``; with ``isolate`` (credentials of an isolating server) also put every
     person in an organization of their own (:func:`goldboard.annotate._lsboot.isolate`).
@@ -610,7 +624,7 @@ def _run_seed(
             "people": people,
         }
     )
-    with open(d / LOG_FILE, "a", encoding="utf-8") as log:
+    with _open_log(d) as log:
         log.write(f"--- {utc_now()} goldboard: seeding users {', '.join(u.name for u in users)}\n")
         log.flush()
         try:
@@ -621,8 +635,9 @@ def _run_seed(
                 stderr=log,
                 text=True,
                 cwd=d,
-                env=_child_env(d),
+                env={**_child_env(d), **({MIGRATED_ENV: str(migrated_marker)} if migrated_marker else {})},
                 timeout=SEED_TIMEOUT,
+                **({"preexec_fn": _owner_only} if os.name == "posix" else {}),
             )
         except subprocess.TimeoutExpired:
             raise LabelStudioError(
@@ -698,7 +713,32 @@ class EmbeddedServer:
         d.mkdir(parents=True, exist_ok=True)
         settings = serverdb.configure(d, self.database, self.workers, self.db_password_file)
         serverdb.check_database(settings)
-        self.credentials = creds = prepare_data_dir(d, self.raters, blinding=self.blinding)
+        if settings.database is None and not settings.workers and not serverdb.database_ready(d, settings):
+            # a new SQLite database: Label Studio starts (~10 s of Django) while the seed migrates it
+            # (~25 s); it waits for the migration before it touches the database (see _lsguard)
+            marker = d / MIGRATED_MARKER
+            marker.unlink(missing_ok=True)
+            self._launch(settings, detach, {WAIT_FOR_ENV: str(marker)})
+            try:
+                creds = prepare_data_dir(d, self.raters, blinding=self.blinding, migrated_marker=marker)
+                marker.touch()  # (made by the seed; never leave the server waiting)
+            except BaseException:
+                self._terminate()
+                raise
+        else:
+            creds = prepare_data_dir(d, self.raters, blinding=self.blinding)
+            self._launch(settings, detach)
+        self.credentials = creds
+        try:
+            self._wait_ready(creds)
+        except BaseException:
+            self._terminate()
+            raise
+        return server_status(d)
+
+    def _launch(self, settings: serverdb.Settings, detach: bool, env: dict[str, str] | None = None) -> None:
+        """Start the server process (``label-studio start``, or gunicorn) and write the pid file."""
+        d = self.data_dir
         cmd = self._server_cmd(settings) or [
             *_label_studio_cmd(),
             "start",
@@ -711,7 +751,7 @@ class EmbeddedServer:
             str(d / "ls"),
             "--enable-legacy-api-token",
         ]
-        log = open(d / LOG_FILE, "a", encoding="utf-8")
+        log = _open_log(d)
         log.write(f"--- {utc_now()} goldboard: starting Label Studio on {self.url}\n")
         log.flush()
         self._log_offset = log.tell()
@@ -719,11 +759,18 @@ class EmbeddedServer:
         if os.name == "posix":
             if detach:
                 kwargs["start_new_session"] = True
+                kwargs["preexec_fn"] = _owner_only
             else:
-                kwargs["preexec_fn"] = _die_with_parent
+                kwargs["preexec_fn"] = _child_setup
         try:
             self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=d, env=_child_env(d), **kwargs
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=d,
+                env={**_child_env(d), **(env or {})},
+                **kwargs,
             )
         finally:
             log.close()
@@ -743,12 +790,6 @@ class EmbeddedServer:
             )
             + "\n",
         )
-        try:
-            self._wait_ready(creds)
-        except BaseException:
-            self._terminate()
-            raise
-        return server_status(d)
 
     def _server_cmd(self, settings: serverdb.Settings) -> list[str] | None:
         """gunicorn when workers are asked for; None: Label Studio's own ``label-studio start``."""
@@ -833,6 +874,47 @@ class EmbeddedServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def restrict_data_dir(d: Path) -> list[Path]:
+    """The permission policy for the server data dir (it holds API tokens, passwords and
+    Label Studio's database): the folder and its subfolders owner-only (0700), every file in
+    it owner-only (group and other bits removed: the database 0600).  Returns what it
+    changed.  Label Studio itself runs with umask 077 (:func:`_owner_only`), so files it
+    creates later are owner-only too."""
+    changed = []
+    paths = [d]
+    for root, dirs, files in os.walk(d):  # unreadable folders are skipped, symlinks not followed
+        paths += [Path(root, n) for n in sorted(dirs) + sorted(files)]
+    for p in paths:
+        try:
+            st = p.lstat()
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o077:
+            continue
+        with contextlib.suppress(OSError):
+            os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700 | (0o700 if p.is_dir() else 0o600))
+            changed.append(p)
+    return changed
+
+
+def _open_log(d: Path):
+    """The server log (append; owner-only: it can quote Label Studio's start-up chatter)."""
+    fd = os.open(d / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
+def _owner_only() -> None:  # pragma: no cover - runs in the child
+    """Files Label Studio creates (its database, exports, uploads) are owner-only."""
+    os.umask(0o077)
+
+
+def _child_setup() -> None:  # pragma: no cover - runs in the child
+    _owner_only()
+    _die_with_parent()
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -1054,6 +1136,7 @@ __all__ = [
     "credentials_path",
     "read_credentials",
     "prepare_data_dir",
+    "restrict_data_dir",
     "server_status",
     "start_server",
     "stop_server",

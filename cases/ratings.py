@@ -75,10 +75,11 @@ def empty_ratings() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="object") for c in RATINGS_COLUMNS})
 
 
-def read_ratings_csv(path: str | Path) -> pd.DataFrame:
+def read_ratings_csv(path: str | Path, *, data: bytes | None = None) -> pd.DataFrame:
     """Read a ratings table written by goldboard, keeping every cell as text
-    (so ``"4"`` stays ``"4"`` and an empty rationale stays ``""``)."""
-    df = read_csv_frame(path, " (ratings table)")
+    (so ``"4"`` stays ``"4"`` and an empty rationale stays ``""``).  ``data``: the
+    file's bytes when the caller has read (and hashed) them already."""
+    df = read_csv_frame(path, " (ratings table)", data=data)
     _require_rating_columns(df.columns, path)
     for c in RATINGS_COLUMNS:
         if c not in df.columns:

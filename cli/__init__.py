@@ -4,16 +4,17 @@ Each stage lives in its own module under ``goldboard.cli`` and exposes a list
 ``commands``; this module gathers them into one group and turns every
 user-facing error into a one-line ``Error: ...`` with a non-zero exit.
 
-A stage module is imported only when its command runs: ``goldboard --help``
-reads the one-line help of each command from the module's source (its
-``commands`` list and their docstrings) without importing it, so ``--help``,
+A stage module is imported only when its command runs (``goldboard agree``
+imports ``goldboard.cli.agree``, named after its command, and nothing else of
+the CLI): ``goldboard --help`` reads the one-line help of each command from the
+module's source (its ``commands`` list and their docstrings) without importing
+it, so ``--help``,
 ``server status`` or ``schema list`` never load pandas, scipy, matplotlib,
 scikit-learn, statsmodels or the Label Studio SDK.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 import importlib.util
@@ -165,6 +166,8 @@ def _module_commands(module: str) -> list[tuple[str, str]]:
     """``(command name, help)`` of the commands a stage module lists in ``commands``, read from its
     source without importing it (a click decorator's first string argument names the command;
     the function's docstring is its help)."""
+    import ast  # only for --help and an unknown command name
+
     spec = importlib.util.find_spec(f"goldboard.cli.{module}")
     if spec is None or not spec.origin:
         return []
@@ -199,14 +202,22 @@ class LazyGroup(GoldboardGroup):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._lazy: dict[str, tuple[str, str]] = {}  # command -> (module, help)
-        for module in COMMAND_MODULES:
-            try:
-                found = _module_commands(module)
-            except (SyntaxError, LookupError, OSError, UnicodeDecodeError):  # unusual source: import it
-                found = [(c.name, c.help or "") for c in self._import(module)]
-            for name, help_ in found:
-                self._lazy[name] = (module, help_)
+        self._listing: dict[str, tuple[str, str]] | None = None
+
+    @property
+    def _lazy(self) -> dict[str, tuple[str, str]]:
+        """command -> (module, help), read from every stage module's source on first use (--help,
+        an unknown name): parsing them all costs more than running a small command."""
+        if self._listing is None:
+            self._listing = {}
+            for module in COMMAND_MODULES:
+                try:
+                    found = _module_commands(module)
+                except (SyntaxError, LookupError, OSError, UnicodeDecodeError):  # unusual source: import it
+                    found = [(c.name, c.help or "") for c in self._import(module)]
+                for name, help_ in found:
+                    self._listing[name] = (module, help_)
+        return self._listing
 
     @staticmethod
     def _import(module: str) -> list[click.Command]:
@@ -216,11 +227,17 @@ class LazyGroup(GoldboardGroup):
         return list(self._lazy) + [c for c in self.commands if c not in self._lazy]
 
     def get_command(self, ctx, cmd_name):
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            self._add_module(cmd_name)  # the usual case: the stage module is named after its command
         if cmd_name not in self.commands and cmd_name in self._lazy:
-            for cmd in self._import(self._lazy[cmd_name][0]):
+            self._add_module(self._lazy[cmd_name][0])
+        return self.commands.get(cmd_name)
+
+    def _add_module(self, module: str) -> None:
+        for cmd in self._import(module):
+            if cmd.name not in self.commands:
                 _name_flags(cmd)
                 self.add_command(cmd)
-        return self.commands.get(cmd_name)
 
     def format_commands(self, ctx, formatter) -> None:
         names = self.list_commands(ctx)

@@ -68,8 +68,20 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
     help='An Adjudicator cell spelling that means a study adjudicator, e.g. "Dr Chair=dr_chair" (repeatable; '
     "the spelling is kept in the log). A new adjudicator's own name: dr_lee=dr_lee.",
 )
+@click.option(
+    "--unverified-sheet",
+    is_flag=True,
+    help="Import a sheet whose origin cannot be verified (no sheet id / ratings and log digests: an older "
+    "goldboard's sheet, or rows deleted); each decision it records says so (unverified_origin).",
+)
 def import_cmd(
-    study_dir: str, sheet: str, adjudicator: str, not_independent: bool, overrule_newer: bool, names: tuple[str, ...]
+    study_dir: str,
+    sheet: str,
+    adjudicator: str,
+    not_independent: bool,
+    overrule_newer: bool,
+    names: tuple[str, ...],
+    unverified_sheet: bool,
 ) -> None:
     """Check a filled review workbook and append its decisions to decisions.jsonl.
 
@@ -80,9 +92,14 @@ def import_cmd(
       reference and nothing is imported.
     - Every new or changed decision is printed: item, field, old -> new, by whom.
       Changing a decision in force needs a new reason in the Reason cell.
+    - A sheet without a verifiable origin (the hidden rows naming its sheet id and
+      what it was written from are missing) is refused, unless --unverified-sheet.
     - A row that would replace a decision made after the sheet was written (e.g. in
-      a newer sheet or in Label Studio) is a conflict: all conflicts are listed and
-      nothing is imported, unless --overrule-newer.
+      a newer sheet, in Label Studio, or by an earlier import of another copy of
+      this same workbook) is a conflict: all conflicts are listed and nothing is
+      imported, unless --overrule-newer.
+    - A decision that was written on another row (the Decision column sorted on its
+      own) is an error naming the cell.
     - All or nothing, even if the import is killed: the log is replaced in one step.
     - Re-importing the same sheet (or a copy re-saved by Excel/LibreOffice) changes nothing.
     - The same value is never a change: with a new reason or another adjudicator it is
@@ -113,6 +130,7 @@ def import_cmd(
             independent=not not_independent,
             overrule_newer=overrule_newer,
             adjudicator_names=mapping,
+            allow_unverified=unverified_sheet,
         )
     except (SheetErrors, DecisionConflicts) as exc:
         for line in exc.errors:

@@ -11,7 +11,7 @@ from goldboard.cli._options import format_option, round_option, study_option
 from goldboard.cli._output import echo_data
 from goldboard.cli.flag import _clip
 from goldboard.errors import GoldboardError
-from goldboard.exports.gold import diff_releases, list_releases, provenance_text, read_manifest
+from goldboard.exports.gold import diff_releases, list_releases, provenance_text, read_manifest, release_problem
 from goldboard.fileio import csv_text
 from goldboard.study import Study
 from goldboard.text import one_line
@@ -130,7 +130,8 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
 @gold_group.command("list")
 @study_option()
 def list_cmd(study_dir: str) -> None:
-    """List the study's gold releases."""
+    """List the study's gold releases (each verified against its manifest: a changed
+    gold file is named in a warning, and every command that reads it refuses it)."""
 
     st = Study.open(study_dir)
     rels = list_releases(st.gold_dir)
@@ -144,6 +145,9 @@ def list_cmd(study_dir: str) -> None:
             f"{c.get('unanimous', 0)} unanimous, {c.get('adjudicated', 0)} adjudicated, "
             f"{c.get('unresolved', 0)} unresolved"
         )
+        problem = release_problem(p, m)
+        if problem:
+            click.echo(f"Warning: {problem}", err=True)
 
 
 commands = [gold_group]

@@ -12,9 +12,33 @@ from goldboard.cli._output import emit
 from goldboard.cli.judge import plan_judge_cmd
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
-from goldboard.workflows.methods import record_sampling
-from goldboard.workflows.planning import pilot_inputs, sample_cases_file
-from goldboard.workflows.report_extras import record_plan
+
+# the study workflows load pandas (and the report's plotting): imported when a command uses them,
+# so `plan size --alpha-min ...` (a closed formula) starts in a blink
+
+
+def pilot_inputs(*args, **kwargs):
+    from goldboard.workflows.planning import pilot_inputs as run
+
+    return run(*args, **kwargs)
+
+
+def sample_cases_file(*args, **kwargs):
+    from goldboard.workflows.planning import sample_cases_file as run
+
+    return run(*args, **kwargs)
+
+
+def record_plan(*args, **kwargs):
+    from goldboard.workflows.report_extras import record_plan as run
+
+    return run(*args, **kwargs)
+
+
+def record_sampling(*args, **kwargs):
+    from goldboard.workflows.methods import record_sampling as run
+
+    return run(*args, **kwargs)
 
 
 def _floats(text: str | None, flag: str) -> list[float] | None:

@@ -87,7 +87,7 @@ def start_cmd(
     workers: int | None,
     db_password_file: str | None,
 ) -> None:
-    """Start Label Studio in the background (a first start sets up the database: ~30 s on SQLite).
+    """Start Label Studio in the background (a first start sets up the database: about a minute on SQLite).
 
     \b
     A team server: PostgreSQL behind several workers, e.g.
@@ -100,7 +100,7 @@ def start_cmd(
     if warning:
         click.echo(warning, err=True)
     click.echo(
-        "Starting Label Studio (a first start sets up the database: ~30 s on SQLite, minutes on PostgreSQL)...",
+        "Starting Label Studio (a first start sets up the database: about a minute on SQLite, minutes on PostgreSQL)...",
         err=True,
     )
     info = srv.start_server(

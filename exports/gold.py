@@ -41,6 +41,7 @@ another file format).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -66,10 +67,13 @@ from goldboard.fileio import (
     read_csv_frame,
     read_json_file,
     sha256_file,
+    umask,
 )
 from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
 
 FORMATS = ("csv", "jsonl", "json", "xlsx")
+#: release files are read-only; like every study file they follow the umask (README "Permissions")
+RELEASE_FILE_MODE = 0o444
 RELEASE_FORMAT = 2  # 2: gold rows carry "round"; manifest "rounds"
 _VERSION_RE = re.compile(r"^v(\d+)$")
 
@@ -129,16 +133,64 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     return data
 
 
+class ChangedRelease(GoldboardError):
+    """A release whose gold file no longer is what its manifest certifies (edited, replaced)."""
+
+
+def release_problem(path: str | Path, manifest: dict[str, Any] | None = None) -> str | None:
+    """Why release folder ``path`` cannot be trusted (one line), or ``None`` when its gold
+    file has exactly the SHA-256 and size its ``manifest.json`` recorded."""
+    path = Path(path)
+    manifest = read_manifest(path) if manifest is None else manifest
+    f = path / f"gold.{manifest.get('format', 'csv')}"
+    if not f.is_file():
+        return f"{f}: listed in the manifest but missing"
+    return _file_problem(f, f.read_bytes(), manifest)
+
+
+def _file_problem(f: Path, data: bytes, manifest: dict[str, Any]) -> str | None:
+    rec = (manifest.get("files") or {}).get(f.name)
+    version = manifest.get("version") or f.parent.name
+    if not isinstance(rec, dict) or not rec.get("sha256"):
+        return f"{f}: manifest.json records no SHA-256 for {f.name}: release {version} cannot be verified"
+    if hashlib.sha256(data).hexdigest() != rec["sha256"]:
+        return (
+            f"{f}: changed since release {version} was written (its SHA-256 is not the one manifest.json "
+            "recorded); a release is never edited: restore it, or cut a new release with `goldboard gold export`"
+        )
+    return None
+
+
 def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The gold table (all text) and manifest of one release folder."""
+    """The gold table (all text) and manifest of one release folder.
+
+    The gold file is verified against its manifest first: its bytes are read once, and
+    a file whose SHA-256 is not the recorded one (edited, replaced), or whose content
+    no longer has the recorded gold digest, raises :class:`ChangedRelease` -- every
+    reader of a release (``gold diff``, ``report``, ``score``) refuses it."""
     path = Path(path)
     manifest = read_manifest(path)
     fmt = manifest.get("format", "csv")
     f = path / f"gold.{fmt}"
-    if not f.exists():
+    if not f.is_file():
         raise GoldboardError(f"{f}: listed in the manifest but missing")
+    data = f.read_bytes()
+    problem = _file_problem(f, data, manifest)
+    if problem:
+        raise ChangedRelease(problem)
+    df = _parse_release_file(path, f, fmt, data)
+    if manifest.get("gold_sha256") and gold_digest(df) != manifest["gold_sha256"]:
+        raise ChangedRelease(
+            f"{f}: its gold table is not the one release {manifest.get('version') or path.name} recorded "
+            "(gold_sha256 in manifest.json differs); a release is never edited: restore it, or cut a new release"
+        )
+    return df, manifest
+
+
+def _parse_release_file(path: Path, f: Path, fmt: str, data: bytes) -> pd.DataFrame:
+    """The gold table of release file ``f`` (its verified bytes ``data``), all text."""
     if fmt == "csv":
-        df = read_csv_frame(f, " (gold release)")
+        df = read_csv_frame(f, " (gold release)", data=data)
     elif fmt == "jsonl":
         df = pd.DataFrame([rec for _, rec in iter_jsonl(f, " (gold release)")])
     elif fmt == "json":
@@ -163,7 +215,7 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     lost = [c for c in ("item_id", "field", "gold_value", "method") if c not in df.columns]
     if lost:
         raise GoldboardError(f"{f}: not a gold table: no {lost[0]!r} column")
-    return _as_text_frame(df), manifest
+    return _as_text_frame(df)
 
 
 def _as_text_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -326,7 +378,8 @@ def _write_gold_release(
         for f in tmp.iterdir():
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
-            os.chmod(f, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+            os.chmod(f, RELEASE_FILE_MODE & ~umask())  # read-only: a release is final
+        os.chmod(tmp, 0o777 & ~umask())  # a study folder like any other (mkdtemp made it 0700)
         fsync_dir(tmp)
         if final.exists():
             raise GoldboardError(f"{final}: already exists (another export running?); nothing written")
@@ -420,6 +473,7 @@ def diff_releases(gold_dir: str | Path, old: str, new: str) -> tuple[pd.DataFram
 
 
 __all__ = [
+    "ChangedRelease",
     "DIFF_ASPECTS",
     "DIFF_COLUMNS",
     "provenance_text",
@@ -431,6 +485,7 @@ __all__ = [
     "read_manifest",
     "read_release",
     "release_path",
+    "release_problem",
     "write_gold_file",
     "write_gold_release",
 ]

@@ -37,7 +37,7 @@ from goldboard.analysis.agreement_render import LK_EDGES
 from goldboard.errors import GoldboardError
 from goldboard.exports.plots import png_bytes
 from goldboard.exports.report_extras import grouped_warnings_lines, sections_markdown
-from goldboard.text import md_escape, md_table
+from goldboard.text import md_escape, md_table, visible_controls
 
 #: statistics shown in the headline table, in this order
 HEADLINE = (
@@ -353,6 +353,19 @@ def _ci_est(r: dict) -> str:
     return _ci(lo, hi)
 
 
+def _html_text(value: Any) -> Any:
+    """Every value the HTML template prints: bidi controls from data shown as escapes
+    (:func:`goldboard.text.visible_controls`); autoescaping then makes it inert text."""
+    if not isinstance(value, str):
+        return value
+    shown = visible_controls(value)
+    if shown == value:
+        return value
+    import markupsafe
+
+    return markupsafe.Markup(shown) if isinstance(value, markupsafe.Markup) else shown
+
+
 def _env():
     import jinja2
 
@@ -360,6 +373,7 @@ def _env():
         loader=jinja2.PackageLoader("goldboard.exports", "templates"),
         autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
         undefined=jinja2.StrictUndefined,
+        finalize=_html_text,
         trim_blocks=True,
         lstrip_blocks=True,
     )

@@ -67,6 +67,8 @@ from goldboard.adjudicate.decisions import (
     latest_decisions,
     make_key,
     multi_separators,
+    row_check_color,
+    sheet_state_rows,
 )
 from goldboard.adjudicate.flags import boundary_words, flag_disagreements, flag_words, summarize_flags, value_words
 from goldboard.adjudicate.gold import resolve_gold
@@ -256,10 +258,14 @@ def build_review_workbook(
     regenerated mid-adjudication re-imports as a no-op; ``base_url`` makes links to
     the raters' tasks; ``agreement_rows`` overrides the engine call; ``state``
     (:func:`goldboard.adjudicate.decisions.sheet_state_rows`) goes into the hidden
-    ``_goldboard`` sheet so the import can tell decisions made after the sheet;
+    ``_goldboard`` sheet so the import can tell decisions made after the sheet (default: the
+    state of ``decisions`` and ``ratings``, with a fresh sheet id);
     ``round_number``: that round only (default: per item, the latest round every rater rated).
     """
     decisions = list(decisions)
+    # every sheet records its origin (the import refuses a sheet without one): by default the
+    # log entries it pre-fills and the ratings it shows
+    state = list(state) or sheet_state_rows(decisions, ratings)
     flags = flag_disagreements(ratings, schema, raters, round_number=round_number)
     summary = summarize_flags(flags, schema)
     gold = resolve_gold(ratings, schema, (), raters, round_number=round_number)
@@ -724,6 +730,8 @@ class _RowLayout:
             else:
                 written[key] = set_text_cell(c, vals.get(key, ""))
             self._style(c, key, j, fill_hex, row_fill)
+            if key == "decision":
+                self._row_check(c, vals["key"])
         lines = {k: wrapped_lines(written.get(k, ""), w, limit=MAX_LINES + 1) for k, w in self.measured}
         h = _lines_height(max(lines.values(), default=1))
         if h:
@@ -749,6 +757,21 @@ class _RowLayout:
             fill=row_fill,
         )
         return True
+
+    def _row_check(self, c, row_key: str) -> None:
+        """The Decision cell's per-row check: a near-black font colour derived from the row's key
+        (:func:`goldboard.adjudicate.decisions.row_check_color`); a sort moves it with the value."""
+        color = row_check_color(row_key)
+        first, last = self.pos["decision"] == self.first_in, self.pos["decision"] == self.last_in
+        self.styles.apply(
+            c,
+            ("decision", first, last, color),
+            font=_font(color=color),
+            alignment=_WRAP_TOP,
+            border=_input_border(first, last),
+            fill=PatternFill("solid", fgColor=INPUT_FILL),
+            protection=Protection(locked=False),
+        )
 
     def _style(self, c, key: str, j: int, fill_hex: str | None, row_fill: PatternFill) -> None:
         """Fill-in cells white in an amber frame and unlocked; the key hidden; the rest in the row colour."""

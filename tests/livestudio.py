@@ -44,7 +44,7 @@ def template_key(raters: tuple[str, ...] = RATERS, blinding: str = srv.BLINDING_
     from goldboard.annotate import _lsboot
 
     here = Path(_lsboot.__file__).parent  # the settings module imports Label Studio's: read, never import
-    code = b"".join((here / f).read_bytes() for f in ("_lsboot.py", "_lsguard.py", "_lssettings.py"))
+    code = b"".join((here / f).read_bytes() for f in ("_lsboot.py", "_lsguard.py", "_lssettings.py", "_lswait.py"))
     h = hashlib.sha256(code + ",".join(raters).encode() + blinding.encode()).hexdigest()[:12]
     return f"ls-template-{label_studio.__version__}-{h}"
 

@@ -226,6 +226,7 @@ def test_sheet_layout_and_untrusted_text(study, tmp_path):
     assert not any(r[0] == MI for r in summary)  # no headline agreement for the set as a whole
 
 
+@pytest.mark.slow  # ~7 s
 def test_round_trip_import_export_every_row(study, tmp_path):
     sheet = tmp_path / "review.xlsx"
     ratings_sha = sha(study.ratings_path(1))
@@ -370,14 +371,16 @@ def test_round_trip_import_export_every_row(study, tmp_path):
 
     # ---- changed decisions are appended, the old ones kept; a new release; diff shows them
     v1_sha = sha(study.gold_dir / "v1" / "gold.csv")
+    # (in the fresh sheet2: the first sheet's decisions are imported, and editing it again would
+    # conflict with them like a second filled copy of that workbook)
     fill(
-        sheet,
+        sheet2,
         {
             "C-10": (U, "onc_b's reading of the trial evidence holds", None),
             ("C-2", MI): ("pdl1_expression", "PD-L1 not reported", None),
         },
     )  # none -> onc_a's set (changing a decision needs a reason)
-    res = run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_lee", "--not-independent")
+    res = run("adjudicate", "import", "--study", study.path, sheet2, "--adjudicator", "dr_lee", "--not-independent")
     assert res.exit_code == 0 and "0 new decisions, 2 changed, 7 unchanged" in res.output, res.output
     assert f'"C-10" safety_label: "{S}" -> "{U}" (by dr_lee)' in res.output  # what changed, old -> new, by whom
     assert '"C-2" missing_info: "none" -> "pdl1_expression" (by dr_lee)' in res.output

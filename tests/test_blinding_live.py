@@ -6,6 +6,8 @@ The browser side (log in as a rater, open URLs) is in ``tests/test_browser_rater
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from test_live_roundtrip import RATERS, cases_files, desired_mtb, new_study, run
@@ -155,3 +157,179 @@ def test_external_url_with_token_in_env_works(convention_server, tmp_path, monke
     assert len(read_ratings_csv(Study.open(st.path).ratings_path(1))) == len(want)
     res = run("report", "--study", st.path, "--format", "markdown", "-o", tmp_path / "r.md")
     assert "not enforced by the server" in (tmp_path / "r.md").read_text()
+
+
+# --------------------------------------------------------------------------- every write route
+
+
+#: lists Label Studio's URL conf (run in the embedded server's environment): [pattern, methods] per route
+_ROUTES_SCRIPT = r"""
+import json, os, sys
+import label_studio
+sys.path.insert(0, os.path.dirname(label_studio.__file__))
+import django
+django.setup()
+from django.urls import URLResolver, get_resolver
+
+out = []
+def walk(patterns, prefix):
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            walk(p.url_patterns, prefix + str(p.pattern))
+            continue
+        cb = p.callback
+        cls = getattr(cb, "cls", None) or getattr(cb, "view_class", None)
+        actions = getattr(cb, "actions", None)
+        if actions:
+            methods = [m.upper() for m in actions]
+        elif cls is not None:
+            methods = [m.upper() for m in cls.http_method_names if hasattr(cls, m)]
+        else:
+            methods = ["POST", "PUT", "PATCH", "DELETE"]  # a function view: try every write
+        out.append([prefix + str(p.pattern), sorted(set(methods))])
+walk(get_resolver().url_patterns, "")
+print("ROUTES " + json.dumps(out))
+"""
+WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+#: routes that act on rater B's own credentials or session (they would only lock B out of the test)
+_OWN_CREDENTIALS = ("token", "logout", "reset-password", "reset_password", "user/login", "user/signup")
+
+
+def _write_routes(data_dir) -> list[tuple[str, str]]:
+    """Every (path pattern, write method) of Label Studio's URL conf under /api/, as Django resolves it."""
+    import re
+    import subprocess
+    import sys as _sys
+
+    out = subprocess.run(
+        [_sys.executable, "-c", _ROUTES_SCRIPT],
+        env=srv._child_env(data_dir),
+        cwd=data_dir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    line = next(x for x in out.stdout.splitlines() if x.startswith("ROUTES "))
+    routes = []
+    for pattern, methods in json.loads(line[len("ROUTES ") :]):
+        path = re.sub(r"\\\.\(\?P<format>[^)]*\)/?\$?", "", pattern).replace("^", "").replace("$", "")
+        if "format" in path or not path.startswith("api/") or any(w in path for w in _OWN_CREDENTIALS):
+            continue
+        routes += [(path, m) for m in methods if m in WRITE_METHODS]
+    return sorted(set(routes))
+
+
+def _fill(path: str, ids: dict) -> str:
+    """A route pattern with another person's object ids for its parameters."""
+    import re
+
+    def value(name: str, before: str) -> str:
+        name = name.lower()
+        for key, words in (
+            ("view", ("views",)),
+            ("annotation", ("annotations", "annotation")),
+            ("task", ("tasks", "task")),
+            ("user", ("users", "user")),
+            ("organization", ("organizations", "organization")),
+        ):
+            if key in name or (name in ("pk", "id") and before.rstrip("/").split("/")[-1] in words):
+                return str(ids[key])
+        return str(ids["project"])
+
+    def sub(m):
+        return value(m.group("name"), path[: m.start()])
+
+    path = re.sub(r"<(?:\w+:)?(?P<name>\w+)>", sub, path)
+    return "/" + re.sub(r"\(\?P<(?P<name>\w+)>[^)]*\)", sub, path)
+
+
+def _state(url: str, token: str, project: int) -> dict:
+    """What another person's project holds, as its own organization sees it (changes = a cross-boundary write)."""
+    with _as(url, token) as c:
+        p = c.get(f"/api/projects/{project}/").json()
+        tasks = c.get("/api/tasks/", params={"project": project, "page_size": 1000, "fields": "all"}).json()
+        views = c.get("/api/dm/views/", params={"project": project}).json()
+        ml = c.get("/api/ml/", params={"project": project}).json()
+        hooks = c.get("/api/webhooks/", params={"project": project})
+    drop = {"updated_at", "queue_total", "queue_done", "task_number", "config_suitable_for_bulk_annotation"}
+    return {
+        "project": {k: v for k, v in p.items() if k not in drop},
+        "tasks": sorted(
+            (
+                t["id"],
+                json.dumps(t.get("data"), sort_keys=True),
+                sorted((a["id"], json.dumps(a["result"], sort_keys=True)) for a in t.get("annotations") or []),
+                len(t.get("predictions") or []),
+            )
+            for t in tasks["tasks"]
+        ),
+        "views": sorted(v["id"] for v in views),
+        "ml": sorted(m["id"] for m in ml) if isinstance(ml, list) else ml,
+        "webhooks": hooks.status_code,
+    }
+
+
+def test_rater_b_cannot_write_into_rater_a_or_adjudication_on_any_route(live_server, tmp_path):
+    """Every write route of Label Studio's URL conf, tried as rater B against rater A's project
+    and the adjudication project: nothing of theirs changes, A's task list still loads, and a
+    Data Manager tab for another person's project is answered like one for a project id that
+    does not exist (201 vs 400 revealed which ids exist)."""
+    st, _ = _adjudicated_study(live_server, tmp_path)
+    creds = srv.read_credentials(live_server.data_dir)
+    pa, pb = st.round(1).projects["onc_a"], st.round(1).projects["onc_b"]
+    adj = list(st.adjudication["projects"].values())[0]
+    admin = connect(st)
+    owner_a, owner_adj = creds.org_token("onc_a"), creds.org_token("dr_chair")
+    with _as(live_server.url, owner_a) as a:
+        view_a = a.post("/api/dm/views/", json={"project": pa, "data": {"title": "A's tab"}}).json()["id"]
+    ids = {
+        "project": pa,
+        "task": admin.task_data(pa)[0][0],
+        "annotation": next(x["id"] for t in admin.export(pa) for x in t["annotations"]),
+        "view": view_a,
+        "user": creds.users["onc_a"].id,
+        "organization": creds.orgs["onc_a"].id,
+    }
+    before = {pa: _state(live_server.url, owner_a, pa), adj: _state(live_server.url, owner_adj, adj)}
+    routes = _write_routes(live_server.data_dir)
+    assert len(routes) >= 60 and ("api/dm/views/", "POST") in routes, routes
+    body = {"project": pa, "task": ids["task"], "data": {"title": "B's tab", "filters": {"conjunction": "and"}}}
+    answers = {}
+    with _as(live_server.url, creds.token_for("onc_b")) as b:
+        for path, method in routes:
+            for target in (pa, adj):
+                url = _fill(path, {**ids, "project": target})
+                # with the project named in body and query, and without (the route's own checks)
+                for named in (True, False):
+                    extra = {"project": target} if named else {}
+                    payload = {**body, **extra} if named else {"task": ids["task"], "data": body["data"]}
+                    r = b.request(method, url, json=payload, params=extra)
+                    answers[(method, url, named)] = r.status_code
+                    if r.status_code < 300 and f"/{target}" in url:
+                        raise AssertionError(f"{method} {url} as onc_b: {r.status_code} {r.text[:200]}")
+        # 201-vs-400 no longer tells which project ids exist
+        tab = {"data": {"title": "x"}}
+        foreign = b.post("/api/dm/views/", json={**tab, "project": pa})
+        missing = b.post("/api/dm/views/", json={**tab, "project": 999999})
+        foreign_task = b.post("/api/tasks/", json={"project": pa, "data": {"text": "x"}})
+        missing_task = b.post("/api/tasks/", json={"project": 999999, "data": {"text": "x"}})
+        for one, other in ((foreign, missing), (foreign_task, missing_task)):
+            assert one.status_code == other.status_code == 404, (one.text, other.text)
+            assert one.json()["detail"] == other.json()["detail"] == "No Project matches the given query."
+        # B's own project still takes B's own writes (the guard is not a blanket refusal)
+        assert b.post("/api/dm/views/", json={**tab, "project": pb}).status_code == 201
+    after = {pa: _state(live_server.url, owner_a, pa), adj: _state(live_server.url, owner_adj, adj)}
+    counts: dict[int, int] = {}
+    for code in answers.values():
+        counts[code] = counts.get(code, 0) + 1
+    print(f"{len(routes)} write routes, {len(answers)} requests as onc_b; answers: {dict(sorted(counts.items()))}")
+    print("2xx (none of them names another person's object):", sorted(k for k, v in answers.items() if v < 300))
+    assert after == before, [(k, before[k], after[k]) for k in before if before[k] != after[k]]
+    with _as(live_server.url, creds.token_for("onc_a")) as a:
+        assert a.get("/api/tasks/", params={"project": pa, "view": view_a}).status_code == 200
+    # Label Studio's database (it holds the API tokens) is owner-only, in an owner-only folder
+    import stat as _stat
+
+    dbs = list((live_server.data_dir / "ls").glob("*.sqlite3"))
+    assert dbs and all(_stat.S_IMODE(p.stat().st_mode) == 0o600 for p in dbs)
+    assert _stat.S_IMODE(live_server.data_dir.stat().st_mode) == 0o700

@@ -67,3 +67,79 @@ def test_a_lazily_loaded_command_runs_and_reports_errors_in_one_line(tmp_path):
     assert res.exit_code != 0 and "Traceback" not in res.output and "Error:" in res.output
     res = CliRunner().invoke(main, ["no-such-command"])
     assert res.exit_code == 2 and "No such command" in res.output
+
+
+# -- the commands of a small study load what they use, and no more (issue 19) -----------------------
+
+#: modules the latency table's commands must not load unless listed as allowed below
+WATCHED = (*HEAVY, "scipy.stats", "scipy.optimize", "jinja2", "httpx", "PIL")
+
+#: command -> the watched modules it may load (everything else it loads fails the test):
+#: agreement, flags and the report are pandas work; the review workbook is openpyxl's; the
+#: Krippendorff minimum is a closed formula (the normal quantile: scipy.special.ndtri)
+MAY_LOAD = {
+    "agree": ["numpy", "pandas"],
+    "flag": ["numpy", "pandas"],
+    "plan-size": ["numpy", "scipy"],
+    "adjudicate-sheet": ["PIL", "numpy", "openpyxl", "pandas"],  # openpyxl imports PIL itself
+    "report-markdown": ["numpy", "pandas"],
+}
+
+STUDY_COMMANDS = {
+    "agree": ["agree", "--study", "{S}"],
+    "flag": ["flag", "--study", "{S}"],
+    "plan-size": ["plan", "size", "--alpha-min", "0.8", "--least-frequent", "0.25"],
+    "adjudicate-sheet": ["adjudicate", "sheet", "--study", "{S}", "-o", "{tmp}/sheet.xlsx"],
+    "report-markdown": ["report", "--study", "{S}", "--format", "markdown", "-o", "{tmp}/report.md"],
+}
+
+
+@pytest.fixture(scope="module")
+def openmtb_study(tmp_path_factory):
+    """The 50-item OpenMTB-Audit study of the README, pulled from its two-oncologist table."""
+    root = tmp_path_factory.mktemp("openmtb")
+    runner = CliRunner()
+    for args in (
+        ["cases", "example", "openmtb", "-o", str(root / "t.csv")],
+        ["study", "init", str(root / "S"), "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b"],
+        ["pull", "--study", str(root / "S"), "--from-table", str(root / "t.csv"), "--item-col", "case_id"]
+        + ["--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label"],
+    ):
+        res = runner.invoke(main, args)
+        assert res.exit_code == 0, res.output
+    return root / "S"
+
+
+def study_loaded_by(args: list[str]) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args), json.dumps(WATCHED)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", sorted(STUDY_COMMANDS))
+def test_study_commands_load_only_what_they_use(name, openmtb_study, tmp_path):
+    args = [a.replace("{S}", str(openmtb_study)).replace("{tmp}", str(tmp_path)) for a in STUDY_COMMANDS[name]]
+    got = study_loaded_by(args)
+    assert got["exit"] == 0, got["output"]
+    extra = sorted(set(got["loaded"]) - set(MAY_LOAD[name]))
+    assert extra == [], f"`goldboard {' '.join(STUDY_COMMANDS[name])}` imported {extra}"
+
+
+def test_the_markdown_report_draws_no_heatmap_and_says_the_same(openmtb_study, tmp_path):
+    """The Markdown report skips the confusion heatmaps (it shows none): same text as when they are drawn."""
+    from goldboard.exports.report import render_markdown
+    from goldboard.study import Study
+    from goldboard.workflows.report import build_report
+
+    st = Study.open(openmtb_study)
+    with_images, without = build_report(st), build_report(st, images=False)
+    assert all(c["png"] for f in with_images["fields"] for c in f["confusions"])
+    assert all(c["png"] is None for f in without["fields"] for c in f["confusions"])
+    for d in (with_images, without):
+        d["generated_at"] = "T"
+    assert render_markdown(with_images) == render_markdown(without)

@@ -200,15 +200,18 @@ def test_newer_decisions_are_conflicts_listed_and_nothing_recorded(tmp_path):
     assert change_lines(res.appended)[0] == f'"X1" safety_label: "{U}" -> "{S}" (by adj; overrules newer D000003)'
 
 
-def test_own_sheet_edits_are_not_conflicts_but_its_stale_values_are(tmp_path):
+def test_a_second_import_of_one_sheet_id_conflicts_and_its_stale_values_too(tmp_path):
     log = tmp_path / "decisions.jsonl"
     base = _base(log, "sheet-A")  # empty log
     record_decisions(log, [Proposed("X1", SL, S, "", "adj", origin="sheet:sheet-A")], source="sheet", base=base)
-    # the adjudicator edits the same sheet again: not a conflict (the sheet made that decision)
-    res = record_decisions(
-        log, [Proposed("X1", SL, U, "second look", "adj", origin="sheet:sheet-A")], source="sheet", base=base
-    )
-    assert [e["decision"] for e in res.appended] == [U]
+    # the same sheet id imported again with another value (a second filled copy of the workbook, or
+    # this one edited after its import): a conflict, listed; nothing recorded without overrule_newer
+    second = [Proposed("X1", SL, U, "second look", "adj", origin="sheet:sheet-A", where="F2")]
+    with pytest.raises(DecisionConflicts) as exc:
+        record_decisions(log, second, source="sheet", base=base)
+    assert "an earlier import of this same sheet id (another copy of this workbook?)" in exc.value.errors[0]
+    res = record_decisions(log, second, source="sheet", base=base, overrule_newer=True)
+    assert [(e["decision"], e["overrules_newer"]) for e in res.appended] == [(U, "D000001")]
     # an older copy of that sheet (X1 still S, already imported once) would revert it: conflict
     with pytest.raises(DecisionConflicts) as exc:
         record_decisions(
@@ -283,6 +286,7 @@ def decide(study, sheet: Path, rows: dict, who: str = "dr_lee") -> object:
     return run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", who)
 
 
+@pytest.mark.slow  # 10-15 s: LibreOffice re-saves the workbook
 @pytest.mark.parametrize("how", ["libreoffice", "openpyxl"])
 def test_stale_resaved_sheet_conflicts_instead_of_reverting_newer_decisions(study, tmp_path, how):
     log = study.decisions_path
@@ -382,8 +386,9 @@ def test_sheet_for_other_ratings_or_study_is_refused_in_one_line(study, tmp_path
 
 
 def test_sheet_without_log_state_counts_as_older_than_every_decision(study, tmp_path):
-    """A sheet from an older goldboard (no log state): new decisions import, but a row that
-    changes any logged decision is a conflict."""
+    """A sheet from an older goldboard (no log state), imported with --unverified-sheet (without
+    it: refused, tests/test_records_integrity.py): new decisions import, but a row that changes
+    any logged decision is a conflict."""
     import openpyxl
 
     v1 = tmp_path / "v1.xlsx"
@@ -397,7 +402,10 @@ def test_sheet_without_log_state_counts_as_older_than_every_decision(study, tmp_
         if row[0].value in ("sheet_id", "log_entries", "log_sha256", "log_last_id", "ratings_sha256"):
             row[0].value = row[1].value = None
     wb.save(old)
-    res = decide(study, old, {"C-1": (P, "ECOG 2", "dr_kim")})
+    fill(old, {"C-1": (P, "ECOG 2", "dr_kim")})
+    unverified = ("adjudicate", "import", "--study", study.path, old, "--adjudicator", "dr_lee", "--unverified-sheet")
+    res = run(*unverified)
     assert res.exit_code == 0 and "1 new decisions, 0 changed, 1 unchanged" in res.output, res.output
-    res = decide(study, old, {"C-10": (U, "second look", None)})
+    fill(old, {"C-10": (U, "second look", None)})
+    res = run(*unverified)
     assert res.exit_code == 1 and "would replace the newer decision" in res.output

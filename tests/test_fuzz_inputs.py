@@ -46,6 +46,8 @@ from goldboard.cli import main
 from goldboard.fileio import csv_text, read_csv_frame
 from goldboard.study import Study
 
+pytestmark = pytest.mark.slow  # ~150 s: thousands of hostile inputs through every command
+
 S, P, U, I = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
 LABELS = [S, P, U, I]
 RATERS = ["onc_a", "onc_b"]

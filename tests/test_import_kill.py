@@ -41,7 +41,7 @@ TRIES = 20  # per mode
 #: figures of the last run, for the report: mode -> {"none": n, "all": n, "partial": n}
 FIGURES: dict[str, dict[str, int]] = {}
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")]  # ~160 s
 
 
 def cli(*args) -> object:

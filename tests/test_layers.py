@@ -9,6 +9,7 @@ Schema and paths, never a Study).
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import pytest
@@ -38,12 +39,12 @@ NO_STUDY = ("analysis", "adjudicate")
 
 def _modules() -> list[Path]:
     skip = {"tests", "benchmarks", "build", "docs"}
-    return sorted(
-        p
-        for p in ROOT.rglob("*.py")
-        if not any(part.startswith(".") or part in skip for part in p.relative_to(ROOT).parts)
-        and p != ROOT / "setup.py"  # the build script, not shipped (tests/test_packaging.py)
-    )
+    found = []
+    # os.walk, pruned: ROOT.rglob would list all of .venv (tens of thousands of files) before filtering
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in skip]
+        found += [Path(folder, f) for f in files if f.endswith(".py")]
+    return sorted(p for p in found if p != ROOT / "setup.py")  # the build script, not shipped (test_packaging.py)
 
 
 def _top(path: Path) -> str:

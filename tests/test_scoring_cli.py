@@ -105,6 +105,16 @@ def test_csv_to_stdout(openmtb):
     assert res.output.startswith("kind,model,condition,metric,label,estimate")
 
 
+def seal(release: Path) -> None:
+    """Record the gold file's SHA-256 in a hand-made release's manifest (every reader verifies it)."""
+    import hashlib
+
+    man = json.loads((release / "manifest.json").read_text())
+    data = (release / "gold.csv").read_bytes()
+    man["files"] = {"gold.csv": {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}}
+    (release / "manifest.json").write_text(json.dumps(man))
+
+
 def test_study_release_radsafe_with_key_and_compare(tmp_path):
     study = tmp_path / "rad"
     shutil.copytree(DATA / "radsafe_study", study)
@@ -130,6 +140,7 @@ def test_study_release_radsafe_with_key_and_compare(tmp_path):
     (study / "gold" / "v10" / "gold.csv").write_text(
         (study / "gold" / "v1" / "gold.csv").read_text().replace(",unresolved,", ",unanimous,").replace("D,,", "D,no,")
     )
+    seal(study / "gold" / "v10")  # a release made by hand: its manifest certifies its file
     res10 = invoke(
         "--study",
         study,
@@ -231,6 +242,7 @@ def test_gold_file_errors(tmp_path):
         "C2,C2,safety_label,Sorta,adjudicated\n"
     )
     (tmp_path / "v1" / "manifest.json").write_text(json.dumps({"schema": "mtb"}))
+    seal(tmp_path / "v1")
     preds = tmp_path / "p.csv"
     preds.write_text("case_id,predicted_label\nC1,Supported\n")
     assert_clean_error(

@@ -194,6 +194,7 @@ def test_agent_bootstrap_ci_consistent_with_published_ci():
         assert f_lo < f_est < f_hi
 
 
+@pytest.mark.slow  # ~6 s: the naive sklearn loop
 def test_vectorised_bootstrap_agrees_with_naive_sklearn_loop():
     true, pred = expand(AGENT_CM)
     fast = bootstrap_label_metrics(true, pred, 4, 1000, 5, no_answer=False)

@@ -74,6 +74,46 @@ def test_busy_port_is_a_clear_error(tmp_path):
     assert not (tmp_path / "d" / srv.PID_FILE).exists()
 
 
+def _record_start(tmp_path, monkeypatch) -> tuple[srv.EmbeddedServer, list]:
+    """An EmbeddedServer whose launch and seed only record what they were given, in order."""
+    events: list = []
+
+    def launch(self, settings, detach, env=None):
+        events.append(("launch", dict(env or {})))
+
+    def seed(d, users, secrets_, isolate=None, migrated_marker=None):
+        events.append(("seed", migrated_marker))
+        if migrated_marker is not None:
+            migrated_marker.write_text("migrated\n")
+        orgs = {n: {"id": i + 10, "owner_id": i + 20} for i, n in enumerate(isolate.orgs)} if isolate else {}
+        return {u.name: i + 1 for i, u in enumerate(users)}, orgs
+
+    monkeypatch.setattr(srv.EmbeddedServer, "_launch", launch)
+    monkeypatch.setattr(srv.EmbeddedServer, "_wait_ready", lambda self, creds: None)
+    monkeypatch.setattr(srv, "_run_seed", seed)
+    return srv.EmbeddedServer(tmp_path / "d", port=srv.free_port(), raters=["onc_a"]), events
+
+
+def test_a_first_start_boots_label_studio_while_the_seed_migrates(tmp_path, monkeypatch):
+    """A new SQLite data dir: the server process starts first, told to wait for the file the seed
+    writes once the database is migrated (its Django start-up overlaps the migration)."""
+    server, events = _record_start(tmp_path, monkeypatch)
+    server.start()
+    assert [e[0] for e in events] == ["launch", "seed"]
+    marker = events[1][1]
+    assert events[0][1] == {srv.WAIT_FOR_ENV: str(marker)} and marker.exists()
+
+
+def test_a_migrated_data_dir_starts_the_server_after_seeding_without_waiting(tmp_path, monkeypatch):
+    server, events = _record_start(tmp_path, monkeypatch)
+    server.start()  # first start: seeds, marks the database seeded
+    (tmp_path / "d" / "ls" / "label_studio.sqlite3").write_bytes(b"")  # (the real seed creates it)
+    events.clear()
+    server.raters.append("onc_b")  # a new rater: seeded before the server starts, no waiting
+    server.start()
+    assert events == [("seed", None), ("launch", {})]
+
+
 def test_stop_never_kills_a_foreign_pid(tmp_path):
     d = tmp_path / "d"
     d.mkdir()

@@ -16,6 +16,7 @@ from goldboard.adjudicate.decisions import (
     import_review_sheet,
     latest_decisions,
     read_decisions,
+    read_decisions_snapshot,
     read_sheet_meta,
     sheet_state_rows,
 )
@@ -25,7 +26,6 @@ from goldboard.cases.ratings import adjudicable_fields
 from goldboard.errors import ParamError
 from goldboard.exports.gold import GoldRelease, write_gold_release
 from goldboard.exports.workbook import WorkbookInfo, write_review_workbook
-from goldboard.fileio import sha256_file
 from goldboard.study import Study, study_ratings
 from goldboard.text import close_matches
 
@@ -66,6 +66,7 @@ def import_study_sheet(
     now: str | None = None,
     overrule_newer: bool = False,
     adjudicator_names: dict[str, str] | None = None,
+    allow_unverified: bool = False,
 ) -> ImportResult:
     """:func:`import_review_sheet` for a study workspace (its ratings -- of the round the
     sheet was written for --, schema, raters, name and log).  An Adjudicator cell must name
@@ -86,6 +87,7 @@ def import_study_sheet(
         study=study.name,
         adjudicators=known,
         adjudicator_names=adjudicator_names,
+        allow_unverified=allow_unverified,
     )
 
 
@@ -128,18 +130,21 @@ def export_gold(
     """
 
     schema = study.schema
-    ratings = study_ratings(study, round_number)  # every round; round_number chooses below
-    entries = read_decisions(study.decisions_path)
+    # each input is read once; the manifest hashes exactly the bytes gold is built from
+    # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
+    digests: dict[int, str] = {}
+    ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
+    entries, log_sha256 = read_decisions_snapshot(study.decisions_path)
     gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
     check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
     selection = gold.attrs["round_selection"]
     orphans = gold.attrs.get("orphan_decisions", [])
     used = set(selection.rounds.values())
     sources = []
-    for n in study.pulled_rounds():
+    for n, sha in sorted(digests.items()):
         if n in used:
             p = study.ratings_path(n)
-            sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha256_file(p)})
+            sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha})
     dec_path = study.decisions_path
     raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
     manifest = {
@@ -153,7 +158,7 @@ def export_gold(
             "ratings": sources,
             "decisions": {
                 "path": dec_path.name,
-                "sha256": sha256_file(dec_path) if dec_path.exists() else None,
+                "sha256": log_sha256,
                 "entries": len(entries),
                 "in_force": len(latest_decisions(entries)) - len(orphans),
                 "orphans": len(orphans),

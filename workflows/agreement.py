@@ -11,7 +11,6 @@ import pandas as pd
 
 from goldboard.analysis.agreement import agreement
 from goldboard.analysis.retest import intra_rater_agreement
-from goldboard.annotate.export_file import read_label_studio_export
 from goldboard.cases.assignment import design_note
 from goldboard.cases.ratings import read_long_table, read_wide_table
 from goldboard.errors import GoldboardError, check_names
@@ -265,6 +264,8 @@ def export_agreement_input(
         raise GoldboardError("--from-label-studio needs --field NAME (the label config's from_name)")
     fname = field or schema.primary_field.name
     base = fname.partition(":")[0]
+    from goldboard.annotate.export_file import read_label_studio_export  # only here: it loads the pull machinery
+
     df = pd.concat([read_label_studio_export(f, base, schema) for f in files], ignore_index=True)
     source = files[0] if len(files) == 1 else "label-studio exports"
     return AgreementInput(df, source, fname)

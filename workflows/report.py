@@ -40,7 +40,6 @@ from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
 from goldboard.workflows.agreement import agreement_for_study, analysis_round
-from goldboard.workflows.judge import judge_report
 from goldboard.workflows.methods import (
     ALL_AGREE_NAME,
     MethodsFacts,
@@ -50,7 +49,6 @@ from goldboard.workflows.methods import (
     ratings_count_text,
 )
 from goldboard.workflows.report_extras import CALIBRATION_KEY, recorded_plan, reviewer_sections
-from goldboard.workflows.score import run_score
 
 
 def _with_threshold_views(
@@ -115,6 +113,8 @@ def _scoring_section(
     study: Study, release: str | None, predictions: str | Path, seed: int, provisional: bool
 ) -> dict[str, Any]:
     """Model-vs-gold scores for the report (``goldboard score`` on the study's gold release)."""
+    from goldboard.workflows.score import run_score  # scoring loads scipy.stats: only with --predictions
+
     if provisional:
         raise GoldboardError(
             f"--predictions: {study.gold_dir} has no gold release yet "
@@ -142,6 +142,7 @@ def build_report(
     predictions: str | Path | None = None,
     rules: list[str] | None = None,
     ci_auto: bool = False,
+    images: bool = True,
 ) -> dict[str, Any]:
     """Collect everything the report shows for a study round (default: the latest complete round,
     :func:`~goldboard.workflows.agreement.analysis_round`; ``study.round_rule`` says which and why).
@@ -151,6 +152,8 @@ def build_report(
     rules for the calibration section (default: those recorded by ``goldboard calibrate``).
     ``ci_auto``: where the Wald interval behaves badly (few items, estimates near 1), use
     percentile bootstrap intervals instead (:data:`AUTO_BOOTSTRAP` resamples) and say so.
+    ``images=False``: no confusion heatmaps (``png`` None; the matrices stay): the Markdown report
+    shows none, and drawing them costs matplotlib.
     """
     schema = study.schema
     rnd, ratings, round_rule = _round_ratings(study, round)
@@ -161,9 +164,9 @@ def build_report(
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     blinding = blinding_text(round_info, study.adjudication)
     show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
-    field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold)
+    field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold, images)
     design_text = _design_text(study, round_info, ratings)
-    judge = judge_report(study)
+    judge = _judge_report(study)
     facts = MethodsFacts(
         study=study,
         round=rnd,
@@ -283,7 +286,12 @@ def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame, 
 
 
 def _field_sections(
-    study: Study, results: dict[str, dict], ratings: pd.DataFrame, gold: pd.DataFrame, show_vs_gold: bool
+    study: Study,
+    results: dict[str, dict],
+    ratings: pd.DataFrame,
+    gold: pd.DataFrame,
+    show_vs_gold: bool,
+    images: bool = True,
 ) -> tuple[list[dict], dict[str, dict], list[str]]:
     """One section per field (and threshold view), one compact table per multi-select field, and the warnings."""
     schema = study.schema
@@ -316,7 +324,7 @@ def _field_sections(
                 "headline": _with_all_agree(headline_rows(res), ratings, name, res) if not at else headline_rows(res),
                 "prevalence": prevalence(ratings, name, res["categories"], schema),
                 "per_label": [flat_label(e) for e in res["per_label"] if e.get("group") is None],
-                "confusions": _confusion_images(res, title),
+                "confusions": _confusion_images(res, title, images),
                 "vs_gold": rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold and not at else [],
                 "warnings": res["warnings"],
                 "result": res,
@@ -371,21 +379,25 @@ def _multi_value_row(name: str, res: dict, ratings: pd.DataFrame) -> dict[str, A
     return row
 
 
-def _confusion_images(res: dict, title: str) -> list[dict]:
-    """A heatmap (PNG, base64) and its matrix for every rater pair of a field."""
+def _confusion_images(res: dict, title: str, draw: bool = True) -> list[dict]:
+    """A heatmap (PNG, base64; None without ``draw``) and its matrix for every rater pair of a field."""
     images = []
     for p in res["confusion"]["pairs"]:
         if p.get("group") is not None:
             continue
         a, b = p["raters"]
-        png = heatmap_png(
-            p["matrix"], res["confusion"]["categories"], a, b, f"{title}: {a} vs {b} ({p['n_items']} items)"
+        png = (
+            heatmap_png(
+                p["matrix"], res["confusion"]["categories"], a, b, f"{title}: {a} vs {b} ({p['n_items']} items)"
+            )
+            if draw
+            else None
         )
         images.append(
             {
                 "title": f"{a} (rows) vs {b} (columns)",
                 "alt": f"Confusion matrix of {title}, {a} vs {b}",
-                "png": base64.b64encode(png).decode("ascii"),
+                "png": None if png is None else base64.b64encode(png).decode("ascii"),
                 "matrix": p["matrix"],
                 "labels": res["confusion"]["categories"],
                 "row_rater": a,
@@ -528,6 +540,16 @@ def _wald_choice(
     )
 
 
+def _judge_report(study: Study) -> dict[str, Any] | None:
+    """The LLM judges' section and methods sentence (:func:`goldboard.workflows.judge.judge_report`);
+    the judge workflow (scipy) is loaded only for a study that has judges, so `report` starts light."""
+    if not (study.extra.get("judge") or {}).get("judges"):
+        return None
+    from goldboard.workflows.judge import judge_report
+
+    return judge_report(study)
+
+
 def _add_judge(judge: dict[str, Any] | None, data: dict[str, Any]) -> None:
     """A study with LLM judges (``goldboard judge --study``): the alt-test section (its methods
     sentence is the methods paragraph's ``clause_judge``)."""
@@ -555,7 +577,7 @@ def write_report(
     paper = (paper or default_paper()).lower()
     if paper not in PAPERS:
         raise GoldboardError(f"{paper!r}: give one of {', '.join(PAPERS)}", param="paper")
-    data = build_report(study, **kwargs)
+    data = build_report(study, images=fmt == "html", **kwargs)
     data["paper"] = PAPERS[paper]
     if path is None:
         path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
