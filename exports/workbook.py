@@ -57,21 +57,23 @@ from openpyxl.worksheet.datavalidation import DataValidation
 
 from goldboard import __version__
 from goldboard.adjudicate.decisions import (
-    HEADERS,
-    SHEET_DISAGREEMENTS,
-    SHEET_FORMAT,
-    SHEET_META,
     UNRESOLVED,
     empty_set_word,
     format_decision,
     latest_decisions,
-    make_key,
     multi_separators,
-    row_check_color,
-    sheet_state_rows,
 )
 from goldboard.adjudicate.flags import boundary_words, flag_disagreements, flag_words, summarize_flags, value_words
 from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.review_sheet import (
+    HEADERS,
+    SHEET_DISAGREEMENTS,
+    SHEET_FORMAT,
+    SHEET_META,
+    make_key,
+    row_check_color,
+    sheet_state_rows,
+)
 from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
 from goldboard.exports.sanitize import set_text_cell
@@ -257,7 +259,7 @@ def build_review_workbook(
     output; ``decisions`` (the log) pre-fills decisions already taken, so a sheet
     regenerated mid-adjudication re-imports as a no-op; ``base_url`` makes links to
     the raters' tasks; ``agreement_rows`` overrides the engine call; ``state``
-    (:func:`goldboard.adjudicate.decisions.sheet_state_rows`) goes into the hidden
+    (:func:`goldboard.adjudicate.review_sheet.sheet_state_rows`) goes into the hidden
     ``_goldboard`` sheet so the import can tell decisions made after the sheet (default: the
     state of ``decisions`` and ``ratings``, with a fresh sheet id);
     ``round_number``: that round only (default: per item, the latest round every rater rated).
@@ -760,7 +762,7 @@ class _RowLayout:
 
     def _row_check(self, c, row_key: str) -> None:
         """The Decision cell's per-row check: a near-black font colour derived from the row's key
-        (:func:`goldboard.adjudicate.decisions.row_check_color`); a sort moves it with the value."""
+        (:func:`goldboard.adjudicate.review_sheet.row_check_color`); a sort moves it with the value."""
         color = row_check_color(row_key)
         first, last = self.pos["decision"] == self.first_in, self.pos["decision"] == self.last_in
         self.styles.apply(

@@ -6,8 +6,9 @@ import openpyxl
 import pytest
 from test_flags import medfail_rows, ratings_frame
 
-from goldboard.adjudicate.decisions import SheetErrors, import_review_sheet, read_decisions
+from goldboard.adjudicate.decisions import SheetErrors, read_decisions
 from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.review_sheet import import_review_sheet
 from goldboard.exports.workbook import write_review_workbook
 from goldboard.label_configs.schema import load_schema
 

@@ -3,7 +3,7 @@
 Each function reads the study's ratings (:func:`goldboard.study.study_ratings`),
 schema, raters, units and decisions log, and calls the study-free function that
 does the work (:func:`goldboard.exports.workbook.write_review_workbook`,
-:func:`goldboard.adjudicate.decisions.import_review_sheet`,
+:func:`goldboard.adjudicate.review_sheet.import_review_sheet`,
 :func:`goldboard.exports.gold.write_gold_release`).
 """
 
@@ -11,16 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from goldboard.adjudicate.decisions import (
-    ImportResult,
-    import_review_sheet,
-    latest_decisions,
-    read_decisions,
-    read_decisions_snapshot,
-    read_sheet_meta,
-    sheet_state_rows,
-)
+from goldboard.adjudicate.decisions import latest_decisions, read_decisions, read_decisions_snapshot
 from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.review_sheet import ImportResult, import_review_sheet, read_sheet_meta, sheet_state_rows
 from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.cases.ratings import adjudicable_fields
 from goldboard.errors import ParamError
