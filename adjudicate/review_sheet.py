@@ -47,7 +47,8 @@ from goldboard.text import cell_text, excel_safe_text, unneutralize_formula
 
 # --------------------------------------------------------------------------- the review sheet
 
-#: sheet names and column headers of the review workbook (exports.workbook writes them)
+#: sheet names and column headers of the review workbook: the one table the writer
+#: (exports.workbook) and this reader use
 SHEET_DISAGREEMENTS = "Disagreements"
 SHEET_META = "_goldboard"
 SHEET_FORMAT = "goldboard-review/1"
@@ -66,6 +67,8 @@ HEADERS = {
     "output_text": "Model output",
     "key": "Key (do not edit)",
 }
+#: the Disagreements columns the import reads (keys of :data:`HEADERS`; the writer writes them all)
+READ_COLUMNS = ["key", "case_id", "item_id", "field", "decision", "reason", "adjudicator"]
 _KEY_PREFIX = "gb1:"
 
 
@@ -205,10 +208,6 @@ def read_review_sheet(
     return reader.proposed, reader.errors, reader.warnings, reader.blank
 
 
-#: the Disagreements columns the import reads
-_READ_COLUMNS = ["key", "case_id", "item_id", "field", "decision", "reason", "adjudicator"]
-
-
 def _check_sheet_schema(wb, schema) -> list[str]:
     """An error (in a list, the first of the import's) when the sheet names another schema."""
     if SHEET_META not in wb.sheetnames:
@@ -231,7 +230,7 @@ def _header_columns(path: Path, header) -> dict[str, int]:
     for c in header:
         if c.value is not None:
             col.setdefault(_stripped(c.value), c.column - 1)
-    lost = [HEADERS[k] for k in _READ_COLUMNS if HEADERS[k] not in col]
+    lost = [HEADERS[k] for k in READ_COLUMNS if HEADERS[k] not in col]
     if lost:
         raise GoldboardError(
             f"{path}: {SHEET_DISAGREEMENTS}!1: column {lost[0]!r} not found (the header row must not be edited)"
@@ -292,12 +291,12 @@ class _SheetRows:
     def read(self, row) -> None:
         """One sheet row: skipped (empty), blank, an error, or a proposal."""
         col = self.col
-        cells = {k: (row[col[HEADERS[k]]] if col[HEADERS[k]] < len(row) else None) for k in _READ_COLUMNS}
+        cells = {k: (row[col[HEADERS[k]]] if col[HEADERS[k]] < len(row) else None) for k in READ_COLUMNS}
         r = next((c.row for c in row if getattr(c, "row", None)), None)
         if r is None:
             return
         values = {k: (None if c is None else c.value) for k, c in cells.items()}
-        filled = {k: _stripped(values[k]) for k in _READ_COLUMNS}
+        filled = {k: _stripped(values[k]) for k in READ_COLUMNS}
         if not any(filled.values()):
             return
         if not filled["key"]:
@@ -621,6 +620,7 @@ __all__ = [
     "read_sheet_meta",
     "sheet_state_rows",
     "HEADERS",
+    "READ_COLUMNS",
     "ImportResult",
     "import_review_sheet",
     "make_key",

@@ -228,3 +228,24 @@ def test_imports_inside_a_package_point_down(package):
             if order[sub] > order[path.stem]:
                 bad.append(f"{path.relative_to(ROOT)}: {path.stem} imports {sub} (above it in WITHIN)")
     assert not bad, "\n".join(bad)
+
+
+#: the review sheet's writer lays out what the workflow computed (workflows.adjudication.review_content)
+WRITERS_COMPUTE_NOTHING = {
+    "exports/workbook.py": ("flag_disagreements", "summarize_flags", "resolve_gold", "agreement", "current_ratings"),
+}
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every name the file imports from a goldboard module (``from goldboard.x import name``)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("goldboard")):
+            out.update(a.name for a in node.names)
+    return out
+
+
+@pytest.mark.parametrize("rel", sorted(WRITERS_COMPUTE_NOTHING))
+def test_the_review_sheet_writer_computes_nothing(rel):
+    used = sorted(imported_names(ROOT / rel) & set(WRITERS_COMPUTE_NOTHING[rel]))
+    assert not used, f"{rel} computes with {used}: compute in the workflow, pass the result in"
