@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from goldboard.analysis.scoring_render import render
-from goldboard.cli._options import format_option, output_option
+from goldboard.cli._options import aliased_option, format_option, output_option
 from goldboard.cli._output import emit
 from goldboard.workflows.score import run_score
 
@@ -75,14 +75,14 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
     help="Bootstrap resamples (0: no bootstrap CIs).",
 )
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed of the bootstrap.")
-@click.option(
-    "--confidence-level",
-    "--level",
+@aliased_option(
+    ["--confidence-level"],
     "level",
+    ["--level"],  # its old name, beside agree's measurement --level
     type=click.FloatRange(0.5, 0.999),
     default=0.95,
     show_default=True,
-    help="Confidence level of the intervals (--level: its old name).",
+    help="Confidence level of the intervals.",
 )
 @click.option("--compare", "compare", multiple=True, help="Paired comparison MODEL_A,MODEL_B (repeatable).")
 @format_option(
