@@ -42,13 +42,37 @@ class OutputFile(click.Path):
         super().__init__(dir_okay=False)
 
 
-def study_option(required: bool = True, help: str = "Study workspace.") -> Callable:
-    return click.option("--study", "study_dir", required=required, type=click.Path(file_okay=False), help=help)
+class SharedOption(click.Option):
+    """An option declared here, once for every command (``tests/test_cli_options.py`` checks
+    that every ``--study``, ``--round``, ``--format`` and ``-o/--output`` is one)."""
 
 
-def round_option(in_force: bool = False, what: str = "Round") -> Callable:
+def study_option(required: bool = True, help: str = "Study workspace.", *, dest: str = "study_dir") -> Callable:
+    return click.option(
+        "--study", dest, cls=SharedOption, required=required, type=click.Path(file_okay=False), help=help
+    )
+
+
+def round_option(
+    in_force: bool = False,
+    what: str = "Round",
+    *,
+    dest: str = "round_",
+    help: str | None = None,
+    multiple: bool = False,
+) -> Callable:
+    """``--round N``; ``help`` replaces the sentence built from ``what`` and the default;
+    ``multiple``: a set of rounds (repeat the option)."""
     default = ROUND_IN_FORCE_HELP if in_force else ROUND_DEFAULT_HELP
-    return click.option("--round", "round_", type=int, default=None, help=f"{what} (default: {default}).")
+    return click.option(
+        "--round",
+        dest,
+        cls=SharedOption,
+        type=int,
+        default=None,
+        multiple=multiple,
+        help=help or f"{what} (default: {default}).",
+    )
 
 
 class Choices(click.Choice):
@@ -80,6 +104,7 @@ def format_option(
     return click.option(
         "--format",
         "fmt",
+        cls=SharedOption,
         type=Choices(choices, old),
         default=default,
         show_default=default is not None,
@@ -123,7 +148,8 @@ def aliased_option(
 
         kwargs["callback"] = required_here
         help = f"{help}  [required]"
-    option = click.option(*opts, dest, required=required and not old, help=help, **kwargs)
+    cls = SharedOption if "-o" in opts else click.Option
+    option = click.option(*opts, dest, cls=cls, required=required and not old, help=help, **kwargs)
 
     def apply(f: Callable) -> Callable:
         for alias in aliases:

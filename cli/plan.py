@@ -237,11 +237,8 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file of the cases.")
 @outputs_output_option("Write the drawn cases' outputs here.")
 @click.option("--rest", "rest_output", type=OutputFile(), default=None, help="Write the other cases here.")
-@click.option(
-    "--study",
-    "study_dir",
-    type=click.Path(file_okay=False),
-    default=None,
+@study_option(
+    required=False,
     help="Record the draw (cases file, n, strata, seed) in this study's study.toml: the report's methods cite it.",
 )
 def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output, study_dir) -> None:

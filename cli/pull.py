@@ -9,6 +9,7 @@ import click
 
 from goldboard.annotate.pull import pull
 from goldboard.cases.table_import import TableMapping, parse_pairs
+from goldboard.cli._options import round_option, study_option
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.text import did_you_mean, terminal_text
@@ -27,13 +28,9 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 
 
 @click.command("pull")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option(
-    "--round",
-    "round_number",
-    type=int,
-    default=None,
-    help="Round number (default: the latest; --from-table into a study without rounds: 1).",
+@study_option()
+@round_option(
+    dest="round_number", help="Round number (default: the latest; --from-table into a study without rounds: 1)."
 )
 @click.option(
     "--from-export",

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from goldboard.analysis.scoring_render import render
-from goldboard.cli._options import aliased_option, format_option, output_option
+from goldboard.cli._options import aliased_option, format_option, output_option, study_option
 from goldboard.cli._output import emit
 from goldboard.workflows.score import run_score
 
@@ -25,7 +25,7 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
     help="Gold release folder (study/gold/v1), its gold file, a study folder, "
     "or a plain reference file (e.g. OpenMTB-Audit reference_labels.jsonl).",
 )
-@click.option("--study", "study", type=click.Path(file_okay=False), help="Study folder (uses its latest gold release).")
+@study_option(required=False, help="Study folder (uses its latest gold release).", dest="study")
 @click.option("--release", help="Gold release of --study, e.g. v2 (default: the latest).")
 @click.option(
     "--predictions",

@@ -214,3 +214,45 @@ def test_a_required_output_given_by_no_spelling_is_still_refused(tmp_path):
     res = CliRunner().invoke(main, ["cases", "synth", "--schema", "mtb", "-n", "5"])
     assert res.exit_code == 2
     assert "Missing option '-o' / '--output'" in res.output + res.stderr
+
+
+#: options every command takes from one declaration in cli/_options.py
+SHARED = ("--study", "--round", "--format", "-o")
+
+
+def inline_declarations(options: list[tuple[str, click.Option]]) -> list[str]:
+    from goldboard.cli._options import SharedOption
+
+    return [
+        f"{cmd}: {'/'.join(p.opts)}"
+        for cmd, p in options
+        if any(o in SHARED for o in p.opts) and not isinstance(p, SharedOption)
+    ]
+
+
+def test_shared_options_are_declared_once():
+    assert inline_declarations(visible_options()) == []
+
+
+def test_the_check_finds_an_inline_declaration():
+    from goldboard.cli._options import study_option
+
+    @click.command("x")
+    @study_option()
+    @click.option("--round", "round_number", type=int)
+    def x(study_dir, round_number):
+        pass
+
+    assert inline_declarations([("x", p) for p in x.params]) == ["x: --round"]
+
+
+def test_demo_cases_still_sets_the_number_of_cases(monkeypatch):
+    import goldboard.cli.demo as demo_cli
+
+    seen = {}
+    monkeypatch.setattr(demo_cli, "run_demo", lambda directory, **kw: seen.update(kw))
+    res = CliRunner().invoke(main, ["demo", "--cases", "12"])
+    assert res.exit_code == 0, res.output
+    assert seen["n_cases"] == 12 and _note("--cases", "-n/--n-cases") in res.stderr
+    seen.clear()
+    assert CliRunner().invoke(main, ["demo", "-n", "13"]).exit_code == 0 and seen["n_cases"] == 13
