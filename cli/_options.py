@@ -112,13 +112,13 @@ def format_option(
     )
 
 
-def deprecated_alias(old: str, new: str, dest: str, type: Any = None) -> Callable:
+def deprecated_alias(old: str, new: str, dest: str, type: Any = None, multiple: bool = False) -> Callable:
     """``old`` (e.g. ``--out``), hidden, as another spelling of the option ``new`` whose
     parameter is ``dest``: its value goes to ``dest`` and stderr says
     ``Note: --out is deprecated (kept for one release); use -o/--output.``"""
 
     def use_new(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if value is None or ctx.get_parameter_source(param.name) != ParameterSource.COMMANDLINE:
+        if value in (None, ()) or ctx.get_parameter_source(param.name) != ParameterSource.COMMANDLINE:
             return value
         click.echo(f"Note: {old} is deprecated (kept for one release); use {new}.", err=True)
         ctx.params[dest] = value
@@ -126,7 +126,14 @@ def deprecated_alias(old: str, new: str, dest: str, type: Any = None) -> Callabl
         return value
 
     return click.option(
-        old, f"deprecated_{dest}", hidden=True, expose_value=False, type=type, default=None, callback=use_new
+        old,
+        f"deprecated_{dest}",
+        hidden=True,
+        expose_value=False,
+        type=type,
+        multiple=multiple,
+        default=None,
+        callback=use_new,
     )
 
 
@@ -137,7 +144,7 @@ def aliased_option(
     :func:`deprecated_alias` es.  ``required`` is then checked after the aliases (click's own
     check would refuse before an alias could fill the value); the message is click's."""
     new = "/".join(opts)
-    aliases = [deprecated_alias(o, new, dest, kwargs.get("type")) for o in old]
+    aliases = [deprecated_alias(o, new, dest, kwargs.get("type"), kwargs.get("multiple", False)) for o in old]
     if required and old:
 
         def required_here(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

@@ -4,7 +4,8 @@ listed by walking the click group, and a second visible spelling of one meaning 
 - a short flag stands for one long flag everywhere (``-o`` is ``--output``, ``-n`` is ``--n-cases``);
 - no two visible flags are spellings of one word (``--out`` beside ``--output``);
 - a flag means one kind of value everywhere (``--cases`` is a file, never a count; ``--level``
-  is the measurement level, never the confidence level);
+  is the measurement level, never the confidence level; ``--raters`` names raters, a
+  ``RATER=COLUMN`` mapping is ``--rater-cols``);
 - the ``--format`` choices are one vocabulary (``table``, never ``text`` for the same thing).
 
 Old spellings stay for one release as hidden aliases (``cli/_options.deprecated_alias``):
@@ -49,6 +50,8 @@ def visible_options(group: click.Command = main) -> list[tuple[str, click.Option
 def _kind(p: click.Option) -> str:
     if p.is_flag:
         return "flag"
+    if p.metavar and "=" in p.metavar.split("]")[-1]:
+        return "mapping"  # RATER=COLUMN,...: not a list of names
     t = p.type
     if isinstance(t, click.Path):
         return "path"
@@ -132,7 +135,13 @@ def test_the_check_finds_a_second_spelling():
     @g.command("d")
     @click.option("--confidence-level", "--level", "level", type=float)
     @click.option("--old", hidden=True)
-    def d(level, old):
+    @click.option("--raters", "rater_cols", metavar="RATER=COLUMN,...")
+    def d(level, old, rater_cols):
+        pass
+
+    @g.command("e")
+    @click.option("--raters", help="Comma-separated rater names.")
+    def e(raters):
         pass
 
     problems = spelling_problems(visible_options(g))
@@ -142,6 +151,7 @@ def test_the_check_finds_a_second_spelling():
         "one word, spelled --out (a), --output (b)",
         "--cases takes a int (b), a path (c)",
         "--level takes a float (d), a text (c)",
+        "--raters takes a mapping (d), a text (e)",
         "--format spells one format table (b), text (a)",
     ]
 
@@ -256,3 +266,21 @@ def test_demo_cases_still_sets_the_number_of_cases(monkeypatch):
     assert seen["n_cases"] == 12 and _note("--cases", "-n/--n-cases") in res.stderr
     seen.clear()
     assert CliRunner().invoke(main, ["demo", "-n", "13"]).exit_code == 0 and seen["n_cases"] == 13
+
+
+def test_pull_raters_old_name_reads_the_same_ratings(tmp_path):
+    """``pull --raters RATER=COLUMN`` (old name of ``--rater-cols``): byte-identical ratings.csv."""
+    run = CliRunner().invoke
+    assert run(main, ["cases", "example", "openmtb", "-o", str(tmp_path / "t.csv")]).exit_code == 0
+    got = {}
+    for flag in ("--raters", "--rater-cols"):
+        s = str(tmp_path / flag.strip("-"))
+        assert run(main, ["study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b"]).exit_code == 0
+        cols = ["--item-col", "case_id", flag, "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
+        res = run(
+            main, ["pull", "--study", s, "--from-table", str(tmp_path / "t.csv"), *cols, "--field", "safety_label"]
+        )
+        assert res.exit_code == 0, res.output
+        assert (_note("--raters", "--rater-cols") in res.stderr) == (flag == "--raters")
+        got[flag] = (Path(s) / "rounds" / "1" / "ratings.csv").read_bytes()
+    assert got["--raters"] == got["--rater-cols"] and got["--raters"].count(b"\n") == 101

@@ -772,7 +772,7 @@ def test_rationale_column_with_blank_cells_keeps_every_label(tmp_path):
     t.write_text("\n".join(rows) + "\n")
     res = run(
         "pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--field", "safety_label",
-        "--raters", "onc_a=a,onc_b=b", "--rationale-col", "onc_a=note_a,onc_b=note_b",
+        "--rater-cols", "onc_a=a,onc_b=b", "--rationale-col", "onc_a=note_a,onc_b=note_b",
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     got = pulled(s)

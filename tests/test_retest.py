@@ -54,7 +54,7 @@ def two_rounds(tmp_path):
     run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
     run(
         "pull", "--study", s, "--from-table", OPENMTB, "--item-col", "case_id",
-        "--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label",
+        "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label",
     )  # fmt: skip
     run(
         "pull",
