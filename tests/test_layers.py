@@ -47,6 +47,17 @@ WITHIN = {
         "flags": 1,
         "review_sheet": 2,  # reads a sheet, checks the gold it would make, writes the log
     },
+    "analysis": {
+        **dict.fromkeys(
+            ["__init__", "coefficients", "estimate", "resampling", "scoring_inputs", "agreement_inputs"], 0
+        ),
+        **dict.fromkeys(["scoring_stats", "agreement", "calibration"], 1),
+        **dict.fromkeys(["scoring_common", "retest", "planning", "agreement_render", "alttest", "report_tables"], 2),
+        # one module per scorer, over what they share; scoring.py is their one interface
+        **dict.fromkeys(["scoring_labels", "scoring_outputs", "scoring_options"], 3),
+        "scoring": 4,
+        "scoring_render": 5,
+    },
 }
 
 
