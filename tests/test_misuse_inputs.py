@@ -641,7 +641,7 @@ def test_two_raters_from_one_column_or_identical_columns_refused(tmp_path):
     s = table_study(tmp_path)
     t = tmp_path / "wide.csv"
     t.write_text("case_id,x,y,z\nC-1,Supported,Supported,Unsafe\nC-2,Unsafe,Unsafe,Unsafe\n")
-    base = ["pull", "--study", s, "--from-table", t, "--field", "safety_label", "--raters"]
+    base = ["pull", "--study", s, "--from-table", t, "--field", "safety_label", "--rater-cols"]
     line = error_line(run(*base, "onc_a=x,onc_b=x"))
     assert "onc_a=x and onc_b=x" in line and "one column 'x'" in line
     line = error_line(run(*base, "onc_a=x,onc_b=y"))
