@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldboard.adjudicate.decisions import HEADERS, SHEET_DISAGREEMENTS, UNRESOLVED
+from goldboard.adjudicate.decisions import UNRESOLVED
 from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
+from goldboard.adjudicate.review_sheet import HEADERS, SHEET_DISAGREEMENTS
 from goldboard.analysis.agreement_render import render_markdown
 from goldboard.analysis.planning import plan_record, plan_sample_size, plan_sentence
 from goldboard.annotate.client import connect

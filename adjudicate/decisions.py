@@ -1,4 +1,6 @@
-"""Adjudication decisions: the append-only log and the review-workbook importer.
+"""Adjudication decisions: the append-only log.  Its writers are the review-sheet reader
+(:mod:`goldboard.adjudicate.review_sheet`) and the Label Studio adjudication pull
+(:mod:`goldboard.annotate.adjudication`).
 
 The log (``decisions.jsonl`` in a study workspace) has one JSON object per line::
 
@@ -41,16 +43,6 @@ the log is replaced in one step (temporary file, fsync, rename, under a lock), s
 killed import leaves the old log or the new one.  Entries of one write share a
 ``batch`` id.  A torn last line left by an older goldboard is skipped with a warning
 (:func:`read_decisions`) and moved aside on the next write.
-
-A review sheet records what it was written from (:func:`sheet_state_rows`: sheet id,
-log entries/digest/last id, ratings digest).  Its import refuses another study,
-schema or ratings state (:func:`check_sheet_identity`), and a sheet without that record
-unless ``allow_unverified`` (each entry then says ``unverified_origin``); it treats a row
-that would replace a decision logged after the sheet -- by anyone, including an earlier
-import of the same sheet id -- as a :class:`Conflict` (``overrule_newer`` records it
-anyway, naming the overruled entry in ``overrules_newer``).  Each Decision cell carries
-a per-row check (:func:`row_check_color`): a decision that moved to another row (the
-Decision column sorted on its own) is refused by cell.
 """
 
 from __future__ import annotations
@@ -66,10 +58,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goldboard.cases.ratings import rating_grid
 from goldboard.errors import GoldboardError, GoldboardWarning
-from goldboard.fileio import atomic_write, file_lock, fsync_dir, load_workbook, sha256_file
-from goldboard.text import cell_text, close_matches, excel_safe_text, unneutralize_formula, utc_now
+from goldboard.fileio import atomic_write, file_lock, fsync_dir
+from goldboard.text import close_matches, utc_now
 
 UNRESOLVED = "unresolved"
 #: words an adjudicator writes for the empty set of a multi-select field (unless the field has such a value)
@@ -394,6 +385,16 @@ class DecisionConflicts(GoldboardError):
         )
 
 
+class SheetErrors(GoldboardError):
+    """A review sheet (or a Label Studio adjudication pull) has problems; nothing was imported.  ``errors`` lists every one."""
+
+    def __init__(self, path: str | Path, errors: list[str]):
+        self.path = Path(path)
+        self.errors = errors
+        n = len(errors)
+        super().__init__(f"{self.path.name}: {n} problem{'s' if n != 1 else ''} found; nothing imported")
+
+
 @dataclass
 class RecordResult:
     appended: list[dict]
@@ -678,393 +679,10 @@ class _Batch:
         return entry
 
 
-# --------------------------------------------------------------------------- the review sheet
-
-#: sheet names and column headers of the review workbook (exports.workbook writes them)
-SHEET_DISAGREEMENTS = "Disagreements"
-SHEET_META = "_goldboard"
-SHEET_FORMAT = "goldboard-review/1"
-HEADERS = {
-    "agenda": "#",
-    "case_id": "Case ID",
-    "item_id": "Item ID",
-    "model": "Model",
-    "field": "Field",
-    "decision": "Decision",
-    "reason": "Reason",
-    "adjudicator": "Adjudicator",
-    "flags": "Flags",
-    "boundary": "Boundary",
-    "case_text": "Case summary",
-    "output_text": "Model output",
-    "key": "Key (do not edit)",
-}
-_KEY_PREFIX = "gb1:"
-
-
-def make_key(item_id: str, field: str, case_id: str) -> str:
-    """The hidden row key: ids as JSON plus a checksum, so any edit is detectable."""
-    payload = json.dumps([item_id, field, case_id], ensure_ascii=False, separators=(",", ":"))
-    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
-    return f"{_KEY_PREFIX}{payload}#{digest}"
-
-
-#: a row check colour: near-black (each RGB channel 0-15), never plain black
-_CHECK_COLOR_RE = re.compile(r"^(?:[0-9A-F]{2})?(0[0-9A-F])(0[0-9A-F])(0[0-9A-F])$")
-
-
-def row_check_color(key: str) -> str:
-    """The font colour (aRGB) the review sheet gives the Decision cell of the row with hidden
-    ``key``: a per-row check the import verifies.  It is near-black (no one sees it), and
-    Excel and LibreOffice move a cell's formatting with its value when they sort, so a
-    Decision column sorted on its own ("continue with the current selection") carries its
-    colours to rows with other keys (:func:`moved_decision_rows`)."""
-    code = 1 + int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:8], 16) % 4095
-    return f"FF{code >> 8:02X}{(code >> 4) & 15:02X}{code & 15:02X}"
-
-
-def cell_check_color(cell: Any) -> str | None:
-    """The row check colour of a Decision cell (as :func:`row_check_color` spells it), or
-    ``None`` when the cell has none (another colour, or formatting pasted over it)."""
-    color = getattr(getattr(cell, "font", None), "color", None)
-    rgb = getattr(color, "rgb", None) if color is not None and getattr(color, "type", "rgb") == "rgb" else None
-    m = _CHECK_COLOR_RE.match(rgb.upper()) if isinstance(rgb, str) else None
-    if m is None or m.group(1, 2, 3) == ("00", "00", "00"):
-        return None
-    return "FF" + "".join(m.group(1, 2, 3))
-
-
-def moved_decision_rows(rows: Sequence[tuple[int, str, str | None]]) -> dict[int, list[int]]:
-    """Rows whose Decision cell was written on another row: ``rows`` holds, per filled row,
-    ``(row, expected check colour, the cell's check colour)``; returns ``{row: [rows it may
-    come from]}``.  A cell copied from a row that still holds its own colour (copy and
-    paste, fill down) is not moved; a sort or a cut leaves the source without it."""
-    by_color: dict[str, list[int]] = {}
-    own = set()
-    for r, want, got in rows:
-        by_color.setdefault(want, []).append(r)
-        if got == want:
-            own.add(want)
-    moved = {}
-    for r, want, got in rows:
-        if got is not None and got != want and got not in own:
-            moved[r] = by_color.get(got, [])
-    return moved
-
-
-def parse_key(key: Any) -> tuple[str, str, str] | None:
-    """(item_id, field, case_id) from a key, or ``None`` when it is not an intact key."""
-    if not isinstance(key, str) or not key.startswith(_KEY_PREFIX) or "#" not in key:
-        return None
-    payload, _, digest = key[len(_KEY_PREFIX) :].rpartition("#")
-    if hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12] != digest:
-        return None
-    try:
-        data = json.loads(payload)
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    if not (isinstance(data, list) and len(data) == 3 and all(isinstance(x, str) for x in data)):
-        return None
-    return data[0], data[1], data[2]
-
-
-class SheetErrors(GoldboardError):
-    """A review sheet has problems; nothing was imported.  ``errors`` lists every one."""
-
-    def __init__(self, path: str | Path, errors: list[str]):
-        self.path = Path(path)
-        self.errors = errors
-        n = len(errors)
-        super().__init__(f"{self.path.name}: {n} problem{'s' if n != 1 else ''} found; nothing imported")
-
-
-@dataclass
-class ImportResult:
-    sheet: str
-    sheet_sha256: str
-    appended: list[dict]
-    unchanged: int
-    blank: int
-    warnings: list[str]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> int:
-        """Entries that replaced a value by another (confirmations are not changes)."""
-        return sum(1 for e in self.appended if is_change(e))
-
-    @property
-    def confirmed(self) -> int:
-        """Entries that restated the value in force (with a new reason or adjudicator)."""
-        return sum(1 for e in self.appended if is_confirmation(e))
-
-
 def _q(text: str) -> str:
     """Quote a cell text for a message (double quotes, one line, at most 60 characters)."""
     t = " ".join(str(text).split())
     return '"' + (t if len(t) <= 60 else t[:59] + "…") + '"'
-
-
-def _stripped(value: Any) -> str:
-    return cell_text(value).strip()
-
-
-def _reason_text(value: Any) -> str:
-    """A Reason cell exactly as typed: a leading space or tab kept (only whitespace is no
-    reason).  The quote the sheet writer puts before a reason starting with a tab or CR
-    (:func:`goldboard.text.neutralize_formula`) is removed, so a pre-filled reason reads
-    back as logged; no one types a quote before a tab."""
-    text = cell_text(value)
-    if text[:1] == "'" and text[1:2] in ("\t", "\r"):
-        text = unneutralize_formula(text)
-    return text if text.strip() else ""
-
-
-def read_review_sheet(
-    path: str | Path, grid, schema, *, adjudicator: str = "", independent: bool = True
-) -> tuple[list[Proposed], list[str], list[str], int]:
-    """Check every row of a filled review workbook against the ratings in ``grid``.
-
-    Returns ``(proposed, errors, warnings, blank)``: the decisions to record, every
-    problem as ``Disagreements!F7: ...``, notes that do not block the import, and the
-    number of rows left blank (they stay unresolved).
-    """
-    path = Path(path)
-    if not path.exists():
-        raise GoldboardError(f"{path}: file not found")
-    wb = load_workbook(path, read_only=True, data_only=False)  # a damaged or foreign file: one line
-    try:
-        errors = _check_sheet_schema(wb, schema)
-        if SHEET_DISAGREEMENTS not in wb.sheetnames:
-            raise GoldboardError(
-                f"{path}: no sheet named {SHEET_DISAGREEMENTS!r} (is this a goldboard review workbook?)"
-            )
-        rows = wb[SHEET_DISAGREEMENTS].iter_rows()
-        try:
-            header = next(rows)
-        except StopIteration:
-            raise GoldboardError(f"{path}: sheet {SHEET_DISAGREEMENTS} is empty") from None
-        reader = _SheetRows(_header_columns(path, header), grid, adjudicator, independent, errors)
-        body = list(rows)
-        reader.check_moved(body)  # the per-row checks need every row first
-        for row in body:
-            reader.read(row)
-    finally:
-        wb.close()
-    return reader.proposed, reader.errors, reader.warnings, reader.blank
-
-
-#: the Disagreements columns the import reads
-_READ_COLUMNS = ["key", "case_id", "item_id", "field", "decision", "reason", "adjudicator"]
-
-
-def _check_sheet_schema(wb, schema) -> list[str]:
-    """An error (in a list, the first of the import's) when the sheet names another schema."""
-    if SHEET_META not in wb.sheetnames:
-        return []
-    meta = {}
-    for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2):
-        if row[0].value is not None:
-            meta[str(row[0].value)] = (row[1].value if len(row) > 1 else None, f"B{row[0].row}")
-    if "schema" in meta and _stripped(meta["schema"][0]) != schema.name:
-        return [
-            f"{SHEET_META}!{meta['schema'][1]}: this sheet was made for schema "
-            f"{_stripped(meta['schema'][0])!r}, the study uses {schema.name!r}"
-        ]
-    return []
-
-
-def _header_columns(path: Path, header) -> dict[str, int]:
-    """Header text -> 0-based column of the Disagreements sheet; every column the import reads must be there."""
-    col: dict[str, int] = {}
-    for c in header:
-        if c.value is not None:
-            col.setdefault(_stripped(c.value), c.column - 1)
-    lost = [HEADERS[k] for k in _READ_COLUMNS if HEADERS[k] not in col]
-    if lost:
-        raise GoldboardError(
-            f"{path}: {SHEET_DISAGREEMENTS}!1: column {lost[0]!r} not found (the header row must not be edited)"
-        )
-    return col
-
-
-class _SheetRows:
-    """Reads the Disagreements rows one by one into proposals, errors, warnings and a blank count."""
-
-    def __init__(self, col: dict[str, int], grid, adjudicator: str, independent: bool, errors: list[str]) -> None:
-        from openpyxl.utils import get_column_letter
-
-        self.letter = get_column_letter
-        self.col = col
-        self.grid = grid
-        self.adjudicator = adjudicator
-        self.independent = independent
-        self.fields = {f.name: f for f in grid.fields}  # adjudicable fields present in the ratings
-        self.item_pos = {it: i for i, it in enumerate(grid.items)}
-        self.values = {name: grid.values(name) for name in self.fields}
-        self.present = {name: grid.codes[name] >= 0 for name in self.fields}
-        self.proposed: list[Proposed] = []
-        self.errors = errors
-        self.warnings: list[str] = []
-        self.seen: dict[tuple[str, str], int] = {}
-        self.blank = 0
-        #: rows whose Decision cell was written on another row -> the rows it may come from
-        self.moved: dict[int, list[int]] = {}
-
-    def check_moved(self, rows: list) -> None:
-        """Find the rows whose Decision cell was written on another row (the Decision column
-        sorted or moved on its own): :meth:`read` refuses their decisions."""
-        col = self.col
-        checks = []
-        for row in rows:
-            r = next((c.row for c in row if getattr(c, "row", None)), None)
-            key_cell = row[col[HEADERS["key"]]] if col[HEADERS["key"]] < len(row) else None
-            dec_cell = row[col[HEADERS["decision"]]] if col[HEADERS["decision"]] < len(row) else None
-            key = None if key_cell is None else key_cell.value
-            if r is not None and parse_key(key) is not None:
-                checks.append((r, row_check_color(key), cell_check_color(dec_cell)))
-        self.moved = moved_decision_rows(checks)
-
-    def _moved_error(self, r: int, item_id: str, fname: str, decision: str) -> str:
-        sources = self.moved[r]
-        src = ", ".join(str(x) for x in sources[:3]) if sources else "?"
-        return (
-            f"{self.ref('decision', r)}: decision {_q(decision)} was written on another row (row {src}), not on this "
-            f"row's item {_q(item_id)}, {fname}: the Decision column was sorted or moved on its own (e.g. Excel's "
-            "'continue with the current selection'); undo that (or sort whole rows), nothing of this sheet is imported"
-        )
-
-    def ref(self, k: str, r: int) -> str:
-        """``Disagreements!F7``: the cell of column ``k`` in row ``r``."""
-        return f"{SHEET_DISAGREEMENTS}!{self.letter(self.col[HEADERS[k]] + 1)}{r}"
-
-    def read(self, row) -> None:
-        """One sheet row: skipped (empty), blank, an error, or a proposal."""
-        col = self.col
-        cells = {k: (row[col[HEADERS[k]]] if col[HEADERS[k]] < len(row) else None) for k in _READ_COLUMNS}
-        r = next((c.row for c in row if getattr(c, "row", None)), None)
-        if r is None:
-            return
-        values = {k: (None if c is None else c.value) for k, c in cells.items()}
-        filled = {k: _stripped(values[k]) for k in _READ_COLUMNS}
-        if not any(filled.values()):
-            return
-        if not filled["key"]:
-            if filled["decision"] or filled["reason"]:
-                self.errors.append(
-                    f"{self.ref('key', r)}: row has no key: rows added by hand cannot be imported "
-                    "(regenerate the sheet with `goldboard adjudicate sheet`)"
-                )
-            return
-        parsed = parse_key(values["key"])
-        if parsed is None:
-            self.errors.append(
-                f"{self.ref('key', r)}: the hidden key was edited; this row cannot be matched to an item"
-            )
-            return
-        if r in self.moved and filled["decision"]:
-            self.errors.append(self._moved_error(r, parsed[0], parsed[1], filled["decision"]))
-            return
-        row_errors = self._row_errors(r, parsed, values, cells)
-        if row_errors:
-            self.errors.extend(row_errors)
-            return
-        item_id, fname, case_id = parsed
-        if filled["decision"] == "":
-            self.blank += 1
-            if filled["reason"]:
-                self.warnings.append(
-                    f"{self.ref('decision', r)}: reason given but no decision; the item stays unresolved"
-                )
-            return
-        decision = self._decision(r, self.fields[fname], filled["decision"], values["decision"])
-        if decision is None:
-            return
-        reason = _reason_text(values["reason"])
-        if not self._reason_ok(r, item_id, self.fields[fname], decision, reason):
-            return
-        who = _stripped(values["adjudicator"]) or self.adjudicator
-        if not who:
-            self.errors.append(
-                f"{self.ref('adjudicator', r)}: adjudicator missing (fill the cell or pass --adjudicator)"
-            )
-            return
-        # a rater adjudicating (their own or a colleague's item) is never independent
-        self.proposed.append(
-            Proposed(
-                item_id=item_id,
-                field=fname,
-                decision=decision,
-                reason=reason,
-                adjudicator=who,
-                independent=self.independent and who not in self.grid.raters,
-                case_id=case_id,
-                where=self.ref("decision", r),
-                where_reason=self.ref("reason", r),
-                adjudicator_explicit=bool(_stripped(values["adjudicator"])),
-                where_adjudicator=self.ref("adjudicator", r),
-            )
-        )
-
-    def _row_errors(self, r: int, parsed: tuple[str, str, str], values: dict, cells: dict) -> list[str]:
-        """What makes row ``r`` unusable: edited ids, a duplicate, an unknown item or field, formulas."""
-        item_id, fname, case_id = parsed
-        out: list[str] = []
-        for k, expect in (("case_id", case_id), ("item_id", item_id), ("field", fname)):
-            got = _stripped(values[k])
-            if got != excel_safe_text(expect).strip():
-                label = HEADERS[k].lower()
-                out.append(
-                    f"{self.ref(k, r)}: {label} {_q(got)} was edited (this row is item "
-                    f"{_q(item_id)}, field {fname}, case {_q(case_id)}); undo the edit"
-                )
-        if (item_id, fname) in self.seen:
-            out.append(
-                f"{self.ref('key', r)}: duplicate row: same item {_q(item_id)} and field {fname} "
-                f"as row {self.seen[(item_id, fname)]}"
-            )
-        self.seen.setdefault((item_id, fname), r)
-        f = self.fields.get(fname)
-        if f is None or item_id not in self.item_pos:
-            what = f"field {_q(fname)}" if f is None else f"item {_q(item_id)}"
-            out.append(f"{self.ref('item_id', r)}: unknown {what}: not in this study's ratings")
-        for k in ("decision", "reason", "adjudicator"):
-            c = cells[k]
-            if c is not None and getattr(c, "data_type", None) == "f":
-                out.append(f"{self.ref(k, r)}: {k} is a formula; type plain text")
-        return out
-
-    def _decision(self, r: int, f, text: str, raw: Any) -> str | None:
-        """The Decision cell read as a value of ``f`` (or ``unresolved``); ``None`` after noting an error."""
-        if f.kind == "multi":
-            decision, problems = parse_multi_decision(f, text)
-            if problems:
-                self.errors.extend(f"{self.ref('decision', r)}: {x}" for x in problems)
-                return None
-            return decision
-        if text.casefold() == UNRESOLVED and UNRESOLVED not in f.categories:
-            return UNRESOLVED
-        try:
-            return f.normalize(raw)
-        except Exception:
-            self.errors.append(
-                f"{self.ref('decision', r)}: decision {_q(text)} is not a value of {f.name} "
-                f"(allowed: {', '.join(f.categories)}, {UNRESOLVED})"
-            )
-            return None
-
-    def _reason_ok(self, r: int, item_id: str, f, decision: str, reason: str) -> bool:
-        """A decision that overrides every rater needs a reason (else an error is noted)."""
-        i = self.item_pos[item_id]
-        rater_values = [v for v, ok in zip(self.values[f.name][i], self.present[f.name][i]) if ok]
-        if decision == UNRESOLVED or not rater_values or decision in rater_values or reason:
-            return True
-        shown = ", ".join(dict.fromkeys(format_decision(f, v) or "(blank)" for v in rater_values))
-        self.errors.append(
-            f"{self.ref('reason', r)}: reason required: decision {_q(format_decision(f, decision))} "
-            f"overrides every rater ({shown})"
-        )
-        return False
 
 
 def identity_key(name: str) -> str:
@@ -1115,213 +733,9 @@ def resolve_adjudicators(
     return errors, notes
 
 
-def _note_round(p: Proposed, grid) -> None:
-    """Record in the decision which round's ratings it was made on (gold export warns when a
-    later complete round exists for the item while the decision stays in force)."""
-    rnd = grid.selection.rounds.get(p.item_id)
-    if rnd is not None:
-        p.extra.setdefault("round", int(rnd))
-
-
-#: ``_goldboard`` rows that tie a sheet to what it was written from (see :func:`sheet_state_rows`)
-STATE_KEYS = ("sheet_id", "log_entries", "log_sha256", "log_last_id", "ratings_sha256")
-
-
-def ratings_digest(ratings) -> str:
-    """Content digest of a ratings table as a review sheet sees it (round, item, rater,
-    field, value; row order and other columns do not matter)."""
-    cols = [c for c in ("round", "item_id", "rater", "field", "value") if c in ratings.columns]
-    rows = sorted(
-        json.dumps(["" if v is None else str(v) for v in rec], ensure_ascii=False)
-        for rec in ratings[cols].itertuples(index=False, name=None)
-    )
-    h = hashlib.sha256(json.dumps(cols).encode("utf-8"))
-    for r in rows:
-        h.update(b"\n" + r.encode("utf-8"))
-    return h.hexdigest()
-
-
-def sheet_state_rows(decisions: str | Path | Sequence[dict], ratings) -> list[tuple[str, str]]:
-    """The ``_goldboard`` rows a review sheet written now records: a fresh ``sheet_id``,
-    the decisions log it shows (entries, content digest, last id) and the ratings it was
-    built from (digest).  :func:`import_review_sheet` reads them back."""
-    base = log_base(decisions, uuid.uuid4().hex)
-    return [
-        ("sheet_id", base.sheet_id),
-        ("log_entries", str(base.entries)),
-        ("log_sha256", base.log_sha256),
-        ("log_last_id", base.last_id),
-        ("ratings_sha256", ratings_digest(ratings)),
-    ]
-
-
-def read_sheet_meta(path: str | Path) -> dict[str, str]:
-    """The hidden ``_goldboard`` sheet as ``{key: text}`` (``{}`` when there is none)."""
-    path = Path(path)
-    if not path.exists():
-        raise GoldboardError(f"{path}: file not found")
-    wb = load_workbook(path, read_only=True, data_only=True)  # a damaged or foreign file: one line
-    try:
-        if SHEET_META not in wb.sheetnames:
-            return {}
-        meta = {}
-        for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2, values_only=True):
-            if row and row[0] is not None:
-                meta[_stripped(row[0])] = _stripped(row[1]) if len(row) > 1 and row[1] is not None else ""
-        return meta
-    finally:
-        wb.close()
-
-
-def sheet_origin_problem(meta: dict[str, str]) -> str | None:
-    """What is missing for a review sheet's origin to be verified (``None``: nothing): the
-    ``_goldboard`` rows naming the sheet id, the decisions log and the ratings it was written
-    from (an older goldboard did not write them; or they were deleted)."""
-    if not meta:
-        return f"it has no {SHEET_META} sheet"
-    lost = [k for k in STATE_KEYS if k not in meta or (k != "log_last_id" and not meta[k])]
-    if lost:
-        return f"its {SHEET_META} sheet lacks {', '.join(lost)}"
-    return None
-
-
-def check_sheet_identity(
-    sheet: str | Path, meta: dict[str, str], *, study: str, schema, ratings, allow_unverified: bool = False
-) -> SheetBase:
-    """Refuse (one line) a sheet written for another study, schema or ratings state;
-    return the log state it was written from.  A sheet without that state (written by
-    an older goldboard, or its rows deleted) has no verifiable origin: refused unless
-    ``allow_unverified``; then it counts as written before every logged decision."""
-    name = Path(sheet).name
-    fresh = "; write a fresh sheet with `goldboard adjudicate sheet` (imported decisions are pre-filled)"
-    missing = sheet_origin_problem(meta)
-    if missing and not allow_unverified:
-        raise GoldboardError(
-            f"{name}: no verifiable origin ({missing}: written by an older goldboard, or rows deleted), so it cannot "
-            f"be checked against the ratings and decisions it was written from; nothing imported{fresh}, or import "
-            "it anyway with `goldboard adjudicate import --unverified-sheet` (the log records that)"
-        )
-    if meta.get("schema") and (meta["schema"], meta.get("schema_version") or schema.version) != (
-        schema.name,
-        schema.version,
-    ):
-        raise GoldboardError(
-            f"{name}: this sheet was made for schema {meta['schema']} v{meta.get('schema_version')}, the study uses "
-            f"{schema.name} v{schema.version}; nothing imported"
-        )
-    if meta.get("study") and study and meta["study"] != study:
-        raise GoldboardError(
-            f"{name}: this sheet was made for study {meta['study']!r}, not {study!r}; nothing imported"
-        )
-    if meta.get("ratings_sha256") and meta["ratings_sha256"] != ratings_digest(ratings):
-        raise GoldboardError(
-            f"{name}: written from other ratings than the study has now (a pull or correction since?); "
-            f"nothing imported{fresh}"
-        )
-    if not meta.get("sheet_id"):
-        return SheetBase("", 0, entries_digest([]))
-    try:
-        n = int(meta.get("log_entries", ""))
-    except ValueError:
-        raise GoldboardError(f"{name}: {SHEET_META} sheet edited (log_entries); nothing imported{fresh}") from None
-    return SheetBase(meta["sheet_id"], n, meta.get("log_sha256", ""), meta.get("log_last_id", ""))
-
-
-def import_review_sheet(
-    sheet: str | Path,
-    ratings,
-    schema,
-    decisions_path: str | Path,
-    *,
-    adjudicator: str,
-    independent: bool = True,
-    raters: Sequence[str] | None = None,
-    now: str | None = None,
-    overrule_newer: bool = False,
-    study: str = "",
-    adjudicators: Iterable[str] | None = None,
-    adjudicator_names: dict[str, str] | None = None,
-    allow_unverified: bool = False,
-) -> ImportResult:
-    """Check a filled review workbook and append its decisions to the log.
-
-    A sheet written for another study (``study``), schema or ratings state is refused
-    with one :class:`GoldboardError` line (:func:`check_sheet_identity`).  Every cell is
-    checked first, then the schema's cross-field rules on the gold the decisions would make
-    (:func:`goldboard.adjudicate.rules.decision_rule_errors`); if anything is wrong
-    :class:`SheetErrors` is raised (listing every problem by cell reference) and nothing
-    is recorded.  A row that would replace a
-    decision logged after the sheet was written raises :class:`DecisionConflicts`
-    unless ``overrule_newer`` (see :func:`record_decisions`).  Blank decisions stay
-    unresolved; re-importing the same sheet, or a re-saved copy, appends nothing.
-
-    ``adjudicators`` (the study's identities; ``adjudicator`` is always one) turns on the
-    identity check of Adjudicator cells (:func:`resolve_adjudicators`, with the explicit
-    ``adjudicator_names`` mapping); ``None`` takes every name as written.
-    A sheet without a verifiable origin (:func:`sheet_origin_problem`) is refused unless
-    ``allow_unverified``; each entry it then records carries ``"unverified_origin": true``.
-    """
-
-    meta = read_sheet_meta(sheet)
-    base = check_sheet_identity(
-        sheet, meta, study=study, schema=schema, ratings=ratings, allow_unverified=allow_unverified
-    )
-    unverified = sheet_origin_problem(meta)
-    grid = rating_grid(ratings, schema, raters)
-    proposed, errors, warnings, blank = read_review_sheet(
-        sheet, grid, schema, adjudicator=adjudicator, independent=independent
-    )
-    # the gold these decisions would make must keep the schema's cross-field rules
-    # (function-local: adjudicate.gold and adjudicate.rules import this module)
-    from goldboard.adjudicate.gold import resolve_gold
-    from goldboard.adjudicate.rules import decision_rule_errors
-
-    gold = resolve_gold(ratings, schema, read_decisions(decisions_path), raters)
-    errors = errors + decision_rule_errors(proposed, gold, schema)
-    who_notes: list[str] = []
-    if adjudicators is not None:
-        who_errors, who_notes = resolve_adjudicators(
-            [p for p in proposed if p.adjudicator_explicit], [adjudicator, *adjudicators], adjudicator_names
-        )
-        errors += who_errors
-    sha = sha256_file(sheet)
-    for p in proposed:  # the sheet's identity survives a re-save by Excel or LibreOffice; its bytes do not
-        p.origin = f"sheet:{base.sheet_id or sha}"
-        _note_round(p, grid)
-        if unverified:
-            p.extra["unverified_origin"] = True
-    res = record_decisions(
-        decisions_path,
-        proposed,
-        source="sheet",
-        sheet=Path(sheet).name,
-        sheet_sha256=sha,
-        now=now,
-        base=base,
-        overrule_newer=overrule_newer,
-        schema=schema,
-        problems=errors,
-    )
-    return ImportResult(
-        sheet=Path(sheet).name,
-        sheet_sha256=sha,
-        appended=res.appended,
-        unchanged=res.unchanged,
-        blank=blank,
-        warnings=warnings,
-        notes=who_notes + res.notes,
-    )
-
-
 __all__ = [
+    "SheetErrors",
     "DECISION_KEYS",
-    "STATE_KEYS",
-    "check_sheet_identity",
-    "sheet_origin_problem",
-    "row_check_color",
-    "ratings_digest",
-    "read_sheet_meta",
-    "sheet_state_rows",
     "Conflict",
     "DecisionConflicts",
     "SheetBase",
@@ -1329,24 +743,14 @@ __all__ = [
     "entries_digest",
     "log_base",
     "EMPTY_SET_WORDS",
-    "HEADERS",
-    "ImportResult",
     "empty_set_word",
     "format_decision",
     "multi_separators",
     "parse_multi_decision",
-    "SheetErrors",
     "identity_key",
-    "import_review_sheet",
     "resolve_adjudicators",
     "is_change",
     "is_confirmation",
-    "make_key",
-    "parse_key",
-    "read_review_sheet",
-    "SHEET_DISAGREEMENTS",
-    "SHEET_META",
-    "SHEET_FORMAT",
     "Proposed",
     "RecordResult",
     "SOURCES",

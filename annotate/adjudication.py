@@ -59,14 +59,13 @@ from goldboard.adjudicate.decisions import (
     empty_set_word,
     format_decision,
     latest_decisions,
-    make_key,
-    parse_key,
     parse_multi_decision,
     read_decisions,
     record_decisions,
 )
 from goldboard.adjudicate.flags import boundary_words, flag_disagreements, flag_words, value_words
 from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.review_sheet import make_key, parse_key
 from goldboard.adjudicate.rules import decision_rule_errors
 from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match, rater_user_ids

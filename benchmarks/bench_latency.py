@@ -90,7 +90,7 @@ def build_study(root: Path, gb: list[str], env: dict) -> None:
         ["cases", "example", "openmtb", "-o", "t.csv"],
         ["study", "init", "S", "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b"],
         ["pull", "--study", "S", "--from-table", "t.csv", "--item-col", "case_id"]
-        + ["--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label"],
+        + ["--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label"],
     ]
     for step in steps:
         timed(gb + step, root, env)

@@ -10,6 +10,11 @@
                    sheet|push``, ``gold export``), which say so in their help.
 ``format_option``  ``--format`` (parameter ``fmt``) with the command's choices.
 ``output_option``  ``-o/--output FILE`` (parameter ``output``): written atomically.
+``outputs_output_option``  ``--outputs-output FILE``: also write the model outputs of the cases written.
+``n_cases_option`` ``-n/--n-cases N``: how many cases (``--cases`` is always a cases FILE).
+``deprecated_alias``  an old spelling of an option, kept hidden for one release: it works,
+                   and says on stderr which spelling replaces it (``tests/test_cli_options.py``
+                   fails on a second visible spelling of one meaning).
 ``OutputFile``     the type of every option naming a file a command writes (``-o``, ``--rest``,
                    ``--pdf``, ``--plot`` ...): before the command runs, each is checked against
                    the study's own files, the other outputs and the inputs
@@ -19,8 +24,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import click
+from click.core import ParameterSource
 
 #: the one documented meaning of an omitted --round for commands that analyse one round
 ROUND_DEFAULT_HELP = "the latest pulled round"
@@ -35,25 +42,146 @@ class OutputFile(click.Path):
         super().__init__(dir_okay=False)
 
 
-def study_option(required: bool = True, help: str = "Study workspace.") -> Callable:
-    return click.option("--study", "study_dir", required=required, type=click.Path(file_okay=False), help=help)
+class SharedOption(click.Option):
+    """An option declared here, once for every command (``tests/test_cli_options.py`` checks
+    that every ``--study``, ``--round``, ``--format`` and ``-o/--output`` is one)."""
 
 
-def round_option(in_force: bool = False, what: str = "Round") -> Callable:
+def study_option(required: bool = True, help: str = "Study workspace.", *, dest: str = "study_dir") -> Callable:
+    return click.option(
+        "--study", dest, cls=SharedOption, required=required, type=click.Path(file_okay=False), help=help
+    )
+
+
+def round_option(
+    in_force: bool = False,
+    what: str = "Round",
+    *,
+    dest: str = "round_",
+    help: str | None = None,
+    multiple: bool = False,
+) -> Callable:
+    """``--round N``; ``help`` replaces the sentence built from ``what`` and the default;
+    ``multiple``: a set of rounds (repeat the option)."""
     default = ROUND_IN_FORCE_HELP if in_force else ROUND_DEFAULT_HELP
-    return click.option("--round", "round_", type=int, default=None, help=f"{what} (default: {default}).")
+    return click.option(
+        "--round",
+        dest,
+        cls=SharedOption,
+        type=int,
+        default=None,
+        multiple=multiple,
+        help=help or f"{what} (default: {default}).",
+    )
 
 
-def format_option(choices: Sequence[str], default: str | None, help: str | None = None) -> Callable:
+class Choices(click.Choice):
+    """A choice whose former spellings (``old``: spelling -> the choice now) still work, hidden
+    from ``--help``, with the same deprecation note as :func:`deprecated_alias`."""
+
+    def __init__(self, choices: Sequence[str], old: dict[str, str] | None = None) -> None:
+        super().__init__(list(choices))
+        self.old = dict(old or {})
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value in self.old:
+            flag = max(param.opts, key=len) if isinstance(param, click.Option) else "the value"
+            click.echo(
+                f"Note: {flag} {value} is deprecated (kept for one release); use {flag} {self.old[value]}.", err=True
+            )
+            value = self.old[value]
+        return super().convert(value, param, ctx)
+
+
+#: the ``--format`` vocabulary of a command that prints a result (``tests/test_cli_options.py``)
+PRINT_FORMATS = ("table", "markdown", "csv", "json")
+
+
+def format_option(
+    choices: Sequence[str], default: str | None, help: str | None = None, old: dict[str, str] | None = None
+) -> Callable:
+    """``--format`` (parameter ``fmt``); ``old``: former spellings of a choice (``text`` -> ``table``)."""
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(list(choices)),
+        cls=SharedOption,
+        type=Choices(choices, old),
         default=default,
         show_default=default is not None,
         help=help,
     )
 
 
-def output_option(required: bool = False, help: str = "Write to FILE (atomically) instead of stdout.") -> Callable:
-    return click.option("-o", "--output", required=required, type=OutputFile(), help=help)
+def deprecated_alias(old: str, new: str, dest: str, type: Any = None, multiple: bool = False) -> Callable:
+    """``old`` (e.g. ``--out``), hidden, as another spelling of the option ``new`` whose
+    parameter is ``dest``: its value goes to ``dest`` and stderr says
+    ``Note: --out is deprecated (kept for one release); use -o/--output.``"""
+
+    def use_new(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value in (None, ()) or ctx.get_parameter_source(param.name) != ParameterSource.COMMANDLINE:
+            return value
+        click.echo(f"Note: {old} is deprecated (kept for one release); use {new}.", err=True)
+        ctx.params[dest] = value
+        ctx.set_parameter_source(dest, ParameterSource.COMMANDLINE)  # the default of `new` does not overwrite it
+        return value
+
+    return click.option(
+        old,
+        f"deprecated_{dest}",
+        hidden=True,
+        expose_value=False,
+        type=type,
+        multiple=multiple,
+        default=None,
+        callback=use_new,
+    )
+
+
+def aliased_option(
+    opts: Sequence[str], dest: str, old: Sequence[str] = (), *, required: bool = False, help: str = "", **kwargs: Any
+) -> Callable:
+    """``click.option(*opts, dest, ...)`` with the former spellings ``old`` as hidden
+    :func:`deprecated_alias` es.  ``required`` is then checked after the aliases (click's own
+    check would refuse before an alias could fill the value); the message is click's."""
+    new = "/".join(opts)
+    aliases = [deprecated_alias(o, new, dest, kwargs.get("type"), kwargs.get("multiple", False)) for o in old]
+    if required and old:
+
+        def required_here(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+            # an alias given on the command line is processed first and has filled ``dest``
+            if value is None and ctx.params.get(dest) is None:
+                raise click.MissingParameter(ctx=ctx, param=param)
+            return value
+
+        kwargs["callback"] = required_here
+        help = f"{help}  [required]"
+    cls = SharedOption if "-o" in opts else click.Option
+    option = click.option(*opts, dest, cls=cls, required=required and not old, help=help, **kwargs)
+
+    def apply(f: Callable) -> Callable:
+        for alias in aliases:
+            f = alias(f)
+        return option(f)
+
+    return apply
+
+
+def output_option(
+    required: bool = False,
+    help: str = "Write to FILE (atomically) instead of stdout.",
+    *,
+    dest: str = "output",
+    old: Sequence[str] = (),
+) -> Callable:
+    """``-o/--output FILE``; ``old``: former spellings (``--out``) kept as hidden aliases."""
+    return aliased_option(["-o", "--output"], dest, old, required=required, help=help, type=OutputFile())
+
+
+def outputs_output_option(help: str, *, dest: str = "outputs_output", old: Sequence[str] = ()) -> Callable:
+    """``--outputs-output FILE``: the model outputs of the cases a command writes."""
+    return aliased_option(["--outputs-output"], dest, old, help=help, type=OutputFile(), default=None)
+
+
+def n_cases_option(help: str, *, dest: str = "n_cases", old: Sequence[str] = (), **kwargs: Any) -> Callable:
+    """``-n/--n-cases N``: how many cases (``--cases`` names a cases file, never a count)."""
+    return aliased_option(["-n", "--n-cases"], dest, old, help=help, **kwargs)

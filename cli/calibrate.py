@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cli._options import OutputFile, format_option, output_option, study_option
+from goldboard.cli._options import OutputFile, format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.exports.calibration import calibration_curve_png, render_calibration
@@ -24,7 +24,7 @@ from goldboard.workflows.report_extras import record_rules
     help="Stopping rule, e.g. 'kappa_lower>=0.6' (kappa|alpha|ac1 _ lower|value|upper; repeat: all must hold).",
 )
 @click.option("--field", "fields", multiple=True, help="Field the rule applies to (repeatable; default: primary).")
-@click.option("--round", "rounds", type=int, multiple=True, help="Rounds to show (default: the calibration rounds).")
+@round_option(dest="rounds", multiple=True, help="Rounds to show (default: the calibration rounds).")
 @click.option(
     "--bootstrap",
     type=click.IntRange(min=0),

@@ -7,7 +7,7 @@ import click
 from goldboard.cases.examples import EXAMPLES, write_example
 from goldboard.cases.load import inspect_files, schema_of
 from goldboard.cases.synth import synthesize, write_records, write_template
-from goldboard.cli._options import OutputFile
+from goldboard.cli._options import n_cases_option, output_option, outputs_output_option
 from goldboard.errors import GoldboardError
 from goldboard.text import one_line
 
@@ -67,7 +67,7 @@ def validate_cmd(cases_file: str, outputs_file: str | None, schema: str) -> None
 
 @cases_group.command("example")
 @click.argument("name", type=click.Choice(sorted(EXAMPLES)))
-@click.option("-o", "--out", "out", required=True, type=OutputFile(), help="File to write.")
+@output_option(required=True, help="File to write.", dest="out", old=["--out"])
 def example_cmd(name: str, out: str) -> None:
     """Write a copy of a shipped example data file (the README's worked examples use them).
 
@@ -82,7 +82,7 @@ def example_cmd(name: str, out: str) -> None:
 
 @cases_group.command("template")
 @click.option("--schema", "schema", required=True, help=SCHEMA_HELP)
-@click.option("-o", "--out", "out", required=True, type=OutputFile(), help="File to write (.jsonl, .json or .csv).")
+@output_option(required=True, help="File to write (.jsonl, .json or .csv).", dest="out", old=["--out"])
 def template_cmd(schema: str, out: str) -> None:
     """Write a small example cases file with every column raters see.
 
@@ -106,15 +106,11 @@ def template_cmd(schema: str, out: str) -> None:
     type=click.Choice(["mtb", "mtb_unsafe", "medfail", "radsafe"]),
     help="Which kind of synthetic cases to write.",
 )
-@click.option("-n", "n", type=click.IntRange(1, 10_000_000), default=100, show_default=True, help="Number of cases.")
+@n_cases_option("Number of cases.", dest="n", type=click.IntRange(1, 10_000_000), default=100, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same files).")
-@click.option("-o", "--out", "out", required=True, type=OutputFile(), help="Cases file (.jsonl or .json).")
-@click.option(
-    "--outputs-out",
-    "outputs_out",
-    type=OutputFile(),
-    default=None,
-    help="Also write model outputs (.jsonl or .json): one per case per model.",
+@output_option(required=True, help="Cases file (.jsonl or .json).", dest="out", old=["--out"])
+@outputs_output_option(
+    "Also write model outputs (.jsonl or .json): one per case per model.", dest="outputs_out", old=["--outputs-out"]
 )
 @click.option("--models", default=None, help="Comma-separated model names (default: two simulated models).")
 def synth_cmd(schema: str, n: int, seed: int, out: str, outputs_out: str | None, models: str | None) -> None:
@@ -127,7 +123,7 @@ def synth_cmd(schema: str, n: int, seed: int, out: str, outputs_out: str | None,
             raise GoldboardError("--models: give at least one model name")
         if len(set(model_list)) != len(model_list):
             raise GoldboardError("--models: model names must be unique")
-    for path, opt in ((out, "--out"), (outputs_out, "--outputs-out")):
+    for path, opt in ((out, "--output"), (outputs_out, "--outputs-output")):
         if path is not None and not path.lower().endswith((".jsonl", ".ndjson", ".json")):
             raise GoldboardError(f"{opt}: {path}: write synthetic records as .jsonl or .json")
     cases, outputs = synthesize(schema, n, seed=seed, models=model_list, with_outputs=outputs_out is not None)

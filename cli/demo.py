@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from goldboard.cli._options import n_cases_option
 from goldboard.demo import run_demo
 
 
@@ -18,14 +19,12 @@ from goldboard.demo import run_demo
 )
 @click.option("--port", type=int, default=0, help="Port for the embedded Label Studio (default: 8080, or a free one).")
 @click.option("--keep-server", is_flag=True, help="Leave Label Studio running so you can open the projects.")
-@click.option(
-    "-n",
-    "--cases",
-    "n_cases",
+@n_cases_option(
+    "Number of synthetic cases (each gets one output per model).",
+    old=["--cases"],
     type=click.IntRange(5, 2000),
     default=30,
     show_default=True,
-    help="Number of synthetic cases (each gets one output per model).",
 )
 @click.option("--seed", type=int, default=7, show_default=True, help="Seed for cases and simulated raters.")
 def demo_cmd(directory: str, port: int, keep_server: bool, n_cases: int, seed: int) -> None:

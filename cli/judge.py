@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cli._options import format_option, output_option, study_option
+from goldboard.cli._options import aliased_option, format_option, output_option, study_option
 from goldboard.cli._output import emit
 
 EPSILON_HELP = (
@@ -118,8 +118,18 @@ judge_cmd.param_flags = {
 
 
 @click.command("judge")
-@click.option("--categories", "n_categories", type=int, default=4, show_default=True, help="Label categories.")
-@click.option("--humans", "n_humans", type=int, default=3, show_default=True, help="Humans rating each item.")
+@aliased_option(
+    ["--n-categories"],
+    "n_categories",
+    ["--categories"],
+    type=int,
+    default=4,
+    show_default=True,
+    help="Label categories.",
+)
+@aliased_option(
+    ["--n-humans"], "n_humans", ["--humans"], type=int, default=3, show_default=True, help="Humans rating each item."
+)
 @click.option(
     "--human-noise",
     type=float,
@@ -163,6 +173,6 @@ def plan_judge_cmd(
     emit(render_plan(data, fmt), output, terminal=fmt == "table")
 
 
-plan_judge_cmd.param_flags = {"n_categories": "--categories", "n_humans": "--humans", "sizes": "--datasets"}
+plan_judge_cmd.param_flags = {"n_categories": "--n-categories", "n_humans": "--n-humans", "sizes": "--datasets"}
 
 commands = [judge_cmd]

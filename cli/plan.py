@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from goldboard.analysis.planning import assured_sample_size, plan_record, plan_sample_size, render_plans
-from goldboard.cli._options import OutputFile, format_option, output_option, round_option, study_option
+from goldboard.cli._options import (
+    OutputFile,
+    format_option,
+    n_cases_option,
+    output_option,
+    outputs_output_option,
+    round_option,
+    study_option,
+)
 from goldboard.cli._output import emit
 from goldboard.cli.judge import plan_judge_cmd
 from goldboard.errors import GoldboardError
@@ -223,17 +231,14 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
 @plan_group.command("sample")
 @click.option("--cases", required=True, type=click.Path(dir_okay=False), help="Cases file (JSONL/JSON/CSV/XLSX).")
 @click.option("--by", default=None, help="Stratify by this case column (e.g. error_type, specialty).")
-@click.option("-n", "--n", "n", type=int, required=True, help="Number of cases to draw.")
+@n_cases_option("Number of cases to draw.", dest="n", old=["--n"], type=int, required=True)
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same set).")
 @output_option(required=True, help="Cases file to write (JSONL, or CSV for a .csv name), atomically.")
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file of the cases.")
-@click.option("--outputs-output", type=OutputFile(), default=None, help="Write the drawn cases' outputs here.")
+@outputs_output_option("Write the drawn cases' outputs here.")
 @click.option("--rest", "rest_output", type=OutputFile(), default=None, help="Write the other cases here.")
-@click.option(
-    "--study",
-    "study_dir",
-    type=click.Path(file_okay=False),
-    default=None,
+@study_option(
+    required=False,
     help="Record the draw (cases file, n, strata, seed) in this study's study.toml: the report's methods cite it.",
 )
 def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output, study_dir) -> None:

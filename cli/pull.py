@@ -9,6 +9,7 @@ import click
 
 from goldboard.annotate.pull import pull
 from goldboard.cases.table_import import TableMapping, parse_pairs
+from goldboard.cli._options import aliased_option, round_option, study_option
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.text import did_you_mean, terminal_text
@@ -27,13 +28,9 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 
 
 @click.command("pull")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option(
-    "--round",
-    "round_number",
-    type=int,
-    default=None,
-    help="Round number (default: the latest; --from-table into a study without rounds: 1).",
+@study_option()
+@round_option(
+    dest="round_number", help="Round number (default: the latest; --from-table into a study without rounds: 1)."
 )
 @click.option(
     "--from-export",
@@ -56,10 +53,11 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option("--label-col", default=None, help="Long table: the column holding the --field value.")
 @click.option("--field-col", default=None, help="Long table of field/value pairs: the field column (default: field).")
 @click.option("--value-col", default=None, help="Long table of field/value pairs: the value column (default: value).")
-@click.option("--field", "field_name", default=None, help="Table: the schema field that --label-col/--raters hold.")
-@click.option(
-    "--raters",
+@click.option("--field", "field_name", default=None, help="Table: the schema field that --label-col/--rater-cols hold.")
+@aliased_option(
+    ["--rater-cols"],
     "rater_cols",
+    ["--raters"],  # its old name; --raters elsewhere names raters, this maps raters to columns
     multiple=True,
     metavar="RATER=COLUMN,...",
     help="Wide table: one column per study rater, e.g. onc_a=oncologist_a_label,onc_b=oncologist_b_label "
@@ -162,7 +160,7 @@ def pull_cmd(
     Ratings tables (--from-table FILE), validated the same way:
       long:  --item-col case_id --rater-col rater --label-col label --field safety_label
              (or field/value columns, or columns named like the schema's fields)
-      wide:  --item-col case_id --raters onc_a=oncologist_a_label,onc_b=oncologist_b_label
+      wide:  --item-col case_id --rater-cols onc_a=oncologist_a_label,onc_b=oncologist_b_label
              --field safety_label
     Values go through the schema (aliases such as 'Insufficient Info'; --codes for
     coded choices). Re-pulling the same table changes nothing; a changed table
@@ -182,7 +180,7 @@ def pull_cmd(
         "--field-col": field_col,
         "--value-col": value_col,
         "--field": field_name,
-        "--raters": rater_cols,
+        "--rater-cols": rater_cols,
         "--identical-columns-ok": identical_ok,
         "--rationale-col": rationale_col,
         "--case-col": case_col,
@@ -227,8 +225,8 @@ def pull_cmd(
 
 def _table_mapping(opts: dict[str, Any], rater_names: tuple[str, ...]) -> TableMapping:
     """The ``--from-table`` options (by flag) as a :class:`TableMapping`, ``RATER=COLUMN`` lists parsed."""
-    rater_cols, rationale_col = opts["--raters"], opts["--rationale-col"]
-    wide = _pairs(rater_cols, "--raters") if rater_cols else {}
+    rater_cols, rationale_col = opts["--rater-cols"], opts["--rationale-col"]
+    wide = _pairs(rater_cols, "--rater-cols") if rater_cols else {}
     rationale_cols: dict[str, str] = {}
     if rationale_col and "=" in rationale_col:
         rationale_cols, rationale_col = _pairs((rationale_col,), "--rationale-col"), None
@@ -278,6 +276,6 @@ def _project_spec(spec: str) -> tuple[str | None, int]:
 
 
 #: table-mapping parameters under another flag name (see goldboard.cli.flag_for)
-pull_cmd.param_flags = {"field": "--field", "raters": "--raters"}
+pull_cmd.param_flags = {"field": "--field", "raters": "--rater-cols"}
 
 commands = [pull_cmd]

@@ -5,20 +5,17 @@ from __future__ import annotations
 import click
 
 from goldboard.annotate.push import DEFAULT_BATCH_BYTES, push
+from goldboard.cli._options import round_option, study_option
 from goldboard.study import Study
 from goldboard.text import terminal_text
 
 
 @click.command("push")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
+@study_option()
 @click.argument("cases", type=click.Path(dir_okay=False))
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file.")
-@click.option(
-    "--round",
-    "round_number",
-    type=int,
-    default=None,
-    help="Round number (default: the latest, 1 for a new study). A new round N needs round N-1.",
+@round_option(
+    dest="round_number", help="Round number (default: the latest, 1 for a new study). A new round N needs round N-1."
 )
 @click.option(
     "--shared/--blinded",

@@ -7,7 +7,7 @@ import textwrap
 
 import click
 
-from goldboard.cli._options import OutputFile
+from goldboard.cli._options import format_option, output_option
 from goldboard.errors import GoldboardError
 from goldboard.fileio import write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, builtin_names, load_schema
@@ -117,7 +117,7 @@ def list_cmd() -> None:
 
 @schema_group.command("show")
 @click.argument("schema_ref", metavar="NAME|FILE")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option(["table", "json"], "table", old={"text": "table"})
 def show_cmd(schema_ref: str, fmt: str) -> None:
     """Show a schema's fields, values, boundaries, triggers and display."""
     s = _load(schema_ref)
@@ -129,14 +129,7 @@ def show_cmd(schema_ref: str, fmt: str) -> None:
 
 @schema_group.command("config")
 @click.argument("schema_ref", metavar="NAME|FILE")
-@click.option(
-    "-o",
-    "--out",
-    "out",
-    type=OutputFile(),
-    default=None,
-    help="Write the config to this file (atomically) instead of stdout.",
-)
+@output_option(help="Write the config to this file (atomically) instead of stdout.", dest="out", old=["--out"])
 @click.option(
     "--check/--no-check",
     default=True,

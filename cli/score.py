@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from goldboard.analysis.scoring_render import render
-from goldboard.cli._options import format_option, output_option
+from goldboard.cli._options import aliased_option, format_option, output_option, study_option
 from goldboard.cli._output import emit
 from goldboard.workflows.score import run_score
 
@@ -25,7 +25,7 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
     help="Gold release folder (study/gold/v1), its gold file, a study folder, "
     "or a plain reference file (e.g. OpenMTB-Audit reference_labels.jsonl).",
 )
-@click.option("--study", "study", type=click.Path(file_okay=False), help="Study folder (uses its latest gold release).")
+@study_option(required=False, help="Study folder (uses its latest gold release).", dest="study")
 @click.option("--release", help="Gold release of --study, e.g. v2 (default: the latest).")
 @click.option(
     "--predictions",
@@ -75,14 +75,14 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
     help="Bootstrap resamples (0: no bootstrap CIs).",
 )
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed of the bootstrap.")
-@click.option(
-    "--confidence-level",
-    "--level",
+@aliased_option(
+    ["--confidence-level"],
     "level",
+    ["--level"],  # its old name, beside agree's measurement --level
     type=click.FloatRange(0.5, 0.999),
     default=0.95,
     show_default=True,
-    help="Confidence level of the intervals (--level: its old name).",
+    help="Confidence level of the intervals.",
 )
 @click.option("--compare", "compare", multiple=True, help="Paired comparison MODEL_A,MODEL_B (repeatable).")
 @format_option(

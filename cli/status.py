@@ -6,10 +6,12 @@ import json
 
 import click
 
+from goldboard.cli._options import format_option, study_option
+
 
 @click.command("status")
-@click.option("--study", "study_dir", required=True, type=click.Path(file_okay=False), help="Study workspace.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@study_option()
+@format_option(["table", "json"], "table", old={"text": "table"})
 def status_cmd(study_dir: str, fmt: str) -> None:
     """Progress without pulling: per round and rater, tasks done / total and the last
     annotation (and when Label Studio last saw the rater); rounds pulled from a table:

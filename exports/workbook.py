@@ -57,23 +57,22 @@ from openpyxl.worksheet.datavalidation import DataValidation
 
 from goldboard import __version__
 from goldboard.adjudicate.decisions import (
-    HEADERS,
-    SHEET_DISAGREEMENTS,
-    SHEET_FORMAT,
-    SHEET_META,
     UNRESOLVED,
     empty_set_word,
     format_decision,
     latest_decisions,
-    make_key,
     multi_separators,
-    row_check_color,
-    sheet_state_rows,
 )
-from goldboard.adjudicate.flags import boundary_words, flag_disagreements, flag_words, summarize_flags, value_words
-from goldboard.adjudicate.gold import resolve_gold
-from goldboard.analysis.agreement import agreement
-from goldboard.cases.ratings import adjudicable_fields, current_ratings
+from goldboard.adjudicate.flags import boundary_words, flag_words, value_words
+from goldboard.adjudicate.review_sheet import (
+    HEADERS,
+    SHEET_DISAGREEMENTS,
+    SHEET_FORMAT,
+    SHEET_META,
+    make_key,
+    row_check_color,
+)
+from goldboard.cases.ratings import adjudicable_fields
 from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import atomic_write
 from goldboard.label_configs.schema import Schema
@@ -179,48 +178,13 @@ def task_url(base_url: str, project_id: Any, task_id: Any) -> str:
     return f"{base_url.rstrip('/')}/projects/{p}/data?task={t}"
 
 
-#: statistics shown on the Summary sheet (the agreement engine computes more)
-HEADLINE_STATISTICS = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha")
+#: the Summary's names of the headline statistics (:func:`goldboard.workflows.adjudication.headline_agreement`)
 _STAT_NAMES = {
     "percent_agreement": "Percent agreement",
     "cohen_kappa": "Cohen's kappa",
     "fleiss_kappa": "Fleiss' kappa",
     "krippendorff_alpha": "Krippendorff's alpha",
 }
-
-
-def headline_agreement(
-    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None, *, round_number: int | None = None
-) -> tuple[list[dict], str]:
-    """Headline agreement per adjudicable field from the agreement engine
-    (:func:`goldboard.analysis.agreement.agreement`): percent agreement, Cohen's kappa
-    (two raters; weighted too for ordinal fields) or Fleiss' kappa, Krippendorff's alpha;
-    all raters together, no strata.
-
-    Returns ``(rows, note)``; ``rows`` is empty with an explanatory ``note`` when the
-    engine fails on these ratings (the workbook is still written).
-    """
-    cur = current_ratings(ratings, raters, round_number=round_number)
-    rows, notes = [], []
-    for f in adjudicable_fields(schema):
-        if f.kind == "multi":  # agreement is per value (present/absent): `goldboard agree`, the report
-            continue
-        sub = cur[cur["field"] == f.name]
-        if sub["rater"].nunique() < 2:
-            continue
-        try:
-            res = agreement(cur, f.name, schema=schema, raters=list(raters) if raters else None)
-        except Exception as exc:  # the Summary must not fail because one statistic does
-            notes.append(f"{f.name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-            continue
-        n_raters = res.get("n_raters")
-        for st in res.get("statistics", []) or []:
-            if st.get("statistic") not in HEADLINE_STATISTICS or st.get("group") not in (None, ""):
-                continue
-            if n_raters and len(st.get("raters") or []) not in (0, n_raters):
-                continue  # pairwise rows of a multi-rater study
-            rows.append({"field": f.name, **st})
-    return rows, "; ".join(notes)
 
 
 def _stat_label(row: dict) -> str:
@@ -236,45 +200,52 @@ def _stat_label(row: dict) -> str:
 # --------------------------------------------------------------------------- building
 
 
+@dataclass(frozen=True)
+class ReviewContent:
+    """What a review sheet shows, computed before it is written
+    (:func:`goldboard.workflows.adjudication.review_content`); the writer computes nothing.
+
+    ``flags``: :func:`goldboard.adjudicate.flags.flag_disagreements` (one row per flagged
+    item x field, ``value_<rater>`` columns); ``summary``: its
+    :func:`~goldboard.adjudicate.flags.summarize_flags`; ``agreed``: the unanimous,
+    unflagged rows of the provisional gold (:func:`goldboard.adjudicate.gold.resolve_gold`),
+    the Agreed sheet; ``items``: how many items the gold covers; ``raters``: the rater
+    columns, in order; ``in_force``: the ratings in force
+    (:func:`goldboard.cases.ratings.current_ratings`), for rationales and task links;
+    ``agreement_rows``/``agreement_note``: the Summary's headline agreement; ``state``: the
+    ``_goldboard`` rows naming what the sheet was written from
+    (:func:`goldboard.adjudicate.review_sheet.sheet_state_rows`)."""
+
+    flags: pd.DataFrame
+    summary: dict[str, Any]
+    agreed: pd.DataFrame
+    items: int
+    raters: list[str]
+    in_force: pd.DataFrame
+    agreement_rows: list[dict]
+    agreement_note: str
+    state: Sequence[tuple[str, str]]
+
+
 def build_review_workbook(
-    ratings: pd.DataFrame,
+    content: ReviewContent,
     schema: Schema,
     *,
-    raters: Sequence[str] | None = None,
     units: pd.DataFrame | None = None,
     decisions: Iterable[dict] = (),
     base_url: str = "",
     study_info: dict[str, Any] | None = None,
-    agreement_rows: list[dict] | None = None,
-    agreement_note: str = "",
     now: str | None = None,
-    round_number: int | None = None,
-    state: Sequence[tuple[str, str]] = (),
 ) -> tuple[Workbook, dict[str, Any]]:
-    """Build the review workbook in memory.  Returns ``(workbook, counts)``.
+    """Lay out the review workbook in memory from ``content`` (see :class:`ReviewContent`).
+    Returns ``(workbook, counts)``.
 
     ``units`` (item_id, case_text, output_text) supplies the case summary and model
     output; ``decisions`` (the log) pre-fills decisions already taken, so a sheet
     regenerated mid-adjudication re-imports as a no-op; ``base_url`` makes links to
-    the raters' tasks; ``agreement_rows`` overrides the engine call; ``state``
-    (:func:`goldboard.adjudicate.decisions.sheet_state_rows`) goes into the hidden
-    ``_goldboard`` sheet so the import can tell decisions made after the sheet (default: the
-    state of ``decisions`` and ``ratings``, with a fresh sheet id);
-    ``round_number``: that round only (default: per item, the latest round every rater rated).
+    the raters' tasks.
     """
-    decisions = list(decisions)
-    # every sheet records its origin (the import refuses a sheet without one): by default the
-    # log entries it pre-fills and the ratings it shows
-    state = list(state) or sheet_state_rows(decisions, ratings)
-    flags = flag_disagreements(ratings, schema, raters, round_number=round_number)
-    summary = summarize_flags(flags, schema)
-    gold = resolve_gold(ratings, schema, (), raters, round_number=round_number)
-    in_force = current_ratings(ratings, raters, round_number=round_number)
-    rlist = [c[len("value_") :] for c in flags.columns if c.startswith("value_")] or [
-        c[len("value_") :] for c in gold.columns if c.startswith("value_")
-    ]
-    if agreement_rows is None:
-        agreement_rows, agreement_note = headline_agreement(ratings, schema, raters, round_number=round_number)
+    flags, agreed, in_force, rlist = content.flags, content.agreed, content.in_force, list(content.raters)
     unit_text = _unit_texts(units)
     links = _task_links(in_force, base_url)
     latest = latest_decisions(decisions)
@@ -293,9 +264,6 @@ def build_review_workbook(
     boundary_fill = {b.name: BOUNDARY_FILLS[i % len(BOUNDARY_FILLS)] for i, b in enumerate(schema.boundaries)}
     lists = _write_lists(ws_lists, schema)
     _write_disagreements(ws_dis, flags, schema, rlist, unit_text, links, latest, boundary_fill, lists)
-    agreed = gold[(gold["method"] == "unanimous")]
-    flagged_keys = set(zip(flags["item_id"], flags["field"]))
-    agreed = agreed[[(i, f) not in flagged_keys for i, f in zip(agreed["item_id"], agreed["field"])]]
     _write_agreed(ws_agr, agreed, flags, in_force, rlist, schema)
     _write_codebook(ws_code, schema)
     _write_summary(
@@ -303,15 +271,15 @@ def build_review_workbook(
         schema,
         info,
         rlist,
-        summary,
-        agreement_rows,
-        agreement_note,
+        content.summary,
+        content.agreement_rows,
+        content.agreement_note,
         boundary_fill,
-        len(gold["item_id"].unique()),
+        content.items,
         len(agreed),
         stamp,
     )
-    _write_meta(ws_meta, schema, info, rlist, stamp, state)
+    _write_meta(ws_meta, schema, info, rlist, stamp, content.state)
     ws_lists.sheet_state = "hidden"
     ws_meta.sheet_state = "hidden"
     wb.active = 1  # open on Disagreements
@@ -319,16 +287,16 @@ def build_review_workbook(
         "disagreement_rows": len(flags),
         "items": int(flags["item_id"].nunique()) if len(flags) else 0,
         "agreed_rows": len(agreed),
-        "agreement_available": bool(agreement_rows),
+        "agreement_available": bool(content.agreement_rows),
         "round_selection": flags.attrs.get("round_selection"),
     }
     return wb, counts
 
 
-def write_review_workbook(path: str | Path, ratings: pd.DataFrame, schema: Schema, **kwargs) -> WorkbookInfo:
-    """Build the workbook (see :func:`build_review_workbook`) and write it atomically."""
+def write_review_workbook(path: str | Path, content: ReviewContent, schema: Schema, **kwargs) -> WorkbookInfo:
+    """Lay out the workbook (see :func:`build_review_workbook`) and write it atomically."""
     path = Path(path)
-    wb, counts = build_review_workbook(ratings, schema, **kwargs)
+    wb, counts = build_review_workbook(content, schema, **kwargs)
     with atomic_write(path, "wb", encoding=None) as fh:
         wb.save(fh)
     return WorkbookInfo(path=path, **counts)
@@ -760,7 +728,7 @@ class _RowLayout:
 
     def _row_check(self, c, row_key: str) -> None:
         """The Decision cell's per-row check: a near-black font colour derived from the row's key
-        (:func:`goldboard.adjudicate.decisions.row_check_color`); a sort moves it with the value."""
+        (:func:`goldboard.adjudicate.review_sheet.row_check_color`); a sort moves it with the value."""
         color = row_check_color(row_key)
         first, last = self.pos["decision"] == self.first_in, self.pos["decision"] == self.last_in
         self.styles.apply(
@@ -1140,10 +1108,9 @@ def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str, st
 
 __all__ = [
     "BOUNDARY_FILLS",
-    "HEADLINE_STATISTICS",
+    "ReviewContent",
     "WorkbookInfo",
     "build_review_workbook",
-    "headline_agreement",
     "multi_decision_help",
     "task_url",
     "write_review_workbook",

@@ -53,7 +53,7 @@ def perfect_study(tmp: Path, n: int = 12) -> Path:
         table,
         "--item-col",
         "case_id",
-        "--raters",
+        "--rater-cols",
         "onc_a=a,onc_b=b",
         "--field",
         "safety_label",

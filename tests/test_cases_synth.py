@@ -254,7 +254,7 @@ def test_cli_synth_writes_both_files(tmp_path):
             "7",
             "-o",
             str(out),
-            "--outputs-out",
+            "--outputs-output",
             str(outs),
             "--models",
             "a,b,c",

@@ -40,7 +40,7 @@ def test_score_never_names_a_flag_it_does_not_have(tmp_path):
 
 def test_table_errors_name_the_mapping_parameter_then_the_flag(tmp_path):
     """A ratings-table reader names the mapping parameter after the file; `agree` and `pull`
-    print the flag in its place (`--raters` is `wide_raters` / `rater_cols` in click)."""
+    print the flag in its place (`agree --raters` is `wide_raters`, `pull --rater-cols` is `rater_cols` in click)."""
     from goldboard.cases.ratings import read_long_table, read_wide_table
     from goldboard.cases.table_import import TableMapping, read_ratings_table
     from goldboard.errors import ParamError
@@ -72,8 +72,9 @@ def test_table_errors_name_the_mapping_parameter_then_the_flag(tmp_path):
     assert invoke_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b").exit_code == 0
     t = tmp_path / "t.csv"
     df.drop(columns="_line").to_csv(t, index=False)
-    res = invoke_cli("pull", "--study", s, "--from-table", t, "--raters", "onc_a=oncologist_a_label")
+    res = invoke_cli("pull", "--study", s, "--from-table", t, "--rater-cols", "onc_a=oncologist_a_label")
     assert res.exit_code == 1
     assert (
-        "Error: --raters onc_a=oncologist_a_label: say which schema field the column holds with --field" in res.output
+        "Error: --rater-cols onc_a=oncologist_a_label: say which schema field the column holds with --field"
+        in res.output
     )

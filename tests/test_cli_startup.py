@@ -103,7 +103,7 @@ def openmtb_study(tmp_path_factory):
         ["cases", "example", "openmtb", "-o", str(root / "t.csv")],
         ["study", "init", str(root / "S"), "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b"],
         ["pull", "--study", str(root / "S"), "--from-table", str(root / "t.csv"), "--item-col", "case_id"]
-        + ["--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label"],
+        + ["--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label"],
     ):
         res = runner.invoke(main, args)
         assert res.exit_code == 0, res.output

@@ -120,7 +120,7 @@ def test_status_of_a_table_study_needs_no_server_and_counts_sheet_decisions(tmp_
     assert invoke_cli("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b").exit_code == 0
     res = invoke_cli(
         "pull", "--study", s, "--from-table", example_path("openmtb"), "--item-col", "case_id",
-        "--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label",
+        "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label",
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     res = invoke_cli("status", "--study", s)

@@ -1016,7 +1016,7 @@ def _meaning_cases(world) -> list[tuple[str, dict[str, str | bytes], list, bool,
 
         return oracle
 
-    wide = ["pull", "--study", "{st}", "--from-table", "{d}/t.csv", "--field", "safety_label", "--raters"]
+    wide = ["pull", "--study", "{st}", "--from-table", "{d}/t.csv", "--field", "safety_label", "--rater-cols"]
     blank_notes = "case_id,a,b,na,nb\n" + "".join(
         f"C{n},{LABELS[n % 4]},{LABELS[(n + 1) % 4]},{'why' if n < 2 else ''},\n" for n in range(8)
     )

@@ -65,5 +65,5 @@ def test_cli_json_and_sentence():
 
 
 def test_cli_error_names_the_flag():
-    res = invoke_cli("plan", "judge", "--humans", "1", "--epsilon", "0.2")
-    assert res.exit_code == 1 and "Error: --humans: 1: give 2 to 6 humans" in res.output, res.output
+    res = invoke_cli("plan", "judge", "--n-humans", "1", "--epsilon", "0.2")
+    assert res.exit_code == 1 and "Error: --n-humans: 1: give 2 to 6 humans" in res.output, res.output

@@ -3,7 +3,9 @@
 Every module of the package is parsed with ``ast``; every goldboard import in it
 (function-local ones included) must name a module in the same or a lower layer,
 and ``analysis``/``adjudicate`` never import ``study`` (they take DataFrames, a
-Schema and paths, never a Study).
+Schema and paths, never a Study).  Inside ``adjudicate`` the decision log is below the
+rules, gold and flags, and the review-sheet reader above them (:data:`WITHIN`).  No
+module of the package imports itself round a cycle, however indirect.
 """
 
 from __future__ import annotations
@@ -35,6 +37,28 @@ LAYERS = {
 }
 #: packages that take DataFrames / Schema / paths and never a Study
 NO_STUDY = ("analysis", "adjudicate")
+#: the order of the modules inside a package (an import between two of them points down or sideways)
+WITHIN = {
+    "adjudicate": {
+        "__init__": 0,
+        "decisions": 0,  # the log: knows no sheet, no gold, no rules
+        "rules": 1,
+        "gold": 1,
+        "flags": 1,
+        "review_sheet": 2,  # reads a sheet, checks the gold it would make, writes the log
+    },
+    "analysis": {
+        **dict.fromkeys(
+            ["__init__", "coefficients", "estimate", "resampling", "scoring_inputs", "agreement_inputs"], 0
+        ),
+        **dict.fromkeys(["scoring_stats", "agreement", "calibration"], 1),
+        **dict.fromkeys(["scoring_common", "retest", "planning", "agreement_render", "alttest", "report_tables"], 2),
+        # one module per scorer, over what they share; scoring.py is their one interface
+        **dict.fromkeys(["scoring_labels", "scoring_outputs", "scoring_options"], 3),
+        "scoring": 4,
+        "scoring_render": 5,
+    },
+}
 
 
 def _modules() -> list[Path]:
@@ -113,3 +137,126 @@ def test_the_checker_sees_local_and_relative_imports(tmp_path):
         "def f():\n    from goldboard.cli import main\n    from ..study import Study\n    import goldboard.exports.gold\n"
     )
     assert [t for _, t in goldboard_imports(probe, tmp_path)] == ["__init__", "text", "cli", "study", "exports"]
+
+
+def test_every_module_of_an_ordered_package_has_a_place():
+    unknown = sorted(
+        str(p.relative_to(ROOT))
+        for p in MODULES
+        if _top(p) in WITHIN and p.parent != ROOT and p.stem not in WITHIN[_top(p)]
+    )
+    assert not unknown, f"give these a place in WITHIN (and README Layout): {unknown}"
+
+
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = ("goldboard", *path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_imports(path: Path, known: set[str], root: Path = ROOT) -> set[str]:
+    """The goldboard modules (dotted names among ``known``) the file imports, wherever the
+    import stands; ``from goldboard.x import y`` names ``goldboard.x.y`` when that is a module."""
+    me = _module_name(path, root)
+    package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.update(f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod for a in node.names)
+    return {m for m in out if m in known and m != me}
+
+
+def import_cycles(paths: list[Path], root: Path = ROOT) -> list[list[str]]:
+    """Every set of modules that import each other round a cycle (strongly connected
+    components of more than one module), each sorted."""
+    names = {_module_name(p, root): p for p in paths}
+    graph = {n: sorted(module_imports(p, set(names), root)) for n, p in names.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:  # Tarjan; the package is a few hundred modules deep at most
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(cycles)
+
+
+def test_no_import_cycle():
+    cycles = import_cycles(MODULES)
+    assert not cycles, "modules importing each other round a cycle: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_checker_sees_a_cycle_behind_a_function_local_import(tmp_path):
+    # the shape adjudicate had: decisions -> (in a function) gold -> rules -> decisions
+    pkg = tmp_path / "adjudicate"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "decisions.py").write_text("def f():\n    from goldboard.adjudicate.gold import g\n")
+    (pkg / "gold.py").write_text("from goldboard.adjudicate import rules\n")
+    (pkg / "rules.py").write_text("from .decisions import f\n")
+    (pkg / "flags.py").write_text("from goldboard.adjudicate.rules import x\n")
+    paths = sorted(pkg.glob("*.py"))
+    assert import_cycles(paths, tmp_path) == [
+        ["goldboard.adjudicate.decisions", "goldboard.adjudicate.gold", "goldboard.adjudicate.rules"]
+    ]
+    (pkg / "decisions.py").write_text("X = 1\n")
+    assert import_cycles(paths, tmp_path) == []
+
+
+@pytest.mark.parametrize("package", sorted(WITHIN))
+def test_imports_inside_a_package_point_down(package):
+    order = WITHIN[package]
+    bad = []
+    for path in (p for p in MODULES if _top(p) == package and p.stem in order):
+        for target in module_imports(path, {f"goldboard.{package}.{m}" for m in order}):
+            sub = target.rsplit(".", 1)[1]
+            if order[sub] > order[path.stem]:
+                bad.append(f"{path.relative_to(ROOT)}: {path.stem} imports {sub} (above it in WITHIN)")
+    assert not bad, "\n".join(bad)
+
+
+#: the review sheet's writer lays out what the workflow computed (workflows.adjudication.review_content)
+WRITERS_COMPUTE_NOTHING = {
+    "exports/workbook.py": ("flag_disagreements", "summarize_flags", "resolve_gold", "agreement", "current_ratings"),
+}
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every name the file imports from a goldboard module (``from goldboard.x import name``)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("goldboard")):
+            out.update(a.name for a in node.names)
+    return out
+
+
+@pytest.mark.parametrize("rel", sorted(WRITERS_COMPUTE_NOTHING))
+def test_the_review_sheet_writer_computes_nothing(rel):
+    used = sorted(imported_names(ROOT / rel) & set(WRITERS_COMPUTE_NOTHING[rel]))
+    assert not used, f"{rel} computes with {used}: compute in the workflow, pass the result in"

@@ -23,7 +23,7 @@ from goldboard.cases.examples import example_path
 from goldboard.cli import main
 
 OPENMTB = example_path("openmtb")
-WIDE = ["--item-col", "case_id", "--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
+WIDE = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
 WIDE += ["--field", "safety_label"]
 I = "Insufficient Information"
 

@@ -641,7 +641,7 @@ def test_two_raters_from_one_column_or_identical_columns_refused(tmp_path):
     s = table_study(tmp_path)
     t = tmp_path / "wide.csv"
     t.write_text("case_id,x,y,z\nC-1,Supported,Supported,Unsafe\nC-2,Unsafe,Unsafe,Unsafe\n")
-    base = ["pull", "--study", s, "--from-table", t, "--field", "safety_label", "--raters"]
+    base = ["pull", "--study", s, "--from-table", t, "--field", "safety_label", "--rater-cols"]
     line = error_line(run(*base, "onc_a=x,onc_b=x"))
     assert "onc_a=x and onc_b=x" in line and "one column 'x'" in line
     line = error_line(run(*base, "onc_a=x,onc_b=y"))
@@ -772,7 +772,7 @@ def test_rationale_column_with_blank_cells_keeps_every_label(tmp_path):
     t.write_text("\n".join(rows) + "\n")
     res = run(
         "pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--field", "safety_label",
-        "--raters", "onc_a=a,onc_b=b", "--rationale-col", "onc_a=note_a,onc_b=note_b",
+        "--rater-cols", "onc_a=a,onc_b=b", "--rationale-col", "onc_a=note_a,onc_b=note_b",
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     got = pulled(s)

@@ -133,7 +133,7 @@ def test_report_methods_cite_the_assured_plan(tmp_path):
         example_path("openmtb"),
         "--item-col",
         "case_id",
-        "--raters",
+        "--rater-cols",
         "onc_a=oncologist_a_label,onc_b=oncologist_b_label",
         "--field",
         "safety_label",

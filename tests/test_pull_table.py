@@ -27,7 +27,7 @@ from goldboard.study import Study
 
 DATA = Path(__file__).parent / "data" / "ratings"
 OPENMTB = example_path("openmtb")
-WIDE = ["--item-col", "case_id", "--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
+WIDE = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
 WIDE += ["--field", "safety_label"]
 I, S, P = "Insufficient Information", "Supported", "Partially Supported"
 
@@ -251,7 +251,7 @@ def test_rater_names_must_be_study_raters(tmp_path):
         OPENMTB,
         "--item-col",
         "case_id",
-        "--raters",
+        "--rater-cols",
         "onc_x=oncologist_a_label",
         "--field",
         "safety_label",
@@ -266,13 +266,13 @@ def test_rater_names_must_be_study_raters(tmp_path):
         OPENMTB,
         "--item-col",
         "case_id",
-        "--raters",
+        "--rater-cols",
         "onc_a=oncologist_a_lable",
         "--field",
         "safety_label",
         code=1,
     )
-    assert "--raters onc_a=oncologist_a_lable: no such column (did you mean 'oncologist_a_label'" in res.output
+    assert "--rater-cols onc_a=oncologist_a_lable: no such column (did you mean 'oncologist_a_label'" in res.output
     res = run("pull", "--study", s, "--label-col", "x", code=1)
     assert "--label-col: a ratings-table option; use it with --from-table FILE" in res.output
 
@@ -529,7 +529,7 @@ def test_wide_table_with_rationale_per_rater(tmp_path):
     )
     run(
         "pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--field", "safety_label",
-        "--raters", "onc_a=a_label,onc_b=b_label", "--rationale-col", "onc_a=a_note,onc_b=b_note",
+        "--rater-cols", "onc_a=a_label,onc_b=b_label", "--rationale-col", "onc_a=a_note,onc_b=b_note",
     )  # fmt: skip
     got = ratings(s)
     assert got[["rater", "value", "rationale"]].values.tolist() == [["onc_a", S, "ok"], ["onc_b", I, "no ECOG"]]

@@ -31,14 +31,8 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from goldboard.adjudicate.decisions import (
-    Proposed,
-    cell_check_color,
-    moved_decision_rows,
-    read_decisions,
-    record_decisions,
-    row_check_color,
-)
+from goldboard.adjudicate.decisions import Proposed, read_decisions, record_decisions
+from goldboard.adjudicate.review_sheet import cell_check_color, moved_decision_rows, row_check_color
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import ChangedRelease, read_release, release_path
 from goldboard.fileio import umask

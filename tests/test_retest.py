@@ -54,7 +54,7 @@ def two_rounds(tmp_path):
     run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
     run(
         "pull", "--study", s, "--from-table", OPENMTB, "--item-col", "case_id",
-        "--raters", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label",
+        "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label",
     )  # fmt: skip
     run(
         "pull",
@@ -64,7 +64,7 @@ def two_rounds(tmp_path):
         t2,
         "--round",
         "2",
-        "--raters",
+        "--rater-cols",
         "onc_a=a2,onc_b=b2",
         "--field",
         "safety_label",
@@ -111,7 +111,7 @@ def test_published_kappa_as_a_retest(tmp_path):
         OPENMTB,
         "--item-col",
         "case_id",
-        "--raters",
+        "--rater-cols",
         "onc_a=oncologist_a_label",
         "--field",
         "safety_label",

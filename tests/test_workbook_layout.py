@@ -30,9 +30,9 @@ from goldboard.exports.workbook import (
     MAX_LINES,
     MAX_ROW_HEIGHT,
     wrapped_lines,
-    write_review_workbook,
 )
 from goldboard.label_configs.schema import load_schema
+from goldboard.workflows.adjudication import write_review_sheet
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_flags import medfail_rows, mtb_table, ratings_frame  # noqa: E402
@@ -64,7 +64,7 @@ def medfail_book(tmp_path_factory):
         }
     )
     path = tmp_path_factory.mktemp("wb") / "review.xlsx"
-    write_review_workbook(
+    write_review_sheet(
         path,
         ratings,
         schema,
@@ -196,7 +196,7 @@ def test_summary_readable(medfail_book):
 def test_summary_boundary_share_is_a_percentage_in_its_own_column(tmp_path):
     schema = load_schema("mtb")
     path = tmp_path / "review.xlsx"
-    write_review_workbook(path, mtb_table(), schema, raters=["onc_a", "onc_b"])
+    write_review_sheet(path, mtb_table(), schema, raters=["onc_a", "onc_b"])
     wb = openpyxl.load_workbook(path)
     ws = wb["Summary"]
     row = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "sufficiency_vs_optimization")
@@ -234,3 +234,11 @@ def test_codebook_and_agreed_rows_fit(medfail_book):
     assert code.column_dimensions["C"].width >= len("unit_conversion_arithmetic_error")
     assert code.protection.sheet and medfail_book["Agreed"].protection.sheet
     assert [ws.title for ws in medfail_book.worksheets if ws.sheet_state != "visible"] == ["_lists", "_goldboard"]
+
+
+def test_the_writer_writes_every_column_the_reader_reads(medfail_book):
+    # one table of headers (review_sheet.HEADERS) for the writer and the reader
+    from goldboard.adjudicate.review_sheet import HEADERS, READ_COLUMNS
+
+    written = list(_columns(medfail_book["Disagreements"]))
+    assert [HEADERS[k] for k in READ_COLUMNS if HEADERS[k] not in written] == []

@@ -6,17 +6,18 @@ import openpyxl
 import pytest
 from test_flags import medfail_rows, ratings_frame
 
-from goldboard.adjudicate.decisions import SheetErrors, import_review_sheet, read_decisions
+from goldboard.adjudicate.decisions import SheetErrors, read_decisions
 from goldboard.adjudicate.gold import resolve_gold
-from goldboard.exports.workbook import write_review_workbook
+from goldboard.adjudicate.review_sheet import import_review_sheet
 from goldboard.label_configs.schema import load_schema
+from goldboard.workflows.adjudication import write_review_sheet
 
 
 def test_medfail_sheet_dropdowns_and_typed_numbers(tmp_path):
     schema = load_schema("medfail")
     ratings = ratings_frame(medfail_rows())
     path = tmp_path / "review.xlsx"
-    info = write_review_workbook(path, ratings, schema, raters=["r1", "r2"])
+    info = write_review_sheet(path, ratings, schema, raters=["r1", "r2"])
     assert info.disagreement_rows == 11 and info.items == 8
     wb = openpyxl.load_workbook(path)
     ws = wb["Disagreements"]
@@ -65,7 +66,7 @@ def test_adjudicator_who_is_a_rater_is_not_independent(tmp_path):
     schema = load_schema("medfail")
     ratings = ratings_frame(medfail_rows())
     path = tmp_path / "review.xlsx"
-    write_review_workbook(path, ratings, schema)
+    write_review_sheet(path, ratings, schema)
     wb = openpyxl.load_workbook(path)
     ws = wb["Disagreements"]
     ws["F2"].value = "5"

@@ -2,32 +2,143 @@
 
 Each function reads the study's ratings (:func:`goldboard.study.study_ratings`),
 schema, raters, units and decisions log, and calls the study-free function that
-does the work (:func:`goldboard.exports.workbook.write_review_workbook`,
-:func:`goldboard.adjudicate.decisions.import_review_sheet`,
+does the work (:func:`write_review_sheet`: :func:`review_content` computes what the sheet
+shows -- flags, provisional gold, agreement -- and
+:func:`goldboard.exports.workbook.write_review_workbook` lays it out,
+:func:`goldboard.adjudicate.review_sheet.import_review_sheet`,
 :func:`goldboard.exports.gold.write_gold_release`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from goldboard.adjudicate.decisions import (
-    ImportResult,
-    import_review_sheet,
-    latest_decisions,
-    read_decisions,
-    read_decisions_snapshot,
-    read_sheet_meta,
-    sheet_state_rows,
-)
+import pandas as pd
+
+from goldboard.adjudicate.decisions import latest_decisions, read_decisions, read_decisions_snapshot
+from goldboard.adjudicate.flags import flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold
+from goldboard.adjudicate.review_sheet import ImportResult, import_review_sheet, read_sheet_meta, sheet_state_rows
 from goldboard.adjudicate.rules import check_gold_rules
-from goldboard.cases.ratings import adjudicable_fields
+from goldboard.analysis.agreement import agreement
+from goldboard.cases.ratings import adjudicable_fields, current_ratings
 from goldboard.errors import ParamError
 from goldboard.exports.gold import GoldRelease, write_gold_release
-from goldboard.exports.workbook import WorkbookInfo, write_review_workbook
+from goldboard.exports.workbook import ReviewContent, WorkbookInfo, write_review_workbook
+from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
 from goldboard.text import close_matches
+
+#: statistics shown on the Summary sheet (the agreement engine computes more)
+HEADLINE_STATISTICS = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha")
+
+
+def headline_agreement(
+    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None, *, round_number: int | None = None
+) -> tuple[list[dict], str]:
+    """Headline agreement per adjudicable field from the agreement engine
+    (:func:`goldboard.analysis.agreement.agreement`): percent agreement, Cohen's kappa
+    (two raters; weighted too for ordinal fields) or Fleiss' kappa, Krippendorff's alpha;
+    all raters together, no strata.
+
+    Returns ``(rows, note)``; ``rows`` is empty with an explanatory ``note`` when the
+    engine fails on these ratings (the workbook is still written).
+    """
+    cur = current_ratings(ratings, raters, round_number=round_number)
+    rows, notes = [], []
+    for f in adjudicable_fields(schema):
+        if f.kind == "multi":  # agreement is per value (present/absent): `goldboard agree`, the report
+            continue
+        sub = cur[cur["field"] == f.name]
+        if sub["rater"].nunique() < 2:
+            continue
+        try:
+            res = agreement(cur, f.name, schema=schema, raters=list(raters) if raters else None)
+        except Exception as exc:  # the Summary must not fail because one statistic does
+            notes.append(f"{f.name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            continue
+        n_raters = res.get("n_raters")
+        for st in res.get("statistics", []) or []:
+            if st.get("statistic") not in HEADLINE_STATISTICS or st.get("group") not in (None, ""):
+                continue
+            if n_raters and len(st.get("raters") or []) not in (0, n_raters):
+                continue  # pairwise rows of a multi-rater study
+            rows.append({"field": f.name, **st})
+    return rows, "; ".join(notes)
+
+
+def review_content(
+    ratings: pd.DataFrame,
+    schema: Schema,
+    *,
+    raters: Sequence[str] | None = None,
+    decisions: Sequence[dict] = (),
+    round_number: int | None = None,
+    agreement_rows: list[dict] | None = None,
+    agreement_note: str = "",
+    state: Sequence[tuple[str, str]] = (),
+) -> ReviewContent:
+    """What a review sheet of these ratings shows (:class:`ReviewContent`): the flags and
+    their summary, the unanimous unflagged rows of the provisional gold, the ratings in
+    force, the headline agreement (``agreement_rows`` overrides the engine call) and the
+    ``_goldboard`` state rows (default: the state of ``decisions`` and ``ratings``, with a
+    fresh sheet id -- every sheet records its origin; the import refuses one without).
+    ``round_number``: that round only (default: per item, the latest round every rater rated)."""
+    flags = flag_disagreements(ratings, schema, raters, round_number=round_number)
+    gold = resolve_gold(ratings, schema, (), raters, round_number=round_number)
+    agreed = gold[(gold["method"] == "unanimous")]
+    flagged_keys = set(zip(flags["item_id"], flags["field"]))
+    agreed = agreed[[(i, f) not in flagged_keys for i, f in zip(agreed["item_id"], agreed["field"])]]
+    if agreement_rows is None:
+        agreement_rows, agreement_note = headline_agreement(ratings, schema, raters, round_number=round_number)
+    return ReviewContent(
+        flags=flags,
+        summary=summarize_flags(flags, schema),
+        agreed=agreed,
+        items=len(gold["item_id"].unique()),
+        raters=[c[len("value_") :] for c in flags.columns if c.startswith("value_")]
+        or [c[len("value_") :] for c in gold.columns if c.startswith("value_")],
+        in_force=current_ratings(ratings, raters, round_number=round_number),
+        agreement_rows=agreement_rows,
+        agreement_note=agreement_note,
+        state=list(state) or sheet_state_rows(list(decisions), ratings),
+    )
+
+
+def write_review_sheet(
+    path: str | Path,
+    ratings: pd.DataFrame,
+    schema: Schema,
+    *,
+    raters: Sequence[str] | None = None,
+    units: pd.DataFrame | None = None,
+    decisions: Sequence[dict] = (),
+    base_url: str = "",
+    study_info: dict[str, Any] | None = None,
+    agreement_rows: list[dict] | None = None,
+    agreement_note: str = "",
+    now: str | None = None,
+    round_number: int | None = None,
+    state: Sequence[tuple[str, str]] = (),
+) -> WorkbookInfo:
+    """Compute what the review sheet of ``ratings`` shows (:func:`review_content`) and write
+    it (:func:`goldboard.exports.workbook.write_review_workbook`), atomically."""
+    decisions = list(decisions)
+    content = review_content(
+        ratings,
+        schema,
+        raters=raters,
+        decisions=decisions,
+        round_number=round_number,
+        agreement_rows=agreement_rows,
+        agreement_note=agreement_note,
+        state=state,
+    )
+    return write_review_workbook(
+        path, content, schema, units=units, decisions=decisions, base_url=base_url, study_info=study_info, now=now
+    )
 
 
 def write_study_workbook(
@@ -42,7 +153,7 @@ def write_study_workbook(
         "workspace": str(study.path),
         "round": "per item, the latest round every rater rated" if round is None else round,
     }
-    return write_review_workbook(
+    return write_review_sheet(
         path,
         ratings,
         study.schema,

@@ -289,7 +289,7 @@ def _read_table_ratings(
     for r in mapping.raters:
         if r not in raters:
             raise GoldboardError(
-                f"--raters {r}=...: {r!r} is not a rater of this study{did_you_mean(r, raters)} "
+                f"--rater-cols {r}=...: {r!r} is not a rater of this study{did_you_mean(r, raters)} "
                 f"(raters: {', '.join(raters)}; add one with `goldboard study add-rater`)"
             )
     check_rater_map(mapping.rater_names, raters)
