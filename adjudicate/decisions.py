@@ -60,6 +60,7 @@ from typing import Any
 
 from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.fileio import atomic_write, file_lock, fsync_dir
+from goldboard.label_configs.schema import ValueNotInSchema
 from goldboard.text import close_matches, utc_now
 
 UNRESOLVED = "unresolved"
@@ -176,6 +177,38 @@ def read_decisions_snapshot(path: str | Path) -> tuple[list[dict], str | None]:
     if tail:
         warnings.warn(_torn_message(path, tail, good.count(b"\n")), GoldboardWarning, stacklevel=3)
     return _parse_log(path, good), hashlib.sha256(data).hexdigest()
+
+
+def decision_value_errors(entries: Iterable[dict], schema, path: str | Path) -> list[str]:
+    """The decisions in force that the schema cannot hold: a field it lacks, or a value that is
+    not exactly one of the field's values (a hand-edited log, or one from another schema).
+
+    goldboard writes only canonical values (every import and pull checks them), so a value
+    that fails here was typed into ``decisions.jsonl`` by hand; gold is never built from it.
+    Each error names the log, the entry id, the item and the field.
+    """
+    errors = []
+    fields = {f.name: f for f in schema.fields}
+    for (item_id, fname), e in latest_decisions(entries).items():
+        where = f"{path}: entry {e.get('id', '?')} (item {_q(item_id)}, field {fname})"
+        f = fields.get(fname)
+        if f is None:
+            errors.append(f"{where}: the schema {schema.name} has no field {fname!r}")
+            continue
+        value = str(e.get("decision"))
+        if value == UNRESOLVED or f.kind == "text":
+            continue
+        if f.kind == "multi":
+            canonical, problems = parse_multi_decision(f, value) if value else ("", [])
+        else:
+            try:
+                canonical, problems = f.normalize(value), []
+            except ValueNotInSchema as exc:
+                canonical, problems = None, [str(exc)]
+        if problems or canonical != value:
+            why = problems[0] if problems else f"{value!r} is not written as the schema writes it ({canonical!r})"
+            errors.append(f"{where}: {why}; was the log edited by hand?")
+    return errors
 
 
 def latest_decisions(entries: Iterable[dict]) -> dict[tuple[str, str], dict]:

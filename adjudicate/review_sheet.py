@@ -14,6 +14,7 @@ Decision column sorted on its own) is refused by cell.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import re
@@ -330,6 +331,13 @@ class _SheetRows:
         decision = self._decision(r, self.fields[fname], filled["decision"], values["decision"])
         if decision is None:
             return
+        if isinstance(values["reason"], (_dt.date, _dt.time, _dt.timedelta)):
+            # Excel turned what was typed into a date: the text the adjudicator saw is not in the file
+            self.errors.append(
+                f"{self.ref('reason', r)}: the Reason cell holds a date or time ({values['reason']}), not the text "
+                "typed (Excel converted it); retype it as text (start it with an apostrophe) and import again"
+            )
+            return
         reason = _reason_text(values["reason"])
         if not self._reason_ok(r, item_id, self.fields[fname], decision, reason):
             return
@@ -582,6 +590,12 @@ def import_review_sheet(
             [p for p in proposed if p.adjudicator_explicit], [adjudicator, *adjudicators], adjudicator_names
         )
         errors += who_errors
+    by_rater = [p for p in proposed if p.independent and p.adjudicator in grid.raters]
+    for p in by_rater:  # a rater adjudicating (also when a mapped spelling names them) is never independent
+        p.independent = False
+    for who in sorted({p.adjudicator for p in by_rater}):
+        n = sum(p.adjudicator == who for p in by_rater)
+        who_notes.append(f"{n} decision(s) by {who}, a rater of this study: recorded as not independent")
     sha = sha256_file(sheet)
     for p in proposed:  # the sheet's identity survives a re-save by Excel or LibreOffice; its bytes do not
         p.origin = f"sheet:{base.sheet_id or sha}"

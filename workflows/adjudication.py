@@ -17,14 +17,19 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.adjudicate.decisions import latest_decisions, read_decisions, read_decisions_snapshot
+from goldboard.adjudicate.decisions import (
+    decision_value_errors,
+    latest_decisions,
+    read_decisions,
+    read_decisions_snapshot,
+)
 from goldboard.adjudicate.flags import flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.adjudicate.review_sheet import ImportResult, import_review_sheet, read_sheet_meta, sheet_state_rows
 from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
-from goldboard.errors import ParamError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.gold import GoldRelease, write_gold_release
 from goldboard.exports.workbook import ReviewContent, WorkbookInfo, write_review_workbook
 from goldboard.label_configs.schema import Schema
@@ -246,6 +251,9 @@ def export_gold(
     digests: dict[int, str] = {}
     ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
     entries, log_sha256 = read_decisions_snapshot(study.decisions_path)
+    bad = decision_value_errors(entries, schema, study.decisions_path)
+    if bad:  # gold is never built from a value the schema cannot hold (nothing written)
+        raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))
     gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
     check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
     selection = gold.attrs["round_selection"]
