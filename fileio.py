@@ -157,11 +157,16 @@ def read_csv_frame(path: str | Path, what: str = "", *, data: bytes | None = Non
     for line, row in body:
         if len(row) > len(header):
             raise GoldboardError(f"{path}:{line}: more cells than header columns{what}")
-    cols = {}
-    for i, name in enumerate(header):
-        if name in cols:
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
             raise GoldboardError(f"{path}:1: column {name!r} appears twice{what}")
-        cols[name] = [row[i] if i < len(row) else "" for _, row in body]
+        seen.add(name)
+    cells = [row for _, row in body]
+    if all(len(row) == len(header) for row in cells):  # every file goldboard writes: transpose at once
+        cols = dict(zip(header, map(list, zip(*cells)))) if cells else {name: [] for name in header}
+    else:  # a short row's missing cells are empty
+        cols = {name: [row[i] if i < len(row) else "" for row in cells] for i, name in enumerate(header)}
     return pd.DataFrame(cols, columns=header, dtype=str)
 
 

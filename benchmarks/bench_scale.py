@@ -112,6 +112,7 @@ def main() -> None:
     ap.add_argument("--million", action="store_true", help="500,000 items x 2 raters = 1,000,000 ratings")
     ap.add_argument("--runs", type=int, default=1, help="interleaved pairs per command (default 1)")
     ap.add_argument("--keep", default=None, help="build the study in this (new) folder and keep it")
+    ap.add_argument("--reuse", action="store_true", help="with --keep DIR: time the study already in DIR")
     ap.add_argument("--only", default=None, help="comma-separated command labels to time (default: all)")
     args = ap.parse_args()
     n = 500_000 if args.million else args.items
@@ -121,11 +122,13 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     lean = [sys.executable, "lean.py", "t.csv", "long.csv"]
     try:
-        pull_wall, pull_peak = build_study(root, gb, env, n)
+        reuse = args.reuse and (root / "S" / "rounds").is_dir()
+        pull_wall, pull_peak = (float("nan"), float("nan")) if reuse else build_study(root, gb, env, n)
         lw, lp = run(lean, root, env)
         print(f"{n:,} items x 2 raters = {2 * n:,} ratings; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
         print(f"{'command':<26} {'wall s':>8} {'peak GiB':>7} {'ratio':>7} {'goal':>6}")
-        print(line("pull --from-table", [pull_wall], [pull_peak], [pull_wall / lw], None))
+        if not reuse:
+            print(line("pull --from-table", [pull_wall], [pull_peak], [pull_wall / lw], None))
         only = set(args.only.split(",")) if args.only else None
         lean_walls, lean_peaks = [lw], [lp]
         for label, cmd, goal in COMMANDS:

@@ -51,7 +51,9 @@ def analysis_round(study: Study) -> RoundChoice:
             progress[n] = (0, 0)  # pulled, nobody has rated it yet
             continue
         took_part[n] = need_all <= set(df["rater"].astype(str))
-        rated = df.groupby(df["item_id"].astype(str))["rater"].agg(lambda x: set(map(str, x)))
+        rated: dict[str, set[str]] = {}  # item -> its raters, one pass over the columns
+        for item, who in zip(df["item_id"].astype(str).tolist(), df["rater"].astype(str).tolist()):
+            rated.setdefault(item, set()).add(who)
         done = sum(int(set(assigned.get((item, n)) or need_all) <= who) for item, who in rated.items())
         progress[n] = (done, len(rated))
     pulled = [n for n in sorted(progress) if n <= latest]
