@@ -235,7 +235,7 @@ def _agreement_results(
 ) -> tuple[dict[str, dict], str]:
     """The agreement results of the round (with the Wald/bootstrap choice and the threshold views)
     and the note on the interval choice."""
-    results = agreement_for_study(study, round=rnd, fields=fields, n_resamples=n_resamples, seed=seed)
+    results = agreement_for_study(study, round=rnd, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
     results, ci_note = _wald_choice(study, rnd, results, n_resamples, seed, ci_auto)
@@ -270,12 +270,13 @@ def _study_info(
 def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame, str]:
     """The round to report (default: the latest complete round, :func:`analysis_round`), its
     ratings and the sentence stating which round and why; a round nobody rated is an error."""
+    frames: dict[int, pd.DataFrame] = {}  # the rounds analysis_round read: each file read once
     if round is None:
-        choice = analysis_round(study)
+        choice = analysis_round(study, frames)
         rnd, rule = choice.number, choice.rule
     else:
         rnd, rule = round, f"round {round}, chosen with --round"
-    ratings = study.ratings(rnd)
+    ratings = frames[rnd] if rnd in frames else study.ratings(rnd)
     if not len(ratings):
         earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
         hint = f"; report round {earlier[-1]} with --round {earlier[-1]}" if earlier else ""
