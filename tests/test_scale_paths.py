@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import random
 
 import pandas as pd
 import pytest
 
+from goldboard import fileio
 from goldboard.cases.rounds import RoundSelection, select_rounds
 from goldboard.errors import GoldboardError
 from goldboard.fileio import csv_text, read_csv_frame
@@ -44,3 +46,40 @@ def test_round_selection_is_not_deep_copied_with_the_frame():
     cur.attrs["round_selection"] = sel
     assert copy.deepcopy(sel) is sel and cur.copy().attrs["round_selection"] is sel
     assert isinstance(cur.head(1).attrs["round_selection"], RoundSelection)
+
+
+def _slow_frame(monkeypatch, path):
+    with monkeypatch.context() as m:
+        m.setattr(fileio, "_csv_frame_c", lambda text: None)
+        return read_csv_frame(path)
+
+
+def test_read_csv_frame_c_parser_reads_what_the_csv_module_reads(tmp_path, monkeypatch):
+    """Random texts over the characters that matter to CSV: wherever the C parser path answers,
+    its frame equals the csv module path's, cell for cell (dtype included)."""
+    rng = random.Random(25)
+    alphabet = ['"', ",", "\r", "\n", "\r\n", " ", "\t", "a", "b", "\u2028", '""', "é"]
+    p = tmp_path / "t.csv"
+    answered = 0
+    for _ in range(1500):
+        body = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        text = rng.choice(["x,y\n", "x,y,z\r\n", '"x","y ""q"""\n', "x\n"]) + body
+        p.write_text(text, encoding="utf-8", newline="")
+        fast = fileio._csv_frame_c(text)
+        try:
+            slow = _slow_frame(monkeypatch, p)
+        except GoldboardError:
+            assert fast is None, repr(text)
+            continue
+        if fast is not None:
+            answered += 1
+            pd.testing.assert_frame_equal(fast, slow, obj=repr(text))
+    assert answered > 150  # the comparison ran often enough to mean something
+
+
+def test_read_csv_frame_c_parser_on_a_written_ratings_table(tmp_path, monkeypatch):
+    df = pd.DataFrame({"item_id": ["C1", "C2", "C3"], "rationale": ['says "no", then\r\nyes', "", " x "]})
+    p = tmp_path / "r.csv"
+    p.write_text(csv_text(df), encoding="utf-8", newline="")
+    assert fileio._csv_frame_c(p.read_text(encoding="utf-8")) is not None
+    pd.testing.assert_frame_equal(read_csv_frame(p), _slow_frame(monkeypatch, p))
