@@ -83,3 +83,29 @@ def test_read_csv_frame_c_parser_on_a_written_ratings_table(tmp_path, monkeypatc
     p.write_text(csv_text(df), encoding="utf-8", newline="")
     assert fileio._csv_frame_c(p.read_text(encoding="utf-8")) is not None
     pd.testing.assert_frame_equal(read_csv_frame(p), _slow_frame(monkeypatch, p))
+
+
+def test_select_rounds_by_columns_equals_item_by_item(monkeypatch):
+    """Random studies (rounds 1-3, raters in and outside the list, partial later rounds): the
+    column-wise selection gives the same rows, rounds and incomplete-round list as the per-item loop."""
+    from goldboard.cases import rounds as rounds_mod
+
+    rng = random.Random(2025)
+    for trial in range(300):
+        rows = []
+        for i in range(rng.randint(1, 12)):
+            for rnd in rng.sample([1, 2, 3], rng.randint(1, 3)):
+                for rater in rng.sample(["a", "b", "c", "judge"], rng.randint(1, 4)):
+                    rows += [{"round": str(rnd), "item_id": f"I{i}", "rater": rater}] * rng.randint(1, 2)
+        rng.shuffle(rows)
+        df = pd.DataFrame(rows)
+        raters = rng.choice([None, ["a", "b"], ["b", "a", "c"], ["a", "zed"]])
+        fast, fsel = select_rounds(df, raters)
+        with monkeypatch.context() as m:
+            m.setattr(
+                rounds_mod, "_select_by_columns", lambda d, k, o, n, s: rounds_mod._select_per_item(d, k, o, n, {}, s)
+            )
+            slow, ssel = select_rounds(df, raters)
+        pd.testing.assert_frame_equal(fast, slow)
+        assert list(fsel.rounds.items()) == list(ssel.rounds.items()), trial
+        assert fsel.incomplete == ssel.incomplete, trial
