@@ -370,13 +370,18 @@ def normalized_values(ratings: pd.DataFrame, schema: Schema, source: str = "rati
     names = {f.name: f for f in adjudicable_fields(schema)}
     df = ratings[ratings["field"].isin(list(names))].copy()
     out = []
-    for idx, (fname, raw) in enumerate(zip(df["field"], df["value"])):
+    known: dict[tuple, str] = {}  # (field, raw) -> canonical: a table holds few distinct spellings
+    for idx, (fname, raw) in enumerate(zip(df["field"].tolist(), df["value"].tolist())):
         if raw == "":
             out.append("")
             continue
+        if (fname, raw) in known:
+            out.append(known[fname, raw])
+            continue
         try:
             f = names[fname]
-            out.append(canonical_multi(f, raw) if f.kind == "multi" else f.normalize(raw))
+            known[fname, raw] = canonical_multi(f, raw) if f.kind == "multi" else f.normalize(raw)
+            out.append(known[fname, raw])
         except ValueNotInSchema as exc:
             row = df.iloc[idx]
             line = row["_line"] if "_line" in df.columns else None
