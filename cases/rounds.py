@@ -245,13 +245,15 @@ def _select_by_columns(
     )
     latest = tab.groupby("item", sort=False)["round"].max()
     used = tab.loc[tab["full"]].groupby("item", sort=False)["round"].max()
-    chosen = latest.to_dict() | used.to_dict()
+    used_of = dict(zip(used.index.tolist(), used.tolist()))
+    chosen = dict(zip(latest.index.tolist(), latest.tolist())) | used_of
     # an item rated only by raters outside the study's list keeps its latest round
-    outside = df.loc[~items.isin(list(chosen)).to_numpy()]
-    if len(outside):
-        chosen |= outside.groupby(outside["item_id"].astype(str), sort=False)["round"].max().to_dict()
+    outside = [item for item in uniq.tolist() if item not in chosen]
+    if outside:
+        rows = df.loc[items.isin(outside).to_numpy()]
+        chosen |= rows.groupby(rows["item_id"].astype(str), sort=False)["round"].max().to_dict()
     sel.rounds = {item: int(chosen[item]) for item in uniq.tolist()}
-    tab["used"] = tab["item"].map(used.to_dict()).astype("float64")  # NaN: no complete round
+    tab["used"] = tab["item"].map(used_of).astype("float64")  # NaN: no complete round
     late = tab.loc[(tab["round"] > tab["used"]).to_numpy()]
     if not len(late):
         return
