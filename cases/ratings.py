@@ -45,7 +45,7 @@ from goldboard.cases.rounds import RoundSelection, select_rounds
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_csv_frame, read_table
 from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
-from goldboard.text import natural_key
+from goldboard.text import natural_sorted
 
 RATINGS_COLUMNS = [
     "round",
@@ -506,7 +506,7 @@ def rating_grid(
     fields = [f for f in fields if f.kind != "multi" or f.name in collected]  # multi never collected: left out
     vals = normalized_values(cur, schema, source)
     meta = item_meta(cur)
-    items = sorted(meta.index, key=natural_key)
+    items = natural_sorted(meta.index)
     meta = meta.loc[items]
     item_pos = pd.Index(items)
     rated = np.zeros((len(items), len(rlist)), dtype=bool)

@@ -109,3 +109,20 @@ def test_select_rounds_by_columns_equals_item_by_item(monkeypatch):
         pd.testing.assert_frame_equal(fast, slow)
         assert list(fsel.rounds.items()) == list(ssel.rounds.items()), trial
         assert fsel.incomplete == ssel.incomplete, trial
+
+
+def test_natural_sorted_is_sorted_by_natural_key():
+    """The column fast path (letters + one digit run) and the fallback both order as natural_key."""
+    from goldboard.text import natural_key, natural_sorted
+
+    rng = random.Random(7)
+    shapes = [
+        lambda: f"{rng.choice(['C', 'c', 'MTB-', 'mtb-', 'x_', 'a:b/'])}{rng.randint(0, 200):0{rng.randint(1, 4)}d}",
+        lambda: f"C{rng.randint(0, 9)}::m{rng.randint(0, 3)}",
+        lambda: str(rng.randint(0, 50)),
+        lambda: rng.choice([" C1", "C1 ", "C١", "Cé1", "1.5", ""]),
+    ]
+    for trial in range(400):
+        pick = shapes[:1] if trial % 2 else shapes
+        values = list(dict.fromkeys(rng.choice(pick)() for _ in range(rng.randint(0, 40))))
+        assert natural_sorted(values) == sorted(values, key=natural_key), values
