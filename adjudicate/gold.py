@@ -139,9 +139,11 @@ def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
 def _apply_decisions(gold: pd.DataFrame, latest: dict, rounds: dict) -> tuple[list[dict], list[dict]]:
     """Rule 1, in place: each decision in force sets its row's gold.  Returns the orphan decisions
     and those made on an earlier round than the item's ratings now come from (``rounds``: item -> round)."""
-    index = {(i, f): k for k, (i, f) in enumerate(zip(gold["item_id"], gold["field"]))}
-    orphans = []
-    earlier = []
+    orphans: list[dict] = []
+    earlier: list[dict] = []
+    if not latest:
+        return orphans, earlier
+    index = {(i, f): k for k, (i, f) in enumerate(zip(gold["item_id"].tolist(), gold["field"].tolist()))}
     for key, e in latest.items():
         k = index.get(key)
         if k is None:

@@ -129,10 +129,18 @@ def gold_rule_errors(gold: pd.DataFrame, schema: Schema) -> list[str]:
     if not schema.rules or not len(gold):
         return []
     values = _gold_values(gold)
+    with_field: dict[str, set[str]] = {}  # field -> items with a gold value of it
+    for item, field in values:
+        with_field.setdefault(field, set()).add(item)
+    both = [with_field.get(r.when.field, set()) & with_field.get(r.then.field, set()) for r in schema.rules]
+    if not any(both):  # no item has gold for both fields of any rule
+        return []
     items = list(dict.fromkeys(gold["item_id"].astype(str)))
     errors = []
     for item in items:
-        for rule in schema.rules:
+        for rule, can in zip(schema.rules, both):
+            if item not in can:
+                continue
             w, t = values.get((item, rule.when.field)), values.get((item, rule.then.field))
             if w is None or t is None or not rule.broken(w[0], t[0]):
                 continue
