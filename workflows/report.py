@@ -475,8 +475,11 @@ def _rounds_change(study: Study) -> list[dict]:
 def _top_flags(study: Study, flags: pd.DataFrame, ratings: pd.DataFrame) -> list[dict]:
     """The first 40 agenda rows with each rater's value."""
     top_flags = []
-    for rec in flags.head(40).to_dict("records"):
-        sub = ratings[(ratings["item_id"] == rec["item_id"]) & (ratings["field"] == rec["field"])]
+    head = flags.head(40)
+    # the rows of those items first (one pass over the column), then each item among them
+    pool = ratings[ratings["item_id"].isin(list(dict.fromkeys(head["item_id"].tolist())))] if len(head) else ratings
+    for rec in head.to_dict("records"):
+        sub = pool[(pool["item_id"] == rec["item_id"]) & (pool["field"] == rec["field"])]
         vals = {r: "; ".join(sub.loc[sub["rater"] == r, "value"].astype(str)) for r in study.raters}
         top_flags.append(
             {
