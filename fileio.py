@@ -152,17 +152,62 @@ def read_csv_frame(path: str | Path, what: str = "", *, data: bytes | None = Non
     text = _read_text(path) if data is None else _decode_text(path, data)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty{what}")
+    fast = _csv_frame_c(text)
+    if fast is not None:
+        return fast
     rows = _csv_rows(path, text, ",")
     header, body = rows[0][1], rows[1:]
     for line, row in body:
         if len(row) > len(header):
             raise GoldboardError(f"{path}:{line}: more cells than header columns{what}")
-    cols = {}
-    for i, name in enumerate(header):
-        if name in cols:
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
             raise GoldboardError(f"{path}:1: column {name!r} appears twice{what}")
-        cols[name] = [row[i] if i < len(row) else "" for _, row in body]
+        seen.add(name)
+    cells = [row for _, row in body]
+    if all(len(row) == len(header) for row in cells):  # every file goldboard writes: transpose at once
+        cols = dict(zip(header, map(list, zip(*cells)))) if cells else {name: [] for name in header}
+    else:  # a short row's missing cells are empty
+        cols = {name: [row[i] if i < len(row) else "" for row in cells] for i, name in enumerate(header)}
     return pd.DataFrame(cols, columns=header, dtype=str)
+
+
+#: a line of only blanks: pandas skips it, the csv module reads it as a row (the slow path decides);
+#: a bare CR (not CRLF): the two parsers split such lines differently
+_BLANK_LINE = re.compile(r"(?:^|[\r\n])[ \t\f\v]+(?:[\r\n]|$)|\r(?!\n)")
+
+
+def _csv_frame_c(text: str) -> pd.DataFrame | None:
+    """The frame :func:`read_csv_frame` reads, from pandas' C parser (4x quicker on 400,000
+    ratings than the csv module and a Python transpose); ``None`` where the two could differ
+    or the file is malformed -- a duplicate or blank header, a row with more cells than the
+    header, a line of blanks, a NUL, a quote left open, no data row -- so the csv module path
+    reads it and names the line."""
+    import warnings
+
+    import pandas as pd
+
+    header = next((row for row in csv.reader(io.StringIO(text, newline="")) if row), None)
+    if not header or len(set(header)) != len(header) or "" in header or "\0" in text or _BLANK_LINE.search(text):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # ParserWarning: a row longer than the header
+            df = pd.read_csv(
+                io.StringIO(text, newline=""),
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                index_col=False,
+                engine="c",
+            )
+    except (ValueError, csv.Error, Warning):  # pandas.errors.ParserError is a ValueError
+        return None
+    if not len(df) or len(df.columns) != len(header):
+        return None
+    df.columns = header
+    return df
 
 
 def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str]]]:

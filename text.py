@@ -109,6 +109,32 @@ def natural_key(value: Any) -> tuple:
     return (1, 0.0, key, text)
 
 
+#: an id that is letters (and - _ : /) then one run of digits: its natural key is
+#: (prefix casefolded, the number, the text) -- see :func:`natural_sorted`
+_PREFIX_NUMBER_RE = re.compile(r"([A-Za-z_][A-Za-z_:/-]*)([0-9]+)")
+
+
+def natural_sorted(values: Iterable[Any]) -> list:
+    """``sorted(values, key=natural_key)``, by whole columns when every value is a ``str`` id
+    of the shape ``C0000123`` (letters, then one run of digits): then the key compares exactly
+    as ``(prefix.casefold(), int(digits), text)`` does; anything else sorts with the key.
+
+    >>> natural_sorted(["c-10", "C-2", "c-1", "C-1"])
+    ['C-1', 'c-1', 'C-2', 'c-10']
+    """
+    values = list(values)
+    parts = [_PREFIX_NUMBER_RE.fullmatch(v) if type(v) is str else None for v in values]
+    if not values or None in parts:
+        return sorted(values, key=natural_key)
+    return [
+        v
+        for _, _, v in sorted(
+            (m.group(1).casefold(), int(m.group(2)), v)
+            for m, v in zip(parts, values)  # type: ignore[union-attr]
+        )
+    ]
+
+
 def is_number(value: Any) -> bool:
     """True when ``value`` spells a finite number (``natural_key`` orders it by value)."""
     return natural_key(value)[0] == 0
@@ -411,6 +437,7 @@ def did_you_mean(word: str, choices) -> str:
 
 
 __all__ = [
+    "natural_sorted",
     "EXCEL_CELL_LIMIT",
     "FORMULA_TRIGGERS",
     "cell_text",

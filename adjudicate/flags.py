@@ -63,6 +63,7 @@ so a multi field may have at most :data:`MAX_MULTI_VALUES` values.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -305,10 +306,11 @@ class _Hits:
     most serious priority, and whether a schema boundary/trigger fired."""
 
     def __init__(self, n: int) -> None:
-        self.kinds: list[list[str]] = [[] for _ in range(n)]
-        self.boundaries: list[list[str]] = [[] for _ in range(n)]
-        self.triggers: list[list[str]] = [[] for _ in range(n)]
-        self.low_confidence: list[list[str]] = [[] for _ in range(n)]
+        # item index -> names; an item's list is made when first read (most items are never flagged)
+        self.kinds: defaultdict[int, list[str]] = defaultdict(list)
+        self.boundaries: defaultdict[int, list[str]] = defaultdict(list)
+        self.triggers: defaultdict[int, list[str]] = defaultdict(list)
+        self.low_confidence: defaultdict[int, list[str]] = defaultdict(list)
         self.priority = np.full(n, DEFAULT_PRIORITY + 1, dtype=int)  # > DEFAULT: nothing flagged yet
         self.triggered = np.zeros(n, dtype=bool)
 
@@ -329,13 +331,16 @@ class _Hits:
         """One flag row per flagged item (``gap`` < 0 or None: no gap)."""
         present, disagree, missing = grid.status(f.name)
         meta, rlist = grid.meta, grid.raters
+        flagged = np.flatnonzero(self.priority <= DEFAULT_PRIORITY)
+        # the three item columns of the flagged items, read once (not one .iat per cell)
+        case_ids, output_ids, models = (meta.iloc[flagged, c].tolist() for c in range(3))
         rows = []
-        for i in np.flatnonzero(self.priority <= DEFAULT_PRIORITY):
+        for n, i in enumerate(flagged):
             row = {
                 "item_id": grid.items[i],
-                "case_id": meta.iat[i, 0],
-                "output_id": meta.iat[i, 1],
-                "model": meta.iat[i, 2],
+                "case_id": case_ids[n],
+                "output_id": output_ids[n],
+                "model": models[n],
                 "field": f.name,
                 "priority": int(self.priority[i]),
                 "gap": float(gap[i]) if gap is not None and gap[i] >= 0 else np.nan,

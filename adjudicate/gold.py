@@ -112,7 +112,7 @@ def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
     # every rater asked to rate the item agreed (a round's design may ask only some raters)
     unanimous = grid.complete(f.name) & ~disagree if n else np.zeros(0, dtype=bool)
     # the value of the first rater who gave one (rater 0 may not have been asked)
-    first = np.array([vals[i, int(np.argmax(present[i]))] for i in range(n)], dtype=object)
+    first = vals[np.arange(n), present.argmax(axis=1)] if n else np.zeros(0, dtype=object)
     one = np.zeros(n, dtype=bool)
     if single_items and n:
         one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
@@ -139,9 +139,11 @@ def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
 def _apply_decisions(gold: pd.DataFrame, latest: dict, rounds: dict) -> tuple[list[dict], list[dict]]:
     """Rule 1, in place: each decision in force sets its row's gold.  Returns the orphan decisions
     and those made on an earlier round than the item's ratings now come from (``rounds``: item -> round)."""
-    index = {(i, f): k for k, (i, f) in enumerate(zip(gold["item_id"], gold["field"]))}
-    orphans = []
-    earlier = []
+    orphans: list[dict] = []
+    earlier: list[dict] = []
+    if not latest:
+        return orphans, earlier
+    index = {(i, f): k for k, (i, f) in enumerate(zip(gold["item_id"].tolist(), gold["field"].tolist()))}
     for key, e in latest.items():
         k = index.get(key)
         if k is None:

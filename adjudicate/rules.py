@@ -106,17 +106,20 @@ def rating_rule_breaks(grid: RatingGrid, schema: Schema) -> list[RatingBreak]:
 
 def _gold_values(gold: pd.DataFrame) -> dict[tuple[str, str], tuple[str, str]]:
     """(item, field) -> (gold value, where it comes from) for rows that have a gold value."""
+    n = len(gold)
+    cols = [gold["item_id"].tolist(), gold["field"].tolist()] + [
+        gold[c].tolist() if c in gold.columns else [None] * n
+        for c in ("method", "gold_value", "adjudicator", "decision_id")
+    ]
     out = {}
-    for rec in gold.to_dict("records"):
-        if rec.get("method") == "unresolved":
+    for item, field, method, value, adjudicator, decision_id in zip(*cols):  # columns, not records
+        if method == "unresolved":
             continue
-        if rec.get("method") == "adjudicated":
-            src = f"decided by {rec.get('adjudicator') or '?'}" + (
-                f", {rec['decision_id']}" if rec.get("decision_id") else ""
-            )
+        if method == "adjudicated":
+            src = f"decided by {adjudicator or '?'}" + (f", {decision_id}" if decision_id else "")
         else:
-            src = str(rec.get("method") or "")
-        out[(str(rec["item_id"]), str(rec["field"]))] = (str(rec.get("gold_value") or ""), src)
+            src = str(method or "")
+        out[(str(item), str(field))] = (str(value or ""), src)
     return out
 
 
@@ -126,10 +129,18 @@ def gold_rule_errors(gold: pd.DataFrame, schema: Schema) -> list[str]:
     if not schema.rules or not len(gold):
         return []
     values = _gold_values(gold)
+    with_field: dict[str, set[str]] = {}  # field -> items with a gold value of it
+    for item, field in values:
+        with_field.setdefault(field, set()).add(item)
+    both = [with_field.get(r.when.field, set()) & with_field.get(r.then.field, set()) for r in schema.rules]
+    if not any(both):  # no item has gold for both fields of any rule
+        return []
     items = list(dict.fromkeys(gold["item_id"].astype(str)))
     errors = []
     for item in items:
-        for rule in schema.rules:
+        for rule, can in zip(schema.rules, both):
+            if item not in can:
+                continue
             w, t = values.get((item, rule.when.field)), values.get((item, rule.then.field))
             if w is None or t is None or not rule.broken(w[0], t[0]):
                 continue

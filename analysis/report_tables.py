@@ -73,22 +73,26 @@ def resolution_by_boundary(flags: pd.DataFrame, gold: pd.DataFrame, schema) -> l
     sides' value groups (``side_a``, ``side_b``)."""
     if flags is None or flags.empty:
         return []
-    by_key = {}
+    by_key: dict[tuple[str, str], tuple] = {}  # (item, field) -> (method, gold value): columns, not records
     if gold is not None and not gold.empty:
-        for rec in gold.to_dict("records"):
-            by_key[(str(rec["item_id"]), str(rec["field"]))] = rec
+        n = len(gold)
+        cols = [gold[c].tolist() if c in gold.columns else [None] * n for c in ("method", "gold_value")]
+        for item, field, method, value in zip(gold["item_id"].tolist(), gold["field"].tolist(), *cols):
+            by_key[(str(item), str(field))] = (method, value)
+    keys = list(zip(map(str, flags["item_id"].tolist()), map(str, flags["field"].tolist())))
+    crossed = flags["boundaries"].tolist() if "boundaries" in flags.columns else [None] * len(flags)
     rows = []
     for b in schema.boundaries:
-        hits = [r for r in flags.to_dict("records") if b.name in (r.get("boundaries") or [])]
+        hits = [k for k, names in zip(keys, crossed) if b.name in (names or [])]
         if not hits:
             continue
         outcomes: dict[str, int] = {}
-        for r in hits:
-            g = by_key.get((str(r["item_id"]), str(r["field"])))
-            if g is None or g.get("method") == "unresolved":
+        for k in hits:
+            g = by_key.get(k)
+            if g is None or g[0] == "unresolved":
                 key = UNRESOLVED_TEXT
             else:
-                key = cell_text(g.get("gold_value")) or "(none)"
+                key = cell_text(g[1]) or "(none)"
             outcomes[key] = outcomes.get(key, 0) + 1
         for decision, n in sorted(outcomes.items(), key=lambda kv: (kv[0] == UNRESOLVED_TEXT, -kv[1], kv[0])):
             rows.append(

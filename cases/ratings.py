@@ -45,7 +45,7 @@ from goldboard.cases.rounds import RoundSelection, select_rounds
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_csv_frame, read_table
 from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
-from goldboard.text import natural_key
+from goldboard.text import natural_sorted
 
 RATINGS_COLUMNS = [
     "round",
@@ -370,13 +370,18 @@ def normalized_values(ratings: pd.DataFrame, schema: Schema, source: str = "rati
     names = {f.name: f for f in adjudicable_fields(schema)}
     df = ratings[ratings["field"].isin(list(names))].copy()
     out = []
-    for idx, (fname, raw) in enumerate(zip(df["field"], df["value"])):
+    known: dict[tuple, str] = {}  # (field, raw) -> canonical: a table holds few distinct spellings
+    for idx, (fname, raw) in enumerate(zip(df["field"].tolist(), df["value"].tolist())):
         if raw == "":
             out.append("")
             continue
+        if (fname, raw) in known:
+            out.append(known[fname, raw])
+            continue
         try:
             f = names[fname]
-            out.append(canonical_multi(f, raw) if f.kind == "multi" else f.normalize(raw))
+            known[fname, raw] = canonical_multi(f, raw) if f.kind == "multi" else f.normalize(raw)
+            out.append(known[fname, raw])
         except ValueNotInSchema as exc:
             row = df.iloc[idx]
             line = row["_line"] if "_line" in df.columns else None
@@ -501,7 +506,7 @@ def rating_grid(
     fields = [f for f in fields if f.kind != "multi" or f.name in collected]  # multi never collected: left out
     vals = normalized_values(cur, schema, source)
     meta = item_meta(cur)
-    items = sorted(meta.index, key=natural_key)
+    items = natural_sorted(meta.index)
     meta = meta.loc[items]
     item_pos = pd.Index(items)
     rated = np.zeros((len(items), len(rlist)), dtype=bool)

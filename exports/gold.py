@@ -215,7 +215,8 @@ def _parse_release_file(path: Path, f: Path, fmt: str, data: bytes) -> pd.DataFr
     lost = [c for c in ("item_id", "field", "gold_value", "method") if c not in df.columns]
     if lost:
         raise GoldboardError(f"{f}: not a gold table: no {lost[0]!r} column")
-    return _as_text_frame(df)
+    # a CSV release reads as text already (every cell a str, empty cells ""): nothing to spell
+    return df if fmt == "csv" else _as_text_frame(df)
 
 
 def _as_text_frame(df: pd.DataFrame) -> pd.DataFrame:

@@ -34,13 +34,15 @@ class RoundChoice:
     in_progress: dict[int, tuple[int, int]]
 
 
-def analysis_round(study: Study) -> RoundChoice:
+def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) -> RoundChoice:
     """The latest *complete* pulled round: every item it holds was rated by every rater it needs
     (the design's, else every study rater with a rating) -- the round-level counterpart of
     gold's per-item rule (:mod:`goldboard.cases.rounds`).  A later round still in progress is
     named, never silently analysed; with no complete round, the latest pulled round as it is."""
     latest = study.latest_pulled_round()  # raises when nothing is pulled
-    frames = {n: study.ratings(n) for n in study.pulled_rounds()}  # a round is its folder, rounds/N
+    # a round is its folder, rounds/N; ``frames`` (a dict) keeps them for the caller (read once)
+    frames = {} if frames is None else frames
+    frames.update({n: study.ratings(n) for n in study.pulled_rounds()})
     present = {str(r) for df in frames.values() for r in df["rater"]}
     need_all = {r for r in study.raters if r in present}
     assigned = study.assigned_raters()
@@ -51,7 +53,9 @@ def analysis_round(study: Study) -> RoundChoice:
             progress[n] = (0, 0)  # pulled, nobody has rated it yet
             continue
         took_part[n] = need_all <= set(df["rater"].astype(str))
-        rated = df.groupby(df["item_id"].astype(str))["rater"].agg(lambda x: set(map(str, x)))
+        rated: dict[str, set[str]] = {}  # item -> its raters, one pass over the columns
+        for item, who in zip(df["item_id"].astype(str).tolist(), df["rater"].astype(str).tolist()):
+            rated.setdefault(item, set()).add(who)
         done = sum(int(set(assigned.get((item, n)) or need_all) <= who) for item, who in rated.items())
         progress[n] = (done, len(rated))
     pulled = [n for n in sorted(progress) if n <= latest]
@@ -89,6 +93,7 @@ def agreement_for_study(
     n_resamples: int = 0,
     seed: int = 1,
     by: str | None = None,
+    ratings: pd.DataFrame | None = None,
 ) -> dict[str, dict]:
     """Agreement for every analysable field of a study round: ``{field: contract dict}``.
 
@@ -96,12 +101,14 @@ def agreement_for_study(
     for each multi-select field, one binary ``"<field>:<value>"`` entry per value.
     Fields that fewer than two raters rated are left out.  ``by`` may name a
     ratings column (``model``) or a unit/case column of ``units.jsonl``
-    (``error_type``, ``specialty``).
+    (``error_type``, ``specialty``).  ``ratings``: the round's ratings as ``study.ratings(round)``
+    returned them, when the caller has read them already (not changed here).
     """
     schema = study.schema
     if round is None:
         round = analysis_round(study).number
-    ratings = study.ratings(round)
+    if ratings is None:
+        ratings = study.ratings(round)
     source = str(study.ratings_path(round))
     ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
     if fields is None:
@@ -227,12 +234,13 @@ def study_agreement_input(
     if schema is None:
         schema = study.schema
     warnings: tuple[str, ...] = ()
+    frames: dict[int, pd.DataFrame] = {}
     if round_number is None:
-        choice = analysis_round(study)
+        choice = analysis_round(study, frames)
         round_number = choice.number
         if choice.in_progress:
             warnings = (f"analysing {choice.rule}",)
-    df = study.ratings(round_number)
+    df = frames[round_number] if round_number in frames else study.ratings(round_number)
     source = str(study.ratings_path(round_number))
     df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
     raters_order = study.raters

@@ -235,7 +235,7 @@ def _agreement_results(
 ) -> tuple[dict[str, dict], str]:
     """The agreement results of the round (with the Wald/bootstrap choice and the threshold views)
     and the note on the interval choice."""
-    results = agreement_for_study(study, round=rnd, fields=fields, n_resamples=n_resamples, seed=seed)
+    results = agreement_for_study(study, round=rnd, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings)
     if not results:
         raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
     results, ci_note = _wald_choice(study, rnd, results, n_resamples, seed, ci_auto)
@@ -270,12 +270,13 @@ def _study_info(
 def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame, str]:
     """The round to report (default: the latest complete round, :func:`analysis_round`), its
     ratings and the sentence stating which round and why; a round nobody rated is an error."""
+    frames: dict[int, pd.DataFrame] = {}  # the rounds analysis_round read: each file read once
     if round is None:
-        choice = analysis_round(study)
+        choice = analysis_round(study, frames)
         rnd, rule = choice.number, choice.rule
     else:
         rnd, rule = round, f"round {round}, chosen with --round"
-    ratings = study.ratings(rnd)
+    ratings = frames[rnd] if rnd in frames else study.ratings(rnd)
     if not len(ratings):
         earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
         hint = f"; report round {earlier[-1]} with --round {earlier[-1]}" if earlier else ""
@@ -474,8 +475,11 @@ def _rounds_change(study: Study) -> list[dict]:
 def _top_flags(study: Study, flags: pd.DataFrame, ratings: pd.DataFrame) -> list[dict]:
     """The first 40 agenda rows with each rater's value."""
     top_flags = []
-    for rec in flags.head(40).to_dict("records"):
-        sub = ratings[(ratings["item_id"] == rec["item_id"]) & (ratings["field"] == rec["field"])]
+    head = flags.head(40)
+    # the rows of those items first (one pass over the column), then each item among them
+    pool = ratings[ratings["item_id"].isin(list(dict.fromkeys(head["item_id"].tolist())))] if len(head) else ratings
+    for rec in head.to_dict("records"):
+        sub = pool[(pool["item_id"] == rec["item_id"]) & (pool["field"] == rec["field"])]
         vals = {r: "; ".join(sub.loc[sub["rater"] == r, "value"].astype(str)) for r in study.raters}
         top_flags.append(
             {
