@@ -30,6 +30,7 @@ import dataclasses
 import datetime
 import json
 import math
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +41,8 @@ import pandas as pd
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_records
 from goldboard.label_configs.schema import Schema
+from goldboard.text import BIDI_CONTROLS, did_you_mean
 from goldboard.text import cell_text as text_cell
-from goldboard.text import did_you_mean
 
 #: separators accepted between the values of a multi-select cell (goldboard's own ``|`` first)
 MULTI_SEPARATORS = ("|", ";", ",")
@@ -128,6 +129,14 @@ VALUE_SPACE = " \t\r\n\u00a0"
 def value_text(v: Any) -> str:
     """A rating cell as text: like :func:`cell_text`, but only spaces and line ends stripped."""
     return "" if is_blank(v) else text_cell(v).strip(VALUE_SPACE)
+
+
+def id_controls(v: Any) -> list[str]:
+    """The control and bidi-control characters (``U+0000``...) inside an id cell (spaces and
+    line ends around it excepted): an id holding one is not the id it looks like, and
+    ``str.strip`` would silently cut some of them (U+001F) off."""
+    text = value_text(v)
+    return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) == "Cc" or ch in BIDI_CONTROLS})
 
 
 def cell_text(v: Any) -> str:
@@ -369,7 +378,60 @@ def _layout(df: pd.DataFrame, mapping: TableMapping, schema: Schema, source: str
     rat_col = m.rationale_col
     if rat_col is None and rationale is not None and not m.wide and rationale.name in df.columns and not pair:
         rat_col = rationale.name
-    return _Layout(m, item_col, wide_cols, long_cols, checkbox_cols, pair, rat_col)
+    layout = _Layout(m, item_col, wide_cols, long_cols, checkbox_cols, pair, rat_col)
+    _one_role_per_column(layout, source)
+    return layout
+
+
+def _column_roles(layout: _Layout) -> list[tuple[str, str | None, str, str]]:
+    """Every column the layout reads: ``(group, parameter or None, shown, column)``; the
+    groups are ``id`` (item, case and output ids: one column may be several of them),
+    ``model``, ``rating`` and ``rationale``."""
+    m = layout.mapping
+    roles: list[tuple[str, str | None, str, str]] = [("id", "item_col", repr(layout.item_col), layout.item_col)]
+    roles += [("id", p, repr(c), c) for p, c in (("case_col", m.case_col), ("output_col", m.output_col)) if c]
+    if m.model_col:
+        roles.append(("model", "model_col", repr(m.model_col), m.model_col))
+    for rater, fcols in layout.wide_cols.items():
+        roles += [("rating", "raters", f"{rater}={c}", c) for c in fcols.values()]
+    for p, c in (("rater_col", m.rater_col), ("field_col", m.field_col), ("value_col", m.value_col)):
+        if c and not m.wide:
+            roles.append(("rating", p, repr(c), c))
+    for f, c in layout.long_cols.items():
+        for col in layout.checkbox_cols.get(f) or [c]:
+            if m.label_col == col:
+                roles.append(("rating", "label_col", repr(col), col))
+            else:
+                roles.append(("rating", None, f"rating column {col!r} ({f})", col))
+    if layout.rationale_col:
+        roles.append(("rationale", "rationale_col", repr(layout.rationale_col), layout.rationale_col))
+    roles += [("rationale", "rationale_col", f"{r}={c}", c) for r, c in m.rationale_cols.items()]
+    return roles
+
+
+def _one_role_per_column(layout: _Layout, source: str) -> None:
+    """A column is read as one thing: never an id and a rating, a rating and a rationale, nor
+    two raters' rationales (two raters from one label column are refused in
+    :func:`_distinct_rater_columns`): else a rater's answer would silently become an id or
+    another rater's words."""
+    seen: dict[str, tuple[str, str | None, str]] = {}
+    for group, param, shown, col in _column_roles(layout):
+        if col not in seen:
+            seen[col] = (group, param, shown)
+            continue
+        g0, p0, s0 = seen[col]
+        if (g0 == group and group != "rationale") or (p0, s0) == (param, shown):
+            continue
+        first = "{" + p0 + "} {s0}" if p0 else "{s0}"
+        second = "{" + param + "} {s1}" if param else "{s1}"
+        raise ParamError(
+            "{source}: column {col!r} is read twice, as " + first + " and as " + second + "; "
+            "a column holds one thing: name another column for one of them",
+            source=source,
+            col=col,
+            s0=s0,
+            s1=shown,
+        )
 
 
 def _item_column(df: pd.DataFrame, m: TableMapping, source: str) -> str:
@@ -535,6 +597,14 @@ class _TableReader:
         if not item:
             self.problems.append((line, f"{self.layout.item_col}: no item id", raw_cells))
             return
+        for col in dict.fromkeys(c for c in (self.layout.item_col, m.case_col, m.output_col) if c):
+            bad = id_controls(rec.get(col))
+            if bad:
+                shown = value_text(rec.get(col)).encode("unicode_escape").decode("ascii")
+                self.problems.append(
+                    (line, f"{col}: id '{shown}' contains control character {', '.join(bad)}", raw_cells)
+                )
+                return
         info = {
             "case_id": cell_text(rec.get(m.case_col)) if m.case_col else "",
             "output_id": cell_text(rec.get(m.output_col)) if m.output_col else "",

@@ -1,0 +1,110 @@
+"""Inputs an independent campaign found silently accepted after issue 23 ("every input is
+used as the user meant, or refused"): each test fails on the code before the fix.
+
+Oracle for every refusal: one ``Error:`` line naming the file/row/flag, a non-zero exit, no
+traceback, and the study unchanged (no round written).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from goldboard.cli import main
+
+
+def run(*args, input=None):
+    res = CliRunner().invoke(main, [str(a) for a in args], input=input)
+    assert "Traceback" not in res.output, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    return res
+
+
+def error_line(res) -> str:
+    assert res.exit_code != 0, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
+    assert len(lines) == 1, res.output
+    return lines[0]
+
+
+def table_study(tmp_path: Path) -> Path:
+    s = tmp_path / "t"
+    res = run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    assert res.exit_code == 0, res.output
+    return s
+
+
+def pulled(s: Path, name: str = "ratings.csv") -> pd.DataFrame:
+    return pd.read_csv(s / "rounds" / "1" / name, dtype=str, keep_default_na=False)
+
+
+WIDE = ["--item-col", "case_id", "--raters", "onc_a=a,onc_b=b", "--field", "safety_label"]
+
+
+# --------------------------------------------------------------------------- 1. control characters in ids
+
+
+def test_item_id_with_control_character_held_out_by_row(tmp_path):
+    """``C6\\x00`` and ``C\\x07`` are not the ids they look like (and ``C\\x1f`` would be cut to
+    ``C`` by a strip): each row is held out naming the character, like a label holding one."""
+    s = table_study(tmp_path)
+    t = tmp_path / "ids.csv"
+    t.write_bytes(
+        b"case_id,a,b\nC1,Supported,Unsafe\nC6\x00,Supported,Supported\nC\x07,Unsafe,Unsafe\nC\x1f,Unsafe,Unsafe\n"
+    )
+    res = run("pull", "--study", s, "--from-table", t, *WIDE)
+    assert res.exit_code == 0, res.output
+    assert sorted(set(pulled(s)["item_id"])) == ["C1"]
+    held = pulled(s, "invalid.csv")
+    assert held["annotation_id"].tolist() == ["ids.csv:3", "ids.csv:4", "ids.csv:5"]
+    assert [r.split(" contains ")[1] for r in held["reason"]] == [
+        "control character U+0000",
+        "control character U+0007",
+        "control character U+001F",
+    ]
+    assert "3 invalid" in res.output
+
+
+# --------------------------------------------------------------------------- 2. one column in two roles
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--item-col", "a", "--raters", "onc_a=a,onc_b=b"], "as --item-col 'a' and as --raters onc_a=a"),
+        (
+            ["--item-col", "case_id", "--case-col", "a", "--raters", "onc_a=a,onc_b=b"],
+            "as --case-col 'a' and as --raters onc_a=a",
+        ),
+        (
+            ["--item-col", "case_id", "--raters", "onc_a=a,onc_b=b", "--rationale-col", "onc_a=a,onc_b=b"],
+            "as --raters onc_a=a and as --rationale-col onc_a=a",
+        ),
+        (
+            ["--item-col", "case_id", "--raters", "onc_a=a,onc_b=b", "--rationale-col", "onc_a=note_a,onc_b=note_a"],
+            "as --rationale-col onc_a=note_a and as --rationale-col onc_b=note_a",
+        ),
+    ],
+)
+def test_one_column_in_two_roles_refused(tmp_path, args, needle):
+    s = table_study(tmp_path)
+    t = tmp_path / "w.csv"
+    t.write_text("case_id,a,b,note_a,note_b\nC1,Supported,Unsafe,why a,why b\nC2,Unsafe,Unsafe,,\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t, "--field", "safety_label", *args))
+    assert "w.csv: column" in line and "is read twice" in line and needle in line
+    assert not (s / "rounds").exists()
+
+
+def test_long_table_rater_column_as_item_column_refused_distinct_columns_read(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "l.csv"
+    t.write_text("case_id,rater,safety_label\nC1,onc_a,Supported\nC1,onc_b,Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t, "--item-col", "rater"))
+    assert "column 'rater' is read twice, as --item-col 'rater' and as --rater-col 'rater'" in line
+    assert not (s / "rounds").exists()
+    res = run("pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--case-col", "case_id")
+    assert res.exit_code == 0, res.output
+    assert pulled(s)[["rater", "value"]].values.tolist() == [["onc_a", "Supported"], ["onc_b", "Unsafe"]]
