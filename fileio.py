@@ -275,6 +275,23 @@ def loads_json(text: str, where: str, what: str = "") -> Any:
         raise GoldboardError(f"{where}: JSON nested too deeply to read{what}") from None
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object as a dict; a key given twice (``json.loads`` would silently keep the last
+    value) is an error naming the key."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(f"key {key!r} appears twice in one object (which value is meant?)")
+            seen.add(key)
+    return out
+
+
 def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | None]]:
     """The one JSONL parser: ``(line, record, None)`` for each non-blank line, or
     ``(line, None, error)`` for a line that is not JSON or is nested too deeply to read
@@ -285,9 +302,11 @@ def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | No
         if not line.strip():
             continue
         try:
-            yield i, json.loads(line), None
+            yield i, json.loads(line, object_pairs_hook=_one_value_per_key), None
         except json.JSONDecodeError as exc:
             yield i, None, exc
+        except _DuplicateKey as exc:
+            yield i, None, json.JSONDecodeError(str(exc), line, 0)
         except RecursionError:
             yield i, None, json.JSONDecodeError("nested too deeply to read", line, 0)
 

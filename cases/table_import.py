@@ -345,6 +345,14 @@ def _layout(df: pd.DataFrame, mapping: TableMapping, schema: Schema, source: str
             hint=did_you_mean(m.field, field_names),
             fields=", ".join(field_names),
         )
+    if m.field is not None and not schema.field(m.field).is_rated:
+        raise ParamError(
+            "{field} {name!r}: a free-text field of schema {schema}, never a rating: give a rated field "
+            "(e.g. {field} {rated}) and read the free text with {rationale_col} COLUMN",
+            name=m.field,
+            schema=schema.name,
+            rated=schema.primary_field.name,
+        )
     item_col = _item_column(df, m, source)
     wide_cols: dict[str, dict[str, str]] = {}
     long_cols: dict[str, str] = {}
@@ -593,6 +601,7 @@ class _TableReader:
                 f"spreadsheet turned the item id into a date; format the column as Text and type the ids again "
                 f"(item ids are never guessed from a date)"
             )
+        self._no_nested_ids(rec, line)
         item = cell_text(raw_item)
         if not item:
             self.problems.append((line, f"{self.layout.item_col}: no item id", raw_cells))
@@ -618,6 +627,32 @@ class _TableReader:
         per_rater = self._wide_ratings(rec) if m.wide else self._long_ratings(rec, line, raw_cells)
         for rater, vals, rat, fcols in per_rater:
             self._add(item, info, line, raw_cells, rater, vals, rat, fcols)
+
+    def _no_nested_ids(self, rec: dict, line: int) -> None:
+        """An id or rater cell holding a JSON list or object (``"case_id": ["C2"]``) is refused:
+        it is no id, and its text (``['C2']``) would become a new item."""
+        m = self.m
+        for param, col in (
+            ("item_col", self.layout.item_col),
+            ("case_col", m.case_col),
+            ("output_col", m.output_col),
+            ("model_col", m.model_col),
+            ("rater_col", None if m.wide else m.rater_col),
+        ):
+            v = rec.get(col) if col else None
+            if isinstance(v, (list, dict)):
+                suffix = Path(self.source).suffix.lower()
+                where = {".jsonl": "line", ".ndjson": "line", ".json": "record"}.get(suffix, "row")
+                raise ParamError(
+                    "{source}: {where} {line}: {" + param + "} {col!r} holds a JSON {kind} ({cell}), not an id; "
+                    "write the id as text",
+                    source=self.source,
+                    where=where,
+                    line=line,
+                    col=col,
+                    kind="list" if isinstance(v, list) else "object",
+                    cell=json.dumps(v, ensure_ascii=False)[:60],
+                )
 
     def _wide_ratings(self, rec: dict) -> list[tuple[str, dict, str | None, dict]]:
         """``(rater, values, rationale, field columns)`` of each rater's columns of a wide row."""

@@ -108,3 +108,71 @@ def test_long_table_rater_column_as_item_column_refused_distinct_columns_read(tm
     res = run("pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--case-col", "case_id")
     assert res.exit_code == 0, res.output
     assert pulled(s)[["rater", "value"]].values.tolist() == [["onc_a", "Supported"], ["onc_b", "Unsafe"]]
+
+
+# --------------------------------------------------------------------------- 3. a free-text field as the rating
+
+
+def test_free_text_field_as_the_rated_field_refused(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "w.csv"
+    t.write_text("case_id,a,b\nC1,looks fine,too risky\n")
+    line = error_line(
+        run(
+            "pull",
+            "--study",
+            s,
+            "--from-table",
+            t,
+            "--item-col",
+            "case_id",
+            "--raters",
+            "onc_a=a,onc_b=b",
+            "--field",
+            "rationale",
+        )
+    )
+    assert "--field 'rationale': a free-text field of schema mtb_unsafe, never a rating" in line
+    assert "--field safety_label" in line and "--rationale-col" in line
+    assert not (s / "rounds").exists()
+
+
+# --------------------------------------------------------------------------- 5. JSONL ids and keys
+
+
+def test_jsonl_id_that_is_a_list_refused_naming_the_line(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "r.jsonl"
+    t.write_text(
+        '{"case_id": "C1", "rater": "onc_a", "label": "Supported"}\n'
+        '{"case_id": "C1", "rater": "onc_b", "label": "Supported"}\n'
+        '{"case_id": ["C2"], "rater": "onc_a", "label": "Supported"}\n'
+    )
+    args = ["--item-col", "case_id", "--label-col", "label", "--field", "safety_label"]
+    line = error_line(run("pull", "--study", s, "--from-table", t, *args))
+    assert "r.jsonl: line 3: --item-col 'case_id' holds a JSON list ([\"C2\"]), not an id" in line
+    t.write_text('{"case_id": "C1", "rater": {"name": "onc_a"}, "label": "Supported"}\n')
+    line = error_line(run("pull", "--study", s, "--from-table", t, *args))
+    assert "line 1: --rater-col 'rater' holds a JSON object" in line
+    assert not (s / "rounds").exists()
+
+
+def test_jsonl_duplicate_key_refused_naming_line_and_key(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "d.jsonl"
+    t.write_text(
+        '{"case_id": "C1", "rater": "onc_b", "label": "Supported"}\n'
+        '{"case_id": "C1", "rater": "onc_a", "label": "Supported", "label": "Unsupported"}\n'
+    )
+    line = error_line(run("pull", "--study", s, "--from-table", t, "--label-col", "label", "--field", "safety_label"))
+    assert "d.jsonl:2: invalid JSON: key 'label' appears twice in one object" in line
+    assert not (s / "rounds").exists()
+
+
+def test_parse_jsonl_keeps_nested_objects_and_flags_nested_duplicate():
+    from goldboard.fileio import parse_jsonl
+
+    ok = list(parse_jsonl('{"a": {"b": 1, "c": [{"d": 2}]}}\n'))
+    assert ok == [(1, {"a": {"b": 1, "c": [{"d": 2}]}}, None)]
+    ((i, rec, exc),) = parse_jsonl('\n{"a": {"b": 1, "b": 2}}')
+    assert (i, rec) == (2, None) and "key 'b' appears twice" in exc.msg
