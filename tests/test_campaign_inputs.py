@@ -176,3 +176,33 @@ def test_parse_jsonl_keeps_nested_objects_and_flags_nested_duplicate():
     assert ok == [(1, {"a": {"b": 1, "c": [{"d": 2}]}}, None)]
     ((i, rec, exc),) = parse_jsonl('\n{"a": {"b": 1, "b": 2}}')
     assert (i, rec) == (2, None) and "key 'b' appears twice" in exc.msg
+
+
+# --------------------------------------------------------------------------- 12-13. plan inputs
+
+
+def test_plan_sample_duplicate_case_id_refused_naming_both_lines(tmp_path):
+    cases = tmp_path / "cases.csv"
+    cases.write_text("case_id,label\nC1,Supported\nC2,Unsafe\nC3,Supported\nC1,Unsafe\n")
+    out = tmp_path / "s.csv"
+    line = error_line(run("plan", "sample", "--cases", cases, "-n", "2", "--seed", "1", "-o", out))
+    assert "cases.csv: lines 2 and 5: case id 'C1' appears twice" in line
+    assert not out.exists()
+    cases.write_text("case_id,label\nC1,Supported\nC2,Unsafe\nC3,Supported\n")
+    assert run("plan", "sample", "--cases", cases, "-n", "2", "--seed", "1", "-o", out).exit_code == 0
+    assert len(pd.read_csv(out)) == 2
+
+
+@pytest.mark.parametrize("prev,bad", [("0.5,0.5,nan", "nan"), ("0.5,inf", "inf"), ("-inf,0.5,0.5", "-inf")])
+def test_plan_size_prevalence_nan_or_inf_refused_in_one_line(prev, bad):
+    res = run("plan", "size", "--kappa", "0.7", "--lower", "0.5", "--prevalence", prev)
+    assert res.exit_code == 1, res.output
+    assert error_line(res) == f"Error: --prevalence: every category prevalence must be a number, got {bad}"
+
+
+def test_flack_sample_size_nan_marginal_refused():
+    from goldboard.analysis.planning import flack_sample_size
+    from goldboard.errors import GoldboardError
+
+    with pytest.raises(GoldboardError, match="must be a number, got nan"):
+        flack_sample_size(0.5, 0.7, [0.5, 0.5, float("nan")])
