@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 
 if TYPE_CHECKING:  # pandas is imported where a table is read: `goldboard --help` stays fast
     import pandas as pd
@@ -205,18 +205,28 @@ def append_jsonl(path: str | Path, records: list[dict]) -> None:
 SPREADSHEETS_NOT_READ = (".ods", ".xls", ".xlsb", ".numbers", ".fods")
 
 
-def read_records(path: str | Path) -> list[tuple[int, dict]]:
+def read_records(path: str | Path, sheet: str | None = None) -> list[tuple[int, dict]]:
     """Read JSONL, a JSON array (or ``{"cases": [...]}``-style object), CSV or XLSX.
 
     Returns ``(line, record)`` pairs, where ``line`` is the 1-based line of a
     JSONL record, the 1-based spreadsheet row of a CSV/XLSX record (header = 1),
     or the 1-based position in a JSON array.  Raises :class:`GoldboardError`
     naming the file and line on malformed input.
+
+    A workbook is read from its sheet ``sheet``; without one, from its active sheet when that
+    is visible and the only sheet holding data (else :class:`ParamError` naming the sheets:
+    a table on another sheet, or a hidden one, is never silently skipped nor read).  Merged
+    cells below the header row are refused naming the range (only the first cell of a merge
+    holds its value: the others would read as blank).
     """
     path = Path(path)
     if not path.exists():
         raise GoldboardError(f"{path}: file not found")
     suffix = path.suffix.lower()
+    if sheet is not None and suffix not in (".xlsx", ".xlsm"):
+        raise ParamError(
+            "{sheet} {name!r}: {source} is not a workbook (only .xlsx has sheets)", name=sheet, source=path
+        )
     if suffix == ".jsonl" or suffix == ".ndjson":
         return _read_jsonl(path)
     if suffix == ".json":
@@ -224,7 +234,7 @@ def read_records(path: str | Path) -> list[tuple[int, dict]]:
     if suffix in (".csv", ".tsv"):
         return _read_csv(path, "\t" if suffix == ".tsv" else ",")
     if suffix in (".xlsx", ".xlsm"):
-        return _read_xlsx(path)
+        return _read_xlsx(path, sheet)
     if suffix in SPREADSHEETS_NOT_READ:
         raise GoldboardError(f"{path}: {suffix} spreadsheets are not read; save it as .xlsx or .csv")
     raise GoldboardError(f"{path}: unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
@@ -425,12 +435,76 @@ def load_workbook(path: str | Path, **kwargs: Any):
         raise GoldboardError(f"{path}: cannot open as an Excel workbook: {msg}") from None
 
 
-def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
+def _sheet_has_data(ws) -> bool:
+    for row in ws.iter_rows(values_only=True):
+        if any(c is not None and not (isinstance(c, str) and not c.strip()) for c in row):
+            return True
+    return False
+
+
+def _pick_sheet(wb, path: Path, sheet: str | None):
+    """The worksheet to read: ``sheet``, else the active sheet if it is visible and the only
+    one holding data; else a :class:`ParamError` naming the sheets."""
+    if not wb.worksheets:
+        raise GoldboardError(f"{path}: the workbook has no sheet")
+    if sheet is not None:
+        if sheet not in wb.sheetnames:
+            raise ParamError(
+                "{sheet} {name!r}: {source} has no such sheet (sheets: {names})",
+                name=sheet,
+                source=path,
+                names=", ".join(wb.sheetnames),
+            )
+        return wb[sheet]
+    with_data = [ws for ws in wb.worksheets if _sheet_has_data(ws)]
+    active = wb.active
+    if not with_data or (with_data == [active] and active.sheet_state == "visible"):
+        return active if with_data else wb.worksheets[0]
+    if len(wb.worksheets) == 1:
+        return wb.worksheets[0]
+    shown = ", ".join(
+        repr(ws.title) + ("" if ws.sheet_state == "visible" else f" ({ws.sheet_state})") for ws in with_data
+    )
+    raise ParamError(
+        "{source}: the workbook has {n} sheet(s) holding data ({shown}; active: {active!r}), so which table is "
+        "meant is not clear; name the sheet to read with {sheet} NAME (or save that sheet as its own workbook)",
+        source=path,
+        n=len(with_data),
+        shown=shown,
+        active=active.title,
+    )
+
+
+def _merged_data_cells(path: Path, ws) -> None:
+    """Merged cells below the header row are refused naming the range: the merge keeps its
+    value in its first cell only, so the other rows would read as blank (a rating lost)."""
+    import zipfile
+
+    part = getattr(ws, "_worksheet_path", None)
+    if not part:
+        return
+    with zipfile.ZipFile(path) as zf:
+        try:
+            xml = zf.read(part.lstrip("/"))
+        except KeyError:
+            return
+    from openpyxl.utils.cell import range_boundaries
+
+    for ref in re.findall(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]+[0-9]+:[A-Z]+[0-9]+)"', xml):
+        rng = ref.decode("ascii")
+        _c0, _r0, _c1, r1 = range_boundaries(rng)
+        if r1 >= 2:
+            raise GoldboardError(
+                f"{path}: sheet {ws.title}, cells {rng} are merged: only the first cell of a merge holds "
+                f"its value, the others would read as blank; unmerge them and fill in each cell"
+            )
+
+
+def _read_xlsx(path: Path, sheet: str | None = None) -> list[tuple[int, dict]]:
     wb = load_workbook(path, read_only=True, data_only=True)
     try:
-        if not wb.worksheets:
-            raise GoldboardError(f"{path}: the workbook has no sheet")
-        ws = wb.worksheets[0]
+        ws = _pick_sheet(wb, path, sheet)
+        _merged_data_cells(path, ws)
         rows = ws.iter_rows(values_only=True)
         try:
             header = next(rows)
@@ -459,7 +533,7 @@ def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
     if not out:
         raise GoldboardError(f"{path}: no data rows under the header")
     if with_empty and _has_formulas(path):
-        _check_formula_values(path, with_empty)
+        _check_formula_values(path, with_empty, ws.title)
     return out
 
 
@@ -478,7 +552,7 @@ def _has_formulas(path: Path) -> bool:
     return False
 
 
-def _check_formula_values(path: Path, with_empty: dict[int, tuple]) -> None:
+def _check_formula_values(path: Path, with_empty: dict[int, tuple], title: str | None = None) -> None:
     """A formula cell of the first sheet without a saved value (a workbook written by a
     program that does not calculate, e.g. a script with openpyxl) reads as empty: a
     one-line error naming the cell, never a silent blank.  ``with_empty``: row -> saved
@@ -488,7 +562,7 @@ def _check_formula_values(path: Path, with_empty: dict[int, tuple]) -> None:
 
     wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
     try:
-        ws = wb.worksheets[0]
+        ws = wb[title] if title is not None else wb.worksheets[0]
         last = max(with_empty)
         for r, row_f in enumerate(ws.iter_rows(values_only=True, max_row=last), start=1):
             row_v = with_empty.get(r)
@@ -504,17 +578,17 @@ def _check_formula_values(path: Path, with_empty: dict[int, tuple]) -> None:
         wb.close()
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
+def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
     """Read any supported table into a DataFrame of strings, with a ``_line`` column."""
     import pandas as pd
 
-    recs = read_records(path)
+    recs = read_records(path, sheet)
     df = pd.DataFrame([r for _, r in recs])
     df["_line"] = [line for line, _ in recs]
     return df
 
 
-def duplicate_headers(path: str | Path) -> list[str]:
+def duplicate_headers(path: str | Path, sheet: str | None = None) -> list[str]:
     """Column names that appear more than once in the header row of a CSV/TSV/XLSX table.
 
     :func:`read_records` keeps one value per name (the last column's), so a table with a
@@ -533,7 +607,8 @@ def duplicate_headers(path: str | Path) -> list[str]:
 
             wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
             try:
-                row = next(wb.worksheets[0].iter_rows(values_only=True, max_row=1), ())
+                ws = _pick_sheet(wb, path, sheet)
+                row = next(ws.iter_rows(values_only=True, max_row=1), ())
             finally:
                 wb.close()
             names = ["" if h is None else str(h) for h in row]

@@ -64,6 +64,7 @@ class TableMapping:
     case_col: str | None = None
     output_col: str | None = None
     model_col: str | None = None
+    sheet: str | None = None  # the workbook sheet the table is on (None: the only sheet with data)
     rater_names: dict[str, str] = dataclasses.field(default_factory=dict)  # table's rater value -> study rater
     #: wide: two raters' columns may hold the same cell in every row (they agreed on everything)
     identical_ok: bool = False

@@ -82,6 +82,11 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option("--output-col", default=None, help="Table: the model-output id column.")
 @click.option("--model-col", default=None, help="Table: the model column.")
 @click.option(
+    "--sheet",
+    default=None,
+    help="Table: the workbook sheet to read (default: the active sheet, when it is the only sheet holding data).",
+)
+@click.option(
     "--codes",
     type=click.Path(dir_okay=False),
     default=None,
@@ -139,6 +144,7 @@ def pull_cmd(
     case_col: str | None,
     output_col: str | None,
     model_col: str | None,
+    sheet: str | None,
     codes: str | None,
     rater_names: tuple[str, ...],
     source: str | None,
@@ -188,6 +194,7 @@ def pull_cmd(
         "--case-col": case_col,
         "--output-col": output_col,
         "--model-col": model_col,
+        "--sheet": sheet,
         "--codes": codes,
         "--source": source,
     }
@@ -245,6 +252,7 @@ def _table_mapping(opts: dict[str, Any], rater_names: tuple[str, ...]) -> TableM
         case_col=opts["--case-col"],
         output_col=opts["--output-col"],
         model_col=opts["--model-col"],
+        sheet=opts["--sheet"],
         rater_names=_pairs(rater_names, "--rater") if rater_names else {},
         identical_ok=bool(opts["--identical-columns-ok"]),
     )

@@ -206,3 +206,89 @@ def test_flack_sample_size_nan_marginal_refused():
 
     with pytest.raises(GoldboardError, match="must be a number, got nan"):
         flack_sample_size(0.5, 0.7, [0.5, 0.5, float("nan")])
+
+
+# --------------------------------------------------------------------------- 4. workbooks: sheets and merged cells
+
+
+def _workbook(path: Path, sheets: dict[str, list[list]], hidden=(), active: int = 0, merge: str | None = None) -> Path:
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.remove(wb.active)
+    for title, rows in sheets.items():
+        ws = wb.create_sheet(title)
+        for row in rows:
+            ws.append(row)
+        if title in hidden:
+            ws.sheet_state = "hidden"
+        if merge and title == list(sheets)[0]:
+            ws.merge_cells(merge)
+    wb.active = active
+    wb.save(path)
+    return path
+
+
+MAIN = [
+    ["case_id", "a", "b"],
+    ["C1", "Supported", "Unsafe"],
+    ["C2", "Unsafe", "Unsafe"],
+    ["C3", "Supported", "Supported"],
+]
+OTHER = [["case_id", "a", "b"], ["C9", "Unsafe", "Supported"]]
+
+
+def test_workbook_with_two_data_sheets_refused_then_read_with_sheet(tmp_path):
+    s = table_study(tmp_path)
+    t = _workbook(tmp_path / "two.xlsx", {"Main": MAIN, "More": OTHER})
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+    assert "two.xlsx: the workbook has 2 sheet(s) holding data ('Main', 'More'; active: 'Main')" in line
+    assert "--sheet NAME" in line
+    assert not (s / "rounds").exists()
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--sheet", "Mian"))
+    assert line == f"Error: --sheet 'Mian': {t} has no such sheet (sheets: Main, More)"
+    res = run("pull", "--study", s, "--from-table", t, *WIDE, "--sheet", "More")
+    assert res.exit_code == 0, res.output
+    assert pulled(s)[["item_id", "rater", "value"]].values.tolist() == [
+        ["C9", "onc_a", "Unsafe"],
+        ["C9", "onc_b", "Supported"],
+    ]
+
+
+def test_workbook_with_hidden_first_sheet_refused_naming_it(tmp_path):
+    s = table_study(tmp_path)
+    t = _workbook(tmp_path / "h.xlsx", {"Old": OTHER, "Ratings": MAIN}, hidden=("Old",), active=1)
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+    assert "('Old' (hidden), 'Ratings'; active: 'Ratings')" in line
+    assert not (s / "rounds").exists()
+
+
+def test_workbook_with_one_data_sheet_and_empty_sheets_read(tmp_path):
+    s = table_study(tmp_path)
+    t = _workbook(tmp_path / "one.xlsx", {"Ratings": MAIN, "Notes": []})
+    res = run("pull", "--study", s, "--from-table", t, *WIDE)
+    assert res.exit_code == 0, res.output
+    assert sorted(set(pulled(s)["item_id"])) == ["C1", "C2", "C3"]
+
+
+def test_workbook_whose_only_data_sheet_is_not_active_refused(tmp_path):
+    s = table_study(tmp_path)
+    t = _workbook(tmp_path / "na.xlsx", {"Ratings": MAIN, "Notes": []}, active=1)
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+    assert "1 sheet(s) holding data ('Ratings'; active: 'Notes')" in line
+
+
+def test_workbook_with_merged_rating_cells_refused_naming_the_range(tmp_path):
+    s = table_study(tmp_path)
+    t = _workbook(tmp_path / "m.xlsx", {"Ratings": MAIN}, merge="B3:B4")
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+    assert "m.xlsx: sheet Ratings, cells B3:B4 are merged" in line
+    assert not (s / "rounds").exists()
+
+
+def test_sheet_on_a_csv_refused(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "w.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--sheet", "Main"))
+    assert "--sheet 'Main'" in line and "is not a workbook" in line

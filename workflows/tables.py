@@ -261,6 +261,7 @@ def pull_table(
         "rows": read.rows,
         "pulled_at": utc_now(),
         **({"identical_columns_ok": True} if mapping.identical_ok else {}),
+        **({"sheet": mapping.sheet} if mapping.sheet else {}),
     }
     if new_round:
         rnd.mode = TABLE_MODE
@@ -278,8 +279,8 @@ def _read_table_ratings(
     if ":" in source or not source.strip():
         raise GoldboardError(f"--source {source!r}: give a name without ':'")
     code_map = read_codes(codes) if codes else None
-    df = _cells_frame(path)
-    dup = duplicate_headers(path)
+    df = _cells_frame(path, mapping.sheet)
+    dup = duplicate_headers(path, mapping.sheet)
     if dup:
         raise GoldboardError(
             f"{path}: column {dup[0]!r} appears more than once in the header row; rename the copies so each "
@@ -305,10 +306,10 @@ def _read_table_ratings(
     return read
 
 
-def _cells_frame(path: Path) -> pd.DataFrame:
+def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
     """The table's cells as read (objects; a cell a row lacks is ``None``, never pandas' NaN, so
     a ``NaN`` the file itself holds stays distinguishable), with the ``_line`` column."""
-    recs = read_records(path)
+    recs = read_records(path, sheet)
     cols = list(dict.fromkeys(k for _, r in recs for k in r))
     df = pd.DataFrame([[r.get(k) for k in cols] for _, r in recs], columns=cols, dtype=object)
     df["_line"] = [line for line, _ in recs]
