@@ -584,6 +584,7 @@ class _TableReader:
         self.item_info: dict[str, dict[str, str]] = {}
         self.problems: list[tuple[int, str, dict]] = []
         self.fields_seen: list[str] = []
+        self.nfc_first: dict[str, tuple[str, int]] = {}  # NFC form of an item id -> (the id, its first row)
 
     def note_field(self, f: str) -> None:
         """Schema field ``f`` is carried by the table (kept in first-seen order)."""
@@ -623,11 +624,28 @@ class _TableReader:
         if not info["case_id"]:
             info["case_id"] = item if not info["output_id"] or info["output_id"] != item else ""
         if item not in self.item_info:
+            self._no_look_alike(item, line)
             self.items.append(item)
             self.item_info[item] = info
         per_rater = self._wide_ratings(rec) if m.wide else self._long_ratings(rec, line, raw_cells)
         for rater, vals, rat, fcols in per_rater:
             self._add(item, info, line, raw_cells, rater, vals, rat, fcols)
+
+    def _no_look_alike(self, item: str, line: int) -> None:
+        """Two item ids that differ only in their Unicode form (``Café`` typed as one letter,
+        or as ``e`` + a combining accent) look the same to every reader: refused naming both
+        rows, never two items nor silently one."""
+        key = unicodedata.normalize("NFC", item)
+        first = self.nfc_first.get(key)
+        if first is not None:
+            other, other_line = first
+            esc = [x.encode("unicode_escape").decode("ascii") for x in (other, item)]
+            raise GoldboardError(
+                f"{self.source}: rows {other_line} and {line}: item ids '{esc[0]}' and '{esc[1]}' look the same "
+                f"but differ in their Unicode form (NFC vs NFD: an accent stored as one letter or as a combining "
+                f"mark); type the id the same way in both rows"
+            )
+        self.nfc_first[key] = (item, line)
 
     def _no_nested_ids(self, rec: dict, line: int) -> None:
         """An id or rater cell holding a JSON list or object (``"case_id": ["C2"]``) is refused:

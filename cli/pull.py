@@ -126,6 +126,11 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     help="Projects exported at once (default: the embedded server's --workers, else 1). "
     "More than 1 helps only a server with several app workers.",
 )
+@click.option(
+    "--add-to-adjudicated-round",
+    is_flag=True,
+    help="Table: add items new to a round that already has adjudication decisions or a gold release.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def pull_cmd(
     study_dir: str,
@@ -151,6 +156,7 @@ def pull_cmd(
     projects: tuple[str, ...],
     item_key: str | None,
     jobs: int | None,
+    add_to_adjudicated_round: bool,
     quiet: bool,
 ) -> None:
     """Pull a round's annotations into rounds/N/ratings.csv.
@@ -197,6 +203,7 @@ def pull_cmd(
         "--sheet": sheet,
         "--codes": codes,
         "--source": source,
+        "--add-to-adjudicated-round": add_to_adjudicated_round,
     }
     if table is None:
         given = [k for k, v in table_opts.items() if v]
@@ -205,10 +212,7 @@ def pull_cmd(
     if table is not None:
         if exports or projects or item_key:
             raise GoldboardError("--from-table: give one source per pull (not with --from-export/--project/--item-key)")
-        mapping = _table_mapping(table_opts, rater_names)
-        res = pull_table(study, table, mapping, round_number=round_number, source=source, codes=codes)
-        click.echo(res.describe())
-        click.echo(f"wrote {res.paths['ratings']}")
+        _pull_from_table(study, table, _table_mapping(table_opts, rater_names), round_number, table_opts)
         return
     specs = _export_specs(exports, study.raters)
     if projects or item_key or rater_names or study.extra.get("item_key") or study.extra.get("label_studio_users"):
@@ -229,6 +233,22 @@ def pull_cmd(
     else:
         res = pull(study, round_number, from_export=specs, progress=not quiet, jobs=jobs)
         click.echo(terminal_text(res.describe()))
+    click.echo(f"wrote {res.paths['ratings']}")
+
+
+def _pull_from_table(
+    study: Study, table: str, mapping: TableMapping, round_number: int | None, opts: dict[str, Any]
+) -> None:
+    res = pull_table(
+        study,
+        table,
+        mapping,
+        round_number=round_number,
+        source=opts["--source"],
+        codes=opts["--codes"],
+        add_to_adjudicated_round=bool(opts["--add-to-adjudicated-round"]),
+    )
+    click.echo(res.describe())
     click.echo(f"wrote {res.paths['ratings']}")
 
 

@@ -292,3 +292,108 @@ def test_sheet_on_a_csv_refused(tmp_path):
     t.write_text("case_id,a,b\nC1,Supported,Unsafe\n")
     line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--sheet", "Main"))
     assert "--sheet 'Main'" in line and "is not a workbook" in line
+
+
+# --------------------------------------------------------------------------- 6. look-alike ids (Unicode form)
+
+NFC, NFD = "Caf\u00e9", "Cafe\u0301"
+
+
+def test_item_ids_equal_after_nfc_refused_naming_both_rows(tmp_path):
+    """Chosen: refused (never two items, never silently one): the rows may be two raters'
+    ratings of one case or two cases, and only the user knows which."""
+    s = table_study(tmp_path)
+    t = tmp_path / "l.csv"
+    t.write_text(f"case_id,rater,safety_label\n{NFC},onc_a,Supported\n{NFD},onc_a,Unsupported\n{NFC},onc_b,Supported\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t))
+    assert "l.csv: rows 2 and 3: item ids 'Caf\\xe9' and 'Cafe\\u0301' look the same" in line and "NFC vs NFD" in line
+    assert not (s / "rounds").exists()
+
+
+def test_item_id_nfd_form_of_a_study_item_refused(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "a.csv"
+    t.write_text(f"case_id,rater,safety_label\n{NFC},onc_a,Supported\n{NFC},onc_b,Unsafe\n")
+    assert run("pull", "--study", s, "--from-table", t).exit_code == 0
+    t2 = tmp_path / "b.csv"
+    t2.write_text(f"case_id,rater,safety_label\n{NFD},onc_a,Supported\n{NFD},onc_b,Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t2, "--round", "2"))
+    assert "b.csv: item id 'Cafe\\u0301' looks like the study's item 'Caf\\xe9'" in line
+    assert not (s / "rounds" / "2").exists()
+
+
+# --------------------------------------------------------------------------- 7. new items into an adjudicated round
+
+
+def test_table_adding_items_to_a_round_with_gold_refused_unless_said(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "w.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Supported\nC2,Unsafe,Unsafe\nC3,Supported,Unsupported\n")
+    assert run("pull", "--study", s, "--from-table", t, *WIDE).exit_code == 0
+    assert run("gold", "export", "--study", s).exit_code == 0
+    before = (s / "rounds" / "1" / "ratings.csv").read_bytes()
+    plus = tmp_path / "plus.csv"
+    plus.write_text(t.read_text() + "C4,Unsafe,Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", plus, *WIDE, "--source", "w.csv"))
+    assert "round 1 already has gold release v1; this table adds 1 item new to the round ('C4')" in line
+    assert "--round 2" in line and "--add-to-adjudicated-round" in line
+    assert (s / "rounds" / "1" / "ratings.csv").read_bytes() == before
+    # re-pulling the round's own items stays allowed; the user may say so; a new round is fine
+    assert run("pull", "--study", s, "--from-table", t, *WIDE).exit_code == 0
+    res = run("pull", "--study", s, "--from-table", plus, *WIDE, "--source", "w.csv", "--add-to-adjudicated-round")
+    assert res.exit_code == 0, res.output
+    assert "C4" in set(pulled(s)["item_id"])
+
+
+# --------------------------------------------------------------------------- 9-11. study settings
+
+
+def test_study_round_beyond_the_next_refused(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "w.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\n")
+    assert run("pull", "--study", s, "--from-table", t, *WIDE).exit_code == 0
+    toml = (s / "study.toml").read_bytes()
+    line = error_line(run("study", "round", s, 5, "--calibration"))
+    assert line == "Error: round 5: the study has rounds 1; a new round is round 2 (rounds are numbered without gaps)"
+    assert (s / "study.toml").read_bytes() == toml
+    assert run("study", "round", s, 1, "--calibration").exit_code == 0
+    assert run("study", "round", s, 2, "--guideline-version", "v2").exit_code == 0  # the next round: recorded ahead
+
+
+def test_raters_differing_only_in_case_refused(tmp_path):
+    line = error_line(run("study", "init", tmp_path / "x", "--schema", "mtb", "--raters", "onc_a,ONC_A"))
+    assert "'onc_a' and 'ONC_A' differ only in letter case" in line
+    assert not (tmp_path / "x").exists()
+    s = table_study(tmp_path)
+    toml = (s / "study.toml").read_bytes()
+    line = error_line(run("study", "add-rater", s, "Onc_A", "--no-account"))
+    assert "'Onc_A': the study has rater 'onc_a', which differs only in letter case" in line
+    assert (s / "study.toml").read_bytes() == toml
+
+
+@pytest.mark.parametrize("url", ["http://host/?token=abc", "https://ls.example.org/?x=1", "http://host:8080/ls#abc"])
+def test_study_url_with_a_query_refused_without_repeating_it(tmp_path, url):
+    res = run("study", "init", tmp_path / "x", "--schema", "mtb", "--raters", "onc_a,onc_b", "--url", url)
+    line = error_line(res)
+    assert "the URL has a query or fragment" in line and "abc" not in line and "x=1" not in line
+    assert not (tmp_path / "x").exists()
+    s = table_study(tmp_path)
+    toml = (s / "study.toml").read_bytes()
+    line = error_line(run("study", "set", s, "--url", url))
+    assert "abc" not in line and "x=1" not in line
+    assert (s / "study.toml").read_bytes() == toml
+
+
+@pytest.mark.parametrize("name,code", [("My\u202estudy", "U+202E"), ("a\x07b", "U+0007"), ("a\u2028b", "U+2028")])
+def test_study_name_with_control_or_bidi_character_refused(tmp_path, name, code):
+    s = table_study(tmp_path)
+    toml = (s / "study.toml").read_bytes()
+    line = error_line(run("study", "set", s, "--name", name))
+    assert line == f"Error: --name: the name contains control character(s) {code}; type it again"
+    assert (s / "study.toml").read_bytes() == toml
+    line = error_line(
+        run("study", "init", tmp_path / "y", "--schema", "mtb", "--raters", "onc_a,onc_b", "--name", name)
+    )
+    assert code in line and not (tmp_path / "y").exists()
+    assert run("study", "set", s, "--name", "Étude 2").exit_code == 0

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.pull import INVALID_COLUMNS, PullResult, Source, collect, rule_warnings
+from goldboard.annotate.push import round_use
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
@@ -190,6 +192,7 @@ def pull_table(
     source: str | None = None,
     codes: str | Path | None = None,
     write: bool = True,
+    add_to_adjudicated_round: bool = False,
 ) -> TablePullResult:
     """Read the ratings table ``path`` into round ``round_number`` of ``study`` (default: the
     latest round, or round 1 of a study without rounds).  See the module docstring."""
@@ -210,6 +213,7 @@ def pull_table(
     held_unknown: set[str] = set()
     if unknown and not table_born:
         held_unknown = set(unknown)
+    _check_additions(study, path, read, known, n, None if table_born else set(unknown), add_to_adjudicated_round)
 
     res, ratings, invalid = _validate_table(study, read, source, path, n, units)
     extra_invalid = [_held_row(n, source, read, line, "", "", reason, cells) for line, reason, cells in read.problems]
@@ -304,6 +308,40 @@ def _read_table_ratings(
     if not read.ratings:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
     return read
+
+
+def _check_additions(
+    study: Study, path: Path, read: TableRead, known: dict[str, dict], n: int, held: set[str] | None, allow: bool
+) -> None:
+    """Refuse a table that would silently change the study's items: an id that looks like a
+    known item's but differs in its Unicode form (NFC vs NFD), or items new to round ``n``
+    when the round already has decisions or a gold release (its adjudication and gold would
+    silently stop covering it; ``allow``: ``--add-to-adjudicated-round``).  ``held``: the
+    unknown ids that are held out, never added (``None``: a table-born study adds them)."""
+    nfc = {unicodedata.normalize("NFC", k): k for k in known}
+    for it in read.items:
+        other = nfc.get(unicodedata.normalize("NFC", it))
+        if it not in known and other is not None:
+            esc = [x.encode("unicode_escape").decode("ascii") for x in (it, other)]
+            raise GoldboardError(
+                f"{path}: item id '{esc[0]}' looks like the study's item '{esc[1]}' but differs in its "
+                f"Unicode form (NFC vs NFD: an accent stored as one letter or as a combining mark); type it as the "
+                f"study has it"
+            )
+    if allow or not any(r.number == n for r in study.rounds):
+        return
+    in_round = {k for k, u in known.items() if n in {int(r) for r in (u.get("rounds") or [])}}
+    new = [it for it in read.items if it not in in_round and (held is None or it not in held)]
+    if not new:
+        return
+    use = round_use(study, n, in_round)
+    if use.decisions or use.releases:
+        raise GoldboardError(
+            f"round {n} already has {use.describe()}; this table adds {len(new)} item{'s' if len(new) != 1 else ''} "
+            f"new to the round ({', '.join(repr(x) for x in new[:3])}{', ...' if len(new) > 3 else ''}), which would "
+            f"change what was adjudicated. Pull it into a new round (--round {max(r.number for r in study.rounds) + 1}), "
+            f"or pass --add-to-adjudicated-round to add them anyway"
+        )
 
 
 def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
