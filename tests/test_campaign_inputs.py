@@ -397,3 +397,60 @@ def test_study_name_with_control_or_bidi_character_refused(tmp_path, name, code)
     )
     assert code in line and not (tmp_path / "y").exists()
     assert run("study", "set", s, "--name", "Étude 2").exit_code == 0
+
+
+# --------------------------------------------------------------------------- 8. calibration rules
+
+
+def _calibration_study(tmp_path: Path) -> Path:
+    s = table_study(tmp_path)
+    t = tmp_path / "cal.csv"
+    rows = [("Supported", "Supported"), ("Unsafe", "Unsafe"), ("Supported", "Unsupported"), ("Unsafe", "Unsafe")] * 5
+    t.write_text("case_id,a,b\n" + "".join(f"C{i},{a},{b}\n" for i, (a, b) in enumerate(rows)))
+    assert run("pull", "--study", s, "--from-table", t, *WIDE).exit_code == 0
+    assert run("study", "round", s, 1, "--calibration").exit_code == 0
+    return s
+
+
+@pytest.mark.parametrize(
+    "rules,needle",
+    [
+        (["kappa_lower>=0.6", "kappa_lower<0.5"], "'kappa_lower>=0.6' and 'kappa_lower<0.5' contradict each other"),
+        (["kappa_upper<0.5", "kappa_lower>=0.6"], "(kappa_lower never exceeds kappa_upper)"),
+        (["alpha_value>0.7", "alpha_value<=0.7"], "'alpha_value>0.7' and 'alpha_value<=0.7' contradict"),
+    ],
+)
+def test_contradictory_calibration_rules_refused(tmp_path, rules, needle):
+    s = _calibration_study(tmp_path)
+    toml = (s / "study.toml").read_bytes()
+    args = [x for r in rules for x in ("--rule", r)]
+    line = error_line(run("calibrate", "--study", s, *args))
+    assert line.startswith("Error: --rule: ") and needle in line
+    assert (s / "study.toml").read_bytes() == toml
+
+
+def test_compatible_and_repeated_rules_accepted():
+    from goldboard.analysis.calibration import check_rules, parse_rule
+
+    rules = [parse_rule(r) for r in ("kappa_lower>=0.6", "kappa_lower>=0.6", "kappa_upper<=0.95", "alpha_lower<0.5")]
+    assert [r.text for r in check_rules(rules)] == ["kappa_lower>=0.6", "kappa_upper<=0.95", "alpha_lower<0.5"]
+
+
+def test_rule_changed_after_a_look_refused_unless_said_and_recorded(tmp_path):
+    s = _calibration_study(tmp_path)
+    assert run("calibrate", "--study", s, "--rule", "kappa_lower>=0.6").exit_code == 0
+    toml = (s / "study.toml").read_bytes()
+    line = error_line(run("calibrate", "--study", s, "--rule", "kappa_lower>=0.4"))
+    assert "has taken 1 look(s)" in line and "(rule kappa_lower>=0.6 -> kappa_lower>=0.4)" in line
+    assert "--change-rule" in line
+    assert (s / "study.toml").read_bytes() == toml
+    assert run("calibrate", "--study", s, "--rule", "kappa_lower>=0.6").exit_code == 0  # the same rule: fine
+    res = run("calibrate", "--study", s, "--rule", "kappa_lower>=0.4", "--change-rule")
+    assert res.exit_code == 0, res.output
+    from goldboard.study import Study
+
+    rec = Study.open(s).extra["calibration"]
+    assert rec["rules"] == ["kappa_lower>=0.4"]
+    assert rec["rule_changes"] == ["after look 1: rule kappa_lower>=0.6 -> kappa_lower>=0.4"]
+    assert run("calibrate", "--study", s, "--rule", "kappa_lower>=0.4").exit_code == 0
+    assert Study.open(s).extra["calibration"]["rule_changes"] == rec["rule_changes"]  # kept on record
