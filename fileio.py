@@ -165,6 +165,17 @@ def read_csv_frame(path: str | Path, what: str = "", *, data: bytes | None = Non
     return pd.DataFrame(cols, columns=header, dtype=str)
 
 
+def _unclosed_quote(record: str, delimiter: str) -> bool:
+    """Whether the CSV text of the file's last record ends inside a quoted cell (the lenient
+    reader would silently read the rest of the file as that cell)."""
+    try:
+        for _ in csv.reader(io.StringIO(record, newline=""), delimiter=delimiter, strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
+
+
 def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str]]]:
     """``(line, cells)`` of every non-empty CSV record; a malformed file is a one-line error."""
     # a cell may be as long as the file: goldboard reads back every cell it wrote
@@ -181,6 +192,12 @@ def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str
         raise GoldboardError(f"{path}:{start}: not valid CSV: {exc}") from None
     if not out:
         raise GoldboardError(f"{path}: no header row")
+    last = out[-1][0]
+    if _unclosed_quote("".join(re.split(r"(?<=\n)|(?<=\r)(?!\n)", text)[last - 1 :]), delimiter):
+        raise GoldboardError(
+            f"{path}:{last}: not valid CSV: the quote opened on line {last} is never closed (the rest of the "
+            f"file would read as one cell); close the quote or remove it"
+        )
     return out
 
 

@@ -454,3 +454,59 @@ def test_rule_changed_after_a_look_refused_unless_said_and_recorded(tmp_path):
     assert rec["rule_changes"] == ["after look 1: rule kappa_lower>=0.6 -> kappa_lower>=0.4"]
     assert run("calibrate", "--study", s, "--rule", "kappa_lower>=0.4").exit_code == 0
     assert Study.open(s).extra["calibration"]["rule_changes"] == rec["rule_changes"]  # kept on record
+
+
+# --------------------------------------------------------------------------- 14. unclear messages
+
+
+def test_unterminated_csv_quote_is_a_parse_error_with_its_line(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "q.csv"
+    t.write_text('case_id,a,b\nC1,"Supported,Supported\nC2,Unsupported,Supported\n')
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+    assert (
+        line == f"Error: {t}:2: not valid CSV: the quote opened on line 2 is never closed (the rest of the "
+        "file would read as one cell); close the quote or remove it"
+    )
+    assert not (s / "rounds").exists()
+
+
+def test_quoted_cells_over_lines_and_literal_quotes_still_read(tmp_path):
+    from goldboard.fileio import read_records
+
+    t = tmp_path / "ok.csv"
+    t.write_bytes(b'case_id,a\r\nC1,"Sup\r\nported"\r\nC2,"x ""y"""\r\nC3,5" tumour\r\n')
+    assert read_records(t) == [
+        (2, {"case_id": "C1", "a": "Sup\r\nported"}),
+        (4, {"case_id": "C2", "a": 'x "y"'}),
+        (5, {"case_id": "C3", "a": '5" tumour'}),
+    ]
+
+
+def test_agree_hint_never_points_at_a_round_nobody_finished(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "w.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\nC2,Unsafe,Unsafe\nC3,Supported,Supported\n")
+    assert run("pull", "--study", s, "--from-table", t, *WIDE).exit_code == 0
+    t2 = tmp_path / "r2.csv"
+    t2.write_text("case_id,a\nC1,Supported\nC2,Unsafe\n")
+    res = run(
+        "pull",
+        "--study",
+        s,
+        "--from-table",
+        t2,
+        "--item-col",
+        "case_id",
+        "--raters",
+        "onc_a=a",
+        "--field",
+        "safety_label",
+        "--round",
+        "2",
+    )
+    assert res.exit_code == 0, res.output
+    res = run("agree", "--study", s)
+    assert res.exit_code == 0, res.output
+    assert "round 2 is in progress (0 of 2 items rated by every rater so far; nothing to analyse yet)" in res.output
+    assert "--round 2 analyses it" not in res.output

@@ -215,7 +215,7 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str])
         state = f"round {n} is in progress ({done} of {total} items rated by every rater so far)"
         if len(chosen) > 1:
             chosen.remove(n)
-            notes.append(f"{state}: not evaluated (--round {n} evaluates it as it is)")
+            notes.append(f"{state}: not evaluated" + (f" (--round {n} evaluates it as it is)" if done else ""))
         else:
             notes.append(f"{state}: evaluated as it is")
     return chosen
