@@ -222,7 +222,7 @@ def append_jsonl(path: str | Path, records: list[dict]) -> None:
 SPREADSHEETS_NOT_READ = (".ods", ".xls", ".xlsb", ".numbers", ".fods")
 
 
-def read_records(path: str | Path, sheet: str | None = None) -> list[tuple[int, dict]]:
+def read_records(path: str | Path, sheet: str | None = None, *, sheet_option: bool = False) -> list[tuple[int, dict]]:
     """Read JSONL, a JSON array (or ``{"cases": [...]}``-style object), CSV or XLSX.
 
     Returns ``(line, record)`` pairs, where ``line`` is the 1-based line of a
@@ -232,7 +232,8 @@ def read_records(path: str | Path, sheet: str | None = None) -> list[tuple[int, 
 
     A workbook is read from its sheet ``sheet``; without one, from its active sheet when that
     is visible and the only sheet holding data (else :class:`ParamError` naming the sheets:
-    a table on another sheet, or a hidden one, is never silently skipped nor read).  Merged
+    a table on another sheet, or a hidden one, is never silently skipped nor read; the error
+    names the ``sheet`` parameter when ``sheet_option``: the command lets the user choose).  Merged
     cells below the header row are refused naming the range (only the first cell of a merge
     holds its value: the others would read as blank).
     """
@@ -251,7 +252,7 @@ def read_records(path: str | Path, sheet: str | None = None) -> list[tuple[int, 
     if suffix in (".csv", ".tsv"):
         return _read_csv(path, "\t" if suffix == ".tsv" else ",")
     if suffix in (".xlsx", ".xlsm"):
-        return _read_xlsx(path, sheet)
+        return _read_xlsx(path, sheet, sheet_option)
     if suffix in SPREADSHEETS_NOT_READ:
         raise GoldboardError(f"{path}: {suffix} spreadsheets are not read; save it as .xlsx or .csv")
     raise GoldboardError(f"{path}: unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
@@ -459,7 +460,7 @@ def _sheet_has_data(ws) -> bool:
     return False
 
 
-def _pick_sheet(wb, path: Path, sheet: str | None):
+def _pick_sheet(wb, path: Path, sheet: str | None, sheet_option: bool = False):
     """The worksheet to read: ``sheet``, else the active sheet if it is visible and the only
     one holding data; else a :class:`ParamError` naming the sheets."""
     if not wb.worksheets:
@@ -482,9 +483,10 @@ def _pick_sheet(wb, path: Path, sheet: str | None):
     shown = ", ".join(
         repr(ws.title) + ("" if ws.sheet_state == "visible" else f" ({ws.sheet_state})") for ws in with_data
     )
+    how = "name the sheet to read with {sheet} NAME" if sheet_option else "save the sheet to read as its own workbook"
     raise ParamError(
         "{source}: the workbook has {n} sheet(s) holding data ({shown}; active: {active!r}), so which table is "
-        "meant is not clear; name the sheet to read with {sheet} NAME (or save that sheet as its own workbook)",
+        "meant is not clear; " + how,
         source=path,
         n=len(with_data),
         shown=shown,
@@ -517,10 +519,10 @@ def _merged_data_cells(path: Path, ws) -> None:
             )
 
 
-def _read_xlsx(path: Path, sheet: str | None = None) -> list[tuple[int, dict]]:
+def _read_xlsx(path: Path, sheet: str | None = None, sheet_option: bool = False) -> list[tuple[int, dict]]:
     wb = load_workbook(path, read_only=True, data_only=True)
     try:
-        ws = _pick_sheet(wb, path, sheet)
+        ws = _pick_sheet(wb, path, sheet, sheet_option)
         _merged_data_cells(path, ws)
         rows = ws.iter_rows(values_only=True)
         try:

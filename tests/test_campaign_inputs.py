@@ -510,3 +510,12 @@ def test_agree_hint_never_points_at_a_round_nobody_finished(tmp_path):
     assert res.exit_code == 0, res.output
     assert "round 2 is in progress (0 of 2 items rated by every rater so far; nothing to analyse yet)" in res.output
     assert "--round 2 analyses it" not in res.output
+
+
+def test_workbook_with_two_data_sheets_refused_by_a_command_without_sheet(tmp_path):
+    t = _workbook(tmp_path / "two.xlsx", {"Main": MAIN, "More": OTHER})
+    out = tmp_path / "s.csv"
+    line = error_line(run("plan", "sample", "--cases", t, "-n", "1", "--seed", "1", "-o", out))
+    assert "the workbook has 2 sheet(s) holding data ('Main', 'More'; active: 'Main')" in line
+    assert line.endswith("save the sheet to read as its own workbook") and "--sheet" not in line
+    assert not out.exists()

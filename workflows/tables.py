@@ -347,7 +347,7 @@ def _check_additions(
 def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
     """The table's cells as read (objects; a cell a row lacks is ``None``, never pandas' NaN, so
     a ``NaN`` the file itself holds stays distinguishable), with the ``_line`` column."""
-    recs = read_records(path, sheet)
+    recs = read_records(path, sheet, sheet_option=True)
     cols = list(dict.fromkeys(k for _, r in recs for k in r))
     df = pd.DataFrame([[r.get(k) for k in cols] for _, r in recs], columns=cols, dtype=object)
     df["_line"] = [line for line, _ in recs]
