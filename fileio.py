@@ -235,7 +235,8 @@ def read_records(path: str | Path, sheet: str | None = None, *, sheet_option: bo
     a table on another sheet, or a hidden one, is never silently skipped nor read; the error
     names the ``sheet`` parameter when ``sheet_option``: the command lets the user choose).  Merged
     cells below the header row are refused naming the range (only the first cell of a merge
-    holds its value: the others would read as blank).
+    holds its value: the others would read as blank); with ``sheet_option`` the caller checks
+    them instead (:func:`merged_cells`: refused in a column it reads, else a warning).
     """
     path = Path(path)
     if not path.exists():
@@ -494,36 +495,63 @@ def _pick_sheet(wb, path: Path, sheet: str | None, sheet_option: bool = False):
     )
 
 
-def _merged_data_cells(path: Path, ws) -> None:
-    """Merged cells below the header row are refused naming the range: the merge keeps its
-    value in its first cell only, so the other rows would read as blank (a rating lost)."""
+def _merge_refs(path: Path, ws) -> list[tuple[str, int, int]]:
+    """The merged ranges of worksheet ``ws`` reaching below the header row: ``(range, first
+    column, last column)`` (1-based)."""
     import zipfile
+
+    from openpyxl.utils.cell import range_boundaries
 
     part = getattr(ws, "_worksheet_path", None)
     if not part:
-        return
+        return []
     with zipfile.ZipFile(path) as zf:
         try:
             xml = zf.read(part.lstrip("/"))
         except KeyError:
-            return
-    from openpyxl.utils.cell import range_boundaries
-
+            return []
+    out = []
     for ref in re.findall(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]+[0-9]+:[A-Z]+[0-9]+)"', xml):
         rng = ref.decode("ascii")
-        _c0, _r0, _c1, r1 = range_boundaries(rng)
+        c0, _r0, c1, r1 = range_boundaries(rng)
         if r1 >= 2:
-            raise GoldboardError(
-                f"{path}: sheet {ws.title}, cells {rng} are merged: only the first cell of a merge holds "
-                f"its value, the others would read as blank; unmerge them and fill in each cell"
-            )
+            out.append((rng, c0, c1))
+    return out
+
+
+def merged_cells(path: str | Path, sheet: str | None = None) -> tuple[str, list[tuple[str, list[str]]]]:
+    """``(sheet title, [(range, header names of the columns it spans)])``: the merged ranges
+    below the header row of the workbook's sheet (picked as :func:`read_records` picks it);
+    ``("", [])`` for a file that is not a workbook."""
+    path = Path(path)
+    if path.suffix.lower() not in (".xlsx", ".xlsm"):
+        return "", []
+    wb = load_workbook(path, read_only=True, data_only=True)
+    try:
+        ws = _pick_sheet(wb, path, sheet, True)
+        refs = _merge_refs(path, ws)
+        header = next(ws.iter_rows(values_only=True, max_row=1), ()) if refs else ()
+        title = ws.title
+    finally:
+        wb.close()
+    names = ["" if h is None else str(h).strip() for h in header]
+    return title, [(rng, [names[c - 1] for c in range(c0, c1 + 1) if c - 1 < len(names)]) for rng, c0, c1 in refs]
+
+
+def merged_error(path: str | Path, title: str, rng: str) -> GoldboardError:
+    return GoldboardError(
+        f"{path}: sheet {title}, cells {rng} are merged: only the first cell of a merge holds its value, "
+        f"the others would read as blank; unmerge them and fill in each cell"
+    )
 
 
 def _read_xlsx(path: Path, sheet: str | None = None, sheet_option: bool = False) -> list[tuple[int, dict]]:
     wb = load_workbook(path, read_only=True, data_only=True)
     try:
         ws = _pick_sheet(wb, path, sheet, sheet_option)
-        _merged_data_cells(path, ws)
+        refs = [] if sheet_option else _merge_refs(path, ws)  # sheet_option: the caller checks (merged_cells)
+        if refs:
+            raise merged_error(path, ws.title, refs[0][0])
         rows = ws.iter_rows(values_only=True)
         try:
             header = next(rows)

@@ -104,6 +104,10 @@ class TableRead:
     problems: list[tuple[int, str, dict]] = dataclasses.field(default_factory=list)  # (line, reason, cells): no item id
     #: identical repeated rows (same item, rater, values and rationale): (line, first line), read once
     repeats: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+    #: every column the mapping reads (ids, ratings, rationales)
+    columns: list[str] = dataclasses.field(default_factory=list)
+    #: warnings the caller adds (merged cells outside the columns read)
+    merged: list[str] = dataclasses.field(default_factory=list)
 
 
 def is_blank(v: Any) -> bool:
@@ -330,6 +334,7 @@ def read_ratings_table(
         item_info=reader.item_info,
         problems=reader.problems,
         repeats=reader.repeats,
+        columns=list(dict.fromkeys(col for _, _, _, col in _column_roles(layout))),
     )
 
 

@@ -519,3 +519,17 @@ def test_workbook_with_two_data_sheets_refused_by_a_command_without_sheet(tmp_pa
     assert "the workbook has 2 sheet(s) holding data ('Main', 'More'; active: 'Main')" in line
     assert line.endswith("save the sheet to read as its own workbook") and "--sheet" not in line
     assert not out.exists()
+
+
+def test_workbook_merged_cells_outside_the_columns_read_warned_and_read(tmp_path):
+    s = table_study(tmp_path)
+    rows = [r + [n] for r, n in zip(MAIN, ["note", "long note", None, None])]
+    t = _workbook(tmp_path / "m.xlsx", {"Ratings": rows}, merge="D2:D3")
+    res = run("pull", "--study", s, "--from-table", t, *WIDE)
+    assert res.exit_code == 0, res.output
+    assert "warning: cells D2:D3 (note) are merged; that column is not read" in res.output
+    assert sorted(set(pulled(s)["item_id"])) == ["C1", "C2", "C3"]
+    s2 = table_study(tmp_path / "b")
+    line = error_line(run("pull", "--study", s2, "--from-table", t, *WIDE, "--rationale-col", "note"))
+    assert "m.xlsx: sheet Ratings, cells D2:D3 are merged" in line
+    assert not (s2 / "rounds").exists()

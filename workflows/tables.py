@@ -49,6 +49,8 @@ from goldboard.errors import GoldboardError
 from goldboard.fileio import (
     duplicate_headers,
     iter_jsonl,
+    merged_cells,
+    merged_error,
     read_csv_frame,
     read_records,
     write_csv_atomic,
@@ -299,6 +301,11 @@ def _read_table_ratings(
             )
     check_rater_map(mapping.rater_names, raters)
     read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
+    title, merged = merged_cells(path, mapping.sheet)
+    for rng, cols in merged:
+        if set(cols) & set(read.columns):
+            raise merged_error(path, title, rng)
+        read.merged.append(f"cells {rng} ({', '.join(cols)}) are merged; that column is not read")
     for tr in read.ratings:
         if tr.rater not in raters:
             raise GoldboardError(
@@ -430,6 +437,7 @@ def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.Dat
             f"{len(read.repeats)} repeated row(s) give the same answer as an earlier row of the same item and "
             f"rater and were read once ({shown}{', ...' if len(read.repeats) > 5 else ''})"
         )
+    warnings.extend(read.merged)
     res.summary["table_repeated_rows"] = len(read.repeats)
     _rationale_counts(res, study, read, ratings)
     warnings.extend(rule_warnings(ratings, study.schema, list(study.raters)))
