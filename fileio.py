@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 
 if TYPE_CHECKING:  # pandas is imported where a table is read: `goldboard --help` stays fast
     import pandas as pd
@@ -210,6 +210,17 @@ def _csv_frame_c(text: str) -> pd.DataFrame | None:
     return df
 
 
+def _unclosed_quote(record: str, delimiter: str) -> bool:
+    """Whether the CSV text of the file's last record ends inside a quoted cell (the lenient
+    reader would silently read the rest of the file as that cell)."""
+    try:
+        for _ in csv.reader(io.StringIO(record, newline=""), delimiter=delimiter, strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
+
+
 def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str]]]:
     """``(line, cells)`` of every non-empty CSV record; a malformed file is a one-line error."""
     # a cell may be as long as the file: goldboard reads back every cell it wrote
@@ -226,6 +237,12 @@ def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str
         raise GoldboardError(f"{path}:{start}: not valid CSV: {exc}") from None
     if not out:
         raise GoldboardError(f"{path}: no header row")
+    last = out[-1][0]
+    if _unclosed_quote("".join(re.split(r"(?<=\n)|(?<=\r)(?!\n)", text)[last - 1 :]), delimiter):
+        raise GoldboardError(
+            f"{path}:{last}: not valid CSV: the quote opened on line {last} is never closed (the rest of the "
+            f"file would read as one cell); close the quote or remove it"
+        )
     return out
 
 
@@ -250,18 +267,30 @@ def append_jsonl(path: str | Path, records: list[dict]) -> None:
 SPREADSHEETS_NOT_READ = (".ods", ".xls", ".xlsb", ".numbers", ".fods")
 
 
-def read_records(path: str | Path) -> list[tuple[int, dict]]:
+def read_records(path: str | Path, sheet: str | None = None, *, sheet_option: bool = False) -> list[tuple[int, dict]]:
     """Read JSONL, a JSON array (or ``{"cases": [...]}``-style object), CSV or XLSX.
 
     Returns ``(line, record)`` pairs, where ``line`` is the 1-based line of a
     JSONL record, the 1-based spreadsheet row of a CSV/XLSX record (header = 1),
     or the 1-based position in a JSON array.  Raises :class:`GoldboardError`
     naming the file and line on malformed input.
+
+    A workbook is read from its sheet ``sheet``; without one, from its active sheet when that
+    is visible and the only sheet holding data (else :class:`ParamError` naming the sheets:
+    a table on another sheet, or a hidden one, is never silently skipped nor read; the error
+    names the ``sheet`` parameter when ``sheet_option``: the command lets the user choose).  Merged
+    cells below the header row are refused naming the range (only the first cell of a merge
+    holds its value: the others would read as blank); with ``sheet_option`` the caller checks
+    them instead (:func:`merged_cells`: refused in a column it reads, else a warning).
     """
     path = Path(path)
     if not path.exists():
         raise GoldboardError(f"{path}: file not found")
     suffix = path.suffix.lower()
+    if sheet is not None and suffix not in (".xlsx", ".xlsm"):
+        raise ParamError(
+            "{sheet} {name!r}: {source} is not a workbook (only .xlsx has sheets)", name=sheet, source=path
+        )
     if suffix == ".jsonl" or suffix == ".ndjson":
         return _read_jsonl(path)
     if suffix == ".json":
@@ -269,7 +298,7 @@ def read_records(path: str | Path) -> list[tuple[int, dict]]:
     if suffix in (".csv", ".tsv"):
         return _read_csv(path, "\t" if suffix == ".tsv" else ",")
     if suffix in (".xlsx", ".xlsm"):
-        return _read_xlsx(path)
+        return _read_xlsx(path, sheet, sheet_option)
     if suffix in SPREADSHEETS_NOT_READ:
         raise GoldboardError(f"{path}: {suffix} spreadsheets are not read; save it as .xlsx or .csv")
     raise GoldboardError(f"{path}: unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
@@ -320,6 +349,23 @@ def loads_json(text: str, where: str, what: str = "") -> Any:
         raise GoldboardError(f"{where}: JSON nested too deeply to read{what}") from None
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object as a dict; a key given twice (``json.loads`` would silently keep the last
+    value) is an error naming the key."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(f"key {key!r} appears twice in one object (which value is meant?)")
+            seen.add(key)
+    return out
+
+
 def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | None]]:
     """The one JSONL parser: ``(line, record, None)`` for each non-blank line, or
     ``(line, None, error)`` for a line that is not JSON or is nested too deeply to read
@@ -330,9 +376,11 @@ def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | No
         if not line.strip():
             continue
         try:
-            yield i, json.loads(line), None
+            yield i, json.loads(line, object_pairs_hook=_one_value_per_key), None
         except json.JSONDecodeError as exc:
             yield i, None, exc
+        except _DuplicateKey as exc:
+            yield i, None, json.JSONDecodeError(str(exc), line, 0)
         except RecursionError:
             yield i, None, json.JSONDecodeError("nested too deeply to read", line, 0)
 
@@ -451,12 +499,104 @@ def load_workbook(path: str | Path, **kwargs: Any):
         raise GoldboardError(f"{path}: cannot open as an Excel workbook: {msg}") from None
 
 
-def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
+def _sheet_has_data(ws) -> bool:
+    for row in ws.iter_rows(values_only=True):
+        if any(c is not None and not (isinstance(c, str) and not c.strip()) for c in row):
+            return True
+    return False
+
+
+def _pick_sheet(wb, path: Path, sheet: str | None, sheet_option: bool = False):
+    """The worksheet to read: ``sheet``, else the active sheet if it is visible and the only
+    one holding data; else a :class:`ParamError` naming the sheets."""
+    if not wb.worksheets:
+        raise GoldboardError(f"{path}: the workbook has no sheet")
+    if sheet is not None:
+        if sheet not in wb.sheetnames:
+            raise ParamError(
+                "{sheet} {name!r}: {source} has no such sheet (sheets: {names})",
+                name=sheet,
+                source=path,
+                names=", ".join(wb.sheetnames),
+            )
+        return wb[sheet]
+    with_data = [ws for ws in wb.worksheets if _sheet_has_data(ws)]
+    active = wb.active
+    if not with_data or (with_data == [active] and active.sheet_state == "visible"):
+        return active if with_data else wb.worksheets[0]
+    if len(wb.worksheets) == 1:
+        return wb.worksheets[0]
+    shown = ", ".join(
+        repr(ws.title) + ("" if ws.sheet_state == "visible" else f" ({ws.sheet_state})") for ws in with_data
+    )
+    how = "name the sheet to read with {sheet} NAME" if sheet_option else "save the sheet to read as its own workbook"
+    raise ParamError(
+        "{source}: the workbook has {n} sheet(s) holding data ({shown}; active: {active!r}), so which table is "
+        "meant is not clear; " + how,
+        source=path,
+        n=len(with_data),
+        shown=shown,
+        active=active.title,
+    )
+
+
+def _merge_refs(path: Path, ws) -> list[tuple[str, int, int]]:
+    """The merged ranges of worksheet ``ws`` reaching below the header row: ``(range, first
+    column, last column)`` (1-based)."""
+    import zipfile
+
+    from openpyxl.utils.cell import range_boundaries
+
+    part = getattr(ws, "_worksheet_path", None)
+    if not part:
+        return []
+    with zipfile.ZipFile(path) as zf:
+        try:
+            xml = zf.read(part.lstrip("/"))
+        except KeyError:
+            return []
+    out = []
+    for ref in re.findall(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]+[0-9]+:[A-Z]+[0-9]+)"', xml):
+        rng = ref.decode("ascii")
+        c0, _r0, c1, r1 = range_boundaries(rng)
+        if r1 >= 2:
+            out.append((rng, c0, c1))
+    return out
+
+
+def merged_cells(path: str | Path, sheet: str | None = None) -> tuple[str, list[tuple[str, list[str]]]]:
+    """``(sheet title, [(range, header names of the columns it spans)])``: the merged ranges
+    below the header row of the workbook's sheet (picked as :func:`read_records` picks it);
+    ``("", [])`` for a file that is not a workbook."""
+    path = Path(path)
+    if path.suffix.lower() not in (".xlsx", ".xlsm"):
+        return "", []
     wb = load_workbook(path, read_only=True, data_only=True)
     try:
-        if not wb.worksheets:
-            raise GoldboardError(f"{path}: the workbook has no sheet")
-        ws = wb.worksheets[0]
+        ws = _pick_sheet(wb, path, sheet, True)
+        refs = _merge_refs(path, ws)
+        header = next(ws.iter_rows(values_only=True, max_row=1), ()) if refs else ()
+        title = ws.title
+    finally:
+        wb.close()
+    names = ["" if h is None else str(h).strip() for h in header]
+    return title, [(rng, [names[c - 1] for c in range(c0, c1 + 1) if c - 1 < len(names)]) for rng, c0, c1 in refs]
+
+
+def merged_error(path: str | Path, title: str, rng: str) -> GoldboardError:
+    return GoldboardError(
+        f"{path}: sheet {title}, cells {rng} are merged: only the first cell of a merge holds its value, "
+        f"the others would read as blank; unmerge them and fill in each cell"
+    )
+
+
+def _read_xlsx(path: Path, sheet: str | None = None, sheet_option: bool = False) -> list[tuple[int, dict]]:
+    wb = load_workbook(path, read_only=True, data_only=True)
+    try:
+        ws = _pick_sheet(wb, path, sheet, sheet_option)
+        refs = [] if sheet_option else _merge_refs(path, ws)  # sheet_option: the caller checks (merged_cells)
+        if refs:
+            raise merged_error(path, ws.title, refs[0][0])
         rows = ws.iter_rows(values_only=True)
         try:
             header = next(rows)
@@ -485,7 +625,7 @@ def _read_xlsx(path: Path) -> list[tuple[int, dict]]:
     if not out:
         raise GoldboardError(f"{path}: no data rows under the header")
     if with_empty and _has_formulas(path):
-        _check_formula_values(path, with_empty)
+        _check_formula_values(path, with_empty, ws.title)
     return out
 
 
@@ -504,7 +644,7 @@ def _has_formulas(path: Path) -> bool:
     return False
 
 
-def _check_formula_values(path: Path, with_empty: dict[int, tuple]) -> None:
+def _check_formula_values(path: Path, with_empty: dict[int, tuple], title: str | None = None) -> None:
     """A formula cell of the first sheet without a saved value (a workbook written by a
     program that does not calculate, e.g. a script with openpyxl) reads as empty: a
     one-line error naming the cell, never a silent blank.  ``with_empty``: row -> saved
@@ -514,7 +654,7 @@ def _check_formula_values(path: Path, with_empty: dict[int, tuple]) -> None:
 
     wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
     try:
-        ws = wb.worksheets[0]
+        ws = wb[title] if title is not None else wb.worksheets[0]
         last = max(with_empty)
         for r, row_f in enumerate(ws.iter_rows(values_only=True, max_row=last), start=1):
             row_v = with_empty.get(r)
@@ -530,17 +670,17 @@ def _check_formula_values(path: Path, with_empty: dict[int, tuple]) -> None:
         wb.close()
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
+def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
     """Read any supported table into a DataFrame of strings, with a ``_line`` column."""
     import pandas as pd
 
-    recs = read_records(path)
+    recs = read_records(path, sheet)
     df = pd.DataFrame([r for _, r in recs])
     df["_line"] = [line for line, _ in recs]
     return df
 
 
-def duplicate_headers(path: str | Path) -> list[str]:
+def duplicate_headers(path: str | Path, sheet: str | None = None) -> list[str]:
     """Column names that appear more than once in the header row of a CSV/TSV/XLSX table.
 
     :func:`read_records` keeps one value per name (the last column's), so a table with a
@@ -559,7 +699,8 @@ def duplicate_headers(path: str | Path) -> list[str]:
 
             wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
             try:
-                row = next(wb.worksheets[0].iter_rows(values_only=True, max_row=1), ())
+                ws = _pick_sheet(wb, path, sheet)
+                row = next(ws.iter_rows(values_only=True, max_row=1), ())
             finally:
                 wb.close()
             names = ["" if h is None else str(h) for h in row]

@@ -32,7 +32,7 @@ import tomli_w
 from goldboard.errors import GoldboardError, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
 from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
-from goldboard.text import utc_now
+from goldboard.text import BIDI_CONTROLS, utc_now
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,6 +93,13 @@ class Round:
         return out
 
 
+def _case_twin(name: str, names: list[str]) -> str | None:
+    """The name of ``names`` that differs from ``name`` only in letter case (``onc_a`` /
+    ``ONC_A``): two such raters are one person typed twice, or two people a reader cannot
+    tell apart."""
+    return next((n for n in names if n != name and n.casefold() == name.casefold()), None)
+
+
 @dataclass
 class Study:
     path: Path
@@ -120,8 +127,14 @@ class Study:
             raise GoldboardError("--raters: a study needs at least two raters (e.g. onc_a,onc_b)")
         if len(set(raters)) != len(raters):
             raise GoldboardError("--raters: rater names must be unique")
-        for r in raters:
+        for i, r in enumerate(raters):
             check_rater_name(r, "--raters")
+            twin = _case_twin(r, raters[:i])
+            if twin is not None:
+                raise GoldboardError(
+                    f"--raters: {twin!r} and {r!r} differ only in letter case: one person, or two? "
+                    f"give two raters names that differ in more than case"
+                )
         schema_ref = schema
         sch_path = Path(schema)
         if sch_path.suffix.lower() in (".toml", ".json") and sch_path.exists():
@@ -131,6 +144,8 @@ class Study:
         except SchemaError as exc:
             raise GoldboardError(str(exc)) from None
         url = check_server_url(url)
+        if name:
+            check_study_name(name.strip())
         study = cls(
             path=path,
             name=name or path.resolve().name,
@@ -229,6 +244,7 @@ class Study:
             name = name.strip()
             if not name:
                 raise GoldboardError("--name: give a non-empty name")
+            check_study_name(name)
             if name != self.name:
                 changes.append(f"name: {self.name} -> {name}")
                 self.name = name
@@ -242,6 +258,12 @@ class Study:
         check_rater_name(name, "rater")
         if name in self.raters:
             raise GoldboardError(f"{name!r} is already a rater of this study ({', '.join(self.raters)})")
+        twin = _case_twin(name, self.raters)
+        if twin is not None:
+            raise GoldboardError(
+                f"{name!r}: the study has rater {twin!r}, which differs only in letter case: "
+                f"give the new rater a name that differs in more than case (or use {twin!r})"
+            )
         self.raters.append(name)
         self.save()
 
@@ -284,6 +306,14 @@ class Study:
         guideline (codebook) version its raters used; saved at once."""
         if number < 1:
             raise GoldboardError(f"--round {number}: rounds are numbered from 1")
+        have = sorted(r.number for r in self.rounds)
+        nxt = have[-1] + 1 if have else 1
+        if number not in have and number != nxt:
+            raise GoldboardError(
+                f"round {number}: the study has "
+                + (f"rounds {', '.join(map(str, have))}" if have else "no rounds yet")
+                + f"; a new round is round {nxt} (rounds are numbered without gaps)"
+            )
         rnd = self.get_or_add_round(number)
         if calibration is not None:
             rnd.calibration = bool(calibration)
@@ -449,6 +479,23 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}{url.split(parts.netloc, 1)[1]}"
 
 
+def check_study_name(name: str, option: str = "--name") -> None:
+    """A study name holding a control, line-break or bidi-control character is refused: the
+    name heads the report and every printed summary, where such a character hides or
+    reorders text."""
+    import unicodedata
+
+    bad = sorted(
+        {
+            f"U+{ord(ch):04X}"
+            for ch in name
+            if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in BIDI_CONTROLS + "\u200e\u200f\u061c"
+        }
+    )
+    if bad:
+        raise GoldboardError(f"{option}: the name contains control character(s) {', '.join(bad)}; type it again")
+
+
 def check_server_url(url: str, option: str = "--url") -> str:
     """The Label Studio URL as stored in study.toml (stripped, no trailing ``/``; ``""``
     is the embedded server).  Not http(s), or carrying a user name and password
@@ -467,6 +514,13 @@ def check_server_url(url: str, option: str = "--url") -> str:
     shown = shown_url(url)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise GoldboardError(f"{option} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)")
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        bare = shown.split("?", 1)[0].split("#", 1)[0]
+        raise GoldboardError(
+            f"{option} '{bare}?...': the URL has a query or fragment; a Label Studio URL needs none and one may "
+            f"hold a secret (a token): give the server's address only, e.g. {bare.rstrip('/')!r} (the API token "
+            f"comes from $LABEL_STUDIO_API_KEY or ~/.config/goldboard/credentials.toml)"
+        )
     if password is not None or "@" in parts.netloc:
         what = "a password" if password is not None else "a user name"
         raise GoldboardError(

@@ -131,6 +131,31 @@ def _check_meaningful(text: str, rule: Rule) -> None:
         )
 
 
+_PART_ORDER = {"lower": 0, "value": 1, "upper": 2}
+
+
+def check_rules(rules: list[Rule]) -> list[Rule]:
+    """The rules of one call, each once (a rule given twice is one rule); two rules on one
+    statistic that no round can meet together (``kappa_lower>=0.6`` and ``kappa_lower<0.5``, or
+    ``kappa_upper<0.5`` with ``kappa_lower>=0.6``: the lower limit never exceeds the estimate,
+    nor the estimate the upper limit) are a one-line error naming both."""
+    out = list(dict.fromkeys(rules))
+    for a in out:
+        for b in out:
+            if a.statistic != b.statistic or a.op not in (">=", ">") or b.op not in ("<=", "<"):
+                continue
+            if _PART_ORDER[a.part] > _PART_ORDER[b.part]:
+                continue
+            if a.threshold > b.threshold or (a.threshold == b.threshold and (a.op == ">" or b.op == "<")):
+                why = "" if a.part == b.part else f" ({a.statistic}_{a.part} never exceeds {b.statistic}_{b.part})"
+                raise GoldboardError(
+                    f"{a.text!r} and {b.text!r} contradict each other: no round can meet both{why}; "
+                    f"give the rule you mean",
+                    param="rule",
+                )
+    return out
+
+
 def pick_statistic(result: dict, statistic: str) -> dict | None:
     """The overall row of ``statistic`` in one agreement contract dict: all raters,
     unweighted (alpha: at the field's level), ungrouped."""

@@ -175,6 +175,14 @@ def _unit(name: str, value: float) -> float:
     return v
 
 
+def _finite_prevalences(arr: np.ndarray) -> None:
+    """NaN or infinity is no prevalence (every comparison with NaN is false, so the range
+    checks alone would let it through to the formula)."""
+    bad = [str(x) for x in arr if not np.isfinite(x)]
+    if bad:
+        raise GoldboardError(f"every category prevalence must be a number, got {', '.join(bad)}", param="prevalence")
+
+
 def prevalence_vector(props: float | Sequence[float]) -> np.ndarray:
     """Category prevalences as a vector summing to 1: a single number ``p`` means a binary
     outcome with prevalence ``p`` (``[1 - p, p]``).  2 to 10 categories, each in (0, 1)
@@ -187,6 +195,7 @@ def prevalence_vector(props: float | Sequence[float]) -> np.ndarray:
         return prevalence_vector(float(arr[0]))
     if not 2 <= len(arr) <= 10:
         raise GoldboardError(f"2 to 10 category prevalences are supported, got {len(arr)}", param="prevalence")
+    _finite_prevalences(arr)
     if np.any(arr <= 0) or np.any(arr >= 1):
         raise GoldboardError("every category prevalence must lie strictly between 0 and 1", param="prevalence")
     if abs(arr.sum() - 1.0) > 1e-3:
@@ -478,6 +487,7 @@ def flack_sample_size(
     m = np.asarray([float(x) for x in marginals], dtype=float)
     if not 2 <= len(m) <= 10:
         raise GoldboardError("2 to 10 category prevalences are supported", param="prevalence")
+    _finite_prevalences(m)
     if np.any(m < 0) or abs(m.sum() - 1) > 1e-9:
         raise GoldboardError("the prevalences must be non-negative and sum to 1", param="prevalence")
     _check_alpha_power(alpha, power)

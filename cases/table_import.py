@@ -30,6 +30,7 @@ import dataclasses
 import datetime
 import json
 import math
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +41,8 @@ import pandas as pd
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_records
 from goldboard.label_configs.schema import Schema
+from goldboard.text import BIDI_CONTROLS, did_you_mean
 from goldboard.text import cell_text as text_cell
-from goldboard.text import did_you_mean
 
 #: separators accepted between the values of a multi-select cell (goldboard's own ``|`` first)
 MULTI_SEPARATORS = ("|", ";", ",")
@@ -63,6 +64,7 @@ class TableMapping:
     case_col: str | None = None
     output_col: str | None = None
     model_col: str | None = None
+    sheet: str | None = None  # the workbook sheet the table is on (None: the only sheet with data)
     rater_names: dict[str, str] = dataclasses.field(default_factory=dict)  # table's rater value -> study rater
     #: wide: two raters' columns may hold the same cell in every row (they agreed on everything)
     identical_ok: bool = False
@@ -102,6 +104,10 @@ class TableRead:
     problems: list[tuple[int, str, dict]] = dataclasses.field(default_factory=list)  # (line, reason, cells): no item id
     #: identical repeated rows (same item, rater, values and rationale): (line, first line), read once
     repeats: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+    #: every column the mapping reads (ids, ratings, rationales)
+    columns: list[str] = dataclasses.field(default_factory=list)
+    #: warnings the caller adds (merged cells outside the columns read)
+    merged: list[str] = dataclasses.field(default_factory=list)
 
 
 def is_blank(v: Any) -> bool:
@@ -128,6 +134,14 @@ VALUE_SPACE = " \t\r\n\u00a0"
 def value_text(v: Any) -> str:
     """A rating cell as text: like :func:`cell_text`, but only spaces and line ends stripped."""
     return "" if is_blank(v) else text_cell(v).strip(VALUE_SPACE)
+
+
+def id_controls(v: Any) -> list[str]:
+    """The control and bidi-control characters (``U+0000``...) inside an id cell (spaces and
+    line ends around it excepted): an id holding one is not the id it looks like, and
+    ``str.strip`` would silently cut some of them (U+001F) off."""
+    text = value_text(v)
+    return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) == "Cc" or ch in BIDI_CONTROLS})
 
 
 def cell_text(v: Any) -> str:
@@ -320,6 +334,7 @@ def read_ratings_table(
         item_info=reader.item_info,
         problems=reader.problems,
         repeats=reader.repeats,
+        columns=list(dict.fromkeys(col for _, _, _, col in _column_roles(layout))),
     )
 
 
@@ -335,6 +350,14 @@ def _layout(df: pd.DataFrame, mapping: TableMapping, schema: Schema, source: str
             schema=schema.name,
             hint=did_you_mean(m.field, field_names),
             fields=", ".join(field_names),
+        )
+    if m.field is not None and not schema.field(m.field).is_rated:
+        raise ParamError(
+            "{field} {name!r}: a free-text field of schema {schema}, never a rating: give a rated field "
+            "(e.g. {field} {rated}) and read the free text with {rationale_col} COLUMN",
+            name=m.field,
+            schema=schema.name,
+            rated=schema.primary_field.name,
         )
     item_col = _item_column(df, m, source)
     wide_cols: dict[str, dict[str, str]] = {}
@@ -369,7 +392,60 @@ def _layout(df: pd.DataFrame, mapping: TableMapping, schema: Schema, source: str
     rat_col = m.rationale_col
     if rat_col is None and rationale is not None and not m.wide and rationale.name in df.columns and not pair:
         rat_col = rationale.name
-    return _Layout(m, item_col, wide_cols, long_cols, checkbox_cols, pair, rat_col)
+    layout = _Layout(m, item_col, wide_cols, long_cols, checkbox_cols, pair, rat_col)
+    _one_role_per_column(layout, source)
+    return layout
+
+
+def _column_roles(layout: _Layout) -> list[tuple[str, str | None, str, str]]:
+    """Every column the layout reads: ``(group, parameter or None, shown, column)``; the
+    groups are ``id`` (item, case and output ids: one column may be several of them),
+    ``model``, ``rating`` and ``rationale``."""
+    m = layout.mapping
+    roles: list[tuple[str, str | None, str, str]] = [("id", "item_col", repr(layout.item_col), layout.item_col)]
+    roles += [("id", p, repr(c), c) for p, c in (("case_col", m.case_col), ("output_col", m.output_col)) if c]
+    if m.model_col:
+        roles.append(("model", "model_col", repr(m.model_col), m.model_col))
+    for rater, fcols in layout.wide_cols.items():
+        roles += [("rating", "raters", f"{rater}={c}", c) for c in fcols.values()]
+    for p, c in (("rater_col", m.rater_col), ("field_col", m.field_col), ("value_col", m.value_col)):
+        if c and not m.wide:
+            roles.append(("rating", p, repr(c), c))
+    for f, c in layout.long_cols.items():
+        for col in layout.checkbox_cols.get(f) or [c]:
+            if m.label_col == col:
+                roles.append(("rating", "label_col", repr(col), col))
+            else:
+                roles.append(("rating", None, f"rating column {col!r} ({f})", col))
+    if layout.rationale_col:
+        roles.append(("rationale", "rationale_col", repr(layout.rationale_col), layout.rationale_col))
+    roles += [("rationale", "rationale_col", f"{r}={c}", c) for r, c in m.rationale_cols.items()]
+    return roles
+
+
+def _one_role_per_column(layout: _Layout, source: str) -> None:
+    """A column is read as one thing: never an id and a rating, a rating and a rationale, nor
+    two raters' rationales (two raters from one label column are refused in
+    :func:`_distinct_rater_columns`): else a rater's answer would silently become an id or
+    another rater's words."""
+    seen: dict[str, tuple[str, str | None, str]] = {}
+    for group, param, shown, col in _column_roles(layout):
+        if col not in seen:
+            seen[col] = (group, param, shown)
+            continue
+        g0, p0, s0 = seen[col]
+        if (g0 == group and group != "rationale") or (p0, s0) == (param, shown):
+            continue
+        first = "{" + p0 + "} {s0}" if p0 else "{s0}"
+        second = "{" + param + "} {s1}" if param else "{s1}"
+        raise ParamError(
+            "{source}: column {col!r} is read twice, as " + first + " and as " + second + "; "
+            "a column holds one thing: name another column for one of them",
+            source=source,
+            col=col,
+            s0=s0,
+            s1=shown,
+        )
 
 
 def _item_column(df: pd.DataFrame, m: TableMapping, source: str) -> str:
@@ -513,6 +589,7 @@ class _TableReader:
         self.item_info: dict[str, dict[str, str]] = {}
         self.problems: list[tuple[int, str, dict]] = []
         self.fields_seen: list[str] = []
+        self.nfc_first: dict[str, tuple[str, int]] = {}  # NFC form of an item id -> (the id, its first row)
 
     def note_field(self, f: str) -> None:
         """Schema field ``f`` is carried by the table (kept in first-seen order)."""
@@ -531,10 +608,19 @@ class _TableReader:
                 f"spreadsheet turned the item id into a date; format the column as Text and type the ids again "
                 f"(item ids are never guessed from a date)"
             )
+        self._no_nested_ids(rec, line)
         item = cell_text(raw_item)
         if not item:
             self.problems.append((line, f"{self.layout.item_col}: no item id", raw_cells))
             return
+        for col in dict.fromkeys(c for c in (self.layout.item_col, m.case_col, m.output_col) if c):
+            bad = id_controls(rec.get(col))
+            if bad:
+                shown = value_text(rec.get(col)).encode("unicode_escape").decode("ascii")
+                self.problems.append(
+                    (line, f"{col}: id '{shown}' contains control character {', '.join(bad)}", raw_cells)
+                )
+                return
         info = {
             "case_id": cell_text(rec.get(m.case_col)) if m.case_col else "",
             "output_id": cell_text(rec.get(m.output_col)) if m.output_col else "",
@@ -543,11 +629,54 @@ class _TableReader:
         if not info["case_id"]:
             info["case_id"] = item if not info["output_id"] or info["output_id"] != item else ""
         if item not in self.item_info:
+            self._no_look_alike(item, line)
             self.items.append(item)
             self.item_info[item] = info
         per_rater = self._wide_ratings(rec) if m.wide else self._long_ratings(rec, line, raw_cells)
         for rater, vals, rat, fcols in per_rater:
             self._add(item, info, line, raw_cells, rater, vals, rat, fcols)
+
+    def _no_look_alike(self, item: str, line: int) -> None:
+        """Two item ids that differ only in their Unicode form (``Café`` typed as one letter,
+        or as ``e`` + a combining accent) look the same to every reader: refused naming both
+        rows, never two items nor silently one."""
+        key = unicodedata.normalize("NFC", item)
+        first = self.nfc_first.get(key)
+        if first is not None:
+            other, other_line = first
+            esc = [x.encode("unicode_escape").decode("ascii") for x in (other, item)]
+            raise GoldboardError(
+                f"{self.source}: rows {other_line} and {line}: item ids '{esc[0]}' and '{esc[1]}' look the same "
+                f"but differ in their Unicode form (NFC vs NFD: an accent stored as one letter or as a combining "
+                f"mark); type the id the same way in both rows"
+            )
+        self.nfc_first[key] = (item, line)
+
+    def _no_nested_ids(self, rec: dict, line: int) -> None:
+        """An id or rater cell holding a JSON list or object (``"case_id": ["C2"]``) is refused:
+        it is no id, and its text (``['C2']``) would become a new item."""
+        m = self.m
+        for param, col in (
+            ("item_col", self.layout.item_col),
+            ("case_col", m.case_col),
+            ("output_col", m.output_col),
+            ("model_col", m.model_col),
+            ("rater_col", None if m.wide else m.rater_col),
+        ):
+            v = rec.get(col) if col else None
+            if isinstance(v, (list, dict)):
+                suffix = Path(self.source).suffix.lower()
+                where = {".jsonl": "line", ".ndjson": "line", ".json": "record"}.get(suffix, "row")
+                raise ParamError(
+                    "{source}: {where} {line}: {" + param + "} {col!r} holds a JSON {kind} ({cell}), not an id; "
+                    "write the id as text",
+                    source=self.source,
+                    where=where,
+                    line=line,
+                    col=col,
+                    kind="list" if isinstance(v, list) else "object",
+                    cell=json.dumps(v, ensure_ascii=False)[:60],
+                )
 
     def _wide_ratings(self, rec: dict) -> list[tuple[str, dict, str | None, dict]]:
         """``(rater, values, rationale, field columns)`` of each rater's columns of a wide row."""

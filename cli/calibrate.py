@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
+from goldboard.analysis.calibration import parse_rule
 from goldboard.cli._options import OutputFile, format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.exports.calibration import calibration_curve_png, render_calibration
 from goldboard.fileio import atomic_write
 from goldboard.study import Study
-from goldboard.workflows.calibration import calibration_for_study
+from goldboard.workflows.calibration import calibration_for_study, rule_change
 from goldboard.workflows.report_extras import record_rules
 
 
@@ -43,10 +44,17 @@ from goldboard.workflows.report_extras import record_rules
     "level 0.025/MAX_LOOKS (Bonferroni). Default: the number recorded in study.toml, else 5. Fixed once a look "
     "is recorded.",
 )
+@click.option(
+    "--change-rule",
+    is_flag=True,
+    help="Change the stopping rule (or its fields) after a recorded look; the change is recorded in study.toml.",
+)
 @click.option("--no-record", is_flag=True, help="Do not record the rule in study.toml for the report.")
 @format_option(["table", "markdown", "json"], "table")
 @output_option()
-def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, max_looks, plot, no_record, fmt, output) -> None:
+def calibrate_cmd(
+    study_dir, rules, fields, rounds, bootstrap, seed, max_looks, change_rule, plot, no_record, fmt, output
+) -> None:
     """Per calibration round: the statistic with its 95% CI against the stopping rule, and a
     verdict -- continue calibrating, or the rule is met.
 
@@ -75,13 +83,27 @@ def calibrate_cmd(study_dir, rules, fields, rounds, bootstrap, seed, max_looks, 
             f"cannot change after a look (asked for {max_looks})",
             param="max_looks",
         )
+    change = rule_change(study, [parse_rule(r) for r in rules], list(fields) or [study.schema.primary_field.name])
     data = calibration_for_study(
-        study, rules, fields=fields, rounds=rounds, n_resamples=bootstrap, seed=seed, max_looks=max_looks
+        study,
+        rules,
+        fields=fields,
+        rounds=rounds,
+        n_resamples=bootstrap,
+        seed=seed,
+        max_looks=max_looks,
+        change_rule=change_rule,
     )
     if not no_record:
+        changes = list(recorded.get("rule_changes") or [])
         record_rules(
             study, data["rules"], data["fields"], bootstrap, seed, data["max_looks"], data["looks"], data["level"]
         )
+        if change_rule and change:
+            changes.append(f"after look {recorded.get('looks')}: {change}")
+        if changes:  # every change made after a look stays on record
+            study.extra["calibration"]["rule_changes"] = changes
+            study.save()
     if plot:
         png = calibration_curve_png(data)
         with atomic_write(plot, mode="wb") as fh:

@@ -80,6 +80,11 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option("--output-col", default=None, help="Table: the model-output id column.")
 @click.option("--model-col", default=None, help="Table: the model column.")
 @click.option(
+    "--sheet",
+    default=None,
+    help="Table: the workbook sheet to read (default: the active sheet, when it is the only sheet holding data).",
+)
+@click.option(
     "--codes",
     type=click.Path(dir_okay=False),
     default=None,
@@ -119,6 +124,11 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     help="Projects exported at once (default: the embedded server's --workers, else 1). "
     "More than 1 helps only a server with several app workers.",
 )
+@click.option(
+    "--add-to-adjudicated-round",
+    is_flag=True,
+    help="Table: add items new to a round that already has adjudication decisions or a gold release.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def pull_cmd(
     study_dir: str,
@@ -137,12 +147,14 @@ def pull_cmd(
     case_col: str | None,
     output_col: str | None,
     model_col: str | None,
+    sheet: str | None,
     codes: str | None,
     rater_names: tuple[str, ...],
     source: str | None,
     projects: tuple[str, ...],
     item_key: str | None,
     jobs: int | None,
+    add_to_adjudicated_round: bool,
     quiet: bool,
 ) -> None:
     """Pull a round's annotations into rounds/N/ratings.csv.
@@ -186,8 +198,10 @@ def pull_cmd(
         "--case-col": case_col,
         "--output-col": output_col,
         "--model-col": model_col,
+        "--sheet": sheet,
         "--codes": codes,
         "--source": source,
+        "--add-to-adjudicated-round": add_to_adjudicated_round,
     }
     if table is None:
         given = [k for k, v in table_opts.items() if v]
@@ -196,10 +210,7 @@ def pull_cmd(
     if table is not None:
         if exports or projects or item_key:
             raise GoldboardError("--from-table: give one source per pull (not with --from-export/--project/--item-key)")
-        mapping = _table_mapping(table_opts, rater_names)
-        res = pull_table(study, table, mapping, round_number=round_number, source=source, codes=codes)
-        click.echo(res.describe())
-        click.echo(f"wrote {res.paths['ratings']}")
+        _pull_from_table(study, table, _table_mapping(table_opts, rater_names), round_number, table_opts)
         return
     specs = _export_specs(exports, study.raters)
     if projects or item_key or rater_names or study.extra.get("item_key") or study.extra.get("label_studio_users"):
@@ -223,6 +234,22 @@ def pull_cmd(
     click.echo(f"wrote {res.paths['ratings']}")
 
 
+def _pull_from_table(
+    study: Study, table: str, mapping: TableMapping, round_number: int | None, opts: dict[str, Any]
+) -> None:
+    res = pull_table(
+        study,
+        table,
+        mapping,
+        round_number=round_number,
+        source=opts["--source"],
+        codes=opts["--codes"],
+        add_to_adjudicated_round=bool(opts["--add-to-adjudicated-round"]),
+    )
+    click.echo(res.describe())
+    click.echo(f"wrote {res.paths['ratings']}")
+
+
 def _table_mapping(opts: dict[str, Any], rater_names: tuple[str, ...]) -> TableMapping:
     """The ``--from-table`` options (by flag) as a :class:`TableMapping`, ``RATER=COLUMN`` lists parsed."""
     rater_cols, rationale_col = opts["--rater-cols"], opts["--rationale-col"]
@@ -243,6 +270,7 @@ def _table_mapping(opts: dict[str, Any], rater_names: tuple[str, ...]) -> TableM
         case_col=opts["--case-col"],
         output_col=opts["--output-col"],
         model_col=opts["--model-col"],
+        sheet=opts["--sheet"],
         rater_names=_pairs(rater_names, "--rater") if rater_names else {},
         identical_ok=bool(opts["--identical-columns-ok"]),
     )

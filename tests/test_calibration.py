@@ -98,11 +98,20 @@ def test_calibrate_verdicts_follow_the_tested_limit(cli, tmp_path):
     assert data["rounds"][1]["guideline_version"] == "v2"
     # a rule above both limits: continue calibrating, in words, with the adjusted level
     hi = round(t2 + 0.01, 3)
-    res = cli("calibrate", "--study", st.path, "--rule", f"kappa_lower>={hi}")
+    res = cli("calibrate", "--study", st.path, "--rule", f"kappa_lower>={hi}", "--change-rule")
     assert "not met in round 2: continue calibrating" in res.stdout
     assert "Looks: 2 of 5 planned; each look is tested at the Bonferroni-adjusted one-sided level 0.005" in res.stdout
     # the estimate, not the limit: the same cut is met by round 1's value only if above it
-    res = cli("calibrate", "--study", st.path, "--rule", f"kappa_value>={k1['value'] - 0.001:.3f}", "--format", "json")
+    res = cli(
+        "calibrate",
+        "--study",
+        st.path,
+        "--rule",
+        f"kappa_value>={k1['value'] - 0.001:.3f}",
+        "--change-rule",
+        "--format",
+        "json",
+    )
     assert json.loads(res.stdout)["rounds"][0]["met"] is True
 
 
@@ -134,6 +143,7 @@ def test_small_round_note_and_bootstrap_limits_equal_agree(cli, tmp_path):
         st.path,
         "--rule",
         "kappa_lower>=0.3",
+        "--change-rule",
         "--bootstrap",
         300,
         "--seed",

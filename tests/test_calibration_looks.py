@@ -79,7 +79,7 @@ def test_perfect_agreement_on_12_items_does_not_meet_a_strict_rule(tmp_path):
     out = run("calibrate", "--study", s, "--rule", "kappa_lower>=0.95").stdout
     assert "not estimable (degenerate table)" in out and "1.000 to 1.000" not in out and "rule met" not in out
     # a statistic tested by its Wald limit with a zero SE: cannot be decided, in the verdict and the report
-    out = run("calibrate", "--study", s, "--rule", "alpha_lower>=0.5").stdout
+    out = run("calibrate", "--study", s, "--rule", "alpha_lower>=0.5", "--change-rule").stdout
     assert "cannot be decided in round 1 at n = 12: rate more items" in out
     report = tmp_path / "r.md"
     run("report", "--study", s, "--format", "markdown", "-o", report, "--no-supplement")

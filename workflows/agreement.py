@@ -75,7 +75,8 @@ def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) 
         complete = [use]
     later = {n: progress[n] for n in pulled if n > complete[-1]}
     busy = "; ".join(
-        f"round {n} is in progress ({d} of {t} items rated by every rater so far; --round {n} analyses it as it is)"
+        f"round {n} is in progress ({d} of {t} items rated by every rater so far; "
+        + (f"--round {n} analyses it as it is)" if d else "nothing to analyse yet)")
         if t
         else f"round {n} has no ratings yet"
         for n, (d, t) in later.items()

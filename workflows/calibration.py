@@ -8,7 +8,9 @@ from goldboard.analysis.calibration import (
     DEFAULT_MAX_LOOKS,
     NOMINAL,
     UNDECIDED,
+    Rule,
     calibration_verdict,
+    check_rules,
     evaluate_round,
     look_level,
     parse_rule,
@@ -64,6 +66,7 @@ def calibration_for_study(
     n_resamples: int = 0,
     seed: int = 1,
     max_looks: int | None = None,
+    change_rule: bool = False,
 ) -> dict:
     """Per round (one look each, in order): each field's statistic with its 95% CI and the limit
     the rule tests at the Bonferroni-adjusted level, and a verdict.
@@ -73,19 +76,18 @@ def calibration_for_study(
     :func:`calibration_rounds`; ``max_looks``: the planned maximum number of looks (default:
     the one recorded in ``study.toml``, else :data:`DEFAULT_MAX_LOOKS`); each look is tested at
     one-sided level ``0.025 / max_looks``.  A round after the planned looks is not tested.
+    Rules that contradict each other are refused; so are rules or fields other than the ones
+    recorded in ``study.toml`` once a look is recorded, unless ``change_rule`` (the caller
+    records the change).
     Returns ``{"rules", "fields", "rounds": [{"round", "look", "calibration",
     "guideline_version", "n_items", "checks", "met", "decided", "verdict"}], "met_at",
     "verdict", "latest_round", "max_looks", "looks", "level", "notes"}``."""
-    if not rules:
-        raise GoldboardError("give at least one rule, e.g. --rule 'kappa_lower>=0.6'", param="rule")
-    parsed = [parse_rule(r) for r in rules]
+    parsed, fields = _checked_rules(study, rules, fields)
     max_looks = int(max_looks or (study.extra.get("calibration") or {}).get("max_looks") or DEFAULT_MAX_LOOKS)
     level = look_level(max_looks)
-    fields = list(fields) if fields else [study.schema.primary_field.name]
-    for f in fields:
-        check_field(study, f)
     notes = []
     chosen = _chosen_rounds(study, rounds, notes)
+    _same_rule_after_a_look(study, parsed, fields, change_rule)
     info = {r.number: r for r in study.rounds}
     out_rounds = []
     for look, rn in enumerate(chosen, start=1):
@@ -148,6 +150,54 @@ def calibration_for_study(
     }
 
 
+def _checked_rules(study: Study, rules: Sequence[str], fields: Sequence[str] | None) -> tuple[list[Rule], list[str]]:
+    """The rules parsed (each once, none contradicting another) and the fields they apply to."""
+    if not rules:
+        raise GoldboardError("give at least one rule, e.g. --rule 'kappa_lower>=0.6'", param="rule")
+    parsed = check_rules([parse_rule(r) for r in rules])
+    fields = list(fields) if fields else [study.schema.primary_field.name]
+    for f in fields:
+        check_field(study, f)
+    return parsed, fields
+
+
+def rule_change(study: Study, rules: Sequence[Rule], fields: Sequence[str]) -> str | None:
+    """What changes against the rule recorded in ``study.toml`` after a look (``None``: no
+    look recorded, or the same rules and fields), e.g. ``kappa_lower>=0.6 -> kappa_lower>=0.5``."""
+    rec = study.extra.get("calibration") or {}
+    if not rec.get("looks") or not rec.get("rules"):
+        return None
+    try:
+        old = sorted(parse_rule(r).text for r in rec["rules"])
+    except GoldboardError:
+        old = sorted(str(r) for r in rec["rules"])
+    new = sorted(r.text for r in rules)
+    old_f, new_f = sorted(str(f) for f in rec.get("fields") or []), sorted(fields)
+    if old == new and (not old_f or old_f == new_f):
+        return None
+    parts = []
+    if old != new:
+        parts.append(f"rule {', '.join(old)} -> {', '.join(new)}")
+    if old_f and old_f != new_f:
+        parts.append(f"fields {', '.join(old_f)} -> {', '.join(new_f)}")
+    return "; ".join(parts)
+
+
+def _same_rule_after_a_look(study: Study, rules: Sequence[Rule], fields: Sequence[str], change_rule: bool) -> None:
+    """A stopping rule chosen after seeing a look is no stopping rule: changing it (or its
+    fields) once a look is recorded is refused unless the user says so (``change_rule``)."""
+    change = rule_change(study, rules, fields)
+    if change is None or change_rule:
+        return
+    looks = (study.extra.get("calibration") or {}).get("looks")
+    raise GoldboardError(
+        f"this calibration recorded its stopping rule and has taken {looks} look(s); a rule changed after "
+        f"seeing a look makes the error rate meaningless ({change}); keep the recorded rule, or pass "
+        f"--change-rule to change it (the change is recorded in study.toml)",
+        param="rule",
+    )
+
+
 def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str]) -> list[int]:
     if rounds:
         chosen = sorted(set(int(r) for r in rounds))
@@ -165,7 +215,7 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str])
         state = f"round {n} is in progress ({done} of {total} items rated by every rater so far)"
         if len(chosen) > 1:
             chosen.remove(n)
-            notes.append(f"{state}: not evaluated (--round {n} evaluates it as it is)")
+            notes.append(f"{state}: not evaluated" + (f" (--round {n} evaluates it as it is)" if done else ""))
         else:
             notes.append(f"{state}: evaluated as it is")
     return chosen

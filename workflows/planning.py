@@ -121,6 +121,22 @@ def _write_records(records: list[dict], out: Path) -> None:
         write_jsonl_atomic(records, out)
 
 
+def _distinct_case_ids(cases: str | Path, lines_recs: list[tuple[int, dict]]) -> None:
+    """A case id given twice in the cases file is refused naming both lines (row numbers of a
+    table): the draw would count the case twice and could pick it twice."""
+    seen: dict[str, int] = {}
+    for line, rec in lines_recs:
+        cid = _first_key(rec, ID_KEYS)
+        if cid is None:
+            continue
+        if cid in seen:
+            raise GoldboardError(
+                f"{cases}: lines {seen[cid]} and {line}: case id {cid!r} appears twice; keep one record per case"
+            )
+        seen[cid] = line
+    return None
+
+
 def sample_cases_file(
     cases: str | Path,
     by: str | None,
@@ -139,9 +155,11 @@ def sample_cases_file(
     pair can be pushed as is).  ``rest_output``: the cases not drawn (e.g. the main round after
     a calibration set).  Returns ``{"n", "seed", "by", "strata": {value: [available, drawn]},
     "output", "outputs_output", "rest_output"}``."""
-    records = [rec for _, rec in read_records(cases)]
+    lines_recs = read_records(cases)
+    records = [rec for _, rec in lines_recs]
     if not records:
         raise GoldboardError(f"{cases}: no cases")
+    _distinct_case_ids(cases, lines_recs)
     if by:
         values = [_stratum(rec, by) for rec in records]
         if all(v is None for v in values):

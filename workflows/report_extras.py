@@ -101,7 +101,9 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
         fields = fields or rec_fields
     if not rules:
         return None
-    data = calibration_for_study(study, rules, fields=fields or None, n_resamples=boot, seed=seed)
+    # a report takes no look and records nothing: `report --rule` shows the rule it is given (issue 23
+    # refuses a changed rule in `calibrate` only)
+    data = calibration_for_study(study, rules, fields=fields or None, n_resamples=boot, seed=seed, change_rule=True)
     head, rows = calibration_rows(data)
     png = calibration_curve_png(data)
     return {

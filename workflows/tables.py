@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.pull import INVALID_COLUMNS, PullResult, Source, collect, rule_warnings
+from goldboard.annotate.push import round_use
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
@@ -47,6 +49,8 @@ from goldboard.errors import GoldboardError
 from goldboard.fileio import (
     duplicate_headers,
     iter_jsonl,
+    merged_cells,
+    merged_error,
     read_csv_frame,
     read_records,
     write_csv_atomic,
@@ -190,6 +194,7 @@ def pull_table(
     source: str | None = None,
     codes: str | Path | None = None,
     write: bool = True,
+    add_to_adjudicated_round: bool = False,
 ) -> TablePullResult:
     """Read the ratings table ``path`` into round ``round_number`` of ``study`` (default: the
     latest round, or round 1 of a study without rounds).  See the module docstring."""
@@ -210,6 +215,7 @@ def pull_table(
     held_unknown: set[str] = set()
     if unknown and not table_born:
         held_unknown = set(unknown)
+    _check_additions(study, path, read, known, n, None if table_born else set(unknown), add_to_adjudicated_round)
 
     res, ratings, invalid = _validate_table(study, read, source, path, n, units)
     extra_invalid = [_held_row(n, source, read, line, "", "", reason, cells) for line, reason, cells in read.problems]
@@ -261,6 +267,7 @@ def pull_table(
         "rows": read.rows,
         "pulled_at": utc_now(),
         **({"identical_columns_ok": True} if mapping.identical_ok else {}),
+        **({"sheet": mapping.sheet} if mapping.sheet else {}),
     }
     if new_round:
         rnd.mode = TABLE_MODE
@@ -278,8 +285,8 @@ def _read_table_ratings(
     if ":" in source or not source.strip():
         raise GoldboardError(f"--source {source!r}: give a name without ':'")
     code_map = read_codes(codes) if codes else None
-    df = _cells_frame(path)
-    dup = duplicate_headers(path)
+    df = _cells_frame(path, mapping.sheet)
+    dup = duplicate_headers(path, mapping.sheet)
     if dup:
         raise GoldboardError(
             f"{path}: column {dup[0]!r} appears more than once in the header row; rename the copies so each "
@@ -294,6 +301,11 @@ def _read_table_ratings(
             )
     check_rater_map(mapping.rater_names, raters)
     read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
+    title, merged = merged_cells(path, mapping.sheet)
+    for rng, cols in merged:
+        if set(cols) & set(read.columns):
+            raise merged_error(path, title, rng)
+        read.merged.append(f"cells {rng} ({', '.join(cols)}) are merged; that column is not read")
     for tr in read.ratings:
         if tr.rater not in raters:
             raise GoldboardError(
@@ -305,10 +317,44 @@ def _read_table_ratings(
     return read
 
 
-def _cells_frame(path: Path) -> pd.DataFrame:
+def _check_additions(
+    study: Study, path: Path, read: TableRead, known: dict[str, dict], n: int, held: set[str] | None, allow: bool
+) -> None:
+    """Refuse a table that would silently change the study's items: an id that looks like a
+    known item's but differs in its Unicode form (NFC vs NFD), or items new to round ``n``
+    when the round already has decisions or a gold release (its adjudication and gold would
+    silently stop covering it; ``allow``: ``--add-to-adjudicated-round``).  ``held``: the
+    unknown ids that are held out, never added (``None``: a table-born study adds them)."""
+    nfc = {unicodedata.normalize("NFC", k): k for k in known}
+    for it in read.items:
+        other = nfc.get(unicodedata.normalize("NFC", it))
+        if it not in known and other is not None:
+            esc = [x.encode("unicode_escape").decode("ascii") for x in (it, other)]
+            raise GoldboardError(
+                f"{path}: item id '{esc[0]}' looks like the study's item '{esc[1]}' but differs in its "
+                f"Unicode form (NFC vs NFD: an accent stored as one letter or as a combining mark); type it as the "
+                f"study has it"
+            )
+    if allow or not any(r.number == n for r in study.rounds):
+        return
+    in_round = {k for k, u in known.items() if n in {int(r) for r in (u.get("rounds") or [])}}
+    new = [it for it in read.items if it not in in_round and (held is None or it not in held)]
+    if not new:
+        return
+    use = round_use(study, n, in_round)
+    if use.decisions or use.releases:
+        raise GoldboardError(
+            f"round {n} already has {use.describe()}; this table adds {len(new)} item{'s' if len(new) != 1 else ''} "
+            f"new to the round ({', '.join(repr(x) for x in new[:3])}{', ...' if len(new) > 3 else ''}), which would "
+            f"change what was adjudicated. Pull it into a new round (--round {max(r.number for r in study.rounds) + 1}), "
+            f"or pass --add-to-adjudicated-round to add them anyway"
+        )
+
+
+def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
     """The table's cells as read (objects; a cell a row lacks is ``None``, never pandas' NaN, so
     a ``NaN`` the file itself holds stays distinguishable), with the ``_line`` column."""
-    recs = read_records(path)
+    recs = read_records(path, sheet, sheet_option=True)
     cols = list(dict.fromkeys(k for _, r in recs for k in r))
     df = pd.DataFrame([[r.get(k) for k in cols] for _, r in recs], columns=cols, dtype=object)
     df["_line"] = [line for line, _ in recs]
@@ -391,6 +437,7 @@ def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.Dat
             f"{len(read.repeats)} repeated row(s) give the same answer as an earlier row of the same item and "
             f"rater and were read once ({shown}{', ...' if len(read.repeats) > 5 else ''})"
         )
+    warnings.extend(read.merged)
     res.summary["table_repeated_rows"] = len(read.repeats)
     _rationale_counts(res, study, read, ratings)
     warnings.extend(rule_warnings(ratings, study.schema, list(study.raters)))
