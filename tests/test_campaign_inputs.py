@@ -41,7 +41,7 @@ def pulled(s: Path, name: str = "ratings.csv") -> pd.DataFrame:
     return pd.read_csv(s / "rounds" / "1" / name, dtype=str, keep_default_na=False)
 
 
-WIDE = ["--item-col", "case_id", "--raters", "onc_a=a,onc_b=b", "--field", "safety_label"]
+WIDE = ["--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b", "--field", "safety_label"]
 
 
 # --------------------------------------------------------------------------- 1. control characters in ids
@@ -74,17 +74,24 @@ def test_item_id_with_control_character_held_out_by_row(tmp_path):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["--item-col", "a", "--raters", "onc_a=a,onc_b=b"], "as --item-col 'a' and as --raters onc_a=a"),
+        (["--item-col", "a", "--rater-cols", "onc_a=a,onc_b=b"], "as --item-col 'a' and as --rater-cols onc_a=a"),
         (
-            ["--item-col", "case_id", "--case-col", "a", "--raters", "onc_a=a,onc_b=b"],
-            "as --case-col 'a' and as --raters onc_a=a",
+            ["--item-col", "case_id", "--case-col", "a", "--rater-cols", "onc_a=a,onc_b=b"],
+            "as --case-col 'a' and as --rater-cols onc_a=a",
         ),
         (
-            ["--item-col", "case_id", "--raters", "onc_a=a,onc_b=b", "--rationale-col", "onc_a=a,onc_b=b"],
-            "as --raters onc_a=a and as --rationale-col onc_a=a",
+            ["--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b", "--rationale-col", "onc_a=a,onc_b=b"],
+            "as --rater-cols onc_a=a and as --rationale-col onc_a=a",
         ),
         (
-            ["--item-col", "case_id", "--raters", "onc_a=a,onc_b=b", "--rationale-col", "onc_a=note_a,onc_b=note_a"],
+            [
+                "--item-col",
+                "case_id",
+                "--rater-cols",
+                "onc_a=a,onc_b=b",
+                "--rationale-col",
+                "onc_a=note_a,onc_b=note_a",
+            ],
             "as --rationale-col onc_a=note_a and as --rationale-col onc_b=note_a",
         ),
     ],
@@ -126,7 +133,7 @@ def test_free_text_field_as_the_rated_field_refused(tmp_path):
             t,
             "--item-col",
             "case_id",
-            "--raters",
+            "--rater-cols",
             "onc_a=a,onc_b=b",
             "--field",
             "rationale",
@@ -498,7 +505,7 @@ def test_agree_hint_never_points_at_a_round_nobody_finished(tmp_path):
         t2,
         "--item-col",
         "case_id",
-        "--raters",
+        "--rater-cols",
         "onc_a=a",
         "--field",
         "safety_label",
