@@ -428,12 +428,11 @@ class SheetErrors(GoldboardError):
         super().__init__(f"{self.path.name}: {n} problem{'s' if n != 1 else ''} found; nothing imported")
 
 
-@dataclass
-class RecordResult:
+class AppendedCounts:
+    """``changed``/``confirmed`` of a result whose ``appended`` holds the new log entries
+    (:class:`RecordResult`, the review sheet's ``ImportResult``)."""
+
     appended: list[dict]
-    unchanged: int
-    #: things the user should know (a torn tail moved aside, stale temporary files removed)
-    notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -442,8 +441,16 @@ class RecordResult:
 
     @property
     def confirmed(self) -> int:
-        """Entries that restated the value in force."""
+        """Entries that restated the value in force (with a new reason or adjudicator)."""
         return sum(1 for e in self.appended if is_confirmation(e))
+
+
+@dataclass
+class RecordResult(AppendedCounts):
+    appended: list[dict]
+    unchanged: int
+    #: things the user should know (a torn tail moved aside, stale temporary files removed)
+    notes: list[str] = field(default_factory=list)
 
 
 def change_lines(appended: Iterable[dict], schema=None) -> list[str]:

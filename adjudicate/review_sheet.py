@@ -26,13 +26,12 @@ from typing import Any
 
 from goldboard.adjudicate.decisions import (
     UNRESOLVED,
+    AppendedCounts,
     Proposed,
     SheetBase,
     _q,
     entries_digest,
     format_decision,
-    is_change,
-    is_confirmation,
     log_base,
     parse_multi_decision,
     read_decisions,
@@ -140,7 +139,7 @@ def parse_key(key: Any) -> tuple[str, str, str] | None:
 
 
 @dataclass
-class ImportResult:
+class ImportResult(AppendedCounts):
     sheet: str
     sheet_sha256: str
     appended: list[dict]
@@ -148,16 +147,6 @@ class ImportResult:
     blank: int
     warnings: list[str]
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> int:
-        """Entries that replaced a value by another (confirmations are not changes)."""
-        return sum(1 for e in self.appended if is_change(e))
-
-    @property
-    def confirmed(self) -> int:
-        """Entries that restated the value in force (with a new reason or adjudicator)."""
-        return sum(1 for e in self.appended if is_confirmation(e))
 
 
 def _stripped(value: Any) -> str:
