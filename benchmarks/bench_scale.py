@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_latency import goldboard_exe  # the console script a user runs (this folder is on sys.path)
+
 LABELS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information", "Unsafe"]
 
 LEAN = """\
@@ -63,17 +65,6 @@ def write_table(path: Path, n: int) -> None:
             if a == "Insufficient Information" and i % 13 == 0:
                 a = "Insufficient Info"  # the schema's alias
             fh.write(f"{i + 1},C{i:07d},{label_of(i, 777)},{a},{b}\n")
-
-
-def goldboard_exe() -> list[str]:
-    """The ``goldboard`` console script of this interpreter (what a user runs)."""
-    exe = Path(sys.executable).parent / "goldboard"
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("goldboard")
-    if found:
-        return [found]
-    raise SystemExit("the goldboard command is not installed next to this Python (make install)")
 
 
 def run(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float]:

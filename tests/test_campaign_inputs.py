@@ -11,23 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
-
-from goldboard.cli import main
-
-
-def run(*args, input=None):
-    res = CliRunner().invoke(main, [str(a) for a in args], input=input)
-    assert "Traceback" not in res.output, res.output
-    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
-    return res
-
-
-def error_line(res) -> str:
-    assert res.exit_code != 0, res.output
-    lines = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
-    assert len(lines) == 1, res.output
-    return lines[0]
+from test_misuse_inputs import error_line, run  # the shared no-traceback runner and its one error line
 
 
 def table_study(tmp_path: Path) -> Path:
