@@ -45,7 +45,7 @@ from goldboard.annotate.server import DEFAULT_PORT, EmbeddedServer, free_port, p
 from goldboard.annotate.simulate import post_ratings
 from goldboard.cases.ratings import MULTI_SEP
 from goldboard.cases.synth import synthesize, write_records
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.calibration import verdict_sentence
 from goldboard.exports.pdf import PdfUnavailable, print_pdf
 from goldboard.exports.report_extras import SUPPLEMENT_DIR
@@ -331,7 +331,7 @@ def run_demo(
 def _demo_folder(root: Path) -> Path:
     """An empty or earlier demo folder, marked as the demo's (a previous demo's server data is kept)."""
     if root.exists() and any(root.iterdir()) and not (root / MARKER).exists():
-        raise GoldboardError(f"{root}: exists and is not a goldboard demo folder; pass another --dir")
+        raise ParamError("{where}: exists and is not a goldboard demo folder; pass another {directory}", where=root)
     # a previous demo: keep its migrated server data (warm start), replace the study
     for sub in ("study", "inputs", "outputs"):
         shutil.rmtree(root / sub, ignore_errors=True)

@@ -29,7 +29,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
-from goldboard.errors import GoldboardError, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
+from goldboard.errors import GoldboardError, ParamError, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
 from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import BIDI_CONTROLS, utc_now
@@ -124,25 +124,23 @@ class Study:
             raise GoldboardError(f"{path / STUDY_FILE}: a study already exists here")
         raters = [r.strip() for r in raters if r.strip()]
         if len(raters) < 2:
-            raise GoldboardError("--raters: a study needs at least two raters (e.g. onc_a,onc_b)")
+            raise GoldboardError("a study needs at least two raters (e.g. onc_a,onc_b)", param="raters")
         if len(set(raters)) != len(raters):
-            raise GoldboardError("--raters: rater names must be unique")
+            raise GoldboardError("rater names must be unique", param="raters")
         for i, r in enumerate(raters):
-            check_rater_name(r, "--raters")
+            check_rater_name(r, "raters")
             twin = _case_twin(r, raters[:i])
             if twin is not None:
                 raise GoldboardError(
-                    f"--raters: {twin!r} and {r!r} differ only in letter case: one person, or two? "
-                    f"give two raters names that differ in more than case"
+                    f"{twin!r} and {r!r} differ only in letter case: one person, or two? "
+                    f"give two raters names that differ in more than case",
+                    param="raters",
                 )
         schema_ref = schema
         sch_path = Path(schema)
         if sch_path.suffix.lower() in (".toml", ".json") and sch_path.exists():
             schema_ref = str(sch_path.resolve())
-        try:
-            sch = load_schema(schema_ref)
-        except SchemaError as exc:
-            raise GoldboardError(str(exc)) from None
+        sch = load_schema(schema_ref)
         url = check_server_url(url)
         if name:
             check_study_name(name.strip())
@@ -243,7 +241,7 @@ class Study:
         if name is not None:
             name = name.strip()
             if not name:
-                raise GoldboardError("--name: give a non-empty name")
+                raise GoldboardError("give a non-empty name", param="name")
             check_study_name(name)
             if name != self.name:
                 changes.append(f"name: {self.name} -> {name}")
@@ -305,7 +303,7 @@ class Study:
         """Record on round ``number`` (added when new) whether it is a calibration round and the
         guideline (codebook) version its raters used; saved at once."""
         if number < 1:
-            raise GoldboardError(f"--round {number}: rounds are numbered from 1")
+            raise ParamError("{round_number} {n}: rounds are numbered from 1", n=number)
         have = sorted(r.number for r in self.rounds)
         nxt = have[-1] + 1 if have else 1
         if number not in have and number != nxt:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from goldboard.cases.ratings import MULTI_SEP
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.text import cell_text, is_number, natural_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -169,7 +169,7 @@ def _normalizer(f: Field | None, sub: str | None, categories: list[str] | None, 
             def norm_schema_cats(text: str) -> str:
                 v = f.normalize(text)
                 if v not in cats:
-                    raise ValueError(f"{v!r} is not one of --categories ({', '.join(categories)})")
+                    raise ValueError(f"{v!r} is not one of the categories given ({', '.join(categories)})")
                 return v
 
             return norm_schema_cats
@@ -357,18 +357,24 @@ def _dichotomized(
     field, category_list = scale.field, scale.categories
     k_raw = _cell_text(dichotomize)
     if not scale.ordered and not (f is not None and f.kind == "ordinal"):
-        raise GoldboardError(
-            f"--dichotomize {k_raw}: field {field} is {scale.data_level}; dichotomizing needs an ordered scale (--level ordinal or an ordinal schema field)"
+        raise ParamError(
+            "{dichotomize} {k}: field {field} is {level}; dichotomizing needs an ordered scale "
+            "({levels} ordinal or an ordinal schema field)",
+            k=k_raw,
+            field=field,
+            level=scale.data_level,
         )
     try:
         thr = norm(k_raw) if f is not None or cats is not None else k_raw
     except ValueError as exc:
         raise GoldboardError(f"field {field}: {exc}", param="dichotomize") from None
     if thr not in category_list:
-        raise GoldboardError(f"--dichotomize {k_raw}: not a category of {field} ({', '.join(category_list)})")
+        raise ParamError(
+            "{dichotomize} {k}: not a category of {field} ({cats})", k=k_raw, field=field, cats=", ".join(category_list)
+        )
     cut = category_list.index(thr)
     if cut == 0:
-        raise GoldboardError(f"--dichotomize {k_raw}: the lowest category leaves nothing below it")
+        raise ParamError("{dichotomize} {k}: the lowest category leaves nothing below it", k=k_raw)
     lo_label, hi_label = f"<{thr}", f">={thr}"
     pos = {c: i for i, c in enumerate(category_list)}
     labels = _map_distinct(labels, lambda v: "" if v == "" else (hi_label if pos[v] >= cut else lo_label))
@@ -529,8 +535,10 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
         labels, scale = _dichotomized(labels, scale, f, cats, norm, opts.dichotomize)
     if len(scale.categories) < 2:
         only = scale.categories[0] if scale.categories else "(none)"
-        raise GoldboardError(
-            f"field {field}: only one category ({only}); give the full scale with --categories or --schema"
+        raise ParamError(
+            "field {field}: only one category ({only}); give the full scale with {categories} or {schema}",
+            field=field,
+            only=only,
         )
     work = _id_table(df, labels, source)
     rated = _one_rating_each(work, df, field, source, warnings)

@@ -34,7 +34,7 @@ from goldboard.analysis.scoring_inputs import (
     prepare_key,
 )
 from goldboard.analysis.scoring_stats import proportion
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import Schema
 
 # --------------------------------------------------------------------------- options (radsafe)
@@ -140,8 +140,8 @@ def _answer_key(
         elif _key_from_predictions(preds, of.pos, answer):
             key_from = preds.source
     if key_from is None:
-        raise GoldboardError(
-            "no answer key: give --key FILE (question id + correct_option), or a "
+        raise ParamError(
+            "no answer key: give {key} FILE (question id + correct_option), or a "
             "correct_option/correct_answer column in the gold reference or the predictions"
         )
     return answer, key_from

@@ -163,8 +163,9 @@ def _medfail_comparisons(
         for name, s in ((a, sa), (b, sb)):
             if s.index.duplicated().any():
                 raise GoldboardError(
-                    f"--compare: model {name!r} has several outputs for case "
-                    f"{s.index[s.index.duplicated()][0]!r}; pairing by case needs one"
+                    f"model {name!r} has several outputs for case "
+                    f"{s.index[s.index.duplicated()][0]!r}; pairing by case needs one",
+                    param="compare",
                 )
         shared = sa.index.intersection(sb.index)
         if len(shared) == 0:

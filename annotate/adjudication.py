@@ -70,7 +70,7 @@ from goldboard.adjudicate.rules import decision_rule_errors
 from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.ratings import rating_grid
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import Field, Schema
 from goldboard.study import study_ratings
 from goldboard.text import ls_text, xml_text
@@ -399,15 +399,16 @@ def _adjudicator_account(study: Any, client: Any, adjudicator: str | None) -> st
     recorded = str((study.adjudication or {}).get("adjudicator") or "")
     name = (adjudicator or recorded or DEFAULT_ADJUDICATOR).strip()
     if recorded and name != recorded and (study.adjudication or {}).get("projects"):
-        raise GoldboardError(
-            f"the adjudication projects are {recorded}'s (in {recorded}'s Label Studio organization); "
-            f"push with --adjudicator {recorded}"
+        raise ParamError(
+            "the adjudication projects are {who}'s (in {who}'s Label Studio organization); push with {adjudicator} {who}",
+            who=recorded,
         )
     if name in study.raters:
-        raise GoldboardError(
-            f"--adjudicator {name}: a rater of this study cannot adjudicate in Label Studio here (the "
-            f"adjudication projects show every rater's labels; each person has one organization); choose "
-            f"another name or adjudicate with `goldboard adjudicate sheet`"
+        raise ParamError(
+            "{adjudicator} {name}: a rater of this study cannot adjudicate in Label Studio here (the "
+            "adjudication projects show every rater's labels; each person has one organization); choose "
+            "another name or adjudicate with `goldboard adjudicate sheet`",
+            name=name,
         )
     from goldboard.annotate import server as srv
 
@@ -446,9 +447,10 @@ def push_adjudication(
     adj = dict(study.adjudication or {})
     projects = {str(k): int(v) for k, v in (adj.get("projects") or {}).items()}
     if "anonymise" in adj and bool(adj["anonymise"]) != anonymise and projects:
-        raise GoldboardError(
-            f"the adjudication projects were pushed {'with' if adj['anonymise'] else 'without'} "
-            f"--anonymise; push the same way (or delete them and the [adjudication] entry)"
+        raise ParamError(
+            "the adjudication projects were pushed {how} {anonymise}; push the same way (or delete them and the "
+            "[adjudication] entry)",
+            how="with" if adj["anonymise"] else "without",
         )
     in_force = latest_decisions(read_decisions(study.decisions_path))
     open_rows = {

@@ -29,7 +29,7 @@ from goldboard.cli._options import format_option, output_option, round_option, s
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.fileio import csv_text
-from goldboard.label_configs.schema import SchemaError, load_schema
+from goldboard.label_configs.schema import load_schema
 from goldboard.study import Study
 from goldboard.workflows.agreement import (
     design_summary,
@@ -51,10 +51,7 @@ def _load_schema(ref: str | None):
     if ref is None:
         return None
 
-    try:
-        return load_schema(ref)
-    except SchemaError as exc:
-        raise GoldboardError(str(exc)) from None
+    return load_schema(ref)
 
 
 def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> str:
@@ -260,6 +257,12 @@ def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt,
 
 
 #: library parameters under another flag name (see goldboard.cli.flag_for)
-agree_cmd.param_flags = {"levels": "--level", "raters": "--raters", "n_resamples": "--bootstrap"}
+agree_cmd.param_flags = {
+    "levels": "--level",
+    "raters": "--raters",
+    "n_resamples": "--bootstrap",
+    "files": "--from-label-studio",
+    "rounds": "--rounds",
+}
 
 commands = [agree_cmd]

@@ -123,9 +123,9 @@ def _check_raters(df: pd.DataFrame, order: list[str] | None, study_raters: list[
         )
     else:
         if study_raters is not None:
-            order = check_names(order, study_raters, option="--raters", what="a rater of this study")
+            order = check_names(order, study_raters, param="raters", what="a rater of this study")
         else:
-            order = check_names(order, present, option="--raters", what=f"a rater in {source}")
+            order = check_names(order, present, param="raters", what=f"a rater in {source}")
         idle = [r for r in order if r not in present]
         if idle:
             raise GoldboardError(f"--raters: {idle[0]} has no ratings in {source} (pull them first)")

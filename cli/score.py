@@ -164,6 +164,11 @@ def score_cmd(
 
 
 #: library parameters that reach the scorer under another name (see goldboard.cli.flag_for)
-score_cmd.param_flags = {"severity_field": "--field", "gate_field": "--field", "schema": "--schema"}
+score_cmd.param_flags = {
+    "severity_field": "--field",
+    "gate_field": "--field",
+    "schema": "--schema",
+    "key": "--key",
+}
 
 commands = [score_cmd]

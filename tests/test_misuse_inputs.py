@@ -465,7 +465,7 @@ def test_case_level_round_offline_refusal_and_legacy_round(tmp_path):
     st = Study.open(st.path)
     assert st.round(1).item_kind == "case"
     assert all("$output_text" not in p["label_config"] for p in fake.projects.values())
-    with pytest.raises(GoldboardError, match=r"round 1 is case-level .* new round: push them with --round 2"):
+    with pytest.raises(GoldboardError, match=r"round 1 is case-level .* new round: push them with round_number 2"):
         push(st, units=units(3), client=fake, progress=False)
     assert [len(p["tasks"]) for p in fake.projects.values()] == [3, 3]
     # a round pushed before rounds recorded their kind: kind from units.jsonl, old config accepted

@@ -26,7 +26,7 @@ def _run(*args):
 
 def test_host_is_checked_and_the_lan_warning_says_what_it_means():
     assert srv.check_host("localhost") == "127.0.0.1" and srv.check_host("0.0.0.0") == "0.0.0.0"
-    with pytest.raises(GoldboardError, match="--host my-laptop: give an IP address"):
+    with pytest.raises(GoldboardError, match="^host my-laptop: give an IP address"):
         srv.check_host("my-laptop")
     assert srv.lan_warning("127.0.0.1", 8080) == "" and srv.lan_warning("::1", 8080) == ""
     w = srv.lan_warning("0.0.0.0", 8080)

@@ -102,9 +102,9 @@ def test_settings_are_remembered_and_passed_to_label_studio_only_in_its_environm
 def test_workers_range_and_password_file_only_for_postgresql(tmp_path):
     d = tmp_path / "srv"
     d.mkdir()
-    with pytest.raises(GoldboardError, match="--workers 100"):
+    with pytest.raises(GoldboardError, match="^workers 100"):
         serverdb.configure(d, workers=100)
-    with pytest.raises(GoldboardError, match="for a PostgreSQL --database"):
+    with pytest.raises(GoldboardError, match="^password_file is for a PostgreSQL database"):
         serverdb.configure(d, password_file=tmp_path / "pw")
 
 

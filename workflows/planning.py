@@ -9,7 +9,7 @@ import pandas as pd
 
 from goldboard.analysis.planning import stratified_sample
 from goldboard.cases.load import ID_KEYS, OUTPUT_CASE_KEYS
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_records, write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
 from goldboard.text import cell_text
@@ -75,10 +75,12 @@ def pilot_inputs(
         raise GoldboardError(f"round {round}: no kappa could be estimated for {field!r}", param="field")
     kappa = None if stat is None or stat["value"] is None else float(stat["value"])
     if need_kappa and not 0 < kappa < 1:
-        raise GoldboardError(
-            f"round {round}: the pilot kappa for {field!r} is {kappa:.3f}; the sample-size models need a kappa "
-            "between 0 and 1 -- give --kappa instead",
-            param="field",
+        raise ParamError(
+            "{field}: round {rnd}: the pilot kappa for {fname!r} is {k}; the sample-size models need a kappa "
+            "between 0 and 1 -- give {kappa} instead",
+            rnd=round,
+            fname=field,
+            k=f"{kappa:.3f}",
         )
     prev = {p["label"]: float(p["prevalence"]) for p in res["per_label"] if p.get("group") is None}
     used = [c for c in res["categories"] if prev.get(c, 0.0) > 0]
@@ -175,7 +177,7 @@ def sample_cases_file(
         if target is not None and Path(target).resolve() in inputs:
             raise GoldboardError(f"{target}: would overwrite an input file", param="output")
     if (outputs is None) != (outputs_output is None):
-        raise GoldboardError("give --outputs and --outputs-output together", param="outputs")
+        raise ParamError("{outputs}: give {outputs} and {outputs_output} together")
     out_records = None
     if outputs is not None:
         ids = {_first_key(rec, ID_KEYS) for rec in chosen}

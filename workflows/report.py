@@ -20,7 +20,7 @@ from goldboard.analysis.report_tables import wald_suspect
 from goldboard.analysis.scoring_render import header_lines, sections
 from goldboard.analysis.scoring_render import render_markdown as score_md
 from goldboard.cases.assignment import design_note
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.gold import read_release
 from goldboard.exports.pdf import PAPERS, default_paper, print_pdf
 from goldboard.exports.report import (
@@ -116,9 +116,10 @@ def _scoring_section(
     from goldboard.workflows.score import run_score  # scoring loads scipy.stats: only with --predictions
 
     if provisional:
-        raise GoldboardError(
-            f"--predictions: {study.gold_dir} has no gold release yet "
-            f"(run `goldboard gold export --study {study.path}` first)"
+        raise ParamError(
+            "{predictions}: {gold_dir} has no gold release yet (run `goldboard gold export --study {path}` first)",
+            gold_dir=study.gold_dir,
+            path=study.path,
         )
     result = run_score(study=str(study.path), release=release, predictions=str(predictions), seed=seed)
     return {
@@ -587,7 +588,7 @@ def write_report(
         path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
     path = Path(path)
     if pdf is not None and fmt != "html":
-        raise GoldboardError("a PDF is printed from the HTML report: use --format html", param="pdf")
+        raise ParamError("{pdf}: a PDF is printed from the HTML report: use {fmt} html")
     if supplement:
         sup = path.parent / SUPPLEMENT_DIR
         files = write_supplement(data, sup)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from goldboard.analysis import scoring
 from goldboard.analysis.scoring_inputs import KEY_COL_CANDIDATES, GoldTable, is_release_table
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.gold import list_releases, read_manifest, read_release, release_path
 from goldboard.fileio import read_table
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema, schema_from_dict
@@ -50,11 +50,9 @@ def resolve_gold_source(gold: str | None, study: str | None, release: str | None
     """Find and read the gold labels from ``--gold`` (release folder, its gold file, a study
     folder, or a plain reference file) or ``--study`` [``--release vN``] (default: latest)."""
     if gold and study:
-        raise GoldboardError("--gold and --study: give one of them")
+        raise ParamError("{gold} and {study}: give one of them")
     if not gold and not study:
-        raise GoldboardError(
-            "give a gold release (study/gold/v1), a gold or reference file, or --study DIR", param="gold"
-        )
+        raise ParamError("{gold}: give a gold release (study/gold/v1), a gold or reference file, or {study} DIR")
     if study or (gold and (Path(gold) / STUDY_FILE).exists()):
         st = Study.open(study or gold)
         if release:
@@ -66,7 +64,7 @@ def resolve_gold_source(gold: str | None, study: str | None, release: str | None
             rel = found[-1][1]
         return _read_release_dir(rel, st)
     if release:
-        raise GoldboardError("only with --study (or give the release folder to --gold)", param="release")
+        raise ParamError("{release}: only with {study} (or give the release folder to {gold})")
     p = Path(gold)
     if not p.exists():
         raise GoldboardError(f"{p}: not found")
@@ -83,36 +81,33 @@ def resolve_gold_source(gold: str | None, study: str | None, release: str | None
 
 
 def resolve_schema(option: str | None, src: GoldSource, plain: bool) -> Schema:
-    """``--schema`` wins; else the release manifest's schema; else the study's."""
-    try:
-        if option:
-            return load_schema(option)
-        ref = (src.manifest or {}).get("schema")
-        if isinstance(ref, dict):
-            if "fields" in ref:
-                return schema_from_dict(ref, source=f"{src.path.parent / 'manifest.json'}: schema")
-            for k in ("path", "source", "ref", "name"):
-                v = ref.get(k)
-                if isinstance(v, str) and v:
-                    try:
-                        return load_schema(v)
-                    except SchemaError:
-                        continue
-        elif isinstance(ref, str) and ref:
-            try:
-                return load_schema(ref)
-            except SchemaError:
-                if src.study is None:
-                    raise
-    except SchemaError as exc:
-        raise GoldboardError(str(exc)) from None
+    """``option`` (``score --schema``) wins; else the release manifest's schema; else the study's."""
+    if option:
+        return load_schema(option)
+    ref = (src.manifest or {}).get("schema")
+    if isinstance(ref, dict):
+        if "fields" in ref:
+            return schema_from_dict(ref, source=f"{src.path.parent / 'manifest.json'}: schema")
+        for k in ("path", "source", "ref", "name"):
+            v = ref.get(k)
+            if isinstance(v, str) and v:
+                try:
+                    return load_schema(v)
+                except SchemaError:
+                    continue
+    elif isinstance(ref, str) and ref:
+        try:
+            return load_schema(ref)
+        except SchemaError:
+            if src.study is None:
+                raise
     if src.study is not None:
         return src.study.schema
     if plain:
-        raise GoldboardError(
-            f"{src.path} is a plain reference file; name its schema (e.g. --schema mtb)", param="schema"
+        raise ParamError(
+            "{schema}: {path} is a plain reference file; name its schema (e.g. {schema} mtb)", path=src.path
         )
-    raise GoldboardError(f"cannot tell the schema of {src.path} (no manifest); give --schema", param="schema")
+    raise ParamError("{schema}: cannot tell the schema of {path} (no manifest); give {schema}", path=src.path)
 
 
 def _study_key(st: Study) -> pd.DataFrame | None:
@@ -252,9 +247,9 @@ def _score_outputs(gt: GoldTable, schema: Schema, field: str | None, pred_df: pd
     """Outputs scoring (the gold ratings of each model's outputs): ``--field`` is the severity
     or the gate field, as its kind says; predictions do not belong here."""
     if pred_df is not None:
-        raise GoldboardError(
-            "--predictions: outputs mode summarises the gold ratings of each model's outputs; "
-            "use --mode labels to score predicted labels"
+        raise ParamError(
+            "{predictions}: outputs mode summarises the gold ratings of each model's outputs; "
+            "use {mode} labels to score predicted labels"
         )
     sev_field = gate_field = None
     if field:
