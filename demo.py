@@ -246,13 +246,13 @@ GUIDELINE = "v1.0"
 STOP_RULE = "kappa_lower>=0.4"
 
 
-def _rate_round(study: Study, rnd: int, client, tokens: dict, seed: int, progress: bool) -> None:
-    """Simulated oncologists annotate round ``rnd``'s units through the API; then pull it."""
+def _rate_round(study: Study, round_number: int, client, tokens: dict, seed: int, progress: bool) -> None:
+    """Simulated oncologists annotate round ``round_number``'s units through the API; then pull it."""
     units = study.units()
-    mine = units[units["rounds"].map(lambda rs: rnd in (rs or []))] if "rounds" in units.columns else units
+    mine = units[units["rounds"].map(lambda rs: round_number in (rs or []))] if "rounds" in units.columns else units
     sim = simulate_oncologists(mine, study.schema, DEMO_RATERS, seed=seed)
-    post_ratings(study, sim, round_number=rnd, client=client, tokens=tokens, progress=progress)
-    pull(study, round_number=rnd, client=client, progress=progress)
+    post_ratings(study, sim, round_number=round_number, client=client, tokens=tokens, progress=progress)
+    pull(study, round_number=round_number, client=client, progress=progress)
 
 
 def _step(echo: Callable[[str], None], n: int, total: int, text: str) -> float:
@@ -400,7 +400,7 @@ def _calibration_round(study: Study, client, tokens: dict, inputs: Path, seed: i
     record_rules(study, cal["rules"], cal["fields"], 2000, seed)
     echo(f"      {verdict_sentence(cal)}")
     try:
-        pilot = pilot_inputs(study, field="safety_label", round=1)
+        pilot = pilot_inputs(study, field="safety_label", round_number=1)
         lower = round(pilot.kappa - 0.2, 2)
         plans = plan_sample_size(pilot.kappa, list(pilot.prevalences), kappa_lower=lower)
     except GoldboardError as exc:  # e.g. a pilot kappa too low to plan from
@@ -450,7 +450,7 @@ def _analyse(study: Study, out: Path, echo) -> _Made:
     total = _TOTAL_STEPS
     ratings = study.ratings(2)
     _step(echo, 8, total, "Computing agreement (kappa, alpha, AC1, ... with 95% CIs)")
-    results = agreement_for_study(study, round=2)
+    results = agreement_for_study(study, round_number=2)
     write_text_atomic(out / "agreement.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     md = "\n\n".join(render_markdown(res, title=name) for name, res in results.items())
     write_text_atomic(out / "agreement.md", md)

@@ -275,44 +275,46 @@ class Study:
                 raise GoldboardError(f"{self.path / STUDY_FILE}: schema: {exc}") from None
         return self._schema
 
-    def round(self, number: int | None = None) -> Round:
-        """The round ``number`` (default: the latest)."""
+    def round(self, round_number: int | None = None) -> Round:
+        """The round ``round_number`` (default: the latest)."""
         if not self.rounds:
             raise GoldboardError(f"{self.path}: no rounds yet (push cases first with `goldboard push`)")
-        if number is None:
+        if round_number is None:
             return max(self.rounds, key=lambda r: r.number)
         for r in self.rounds:
-            if r.number == number:
+            if r.number == round_number:
                 return r
         raise GoldboardError(
-            f"{self.path}: no round {number} (rounds: {', '.join(str(r.number) for r in self.rounds)})"
+            f"{self.path}: no round {round_number} (rounds: {', '.join(str(r.number) for r in self.rounds)})"
         )
 
-    def get_or_add_round(self, number: int | None = None, mode: str = "blinded") -> Round:
-        if number is None:
-            number = self.rounds[-1].number if self.rounds else 1
+    def get_or_add_round(self, round_number: int | None = None, mode: str = "blinded") -> Round:
+        if round_number is None:
+            round_number = self.rounds[-1].number if self.rounds else 1
         for r in self.rounds:
-            if r.number == number:
+            if r.number == round_number:
                 return r
-        r = Round(number=number, mode=mode, created_at=utc_now())
+        r = Round(number=round_number, mode=mode, created_at=utc_now())
         self.rounds.append(r)
         self.rounds.sort(key=lambda x: x.number)
         return r
 
-    def mark_round(self, number: int, calibration: bool | None = None, guideline_version: str | None = None) -> Round:
-        """Record on round ``number`` (added when new) whether it is a calibration round and the
+    def mark_round(
+        self, round_number: int, calibration: bool | None = None, guideline_version: str | None = None
+    ) -> Round:
+        """Record on round ``round_number`` (added when new) whether it is a calibration round and the
         guideline (codebook) version its raters used; saved at once."""
-        if number < 1:
-            raise ParamError("{round_number} {n}: rounds are numbered from 1", n=number)
+        if round_number < 1:
+            raise ParamError("{round_number} {n}: rounds are numbered from 1", n=round_number)
         have = sorted(r.number for r in self.rounds)
         nxt = have[-1] + 1 if have else 1
-        if number not in have and number != nxt:
+        if round_number not in have and round_number != nxt:
             raise GoldboardError(
-                f"round {number}: the study has "
+                f"round {round_number}: the study has "
                 + (f"rounds {', '.join(map(str, have))}" if have else "no rounds yet")
                 + f"; a new round is round {nxt} (rounds are numbered without gaps)"
             )
-        rnd = self.get_or_add_round(number)
+        rnd = self.get_or_add_round(round_number)
         if calibration is not None:
             rnd.calibration = bool(calibration)
         if guideline_version is not None:
@@ -337,21 +339,21 @@ class Study:
     def units_path(self) -> Path:
         return self.path / "units.jsonl"
 
-    def round_dir(self, number: int) -> Path:
-        return self.path / "rounds" / str(number)
+    def round_dir(self, round_number: int) -> Path:
+        return self.path / "rounds" / str(round_number)
 
-    def ratings_path(self, number: int) -> Path:
-        return self.round_dir(number) / "ratings.csv"
+    def ratings_path(self, round_number: int) -> Path:
+        return self.round_dir(round_number) / "ratings.csv"
 
-    def invalid_path(self, number: int) -> Path:
-        return self.round_dir(number) / "invalid.csv"
+    def invalid_path(self, round_number: int) -> Path:
+        return self.round_dir(round_number) / "invalid.csv"
 
-    def pull_report_path(self, number: int) -> Path:
-        return self.round_dir(number) / "pull.json"
+    def pull_report_path(self, round_number: int) -> Path:
+        return self.round_dir(round_number) / "pull.json"
 
-    def assignment_path(self, number: int) -> Path:
+    def assignment_path(self, round_number: int) -> Path:
         """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""
-        return self.round_dir(number) / "assignment.csv"
+        return self.round_dir(round_number) / "assignment.csv"
 
     def single_rated_items(self) -> set[str]:
         """Items that a round's design gave to one rater only (gold method ``single``)."""
@@ -411,15 +413,17 @@ class Study:
             raise GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
         return max(pulled)
 
-    def ratings(self, number: int | None = None) -> pd.DataFrame:
+    def ratings(self, round_number: int | None = None) -> pd.DataFrame:
         """Pulled ratings of one round (default: :meth:`latest_pulled_round`)."""
         from goldboard.cases.ratings import read_ratings_csv
 
-        if number is None:
-            number = self.latest_pulled_round()
-        p = self.ratings_path(number)
+        if round_number is None:
+            round_number = self.latest_pulled_round()
+        p = self.ratings_path(round_number)
         if not p.exists():
-            raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {number}`)")
+            raise GoldboardError(
+                f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {round_number}`)"
+            )
         df = read_ratings_csv(p)
         df.attrs["single_items"] = self.single_rated_items()
         return df
@@ -540,18 +544,20 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def study_ratings(study: Study, round: int | None = None, *, digests: dict[int, str] | None = None) -> pd.DataFrame:
+def study_ratings(
+    study: Study, round_number: int | None = None, *, digests: dict[int, str] | None = None
+) -> pd.DataFrame:
     """Every pulled round of a study (the round in force per item is chosen later, by
-    :func:`goldboard.cases.ratings.rating_grid` and friends; pass ``round`` on to them as
+    :func:`goldboard.cases.ratings.rating_grid` and friends; pass ``round_number`` on to them as
     ``round_number``).
 
-    ``round`` is only checked here: it must have been pulled.  The other rounds stay in
+    ``round_number`` is only checked here: it must have been pulled.  The other rounds stay in
     the table so that a rater who has not rated round N yet still counts as a rater (and
     shows as missing) instead of disappearing from the study."""
-    if round is not None:
-        if len(study.ratings(round)) == 0:  # not pulled yet: study.ratings names the file
+    if round_number is not None:
+        if len(study.ratings(round_number)) == 0:  # not pulled yet: study.ratings names the file
             raise GoldboardError(
-                f"{study.ratings_path(round)}: round {round} has no ratings yet (nobody has annotated it; "
+                f"{study.ratings_path(round_number)}: round {round_number} has no ratings yet (nobody has annotated it; "
                 f"pull again once raters have)"
             )
     df = study.all_ratings(digests=digests)

@@ -30,7 +30,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     import tomllib
@@ -38,6 +38,9 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 
 from goldboard.errors import GoldboardError, LabelStudioError, ParamError
+
+if TYPE_CHECKING:  # only for the annotations
+    from goldboard.study import Study
 
 DEFAULT_TIMEOUT = 300.0
 #: an export sends its first byte only when the whole project is serialised: minutes for a
@@ -150,7 +153,7 @@ class Connection:
 
 
 def resolve_connection(
-    study: Any = None, *, url: str | None = None, token: str | None = None, data_dir: str | Path | None = None
+    study: Study | None = None, *, url: str | None = None, token: str | None = None, data_dir: str | Path | None = None
 ) -> Connection:
     """Find the server URL and API token for ``study`` (see the module doc for the order)."""
     from goldboard.annotate import server as srv  # lazy: the server module (tomli_w) only when needed
@@ -209,7 +212,7 @@ def resolve_connection(
 
 
 def connect(
-    study: Any = None,
+    study: Study | None = None,
     *,
     url: str | None = None,
     token: str | None = None,

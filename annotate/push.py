@@ -142,7 +142,7 @@ def _read_units_file(path: Path) -> list[dict]:
     return out
 
 
-def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:
+def _merge_units(study: Study, units: pd.DataFrame, round_number: int) -> list[dict]:
     """All units ever pushed (existing order, then new), each with the rounds it is in."""
     records: dict[str, dict] = {}
     for rec in _read_units_file(study.units_path):
@@ -202,7 +202,7 @@ def _strata_values(units: pd.DataFrame, column: str) -> list[Any]:
 
 
 def resolve_assignment(
-    study: Any,
+    study: Study,
     units: pd.DataFrame,
     round_number: int,
     *,
@@ -274,7 +274,7 @@ def resolve_assignment(
 
 
 def push(
-    study: Any,
+    study: Study,
     cases_path: str | Path | None = None,
     outputs_path: str | Path | None = None,
     *,
@@ -386,7 +386,7 @@ class _PushPlan:
 
 
 def _checked_units(
-    study: Any,
+    study: Study,
     cases_path: str | Path | None,
     outputs_path: str | Path | None,
     units: pd.DataFrame | None,
@@ -414,7 +414,7 @@ def _checked_units(
 
 
 def _round_mode(
-    study: Any,
+    study: Study,
     round_number: int,
     kind: str,
     shared: bool | None,
@@ -450,7 +450,7 @@ def _round_mode(
     return mode
 
 
-def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
+def _push_to(study: Study, client: Client, plan: _PushPlan) -> PushResult:
     """On a connected server: projects, what is missing, the units record, the import (steps 1-4), blinding check."""
     account_warnings = check_rater_accounts(client, study.raters)
     ddir = getattr(getattr(client, "conn", None), "data_dir", None)
@@ -505,7 +505,7 @@ def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
     return result
 
 
-def _update_round(study: Any, plan: _PushPlan) -> tuple[Any, str | None]:
+def _update_round(study: Study, plan: _PushPlan) -> tuple[Any, str | None]:
     """The round (added when new) with this push's settings, and the legacy config an old case-level round may have."""
     rnd = study.get_or_add_round(plan.round_number, mode=plan.mode)
     if plan.calibration is not None:
@@ -544,7 +544,7 @@ def _case_file_warnings(units: pd.DataFrame) -> list[str]:
 
 
 def _project_for(
-    study: Any,
+    study: Study,
     client: Client,
     rnd: Any,
     key: str,
@@ -634,7 +634,7 @@ def _missing_tasks(
     return missing
 
 
-def _record_units(study: Any, rnd: Any, plan: _PushPlan, result: PushResult) -> None:
+def _record_units(study: Study, rnd: Any, plan: _PushPlan, result: PushResult) -> None:
     """Write the assignment, ``units.jsonl`` and study.toml (each atomically) before any import."""
     assignment = plan.assignment
     if assignment is not None:

@@ -37,7 +37,7 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
     if not output.lower().endswith(".xlsx"):
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
     st = Study.open(study_dir)
-    info = write_study_workbook(st, output, round=round_)
+    info = write_study_workbook(st, output, round_number=round_)
     if info.round_selection is not None:
         for line in info.round_selection.warning_lines():
             click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
@@ -191,7 +191,7 @@ def push_cmd(
 
     st = Study.open(study_dir)
     res = push_adjudication(
-        st, anonymise=anonymise, round=round_, adjudicator=adjudicator, include_decided=include_decided
+        st, anonymise=anonymise, round_number=round_, adjudicator=adjudicator, include_decided=include_decided
     )
     click.echo(terminal_text(res.describe()))
 

@@ -79,7 +79,7 @@ def report_cmd(
         study,
         output,
         fmt=fmt,
-        round=round_,
+        round_number=round_,
         n_resamples=bootstrap,
         seed=seed,
         release=release,

@@ -220,4 +220,7 @@ def round_cmd(directory: str, number: int, calibration: bool | None, guideline_v
     )
 
 
+#: ``study round DIR NUMBER``: the round is an argument (see goldboard.cli.flag_for)
+round_cmd.param_flags = {"round_number": "NUMBER"}
+
 commands = [study_group]

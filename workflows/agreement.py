@@ -89,7 +89,7 @@ def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) 
 
 def agreement_for_study(
     study: Study,
-    round: int | None = None,
+    round_number: int | None = None,
     fields: Iterable[str] | None = None,
     n_resamples: int = 0,
     seed: int = 1,
@@ -106,11 +106,11 @@ def agreement_for_study(
     returned them, when the caller has read them already (not changed here).
     """
     schema = study.schema
-    if round is None:
-        round = analysis_round(study).number
+    if round_number is None:
+        round_number = analysis_round(study).number
     if ratings is None:
-        ratings = study.ratings(round)
-    source = str(study.ratings_path(round))
+        ratings = study.ratings(round_number)
+    source = str(study.ratings_path(round_number))
     ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
     if fields is None:
         fields = []
@@ -164,10 +164,10 @@ def unit_groups(study: Study, column: str, param: str = "by") -> dict[str, str]:
     raise ParamError("{" + param + "} {column!r}: no such ratings, item or case column", column=column)
 
 
-def design_summary(study: Study, round: int, ratings: pd.DataFrame, field: str) -> dict[str, Any] | None:
+def design_summary(study: Study, round_number: int, ratings: pd.DataFrame, field: str) -> dict[str, Any] | None:
     """The round's design (``push --overlap`` / ``--per-item``) with the number of items of
     ``field`` rated by two or more raters and a one-sentence note; ``None`` without a design."""
-    rnd = next((r for r in study.rounds if r.number == round), None)
+    rnd = next((r for r in study.rounds if r.number == round_number), None)
     if rnd is None or not rnd.design:
         return None
     sub = ratings[ratings["field"] == field.partition(":")[0]] if "field" in ratings.columns else ratings

@@ -91,7 +91,7 @@ def calibration_for_study(
     info = {r.number: r for r in study.rounds}
     out_rounds = []
     for look, rn in enumerate(chosen, start=1):
-        results = agreement_for_study(study, round=rn, fields=fields, n_resamples=n_resamples, seed=seed)
+        results = agreement_for_study(study, round_number=rn, fields=fields, n_resamples=n_resamples, seed=seed)
         missing = [f for f in fields if f not in results]
         if missing and len(missing) == len(fields):
             notes.append(f"round {rn}: no field has ratings from two raters ({', '.join(missing)})")
