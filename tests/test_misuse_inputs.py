@@ -15,11 +15,11 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import error_line
+from conftest import invoke_cli as run
 
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.synth import synthesize, write_records
-from goldboard.cli import main
 from goldboard.fileio import write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.schema import builtin_names, load_schema
 from goldboard.label_configs.xml import to_label_studio_xml
@@ -28,21 +28,6 @@ from goldboard.study import Study
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 S, P, U, I = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
-
-
-def run(*args, input=None):
-    res = CliRunner().invoke(main, [str(a) for a in args], input=input)
-    assert "Traceback" not in res.output, res.output
-    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
-    return res
-
-
-def error_line(res) -> str:
-    """The one error line of a failed command."""
-    assert res.exit_code != 0, res.output
-    lines = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
-    assert len(lines) == 1, res.output
-    return lines[0]
 
 
 # --------------------------------------------------------------------------- 1. case columns

@@ -8,18 +8,10 @@ import time
 import httpx
 import livestudio
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli as _run
 
 from goldboard.annotate import server as srv
-from goldboard.cli import main
 from goldboard.errors import GoldboardError
-
-
-def _run(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output + res.stderr, res.output + res.stderr
-    return res
-
 
 # --------------------------------------------------------------------------- offline
 
