@@ -305,3 +305,46 @@ def test_one_cli_runner_in_the_suite():
     tests = Path(__file__).resolve().parent
     own = sorted(p.name for p in tests.glob("*.py") if "CliRunner()" in p.read_text(encoding="utf-8"))
     assert set(own) <= set(OWN_RUNNER), sorted(set(own) - set(OWN_RUNNER))
+
+
+#: the commands whose ``--format`` is the format of the FILE they write, not of a printed result
+FILE_FORMATS = {"gold export": {"csv", "jsonl", "json", "xlsx"}, "report": {"html", "markdown"}}
+
+
+def format_problems(options: list[tuple[str, click.Option]]) -> list[str]:
+    """A printed result's ``--format`` is one of ``PRINT_FORMATS`` (README "Layout"); only the
+    commands of :data:`FILE_FORMATS` name file formats, and only theirs."""
+    from goldboard.cli._options import PRINT_FORMATS
+
+    problems = []
+    for cmd, p in options:
+        if "--format" not in p.opts or not isinstance(p.type, click.Choice):
+            continue
+        allowed = FILE_FORMATS.get(cmd, set(PRINT_FORMATS))
+        extra = [c for c in p.type.choices if c not in allowed]
+        if extra:
+            problems.append(f"{cmd} --format {', '.join(extra)}: not one of {', '.join(sorted(allowed))}")
+    return problems
+
+
+def test_format_is_one_vocabulary():
+    assert not format_problems(visible_options())
+
+    @click.group()
+    def g():
+        pass
+
+    @g.command("status")
+    @click.option("--format", "fmt", type=click.Choice(["text", "json"]))
+    def status(fmt):
+        pass
+
+    @g.command("report")
+    @click.option("--format", "fmt", type=click.Choice(["html", "pdf"]))
+    def report(fmt):
+        pass
+
+    assert format_problems(visible_options(g)) == [
+        "report --format pdf: not one of html, markdown",
+        "status --format text: not one of csv, json, markdown, table",
+    ]
