@@ -481,7 +481,7 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}{url.split(parts.netloc, 1)[1]}"
 
 
-def check_study_name(name: str, option: str = "--name") -> None:
+def check_study_name(name: str, param: str = "name") -> None:
     """A study name holding a control, line-break or bidi-control character is refused: the
     name heads the report and every printed summary, where such a character hides or
     reorders text."""
@@ -495,10 +495,10 @@ def check_study_name(name: str, option: str = "--name") -> None:
         }
     )
     if bad:
-        raise GoldboardError(f"{option}: the name contains control character(s) {', '.join(bad)}; type it again")
+        raise GoldboardError(f"the name contains control character(s) {', '.join(bad)}; type it again", param=param)
 
 
-def check_server_url(url: str, option: str = "--url") -> str:
+def check_server_url(url: str, param: str = "url") -> str:
     """The Label Studio URL as stored in study.toml (stripped, no trailing ``/``; ``""``
     is the embedded server).  Not http(s), or carrying a user name and password
     (``http://user:secret@host``), is a one-line error that never repeats the password:
@@ -515,20 +515,26 @@ def check_server_url(url: str, option: str = "--url") -> str:
         parts, password = None, None
     shown = shown_url(url)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise GoldboardError(f"{option} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)")
+        raise ParamError(
+            "{" + param + "} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)", shown=shown
+        )
     if parts.query or parts.fragment or url.endswith(("?", "#")):
         bare = shown.split("?", 1)[0].split("#", 1)[0]
-        raise GoldboardError(
-            f"{option} '{bare}?...': the URL has a query or fragment; a Label Studio URL needs none and one may "
-            f"hold a secret (a token): give the server's address only, e.g. {bare.rstrip('/')!r} (the API token "
-            f"comes from $LABEL_STUDIO_API_KEY or ~/.config/goldboard/credentials.toml)"
+        raise ParamError(
+            "{" + param + "} '{bare}?...': the URL has a query or fragment; a Label Studio URL needs none and one "
+            "may hold a secret (a token): give the server's address only, e.g. {base!r} (the API token "
+            "comes from $LABEL_STUDIO_API_KEY or ~/.config/goldboard/credentials.toml)",
+            bare=bare,
+            base=bare.rstrip("/"),
         )
     if password is not None or "@" in parts.netloc:
         what = "a password" if password is not None else "a user name"
-        raise GoldboardError(
-            f"{option} {shown!r}: the URL contains {what}; leave it out (study.toml holds no secrets and a "
-            f"command line is visible to every local user): the API token comes from $LABEL_STUDIO_API_KEY "
-            f"or ~/.config/goldboard/credentials.toml"
+        raise ParamError(
+            "{" + param + "} {shown!r}: the URL contains {what}; leave it out (study.toml holds no secrets and a "
+            "command line is visible to every local user): the API token comes from $LABEL_STUDIO_API_KEY "
+            "or ~/.config/goldboard/credentials.toml",
+            shown=shown,
+            what=what,
         )
     return url
 

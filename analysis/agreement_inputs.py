@@ -476,7 +476,8 @@ def _per_item(
     df: pd.DataFrame, work: pd.DataFrame, items: list[str], col: str | None, mapping, what: str, source: str | None
 ) -> np.ndarray | None:
     """One value per item from ``mapping`` (item -> value) or column ``col`` (``"(missing)"`` when
-    empty); None when neither is given.  A column with two values for one item is an error."""
+    empty); None when neither is given.  A column with two values for one item is an error naming
+    ``col`` as library parameter ``what`` (``by``, ``cluster_col``)."""
     prefix = _prefix(source)
     if mapping is not None:
         vals = np.array([_cell_text(mapping.get(it, "")) for it in items], dtype=object)
@@ -484,16 +485,23 @@ def _per_item(
     if col is None:
         return None
     if col not in df.columns:
-        raise GoldboardError(
-            f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})"
+        raise ParamError(
+            "{prefix}{" + what + "} {col!r}: no such column (columns: {cols})",
+            prefix=prefix,
+            col=col,
+            cols=", ".join(c for c in map(str, df.columns) if not c.startswith("_")),
         )
     sub_df = pd.DataFrame({"item_id": work["item_id"], "v": _texts(df[col]).to_numpy()})
     n_distinct = sub_df.groupby("item_id")["v"].nunique()
     if (n_distinct > 1).any():
         bad = n_distinct[n_distinct > 1].index[0]
         vals = sorted(set(sub_df.loc[sub_df["item_id"] == bad, "v"]))
-        raise GoldboardError(
-            f"{prefix}{what} {col!r}: item {bad} has several values ({', '.join(map(repr, vals[:3]))}); it must be one per item"
+        raise ParamError(
+            "{prefix}{" + what + "} {col!r}: item {bad} has several values ({vals}); it must be one per item",
+            prefix=prefix,
+            col=col,
+            bad=bad,
+            vals=", ".join(map(repr, vals[:3])),
         )
     first = sub_df.drop_duplicates("item_id").set_index("item_id")["v"]
     vals = first.reindex(items).fillna("").to_numpy(dtype=object)
@@ -504,7 +512,7 @@ def _clusters(
     df: pd.DataFrame, work: pd.DataFrame, items: list[str], opts: AgreementOptions, warnings: list[str]
 ) -> np.ndarray | None:
     """The resampling cluster of each item; an item without one is a cluster of its own."""
-    clu = _per_item(df, work, items, opts.cluster_col, opts.clusters, "--cluster-col", opts.source)
+    clu = _per_item(df, work, items, opts.cluster_col, opts.clusters, "cluster_col", opts.source)
     if clu is not None and (clu == "(missing)").any():
         n_miss = int((clu == "(missing)").sum())
         warnings.append(
@@ -544,7 +552,7 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
     rated = _one_rating_each(work, df, field, source, warnings)
     order = _rater_order(work, rated, opts, warnings)
     codes, items = _code_matrix(work, rated, order, scale.categories, field, warnings)
-    grp = _per_item(df, work, items, opts.by, opts.groups, "--by", source)
+    grp = _per_item(df, work, items, opts.by, opts.groups, "by", source)
     clu = _clusters(df, work, items, opts, warnings)
     single = int(((codes >= 0).sum(axis=1) == 1).sum())
     if single:

@@ -135,7 +135,7 @@ def import_cmd(
     except (SheetErrors, DecisionConflicts) as exc:
         for line in exc.errors:
             click.echo(one_line(line), err=True)
-        raise GoldboardError(str(exc)) from None
+        raise  # the Error line after the rows it sums up (its flag named by the CLI)
     for w in res.warnings:
         click.echo(f"Warning: {one_line(w)}", err=True)
     for n in res.notes:
@@ -217,7 +217,7 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     except SheetErrors as exc:
         for line in exc.errors:
             click.echo(one_line(line), err=True)
-        raise GoldboardError(str(exc)) from None
+        raise  # the Error line after the rows it sums up (its flag named by the CLI)
     for n in res.record.notes:
         click.echo(f"Note: {one_line(n)}", err=True)
     for line in res.change_lines(st.schema):

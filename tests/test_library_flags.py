@@ -49,9 +49,14 @@ def _call_name(node: ast.Call) -> str:
 
 
 def flag_spellings(source: str) -> list[tuple[int, str]]:
-    """``(line, flag)`` for every ``--flag`` in an error's text (outside a backticked command)."""
+    """``(line, flag)`` for every ``--flag`` in an error's text (outside a backticked command),
+    and every flag handed on as a value: a parameter's default (``option="--name"``) or an
+    argument of a call (``_per_item(..., "--by")``), except to another program's command line."""
     found = []
     for node in ast.walk(ast.parse(source)):
+        for value in _handed_on(node):
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and FLAG.fullmatch(value.value):
+                found.append((value.lineno, value.value))
         if isinstance(node, ast.Raise) and node.exc is not None:
             targets = [node.exc]
         elif isinstance(node, ast.Call) and (
@@ -64,6 +69,18 @@ def flag_spellings(source: str) -> list[tuple[int, str]]:
             for line, text in _texts(target):
                 found += [(line, m) for m in FLAG.findall(COMMAND.sub("", text))]
     return sorted(set(found))
+
+
+#: calls that run another program, whose flags are that program's
+OTHER_PROGRAMS = {"call_command"}
+
+
+def _handed_on(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    if isinstance(node, ast.Call) and _call_name(node) not in OTHER_PROGRAMS:
+        return [*node.args, *(k.value for k in node.keywords)]
+    return []
 
 
 def _texts(node: ast.AST) -> list[tuple[int, str]]:
@@ -86,8 +103,10 @@ def test_the_scan_finds_a_flag_in_an_error():
         "    check_names(names, [], option='--raters', what='a rater')\n"
         "def k():\n"
         "    raise ParamError('{round_number}: rounds are numbered from 1')\n"
+        "def m(name, option='--name'):\n"
+        "    return _per_item(name, '--by'), call_command('migrate', '--no-color')\n"
     )
-    assert flag_spellings(src) == [(2, "--round"), (6, "--raters")]
+    assert flag_spellings(src) == [(2, "--round"), (6, "--raters"), (9, "--name"), (10, "--by")]
 
 
 def test_library_errors_name_parameters_not_flags():
