@@ -190,3 +190,18 @@ def test_users_read_the_flag_they_typed(tmp_path, args, line):
     res = invoke_cli(*[a.replace("{tmp}", str(tmp_path)) for a in args])
     assert res.exit_code == 1
     assert [ln for ln in res.output.splitlines() if ln.startswith("Error:")] == [line]
+
+
+def test_a_server_error_keeps_its_exit_code_and_names_the_flag(tmp_path):
+    """PortBusy is a ParamError and a LabelStudioError: exit code 2, ``--port`` named."""
+    import socket
+
+    from conftest import error_line, invoke_cli
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        port = sock.getsockname()[1]
+        res = invoke_cli("server", "start", "--data-dir", tmp_path / "srv", "--port", port)
+    assert res.exit_code == 2
+    assert error_line(res) == f"Error: port {port} on 127.0.0.1 is busy; choose another with --port"
