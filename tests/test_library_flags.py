@@ -143,9 +143,9 @@ def test_the_cli_names_the_flag_of_a_library_parameter():
     from goldboard.cli._options import round_option
 
     @click.command("with-round")
-    @round_option()
-    def with_round(round_):
-        raise ParamError("{round_number} {n}: rounds are numbered from 1", n=round_)
+    @round_option(dest="pilot_round")  # another parameter name: the shared mapping still finds --round
+    def with_round(pilot_round):
+        raise ParamError("{round_number} {n}: rounds are numbered from 1", n=pilot_round)
 
     @click.command("without")
     def without():
