@@ -45,7 +45,7 @@ from goldboard.annotate.server import DEFAULT_PORT, EmbeddedServer, free_port, p
 from goldboard.annotate.simulate import post_ratings
 from goldboard.cases.ratings import MULTI_SEP
 from goldboard.cases.synth import synthesize, write_records
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.calibration import verdict_sentence
 from goldboard.exports.pdf import PdfUnavailable, print_pdf
 from goldboard.exports.report_extras import SUPPLEMENT_DIR
@@ -246,13 +246,13 @@ GUIDELINE = "v1.0"
 STOP_RULE = "kappa_lower>=0.4"
 
 
-def _rate_round(study: Study, rnd: int, client, tokens: dict, seed: int, progress: bool) -> None:
-    """Simulated oncologists annotate round ``rnd``'s units through the API; then pull it."""
+def _rate_round(study: Study, round_number: int, client, tokens: dict, seed: int, progress: bool) -> None:
+    """Simulated oncologists annotate round ``round_number``'s units through the API; then pull it."""
     units = study.units()
-    mine = units[units["rounds"].map(lambda rs: rnd in (rs or []))] if "rounds" in units.columns else units
+    mine = units[units["rounds"].map(lambda rs: round_number in (rs or []))] if "rounds" in units.columns else units
     sim = simulate_oncologists(mine, study.schema, DEMO_RATERS, seed=seed)
-    post_ratings(study, sim, round_number=rnd, client=client, tokens=tokens, progress=progress)
-    pull(study, round_number=rnd, client=client, progress=progress)
+    post_ratings(study, sim, round_number=round_number, client=client, tokens=tokens, progress=progress)
+    pull(study, round_number=round_number, client=client, progress=progress)
 
 
 def _step(echo: Callable[[str], None], n: int, total: int, text: str) -> float:
@@ -331,7 +331,7 @@ def run_demo(
 def _demo_folder(root: Path) -> Path:
     """An empty or earlier demo folder, marked as the demo's (a previous demo's server data is kept)."""
     if root.exists() and any(root.iterdir()) and not (root / MARKER).exists():
-        raise GoldboardError(f"{root}: exists and is not a goldboard demo folder; pass another --dir")
+        raise ParamError("{where}: exists and is not a goldboard demo folder; pass another {directory}", where=root)
     # a previous demo: keep its migrated server data (warm start), replace the study
     for sub in ("study", "inputs", "outputs"):
         shutil.rmtree(root / sub, ignore_errors=True)
@@ -400,7 +400,7 @@ def _calibration_round(study: Study, client, tokens: dict, inputs: Path, seed: i
     record_rules(study, cal["rules"], cal["fields"], 2000, seed)
     echo(f"      {verdict_sentence(cal)}")
     try:
-        pilot = pilot_inputs(study, field="safety_label", round=1)
+        pilot = pilot_inputs(study, field="safety_label", round_number=1)
         lower = round(pilot.kappa - 0.2, 2)
         plans = plan_sample_size(pilot.kappa, list(pilot.prevalences), kappa_lower=lower)
     except GoldboardError as exc:  # e.g. a pilot kappa too low to plan from
@@ -450,7 +450,7 @@ def _analyse(study: Study, out: Path, echo) -> _Made:
     total = _TOTAL_STEPS
     ratings = study.ratings(2)
     _step(echo, 8, total, "Computing agreement (kappa, alpha, AC1, ... with 95% CIs)")
-    results = agreement_for_study(study, round=2)
+    results = agreement_for_study(study, round_number=2)
     write_text_atomic(out / "agreement.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     md = "\n\n".join(render_markdown(res, title=name) for name, res in results.items())
     write_text_atomic(out / "agreement.md", md)

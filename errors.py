@@ -43,7 +43,8 @@ class ParamError(GoldboardError):
     ``values`` is a parameter name and reads as that name, or as the flag the CLI maps it to
     (:attr:`flags`, filled by :func:`goldboard.cli.flag_for`); ``values`` (file names, column
     names, cells) are inserted as they are, never read as a template.  The first parameter is
-    :attr:`param`.
+    :attr:`param`.  It combines with another error class (``class ProjectGone(ParamError,
+    ProjectNotFound)``): the other class's ``exit_code`` holds.
 
     >>> err = ParamError("{where}: {item_col} {col!r}: no such column", where="r.csv", col="case")
     >>> str(err)
@@ -60,7 +61,7 @@ class ParamError(GoldboardError):
         #: the parameters the sentence names, in order
         self.params = list(dict.fromkeys(n for n in names if n not in values))
         plain = template.format(**{p: p for p in self.params}, **values)
-        super().__init__(plain, param=self.params[0] if self.params else None)
+        GoldboardError.__init__(self, plain, param=self.params[0] if self.params else None)
         #: parameter -> flag (set by the CLI)
         self.flags: dict[str, str] = {}
 
@@ -80,58 +81,68 @@ class GoldboardWarning(UserWarning):
     it as ``Warning: <message>``)."""
 
 
-def check_names(names, known, *, option: str, what: str) -> list[str]:
+def check_names(names, known, *, param: str, what: str) -> list[str]:
     """``names`` (in order, duplicates dropped) when each is one of ``known``; else a
-    :class:`GoldboardError` naming ``option``, the unknown name, the known names and the
-    closest ones.  ``what`` completes "is not ...", e.g. ``"a rater of this study"``.
+    :class:`GoldboardError` about parameter ``param`` naming the unknown name, the known names
+    and the closest ones.  ``what`` completes "is not ...", e.g. ``"a rater of this study"``.
 
     >>> try:
-    ...     check_names(["onc_a", "onc_c"], ["onc_a", "onc_b"], option="--raters", what="a rater of this study")
+    ...     check_names(["onc_a", "onc_c"], ["onc_a", "onc_b"], param="raters", what="a rater of this study")
     ... except GoldboardError as exc:
     ...     print(exc)
-    --raters: 'onc_c' is not a rater of this study (onc_a, onc_b) (did you mean 'onc_a' or 'onc_b'?)
+    raters: 'onc_c' is not a rater of this study (onc_a, onc_b) (did you mean 'onc_a' or 'onc_b'?)
     """
     known = [str(k) for k in known]
     out = []
     for name in names:
         if name not in known:
             raise GoldboardError(
-                f"{option}: {name!r} is not {what} ({', '.join(known) or 'none'}){did_you_mean(name, known)}"
+                f"{name!r} is not {what} ({', '.join(known) or 'none'}){did_you_mean(name, known)}", param=param
             )
         if name not in out:
             out.append(name)
     return out
 
 
-def check_rater_name(name: str, option: str) -> None:
+def check_rater_name(name: str, param: str) -> None:
     """Rater names are ids: ASCII letters, digits, ``_ - .`` (the one check of a rater name:
-    ``study init``, ``study add-rater``, ``server add-raters``, ``--rater`` mappings)."""
+    ``study init``, ``study add-rater``, ``server add-raters``, ``--rater`` mappings); an
+    error names library parameter ``param``."""
     if not name or not name.isascii() or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
-        raise GoldboardError(f"{option}: {name!r}: use letters, digits, _ - . only")
+        raise GoldboardError(f"{name!r}: use letters, digits, _ - . only", param=param)
     if name == "admin":
-        raise GoldboardError(f"{option}: 'admin' is reserved for the embedded server's admin user")
+        raise GoldboardError("'admin' is reserved for the embedded server's admin user", param=param)
 
 
-def check_rater_map(rater_map: dict[str, str], raters: list[str], option: str = "--rater") -> None:
+def check_rater_map(rater_map: dict[str, str], raters: list[str], param: str = "rater_map") -> None:
     """A ``NAME=RATER`` mapping (a table's rater spelling or a Label Studio user -> study
     rater) must keep raters apart: every RATER is a rater of the study, no two names go to
     one rater, and a name that is itself a study rater maps only to that rater.  Otherwise
-    one rater's ratings would replace or merge with another's."""
+    one rater's ratings would replace or merge with another's.  An error names library
+    parameter ``param`` (``pull``'s ``--rater``)."""
     seen: dict[str, str] = {}
     for key, rater in rater_map.items():
         if rater not in raters:
-            raise GoldboardError(
-                f"{option} {key}={rater}: {rater!r} is not a rater of this study{did_you_mean(rater, raters)} "
-                f"(raters: {', '.join(raters)})"
+            raise ParamError(
+                "{" + param + "} {key}={rater}: {rater!r} is not a rater of this study{hint} (raters: {raters})",
+                key=key,
+                rater=rater,
+                hint=did_you_mean(rater, raters),
+                raters=", ".join(raters),
             )
         if rater in seen:
-            raise GoldboardError(
-                f"{option} {seen[rater]}={rater} and {key}={rater}: two names mapped to one rater would merge "
-                f"two people's ratings; map each name to its own rater"
+            raise ParamError(
+                "{" + param + "} {first}={rater} and {key}={rater}: two names mapped to one rater would merge "
+                "two people's ratings; map each name to its own rater",
+                first=seen[rater],
+                key=key,
+                rater=rater,
             )
         if key in raters and key != rater:
-            raise GoldboardError(
-                f"{option} {key}={rater}: {key!r} is itself a rater of this study; its ratings would be read "
-                f"as {rater}'s (merging two raters); map it to {key} or leave it out"
+            raise ParamError(
+                "{" + param + "} {key}={rater}: {key!r} is itself a rater of this study; its ratings would be read "
+                "as {rater}'s (merging two raters); map it to {key} or leave it out",
+                key=key,
+                rater=rater,
             )
         seen[rater] = key

@@ -29,7 +29,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
-from goldboard.errors import GoldboardError, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
+from goldboard.errors import GoldboardError, ParamError, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
 from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import BIDI_CONTROLS, utc_now
@@ -124,25 +124,23 @@ class Study:
             raise GoldboardError(f"{path / STUDY_FILE}: a study already exists here")
         raters = [r.strip() for r in raters if r.strip()]
         if len(raters) < 2:
-            raise GoldboardError("--raters: a study needs at least two raters (e.g. onc_a,onc_b)")
+            raise GoldboardError("a study needs at least two raters (e.g. onc_a,onc_b)", param="raters")
         if len(set(raters)) != len(raters):
-            raise GoldboardError("--raters: rater names must be unique")
+            raise GoldboardError("rater names must be unique", param="raters")
         for i, r in enumerate(raters):
-            check_rater_name(r, "--raters")
+            check_rater_name(r, "raters")
             twin = _case_twin(r, raters[:i])
             if twin is not None:
                 raise GoldboardError(
-                    f"--raters: {twin!r} and {r!r} differ only in letter case: one person, or two? "
-                    f"give two raters names that differ in more than case"
+                    f"{twin!r} and {r!r} differ only in letter case: one person, or two? "
+                    f"give two raters names that differ in more than case",
+                    param="raters",
                 )
         schema_ref = schema
         sch_path = Path(schema)
         if sch_path.suffix.lower() in (".toml", ".json") and sch_path.exists():
             schema_ref = str(sch_path.resolve())
-        try:
-            sch = load_schema(schema_ref)
-        except SchemaError as exc:
-            raise GoldboardError(str(exc)) from None
+        sch = load_schema(schema_ref)
         url = check_server_url(url)
         if name:
             check_study_name(name.strip())
@@ -243,7 +241,7 @@ class Study:
         if name is not None:
             name = name.strip()
             if not name:
-                raise GoldboardError("--name: give a non-empty name")
+                raise GoldboardError("give a non-empty name", param="name")
             check_study_name(name)
             if name != self.name:
                 changes.append(f"name: {self.name} -> {name}")
@@ -277,44 +275,46 @@ class Study:
                 raise GoldboardError(f"{self.path / STUDY_FILE}: schema: {exc}") from None
         return self._schema
 
-    def round(self, number: int | None = None) -> Round:
-        """The round ``number`` (default: the latest)."""
+    def round(self, round_number: int | None = None) -> Round:
+        """The round ``round_number`` (default: the latest)."""
         if not self.rounds:
             raise GoldboardError(f"{self.path}: no rounds yet (push cases first with `goldboard push`)")
-        if number is None:
+        if round_number is None:
             return max(self.rounds, key=lambda r: r.number)
         for r in self.rounds:
-            if r.number == number:
+            if r.number == round_number:
                 return r
         raise GoldboardError(
-            f"{self.path}: no round {number} (rounds: {', '.join(str(r.number) for r in self.rounds)})"
+            f"{self.path}: no round {round_number} (rounds: {', '.join(str(r.number) for r in self.rounds)})"
         )
 
-    def get_or_add_round(self, number: int | None = None, mode: str = "blinded") -> Round:
-        if number is None:
-            number = self.rounds[-1].number if self.rounds else 1
+    def get_or_add_round(self, round_number: int | None = None, mode: str = "blinded") -> Round:
+        if round_number is None:
+            round_number = self.rounds[-1].number if self.rounds else 1
         for r in self.rounds:
-            if r.number == number:
+            if r.number == round_number:
                 return r
-        r = Round(number=number, mode=mode, created_at=utc_now())
+        r = Round(number=round_number, mode=mode, created_at=utc_now())
         self.rounds.append(r)
         self.rounds.sort(key=lambda x: x.number)
         return r
 
-    def mark_round(self, number: int, calibration: bool | None = None, guideline_version: str | None = None) -> Round:
-        """Record on round ``number`` (added when new) whether it is a calibration round and the
+    def mark_round(
+        self, round_number: int, calibration: bool | None = None, guideline_version: str | None = None
+    ) -> Round:
+        """Record on round ``round_number`` (added when new) whether it is a calibration round and the
         guideline (codebook) version its raters used; saved at once."""
-        if number < 1:
-            raise GoldboardError(f"--round {number}: rounds are numbered from 1")
+        if round_number < 1:
+            raise ParamError("{round_number} {n}: rounds are numbered from 1", n=round_number)
         have = sorted(r.number for r in self.rounds)
         nxt = have[-1] + 1 if have else 1
-        if number not in have and number != nxt:
+        if round_number not in have and round_number != nxt:
             raise GoldboardError(
-                f"round {number}: the study has "
+                f"round {round_number}: the study has "
                 + (f"rounds {', '.join(map(str, have))}" if have else "no rounds yet")
                 + f"; a new round is round {nxt} (rounds are numbered without gaps)"
             )
-        rnd = self.get_or_add_round(number)
+        rnd = self.get_or_add_round(round_number)
         if calibration is not None:
             rnd.calibration = bool(calibration)
         if guideline_version is not None:
@@ -339,21 +339,21 @@ class Study:
     def units_path(self) -> Path:
         return self.path / "units.jsonl"
 
-    def round_dir(self, number: int) -> Path:
-        return self.path / "rounds" / str(number)
+    def round_dir(self, round_number: int) -> Path:
+        return self.path / "rounds" / str(round_number)
 
-    def ratings_path(self, number: int) -> Path:
-        return self.round_dir(number) / "ratings.csv"
+    def ratings_path(self, round_number: int) -> Path:
+        return self.round_dir(round_number) / "ratings.csv"
 
-    def invalid_path(self, number: int) -> Path:
-        return self.round_dir(number) / "invalid.csv"
+    def invalid_path(self, round_number: int) -> Path:
+        return self.round_dir(round_number) / "invalid.csv"
 
-    def pull_report_path(self, number: int) -> Path:
-        return self.round_dir(number) / "pull.json"
+    def pull_report_path(self, round_number: int) -> Path:
+        return self.round_dir(round_number) / "pull.json"
 
-    def assignment_path(self, number: int) -> Path:
+    def assignment_path(self, round_number: int) -> Path:
         """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""
-        return self.round_dir(number) / "assignment.csv"
+        return self.round_dir(round_number) / "assignment.csv"
 
     def single_rated_items(self) -> set[str]:
         """Items that a round's design gave to one rater only (gold method ``single``)."""
@@ -413,15 +413,17 @@ class Study:
             raise GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
         return max(pulled)
 
-    def ratings(self, number: int | None = None) -> pd.DataFrame:
+    def ratings(self, round_number: int | None = None) -> pd.DataFrame:
         """Pulled ratings of one round (default: :meth:`latest_pulled_round`)."""
         from goldboard.cases.ratings import read_ratings_csv
 
-        if number is None:
-            number = self.latest_pulled_round()
-        p = self.ratings_path(number)
+        if round_number is None:
+            round_number = self.latest_pulled_round()
+        p = self.ratings_path(round_number)
         if not p.exists():
-            raise GoldboardError(f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {number}`)")
+            raise GoldboardError(
+                f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {round_number}`)"
+            )
         df = read_ratings_csv(p)
         df.attrs["single_items"] = self.single_rated_items()
         return df
@@ -479,7 +481,7 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}{url.split(parts.netloc, 1)[1]}"
 
 
-def check_study_name(name: str, option: str = "--name") -> None:
+def check_study_name(name: str, param: str = "name") -> None:
     """A study name holding a control, line-break or bidi-control character is refused: the
     name heads the report and every printed summary, where such a character hides or
     reorders text."""
@@ -493,10 +495,10 @@ def check_study_name(name: str, option: str = "--name") -> None:
         }
     )
     if bad:
-        raise GoldboardError(f"{option}: the name contains control character(s) {', '.join(bad)}; type it again")
+        raise GoldboardError(f"the name contains control character(s) {', '.join(bad)}; type it again", param=param)
 
 
-def check_server_url(url: str, option: str = "--url") -> str:
+def check_server_url(url: str, param: str = "url") -> str:
     """The Label Studio URL as stored in study.toml (stripped, no trailing ``/``; ``""``
     is the embedded server).  Not http(s), or carrying a user name and password
     (``http://user:secret@host``), is a one-line error that never repeats the password:
@@ -513,20 +515,26 @@ def check_server_url(url: str, option: str = "--url") -> str:
         parts, password = None, None
     shown = shown_url(url)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise GoldboardError(f"{option} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)")
+        raise ParamError(
+            "{" + param + "} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)", shown=shown
+        )
     if parts.query or parts.fragment or url.endswith(("?", "#")):
         bare = shown.split("?", 1)[0].split("#", 1)[0]
-        raise GoldboardError(
-            f"{option} '{bare}?...': the URL has a query or fragment; a Label Studio URL needs none and one may "
-            f"hold a secret (a token): give the server's address only, e.g. {bare.rstrip('/')!r} (the API token "
-            f"comes from $LABEL_STUDIO_API_KEY or ~/.config/goldboard/credentials.toml)"
+        raise ParamError(
+            "{" + param + "} '{bare}?...': the URL has a query or fragment; a Label Studio URL needs none and one "
+            "may hold a secret (a token): give the server's address only, e.g. {base!r} (the API token "
+            "comes from $LABEL_STUDIO_API_KEY or ~/.config/goldboard/credentials.toml)",
+            bare=bare,
+            base=bare.rstrip("/"),
         )
     if password is not None or "@" in parts.netloc:
         what = "a password" if password is not None else "a user name"
-        raise GoldboardError(
-            f"{option} {shown!r}: the URL contains {what}; leave it out (study.toml holds no secrets and a "
-            f"command line is visible to every local user): the API token comes from $LABEL_STUDIO_API_KEY "
-            f"or ~/.config/goldboard/credentials.toml"
+        raise ParamError(
+            "{" + param + "} {shown!r}: the URL contains {what}; leave it out (study.toml holds no secrets and a "
+            "command line is visible to every local user): the API token comes from $LABEL_STUDIO_API_KEY "
+            "or ~/.config/goldboard/credentials.toml",
+            shown=shown,
+            what=what,
         )
     return url
 
@@ -542,18 +550,20 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def study_ratings(study: Study, round: int | None = None, *, digests: dict[int, str] | None = None) -> pd.DataFrame:
+def study_ratings(
+    study: Study, round_number: int | None = None, *, digests: dict[int, str] | None = None
+) -> pd.DataFrame:
     """Every pulled round of a study (the round in force per item is chosen later, by
-    :func:`goldboard.cases.ratings.rating_grid` and friends; pass ``round`` on to them as
+    :func:`goldboard.cases.ratings.rating_grid` and friends; pass ``round_number`` on to them as
     ``round_number``).
 
-    ``round`` is only checked here: it must have been pulled.  The other rounds stay in
+    ``round_number`` is only checked here: it must have been pulled.  The other rounds stay in
     the table so that a rater who has not rated round N yet still counts as a rater (and
     shows as missing) instead of disappearing from the study."""
-    if round is not None:
-        if len(study.ratings(round)) == 0:  # not pulled yet: study.ratings names the file
+    if round_number is not None:
+        if len(study.ratings(round_number)) == 0:  # not pulled yet: study.ratings names the file
             raise GoldboardError(
-                f"{study.ratings_path(round)}: round {round} has no ratings yet (nobody has annotated it; "
+                f"{study.ratings_path(round_number)}: round {round_number} has no ratings yet (nobody has annotated it; "
                 f"pull again once raters have)"
             )
     df = study.all_ratings(digests=digests)

@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goldboard.errors import GoldboardError, GoldboardWarning
+from goldboard.errors import GoldboardError, GoldboardWarning, ParamError
 from goldboard.fileio import atomic_write, file_lock, fsync_dir
 from goldboard.label_configs.schema import ValueNotInSchema
 from goldboard.text import close_matches, utc_now
@@ -404,7 +404,7 @@ class Conflict:
         )
 
 
-class DecisionConflicts(GoldboardError):
+class DecisionConflicts(ParamError):
     """Rows that would replace newer decisions; nothing was recorded.  ``errors`` lists each."""
 
     def __init__(self, what: str, conflicts: list[Conflict], show=None):
@@ -412,9 +412,12 @@ class DecisionConflicts(GoldboardError):
         self.errors = [c.line(show) for c in conflicts]
         n = len(conflicts)
         super().__init__(
-            f"{what}: {n} row{'s' if n != 1 else ''} would replace decisions made after this sheet was written; "
-            "nothing imported (write a fresh sheet with `goldboard adjudicate sheet`, or pass --overrule-newer "
-            "to replace them, which the log records)"
+            "{what}: {n} row{s} would replace decisions made after this sheet was written; nothing imported "
+            "(write a fresh sheet with `goldboard adjudicate sheet`, or pass {overrule_newer} to replace them, "
+            "which the log records)",
+            what=what,
+            n=n,
+            s="s" if n != 1 else "",
         )
 
 

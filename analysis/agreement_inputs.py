@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from goldboard.cases.ratings import MULTI_SEP
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.text import cell_text, is_number, natural_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -169,7 +169,7 @@ def _normalizer(f: Field | None, sub: str | None, categories: list[str] | None, 
             def norm_schema_cats(text: str) -> str:
                 v = f.normalize(text)
                 if v not in cats:
-                    raise ValueError(f"{v!r} is not one of --categories ({', '.join(categories)})")
+                    raise ValueError(f"{v!r} is not one of the categories given ({', '.join(categories)})")
                 return v
 
             return norm_schema_cats
@@ -357,18 +357,24 @@ def _dichotomized(
     field, category_list = scale.field, scale.categories
     k_raw = _cell_text(dichotomize)
     if not scale.ordered and not (f is not None and f.kind == "ordinal"):
-        raise GoldboardError(
-            f"--dichotomize {k_raw}: field {field} is {scale.data_level}; dichotomizing needs an ordered scale (--level ordinal or an ordinal schema field)"
+        raise ParamError(
+            "{dichotomize} {k}: field {field} is {level}; dichotomizing needs an ordered scale "
+            "({levels} ordinal or an ordinal schema field)",
+            k=k_raw,
+            field=field,
+            level=scale.data_level,
         )
     try:
         thr = norm(k_raw) if f is not None or cats is not None else k_raw
     except ValueError as exc:
         raise GoldboardError(f"field {field}: {exc}", param="dichotomize") from None
     if thr not in category_list:
-        raise GoldboardError(f"--dichotomize {k_raw}: not a category of {field} ({', '.join(category_list)})")
+        raise ParamError(
+            "{dichotomize} {k}: not a category of {field} ({cats})", k=k_raw, field=field, cats=", ".join(category_list)
+        )
     cut = category_list.index(thr)
     if cut == 0:
-        raise GoldboardError(f"--dichotomize {k_raw}: the lowest category leaves nothing below it")
+        raise ParamError("{dichotomize} {k}: the lowest category leaves nothing below it", k=k_raw)
     lo_label, hi_label = f"<{thr}", f">={thr}"
     pos = {c: i for i, c in enumerate(category_list)}
     labels = _map_distinct(labels, lambda v: "" if v == "" else (hi_label if pos[v] >= cut else lo_label))
@@ -470,7 +476,8 @@ def _per_item(
     df: pd.DataFrame, work: pd.DataFrame, items: list[str], col: str | None, mapping, what: str, source: str | None
 ) -> np.ndarray | None:
     """One value per item from ``mapping`` (item -> value) or column ``col`` (``"(missing)"`` when
-    empty); None when neither is given.  A column with two values for one item is an error."""
+    empty); None when neither is given.  A column with two values for one item is an error naming
+    ``col`` as library parameter ``what`` (``by``, ``cluster_col``)."""
     prefix = _prefix(source)
     if mapping is not None:
         vals = np.array([_cell_text(mapping.get(it, "")) for it in items], dtype=object)
@@ -478,16 +485,23 @@ def _per_item(
     if col is None:
         return None
     if col not in df.columns:
-        raise GoldboardError(
-            f"{prefix}{what} {col!r}: no such column (columns: {', '.join(c for c in map(str, df.columns) if not c.startswith('_'))})"
+        raise ParamError(
+            "{prefix}{" + what + "} {col!r}: no such column (columns: {cols})",
+            prefix=prefix,
+            col=col,
+            cols=", ".join(c for c in map(str, df.columns) if not c.startswith("_")),
         )
     sub_df = pd.DataFrame({"item_id": work["item_id"], "v": _texts(df[col]).to_numpy()})
     n_distinct = sub_df.groupby("item_id")["v"].nunique()
     if (n_distinct > 1).any():
         bad = n_distinct[n_distinct > 1].index[0]
         vals = sorted(set(sub_df.loc[sub_df["item_id"] == bad, "v"]))
-        raise GoldboardError(
-            f"{prefix}{what} {col!r}: item {bad} has several values ({', '.join(map(repr, vals[:3]))}); it must be one per item"
+        raise ParamError(
+            "{prefix}{" + what + "} {col!r}: item {bad} has several values ({vals}); it must be one per item",
+            prefix=prefix,
+            col=col,
+            bad=bad,
+            vals=", ".join(map(repr, vals[:3])),
         )
     first = sub_df.drop_duplicates("item_id").set_index("item_id")["v"]
     vals = first.reindex(items).fillna("").to_numpy(dtype=object)
@@ -498,7 +512,7 @@ def _clusters(
     df: pd.DataFrame, work: pd.DataFrame, items: list[str], opts: AgreementOptions, warnings: list[str]
 ) -> np.ndarray | None:
     """The resampling cluster of each item; an item without one is a cluster of its own."""
-    clu = _per_item(df, work, items, opts.cluster_col, opts.clusters, "--cluster-col", opts.source)
+    clu = _per_item(df, work, items, opts.cluster_col, opts.clusters, "cluster_col", opts.source)
     if clu is not None and (clu == "(missing)").any():
         n_miss = int((clu == "(missing)").sum())
         warnings.append(
@@ -529,14 +543,16 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
         labels, scale = _dichotomized(labels, scale, f, cats, norm, opts.dichotomize)
     if len(scale.categories) < 2:
         only = scale.categories[0] if scale.categories else "(none)"
-        raise GoldboardError(
-            f"field {field}: only one category ({only}); give the full scale with --categories or --schema"
+        raise ParamError(
+            "field {field}: only one category ({only}); give the full scale with {categories} or {schema}",
+            field=field,
+            only=only,
         )
     work = _id_table(df, labels, source)
     rated = _one_rating_each(work, df, field, source, warnings)
     order = _rater_order(work, rated, opts, warnings)
     codes, items = _code_matrix(work, rated, order, scale.categories, field, warnings)
-    grp = _per_item(df, work, items, opts.by, opts.groups, "--by", source)
+    grp = _per_item(df, work, items, opts.by, opts.groups, "by", source)
     clu = _clusters(df, work, items, opts, warnings)
     single = int(((codes >= 0).sum(axis=1) == 1).sum())
     if single:

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 from scipy.special import gammaincinv, ndtri
 
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.text import md_table
 
 DONNER_ELIASZIW = (
@@ -600,12 +600,12 @@ def plan_sample_size(
     probability is ``least_frequent`` or else the smallest of ``props``)."""
     goals = [g for g in (kappa_lower, width, kappa_null, alpha_min) if g is not None]
     if len(goals) != 1:
-        raise GoldboardError("give exactly one goal: --lower, --width, --null or --alpha-min")
+        raise ParamError("give exactly one goal: {kappa_lower}, {width}, {kappa_null} or {alpha_min}")
     if least_frequent is not None and alpha_min is None:
-        raise GoldboardError("the least frequent category's probability applies to --alpha-min", param="least_frequent")
+        raise ParamError("{least_frequent}: the least frequent category's probability applies to {alpha_min}")
     if alpha_min is not None:
         if rates is not None:
-            raise GoldboardError("the raters' own rates apply to --null with a binary outcome", param="rates")
+            raise ParamError("{rates}: the raters' own rates apply to {kappa_null} with a binary outcome")
         if least_frequent is None and props is None:
             raise GoldboardError("give the least frequent category's probability or the category prevalences")
         p = None if props is None else prevalence_vector(props)
@@ -617,7 +617,7 @@ def plan_sample_size(
         raise GoldboardError("give the expected kappa and the category prevalences")
     p = prevalence_vector(props)
     if rates is not None and (kappa_null is None or len(p) != 2):
-        raise GoldboardError("the raters' own rates apply to --null with a binary outcome", param="rates")
+        raise ParamError("{rates}: the raters' own rates apply to {kappa_null} with a binary outcome")
     if kappa_lower is not None:
         return [ci_sample_size(kappa, kappa_lower, p, alpha=alpha)]
     if width is not None:
@@ -712,7 +712,7 @@ def assured_sample_size(
     ``(seed, n)``, so an answer is reproducible; the search doubles from the expected-value ``n``
     and then bisects."""
     if plan.goal != "ci":
-        raise GoldboardError("applies to a confidence-interval goal (--lower or --width)", param="assurance")
+        raise ParamError("{assurance}: applies to a confidence-interval goal ({kappa_lower} or {width})")
     assurance = _unit("assurance", assurance)
     if int(simulations) < 100:
         raise GoldboardError(f"must be at least 100, got {simulations!r}", param="simulations")

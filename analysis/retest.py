@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.analysis.agreement import agreement
-from goldboard.errors import GoldboardError
+from goldboard.errors import ParamError
 from goldboard.label_configs.schema import Schema
 
 #: the statistics kept per rater (name, weights)
@@ -46,14 +46,14 @@ def intra_rater_agreement(
     rounds is listed with ``n_items`` and no statistics.
     """
     if len(rounds) != 2 or rounds[0] == rounds[1]:
-        raise GoldboardError("--rounds: give two different rounds, e.g. --rounds 1,2")
+        raise ParamError("{rounds}: give two different rounds, e.g. {rounds} 1,2")
     a, b = (int(r) for r in rounds)
     df = ratings[ratings["round"].astype(int).isin([a, b])]
     if "field" in df.columns:
         df = df[df["field"] == field.partition(":")[0]]
     for r in (a, b):
         if not (df["round"].astype(int) == r).any():
-            raise GoldboardError(f"--rounds {a},{b}: round {r} has no {field} ratings")
+            raise ParamError("{rounds} {a},{b}: round {r} has no {field} ratings", a=a, b=b, r=r, field=field)
     names = list(raters) if raters else sorted(set(df["rater"]))
     out: dict[str, Any] = {"field": field, "rounds": [a, b], "raters": {}, "warnings": []}
     for rater in names:

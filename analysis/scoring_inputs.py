@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.text import cell_text
 
@@ -169,7 +169,7 @@ def label_field(schema: Schema, field_name: str | None) -> Field:
         fld = schema.primary_field
     if fld.kind not in ("nominal", "ordinal", "binary"):
         raise GoldboardError(
-            f"--field: {fld.name} is a {fld.kind} field; label scoring needs a nominal, ordinal or binary field"
+            f"{fld.name} is a {fld.kind} field; label scoring needs a nominal, ordinal or binary field", param="field"
         )
     return fld
 
@@ -400,11 +400,13 @@ def _gold_columns(
                     break
     if not colmap:
         cols = [c for c in df.columns if c != "_line"]
-        raise GoldboardError(
-            f"{source}:1: no gold label column: give --gold-col (columns: {', '.join(map(str, cols))})"
+        raise ParamError(
+            "{where}:1: no gold label column: give {gold_col} (columns: {cols})",
+            where=source,
+            cols=", ".join(map(str, cols)),
         )
     if field and field not in colmap.values() and field not in option_fields(schema):
-        raise GoldboardError(f"{source}:1: {field}: no gold column for this field (give --gold-col)")
+        raise ParamError("{where}:1: {name}: no gold column for this field (give {gold_col})", where=source, name=field)
     return colmap
 
 

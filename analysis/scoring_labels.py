@@ -31,6 +31,7 @@ from goldboard.analysis.scoring_inputs import (
     label_field,
     prepare_gold,
 )
+from goldboard.analysis.scoring_settings import LabelScoring, options_of
 from goldboard.analysis.scoring_stats import (
     bootstrap_label_metrics,
     confusion_from_codes,
@@ -206,24 +207,8 @@ def score_labels(
     field: str | None = None,
     schema: Schema | None = None,
     *,
-    id_col: str | None = None,
-    model_col: str | None = None,
-    condition_col: str | None = None,
-    label_col: str | None = None,
-    abstain_col: str | None = None,
-    gold_col: str | None = None,
-    default_model: str = "model",
-    n_resamples: int = 2000,
-    seed: int | None = 1,
-    confidence_level: float = 0.95,
-    collapse_share: float | None = None,
-    over_refusal: Mapping[str, Sequence[str]] | None = None,
-    abstain_labels: Sequence[str] | None = None,
-    missing: str = "unanswered",
-    compare: Any = None,
-    gold_source: str = "<gold>",
-    pred_source: str = "<predictions>",
-    progress: bool = False,
+    options: LabelScoring | None = None,
+    **given: Any,
 ) -> dict:
     """Score label predictions against gold labels of one field (see the module docstring).
 
@@ -232,36 +217,41 @@ def score_labels(
     :class:`GoldTable`.  ``pred_df``: one row per (model, condition, item) with an id
     column (``item_id`` or ``case_id``), a label column (``predicted_label``...), and
     optionally ``model``, ``condition``, ``predicted_abstain``.
-    ``missing``: ``"unanswered"`` (gold items a model has no prediction for count as
-    wrong) or ``"skip"`` (score each model on the items it predicted).
+    ``options`` (:class:`~goldboard.analysis.scoring_settings.LabelScoring`) or its names as
+    keywords: the columns, ``missing`` (``"unanswered"``: gold items a model has no
+    prediction for count as wrong; ``"skip"``: score each model on the items it predicted),
+    the bootstrap, comparisons and the schema's rules overridden.
     """
-    schema = _check_call(missing, schema, gold_df, "score_labels")
+    o = options_of(LabelScoring, options, given)
+    schema = _check_call(o.missing, schema, gold_df, "score_labels")
     fld = label_field(schema, field)
-    gold = prepare_gold(gold_df, schema, gold_source, field=fld.name, gold_col=gold_col, id_col=id_col)
-    rules = _label_rules(schema, fld, collapse_share, over_refusal, abstain_labels)
+    gold = prepare_gold(gold_df, schema, o.gold_source, field=fld.name, gold_col=o.gold_col, id_col=o.id_col)
+    rules = _label_rules(schema, fld, o.collapse_share, o.over_refusal, o.abstain_labels)
     preds = _predictions(
         pred_df,
         gold,
         kind="labels",
         fields=[fld.name],
-        source=pred_source,
+        source=o.pred_source,
         value_field=fld,
-        id_col=id_col,
-        model_col=model_col,
-        condition_col=condition_col,
-        value_col=label_col,
-        abstain_col=abstain_col,
-        default_model=default_model,
+        id_col=o.id_col,
+        model_col=o.model_col,
+        condition_col=o.condition_col,
+        value_col=o.label_col,
+        abstain_col=o.abstain_col,
+        default_model=o.default_model,
     )
-    st = _label_setup(gold, fld, rules, preds, missing, _Resampling(n_resamples, seed, confidence_level))
+    st = _label_setup(gold, fld, rules, preds, o.missing, _Resampling(o.n_resamples, o.seed, o.confidence_level))
     warnings: list[str] = []
     n_unres = gold.excluded.get(fld.name, 0)
     if n_unres:
         warnings.append(f"{n_unres} unresolved gold label(s) of {fld.name} excluded")
     if preds.skipped_unresolved:
         warnings.append(f"{preds.skipped_unresolved} prediction(s) for items with unresolved gold skipped")
-    groups, outcomes, valid = _score_groups(preds.table, partial(_score_label_group, st), progress, warnings)
-    comparisons = _comparisons(_parse_pairs(compare), outcomes, preds.has_condition, "correct", st.ci, warnings, valid)
+    groups, outcomes, valid = _score_groups(preds.table, partial(_score_label_group, st), o.progress, warnings)
+    comparisons = _comparisons(
+        _parse_pairs(o.compare), outcomes, preds.has_condition, "correct", st.ci, warnings, valid
+    )
     return _labels_result(st, schema, gold, preds, groups, comparisons, warnings)
 
 

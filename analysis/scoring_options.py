@@ -33,8 +33,9 @@ from goldboard.analysis.scoring_inputs import (
     prepare_gold,
     prepare_key,
 )
+from goldboard.analysis.scoring_settings import OptionScoring, options_of
 from goldboard.analysis.scoring_stats import proportion
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import Schema
 
 # --------------------------------------------------------------------------- options (radsafe)
@@ -140,8 +141,8 @@ def _answer_key(
         elif _key_from_predictions(preds, of.pos, answer):
             key_from = preds.source
     if key_from is None:
-        raise GoldboardError(
-            "no answer key: give --key FILE (question id + correct_option), or a "
+        raise ParamError(
+            "no answer key: give {key} FILE (question id + correct_option), or a "
             "correct_option/correct_answer column in the gold reference or the predictions"
         )
     return answer, key_from
@@ -333,24 +334,8 @@ def score_radsafe(
     pred_df: pd.DataFrame | Predictions,
     schema: Schema | None = None,
     *,
-    key: Mapping[str, str] | pd.DataFrame | None = None,
-    key_source: str = "<key>",
-    id_col: str | None = None,
-    model_col: str | None = None,
-    condition_col: str | None = None,
-    option_col: str | None = None,
-    confidence_col: str | None = None,
-    default_model: str = "model",
-    confident_at: float | None = None,
-    overconfidence_flags: Sequence[str] | None = None,
-    missing: str = "unanswered",
-    confidence_level: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int | None = 1,
-    compare: Any = None,
-    gold_source: str = "<gold>",
-    pred_source: str = "<predictions>",
-    progress: bool = False,
+    options: OptionScoring | None = None,
+    **given: Any,
 ) -> dict:
     """Score multiple-choice answers against per-option gold flags (RadSaFE-200).
 
@@ -365,35 +350,36 @@ def score_radsafe(
     ``missing``: ``"unanswered"`` (a question with no prediction row counts as
     unanswered) or ``"skip"``.  Rates and their denominators: see the module docstring.
     """
-    schema = _check_call(missing, schema, gold_df, "score_radsafe")
+    o = options_of(OptionScoring, options, given)
+    schema = _check_call(o.missing, schema, gold_df, "score_radsafe")
     ofields = option_fields(schema)
     if not ofields:
         raise GoldboardError(f"schema {schema.name}: no per-option flag fields (for_each_option)")
-    overconfidence = _overconfidence_rules(schema, ofields, confident_at, overconfidence_flags)
-    gold = prepare_gold(gold_df, schema, gold_source)
+    overconfidence = _overconfidence_rules(schema, ofields, o.confident_at, o.overconfidence_flags)
+    gold = prepare_gold(gold_df, schema, o.gold_source)
     all_fields = [f.name for fs in ofields.values() for f in fs.values()]
     preds = _predictions(
         pred_df,
         gold,
         kind="options",
         fields=all_fields,
-        source=pred_source,
-        id_col=id_col,
-        model_col=model_col,
-        condition_col=condition_col,
-        value_col=option_col,
-        confidence_col=confidence_col,
-        default_model=default_model,
+        source=o.pred_source,
+        id_col=o.id_col,
+        model_col=o.model_col,
+        condition_col=o.condition_col,
+        value_col=o.option_col,
+        confidence_col=o.confidence_col,
+        default_model=o.default_model,
     )
     warnings: list[str] = []
-    options = list(schema.display.options)
+    letters = list(schema.display.options)
     bases = list(ofields)
-    of = _option_flags(gold, ofields, options, bases, all_fields, warnings)
-    answer, key_from = _answer_key(key, key_source, gold, preds, of)
-    ci = _Resampling(n_resamples, seed, confidence_level)
-    st = _radsafe_setup(options, bases, of, answer, overconfidence, missing, preds, ci, warnings)
-    groups, outcomes, valid = _score_groups(preds.table, partial(_score_option_group, st), progress, warnings)
+    of = _option_flags(gold, ofields, letters, bases, all_fields, warnings)
+    answer, key_from = _answer_key(o.key, o.key_source, gold, preds, of)
+    ci = _Resampling(o.n_resamples, o.seed, o.confidence_level)
+    st = _radsafe_setup(letters, bases, of, answer, overconfidence, o.missing, preds, ci, warnings)
+    groups, outcomes, valid = _score_groups(preds.table, partial(_score_option_group, st), o.progress, warnings)
     if preds.confidence_rescaled:
         warnings.append("confidence values above 1 read as percentages (divided by 100)")
-    comparisons = _comparisons(_parse_pairs(compare), outcomes, preds.has_condition, "correct", ci, warnings, valid)
+    comparisons = _comparisons(_parse_pairs(o.compare), outcomes, preds.has_condition, "correct", ci, warnings, valid)
     return _options_result(st, schema, gold, preds, all_fields, key_from, groups, comparisons, warnings)

@@ -3,7 +3,6 @@ model's own outputs (MedFailBench) -- severity, safety-critical share, safety ga
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +22,7 @@ from goldboard.analysis.scoring_inputs import (
     GoldTable,
     prepare_gold,
 )
+from goldboard.analysis.scoring_settings import OutputScoring, options_of
 from goldboard.analysis.scoring_stats import (
     bootstrap_mean_of_levels,
     proportion,
@@ -163,8 +163,9 @@ def _medfail_comparisons(
         for name, s in ((a, sa), (b, sb)):
             if s.index.duplicated().any():
                 raise GoldboardError(
-                    f"--compare: model {name!r} has several outputs for case "
-                    f"{s.index[s.index.duplicated()][0]!r}; pairing by case needs one"
+                    f"model {name!r} has several outputs for case "
+                    f"{s.index[s.index.duplicated()][0]!r}; pairing by case needs one",
+                    param="compare",
                 )
         shared = sa.index.intersection(sb.index)
         if len(shared) == 0:
@@ -189,16 +190,8 @@ def score_medfail(
     gold_df: pd.DataFrame | GoldTable,
     schema: Schema | None = None,
     *,
-    severity_field: str | None = None,
-    gate_field: str | None = None,
-    critical_at: str | None = None,
-    none_values: Sequence[str] = ("none",),
-    n_resamples: int = 2000,
-    seed: int | None = 1,
-    confidence_level: float = 0.95,
-    compare: Any = None,
-    gold_source: str = "<gold>",
-    progress: bool = False,
+    options: OutputScoring | None = None,
+    **given: Any,
 ) -> dict:
     """Summarise the gold ratings of each model's own outputs (MedFailBench-style).
 
@@ -211,13 +204,14 @@ def score_medfail(
     of outputs that are *not* safety-critical (McNemar + paired bootstrap).
     Works for any schema: without an ordinal field only the gate/label counts are given.
     """
+    o = options_of(OutputScoring, options, given)
     if schema is None:
         if isinstance(gold_df, GoldTable):
             schema = gold_df.schema
         else:
             raise GoldboardError("score_medfail: give the schema")
-    gold = prepare_gold(gold_df, schema, gold_source)
-    sev, gate, crit = _medfail_fields(schema, severity_field, gate_field, critical_at)
+    gold = prepare_gold(gold_df, schema, o.gold_source)
+    sev, gate, crit = _medfail_fields(schema, o.severity_field, o.gate_field, o.critical_at)
     warnings: list[str] = []
     fields = [f.name for f in (sev, gate) if f is not None]
     for f in fields:
@@ -233,17 +227,17 @@ def score_medfail(
         sev=sev,
         gate=gate,
         crit=crit,
-        none_set=set(none_values),
+        none_set=set(o.none_values),
         sev_tab=gold.field_gold(sev.name)["gold_value"] if sev is not None else pd.Series(dtype=object),
         gate_tab=gold.field_gold(gate.name)["gold_value"] if gate is not None else pd.Series(dtype=object),
-        ci=_Resampling(n_resamples, seed, confidence_level),
+        ci=_Resampling(o.n_resamples, o.seed, o.confidence_level),
     )
     groups = []
     crit_outcome: dict[tuple[str, str], pd.Series] = {}
-    for model in _progress(models, progress, "scoring"):
+    for model in _progress(models, o.progress, "scoring"):
         its = items.index[items["model"] == model]
         groups.append({"model": model, **_severity_summary(st, its, model, crit_outcome), **_gate_summary(st, its)})
-    comparisons = _medfail_comparisons(st, _parse_pairs(compare), crit_outcome, models, warnings)
+    comparisons = _medfail_comparisons(st, _parse_pairs(o.compare), crit_outcome, models, warnings)
     return {
         "format": FORMAT,
         "kind": "outputs",
@@ -255,7 +249,7 @@ def score_medfail(
             "severity_field": sev.name if sev is not None else None,
             "gate_field": gate.name if gate is not None else None,
             "critical_at": crit,
-            "none_values": list(none_values),
+            "none_values": list(o.none_values),
         },
         "gold": _gold_info(gold, fields, len(items)),
         "predictions": None,

@@ -47,7 +47,7 @@ import hashlib
 import random
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -70,11 +70,13 @@ from goldboard.adjudicate.rules import decision_rule_errors
 from goldboard.annotate.client import ConfigMismatch, ProjectNotFound, connect
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.ratings import rating_grid
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import Field, Schema
 from goldboard.study import study_ratings
 from goldboard.text import ls_text, xml_text
 
+if TYPE_CHECKING:  # only for the annotations: study imports nothing of annotate
+    from goldboard.study import Study
 #: how to change a submitted decision (Label Studio 1.23: "Update" stays disabled until the new
 #: reason is added with "Add" or Shift+Enter; checked in tests/test_adjudication_page_live.py)
 CHANGE_HOWTO = (
@@ -391,7 +393,7 @@ def _s(v: Any) -> str:
 DEFAULT_ADJUDICATOR = "adjudicator"
 
 
-def _adjudicator_account(study: Any, client: Any, adjudicator: str | None) -> str | None:
+def _adjudicator_account(study: Study, client: Any, adjudicator: str | None) -> str | None:
     """Embedded server keeping people apart: the adjudicator whose organization holds the
     adjudication projects (created with a login of their own when new).  None elsewhere."""
     if not getattr(client, "routes_by_org", False):
@@ -399,15 +401,16 @@ def _adjudicator_account(study: Any, client: Any, adjudicator: str | None) -> st
     recorded = str((study.adjudication or {}).get("adjudicator") or "")
     name = (adjudicator or recorded or DEFAULT_ADJUDICATOR).strip()
     if recorded and name != recorded and (study.adjudication or {}).get("projects"):
-        raise GoldboardError(
-            f"the adjudication projects are {recorded}'s (in {recorded}'s Label Studio organization); "
-            f"push with --adjudicator {recorded}"
+        raise ParamError(
+            "the adjudication projects are {who}'s (in {who}'s Label Studio organization); push with {adjudicator} {who}",
+            who=recorded,
         )
     if name in study.raters:
-        raise GoldboardError(
-            f"--adjudicator {name}: a rater of this study cannot adjudicate in Label Studio here (the "
-            f"adjudication projects show every rater's labels; each person has one organization); choose "
-            f"another name or adjudicate with `goldboard adjudicate sheet`"
+        raise ParamError(
+            "{adjudicator} {name}: a rater of this study cannot adjudicate in Label Studio here (the "
+            "adjudication projects show every rater's labels; each person has one organization); choose "
+            "another name or adjudicate with `goldboard adjudicate sheet`",
+            name=name,
         )
     from goldboard.annotate import server as srv
 
@@ -421,11 +424,11 @@ def _adjudicator_account(study: Any, client: Any, adjudicator: str | None) -> st
 
 
 def push_adjudication(
-    study: Any,
+    study: Study,
     *,
     client: Any = None,
     anonymise: bool = False,
-    round: int | None = None,
+    round_number: int | None = None,
     adjudicator: str | None = None,
     include_decided: bool = False,
 ) -> AdjudicationPush:
@@ -440,15 +443,16 @@ def push_adjudication(
     recorded in ``study.toml`` (``[adjudication.access]``)."""
 
     schema = study.schema
-    ratings = study_ratings(study, round)
-    flags = flag_disagreements(ratings, schema, study.raters, round_number=round)
+    ratings = study_ratings(study, round_number)
+    flags = flag_disagreements(ratings, schema, study.raters, round_number=round_number)
     raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]
     adj = dict(study.adjudication or {})
     projects = {str(k): int(v) for k, v in (adj.get("projects") or {}).items()}
     if "anonymise" in adj and bool(adj["anonymise"]) != anonymise and projects:
-        raise GoldboardError(
-            f"the adjudication projects were pushed {'with' if adj['anonymise'] else 'without'} "
-            f"--anonymise; push the same way (or delete them and the [adjudication] entry)"
+        raise ParamError(
+            "the adjudication projects were pushed {how} {anonymise}; push the same way (or delete them and the "
+            "[adjudication] entry)",
+            how="with" if adj["anonymise"] else "without",
         )
     in_force = latest_decisions(read_decisions(study.decisions_path))
     open_rows = {
@@ -502,7 +506,7 @@ def push_adjudication(
 
 
 def _create_adjudication_project(
-    study: Any, client: Any, fname: str, xml: str, anonymise: bool, owner: str | None
+    study: Study, client: Any, fname: str, xml: str, anonymise: bool, owner: str | None
 ) -> int:
     title = f"{study.name} · adjudication · {fname}"[:50]
     schema = study.schema
@@ -521,7 +525,9 @@ def _older_configs(schema: Schema, fname: str, n_raters: int, show_output: bool)
     ]
 
 
-def _record_access(study: Any, client: Any, adj: dict, projects: dict, owner: str | None, anonymise: bool, res) -> None:
+def _record_access(
+    study: Study, client: Any, adj: dict, projects: dict, owner: str | None, anonymise: bool, res
+) -> None:
     """Record the projects and who can reach them in study.toml."""
     if projects and not study.adjudication.get("projects"):
         study.adjudication = {**adj, "projects": dict(projects), "anonymise": anonymise}
@@ -535,7 +541,7 @@ def _record_access(study: Any, client: Any, adj: dict, projects: dict, owner: st
         res.access = acc
 
 
-def _check_adjudication_project(study: Any, client: Any, pid: int, fname: str, xml: str, older: list[str]) -> None:
+def _check_adjudication_project(study: Study, client: Any, pid: int, fname: str, xml: str, older: list[str]) -> None:
     """The recorded adjudication project of ``fname`` must still exist with the config goldboard made
     (one made by an older version gets the current config: the "Decision in force" pane)."""
     try:
@@ -656,7 +662,7 @@ def _annotation_values(result: Any, multi: bool = False) -> tuple[Any, str, str]
 
 
 def pull_adjudication(
-    study: Any, *, client: Any = None, independent: bool = True, adjudicator: str = "", now: str | None = None
+    study: Study, *, client: Any = None, independent: bool = True, adjudicator: str = "", now: str | None = None
 ) -> AdjudicationPull:
     """Read the adjudication projects' annotations into the decisions log (all or nothing)."""
 

@@ -21,7 +21,10 @@ credentials (your team's Label Studio) nothing can be checked: the record says
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # only for the annotations
+    from goldboard.study import Study
 
 #: what a record's ``method`` means
 METHODS = {
@@ -72,7 +75,7 @@ def _reach(rec: dict) -> bool:
 
 def check_round_access(
     client: Any,
-    study: Any,
+    study: Study,
     rnd: Any,
     *,
     when: str,
@@ -122,7 +125,7 @@ def check_round_access(
     return rec
 
 
-def check_adjudication_access(client: Any, study: Any, adjudicator: str | None) -> dict:
+def check_adjudication_access(client: Any, study: Study, adjudicator: str | None) -> dict:
     """Check that no rater reaches an adjudication project and (when known) that the
     adjudicator does.  Stored as ``study.adjudication["access"]``."""
     creds = getattr(getattr(client, "conn", None), "credentials", None)

@@ -30,14 +30,17 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 
-from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.errors import GoldboardError, LabelStudioError, ParamError
+
+if TYPE_CHECKING:  # only for the annotations
+    from goldboard.study import Study
 
 DEFAULT_TIMEOUT = 300.0
 #: an export sends its first byte only when the whole project is serialised: minutes for a
@@ -63,8 +66,20 @@ class ProjectNotFound(LabelStudioError):
         self.project_id = project_id
 
 
+class ProjectGone(ParamError, ProjectNotFound):
+    """:class:`ProjectNotFound` whose sentence names parameters (a hint to push to a new round)."""
+
+    def __init__(self, template: str, /, project_id: int | None = None, **values: Any) -> None:
+        ParamError.__init__(self, template, **values)
+        self.project_id = project_id
+
+
 class ConfigMismatch(LabelStudioError):
     """A project's label config on the server no longer matches the study's schema."""
+
+
+class ConfigChanged(ParamError, ConfigMismatch):
+    """:class:`ConfigMismatch` whose sentence names parameters (a hint to push to a new round)."""
 
 
 class ServerError(LabelStudioError):
@@ -138,7 +153,7 @@ class Connection:
 
 
 def resolve_connection(
-    study: Any = None, *, url: str | None = None, token: str | None = None, data_dir: str | Path | None = None
+    study: Study | None = None, *, url: str | None = None, token: str | None = None, data_dir: str | Path | None = None
 ) -> Connection:
     """Find the server URL and API token for ``study`` (see the module doc for the order)."""
     from goldboard.annotate import server as srv  # lazy: the server module (tomli_w) only when needed
@@ -187,7 +202,8 @@ def resolve_connection(
         )
         raise ServerUnreachable(
             f"the embedded Label Studio server ({st.data_dir}) is not running: start it with "
-            f"`goldboard server start --data-dir {st.data_dir}`{elsewhere} (or give the study a --url)"
+            f"`goldboard server start --data-dir {st.data_dir}`{elsewhere} (or give the study a URL: "
+            f"`goldboard study set {where or 'DIR'} --url URL`)"
         )
     creds = srv.read_credentials(st.data_dir)
     return Connection(
@@ -196,7 +212,7 @@ def resolve_connection(
 
 
 def connect(
-    study: Any = None,
+    study: Study | None = None,
     *,
     url: str | None = None,
     token: str | None = None,
@@ -216,7 +232,7 @@ def jobs_for(client: Any, jobs: int | None, tasks: int) -> int:
     """How many of ``tasks`` (projects) to run at once: ``jobs`` when given, else the server's app
     workers as far as goldboard knows them (the embedded server's ``--workers``; 1 when unknown)."""
     if jobs is not None and jobs < 1:
-        raise GoldboardError(f"--jobs {jobs}: give 1 or more")
+        raise ParamError("{jobs} {n}: give 1 or more", n=jobs)
     if jobs is None:
         try:
             jobs = int(getattr(getattr(client, "conn", None), "workers", 1) or 1)

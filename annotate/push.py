@@ -48,7 +48,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import read_decisions
-from goldboard.annotate.client import Client, ConfigMismatch, ProjectNotFound, connect, jobs_for
+from goldboard.annotate.client import Client, ConfigChanged, ProjectGone, ProjectNotFound, connect, jobs_for
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.assignment import (
     ASSIGNMENT_COLUMNS,
@@ -58,7 +58,7 @@ from goldboard.cases.assignment import (
 )
 from goldboard.cases.load import load_units
 from goldboard.cases.units import item_kind
-from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.errors import GoldboardError, LabelStudioError, ParamError
 from goldboard.exports.gold import list_releases, read_manifest
 from goldboard.fileio import iter_jsonl, write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.xml import instructions_text, task_data, to_label_studio_xml
@@ -142,7 +142,7 @@ def _read_units_file(path: Path) -> list[dict]:
     return out
 
 
-def _merge_units(study: Any, units: pd.DataFrame, round_number: int) -> list[dict]:
+def _merge_units(study: Study, units: pd.DataFrame, round_number: int) -> list[dict]:
     """All units ever pushed (existing order, then new), each with the rounds it is in."""
     records: dict[str, dict] = {}
     for rec in _read_units_file(study.units_path):
@@ -193,14 +193,16 @@ def _strata_values(units: pd.DataFrame, column: str) -> list[Any]:
         vals = [c.get(column) if isinstance(c, dict) else None for c in units["case"]]
     else:
         cols = [c for c in units.columns if c not in ("case", "output", "reference", "prediction")]
-        raise GoldboardError(
-            f"--stratify-by {column!r}: not an item column or case field (item columns: {', '.join(cols)})"
+        raise ParamError(
+            "{stratify_by} {column!r}: not an item column or case field (item columns: {cols})",
+            column=column,
+            cols=", ".join(cols),
         )
     return ["" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v) for v in vals]
 
 
 def resolve_assignment(
-    study: Any,
+    study: Study,
     units: pd.DataFrame,
     round_number: int,
     *,
@@ -212,7 +214,7 @@ def resolve_assignment(
     """The round's assignment: drawn now (``overlap``/``per_item``) or the one recorded at the
     round's first push; ``None`` when every rater rates every item."""
     if overlap is not None and per_item is not None:
-        raise GoldboardError("--overlap and --per-item: choose one design")
+        raise ParamError("{overlap} and {per_item}: choose one design")
     items = units["item_id"].astype(str).tolist()
     path = study.assignment_path(round_number)
     rnd = next((r for r in study.rounds if r.number == round_number), None)
@@ -226,9 +228,13 @@ def resolve_assignment(
             and (stratify_by is None or recorded.get("stratify_by") == stratify_by)
         )
         if asked and not same:
-            raise GoldboardError(
-                f"round {round_number} already has a {recorded.get('kind')} design (seed {recorded.get('seed')}); "
-                f"push a different design to a new round (--round {max(r.number for r in study.rounds) + 1})"
+            raise ParamError(
+                "round {n} already has a {kind} design (seed {seed}); "
+                "push a different design to a new round ({round_number} {nxt})",
+                n=round_number,
+                kind=recorded.get("kind"),
+                seed=recorded.get("seed"),
+                nxt=max(r.number for r in study.rounds) + 1,
             )
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
         table: dict[str, list[str]] = {}
@@ -236,20 +242,27 @@ def resolve_assignment(
             table.setdefault(it, []).append(r)
         new = [it for it in items if it not in table]
         if new:
-            raise GoldboardError(
-                f"round {round_number} has a fixed {recorded.get('kind')} assignment ({path}); item {new[0]!r} is "
-                f"not in it -- push new items to a new round (--round {max(r.number for r in study.rounds) + 1})"
+            raise ParamError(
+                "round {n} has a fixed {kind} assignment ({path}); item {item!r} is "
+                "not in it -- push new items to a new round ({round_number} {nxt})",
+                n=round_number,
+                kind=recorded.get("kind"),
+                path=path,
+                item=new[0],
+                nxt=max(r.number for r in study.rounds) + 1,
             )
         return Assignment(table, recorded)
     if overlap is None and per_item is None:
         return None
     if rnd is not None and rnd.projects:
-        raise GoldboardError(
-            f"round {round_number} was pushed without a design (every rater rates every item); push the "
-            f"design to a new round (--round {max(r.number for r in study.rounds) + 1})"
+        raise ParamError(
+            "round {n} was pushed without a design (every rater rates every item); push the "
+            "design to a new round ({round_number} {nxt})",
+            n=round_number,
+            nxt=max(r.number for r in study.rounds) + 1,
         )
     if seed is None:
-        raise GoldboardError("--seed: give a seed so the random draw can be repeated and reported")
+        raise GoldboardError("give a seed so the random draw can be repeated and reported", param="seed")
     strata = _strata_values(units, stratify_by) if stratify_by else None
     if overlap is not None:
         a = overlap_assignment(items, list(study.raters), overlap, seed=seed, strata=strata)
@@ -261,7 +274,7 @@ def resolve_assignment(
 
 
 def push(
-    study: Any,
+    study: Study,
     cases_path: str | Path | None = None,
     outputs_path: str | Path | None = None,
     *,
@@ -316,13 +329,13 @@ def push(
     if round_number is None:
         round_number = max((r.number for r in study.rounds), default=1)
     if round_number < 1:
-        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+        raise ParamError("{round_number} {n}: rounds are numbered from 1", n=round_number)
     check_round_choice(study, round_number, units["item_id"].astype(str), add_to_adjudicated_round)
     mode = _round_mode(study, round_number, kind, shared, cases_path, outputs_path)
     design_asked = overlap is not None or per_item is not None
     if design_asked and mode == "shared":
-        raise GoldboardError(
-            "--overlap/--per-item need blinded rounds (one project per rater holds only that rater's items); "
+        raise ParamError(
+            "{overlap}/{per_item} need blinded rounds (one project per rater holds only that rater's items); "
             "Label Studio Community cannot assign tasks within a shared project"
         )
     assignment = resolve_assignment(
@@ -373,7 +386,7 @@ class _PushPlan:
 
 
 def _checked_units(
-    study: Any,
+    study: Study,
     cases_path: str | Path | None,
     outputs_path: str | Path | None,
     units: pd.DataFrame | None,
@@ -394,14 +407,14 @@ def _checked_units(
     if len(dup):
         raise GoldboardError(f"{cases_path}: item {dup.iloc[0]!r} appears twice")
     if batch_size is not None and batch_size < 1:
-        raise GoldboardError("--batch-size must be at least 1")
+        raise GoldboardError("must be at least 1", param="batch_size")
     if batch_bytes < 1:
         raise GoldboardError("batch_bytes must be at least 1")
     return units, item_kind(units)
 
 
 def _round_mode(
-    study: Any,
+    study: Study,
     round_number: int,
     kind: str,
     shared: bool | None,
@@ -415,22 +428,29 @@ def _round_mode(
         had = study.round_item_kind(existing_round)
         if had and had != kind:
             nxt = max(r.number for r in study.rounds) + 1
-            raise GoldboardError(
-                f"round {round_number} is {KIND_TEXT[had]}; {cases_path or 'these units'}"
-                f"{' + ' + str(outputs_path) if outputs_path else ''} are {KIND_TEXT[kind]} -- pushing them would "
-                f"add a second copy of every case. Start a new round: push them with --round {nxt}"
+            raise ParamError(
+                "round {n} is {had}; {files} are {kind} -- pushing them would "
+                "add a second copy of every case. Start a new round: push them with {round_number} {nxt}",
+                n=round_number,
+                had=KIND_TEXT[had],
+                files=f"{cases_path or 'these units'}{' + ' + str(outputs_path) if outputs_path else ''}",
+                kind=KIND_TEXT[kind],
+                nxt=nxt,
             )
         if shared is None:
             mode = existing_round.mode
         elif existing_round.mode != mode and existing_round.projects:
-            raise GoldboardError(
-                f"round {round_number} is {existing_round.mode}; push {mode} tasks to a new round "
-                f"(--round {max(r.number for r in study.rounds) + 1})"
+            raise ParamError(
+                "round {n} is {had}; push {mode} tasks to a new round ({round_number} {nxt})",
+                n=round_number,
+                had=existing_round.mode,
+                mode=mode,
+                nxt=max(r.number for r in study.rounds) + 1,
             )
     return mode
 
 
-def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
+def _push_to(study: Study, client: Client, plan: _PushPlan) -> PushResult:
     """On a connected server: projects, what is missing, the units record, the import (steps 1-4), blinding check."""
     account_warnings = check_rater_accounts(client, study.raters)
     ddir = getattr(getattr(client, "conn", None), "data_dir", None)
@@ -442,8 +462,8 @@ def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
     creds = getattr(getattr(client, "conn", None), "credentials", None)
     routes = bool(getattr(client, "routes_by_org", False))
     if plan.mode == "shared" and routes:
-        raise GoldboardError(
-            "push --shared: this embedded server keeps each rater in a Label Studio organization of their own "
+        raise ParamError(
+            "push {shared}: this embedded server keeps each rater in a Label Studio organization of their own "
             "(server-enforced blinding), so no project can be shared by all raters; push blinded (the default)"
         )
     keys = [SHARED_KEY] if plan.mode == "shared" else list(study.raters)
@@ -485,7 +505,7 @@ def _push_to(study: Any, client: Client, plan: _PushPlan) -> PushResult:
     return result
 
 
-def _update_round(study: Any, plan: _PushPlan) -> tuple[Any, str | None]:
+def _update_round(study: Study, plan: _PushPlan) -> tuple[Any, str | None]:
     """The round (added when new) with this push's settings, and the legacy config an old case-level round may have."""
     rnd = study.get_or_add_round(plan.round_number, mode=plan.mode)
     if plan.calibration is not None:
@@ -501,9 +521,11 @@ def _update_round(study: Any, plan: _PushPlan) -> tuple[Any, str | None]:
         if plan.hide_model is not None:
             rnd.show_model = not plan.hide_model
     elif plan.hide_model is not None and plan.hide_model == rnd.show_model:
-        raise GoldboardError(
-            f"round {rnd.number} {'shows' if rnd.show_model else 'hides'} the model name; "
-            f"push to a new round to change that (--round {max(r.number for r in study.rounds) + 1})"
+        raise ParamError(
+            "round {n} {shows} the model name; push to a new round to change that ({round_number} {nxt})",
+            n=rnd.number,
+            shows="shows" if rnd.show_model else "hides",
+            nxt=max(r.number for r in study.rounds) + 1,
         )
     return rnd, legacy_xml
 
@@ -522,7 +544,7 @@ def _case_file_warnings(units: pd.DataFrame) -> list[str]:
 
 
 def _project_for(
-    study: Any,
+    study: Study,
     client: Client,
     rnd: Any,
     key: str,
@@ -539,20 +561,29 @@ def _project_for(
         try:
             proj = client.project(pid)
         except ProjectNotFound:
-            raise ProjectNotFound(
-                f"round {rnd.number}: {who} (id {pid}) no longer exists on {client.url} (deleted?); its "
-                f"annotations are gone from the server (ratings already pulled stay in "
-                f"{study.ratings_path(rnd.number)}); push to a new round with --round "
-                f"{max(r.number for r in study.rounds) + 1}",
+            raise ProjectGone(
+                "round {n}: {who} (id {pid}) no longer exists on {url} (deleted?); its annotations are gone from "
+                "the server (ratings already pulled stay in {ratings}); push to a new round with {round_number} {nxt}",
                 pid,
+                n=rnd.number,
+                who=who,
+                pid=pid,
+                url=client.url,
+                ratings=study.ratings_path(rnd.number),
+                nxt=max(r.number for r in study.rounds) + 1,
             ) from None
         if not configs_match(proj["label_config"], xml) and not (
             legacy_xml is not None and configs_match(proj["label_config"], legacy_xml)
         ):
-            raise ConfigMismatch(
-                f"round {rnd.number}: {who} (id {pid}) on {client.url}: its label config no longer matches "
-                f"schema {schema.name} v{schema.version} (edited in Label Studio?); restore it, or push to a "
-                f"new round with --round {max(r.number for r in study.rounds) + 1}"
+            raise ConfigChanged(
+                "round {n}: {who} (id {pid}) on {url}: its label config no longer matches schema {schema} "
+                "(edited in Label Studio?); restore it, or push to a new round with {round_number} {nxt}",
+                n=rnd.number,
+                who=who,
+                pid=pid,
+                url=client.url,
+                schema=f"{schema.name} v{schema.version}",
+                nxt=max(r.number for r in study.rounds) + 1,
             )
         return pid
     desc = (
@@ -603,7 +634,7 @@ def _missing_tasks(
     return missing
 
 
-def _record_units(study: Any, rnd: Any, plan: _PushPlan, result: PushResult) -> None:
+def _record_units(study: Study, rnd: Any, plan: _PushPlan, result: PushResult) -> None:
     """Write the assignment, ``units.jsonl`` and study.toml (each atomically) before any import."""
     assignment = plan.assignment
     if assignment is not None:
@@ -829,9 +860,13 @@ def check_round_choice(
     if round_number not in numbers:
         if round_number > 1 and round_number - 1 not in numbers:
             have = ", ".join(map(str, numbers)) or "none yet"
-            raise GoldboardError(
-                f"--round {round_number}: round {round_number - 1} does not exist (rounds: {have}); "
-                f"the next new round is {nxt} (--round {nxt})"
+            raise ParamError(
+                "{round_number} {n}: round {prev} does not exist (rounds: {have}); "
+                "the next new round is {nxt} ({round_number} {nxt})",
+                n=round_number,
+                prev=round_number - 1,
+                have=have,
+                nxt=nxt,
             )
         return
     in_round = _round_items(study, round_number)
@@ -840,10 +875,16 @@ def check_round_choice(
         return
     use = round_use(study, round_number, in_round)
     if use.decisions or use.releases:
-        raise GoldboardError(
-            f"round {round_number} already has {use.describe()}; pushing {len(new)} new "
-            f"item{'s' if len(new) != 1 else ''} (e.g. {new[0]!r}) into it would change what was adjudicated. "
-            f"Push them to a new round (--round {nxt}), or pass --add-to-adjudicated-round to add them anyway"
+        raise ParamError(
+            "round {n} already has {use}; pushing {count} new item{s} (e.g. {item!r}) into it would change what "
+            "was adjudicated. Push them to a new round ({round_number} {nxt}), or pass {add_to_adjudicated_round} "
+            "to add them anyway",
+            n=round_number,
+            use=use.describe(),
+            count=len(new),
+            s="s" if len(new) != 1 else "",
+            item=new[0],
+            nxt=nxt,
         )
 
 

@@ -63,7 +63,7 @@ import tomli_w
 
 from goldboard.annotate import serverdb
 from goldboard.annotate._lsboot import MARKER
-from goldboard.errors import GoldboardError, LabelStudioError, check_rater_name
+from goldboard.errors import GoldboardError, LabelStudioError, ParamError, check_rater_name
 from goldboard.fileio import write_text_atomic
 from goldboard.text import utc_now
 
@@ -103,6 +103,10 @@ START_TIMEOUT = 180.0
 
 
 # --------------------------------------------------------------------------- credentials
+
+
+class PortBusy(ParamError, LabelStudioError):
+    """The port asked for is taken (exit code 2, like every server failure)."""
 
 
 @dataclass
@@ -491,7 +495,7 @@ def _label_studio_cmd() -> list[str]:
     except ImportError:
         raise GoldboardError(
             "Label Studio is not installed: pip install 'goldboard[server]' "
-            "(or point the study at an existing server with --url)"
+            "(or point the study at an existing server: `goldboard study set DIR --url URL`)"
         ) from None
     return [sys.executable, "-m", "label_studio.server"]
 
@@ -529,7 +533,7 @@ def prepare_data_dir(
     ``migrated_marker``: a file the seed creates once the database is migrated (a server
     started alongside waits for it: :meth:`EmbeddedServer.start`)."""
     if blinding is not None and blinding not in (BLINDING_ORGS, BLINDING_CONVENTION):
-        raise GoldboardError(f"--blinding {blinding}: choose {BLINDING_ORGS} or {BLINDING_CONVENTION}")
+        raise ParamError("{blinding} {b}: choose {a} or {c}", b=blinding, a=BLINDING_ORGS, c=BLINDING_CONVENTION)
     raters = [r.strip() for r in raters]
     for r in raters:  # every name checked before anything is written
         if r:
@@ -546,9 +550,11 @@ def prepare_data_dir(
         else Credentials(path=cpath, admin=_new_user(ADMIN), blinding=blinding or BLINDING_ORGS)
     )
     if blinding is not None and blinding != creds.blinding:
-        raise GoldboardError(
-            f"{d}: this server was set up with blinding by {creds.blinding}; that cannot change "
-            f"(use a new --data-dir for {blinding})"
+        raise ParamError(
+            "{d}: this server was set up with blinding by {was}; that cannot change (use a new {data_dir} for {b})",
+            d=d,
+            was=creds.blinding,
+            b=blinding,
         )
     for r in raters:
         r = r.strip()
@@ -702,14 +708,14 @@ class EmbeddedServer:
     def start(self, detach: bool = False) -> ServerInfo:
         d = self.data_dir
         if not 0 < self.port < 65536:
-            raise GoldboardError(f"--port: {self.port} is not a TCP port")
+            raise GoldboardError(f"{self.port} is not a TCP port", param="port")
         if self.database is not None:
             serverdb.parse_database(self.database)  # a bad URL (or one with a password) fails first
         check_not_running(d)
         with contextlib.suppress(FileNotFoundError):
             (d / PID_FILE).unlink()  # stale
         if not port_is_free(self.port, _bind_check_address(self.host)):
-            raise LabelStudioError(f"port {self.port} on {self.host} is busy; choose another with --port")
+            raise PortBusy("port {p} on {h} is busy; choose another with {port}", p=self.port, h=self.host)
         d.mkdir(parents=True, exist_ok=True)
         settings = serverdb.configure(d, self.database, self.workers, self.db_password_file)
         serverdb.check_database(settings)
@@ -818,7 +824,7 @@ class EmbeddedServer:
             except FileNotFoundError:
                 log_text = ""
             if f"Port {self.port} is in use" in log_text:
-                raise LabelStudioError(f"port {self.port} on {HOST} is busy; choose another with --port")
+                raise PortBusy("port {p} on {h} is busy; choose another with {port}", p=self.port, h=HOST)
             try:
                 r = httpx.get(f"{self.url}/health", timeout=2.0)
                 if r.status_code == 200:
@@ -1034,9 +1040,10 @@ def check_host(host: str) -> str:
     try:
         return str(ipaddress.ip_address(h.strip("[]")))
     except ValueError:
-        raise GoldboardError(
-            f"--host {host}: give an IP address to listen on (127.0.0.1 = this computer only, "
-            f"0.0.0.0 = every network interface, or one interface's address)"
+        raise ParamError(
+            "{host} {h}: give an IP address to listen on (127.0.0.1 = this computer only, "
+            "0.0.0.0 = every network interface, or one interface's address)",
+            h=host,
         ) from None
 
 

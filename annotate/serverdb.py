@@ -33,7 +33,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import write_text_atomic
 
 SETTINGS_FILE = "server.toml"
@@ -63,40 +63,42 @@ class Database:
         return f"postgresql://{self.user}@{host}:{self.port}/{self.name}{q}"
 
 
+def _bad_url(text: str, why: str) -> ParamError:
+    """``--database 'TEXT': WHY`` (the flag as the CLI names parameter ``database``)."""
+    return ParamError("{database} {text!r}: {why}", text=text, why=why)
+
+
 def parse_database(url: str) -> Database | None:
     """``postgresql://USER@HOST[:PORT]/DB[?sslmode=...]`` -> :class:`Database`; ``sqlite`` -> None."""
     text = (url or "").strip()
     if text.lower() in ("", SQLITE, "sqlite3"):
         return None
-    where = f"--database {text!r}"
     try:
         u = urlsplit(text)
         port = u.port or 5432
     except ValueError as exc:
-        raise GoldboardError(f"{where}: not a database URL ({exc})") from None
+        raise _bad_url(text, f"not a database URL ({exc})") from None
     if u.scheme not in ("postgresql", "postgres"):
-        raise GoldboardError(
-            f"{where}: give postgresql://USER@HOST:PORT/DB (or 'sqlite' for the data dir's SQLite file)"
-        )
+        raise _bad_url(text, "give postgresql://USER@HOST:PORT/DB (or 'sqlite' for the data dir's SQLite file)")
     if u.password is not None:
-        raise GoldboardError(
-            "--database: the URL contains a password; leave it out (a command line is visible to every "
-            "local user) and give it in $GOLDBOARD_DB_PASSWORD or a 0600 file (--db-password-file)"
+        raise ParamError(
+            "{database}: the URL contains a password; leave it out (a command line is visible to every "
+            "local user) and give it in $GOLDBOARD_DB_PASSWORD or a 0600 file ({password_file})"
         )
     if not u.username:
-        raise GoldboardError(f"{where}: no user; give postgresql://USER@HOST:PORT/DB")
+        raise _bad_url(text, "no user; give postgresql://USER@HOST:PORT/DB")
     if not u.hostname:
-        raise GoldboardError(f"{where}: no host; give postgresql://USER@HOST:PORT/DB")
+        raise _bad_url(text, "no host; give postgresql://USER@HOST:PORT/DB")
     name = unquote(u.path.lstrip("/"))
     if not name or "/" in name:
-        raise GoldboardError(f"{where}: no database name; give postgresql://USER@HOST:PORT/DB")
+        raise _bad_url(text, "no database name; give postgresql://USER@HOST:PORT/DB")
     query = parse_qs(u.query, keep_blank_values=True)
     unknown = sorted(set(query) - {"sslmode"})
     if unknown:
-        raise GoldboardError(f"{where}: unsupported URL parameter {unknown[0]!r} (only sslmode)")
+        raise _bad_url(text, f"unsupported URL parameter {unknown[0]!r} (only sslmode)")
     sslmode = (query.get("sslmode") or [""])[-1]
     if sslmode and sslmode not in SSL_MODES:
-        raise GoldboardError(f"{where}: sslmode {sslmode!r} is not one of {', '.join(SSL_MODES)}")
+        raise _bad_url(text, f"sslmode {sslmode!r} is not one of {', '.join(SSL_MODES)}")
     return Database(user=unquote(u.username), host=u.hostname, port=int(port), name=name, sslmode=sslmode)
 
 
@@ -198,13 +200,15 @@ def configure(
         s.database = new
     if password_file is not None:
         if s.database is None:
-            raise GoldboardError("--db-password-file is for a PostgreSQL --database")
+            raise ParamError("{password_file} is for a PostgreSQL {database}")
         path = Path(password_file).expanduser().resolve()
         read_password_file(path)  # fail now, with the file named
         s.password_file = str(path)
     if workers is not None:
         if not 0 <= workers <= MAX_WORKERS:
-            raise GoldboardError(f"--workers {workers}: give 1 to {MAX_WORKERS} (0: Label Studio's own server)")
+            raise ParamError(
+                "{workers} {n}: give 1 to {most} (0: Label Studio's own server)", n=workers, most=MAX_WORKERS
+            )
         s.workers = int(workers)
     write_settings(data_dir, s)
     return s
@@ -271,8 +275,10 @@ def check_database(s: Settings) -> None:
         detail = " ".join(str(exc).split())
         if password:
             detail = detail.replace(password, "***")
-        hint = "" if password else " (no password given: set GOLDBOARD_DB_PASSWORD or --db-password-file)"
-        raise GoldboardError(f"cannot connect to PostgreSQL {db.url}: {detail[:300]}{hint}") from None
+        hint = "" if password else " (no password given: set GOLDBOARD_DB_PASSWORD or {password_file})"
+        raise ParamError(
+            "cannot connect to PostgreSQL {url}: {detail}" + hint, url=db.url, detail=detail[:300]
+        ) from None
 
 
 def gunicorn_cmd(host: str, port: int, workers: int, ls_dir: Path, settings_module: str = LS_SETTINGS) -> list[str]:
@@ -285,8 +291,8 @@ def gunicorn_cmd(host: str, port: int, workers: int, ls_dir: Path, settings_modu
     try:
         import gunicorn  # noqa: F401
     except ImportError:
-        raise GoldboardError(
-            "--workers needs gunicorn: pip install 'goldboard[server]' (or pip install gunicorn)"
+        raise ParamError(
+            "{workers} needs gunicorn: pip install 'goldboard[server]' (or pip install gunicorn)"
         ) from None
     ls_path = os.path.dirname(os.path.abspath(label_studio.__file__))
     return [

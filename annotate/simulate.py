@@ -25,7 +25,7 @@ import sys
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -35,6 +35,9 @@ from goldboard.cases.ratings import MULTI_SEP
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
 from goldboard.label_configs.xml import CASE_TAG, OUTPUT_TAG, option_tag
+
+if TYPE_CHECKING:  # only for the annotations
+    from goldboard.study import Study
 
 
 def _to_name(schema: Schema, f: Field) -> str:
@@ -139,7 +142,7 @@ def _tokens(client: Client, raters: list[str], tokens: Mapping[str, str] | None)
 
 
 def post_ratings(
-    study: Any,
+    study: Study,
     ratings: pd.DataFrame,
     round_number: int | None = None,
     *,
@@ -203,7 +206,7 @@ def post_ratings(
 
 
 def push_with_ratings(
-    study: Any,
+    study: Study,
     units: pd.DataFrame,
     ratings: pd.DataFrame,
     round_number: int | None = None,

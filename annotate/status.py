@@ -21,11 +21,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions, read_decisions
 from goldboard.adjudicate.flags import flag_disagreements
 from goldboard.errors import GoldboardError, LabelStudioError
+
+if TYPE_CHECKING:  # only for the annotations
+    from goldboard.study import Study
 
 
 @dataclass
@@ -131,7 +134,7 @@ def _tasks(client: Any, project_id: int, page_size: int = 1000) -> list[dict]:
     ]
 
 
-def study_status(study: Any, client: Any = None) -> StudyStatus:
+def study_status(study: Study, client: Any = None) -> StudyStatus:
     """The progress of every round of ``study`` and of its adjudication (reads only).  A server
     is contacted only when the study has Label Studio rounds or adjudication projects."""
     from goldboard.annotate.client import connect
@@ -173,7 +176,7 @@ def study_status(study: Any, client: Any = None) -> StudyStatus:
             client.close()
 
 
-def _label_studio_rounds(study: Any, client: Any, rounds: list, res: StudyStatus) -> None:
+def _label_studio_rounds(study: Study, client: Any, rounds: list, res: StudyStatus) -> None:
     """Per Label Studio round and rater: tasks done / total, last annotation, last seen."""
     from goldboard.annotate.pull import rater_user_ids
 
@@ -214,7 +217,7 @@ def _label_studio_rounds(study: Any, client: Any, rounds: list, res: StudyStatus
         res.rounds[rnd.number] = rows
 
 
-def _table_round(study: Any, rnd: Any) -> list[RaterProgress]:
+def _table_round(study: Study, rnd: Any) -> list[RaterProgress]:
     """Per rater of a round pulled from tables: items rated / items in the round, last pulled."""
     path = study.ratings_path(rnd.number)
     if not path.exists():
@@ -229,7 +232,7 @@ def _table_round(study: Any, rnd: Any) -> list[RaterProgress]:
     ]
 
 
-def _decisions_in_force(study: Any, res: StudyStatus) -> None:
+def _decisions_in_force(study: Study, res: StudyStatus) -> None:
     """Per disputed field: rows, decided / unresolved / open, by whom and where (decisions.jsonl)."""
     from goldboard.study import study_ratings
 

@@ -158,7 +158,7 @@ def bench_cli(b: int) -> None:
         pf = Path(d) / "predictions.csv"
         preds.to_csv(pf, index=False)
         t0 = time.perf_counter()
-        r = run_score(gold=str(ref), schema_opt="mtb", predictions=str(pf), n_resamples=b, seed=1)
+        r = run_score(gold=str(ref), schema="mtb", predictions=str(pf), n_resamples=b, seed=1)
         text = render_json(r)
         t = time.perf_counter() - t0
     print(f"[4] CLI path (read {len(preds):,}-row CSV, validate, score, JSON {len(text) // 1024} KiB)")

@@ -46,8 +46,7 @@ from goldboard.cases.units import (
     format_case_value,
     shown_case_keys,
 )
-from goldboard.errors import GoldboardError
-from goldboard.label_configs.schema import Field, Schema, SchemaError, ValueNotInSchema, load_schema
+from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema, load_schema
 from goldboard.text import cell_text, close_matches
 
 ID_KEYS = ("case_id", "scenario_id", "question_id", "id")
@@ -474,10 +473,7 @@ def schema_of(schema: Schema | str | Path) -> Schema:
     one-line :class:`GoldboardError`."""
     if isinstance(schema, Schema):
         return schema
-    try:
-        return load_schema(schema)
-    except SchemaError as exc:
-        raise GoldboardError(str(exc)) from None
+    return load_schema(schema)
 
 
 def inspect_files(

@@ -277,9 +277,9 @@ def _select_by_columns(
         )
 
 
-def _need(item: str, rnd: int, need_all: set[str], assigned: Mapping) -> set[str]:
-    """The raters who must have rated ``item`` in round ``rnd`` (the design's, else every rater)."""
-    who = assigned.get((item, rnd))
+def _need(item: str, round_number: int, need_all: set[str], assigned: Mapping) -> set[str]:
+    """The raters who must have rated ``item`` in round ``round_number`` (the design's, else every rater)."""
+    who = assigned.get((item, round_number))
     return need_all if who is None else set(who)
 
 

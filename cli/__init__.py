@@ -27,7 +27,6 @@ import click
 
 from goldboard import __version__
 from goldboard.errors import GoldboardError, GoldboardWarning
-from goldboard.label_configs.schema import SchemaError, ValueNotInSchema
 from goldboard.text import one_line
 
 #: stage modules, in the order of a study
@@ -63,16 +62,33 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
         _default_showwarning(message, category, filename, lineno, file, line)
 
 
+#: library parameter -> the flag that carries it in every command that has that flag (a
+#: command's own ``param_flags`` come first)
+SHARED_PARAM_FLAGS = {
+    "round_number": "--round",
+    "study": "--study",
+    "study_dir": "--study",
+    "rater_map": "--rater",
+    "data_dir": "--data-dir",
+    "schema": "--schema",
+}
+
+
 def flag_for(cmd: click.Command, param: str) -> str | None:
     """The flag of ``cmd`` that carries library parameter ``param``: the command's own
     ``param_flags`` mapping first (e.g. ``score``: ``severity_field`` -> ``--field``),
-    else the option of that name (its long form)."""
+    else the option of that name (its long form), else :data:`SHARED_PARAM_FLAGS` when
+    ``cmd`` has that flag."""
     mapped = getattr(cmd, "param_flags", {}).get(param)
     if mapped:
         return mapped
-    for p in cmd.params:
-        if isinstance(p, click.Option) and p.name == param:
+    options = [p for p in cmd.params if isinstance(p, click.Option)]
+    for p in options:
+        if p.name == param:
             return max(p.opts, key=len)
+    shared = SHARED_PARAM_FLAGS.get(param)
+    if shared and any(shared in p.opts for p in options):
+        return shared
     return None
 
 
@@ -130,9 +146,6 @@ class GoldboardGroup(click.Group):
                 sys.exit(exc.exit_code)
             click.echo(f"Error: {one_line(exc)}", err=True)
             sys.exit(exc.exit_code)
-        except (SchemaError, ValueNotInSchema) as exc:
-            click.echo(f"Error: {one_line(exc)}", err=True)
-            sys.exit(1)
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as exc:  # one line too (click would add two lines of usage)

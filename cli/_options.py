@@ -1,7 +1,7 @@
 """Options shared by several ``goldboard`` commands, declared once.
 
 ``study_option``   ``--study DIR`` (parameter ``study_dir``): the study workspace.
-``round_option``   ``--round N`` (parameter ``round_``).  Omitted, a command reads
+``round_option``   ``--round N`` (parameter ``round_number``).  Omitted, a command reads
                    :data:`ROUND_DEFAULT_HELP` -- the study's latest pulled round
                    (:meth:`goldboard.study.Study.latest_pulled_round`) for commands that
                    analyse one round (``agree``, ``report``); the ratings in force (per
@@ -57,7 +57,7 @@ def round_option(
     in_force: bool = False,
     what: str = "Round",
     *,
-    dest: str = "round_",
+    dest: str = "round_number",
     help: str | None = None,
     multiple: bool = False,
 ) -> Callable:

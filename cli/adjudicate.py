@@ -26,7 +26,7 @@ def adjudicate_group() -> None:
 @study_option()
 @output_option(required=True, help="Workbook to write (.xlsx).")
 @round_option(in_force=True, what="Only this round")
-def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
+def sheet_cmd(study_dir: str, output: str, round_number: int | None) -> None:
     """Write the review-meeting workbook: Summary, Disagreements (to fill), Agreed, Codebook.
 
     Single-choice fields get a Decision dropdown.  Multi-select fields (e.g. missing_info)
@@ -37,7 +37,7 @@ def sheet_cmd(study_dir: str, output: str, round_: int | None) -> None:
     if not output.lower().endswith(".xlsx"):
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
     st = Study.open(study_dir)
-    info = write_study_workbook(st, output, round=round_)
+    info = write_study_workbook(st, output, round_number=round_number)
     if info.round_selection is not None:
         for line in info.round_selection.warning_lines():
             click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
@@ -135,7 +135,7 @@ def import_cmd(
     except (SheetErrors, DecisionConflicts) as exc:
         for line in exc.errors:
             click.echo(one_line(line), err=True)
-        raise GoldboardError(str(exc)) from None
+        raise  # the Error line after the rows it sums up (its flag named by the CLI)
     for w in res.warnings:
         click.echo(f"Warning: {one_line(w)}", err=True)
     for n in res.notes:
@@ -173,7 +173,7 @@ def import_cmd(
     "default: only open ones (no decision yet, or unresolved).",
 )
 def push_cmd(
-    study_dir: str, anonymise: bool, round_: int | None, adjudicator: str | None, include_decided: bool
+    study_dir: str, anonymise: bool, round_number: int | None, adjudicator: str | None, include_decided: bool
 ) -> None:
     """Create a Label Studio project per disputed field holding the disagreements still open.
 
@@ -191,7 +191,7 @@ def push_cmd(
 
     st = Study.open(study_dir)
     res = push_adjudication(
-        st, anonymise=anonymise, round=round_, adjudicator=adjudicator, include_decided=include_decided
+        st, anonymise=anonymise, round_number=round_number, adjudicator=adjudicator, include_decided=include_decided
     )
     click.echo(terminal_text(res.describe()))
 
@@ -217,7 +217,7 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     except SheetErrors as exc:
         for line in exc.errors:
             click.echo(one_line(line), err=True)
-        raise GoldboardError(str(exc)) from None
+        raise  # the Error line after the rows it sums up (its flag named by the CLI)
     for n in res.record.notes:
         click.echo(f"Note: {one_line(n)}", err=True)
     for line in res.change_lines(st.schema):

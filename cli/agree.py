@@ -29,7 +29,7 @@ from goldboard.cli._options import format_option, output_option, round_option, s
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.fileio import csv_text
-from goldboard.label_configs.schema import SchemaError, load_schema
+from goldboard.label_configs.schema import load_schema
 from goldboard.study import Study
 from goldboard.workflows.agreement import (
     design_summary,
@@ -51,10 +51,7 @@ def _load_schema(ref: str | None):
     if ref is None:
         return None
 
-    try:
-        return load_schema(ref)
-    except SchemaError as exc:
-        raise GoldboardError(str(exc)) from None
+    return load_schema(ref)
 
 
 def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> str:
@@ -132,7 +129,7 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 def agree_cmd(
     table,
     study_dir,
-    round_,
+    round_number,
     test_retest,
     rounds_,
     ls_files,
@@ -172,12 +169,14 @@ def agree_cmd(
     if sources != 1:
         raise GoldboardError("give exactly one input: a TABLE file, --study DIR, or --from-label-studio FILE")
     if test_retest or rounds_:
-        _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt, output)
+        _retest(study_dir, rounds_, round_number, field, schema_ref, bootstrap, seed, fmt, output)
         return
     schema = _load_schema(schema_ref)
     raters = _split(wide_raters) if wide_raters is not None else None
     if study_dir is not None:
-        inp = study_agreement_input(study_dir, round_, schema=schema, raters=raters, by=by, cluster_col=cluster_col)
+        inp = study_agreement_input(
+            study_dir, round_number, schema=schema, raters=raters, by=by, cluster_col=cluster_col
+        )
         schema = inp.schema
     elif ls_files:
         inp = export_agreement_input(ls_files, field, schema, raters=raters)
@@ -233,13 +232,13 @@ def _render(result: dict, field: str, fmt: str, output: str | None, *, dichotomi
     emit(text, output, result["warnings"], terminal=fmt == "table")
 
 
-def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt, output) -> None:
+def _retest(study_dir, rounds_, round_number, field, schema_ref, bootstrap, seed, fmt, output) -> None:
     """``agree --study S --test-retest --rounds A,B``: intra-rater agreement per rater."""
     if study_dir is None:
         raise GoldboardError("--test-retest needs --study DIR (the rounds are a study's)")
     if not rounds_:
         raise GoldboardError("--test-retest: give the two rounds, e.g. --rounds 1,2")
-    if round_ is not None:
+    if round_number is not None:
         raise GoldboardError("--test-retest compares --rounds A,B; leave out --round")
     try:
         rounds = [int(x) for x in rounds_.split(",")]
@@ -260,6 +259,12 @@ def _retest(study_dir, rounds_, round_, field, schema_ref, bootstrap, seed, fmt,
 
 
 #: library parameters under another flag name (see goldboard.cli.flag_for)
-agree_cmd.param_flags = {"levels": "--level", "raters": "--raters", "n_resamples": "--bootstrap"}
+agree_cmd.param_flags = {
+    "levels": "--level",
+    "raters": "--raters",
+    "n_resamples": "--bootstrap",
+    "files": "--from-label-studio",
+    "rounds": "--rounds",
+}
 
 commands = [agree_cmd]

@@ -112,6 +112,6 @@ def calibrate_cmd(
     emit(render_calibration(data, fmt), output)
 
 
-calibrate_cmd.param_flags = {"round_": "--round", "rule": "--rule", "field": "--field", "max_looks": "--max-looks"}
+calibrate_cmd.param_flags = {"rule": "--rule", "field": "--field", "max_looks": "--max-looks"}
 
 commands = [calibrate_cmd]

@@ -33,7 +33,7 @@ from goldboard.text import terminal_text
 @click.option("--triggered-only", is_flag=True, help="Only items that hit a schema boundary or trigger.")
 @format_option(["table", "csv", "json"], "table")
 @output_option()
-def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt, output):
+def flag_cmd(ratings, study_dir, round_number, schema_ref, raters, triggered_only, fmt, output):
     """List every item whose ratings disagree, with the kinds of disagreement.
 
     \b
@@ -59,24 +59,24 @@ def flag_cmd(ratings, study_dir, round_, schema_ref, raters, triggered_only, fmt
     if study_dir:
         st = Study.open(study_dir)
         schema = load_schema(schema_ref) if schema_ref else st.schema
-        df = study_ratings(st, round_)
-        source = str(st.ratings_path(round_)) if round_ is not None else "ratings"
+        df = study_ratings(st, round_number)
+        source = str(st.ratings_path(round_number)) if round_number is not None else "ratings"
     else:
         if not schema_ref:
             raise GoldboardError("--schema: give the schema of the RATINGS file (e.g. --schema mtb)")
         schema = load_schema(schema_ref)
         df = load_ratings_file(ratings)
         source = ratings
-        if round_ is not None:
+        if round_number is not None:
             rounds = sorted(set(round_numbers(df["round"]))) if "round" in df.columns else [1]
-            if round_ not in rounds:
+            if round_number not in rounds:
                 raise GoldboardError(
-                    f"{source}: --round {round_}: no ratings in that round (rounds: {', '.join(map(str, rounds))})"
+                    f"{source}: --round {round_number}: no ratings in that round (rounds: {', '.join(map(str, rounds))})"
                 )
     order = _check_raters(df, order, st.raters if study_dir else None, source)
     for w in duplicate_ratings(df, source):
         click.echo(f"Warning: {w}", err=True)
-    flags = flag_disagreements(df, schema, order, source=source, round_number=round_)
+    flags = flag_disagreements(df, schema, order, source=source, round_number=round_number)
     for line in flags.attrs["round_selection"].warning_lines():
         click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
     for b in flags.attrs.get("rule_breaks", []):
@@ -123,9 +123,9 @@ def _check_raters(df: pd.DataFrame, order: list[str] | None, study_raters: list[
         )
     else:
         if study_raters is not None:
-            order = check_names(order, study_raters, option="--raters", what="a rater of this study")
+            order = check_names(order, study_raters, param="raters", what="a rater of this study")
         else:
-            order = check_names(order, present, option="--raters", what=f"a rater in {source}")
+            order = check_names(order, present, param="raters", what=f"a rater in {source}")
         idle = [r for r in order if r not in present]
         if idle:
             raise GoldboardError(f"--raters: {idle[0]} has no ratings in {source} (pull them first)")

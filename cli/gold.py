@@ -28,7 +28,7 @@ def gold_group() -> None:
 @format_option(["csv", "jsonl", "json", "xlsx"], "csv")
 @click.option("--force", is_flag=True, help="Cut a new release even when gold is unchanged since the last one.")
 @round_option(in_force=True, what="Resolve from this round only")
-def export_cmd(study_dir: str, fmt: str, force: bool, round_: int | None) -> None:
+def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
 
     \b
@@ -50,7 +50,7 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_: int | None) -> Non
 
     st = Study.open(study_dir)
     try:
-        rel = export_gold(st, fmt, force=force, round_number=round_)
+        rel = export_gold(st, fmt, force=force, round_number=round_number)
     except RuleErrors as exc:
         for line in exc.errors:
             click.echo(line, err=True)

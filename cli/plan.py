@@ -148,7 +148,7 @@ def size_cmd(
     study_dir,
     from_study,
     no_record,
-    round_,
+    round_number,
     field,
     fmt,
     output,
@@ -187,7 +187,7 @@ def size_cmd(
         raise GoldboardError("--kappa: not used with --alpha-min (Krippendorff's minimum needs no expected value)")
     props = _floats(prevalence, "--prevalence")
     if from_study:
-        p = pilot_inputs(study, field=field, round=round_, need_kappa=alpha_min is None)
+        p = pilot_inputs(study, field=field, round_number=round_number, need_kappa=alpha_min is None)
         pilot = p.to_dict()
         if kappa is None and alpha_min is None:
             kappa = p.kappa

@@ -10,16 +10,13 @@ import click
 from goldboard.cli._options import format_option, output_option
 from goldboard.errors import GoldboardError
 from goldboard.fileio import write_text_atomic
-from goldboard.label_configs.schema import Schema, SchemaError, builtin_names, load_schema
+from goldboard.label_configs.schema import Schema, builtin_names, load_schema
 from goldboard.label_configs.xml import to_label_studio_xml
 from goldboard.text import terminal_text
 
 
 def _load(ref: str) -> Schema:
-    try:
-        return load_schema(ref)
-    except SchemaError as exc:
-        raise GoldboardError(str(exc)) from None
+    return load_schema(ref)
 
 
 def describe_schema(schema: Schema) -> str:

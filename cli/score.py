@@ -13,7 +13,7 @@ import click
 from goldboard.analysis.scoring_render import render
 from goldboard.cli._options import aliased_option, format_option, output_option, study_option
 from goldboard.cli._output import emit
-from goldboard.workflows.score import run_score
+from goldboard.workflows.score import ScoreRequest, run_score
 
 _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown": "markdown", ".txt": "table"}
 
@@ -33,7 +33,7 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
     type=click.Path(dir_okay=False),
     help="Model predictions (.jsonl/.json/.csv/.xlsx). Omit to summarise each model's rated outputs.",
 )
-@click.option("--schema", "schema_opt", help="Schema name or file (default: from the release manifest or study).")
+@click.option("--schema", "schema", help="Schema name or file (default: from the release manifest or study).")
 @click.option(
     "--mode",
     type=click.Choice(["auto", "labels", "outputs", "options"]),
@@ -57,9 +57,7 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
 )
 @click.option("--abstain-col", help="Abstain flag column (default: predicted_abstain, when present).")
 @click.option("--confidence-col", help="Confidence column for options (default: confidence, when present).")
-@click.option(
-    "--key", "key_file", type=click.Path(dir_okay=False), help="Answer key file (question id + correct_option)."
-)
+@click.option("--key", "key", type=click.Path(dir_okay=False), help="Answer key file (question id + correct_option).")
 @click.option("--confident-at", type=float, help="Confidence counted as confident (default 0.8).")
 @click.option("--collapse-share", type=float, help="Label collapse below this share of the gold count (default 0.05).")
 @click.option("--critical-at", help="Severity counted as safety-critical (default: the schema's threshold, else 4).")
@@ -68,7 +66,7 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
 )
 @click.option(
     "--bootstrap",
-    "n_bootstrap",
+    "n_resamples",
     type=click.IntRange(min=0),
     default=2000,
     show_default=True,
@@ -77,7 +75,7 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed of the bootstrap.")
 @aliased_option(
     ["--confidence-level"],
-    "level",
+    "confidence_level",
     ["--level"],  # its old name, beside agree's measurement --level
     type=click.FloatRange(0.5, 0.999),
     default=0.95,
@@ -89,35 +87,7 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
     ["table", "markdown", "csv", "json"], None, help="Output format (default: from -o's suffix, else table)."
 )
 @output_option()
-def score_cmd(
-    gold,
-    study,
-    release,
-    predictions,
-    schema_opt,
-    mode,
-    field,
-    gold_col,
-    id_col,
-    gold_id_col,
-    model_col,
-    model_name,
-    condition_col,
-    label_col,
-    abstain_col,
-    confidence_col,
-    key_file,
-    confident_at,
-    collapse_share,
-    critical_at,
-    skip_missing,
-    n_bootstrap,
-    seed,
-    level,
-    compare,
-    fmt,
-    output,
-) -> None:
+def score_cmd(fmt: str | None, output: str | None, compare: tuple[str, ...], **request) -> None:
     """Score models against gold labels: accuracy, macro-F1, label retention,
     over-refusal, label collapse, abstention (labels); severity and gates per model
     (outputs); accuracy, high-risk, unsafe, contradiction, dangerous overconfidence
@@ -128,34 +98,7 @@ def score_cmd(
     goldboard score --gold reference_labels.jsonl --schema mtb --predictions agent.json
     goldboard score --study rad --predictions answers.csv --key key.csv --compare m1,m2
     """
-    result = run_score(
-        gold=gold,
-        study=study,
-        release=release,
-        predictions=predictions,
-        schema_opt=schema_opt,
-        mode=mode,
-        field=field,
-        gold_col=gold_col,
-        id_col=id_col,
-        gold_id_col=gold_id_col,
-        model_col=model_col,
-        model_name=model_name,
-        condition_col=condition_col,
-        label_col=label_col,
-        abstain_col=abstain_col,
-        confidence_col=confidence_col,
-        key_file=key_file,
-        confident_at=confident_at,
-        collapse_share=collapse_share,
-        critical_at=critical_at,
-        skip_missing=skip_missing,
-        n_resamples=n_bootstrap,
-        seed=seed,
-        confidence_level=level,
-        compare=list(compare),
-        progress=True,
-    )
+    result = run_score(ScoreRequest(**request, compare=tuple(compare), progress=True))  # one object, passed down
     if fmt is None:
         fmt = _SUFFIX_FORMAT.get(Path(output).suffix.lower(), "table") if output else "table"
     text = render(result, fmt)
@@ -164,6 +107,10 @@ def score_cmd(
 
 
 #: library parameters that reach the scorer under another name (see goldboard.cli.flag_for)
-score_cmd.param_flags = {"severity_field": "--field", "gate_field": "--field", "schema": "--schema"}
+score_cmd.param_flags = {
+    "severity_field": "--field",
+    "gate_field": "--field",
+    "schema": "--schema",
+}
 
 commands = [score_cmd]

@@ -193,4 +193,7 @@ def stop_cmd(data_dir: str | None) -> None:
         click.echo("No running embedded server for this data dir.")
 
 
+#: library parameters that reach the server under another name (see goldboard.cli.flag_for)
+start_cmd.param_flags = {"password_file": "--db-password-file"}
+
 commands = [server_group]

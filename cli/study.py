@@ -204,20 +204,23 @@ def add_rater_cmd(directory: str, name: str, no_account: bool) -> None:
 
 @study_group.command("round")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.argument("number", type=int)
+@click.argument("round_number", metavar="NUMBER", type=int)
 @click.option("--calibration/--main", default=None, help="Mark the round as a calibration round (or a main round).")
 @click.option("--guideline-version", default=None, help="Guideline (codebook) version the raters used.")
-def round_cmd(directory: str, number: int, calibration: bool | None, guideline_version: str | None) -> None:
+def round_cmd(directory: str, round_number: int, calibration: bool | None, guideline_version: str | None) -> None:
     """Record what round NUMBER was: calibration or main, and the guideline version used
     (for rounds pulled from files, or pushed before the guideline was versioned)."""
     st = Study.open(directory)
     if calibration is None and guideline_version is None:
         raise GoldboardError("give --calibration/--main and/or --guideline-version")
-    r = st.mark_round(number, calibration=calibration, guideline_version=guideline_version)
+    r = st.mark_round(round_number, calibration=calibration, guideline_version=guideline_version)
     click.echo(
         f"round {r.number}: {'calibration' if r.calibration else 'main'} round"
         + (f", guideline {r.guideline_version}" if r.guideline_version else "")
     )
 
+
+#: ``study round DIR NUMBER``: the round is an argument (see goldboard.cli.flag_for)
+round_cmd.param_flags = {"round_number": "NUMBER"}
 
 commands = [study_group]

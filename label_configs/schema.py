@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldboard.errors import GoldboardError
 from goldboard.text import cell_text, unneutralize_formula
 
 try:  # Python 3.11+
@@ -51,12 +52,14 @@ BINARY_DEFAULT_VALUES = [
 ]
 
 
-class SchemaError(ValueError):
-    """A schema file or definition is invalid.  ``str(err)`` is one line naming where."""
+class SchemaError(GoldboardError, ValueError):
+    """A schema file or definition is invalid.  ``str(err)`` is one line naming where; the CLI
+    prints it like any :class:`GoldboardError` (a ``ValueError`` too, for older callers)."""
 
 
-class ValueNotInSchema(ValueError):
-    """A rating value is not one of the field's values or aliases."""
+class ValueNotInSchema(GoldboardError, ValueError):
+    """A rating value is not one of the field's values or aliases (a :class:`GoldboardError`;
+    a ``ValueError`` too, for the readers that catch it to add the file and row)."""
 
 
 @dataclass(frozen=True)

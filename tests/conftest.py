@@ -52,12 +52,29 @@ from click.testing import CliRunner, Result  # noqa: E402
 from goldboard.cli import main  # noqa: E402
 
 
-def invoke_cli(*args, env: dict | None = None) -> Result:
-    """``goldboard ARGS...`` through click's CliRunner (arguments made str); a traceback
-    in the output fails the test (bad input must be one clear line)."""
-    res = CliRunner().invoke(main, [str(a) for a in args], env=env)
+def invoke_cli(*args, env: dict | None = None, input: str | None = None, code: int | None = None) -> Result:
+    """``goldboard ARGS...`` through click's CliRunner (arguments made str): the one CLI
+    runner of the suite.  A traceback in the output or an exception other than the exit
+    fails the test (bad input must be one clear line); ``code``: the exit code expected."""
+    res = CliRunner().invoke(main, [str(a) for a in args], env=env, input=input)
     assert "Traceback" not in res.output, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    if code is not None:
+        assert res.exit_code == code, res.output
     return res
+
+
+def run_cli(*args, code: int | None = 0, **kwargs) -> Result:
+    """:func:`invoke_cli` expecting success unless told another ``code`` (None: any)."""
+    return invoke_cli(*args, code=code, **kwargs)
+
+
+def error_line(res: Result) -> str:
+    """The one ``Error:`` line of a failed command (exactly one, non-zero exit)."""
+    assert res.exit_code != 0, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
+    assert len(lines) == 1, res.output
+    return lines[0]
 
 
 @pytest.fixture()

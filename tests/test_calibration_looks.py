@@ -19,20 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 
 from goldboard.analysis.calibration import NOMINAL, gof_limit, kappa_rule_limits, look_level, parse_rule
-from goldboard.cli import main
 from goldboard.study import Study
 
 LABELS = ["Supported", "Partially Supported", "Unsupported", "Unsafe"]
-
-
-def run(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exit_code == code, res.output
-    return res
 
 
 def perfect_study(tmp: Path, n: int = 12) -> Path:

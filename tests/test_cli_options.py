@@ -284,3 +284,67 @@ def test_pull_raters_old_name_reads_the_same_ratings(tmp_path):
         assert (_note("--raters", "--rater-cols") in res.stderr) == (flag == "--raters")
         got[flag] = (Path(s) / "rounds" / "1" / "ratings.csv").read_bytes()
     assert got["--raters"] == got["--rater-cols"] and got["--raters"].count(b"\n") == 101
+
+
+#: test modules that drive click's CliRunner themselves, and why (every other one uses
+#: conftest's invoke_cli / run_cli / error_line)
+OWN_RUNNER = {
+    "conftest.py": "the one runner",
+    "test_cli_options.py": "reads stdout and stderr apart",
+    "test_cli_startup.py": "a fresh interpreter per probe; --help at a fixed terminal width",
+    "test_fuzz_inputs.py": "the fuzz oracle judges tracebacks itself",
+    "test_text_safety.py": "hostile text may echo anything, the oracle judges it",
+    "test_text_live.py": "hostile text may echo anything, the oracle judges it",
+    "test_import_kill.py": "runs the CLI in a forked child",
+    "test_library_flags.py": "invokes a test group, not goldboard",
+}
+
+
+def test_one_cli_runner_in_the_suite():
+    """No test module grows its own CLI helper again (issue 20: fifteen did)."""
+    tests = Path(__file__).resolve().parent
+    own = sorted(p.name for p in tests.glob("*.py") if "CliRunner()" in p.read_text(encoding="utf-8"))
+    assert set(own) <= set(OWN_RUNNER), sorted(set(own) - set(OWN_RUNNER))
+
+
+#: the commands whose ``--format`` is the format of the FILE they write, not of a printed result
+FILE_FORMATS = {"gold export": {"csv", "jsonl", "json", "xlsx"}, "report": {"html", "markdown"}}
+
+
+def format_problems(options: list[tuple[str, click.Option]]) -> list[str]:
+    """A printed result's ``--format`` is one of ``PRINT_FORMATS`` (README "Layout"); only the
+    commands of :data:`FILE_FORMATS` name file formats, and only theirs."""
+    from goldboard.cli._options import PRINT_FORMATS
+
+    problems = []
+    for cmd, p in options:
+        if "--format" not in p.opts or not isinstance(p.type, click.Choice):
+            continue
+        allowed = FILE_FORMATS.get(cmd, set(PRINT_FORMATS))
+        extra = [c for c in p.type.choices if c not in allowed]
+        if extra:
+            problems.append(f"{cmd} --format {', '.join(extra)}: not one of {', '.join(sorted(allowed))}")
+    return problems
+
+
+def test_format_is_one_vocabulary():
+    assert not format_problems(visible_options())
+
+    @click.group()
+    def g():
+        pass
+
+    @g.command("status")
+    @click.option("--format", "fmt", type=click.Choice(["text", "json"]))
+    def status(fmt):
+        pass
+
+    @g.command("report")
+    @click.option("--format", "fmt", type=click.Choice(["html", "pdf"]))
+    def report(fmt):
+        pass
+
+    assert format_problems(visible_options(g)) == [
+        "report --format pdf: not one of html, markdown",
+        "status --format text: not one of csv, json, markdown, table",
+    ]

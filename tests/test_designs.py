@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.annotate.client import connect
@@ -23,19 +23,11 @@ from goldboard.annotate.simulate import post_ratings
 from goldboard.cases.assignment import overlap_assignment, per_item_assignment
 from goldboard.cases.load import load_units
 from goldboard.cases.synth import synthesize, write_records
-from goldboard.cli import main
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import load_schema
 from goldboard.study import Study
 
 ITEMS = [f"C-{i:02d}" for i in range(50)]
-
-
-def run(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exit_code == code, res.output
-    return res
 
 
 # --------------------------------------------------------------------------- pure draws

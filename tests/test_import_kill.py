@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import invoke_cli as cli
 
 from goldboard.cli import main
 
@@ -42,12 +43,6 @@ TRIES = 20  # per mode
 FIGURES: dict[str, dict[str, int]] = {}
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")]  # ~160 s
-
-
-def cli(*args) -> object:
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    return res
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import invoke_cli
+from conftest import run_cli as run
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
@@ -26,12 +27,6 @@ from goldboard.label_configs.schema import load_schema
 OPENMTB = example_path("openmtb")
 WIDE = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
 WIDE += ["--field", "safety_label"]
-
-
-def run(*args, code=0):
-    res = invoke_cli(*args)
-    assert res.exit_code == code, res.output
-    return res
 
 
 def clean_error(res, text):

@@ -49,7 +49,16 @@ WITHIN = {
     },
     "analysis": {
         **dict.fromkeys(
-            ["__init__", "coefficients", "estimate", "resampling", "scoring_inputs", "agreement_inputs"], 0
+            [
+                "__init__",
+                "coefficients",
+                "estimate",
+                "resampling",
+                "scoring_inputs",
+                "scoring_settings",
+                "agreement_inputs",
+            ],
+            0,
         ),
         **dict.fromkeys(["scoring_stats", "agreement", "calibration"], 1),
         **dict.fromkeys(["scoring_common", "retest", "planning", "agreement_render", "alttest", "report_tables"], 2),

@@ -322,11 +322,13 @@ def test_deleted_project_and_changed_config(live_server, tmp_path):
     res = run("push", "--study", st.path, cases, "--outputs", outputs)
     assert res.exit_code == 2 and f"onc_b's project (id {pb})" in res.output
     assert "label config no longer matches schema mtb" in res.output
+    assert "push to a new round with --round 2" in res.output  # the library names round_number, the CLI the flag
     res = run("pull", "--study", st.path, "--quiet")
     assert res.exit_code == 0 and "label config on the server differs" in res.output
     client.delete_project(pa)
     res = run("push", "--study", st.path, cases, "--outputs", outputs)
     assert res.exit_code == 2 and f"onc_a's project (id {pa}) no longer exists" in res.output
+    assert "push to a new round with --round 2" in res.output
     res = run("pull", "--study", st.path)
     assert res.exit_code == 2 and f"project {pa} no longer exists" in res.output
     assert not st.ratings_path(1).exists() or "onc_a" not in st.ratings_path(1).read_text()

@@ -17,22 +17,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 
 from goldboard.cases.examples import example_path
-from goldboard.cli import main
 
 OPENMTB = example_path("openmtb")
 WIDE = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
 WIDE += ["--field", "safety_label"]
 I = "Insufficient Information"
-
-
-def run(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exit_code == code, res.output
-    return res
 
 
 def report(s: Path, *extra) -> str:

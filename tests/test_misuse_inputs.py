@@ -15,11 +15,11 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import error_line
+from conftest import invoke_cli as run
 
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.synth import synthesize, write_records
-from goldboard.cli import main
 from goldboard.fileio import write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.schema import builtin_names, load_schema
 from goldboard.label_configs.xml import to_label_studio_xml
@@ -28,21 +28,6 @@ from goldboard.study import Study
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 S, P, U, I = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
-
-
-def run(*args, input=None):
-    res = CliRunner().invoke(main, [str(a) for a in args], input=input)
-    assert "Traceback" not in res.output, res.output
-    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
-    return res
-
-
-def error_line(res) -> str:
-    """The one error line of a failed command."""
-    assert res.exit_code != 0, res.output
-    lines = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
-    assert len(lines) == 1, res.output
-    return lines[0]
 
 
 # --------------------------------------------------------------------------- 1. case columns
@@ -465,7 +450,7 @@ def test_case_level_round_offline_refusal_and_legacy_round(tmp_path):
     st = Study.open(st.path)
     assert st.round(1).item_kind == "case"
     assert all("$output_text" not in p["label_config"] for p in fake.projects.values())
-    with pytest.raises(GoldboardError, match=r"round 1 is case-level .* new round: push them with --round 2"):
+    with pytest.raises(GoldboardError, match=r"round 1 is case-level .* new round: push them with round_number 2"):
         push(st, units=units(3), client=fake, progress=False)
     assert [len(p["tasks"]) for p in fake.projects.values()] == [3, 3]
     # a round pushed before rounds recorded their kind: kind from units.jsonl, old config accepted

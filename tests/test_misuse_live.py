@@ -12,7 +12,8 @@ import json
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import error_line
+from conftest import invoke_cli as run
 from test_live_roundtrip import RATERS, cases_files, desired_mtb, new_study, server_tasks
 
 from goldboard.annotate import server as srv
@@ -20,24 +21,9 @@ from goldboard.annotate.client import AuthenticationFailed, connect
 from goldboard.annotate.simulate import annotation_result, post_ratings
 from goldboard.cases.ratings import read_ratings_csv
 from goldboard.cases.synth import write_records
-from goldboard.cli import main
 from goldboard.study import Study
 
 pytestmark = pytest.mark.live
-
-
-def run(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
-    return res
-
-
-def error_line(res) -> str:
-    assert res.exit_code != 0, res.output
-    lines = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
-    assert len(lines) == 1, res.output
-    return lines[0]
 
 
 def task_count(client, st, rnd=1) -> dict[str, int]:

@@ -10,20 +10,12 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 from scipy import optimize, stats
 
 from goldboard.analysis import planning as pl
-from goldboard.cli import main
 
 PREV = [0.3, 0.4, 0.3]
-
-
-def run(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exit_code == code, res.output
-    return res
 
 
 def gof_bounds(table: np.ndarray, alpha_one_sided: float) -> tuple[float, float]:

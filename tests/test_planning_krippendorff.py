@@ -103,7 +103,7 @@ def test_plan_sample_size_takes_the_smallest_prevalence():
     assert binary.least_frequent == pytest.approx(0.3)
     with pytest.raises(GoldboardError, match="exactly one goal"):
         pl.plan_sample_size(0.6, 0.3, alpha_min=0.8, kappa_lower=0.4)
-    with pytest.raises(GoldboardError, match="applies to --alpha-min"):
+    with pytest.raises(GoldboardError, match="applies to alpha_min"):
         pl.plan_sample_size(0.6, 0.3, kappa_lower=0.4, least_frequent=0.3)
 
 

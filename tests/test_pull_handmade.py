@@ -13,11 +13,10 @@ import json
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 
 from goldboard.annotate import server as srv
 from goldboard.annotate.client import connect
-from goldboard.cli import main
 from goldboard.study import Study
 
 pytestmark = pytest.mark.live
@@ -40,13 +39,6 @@ LABELS = {  # (onc_a, onc_b)
     "H-2": ("Insufficient Info", "Supported"),
     "H-3": ("Partially Supported", "Partially Supported"),
 }
-
-
-def run(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exit_code == code, res.output
-    return res
 
 
 def result(label: str, why: str) -> list[dict]:

@@ -16,11 +16,10 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 
 from goldboard.cases.examples import example_path
 from goldboard.cases.table_import import TableMapping, read_codes, read_ratings_table
-from goldboard.cli import main
 from goldboard.fileio import read_table
 from goldboard.label_configs.schema import load_schema
 from goldboard.study import Study
@@ -30,13 +29,6 @@ OPENMTB = example_path("openmtb")
 WIDE = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
 WIDE += ["--field", "safety_label"]
 I, S, P = "Insufficient Information", "Supported", "Partially Supported"
-
-
-def run(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exit_code == code, res.output
-    return res
 
 
 def sha(p: Path) -> str:

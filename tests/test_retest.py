@@ -15,21 +15,13 @@ import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 from sklearn.metrics import cohen_kappa_score
 
 from goldboard.cases.examples import example_path
-from goldboard.cli import main
 
 OPENMTB = example_path("openmtb")
 CATS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Info", "Unsafe"]
-
-
-def run(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exit_code == code, res.output
-    return res
 
 
 def stat(entry, name, weights="none"):

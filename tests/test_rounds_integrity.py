@@ -22,11 +22,10 @@ except ModuleNotFoundError:  # pragma: no cover
 import pandas as pd
 import pytest
 import tomli_w
-from click.testing import CliRunner
+from conftest import invoke_cli as run
 
 from goldboard.cases.ratings import RATINGS_COLUMNS
 from goldboard.cases.rounds import select_rounds
-from goldboard.cli import main
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import read_release
 from goldboard.fileio import write_csv_atomic
@@ -56,13 +55,6 @@ def rows(round_number: int, spec: list[tuple]) -> pd.DataFrame:
 
 def put(study: Study, round_number: int, spec: list[tuple]) -> None:
     write_csv_atomic(rows(round_number, spec), study.ratings_path(round_number))
-
-
-def run(*args) -> object:
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
-    return res
 
 
 def gold_rows(release_dir: Path) -> dict[str, dict]:

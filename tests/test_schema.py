@@ -242,6 +242,28 @@ def test_schema_file_errors(tmp_path):
         load_schema("nosuch")
 
 
+def test_schema_errors_are_goldboard_errors(tmp_path):
+    """A bad schema or an unknown value is a GoldboardError (one ``Error:`` line from any command,
+    no wrapper in between) and still a ValueError for the readers that catch that."""
+    from goldboard.errors import GoldboardError
+
+    for cls in (SchemaError, ValueNotInSchema):
+        assert issubclass(cls, GoldboardError) and issubclass(cls, ValueError)
+    with pytest.raises(GoldboardError, match="unknown schema 'nosuch'"):
+        load_schema("nosuch")
+    with pytest.raises(GoldboardError, match="'Unsafe' is not a value of safety_label"):
+        load_schema("mtb").field("safety_label").normalize("Unsafe")
+    from conftest import invoke_cli
+
+    table = tmp_path / "t.csv"
+    table.write_text("item_id,rater,label\n1,a,x\n1,b,y\n", encoding="utf-8")
+    for args in (["agree", table, "--schema", "nosuch"], ["schema", "show", "nosuch"]):
+        res = invoke_cli(*args)
+        assert res.exit_code == 1
+        errors = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
+        assert len(errors) == 1 and errors[0].startswith("Error: unknown schema 'nosuch'"), res.output
+
+
 def test_doc_error_example_is_real(tmp_path):
     p = tmp_path / "triage.toml"
     p.write_text(

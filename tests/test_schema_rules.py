@@ -10,11 +10,10 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli as run
 
 from goldboard.adjudicate.decisions import read_decisions
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
-from goldboard.cli import main
 from goldboard.fileio import write_csv_atomic
 from goldboard.label_configs.schema import SchemaError, load_schema, schema_from_dict
 from goldboard.study import Study
@@ -22,13 +21,6 @@ from goldboard.study import Study
 S, P, U, I = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
 MI = "missing_info"
 RULE = "missing_info_needs_insufficiency"
-
-
-def run(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
-    return res
 
 
 def ratings(spec) -> pd.DataFrame:

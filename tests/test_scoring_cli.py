@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import invoke_cli
 
@@ -370,3 +371,65 @@ def test_confidence_level_flag_and_its_old_name(openmtb):
     assert new == old and new["estimate"] == default["estimate"]
     assert new["low"] > default["low"] and new["high"] < default["high"]
     assert runs["--confidence-level"]["settings"]["level"] == 0.8 and runs[None]["settings"]["level"] == 0.95
+
+
+# --------------------------------------------------------------------------- one options object per kind
+
+
+def test_every_score_flag_is_one_field_of_the_request(monkeypatch, openmtb):
+    """``goldboard score`` builds one ScoreRequest from its flags (every option but the output
+    ones is a field of it) and passes that object down; the scorer gets the options object of
+    its kind (issue 20: the 26 options were spelled out again in the CLI, workflow and scorers)."""
+    import dataclasses
+
+    import goldboard.cli.score as cli_score
+    from goldboard.analysis import scoring_labels
+    from goldboard.analysis.scoring_settings import LabelScoring
+    from goldboard.workflows.score import ScoreRequest
+
+    fields = {f.name for f in dataclasses.fields(ScoreRequest)}
+    params = {p.name for p in cli_score.score_cmd.params if p.expose_value} - {"fmt", "output"}
+    assert params <= fields, sorted(params - fields)
+    assert len(params) == 25 and fields - params == {"progress"}
+
+    seen = []
+    real_run, real_score = cli_score.run_score, scoring_labels.score_labels
+
+    def run_score(*args, **kwargs):
+        seen.append(("run_score", args, kwargs))
+        return real_run(*args, **kwargs)
+
+    def score_labels(*args, **kwargs):
+        seen.append(("score_labels", args, kwargs))
+        return real_score(*args, **kwargs)
+
+    monkeypatch.setattr(cli_score, "run_score", run_score)
+    monkeypatch.setattr("goldboard.analysis.scoring.score_labels", score_labels)
+    ref, preds = openmtb
+    res = invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--bootstrap", "0", "--seed", "5")
+    assert res.exit_code == 0, res.output
+    (_, args, kwargs), (_, _, scorer_kwargs) = seen
+    assert kwargs == {} and len(args) == 1 and isinstance(args[0], ScoreRequest)
+    assert args[0].n_resamples == 0 and args[0].seed == 5 and args[0].schema == "mtb"
+    opts = scorer_kwargs["options"]
+    assert isinstance(opts, LabelScoring) and opts.n_resamples == 0 and opts.seed == 5
+    assert opts.default_model == "agent_predictions" and opts.missing == "unanswered"
+
+
+def test_a_scorer_takes_its_options_object_or_the_same_names():
+    from goldboard.analysis.scoring import score_labels, score_medfail
+    from goldboard.analysis.scoring_settings import LabelScoring, OutputScoring
+    from goldboard.label_configs.schema import load_schema
+
+    mtb = load_schema("mtb")
+    gold = pd.DataFrame({"case_id": ["a", "b", "c", "d"], "support_label": ["Supported", "Unsupported"] * 2})
+    preds = pd.DataFrame({"case_id": ["a", "b", "c", "d"], "predicted_label": ["Supported"] * 4})
+    by_object = score_labels(gold, preds, schema=mtb, options=LabelScoring(n_resamples=20, seed=3))
+    by_names = score_labels(gold, preds, schema=mtb, n_resamples=20, seed=3)
+    assert by_object == by_names and by_object["settings"]["bootstrap"] == 20
+    # keywords override the object's fields
+    assert score_labels(gold, preds, schema=mtb, options=LabelScoring(seed=3), n_resamples=20) == by_names
+    with pytest.raises(TypeError, match="LabelScoring: unexpected option 'severity_field'"):
+        score_labels(gold, preds, schema=mtb, severity_field="x")
+    with pytest.raises(TypeError, match="OutputScoring: unexpected option 'label_col'"):
+        score_medfail(gold, mtb, options=OutputScoring(), label_col="x")

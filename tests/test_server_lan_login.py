@@ -8,25 +8,17 @@ import time
 import httpx
 import livestudio
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli as _run
 
 from goldboard.annotate import server as srv
-from goldboard.cli import main
 from goldboard.errors import GoldboardError
-
-
-def _run(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output + res.stderr, res.output + res.stderr
-    return res
-
 
 # --------------------------------------------------------------------------- offline
 
 
 def test_host_is_checked_and_the_lan_warning_says_what_it_means():
     assert srv.check_host("localhost") == "127.0.0.1" and srv.check_host("0.0.0.0") == "0.0.0.0"
-    with pytest.raises(GoldboardError, match="--host my-laptop: give an IP address"):
+    with pytest.raises(GoldboardError, match="^host my-laptop: give an IP address"):
         srv.check_host("my-laptop")
     assert srv.lan_warning("127.0.0.1", 8080) == "" and srv.lan_warning("::1", 8080) == ""
     w = srv.lan_warning("0.0.0.0", 8080)

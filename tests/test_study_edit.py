@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
+from conftest import run_cli as run
 
 from goldboard.annotate import server as srv
 from goldboard.annotate.client import connect
 from goldboard.cases.synth import synthesize, write_records
-from goldboard.cli import main
 from goldboard.study import Study
-
-
-def run(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in res.output, res.output
-    assert res.exit_code == code, res.output
-    return res
 
 
 def test_study_set_url_data_dir_name(tmp_path):

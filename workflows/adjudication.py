@@ -147,16 +147,16 @@ def write_review_sheet(
 
 
 def write_study_workbook(
-    study: Study, path: str | Path, *, round: int | None = None, now: str | None = None
+    study: Study, path: str | Path, *, round_number: int | None = None, now: str | None = None
 ) -> WorkbookInfo:
     """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
 
-    ratings = study_ratings(study, round)
+    ratings = study_ratings(study, round_number)
     entries = read_decisions(study.decisions_path)
     info = {
         "study": study.name,
         "workspace": str(study.path),
-        "round": "per item, the latest round every rater rated" if round is None else round,
+        "round": "per item, the latest round every rater rated" if round_number is None else round_number,
     }
     return write_review_sheet(
         path,
@@ -169,7 +169,7 @@ def write_study_workbook(
         study_info=info,
         now=now,
         state=sheet_state_rows(entries, ratings),  # what the sheet shows: the import checks against it
-        round_number=round,
+        round_number=round_number,
     )
 
 

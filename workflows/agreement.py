@@ -13,7 +13,7 @@ from goldboard.analysis.agreement import agreement
 from goldboard.analysis.retest import intra_rater_agreement
 from goldboard.cases.assignment import design_note
 from goldboard.cases.ratings import read_long_table, read_wide_table
-from goldboard.errors import GoldboardError, check_names
+from goldboard.errors import GoldboardError, ParamError, check_names
 from goldboard.fileio import duplicate_headers
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
@@ -89,7 +89,7 @@ def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) 
 
 def agreement_for_study(
     study: Study,
-    round: int | None = None,
+    round_number: int | None = None,
     fields: Iterable[str] | None = None,
     n_resamples: int = 0,
     seed: int = 1,
@@ -106,11 +106,11 @@ def agreement_for_study(
     returned them, when the caller has read them already (not changed here).
     """
     schema = study.schema
-    if round is None:
-        round = analysis_round(study).number
+    if round_number is None:
+        round_number = analysis_round(study).number
     if ratings is None:
-        ratings = study.ratings(round)
-    source = str(study.ratings_path(round))
+        ratings = study.ratings(round_number)
+    source = str(study.ratings_path(round_number))
     ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
     if fields is None:
         fields = []
@@ -142,11 +142,14 @@ def agreement_for_study(
     return out
 
 
-def unit_groups(study: Study, column: str) -> dict[str, str]:
-    """item_id -> value of an item column (``model``, ``case_id``...) or a case field (``error_type``)."""
+def unit_groups(study: Study, column: str, param: str = "by") -> dict[str, str]:
+    """item_id -> value of an item column (``model``, ``case_id``...) or a case field (``error_type``);
+    an error names ``column`` as library parameter ``param`` (``by`` or ``cluster_col``)."""
     units = study.units()
     if units.empty:
-        raise GoldboardError(f"--by {column!r}: not a ratings column and the study has no units.jsonl")
+        raise ParamError(
+            "{" + param + "} {column!r}: not a ratings column and the study has no units.jsonl", column=column
+        )
     if column in units.columns:
         return {str(i): _id_text(v) for i, v in zip(units["item_id"], units[column])}
     if "case" in units.columns:
@@ -158,13 +161,13 @@ def unit_groups(study: Study, column: str) -> dict[str, str]:
                 out[str(i)] = _id_text(case[column])
         if found:
             return out
-    raise GoldboardError(f"--by {column!r}: no such ratings, item or case column")
+    raise ParamError("{" + param + "} {column!r}: no such ratings, item or case column", column=column)
 
 
-def design_summary(study: Study, round: int, ratings: pd.DataFrame, field: str) -> dict[str, Any] | None:
+def design_summary(study: Study, round_number: int, ratings: pd.DataFrame, field: str) -> dict[str, Any] | None:
     """The round's design (``push --overlap`` / ``--per-item``) with the number of items of
     ``field`` rated by two or more raters and a one-sentence note; ``None`` without a design."""
-    rnd = next((r for r in study.rounds if r.number == round), None)
+    rnd = next((r for r in study.rounds if r.number == round_number), None)
     if rnd is None or not rnd.design:
         return None
     sub = ratings[ratings["field"] == field.partition(":")[0]] if "field" in ratings.columns else ratings
@@ -246,15 +249,15 @@ def study_agreement_input(
     df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
     raters_order = study.raters
     if raters is not None:  # --raters with --study: compare only these study raters
-        raters_order = check_names(raters or [], study.raters, option="--raters", what="a rater of this study")
+        raters_order = check_names(raters or [], study.raters, param="raters", what="a rater of this study")
         if len(raters_order) < 2:
-            raise GoldboardError("--raters: name at least two raters to compare, e.g. --raters onc_a,onc_b")
+            raise ParamError("{raters}: name at least two raters to compare, e.g. {raters} onc_a,onc_b")
         df = df[df["rater"].astype(str).isin(raters_order)]
     groups = clusters = None
     if by and by not in df.columns:
         groups = unit_groups(study, by)
     if cluster_col and cluster_col not in df.columns:
-        clusters = unit_groups(study, cluster_col)
+        clusters = unit_groups(study, cluster_col, "cluster_col")
     return AgreementInput(
         df, source, None, raters_order, groups, clusters, study, round_number, warnings=warnings, schema=schema
     )
@@ -265,12 +268,12 @@ def export_agreement_input(
 ) -> AgreementInput:
     """Label Studio JSON / JSON_MIN exports (one per rater), read for ``field`` (default: the schema's primary)."""
     if raters is not None:
-        raise GoldboardError(
-            "--raters: selects rater columns of a wide TABLE or raters of a --study, not --from-label-studio "
+        raise ParamError(
+            "{raters}: selects rater columns of a wide TABLE or raters of a {study}, not {files} "
             "annotators (give one export per rater instead)"
         )
     if not field and schema is None:
-        raise GoldboardError("--from-label-studio needs --field NAME (the label config's from_name)")
+        raise ParamError("{files} needs {field} NAME (the label config's from_name)")
     fname = field or schema.primary_field.name
     base = fname.partition(":")[0]
     from goldboard.annotate.export_file import read_label_studio_export  # only here: it loads the pull machinery
@@ -299,7 +302,7 @@ def table_agreement_input(
     if raters is not None:
         names = raters or []
         if len(names) < 2:
-            raise GoldboardError("--raters: name at least two rater columns, e.g. --raters onc_a,onc_b")
+            raise ParamError("{raters}: name at least two rater columns, e.g. {raters} onc_a,onc_b")
         df = read_wide_table(table, names, item_col)
     else:
         df = read_long_table(table, item_col, rater_col, label_col)

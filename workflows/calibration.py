@@ -16,7 +16,7 @@ from goldboard.analysis.calibration import (
     parse_rule,
 )
 from goldboard.analysis.report_tables import SMALL_N
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study
 from goldboard.text import did_you_mean
 from goldboard.workflows.agreement import agreement_for_study, analysis_round
@@ -91,7 +91,7 @@ def calibration_for_study(
     info = {r.number: r for r in study.rounds}
     out_rounds = []
     for look, rn in enumerate(chosen, start=1):
-        results = agreement_for_study(study, round=rn, fields=fields, n_resamples=n_resamples, seed=seed)
+        results = agreement_for_study(study, round_number=rn, fields=fields, n_resamples=n_resamples, seed=seed)
         missing = [f for f in fields if f not in results]
         if missing and len(missing) == len(fields):
             notes.append(f"round {rn}: no field has ratings from two raters ({', '.join(missing)})")
@@ -153,7 +153,7 @@ def calibration_for_study(
 def _checked_rules(study: Study, rules: Sequence[str], fields: Sequence[str] | None) -> tuple[list[Rule], list[str]]:
     """The rules parsed (each once, none contradicting another) and the fields they apply to."""
     if not rules:
-        raise GoldboardError("give at least one rule, e.g. --rule 'kappa_lower>=0.6'", param="rule")
+        raise ParamError("{rule}: give at least one rule, e.g. {rule} 'kappa_lower>=0.6'")
     parsed = check_rules([parse_rule(r) for r in rules])
     fields = list(fields) if fields else [study.schema.primary_field.name]
     for f in fields:
@@ -190,11 +190,12 @@ def _same_rule_after_a_look(study: Study, rules: Sequence[Rule], fields: Sequenc
     if change is None or change_rule:
         return
     looks = (study.extra.get("calibration") or {}).get("looks")
-    raise GoldboardError(
-        f"this calibration recorded its stopping rule and has taken {looks} look(s); a rule changed after "
-        f"seeing a look makes the error rate meaningless ({change}); keep the recorded rule, or pass "
-        f"--change-rule to change it (the change is recorded in study.toml)",
-        param="rule",
+    raise ParamError(
+        "{rule}: this calibration recorded its stopping rule and has taken {looks} look(s); a rule changed after "
+        "seeing a look makes the error rate meaningless ({change}); keep the recorded rule, or pass "
+        "{change_rule} to change it (the change is recorded in study.toml)",
+        looks=looks,
+        change=change,
     )
 
 

@@ -406,7 +406,7 @@ def record_judge_labels(study: Study, path: str | Path, judge: str) -> str:
     """Record ``judge``'s labels from the table ``path`` in the study (replacing that judge's
     earlier labels); returns what was recorded, one line."""
     path = Path(path)
-    check_rater_name(judge, "--judge")
+    check_rater_name(judge, "judges")
     if judge in study.raters:
         raise GoldboardError(
             f"{judge!r} is a rater (a clinician) of this study; a judge needs its own name", param="judges"
@@ -485,13 +485,13 @@ def judge_study(
     run = _settings_for_run(study, epsilon, expertise, scoring, field)  # checked before anything is recorded
     if labels is not None:
         if len(judges) != 1:
-            raise GoldboardError("--labels records one judge's labels: name that judge once", param="judges")
+            raise ParamError("{judges}: {labels} records one judge's labels: name that judge once")
         recorded.append(record_judge_labels(study, labels, judges[0]))
     known = study_judges(study)
     if not known:
         raise GoldboardError(
-            f"{study.path}: no judge labels yet (record them: goldboard judge --study {study.path} --judge NAME "
-            f"--labels FILE)",
+            f"{study.path}: no judge labels yet (record them: `goldboard judge --study {study.path} --judge NAME "
+            f"--labels FILE`)",
             param="judges",
         )
     for name in judges:

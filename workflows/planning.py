@@ -9,7 +9,7 @@ import pandas as pd
 
 from goldboard.analysis.planning import stratified_sample
 from goldboard.cases.load import ID_KEYS, OUTPUT_CASE_KEYS
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_records, write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
 from goldboard.text import cell_text
@@ -44,7 +44,7 @@ class PilotInputs:
 
 
 def pilot_inputs(
-    study: Study, field: str | None = None, round: int | None = None, need_kappa: bool = True
+    study: Study, field: str | None = None, round_number: int | None = None, need_kappa: bool = True
 ) -> PilotInputs:
     """The pilot round's observed category prevalences (all raters' ratings pooled) and kappa
     (Cohen's for two raters, Fleiss' for more) for ``field`` (default: the schema's first
@@ -52,17 +52,17 @@ def pilot_inputs(
     sample-size models need every prevalence above zero.  ``need_kappa=False`` (Krippendorff's
     minimum, which needs only the prevalences): a kappa outside (0, 1) or not estimable is
     reported as it is (``None`` when not estimable) instead of refused."""
-    if round is None:
-        round = study.latest_pulled_round()
+    if round_number is None:
+        round_number = study.latest_pulled_round()
     if field is None:
         cands = [f.name for f in study.schema.fields if f.kind != "multi" and f.level is not None]
         if not cands:
             raise GoldboardError("the schema has no nominal, ordinal or binary field to plan for", param="field")
         field = cands[0]
     check_field(study, field)
-    res = agreement_for_study(study, round=round, fields=[field]).get(field)
+    res = agreement_for_study(study, round_number=round_number, fields=[field]).get(field)
     if res is None:
-        raise GoldboardError(f"round {round}: field {field!r} has fewer than two raters' ratings", param="field")
+        raise GoldboardError(f"round {round_number}: field {field!r} has fewer than two raters' ratings", param="field")
     stat = next(
         (
             r
@@ -72,23 +72,25 @@ def pilot_inputs(
         None,
     )
     if (stat is None or stat["value"] is None) and need_kappa:
-        raise GoldboardError(f"round {round}: no kappa could be estimated for {field!r}", param="field")
+        raise GoldboardError(f"round {round_number}: no kappa could be estimated for {field!r}", param="field")
     kappa = None if stat is None or stat["value"] is None else float(stat["value"])
     if need_kappa and not 0 < kappa < 1:
-        raise GoldboardError(
-            f"round {round}: the pilot kappa for {field!r} is {kappa:.3f}; the sample-size models need a kappa "
-            "between 0 and 1 -- give --kappa instead",
-            param="field",
+        raise ParamError(
+            "{field}: round {rnd}: the pilot kappa for {fname!r} is {k}; the sample-size models need a kappa "
+            "between 0 and 1 -- give {kappa} instead",
+            rnd=round_number,
+            fname=field,
+            k=f"{kappa:.3f}",
         )
     prev = {p["label"]: float(p["prevalence"]) for p in res["per_label"] if p.get("group") is None}
     used = [c for c in res["categories"] if prev.get(c, 0.0) > 0]
     dropped = tuple(c for c in res["categories"] if c not in used)
     if len(used) < 2:
-        raise GoldboardError(f"round {round}: fewer than two categories of {field!r} were used", param="field")
+        raise GoldboardError(f"round {round_number}: fewer than two categories of {field!r} were used", param="field")
     total = sum(prev[c] for c in used)
     return PilotInputs(
         field=field,
-        round=int(round),
+        round=int(round_number),
         n_items=int(res["n_items"]),
         kappa=kappa,
         statistic=stat["statistic"] if stat is not None else "not estimable",
@@ -175,7 +177,7 @@ def sample_cases_file(
         if target is not None and Path(target).resolve() in inputs:
             raise GoldboardError(f"{target}: would overwrite an input file", param="output")
     if (outputs is None) != (outputs_output is None):
-        raise GoldboardError("give --outputs and --outputs-output together", param="outputs")
+        raise ParamError("{outputs}: give {outputs} and {outputs_output} together")
     out_records = None
     if outputs is not None:
         ids = {_first_key(rec, ID_KEYS) for rec in chosen}

@@ -20,7 +20,7 @@ from typing import Any
 
 from goldboard.annotate.pull import PullResult, pull, read_export_file
 from goldboard.cases.units import compose_case_text
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import iter_jsonl, write_jsonl_atomic
 from goldboard.study import Study, check_rater_map
 from goldboard.text import did_you_mean
@@ -33,15 +33,20 @@ def _projects_dict(specs: list[tuple[str | None, int]], raters: list[str]) -> di
     for rater, pid in specs:
         key = rater or SHARED
         if rater is not None and rater not in raters:
-            raise GoldboardError(
-                f"--project {rater}={pid}: {rater!r} is not a rater of this study{did_you_mean(rater, raters)} "
-                f"(raters: {', '.join(raters)})"
+            raise ParamError(
+                "{projects} {rater}={pid}: {rater!r} is not a rater of this study{hint} (raters: {raters})",
+                rater=rater,
+                pid=pid,
+                hint=did_you_mean(rater, raters),
+                raters=", ".join(raters),
             )
         if key in out:
-            raise GoldboardError(f"--project: {'a shared project' if key == SHARED else rater} given twice")
+            raise GoldboardError(f"{'a shared project' if key == SHARED else rater} given twice", param="projects")
         out[key] = pid
     if SHARED in out and len(out) > 1:
-        raise GoldboardError("--project: give one shared project (ID) or one project per rater (RATER=ID), not both")
+        raise GoldboardError(
+            "give one shared project (ID) or one project per rater (RATER=ID), not both", param="projects"
+        )
     return out
 
 
@@ -80,10 +85,11 @@ def pull_projects(
         if existing is None and round_number is None and study.rounds:
             existing = study.round(None)
         if existing is not None and existing.projects and existing.projects != want:
-            raise GoldboardError(
-                f"round {existing.number} already has projects "
-                f"{', '.join(f'{k}={v}' for k, v in existing.projects.items())}; pull other projects into a new "
-                f"round (--round {max(r.number for r in study.rounds) + 1})"
+            raise ParamError(
+                "round {n} already has projects {have}; pull other projects into a new round ({round_number} {nxt})",
+                n=existing.number,
+                have=", ".join(f"{k}={v}" for k, v in existing.projects.items()),
+                nxt=max(r.number for r in study.rounds) + 1,
             )
         mode = "shared" if SHARED in want else "blinded"
         rnd = existing if existing is not None else study.get_or_add_round(round_number, mode=mode)

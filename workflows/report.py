@@ -20,7 +20,7 @@ from goldboard.analysis.report_tables import wald_suspect
 from goldboard.analysis.scoring_render import header_lines, sections
 from goldboard.analysis.scoring_render import render_markdown as score_md
 from goldboard.cases.assignment import design_note
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.gold import read_release
 from goldboard.exports.pdf import PAPERS, default_paper, print_pdf
 from goldboard.exports.report import (
@@ -116,9 +116,10 @@ def _scoring_section(
     from goldboard.workflows.score import run_score  # scoring loads scipy.stats: only with --predictions
 
     if provisional:
-        raise GoldboardError(
-            f"--predictions: {study.gold_dir} has no gold release yet "
-            f"(run `goldboard gold export --study {study.path}` first)"
+        raise ParamError(
+            "{predictions}: {gold_dir} has no gold release yet (run `goldboard gold export --study {path}` first)",
+            gold_dir=study.gold_dir,
+            path=study.path,
         )
     result = run_score(study=str(study.path), release=release, predictions=str(predictions), seed=seed)
     return {
@@ -134,7 +135,7 @@ def _scoring_section(
 
 def build_report(
     study: Study,
-    round: int | None = None,
+    round_number: int | None = None,
     n_resamples: int = 0,
     seed: int = 1,
     release: str | None = None,
@@ -156,7 +157,7 @@ def build_report(
     shows none, and drawing them costs matplotlib.
     """
     schema = study.schema
-    rnd, ratings, round_rule = _round_ratings(study, round)
+    rnd, ratings, round_rule = _round_ratings(study, round_number)
     results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto)
     decisions, gold, manifest, gold_name, provisional = _decisions_and_gold(study, ratings, release)
     flags = flag_disagreements(ratings, schema, study.raters)
@@ -226,7 +227,7 @@ def build_report(
 
 def _agreement_results(
     study: Study,
-    rnd: int,
+    round_number: int,
     ratings: pd.DataFrame,
     fields: list[str] | None,
     n_resamples: int,
@@ -235,16 +236,18 @@ def _agreement_results(
 ) -> tuple[dict[str, dict], str]:
     """The agreement results of the round (with the Wald/bootstrap choice and the threshold views)
     and the note on the interval choice."""
-    results = agreement_for_study(study, round=rnd, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings)
+    results = agreement_for_study(
+        study, round_number=round_number, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings
+    )
     if not results:
-        raise GoldboardError(f"{study.ratings_path(rnd)}: no field has ratings from two raters yet")
-    results, ci_note = _wald_choice(study, rnd, results, n_resamples, seed, ci_auto)
+        raise GoldboardError(f"{study.ratings_path(round_number)}: no field has ratings from two raters yet")
+    results, ci_note = _wald_choice(study, round_number, results, n_resamples, seed, ci_auto)
     results = _with_threshold_views(results, study, ratings, n_resamples, seed, explicit=fields is not None)
     return results, ci_note
 
 
 def _study_info(
-    study: Study, rnd: int, mode: str, blinding: str, design_text: str, ratings: pd.DataFrame
+    study: Study, round_number: int, mode: str, blinding: str, design_text: str, ratings: pd.DataFrame
 ) -> dict[str, Any]:
     """The report's study block: name, schema, raters, rounds, mode, blinding, design, counts."""
     schema = study.schema
@@ -259,7 +262,7 @@ def _study_info(
         "schema_title": schema.title,
         "unit": schema.unit,
         "raters": list(study.raters),
-        "round": rnd,
+        "round": round_number,
         "rounds": [r.to_dict() for r in study.rounds],
         "mode": mode,
         "blinding": blinding,
@@ -267,21 +270,24 @@ def _study_info(
     }
 
 
-def _round_ratings(study: Study, round: int | None) -> tuple[int, pd.DataFrame, str]:
+def _round_ratings(study: Study, round_number: int | None) -> tuple[int, pd.DataFrame, str]:
     """The round to report (default: the latest complete round, :func:`analysis_round`), its
     ratings and the sentence stating which round and why; a round nobody rated is an error."""
     frames: dict[int, pd.DataFrame] = {}  # the rounds analysis_round read: each file read once
-    if round is None:
+    if round_number is None:
         choice = analysis_round(study, frames)
         rnd, rule = choice.number, choice.rule
     else:
-        rnd, rule = round, f"round {round}, chosen with --round"
+        rnd, rule = round_number, f"round {round_number}, chosen with --round"
     ratings = frames[rnd] if rnd in frames else study.ratings(rnd)
     if not len(ratings):
         earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
-        hint = f"; report round {earlier[-1]} with --round {earlier[-1]}" if earlier else ""
-        raise GoldboardError(
-            f"{study.ratings_path(rnd)}: round {rnd} has no ratings yet (nobody has annotated it){hint}"
+        hint = "; report round {e} with {round_number} {e}" if earlier else ""
+        raise ParamError(
+            "{path}: round {rnd} has no ratings yet (nobody has annotated it)" + hint,
+            path=study.ratings_path(rnd),
+            rnd=rnd,
+            e=earlier[-1] if earlier else "",
         )
     return rnd, ratings, rule
 
@@ -456,7 +462,7 @@ def _rounds_change(study: Study) -> list[dict]:
     pulled = study.pulled_rounds()
     if len(pulled) > 1:
         for rn in pulled:
-            res_r = agreement_for_study(study, round=rn, fields=[schema.primary_field.name])
+            res_r = agreement_for_study(study, round_number=rn, fields=[schema.primary_field.name])
             for name, res in res_r.items():
                 row = {"round": rn, "field": name, "n": res["n_items"]}
                 for s in res["statistics"]:
@@ -517,7 +523,7 @@ AUTO_BOOTSTRAP = 2000
 
 
 def _wald_choice(
-    study: Study, rnd: int, results: dict[str, dict], n_resamples: int, seed: int, ci_auto: bool
+    study: Study, round_number: int, results: dict[str, dict], n_resamples: int, seed: int, ci_auto: bool
 ) -> tuple[dict[str, dict], str]:
     """Fields whose Wald intervals behave badly (:func:`wald_suspect`): with ``ci_auto`` their
     agreement is recomputed with percentile bootstrap intervals; either way the methods text
@@ -536,7 +542,9 @@ def _wald_choice(
         )
     out = dict(results)
     for name in suspect:
-        out[name] = agreement_for_study(study, round=rnd, fields=[name], n_resamples=AUTO_BOOTSTRAP, seed=seed)[name]
+        out[name] = agreement_for_study(
+            study, round_number=round_number, fields=[name], n_resamples=AUTO_BOOTSTRAP, seed=seed
+        )[name]
     return out, (
         f"For {names} ({'; '.join(reasons)}) the Wald interval is known to undercover (small samples, "
         f"estimates near the bound of the coefficient), so percentile bootstrap intervals ({AUTO_BOOTSTRAP} "
@@ -587,7 +595,7 @@ def write_report(
         path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
     path = Path(path)
     if pdf is not None and fmt != "html":
-        raise GoldboardError("a PDF is printed from the HTML report: use --format html", param="pdf")
+        raise ParamError("{pdf}: a PDF is printed from the HTML report: use {fmt} html")
     if supplement:
         sup = path.parent / SUPPLEMENT_DIR
         files = write_supplement(data, sup)

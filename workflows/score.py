@@ -7,14 +7,16 @@ the tables, picks the scoring kind and calls :mod:`goldboard.analysis.scoring`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from goldboard.analysis import scoring
 from goldboard.analysis.scoring_inputs import KEY_COL_CANDIDATES, GoldTable, is_release_table
-from goldboard.errors import GoldboardError
+from goldboard.analysis.scoring_settings import LabelScoring, OptionScoring, OutputScoring, ScoringCommon
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.gold import list_releases, read_manifest, read_release, release_path
 from goldboard.fileio import read_table
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema, schema_from_dict
@@ -50,11 +52,9 @@ def resolve_gold_source(gold: str | None, study: str | None, release: str | None
     """Find and read the gold labels from ``--gold`` (release folder, its gold file, a study
     folder, or a plain reference file) or ``--study`` [``--release vN``] (default: latest)."""
     if gold and study:
-        raise GoldboardError("--gold and --study: give one of them")
+        raise ParamError("{gold} and {study}: give one of them")
     if not gold and not study:
-        raise GoldboardError(
-            "give a gold release (study/gold/v1), a gold or reference file, or --study DIR", param="gold"
-        )
+        raise ParamError("{gold}: give a gold release (study/gold/v1), a gold or reference file, or {study} DIR")
     if study or (gold and (Path(gold) / STUDY_FILE).exists()):
         st = Study.open(study or gold)
         if release:
@@ -66,7 +66,7 @@ def resolve_gold_source(gold: str | None, study: str | None, release: str | None
             rel = found[-1][1]
         return _read_release_dir(rel, st)
     if release:
-        raise GoldboardError("only with --study (or give the release folder to --gold)", param="release")
+        raise ParamError("{release}: only with {study} (or give the release folder to {gold})")
     p = Path(gold)
     if not p.exists():
         raise GoldboardError(f"{p}: not found")
@@ -83,36 +83,33 @@ def resolve_gold_source(gold: str | None, study: str | None, release: str | None
 
 
 def resolve_schema(option: str | None, src: GoldSource, plain: bool) -> Schema:
-    """``--schema`` wins; else the release manifest's schema; else the study's."""
-    try:
-        if option:
-            return load_schema(option)
-        ref = (src.manifest or {}).get("schema")
-        if isinstance(ref, dict):
-            if "fields" in ref:
-                return schema_from_dict(ref, source=f"{src.path.parent / 'manifest.json'}: schema")
-            for k in ("path", "source", "ref", "name"):
-                v = ref.get(k)
-                if isinstance(v, str) and v:
-                    try:
-                        return load_schema(v)
-                    except SchemaError:
-                        continue
-        elif isinstance(ref, str) and ref:
-            try:
-                return load_schema(ref)
-            except SchemaError:
-                if src.study is None:
-                    raise
-    except SchemaError as exc:
-        raise GoldboardError(str(exc)) from None
+    """``option`` (``score --schema``) wins; else the release manifest's schema; else the study's."""
+    if option:
+        return load_schema(option)
+    ref = (src.manifest or {}).get("schema")
+    if isinstance(ref, dict):
+        if "fields" in ref:
+            return schema_from_dict(ref, source=f"{src.path.parent / 'manifest.json'}: schema")
+        for k in ("path", "source", "ref", "name"):
+            v = ref.get(k)
+            if isinstance(v, str) and v:
+                try:
+                    return load_schema(v)
+                except SchemaError:
+                    continue
+    elif isinstance(ref, str) and ref:
+        try:
+            return load_schema(ref)
+        except SchemaError:
+            if src.study is None:
+                raise
     if src.study is not None:
         return src.study.schema
     if plain:
-        raise GoldboardError(
-            f"{src.path} is a plain reference file; name its schema (e.g. --schema mtb)", param="schema"
+        raise ParamError(
+            "{schema}: {path} is a plain reference file; name its schema (e.g. {schema} mtb)", path=src.path
         )
-    raise GoldboardError(f"cannot tell the schema of {src.path} (no manifest); give --schema", param="schema")
+    raise ParamError("{schema}: cannot tell the schema of {path} (no manifest); give {schema}", path=src.path)
 
 
 def _study_key(st: Study) -> pd.DataFrame | None:
@@ -130,84 +127,103 @@ def _study_key(st: Study) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
-def run_score(
-    *,
-    gold=None,
-    study=None,
-    release=None,
-    predictions=None,
-    schema_opt=None,
-    mode="auto",
-    field=None,
-    gold_col=None,
-    id_col=None,
-    gold_id_col=None,
-    model_col=None,
-    model_name=None,
-    condition_col=None,
-    label_col=None,
-    abstain_col=None,
-    confidence_col=None,
-    key_file=None,
-    confident_at=None,
-    collapse_share=None,
-    critical_at=None,
-    skip_missing=False,
-    n_resamples=2000,
-    seed=1,
-    confidence_level=0.95,
-    compare=None,
-    progress=False,
-) -> dict:
+@dataclass(frozen=True)
+class ScoreRequest:
+    """Everything ``goldboard score`` is asked, built once from its flags (one field per
+    option; ``tests/test_scoring_cli.py`` checks that every flag lands in one) and passed to
+    :func:`run_score`, which turns it into the options object of the kind it scores
+    (:meth:`options_for`, :mod:`goldboard.analysis.scoring_settings`).
+
+    Where the gold comes from: ``gold`` (release folder, gold file, study folder or plain
+    reference) or ``study`` [``release``]; ``schema`` (name or file; default from the
+    release or study); ``mode`` (``auto``/``labels``/``outputs``/``options``); ``field``;
+    a plain reference's ``gold_col``/``gold_id_col``.  The predictions file and its
+    columns; ``key`` the answer-key file of ``options`` scoring; the rules
+    (``confident_at``, ``collapse_share``, ``critical_at``); ``skip_missing``; the
+    bootstrap, seed, interval level and ``compare`` pairs."""
+
+    gold: str | None = None
+    study: str | None = None
+    release: str | None = None
+    predictions: str | None = None
+    schema: str | None = None
+    mode: str = "auto"
+    field: str | None = None
+    gold_col: str | None = None
+    id_col: str | None = None
+    gold_id_col: str | None = None
+    model_col: str | None = None
+    model_name: str | None = None
+    condition_col: str | None = None
+    label_col: str | None = None
+    abstain_col: str | None = None
+    confidence_col: str | None = None
+    key: str | None = None
+    confident_at: float | None = None
+    collapse_share: float | None = None
+    critical_at: str | None = None
+    skip_missing: bool = False
+    n_resamples: int = 2000
+    seed: int = 1
+    confidence_level: float = 0.95
+    compare: tuple[str, ...] = ()
+    progress: bool = False
+
+    def options_for(self, kind: str, gold_source: str, **found: Any) -> ScoringCommon:
+        """The options object of scoring ``kind`` (``found``: what the workflow worked out:
+        the answer key table, the severity or gate field)."""
+        common = dict(
+            n_resamples=self.n_resamples,
+            seed=self.seed,
+            confidence_level=self.confidence_level,
+            compare=list(self.compare),
+            progress=self.progress,
+            gold_source=gold_source,
+        )
+        if kind == "outputs":
+            return OutputScoring(critical_at=self.critical_at, **common, **found)
+        predicted = dict(
+            id_col=self.id_col,
+            model_col=self.model_col,
+            condition_col=self.condition_col,
+            default_model=self.model_name or (Path(self.predictions).stem if self.predictions else "model"),
+            missing="skip" if self.skip_missing else "unanswered",
+            pred_source=str(self.predictions),
+            **common,
+        )
+        if kind == "labels":
+            return LabelScoring(
+                label_col=self.label_col, abstain_col=self.abstain_col, collapse_share=self.collapse_share, **predicted
+            )
+        return OptionScoring(
+            option_col=self.label_col,
+            confidence_col=self.confidence_col,
+            confident_at=self.confident_at,
+            **predicted,
+            **found,
+        )
+
+
+def run_score(request: ScoreRequest | None = None, /, **given: Any) -> dict:
     """Everything ``goldboard score`` does except printing; returns the result dict
-    (also what the report calls when predictions are given)."""
-    src, schema, gt = _gold_for_scoring(gold, study, release, schema_opt, field, gold_col, gold_id_col)
+    (also what the report calls when predictions are given).  ``request``, or its fields as
+    keywords (``run_score(study=..., predictions=..., seed=...)``)."""
+    if given:
+        request = replace(request or ScoreRequest(), **given)
+    r = request or ScoreRequest()
+    src, schema, gt = _gold_for_scoring(r.gold, r.study, r.release, r.schema, r.field, r.gold_col, r.gold_id_col)
     gold_source = str(src.path)
-    kind = scoring.detect_kind(schema, predictions is not None) if mode == "auto" else mode
-    missing = "skip" if skip_missing else "unanswered"
-    pred_df = read_table(predictions) if predictions else None
-    default_model = model_name or (Path(predictions).stem if predictions else "model")
+    kind = scoring.detect_kind(schema, r.predictions is not None) if r.mode == "auto" else r.mode
+    pred_df = read_table(r.predictions) if r.predictions else None
     if kind in ("labels", "options") and pred_df is None:
         raise GoldboardError(f"{kind} scoring needs a predictions file", param="predictions")
-    # the options every scoring kind takes, and those of the two that read predictions
-    common = dict(
-        n_resamples=n_resamples, seed=seed, confidence_level=confidence_level, compare=compare, progress=progress
-    )
-    predicted = dict(
-        id_col=id_col,
-        model_col=model_col,
-        condition_col=condition_col,
-        default_model=default_model,
-        missing=missing,
-        gold_source=gold_source,
-        pred_source=str(predictions),
-        **common,
-    )
     if kind == "labels":
-        return scoring.score_labels(
-            gt,
-            pred_df,
-            field,
-            schema,
-            label_col=label_col,
-            abstain_col=abstain_col,
-            collapse_share=collapse_share,
-            **predicted,
-        )
+        return scoring.score_labels(gt, pred_df, r.field, schema, options=r.options_for(kind, gold_source))
     if kind == "options":
-        key, key_source = _options_key(key_file, src, gt)
-        return scoring.score_radsafe(
-            gt,
-            pred_df,
-            schema,
-            key=key,
-            key_source=key_source,
-            option_col=label_col,
-            confidence_col=confidence_col,
-            confident_at=confident_at,
-            **predicted,
-        )
-    return _score_outputs(gt, schema, field, pred_df, critical_at=critical_at, gold_source=gold_source, **common)
+        key, key_source = _options_key(r.key, src, gt)
+        opts = r.options_for(kind, gold_source, key=key, key_source=key_source)
+        return scoring.score_radsafe(gt, pred_df, schema, options=opts)
+    return _score_outputs(gt, schema, r.field, pred_df, r.options_for(kind, gold_source))
 
 
 def _gold_for_scoring(
@@ -248,13 +264,15 @@ def _options_key(key_file: str | Path | None, src: GoldSource, gt: GoldTable) ->
     return key, key_source
 
 
-def _score_outputs(gt: GoldTable, schema: Schema, field: str | None, pred_df: pd.DataFrame | None, **options) -> dict:
+def _score_outputs(
+    gt: GoldTable, schema: Schema, field: str | None, pred_df: pd.DataFrame | None, options: OutputScoring
+) -> dict:
     """Outputs scoring (the gold ratings of each model's outputs): ``--field`` is the severity
     or the gate field, as its kind says; predictions do not belong here."""
     if pred_df is not None:
-        raise GoldboardError(
-            "--predictions: outputs mode summarises the gold ratings of each model's outputs; "
-            "use --mode labels to score predicted labels"
+        raise ParamError(
+            "{predictions}: outputs mode summarises the gold ratings of each model's outputs; "
+            "use {mode} labels to score predicted labels"
         )
     sev_field = gate_field = None
     if field:
@@ -263,4 +281,4 @@ def _score_outputs(gt: GoldTable, schema: Schema, field: str | None, pred_df: pd
         except KeyError as exc:
             raise GoldboardError(f"{exc.args[0]}", param="field") from None
         sev_field, gate_field = (field, None) if f.kind == "ordinal" else (None, field)
-    return scoring.score_medfail(gt, schema, severity_field=sev_field, gate_field=gate_field, **options)
+    return scoring.score_medfail(gt, schema, options=replace(options, severity_field=sev_field, gate_field=gate_field))
