@@ -1,0 +1,106 @@
+"""The quick paths of `flag` and `agree` answer exactly as the general code they stand in for
+(issues 19 and 25): each is compared with that code on many generated inputs."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from goldboard.cases import ratings as R
+from goldboard.cases.rounds import select_rounds
+from goldboard.fileio import _BLANK_LINE, has_blank_line
+from goldboard.label_configs.schema import load_schema
+
+
+def test_the_blank_line_hint_says_what_the_full_pattern_says():
+    rng = random.Random(19)
+    alphabet = ["a", "b", ",", '"', " ", "\t", "\f", "\v", "\r", "\n", "\r\n"]
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert has_blank_line(text) == (_BLANK_LINE.search(text) is not None), repr(text)
+
+
+def _ratings(rng: random.Random, n_items: int, rounds: list[int]) -> pd.DataFrame:
+    rows = []
+    for i in range(n_items):
+        for rater in ("a", "b", "c"):
+            if rng.random() < 0.8:
+                rows.append({"round": str(rng.choice(rounds)), "item_id": f"I{rng.randint(0, 9)}{i}", "rater": rater})
+    df = pd.DataFrame(rows, columns=["round", "item_id", "rater"])
+    for c in R.RATINGS_COLUMNS:
+        if c not in df.columns:
+            df[c] = ""
+    df["field"] = "label"
+    return df
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_one_round_needs_no_choosing(seed):
+    """A table of one round: the shortcut keeps the rows and rounds select_rounds keeps."""
+    rng = random.Random(seed)
+    df = _ratings(rng, rng.randint(1, 30), [rng.randint(1, 3)])
+    if not len(df):
+        return
+    assigned = {(i, int(df["round"].iat[0])): {"a"} for i in df["item_id"][:3]} if seed % 2 else None
+    raters = ["a", "b", "c"] if seed % 3 else None
+    fast_df, fast = R._select_rounds(df, raters, None, assigned)
+    slow_df, slow = select_rounds(df, raters, assigned=assigned)
+    pd.testing.assert_frame_equal(fast_df, slow_df)
+    assert fast.rounds == slow.rounds and fast.incomplete == slow.incomplete == []
+    assert list(fast.rounds) == list(slow.rounds)  # same item order
+
+
+def test_several_rounds_still_choose():
+    df = _ratings(random.Random(1), 20, [1, 2])
+    assert len(set(df["round"])) == 2
+    fast_df, fast = R._select_rounds(df, ["a", "b", "c"], None, None)
+    slow_df, slow = select_rounds(df, ["a", "b", "c"])
+    pd.testing.assert_frame_equal(fast_df, slow_df)
+    assert fast.rounds == slow.rounds and fast.incomplete == slow.incomplete
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_indexer_is_get_indexer(seed):
+    rng = random.Random(seed)
+    names = [f"n{k}" for k in rng.sample(range(100), rng.randint(1, 20))]
+    values = pd.Series([f"n{rng.randint(0, 120)}" for _ in range(rng.randint(0, 200))], dtype=str)
+    got = R._indexer(R._positions(names), values)
+    assert got.tolist() == pd.Index(names).get_indexer(values).tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_values_canonical_by_column_as_row_by_row(seed, monkeypatch):
+    """normalized_values' column-wise spelling (aliases, case, multi-select sets) gives the values the
+    row-by-row loop gives."""
+    schema = load_schema("mtb")
+    rng = random.Random(seed)
+    spell = {
+        "safety_label": ["Supported", "supported", "Insufficient Info", "Unsupported", "Partially Supported", ""],
+        "missing_info": ["", "stage", "stage|ecog_status", "ecog_status|stage", "Stage"],
+    }
+    names = {f.name for f in R.adjudicable_fields(schema)}
+    assert set(spell) <= names
+    rows = []
+    for i in range(rng.randint(1, 60)):
+        field = rng.choice(sorted(spell))
+        rows.append({"item_id": f"I{i}", "rater": rng.choice("ab"), "field": field, "value": rng.choice(spell[field])})
+    df = pd.DataFrame(rows)
+    assert R._canonical_by_column(df, {f.name: f for f in R.adjudicable_fields(schema)}) is not None
+    fast = R.normalized_values(df, schema)
+    monkeypatch.setattr(R, "_canonical_by_column", lambda *a: None)
+    slow = R.normalized_values(df, schema)
+    pd.testing.assert_frame_equal(fast, slow)
+    assert np.array_equal(fast["value"].to_numpy(dtype=object), slow["value"].to_numpy(dtype=object))
+
+
+def test_a_value_outside_the_schema_is_still_named_by_its_line():
+    schema = load_schema("mtb")
+    df = pd.DataFrame(
+        {"item_id": ["I1", "I2"], "rater": ["a", "a"], "field": ["safety_label"] * 2, "value": ["Supported", "Nope"]}
+    )
+    df["_line"] = ["2", "3"]
+    with pytest.raises(R.GoldboardError, match=r"^ratings:3: safety_label: 'Nope'"):
+        R.normalized_values(df, schema)
