@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -104,3 +105,97 @@ def test_a_value_outside_the_schema_is_still_named_by_its_line():
     df["_line"] = ["2", "3"]
     with pytest.raises(R.GoldboardError, match=r"^ratings:3: safety_label: 'Nope'"):
         R.normalized_values(df, schema)
+
+
+# -- agree --study on a small study: the pandas-free path prints what the pandas path prints ----------
+
+
+def _write_round(study, n: int, rows: list[dict]) -> None:
+    import csv
+
+    path = study / "rounds" / str(n) / "ratings.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=R.RATINGS_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for row in rows:
+            w.writerow({c: row.get(c, "") for c in R.RATINGS_COLUMNS})
+
+
+def _random_study(root, seed: int):
+    """A study of schema mtb, raters a, b, c, one to three rounds of random ratings: aliases, empty
+    values, raters left out, sometimes a value outside the schema, a repeated rating, a blank-padded cell."""
+    from conftest import invoke_cli
+
+    rng = random.Random(seed)
+    study = root / f"S{seed}"
+    res = invoke_cli("study", "init", study, "--schema", "mtb", "--raters", "a,b,c")
+    assert res.exit_code == 0, res.output
+    labels = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information", "Insufficient Info", ""]
+    multi = ["", "stage", "stage|ecog_status", "prior_therapy"]
+    for n in range(1, rng.randint(1, 3) + 1):
+        rows = []
+        for i in range(rng.randint(2, 25)):
+            for rater in rng.sample(["a", "b", "c"], rng.randint(1, 3)):
+                rows.append({"round": str(n), "item_id": f"I{i}", "rater": rater, "field": "safety_label"})
+                rows[-1]["value"] = rng.choice(labels)
+                if rng.random() < 0.7:
+                    rows.append({"round": str(n), "item_id": f"I{i}", "rater": rater, "field": "missing_info"})
+                    rows[-1]["value"] = rng.choice(multi)
+        oddity = rng.random()
+        if rows and oddity < 0.08:
+            rows[rng.randrange(len(rows))]["value"] = "Maybe"  # outside the schema: an error naming the line
+        elif rows and oddity < 0.16:
+            rows.append(dict(rows[rng.randrange(len(rows))]))  # a repeat (the same or, after a change, another)
+        elif rows and oddity < 0.22:
+            rows[rng.randrange(len(rows))]["item_id"] += " "  # a padded id
+        _write_round(study, n, rows)
+    return study
+
+
+AGREE_VARIANTS = [
+    [],
+    ["--format", "json"],
+    ["--format", "csv"],
+    ["--format", "markdown"],
+    ["--field", "missing_info:stage"],
+    ["--raters", "a,b"],
+    ["--round", "1"],
+    ["--level", "nominal", "--categories", "Supported,Partially Supported,Unsupported,Insufficient Information"],
+]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_agree_study_without_pandas_prints_what_pandas_prints(seed, tmp_path, monkeypatch):
+    from conftest import invoke_cli
+
+    import goldboard.workflows.agreement as W
+
+    study = _random_study(tmp_path, seed)
+    for extra in AGREE_VARIANTS:
+        args = ["agree", "--study", study, *extra]
+        quick = invoke_cli(*args)
+        with monkeypatch.context() as m:
+            m.setattr(W, "read_rating_columns", lambda *a, **k: None)  # the pandas path throughout
+            full = invoke_cli(*args)
+        assert (quick.exit_code, quick.stdout, quick.stderr) == (full.exit_code, full.stdout, full.stderr), extra
+
+
+def test_the_quick_path_is_taken(tmp_path, monkeypatch):
+    """The comparison above compares two paths: on a plain study the columns answer (no DataFrame read)."""
+    from conftest import invoke_cli
+
+    import goldboard.cases.ratings_columns as RC
+
+    study = tmp_path / "S"
+    assert invoke_cli("study", "init", study, "--schema", "mtb", "--raters", "a,b").exit_code == 0
+    rows = [
+        {"round": "1", "item_id": f"I{i}", "rater": r, "field": "safety_label", "value": v}
+        for i, (x, y) in enumerate([("Supported", "Supported"), ("Unsupported", "Supported"), ("Supported", "")])
+        for r, v in (("a", x), ("b", y))
+    ]
+    _write_round(study, 1, rows)
+    monkeypatch.setattr(RC.RatingColumns, "frame", lambda self: pytest.fail("read the DataFrame"))
+    res = invoke_cli("agree", "--study", study, "--format", "json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["n_items"] == 3  # (the item rated once counts; no pair compares it)
