@@ -199,3 +199,49 @@ def test_the_quick_path_is_taken(tmp_path, monkeypatch):
     res = invoke_cli("agree", "--study", study, "--format", "json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["n_items"] == 3  # (the item rated once counts; no pair compares it)
+
+
+HEADER = "round,item_id,rater,field,value\n"
+
+
+@pytest.mark.parametrize(
+    "text, plain",
+    [
+        (HEADER + "1,I1,a,label,Yes\n1,I1,b,label,No\n", True),
+        ("\ufeff" + HEADER.replace("\n", "\r\n") + "1,I1,a,label,Yes\r\n", True),  # BOM, CRLF
+        (HEADER + '1,I1,a,label,"Yes, with ""care"""\n', True),
+        (HEADER + "1,I1,a,label,Yes\n   \n1,I2,a,label,No\n", False),  # a line of blanks
+        (HEADER + "1,I1,a,label,Yes\r1,I2,a,label,No\n", False),  # a bare CR
+        (HEADER + "1,I1,a,label\n", False),  # a short row
+        (HEADER + "1,I1,a,label,Yes,extra\n", False),  # a long row
+        (HEADER + "one,I1,a,label,Yes\n", False),  # a round that is not a number
+        ("round,item_id,rater,field,value,value\n1,I1,a,label,Yes,No\n", False),  # a duplicate header
+        ("round,item_id,rater,value\n1,I1,a,Yes\n", False),  # no field column
+        (HEADER, False),  # no data row
+        (HEADER + '1,I1,a,label,"Yes\n', False),  # a quote left open
+        (HEADER + "1,I1,a,label,Y\0es\n", False),  # a NUL
+    ],
+)
+def test_only_a_plain_ratings_file_is_read_as_columns(text, plain, tmp_path):
+    """The csv-module reader answers only where it reads what the pandas reader reads; then the
+    columns are that frame's (every cell as written)."""
+    from goldboard.cases.ratings_columns import read_rating_columns
+
+    path = tmp_path / "ratings.csv"
+    path.write_bytes(text.encode("utf-8"))
+    cols = read_rating_columns(path)
+    assert (cols is not None) == plain
+    if plain:
+        frame = R.read_ratings_csv(path)
+        for name, values in cols.items():
+            want = frame[name].astype(str).tolist() if name != "round" else [str(v) for v in frame[name]]
+            assert values == want, name
+
+
+def test_a_large_ratings_file_goes_to_pandas(tmp_path):
+    from goldboard.cases.ratings_columns import read_rating_columns
+
+    path = tmp_path / "ratings.csv"
+    path.write_text(HEADER + "1,I1,a,label,Yes\n" * 50, encoding="utf-8")
+    assert read_rating_columns(path) is not None
+    assert read_rating_columns(path, max_bytes=100) is None
