@@ -318,12 +318,14 @@ class _Hits:
         """Add ``kind`` (and ``name`` to ``bucket``) to the items in ``mask``; a named
         boundary/trigger (``priority`` given) also marks them triggered."""
         p = DEFAULT_PRIORITY if priority is None else priority
-        for i in np.flatnonzero(mask):
+        mask = np.asarray(mask, dtype=bool)
+        named = name is not None and bucket is not None
+        for i in np.flatnonzero(mask).tolist():
             if kind not in self.kinds[i]:
                 self.kinds[i].append(kind)
-            if name is not None and bucket is not None and name not in bucket[i]:
+            if named and name not in bucket[i]:
                 bucket[i].append(name)
-            self.priority[i] = min(self.priority[i], p)
+        self.priority[mask] = np.minimum(self.priority[mask], p)  # over the column, not per item
         if priority is not None:
             self.triggered[mask] = True
 
