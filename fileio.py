@@ -176,6 +176,21 @@ def read_csv_frame(path: str | Path, what: str = "", *, data: bytes | None = Non
 #: a line of only blanks: pandas skips it, the csv module reads it as a row (the slow path decides);
 #: a bare CR (not CRLF): the two parsers split such lines differently
 _BLANK_LINE = re.compile(r"(?:^|[\r\n])[ \t\f\v]+(?:[\r\n]|$)|\r(?!\n)")
+#: where a :data:`_BLANK_LINE` match can start: a search for these literal-led patterns is about
+#: 10x quicker on a large file than the alternation above, which tries ``^`` at every character
+_BLANK_LINE_HINT = re.compile(r"\n[ \t\f\v]")
+_BLANK_LINE_HINT_CR = re.compile(r"\r(?:[ \t\f\v]|(?!\n))")
+
+
+def has_blank_line(text: str) -> bool:
+    """``_BLANK_LINE.search(text)``, answered quickly when no line starts with a blank and no CR is
+    bare (the full pattern decides only when a hint is found)."""
+    hint = (
+        text[:1] in (" ", "\t", "\f", "\v")
+        or _BLANK_LINE_HINT.search(text) is not None
+        or ("\r" in text and _BLANK_LINE_HINT_CR.search(text) is not None)
+    )
+    return hint and _BLANK_LINE.search(text) is not None
 
 
 def _csv_frame_c(text: str) -> pd.DataFrame | None:
@@ -189,7 +204,7 @@ def _csv_frame_c(text: str) -> pd.DataFrame | None:
     import pandas as pd
 
     header = next((row for row in csv.reader(io.StringIO(text, newline="")) if row), None)
-    if not header or len(set(header)) != len(header) or "" in header or "\0" in text or _BLANK_LINE.search(text):
+    if not header or len(set(header)) != len(header) or "" in header or "\0" in text or has_blank_line(text):
         return None
     try:
         with warnings.catch_warnings():

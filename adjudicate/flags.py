@@ -152,15 +152,15 @@ def flag_disagreements(
         return _with_fields(pd.DataFrame(columns=columns), grid, schema)
     primary = schema.primary_field.name
     low_conf = _low_confidence(grid.ratings, schema, pd.Index(grid.items), rlist)
-    rows: list[dict] = []
+    parts: list[dict[str, list]] = []  # per field, the flag rows as columns
     for f in grid.fields:
         if f.kind == "multi":
-            rows.extend(_flag_multi_field(f, grid, schema))
+            parts.append(_flag_multi_field(f, grid, schema))
         else:
-            rows.extend(_flag_field(f, grid, schema, low_conf if f.name == primary else None))
-    if not rows:
+            parts.append(_flag_field(f, grid, schema, low_conf if f.name == primary else None))
+    if not any(part["item_id"] for part in parts):
         return _with_fields(pd.DataFrame(columns=columns), grid, schema)
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame({c: [v for part in parts for v in part[c]] for c in parts[0]})
     if single_items is None:
         single_items = ratings.attrs.get("single_items") or ()
     if single_items:
@@ -201,7 +201,7 @@ def _low_confidence(cur: pd.DataFrame, schema: Schema, item_pos: pd.Index, rlist
     return mask, fired
 
 
-def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> list[dict]:
+def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> dict[str, list]:
     """Flag rows of a multi-select field: the raters' sets differ, or a rating is missing
     (plus the schema's boundaries and disagree/incompatible/missing triggers on it)."""
     codes = grid.codes[f.name]
@@ -241,7 +241,7 @@ def _flag_multi_field(f: Field, grid: RatingGrid, schema: Schema) -> list[dict]:
     return acc.rows(f, grid, grid.values(f.name), None)
 
 
-def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> list[dict]:
+def _flag_field(f: Field, grid: RatingGrid, schema: Schema, low_conf) -> dict[str, list]:
     k = len(f.categories)
     codes = grid.codes[f.name]
     items, rlist = grid.items, grid.raters
@@ -318,45 +318,47 @@ class _Hits:
         """Add ``kind`` (and ``name`` to ``bucket``) to the items in ``mask``; a named
         boundary/trigger (``priority`` given) also marks them triggered."""
         p = DEFAULT_PRIORITY if priority is None else priority
-        for i in np.flatnonzero(mask):
+        mask = np.asarray(mask, dtype=bool)
+        named = name is not None and bucket is not None
+        for i in np.flatnonzero(mask).tolist():
             if kind not in self.kinds[i]:
                 self.kinds[i].append(kind)
-            if name is not None and bucket is not None and name not in bucket[i]:
+            if named and name not in bucket[i]:
                 bucket[i].append(name)
-            self.priority[i] = min(self.priority[i], p)
+        self.priority[mask] = np.minimum(self.priority[mask], p)  # over the column, not per item
         if priority is not None:
             self.triggered[mask] = True
 
-    def rows(self, f: Field, grid: RatingGrid, values: np.ndarray, gap: np.ndarray | None) -> list[dict]:
-        """One flag row per flagged item (``gap`` < 0 or None: no gap)."""
+    def rows(self, f: Field, grid: RatingGrid, values: np.ndarray, gap: np.ndarray | None) -> dict[str, list]:
+        """The flag rows of the flagged items, as columns (``gap`` < 0 or None: no gap): one list
+        per column, built over the flagged items at once (not one dict per row)."""
         present, disagree, missing = grid.status(f.name)
         meta, rlist = grid.meta, grid.raters
         flagged = np.flatnonzero(self.priority <= DEFAULT_PRIORITY)
+        at = flagged.tolist()
         # the three item columns of the flagged items, read once (not one .iat per cell)
         case_ids, output_ids, models = (meta.iloc[flagged, c].tolist() for c in range(3))
-        rows = []
-        for n, i in enumerate(flagged):
-            row = {
-                "item_id": grid.items[i],
-                "case_id": case_ids[n],
-                "output_id": output_ids[n],
-                "model": models[n],
-                "field": f.name,
-                "priority": int(self.priority[i]),
-                "gap": float(gap[i]) if gap is not None and gap[i] >= 0 else np.nan,
-                "kinds": [k_ for k_ in KINDS if k_ in self.kinds[i]],
-                "boundaries": self.boundaries[i],
-                "triggers": self.triggers[i],
-                "disagree": bool(disagree[i]),
-                "triggered": bool(self.triggered[i]),
-                "low_confidence_raters": self.low_confidence[i],
-                "missing_raters": [rlist[j] for j in np.flatnonzero(~present[i])] if missing[i] else [],
-            }
-            for j, r in enumerate(rlist):
-                row[f"value_{r}"] = values[i, j]
-                row[f"rationale_{r}"] = grid.rationale[i, j]
-            rows.append(row)
-        return rows
+        gaps = [float(g) if g >= 0 else np.nan for g in gap[flagged].tolist()] if gap is not None else None
+        cols = {
+            "item_id": [grid.items[i] for i in at],
+            "case_id": case_ids,
+            "output_id": output_ids,
+            "model": models,
+            "field": [f.name] * len(at),
+            "priority": self.priority[flagged].tolist(),
+            "gap": gaps if gaps is not None else [np.nan] * len(at),
+            "kinds": [[k_ for k_ in KINDS if k_ in self.kinds[i]] for i in at],
+            "boundaries": [self.boundaries[i] for i in at],
+            "triggers": [self.triggers[i] for i in at],
+            "disagree": disagree[flagged].tolist(),
+            "triggered": self.triggered[flagged].tolist(),
+            "low_confidence_raters": [self.low_confidence[i] for i in at],
+            "missing_raters": [[rlist[j] for j in np.flatnonzero(~present[i])] if missing[i] else [] for i in at],
+        }
+        for j, r in enumerate(rlist):
+            cols[f"value_{r}"] = values[flagged, j].tolist()
+            cols[f"rationale_{r}"] = grid.rationale[flagged, j].tolist()
+        return cols
 
 
 def _incompatible(codes: np.ndarray, real: np.ndarray, f: Field, compatible) -> np.ndarray:

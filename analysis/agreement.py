@@ -73,7 +73,6 @@ from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from goldboard.analysis import coefficients as C
 from goldboard.analysis.agreement_inputs import (
@@ -81,14 +80,18 @@ from goldboard.analysis.agreement_inputs import (
     AgreementOptions,
     PreparedRatings,
     ScaleConfig,
+    prepare_columns,
     prepare_ratings,
 )
 from goldboard.analysis.estimate import EstimateCI, finite_or_none
 from goldboard.analysis.resampling import bootstrap_sums, percentile_summary
+from goldboard.cases.ratings_columns import RatingColumns
 from goldboard.errors import GoldboardError
 from goldboard.text import natural_key
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
     from goldboard.label_configs.schema import Schema
 
 __all__ = [
@@ -771,7 +774,7 @@ def _analyse(
 
 
 def agreement(
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | RatingColumns,
     field: str,
     schema: Schema | None = None,
     *,
@@ -795,7 +798,10 @@ def agreement(
     ratings : DataFrame
         Ratings-table shape: ``item_id, rater, field, value`` (``label`` accepted
         for ``value``; ``field`` optional).  Optional ``_where`` (``"file:line"``) or
-        ``_line`` columns make error messages point at the input row.
+        ``_line`` columns make error messages point at the input row.  A
+        :class:`~goldboard.cases.ratings_columns.RatingColumns` (a small study's ratings
+        read without pandas) gives the same result; where its columns do not answer
+        (:func:`~goldboard.analysis.agreement_inputs.prepare_columns`), its DataFrame is read.
     field : str
         The field to analyse; ``"<field>:<value>"`` for one value of a multi-select field.
     schema : Schema, optional
@@ -841,7 +847,11 @@ def agreement(
         clusters=clusters,
         source=source,
     )
-    prep, cfg = prepare_ratings(ratings, opts)
+    prepared = None
+    if isinstance(ratings, RatingColumns):  # a small study's ratings, read without pandas
+        prepared = prepare_columns(ratings, opts)
+        ratings = ratings.frame() if prepared is None else ratings
+    prep, cfg = prepared if prepared is not None else prepare_ratings(ratings, opts)
     if n_resamples and n_resamples < 200:
         prep.warnings.append(
             f"only {n_resamples} bootstrap resamples: percentile CIs need about 1,000-2,000 to be stable"

@@ -12,13 +12,15 @@ from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from goldboard.cases.ratings import MULTI_SEP
 from goldboard.errors import GoldboardError, ParamError
+from goldboard.label_configs.schema import MULTI_SEP
 from goldboard.text import cell_text, is_number, natural_key
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from goldboard.cases.ratings_columns import RatingColumns
     from goldboard.label_configs.schema import Field, Schema
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -50,6 +52,8 @@ def _cell_text(raw: Any) -> str:
 
 def _texts(series: pd.Series) -> pd.Series:
     """:func:`_cell_text` of every cell, computed once per distinct value (fast on big tables)."""
+    import pandas as pd
+
     if pd.api.types.is_string_dtype(series.dtype) or pd.api.types.is_string_dtype(series):
         return pd.Series(
             series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object),
@@ -66,9 +70,12 @@ def spelling_variants(values: pd.Series) -> list[list[str]]:
     them (``"Supported"``, ``"supported"``, ``" Supported"``), each group in order of
     appearance; groups with one spelling are left out.
 
+    >>> import pandas as pd
     >>> spelling_variants(pd.Series(["Yes", "no", "yes ", "No", "maybe"]))
     [['Yes', 'yes '], ['no', 'No']]
     """
+    import pandas as pd
+
     groups: dict[str, list[str]] = {}
     for raw in pd.unique(values.dropna().astype(object)):
         text = raw if isinstance(raw, str) else cell_text(raw)
@@ -82,6 +89,8 @@ def spelling_variants(values: pd.Series) -> list[list[str]]:
 
 def _map_distinct(series: pd.Series, fn) -> pd.Series:
     """``series.map(fn)`` evaluated once per distinct value."""
+    import pandas as pd
+
     codes, uniques = pd.factorize(series, use_na_sentinel=False)
     table = np.array([fn(u) for u in uniques], dtype=object)
     return pd.Series(table[codes], index=series.index, dtype=object)
@@ -197,6 +206,8 @@ def _prefix(source: str | None) -> str:
 
 def _value_column(ratings: pd.DataFrame, source: str | None) -> str:
     """Check the table's shape; the name of its rating column (``value``, else ``label``)."""
+    import pandas as pd
+
     if not isinstance(ratings, pd.DataFrame):
         raise GoldboardError("ratings must be a pandas DataFrame in the ratings-table shape")
     prefix = _prefix(source)
@@ -257,6 +268,8 @@ def _canonical_labels(
 ) -> pd.Series:
     """Every rating as its canonical label ('' for an empty rating); the first unknown value is an error
     naming its row.  ``spelled_freely``: no schema or categories, so warn about case/space variants."""
+    import pandas as pd
+
     values = _texts(df[value_col])
     # an empty multi-select ("") is a rating: nothing selected
     missing = (values == "") if not multi else pd.Series(False, index=values.index)
@@ -391,6 +404,8 @@ def _dichotomized(
 
 def _id_table(df: pd.DataFrame, labels: pd.Series, source: str | None) -> pd.DataFrame:
     """``item_id, rater, label`` as text, one row per input row; an empty id or rater is an error."""
+    import pandas as pd
+
     work = pd.DataFrame(
         {
             "item_id": _texts(df["item_id"]).to_numpy(),
@@ -433,9 +448,15 @@ def _one_rating_each(
 
 def _rater_order(work: pd.DataFrame, rated: pd.DataFrame, opts: AgreementOptions, warnings: list[str]) -> list[str]:
     """Raters with a rating: the ``raters`` option's order first, then order of appearance; at least two."""
-    raters, field = opts.raters, opts.field
+    import pandas as pd
+
     present = pd.unique(work["rater"].to_numpy(dtype=object)).tolist()
-    with_ratings = set(rated["rater"])
+    return _order_of(present, set(rated["rater"]), opts, warnings)
+
+
+def _order_of(present: list[str], with_ratings: set[str], opts: AgreementOptions, warnings: list[str]) -> list[str]:
+    """:func:`_rater_order` from the raters in order of appearance and those with a rating."""
+    raters, field = opts.raters, opts.field
     order = [r for r in (raters or []) if r in with_ratings] + [
         r for r in present if r in with_ratings and r not in set(raters or [])
     ]
@@ -459,13 +480,19 @@ def _code_matrix(
     warnings: list[str],
 ) -> tuple[np.ndarray, list[str]]:
     """(items x raters category codes, -1 missing; the items), items without a rating left out."""
+    import pandas as pd
+
     items = pd.unique(work["item_id"].to_numpy(dtype=object)).tolist()
     item_index = pd.Index(items)
     codes = np.full((len(items), len(order)), _MISSING, dtype=np.int64)
     codes[item_index.get_indexer(rated["item_id"]), pd.Index(order).get_indexer(rated["rater"])] = pd.Index(
         category_list
     ).get_indexer(rated["label"])
-    # items where every rating was missing stay out of the analysis
+    return _rated_items(codes, items, field, warnings)
+
+
+def _rated_items(codes: np.ndarray, items: list[str], field: str, warnings: list[str]) -> tuple[np.ndarray, list[str]]:
+    """``codes`` and ``items`` without the items where every rating was missing (with a warning)."""
     keep = (codes >= 0).any(axis=1)
     if not keep.all():
         warnings.append(f"{int((~keep).sum())} item(s) have no non-missing rating of {field} and are left out")
@@ -478,6 +505,8 @@ def _per_item(
     """One value per item from ``mapping`` (item -> value) or column ``col`` (``"(missing)"`` when
     empty); None when neither is given.  A column with two values for one item is an error naming
     ``col`` as library parameter ``what`` (``by``, ``cluster_col``)."""
+    import pandas as pd
+
     prefix = _prefix(source)
     if mapping is not None:
         vals = np.array([_cell_text(mapping.get(it, "")) for it in items], dtype=object)
@@ -554,11 +583,117 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
     codes, items = _code_matrix(work, rated, order, scale.categories, field, warnings)
     grp = _per_item(df, work, items, opts.by, opts.groups, "by", source)
     clu = _clusters(df, work, items, opts, warnings)
+    _single_rated_warning(codes, warnings)
+    prepared = PreparedRatings(codes=codes, items=items, raters=order, groups=grp, clusters=clu, warnings=warnings)
+    return prepared, scale
+
+
+def _single_rated_warning(codes: np.ndarray, warnings: list[str]) -> None:
     single = int(((codes >= 0).sum(axis=1) == 1).sum())
     if single:
         warnings.append(
             f"{single} item(s) rated by only one rater: left out of every comparison of raters "
             f"(Fleiss' kappa and AC1 still count them in the category prevalence, as Gwet 2014 does)"
         )
-    prepared = PreparedRatings(codes=codes, items=items, raters=order, groups=grp, clusters=clu, warnings=warnings)
+
+
+# --------------------------------------------------------------------------- without pandas
+
+
+def prepare_columns(table: RatingColumns, opts: AgreementOptions) -> tuple[PreparedRatings, ScaleConfig] | None:
+    """:func:`prepare_ratings` of a ratings table held as columns of text (a small study's
+    ``ratings.csv``, read without pandas): the same codes, items, raters, scale and warnings,
+    in the same order.  ``None`` wherever the table or the options need more than the plain
+    case -- no schema, ``--by``/``--cluster-col``/``--dichotomize``, a cell with blanks around
+    it, a value outside the schema, an empty id, a repeated rating, fewer than two raters or
+    categories: the caller then runs :func:`prepare_ratings` on the table as a DataFrame, which
+    gives the same answer or names the fault exactly as it always has."""
+    if opts.schema is None or opts.dichotomize is not None:
+        return None
+    if opts.by or opts.groups is not None or opts.cluster_col or opts.clusters is not None:
+        return None
+    cols = table.columns
+    value_col = "value" if "value" in cols else ("label" if "label" in cols else None)
+    if value_col is None or "item_id" not in cols or "rater" not in cols:
+        return None
+    field = opts.field
+    f, sub = _resolve_field(field, opts.schema)  # its errors are prepare_ratings' first ones
+    rows = _plain_field_rows(table, value_col, field.partition(":")[0] if sub is not None else field)
+    if rows is None:
+        return None
+    items_col, raters_col, values = rows
+    warnings: list[str] = []
+    cats = _given_categories(opts.categories, f, sub, field)
+    norm = _normalizer(f, sub, cats, field)
+    multi = sub is not None
+    labels = _plain_labels(values, norm, multi, field, warnings)
+    if labels is None:
+        return None
+    scale = _scale(f, multi, cats, None, opts, warnings)  # (the labels are read only without a schema)
+    if len(scale.categories) < 2:
+        return None
+    return _plain_codes(items_col, raters_col, labels, scale, opts, warnings)
+
+
+def _plain_field_rows(table: RatingColumns, value_col: str, base: str):
+    """(item ids, raters, values) of the rows of field ``base``; None when there are none or a
+    cell has blanks around it (pandas and Python may trim different blanks) or is empty."""
+    item_ids, raters, values = table["item_id"], table["rater"], table[value_col]
+    names = table["field"] if "field" in table.columns else None
+    keep = range(len(item_ids)) if names is None else [i for i, n in enumerate(names) if n == base]
+    out_items, out_raters, out_values = [], [], []
+    for i in keep:
+        it, r, v = item_ids[i], raters[i], values[i]
+        if not it or not r or it != it.strip() or r != r.strip() or v != v.strip():
+            return None
+        out_items.append(it)
+        out_raters.append(r)
+        out_values.append(v)
+    if names is not None and any(n != n.strip() for n in set(names)):
+        return None
+    return (out_items, out_raters, out_values) if out_items else None
+
+
+def _plain_labels(values: list[str], norm, multi: bool, field: str, warnings: list[str]) -> list[str] | None:
+    """:func:`_canonical_labels` of plain text cells; None when a value is not in the scale or
+    every rating is empty (prepare_ratings names those)."""
+    canon_of: dict[str, str] = {}
+    for raw in dict.fromkeys(values):
+        if raw == "" and not multi:
+            continue
+        try:
+            canon_of[raw] = norm(raw)
+        except ValueError:
+            return None
+    labels = [canon_of.get(v, "") for v in values]
+    n_missing = 0 if multi else values.count("")
+    if n_missing == len(values):
+        return None
+    if n_missing:
+        warnings.append(f"{n_missing} rating(s) of field {field} dropped as missing (empty value)")
+    return labels
+
+
+def _plain_codes(
+    items_col: list[str], raters_col: list[str], labels: list[str], scale: ScaleConfig, opts, warnings: list[str]
+) -> tuple[PreparedRatings, ScaleConfig] | None:
+    """:func:`_one_rating_each`, :func:`_rater_order` and :func:`_code_matrix` over lists; None
+    on a repeated rating or fewer than two raters."""
+    rated = [(it, r, lab) for it, r, lab in zip(items_col, raters_col, labels) if lab != ""]
+    if len({(it, r) for it, r, _ in rated}) != len(rated):
+        return None  # a repeat: counted once or an error, as prepare_ratings says
+    with_ratings = {r for _, r, _ in rated}
+    if len(with_ratings) < 2:
+        return None
+    order = _order_of(list(dict.fromkeys(raters_col)), with_ratings, opts, warnings)
+    items = list(dict.fromkeys(items_col))
+    item_at = {it: i for i, it in enumerate(items)}
+    rater_at = {r: j for j, r in enumerate(order)}
+    cat_at = {c: k for k, c in enumerate(scale.categories)}
+    codes = np.full((len(items), len(order)), _MISSING, dtype=np.int64)
+    for it, r, lab in rated:
+        codes[item_at[it], rater_at[r]] = cat_at[lab]
+    codes, items = _rated_items(codes, items, opts.field, warnings)
+    _single_rated_warning(codes, warnings)
+    prepared = PreparedRatings(codes=codes, items=items, raters=order, groups=None, clusters=None, warnings=warnings)
     return prepared, scale

@@ -101,7 +101,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=9, help="counted pairs per command (default 9)")
     ap.add_argument("--keep", default=None, help="build the study in this (new) folder and keep it")
+    ap.add_argument("--only", default=None, help="comma-separated command labels to time (default: all)")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+    commands = [c for c in COMMANDS if only is None or c[0] in only]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     gb = goldboard_exe()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gb-latency-"))
@@ -109,12 +112,12 @@ def main() -> None:
     try:
         build_study(root, gb, env)
         lean = [sys.executable, "lean.py", "t.csv"]
-        for _, cmd, _ in COMMANDS:  # warm-up: bytecode caches, the OS file cache
+        for _, cmd, _ in commands:  # warm-up: bytecode caches, the OS file cache
             timed(gb + cmd, root, env)
         timed(lean, root, env)
         print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; {args.runs} interleaved pairs each")
         print(f"{'command':<52} {'median s':>8} {'lean s':>7} {'ratio':>6} {'goal':>5}")
-        for label, cmd, goal in COMMANDS:
+        for label, cmd, goal in commands:
             walls, leans, ratios = [], [], []
             for _ in range(args.runs):
                 b = timed(lean, root, env)
@@ -128,6 +131,7 @@ def main() -> None:
                 f"{label:<52} {statistics.median(walls):8.3f} {statistics.median(leans):7.3f} "
                 f"{ratio:5.1f}x {goal:4.0f}x {mark}"
             )
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

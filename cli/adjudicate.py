@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from goldboard.adjudicate.decisions import DecisionConflicts, SheetErrors, change_lines
-from goldboard.annotate.adjudication import pull_adjudication, push_adjudication
 from goldboard.cli._options import output_option, round_option, study_option
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
@@ -189,6 +188,8 @@ def push_cmd(
     account and recorded in study.toml). Log in with `goldboard server login NAME`.
     """
 
+    from goldboard.annotate.adjudication import push_adjudication  # the Label Studio side: not for `sheet`
+
     st = Study.open(study_dir)
     res = push_adjudication(
         st, anonymise=anonymise, round_number=round_number, adjudicator=adjudicator, include_decided=include_decided
@@ -208,6 +209,8 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     old -> new, by whom); an annotation that changes a decision in force needs a new
     reason.  Pulling again changes nothing.
     """
+
+    from goldboard.annotate.adjudication import pull_adjudication  # the Label Studio side: not for `sheet`
 
     st = Study.open(study_dir)
     if adjudicator.strip():

@@ -18,13 +18,12 @@ and a renderer prints them.  The readers underneath:
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
 from goldboard.analysis.agreement import LEVELS, agreement
 from goldboard.analysis.agreement_render import render_csv, render_json, render_markdown, render_table
-from goldboard.analysis.retest import render_retest_table, retest_rows
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
@@ -38,6 +37,9 @@ from goldboard.workflows.agreement import (
     study_agreement_input,
     table_agreement_input,
 )
+
+if TYPE_CHECKING:  # pandas is loaded where a frame is needed: `agree --study` on a small study needs none
+    import pandas as pd
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -234,6 +236,10 @@ def _render(result: dict, field: str, fmt: str, output: str | None, *, dichotomi
 
 def _retest(study_dir, rounds_, round_number, field, schema_ref, bootstrap, seed, fmt, output) -> None:
     """``agree --study S --test-retest --rounds A,B``: intra-rater agreement per rater."""
+    import pandas as pd
+
+    from goldboard.analysis.retest import render_retest_table, retest_rows
+
     if study_dir is None:
         raise GoldboardError("--test-retest needs --study DIR (the rounds are a study's)")
     if not rounds_:

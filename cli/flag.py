@@ -116,7 +116,7 @@ def _check_raters(df: pd.DataFrame, order: list[str] | None, study_raters: list[
     disagreements." because a name was mistyped or only one rater is there."""
     if len(df) == 0:
         raise GoldboardError(f"{source}: no ratings (nothing to compare)")
-    present = list(dict.fromkeys(r for r in df["rater"].astype(str) if r.strip()))
+    present = [r for r in df["rater"].astype(str).unique().tolist() if r.strip()]
     if order is None:
         order = [r for r in (study_raters or sorted(present)) if r in present] + (
             [r for r in present if r not in study_raters] if study_raters else []

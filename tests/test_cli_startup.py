@@ -75,10 +75,14 @@ def test_a_lazily_loaded_command_runs_and_reports_errors_in_one_line(tmp_path):
 WATCHED = (*HEAVY, "scipy.stats", "scipy.optimize", "jinja2", "httpx", "PIL")
 
 #: command -> the watched modules it may load (everything else it loads fails the test):
-#: agreement, flags and the report are pandas work; the review workbook is openpyxl's; the
-#: Krippendorff minimum is a closed formula (the normal quantile: scipy.special.ndtri)
+#: agreement on a small study reads ratings.csv with the csv module and computes with numpy
+#: (cases/ratings_columns.py; --by, --cluster-col, --dichotomize, --test-retest, a design or a
+#: large file read a DataFrame); flags and the report are pandas work; the review workbook is
+#: openpyxl's; the Krippendorff minimum is a closed formula (the normal quantile: scipy.special.ndtri)
 MAY_LOAD = {
-    "agree": ["numpy", "pandas"],
+    "agree": ["numpy"],
+    "agree-json": ["numpy"],
+    "agree-raters": ["numpy"],
     "flag": ["numpy", "pandas"],
     "plan-size": ["numpy", "scipy"],
     "adjudicate-sheet": ["PIL", "numpy", "openpyxl", "pandas"],  # openpyxl imports PIL itself
@@ -87,6 +91,8 @@ MAY_LOAD = {
 
 STUDY_COMMANDS = {
     "agree": ["agree", "--study", "{S}"],
+    "agree-json": ["agree", "--study", "{S}", "--format", "json"],
+    "agree-raters": ["agree", "--study", "{S}", "--raters", "onc_b,onc_a", "--format", "csv"],
     "flag": ["flag", "--study", "{S}"],
     "plan-size": ["plan", "size", "--alpha-min", "0.8", "--least-frequent", "0.25"],
     "adjudicate-sheet": ["adjudicate", "sheet", "--study", "{S}", "-o", "{tmp}/sheet.xlsx"],

@@ -41,7 +41,12 @@ HEADLINE_STATISTICS = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krip
 
 
 def headline_agreement(
-    ratings: pd.DataFrame, schema: Schema, raters: Sequence[str] | None = None, *, round_number: int | None = None
+    ratings: pd.DataFrame,
+    schema: Schema,
+    raters: Sequence[str] | None = None,
+    *,
+    round_number: int | None = None,
+    in_force: pd.DataFrame | None = None,
 ) -> tuple[list[dict], str]:
     """Headline agreement per adjudicable field from the agreement engine
     (:func:`goldboard.analysis.agreement.agreement`): percent agreement, Cohen's kappa
@@ -49,9 +54,11 @@ def headline_agreement(
     all raters together, no strata.
 
     Returns ``(rows, note)``; ``rows`` is empty with an explanatory ``note`` when the
-    engine fails on these ratings (the workbook is still written).
+    engine fails on these ratings (the workbook is still written).  ``in_force``: what
+    :func:`~goldboard.cases.ratings.current_ratings` returns for these arguments, when the
+    caller has it already (not changed here).
     """
-    cur = current_ratings(ratings, raters, round_number=round_number)
+    cur = current_ratings(ratings, raters, round_number=round_number) if in_force is None else in_force
     rows, notes = [], []
     for f in adjudicable_fields(schema):
         if f.kind == "multi":  # agreement is per value (present/absent): `goldboard agree`, the report
@@ -96,8 +103,11 @@ def review_content(
     agreed = gold[(gold["method"] == "unanimous")]
     flagged_keys = set(zip(flags["item_id"], flags["field"]))
     agreed = agreed[[(i, f) not in flagged_keys for i, f in zip(agreed["item_id"], agreed["field"])]]
+    in_force = current_ratings(ratings, raters, round_number=round_number)  # read once, used twice
     if agreement_rows is None:
-        agreement_rows, agreement_note = headline_agreement(ratings, schema, raters, round_number=round_number)
+        agreement_rows, agreement_note = headline_agreement(
+            ratings, schema, raters, round_number=round_number, in_force=in_force
+        )
     return ReviewContent(
         flags=flags,
         summary=summarize_flags(flags, schema),
@@ -105,7 +115,7 @@ def review_content(
         items=len(gold["item_id"].unique()),
         raters=[c[len("value_") :] for c in flags.columns if c.startswith("value_")]
         or [c[len("value_") :] for c in gold.columns if c.startswith("value_")],
-        in_force=current_ratings(ratings, raters, round_number=round_number),
+        in_force=in_force,
         agreement_rows=agreement_rows,
         agreement_note=agreement_note,
         state=list(state) or sheet_state_rows(list(decisions), ratings),

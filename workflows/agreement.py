@@ -4,20 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from goldboard.analysis.agreement import agreement
-from goldboard.analysis.retest import intra_rater_agreement
 from goldboard.cases.assignment import design_note
-from goldboard.cases.ratings import read_long_table, read_wide_table
+from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
 from goldboard.errors import GoldboardError, ParamError, check_names
 from goldboard.fileio import duplicate_headers
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
 from goldboard.text import cell_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 
 def _id_text(v: Any) -> str:
@@ -43,18 +44,26 @@ def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) 
     # a round is its folder, rounds/N; ``frames`` (a dict) keeps them for the caller (read once)
     frames = {} if frames is None else frames
     frames.update({n: study.ratings(n) for n in study.pulled_rounds()})
-    present = {str(r) for df in frames.values() for r in df["rater"]}
+    pairs = {n: (df["item_id"].astype(str).tolist(), df["rater"].astype(str).tolist()) for n, df in frames.items()}
+    return _round_choice(study, latest, pairs, study.assigned_raters())
+
+
+def _round_choice(
+    study: Study, latest: int, pairs: dict[int, tuple[list[str], list[str]]], assigned: Any
+) -> RoundChoice:
+    """:func:`analysis_round` from each pulled round's (item ids, raters) columns and the
+    design's ``{(item, round): raters}``."""
+    present = {r for _, raters in pairs.values() for r in raters}
     need_all = {r for r in study.raters if r in present}
-    assigned = study.assigned_raters()
     progress: dict[int, tuple[int, int]] = {}
     took_part: dict[int, bool] = {}  # every rater rated at least one of the round's items
-    for n, df in frames.items():
-        if not len(df):
+    for n, (item_ids, raters) in pairs.items():
+        if not item_ids:
             progress[n] = (0, 0)  # pulled, nobody has rated it yet
             continue
-        took_part[n] = need_all <= set(df["rater"].astype(str))
+        took_part[n] = need_all <= set(raters)
         rated: dict[str, set[str]] = {}  # item -> its raters, one pass over the columns
-        for item, who in zip(df["item_id"].astype(str).tolist(), df["rater"].astype(str).tolist()):
+        for item, who in zip(item_ids, raters):
             rated.setdefault(item, set()).add(who)
         done = sum(int(set(assigned.get((item, n)) or need_all) <= who) for item, who in rated.items())
         progress[n] = (done, len(rated))
@@ -170,6 +179,8 @@ def design_summary(study: Study, round_number: int, ratings: pd.DataFrame, field
     rnd = next((r for r in study.rounds if r.number == round_number), None)
     if rnd is None or not rnd.design:
         return None
+    if isinstance(ratings, RatingColumns):
+        ratings = ratings.frame()
     sub = ratings[ratings["field"] == field.partition(":")[0]] if "field" in ratings.columns else ratings
     n_multi = int((sub.groupby("item_id")["rater"].nunique() >= 2).sum())
     return {**rnd.design, "items_rated_by_two_or_more": n_multi, "note": design_note(rnd.design, n_multi)}
@@ -187,6 +198,8 @@ def retest_for_study(
     """Test-retest (intra-rater) agreement of every study rater between two rounds
     (:func:`goldboard.analysis.retest.intra_rater_agreement`); ``field`` defaults to the
     schema's primary field."""
+    from goldboard.analysis.retest import intra_rater_agreement  # pandas: only here
+
     schema = schema or study.schema
     ratings = study.all_ratings()
     if not len(ratings):
@@ -210,7 +223,7 @@ class AgreementInput:
     """Ratings to analyse (ratings-shaped, with ``_where``), where they came from, and what
     :func:`goldboard.analysis.agreement.agreement` needs besides them."""
 
-    ratings: pd.DataFrame
+    ratings: pd.DataFrame | RatingColumns  # a small study's ratings, read without pandas
     source: str
     field: str | None = None  # the field the input fixes (a Label Studio export's); None: choose one
     raters: list[str] | None = None  # the raters to compare, in order (a study's)
@@ -237,6 +250,9 @@ def study_agreement_input(
     study = Study.open(study_dir)
     if schema is None:
         schema = study.schema
+    quick = _study_columns_input(study, round_number, schema, raters, by, cluster_col)
+    if quick is not None:
+        return quick
     warnings: tuple[str, ...] = ()
     frames: dict[int, pd.DataFrame] = {}
     if round_number is None:
@@ -246,13 +262,8 @@ def study_agreement_input(
             warnings = (f"analysing {choice.rule}",)
     df = frames[round_number] if round_number in frames else study.ratings(round_number)
     source = str(study.ratings_path(round_number))
-    df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
-    raters_order = study.raters
-    if raters is not None:  # --raters with --study: compare only these study raters
-        raters_order = check_names(raters or [], study.raters, param="raters", what="a rater of this study")
-        if len(raters_order) < 2:
-            raise ParamError("{raters}: name at least two raters to compare, e.g. {raters} onc_a,onc_b")
-        df = df[df["rater"].astype(str).isin(raters_order)]
+    raters_order = _study_raters(study, raters)  # --raters with --study: compare only these study raters
+    df = _where_and_raters(df, source, raters_order if raters is not None else None)
     groups = clusters = None
     if by and by not in df.columns:
         groups = unit_groups(study, by)
@@ -261,6 +272,64 @@ def study_agreement_input(
     return AgreementInput(
         df, source, None, raters_order, groups, clusters, study, round_number, warnings=warnings, schema=schema
     )
+
+
+def _study_columns_input(
+    study: Study,
+    round_number: int | None,
+    schema: Schema,
+    raters: list[str] | None,
+    by: str | None,
+    cluster_col: str | None,
+) -> AgreementInput | None:
+    """:func:`study_agreement_input` without pandas, for a small study: every pulled round's
+    ``ratings.csv`` read as columns (:func:`~goldboard.cases.ratings_columns.read_rating_columns`),
+    the round chosen by the same rule, the ratings handed on as
+    :class:`~goldboard.cases.ratings_columns.RatingColumns`.  ``None`` -- the caller reads the
+    study with pandas -- for ``--by``/``--cluster-col``, a round pushed with a design, or a
+    ratings file that is large or not plain."""
+    if by or cluster_col or any(r.design for r in study.rounds):
+        return None
+    numbers = study.pulled_rounds() if round_number is None else [round_number]
+    tables = {n: read_rating_columns(study.ratings_path(n)) for n in numbers}
+    if not tables or any(t is None for t in tables.values()):
+        return None
+    warnings: tuple[str, ...] = ()
+    if round_number is None:
+        pairs = {n: (t["item_id"], t["rater"]) for n, t in tables.items()}
+        choice = _round_choice(study, study.latest_pulled_round(), pairs, {})  # no design: nobody assigned
+        round_number = choice.number
+        if choice.in_progress:
+            warnings = (f"analysing {choice.rule}",)
+    cols = tables.get(round_number)
+    if cols is None:
+        return None
+    source = str(study.ratings_path(round_number))
+    raters_order = _study_raters(study, raters)
+    keep = raters_order if raters is not None else None
+    table = RatingColumns(
+        {c: cols[c] for c in ("item_id", "rater", "field", "value")},
+        lambda: _where_and_raters(study.ratings(round_number), source, keep),
+    )
+    if keep is not None:
+        table = table.only([r in set(keep) for r in table["rater"]])
+    return AgreementInput(table, source, None, raters_order, None, None, study, round_number, warnings, schema)
+
+
+def _study_raters(study: Study, raters: list[str] | None) -> list[str]:
+    """The study raters to compare: ``--raters`` (checked: study raters, at least two), else all."""
+    if raters is None:
+        return study.raters
+    order = check_names(raters or [], study.raters, param="raters", what="a rater of this study")
+    if len(order) < 2:
+        raise ParamError("{raters}: name at least two raters to compare, e.g. {raters} onc_a,onc_b")
+    return order
+
+
+def _where_and_raters(df: pd.DataFrame, source: str, keep: list[str] | None) -> pd.DataFrame:
+    """A study round's ratings with ``_where`` (``file:line``), only the ``keep`` raters when given."""
+    df["_where"] = [f"{source}:{n}" for n in range(2, len(df) + 2)]
+    return df if keep is None else df[df["rater"].astype(str).isin(keep)]
 
 
 def export_agreement_input(
@@ -276,6 +345,8 @@ def export_agreement_input(
         raise ParamError("{files} needs {field} NAME (the label config's from_name)")
     fname = field or schema.primary_field.name
     base = fname.partition(":")[0]
+    import pandas as pd
+
     from goldboard.annotate.export_file import read_label_studio_export  # only here: it loads the pull machinery
 
     df = pd.concat([read_label_studio_export(f, base, schema) for f in files], ignore_index=True)
@@ -292,6 +363,8 @@ def table_agreement_input(
     label_col: str | None = None,
 ) -> AgreementInput:
     """A long table (one row per rating) or, with ``raters``, a wide one (one column per rater)."""
+    from goldboard.cases.ratings import read_long_table, read_wide_table  # pandas: only here
+
     warnings = []
     dup = duplicate_headers(table)
     if dup:
