@@ -38,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.cases.ids import escaped, id_key, is_placeholder_id, placeholder_message, twin_kind
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_records
 from goldboard.label_configs.schema import Schema
@@ -589,7 +590,7 @@ class _TableReader:
         self.item_info: dict[str, dict[str, str]] = {}
         self.problems: list[tuple[int, str, dict]] = []
         self.fields_seen: list[str] = []
-        self.nfc_first: dict[str, tuple[str, int]] = {}  # NFC form of an item id -> (the id, its first row)
+        self.nfc_first: dict[str, tuple[str, int]] = {}  # id_key of an item id -> (the id, its first row)
 
     def note_field(self, f: str) -> None:
         """Schema field ``f`` is carried by the table (kept in first-seen order)."""
@@ -613,6 +614,7 @@ class _TableReader:
         if not item:
             self.problems.append((line, f"{self.layout.item_col}: no item id", raw_cells))
             return
+        self._no_placeholder_ids(rec, line)
         for col in dict.fromkeys(c for c in (self.layout.item_col, m.case_col, m.output_col) if c):
             bad = id_controls(rec.get(col))
             if bad:
@@ -637,20 +639,32 @@ class _TableReader:
             self._add(item, info, line, raw_cells, rater, vals, rat, fcols)
 
     def _no_look_alike(self, item: str, line: int) -> None:
-        """Two item ids that differ only in their Unicode form (``Café`` typed as one letter,
-        or as ``e`` + a combining accent) look the same to every reader: refused naming both
-        rows, never two items nor silently one."""
-        key = unicodedata.normalize("NFC", item)
-        first = self.nfc_first.get(key)
+        """Two item ids that differ only in letter case (``C1`` / ``c1``) or in their Unicode
+        form (``Café`` typed as one letter, or as ``e`` + a combining accent) name one item
+        typed twice, or two items no reader can tell apart: refused naming both rows, never
+        two items nor silently one."""
+        first = self.nfc_first.get(id_key(item))
         if first is not None:
             other, other_line = first
-            esc = [x.encode("unicode_escape").decode("ascii") for x in (other, item)]
             raise GoldboardError(
-                f"{self.source}: rows {other_line} and {line}: item ids '{esc[0]}' and '{esc[1]}' look the same "
-                f"but differ in their Unicode form (NFC vs NFD: an accent stored as one letter or as a combining "
-                f"mark); type the id the same way in both rows"
+                f"{self.source}: rows {other_line} and {line}: item ids '{escaped(other)}' and '{escaped(item)}' "
+                f"{twin_kind(other, item)} ({self.layout.item_col}): one item typed twice, or two items a reader "
+                f"cannot tell apart; type the id the same way in both rows"
             )
-        self.nfc_first[key] = (item, line)
+        self.nfc_first[id_key(item)] = (item, line)
+
+    def _where(self) -> str:
+        """What a table's ``_line`` counts: a JSONL line, a JSON record, else a spreadsheet row."""
+        return {".jsonl": "line", ".ndjson": "line", ".json": "record"}.get(Path(self.source).suffix.lower(), "row")
+
+    def _no_placeholder_ids(self, rec: dict, line: int) -> None:
+        """An id cell holding ``NA``, ``#N/A``, ``NULL``, ``-`` ... (a missing value as a
+        spreadsheet, R or pandas writes it) is refused naming the row: it is no item."""
+        m = self.m
+        for col in dict.fromkeys(c for c in (self.layout.item_col, m.case_col, m.output_col) if c):
+            text = cell_text(rec.get(col))
+            if text and is_placeholder_id(text):
+                raise GoldboardError(placeholder_message(f"{self.source}: {self._where()} {line}", col, text))
 
     def _no_nested_ids(self, rec: dict, line: int) -> None:
         """An id or rater cell holding a JSON list or object (``"case_id": ["C2"]``) is refused:
@@ -665,13 +679,11 @@ class _TableReader:
         ):
             v = rec.get(col) if col else None
             if isinstance(v, (list, dict)):
-                suffix = Path(self.source).suffix.lower()
-                where = {".jsonl": "line", ".ndjson": "line", ".json": "record"}.get(suffix, "row")
                 raise ParamError(
                     "{source}: {where} {line}: {" + param + "} {col!r} holds a JSON {kind} ({cell}), not an id; "
                     "write the id as text",
                     source=self.source,
-                    where=where,
+                    where=self._where(),
                     line=line,
                     col=col,
                     kind="list" if isinstance(v, list) else "object",

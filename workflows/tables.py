@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ import pandas as pd
 
 from goldboard.annotate.pull import INVALID_COLUMNS, PullResult, Source, collect, rule_warnings
 from goldboard.annotate.push import round_use
+from goldboard.cases.ids import escaped, id_key, twin_kind
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
@@ -320,20 +320,19 @@ def _read_table_ratings(
 def _check_additions(
     study: Study, path: Path, read: TableRead, known: dict[str, dict], n: int, held: set[str] | None, allow: bool
 ) -> None:
-    """Refuse a table that would silently change the study's items: an id that looks like a
-    known item's but differs in its Unicode form (NFC vs NFD), or items new to round ``n``
+    """Refuse a table that would silently change the study's items: an id that differs from a
+    known item's only in letter case or in its Unicode form (NFC vs NFD), or items new to round ``n``
     when the round already has decisions or a gold release (its adjudication and gold would
     silently stop covering it; ``allow``: ``--add-to-adjudicated-round``).  ``held``: the
     unknown ids that are held out, never added (``None``: a table-born study adds them)."""
-    nfc = {unicodedata.normalize("NFC", k): k for k in known}
+    keys = {id_key(k): k for k in known}
     for it in read.items:
-        other = nfc.get(unicodedata.normalize("NFC", it))
+        other = keys.get(id_key(it))
         if it not in known and other is not None:
-            esc = [x.encode("unicode_escape").decode("ascii") for x in (it, other)]
             raise GoldboardError(
-                f"{path}: item id '{esc[0]}' looks like the study's item '{esc[1]}' but differs in its "
-                f"Unicode form (NFC vs NFD: an accent stored as one letter or as a combining mark); type it as the "
-                f"study has it"
+                f"{path}: item id '{escaped(it)}' looks like the study's item '{escaped(other)}' (the two ids "
+                f"{twin_kind(it, other)}): one item typed twice, or two items a reader cannot tell apart; type it "
+                f"as the study has it"
             )
     if allow or not any(r.number == n for r in study.rounds):
         return

@@ -1,0 +1,102 @@
+"""Tables, ids, names, URLs and paths an independent re-run of the misuse campaign still found
+silently accepted after issue 23 ("every input is used as the user meant, or refused").  Each
+test fails on the code before its fix.
+
+Oracle for every refusal: one ``Error:`` line naming the file, row/cell (or flag) and field, a
+non-zero exit, no traceback, and nothing written (no round, the study file unchanged).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_campaign_inputs import WIDE, pulled, table_study
+from test_misuse_inputs import error_line, run  # the shared no-traceback runner and its one error line
+
+
+def study_bytes(s: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(s)): p.read_bytes() for p in sorted(s.rglob("*")) if p.is_file() and p.suffix != ".lock"}
+
+
+# --------------------------------------------------------------------------- 1. case-only twin ids
+
+
+def test_item_ids_differing_only_in_case_refused_naming_both_rows(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "twins.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\nC2,Unsafe,Unsafe\nc1,Supported,Supported\n")
+    before = study_bytes(s)
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+    assert "twins.csv: rows 2 and 4: item ids 'C1' and 'c1' differ only in letter case (case_id)" in line
+    assert study_bytes(s) == before
+
+
+def test_item_id_differing_only_in_case_from_a_study_item_refused(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "r1.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\nC2,Unsafe,Unsafe\n")
+    assert run("pull", "--study", s, "--from-table", t, *WIDE).exit_code == 0
+    t2 = tmp_path / "r2.csv"
+    t2.write_text("case_id,a,b\nc1,Supported,Unsafe\nC2,Unsafe,Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t2, *WIDE, "--round", "2"))
+    assert "r2.csv: item id 'c1' looks like the study's item 'C1' (the two ids differ only in letter case)" in line
+    assert not (s / "rounds" / "2").exists()
+
+
+def test_case_ids_differing_only_in_case_refused_by_cases_validate(tmp_path):
+    cases = tmp_path / "cases.csv"
+    cases.write_text("case_id,text\nC1,first\nc1,second\n")
+    res = run("cases", "validate", cases, "--schema", "mtb")
+    assert res.exit_code != 0
+    assert "cases.csv:3: case_id: 'c1' and 'C1' (line 2) differ only in letter case" in res.output
+
+
+# --------------------------------------------------------------------------- 2. placeholder ids
+
+
+@pytest.mark.parametrize("placeholder", ["NA", "N/A", "NULL", "#N/A", "None", "nan", "-", "NaN", "<NA>", "null"])
+def test_missing_value_placeholder_as_item_id_refused_naming_the_row(tmp_path, placeholder):
+    s = table_study(tmp_path)
+    t = tmp_path / "na.csv"
+    t.write_text(f"case_id,a,b\nC1,Supported,Unsafe\n{placeholder},Unsafe,Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+    assert f"na.csv: row 3: case_id {placeholder!r} is what a spreadsheet, R or pandas writes for a missing" in line
+    assert not (s / "rounds").exists()
+
+
+def test_placeholder_id_in_xlsx_and_jsonl_refused(tmp_path):
+    s = table_study(tmp_path)
+    x = tmp_path / "na.xlsx"
+    pd.DataFrame({"case_id": ["C1", "#N/A"], "a": ["Supported", "Unsafe"], "b": ["Unsafe", "Unsafe"]}).to_excel(
+        x, index=False
+    )
+    assert "na.xlsx: row 3: case_id '#N/A'" in error_line(run("pull", "--study", s, "--from-table", x, *WIDE))
+    j = tmp_path / "na.jsonl"
+    j.write_text(
+        '{"case_id": "C1", "a": "Supported", "b": "Unsafe"}\n{"case_id": "None", "a": "Unsafe", "b": "Unsafe"}\n'
+    )
+    assert "na.jsonl: line 2: case_id 'None'" in error_line(run("pull", "--study", s, "--from-table", j, *WIDE))
+    assert not (s / "rounds").exists()
+
+
+def test_ids_and_labels_that_only_contain_na_are_read_as_written(tmp_path):
+    """``NA-12``, ``NAT1`` and ``None-1`` are real ids; a label cell ``NA`` is no value of the
+    field and is held out by validation as written, never read as a blank cell."""
+    s = table_study(tmp_path)
+    t = tmp_path / "ok.csv"
+    t.write_text("case_id,a,b\nNA-12,Supported,Unsafe\nNAT1,Unsafe,Unsafe\nNone-1,NA,Unsafe\n")
+    res = run("pull", "--study", s, "--from-table", t, *WIDE)
+    assert res.exit_code == 0, res.output
+    assert sorted(set(pulled(s)["item_id"])) == ["NA-12", "NAT1", "None-1"]
+    held = pulled(s, "invalid.csv")
+    assert held["annotation_id"].tolist() == ["ok.csv:4"] and "'NA'" in held["reason"][0]
+
+
+def test_placeholder_case_id_refused_by_cases_validate(tmp_path):
+    cases = tmp_path / "cases.csv"
+    cases.write_text("case_id,text\nC1,first\n#N/A,second\n")
+    res = run("cases", "validate", cases, "--schema", "mtb")
+    assert res.exit_code != 0
+    assert "cases.csv:3: case_id: '#N/A' is what a spreadsheet, R or pandas writes for a missing value" in res.output
