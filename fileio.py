@@ -583,6 +583,50 @@ def merged_cells(path: str | Path, sheet: str | None = None) -> tuple[str, list[
     return title, [(rng, [names[c - 1] for c in range(c0, c1 + 1) if c - 1 < len(names)]) for rng, c0, c1 in refs]
 
 
+_HIDDEN = re.compile(rb'\bhidden="(?:1|true)"')
+
+
+def hidden_cells(path: str | Path, sheet: str | None = None) -> tuple[str, list[int], list[tuple[str, str]]]:
+    """``(sheet title, hidden rows, hidden columns as (letter, header name))`` of the workbook's
+    sheet (picked as :func:`read_records` picks it): rows and columns hidden by hand, by a filter
+    or a collapsed outline, which :func:`read_records` reads like any other (the person who hid
+    them may not expect that); ``("", [], [])`` for a file that is not a workbook."""
+    import zipfile
+
+    from openpyxl.utils import get_column_letter
+
+    path = Path(path)
+    if path.suffix.lower() not in (".xlsx", ".xlsm"):
+        return "", [], []
+    wb = load_workbook(path, read_only=True, data_only=True)
+    try:
+        ws = _pick_sheet(wb, path, sheet, True)
+        title, part = ws.title, getattr(ws, "_worksheet_path", None)
+        header = next(ws.iter_rows(values_only=True, max_row=1), ())
+    finally:
+        wb.close()
+    if not part:
+        return title, [], []
+    with zipfile.ZipFile(path) as zf:
+        try:
+            xml = zf.read(part.lstrip("/"))
+        except KeyError:
+            return title, [], []
+    rows = []
+    for attrs in re.findall(rb"<(?:\w+:)?row\b([^>]*)>", xml):
+        r = re.search(rb'\br="([0-9]+)"', attrs)
+        if r and _HIDDEN.search(attrs):
+            rows.append(int(r.group(1)))
+    names = ["" if h is None else str(h).strip() for h in header]
+    cols = []
+    for attrs in re.findall(rb"<(?:\w+:)?col\b([^>]*)>", xml):
+        lo, hi = re.search(rb'\bmin="([0-9]+)"', attrs), re.search(rb'\bmax="([0-9]+)"', attrs)
+        if lo and hi and _HIDDEN.search(attrs):
+            for c in range(int(lo.group(1)), min(int(hi.group(1)), len(names)) + 1):
+                cols.append((get_column_letter(c), names[c - 1]))
+    return title, rows, cols
+
+
 def merged_error(path: str | Path, title: str, rng: str) -> GoldboardError:
     return GoldboardError(
         f"{path}: sheet {title}, cells {rng} are merged: only the first cell of a merge holds its value, "

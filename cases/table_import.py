@@ -69,6 +69,8 @@ class TableMapping:
     rater_names: dict[str, str] = dataclasses.field(default_factory=dict)  # table's rater value -> study rater
     #: wide: two raters' columns may hold the same cell in every row (they agreed on everything)
     identical_ok: bool = False
+    #: XLSX: read hidden rows and columns (else a table with hidden rows, or a hidden column read, is refused)
+    read_hidden: bool = False
 
     @property
     def wide(self) -> bool:
@@ -109,6 +111,8 @@ class TableRead:
     columns: list[str] = dataclasses.field(default_factory=list)
     #: warnings the caller adds (merged cells outside the columns read)
     merged: list[str] = dataclasses.field(default_factory=list)
+    #: XLSX hidden rows and columns read (``--read-hidden``): {"rows": [...], "columns": [...]}
+    hidden: dict[str, list] = dataclasses.field(default_factory=dict)
 
 
 def is_blank(v: Any) -> bool:

@@ -100,3 +100,60 @@ def test_placeholder_case_id_refused_by_cases_validate(tmp_path):
     res = run("cases", "validate", cases, "--schema", "mtb")
     assert res.exit_code != 0
     assert "cases.csv:3: case_id: '#N/A' is what a spreadsheet, R or pandas writes for a missing value" in res.output
+
+
+# --------------------------------------------------------------------------- 3. hidden rows and columns
+
+
+def hidden_workbook(path: Path, *, rows: tuple[int, ...] = (), cols: tuple[str, ...] = ()) -> Path:
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for rec in [
+        ("case_id", "a", "b", "note"),
+        ("C1", "Supported", "Unsafe", "x"),
+        ("C2", "Unsafe", "Unsafe", "y"),
+        ("C3", "Supported", "Supported", "z"),
+        ("C4", "Unsafe", "Supported", "w"),
+    ]:
+        ws.append(rec)
+    for r in rows:
+        ws.row_dimensions[r].hidden = True
+    for c in cols:
+        ws.column_dimensions[c].hidden = True
+    wb.save(path)
+    return path
+
+
+def test_hidden_rows_of_a_workbook_refused_naming_them(tmp_path):
+    s = table_study(tmp_path)
+    x = hidden_workbook(tmp_path / "h.xlsx", rows=(3, 5))
+    before = study_bytes(s)
+    line = error_line(run("pull", "--study", s, "--from-table", x, *WIDE))
+    assert "h.xlsx: sheet Sheet: 2 hidden rows (3, 5) would be read like the visible cells" in line
+    assert "--read-hidden" in line
+    assert study_bytes(s) == before
+
+
+def test_hidden_column_read_refused_a_hidden_column_not_read_ignored(tmp_path):
+    s = table_study(tmp_path)
+    x = hidden_workbook(tmp_path / "c.xlsx", cols=("C",))
+    line = error_line(run("pull", "--study", s, "--from-table", x, *WIDE))
+    assert "c.xlsx: sheet Sheet: hidden column C (b) would be read" in line
+    assert not (s / "rounds").exists()
+    x2 = hidden_workbook(tmp_path / "d.xlsx", cols=("D",))  # the note column: not read
+    res = run("pull", "--study", s, "--from-table", x2, *WIDE)
+    assert res.exit_code == 0 and "warning" not in res.output, res.output
+
+
+def test_read_hidden_reads_them_says_so_and_records_it_in_the_round(tmp_path):
+    s = table_study(tmp_path)
+    x = hidden_workbook(tmp_path / "h.xlsx", rows=(3,), cols=("B",))
+    res = run("pull", "--study", s, "--from-table", x, *WIDE, "--read-hidden")
+    assert res.exit_code == 0, res.output
+    assert "warning: sheet Sheet: read 1 hidden row (3) and hidden column B (a) (--read-hidden)" in res.output
+    assert sorted(set(pulled(s)["item_id"])) == ["C1", "C2", "C3", "C4"]
+    from goldboard.study import Study
+
+    assert Study.open(s).rounds[0].tables["h.xlsx"]["hidden_read"] == {"rows": [3], "columns": ["a"]}

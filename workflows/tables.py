@@ -48,6 +48,7 @@ from goldboard.cases.table_import import (
 from goldboard.errors import GoldboardError
 from goldboard.fileio import (
     duplicate_headers,
+    hidden_cells,
     iter_jsonl,
     merged_cells,
     merged_error,
@@ -267,6 +268,7 @@ def pull_table(
         "rows": read.rows,
         "pulled_at": utc_now(),
         **({"identical_columns_ok": True} if mapping.identical_ok else {}),
+        **({"hidden_read": read.hidden} if read.hidden else {}),
         **({"sheet": mapping.sheet} if mapping.sheet else {}),
     }
     if new_round:
@@ -306,6 +308,7 @@ def _read_table_ratings(
         if set(cols) & set(read.columns):
             raise merged_error(path, title, rng)
         read.merged.append(f"cells {rng} ({', '.join(cols)}) are merged; that column is not read")
+    _check_hidden(path, mapping, read, set(df["_line"]))
     for tr in read.ratings:
         if tr.rater not in raters:
             raise GoldboardError(
@@ -315,6 +318,35 @@ def _read_table_ratings(
     if not read.ratings:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
     return read
+
+
+def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set[int]) -> None:
+    """XLSX rows holding data that are hidden (by hand, a filter, a collapsed outline), and
+    hidden columns the mapping reads, are refused naming them: whoever hid them may have meant
+    "not these", and they would be read like the rest.  ``mapping.read_hidden`` reads them
+    (recorded in the round, and said in a warning)."""
+    title, rows, cols = hidden_cells(path, mapping.sheet)
+    rows = [r for r in rows if r in lines]
+    cols = [(letter, name) for letter, name in cols if name in read.columns]
+    if not rows and not cols:
+        return
+    shown_rows = ", ".join(map(str, rows[:8])) + (", ..." if len(rows) > 8 else "")
+    shown_cols = ", ".join(f"{letter} ({name})" for letter, name in cols)
+    what = " and ".join(
+        x
+        for x in (
+            f"{len(rows)} hidden row{'s' if len(rows) != 1 else ''} ({shown_rows})" if rows else "",
+            f"hidden column{'s' if len(cols) != 1 else ''} {shown_cols}" if cols else "",
+        )
+        if x
+    )
+    if not mapping.read_hidden:
+        raise GoldboardError(
+            f"{path}: sheet {title}: {what} would be read like the visible cells (hidden by hand, by a filter or "
+            f"an outline); unhide them, delete what is not ratings, or pass --read-hidden to read them"
+        )
+    read.hidden = {"rows": rows, "columns": [name for _, name in cols]}
+    read.merged.append(f"sheet {title}: read {what} (--read-hidden)")
 
 
 def _check_additions(
