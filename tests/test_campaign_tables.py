@@ -157,3 +157,47 @@ def test_read_hidden_reads_them_says_so_and_records_it_in_the_round(tmp_path):
     from goldboard.study import Study
 
     assert Study.open(s).rounds[0].tables["h.xlsx"]["hidden_read"] == {"rows": [3], "columns": ["a"]}
+
+
+# --------------------------------------------------------------------------- 4. the study's own files as a table
+
+
+@pytest.fixture()
+def pulled_study(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "r1.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\nC2,Unsafe,Unsafe\n")
+    assert run("pull", "--study", s, "--from-table", t, *WIDE).exit_code == 0
+    return s
+
+
+@pytest.mark.parametrize(
+    "rel,what",
+    [("rounds/1/ratings.csv", "ratings rounds"), ("rounds/1/invalid.csv", "ratings rounds"), ("units.jsonl", "items")],
+)
+def test_a_study_file_pulled_as_a_table_refused(pulled_study, rel, what):
+    s = pulled_study
+    before = study_bytes(s)
+    line = error_line(run("pull", "--study", s, "--from-table", s / rel, "--round", "2"))
+    assert f"{s / rel}: is the study's own file ({what}" in line
+    assert study_bytes(s) == before
+
+
+def test_a_copy_of_a_rounds_ratings_pulled_as_a_table_refused(pulled_study, tmp_path):
+    s = pulled_study
+    copy = tmp_path / "ratings_copy.csv"
+    copy.write_bytes((s / "rounds" / "1" / "ratings.csv").read_bytes())
+    before = study_bytes(s)
+    line = error_line(run("pull", "--study", s, "--from-table", copy, "--round", "2"))
+    assert "ratings_copy.csv: holds the same bytes as the study's rounds/1/ratings.csv" in line
+    assert study_bytes(s) == before
+
+
+def test_a_report_written_into_the_study_pulled_as_a_table_refused(pulled_study, tmp_path):
+    s = pulled_study
+    (s / "reports").mkdir()
+    t = s / "reports" / "r2.csv"
+    t.write_text("case_id,a,b\nC1,Unsafe,Unsafe\nC2,Unsafe,Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--round", "2"))
+    assert "r2.csv: is the study's own file (a report goldboard wrote)" in line
+    assert not (s / "rounds" / "2").exists()

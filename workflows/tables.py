@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,8 @@ from goldboard.fileio import (
     merged_error,
     read_csv_frame,
     read_records,
+    sha256_file,
+    study_own_file,
     write_csv_atomic,
     write_jsonl_atomic,
     write_text_atomic,
@@ -286,6 +289,7 @@ def _read_table_ratings(
     schema = study.schema
     if ":" in source or not source.strip():
         raise GoldboardError(f"--source {source!r}: give a name without ':'")
+    _not_the_studys_own(study, path)
     code_map = read_codes(codes) if codes else None
     df = _cells_frame(path, mapping.sheet)
     dup = duplicate_headers(path, mapping.sheet)
@@ -318,6 +322,31 @@ def _read_table_ratings(
     if not read.ratings:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
     return read
+
+
+def _not_the_studys_own(study: Study, path: Path) -> None:
+    """A table is ratings from outside the study: one of the study's own files (a round's
+    ``ratings.csv``, ``units.jsonl``, a gold release, a report goldboard wrote), or a copy whose
+    bytes equal a round's ratings or a gold release's, is refused -- pulled as a new round it
+    would pass the study's own ratings off as a second, independent rating of the items."""
+    if path.is_file():
+        own = study_own_file(path, [study.path])
+        inside = own is not None and Path(os.path.abspath(own[0])) == Path(os.path.abspath(study.path))
+        reports = study.reports_dir
+        if inside or Path(os.path.abspath(path)).is_relative_to(os.path.abspath(reports)):
+            what = own[1] if own is not None else "a report goldboard wrote"
+            raise GoldboardError(
+                f"{path}: is the study's own file ({what}), not a ratings table from outside it; pull the "
+                f"table the raters filled in"
+            )
+    size = path.stat().st_size if path.is_file() else -1
+    for folder in (study.path / "rounds", study.gold_dir):
+        for own_file in sorted(folder.glob("*/*.csv")) if folder.is_dir() else []:
+            if own_file.stat().st_size == size and sha256_file(own_file) == sha256_file(path):
+                raise GoldboardError(
+                    f"{path}: holds the same bytes as the study's {own_file.relative_to(study.path)}: a copy of "
+                    f"the study's own ratings, not a new rating of the items; pull the table the raters filled in"
+                )
 
 
 def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set[int]) -> None:
