@@ -29,7 +29,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
-from goldboard.errors import GoldboardError, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
+from goldboard.errors import GoldboardError, case_twin, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
 from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import BIDI_CONTROLS, utc_now
@@ -93,11 +93,7 @@ class Round:
         return out
 
 
-def _case_twin(name: str, names: list[str]) -> str | None:
-    """The name of ``names`` that differs from ``name`` only in letter case (``onc_a`` /
-    ``ONC_A``): two such raters are one person typed twice, or two people a reader cannot
-    tell apart."""
-    return next((n for n in names if n != name and n.casefold() == name.casefold()), None)
+_case_twin = case_twin  # the one check: goldboard.errors.case_twin
 
 
 @dataclass

@@ -201,3 +201,40 @@ def test_a_report_written_into_the_study_pulled_as_a_table_refused(pulled_study,
     line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--round", "2"))
     assert "r2.csv: is the study's own file (a report goldboard wrote)" in line
     assert not (s / "rounds" / "2").exists()
+
+
+# --------------------------------------------------------------------------- 5. rater names
+
+
+@pytest.mark.parametrize("word", ["unresolved", "Unresolved", "unanimous", "adjudicated", "single", "none", "gold"])
+def test_words_goldboard_writes_refused_as_rater_names(tmp_path, word):
+    line = error_line(run("study", "init", tmp_path / "s", "--schema", "mtb", "--raters", f"onc_a,{word}"))
+    assert f"--raters: {word!r} is a word goldboard writes itself" in line
+    assert not (tmp_path / "s").exists()
+    s = table_study(tmp_path)
+    before = study_bytes(s)
+    assert f"{word!r} is a word goldboard writes itself" in error_line(run("study", "add-rater", s, word))
+    assert study_bytes(s) == before
+    res = run("server", "add-raters", f"onc_c,{word}", "--data-dir", tmp_path / "ls")
+    assert f"rater name: {word!r} is a word goldboard writes itself" in error_line(res)
+    assert not (tmp_path / "ls").exists()
+
+
+def test_server_add_raters_refuses_names_differing_only_in_case(tmp_path):
+    res = run("server", "add-raters", "onc_a,ONC_A", "--data-dir", tmp_path / "ls")
+    assert "rater name 'ONC_A': given as 'onc_a', which differs only in letter case" in error_line(res)
+    assert not (tmp_path / "ls").exists()  # nothing written
+
+
+def test_server_add_raters_refuses_a_case_twin_of_an_existing_account(tmp_path):
+    from goldboard.annotate import server as srv
+
+    d = tmp_path / "ls"
+    d.mkdir()
+    creds = srv.Credentials(path=d / srv.CREDENTIALS_FILE, admin=srv._new_user(srv.ADMIN))
+    creds.users["onc_a"] = srv._new_user("onc_a")
+    creds.save()
+    before = (d / srv.CREDENTIALS_FILE).read_bytes()
+    res = run("server", "add-raters", "Onc_A", "--data-dir", d)
+    assert "rater name 'Onc_A': the server already has 'onc_a', which differs only in letter case" in error_line(res)
+    assert (d / srv.CREDENTIALS_FILE).read_bytes() == before
