@@ -112,6 +112,24 @@ def format_option(
     )
 
 
+class _AliasOption(click.Option):
+    """A :func:`deprecated_alias`: given together with the option it is another spelling of
+    (``--raters X --rater-cols Y``), the command is refused -- one of the two would silently win."""
+
+    def __init__(self, *args: Any, new: str, dest: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.new_flag, self.dest = new, dest
+
+    def handle_parse_result(self, ctx: click.Context, opts: Any, args: list[str]) -> Any:
+        if opts.get(self.name) not in (None, ()) and opts.get(self.dest) not in (None, ()):
+            raise click.UsageError(
+                f"{self.opts[0]} and {self.new_flag} both given: {self.opts[0]} is the old spelling of "
+                f"{self.new_flag}; give {self.new_flag} only",
+                ctx=ctx,
+            )
+        return super().handle_parse_result(ctx, opts, args)
+
+
 def deprecated_alias(old: str, new: str, dest: str, type: Any = None, multiple: bool = False) -> Callable:
     """``old`` (e.g. ``--out``), hidden, as another spelling of the option ``new`` whose
     parameter is ``dest``: its value goes to ``dest`` and stderr says
@@ -128,6 +146,9 @@ def deprecated_alias(old: str, new: str, dest: str, type: Any = None, multiple: 
     return click.option(
         old,
         f"deprecated_{dest}",
+        cls=_AliasOption,
+        new=new,
+        dest=dest,
         hidden=True,
         expose_value=False,
         type=type,

@@ -238,3 +238,21 @@ def test_server_add_raters_refuses_a_case_twin_of_an_existing_account(tmp_path):
     res = run("server", "add-raters", "Onc_A", "--data-dir", d)
     assert "rater name 'Onc_A': the server already has 'onc_a', which differs only in letter case" in error_line(res)
     assert (d / srv.CREDENTIALS_FILE).read_bytes() == before
+
+
+# --------------------------------------------------------------------------- 6. an old spelling beside the new one
+
+
+@pytest.mark.parametrize("order", ["new_first", "old_first"])
+def test_deprecated_raters_with_rater_cols_refused(tmp_path, order):
+    s = table_study(tmp_path)
+    t = tmp_path / "w.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\nC2,Unsafe,Unsafe\n")
+    new, old = ["--rater-cols", "onc_a=a,onc_b=b"], ["--raters", "onc_a=b,onc_b=a"]
+    both = new + old if order == "new_first" else old + new
+    res = run("pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--field", "safety_label", *both)
+    line = error_line(res)
+    assert "--raters and --rater-cols both given: --raters is the old spelling of --rater-cols" in line
+    assert not (s / "rounds").exists()
+    res = run("pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--field", "safety_label", *old)
+    assert res.exit_code == 0 and "--raters is deprecated" in res.output  # alone, the old spelling still works
