@@ -585,6 +585,7 @@ class _TableReader:
         self.m = layout.mapping
         self.codes = codes
         self.field_names = list(schema.field_names)
+        self.multi = {f.name for f in schema.fields if f.kind == "multi"}
         self.rationale = schema.rationale_field
         self.ratings: dict[tuple[str, str], TableRating] = {}
         self.order: list[tuple[str, str]] = []
@@ -614,6 +615,7 @@ class _TableReader:
                 f"(item ids are never guessed from a date)"
             )
         self._no_nested_ids(rec, line)
+        self._no_nested_values(rec, line)
         item = cell_text(raw_item)
         if not item:
             self.problems.append((line, f"{self.layout.item_col}: no item id", raw_cells))
@@ -693,6 +695,37 @@ class _TableReader:
                     kind="list" if isinstance(v, list) else "object",
                     cell=json.dumps(v, ensure_ascii=False)[:60],
                 )
+
+    def _value_columns(self, rec: dict) -> dict[str, str]:
+        """Column -> the schema field (or rationale) it holds in this row."""
+        m, layout = self.m, self.layout
+        cols = {c: f for fcols in layout.wide_cols.values() for f, c in fcols.items()}
+        cols.update({c: f for f, c in layout.long_cols.items() if f not in layout.checkbox_cols})
+        if layout.pair and m.value_col:
+            cols[m.value_col] = cell_text(rec.get(m.field_col)) if not isinstance(rec.get(m.field_col), list) else ""
+        why = self.rationale.name if self.rationale is not None else "rationale"
+        for c in [layout.rationale_col, *m.rationale_cols.values()]:
+            if c:
+                cols[c] = why
+        return cols
+
+    def _no_nested_values(self, rec: dict, line: int) -> None:
+        """A rating cell holding a JSON list in a single-choice field (``"label": ["Supported"]``)
+        or a JSON object in any field is refused naming the line and field: it is not one value
+        (only a multi-select field takes a list), and reading its element would bend what the
+        file says."""
+        for col, fname in self._value_columns(rec).items():
+            v = rec.get(col)
+            if not isinstance(v, dict) and not (isinstance(v, list) and fname not in self.multi):
+                continue
+            cell = json.dumps(v, ensure_ascii=False, default=str)[:60]
+            where = f"{self.source}: {self._where()} {line}: {col!r} ({fname or 'no field'})"
+            if isinstance(v, dict):
+                raise GoldboardError(f"{where} holds a JSON object ({cell}), not a value; write the value as text")
+            raise GoldboardError(
+                f"{where} holds a JSON list ({cell}), but {fname or 'the field'} takes one value (only a "
+                f"multi-select field takes a list); write the value as text"
+            )
 
     def _wide_ratings(self, rec: dict) -> list[tuple[str, dict, str | None, dict]]:
         """``(rater, values, rationale, field columns)`` of each rater's columns of a wide row."""

@@ -256,3 +256,45 @@ def test_deprecated_raters_with_rater_cols_refused(tmp_path, order):
     assert not (s / "rounds").exists()
     res = run("pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--field", "safety_label", *old)
     assert res.exit_code == 0 and "--raters is deprecated" in res.output  # alone, the old spelling still works
+
+
+# --------------------------------------------------------------------------- 7. a JSON list as a single-choice label
+
+
+def mtb_study(tmp_path: Path) -> Path:
+    s = tmp_path / "m"
+    assert run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b").exit_code == 0
+    return s
+
+
+def test_json_list_in_a_single_choice_field_refused_naming_line_and_field(tmp_path):
+    s = mtb_study(tmp_path)
+    t = tmp_path / "l.jsonl"
+    t.write_text(
+        '{"case_id": "C1", "rater": "onc_a", "safety_label": ["Supported"]}\n'
+        '{"case_id": "C1", "rater": "onc_b", "safety_label": "Supported"}\n'
+    )
+    line = error_line(run("pull", "--study", s, "--from-table", t))
+    assert "l.jsonl: line 1: 'safety_label' (safety_label) holds a JSON list ([\"Supported\"])" in line
+    assert "takes one value" in line
+    assert not (s / "rounds").exists()
+    j = tmp_path / "w.json"  # a wide JSON array: the record is named
+    j.write_text('[{"case_id": "C1", "a": "Unsupported", "b": {"v": "Supported"}}]')
+    wide = ["--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b", "--field", "safety_label"]
+    line = error_line(run("pull", "--study", s, "--from-table", j, *wide))
+    assert "w.json: record 1: 'b' (safety_label) holds a JSON object" in line
+
+
+def test_json_list_in_a_multi_select_field_is_read(tmp_path):
+    s = mtb_study(tmp_path)
+    t = tmp_path / "m.jsonl"
+    t.write_text(
+        '{"case_id": "C1", "rater": "onc_a", "safety_label": "Insufficient Information", '
+        '"missing_info": ["stage", "ecog_status"], "rationale": "no stage"}\n'
+        '{"case_id": "C1", "rater": "onc_b", "safety_label": "Supported", "rationale": "fine"}\n'
+    )
+    res = run("pull", "--study", s, "--from-table", t)
+    assert res.exit_code == 0, res.output
+    got = pd.read_csv(s / "rounds" / "1" / "ratings.csv", dtype=str, keep_default_na=False)
+    mine = (got["field"] == "missing_info") & (got["rater"] == "onc_a")
+    assert got.loc[mine, "value"].tolist() == ["stage|ecog_status"]
