@@ -142,6 +142,7 @@ class Study:
         url = check_server_url(url)
         if name:
             check_study_name(name.strip())
+        check_free_text(data_dir, "--data-dir", "the path")
         study = cls(
             path=path,
             name=name or path.resolve().name,
@@ -233,6 +234,8 @@ class Study:
             if url != self.url:
                 changes.append(f"url: {shown_url(self.url) or '(embedded server)'} -> {url or '(embedded server)'}")
                 self.url = url
+        if data_dir is not None:
+            check_free_text(data_dir, "--data-dir", "the path")
         if data_dir is not None and data_dir != self.data_dir:
             changes.append(f"data_dir: {self.data_dir or '(default)'} -> {data_dir or '(default)'}")
             self.data_dir = data_dir
@@ -302,6 +305,8 @@ class Study:
         guideline (codebook) version its raters used; saved at once."""
         if number < 1:
             raise GoldboardError(f"--round {number}: rounds are numbered from 1")
+        if guideline_version is not None:
+            check_free_text(guideline_version.strip(), "--guideline-version", "the version")
         have = sorted(r.number for r in self.rounds)
         nxt = have[-1] + 1 if have else 1
         if number not in have and number != nxt:
@@ -475,21 +480,30 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}{url.split(parts.netloc, 1)[1]}"
 
 
-def check_study_name(name: str, option: str = "--name") -> None:
-    """A study name holding a control, line-break or bidi-control character is refused: the
-    name heads the report and every printed summary, where such a character hides or
-    reorders text."""
+def check_free_text(text: str, option: str, what: str = "the text") -> None:
+    """Free text goldboard stores in ``study.toml`` and prints (a study name, a guideline
+    version, a URL, a rater's qualifications, the case source) holding a control, line-break
+    or bidi-control character is refused naming ``option``: in the report and every printed
+    summary such a character hides or reorders text, and a line break in a one-line fact
+    silently splits it."""
     import unicodedata
 
     bad = sorted(
         {
             f"U+{ord(ch):04X}"
-            for ch in name
+            for ch in text
             if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in BIDI_CONTROLS + "\u200e\u200f\u061c"
         }
     )
     if bad:
-        raise GoldboardError(f"{option}: the name contains control character(s) {', '.join(bad)}; type it again")
+        raise GoldboardError(f"{option}: {what} contains control character(s) {', '.join(bad)}; type it again")
+
+
+def check_study_name(name: str, option: str = "--name") -> None:
+    """A study name holding a control, line-break or bidi-control character is refused: the
+    name heads the report and every printed summary, where such a character hides or
+    reorders text."""
+    check_free_text(name, option, "the name")
 
 
 def check_server_url(url: str, option: str = "--url") -> str:
@@ -502,14 +516,22 @@ def check_server_url(url: str, option: str = "--url") -> str:
     url = url.strip().rstrip("/")
     if not url:
         return ""
+    # before urlsplit, which silently drops a tab or line break inside the URL
+    check_free_text(url, option, "the URL")
     try:
         parts = urlsplit(url)
         password = parts.password
-    except ValueError:  # a malformed port or IPv6 literal
+    except ValueError:  # a malformed IPv6 literal
         parts, password = None, None
     shown = shown_url(url)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise GoldboardError(f"{option} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)")
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or above 65535
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise GoldboardError(f"{option} {shown!r}: the port must be a number from 1 to 65535")
     if parts.query or parts.fragment or url.endswith(("?", "#")):
         bare = shown.split("?", 1)[0].split("#", 1)[0]
         raise GoldboardError(

@@ -23,11 +23,15 @@
 
 from __future__ import annotations
 
+import os
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 from click.core import ParameterSource
+
+from goldboard.text import BIDI_CONTROLS
 
 #: the one documented meaning of an omitted --round for commands that analyse one round
 ROUND_DEFAULT_HELP = "the latest pulled round"
@@ -36,10 +40,22 @@ ROUND_IN_FORCE_HELP = "per item, the latest round every rater rated"
 
 
 class OutputFile(click.Path):
-    """A file the command writes (never a folder); see :func:`goldboard.cli._output.guard_outputs`."""
+    """A file the command writes (never a folder); see :func:`goldboard.cli._output.guard_outputs`.
+    A path holding a control, line-break or bidi-control character (``-o $'units.jsonl\\n'``, a
+    pasted escape sequence) is refused: it would write a file whose name looks like another's."""
 
     def __init__(self) -> None:
         super().__init__(dir_okay=False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = os.fsdecode(value) if isinstance(value, (str, bytes, os.PathLike)) else str(value)
+        bad = sorted(
+            {f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in BIDI_CONTROLS}
+        )
+        if bad:
+            shown = text.encode("unicode_escape").decode("ascii")
+            self.fail(f"'{shown}': the file name contains control character(s) {', '.join(bad)}", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 class SharedOption(click.Option):

@@ -298,3 +298,66 @@ def test_json_list_in_a_multi_select_field_is_read(tmp_path):
     got = pd.read_csv(s / "rounds" / "1" / "ratings.csv", dtype=str, keep_default_na=False)
     mine = (got["field"] == "missing_info") & (got["rater"] == "onc_a")
     assert got.loc[mine, "value"].tolist() == ["stage|ecog_status"]
+
+
+# --------------------------------------------------------------------------- 8. control characters, ports, output paths
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["round", "{s}", "1", "--guideline-version", "v1\x1b[31m"], "--guideline-version: the version contains"),
+        (["round", "{s}", "1", "--guideline-version", "v1\u202e"], "control character(s) U+202E"),
+        (["set", "{s}", "--url", "http://lab\tstudio:8080"], "--url: the URL contains control character(s) U+0009"),
+        (
+            ["set", "{s}", "--url", "http://ls.example\u202e:8080"],
+            "--url: the URL contains control character(s) U+202E",
+        ),
+        (["set", "{s}", "--rater-info", "onc_a=oncologist\x07"], "--rater-info onc_a=...: the text contains"),
+        (["set", "{s}", "--rater-info", "onc_a=\u202eoncologist"], "--rater-info onc_a=...: the text contains"),
+        (
+            ["set", "{s}", "--case-source", "OpenMTB\x1f"],
+            "--case-source: the text contains control character(s) U+001F",
+        ),
+        (["set", "{s}", "--data-dir", "/tmp/ls\x01"], "--data-dir: the path contains control character(s) U+0001"),
+        (["set", "{s}", "--url", "http://127.0.0.1:99999"], "the port must be a number from 1 to 65535"),
+        (["set", "{s}", "--url", "http://127.0.0.1:0"], "the port must be a number from 1 to 65535"),
+    ],
+)
+def test_free_text_into_study_toml_with_control_characters_or_a_bad_port_refused(tmp_path, args, needle):
+    s = table_study(tmp_path)
+    before = study_bytes(s)
+    line = error_line(run("study", *[a.replace("{s}", str(s)) for a in args]))
+    assert needle in line
+    assert study_bytes(s) == before
+
+
+def test_init_url_port_out_of_range_refused(tmp_path):
+    res = run("study", "init", tmp_path / "s", "--schema", "mtb", "--raters", "a1,b1", "--url", "http://h:65536")
+    assert "--url 'http://h:65536': the port must be a number from 1 to 65535" in error_line(res)
+    assert not (tmp_path / "s").exists()
+
+
+def test_line_breaks_in_rater_info_become_one_space_and_are_shown(tmp_path):
+    s = table_study(tmp_path)
+    res = run("study", "set", s, "--rater-info", "onc_a=board-certified\noncologist")
+    assert res.exit_code == 0 and "rater onc_a: board-certified oncologist" in res.output, res.output
+
+
+@pytest.mark.parametrize("name", ["units.jsonl\n", "a\rb.jsonl", "t\x1b[2Jx.jsonl", "x\u202elmth.jsonl"])
+def test_output_path_with_a_control_character_refused(tmp_path, name):
+    out = tmp_path / "NW" / name
+    (tmp_path / "NW").mkdir()
+    res = run("cases", "template", "--schema", "mtb", "-o", out)
+    line = error_line(res)
+    assert "--output" in line and "the file name contains control character(s)" in line
+    assert list((tmp_path / "NW").iterdir()) == []
+
+
+def test_table_source_name_with_a_control_character_refused(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "w.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--source", "clinic\x1b[8m"))
+    assert "--source: the name contains control character(s) U+001B" in line
+    assert not (s / "rounds").exists()

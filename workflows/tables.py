@@ -61,7 +61,7 @@ from goldboard.fileio import (
     write_jsonl_atomic,
     write_text_atomic,
 )
-from goldboard.study import Study, check_rater_map
+from goldboard.study import Study, check_free_text, check_rater_map
 from goldboard.text import did_you_mean, utc_now
 
 TABLE_MODE = "table"
@@ -289,6 +289,7 @@ def _read_table_ratings(
     schema = study.schema
     if ":" in source or not source.strip():
         raise GoldboardError(f"--source {source!r}: give a name without ':'")
+    check_free_text(source, "--source", "the name")
     _not_the_studys_own(study, path)
     code_map = read_codes(codes) if codes else None
     df = _cells_frame(path, mapping.sheet)
