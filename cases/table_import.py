@@ -20,8 +20,10 @@ Shapes a mapping can read:
   ``field``; a column name containing ``{field}`` (``onc_a={field}_a``) reads several fields.
 
 Coded choices (REDCap's raw export: ``1``, ``2`` ...) are decoded with ``codes`` (column -> code ->
-label, e.g. from a REDCap data dictionary, :func:`read_codes`) before the schema canonicalises
-the label; the schema's own aliases work too.  A blank cell is no rating (counted, not an error).
+label, e.g. from a REDCap data dictionary, :func:`read_codes`; a dictionary named like a schema
+field decodes every column read as that field) before the schema canonicalises the label; the
+schema's own aliases work too.  A dictionary label that is no value of its field is an error
+before any row is read.  A blank cell is no rating (counted, not an error).
 """
 
 from __future__ import annotations
@@ -173,6 +175,16 @@ def parse_pairs(spec: str, option: str) -> dict[str, str]:
 # --------------------------------------------------------------------------- codes
 
 
+class Codes(dict):
+    """``read_codes``' result: column -> {code: label}, and where each code was read
+    (``lines``: column -> code -> line of the dictionary file ``path``), for messages."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.lines: dict[str, dict[str, int]] = {}
+
+
 def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
     """Coded choices: column -> {code: label}.
 
@@ -184,7 +196,7 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
     recs = read_records(path)
     header = list(recs[0][1].keys())
     norm = {h.strip().casefold(): h for h in header}
-    out: dict[str, dict[str, str]] = {}
+    out = Codes(path)
     var = next((norm[k] for k in norm if k.startswith("variable / field name")), None)
     choices = next((norm[k] for k in norm if k.startswith("choices, calculations")), None)
     if var and choices:
@@ -199,6 +211,7 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
                 if not sep or not code.strip():
                     raise GoldboardError(f"{path}:{line}: {choices}: {part.strip()!r} is not 'code, label'")
                 _add_code(codes, code.strip(), label.strip(), f"{path}:{line}: {name}")
+                out.lines.setdefault(name, {})[code.strip()] = line
             if name in out:
                 raise GoldboardError(f"{path}:{line}: {var} {name!r}: the variable appears twice")
             out[name] = codes
@@ -212,6 +225,7 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
             if not col or not code or not label:
                 raise GoldboardError(f"{path}:{line}: column, code and label must all be given")
             _add_code(out.setdefault(col, {}), code, label, f"{path}:{line}: {col}")
+            out.lines.setdefault(col, {})[code] = line
         return out
     raise GoldboardError(
         f"{path}: not a codes file: expected a REDCap data dictionary ('Variable / Field Name', "
@@ -234,6 +248,32 @@ def _add_code(codes: dict[str, str], code: str, label: str, where: str) -> None:
                 f"{where}: label {label!r} is given to two codes ({other!r} and {code!r}); each label needs one code"
             )
     codes[code] = label
+
+
+def _check_codes(codes: dict[str, dict[str, str]], layout: _Layout, schema: Schema) -> None:
+    """Every label of a dictionary that decodes a rating (one named like a schema field, or
+    like a column the layout reads as a field) must be a value of that field (an alias
+    counts): else the dictionary itself is an error naming its line, before any rating is read
+    -- not one held-out rating per cell that used the code."""
+    targets: dict[str, str] = {f: f for f in schema.field_names if f in codes}  # dictionary -> field
+    for fcols in layout.wide_cols.values():
+        targets.update({c: f for f, c in fcols.items() if c in codes})
+    targets.update({c: f for f, c in layout.long_cols.items() if c in codes and c not in targets})
+    for col, fname in targets.items():
+        f = schema.field(fname)
+        if f.kind == "text":
+            continue
+        for code, label in codes[col].items():
+            try:
+                f.normalize(label)
+            except ValueError:
+                lines = getattr(codes, "lines", {}).get(col, {})
+                where = f"{codes.path}:{lines[code]}" if code in lines else "codes"  # type: ignore[attr-defined]
+                raise GoldboardError(
+                    f"{where}: {col}: code {code!r} -> {label!r} is not a value of {fname}"
+                    f"{did_you_mean(label, list(f.categories))} (values: {', '.join(f.categories)}); fix the "
+                    f"dictionary (no rating was read)"
+                ) from None
 
 
 def _decode(raw: Any, codes: dict[str, str] | None) -> Any:
@@ -325,6 +365,7 @@ def read_ratings_table(
     ``mapping.rater_names`` but not checked against the study (the caller knows the raters).
     """
     layout = _layout(df, mapping, schema, source)
+    _check_codes(codes or {}, layout, schema)
     reader = _TableReader(layout, schema, codes or {}, source)
     records = df.to_dict("records")
     for rec in records:
@@ -731,7 +772,7 @@ class _TableReader:
         """``(rater, values, rationale, field columns)`` of each rater's columns of a wide row."""
         per_rater = []
         for rater, fcols in self.layout.wide_cols.items():
-            vals = {f: _decode(_nan_text(rec.get(c)), self.codes.get(c)) for f, c in fcols.items()}
+            vals = {f: _decode(_nan_text(rec.get(c)), self.codes.get(c) or self.codes.get(f)) for f, c in fcols.items()}
             vals = {f: v for f, v in vals.items() if not is_blank(v)}
             rcol = self.m.rationale_cols.get(rater) or self.m.rationale_col
             rat = cell_text(rec.get(rcol)) if rcol else None

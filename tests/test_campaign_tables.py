@@ -361,3 +361,46 @@ def test_table_source_name_with_a_control_character_refused(tmp_path):
     line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--source", "clinic\x1b[8m"))
     assert "--source: the name contains control character(s) U+001B" in line
     assert not (s / "rounds").exists()
+
+
+# --------------------------------------------------------------------------- 9. a codes dictionary naming no value
+
+
+@pytest.mark.parametrize(
+    "codes,needle",
+    [
+        (
+            "column,code,label\nsafety_label,1,Supported\nsafety_label,2,Unsafe\nsafety_label,3,Maybe\n",
+            "codes.csv:4: safety_label: code '3' -> 'Maybe' is not a value of safety_label",
+        ),
+        (  # a dictionary named like the rater's column
+            "column,code,label\nb,1,Supportd\nb,2,Unsafe\n",
+            "codes.csv:2: b: code '1' -> 'Supportd' is not a value of safety_label (did you mean 'Supported'",
+        ),
+        (  # a REDCap data dictionary
+            'Variable / Field Name,Field Type,"Choices, Calculations, OR Slider Labels"\n'
+            'safety_label,radio,"1, Supported | 2, Unsafe | 3, Not sure"\n',
+            "codes.csv:2: safety_label: code '3' -> 'Not sure' is not a value of safety_label",
+        ),
+    ],
+)
+def test_codes_dictionary_with_a_label_not_in_the_schema_refused_before_reading(tmp_path, codes, needle):
+    s = table_study(tmp_path)
+    t = tmp_path / "coded.csv"
+    t.write_text("case_id,a,b\nC1,1,2\nC2,2,2\n")  # code 3 is never used: the dictionary itself is wrong
+    c = tmp_path / "codes.csv"
+    c.write_text(codes)
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--codes", c))
+    assert needle in line and "no rating was read" in line
+    assert not (s / "rounds").exists()
+
+
+def test_codes_dictionary_with_aliases_and_unrelated_variables_is_read(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "coded.csv"
+    t.write_text("case_id,a,b,sex\nC1,1,2,1\nC2,2,2,2\n")
+    c = tmp_path / "codes.csv"
+    c.write_text("column,code,label\nsafety_label,1,supported\nsafety_label,2,Unsafe\nsex,1,female\nsex,2,male\n")
+    res = run("pull", "--study", s, "--from-table", t, *WIDE, "--codes", c)
+    assert res.exit_code == 0, res.output
+    assert sorted(pulled(s)["value"]) == ["Supported", "Unsafe", "Unsafe", "Unsafe"]
