@@ -404,3 +404,52 @@ def test_codes_dictionary_with_aliases_and_unrelated_variables_is_read(tmp_path)
     res = run("pull", "--study", s, "--from-table", t, *WIDE, "--codes", c)
     assert res.exit_code == 0, res.output
     assert sorted(pulled(s)["value"]) == ["Supported", "Unsafe", "Unsafe", "Unsafe"]
+
+
+# --------------------------------------------------------------------------- 10. JSON keys given twice, lenient CSV
+
+
+def test_json_array_record_with_a_key_given_twice_refused_naming_the_record(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "d.json"
+    t.write_text(
+        '[{"case_id": "C1", "a": "Supported", "b": "Unsafe"},\n'
+        ' {"case_id": "C2", "a": "Unsafe", "b": "Unsafe", "a": "Supported"}]\n'
+    )
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+    assert "d.json: record 2: key 'a' appears twice in one object (which value is meant?)" in line
+    assert not (s / "rounds").exists()
+    t.write_text('{"ratings": [{"case_id": "C1", "a": "Supported", "b": "Unsafe"}], "ratings": []}')
+    assert "key 'ratings' appears twice" in error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+
+
+def test_cases_json_with_a_key_given_twice_is_a_problem_naming_the_line(tmp_path):
+    cases = tmp_path / "cases.json"
+    cases.write_text('[{"case_id": "C1", "text": "first"},\n {"case_id": "C2", "text": "a", "text": "b"}]\n')
+    res = run("cases", "validate", cases, "--schema", "mtb")
+    assert res.exit_code != 0
+    assert "cases.json:2: text: key appears twice in one object" in res.output
+
+
+@pytest.mark.parametrize("cell", ['"Supported"x', '"Supported" ', '"Sup"ported'])
+def test_csv_cell_with_text_after_its_closing_quote_refused_naming_the_line(tmp_path, cell):
+    s = table_study(tmp_path)
+    t = tmp_path / "q.csv"
+    t.write_text(f"case_id,a,b\nC1,Unsafe,Unsafe\nC2,{cell},Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE))
+    assert "q.csv:3: not valid CSV: text follows a closing quote inside a cell" in line
+    assert not (s / "rounds").exists()
+
+
+def test_csv_quotes_written_by_spreadsheets_are_read(tmp_path):
+    """A quoted cell, a doubled quote inside it, a quote inside an unquoted cell and a line
+    break inside a quoted cell are all valid CSV: read as written."""
+    s = table_study(tmp_path)
+    t = tmp_path / "ok.csv"
+    t.write_text(
+        'case_id,a,b,rationale\nC1,"Supported",Unsafe,"he said ""no"""\nC2,Unsafe,Unsafe,"two\nlines"\nC3,Unsafe,Unsafe,5" tall\n'
+    )
+    res = run("pull", "--study", s, "--from-table", t, *WIDE, "--rationale-col", "onc_a=rationale")
+    assert res.exit_code == 0, res.output
+    got = pulled(s)
+    assert sorted(got.loc[got["rater"] == "onc_a", "rationale"]) == ['5" tall', 'he said "no"', "two\nlines"]
