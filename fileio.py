@@ -245,11 +245,13 @@ def _strict_csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, l
     return out
 
 
-def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str]]]:
-    """``(line, cells)`` of every non-empty CSV record; a malformed file is a one-line error."""
+def _csv_rows(path: Path, text: str, delimiter: str, strict: bool = False) -> list[tuple[int, list[str]]]:
+    """``(line, cells)`` of every non-empty CSV record; a malformed file is a one-line error.
+    ``strict`` (a table a user gives): text after a cell's closing quote is an error too
+    (:func:`_strict_csv_rows`); goldboard's own files are read as pandas reads them."""
     # a cell may be as long as the file: goldboard reads back every cell it wrote
     csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
-    out = _strict_csv_rows(path, text, delimiter)
+    out = _strict_csv_rows(path, text, delimiter) if strict else None
     if out is None:  # a quote left open: read leniently, the check below names its line
         out = []
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=False)
@@ -510,7 +512,7 @@ def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
     text = _read_text(path)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
-    rows = _csv_rows(path, text, delimiter)
+    rows = _csv_rows(path, text, delimiter, strict=True)
     header = rows[0][1]
     out = []
     for line, row in rows[1:]:
