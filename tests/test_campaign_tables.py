@@ -453,3 +453,10 @@ def test_csv_quotes_written_by_spreadsheets_are_read(tmp_path):
     assert res.exit_code == 0, res.output
     got = pulled(s)
     assert sorted(got.loc[got["rater"] == "onc_a", "rationale"]) == ['5" tall', 'he said "no"', "two\nlines"]
+
+
+@pytest.mark.parametrize("port", ["0", "99999"])
+def test_server_start_port_out_of_range_refused_before_anything_is_written(tmp_path, port):
+    res = run("server", "start", "--port", port, "--data-dir", tmp_path / "ls")
+    assert "--port" in error_line(res) and "1<=x<=65535" in error_line(res)
+    assert not (tmp_path / "ls").exists()
