@@ -460,3 +460,18 @@ def test_server_start_port_out_of_range_refused_before_anything_is_written(tmp_p
     res = run("server", "start", "--port", port, "--data-dir", tmp_path / "ls")
     assert "--port" in error_line(res) and "1<=x<=65535" in error_line(res)
     assert not (tmp_path / "ls").exists()
+
+
+def test_a_resaved_copy_of_a_rounds_ratings_pulled_as_a_table_refused(pulled_study, tmp_path):
+    """Saved again by a spreadsheet (other line ends, rows sorted), the bytes differ but the
+    ratings are the round's own: refused like the file itself."""
+    s = pulled_study
+    df = pd.read_csv(s / "rounds" / "1" / "ratings.csv", dtype=str, keep_default_na=False)
+    copy = tmp_path / "resaved.csv"
+    df.sort_values(["rater", "item_id"], ascending=False).to_csv(copy, index=False, lineterminator="\r\n")
+    line = error_line(run("pull", "--study", s, "--from-table", copy, "--round", "2"))
+    assert "resaved.csv: holds the same ratings as the study's rounds/1/ratings.csv" in line
+    assert not (s / "rounds" / "2").exists()
+    df.loc[0, "value"] = "Unsupported"  # one rating differs: a table of its own, read
+    df.to_csv(copy, index=False)
+    assert run("pull", "--study", s, "--from-table", copy, "--round", "2").exit_code == 0

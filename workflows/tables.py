@@ -41,6 +41,7 @@ from goldboard.cases.table_import import (
     TableMapping,
     TableRead,
     _multi_parts,
+    cell_text,
     cells_json,
     read_codes,
     read_ratings_table,
@@ -293,6 +294,7 @@ def _read_table_ratings(
     _not_the_studys_own(study, path)
     code_map = read_codes(codes) if codes else None
     df = _cells_frame(path, mapping.sheet)
+    _not_a_copy_of_a_round(study, path, df)
     dup = duplicate_headers(path, mapping.sheet)
     if dup:
         raise GoldboardError(
@@ -348,6 +350,26 @@ def _not_the_studys_own(study: Study, path: Path) -> None:
                     f"{path}: holds the same bytes as the study's {own_file.relative_to(study.path)}: a copy of "
                     f"the study's own ratings, not a new rating of the items; pull the table the raters filled in"
                 )
+
+
+def _not_a_copy_of_a_round(study: Study, path: Path, df: pd.DataFrame) -> None:
+    """A table in goldboard's own ratings layout whose rows (item, rater, field, value) are
+    exactly a round's -- a copy re-saved by a spreadsheet, so its bytes changed -- is refused
+    like the file itself (:func:`_not_the_studys_own`)."""
+    key_cols = ["item_id", "rater", "field", "value"]
+    if not {*key_cols, "annotation_id"} <= set(df.columns):
+        return
+    mine = Counter(tuple(cell_text(v) for v in row) for row in df[key_cols].itertuples(index=False))
+    for n in study.pulled_rounds():
+        theirs = read_ratings_csv(study.ratings_path(n))
+        if len(theirs) == sum(mine.values()) and mine == Counter(
+            map(tuple, theirs[key_cols].astype(str).itertuples(index=False))
+        ):
+            raise GoldboardError(
+                f"{path}: holds the same ratings as the study's rounds/{n}/ratings.csv (item, rater, field and value "
+                f"on every row): a copy of the study's own ratings, not a new rating of the items; pull the table the "
+                f"raters filled in"
+            )
 
 
 def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set[int]) -> None:
