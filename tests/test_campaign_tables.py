@@ -157,6 +157,10 @@ def test_read_hidden_reads_them_says_so_and_records_it_in_the_round(tmp_path):
     from goldboard.study import Study
 
     assert Study.open(s).rounds[0].tables["h.xlsx"]["hidden_read"] == {"rows": [3], "columns": ["a"]}
+    t = tmp_path / "w.csv"  # a CSV has nothing hidden: the flag means nothing there
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\n")
+    line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--read-hidden", "--round", "2"))
+    assert "--read-hidden: " in line and "w.csv is not a workbook" in line
 
 
 # --------------------------------------------------------------------------- 4. the study's own files as a table

@@ -377,6 +377,8 @@ def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set
     hidden columns the mapping reads, are refused naming them: whoever hid them may have meant
     "not these", and they would be read like the rest.  ``mapping.read_hidden`` reads them
     (recorded in the round, and said in a warning)."""
+    if mapping.read_hidden and path.suffix.lower() not in (".xlsx", ".xlsm"):
+        raise GoldboardError(f"--read-hidden: {path} is not a workbook (only .xlsx has hidden rows and columns)")
     title, rows, cols = hidden_cells(path, mapping.sheet)
     rows = [r for r in rows if r in lines]
     cols = [(letter, name) for letter, name in cols if name in read.columns]
