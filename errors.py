@@ -11,6 +11,7 @@ user typed (``--field`` for ``goldboard score``): see :func:`goldboard.cli.flag_
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from string import Formatter
 from typing import Any
 
@@ -104,14 +105,35 @@ def check_names(names, known, *, param: str, what: str) -> list[str]:
     return out
 
 
+#: words goldboard writes in its own files and reports next to rater names, never a rater's
+#: name (casefolded): the gold methods (``goldboard.adjudicate.gold.METHODS``), a decision
+#: that leaves an item open and the empty set of a multi-select decision
+#: (``goldboard.adjudicate.decisions``), the embedded server's admin, and the gold column
+RESERVED_RATER_NAMES = frozenset({"unresolved", "unanimous", "adjudicated", "single", "none", "gold", "admin"})
+
+
 def check_rater_name(name: str, param: str) -> None:
-    """Rater names are ids: ASCII letters, digits, ``_ - .`` (the one check of a rater name:
-    ``study init``, ``study add-rater``, ``server add-raters``, ``--rater`` mappings); an
-    error names library parameter ``param``."""
+    """Rater names are ids: ASCII letters, digits, ``_ - .``, and not a word goldboard writes
+    itself (:data:`RESERVED_RATER_NAMES`: "16 unresolved" must not read as a rater's count).
+    The one check of a rater name: ``study init``, ``study add-rater``, ``server add-raters``,
+    ``--rater`` mappings); an error names library parameter ``param``."""
     if not name or not name.isascii() or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
         raise GoldboardError(f"{name!r}: use letters, digits, _ - . only", param=param)
     if name == "admin":
         raise GoldboardError("'admin' is reserved for the embedded server's admin user", param=param)
+    if name.casefold() in RESERVED_RATER_NAMES:
+        raise GoldboardError(
+            f"{name!r} is a word goldboard writes itself (gold methods, decisions: "
+            f"{', '.join(sorted(RESERVED_RATER_NAMES - {'admin'}))}); give the rater another name",
+            param=param,
+        )
+
+
+def case_twin(name: str, names: Iterable[str]) -> str | None:
+    """The name of ``names`` that differs from ``name`` only in letter case (``onc_a`` /
+    ``ONC_A``): two such raters are one person typed twice, or two people a reader cannot
+    tell apart."""
+    return next((n for n in names if n != name and n.casefold() == name.casefold()), None)
 
 
 def check_rater_map(rater_map: dict[str, str], raters: list[str], param: str = "rater_map") -> None:

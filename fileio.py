@@ -236,11 +236,11 @@ def _unclosed_quote(record: str, delimiter: str) -> bool:
     return False
 
 
-def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str]]]:
-    """``(line, cells)`` of every non-empty CSV record; a malformed file is a one-line error."""
-    # a cell may be as long as the file: goldboard reads back every cell it wrote
-    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=False)
+def _strict_csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str]]] | None:
+    """``(line, cells)`` read strictly: text after a cell's closing quote (``"a"b``, which a
+    lenient reader silently joins into ``ab``) is an error naming the line; ``None`` when the
+    text ends inside a quote (the caller's message for that names where the quote opened)."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     out = []
     start = 1
     try:
@@ -249,7 +249,35 @@ def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, list[str
                 out.append((start, row))
             start = reader.line_num + 1
     except csv.Error as exc:
+        if "expected after" in str(exc):
+            raise GoldboardError(
+                f'{path}:{start}: not valid CSV: text follows a closing quote inside a cell (like "a"b); quote '
+                f'the whole cell and double a quote inside it ("a""b"), or remove the quotes'
+            ) from None
+        if "unexpected end of data" in str(exc):
+            return None
         raise GoldboardError(f"{path}:{start}: not valid CSV: {exc}") from None
+    return out
+
+
+def _csv_rows(path: Path, text: str, delimiter: str, strict: bool = False) -> list[tuple[int, list[str]]]:
+    """``(line, cells)`` of every non-empty CSV record; a malformed file is a one-line error.
+    ``strict`` (a table a user gives): text after a cell's closing quote is an error too
+    (:func:`_strict_csv_rows`); goldboard's own files are read as pandas reads them."""
+    # a cell may be as long as the file: goldboard reads back every cell it wrote
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
+    out = _strict_csv_rows(path, text, delimiter) if strict else None
+    if out is None:  # a quote left open: read leniently, the check below names its line
+        out = []
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=False)
+        start = 1
+        try:
+            for row in reader:
+                if row:
+                    out.append((start, row))
+                start = reader.line_num + 1
+        except csv.Error as exc:
+            raise GoldboardError(f"{path}:{start}: not valid CSV: {exc}") from None
     if not out:
         raise GoldboardError(f"{path}: no header row")
     last = out[-1][0]
@@ -352,11 +380,11 @@ def jsonl_lines(text: str) -> list[str]:
     return re.split(r"\r\n|\r|\n", text)
 
 
-def loads_json(text: str, where: str, what: str = "") -> Any:
+def loads_json(text: str, where: str, what: str = "", *, object_pairs_hook: Any = None) -> Any:
     """``json.loads`` whose failures (malformed or too deeply nested) are a one-line
     :class:`GoldboardError` starting with ``where`` (e.g. ``file:line``)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError as exc:
         line = f":{exc.lineno}" if exc.lineno > 1 else ""
         raise GoldboardError(f"{where}{line}: invalid JSON{what}: {exc.msg} (column {exc.colno})") from None
@@ -431,7 +459,7 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     return out
 
 
-def read_json_file(path: str | Path) -> Any:
+def read_json_file(path: str | Path, *, object_pairs_hook: Any = None) -> Any:
     """Parse a UTF-8 JSON file; a missing, empty or malformed file is a one-line
     :class:`GoldboardError` naming the file (and line)."""
     path = Path(path)
@@ -440,11 +468,38 @@ def read_json_file(path: str | Path) -> Any:
     text = _read_text(path)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
-    return loads_json(text, str(path))
+    return loads_json(text, str(path), object_pairs_hook=object_pairs_hook)
+
+
+class _Object(dict):
+    """A JSON object as read by :func:`_read_json`, with the keys it gave twice."""
+
+    twice: tuple[str, ...] = ()
+
+
+def object_keeping_twice(pairs: list[tuple[str, Any]]) -> _Object:
+    """``json.loads``' ``object_pairs_hook`` that keeps, with the object, the keys it gave
+    twice (``json.loads`` alone silently keeps the last value): see :func:`key_twice`."""
+    out = _Object(pairs)
+    if len(out) != len(pairs):
+        keys = [k for k, _ in pairs]
+        out.twice = tuple(dict.fromkeys(k for i, k in enumerate(keys) if k in keys[:i]))
+    return out
+
+
+def key_twice(v: Any) -> str | None:
+    """The first key given twice in one object anywhere inside ``v`` (parsed with
+    ``object_pairs_hook=``:func:`object_keeping_twice`), else ``None``."""
+    if isinstance(v, _Object) and v.twice:
+        return v.twice[0]
+    children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else ()
+    return next((k for k in map(key_twice, children) if k is not None), None)
 
 
 def _read_json(path: Path) -> list[tuple[int, dict]]:
-    data = read_json_file(path)
+    data = read_json_file(path, object_pairs_hook=object_keeping_twice)
+    if isinstance(data, _Object) and data.twice:
+        raise GoldboardError(f"{path}: key {data.twice[0]!r} appears twice in one object (which value is meant?)")
     if isinstance(data, dict):
         lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
         if len(lists) == 1:
@@ -457,7 +512,12 @@ def _read_json(path: Path) -> list[tuple[int, dict]]:
     for i, rec in enumerate(data, start=1):
         if not isinstance(rec, dict):
             raise GoldboardError(f"{path}: record {i}: expected a JSON object")
-        out.append((i, rec))
+        twice = key_twice(rec)
+        if twice is not None:  # json.loads would silently keep the last value
+            raise GoldboardError(
+                f"{path}: record {i}: key {twice!r} appears twice in one object (which value is meant?)"
+            )
+        out.append((i, dict(rec)))
     if not out:
         raise GoldboardError(f"{path}: no records")
     return out
@@ -467,7 +527,7 @@ def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
     text = _read_text(path)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
-    rows = _csv_rows(path, text, delimiter)
+    rows = _csv_rows(path, text, delimiter, strict=True)
     header = rows[0][1]
     out = []
     for line, row in rows[1:]:
@@ -596,6 +656,50 @@ def merged_cells(path: str | Path, sheet: str | None = None) -> tuple[str, list[
         wb.close()
     names = ["" if h is None else str(h).strip() for h in header]
     return title, [(rng, [names[c - 1] for c in range(c0, c1 + 1) if c - 1 < len(names)]) for rng, c0, c1 in refs]
+
+
+_HIDDEN = re.compile(rb'\bhidden="(?:1|true)"')
+
+
+def hidden_cells(path: str | Path, sheet: str | None = None) -> tuple[str, list[int], list[tuple[str, str]]]:
+    """``(sheet title, hidden rows, hidden columns as (letter, header name))`` of the workbook's
+    sheet (picked as :func:`read_records` picks it): rows and columns hidden by hand, by a filter
+    or a collapsed outline, which :func:`read_records` reads like any other (the person who hid
+    them may not expect that); ``("", [], [])`` for a file that is not a workbook."""
+    import zipfile
+
+    from openpyxl.utils import get_column_letter
+
+    path = Path(path)
+    if path.suffix.lower() not in (".xlsx", ".xlsm"):
+        return "", [], []
+    wb = load_workbook(path, read_only=True, data_only=True)
+    try:
+        ws = _pick_sheet(wb, path, sheet, True)
+        title, part = ws.title, getattr(ws, "_worksheet_path", None)
+        header = next(ws.iter_rows(values_only=True, max_row=1), ())
+    finally:
+        wb.close()
+    if not part:
+        return title, [], []
+    with zipfile.ZipFile(path) as zf:
+        try:
+            xml = zf.read(part.lstrip("/"))
+        except KeyError:
+            return title, [], []
+    rows = []
+    for attrs in re.findall(rb"<(?:\w+:)?row\b([^>]*)>", xml):
+        r = re.search(rb'\br="([0-9]+)"', attrs)
+        if r and _HIDDEN.search(attrs):
+            rows.append(int(r.group(1)))
+    names = ["" if h is None else str(h).strip() for h in header]
+    cols = []
+    for attrs in re.findall(rb"<(?:\w+:)?col\b([^>]*)>", xml):
+        lo, hi = re.search(rb'\bmin="([0-9]+)"', attrs), re.search(rb'\bmax="([0-9]+)"', attrs)
+        if lo and hi and _HIDDEN.search(attrs):
+            for c in range(int(lo.group(1)), min(int(hi.group(1)), len(names)) + 1):
+                cols.append((get_column_letter(c), names[c - 1]))
+    return title, rows, cols
 
 
 def merged_error(path: str | Path, title: str, rng: str) -> GoldboardError:

@@ -29,7 +29,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
-from goldboard.errors import GoldboardError, ParamError, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
+from goldboard.errors import GoldboardError, ParamError, case_twin, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
 from goldboard.fileio import iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import BIDI_CONTROLS, utc_now
@@ -93,11 +93,7 @@ class Round:
         return out
 
 
-def _case_twin(name: str, names: list[str]) -> str | None:
-    """The name of ``names`` that differs from ``name`` only in letter case (``onc_a`` /
-    ``ONC_A``): two such raters are one person typed twice, or two people a reader cannot
-    tell apart."""
-    return next((n for n in names if n != name and n.casefold() == name.casefold()), None)
+_case_twin = case_twin  # the one check: goldboard.errors.case_twin
 
 
 @dataclass
@@ -144,6 +140,7 @@ class Study:
         url = check_server_url(url)
         if name:
             check_study_name(name.strip())
+        check_free_text(data_dir, "data_dir", "the path")
         study = cls(
             path=path,
             name=name or path.resolve().name,
@@ -235,6 +232,8 @@ class Study:
             if url != self.url:
                 changes.append(f"url: {shown_url(self.url) or '(embedded server)'} -> {url or '(embedded server)'}")
                 self.url = url
+        if data_dir is not None:
+            check_free_text(data_dir, "data_dir", "the path")
         if data_dir is not None and data_dir != self.data_dir:
             changes.append(f"data_dir: {self.data_dir or '(default)'} -> {data_dir or '(default)'}")
             self.data_dir = data_dir
@@ -306,6 +305,8 @@ class Study:
         guideline (codebook) version its raters used; saved at once."""
         if round_number < 1:
             raise ParamError("{round_number} {n}: rounds are numbered from 1", n=round_number)
+        if guideline_version is not None:
+            check_free_text(guideline_version.strip(), "guideline_version", "the version")
         have = sorted(r.number for r in self.rounds)
         nxt = have[-1] + 1 if have else 1
         if round_number not in have and round_number != nxt:
@@ -481,21 +482,30 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}{url.split(parts.netloc, 1)[1]}"
 
 
-def check_study_name(name: str, param: str = "name") -> None:
-    """A study name holding a control, line-break or bidi-control character is refused: the
-    name heads the report and every printed summary, where such a character hides or
-    reorders text."""
+def check_free_text(text: str, param: str, what: str = "the text") -> None:
+    """Free text goldboard stores in ``study.toml`` and prints (a study name, a guideline
+    version, a URL, a rater's qualifications, the case source) holding a control, line-break
+    or bidi-control character is refused naming library parameter ``param``: in the report and every printed
+    summary such a character hides or reorders text, and a line break in a one-line fact
+    silently splits it."""
     import unicodedata
 
     bad = sorted(
         {
             f"U+{ord(ch):04X}"
-            for ch in name
+            for ch in text
             if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in BIDI_CONTROLS + "\u200e\u200f\u061c"
         }
     )
     if bad:
-        raise GoldboardError(f"the name contains control character(s) {', '.join(bad)}; type it again", param=param)
+        raise GoldboardError(f"{what} contains control character(s) {', '.join(bad)}; type it again", param=param)
+
+
+def check_study_name(name: str, param: str = "name") -> None:
+    """A study name holding a control, line-break or bidi-control character is refused: the
+    name heads the report and every printed summary, where such a character hides or
+    reorders text."""
+    check_free_text(name, param, "the name")
 
 
 def check_server_url(url: str, param: str = "url") -> str:
@@ -508,16 +518,24 @@ def check_server_url(url: str, param: str = "url") -> str:
     url = url.strip().rstrip("/")
     if not url:
         return ""
+    # before urlsplit, which silently drops a tab or line break inside the URL
+    check_free_text(url, param, "the URL")
     try:
         parts = urlsplit(url)
         password = parts.password
-    except ValueError:  # a malformed port or IPv6 literal
+    except ValueError:  # a malformed IPv6 literal
         parts, password = None, None
     shown = shown_url(url)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise ParamError(
             "{" + param + "} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)", shown=shown
         )
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or above 65535
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise ParamError("{" + param + "} {shown!r}: the port must be a number from 1 to 65535", shown=shown)
     if parts.query or parts.fragment or url.endswith(("?", "#")):
         bare = shown.split("?", 1)[0].split("#", 1)[0]
         raise ParamError(

@@ -63,7 +63,7 @@ import tomli_w
 
 from goldboard.annotate import serverdb
 from goldboard.annotate._lsboot import MARKER
-from goldboard.errors import GoldboardError, LabelStudioError, ParamError, check_rater_name
+from goldboard.errors import GoldboardError, LabelStudioError, ParamError, case_twin, check_rater_name
 from goldboard.fileio import write_text_atomic
 from goldboard.text import utc_now
 
@@ -515,6 +515,17 @@ def _log_tail(d: Path, secrets_: Iterable[str] = (), lines: int = 15) -> str:
 # --------------------------------------------------------------------------- setup / seeding
 
 
+def _no_case_twin(name: str, others: Iterable[str], how: str) -> None:
+    """Two accounts whose names differ only in letter case are one person typed twice (and
+    Label Studio's e-mail addresses, which ignore case, would clash)."""
+    twin = case_twin(name, others) if name else None
+    if twin is not None:
+        raise GoldboardError(
+            f"rater name {name!r}: {how} {twin!r}, which differs only in letter case: one person, or two? "
+            f"give two raters names that differ in more than case (or use {twin!r})"
+        )
+
+
 def prepare_data_dir(
     data_dir: str | Path | None = None,
     raters: Iterable[str] = (),
@@ -535,9 +546,10 @@ def prepare_data_dir(
     if blinding is not None and blinding not in (BLINDING_ORGS, BLINDING_CONVENTION):
         raise ParamError("{blinding} {b}: choose {a} or {c}", b=blinding, a=BLINDING_ORGS, c=BLINDING_CONVENTION)
     raters = [r.strip() for r in raters]
-    for r in raters:  # every name checked before anything is written
+    for i, r in enumerate(raters):  # every name checked before anything is written
         if r:
             check_rater_name(r, "rater name")
+            _no_case_twin(r, raters[:i], "given as")
     d = _dir(data_dir)
     d.mkdir(parents=True, exist_ok=True)
     (d / "home").mkdir(exist_ok=True)
@@ -556,6 +568,8 @@ def prepare_data_dir(
             was=creds.blinding,
             b=blinding,
         )
+    for r in raters:
+        _no_case_twin(r, creds.users, "the server already has")
     for r in raters:
         r = r.strip()
         if not r:

@@ -37,6 +37,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.cases import ids
 from goldboard.cases.problems import CaseFileError, Problem, errors_only
 from goldboard.cases.records import Record, read_file
 from goldboard.cases.units import (
@@ -265,6 +266,14 @@ class _Loader:
         case_id = _text(raw_id)
         if not case_id:
             self.add(file, rec.line, "case_id", f"missing (give one of: {', '.join(ID_KEYS)})")
+            return None
+        if ids.is_placeholder_id(case_id):
+            self.add(
+                file,
+                rec.line,
+                id_key or "case_id",
+                f"{case_id!r} is what a spreadsheet, R or pandas writes for a missing value, not a case id",
+            )
             return None
         d["case_id"] = case_id
         # synonyms the displayed-field lists rely on
@@ -567,9 +576,20 @@ def _read_cases(
     cases: dict[str, _Case] = {}
     case_texts: dict[str, str] = {}
     first_line: dict[str, int] = {}
+    by_key: dict[str, str] = {}  # id_key -> the first spelling of the id
     for rec in case_records:
         c = L.case_from_record(rec, cases_label)
         if c is None:
+            continue
+        twin = by_key.setdefault(ids.id_key(c.case_id), c.case_id)
+        if twin != c.case_id:
+            L.add(
+                cases_label,
+                rec.line,
+                "case_id",
+                f"'{ids.escaped(c.case_id)}' and '{ids.escaped(twin)}' (line {first_line[twin]}) {ids.twin_kind(c.case_id, twin)}: "
+                f"one case typed twice, or two cases a reader cannot tell apart",
+            )
             continue
         if c.case_id in cases:
             if combined:

@@ -20,7 +20,7 @@ from typing import Any
 
 from goldboard.cases.problems import Problem
 from goldboard.errors import GoldboardError
-from goldboard.fileio import parse_jsonl, read_records
+from goldboard.fileio import key_twice, object_keeping_twice, parse_jsonl, read_records
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".xlsx", ".xlsm")
 
@@ -121,7 +121,7 @@ _WS = re.compile(r"[ \t\r\n]*")
 
 def _read_json(text: str, label: str) -> tuple[list[Record], list[Problem]]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=object_keeping_twice)
     except json.JSONDecodeError as exc:
         return [], [Problem(label, exc.lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})")]
     except RecursionError:
@@ -167,13 +167,20 @@ def _read_json(text: str, label: str) -> tuple[list[Record], list[Problem]]:
 
     def take_array(items: list, pos: int, group: str | None) -> None:
         for item, off in zip(items, array_offsets(pos)):
-            if isinstance(item, dict):
-                records.append(Record(lines(off), item, group))
+            twice = key_twice(item)
+            if twice is not None:  # json.loads alone would silently keep the last value
+                problems.append(
+                    Problem(label, lines(off), twice, "key appears twice in one object (which value is meant?)")
+                )
+            elif isinstance(item, dict):
+                records.append(Record(lines(off), dict(item), group))
             else:
                 problems.append(Problem(label, lines(off), "", "expected a JSON object"))
 
     if isinstance(data, list):
         take_array(data, start, None)
+    elif isinstance(data, dict) and getattr(data, "twice", ()):
+        problems.append(Problem(label, lines(start), data.twice[0], "key appears twice in one object"))
     elif isinstance(data, dict):
         members = dict(object_members(start))  # last duplicate key wins, as in json.loads
         lists = [k for k, v in data.items() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
@@ -182,8 +189,10 @@ def _read_json(text: str, label: str) -> tuple[list[Record], list[Problem]]:
         elif len(lists) > 1:
             for k in lists:
                 take_array(data[k], members[k], str(k))
+        elif key_twice(data) is not None:
+            problems.append(Problem(label, lines(start), key_twice(data) or "", "key appears twice in one object"))
         else:
-            records.append(Record(lines(start), data))
+            records.append(Record(lines(start), dict(data)))
     else:
         problems.append(Problem(label, lines(start), "", "expected a JSON array of objects"))
     if not records and not problems:

@@ -20,8 +20,10 @@ Shapes a mapping can read:
   ``field``; a column name containing ``{field}`` (``onc_a={field}_a``) reads several fields.
 
 Coded choices (REDCap's raw export: ``1``, ``2`` ...) are decoded with ``codes`` (column -> code ->
-label, e.g. from a REDCap data dictionary, :func:`read_codes`) before the schema canonicalises
-the label; the schema's own aliases work too.  A blank cell is no rating (counted, not an error).
+label, e.g. from a REDCap data dictionary, :func:`read_codes`; a dictionary named like a schema
+field decodes every column read as that field) before the schema canonicalises the label; the
+schema's own aliases work too.  A dictionary label that is no value of its field is an error
+before any row is read.  A blank cell is no rating (counted, not an error).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.cases.ids import escaped, id_key, is_placeholder_id, placeholder_message, twin_kind
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_records
 from goldboard.label_configs.schema import Schema
@@ -68,6 +71,8 @@ class TableMapping:
     rater_names: dict[str, str] = dataclasses.field(default_factory=dict)  # table's rater value -> study rater
     #: wide: two raters' columns may hold the same cell in every row (they agreed on everything)
     identical_ok: bool = False
+    #: XLSX: read hidden rows and columns (else a table with hidden rows, or a hidden column read, is refused)
+    read_hidden: bool = False
 
     @property
     def wide(self) -> bool:
@@ -108,6 +113,8 @@ class TableRead:
     columns: list[str] = dataclasses.field(default_factory=list)
     #: warnings the caller adds (merged cells outside the columns read)
     merged: list[str] = dataclasses.field(default_factory=list)
+    #: XLSX hidden rows and columns read (``--read-hidden``): {"rows": [...], "columns": [...]}
+    hidden: dict[str, list] = dataclasses.field(default_factory=dict)
 
 
 def is_blank(v: Any) -> bool:
@@ -168,6 +175,16 @@ def parse_pairs(spec: str, option: str) -> dict[str, str]:
 # --------------------------------------------------------------------------- codes
 
 
+class Codes(dict):
+    """``read_codes``' result: column -> {code: label}, and where each code was read
+    (``lines``: column -> code -> line of the dictionary file ``path``), for messages."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.lines: dict[str, dict[str, int]] = {}
+
+
 def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
     """Coded choices: column -> {code: label}.
 
@@ -179,7 +196,7 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
     recs = read_records(path)
     header = list(recs[0][1].keys())
     norm = {h.strip().casefold(): h for h in header}
-    out: dict[str, dict[str, str]] = {}
+    out = Codes(path)
     var = next((norm[k] for k in norm if k.startswith("variable / field name")), None)
     choices = next((norm[k] for k in norm if k.startswith("choices, calculations")), None)
     if var and choices:
@@ -194,6 +211,7 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
                 if not sep or not code.strip():
                     raise GoldboardError(f"{path}:{line}: {choices}: {part.strip()!r} is not 'code, label'")
                 _add_code(codes, code.strip(), label.strip(), f"{path}:{line}: {name}")
+                out.lines.setdefault(name, {})[code.strip()] = line
             if name in out:
                 raise GoldboardError(f"{path}:{line}: {var} {name!r}: the variable appears twice")
             out[name] = codes
@@ -207,6 +225,7 @@ def read_codes(path: str | Path) -> dict[str, dict[str, str]]:
             if not col or not code or not label:
                 raise GoldboardError(f"{path}:{line}: column, code and label must all be given")
             _add_code(out.setdefault(col, {}), code, label, f"{path}:{line}: {col}")
+            out.lines.setdefault(col, {})[code] = line
         return out
     raise GoldboardError(
         f"{path}: not a codes file: expected a REDCap data dictionary ('Variable / Field Name', "
@@ -229,6 +248,32 @@ def _add_code(codes: dict[str, str], code: str, label: str, where: str) -> None:
                 f"{where}: label {label!r} is given to two codes ({other!r} and {code!r}); each label needs one code"
             )
     codes[code] = label
+
+
+def _check_codes(codes: dict[str, dict[str, str]], layout: _Layout, schema: Schema) -> None:
+    """Every label of a dictionary that decodes a rating (one named like a schema field, or
+    like a column the layout reads as a field) must be a value of that field (an alias
+    counts): else the dictionary itself is an error naming its line, before any rating is read
+    -- not one held-out rating per cell that used the code."""
+    targets: dict[str, str] = {f: f for f in schema.field_names if f in codes}  # dictionary -> field
+    for fcols in layout.wide_cols.values():
+        targets.update({c: f for f, c in fcols.items() if c in codes})
+    targets.update({c: f for f, c in layout.long_cols.items() if c in codes and c not in targets})
+    for col, fname in targets.items():
+        f = schema.field(fname)
+        if f.kind == "text":
+            continue
+        for code, label in codes[col].items():
+            try:
+                f.normalize(label)
+            except ValueError:
+                lines = getattr(codes, "lines", {}).get(col, {})
+                where = f"{codes.path}:{lines[code]}" if code in lines else "codes"  # type: ignore[attr-defined]
+                raise GoldboardError(
+                    f"{where}: {col}: code {code!r} -> {label!r} is not a value of {fname}"
+                    f"{did_you_mean(label, list(f.categories))} (values: {', '.join(f.categories)}); fix the "
+                    f"dictionary (no rating was read)"
+                ) from None
 
 
 def _decode(raw: Any, codes: dict[str, str] | None) -> Any:
@@ -320,6 +365,7 @@ def read_ratings_table(
     ``mapping.rater_names`` but not checked against the study (the caller knows the raters).
     """
     layout = _layout(df, mapping, schema, source)
+    _check_codes(codes or {}, layout, schema)
     reader = _TableReader(layout, schema, codes or {}, source)
     records = df.to_dict("records")
     for rec in records:
@@ -580,6 +626,7 @@ class _TableReader:
         self.m = layout.mapping
         self.codes = codes
         self.field_names = list(schema.field_names)
+        self.multi = {f.name for f in schema.fields if f.kind == "multi"}
         self.rationale = schema.rationale_field
         self.ratings: dict[tuple[str, str], TableRating] = {}
         self.order: list[tuple[str, str]] = []
@@ -589,7 +636,7 @@ class _TableReader:
         self.item_info: dict[str, dict[str, str]] = {}
         self.problems: list[tuple[int, str, dict]] = []
         self.fields_seen: list[str] = []
-        self.nfc_first: dict[str, tuple[str, int]] = {}  # NFC form of an item id -> (the id, its first row)
+        self.nfc_first: dict[str, tuple[str, int]] = {}  # id_key of an item id -> (the id, its first row)
 
     def note_field(self, f: str) -> None:
         """Schema field ``f`` is carried by the table (kept in first-seen order)."""
@@ -609,10 +656,12 @@ class _TableReader:
                 f"(item ids are never guessed from a date)"
             )
         self._no_nested_ids(rec, line)
+        self._no_nested_values(rec, line)
         item = cell_text(raw_item)
         if not item:
             self.problems.append((line, f"{self.layout.item_col}: no item id", raw_cells))
             return
+        self._no_placeholder_ids(rec, line)
         for col in dict.fromkeys(c for c in (self.layout.item_col, m.case_col, m.output_col) if c):
             bad = id_controls(rec.get(col))
             if bad:
@@ -637,20 +686,32 @@ class _TableReader:
             self._add(item, info, line, raw_cells, rater, vals, rat, fcols)
 
     def _no_look_alike(self, item: str, line: int) -> None:
-        """Two item ids that differ only in their Unicode form (``Café`` typed as one letter,
-        or as ``e`` + a combining accent) look the same to every reader: refused naming both
-        rows, never two items nor silently one."""
-        key = unicodedata.normalize("NFC", item)
-        first = self.nfc_first.get(key)
+        """Two item ids that differ only in letter case (``C1`` / ``c1``) or in their Unicode
+        form (``Café`` typed as one letter, or as ``e`` + a combining accent) name one item
+        typed twice, or two items no reader can tell apart: refused naming both rows, never
+        two items nor silently one."""
+        first = self.nfc_first.get(id_key(item))
         if first is not None:
             other, other_line = first
-            esc = [x.encode("unicode_escape").decode("ascii") for x in (other, item)]
             raise GoldboardError(
-                f"{self.source}: rows {other_line} and {line}: item ids '{esc[0]}' and '{esc[1]}' look the same "
-                f"but differ in their Unicode form (NFC vs NFD: an accent stored as one letter or as a combining "
-                f"mark); type the id the same way in both rows"
+                f"{self.source}: rows {other_line} and {line}: item ids '{escaped(other)}' and '{escaped(item)}' "
+                f"{twin_kind(other, item)} ({self.layout.item_col}): one item typed twice, or two items a reader "
+                f"cannot tell apart; type the id the same way in both rows"
             )
-        self.nfc_first[key] = (item, line)
+        self.nfc_first[id_key(item)] = (item, line)
+
+    def _where(self) -> str:
+        """What a table's ``_line`` counts: a JSONL line, a JSON record, else a spreadsheet row."""
+        return {".jsonl": "line", ".ndjson": "line", ".json": "record"}.get(Path(self.source).suffix.lower(), "row")
+
+    def _no_placeholder_ids(self, rec: dict, line: int) -> None:
+        """An id cell holding ``NA``, ``#N/A``, ``NULL``, ``-`` ... (a missing value as a
+        spreadsheet, R or pandas writes it) is refused naming the row: it is no item."""
+        m = self.m
+        for col in dict.fromkeys(c for c in (self.layout.item_col, m.case_col, m.output_col) if c):
+            text = cell_text(rec.get(col))
+            if text and is_placeholder_id(text):
+                raise GoldboardError(placeholder_message(f"{self.source}: {self._where()} {line}", col, text))
 
     def _no_nested_ids(self, rec: dict, line: int) -> None:
         """An id or rater cell holding a JSON list or object (``"case_id": ["C2"]``) is refused:
@@ -665,24 +726,53 @@ class _TableReader:
         ):
             v = rec.get(col) if col else None
             if isinstance(v, (list, dict)):
-                suffix = Path(self.source).suffix.lower()
-                where = {".jsonl": "line", ".ndjson": "line", ".json": "record"}.get(suffix, "row")
                 raise ParamError(
                     "{source}: {where} {line}: {" + param + "} {col!r} holds a JSON {kind} ({cell}), not an id; "
                     "write the id as text",
                     source=self.source,
-                    where=where,
+                    where=self._where(),
                     line=line,
                     col=col,
                     kind="list" if isinstance(v, list) else "object",
                     cell=json.dumps(v, ensure_ascii=False)[:60],
                 )
 
+    def _value_columns(self, rec: dict) -> dict[str, str]:
+        """Column -> the schema field (or rationale) it holds in this row."""
+        m, layout = self.m, self.layout
+        cols = {c: f for fcols in layout.wide_cols.values() for f, c in fcols.items()}
+        cols.update({c: f for f, c in layout.long_cols.items() if f not in layout.checkbox_cols})
+        if layout.pair and m.value_col:
+            cols[m.value_col] = cell_text(rec.get(m.field_col)) if not isinstance(rec.get(m.field_col), list) else ""
+        why = self.rationale.name if self.rationale is not None else "rationale"
+        for c in [layout.rationale_col, *m.rationale_cols.values()]:
+            if c:
+                cols[c] = why
+        return cols
+
+    def _no_nested_values(self, rec: dict, line: int) -> None:
+        """A rating cell holding a JSON list in a single-choice field (``"label": ["Supported"]``)
+        or a JSON object in any field is refused naming the line and field: it is not one value
+        (only a multi-select field takes a list), and reading its element would bend what the
+        file says."""
+        for col, fname in self._value_columns(rec).items():
+            v = rec.get(col)
+            if not isinstance(v, dict) and not (isinstance(v, list) and fname not in self.multi):
+                continue
+            cell = json.dumps(v, ensure_ascii=False, default=str)[:60]
+            where = f"{self.source}: {self._where()} {line}: {col!r} ({fname or 'no field'})"
+            if isinstance(v, dict):
+                raise GoldboardError(f"{where} holds a JSON object ({cell}), not a value; write the value as text")
+            raise GoldboardError(
+                f"{where} holds a JSON list ({cell}), but {fname or 'the field'} takes one value (only a "
+                f"multi-select field takes a list); write the value as text"
+            )
+
     def _wide_ratings(self, rec: dict) -> list[tuple[str, dict, str | None, dict]]:
         """``(rater, values, rationale, field columns)`` of each rater's columns of a wide row."""
         per_rater = []
         for rater, fcols in self.layout.wide_cols.items():
-            vals = {f: _decode(_nan_text(rec.get(c)), self.codes.get(c)) for f, c in fcols.items()}
+            vals = {f: _decode(_nan_text(rec.get(c)), self.codes.get(c) or self.codes.get(f)) for f, c in fcols.items()}
             vals = {f: v for f, v in vals.items() if not is_blank(v)}
             rcol = self.m.rationale_cols.get(rater) or self.m.rationale_col
             rat = cell_text(rec.get(rcol)) if rcol else None

@@ -23,11 +23,15 @@
 
 from __future__ import annotations
 
+import os
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 from click.core import ParameterSource
+
+from goldboard.text import BIDI_CONTROLS
 
 #: the one documented meaning of an omitted --round for commands that analyse one round
 ROUND_DEFAULT_HELP = "the latest pulled round"
@@ -36,10 +40,22 @@ ROUND_IN_FORCE_HELP = "per item, the latest round every rater rated"
 
 
 class OutputFile(click.Path):
-    """A file the command writes (never a folder); see :func:`goldboard.cli._output.guard_outputs`."""
+    """A file the command writes (never a folder); see :func:`goldboard.cli._output.guard_outputs`.
+    A path holding a control, line-break or bidi-control character (``-o $'units.jsonl\\n'``, a
+    pasted escape sequence) is refused: it would write a file whose name looks like another's."""
 
     def __init__(self) -> None:
         super().__init__(dir_okay=False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = os.fsdecode(value) if isinstance(value, (str, bytes, os.PathLike)) else str(value)
+        bad = sorted(
+            {f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in BIDI_CONTROLS}
+        )
+        if bad:
+            shown = text.encode("unicode_escape").decode("ascii")
+            self.fail(f"'{shown}': the file name contains control character(s) {', '.join(bad)}", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 class SharedOption(click.Option):
@@ -112,6 +128,24 @@ def format_option(
     )
 
 
+class _AliasOption(click.Option):
+    """A :func:`deprecated_alias`: given together with the option it is another spelling of
+    (``--raters X --rater-cols Y``), the command is refused -- one of the two would silently win."""
+
+    def __init__(self, *args: Any, new: str, dest: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.new_flag, self.dest = new, dest
+
+    def handle_parse_result(self, ctx: click.Context, opts: Any, args: list[str]) -> Any:
+        if opts.get(self.name) not in (None, ()) and opts.get(self.dest) not in (None, ()):
+            raise click.UsageError(
+                f"{self.opts[0]} and {self.new_flag} both given: {self.opts[0]} is the old spelling of "
+                f"{self.new_flag}; give {self.new_flag} only",
+                ctx=ctx,
+            )
+        return super().handle_parse_result(ctx, opts, args)
+
+
 def deprecated_alias(old: str, new: str, dest: str, type: Any = None, multiple: bool = False) -> Callable:
     """``old`` (e.g. ``--out``), hidden, as another spelling of the option ``new`` whose
     parameter is ``dest``: its value goes to ``dest`` and stderr says
@@ -128,6 +162,9 @@ def deprecated_alias(old: str, new: str, dest: str, type: Any = None, multiple: 
     return click.option(
         old,
         f"deprecated_{dest}",
+        cls=_AliasOption,
+        new=new,
+        dest=dest,
         hidden=True,
         expose_value=False,
         type=type,

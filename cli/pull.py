@@ -71,6 +71,13 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     "every item); without it such columns are refused as a copied column. Recorded in the round.",
 )
 @click.option(
+    "--read-hidden",
+    is_flag=True,
+    help="XLSX: read the sheet's hidden rows and hidden columns too (hidden by hand, by a filter or an "
+    "outline); without it a table with hidden rows, or a hidden column that is read, is refused naming them. "
+    "Recorded in the round.",
+)
+@click.option(
     "--rationale-col",
     default=None,
     help="Table: the rationale column (long), or RATER=COLUMN,... (wide). Default: a column named like "
@@ -143,6 +150,7 @@ def pull_cmd(
     field_name: str | None,
     rater_cols: tuple[str, ...],
     identical_ok: bool,
+    read_hidden: bool,
     rationale_col: str | None,
     case_col: str | None,
     output_col: str | None,
@@ -194,6 +202,7 @@ def pull_cmd(
         "--field": field_name,
         "--rater-cols": rater_cols,
         "--identical-columns-ok": identical_ok,
+        "--read-hidden": read_hidden,
         "--rationale-col": rationale_col,
         "--case-col": case_col,
         "--output-col": output_col,
@@ -273,6 +282,7 @@ def _table_mapping(opts: dict[str, Any], rater_names: tuple[str, ...]) -> TableM
         sheet=opts["--sheet"],
         rater_names=_pairs(rater_names, "--rater") if rater_names else {},
         identical_ok=bool(opts["--identical-columns-ok"]),
+        read_hidden=bool(opts["--read-hidden"]),
     )
 
 

@@ -30,7 +30,13 @@ def server_group() -> None:
 
 
 @server_group.command("start")
-@click.option("--port", type=int, default=srv.DEFAULT_PORT, show_default=True, help="Port (exactly this one).")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=srv.DEFAULT_PORT,
+    show_default=True,
+    help="Port (exactly this one).",
+)
 @click.option(
     "--host",
     default=srv.HOST,

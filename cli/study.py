@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import click
 
 from goldboard.annotate import server as srv
 from goldboard.errors import GoldboardError
-from goldboard.study import Study, shown_url
+from goldboard.study import Study, check_free_text, shown_url
 from goldboard.text import did_you_mean
 from goldboard.workflows.methods import set_study_facts
 from goldboard.workflows.study_edit import add_rater
@@ -167,7 +168,10 @@ def set_cmd(
         rater, eq, text = pair.partition("=")
         if not eq or not rater.strip():
             raise GoldboardError(f"--rater-info {pair!r}: write RATER=TEXT, e.g. onc_a='oncologist, 8 years'")
+        check_free_text(re.sub(r"[\t\r\n]", " ", text), f"--rater-info {rater.strip()}=...")
         info[rater.strip()] = text
+    if case_source is not None:
+        check_free_text(re.sub(r"[\t\r\n]", " ", case_source), "--case-source")  # line breaks: one space
     changes = st.set(
         url=url,
         data_dir=(str(Path(data_dir).expanduser().resolve()) if data_dir else "") if data_dir is not None else None,

@@ -168,7 +168,6 @@ def test_the_cli_names_the_flag_of_a_library_parameter():
             "Error: --least-frequent: the least frequent category's probability applies to --alpha-min",
         ),
         (["score", "--gold", "g", "--study", "s"], "Error: --gold and --study: give one of them"),
-        (["server", "start", "--data-dir", "{tmp}/srv", "--port", "0"], "Error: --port: 0 is not a TCP port"),
         (
             ["study", "init", "{tmp}/s", "--schema", "mtb", "--raters", "a,a"],
             "Error: --raters: rater names must be unique",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import unicodedata
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,29 +35,34 @@ import pandas as pd
 
 from goldboard.annotate.pull import INVALID_COLUMNS, PullResult, Source, collect, rule_warnings
 from goldboard.annotate.push import round_use
+from goldboard.cases.ids import escaped, id_key, twin_kind
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
     TableRead,
     _multi_parts,
+    cell_text,
     cells_json,
     read_codes,
     read_ratings_table,
     to_tasks,
 )
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import (
     duplicate_headers,
+    hidden_cells,
     iter_jsonl,
     merged_cells,
     merged_error,
     read_csv_frame,
     read_records,
+    sha256_file,
+    study_own_file,
     write_csv_atomic,
     write_jsonl_atomic,
     write_text_atomic,
 )
-from goldboard.study import Study, check_rater_map
+from goldboard.study import Study, check_free_text, check_rater_map
 from goldboard.text import did_you_mean, utc_now
 
 TABLE_MODE = "table"
@@ -267,6 +272,7 @@ def pull_table(
         "rows": read.rows,
         "pulled_at": utc_now(),
         **({"identical_columns_ok": True} if mapping.identical_ok else {}),
+        **({"hidden_read": read.hidden} if read.hidden else {}),
         **({"sheet": mapping.sheet} if mapping.sheet else {}),
     }
     if new_round:
@@ -284,8 +290,11 @@ def _read_table_ratings(
     schema = study.schema
     if ":" in source or not source.strip():
         raise GoldboardError(f"--source {source!r}: give a name without ':'")
+    check_free_text(source, "source", "the name")
+    _not_the_studys_own(study, path)
     code_map = read_codes(codes) if codes else None
     df = _cells_frame(path, mapping.sheet)
+    _not_a_copy_of_a_round(study, path, df)
     dup = duplicate_headers(path, mapping.sheet)
     if dup:
         raise GoldboardError(
@@ -306,6 +315,7 @@ def _read_table_ratings(
         if set(cols) & set(read.columns):
             raise merged_error(path, title, rng)
         read.merged.append(f"cells {rng} ({', '.join(cols)}) are merged; that column is not read")
+    _check_hidden(path, mapping, read, set(df["_line"]))
     for tr in read.ratings:
         if tr.rater not in raters:
             raise GoldboardError(
@@ -317,23 +327,101 @@ def _read_table_ratings(
     return read
 
 
+def _not_the_studys_own(study: Study, path: Path) -> None:
+    """A table is ratings from outside the study: one of the study's own files (a round's
+    ``ratings.csv``, ``units.jsonl``, a gold release, a report goldboard wrote), or a copy whose
+    bytes equal a round's ratings or a gold release's, is refused -- pulled as a new round it
+    would pass the study's own ratings off as a second, independent rating of the items."""
+    if path.is_file():
+        own = study_own_file(path, [study.path])
+        inside = own is not None and Path(os.path.abspath(own[0])) == Path(os.path.abspath(study.path))
+        reports = study.reports_dir
+        if inside or Path(os.path.abspath(path)).is_relative_to(os.path.abspath(reports)):
+            what = own[1] if own is not None else "a report goldboard wrote"
+            raise GoldboardError(
+                f"{path}: is the study's own file ({what}), not a ratings table from outside it; pull the "
+                f"table the raters filled in"
+            )
+    size = path.stat().st_size if path.is_file() else -1
+    for folder in (study.path / "rounds", study.gold_dir):
+        for own_file in sorted(folder.glob("*/*.csv")) if folder.is_dir() else []:
+            if own_file.stat().st_size == size and sha256_file(own_file) == sha256_file(path):
+                raise GoldboardError(
+                    f"{path}: holds the same bytes as the study's {own_file.relative_to(study.path)}: a copy of "
+                    f"the study's own ratings, not a new rating of the items; pull the table the raters filled in"
+                )
+
+
+def _not_a_copy_of_a_round(study: Study, path: Path, df: pd.DataFrame) -> None:
+    """A table in goldboard's own ratings layout whose rows (item, rater, field, value) are
+    exactly a round's -- a copy re-saved by a spreadsheet, so its bytes changed -- is refused
+    like the file itself (:func:`_not_the_studys_own`)."""
+    key_cols = ["item_id", "rater", "field", "value"]
+    if not {*key_cols, "annotation_id"} <= set(df.columns):
+        return
+    mine = Counter(tuple(cell_text(v) for v in row) for row in df[key_cols].itertuples(index=False))
+    for n in study.pulled_rounds():
+        theirs = read_ratings_csv(study.ratings_path(n))
+        if len(theirs) == sum(mine.values()) and mine == Counter(
+            map(tuple, theirs[key_cols].astype(str).itertuples(index=False))
+        ):
+            raise GoldboardError(
+                f"{path}: holds the same ratings as the study's rounds/{n}/ratings.csv (item, rater, field and value "
+                f"on every row): a copy of the study's own ratings, not a new rating of the items; pull the table the "
+                f"raters filled in"
+            )
+
+
+def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set[int]) -> None:
+    """XLSX rows holding data that are hidden (by hand, a filter, a collapsed outline), and
+    hidden columns the mapping reads, are refused naming them: whoever hid them may have meant
+    "not these", and they would be read like the rest.  ``mapping.read_hidden`` reads them
+    (recorded in the round, and said in a warning)."""
+    if mapping.read_hidden and path.suffix.lower() not in (".xlsx", ".xlsm"):
+        raise GoldboardError(f"{path} is not a workbook (only .xlsx has hidden rows and columns)", param="read_hidden")
+    title, rows, cols = hidden_cells(path, mapping.sheet)
+    rows = [r for r in rows if r in lines]
+    cols = [(letter, name) for letter, name in cols if name in read.columns]
+    if not rows and not cols:
+        return
+    shown_rows = ", ".join(map(str, rows[:8])) + (", ..." if len(rows) > 8 else "")
+    shown_cols = ", ".join(f"{letter} ({name})" for letter, name in cols)
+    what = " and ".join(
+        x
+        for x in (
+            f"{len(rows)} hidden row{'s' if len(rows) != 1 else ''} ({shown_rows})" if rows else "",
+            f"hidden column{'s' if len(cols) != 1 else ''} {shown_cols}" if cols else "",
+        )
+        if x
+    )
+    if not mapping.read_hidden:
+        raise ParamError(
+            "{path}: sheet {title}: {what} would be read like the visible cells (hidden by hand, by a filter or "
+            "an outline); unhide them, delete what is not ratings, or pass {read_hidden} to read them",
+            path=path,
+            title=title,
+            what=what,
+        )
+    read.hidden = {"rows": rows, "columns": [name for _, name in cols]}
+    read.merged.append(f"sheet {title}: read {what} (--read-hidden)")
+
+
 def _check_additions(
     study: Study, path: Path, read: TableRead, known: dict[str, dict], n: int, held: set[str] | None, allow: bool
 ) -> None:
-    """Refuse a table that would silently change the study's items: an id that looks like a
-    known item's but differs in its Unicode form (NFC vs NFD), or items new to round ``n``
+    """Refuse a table that would silently change the study's items: an id that differs from a
+    known item's only in letter case or in its Unicode form (NFC vs NFD), or items new to round ``n``
     when the round already has decisions or a gold release (its adjudication and gold would
     silently stop covering it; ``allow``: ``--add-to-adjudicated-round``).  ``held``: the
     unknown ids that are held out, never added (``None``: a table-born study adds them)."""
-    nfc = {unicodedata.normalize("NFC", k): k for k in known}
+    keys = {id_key(k): k for k in known}
     for it in read.items:
-        other = nfc.get(unicodedata.normalize("NFC", it))
+        other = keys.get(id_key(it))
         if it not in known and other is not None:
-            esc = [x.encode("unicode_escape").decode("ascii") for x in (it, other)]
             raise GoldboardError(
-                f"{path}: item id '{esc[0]}' looks like the study's item '{esc[1]}' but differs in its "
-                f"Unicode form (NFC vs NFD: an accent stored as one letter or as a combining mark); type it as the "
-                f"study has it"
+                f"{path}: item id '{escaped(it)}' looks like the study's item '{escaped(other)}' (the two ids "
+                f"{twin_kind(it, other)}): one item typed twice, or two items a reader cannot tell apart; type it "
+                f"as the study has it"
             )
     if allow or not any(r.number == n for r in study.rounds):
         return
