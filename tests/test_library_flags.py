@@ -178,10 +178,10 @@ def test_the_cli_names_the_flag_of_a_library_parameter():
             "(--level ordinal or an ordinal schema field)",
         ),
     ],
-    ids=["plan-size", "score", "server-start", "study-init", "agree"],
+    ids=["plan-size", "score", "study-init", "agree"],
 )
 def test_users_read_the_flag_they_typed(tmp_path, args, line):
-    """Library errors (parameters ``least_frequent``/``alpha_min``, ``gold``/``study``, ``port``,
+    """Library errors (parameters ``least_frequent``/``alpha_min``, ``gold``/``study``,
     ``raters``, ``dichotomize``/``levels``) print the flags of the command that ran."""
     from conftest import invoke_cli
 
