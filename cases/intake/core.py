@@ -81,7 +81,8 @@ class Annotation:
     whole annotation could not be read (e.g. ``empty result``).  ``user``: the source account
     (a Label Studio user id) or ``None``.  ``at``: when it was made or last changed, as the source
     gave it; ``raw``: the answer verbatim for invalid.csv (``raw_is_text``: already the text to
-    write, e.g. a table's cells as JSON)."""
+    write, e.g. a table's cells as JSON).  ``held``: a reason the caller (who knows the study) holds
+    it out for, e.g. an item the study does not have."""
 
     entries: list[tuple[str | None, Answer]] = field(default_factory=list)
     unreadable: str = ""
@@ -92,6 +93,8 @@ class Annotation:
     annotation_id: Any = None
     raw: Any = None
     raw_is_text: bool = False
+    #: a reason the caller holds it out for (the study's view: an unknown item, a rating another source gave)
+    held: str = ""
 
 
 @dataclass
@@ -421,6 +424,8 @@ def _attribute(
                     reasons.append(f"annotated by {who}, who is not a study rater")
             if not item:
                 reasons.append(NO_ITEM)
+            if ann.held:
+                reasons.append(ann.held)
             if ann.cancelled:
                 reasons.append("skipped (cancelled) annotation")
                 values: dict[str, str] = {}
