@@ -70,7 +70,7 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     "field_name",
     default=None,
     help="Table: the schema field that --label-col/--rater-cols hold; --from-file: the field the export's "
-    "labels answer (default: the schema's first rated field).",
+    "labels answer (default: the schema's primary field).",
 )
 @aliased_option(
     ["--rater-cols"],

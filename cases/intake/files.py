@@ -28,7 +28,7 @@ from goldboard.text import did_you_mean
 @dataclass(frozen=True)
 class FileOptions:
     """What ``goldboard pull`` tells a file reader: the schema field the file's labels answer
-    (``None``: the reader's default, the schema's first rated field), the record key holding the
+    (``None``: the reader's default, the schema's primary field), the record key holding the
     item id (``None``: ``item_id``, then the reader's default), and the source name for provenance."""
 
     field: str | None = None
@@ -62,9 +62,9 @@ class FileFormat:
 
 
 def target_field(schema: Schema, options: FileOptions) -> Field:
-    """The schema field a file's labels answer: ``--field``, else the schema's first rated field."""
+    """The schema field a file's labels answer: ``--field``, else the schema's primary field."""
     if options.field is None:
-        return schema.rated_fields[0]
+        return schema.primary_field
     names = [f.name for f in schema.rated_fields]
     if options.field not in names:
         raise GoldboardError(
