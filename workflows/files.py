@@ -51,11 +51,8 @@ class FilePullResult:
     def describe(self) -> str:
         s = self.summary
         f = s["file"]
-        lines = [f"{f['format']} export {self.source} ({f['rows']} records):"]
-        lines.append(self.pull.describe())
-        if self.new_items:
-            lines.append(f"  {len(self.new_items)} new items recorded in units.jsonl")
-        return "\n".join(lines)
+        self.pull.notes = [f"  {len(self.new_items)} new items recorded in units.jsonl"] if self.new_items else []
+        return f"{f['format']} export {self.source} ({f['rows']} records):\n" + self.pull.describe()
 
 
 def pull_file(

@@ -77,36 +77,10 @@ class TablePullResult:
         return self.pull.summary
 
     def describe(self) -> str:
-        s = self.pull.summary
-        lines = [
-            f"round {s['round']}: {s['valid_annotations']} valid ratings from {self.source} "
-            f"({s['table']['rows']} rows) -> {len(self.pull.ratings)} rating rows"
-        ]
-        for r, c in s["raters"].items():
-            lines.append(f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded")
-            if c.get("blank"):
-                lines[-1] += f", {c['blank']} blank"
-            if c.get("no_rationale"):
-                lines[-1] += f", {c['no_rationale']} without a rationale"
-        if s["invalid_annotations"] or s["superseded_annotations"]:
-            lines.append(
-                f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
-                f"(see {self.paths.get('invalid', 'invalid.csv')})"
-            )
-            for reason, n in list(s["invalid_reasons"].items())[:8]:
-                lines.append(f"    {n} x {reason}")
-        norm = s.get("normalised") or []
-        if norm:
-            n = sum(x["n"] for x in norm)
-            shown = ", ".join(f"{x['from']!r} -> {x['to']} ({x['n']})" for x in norm[:6])
-            more = f", ... {len(norm) - 6} more spellings (pull.json)" if len(norm) > 6 else ""
-            lines.append(f"  {n} value{'s' if n != 1 else ''} read in the schema's spelling: {shown}{more}")
-        if self.new_items:
-            lines.append(f"  {len(self.new_items)} new items recorded in units.jsonl")
-        lines.append("  " + self.changes["text"])
-        for w in s.get("warnings", []):
-            lines.append(f"  warning: {w}")
-        return "\n".join(lines)
+        """The intake's one summary text, with the items recorded and what changed since the last pull."""
+        self.pull.notes = [f"  {len(self.new_items)} new items recorded in units.jsonl"] if self.new_items else []
+        self.pull.notes.append("  " + self.changes["text"])
+        return self.pull.describe()
 
 
 def normalised_spellings(read: TableRead, schema) -> list[dict[str, Any]]:

@@ -242,29 +242,51 @@ class IntakeResult:
     #: item -> task data, for tasks mapped by ``item_key`` (projects goldboard did not create)
     items_data: dict[str, dict] = field(default_factory=dict)
 
+    #: lines the caller adds before the warnings (items recorded, what changed since the last pull)
+    notes: list[str] = field(default_factory=list)
+
     def describe(self) -> str:
+        """The one summary text of a pull, whatever the source (read from :attr:`summary`)."""
         s = self.summary
-        lines = [f"round {s['round']}: {s['valid_annotations']} valid annotations -> {len(self.ratings)} rating rows"]
-        for r, c in s["raters"].items():
-            lines.append(
-                f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded, "
-                f"{c['unannotated']} unannotated"
-                + (
-                    f"; {c['by_other_users']} annotations by other users held out of {r}'s project"
-                    if c.get("by_other_users")
-                    else ""
-                )
-            )
+        tab = s.get("table")
+        if tab is not None:
+            head = f"{s['valid_annotations']} valid ratings from {tab['source']} ({tab['rows']} rows)"
+        else:
+            head = f"{s['valid_annotations']} valid annotations"
+        lines = [f"round {s['round']}: {head} -> {len(self.ratings)} rating rows"]
+        lines += [f"  {r}: {_rater_line(r, c)}" for r, c in s["raters"].items()]
         if s["invalid_annotations"] or s["superseded_annotations"]:
             lines.append(
                 f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
-                f"annotations (see {self.paths.get('invalid', 'invalid.csv')})"
+                + ("" if tab is not None else "annotations ")
+                + f"(see {self.paths.get('invalid', 'invalid.csv')})"
             )
             for reason, n in list(s["invalid_reasons"].items())[:8]:
                 lines.append(f"    {n} x {reason}")
+        norm = s.get("normalised") or []
+        if norm:
+            n = sum(x["n"] for x in norm)
+            shown = ", ".join(f"{x['from']!r} -> {x['to']} ({x['n']})" for x in norm[:6])
+            more = f", ... {len(norm) - 6} more spellings (pull.json)" if len(norm) > 6 else ""
+            lines.append(f"  {n} value{'s' if n != 1 else ''} read in the schema's spelling: {shown}{more}")
+        lines += self.notes
         for w in s.get("warnings", []):
             lines.append(f"  warning: {w}")
         return "\n".join(lines)
+
+
+def _rater_line(r: str, c: dict[str, Any]) -> str:
+    """``onc_a: 3 rated, 0 invalid, 1 superseded[, N unannotated][; N by other users][, N blank][, ...]``."""
+    line = f"{c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded"
+    if "unannotated" in c:
+        line += f", {c['unannotated']} unannotated"
+    if c.get("by_other_users"):
+        line += f"; {c['by_other_users']} annotations by other users held out of {r}'s project"
+    if c.get("blank"):
+        line += f", {c['blank']} blank"
+    if c.get("no_rationale"):
+        line += f", {c['no_rationale']} without a rationale"
+    return line
 
 
 # --------------------------------------------------------------------------- the pipeline
