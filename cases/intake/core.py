@@ -145,7 +145,29 @@ def choices_answer(ch: Any) -> Answer:
     return Answer(choices=tuple(ch))
 
 
-def validate(entries: list[tuple[str | None, Answer]], schema: Schema) -> tuple[dict[str, str], list[str]]:
+@dataclass(frozen=True)
+class _Fields:
+    """A schema's fields as validation reads them, computed once per pull (not once per annotation)."""
+
+    fields: tuple[Field, ...]
+    by_name: dict[str, Field]
+    categories: dict[str, list[str]]
+    order: dict[str, dict[str, int]]
+
+    @classmethod
+    def of(cls, schema: Schema) -> _Fields:
+        cats = {f.name: f.categories for f in schema.fields}
+        return cls(
+            tuple(schema.fields),
+            {f.name: f for f in schema.fields},
+            cats,
+            {n: {v: i for i, v in enumerate(c)} for n, c in cats.items()},
+        )
+
+
+def validate(
+    entries: list[tuple[str | None, Answer]], schema: Schema, fields: _Fields | None = None
+) -> tuple[dict[str, str], list[str]]:
     """Read one annotation's answers against ``schema``: ``(values, problems)``.
 
     ``values`` maps field name -> canonical value for every field answered (binary: an unticked
@@ -153,20 +175,20 @@ def validate(entries: list[tuple[str | None, Answer]], schema: Schema) -> tuple[
     text: the text).  ``problems`` lists one-line reasons it is not a valid rating (empty: valid).
     Choice values are read with :meth:`Field.normalize` (exact, aliases, case/space-insensitive).
     """
+    fs = fields or _Fields.of(schema)
     problems: list[str] = []
-    fields = {f.name: f for f in schema.fields}
     answers: dict[str, Answer] = {}
     for name, ans in entries:
         if name is None:
             problems.append(ans.error)
-        elif name not in fields:
+        elif name not in fs.by_name:
             problems.append(f"unknown field {name!r}")
         elif name in answers:
             problems.append(f"{name}: answered twice")
         else:
             answers[name] = ans
     values: dict[str, str] = {}
-    for f in schema.fields:
+    for f in fs.fields:
         ans = answers.get(f.name)
         if ans is not None and ans.error:
             problems.append(f"{f.name}: {ans.error}")
@@ -174,9 +196,9 @@ def validate(entries: list[tuple[str | None, Answer]], schema: Schema) -> tuple[
             if ans is not None:
                 values[f.name] = ans.text or ""
         else:
-            _choice_value(f, list(ans.choices or ()) if ans is not None else [], values, problems)
+            _choice_value(f, list(ans.choices or ()) if ans is not None else [], values, problems, fs)
     if not problems:
-        for f in schema.fields:
+        for f in fs.fields:
             if not f.required or not _shown(f, values):
                 continue
             v = values.get(f.name)
@@ -185,11 +207,15 @@ def validate(entries: list[tuple[str | None, Answer]], schema: Schema) -> tuple[
     return values, problems
 
 
-def _choice_value(f: Field, choices: list[Any], values: dict[str, str], problems: list[str]) -> None:
+def _choice_value(f: Field, choices: list[Any], values: dict[str, str], problems: list[str], fs: _Fields) -> None:
     """The canonical value of choice field ``f`` answered ``choices`` into ``values``, or its problems."""
     canon: list[str] = []
     bad = False
+    cats = fs.categories[f.name]
     for c in choices:
+        if isinstance(c, str) and c in fs.order[f.name]:
+            canon.append(c)  # the schema's own spelling (what normalize returns first)
+            continue
         bad_chars = control_chars(c) if isinstance(c, str) else []
         if bad_chars:
             problems.append(f"{f.name}: {short(c)!r} contains control character {', '.join(bad_chars)}")
@@ -198,20 +224,19 @@ def _choice_value(f: Field, choices: list[Any], values: dict[str, str], problems
         try:
             canon.append(f.normalize(c))
         except ValueNotInSchema:
-            problems.append(f"{f.name}: {short(c)!r} is not a value of {f.name} (allowed: {', '.join(f.categories)})")
+            problems.append(f"{f.name}: {short(c)!r} is not a value of {f.name} (allowed: {', '.join(cats)})")
             bad = True
     if bad:
         return
     canon = list(dict.fromkeys(canon))
     if f.kind == "binary":
-        absent, present = f.categories
+        absent, present = cats
         if len(canon) > 1:
             problems.append(f"{f.name}: both {absent!r} and {present!r}")
             return
         values[f.name] = canon[0] if canon else absent
     elif f.kind == "multi":
-        order = {v: i for i, v in enumerate(f.categories)}
-        values[f.name] = MULTI_SEP.join(sorted(canon, key=order.__getitem__))
+        values[f.name] = MULTI_SEP.join(sorted(canon, key=fs.order[f.name].__getitem__))
     elif len(canon) > 1:
         problems.append(f"{f.name}: {len(canon)} values for a single-choice field ({', '.join(canon)})")
     elif canon:
@@ -409,6 +434,7 @@ def _attribute(
     """Steps 1 and 2 of the module docstring for every annotation."""
     rater_user = {r: uid for uid, r in user_raters.items()}
     names = {**(known_users or {}), **user_raters}
+    fields = _Fields.of(schema)
     seen = _Attributed(candidates=defaultdict(list), expected={r: set() for r in raters})
     for sh in shown:
         seen.task_count += 1
@@ -455,7 +481,7 @@ def _attribute(
                 values = {}
                 reasons.append(ann.unreadable)
             else:
-                values, problems = validate(ann.entries, schema)
+                values, problems = validate(ann.entries, schema, fields)
                 reasons.extend(problems)
             base.update(rater=rater, values=values, reasons=reasons)
             if foreign:  # held out; it is not the rater's, so it never displaces the rater's own rating
@@ -616,7 +642,10 @@ def _invalid_row(round_number: int, kind: str, reason: str, a: dict) -> dict:
 
 
 def _raw_text(ann: Annotation) -> str:
-    """The annotation's answer verbatim: text as given, UTF-8 JSON bytes decoded, else as JSON."""
+    """The annotation's answer verbatim: text as given (or made by a callable, only for the rows held
+    out), UTF-8 JSON bytes decoded, else as JSON."""
+    if callable(ann.raw):
+        return ann.raw()
     if ann.raw_is_text:
         return ann.raw
     if isinstance(ann.raw, bytes):

@@ -10,6 +10,7 @@ validated here: the intake core does it, as for every source.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from goldboard.cases.intake.core import Annotation, Answer, Shown, choices_answer
@@ -45,8 +46,7 @@ def annotation(rating: TableRating, schema: Schema, source: str) -> Annotation:
         entries=found,
         unreadable="" if found else "empty result",
         annotation_id=f"{source}:{rating.line}",
-        raw=cells_json(rating.cells),
-        raw_is_text=True,
+        raw=partial(cells_json, rating.cells),  # made only for a rating held out
     )
 
 
