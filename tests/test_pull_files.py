@@ -81,7 +81,7 @@ def test_a_file_source_into_a_table_born_study(fake, tmp_path):
     g = tmp_path / "y.json"
     g.write_text(json.dumps([{"who": "onc_a", "item": "C-1", "label": "Unsupported"}]))
     res = run("pull", "--study", s, "--from-file", f"fake={g}")
-    assert "onc_a: 0 rated, 1 invalid" in res.output
+    assert "onc_a: 0 rated, 1 invalid" in res.output and "1 x already rated from another source" in res.output
     inv = pd.read_csv(s / "rounds/1/invalid.csv", dtype=str, keep_default_na=False).set_index("annotation_id")
     assert "onc_a already rated 'C-1' in round 1 (x.json)" in inv.loc["y.json:1", "reason"]
     assert "x.json:2" in inv.index  # the first source's held-out row stays

@@ -352,6 +352,8 @@ def int_or(x: Any) -> int:
 
 def reason_kind(reason: str) -> str:
     """A reason without the quoted specifics, for counting."""
+    if " already rated " in reason:  # Annotation.held: another source gave this item x rater
+        return "already rated from another source"
     if ": " in reason and not reason.startswith(("annotated by", "task ")):
         head, rest = reason.split(": ", 1)
         if "is not a value" in rest:
