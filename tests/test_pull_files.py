@@ -96,3 +96,46 @@ def test_unknown_format_names_the_formats(fake, tmp_path):
     assert "'fakr' is not a format goldboard reads" in res.output and "did you mean 'fake'" in res.output
     res = run("pull", "--study", s, "--from-file", "fake", code=1)
     assert "give FORMAT=FILE" in res.output
+
+
+THIRD = """
+import json
+from goldboard.cases.intake.core import Annotation, choices_answer
+from goldboard.cases.intake.files import FileFormat, FileRead
+
+
+def read(path, schema, options):
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    anns = [
+        (r["by"], r["case"], Annotation(entries=[("safety_label", choices_answer(r["says"]))],
+                                        annotation_id=f"{options.source}:{i}"))
+        for i, r in enumerate(rows, start=1)
+    ]
+    info = {r["case"]: {"case_id": r["case"], "output_id": "", "model": ""} for r in rows}
+    return FileRead(anns, {}, info, rows=len(rows), fields=["safety_label"])
+
+
+FORMAT = FileFormat("third_tool", "a third tool's JSONL", read)
+"""
+
+
+def test_a_third_source_is_one_module_in_the_sources_package(tmp_path, monkeypatch):
+    """A new tool's adapter, dropped beside the others (here: a folder added to the package's
+    path), is found by the registry and pulled end to end: nothing else changes."""
+    from goldboard.cases.intake import sources
+    from goldboard.workflows.files import pull_file
+
+    folder = tmp_path / "more_sources"
+    folder.mkdir()
+    (folder / "third_tool.py").write_text(THIRD)
+    monkeypatch.setattr(sources, "__path__", [*sources.__path__, str(folder)])
+    assert "third_tool" in file_formats() and {"prodigy", "doccano"} <= set(file_formats())
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"])
+    f = tmp_path / "third.jsonl"
+    f.write_text('{"by": "onc_a", "case": "C-1", "says": "Unsupported"}\n{"by": "onc_b", "case": "C-1", "says": "x"}\n')
+    res = pull_file(st, "third_tool", f)
+    assert "onc_a: 1 rated, 0 invalid" in res.describe() and "onc_b: 0 rated, 1 invalid" in res.describe()
+    got = pd.read_csv(st.ratings_path(1), dtype=str, keep_default_na=False)
+    assert got[["item_id", "rater", "value", "annotation_id"]].values.tolist() == [
+        ["C-1", "onc_a", "Unsupported", "third.jsonl:1"]
+    ]
