@@ -352,6 +352,28 @@ class Study:
     def pull_report_path(self, round_number: int) -> Path:
         return self.round_dir(round_number) / "pull.json"
 
+    def write_round(
+        self, round_number: int, ratings: pd.DataFrame, invalid: pd.DataFrame, summary: dict[str, Any]
+    ) -> dict[str, Path]:
+        """The one writer of a round's intake: ``rounds/N/ratings.csv``, ``invalid.csv`` and
+        ``pull.json``, each written atomically (a temporary file renamed over it).  Every source
+        of ratings (Label Studio, its exports, ratings tables, other tools' exports) ends here;
+        :mod:`goldboard.cases.intake.rounds` keeps each source's rows apart by provenance.
+        Returns the paths written (``ratings``, ``invalid``, ``summary``)."""
+        import json
+
+        from goldboard.fileio import write_csv_atomic
+
+        paths = {
+            "ratings": self.ratings_path(round_number),
+            "invalid": self.invalid_path(round_number),
+            "summary": self.pull_report_path(round_number),
+        }
+        write_csv_atomic(ratings, paths["ratings"])
+        write_csv_atomic(invalid, paths["invalid"])
+        write_text_atomic(paths["summary"], json.dumps(summary, indent=1, ensure_ascii=False, default=str) + "\n")
+        return paths
+
     def assignment_path(self, round_number: int) -> Path:
         """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""
         return self.round_dir(round_number) / "assignment.csv"

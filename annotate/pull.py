@@ -1,5 +1,10 @@
 """Pull: Label Studio annotations -> the tidy ratings table, validated against the schema.
 
+The Label Studio source of the ratings intake: this module reads a server's projects (or
+hand-downloaded exports), :mod:`goldboard.cases.intake.sources.label_studio` turns each task into
+intake records, the intake core (:mod:`goldboard.cases.intake.core`) runs the steps below, and
+:meth:`Study.write_round` writes the round.
+
 One export request per project (``GET /api/projects/<id>/export?exportType=JSON
 &download_all_tasks=true``), never one request per task.  Every annotation is
 
@@ -42,11 +47,9 @@ project id and omits skipped annotations, so prefer ``JSON``).
 from __future__ import annotations
 
 import json
-import math
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,31 +57,18 @@ import pandas as pd
 
 from goldboard.adjudicate.rules import rating_rule_breaks
 from goldboard.annotate.client import connect, jobs_for
-from goldboard.cases.ratings import MULTI_SEP, RATINGS_COLUMNS, rating_grid, read_ratings_csv
+from goldboard.annotate.config_match import configs_match
+from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult, int_or, validate
+from goldboard.cases.intake.core import collect as intake_collect
+from goldboard.cases.intake.rounds import LABEL_STUDIO, keep_others, sources_of
+from goldboard.cases.intake.sources import label_studio as ls_source
+from goldboard.cases.ratings import RATINGS_COLUMNS, rating_grid, read_ratings_csv
 from goldboard.errors import GoldboardError, LabelStudioError, check_rater_map
-from goldboard.fileio import iter_jsonl, read_csv_frame, write_csv_atomic, write_text_atomic
-from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.fileio import iter_jsonl, read_csv_frame
+from goldboard.label_configs.schema import Schema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
-from goldboard.text import did_you_mean, utc_now
+from goldboard.text import did_you_mean
 
-INVALID_COLUMNS = [
-    "round",
-    "kind",
-    "reason",
-    "rater",
-    "item_id",
-    "case_id",
-    "output_id",
-    "model",
-    "task_id",
-    "project_id",
-    "annotation_id",
-    "completed_by",
-    "annotated_at",
-    "lead_time",
-    "was_cancelled",
-    "result",
-]
 #: keys of a JSON_MIN row that are not annotation fields
 JSON_MIN_META = {
     "id",
@@ -105,156 +95,16 @@ def parse_result(result: Any, schema: Schema) -> tuple[dict[str, str], list[str]
     absent value; multi: ``|``-joined in schema order, ``""`` when nothing is ticked;
     text: the text, several submissions joined by newlines).  ``problems`` lists
     one-line reasons the annotation is not a valid rating (empty list: valid).
+    The Label Studio source reads the result (:func:`ls_source.entries`), the intake core
+    validates it (:func:`goldboard.cases.intake.core.validate`).
     """
-    problems: list[str] = []
-    if not isinstance(result, list):
-        return {}, [f"result is not a list ({type(result).__name__})"]
-    if not result:
-        return {}, ["empty result"]
-    fields = {f.name: f for f in schema.fields}
-    items: dict[str, dict] = {}
-    for i, item in enumerate(result):
-        if not isinstance(item, dict):
-            problems.append(f"result[{i}] is not an object")
-            continue
-        name = item.get("from_name")
-        if not isinstance(name, str) or name not in fields:
-            problems.append(f"unknown field {name if isinstance(name, str) else _short(name)!r}")
-            continue
-        if name in items:
-            problems.append(f"{name}: answered twice")
-            continue
-        items[name] = item
-    values: dict[str, str] = {}
-    for f in schema.fields:
-        item = items.get(f.name)
-        if f.kind == "text":
-            if item is not None:
-                text, err = _text_of(item)
-                if err:
-                    problems.append(f"{f.name}: {err}")
-                else:
-                    values[f.name] = text
-            continue
-        choices: list[Any] = []
-        if item is not None:
-            choices, err = _choices_of(item)
-            if err:
-                problems.append(f"{f.name}: {err}")
-                continue
-        canon: list[str] = []
-        bad = False
-        for c in choices:
-            bad_chars = control_chars(c) if isinstance(c, str) else []
-            if bad_chars:
-                problems.append(f"{f.name}: {_short(c)!r} contains control character {', '.join(bad_chars)}")
-                bad = True
-                continue
-            try:
-                canon.append(f.normalize(c))
-            except ValueNotInSchema:
-                problems.append(
-                    f"{f.name}: {_short(c)!r} is not a value of {f.name} (allowed: {', '.join(f.categories)})"
-                )
-                bad = True
-        if bad:
-            continue
-        canon = list(dict.fromkeys(canon))
-        if f.kind == "binary":
-            absent, present = f.categories
-            if len(canon) > 1:
-                problems.append(f"{f.name}: both {absent!r} and {present!r}")
-                continue
-            values[f.name] = canon[0] if canon else absent
-        elif f.kind == "multi":
-            order = {v: i for i, v in enumerate(f.categories)}
-            values[f.name] = MULTI_SEP.join(sorted(canon, key=order.__getitem__))
-        else:
-            if len(canon) > 1:
-                problems.append(f"{f.name}: {len(canon)} values for a single-choice field ({', '.join(canon)})")
-                continue
-            if canon:
-                values[f.name] = canon[0]
-    if not problems:
-        for f in schema.fields:
-            if not f.required or not _shown(f, values):
-                continue
-            v = values.get(f.name)
-            if v is None or (f.kind in ("text", "multi") and not v.strip()):
-                problems.append(f"{f.name}: required but missing")
-    return values, problems
-
-
-def _shown(f: Field, values: dict[str, str]) -> bool:
-    sw = f.shown_when
-    if sw is None:
-        return True
-    got = values.get(sw.field)
-    if got is None:
-        return False
-    return bool(set(got.split(MULTI_SEP)) & set(sw.values))
-
-
-def _choices_of(item: dict) -> tuple[list[Any], str]:
-    value = item.get("value")
-    if not isinstance(value, dict):
-        return [], "no value"
-    if "choices" in value:
-        ch = value["choices"]
-        if isinstance(ch, str):
-            ch = [ch]
-        if not isinstance(ch, list) or not all(_is_choice(c) for c in ch):
-            return [], f"malformed choices {_short(ch)!r}"
-        return ch, ""
-    if "rating" in value:
-        if not _is_choice(value["rating"]):
-            return [], f"malformed rating {_short(value['rating'])!r}"
-        return [value["rating"]], ""
-    if "text" in value:
-        return [], "a text answer for a choice field"
-    return [], f"unsupported value {_short(value)!r}"
-
-
-def _is_choice(c: Any) -> bool:
-    """A choice is text or a finite number (never NaN/Infinity, a bool, null or an object)."""
-    if isinstance(c, bool) or not isinstance(c, (str, int, float)):
-        return False
-    return not isinstance(c, float) or math.isfinite(c)
-
-
-def control_chars(text: str) -> list[str]:
-    """The control characters in ``text`` (``U+0000``...), tab, CR and LF excepted: a label holding
-    one is not the label it looks like (a spreadsheet or a script put it there)."""
-    return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) == "Cc" and ch not in "\t\r\n"})
-
-
-def _text_of(item: dict) -> tuple[str, str]:
-    value = item.get("value")
-    if not isinstance(value, dict) or "text" not in value:
-        return "", "no text"
-    t = value["text"]
-    if isinstance(t, str):
-        t = [t]
-    if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
-        return "", f"malformed text {_short(t)!r}"
-    return "\n".join(t), ""
-
-
-def _short(x: Any, n: int = 80) -> str:
-    s = x if isinstance(x, str) else json.dumps(x, ensure_ascii=False, default=str)
-    return s if len(s) <= n else s[: n - 1] + "…"
+    found, unreadable = ls_source.entries(result, schema)
+    if unreadable:
+        return {}, [unreadable]
+    return validate(found, schema)
 
 
 # --------------------------------------------------------------------------- exports
-
-
-def _user_id(completed_by: Any) -> int | None:
-    if isinstance(completed_by, dict):
-        completed_by = completed_by.get("id")
-    try:
-        return int(completed_by) if completed_by is not None else None
-    except (TypeError, ValueError):
-        return None
 
 
 def tasks_from_json_min(rows: list[dict], schema: Schema) -> list[dict]:
@@ -351,72 +201,7 @@ class Source:
     label: str = ""
 
 
-@dataclass
-class PullResult:
-    ratings: pd.DataFrame
-    invalid: pd.DataFrame
-    summary: dict[str, Any]
-    paths: dict[str, Path] = field(default_factory=dict)
-    #: item -> task data, for tasks mapped by ``item_key`` (projects goldboard did not create)
-    items_data: dict[str, dict] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        s = self.summary
-        lines = [f"round {s['round']}: {s['valid_annotations']} valid annotations -> {len(self.ratings)} rating rows"]
-        for r, c in s["raters"].items():
-            lines.append(
-                f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded, "
-                f"{c['unannotated']} unannotated"
-                + (
-                    f"; {c['by_other_users']} annotations by other users held out of {r}'s project"
-                    if c.get("by_other_users")
-                    else ""
-                )
-            )
-        if s["invalid_annotations"] or s["superseded_annotations"]:
-            lines.append(
-                f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
-                f"annotations (see {self.paths.get('invalid', 'invalid.csv')})"
-            )
-            for reason, n in list(s["invalid_reasons"].items())[:8]:
-                lines.append(f"    {n} x {reason}")
-        for w in s.get("warnings", []):
-            lines.append(f"  warning: {w}")
-        return "\n".join(lines)
-
-
-def _ts(value: Any) -> str:
-    if value in (None, ""):
-        return ""
-    try:
-        t = pd.Timestamp(value)
-    except (ValueError, TypeError):
-        return str(value)
-    if t.tzinfo is None:
-        t = t.tz_localize("UTC")
-    return t.tz_convert("UTC").isoformat()
-
-
-def _num(value: Any) -> str:
-    if value is None or value == "":
-        return ""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if math.isnan(x):
-        return ""
-    return repr(int(x)) if x.is_integer() else repr(x)
-
-
-def _reason_kind(reason: str) -> str:
-    """A reason without the quoted specifics, for counting."""
-    if ": " in reason and not reason.startswith(("annotated by", "task ")):
-        head, rest = reason.split(": ", 1)
-        if "is not a value" in rest:
-            return f"{head}: value not in schema"
-        return f"{head}: {rest.split(' (')[0]}"
-    return reason.split(" (")[0]
+PullResult = IntakeResult
 
 
 def collect(
@@ -429,291 +214,13 @@ def collect(
     known_users: dict[int, str] | None = None,
     units: pd.DataFrame | None = None,
 ) -> PullResult:
-    """Attribute, validate and deduplicate the annotations of ``sources``.
-
-    ``user_raters`` maps a server user id to a rater (when known); ``known_users``
-    maps other known user ids to a name (e.g. ``admin``), for messages.  ``units``
-    (item_id, case_id, output_id, model) fills ids a task's data lacks.
-    Pure: no I/O.
-    """
-    unit_info = _unit_info(units)
-    seen = _attribute(sources, schema, raters, round_number, dict(user_raters or {}), known_users, unit_info)
-    kept = _keep_latest(seen, schema, raters, round_number)
-    ratings = _sorted_ratings(pd.DataFrame(kept.rows, columns=RATINGS_COLUMNS), unit_info, raters, schema)
-    invalid = pd.DataFrame(seen.invalid_rows, columns=INVALID_COLUMNS)
-    summary = _pull_summary(seen, kept, schema, raters, round_number, ratings)
-    return PullResult(ratings=ratings, invalid=invalid, summary=summary)
-
-
-@dataclass
-class _Attributed:
-    """Every annotation of a pull, attributed and validated: the candidates per (item, rater), the held out, counts."""
-
-    candidates: dict[tuple[str, str], list[dict]]  # (item, rater) -> annotations
-    expected: dict[str, set[str]]  # rater -> items in the rater's projects
-    invalid_rows: list[dict] = field(default_factory=list)
-    task_count: int = 0
-    total_ann: int = 0
-    seen_task_items: dict[tuple[Any, str], list[Any]] = field(default_factory=lambda: defaultdict(list))
-    unattributed: int = 0
-    by_project_only: set[str] = field(default_factory=set)
-    held_out_foreign: Counter = field(default_factory=Counter)  # rater -> annotations by others in their project
-
-
-@dataclass(frozen=True)
-class _Kept:
-    """The latest valid annotation per (item, rater) as rating rows, and the per-rater counts."""
-
-    rows: list[dict]
-    stats: dict[str, Counter]
-    rated: dict[str, set[str]]
-
-
-def _unit_info(units: pd.DataFrame | None) -> dict[str, dict]:
-    """``{item_id: {item_id, case_id, output_id, model}}`` from the units, in their order."""
-    unit_info: dict[str, dict] = {}
-    if units is not None and len(units):
-        for rec in (
-            units[[c for c in ("item_id", "case_id", "output_id", "model") if c in units.columns]]
-            .astype(str)
-            .to_dict("records")
-        ):
-            unit_info[rec["item_id"]] = rec
-    return unit_info
-
-
-def _attribute(
-    sources: Iterable[Source],
-    schema: Schema,
-    raters: list[str],
-    round_number: int,
-    user_raters: dict[int, str],
-    known_users: dict[int, str] | None,
-    unit_info: dict[str, dict],
-) -> _Attributed:
-    """Step 1 and 2 of the module docstring for every annotation of ``sources``."""
-    rater_user = {r: uid for uid, r in user_raters.items()}
-    names = {**(known_users or {}), **user_raters}
-    seen = _Attributed(candidates=defaultdict(list), expected={r: set() for r in raters})
-    for src in sources:
-        for task in src.tasks:
-            seen.task_count += 1
-            data = task.get("data") or {}
-            item = str(data.get("item_id", "") or "")
-            info = {
-                "item_id": item,
-                "case_id": str(data.get("case_id", "") or ""),
-                "output_id": str(data.get("output_id", "") or ""),
-                "model": str(data.get("model", "") or ""),
-            }
-            if item in unit_info:
-                for k in ("case_id", "output_id", "model"):
-                    if not info[k]:
-                        info[k] = unit_info[item].get(k, "")
-            pid = task.get("project", src.project_id)
-            if item:
-                seen.seen_task_items[(pid, item)].append(task.get("id"))
-                for r in [src.rater] if src.rater else raters:
-                    if r in seen.expected:
-                        seen.expected[r].add(item)
-            for ann in task.get("annotations") or []:
-                seen.total_ann += 1
-                uid = _user_id(ann.get("completed_by"))
-                base = {**info, "task_id": task.get("id"), "project_id": pid, "annotation": ann, "uid": uid}
-                reasons: list[str] = []
-                rater = ""
-                who = f"{names[uid]} (user {uid})" if uid in names else f"user {uid}"
-                foreign = False
-                if src.rater is not None:
-                    rater = src.rater
-                    own = rater_user.get(rater)
-                    if own is None:
-                        seen.by_project_only.add(rater)
-                    elif uid != own:
-                        foreign = True
-                        reasons.append(f"annotated by {who} in {rater}'s project")
-                else:
-                    rater = user_raters.get(uid, "") if uid is not None else ""
-                    if not rater:
-                        seen.unattributed += 1
-                        reasons.append(f"annotated by {who}, who is not a study rater")
-                if not item:
-                    reasons.append(
-                        "task has no item_id in its data (not pushed by goldboard; map one with --item-key KEY)"
-                    )
-                if ann.get("was_cancelled"):
-                    reasons.append("skipped (cancelled) annotation")
-                    values: dict[str, str] = {}
-                else:
-                    values, problems = parse_result(_unpack(ann.get("result")), schema)
-                    reasons.extend(problems)
-                base.update(rater=rater, values=values, reasons=reasons)
-                if foreign:  # held out; it is not the rater's, so it never displaces the rater's own rating
-                    seen.held_out_foreign[rater] += 1
-                    seen.invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
-                elif rater and item:
-                    seen.candidates[(item, rater)].append(base)
-                else:
-                    seen.invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(reasons), base))
-    return seen
-
-
-def _keep_latest(seen: _Attributed, schema: Schema, raters: list[str], round_number: int) -> _Kept:
-    """Step 3: the latest annotation per (item, rater) becomes rating rows (when valid); the others are held out."""
-    rationale = schema.rationale_field
-    row_fields = [f for f in schema.fields if not (rationale is not None and f.name == rationale.name)]
-    invalid_rows = seen.invalid_rows
-    rows: list[dict] = []
-    stats = {r: Counter() for r in raters}
-    rated: dict[str, set[str]] = {r: set() for r in raters}
-    for (item, rater), anns in seen.candidates.items():
-        anns.sort(
-            key=lambda a: (
-                _ts(a["annotation"].get("updated_at") or a["annotation"].get("created_at")),
-                _int_or(a["annotation"].get("id")),
-            )
-        )
-        latest = anns[-1]
-        st = stats.setdefault(rater, Counter())
-        for old in anns[:-1]:
-            st["superseded"] += 1
-            invalid_rows.append(
-                _invalid_row(
-                    round_number,
-                    "superseded",
-                    f"superseded by annotation {latest['annotation'].get('id')} "
-                    f"of the same rater"
-                    + (f" (was also invalid: {'; '.join(old['reasons'])})" if old["reasons"] else ""),
-                    old,
-                )
-            )
-        if latest["reasons"]:
-            st["invalid"] += 1
-            invalid_rows.append(_invalid_row(round_number, "invalid", "; ".join(latest["reasons"]), latest))
-            continue
-        st["valid"] += 1
-        rated.setdefault(rater, set()).add(item)
-        ann = latest["annotation"]
-        common = {
-            "round": round_number,
-            "item_id": item,
-            "case_id": latest["case_id"],
-            "output_id": latest["output_id"],
-            "model": latest["model"],
-            "rater": rater,
-            "rationale": latest["values"].get(rationale.name, "") if rationale is not None else "",
-            "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")),
-            "lead_time": _num(ann.get("lead_time")),
-            "annotation_id": _num(ann.get("id")),
-            "task_id": _num(latest["task_id"]),
-            "project_id": _num(latest["project_id"]),
-        }
-        for f in row_fields:
-            v = latest["values"].get(f.name)
-            if v is None:
-                if f.kind == "multi":
-                    v = ""
-                else:
-                    continue  # not answered (optional or hidden)
-            rows.append({**common, "field": f.name, "value": v})
-    return _Kept(rows=rows, stats=stats, rated=rated)
-
-
-def _sorted_ratings(
-    ratings: pd.DataFrame, unit_info: dict[str, dict], raters: list[str], schema: Schema
-) -> pd.DataFrame:
-    """Rating rows in units order, then rater order, then schema field order."""
-    if len(ratings):
-        item_order = {it: i for i, it in enumerate(unit_info)} if unit_info else {}
-        rater_order = {r: i for i, r in enumerate(raters)}
-        field_order = {f.name: i for i, f in enumerate(schema.fields)}
-        ratings["_i"] = ratings["item_id"].map(lambda x: item_order.get(x, len(item_order)))
-        ratings["_r"] = ratings["rater"].map(lambda x: rater_order.get(x, len(rater_order)))
-        ratings["_f"] = ratings["field"].map(field_order)
-        ratings = (
-            ratings.sort_values(["_i", "item_id", "_r", "rater", "_f"], kind="stable")
-            .drop(columns=["_i", "_r", "_f"])
-            .reset_index(drop=True)
-        )
-    return ratings
-
-
-def _pull_summary(
-    seen: _Attributed, kept: _Kept, schema: Schema, raters: list[str], round_number: int, ratings: pd.DataFrame
-) -> dict[str, Any]:
-    """``pull.json``: counts, reasons, unannotated items per rater, warnings."""
-    invalid_rows, stats, expected, rated = seen.invalid_rows, kept.stats, seen.expected, kept.rated
-    warnings: list[str] = []
-    for r in seen.by_project_only:
-        warnings.append(f"{r}: server user unknown, annotations attributed by project only")
-    dups = {f"{item}": ids for (pid, item), ids in seen.seen_task_items.items() if len(ids) > 1}
-    if dups:
-        warnings.append(f"{len(dups)} items appear in more than one task of a project (e.g. {next(iter(dups))})")
-    reasons = Counter()
-    for row in invalid_rows:
-        if row["kind"] == "invalid":
-            for part in row["reason"].split("; "):
-                reasons[_reason_kind(part)] += 1
-    per_rater = {}
-    for r in sorted(
-        set(raters) | set(stats), key=lambda x: (x not in raters, raters.index(x) if x in raters else 0, x)
-    ):
-        miss = sorted(expected.get(r, set()) - rated.get(r, set()))
-        per_rater[r] = {
-            "valid": stats.get(r, Counter())["valid"],
-            "invalid": stats.get(r, Counter())["invalid"],
-            "superseded": stats.get(r, Counter())["superseded"],
-            "by_other_users": seen.held_out_foreign[r],
-            "items": len(expected.get(r, set())),
-            "unannotated": len(miss),
-            "unannotated_items": miss,
-        }
-    n_invalid = sum(1 for row in invalid_rows if row["kind"] == "invalid")
-    return {
-        "round": round_number,
-        "schema": f"{schema.name} v{schema.version}",
-        "pulled_at": utc_now(),
-        "tasks": seen.task_count,
-        "annotations": seen.total_ann,
-        "valid_annotations": sum(c["valid"] for c in per_rater.values()),
-        "invalid_annotations": n_invalid,
-        "superseded_annotations": len(invalid_rows) - n_invalid,
-        "unattributed_annotations": seen.unattributed,
-        "rating_rows": int(len(ratings)),
-        "invalid_reasons": dict(reasons.most_common()),
-        "raters": per_rater,
-        "duplicate_tasks": dups,
-        "warnings": warnings,
-    }
-
-
-def _int_or(x: Any) -> int:
-    try:
-        return int(x)
-    except (TypeError, ValueError):
-        return -1
-
-
-def _invalid_row(round_number: int, kind: str, reason: str, a: dict) -> dict:
-    ann = a["annotation"]
-    return {
-        "round": round_number,
-        "kind": kind,
-        "reason": reason,
-        "rater": a.get("rater", ""),
-        "item_id": a.get("item_id", ""),
-        "case_id": a.get("case_id", ""),
-        "output_id": a.get("output_id", ""),
-        "model": a.get("model", ""),
-        "task_id": _num(a.get("task_id")),
-        "project_id": _num(a.get("project_id")),
-        "annotation_id": _num(ann.get("id")),
-        "completed_by": "" if a.get("uid") is None else str(a["uid"]),
-        "annotated_at": _ts(ann.get("updated_at") or ann.get("created_at")),
-        "lead_time": _num(ann.get("lead_time")),
-        "was_cancelled": "true" if ann.get("was_cancelled") else "false",
-        "result": json.dumps(_unpack(ann.get("result")), ensure_ascii=False),
-    }
+    """Attribute, validate and deduplicate the annotations of ``sources`` (Label Studio tasks):
+    each task read by :mod:`goldboard.cases.intake.sources.label_studio`, then the intake core
+    (:func:`goldboard.cases.intake.core.collect`).  Pure: no I/O."""
+    shown = (sh for src in sources for sh in ls_source.shown(src.tasks, schema, src.project_id, src.rater))
+    return intake_collect(
+        shown, schema, raters, round_number, user_raters=user_raters, known_users=known_users, units=units
+    )
 
 
 # --------------------------------------------------------------------------- the study-level pull
@@ -943,7 +450,7 @@ def _read_exports(
             for t in tasks:
                 by_pid[t.get("project")].append(t)
             for pid, ts in by_pid.items():
-                if pid is not None and _int_or(pid) in project_rater:
+                if pid is not None and int_or(pid) in project_rater:
                     sources.append(Source(ts, int(pid), project_rater[int(pid)], str(path)))
                 elif user_raters:
                     sources.append(Source(ts, pid, None, str(path)))  # attribute by completed_by
@@ -1046,19 +553,13 @@ def _read_server(
 
 
 def _write_pull(study: Any, rnd: Any, res: PullResult, sources: list[Source], *, from_export: bool) -> None:
-    """Write ratings.csv, invalid.csv and pull.json atomically (keeping table ratings and uncovered raters)."""
-    paths = {
-        "ratings": study.ratings_path(rnd.number),
-        "invalid": study.invalid_path(rnd.number),
-        "summary": study.pull_report_path(rnd.number),
-    }
-    res.ratings = keep_table_ratings(paths["ratings"], res)
+    """Write the round (:meth:`Study.write_round`), keeping the other sources' ratings and, for a
+    partial export pull, the raters it did not read."""
+    paths = {"ratings": study.ratings_path(rnd.number), "invalid": study.invalid_path(rnd.number)}
+    res.ratings = keep_others(paths["ratings"], res.ratings, res.summary)
     if from_export and rnd.mode == "blinded":
         _keep_uncovered_raters(paths, res, _covered_raters(sources, res))
-    write_csv_atomic(res.ratings, paths["ratings"])
-    write_csv_atomic(res.invalid, paths["invalid"])
-    write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
-    res.paths = paths
+    res.paths = study.write_round(rnd.number, res.ratings, res.invalid, res.summary)
 
 
 def _check_access_at_pull(client: Any, study: Any, rnd: Any, sources: list[Source]) -> dict:
@@ -1099,8 +600,8 @@ def _keep_uncovered_raters(paths: dict[str, Path], res: PullResult, covered: set
             continue
         mine = getattr(res, key)
         keep = old[~old["rater"].astype(str).isin(covered)]
-        if key == "ratings":  # table rows were already kept by keep_table_ratings
-            keep = keep[~is_table_row(keep)]
+        if key == "ratings":  # other sources' rows were already kept by keep_others
+            keep = keep[sources_of(keep) == LABEL_STUDIO]
         if not len(keep):
             continue
         setattr(res, key, pd.concat([mine, keep.reindex(columns=cols, fill_value="")], ignore_index=True))
@@ -1115,39 +616,6 @@ def _keep_uncovered_raters(paths: dict[str, Path], res: PullResult, covered: set
     res.summary["rating_rows"] = int(len(res.ratings))
 
 
-def is_table_row(df: pd.DataFrame) -> pd.Series:
-    """Rows of a ratings table that came from a ratings table (``pull --from-table``):
-    ``annotation_id`` = ``SOURCE:ROW``, no task or project id."""
-    aid = df["annotation_id"].astype(str)
-    return (df["task_id"].astype(str) == "") & (df["project_id"].astype(str) == "") & aid.str.contains(":")
-
-
-def keep_table_ratings(path: Path, res: PullResult) -> pd.DataFrame:
-    """A Label Studio pull rewrites the round's ratings; ratings that entered the round from a
-    ratings table stay (an item x rater rated in both keeps the Label Studio rating and the
-    table's is named in a warning -- it stays in the table file and study.toml names that file)."""
-    if not path.exists():
-        return res.ratings
-    old = read_ratings_csv(path)
-    if not len(old):
-        return res.ratings
-    tab = old[is_table_row(old)]
-    if not len(tab):
-        return res.ratings
-    have = set(zip(res.ratings["item_id"].astype(str), res.ratings["rater"].astype(str)))
-    clash = [(i, r) in have for i, r in zip(tab["item_id"].astype(str), tab["rater"].astype(str))]
-    n_clash = sum(clash)
-    if n_clash:
-        res.summary.setdefault("warnings", []).append(
-            f"{n_clash} rating rows from ratings tables are replaced by Label Studio ratings of the same item and rater"
-        )
-    kept = tab[[not c for c in clash]]
-    out = pd.concat([res.ratings, kept[RATINGS_COLUMNS]], ignore_index=True) if len(kept) else res.ratings
-    res.summary["table_rating_rows_kept"] = int(len(kept))
-    res.summary["rating_rows"] = int(len(out))
-    return out
-
-
 def _check_export_owner(
     tasks: list[dict],
     label: str,
@@ -1160,7 +628,7 @@ def _check_export_owner(
     in this round, or (``RATER=FILE``) of another rater's project -- exports swapped between
     raters -- or, without project ids (JSON_MIN), annotated only by another rater's account."""
     projects = ", ".join(f"{k}={v}" for k, v in rnd.projects.items()) or "none"
-    pids = sorted({_int_or(t.get("project")) for t in tasks if t.get("project") is not None})
+    pids = sorted({int_or(t.get("project")) for t in tasks if t.get("project") is not None})
     for pid in pids:
         owner = project_rater.get(pid)
         if pid not in project_rater and pid != rnd.projects.get("*"):
@@ -1177,7 +645,7 @@ def _check_export_owner(
     if rater is None or pids or not user_raters:
         return
     by = Counter(
-        user_raters.get(_user_id(a.get("completed_by")), "")
+        user_raters.get(ls_source.user_id(a.get("completed_by")), "")
         for t in tasks
         for a in (t.get("annotations") or [])
         if isinstance(a, dict)
@@ -1225,78 +693,10 @@ def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[i
     return ({u: n for u, n in ids.items() if n in raters}, {u: n for u, n in ids.items() if n not in raters})
 
 
-def _controls(xml_text: str) -> list[tuple]:
-    """What a label config *asks* (not how it looks): every named control tag with its
-    target, mode and requiredness, and every choice's stored value (alias), in order.
-    Presentation (Views, Headers, styles, hints) is left out, so a goldboard upgrade that
-    only improves the layout keeps matching existing projects."""
-    import xml.etree.ElementTree as ET
-
-    root = ET.fromstring(xml_text.strip())
-    out = []
-    for el in root.iter():
-        if el.tag in ("View", "Header", "Style") or "name" not in el.attrib:
-            continue
-        keep = {
-            k: el.attrib.get(k, "")
-            for k in (
-                "name",
-                "toName",
-                "value",
-                "choice",
-                "required",
-                "visibleWhen",
-                "whenTagName",
-                "whenChoiceValue",
-                "maxRating",
-            )
-        }
-        # what is stored (the alias, else the value); display names and definitions are presentation
-        choices = tuple(c.attrib.get("alias") or c.attrib.get("value", "") for c in el.iter("Choice"))
-        out.append((el.tag, tuple(sorted(keep.items())), choices))
-    for el in root.iter("View"):  # conditional visibility is part of what the rater is asked
-        if "visibleWhen" in el.attrib:
-            out.append(
-                (
-                    "View",
-                    el.attrib.get("visibleWhen", ""),
-                    el.attrib.get("whenTagName", ""),
-                    el.attrib.get("whenChoiceValue", ""),
-                )
-            )
-    return out
-
-
-def configs_match(server_xml: str, schema_xml: str) -> bool:
-    """True when the server's label config asks the same questions as the schema's:
-    identical text, or the same controls, targets and choice values (see :func:`_controls`)."""
-    if server_xml.strip() == schema_xml.strip():
-        return True
-    import xml.etree.ElementTree as ET
-
-    try:
-        return _controls(server_xml) == _controls(schema_xml)
-    except ET.ParseError:
-        return False
-
-
 #: what :func:`collect` reads of an exported task, of its data and of each annotation
 TASK_KEYS = ("id", "project")
 DATA_KEYS = ("item_id", "case_id", "output_id", "model")
 ANNOTATION_KEYS = ("id", "completed_by", "result", "was_cancelled", "lead_time", "created_at", "updated_at")
-
-
-class PackedResult(bytes):
-    """An annotation's ``result`` kept as its UTF-8 JSON (a few hundred bytes instead of a few KB
-    of dicts) between the export and :func:`collect`, which unpacks it where it reads it."""
-
-
-def _pack(result: Any) -> Any:
-    return PackedResult(json.dumps(result, ensure_ascii=False).encode("utf-8")) if isinstance(result, list) else result
-
-
-def _unpack(result: Any) -> Any:
-    return json.loads(result) if isinstance(result, PackedResult) else result
 
 
 def slim_task(t: Any) -> Any:
@@ -1318,7 +718,7 @@ def slim_task(t: Any) -> Any:
 def _slim_annotation(a: dict) -> dict:
     out = {k: a[k] for k in ANNOTATION_KEYS if k in a}
     if "result" in out:
-        out["result"] = _pack(out["result"])
+        out["result"] = ls_source.pack(out["result"])
     return out
 
 

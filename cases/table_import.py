@@ -3,10 +3,10 @@
 Pure: a table (a DataFrame of cells as read by :func:`goldboard.fileio.read_table`, with its
 ``_line`` column) and a :class:`TableMapping` in, :class:`TableRating` records out, one per item x
 rater, each with the raw cells it came from.  Validation against the schema (allowed values,
-aliases, required fields, one value per single-choice field) is *not* done here: the records are
-turned into Label Studio-shaped annotations (:func:`to_tasks`) and validated by exactly the code
-that validates a Label Studio pull (:func:`goldboard.annotate.pull.collect`), so a table and a
-server give the same ratings for the same answers.
+aliases, required fields, one value per single-choice field) is *not* done here: the table
+source (:mod:`goldboard.cases.intake.sources.table`) hands the records to the intake core
+(:mod:`goldboard.cases.intake.core`), which validates every source's ratings with the same code,
+so a table and a server give the same ratings for the same answers.
 
 Shapes a mapping can read:
 
@@ -903,7 +903,7 @@ def _merge_pair_row(prev: TableRating, vals: dict, rat: str | None, line: int, r
     prev.cells[f"line {line}"] = raw_cells
 
 
-# --------------------------------------------------------------------------- to Label Studio shape
+# --------------------------------------------------------------------------- cells
 
 
 def _multi_parts(raw: Any) -> list[Any]:
@@ -914,49 +914,6 @@ def _multi_parts(raw: Any) -> list[Any]:
         if sep in text:
             return [p.strip(VALUE_SPACE) for p in text.split(sep) if p.strip(VALUE_SPACE)]
     return [text] if text else []
-
-
-def result_of(rating: TableRating, schema: Schema) -> list[dict]:
-    """A table rating as a Label Studio annotation ``result`` (what the labeling page would
-    have stored for the same answers), for :func:`goldboard.annotate.pull.parse_result`."""
-    out: list[dict] = []
-    rationale = schema.rationale_field
-    names = set(schema.field_names)
-    for fname, raw in rating.values.items():
-        if fname not in names:
-            out.append({"from_name": fname, "type": "choices", "value": {"choices": [value_text(raw)]}})
-            continue
-        f = schema.field(fname)
-        if f.kind == "text":
-            out.append({"from_name": fname, "type": "textarea", "value": {"text": [cell_text(raw)]}})
-        elif f.kind == "multi":
-            out.append({"from_name": fname, "type": "choices", "value": {"choices": _multi_parts(raw)}})
-        else:
-            val = raw[0] if isinstance(raw, list) and len(raw) == 1 else raw
-            if isinstance(val, list):
-                out.append({"from_name": fname, "type": "choices", "value": {"choices": val}})
-            else:
-                out.append({"from_name": fname, "type": "choices", "value": {"choices": [value_text(val)]}})
-    if rating.rationale and rationale is not None:
-        out.append({"from_name": rationale.name, "type": "textarea", "value": {"text": [rating.rationale]}})
-    return out
-
-
-def to_tasks(read: TableRead, schema: Schema, raters: list[str]) -> dict[str, list[dict]]:
-    """Label Studio-shaped tasks per rater: every item of the table is a task for every rater
-    (a blank cell is an unannotated task), each table rating one annotation whose ``id`` is its
-    first line in the table."""
-    by_rater: dict[str, dict[str, dict]] = {r: {} for r in raters}
-    for r in read.ratings:
-        by_rater.setdefault(r.rater, {})
-    for tasks in by_rater.values():
-        for item in read.items:
-            tasks[item] = {"id": None, "data": {"item_id": item, **read.item_info[item]}, "annotations": []}
-    for r in read.ratings:
-        by_rater[r.rater][r.item_id]["annotations"].append(
-            {"id": r.line, "completed_by": None, "result": result_of(r, schema), "was_cancelled": False}
-        )
-    return {rater: list(tasks.values()) for rater, tasks in by_rater.items()}
 
 
 def cells_json(cells: dict[str, Any]) -> str:
@@ -978,8 +935,6 @@ __all__ = [
     "TableRead",
     "read_ratings_table",
     "read_codes",
-    "result_of",
-    "to_tasks",
     "parse_pairs",
     "did_you_mean",
     "cells_json",

@@ -8,11 +8,13 @@ from typing import Any
 import click
 
 from goldboard.annotate.pull import pull
+from goldboard.cases.intake.files import file_formats, formats_help
 from goldboard.cases.table_import import TableMapping, parse_pairs
 from goldboard.cli._options import aliased_option, round_option, study_option
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.text import did_you_mean, terminal_text
+from goldboard.workflows.files import pull_file
 from goldboard.workflows.projects import pull_projects
 from goldboard.workflows.tables import pull_table
 
@@ -48,12 +50,28 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     help="Read a ratings table (CSV, TSV, XLSX, JSONL) into the round instead of Label Studio: "
     "a spreadsheet, a REDCap export, another tool's file. See the table options below.",
 )
+@click.option(
+    "--from-file",
+    "from_file",
+    default=None,
+    metavar="FORMAT=FILE",
+    help="Read another annotation tool's export into the round instead of Label Studio: "
+    + formats_help()
+    + ". Annotators map to raters by --rater NAME=RATER (else the same name); --item-key, --field and "
+    "--source as for tables.",
+)
 @click.option("--item-col", default=None, help="Table: the item column (default: item_id, else case_id).")
 @click.option("--rater-col", default=None, help="Long table: the rater column (default: rater).")
 @click.option("--label-col", default=None, help="Long table: the column holding the --field value.")
 @click.option("--field-col", default=None, help="Long table of field/value pairs: the field column (default: field).")
 @click.option("--value-col", default=None, help="Long table of field/value pairs: the value column (default: value).")
-@click.option("--field", "field_name", default=None, help="Table: the schema field that --label-col/--rater-cols hold.")
+@click.option(
+    "--field",
+    "field_name",
+    default=None,
+    help="Table: the schema field that --label-col/--rater-cols hold; --from-file: the field the export's "
+    "labels answer (default: the schema's primary field).",
+)
 @aliased_option(
     ["--rater-cols"],
     "rater_cols",
@@ -108,8 +126,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option(
     "--source",
     default=None,
-    help="Table: the source name recorded with each rating (default: the file name); re-pulling the same "
-    "source replaces its ratings in the round.",
+    help="Table or --from-file: the source name recorded with each rating (default: the file name); "
+    "re-pulling the same source replaces its ratings in the round.",
 )
 @click.option(
     "--project",
@@ -122,7 +140,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option(
     "--item-key",
     default=None,
-    help="Projects goldboard did not create: the task data key holding the item id (e.g. case_id).",
+    help="Projects goldboard did not create, and --from-file: the task data (or record) key holding the "
+    "item id (e.g. case_id).",
 )
 @click.option(
     "--jobs",
@@ -161,6 +180,7 @@ def pull_cmd(
     source: str | None,
     projects: tuple[str, ...],
     item_key: str | None,
+    from_file: str | None,
     jobs: int | None,
     add_to_adjudicated_round: bool,
     quiet: bool,
@@ -193,6 +213,9 @@ def pull_cmd(
     The mapping is recorded in study.toml: later plain pulls repeat it.
     """
     study = Study.open(study_dir)
+    if from_file is not None:
+        opts = (round_number, field_name, item_key, rater_names, source)
+        return _pull_from_file(study, from_file, *opts, other_source=bool(table or exports or projects))
     table_opts = {
         "--item-col": item_col,
         "--rater-col": rater_col,
@@ -221,6 +244,22 @@ def pull_cmd(
             raise GoldboardError("--from-table: give one source per pull (not with --from-export/--project/--item-key)")
         _pull_from_table(study, table, _table_mapping(table_opts, rater_names), round_number, table_opts)
         return
+    _pull_label_studio(study, round_number, exports, projects, item_key, rater_names, jobs=jobs, quiet=quiet)
+
+
+def _pull_label_studio(
+    study: Study,
+    round_number: int | None,
+    exports: tuple[str, ...],
+    projects: tuple[str, ...],
+    item_key: str | None,
+    rater_names: tuple[str, ...],
+    *,
+    jobs: int | None,
+    quiet: bool,
+) -> None:
+    """A pull from Label Studio: the server, hand-downloaded exports, or projects goldboard did
+    not create (``--project``/``--item-key``/``--rater``, or a mapping study.toml recorded)."""
     specs = _export_specs(exports, study.raters)
     if projects or item_key or rater_names or study.extra.get("item_key") or study.extra.get("label_studio_users"):
         if projects and exports:
@@ -240,6 +279,36 @@ def pull_cmd(
     else:
         res = pull(study, round_number, from_export=specs, progress=not quiet, jobs=jobs)
         click.echo(terminal_text(res.describe()))
+    click.echo(f"wrote {res.paths['ratings']}")
+
+
+def _pull_from_file(
+    study: Study,
+    spec: str,
+    round_number: int | None,
+    field_name: str | None,
+    item_key: str | None,
+    rater_names: tuple[str, ...],
+    source: str | None,
+    *,
+    other_source: bool,
+) -> None:
+    if other_source:
+        raise GoldboardError("--from-file: give one source per pull (not with --from-table/--from-export/--project)")
+    fmt, sep, path = spec.partition("=")
+    if not sep or not fmt.strip() or not path.strip():
+        raise GoldboardError(f"--from-file {spec!r}: give FORMAT=FILE ({', '.join(sorted(file_formats()))})")
+    res = pull_file(
+        study,
+        fmt.strip(),
+        path.strip(),
+        round_number=round_number,
+        rater_map=_pairs(rater_names, "--rater") if rater_names else None,
+        field_name=field_name,
+        item_key=item_key,
+        source=source,
+    )
+    click.echo(terminal_text(res.describe()))
     click.echo(f"wrote {res.paths['ratings']}")
 
 

@@ -269,3 +269,82 @@ def imported_names(path: Path) -> set[str]:
 def test_the_review_sheet_writer_computes_nothing(rel):
     used = sorted(imported_names(ROOT / rel) & set(WRITERS_COMPUTE_NOTHING[rel]))
     assert not used, f"{rel} computes with {used}: compute in the workflow, pass the result in"
+
+
+#: the rooms of the ratings intake (issue 20): the pure core below every source, each source on its own
+INTAKE = ROOT / "cases" / "intake"
+#: what the intake core may import: no source, no file I/O, no study (tested without a server or a file)
+CORE_MAY_IMPORT = {"goldboard.cases.ratings", "goldboard.label_configs.schema", "goldboard.text"}
+
+
+def _dotted_imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("goldboard"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("goldboard"):
+            out.add(node.module)
+    return out
+
+
+def test_the_intake_core_is_pure_and_below_every_source():
+    core = _dotted_imports(INTAKE / "core.py")
+    assert core <= CORE_MAY_IMPORT, f"cases/intake/core.py imports {sorted(core - CORE_MAY_IMPORT)}"
+    for path in sorted(INTAKE.rglob("*.py")):
+        bad = {m for m in _dotted_imports(path) if m.split(".")[1] in ("study", "annotate", "workflows", "cli")}
+        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}: the intake is below study and every pull"
+
+
+def test_no_source_knows_another():
+    sources = sorted(p for p in (INTAKE / "sources").glob("*.py") if p.stem != "__init__")
+    assert len(sources) >= 2
+    names = {f"goldboard.cases.intake.sources.{p.stem}" for p in sources}
+    for path in sources:
+        others = {m for m in _dotted_imports(path) if m in names or m == "goldboard.cases.intake.sources"}
+        assert not others, f"{path.relative_to(ROOT)} imports another source: {sorted(others)}"
+
+
+ROUND_FILES = {"ratings_path", "invalid_path", "pull_report_path"}
+WRITES = {"write_csv_atomic", "write_text_atomic", "atomic_write", "write_jsonl_atomic"}
+
+
+def round_writers(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """``file:function`` of every function that hands a round's intake file (``ratings_path``,
+    ``invalid_path``, ``pull_report_path`` -- directly, or through a name assigned from one) to an
+    atomic writer."""
+
+    def mentions(node: ast.AST, tainted: set[str]) -> bool:
+        return any(
+            (isinstance(n, ast.Attribute) and n.attr in ROUND_FILES) or (isinstance(n, ast.Name) and n.id in tainted)
+            for n in ast.walk(node)
+        )
+
+    out = []
+    for path in paths:
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            tainted: set[str] = set()
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and mentions(node.value, tainted):
+                    tainted |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            for node in ast.walk(fn):
+                if not isinstance(node, ast.Call):
+                    continue
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                if name in WRITES and any(mentions(a, tainted) for a in [*node.args, *node.keywords]):
+                    out.append(f"{path.relative_to(root)}:{fn.name}")
+                    break
+    return sorted(out)
+
+
+def test_study_is_the_one_writer_of_a_round(tmp_path):
+    assert round_writers(MODULES) == ["study.py:write_round"]
+    probe = tmp_path / "x.py"  # the checker sees a second writer
+    probe.write_text(
+        "def f(study, df):\n    write_csv_atomic(df, study.ratings_path(1))\n"
+        "def g(study, df):\n    paths = {'r': study.invalid_path(1)}\n    write_csv_atomic(df, paths['r'])\n"
+        "def h(study, df):\n    src = str(study.ratings_path(1))\n    write_csv_atomic(df, 'flags.csv')\n"
+    )
+    assert round_writers([probe], tmp_path) == ["x.py:f", "x.py:g"]

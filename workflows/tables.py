@@ -1,11 +1,12 @@
 """`goldboard pull --from-table`: a ratings table (spreadsheet, REDCap export, another tool's
 CSV) into a study round, validated exactly like a Label Studio pull.
 
-The table is mapped onto the schema's fields (:mod:`goldboard.cases.table_import`), each item x
-rater becomes one Label Studio-shaped annotation, and :func:`goldboard.annotate.pull.collect`
-validates, canonicalises (aliases such as ``Insufficient Info``) and deduplicates them.  Output,
-as for a server pull: ``rounds/N/ratings.csv``, ``rounds/N/invalid.csv`` (held-out rows with the
-table's cells verbatim and the reasons) and ``rounds/N/pull.json``.
+The table is mapped onto the schema's fields (:mod:`goldboard.cases.table_import`), the table
+source (:mod:`goldboard.cases.intake.sources.table`) makes each table rating one normalised
+annotation, and the intake core (:mod:`goldboard.cases.intake.core`) validates, canonicalises
+(aliases such as ``Insufficient Info``) and deduplicates them, as for every source.  Output, as for
+a server pull, written by :meth:`Study.write_round`: ``rounds/N/ratings.csv``, ``rounds/N/invalid.csv``
+(held-out rows with the table's cells verbatim and the reasons) and ``rounds/N/pull.json``.
 
 Provenance: a rating read from a table has ``annotation_id`` = ``<source>:<row>`` (the table's
 name and its 1-based row, header = row 1) and empty ``task_id``/``project_id``.  The round
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,9 +33,13 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.annotate.pull import INVALID_COLUMNS, PullResult, Source, collect, rule_warnings
+from goldboard.annotate.pull import rule_warnings
 from goldboard.annotate.push import round_use
 from goldboard.cases.ids import escaped, id_key, twin_kind
+from goldboard.cases.intake import rounds as intake_rounds
+from goldboard.cases.intake.core import INVALID_COLUMNS, collect
+from goldboard.cases.intake.core import IntakeResult as PullResult
+from goldboard.cases.intake.sources import table as table_source
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
@@ -45,7 +49,6 @@ from goldboard.cases.table_import import (
     cells_json,
     read_codes,
     read_ratings_table,
-    to_tasks,
 )
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import (
@@ -58,9 +61,7 @@ from goldboard.fileio import (
     read_records,
     sha256_file,
     study_own_file,
-    write_csv_atomic,
     write_jsonl_atomic,
-    write_text_atomic,
 )
 from goldboard.study import Study, check_free_text, check_rater_map
 from goldboard.text import did_you_mean, utc_now
@@ -81,36 +82,10 @@ class TablePullResult:
         return self.pull.summary
 
     def describe(self) -> str:
-        s = self.pull.summary
-        lines = [
-            f"round {s['round']}: {s['valid_annotations']} valid ratings from {self.source} "
-            f"({s['table']['rows']} rows) -> {len(self.pull.ratings)} rating rows"
-        ]
-        for r, c in s["raters"].items():
-            lines.append(f"  {r}: {c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded")
-            if c.get("blank"):
-                lines[-1] += f", {c['blank']} blank"
-            if c.get("no_rationale"):
-                lines[-1] += f", {c['no_rationale']} without a rationale"
-        if s["invalid_annotations"] or s["superseded_annotations"]:
-            lines.append(
-                f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
-                f"(see {self.paths.get('invalid', 'invalid.csv')})"
-            )
-            for reason, n in list(s["invalid_reasons"].items())[:8]:
-                lines.append(f"    {n} x {reason}")
-        norm = s.get("normalised") or []
-        if norm:
-            n = sum(x["n"] for x in norm)
-            shown = ", ".join(f"{x['from']!r} -> {x['to']} ({x['n']})" for x in norm[:6])
-            more = f", ... {len(norm) - 6} more spellings (pull.json)" if len(norm) > 6 else ""
-            lines.append(f"  {n} value{'s' if n != 1 else ''} read in the schema's spelling: {shown}{more}")
-        if self.new_items:
-            lines.append(f"  {len(self.new_items)} new items recorded in units.jsonl")
-        lines.append("  " + self.changes["text"])
-        for w in s.get("warnings", []):
-            lines.append(f"  warning: {w}")
-        return "\n".join(lines)
+        """The intake's one summary text, with the items recorded and what changed since the last pull."""
+        self.pull.notes = [f"  {len(self.new_items)} new items recorded in units.jsonl"] if self.new_items else []
+        self.pull.notes.append("  " + self.changes["text"])
+        return self.pull.describe()
 
 
 def normalised_spellings(read: TableRead, schema) -> list[dict[str, Any]]:
@@ -227,8 +202,8 @@ def pull_table(
 
     # the round's other sources stay; this source's previous rows are replaced
     rpath, ipath = study.ratings_path(n), study.invalid_path(n)
-    old_mine, others = _previous_ratings(rpath, source)
-    taken = _taken_by_others(others)
+    old_mine, others = intake_rounds.split(intake_rounds.previous(rpath), source)
+    taken = intake_rounds.given_by(others)
     counts = {r: Counter() for r in raters}
     if len(ratings) and (held_unknown or taken):
         ratings = _hold_out(ratings, read, source, n, held_unknown, taken, counts, extra_invalid)
@@ -262,10 +237,7 @@ def pull_table(
         return result
 
     _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
-    paths = {"ratings": rpath, "invalid": ipath, "summary": study.pull_report_path(n)}
-    write_csv_atomic(merged, rpath)
-    write_csv_atomic(merged_invalid, ipath)
-    write_text_atomic(paths["summary"], json.dumps(res.summary, indent=1, ensure_ascii=False, default=str) + "\n")
+    paths = study.write_round(n, merged, merged_invalid, res.summary)
     rnd.tables[source] = {
         "file": str(path),
         "sha256": sha,
@@ -452,8 +424,8 @@ def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
 def _validate_table(
     study: Study, read: TableRead, source: str, path: Path, n: int, units: list[dict]
 ) -> tuple[PullResult, pd.DataFrame, pd.DataFrame]:
-    """Validation by the pull's own code (one source per rater, each table rating one annotation);
-    returns the result and its ratings and invalid rows with table provenance."""
+    """Validation by the intake core, as for every source (the table adapter shows each item to
+    each rater, each table rating one annotation); returns the result, its ratings and invalid rows."""
     schema = study.schema
     raters = list(study.raters)
     fields_in_table = set(read.fields)
@@ -469,33 +441,17 @@ def _validate_table(
             for f in schema.fields
         ),
     )
-    tasks = to_tasks(read, relaxed, raters)
-    sources = [Source(ts, f"{source}/{r}", r, str(path)) for r, ts in tasks.items()]  # type: ignore[arg-type]
     unit_frame = pd.DataFrame(
         [{"item_id": it, **read.item_info[it]} for it in read.items]
         + [{k: str(u.get(k, "") or "") for k in ("item_id", "case_id", "output_id", "model")} for u in units],
         columns=["item_id", "case_id", "output_id", "model"],
     ).drop_duplicates("item_id")
-    res = collect(sources, relaxed, raters, n, units=unit_frame)
-    res.summary["warnings"] = [w for w in res.summary["warnings"] if "server user unknown" not in w]
+    res = collect(table_source.shown(read, relaxed, raters, source), relaxed, raters, n, units=unit_frame)
     res.summary["normalised"] = normalised_spellings(read, schema)
-
-    by_line = {tr.line: tr for tr in read.ratings}
-    ratings = res.ratings.copy()
+    ratings = res.ratings
     if len(ratings):
         ratings = ratings[ratings["field"].isin(fields_in_table)].copy()
-        ratings["annotation_id"] = ratings["annotation_id"].map(lambda x: f"{source}:{x}")
-        ratings["task_id"] = ""
-        ratings["project_id"] = ""
     invalid = res.invalid.copy()
-    if len(invalid):
-        invalid["result"] = [
-            cells_json(by_line[int(a)].cells) if str(a).isdigit() and int(a) in by_line else r
-            for a, r in zip(invalid["annotation_id"], invalid["result"])
-        ]
-        invalid["annotation_id"] = invalid["annotation_id"].map(lambda x: f"{source}:{x}")
-        invalid["task_id"] = ""
-        invalid["project_id"] = ""
     return res, ratings, invalid
 
 
@@ -561,29 +517,6 @@ def _held_row(
         "was_cancelled": "false",
         "result": cells_json(cells),
     }
-
-
-def _previous_ratings(rpath: Path, source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The round's ratings before this pull: ``(this source's rows, every other source's rows)``."""
-    old = read_ratings_csv(rpath) if rpath.exists() else None
-    if old is not None and len(old):
-        mine = (old["task_id"].astype(str) == "") & old["annotation_id"].astype(str).str.startswith(f"{source}:")
-        return old[mine], old[~mine]
-    empty = pd.DataFrame(columns=RATINGS_COLUMNS)
-    return empty, empty
-
-
-def _taken_by_others(others: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """``{(item, rater): where}`` for ratings another source already gave in the round."""
-    taken: dict[tuple[str, str], str] = {}
-    for r in others[["item_id", "rater", "annotation_id", "project_id"]].astype(str).to_dict("records"):
-        where = (
-            f"Label Studio project {r['project_id']}"
-            if r["project_id"]
-            else (r["annotation_id"].rsplit(":", 1)[0] if ":" in r["annotation_id"] else "another source")
-        )
-        taken[(r["item_id"], r["rater"])] = where
-    return taken
 
 
 def _hold_out(
@@ -654,8 +587,7 @@ def _merged_invalid(ipath: Path, invalid: pd.DataFrame, source: str) -> pd.DataF
         read_csv_frame(ipath, " (invalid annotations)") if ipath.exists() else pd.DataFrame(columns=INVALID_COLUMNS)
     )
     if len(old_invalid):
-        mine_inv = (old_invalid["task_id"] == "") & old_invalid["annotation_id"].str.startswith(f"{source}:")
-        old_invalid = old_invalid[~mine_inv]
+        old_invalid = old_invalid[intake_rounds.sources_of(old_invalid) != source]
     return (
         pd.concat([old_invalid.astype(str), invalid.astype(str)], ignore_index=True)[INVALID_COLUMNS]
         if len(old_invalid)

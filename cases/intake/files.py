@@ -1,0 +1,125 @@
+"""Other annotation tools' export files as sources of ratings, and their registry.
+
+A file source is one module in :mod:`goldboard.cases.intake.sources` that defines ``FORMAT``, a
+:class:`FileFormat`: its name (the ``FORMAT`` of ``goldboard pull --from-file FORMAT=FILE``), a
+one-line description for ``--help``, and ``read(path, schema, options) -> FileRead``.  The registry
+(:func:`file_formats`) finds every such module by scanning that package, so a new tool's export
+needs its adapter module and its tests, and no change anywhere else.
+
+A reader names each annotation's annotator as the file does (``annotator``: an account, a session,
+a file per user); ``goldboard pull`` maps annotators to study raters (``--rater NAME=RATER``, or
+the same name) and hands the records to the intake core.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from goldboard.cases.intake.core import Annotation
+from goldboard.errors import GoldboardError
+from goldboard.label_configs.schema import Field, Schema
+from goldboard.text import did_you_mean
+
+
+@dataclass(frozen=True)
+class FileOptions:
+    """What ``goldboard pull`` tells a file reader: the schema field the file's labels answer
+    (``None``: the reader's default, the schema's primary field), the record key holding the
+    item id (``None``: ``item_id``, then the reader's default), and the source name for provenance."""
+
+    field: str | None = None
+    item_key: str | None = None
+    source: str = ""
+
+
+@dataclass
+class FileRead:
+    """What a reader found: every annotation with its annotator and item, the items each annotator
+    was shown (an example without a label is an item shown and not rated), per item its case /
+    output / model ids, the number of records, and notes for the summary."""
+
+    annotations: list[tuple[str, str, Annotation]]  # (annotator, item, annotation), in file order
+    shown: dict[str, list[str]]  # annotator -> items shown, in file order
+    item_info: dict[str, dict[str, str]]  # item -> case_id / output_id / model
+    rows: int
+    fields: list[str]  # the schema fields the file answers (others are not asked of it)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def items(self) -> list[str]:
+        return list(self.item_info)
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    name: str
+    help: str
+    read: Callable[[Path, Schema, FileOptions], FileRead]
+
+
+def target_field(schema: Schema, options: FileOptions) -> Field:
+    """The schema field a file's labels answer: ``options.field``, else the schema's primary field."""
+    if options.field is None:
+        return schema.primary_field
+    names = [f.name for f in schema.rated_fields]
+    if options.field not in names:
+        raise GoldboardError(
+            f"{options.field!r}: not a rated field of schema {schema.name}{did_you_mean(options.field, names)} "
+            f"(fields: {', '.join(names)})",
+            param="field",
+        )
+    return schema.field(options.field)
+
+
+def item_id(rec: dict, options: FileOptions, *fallbacks: str) -> str:
+    """A record's item id: ``--item-key`` (in the record or its ``meta``), else ``item_id``, else
+    the first of ``fallbacks`` the record has; ``""`` when none."""
+    meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
+    for key in [options.item_key] if options.item_key else ["item_id", *fallbacks]:
+        v = rec.get(key, meta.get(key))
+        if v is not None and not isinstance(v, (dict, list, bool)) and str(v).strip():
+            return str(v).strip()
+    return ""
+
+
+def ids_of(rec: dict) -> dict[str, str]:
+    """``case_id``, ``output_id``, ``model`` of a record (or its ``meta``), ``""`` when absent."""
+    meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
+    out = {}
+    for k in ("case_id", "output_id", "model"):
+        v = rec.get(k, meta.get(k))
+        out[k] = "" if v is None or isinstance(v, (dict, list)) else str(v)
+    return out
+
+
+def file_formats() -> dict[str, FileFormat]:
+    """Every file source, by name: the modules of :mod:`goldboard.cases.intake.sources` with ``FORMAT``."""
+    from goldboard.cases.intake import sources
+
+    found: dict[str, FileFormat] = {}
+    for mod in sorted(pkgutil.iter_modules(sources.__path__), key=lambda m: m.name):
+        fmt = getattr(importlib.import_module(f"{sources.__name__}.{mod.name}"), "FORMAT", None)
+        if isinstance(fmt, FileFormat):
+            found[fmt.name] = fmt
+    return found
+
+
+def formats_help() -> str:
+    """``name (what it reads); ...`` of every file source, for ``--help``."""
+    return "; ".join(f"{f.name} ({f.help})" for f in file_formats().values())
+
+
+__all__ = [
+    "FileFormat",
+    "FileOptions",
+    "FileRead",
+    "file_formats",
+    "formats_help",
+    "target_field",
+    "item_id",
+    "ids_of",
+]

@@ -1,0 +1,87 @@
+"""Which source gave each row of a round, and how one source's new rows join the others'.
+
+A round's ``ratings.csv`` can hold ratings from several sources: Label Studio (rows with a task
+or project id) and files (ratings tables, Prodigy, doccano ...: ``annotation_id`` =
+``<source>:<row>``, no task or project id).  A source's pull replaces that source's rows only;
+no source knows about another -- they are told apart here, by provenance, and the round is
+written by :meth:`goldboard.study.Study.write_round`.
+
+Two rules decide an item x rater that two sources rated: a file source's rating is held out
+(``already rated ... from another source``; :func:`given_by` says where), and a Label Studio
+pull's rating replaces a file's (named in a warning, :func:`keep_others`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
+
+#: the source name of rows pulled from Label Studio (a server or its export files)
+LABEL_STUDIO = "label-studio"
+
+
+def sources_of(df: pd.DataFrame) -> pd.Series:
+    """The source of each row: :data:`LABEL_STUDIO`, or a file source's name (``annotation_id``
+    ``<source>:<row>`` without a task or project id)."""
+    aid = df["annotation_id"].astype(str)
+    file_row = (df["task_id"].astype(str) == "") & (df["project_id"].astype(str) == "") & aid.str.contains(":")
+    return aid.str.rsplit(":", n=1).str[0].where(file_row, LABEL_STUDIO)
+
+
+def previous(path: Path) -> pd.DataFrame:
+    """The round's ratings as the last pull wrote them (empty when none)."""
+    old = read_ratings_csv(path) if path.exists() else None
+    return old if old is not None and len(old) else pd.DataFrame(columns=RATINGS_COLUMNS)
+
+
+def split(old: pd.DataFrame, source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(source's rows, every other source's rows)`` of a round's ratings."""
+    if not len(old):
+        return old, old
+    mine = sources_of(old) == source
+    return old[mine], old[~mine]
+
+
+def given_by(others: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """``{(item, rater): where}`` for ratings other sources already gave in the round."""
+    taken: dict[tuple[str, str], str] = {}
+    for r in others[["item_id", "rater", "annotation_id", "project_id"]].astype(str).to_dict("records"):
+        where = (
+            f"Label Studio project {r['project_id']}"
+            if r["project_id"]
+            else (r["annotation_id"].rsplit(":", 1)[0] if ":" in r["annotation_id"] else "another source")
+        )
+        taken[(r["item_id"], r["rater"])] = where
+    return taken
+
+
+def keep_others(path: Path, ratings: pd.DataFrame, summary: dict[str, Any], source: str = LABEL_STUDIO) -> pd.DataFrame:
+    """A Label Studio pull rewrites the round's Label Studio ratings; the ratings other sources
+    gave stay (an item x rater rated in both keeps the Label Studio rating and the other's is
+    named in a warning -- it stays in its file, which study.toml names).  Returns the round's
+    ratings; ``summary`` gets the counts."""
+    old = previous(path)
+    if not len(old):
+        return ratings
+    _, tab = split(old, source)
+    if not len(tab):
+        return ratings
+    have = set(zip(ratings["item_id"].astype(str), ratings["rater"].astype(str)))
+    clash = [(i, r) in have for i, r in zip(tab["item_id"].astype(str), tab["rater"].astype(str))]
+    n_clash = sum(clash)
+    if n_clash:
+        summary.setdefault("warnings", []).append(
+            f"{n_clash} rating rows from ratings tables are replaced by Label Studio ratings of the same item and rater"
+        )
+    kept = tab[[not c for c in clash]]
+    out = pd.concat([ratings, kept[RATINGS_COLUMNS]], ignore_index=True) if len(kept) else ratings
+    summary["table_rating_rows_kept"] = int(len(kept))
+    summary["rating_rows"] = int(len(out))
+    return out
+
+
+__all__ = ["LABEL_STUDIO", "sources_of", "previous", "split", "given_by", "keep_others"]

@@ -1,0 +1,1 @@
+"""Sources of ratings: small adapters that yield intake records (:mod:`goldboard.cases.intake.core`)."""

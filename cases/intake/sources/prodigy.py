@@ -1,0 +1,120 @@
+"""Prodigy's ``db-out`` export (JSONL: one annotated task per line) -> intake records.
+
+Format (Prodigy's documentation; read 2026-12):
+
+* https://prodi.gy/docs/api-interfaces -- every task is a JSON object; "annotated tasks contain an
+  additional ``answer`` key mapping to either ``accept``, ``reject`` or ``ignore``", and this format
+  "will be used when exporting annotations via the ``db-out`` command".  The ``choice`` interface
+  shows ``options`` (``[{"id": ..., "text": ...}]``) and stores the ids of the selected options
+  under ``accept``; the ``classification`` interface shows one ``label`` to accept or reject.
+* https://prodi.gy/docs/recipes#db-out -- ``prodigy db-out DATASET > file.jsonl``.
+* https://prodi.gy/docs/api-web-app, https://prodi.gy/docs/review -- with named multi-user sessions
+  (``?session=alex``) each answer carries ``_session_id`` and ``_annotator_id``
+  (``DATASET-alex``); ``_input_hash``/``_task_hash`` identify the input and the question;
+  ``_timestamp`` is when the answer was saved (Unix seconds).
+
+Reading: the annotator is ``_annotator_id`` (else ``_session_id``); the item is ``--item-key``,
+else ``item_id``, at the top level or in ``meta``, else ``_input_hash``.  A choice answer is the
+accepted option ids, read as values of the field (``--field``, default the schema's primary
+field; option ids are the schema's values or aliases); a classification answer is its ``label``
+when accepted; for a yes/no (binary) field, whose name, title or present value is the label,
+accept is the present value and reject the absent one (elsewhere a rejected label holds no rating).  An
+``ignore`` answer is a skipped annotation and a ``reject`` of a choice holds no rating: both are
+held out with the reason, never dropped.  A text answer under the schema's rationale field name (a
+``text_input`` with that ``field_id``) or ``user_input`` is the rationale.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+from typing import Any
+
+from goldboard.cases.intake.core import Annotation, Answer, choices_answer
+from goldboard.cases.intake.files import FileFormat, FileOptions, FileRead, ids_of, item_id, target_field
+from goldboard.errors import GoldboardError
+from goldboard.fileio import iter_jsonl
+from goldboard.label_configs.schema import Field, Schema
+
+
+def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
+    field = target_field(schema, options)
+    rationale = schema.rationale_field
+    out = FileRead([], {}, {}, rows=0, fields=[field.name])
+    for line, rec in iter_jsonl(path, " (a Prodigy db-out export)"):
+        out.rows += 1
+        if not isinstance(rec, dict):
+            raise GoldboardError(f"{path}:{line}: not a Prodigy task (a JSON object)")
+        who = rec.get("_annotator_id") or rec.get("_session_id")
+        if not isinstance(who, str) or not who.strip():
+            raise GoldboardError(
+                f"{path}:{line}: no _annotator_id or _session_id: annotate with named sessions (?session=NAME) "
+                f"so each answer says whose it is"
+            )
+        item = item_id(rec, options, "_input_hash")
+        if not item:
+            raise GoldboardError(f"{path}:{line}: no item id ({options.item_key or 'item_id'} or _input_hash)")
+        out.item_info.setdefault(item, ids_of(rec))
+        out.shown.setdefault(who, []).append(item)
+        ann = _annotation(rec, field, rationale)
+        ann.annotation_id, ann.raw, ann.raw_is_text = (
+            f"{options.source}:{line}",
+            json.dumps(rec, ensure_ascii=False),
+            True,
+        )
+        out.annotations.append((who, item, ann))
+    if rationale is not None and any(n == rationale.name for _, _, a in out.annotations for n, _ in a.entries):
+        out.fields.append(rationale.name)
+    return out
+
+
+def _annotation(rec: dict, field: Field, rationale: Field | None) -> Annotation:
+    """One task's answer: its choice or label, and the rationale text when there is one."""
+    answer = rec.get("answer")
+    ann = Annotation(at=_when(rec.get("_timestamp")))
+    if answer == "ignore":
+        ann.cancelled = True
+        return ann
+    if answer not in ("accept", "reject"):
+        ann.unreadable = f"answer {answer!r} is not accept, reject or ignore"
+        return ann
+    value = _value(rec, answer, field)
+    if isinstance(value, str):
+        ann.unreadable = value
+        return ann
+    ann.entries.append((field.name, value))
+    text = rec.get(rationale.name) if rationale is not None else None
+    text = text if isinstance(text, str) else rec.get("user_input")
+    if rationale is not None and isinstance(text, str) and text.strip():
+        ann.entries.append((rationale.name, Answer(text=text)))
+    return ann
+
+
+def _value(rec: dict, answer: str, field: Field) -> Answer | str:
+    """The field's answer of an accepted/rejected task, or the reason it holds none."""
+    if isinstance(rec.get("options"), list):
+        if answer == "reject":
+            return "answer 'reject' of a choice task: the rater rejected the question, it holds no rating"
+        return choices_answer(rec.get("accept", []))
+    label = rec.get("label")
+    if label is None:
+        return "neither options/accept (a choice task) nor label (a classification task)"
+    if field.kind == "binary":  # one yes/no question: accept is its present value, reject its absent one
+        absent, present = field.categories
+        names = {field.name.casefold(), str(getattr(field, "title", "") or "").casefold(), present.casefold()}
+        if str(label).strip().casefold() not in names:
+            return f"label {label!r} is not the yes/no field {field.name}"
+        return choices_answer(present if answer == "accept" else absent)
+    if answer == "accept":
+        return choices_answer(label)
+    return f"answer 'reject' of label {label!r}: says what the item is not, which only a yes/no field records"
+
+
+def _when(stamp: Any) -> str | None:
+    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
+        return None
+    return datetime.datetime.fromtimestamp(stamp, tz=datetime.timezone.utc).isoformat()
+
+
+FORMAT = FileFormat("prodigy", "Prodigy db-out JSONL: choice and accept/reject answers, named sessions", read)

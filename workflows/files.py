@@ -1,0 +1,204 @@
+"""`goldboard pull --from-file FORMAT=FILE`: another annotation tool's export into a study round.
+
+The format's reader (:mod:`goldboard.cases.intake.files`: one adapter module per tool, found by
+scanning :mod:`goldboard.cases.intake.sources`) yields normalised annotations; this workflow maps
+the file's annotators to study raters (``--rater NAME=RATER``, else the same name), holds out what
+the study cannot take (an item it does not have, in a study whose units were pushed; an item x
+rater another source already rated in the round), runs the intake core and writes the round with
+:meth:`Study.write_round`, as for a ratings table: provenance ``<source>:<row>``, the file (SHA-256,
+rows, format) recorded in study.toml, re-pulling the same source replacing its own rows only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldboard.annotate.pull import rule_warnings
+from goldboard.cases.intake import rounds as intake_rounds
+from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
+from goldboard.cases.intake.files import FileOptions, FileRead, file_formats
+from goldboard.errors import GoldboardError, ParamError
+from goldboard.study import Study, check_rater_map
+from goldboard.text import did_you_mean, utc_now
+from goldboard.workflows.tables import (
+    TABLE_MODE,
+    _check_additions,
+    _merged_invalid,
+    _record_units,
+    _sha256,
+    _table_round,
+    _units_records,
+)
+
+
+@dataclass
+class FilePullResult:
+    pull: IntakeResult
+    source: str
+    new_items: list[str] = field(default_factory=list)
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.pull.summary
+
+    def describe(self) -> str:
+        s = self.summary
+        f = s["file"]
+        self.pull.notes = [f"  {len(self.new_items)} new items recorded in units.jsonl"] if self.new_items else []
+        return f"{f['format']} export {self.source} ({f['rows']} records):\n" + self.pull.describe()
+
+
+def pull_file(
+    study: Study,
+    fmt: str,
+    path: str | Path,
+    *,
+    round_number: int | None = None,
+    rater_map: dict[str, str] | None = None,
+    field_name: str | None = None,
+    item_key: str | None = None,
+    source: str | None = None,
+    write: bool = True,
+) -> FilePullResult:
+    """Read ``path``, an export of the tool ``fmt`` (a name of :func:`file_formats`), into round
+    ``round_number`` (default: the latest; round 1 of a study without rounds)."""
+    reader = _format(fmt, path)
+    path = Path(path)
+    if not path.is_file():
+        raise GoldboardError(f"{path}: file not found")
+    source = source or path.name
+    if ":" in source or not source.strip():
+        raise GoldboardError(f"{source!r}: give a name without ':'", param="source")
+    read = reader.read(path, study.schema, FileOptions(field=field_name, item_key=item_key, source=source))
+    raters = list(study.raters)
+    who = _annotators(read, raters, dict(rater_map or {}), path)
+    rnd, new_round = _table_round(study, round_number)
+    n = rnd.number
+    units = _units_records(study)
+    known = {str(u["item_id"]): u for u in units}
+    table_born = not any(not str(u.get("source", "")).startswith("table:") for u in units) and not any(
+        r.projects for r in study.rounds
+    )
+    unknown = {it for it in read.items if it not in known}
+    held_unknown = set() if table_born else unknown
+    _check_additions(study, path, read, known, n, None if table_born else unknown, False)
+    _, others = intake_rounds.split(intake_rounds.previous(study.ratings_path(n)), source)
+    shown = _shown(read, who, raters, source, held_unknown, intake_rounds.given_by(others), n)
+    res = collect(shown, _asked(study.schema, read.fields), raters, n, units=_unit_frame(read, units))
+    res.ratings = res.ratings[res.ratings["field"].isin(read.fields)].reset_index(drop=True)
+    res.summary["rating_rows"] = int(len(res.ratings))
+    res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, study.schema, raters)
+    res.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
+    sha = _sha256(path)
+    res.summary["file"] = {"source": source, "format": reader.name, "file": str(path), "sha256": sha, "rows": read.rows}
+    merged = pd.concat([others, res.ratings], ignore_index=True) if len(others) else res.ratings
+    merged_invalid = _merged_invalid(study.invalid_path(n), res.invalid, source)
+    new_items = [it for it in read.items if it not in known and table_born]
+    result = FilePullResult(IntakeResult(merged, merged_invalid, res.summary), source, new_items)
+    if not write:
+        return result
+    _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
+    result.paths = result.pull.paths = study.write_round(n, merged, merged_invalid, res.summary)
+    rnd.tables[source] = {"file": str(path), "sha256": sha, "rows": read.rows, "format": reader.name}
+    rnd.tables[source]["pulled_at"] = utc_now()
+    if new_round:
+        rnd.mode = TABLE_MODE
+    rnd.units = sum(1 for u in units if n in (u.get("rounds") or []))
+    study.save()
+    return result
+
+
+def _format(fmt: str, path: str | Path) -> Any:
+    formats = file_formats()
+    if fmt not in formats:
+        names = sorted(formats)
+        raise GoldboardError(
+            f"{fmt}={path}: {fmt!r} is not a format goldboard reads{did_you_mean(fmt, names)} "
+            f"(formats: {', '.join(names)})",
+            param="from_file",
+        )
+    return formats[fmt]
+
+
+def _annotators(read: FileRead, raters: list[str], rater_map: dict[str, str], path: Path) -> dict[str, str]:
+    """Annotator (as the file names them) -> study rater: ``--rater NAME=RATER``, else the same name."""
+    check_rater_map(rater_map, raters)
+    names = list(dict.fromkeys([*read.shown, *(a for a, _, _ in read.annotations)]))
+    who = {}
+    for name in names:
+        rater = rater_map.get(name) or (name if name in raters else None)
+        if rater is None:
+            raise ParamError(
+                "{path}: annotator {name!r} is not a rater of this study{hint} (raters: {raters}); map it with "
+                "{rater_map} {name}=RATER",
+                path=path,
+                name=name,
+                hint=did_you_mean(name, raters),
+                raters=", ".join(raters),
+            )
+        who[name] = rater
+    return who
+
+
+def _shown(
+    read: FileRead,
+    who: dict[str, str],
+    raters: list[str],
+    source: str,
+    held_unknown: set[str],
+    taken: dict[tuple[str, str], str],
+    n: int,
+) -> list[Shown]:
+    """Each item shown to each rater with the rater's annotations of it; what the study cannot take is held."""
+    anns: dict[tuple[str, str], list[Annotation]] = defaultdict(list)
+    items_of: dict[str, list[str]] = defaultdict(list)
+    for name, items in read.shown.items():
+        items_of[who[name]].extend(items)
+    for name, item, a in read.annotations:
+        rater = who[name]
+        if item in held_unknown:
+            a.held = f"item {item!r} is not in this study's units (push it, or use a table-born study)"
+        elif (item, rater) in taken:
+            a.held = f"{rater} already rated {item!r} in round {n} ({taken[(item, rater)]})"
+        anns[(rater, item)].append(a)
+        items_of[rater].append(item)
+    order = [r for r in raters if r in items_of] + [r for r in items_of if r not in raters]
+    return [
+        Shown(
+            item, read.item_info.get(item, {}), rater, anns.get((rater, item), []), f"{source}/{rater}", None, "", False
+        )
+        for rater in order
+        for item in dict.fromkeys(items_of[rater])
+    ]
+
+
+def _asked(schema: Any, fields: list[str]) -> Any:
+    """The schema as the file was asked it: a field the file does not answer is not required, nor is
+    the rationale (a rating without a comment is kept, with no rationale)."""
+    rationale = schema.rationale_field
+    return dataclasses.replace(
+        schema,
+        fields=tuple(
+            f
+            if f.name in fields and (rationale is None or f.name != rationale.name)
+            else dataclasses.replace(f, required=False)
+            for f in schema.fields
+        ),
+    )
+
+
+def _unit_frame(read: FileRead, units: list[dict]) -> pd.DataFrame:
+    cols = ["item_id", "case_id", "output_id", "model"]
+    rows = [{"item_id": str(u["item_id"]), **{k: str(u.get(k, "") or "") for k in cols[1:]}} for u in units]
+    rows += [{"item_id": it, **{k: read.item_info[it].get(k, "") for k in cols[1:]}} for it in read.items]
+    return pd.DataFrame(rows, columns=cols).drop_duplicates("item_id")
+
+
+__all__ = ["pull_file", "FilePullResult"]
