@@ -125,10 +125,13 @@ def _split_torn_tail(data: bytes) -> tuple[bytes, bytes]:
     return data, b""  # a complete last entry that only lacks its newline (edited by hand)
 
 
-def _parse_log(path: Path, data: bytes) -> list[dict]:
+def _parse_log(path: Path, data: bytes, lines: list[int] | None = None) -> list[dict]:
     """Entries of the log's complete lines.  Lines are split on ``\n`` only, so a reason
-    holding U+2028 or a lone CR stays inside its entry."""
+    holding U+2028 or a lone CR stays inside its entry.  A decision id used twice (a line
+    copied by hand) is an error naming both lines.  ``lines`` (if given) receives each
+    entry's line number."""
     out = []
+    ids: dict[str, int] = {}
     for n, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -144,8 +147,24 @@ def _parse_log(path: Path, data: bytes) -> list[dict]:
             raise GoldboardError(f"{path}:{n}: invalid JSON in the decisions log: nested too deeply to read") from None
         if not isinstance(rec, dict) or not all(k in rec for k in ("item_id", "field", "decision")):
             raise GoldboardError(f"{path}:{n}: a decision needs item_id, field and decision")
+        _check_unique_id(path, n, rec, ids)
         out.append(rec)
+        if lines is not None:
+            lines.append(n)
     return out
+
+
+def _check_unique_id(path: Path, n: int, rec: dict, ids: dict[str, int]) -> None:
+    """Line ``n``'s decision id must not repeat an earlier line's (goldboard numbers each entry once)."""
+    did = rec.get("id")
+    if did is None:
+        return
+    if str(did) in ids:
+        raise GoldboardError(
+            f"{path}:{n}: decision id {did} repeats line {ids[str(did)]} (goldboard gives each decision its own "
+            "id): was the log edited by hand? nothing read from it; remove the copied line"
+        )
+    ids[str(did)] = n
 
 
 def _torn_message(path: Path, tail: bytes, lines: int) -> str:
@@ -165,10 +184,11 @@ def read_decisions(path: str | Path) -> list[dict]:
     return read_decisions_snapshot(path)[0]
 
 
-def read_decisions_snapshot(path: str | Path) -> tuple[list[dict], str | None]:
+def read_decisions_snapshot(path: str | Path, lines: list[int] | None = None) -> tuple[list[dict], str | None]:
     """:func:`read_decisions` and the SHA-256 of the very bytes it parsed (``None`` when
     the log does not exist): the log is read once, so a write landing meanwhile cannot
-    make the digest describe another log than the entries."""
+    make the digest describe another log than the entries.  ``lines`` (if given) receives
+    each entry's line number (for :func:`decision_item_errors`)."""
     path = Path(path)
     if not path.exists():
         return [], None
@@ -176,7 +196,32 @@ def read_decisions_snapshot(path: str | Path) -> tuple[list[dict], str | None]:
     good, tail = _split_torn_tail(data)
     if tail:
         warnings.warn(_torn_message(path, tail, good.count(b"\n")), GoldboardWarning, stacklevel=3)
-    return _parse_log(path, good), hashlib.sha256(data).hexdigest()
+    return _parse_log(path, good, lines), hashlib.sha256(data).hexdigest()
+
+
+def decision_item_errors(
+    entries: Sequence[dict], items_by_round: dict[int, set[str]], path: str | Path, lines: Sequence[int] = ()
+) -> list[str]:
+    """Log entries for an item the study's ratings do not have: in the entry's ``round``
+    (when the ratings have that round), else in any round.  goldboard logs decisions only
+    for rated items, so such a line was added by hand; gold is never built from it.  Each
+    error names the log line (``lines[i]``: entry ``i``'s line number) and the entry id."""
+    every = set().union(*items_by_round.values()) if items_by_round else set()
+    errors = []
+    for i, e in enumerate(entries):
+        item = str(e.get("item_id"))
+        rnd = e.get("round")
+        rnd = int(rnd) if isinstance(rnd, int) or (isinstance(rnd, str) and rnd.isdigit()) else None
+        known = items_by_round[rnd] if rnd in items_by_round else every
+        if item in known:
+            continue
+        where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: entry {i + 1}"
+        in_round = f" in round {rnd}" if rnd in items_by_round else ""
+        errors.append(
+            f"{where}: decision {e.get('id', '?')} is for item {_q(item)}, which this study's ratings do not "
+            f"have{in_round}: was the log edited by hand? gold is never built from it"
+        )
+    return errors
 
 
 def decision_value_errors(entries: Iterable[dict], schema, path: str | Path) -> list[str]:
@@ -744,16 +789,28 @@ def resolve_adjudicators(
     said in a note.
     """
     names = dict(names or {})
+    known = list(dict.fromkeys(known))
     ids = list(dict.fromkeys([*known, *names.values()]))
     errors: list[str] = []
     new: dict[str, list[str]] = {}
     for p in proposed:
         who = p.adjudicator
+        cell = p.where_adjudicator or p.where
+        if who.casefold() in RESERVED_NAMES:
+            errors.append(
+                f"{cell}: adjudicator {_q(who)} is a word the decisions log uses ({', '.join(RESERVED_NAMES)}), "
+                "not a person: write the adjudicator's name (to leave the item open, write unresolved in the Decision cell)"
+            )
+            continue
         if who in names and names[who] != who:
             p.extra["adjudicator_as_written"] = who
             p.adjudicator = names[who]
+            if names[who] not in known:
+                new.setdefault(names[who], []).append(cell)
             continue
         if who in ids:
+            if who not in known:
+                new.setdefault(who, []).append(cell)
             continue
         hits = close_matches(who, ids, 2)
         if not hits:
@@ -765,12 +822,32 @@ def resolve_adjudicators(
             f"write that name in the cell, or map this spelling to a person: "
             f"--adjudicator-name {_q(who + '=' + hits[0])}"
         )
+    errors += _same_person_twice(new)
     notes = [
         f"new adjudicator {_q(who)} ({', '.join(cells[:3])}{' ...' if len(cells) > 3 else ''}): not in this study "
-        f"before (known: {', '.join(ids)})"
+        f"before (known: {', '.join(known)})"
         for who, cells in new.items()
     ]
     return errors, notes
+
+
+#: words the decisions log and the sheet use that are never an adjudicator's name
+RESERVED_NAMES = (UNRESOLVED, *EMPTY_SET_WORDS, "?")
+
+
+def _same_person_twice(new: dict[str, list[str]]) -> list[str]:
+    """New adjudicator names that differ only in case or punctuation (``Dr_Lee``, ``dr lee``): one
+    person would be logged under two names."""
+    by_key: dict[str, list[str]] = {}
+    for who in new:
+        by_key.setdefault(identity_key(who), []).append(who)
+    return [
+        f"{new[names[1]][0]}: adjudicator {_q(names[1])} and {_q(names[0])} ({new[names[0]][0]}) differ only in case "
+        f"or punctuation: one person is one name; write the same spelling in both cells, or map one to the other "
+        f"with --adjudicator-name {_q(names[1] + '=' + names[0])}"
+        for names in by_key.values()
+        if len(names) > 1
+    ]
 
 
 __all__ = [
@@ -782,6 +859,7 @@ __all__ = [
     "change_lines",
     "entries_digest",
     "log_base",
+    "decision_item_errors",
     "EMPTY_SET_WORDS",
     "empty_set_word",
     "format_decision",
@@ -789,6 +867,7 @@ __all__ = [
     "parse_multi_decision",
     "identity_key",
     "resolve_adjudicators",
+    "RESERVED_NAMES",
     "is_change",
     "is_confirmation",
     "Proposed",

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import (
+    decision_item_errors,
     decision_value_errors,
     latest_decisions,
     read_decisions,
@@ -152,6 +153,7 @@ def write_study_workbook(
     """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
 
     ratings = study_ratings(study, round)
+    check_log_items(study, ratings)
     entries = read_decisions(study.decisions_path)
     info = {
         "study": study.name,
@@ -183,6 +185,7 @@ def import_study_sheet(
     overrule_newer: bool = False,
     adjudicator_names: dict[str, str] | None = None,
     allow_unverified: bool = False,
+    allow_unprotected: bool = False,
 ) -> ImportResult:
     """:func:`import_review_sheet` for a study workspace (its ratings -- of the round the
     sheet was written for --, schema, raters, name and log).  An Adjudicator cell must name
@@ -190,9 +193,11 @@ def import_study_sheet(
 
     known = check_adjudicator_name(study, adjudicator)
     rnd = read_sheet_meta(sheet).get("round", "")
+    ratings = study_ratings(study, int(rnd) if rnd.isdigit() else None)
+    check_log_items(study, ratings)
     return import_review_sheet(
         sheet,
-        study_ratings(study, int(rnd) if rnd.isdigit() else None),
+        ratings,
         study.schema,
         study.decisions_path,
         adjudicator=adjudicator,
@@ -204,6 +209,7 @@ def import_study_sheet(
         adjudicators=known,
         adjudicator_names=adjudicator_names,
         allow_unverified=allow_unverified,
+        allow_unprotected=allow_unprotected,
     )
 
 
@@ -231,6 +237,24 @@ def study_adjudicators(study: Study) -> list[str]:
     return list(dict.fromkeys([*logged, *([recorded] if recorded else []), *study.raters]))
 
 
+def items_by_round(ratings: pd.DataFrame) -> dict[int, set[str]]:
+    """Round -> the item ids rated in it (every round of ``ratings``)."""
+    if "round" not in ratings.columns:
+        return {1: set(ratings["item_id"].astype(str))}
+    rounds = pd.to_numeric(ratings["round"], errors="coerce").fillna(1).astype(int)
+    return {int(r): set(sub.astype(str)) for r, sub in ratings["item_id"].groupby(rounds)}
+
+
+def check_log_items(study: Study, ratings: pd.DataFrame) -> None:
+    """Refuse (one line) a decisions log holding an entry for an item the study's ratings do
+    not have (:func:`decision_item_errors`)."""
+    lines: list[int] = []
+    entries, _ = read_decisions_snapshot(study.decisions_path, lines)
+    bad = decision_item_errors(entries, items_by_round(ratings), study.decisions_path, lines)
+    if bad:
+        raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))
+
+
 def export_gold(
     study: Study, fmt: str = "csv", *, force: bool = False, now: str | None = None, round_number: int | None = None
 ) -> GoldRelease:
@@ -250,8 +274,10 @@ def export_gold(
     # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
     digests: dict[int, str] = {}
     ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
-    entries, log_sha256 = read_decisions_snapshot(study.decisions_path)
-    bad = decision_value_errors(entries, schema, study.decisions_path)
+    lines: list[int] = []
+    entries, log_sha256 = read_decisions_snapshot(study.decisions_path, lines)
+    bad = decision_item_errors(entries, items_by_round(ratings), study.decisions_path, lines)
+    bad += decision_value_errors(entries, schema, study.decisions_path)
     if bad:  # gold is never built from a value the schema cannot hold (nothing written)
         raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))
     gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
