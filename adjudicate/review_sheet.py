@@ -203,32 +203,31 @@ def agreed_sheet_errors(wb, expected: dict[tuple[str, str], str]) -> list[str]:
     is an error naming the cell, never a silent no-op."""
     if SHEET_AGREED not in wb.sheetnames:
         return []
-    rows = wb[SHEET_AGREED].iter_rows()
-    head = {_stripped(c.value): c.column - 1 for c in next(rows, ()) if c.value is not None}
+    ws = wb[SHEET_AGREED]
+    first = next(ws.iter_rows(max_row=1, values_only=True), ())
+    head = {_stripped(v): j for j, v in enumerate(first) if v is not None}
     if not all(h in head for h in ("Item ID", "Field", "Agreed value")):
         return []
     from openpyxl.utils import get_column_letter
 
+    ji, jf, jv = head["Item ID"], head["Field"], head["Agreed value"]
     errors = []
-    for row in rows:
-        cells = {h: (row[j] if j < len(row) else None) for h, j in head.items()}
-        item, fname = (_stripped(getattr(cells[h], "value", None)) for h in ("Item ID", "Field"))
-        got_cell = cells["Agreed value"]
-        got = _stripped(getattr(got_cell, "value", None))
-        if not (item or fname or got) or getattr(got_cell, "row", None) is None:
+    for r, row in enumerate(ws.iter_rows(min_row=2, max_col=max(ji, jf, jv) + 1, values_only=True), start=2):
+        item, fname, got = (_stripped(row[j]) if j < len(row) else "" for j in (ji, jf, jv))
+        if not (item or fname or got):
             continue
         want = expected.get((item, fname))
-        if want is None or want != got:
-            ref = f"{SHEET_AGREED}!{get_column_letter(head['Agreed value'] + 1)}{got_cell.row}"
-            what = (
-                f"item {_q(item)}, {fname} is not an agreed item of these ratings (ids edited?)"
-                if want is None
-                else f"the agreed value {_q(want)} was edited to {_q(got)}"
-            )
-            errors.append(
-                f"{ref}: {what}; the Agreed sheet is read-only (an agreed value is the raters' unanimous rating, "
-                "no sheet changes it): undo the edit"
-            )
+        if want == got:
+            continue
+        what = (
+            f"item {_q(item)}, {fname} is not an agreed item of these ratings (ids edited?)"
+            if want is None
+            else f"the agreed value {_q(want)} was edited to {_q(got)}"
+        )
+        errors.append(
+            f"{SHEET_AGREED}!{get_column_letter(jv + 1)}{r}: {what}; the Agreed sheet is read-only (an agreed value "
+            "is the raters' unanimous rating, no sheet changes it): undo the edit"
+        )
     return errors
 
 
@@ -434,7 +433,7 @@ class _SheetRows:
         if r in self.moved and filled["decision"]:
             self.errors.append(self._moved_error(r, parsed[0], parsed[1], filled["decision"]))
             return
-        row_errors = self._row_errors(r, parsed, values, cells) + self._readonly_errors(r, parsed, row)
+        row_errors = self._row_errors(r, parsed, values, cells) or self._readonly_errors(r, parsed, row)
         if row_errors:
             self.errors.extend(row_errors)
             return
