@@ -256,6 +256,30 @@ def decision_value_errors(entries: Iterable[dict], schema, path: str | Path) -> 
     return errors
 
 
+def items_by_round(ratings) -> dict[int, set[str]]:
+    """Round -> the item ids rated in it, from a ratings table (no ``round`` column: round 1)."""
+    items = [str(x) for x in ratings["item_id"]]
+    if "round" not in ratings.columns:
+        return {1: set(items)}
+    out: dict[int, set[str]] = {}
+    for rnd, item in zip(ratings["round"], items):
+        text = str(rnd).strip()
+        n = int(float(text)) if text and text.replace(".", "", 1).isdigit() else 1
+        out.setdefault(n, set()).add(item)
+    return out
+
+
+def log_item_problem(path: str | Path, ratings) -> str | None:
+    """One line naming the first log line (and how many more) for an item ``ratings`` do not
+    have (:func:`decision_item_errors`); ``None`` when there is none."""
+    lines: list[int] = []
+    entries, _ = read_decisions_snapshot(path, lines)
+    bad = decision_item_errors(entries, items_by_round(ratings), path, lines)
+    if not bad:
+        return None
+    return bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else "")
+
+
 def latest_decisions(entries: Iterable[dict]) -> dict[tuple[str, str], dict]:
     """(item_id, field) -> the entry in force (the last one logged)."""
     latest: dict[tuple[str, str], dict] = {}
@@ -860,6 +884,8 @@ __all__ = [
     "entries_digest",
     "log_base",
     "decision_item_errors",
+    "items_by_round",
+    "log_item_problem",
     "EMPTY_SET_WORDS",
     "empty_set_word",
     "format_decision",

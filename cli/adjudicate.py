@@ -107,7 +107,9 @@ def import_cmd(
       imported, unless --overrule-newer.
     - The sheet is written protected (no password): only Decision, Reason and
       Adjudicator take input; rows cannot be sorted, inserted or deleted.  A sheet
-      whose protection was removed is refused, unless --unprotected-sheet.
+      whose protection was removed is refused, unless --unprotected-sheet.  An edited
+      read-only cell (an Agreed value, the model, a rater's value) is an error naming
+      the cell; a flagged row missing from the sheet (deleted) is named in a warning.
     - A decision that was written on another row (the Decision column sorted on its
       own) is an error naming the cell.
     - All or nothing, even if the import is killed: the log is replaced in one step.

@@ -218,12 +218,13 @@ def test_a_log_line_for_an_item_the_study_does_not_have_is_refused(study, tmp_pa
     entry = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
     entry.update(id="D000099", item_id="C-GHOST", case_id="C-GHOST")
     log.write_text(log.read_text(encoding="utf-8") + json.dumps(entry) + "\n", encoding="utf-8")
-    for argv in (("gold", "export"), ("adjudicate", "sheet", "-o", tmp_path / "again.xlsx")):
+    report = ("report", "--format", "markdown", "-o", tmp_path / "r.md")
+    for argv in (("gold", "export"), ("adjudicate", "sheet", "-o", tmp_path / "again.xlsx"), report):
         line = error_line(run(*argv, "--study", study.path))
         assert f"{log}:3: decision D000099 is for item " in line and "C-GHOST" in line, line
         assert "the study's ratings do not have in round 1" in line.replace("this study's", "the study's")
     assert not study.gold_dir.exists() or not any(study.gold_dir.iterdir())
-    assert not (tmp_path / "again.xlsx").exists()
+    assert not (tmp_path / "again.xlsx").exists() and not (tmp_path / "r.md").exists()
 
 
 def test_a_repeated_decision_id_is_refused_by_every_reader(study, tmp_path):

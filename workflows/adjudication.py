@@ -20,7 +20,9 @@ import pandas as pd
 from goldboard.adjudicate.decisions import (
     decision_item_errors,
     decision_value_errors,
+    items_by_round,
     latest_decisions,
+    log_item_problem,
     read_decisions,
     read_decisions_snapshot,
 )
@@ -237,22 +239,12 @@ def study_adjudicators(study: Study) -> list[str]:
     return list(dict.fromkeys([*logged, *([recorded] if recorded else []), *study.raters]))
 
 
-def items_by_round(ratings: pd.DataFrame) -> dict[int, set[str]]:
-    """Round -> the item ids rated in it (every round of ``ratings``)."""
-    if "round" not in ratings.columns:
-        return {1: set(ratings["item_id"].astype(str))}
-    rounds = pd.to_numeric(ratings["round"], errors="coerce").fillna(1).astype(int)
-    return {int(r): set(sub.astype(str)) for r, sub in ratings["item_id"].groupby(rounds)}
-
-
 def check_log_items(study: Study, ratings: pd.DataFrame) -> None:
     """Refuse (one line) a decisions log holding an entry for an item the study's ratings do
-    not have (:func:`decision_item_errors`)."""
-    lines: list[int] = []
-    entries, _ = read_decisions_snapshot(study.decisions_path, lines)
-    bad = decision_item_errors(entries, items_by_round(ratings), study.decisions_path, lines)
-    if bad:
-        raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))
+    not have (:func:`~goldboard.adjudicate.decisions.log_item_problem`)."""
+    problem = log_item_problem(study.decisions_path, ratings)
+    if problem:
+        raise GoldboardError(problem)
 
 
 def export_gold(
