@@ -829,7 +829,13 @@ def resolve_adjudicators(
         if who in names and names[who] != who:
             p.extra["adjudicator_as_written"] = who
             p.adjudicator = names[who]
-            if names[who] not in known:
+            twin = [k for k in known if identity_key(k) == identity_key(names[who])]
+            if names[who] not in known and twin:
+                errors.append(
+                    f"--adjudicator-name {who}={names[who]}: {names[who]!r} is another spelling of {twin[0]!r} "
+                    f"(one person is one name): write --adjudicator-name {_q(who + '=' + twin[0])}"
+                )
+            elif names[who] not in known:
                 new.setdefault(names[who], []).append(cell)
             continue
         if who in ids:
@@ -846,7 +852,7 @@ def resolve_adjudicators(
             f"write that name in the cell, or map this spelling to a person: "
             f"--adjudicator-name {_q(who + '=' + hits[0])}"
         )
-    errors += _same_person_twice(new)
+    errors = list(dict.fromkeys(errors)) + _same_person_twice(new, known)  # a mapping's error once, not per cell
     notes = [
         f"new adjudicator {_q(who)} ({', '.join(cells[:3])}{' ...' if len(cells) > 3 else ''}): not in this study "
         f"before (known: {', '.join(known)})"
@@ -859,19 +865,26 @@ def resolve_adjudicators(
 RESERVED_NAMES = (UNRESOLVED, *EMPTY_SET_WORDS, "?")
 
 
-def _same_person_twice(new: dict[str, list[str]]) -> list[str]:
-    """New adjudicator names that differ only in case or punctuation (``Dr_Lee``, ``dr lee``): one
+def _same_person_twice(new: dict[str, list[str]], known: Sequence[str] = ()) -> list[str]:
+    """New adjudicator names that differ only in case or punctuation from each other (``Dr_Lee``,
+    ``dr lee``) or from a known one (``--adjudicator-name X=DR_CHAIR`` beside ``dr_chair``): one
     person would be logged under two names."""
     by_key: dict[str, list[str]] = {}
-    for who in new:
+    for who in known:
         by_key.setdefault(identity_key(who), []).append(who)
-    return [
-        f"{new[names[1]][0]}: adjudicator {_q(names[1])} and {_q(names[0])} ({new[names[0]][0]}) differ only in case "
-        f"or punctuation: one person is one name; write the same spelling in both cells, or map one to the other "
-        f"with --adjudicator-name {_q(names[1] + '=' + names[0])}"
-        for names in by_key.values()
-        if len(names) > 1
-    ]
+    out = []
+    for who, cells in new.items():
+        twins = by_key.setdefault(identity_key(who), [])
+        if twins:
+            first = twins[0]
+            where = f" ({new[first][0]})" if first in new else " (already in this study)"
+            out.append(
+                f"{cells[0]}: adjudicator {_q(who)} and {_q(first)}{where} differ only in case or punctuation: one "
+                f"person is one name; write {_q(first)}, or map this spelling to it with --adjudicator-name "
+                f"{_q(who + '=' + first)}"
+            )
+        twins.append(who)
+    return out
 
 
 __all__ = [

@@ -363,6 +363,20 @@ def test_two_new_names_differing_only_in_case_are_one_person(study, tmp_path):
     assert not study.decisions_path.exists()
 
 
+def test_a_case_twin_of_a_known_adjudicator_is_refused_in_a_cell_and_in_a_mapping(study, tmp_path):
+    first = sheet_for(study, tmp_path, "first.xlsx")
+    _adjudicators(first, {"C-1": "dr_kim"})
+    assert import_(study, first).exit_code == 0  # dr_kim is now in the log
+    sheet = sheet_for(study, tmp_path)
+    _adjudicators(sheet, {"C-7": "X", "C-10": "X"})
+    res = import_(study, sheet, "--adjudicator-name", "X=DR_KIM")
+    assert res.exit_code == 1, res.output
+    line = "--adjudicator-name X=DR_KIM: 'DR_KIM' is another spelling of 'dr_kim' (one person is one name)"
+    assert res.output.count(line) == 1, res.output
+    res = import_(study, sheet, "--adjudicator-name", "X=dr_kim")
+    assert res.exit_code == 0 and "new adjudicator" not in res.output, res.output
+
+
 # --------------------------------------------------------------------------- 7. a duplicated key
 
 
