@@ -399,7 +399,8 @@ class _SheetRows:
         return (
             f"{self.ref('decision', r)}: decision {_q(decision)} was written on another row ({src}), not on this "
             f"row's item {_q(item_id)}, {fname}: the Decision column was sorted or moved on its own (e.g. Excel's "
-            "'continue with the current selection'); undo that (or sort whole rows), nothing of this sheet is imported"
+            "'continue with the current selection'); undo that (filter rows instead of sorting), nothing of this sheet is "
+            "imported"
         )
 
     def ref(self, k: str, r: int) -> str:

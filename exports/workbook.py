@@ -967,6 +967,8 @@ def _how_to_lines(schema: Schema) -> list[str]:
         *multi_lines,
         "A Reason is required when the decision differs from every rater. Blank decisions stay unresolved.",
         "Do not edit Case ID, Item ID or Field: the hidden key column detects edits and the import refuses them.",
+        "The sheet is protected (no password) so no decision can move to another item: use the filter buttons "
+        "rather than sorting; the import refuses a sheet whose protection was removed.",
         "A text longer than its row can show carries a note (red corner): select the cell to read all of it.",
         "Changing a decision already taken (pre-filled here) needs a new Reason.",
         "Import: goldboard adjudicate import --study DIR review.xlsx --adjudicator NAME [--not-independent]",
