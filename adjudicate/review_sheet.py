@@ -277,32 +277,7 @@ def read_review_sheet(
     finally:
         wb.close()
     reader.warnings.extend(missing_row_warnings(path, expected, reader.seen))
-    reader.warnings.extend(sorted_column_warning(reader.decided))
     return reader.proposed, reader.errors, reader.warnings, reader.blank
-
-
-#: a Decision column in sorted order over at least this many filled rows is pointed out
-SORTED_MIN_ROWS = 8
-
-
-def sorted_column_warning(decided: Sequence[tuple[int, str]]) -> list[str]:
-    """A warning when the filled Decision cells read in A-Z (or Z-A) order over at least
-    :data:`SORTED_MIN_ROWS` rows with two or more values: what a Decision column sorted by
-    its values alone looks like (pasted back as values, or rewritten by a script: formats and
-    the row checks stay put, so nothing else can see it).  An adjudication can fall in that
-    order by chance, so it is said, not refused."""
-    texts = [t.casefold() for _, t in decided]
-    if len(texts) < SORTED_MIN_ROWS or len(set(texts)) < 2:
-        return []
-    pairs = list(zip(texts, texts[1:]))
-    if not (all(a <= b for a, b in pairs) or all(a >= b for a, b in pairs)):
-        return []
-    first, last = decided[0][0], decided[-1][0]
-    return [
-        f"{SHEET_DISAGREEMENTS} rows {first}-{last}: the {len(texts)} decisions read in alphabetical order: if the Decision "
-        "column was sorted or pasted on its own, decisions now sit on other items' rows; compare a few with their "
-        "Reason (nothing is wrong if you decided in this order)"
-    ]
 
 
 def missing_row_warnings(path: Path, expected: Sequence[tuple[str, str]], seen) -> list[str]:
@@ -371,8 +346,6 @@ class _SheetRows:
         self.blank = 0
         #: (item, field) -> the read-only cells' texts as written (:func:`readonly_texts`)
         self.readonly: dict[tuple[str, str], dict[str, str]] = {}
-        #: (row, Decision text) of each filled row, in sheet order
-        self.decided: list[tuple[int, str]] = []
         #: rows whose Decision cell was written on another row -> the rows it may come from
         self.moved: dict[int, list[int]] = {}
 
@@ -446,7 +419,6 @@ class _SheetRows:
                     f"{self.ref('decision', r)}: reason given but no decision; the item stays unresolved"
                 )
             return
-        self.decided.append((r, filled["decision"]))
         decision = self._decision(r, self.fields[fname], filled["decision"], values["decision"])
         if decision is None:
             return
