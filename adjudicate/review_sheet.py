@@ -719,6 +719,17 @@ def check_sheet_identity(
     return SheetBase(meta["sheet_id"], n, meta.get("log_sha256", ""), meta.get("log_last_id", ""))
 
 
+def as_written(ratings, schema, raters, grid_raters, round_number: int | None) -> dict[str, Any]:
+    """What the sheet of these ratings (of ``round_number``) was written with, for
+    :func:`read_review_sheet`: its rows (``expected``), read-only cells and agreed values."""
+    flags = flag_disagreements(ratings, schema, raters, round_number=round_number)
+    return {
+        "expected": list(zip(flags["item_id"].astype(str), flags["field"].astype(str))),
+        "readonly": readonly_texts(flags, schema, grid_raters),
+        "agreed": agreed_texts(resolve_gold(ratings, schema, (), raters, round_number=round_number), schema),
+    }
+
+
 def import_review_sheet(
     sheet: str | Path,
     ratings,
@@ -735,6 +746,7 @@ def import_review_sheet(
     adjudicator_names: dict[str, str] | None = None,
     allow_unverified: bool = False,
     allow_unprotected: bool = False,
+    round_number: int | None = None,
 ) -> ImportResult:
     """Check a filled review workbook and append its decisions to the log.
 
@@ -755,6 +767,8 @@ def import_review_sheet(
     ``allow_unverified``; each entry it then records carries ``"unverified_origin": true``.
     A sheet whose Disagreements protection was removed (:func:`sheet_protection_problem`) is
     refused unless ``allow_unprotected``; each entry then carries ``"unprotected_sheet": true``.
+    ``round_number``: the round the sheet was written for (its rows and read-only cells are
+    compared with that round's flags and agreed values; default: per item, the latest complete round).
     """
 
     meta = read_sheet_meta(sheet)
@@ -764,16 +778,13 @@ def import_review_sheet(
     unprotected = check_sheet_protection(sheet, allow_unprotected)
     unverified = sheet_origin_problem(meta)
     grid = rating_grid(ratings, schema, raters)
-    flags = flag_disagreements(ratings, schema, raters)  # the rows the sheet was written with
     proposed, errors, warnings, blank = read_review_sheet(
         sheet,
         grid,
         schema,
         adjudicator=adjudicator,
         independent=independent,
-        expected=list(zip(flags["item_id"].astype(str), flags["field"].astype(str))),
-        readonly=readonly_texts(flags, schema, grid.raters),
-        agreed=agreed_texts(resolve_gold(ratings, schema, (), raters), schema),
+        **as_written(ratings, schema, raters, grid.raters, round_number),
     )
     # the gold these decisions would make must keep the schema's cross-field rules
     gold = resolve_gold(ratings, schema, read_decisions(decisions_path), raters)

@@ -283,6 +283,29 @@ def test_an_edited_read_only_cell_with_the_protection_kept_is_refused_naming_the
     assert not study.decisions_path.exists()
 
 
+def test_a_sheet_of_an_earlier_round_is_compared_with_that_round(study, tmp_path):
+    """A --round 1 sheet shows round 1's values; with round 2 pulled since (other values), its
+    read-only cells and rows are those of round 1: nothing is reported, and an edit still is."""
+    ratings = pd.read_csv(study.ratings_path(1), dtype=str, keep_default_na=False)
+    again = ratings.assign(round="2")
+    again.loc[(again["field"] == SL) & (again["rater"] == "onc_a"), "value"] = U
+    write_csv_atomic(again, study.ratings_path(2))
+    sheet = tmp_path / "r1.xlsx"
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", sheet, "--round", "1").exit_code == 0
+    fill(sheet, {"C-1": (U, "no data", None)})
+    edited = tmp_path / "r1-edited.xlsx"
+    shutil.copy(sheet, edited)
+    res = import_(study, sheet)
+    assert res.exit_code == 0 and "1 new decisions" in res.output and "Warning" not in res.output, res.output
+    wb = openpyxl.load_workbook(edited)
+    cell = rows_by_item(wb["Disagreements"])[1]["C-7"]["onc_a value"]
+    assert cell.value == I  # round 1's value (round 2 says Unsupported)
+    cell.value = U
+    wb.save(edited)
+    res = import_(study, edited)
+    assert f'Disagreements!{cell.coordinate}: onc_a value "{I}" was edited to "{U}"' in res.output, res.output
+
+
 # --------------------------------------------------------------------------- 6. adjudicator names
 
 

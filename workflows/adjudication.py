@@ -195,7 +195,8 @@ def import_study_sheet(
 
     known = check_adjudicator_name(study, adjudicator)
     rnd = read_sheet_meta(sheet).get("round", "")
-    ratings = study_ratings(study, int(rnd) if rnd.isdigit() else None)
+    round_number = int(rnd) if rnd.isdigit() else None
+    ratings = study_ratings(study, round_number)
     check_log_items(study, ratings)
     return import_review_sheet(
         sheet,
@@ -212,6 +213,7 @@ def import_study_sheet(
         adjudicator_names=adjudicator_names,
         allow_unverified=allow_unverified,
         allow_unprotected=allow_unprotected,
+        round_number=round_number,
     )
 
 
