@@ -125,10 +125,13 @@ def _split_torn_tail(data: bytes) -> tuple[bytes, bytes]:
     return data, b""  # a complete last entry that only lacks its newline (edited by hand)
 
 
-def _parse_log(path: Path, data: bytes) -> list[dict]:
+def _parse_log(path: Path, data: bytes, lines: list[int] | None = None) -> list[dict]:
     """Entries of the log's complete lines.  Lines are split on ``\n`` only, so a reason
-    holding U+2028 or a lone CR stays inside its entry."""
+    holding U+2028 or a lone CR stays inside its entry.  A decision id used twice (a line
+    copied by hand) is an error naming both lines.  ``lines`` (if given) receives each
+    entry's line number."""
     out = []
+    ids: dict[str, int] = {}
     for n, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -144,8 +147,24 @@ def _parse_log(path: Path, data: bytes) -> list[dict]:
             raise GoldboardError(f"{path}:{n}: invalid JSON in the decisions log: nested too deeply to read") from None
         if not isinstance(rec, dict) or not all(k in rec for k in ("item_id", "field", "decision")):
             raise GoldboardError(f"{path}:{n}: a decision needs item_id, field and decision")
+        _check_unique_id(path, n, rec, ids)
         out.append(rec)
+        if lines is not None:
+            lines.append(n)
     return out
+
+
+def _check_unique_id(path: Path, n: int, rec: dict, ids: dict[str, int]) -> None:
+    """Line ``n``'s decision id must not repeat an earlier line's (goldboard numbers each entry once)."""
+    did = rec.get("id")
+    if did is None:
+        return
+    if str(did) in ids:
+        raise GoldboardError(
+            f"{path}:{n}: decision id {did} repeats line {ids[str(did)]} (goldboard gives each decision its own "
+            "id): was the log edited by hand? nothing read from it; remove the copied line"
+        )
+    ids[str(did)] = n
 
 
 def _torn_message(path: Path, tail: bytes, lines: int) -> str:
@@ -165,10 +184,11 @@ def read_decisions(path: str | Path) -> list[dict]:
     return read_decisions_snapshot(path)[0]
 
 
-def read_decisions_snapshot(path: str | Path) -> tuple[list[dict], str | None]:
+def read_decisions_snapshot(path: str | Path, lines: list[int] | None = None) -> tuple[list[dict], str | None]:
     """:func:`read_decisions` and the SHA-256 of the very bytes it parsed (``None`` when
     the log does not exist): the log is read once, so a write landing meanwhile cannot
-    make the digest describe another log than the entries."""
+    make the digest describe another log than the entries.  ``lines`` (if given) receives
+    each entry's line number (for :func:`decision_item_errors`)."""
     path = Path(path)
     if not path.exists():
         return [], None
@@ -176,7 +196,32 @@ def read_decisions_snapshot(path: str | Path) -> tuple[list[dict], str | None]:
     good, tail = _split_torn_tail(data)
     if tail:
         warnings.warn(_torn_message(path, tail, good.count(b"\n")), GoldboardWarning, stacklevel=3)
-    return _parse_log(path, good), hashlib.sha256(data).hexdigest()
+    return _parse_log(path, good, lines), hashlib.sha256(data).hexdigest()
+
+
+def decision_item_errors(
+    entries: Sequence[dict], items_by_round: dict[int, set[str]], path: str | Path, lines: Sequence[int] = ()
+) -> list[str]:
+    """Log entries for an item the study's ratings do not have: in the entry's ``round``
+    (when the ratings have that round), else in any round.  goldboard logs decisions only
+    for rated items, so such a line was added by hand; gold is never built from it.  Each
+    error names the log line (``lines[i]``: entry ``i``'s line number) and the entry id."""
+    every = set().union(*items_by_round.values()) if items_by_round else set()
+    errors = []
+    for i, e in enumerate(entries):
+        item = str(e.get("item_id"))
+        rnd = e.get("round")
+        rnd = int(rnd) if isinstance(rnd, int) or (isinstance(rnd, str) and rnd.isdigit()) else None
+        known = items_by_round[rnd] if rnd in items_by_round else every
+        if item in known:
+            continue
+        where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: entry {i + 1}"
+        in_round = f" in round {rnd}" if rnd in items_by_round else ""
+        errors.append(
+            f"{where}: decision {e.get('id', '?')} is for item {_q(item)}, which this study's ratings do not "
+            f"have{in_round}: was the log edited by hand? gold is never built from it"
+        )
+    return errors
 
 
 def decision_value_errors(entries: Iterable[dict], schema, path: str | Path) -> list[str]:
@@ -209,6 +254,30 @@ def decision_value_errors(entries: Iterable[dict], schema, path: str | Path) -> 
             why = problems[0] if problems else f"{value!r} is not written as the schema writes it ({canonical!r})"
             errors.append(f"{where}: {why}; was the log edited by hand?")
     return errors
+
+
+def items_by_round(ratings) -> dict[int, set[str]]:
+    """Round -> the item ids rated in it, from a ratings table (no ``round`` column: round 1)."""
+    items = [str(x) for x in ratings["item_id"]]
+    if "round" not in ratings.columns:
+        return {1: set(items)}
+    out: dict[int, set[str]] = {}
+    for rnd, item in zip(ratings["round"], items):
+        text = str(rnd).strip()
+        n = int(float(text)) if text and text.replace(".", "", 1).isdigit() else 1
+        out.setdefault(n, set()).add(item)
+    return out
+
+
+def log_item_problem(path: str | Path, ratings) -> str | None:
+    """One line naming the first log line (and how many more) for an item ``ratings`` do not
+    have (:func:`decision_item_errors`); ``None`` when there is none."""
+    lines: list[int] = []
+    entries, _ = read_decisions_snapshot(path, lines)
+    bad = decision_item_errors(entries, items_by_round(ratings), path, lines)
+    if not bad:
+        return None
+    return bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else "")
 
 
 def latest_decisions(entries: Iterable[dict]) -> dict[tuple[str, str], dict]:
@@ -747,16 +816,34 @@ def resolve_adjudicators(
     said in a note.
     """
     names = dict(names or {})
+    known = list(dict.fromkeys(known))
     ids = list(dict.fromkeys([*known, *names.values()]))
     errors: list[str] = []
     new: dict[str, list[str]] = {}
     for p in proposed:
         who = p.adjudicator
+        cell = p.where_adjudicator or p.where
+        if who.casefold() in RESERVED_NAMES:
+            errors.append(
+                f"{cell}: adjudicator {_q(who)} is a word the decisions log uses ({', '.join(RESERVED_NAMES)}), "
+                "not a person: write the adjudicator's name (to leave the item open, write unresolved in the Decision cell)"
+            )
+            continue
         if who in names and names[who] != who:
             p.extra["adjudicator_as_written"] = who
             p.adjudicator = names[who]
+            twin = [k for k in known if identity_key(k) == identity_key(names[who])]
+            if names[who] not in known and twin:
+                errors.append(
+                    f"--adjudicator-name {who}={names[who]}: {names[who]!r} is another spelling of {twin[0]!r} "
+                    f"(one person is one name): write --adjudicator-name {_q(who + '=' + twin[0])}"
+                )
+            elif names[who] not in known:
+                new.setdefault(names[who], []).append(cell)
             continue
         if who in ids:
+            if who not in known:
+                new.setdefault(who, []).append(cell)
             continue
         hits = close_matches(who, ids, 2)
         if not hits:
@@ -768,12 +855,39 @@ def resolve_adjudicators(
             f"write that name in the cell, or map this spelling to a person: "
             f"--adjudicator-name {_q(who + '=' + hits[0])}"
         )
+    errors = list(dict.fromkeys(errors)) + _same_person_twice(new, known)  # a mapping's error once, not per cell
     notes = [
         f"new adjudicator {_q(who)} ({', '.join(cells[:3])}{' ...' if len(cells) > 3 else ''}): not in this study "
-        f"before (known: {', '.join(ids)})"
+        f"before (known: {', '.join(known)})"
         for who, cells in new.items()
     ]
     return errors, notes
+
+
+#: words the decisions log and the sheet use that are never an adjudicator's name
+RESERVED_NAMES = (UNRESOLVED, *EMPTY_SET_WORDS, "?")
+
+
+def _same_person_twice(new: dict[str, list[str]], known: Sequence[str] = ()) -> list[str]:
+    """New adjudicator names that differ only in case or punctuation from each other (``Dr_Lee``,
+    ``dr lee``) or from a known one (``--adjudicator-name X=DR_CHAIR`` beside ``dr_chair``): one
+    person would be logged under two names."""
+    by_key: dict[str, list[str]] = {}
+    for who in known:
+        by_key.setdefault(identity_key(who), []).append(who)
+    out = []
+    for who, cells in new.items():
+        twins = by_key.setdefault(identity_key(who), [])
+        if twins:
+            first = twins[0]
+            where = f" ({new[first][0]})" if first in new else " (already in this study)"
+            out.append(
+                f"{cells[0]}: adjudicator {_q(who)} and {_q(first)}{where} differ only in case or punctuation: one "
+                f"person is one name; write {_q(first)}, or map this spelling to it with --adjudicator-name "
+                f"{_q(who + '=' + first)}"
+            )
+        twins.append(who)
+    return out
 
 
 __all__ = [
@@ -785,6 +899,9 @@ __all__ = [
     "change_lines",
     "entries_digest",
     "log_base",
+    "decision_item_errors",
+    "items_by_round",
+    "log_item_problem",
     "EMPTY_SET_WORDS",
     "empty_set_word",
     "format_decision",
@@ -792,6 +909,7 @@ __all__ = [
     "parse_multi_decision",
     "identity_key",
     "resolve_adjudicators",
+    "RESERVED_NAMES",
     "is_change",
     "is_confirmation",
     "Proposed",

@@ -38,6 +38,7 @@ from goldboard.adjudicate.decisions import (
     record_decisions,
     resolve_adjudicators,
 )
+from goldboard.adjudicate.flags import flag_disagreements, value_words
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.adjudicate.rules import decision_rule_errors
 from goldboard.cases.ratings import rating_grid
@@ -51,6 +52,7 @@ from goldboard.text import cell_text, excel_safe_text, unneutralize_formula
 #: (exports.workbook) and this reader use
 SHEET_DISAGREEMENTS = "Disagreements"
 SHEET_META = "_goldboard"
+SHEET_AGREED = "Agreed"
 SHEET_FORMAT = "goldboard-review/1"
 HEADERS = {
     "agenda": "#",
@@ -164,14 +166,90 @@ def _reason_text(value: Any) -> str:
     return text if text.strip() else ""
 
 
+def readonly_texts(flags, schema, raters: Sequence[str]) -> dict[tuple[str, str], dict[str, str]]:
+    """What the writer put in the read-only Model and rater-value cells of each Disagreements row
+    ((item, field) -> {header: text}), as :mod:`goldboard.exports.workbook` writes them."""
+    fields = {f.name: f for f in schema.fields}
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for rec in flags.to_dict(orient="records"):
+        f = fields.get(str(rec["field"]))
+        cells = {HEADERS["model"]: excel_safe_text(rec.get("model")).strip()}
+        for r in raters:
+            v = rec.get(f"value_{r}", "") or ""
+            if r in (rec.get("missing_raters") or ()):
+                v = v or "(missing)"
+            elif f is not None and f.kind == "multi":
+                v = value_words(f, v)
+            cells[f"{r} value"] = excel_safe_text(v).strip()
+        out[(str(rec["item_id"]), str(rec["field"]))] = cells
+    return out
+
+
+def agreed_texts(gold, schema) -> dict[tuple[str, str], str]:
+    """The Agreed sheet's value of each unanimous item x field, as the writer shows it."""
+    fields = {f.name: f for f in schema.fields}
+    out = {}
+    for item, fname, value, method in zip(gold["item_id"], gold["field"], gold["gold_value"], gold["method"]):
+        if method != "unanimous":
+            continue
+        f = fields.get(str(fname))
+        shown = format_decision(f, value) if f is not None and f.kind == "multi" else (value or "(blank)")
+        out[(str(item), str(fname))] = excel_safe_text(shown).strip()
+    return out
+
+
+def agreed_sheet_errors(wb, expected: dict[tuple[str, str], str]) -> list[str]:
+    """An edited Agreed value (or a row whose ids were edited): the import never reads it, so it
+    is an error naming the cell, never a silent no-op."""
+    if SHEET_AGREED not in wb.sheetnames:
+        return []
+    ws = wb[SHEET_AGREED]
+    first = next(ws.iter_rows(max_row=1, values_only=True), ())
+    head = {_stripped(v): j for j, v in enumerate(first) if v is not None}
+    if not all(h in head for h in ("Item ID", "Field", "Agreed value")):
+        return []
+    from openpyxl.utils import get_column_letter
+
+    ji, jf, jv = head["Item ID"], head["Field"], head["Agreed value"]
+    errors = []
+    for r, row in enumerate(ws.iter_rows(min_row=2, max_col=max(ji, jf, jv) + 1, values_only=True), start=2):
+        item, fname, got = (_stripped(row[j]) if j < len(row) else "" for j in (ji, jf, jv))
+        if not (item or fname or got):
+            continue
+        want = expected.get((item, fname))
+        if want == got:
+            continue
+        what = (
+            f"item {_q(item)}, {fname} is not an agreed item of these ratings (ids edited?)"
+            if want is None
+            else f"the agreed value {_q(want)} was edited to {_q(got)}"
+        )
+        errors.append(
+            f"{SHEET_AGREED}!{get_column_letter(jv + 1)}{r}: {what}; the Agreed sheet is read-only (an agreed value "
+            "is the raters' unanimous rating, no sheet changes it): undo the edit"
+        )
+    return errors
+
+
 def read_review_sheet(
-    path: str | Path, grid, schema, *, adjudicator: str = "", independent: bool = True
+    path: str | Path,
+    grid,
+    schema,
+    *,
+    adjudicator: str = "",
+    independent: bool = True,
+    expected: Sequence[tuple[str, str]] = (),
+    readonly: dict[tuple[str, str], dict[str, str]] | None = None,
+    agreed: dict[tuple[str, str], str] | None = None,
 ) -> tuple[list[Proposed], list[str], list[str], int]:
     """Check every row of a filled review workbook against the ratings in ``grid``.
 
     Returns ``(proposed, errors, warnings, blank)``: the decisions to record, every
     problem as ``Disagreements!F7: ...``, notes that do not block the import, and the
-    number of rows left blank (they stay unresolved).
+    number of rows left blank (they stay unresolved).  ``expected``: the (item, field)
+    rows the sheet was written with (the flagged disagreements); each one missing from the
+    sheet (a deleted row) is named in a warning -- it stays as it is.  ``readonly`` (:func:`readonly_texts`) and
+    ``agreed`` (:func:`agreed_texts`): the read-only cells as written; an edited one is an error.
     """
     path = Path(path)
     if not path.exists():
@@ -189,13 +267,31 @@ def read_review_sheet(
         except StopIteration:
             raise GoldboardError(f"{path}: sheet {SHEET_DISAGREEMENTS} is empty") from None
         reader = _SheetRows(_header_columns(path, header), grid, adjudicator, independent, errors)
+        reader.readonly = readonly or {}
+        if agreed is not None:
+            errors.extend(agreed_sheet_errors(wb, agreed))
         body = list(rows)
         reader.check_moved(body)  # the per-row checks need every row first
         for row in body:
             reader.read(row)
     finally:
         wb.close()
+    reader.warnings.extend(missing_row_warnings(path, expected, reader.seen))
     return reader.proposed, reader.errors, reader.warnings, reader.blank
+
+
+def missing_row_warnings(path: Path, expected: Sequence[tuple[str, str]], seen) -> list[str]:
+    """One line per flagged (item, field) that has no row in the sheet (deleted), and a count."""
+    lost = [k for k in dict.fromkeys(expected) if k not in seen]
+    if not lost:
+        return []
+    lines = [
+        f"{path.name}: {len(lost)} flagged row{'s are' if len(lost) != 1 else ' is'} missing from sheet "
+        f"{SHEET_DISAGREEMENTS} (deleted?): no decision is taken from this sheet for "
+        f"{'them' if len(lost) != 1 else 'it'}; each keeps the decision in force, if any (else stays undecided)"
+    ]
+    lines += [f"{path.name}: missing row: item {_q(item)}, {fname}" for item, fname in lost]
+    return lines
 
 
 def _check_sheet_schema(wb, schema) -> list[str]:
@@ -248,6 +344,8 @@ class _SheetRows:
         self.warnings: list[str] = []
         self.seen: dict[tuple[str, str], int] = {}
         self.blank = 0
+        #: (item, field) -> the read-only cells' texts as written (:func:`readonly_texts`)
+        self.readonly: dict[tuple[str, str], dict[str, str]] = {}
         #: rows whose Decision cell was written on another row -> the rows it may come from
         self.moved: dict[int, list[int]] = {}
 
@@ -256,22 +354,26 @@ class _SheetRows:
         sorted or moved on its own): :meth:`read` refuses their decisions."""
         col = self.col
         checks = []
+        keys = set()
         for row in rows:
             r = next((c.row for c in row if getattr(c, "row", None)), None)
             key_cell = row[col[HEADERS["key"]]] if col[HEADERS["key"]] < len(row) else None
             dec_cell = row[col[HEADERS["decision"]]] if col[HEADERS["decision"]] < len(row) else None
             key = None if key_cell is None else key_cell.value
-            if r is not None and parse_key(key) is not None:
+            if r is not None and parse_key(key) is not None and key not in keys:
+                # a repeated key (a row copied over another) is a duplicate row, named by :meth:`_row_errors`
                 checks.append((r, row_check_color(key), cell_check_color(dec_cell)))
+                keys.add(key)
         self.moved = moved_decision_rows(checks)
 
     def _moved_error(self, r: int, item_id: str, fname: str, decision: str) -> str:
         sources = self.moved[r]
-        src = ", ".join(str(x) for x in sources[:3]) if sources else "?"
+        src = f"row {', '.join(str(x) for x in sources[:3])}" if sources else "a row that is no longer in this sheet"
         return (
-            f"{self.ref('decision', r)}: decision {_q(decision)} was written on another row (row {src}), not on this "
+            f"{self.ref('decision', r)}: decision {_q(decision)} was written on another row ({src}), not on this "
             f"row's item {_q(item_id)}, {fname}: the Decision column was sorted or moved on its own (e.g. Excel's "
-            "'continue with the current selection'); undo that (or sort whole rows), nothing of this sheet is imported"
+            "'continue with the current selection'); undo that (filter rows instead of sorting), nothing of this sheet is "
+            "imported"
         )
 
     def ref(self, k: str, r: int) -> str:
@@ -305,7 +407,7 @@ class _SheetRows:
         if r in self.moved and filled["decision"]:
             self.errors.append(self._moved_error(r, parsed[0], parsed[1], filled["decision"]))
             return
-        row_errors = self._row_errors(r, parsed, values, cells)
+        row_errors = self._row_errors(r, parsed, values, cells) or self._readonly_errors(r, parsed, row)
         if row_errors:
             self.errors.extend(row_errors)
             return
@@ -379,6 +481,26 @@ class _SheetRows:
             c = cells[k]
             if c is not None and getattr(c, "data_type", None) == "f":
                 out.append(f"{self.ref(k, r)}: {k} is a formula; type plain text")
+        return out
+
+    def _readonly_errors(self, r: int, parsed: tuple[str, str, str], row) -> list[str]:
+        """Edited read-only cells of row ``r`` (the model, a rater's value): the import never reads
+        them, so an edit is an error naming the cell, never silently dropped."""
+        want = self.readonly.get((parsed[0], parsed[1]))
+        if not want:
+            return []
+        out = []
+        for head, text in want.items():
+            j = self.col.get(head)
+            if j is None or j >= len(row):
+                continue
+            got = _stripped(row[j].value)
+            if got != text:
+                out.append(
+                    f"{SHEET_DISAGREEMENTS}!{self.letter(j + 1)}{r}: {head} {_q(text)} was edited to {_q(got)} "
+                    f"(item {_q(parsed[0])}, {parsed[1]}); it is read-only (the import never reads it; a rater's "
+                    "value is changed by the rater, in a new round): undo the edit"
+                )
         return out
 
     def _decision(self, r: int, f, text: str, raw: Any) -> str | None:
@@ -484,6 +606,77 @@ def sheet_origin_problem(meta: dict[str, str]) -> str | None:
     return None
 
 
+_PROTECTION_RE = re.compile(rb"<(?:\w+:)?sheetProtection\b([^>]*)>")
+_ATTR_RE = re.compile(rb'(\w+)\s*=\s*"([^"]*)"')
+#: sheetProtection attributes that must hold for the Disagreements sheet (OOXML defaults: the
+#: ``sort``/``insertRows``/``deleteRows`` locks are on unless written as false)
+_LOCKS = {"sheet": False, "sort": True, "insertRows": True, "deleteRows": True}
+
+
+def _sheet_xml_name(zf, sheet_name: str) -> str | None:
+    """The zip member holding worksheet ``sheet_name`` of an xlsx (``None``: not found)."""
+    wbx = zf.read("xl/workbook.xml")
+    rels = zf.read("xl/_rels/workbook.xml.rels")
+    for m in re.finditer(rb"<(?:\w+:)?sheet\b([^>]*)>", wbx):
+        attrs = {k.split(b":")[-1]: v for k, v in re.findall(rb'([\w:]+)\s*=\s*"([^"]*)"', m.group(1))}
+        if attrs.get(b"name", b"").decode("utf-8", "replace") != sheet_name or b"id" not in attrs:
+            continue
+        for r in re.finditer(rb"<(?:\w+:)?Relationship\b([^>]*)>", rels):
+            ra = dict(_ATTR_RE.findall(r.group(1)))
+            if ra.get(b"Id") == attrs[b"id"]:
+                target = ra.get(b"Target", b"").decode("utf-8", "replace")
+                return target.lstrip("/") if target.startswith("/") else "xl/" + target
+    return None
+
+
+def sheet_protection_problem(path: str | Path) -> str | None:
+    """How the Disagreements sheet's protection was loosened (``None``: intact).  goldboard
+    writes it protected (no password: only Decision, Reason and Adjudicator take input;
+    sorting, inserting and deleting rows disallowed), so a sheet without that protection
+    had it removed -- then rows or the Decision column may have been sorted (also by value
+    only, which no per-row check can see), inserted or deleted."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            xml = {s: _sheet_xml_name(zf, s) for s in (SHEET_DISAGREEMENTS, SHEET_AGREED)}
+            data = {s: zf.read(name) if name else None for s, name in xml.items()}
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None  # not an xlsx goldboard can read: the reader says so in one line
+    for sheet, locks in ((SHEET_DISAGREEMENTS, _LOCKS), (SHEET_AGREED, {"sheet": False})):
+        if data[sheet] is None:
+            continue  # no such sheet: the reader names a missing Disagreements sheet
+        m = _PROTECTION_RE.search(data[sheet])
+        attrs = (
+            {k.decode(): v.decode().strip().lower() in ("1", "true") for k, v in _ATTR_RE.findall(m.group(1))}
+            if m
+            else {}
+        )
+        if not attrs.get("sheet", False):
+            return f"sheet {sheet} is not protected"
+        loose = [k for k, default in locks.items() if k != "sheet" and not attrs.get(k, default)]
+        if loose:
+            return f"sheet {sheet}'s protection allows {', '.join(loose)}"
+    return None
+
+
+def check_sheet_protection(sheet: str | Path, allow_unprotected: bool = False) -> str | None:
+    """Refuse (one line) a review sheet whose Disagreements protection was removed, unless
+    ``allow_unprotected``; returns the problem (``None``: intact) so the log can record it."""
+    problem = sheet_protection_problem(sheet)
+    if problem and not allow_unprotected:
+        raise GoldboardError(
+            f"{Path(sheet).name}: {problem} (its protection was removed), so its rows or its Decision column may "
+            "have been sorted, inserted or deleted, which moves decisions onto other items, or read-only cells (an "
+            "agreed value, a rater's value, the model) edited, which the import never reads (an agreed value is the raters' "
+            "unanimous rating; no sheet changes it); nothing imported; write "
+            "a fresh sheet with `goldboard adjudicate sheet` (imported decisions are pre-filled) and copy the "
+            "decisions into it, or import it anyway with `goldboard adjudicate import --unprotected-sheet` (the log "
+            "records that)"
+        )
+    return problem
+
+
 def check_sheet_identity(
     sheet: str | Path, meta: dict[str, str], *, study: str, schema, ratings, allow_unverified: bool = False
 ) -> SheetBase:
@@ -526,6 +719,17 @@ def check_sheet_identity(
     return SheetBase(meta["sheet_id"], n, meta.get("log_sha256", ""), meta.get("log_last_id", ""))
 
 
+def as_written(ratings, schema, raters, grid_raters, round_number: int | None) -> dict[str, Any]:
+    """What the sheet of these ratings (of ``round_number``) was written with, for
+    :func:`read_review_sheet`: its rows (``expected``), read-only cells and agreed values."""
+    flags = flag_disagreements(ratings, schema, raters, round_number=round_number)
+    return {
+        "expected": list(zip(flags["item_id"].astype(str), flags["field"].astype(str))),
+        "readonly": readonly_texts(flags, schema, grid_raters),
+        "agreed": agreed_texts(resolve_gold(ratings, schema, (), raters, round_number=round_number), schema),
+    }
+
+
 def import_review_sheet(
     sheet: str | Path,
     ratings,
@@ -541,6 +745,8 @@ def import_review_sheet(
     adjudicators: Iterable[str] | None = None,
     adjudicator_names: dict[str, str] | None = None,
     allow_unverified: bool = False,
+    allow_unprotected: bool = False,
+    round_number: int | None = None,
 ) -> ImportResult:
     """Check a filled review workbook and append its decisions to the log.
 
@@ -559,16 +765,26 @@ def import_review_sheet(
     ``adjudicator_names`` mapping); ``None`` takes every name as written.
     A sheet without a verifiable origin (:func:`sheet_origin_problem`) is refused unless
     ``allow_unverified``; each entry it then records carries ``"unverified_origin": true``.
+    A sheet whose Disagreements protection was removed (:func:`sheet_protection_problem`) is
+    refused unless ``allow_unprotected``; each entry then carries ``"unprotected_sheet": true``.
+    ``round_number``: the round the sheet was written for (its rows and read-only cells are
+    compared with that round's flags and agreed values; default: per item, the latest complete round).
     """
 
     meta = read_sheet_meta(sheet)
     base = check_sheet_identity(
         sheet, meta, study=study, schema=schema, ratings=ratings, allow_unverified=allow_unverified
     )
+    unprotected = check_sheet_protection(sheet, allow_unprotected)
     unverified = sheet_origin_problem(meta)
     grid = rating_grid(ratings, schema, raters)
     proposed, errors, warnings, blank = read_review_sheet(
-        sheet, grid, schema, adjudicator=adjudicator, independent=independent
+        sheet,
+        grid,
+        schema,
+        adjudicator=adjudicator,
+        independent=independent,
+        **as_written(ratings, schema, raters, grid.raters, round_number),
     )
     # the gold these decisions would make must keep the schema's cross-field rules
     gold = resolve_gold(ratings, schema, read_decisions(decisions_path), raters)
@@ -579,7 +795,7 @@ def import_review_sheet(
             [p for p in proposed if p.adjudicator_explicit], [adjudicator, *adjudicators], adjudicator_names
         )
         errors += who_errors
-    by_rater = [p for p in proposed if p.independent and p.adjudicator in grid.raters]
+    by_rater = [p for p in proposed if p.adjudicator in grid.raters]
     for p in by_rater:  # a rater adjudicating (also when a mapped spelling names them) is never independent
         p.independent = False
     for who in sorted({p.adjudicator for p in by_rater}):
@@ -591,6 +807,8 @@ def import_review_sheet(
         _note_round(p, grid)
         if unverified:
             p.extra["unverified_origin"] = True
+        if unprotected:
+            p.extra["unprotected_sheet"] = True
     res = record_decisions(
         decisions_path,
         proposed,
@@ -617,6 +835,8 @@ def import_review_sheet(
 __all__ = [
     "STATE_KEYS",
     "check_sheet_identity",
+    "check_sheet_protection",
+    "sheet_protection_problem",
     "sheet_origin_problem",
     "row_check_color",
     "ratings_digest",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from goldboard.adjudicate.decisions import DecisionConflicts, SheetErrors, change_lines
+from goldboard.adjudicate.decisions import RESERVED_NAMES, DecisionConflicts, SheetErrors, change_lines
 from goldboard.cli._options import output_option, round_option, study_option
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, check_rater_name
 from goldboard.study import Study
 from goldboard.text import one_line, terminal_text
 from goldboard.workflows import import_study_sheet, write_study_workbook
@@ -73,6 +73,12 @@ def sheet_cmd(study_dir: str, output: str, round_number: int | None) -> None:
     help="Import a sheet whose origin cannot be verified (no sheet id / ratings and log digests: an older "
     "goldboard's sheet, or rows deleted); each decision it records says so (unverified_origin).",
 )
+@click.option(
+    "--unprotected-sheet",
+    is_flag=True,
+    help="Import a sheet whose Disagreements protection was removed (rows or the Decision column may have been "
+    "sorted, inserted or deleted); each decision it records says so (unprotected_sheet).",
+)
 def import_cmd(
     study_dir: str,
     sheet: str,
@@ -81,6 +87,7 @@ def import_cmd(
     overrule_newer: bool,
     names: tuple[str, ...],
     unverified_sheet: bool,
+    unprotected_sheet: bool,
 ) -> None:
     """Check a filled review workbook and append its decisions to decisions.jsonl.
 
@@ -97,6 +104,11 @@ def import_cmd(
       a newer sheet, in Label Studio, or by an earlier import of another copy of
       this same workbook) is a conflict: all conflicts are listed and nothing is
       imported, unless --overrule-newer.
+    - The sheet is written protected (no password): only Decision, Reason and
+      Adjudicator take input; rows cannot be sorted, inserted or deleted.  A sheet
+      whose protection was removed is refused, unless --unprotected-sheet.  An edited
+      read-only cell (an Agreed value, the model, a rater's value) is an error naming
+      the cell; a flagged row missing from the sheet (deleted) is named in a warning.
     - A decision that was written on another row (the Decision column sorted on its
       own) is an error naming the cell.
     - All or nothing, even if the import is killed: the log is replaced in one step.
@@ -112,15 +124,14 @@ def import_cmd(
     """
 
     st = Study.open(study_dir)
-    adjudicator = adjudicator.strip()
-    if not adjudicator:
-        raise GoldboardError("--adjudicator: give the adjudicator's name")
+    check_adjudicator_name(st, adjudicator.strip())  # another spelling of a known person: did you mean
+    adjudicator = check_adjudicator_id(adjudicator.strip(), "--adjudicator")
     mapping = {}
     for pair in names:
         spelling, eq, name = pair.partition("=")
         if not eq or not spelling.strip() or not name.strip():
             raise GoldboardError(f'--adjudicator-name {pair!r}: write SPELLING=NAME, e.g. "Dr Chair=dr_chair"')
-        mapping[spelling.strip()] = name.strip()
+        mapping[spelling.strip()] = check_adjudicator_id(name.strip(), f"--adjudicator-name {pair!r}")
     try:
         res = import_study_sheet(
             st,
@@ -130,6 +141,7 @@ def import_cmd(
             overrule_newer=overrule_newer,
             adjudicator_names=mapping,
             allow_unverified=unverified_sheet,
+            allow_unprotected=unprotected_sheet,
         )
     except (SheetErrors, DecisionConflicts) as exc:
         for line in exc.errors:
@@ -147,6 +159,17 @@ def import_cmd(
         f"{res.sheet}: {new} new decisions, {res.changed} changed{confirmed}, {res.unchanged} unchanged, "
         f"{res.blank} left blank (unresolved) -> {st.decisions_path}"
     )
+
+
+def check_adjudicator_id(name: str, option: str) -> str:
+    """An adjudicator's name as the log records it: an id like a rater's (letters, digits, _ - .),
+    never a word the log uses (``unresolved``, ``none``)."""
+    if not name:
+        raise GoldboardError(f"{option}: give the adjudicator's name")
+    if name.casefold() in RESERVED_NAMES:
+        raise GoldboardError(f"{option}: {name!r} is a word the decisions log uses, not a person's name")
+    check_rater_name(name, option)
+    return name
 
 
 @adjudicate_group.command("push")
@@ -215,6 +238,7 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     st = Study.open(study_dir)
     if adjudicator.strip():
         check_adjudicator_name(st, adjudicator.strip())
+        check_adjudicator_id(adjudicator.strip(), "--adjudicator")
     try:
         res = pull_adjudication(st, independent=not not_independent, adjudicator=adjudicator.strip())
     except SheetErrors as exc:

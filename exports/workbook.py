@@ -14,7 +14,9 @@ Sheets
                    flags, boundary, each rater's value and rationale, case summary, model
                    output, links to the raters' Label Studio tasks, and a hidden key
                    column (ids + checksum) so an edited case/item id is detected on import.
-                   Rows are filled with their boundary's colour.
+                   Rows are filled with their boundary's colour.  Sheet-protected
+                   (no password): only Decision, Reason and Adjudicator take input; rows
+                   cannot be sorted, inserted or deleted.
 ``Agreed``         unanimous item x field rows, sheet-protected (read-only).
 ``Codebook``       every field's values with definitions (multi-select values included),
                    the boundaries and triggers.
@@ -570,6 +572,17 @@ def _write_disagreements(
     ws.column_dimensions[get_column_letter(layout.pos["key"])].hidden = True
     printed = [j for k, j in layout.pos.items() if k != "key" and not k.startswith("link_")]
     _page_setup(ws, "F2", last_col=max(printed))
+    _protect_rows(ws)
+
+
+def _protect_rows(ws) -> None:
+    """The Disagreements sheet's structure protected (no password): only the unlocked fill-in
+    cells (Decision, Reason, Adjudicator) take input; sorting, inserting and deleting rows or
+    columns are disallowed, so no decision can be moved onto another row's item (the import
+    refuses a sheet whose protection was removed: :func:`goldboard.adjudicate.review_sheet.sheet_protection_problem`).
+    Filtering, column widths and row heights stay usable."""
+    _protect(ws)
+    ws.protection.sort = True  # True: protected, i.e. sorting disallowed
 
 
 def _disagreement_records(
@@ -954,6 +967,8 @@ def _how_to_lines(schema: Schema) -> list[str]:
         *multi_lines,
         "A Reason is required when the decision differs from every rater. Blank decisions stay unresolved.",
         "Do not edit Case ID, Item ID or Field: the hidden key column detects edits and the import refuses them.",
+        "The sheet is protected (no password) so no decision can move to another item: use the filter buttons "
+        "rather than sorting; the import refuses a sheet whose protection was removed.",
         "A text longer than its row can show carries a note (red corner): select the cell to read all of it.",
         "Changing a decision already taken (pre-filled here) needs a new Reason.",
         "Import: goldboard adjudicate import --study DIR review.xlsx --adjudicator NAME [--not-independent]",

@@ -200,7 +200,12 @@ def test_sheet_layout_and_untrusted_text(study, tmp_path):
     # link to each rater's task in Label Studio
     assert rows["C-1"]["onc_a task (Label Studio)"].hyperlink.target == "http://127.0.0.1:8089/projects/1/data?task=102"
     assert rows["C-1"]["onc_a value"].value == I and rows["C-1"]["onc_b value"].value == S
-    assert wb["Agreed"].protection.sheet and not ws.protection.sheet
+    assert wb["Agreed"].protection.sheet
+    # Disagreements: structure protected (no sorting, inserting or deleting rows), only the fill-in cells unlocked
+    prot = ws.protection
+    assert prot.sheet and prot.sort and prot.insertRows and prot.deleteRows and not prot.autoFilter
+    assert prot.password is None
+    assert [h for h, c in zip(head, ws[2]) if not c.protection.locked] == ["Decision", "Reason", "Adjudicator"]
     # unanimous, not flagged: 8 safety labels + 13 missing_info sets (7 of them "none")
     agreed = [r for r in wb["Agreed"].iter_rows(min_row=2, values_only=True)]
     assert len(agreed) == 8 + 13

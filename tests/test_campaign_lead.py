@@ -36,7 +36,7 @@ def test_gold_export_refuses_a_hand_edited_decision_the_schema_cannot_hold(tmp_p
     assert run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_lee").exit_code == 0
     log = study.decisions_path
     entry = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
-    entry["decision"] = "Bogus"
+    entry["decision"], entry["id"] = "Bogus", "D000002"  # a new id: a repeated one is refused first
     log.write_text(log.read_text(encoding="utf-8") + json.dumps(entry) + "\n", encoding="utf-8")
     res = run("gold", "export", "--study", study.path)
     assert res.exit_code != 0

@@ -18,8 +18,11 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import (
+    decision_item_errors,
     decision_value_errors,
+    items_by_round,
     latest_decisions,
+    log_item_problem,
     read_decisions,
     read_decisions_snapshot,
 )
@@ -162,6 +165,7 @@ def write_study_workbook(
     """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
 
     ratings = study_ratings(study, round_number)
+    check_log_items(study, ratings)
     entries = read_decisions(study.decisions_path)
     info = {
         "study": study.name,
@@ -193,6 +197,7 @@ def import_study_sheet(
     overrule_newer: bool = False,
     adjudicator_names: dict[str, str] | None = None,
     allow_unverified: bool = False,
+    allow_unprotected: bool = False,
 ) -> ImportResult:
     """:func:`import_review_sheet` for a study workspace (its ratings -- of the round the
     sheet was written for --, schema, raters, name and log).  An Adjudicator cell must name
@@ -200,9 +205,12 @@ def import_study_sheet(
 
     known = check_adjudicator_name(study, adjudicator)
     rnd = read_sheet_meta(sheet).get("round", "")
+    round_number = int(rnd) if rnd.isdigit() else None
+    ratings = study_ratings(study, round_number)
+    check_log_items(study, ratings)
     return import_review_sheet(
         sheet,
-        study_ratings(study, int(rnd) if rnd.isdigit() else None),
+        ratings,
         study.schema,
         study.decisions_path,
         adjudicator=adjudicator,
@@ -214,6 +222,8 @@ def import_study_sheet(
         adjudicators=known,
         adjudicator_names=adjudicator_names,
         allow_unverified=allow_unverified,
+        allow_unprotected=allow_unprotected,
+        round_number=round_number,
     )
 
 
@@ -241,6 +251,14 @@ def study_adjudicators(study: Study) -> list[str]:
     return list(dict.fromkeys([*logged, *([recorded] if recorded else []), *study.raters]))
 
 
+def check_log_items(study: Study, ratings: pd.DataFrame) -> None:
+    """Refuse (one line) a decisions log holding an entry for an item the study's ratings do
+    not have (:func:`~goldboard.adjudicate.decisions.log_item_problem`)."""
+    problem = log_item_problem(study.decisions_path, ratings)
+    if problem:
+        raise GoldboardError(problem)
+
+
 def export_gold(
     study: Study, fmt: str = "csv", *, force: bool = False, now: str | None = None, round_number: int | None = None
 ) -> GoldRelease:
@@ -260,8 +278,10 @@ def export_gold(
     # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
     digests: dict[int, str] = {}
     ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
-    entries, log_sha256 = read_decisions_snapshot(study.decisions_path)
-    bad = decision_value_errors(entries, schema, study.decisions_path)
+    lines: list[int] = []
+    entries, log_sha256 = read_decisions_snapshot(study.decisions_path, lines)
+    bad = decision_item_errors(entries, items_by_round(ratings), study.decisions_path, lines)
+    bad += decision_value_errors(entries, schema, study.decisions_path)
     if bad:  # gold is never built from a value the schema cannot hold (nothing written)
         raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))
     gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)

@@ -92,9 +92,7 @@ def calibration_for_study(
     out_rounds = []
     for look, rn in enumerate(chosen, start=1):
         results = agreement_for_study(study, round_number=rn, fields=fields, n_resamples=n_resamples, seed=seed)
-        missing = [f for f in fields if f not in results]
-        if missing and len(missing) == len(fields):
-            notes.append(f"round {rn}: no field has ratings from two raters ({', '.join(missing)})")
+        _unrated_fields(rn, fields, results)
         ev = evaluate_round(results, parsed, fields, max_looks)
         n_items = max((c["n_items"] or 0 for c in ev["checks"]), default=0)
         if look > max_looks:
@@ -158,7 +156,24 @@ def _checked_rules(study: Study, rules: Sequence[str], fields: Sequence[str] | N
     fields = list(fields) if fields else [study.schema.primary_field.name]
     for f in fields:
         check_field(study, f)
+    twice = [f for f in dict.fromkeys(fields) if fields.count(f) > 1]
+    if twice:
+        raise GoldboardError(f"{twice[0]!r} given twice: each field is one look's test, name it once", param="field")
     return parsed, fields
+
+
+def _unrated_fields(rn: int, fields: Sequence[str], results: dict) -> None:
+    """Refuse (before a look is recorded) a round in which a rule's field has no ratings from two
+    raters: testing it would spend a look on nothing."""
+    missing = [f for f in fields if f not in results]
+    if missing:
+        raise ParamError(
+            "{field} {name!r}: round {rn} has no ratings of this field from two raters, so a look would be spent on "
+            "nothing; no look recorded (choose a field the raters rated, or the rounds that have it with "
+            "{round_number})",
+            name=missing[0],
+            rn=rn,
+        )
 
 
 def rule_change(study: Study, rules: Sequence[Rule], fields: Sequence[str]) -> str | None:

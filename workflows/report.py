@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.adjudicate.decisions import identity_key, read_decisions
+from goldboard.adjudicate.decisions import identity_key, log_item_problem, read_decisions
 from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
@@ -102,6 +102,9 @@ def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None
     """The decisions log, and the gold release (default latest) or else a provisional resolution:
     ``(decisions, gold, manifest, release name, provisional)``."""
     decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
+    problem = log_item_problem(study.decisions_path, ratings)  # a hand-added line for an item the study lacks
+    if problem:
+        raise GoldboardError(problem)
     gold, manifest, gold_name = _gold_release(study, release)
     provisional = gold is None
     if gold is None:
