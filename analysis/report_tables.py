@@ -24,34 +24,46 @@ from goldboard.text import cell_text
 UNRESOLVED_TEXT = "unresolved"
 
 
+def _text_column(col: pd.Series) -> pd.Series:
+    """``col.map(cell_text)``, by the whole column when it already holds text."""
+    if pd.api.types.is_string_dtype(col):
+        return col.fillna("").astype(str)
+    return col.map(cell_text)
+
+
 def gold_distribution(gold: pd.DataFrame, fields: Iterable[str] | None = None) -> list[dict]:
     """One row per field x gold value: ``n``, ``share`` of the field's resolved items, and how
     many were ``unanimous`` / ``adjudicated``; one row per field for the ``unresolved`` items
-    (their gold value is empty).  Fields in ``gold`` order unless ``fields`` is given."""
+    (their gold value is empty).  Fields in ``gold`` order unless ``fields`` is given.
+    Counted per field x value x method over whole columns (values most frequent first)."""
     if gold is None or gold.empty:
         return []
-    order = list(fields) if fields is not None else list(dict.fromkeys(gold["field"].astype(str)))
+    field_col = gold["field"].astype(str)
+    order = list(fields) if fields is not None else [str(f) for f in pd.unique(field_col)]
+    table = pd.DataFrame({"f": field_col, "v": _text_column(gold["gold_value"]), "m": gold["method"]})
+    counts: dict[str, dict[str, dict]] = {}  # field -> value -> method -> n (a few hundred groups at most)
+    for (f, v, m), n in table.groupby(["f", "v", "m"], sort=False, dropna=False).size().items():
+        counts.setdefault(str(f), {}).setdefault(v, {})[m] = int(n)
     rows = []
     for f in order:
-        sub = gold[gold["field"].astype(str) == f]
-        if sub.empty:
+        if f not in counts:
             continue
-        resolved = sub[sub["method"] != "unresolved"]
-        total = len(resolved)
-        values = resolved["gold_value"].map(cell_text)
-        for v in sorted(set(values), key=lambda x: (-int((values == x).sum()), x)):
-            part = resolved[values == v]
+        n_open = sum(by_method.get("unresolved", 0) for by_method in counts[f].values())
+        per_value = {v: {m: n for m, n in by_method.items() if m != "unresolved"} for v, by_method in counts[f].items()}
+        per_value = {v: c for v, c in per_value.items() if c}
+        total = sum(sum(c.values()) for c in per_value.values())
+        for v in sorted(per_value, key=lambda x: (-sum(per_value[x].values()), x)):
+            n = sum(per_value[v].values())
             rows.append(
                 {
                     "field": f,
                     "gold_value": v if v != "" else "(none)",
-                    "n": int(len(part)),
-                    "share": len(part) / total if total else None,
-                    "unanimous": int((part["method"] == "unanimous").sum()),
-                    "adjudicated": int((part["method"] == "adjudicated").sum()),
+                    "n": n,
+                    "share": n / total if total else None,
+                    "unanimous": per_value[v].get("unanimous", 0),
+                    "adjudicated": per_value[v].get("adjudicated", 0),
                 }
             )
-        n_open = int((sub["method"] == "unresolved").sum())
         if n_open:
             rows.append(
                 {
