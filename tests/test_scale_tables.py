@@ -98,3 +98,64 @@ def test_is_in_is_isin():
     values = pd.Series(["C-1", "C-3", "C-9"], dtype="str")
     assert _is_in(col, values).tolist() == col.isin(values).tolist() == [True, False, False, True, False]
     assert _is_in(col.iloc[:0], values).dtype == np.bool_
+
+
+def reference_resolution_by_boundary(flags: pd.DataFrame, gold: pd.DataFrame, schema) -> list[dict]:
+    """The row-wise code before issue 25 (a dict of every gold row, one scan of the flags per boundary)."""
+    if flags is None or flags.empty:
+        return []
+    by_key: dict[tuple[str, str], tuple] = {}
+    if gold is not None and not gold.empty:
+        n = len(gold)
+        cols = [gold[c].tolist() if c in gold.columns else [None] * n for c in ("method", "gold_value")]
+        for item, field, method, value in zip(gold["item_id"].tolist(), gold["field"].tolist(), *cols):
+            by_key[(str(item), str(field))] = (method, value)
+    keys = list(zip(map(str, flags["item_id"].tolist()), map(str, flags["field"].tolist())))
+    crossed = flags["boundaries"].tolist() if "boundaries" in flags.columns else [None] * len(flags)
+    rows = []
+    for b in schema.boundaries:
+        hits = [k for k, names in zip(keys, crossed) if b.name in (names or [])]
+        if not hits:
+            continue
+        outcomes: dict[str, int] = {}
+        for k in hits:
+            g = by_key.get(k)
+            key = "unresolved" if g is None or g[0] == "unresolved" else (cell_text(g[1]) or "(none)")
+            outcomes[key] = outcomes.get(key, 0) + 1
+        for decision, n in sorted(outcomes.items(), key=lambda kv: (kv[0] == "unresolved", -kv[1], kv[0])):
+            rows.append(
+                {
+                    "boundary": b.name,
+                    "field": b.field,
+                    "side_a": " / ".join(b.a),
+                    "side_b": " / ".join(b.b),
+                    "disagreements": len(hits),
+                    "decision": decision,
+                    "n": n,
+                    "share": n / len(hits),
+                }
+            )
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_resolution_by_boundary_same_as_the_row_wise_code(seed):
+    from goldboard.analysis.report_tables import resolution_by_boundary
+    from goldboard.label_configs.schema import load_schema
+
+    schema = load_schema("mtb_unsafe")
+    names = [b.name for b in schema.boundaries]
+    assert names, "the pin needs a schema with named boundaries"
+    rng = random.Random(seed)
+    n = rng.randint(1, 50)
+    flags = pd.DataFrame(
+        {
+            "item_id": [f"C-{rng.randint(1, 25)}" for _ in range(n)],
+            "field": [rng.choice(["safety_label", "b"]) for _ in range(n)],
+            "boundaries": [rng.sample(names + names, rng.randint(0, 3)) or None for _ in range(n)],
+        }
+    )
+    gold = None if seed % 7 == 0 else random_gold(rng, rng.randint(0, 60), mixed=seed % 2 == 1)
+    if gold is not None and seed % 5 == 1:
+        gold = gold.drop(columns=["method"])
+    assert resolution_by_boundary(flags, gold, schema) == reference_resolution_by_boundary(flags, gold, schema)
