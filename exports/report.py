@@ -201,13 +201,15 @@ def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters:
     if g.empty:
         return out
     gold_rows = pd.DataFrame({"item_id": g["item_id"], "rater": "gold", "field": field, "value": g["gold_value"]})
-    in_field = ratings[(ratings["field"] == field) & (ratings["value"] != "")]
+    # the four columns agreement reads, before any row is copied (a round's table has a dozen)
+    cols = ratings[["item_id", "rater", "field", "value"]]
+    in_field = cols[(cols["field"] == field) & (cols["value"] != "")]
     in_field = in_field[_is_in(in_field["item_id"], g["item_id"])]
     for r in raters:
         mine = in_field[in_field["rater"] == r]
         if mine.empty:
             continue
-        both = pd.concat([mine[["item_id", "rater", "field", "value"]], gold_rows], ignore_index=True)
+        both = pd.concat([mine, gold_rows], ignore_index=True)
         try:
             res = agreement(both, field, schema, raters=[r, "gold"])
         except GoldboardError:

@@ -98,6 +98,10 @@ def _gold_release(study: Study, release: str | None) -> tuple[pd.DataFrame | Non
     return None, None, ""
 
 
+#: the gold columns the report reads (method counts, distribution, resolution, rater vs gold)
+GOLD_READ = ("item_id", "field", "gold_value", "method")
+
+
 def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None) -> tuple:
     """The decisions log, and the gold release (default latest) or else a provisional resolution:
     ``(decisions, gold, manifest, release name, provisional)``."""
@@ -106,6 +110,8 @@ def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None
     provisional = gold is None
     if gold is None:
         gold = resolve_gold(ratings, study.schema, decisions, study.raters)
+    # the report reads these four columns of gold; the rest (raters' values, reasons, dates) is let go
+    gold = gold[[c for c in GOLD_READ if c in gold.columns]]
     return decisions, gold, manifest, gold_name, provisional
 
 
