@@ -169,7 +169,7 @@ def build_report(
     fsum = summarize_flags(flags, schema)
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     blinding = blinding_text(round_info, study.adjudication)
-    show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
+    show_vs_gold = not provisional or bool((gold["method"] == "adjudicated").any())
     field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold, images)
     design_text = _design_text(study, round_info, ratings)
     judge = _judge_report(study)
