@@ -187,12 +187,28 @@ def method_counts(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
     return out
 
 
+#: rows per piece of the digest's JSON text (the text of a whole 1M-row table is never held at once)
+_DIGEST_CHUNK = 50_000
+
+
 def gold_digest(gold: pd.DataFrame) -> str:
-    """SHA-256 of the gold table's content (row order and file format do not matter)."""
+    """SHA-256 of the gold table's content (row order and file format do not matter).
+
+    The SHA-256 of ``json.dumps({"columns": sorted columns, "rows": [[cells], ...]},
+    ensure_ascii=False, separators=(",", ":"))`` with the rows sorted by item_id then field,
+    fed to the hash piece by piece from whole columns (no 2-D object array, no full text).
+    """
     cols = sorted(gold.columns)
-    rows = gold[cols].astype(str).sort_values(["item_id", "field"], kind="stable").to_numpy().tolist()
-    payload = json.dumps({"columns": cols, "rows": rows}, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    table = gold[cols].astype(str).sort_values(["item_id", "field"], kind="stable")
+    h = hashlib.sha256()
+    h.update(('{"columns":' + json.dumps(cols, ensure_ascii=False, separators=(",", ":")) + ',"rows":[').encode())
+    for start in range(0, len(table), _DIGEST_CHUNK):
+        piece = table.iloc[start : start + _DIGEST_CHUNK]
+        rows = list(zip(*(piece[c].tolist() for c in cols)))
+        text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))[1:-1]
+        h.update((b"," if start else b"") + text.encode("utf-8"))
+    h.update(b"]}")
+    return h.hexdigest()
 
 
 __all__ = ["GOLD_HEAD", "GOLD_TAIL", "METHODS", "gold_columns", "gold_digest", "method_counts", "resolve_gold"]

@@ -24,34 +24,46 @@ from goldboard.text import cell_text
 UNRESOLVED_TEXT = "unresolved"
 
 
+def _text_column(col: pd.Series) -> pd.Series:
+    """``col.map(cell_text)``, by the whole column when it already holds text."""
+    if pd.api.types.is_string_dtype(col):
+        return col.fillna("").astype(str)
+    return col.map(cell_text)
+
+
 def gold_distribution(gold: pd.DataFrame, fields: Iterable[str] | None = None) -> list[dict]:
     """One row per field x gold value: ``n``, ``share`` of the field's resolved items, and how
     many were ``unanimous`` / ``adjudicated``; one row per field for the ``unresolved`` items
-    (their gold value is empty).  Fields in ``gold`` order unless ``fields`` is given."""
+    (their gold value is empty).  Fields in ``gold`` order unless ``fields`` is given.
+    Counted per field x value x method over whole columns (values most frequent first)."""
     if gold is None or gold.empty:
         return []
-    order = list(fields) if fields is not None else list(dict.fromkeys(gold["field"].astype(str)))
+    field_col = gold["field"].astype(str)
+    order = list(fields) if fields is not None else [str(f) for f in pd.unique(field_col)]
+    table = pd.DataFrame({"f": field_col, "v": _text_column(gold["gold_value"]), "m": gold["method"]})
+    counts: dict[str, dict[str, dict]] = {}  # field -> value -> method -> n (a few hundred groups at most)
+    for (f, v, m), n in table.groupby(["f", "v", "m"], sort=False, dropna=False).size().items():
+        counts.setdefault(str(f), {}).setdefault(v, {})[m] = int(n)
     rows = []
     for f in order:
-        sub = gold[gold["field"].astype(str) == f]
-        if sub.empty:
+        if f not in counts:
             continue
-        resolved = sub[sub["method"] != "unresolved"]
-        total = len(resolved)
-        values = resolved["gold_value"].map(cell_text)
-        for v in sorted(set(values), key=lambda x: (-int((values == x).sum()), x)):
-            part = resolved[values == v]
+        n_open = sum(by_method.get("unresolved", 0) for by_method in counts[f].values())
+        per_value = {v: {m: n for m, n in by_method.items() if m != "unresolved"} for v, by_method in counts[f].items()}
+        per_value = {v: c for v, c in per_value.items() if c}
+        total = sum(sum(c.values()) for c in per_value.values())
+        for v in sorted(per_value, key=lambda x: (-sum(per_value[x].values()), x)):
+            n = sum(per_value[v].values())
             rows.append(
                 {
                     "field": f,
                     "gold_value": v if v != "" else "(none)",
-                    "n": int(len(part)),
-                    "share": len(part) / total if total else None,
-                    "unanimous": int((part["method"] == "unanimous").sum()),
-                    "adjudicated": int((part["method"] == "adjudicated").sum()),
+                    "n": n,
+                    "share": n / total if total else None,
+                    "unanimous": per_value[v].get("unanimous", 0),
+                    "adjudicated": per_value[v].get("adjudicated", 0),
                 }
             )
-        n_open = int((sub["method"] == "unresolved").sum())
         if n_open:
             rows.append(
                 {
@@ -66,6 +78,28 @@ def gold_distribution(gold: pd.DataFrame, fields: Iterable[str] | None = None) -
     return rows
 
 
+def _outcomes(flags: pd.DataFrame, gold: pd.DataFrame | None) -> np.ndarray:
+    """Per flags row, what its item x field's gold became: the gold value (``(none)`` for the
+    empty set) or ``unresolved`` (method ``unresolved``, or no gold row); one merge of whole columns."""
+    keys = pd.DataFrame({"item_id": flags["item_id"].astype(str), "field": flags["field"].astype(str)})
+    if gold is None or gold.empty:
+        return np.full(len(keys), UNRESOLVED_TEXT, dtype=object)
+    n = len(gold)
+    g = pd.DataFrame(
+        {
+            "item_id": gold["item_id"].astype(str).to_numpy(),
+            "field": gold["field"].astype(str).to_numpy(),
+            "_method": gold["method"].to_numpy() if "method" in gold.columns else [None] * n,
+            "_value": _text_column(gold["gold_value"]).to_numpy() if "gold_value" in gold.columns else [""] * n,
+            "_gold": True,
+        }
+    ).drop_duplicates(["item_id", "field"], keep="last")  # the last row of a key wins, as a dict would
+    m = keys.merge(g, on=["item_id", "field"], how="left", sort=False)
+    open_ = m["_gold"].isna().to_numpy() | (m["_method"] == "unresolved").to_numpy()
+    values = m["_value"].fillna("").astype(str).to_numpy(dtype=object)
+    return np.where(open_, UNRESOLVED_TEXT, np.where(values == "", "(none)", values))
+
+
 def resolution_by_boundary(flags: pd.DataFrame, gold: pd.DataFrame, schema) -> list[dict]:
     """For each named boundary of the schema: how many item x field disagreements crossed it and
     what the gold label became -- one row per boundary x outcome (``decision`` is the gold value,
@@ -73,26 +107,21 @@ def resolution_by_boundary(flags: pd.DataFrame, gold: pd.DataFrame, schema) -> l
     sides' value groups (``side_a``, ``side_b``)."""
     if flags is None or flags.empty:
         return []
-    by_key: dict[tuple[str, str], tuple] = {}  # (item, field) -> (method, gold value): columns, not records
-    if gold is not None and not gold.empty:
-        n = len(gold)
-        cols = [gold[c].tolist() if c in gold.columns else [None] * n for c in ("method", "gold_value")]
-        for item, field, method, value in zip(gold["item_id"].tolist(), gold["field"].tolist(), *cols):
-            by_key[(str(item), str(field))] = (method, value)
-    keys = list(zip(map(str, flags["item_id"].tolist()), map(str, flags["field"].tolist())))
+    outcome = _outcomes(flags, gold)
     crossed = flags["boundaries"].tolist() if "boundaries" in flags.columns else [None] * len(flags)
+    rows_of: dict[str, list[int]] = {}  # boundary name -> flags rows that crossed it (one pass)
+    for i, names in enumerate(crossed):
+        if isinstance(names, str):  # a text cell, not a list: the boundaries whose name it contains
+            names = [b.name for b in schema.boundaries if b.name in names]
+        for name in dict.fromkeys(names or []):
+            rows_of.setdefault(name, []).append(i)
     rows = []
     for b in schema.boundaries:
-        hits = [k for k, names in zip(keys, crossed) if b.name in (names or [])]
+        hits = rows_of.get(b.name)
         if not hits:
             continue
         outcomes: dict[str, int] = {}
-        for k in hits:
-            g = by_key.get(k)
-            if g is None or g[0] == "unresolved":
-                key = UNRESOLVED_TEXT
-            else:
-                key = cell_text(g[1]) or "(none)"
+        for key in outcome[hits].tolist():
             outcomes[key] = outcomes.get(key, 0) + 1
         for decision, n in sorted(outcomes.items(), key=lambda kv: (kv[0] == UNRESOLVED_TEXT, -kv[1], kv[0])):
             rows.append(

@@ -10,7 +10,9 @@ Writes a wide table of ``--items`` items x 2 raters (200,000 x 2 = 400,000 ratin
 interpreter start and imports included, each beside the yardstick run in the same loop: the
 lean pandas way of reading the same table and writing it long (``read_csv`` + ``melt`` +
 ``to_csv``, imports included). Peak resident memory is each child's own ``ru_maxrss``
-(``os.wait4``). Prints wall seconds, peak MiB and the ratio to the yardstick; asserts nothing.
+(``os.wait4``). Prints wall seconds, peak GiB and the ratio to the yardstick, then CPU seconds
+(user + system, from the same ``wait4``) and their ratio -- the steadier figure when other work
+shares the cores; asserts nothing.
 """
 
 from __future__ import annotations
@@ -67,8 +69,10 @@ def write_table(path: Path, n: int) -> None:
             fh.write(f"{i + 1},C{i:07d},{label_of(i, 777)},{a},{b}\n")
 
 
-def run(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one whole-process run; a failure stops the benchmark."""
+def run(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one whole-process run; a
+    failure stops the benchmark.  On a shared machine the CPU seconds are the steadier measure: the
+    wall time of each process grows with the load the other users put on the cores."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -78,11 +82,11 @@ def run(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed (exit {proc.returncode}): {err.strip()[-800:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
-def build_study(root: Path, gb: list[str], env: dict, n: int) -> tuple[float, float]:
-    """The table, the study and its pull; returns the pull's wall seconds and peak MiB."""
+def build_study(root: Path, gb: list[str], env: dict, n: int) -> tuple[float, float, float]:
+    """The table, the study and its pull; returns the pull's wall seconds, peak MiB and CPU seconds."""
     write_table(root / "t.csv", n)
     (root / "lean.py").write_text(LEAN, encoding="utf-8")
     run(gb + ["study", "init", "S", "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b"], root, env)
@@ -91,10 +95,17 @@ def build_study(root: Path, gb: list[str], env: dict, n: int) -> tuple[float, fl
     return run(gb + pull, root, env)
 
 
-def line(label: str, walls: list[float], peaks: list[float], ratios: list[float], goal: float | None) -> str:
+def line(
+    label: str, walls: list[float], peaks: list[float], ratios: list[float], goal: float | None, cpu: tuple
+) -> str:
+    """One row: median wall s, max peak GiB, median wall ratio, median CPU s and CPU ratio, goal."""
     ratio = statistics.median(ratios)
     verdict = "" if goal is None else f"{goal:5.0f}x {'ok' if ratio <= goal else 'over'}"
-    return f"{label:<26} {statistics.median(walls):8.2f} {max(peaks) / 1024:7.2f} {ratio:6.1f}x {verdict}"
+    cpus, cpu_ratios = cpu
+    return (
+        f"{label:<26} {statistics.median(walls):8.2f} {max(peaks) / 1024:7.2f} {ratio:6.1f}x "
+        f"{statistics.median(cpus):7.2f} {statistics.median(cpu_ratios):6.1f}x {verdict}"
+    )
 
 
 def main() -> None:
@@ -114,28 +125,40 @@ def main() -> None:
     lean = [sys.executable, "lean.py", "t.csv", "long.csv"]
     try:
         reuse = args.reuse and (root / "S" / "rounds").is_dir()
-        pull_wall, pull_peak = (float("nan"), float("nan")) if reuse else build_study(root, gb, env, n)
-        lw, lp = run(lean, root, env)
+        nan = float("nan")
+        pull_wall, pull_peak, pull_cpu = (nan, nan, nan) if reuse else build_study(root, gb, env, n)
+        lw, lp, lc = run(lean, root, env)
         print(f"{n:,} items x 2 raters = {2 * n:,} ratings; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
-        print(f"{'command':<26} {'wall s':>8} {'peak GiB':>7} {'ratio':>7} {'goal':>6}")
+        head = f"{'command':<26} {'wall s':>8} {'peak GiB':>7} {'ratio':>7} {'cpu s':>7} {'ratio':>7} {'goal':>6}"
+        print(head)
         if not reuse:
-            print(line("pull --from-table", [pull_wall], [pull_peak], [pull_wall / lw], None))
+            print(
+                line(
+                    "pull --from-table", [pull_wall], [pull_peak], [pull_wall / lw], None, ([pull_cpu], [pull_cpu / lc])
+                )
+            )
         only = set(args.only.split(",")) if args.only else None
-        lean_walls, lean_peaks = [lw], [lp]
+        lean_walls, lean_peaks, lean_cpus = [lw], [lp], [lc]
         for label, cmd, goal in COMMANDS:
             if only and label not in only:
                 continue
-            walls, peaks, ratios = [], [], []
+            walls, peaks, ratios, cpus, cpu_ratios = [], [], [], [], []
             for _ in range(args.runs):
-                b, bp = run(lean, root, env)
-                a, ap_ = run(gb + cmd, root, env)
+                b, bp, bc = run(lean, root, env)
+                a, ap_, ac = run(gb + cmd, root, env)
                 walls.append(a)
                 peaks.append(ap_)
                 ratios.append(a / b)
+                cpus.append(ac)
+                cpu_ratios.append(ac / bc)
                 lean_walls.append(b)
                 lean_peaks.append(bp)
-            print(line(label, walls, peaks, ratios, goal))
-        print(f"{'yardstick (pandas)':<26} {statistics.median(lean_walls):8.2f} {max(lean_peaks) / 1024:7.2f}")
+                lean_cpus.append(bc)
+            print(line(label, walls, peaks, ratios, goal, (cpus, cpu_ratios)))
+        print(
+            f"{'yardstick (pandas)':<26} {statistics.median(lean_walls):8.2f} {max(lean_peaks) / 1024:7.2f} "
+            f"{'':7} {statistics.median(lean_cpus):7.2f}"
+        )
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

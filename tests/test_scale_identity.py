@@ -1,19 +1,23 @@
 """The outputs of the study commands, byte for byte, pinned before the column-wise rewrite (issue 25).
 
-Two studies are built the way a user builds them (``study init`` + ``pull --from-table``): the
-OpenMTB-Audit file (``cases example openmtb``) and a synthetic wide table of SYNTH_ITEMS items x 2
-raters with the schema's alias, blank cells and values outside the schema (held out to
-invalid.csv). For each, the SHA-256 of ratings.csv, invalid.csv, ``flag --format csv`` (all raters;
-and ``--triggered-only``), ``gold export`` (gold.csv), ``agree --format json`` and the report's
-Markdown table lines is compared with ``tests/data/scale/digests.json``, which holds what the code
-wrote before the rewrite. A change to any of these bytes fails the test.
+Studies are built the way a user builds them (``study init`` + ``pull --from-table``): the
+OpenMTB-Audit file (``cases example openmtb``) and synthetic wide tables of SMALL_ITEMS (fast path)
+and BIG_ITEMS (``slow``) items x 2 raters with the schema's alias, blank cells and values outside
+the schema (held out to invalid.csv); the synthetic studies also get adjudication decisions in
+their log (changed values, confirmations, ``unresolved``, a decision replacing an earlier one, one
+on an item the raters agreed on) through :func:`record_decisions`, the log's one writer. For each,
+the SHA-256 of ratings.csv, invalid.csv, ``flag --format csv`` (all raters; and
+``--triggered-only``), ``flag --format json``, ``gold export`` (gold.csv, and manifest.json
+without its ``created_at`` and the decision log's SHA-256), ``agree --format json`` and the
+report's Markdown table lines is compared with ``tests/data/scale/digests.json``, which holds
+what the code wrote before the rewrite. A change to any of these bytes fails the test.
 
 The digests are regenerated only on purpose:
 
     .venv/bin/python tests/test_scale_identity.py --regenerate
 
-SYNTH_ITEMS is 5,000 (10,000 ratings), not 20,000: at 20,000 items the pre-rewrite code took
-well over 20 s for this test on the shared 2-core machine.
+The 20,000-item study (40,000 ratings) takes tens of seconds to build on the shared 2-core
+machine, so it is marked ``slow``; OpenMTB-Audit and the 2,000-item study stay in the fast path.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from pathlib import Path
 import pytest
 
 DIGESTS = Path(__file__).parent / "data" / "scale" / "digests.json"
-SYNTH_ITEMS = 5_000
+SMALL_ITEMS = 2_000
+BIG_ITEMS = 20_000
+DECIDED_AT = "2026-01-15T09:30:00+00:00"
 LABELS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information", "Unsafe"]
 RATERS = "onc_a=oncologist_a_label,onc_b=oncologist_b_label"
 
@@ -54,6 +60,38 @@ def write_synth_table(path: Path, n: int) -> None:
             fh.write(f"{i + 1},S{(i * 7) % n:06d}-{i},{synth_label(i, 777)},{a},{b}\n")
 
 
+def add_decisions(study: Path, n: int) -> None:
+    """Decisions on about 1 in 40 items (a fixed pattern), in two batches: the second changes
+    some of the first's (with a reason of its own) and confirms others."""
+    from goldboard.adjudicate.decisions import Proposed, record_decisions
+
+    log = study / "decisions.jsonl"
+
+    def batch(items, salt, reason):
+        out = []
+        for k, i in enumerate(items):
+            value = "unresolved" if k % 9 == 4 else synth_label(i, salt)
+            out.append(
+                Proposed(
+                    f"S{(i * 7) % n:06d}-{i}",
+                    "safety_label",
+                    value,
+                    reason=f"{reason} {k}",
+                    adjudicator=f"adj_{k % 3}",
+                    independent=k % 5 != 0,
+                    where=f"row {k}",
+                )
+            )
+        return out
+
+    first = [i for i in range(0, n, 40)]
+    record_decisions(log, batch(first, 4242, "board"), source="sheet", sheet="r1.xlsx", now=DECIDED_AT)
+    again = first[::7]
+    record_decisions(
+        log, batch(again, 99, "second look"), source="sheet", sheet="r2.xlsx", now=DECIDED_AT.replace("09:30", "11:00")
+    )
+
+
 def _run(cli, *args) -> str:
     res = cli(*args)
     assert res.exit_code == 0, res.output
@@ -64,12 +102,15 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def study_digests(cli, root: Path, table: Path) -> dict[str, str]:
-    """Build the study from ``table`` in ``root`` and digest every pinned output."""
+def study_digests(cli, root: Path, table: Path, decided: int = 0) -> dict[str, str]:
+    """Build the study from ``table`` in ``root`` (with :func:`add_decisions` over ``decided``
+    items when not 0) and digest every pinned output."""
     s = root / "S"
     _run(cli, "study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
     pull = ["pull", "--study", s, "--from-table", table, "--item-col", "case_id", "--raters", RATERS]
     _run(cli, *pull, "--field", "safety_label")
+    if decided:
+        add_decisions(s, decided)
     out: dict[str, str] = {}
     for name in ("ratings.csv", "invalid.csv"):
         out[name] = _sha((s / "rounds" / "1" / name).read_bytes())
@@ -83,43 +124,77 @@ def study_digests(cli, root: Path, table: Path) -> dict[str, str]:
     out["agree.json"] = _sha((root / "agree.json").read_bytes())
     _run(cli, "gold", "export", "--study", s)
     out["gold.csv"] = _sha((s / "gold" / "v1" / "gold.csv").read_bytes())
+    manifest = json.loads((s / "gold" / "v1" / "manifest.json").read_text(encoding="utf-8"))
+    manifest.pop("created_at")
+    if "decisions" in manifest["sources"]:  # the log holds a random batch id per write
+        manifest["sources"]["decisions"].pop("sha256")
+    out["gold-manifest"] = _sha(json.dumps(manifest, sort_keys=True).encode())
     _run(cli, "report", "--study", s, "--format", "markdown", "-o", root / "report.md")
     lines = (root / "report.md").read_text(encoding="utf-8").splitlines()
     out["report-tables"] = _sha("\n".join(x for x in lines if x.startswith("|")).encode())
     return out
 
 
-def all_digests(cli, tmp: Path) -> dict[str, dict[str, str]]:
-    (tmp / "openmtb").mkdir()
-    (tmp / "synth").mkdir()
-    _run(cli, "cases", "example", "openmtb", "-o", tmp / "openmtb.csv")
-    write_synth_table(tmp / "synth.csv", SYNTH_ITEMS)
-    return {
-        "openmtb": study_digests(cli, tmp / "openmtb", tmp / "openmtb.csv"),
-        f"synth{SYNTH_ITEMS}": study_digests(cli, tmp / "synth", tmp / "synth.csv"),
-    }
+def digests_of(cli, tmp: Path, study: str) -> dict[str, str]:
+    """The pinned outputs of ``study``: ``openmtb`` or ``synth<N>``."""
+    (tmp / study).mkdir()
+    if study == "openmtb":
+        _run(cli, "cases", "example", "openmtb", "-o", tmp / "openmtb.csv")
+        return study_digests(cli, tmp / study, tmp / "openmtb.csv")
+    n = int(study.removeprefix("synth"))
+    write_synth_table(tmp / f"{study}.csv", n)
+    return study_digests(cli, tmp / study, tmp / f"{study}.csv", decided=n)
+
+
+STUDIES = ["openmtb", f"synth{SMALL_ITEMS}", f"synth{BIG_ITEMS}"]
+
+
+def _check(cli, tmp: Path, study: str) -> None:
+    pinned = json.loads(DIGESTS.read_text(encoding="utf-8"))[study]
+    got = digests_of(cli, tmp, study)
+    diffs = [name for name in pinned if got.get(name) != pinned[name]]
+    assert not diffs, f"{study}: outputs changed: {diffs}"
+    assert set(got) == set(pinned)
+
+
+def test_openmtb_outputs_byte_identical_to_before_the_rewrite(cli, tmp_path):
+    _check(cli, tmp_path, "openmtb")
+
+
+def test_small_synthetic_outputs_byte_identical_to_before_the_rewrite(cli, tmp_path):
+    _check(cli, tmp_path, f"synth{SMALL_ITEMS}")
 
 
 @pytest.mark.slow
-def test_outputs_byte_identical_to_before_the_rewrite(cli, tmp_path):
-    pinned = json.loads(DIGESTS.read_text(encoding="utf-8"))
-    got = all_digests(cli, tmp_path)
-    diffs = [
-        f"{study}/{name}"
-        for study in pinned
-        for name in pinned[study]
-        if got.get(study, {}).get(name) != pinned[study][name]
-    ]
-    assert not diffs, f"outputs changed: {diffs}"
-    assert set(got) == set(pinned) and all(set(got[k]) == set(pinned[k]) for k in got)
+def test_20k_synthetic_outputs_byte_identical_to_before_the_rewrite(cli, tmp_path):
+    _check(cli, tmp_path, f"synth{BIG_ITEMS}")
 
 
 def test_synthetic_table_has_what_the_pin_needs(tmp_path):
     """The synthetic study exercises held-out values, aliases and blanks (else the pin is weak)."""
-    write_synth_table(tmp_path / "t.csv", SYNTH_ITEMS)
+    write_synth_table(tmp_path / "t.csv", SMALL_ITEMS)
     text = (tmp_path / "t.csv").read_text(encoding="utf-8")
     for needle in ("Probably fine", "Insufficient Info,", " supported ", ",\n", "Unsafe"):
         assert needle in text, needle
+
+
+def test_synthetic_decisions_cover_every_kind(tmp_path, cli):
+    """The pinned decisions change values, confirm, leave open and replace (else gold's rule 1 is unpinned)."""
+    from goldboard.adjudicate.decisions import read_decisions
+
+    s = tmp_path / "S"
+    write_synth_table(tmp_path / "t.csv", SMALL_ITEMS)
+    _run(cli, "study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    pull = ["pull", "--study", s, "--from-table", tmp_path / "t.csv", "--item-col", "case_id"]
+    _run(cli, *pull, "--raters", RATERS, "--field", "safety_label")
+    add_decisions(s, SMALL_ITEMS)
+    log = read_decisions(s / "decisions.jsonl")
+    assert any(e["decision"] == "unresolved" for e in log)
+    assert any(e.get("previous_id") and e["decision"] != e.get("previous_decision") for e in log)
+    assert any(not e["independent"] for e in log)
+    _run(cli, "gold", "export", "--study", s)
+    gold = (s / "gold" / "v1" / "gold.csv").read_text(encoding="utf-8")
+    assert ",adjudicated," in gold and ",unanimous," in gold and ",unresolved," in gold
 
 
 if __name__ == "__main__":
@@ -131,7 +206,7 @@ if __name__ == "__main__":
     from conftest import invoke_cli
 
     with tempfile.TemporaryDirectory(prefix="gb-scale-pin-") as d:
-        digests = all_digests(invoke_cli, Path(d))
+        digests = {study: digests_of(invoke_cli, Path(d), study) for study in STUDIES}
     DIGESTS.parent.mkdir(parents=True, exist_ok=True)
     DIGESTS.write_text(json.dumps(digests, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {DIGESTS}")

@@ -296,12 +296,13 @@ def export_gold(
             sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha})
     dec_path = study.decisions_path
     raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
+    gold_fields = set(gold["field"].unique().tolist())  # once, not one set of every row per field
     manifest = {
         "study": study.name,
         "schema": {"name": schema.name, "version": schema.version},
         "raters": raters,
         # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
-        "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(gold["field"])],
+        "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in gold_fields],
         "rounds": selection.to_dict() | {"decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"]},
         "sources": {
             "ratings": sources,

@@ -98,6 +98,10 @@ def _gold_release(study: Study, release: str | None) -> tuple[pd.DataFrame | Non
     return None, None, ""
 
 
+#: the gold columns the report reads (method counts, distribution, resolution, rater vs gold)
+GOLD_READ = ("item_id", "field", "gold_value", "method")
+
+
 def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None) -> tuple:
     """The decisions log, and the gold release (default latest) or else a provisional resolution:
     ``(decisions, gold, manifest, release name, provisional)``."""
@@ -109,6 +113,8 @@ def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None
     provisional = gold is None
     if gold is None:
         gold = resolve_gold(ratings, study.schema, decisions, study.raters)
+    # the report reads these four columns of gold; the rest (raters' values, reasons, dates) is let go
+    gold = gold[[c for c in GOLD_READ if c in gold.columns]]
     return decisions, gold, manifest, gold_name, provisional
 
 
@@ -167,7 +173,7 @@ def build_report(
     fsum = summarize_flags(flags, schema)
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     blinding = blinding_text(round_info, study.adjudication)
-    show_vs_gold = not provisional or any(gold["method"] == "adjudicated")
+    show_vs_gold = not provisional or bool((gold["method"] == "adjudicated").any())
     field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold, images)
     design_text = _design_text(study, round_info, ratings)
     judge = _judge_report(study)
