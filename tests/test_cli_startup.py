@@ -83,7 +83,7 @@ MAY_LOAD = {
     "agree": ["numpy"],
     "agree-json": ["numpy"],
     "agree-raters": ["numpy"],
-    "flag": ["numpy", "pandas"],
+    "flag": ["numpy"],
     "plan-size": ["numpy", "scipy"],
     "adjudicate-sheet": ["PIL", "numpy", "openpyxl", "pandas"],  # openpyxl imports PIL itself
     "report-markdown": ["numpy", "pandas"],
