@@ -43,7 +43,7 @@ def _random_study(root, seed: int):
     """A study of schema mtb or medfail, raters a, b, c, mostly one round of random ratings: aliases,
     blanks, fields and raters left out, rationales that need quoting, ties in the annotation times,
     item columns that differ between raters; now and then a value outside the schema, a repeated
-    rating, a second round (the DataFrame path answers those)."""
+    rating, a second round (the DataFrame path answers those), a padded id or value."""
     rng = random.Random(seed)
     name = rng.choice(["mtb", "medfail", "mtb_unsafe"])
     schema = load_schema(name)
@@ -75,6 +75,10 @@ def _random_study(root, seed: int):
             rows.append(dict(rows[rng.randrange(len(rows))]))  # a repeated rating
         elif rows and oddity < 0.16:
             rows[rng.randrange(len(rows))]["rater"] = "zed"  # not a rater of the study
+        elif rows and oddity < 0.22:
+            rows[rng.randrange(len(rows))]["item_id"] += " "  # a padded id
+        elif rows and oddity < 0.28:
+            rows[rng.randrange(len(rows))]["value"] += " "  # a padded value
         _write_round(study, n, rows)
     return study
 
@@ -93,7 +97,7 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(50))
 def test_flag_study_without_pandas_prints_what_pandas_prints(seed, tmp_path, monkeypatch):
     import goldboard.cli.flag as F
 
