@@ -42,7 +42,7 @@ def _choices(field) -> list[str]:
 def _random_study(root, seed: int):
     """A study of schema mtb or medfail, raters a, b, c, mostly one round of random ratings: aliases,
     blanks, fields and raters left out, rationales that need quoting, ties in the annotation times,
-    item columns that differ between raters; now and then a value outside the schema, a repeated
+    item columns that differ between raters, ids alike in natural order (I1, I01); now and then a value outside the schema, a repeated
     rating, a second round (the DataFrame path answers those), a padded id or value."""
     rng = random.Random(seed)
     name = rng.choice(["mtb", "medfail", "mtb_unsafe"])
@@ -53,7 +53,7 @@ def _random_study(root, seed: int):
     for n in range(1, (2 if rng.random() < 0.15 else 1) + 1):
         rows = []
         for i in range(rng.randint(1, 30)):
-            item = f"I{rng.randint(0, 40)}" if rng.random() < 0.1 else f"I{i}"
+            item = f"I{rng.randint(0, 40)}" if rng.random() < 0.1 else f"I{i:02d}" if rng.random() < 0.1 else f"I{i}"
             for rater in rng.sample(RATERS, rng.randint(1, 3)):
                 common = {
                     "round": str(n),
