@@ -149,3 +149,20 @@ def test_the_generated_studies_mostly_take_the_column_path(tmp_path):
         if len(st.pulled_rounds()) == 1 and flag_columns(table, st.schema, present) is not None:
             taken += 1
     assert taken >= 25, taken
+
+
+def test_pandas_on_use_imports_pandas_when_a_name_is_read():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, inspect\n"
+        "from goldboard.cases.ratings_columns import PandasOnUse\n"
+        "pd = PandasOnUse()\n"
+        "inspect.unwrap(pd); hasattr(pd, '__wrapped__')\n"
+        "print('pandas' in sys.modules)\n"
+        "frame = pd.DataFrame({'a': [1]})\n"
+        "print('pandas' in sys.modules, type(frame).__name__, pd.DataFrame is sys.modules['pandas'].DataFrame)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["False", "True DataFrame True"]
