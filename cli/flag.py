@@ -70,13 +70,13 @@ def flag_cmd(ratings, study_dir, round_number, schema_ref, raters, triggered_onl
     if bool(ratings) == bool(study_dir):
         raise GoldboardError("give either a RATINGS file (with --schema) or --study DIR")
     order = [r.strip() for r in raters.split(",") if r.strip()] if raters else None
-    flags = None
+    flags = st = None
     if study_dir:
         st = Study.open(study_dir)
         schema = load_schema(schema_ref) if schema_ref else st.schema
         flags = _study_flag_columns(st, schema, order, round_number)
     if flags is None:  # the DataFrame path: a RATINGS file, or a study the columns do not answer
-        flags, schema = _frame_flags(ratings, st if study_dir else None, schema_ref, order, round_number)
+        flags, schema = _frame_flags(ratings, st, schema if st is not None else None, schema_ref, order, round_number)
     for b in flags.attrs.get("rule_breaks", []):
         click.echo(f"Warning: {b.describe()}", err=True)
     if triggered_only:
@@ -132,11 +132,13 @@ def _study_flag_columns(
     return flag_columns(table, schema, order, round_number=round_number)
 
 
-def _frame_flags(ratings, st: Study | None, schema_ref, order, round_number) -> tuple[pd.DataFrame, Schema]:
-    """The flags of a RATINGS file or a study's every pulled round, read as a DataFrame, with
-    the warnings of the reading (repeated ratings, incomplete later rounds) on stderr."""
+def _frame_flags(
+    ratings, st: Study | None, schema: Schema | None, schema_ref, order, round_number
+) -> tuple[pd.DataFrame, Schema]:
+    """The flags of a RATINGS file or a study's every pulled round (``schema``: the study's, or
+    the one given), read as a DataFrame, with the warnings of the reading (repeated ratings,
+    incomplete later rounds) on stderr."""
     if st is not None:
-        schema = load_schema(schema_ref) if schema_ref else st.schema
         df = study_ratings(st, round_number)
         source = str(st.ratings_path(round_number)) if round_number is not None else "ratings"
     else:
