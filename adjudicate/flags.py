@@ -65,6 +65,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -187,7 +188,8 @@ def _flag_rows(grid: RatingGrid, schema: Schema, low_conf, single_items: Collect
     if single_items:  # an item the design gave one rater is not "missing" the others
         single = set(single_items)
         keep = [not (i in single and list(k) == ["missing"]) for i, k in zip(cols["item_id"], cols["kinds"])]
-        cols = {c: [v for v, k in zip(vals, keep) if k] for c, vals in cols.items()}
+        if not all(keep):
+            cols = {c: list(compress(vals, keep)) for c, vals in cols.items()}
         if not cols["item_id"]:
             return None
     return cols
@@ -460,7 +462,7 @@ class FlagColumns:
 
     def only(self, keep: Sequence[bool]) -> FlagColumns:
         """The rows where ``keep`` is true (agenda numbers unchanged, as ``flags[mask]``)."""
-        return FlagColumns({c: [v for v, k in zip(vals, keep) if k] for c, vals in self._columns.items()}, self.attrs)
+        return FlagColumns({c: list(compress(vals, keep)) for c, vals in self._columns.items()}, self.attrs)
 
     def records(self) -> list[dict[str, Any]]:
         """One dict per row; ``gap`` an int or ``None`` (the JSON of ``goldboard flag``)."""
