@@ -63,25 +63,31 @@ so a multi field may have at most :data:`MAX_MULTI_VALUES` values.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import compress
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from goldboard.adjudicate.rules import rating_rule_breaks, rule_break_matrix
 from goldboard.cases.ratings import (
     MISSING_CODE,
     RatingGrid,
     adjudicable_fields,
+    canonical_multi,
     category_codes,
+    multi_mask,
     rating_grid,
     value_grid,
 )
+from goldboard.cases.ratings_columns import PandasOnUse
+from goldboard.cases.rounds import RoundSelection
 from goldboard.errors import GoldboardError
-from goldboard.label_configs.schema import Field, Schema
-from goldboard.text import natural_key
+from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
+from goldboard.text import natural_key, natural_sorted
+
+pd = PandasOnUse()  # imported when first used: `flag --study` on a small study reads columns (flag_columns)
 
 #: priority given to a flag kind that no schema boundary or trigger prioritises
 DEFAULT_PRIORITY = 9
@@ -147,11 +153,29 @@ def flag_disagreements(
     """
     grid = rating_grid(ratings, schema, raters, source=source, round_number=round_number)
     rlist = grid.raters
-    columns = FLAG_COLUMNS + [f"value_{r}" for r in rlist] + [f"rationale_{r}" for r in rlist]
+    columns = _flag_columns_of(rlist)
     if not grid.items:
         return _with_fields(pd.DataFrame(columns=columns), grid, schema)
-    primary = schema.primary_field.name
     low_conf = _low_confidence(grid.ratings, schema, pd.Index(grid.items), rlist)
+    if single_items is None:
+        single_items = ratings.attrs.get("single_items") or ()
+    cols = _flag_rows(grid, schema, low_conf, single_items)
+    if cols is None:
+        return _with_fields(pd.DataFrame(columns=columns), grid, schema)
+    multi = {f.name for f in grid.fields if f.kind == "multi"}
+    out = pd.DataFrame(cols)
+    return _with_fields(_agenda_order(out, [f.name for f in grid.fields], multi)[columns], grid, schema)
+
+
+def _flag_columns_of(rlist: list[str]) -> list[str]:
+    return FLAG_COLUMNS + [f"value_{r}" for r in rlist] + [f"rationale_{r}" for r in rlist]
+
+
+def _flag_rows(grid: RatingGrid, schema: Schema, low_conf, single_items: Collection[str]) -> dict[str, list] | None:
+    """The flag rows of every field as columns, fields in schema order (agenda order is the
+    caller's); ``None`` when nothing is flagged.  Shared by the DataFrame path and
+    :func:`flag_columns`: the rules are these, whichever way the ratings were read."""
+    primary = schema.primary_field.name
     parts: list[dict[str, list]] = []  # per field, the flag rows as columns
     for f in grid.fields:
         if f.kind == "multi":
@@ -159,27 +183,32 @@ def flag_disagreements(
         else:
             parts.append(_flag_field(f, grid, schema, low_conf if f.name == primary else None))
     if not any(part["item_id"] for part in parts):
-        return _with_fields(pd.DataFrame(columns=columns), grid, schema)
-    out = pd.DataFrame({c: [v for part in parts for v in part[c]] for c in parts[0]})
-    if single_items is None:
-        single_items = ratings.attrs.get("single_items") or ()
-    if single_items:
-        by_design = out["item_id"].isin(set(single_items)) & out["kinds"].map(lambda k: list(k) == ["missing"])
-        out = out[~by_design]
-        if not len(out):
-            return _with_fields(pd.DataFrame(columns=columns), grid, schema)
-    multi = {f.name for f in grid.fields if f.kind == "multi"}
-    return _with_fields(_agenda_order(out, [f.name for f in grid.fields], multi)[columns], grid, schema)
+        return None
+    cols = {c: [v for part in parts for v in part[c]] for c in parts[0]}
+    if single_items:  # an item the design gave one rater is not "missing" the others
+        single = set(single_items)
+        keep = [not (i in single and list(k) == ["missing"]) for i, k in zip(cols["item_id"], cols["kinds"])]
+        if not all(keep):
+            cols = {c: list(compress(vals, keep)) for c, vals in cols.items()}
+        if not cols["item_id"]:
+            return None
+    return cols
 
 
 def _with_fields(flags: pd.DataFrame, grid: RatingGrid, schema: Schema) -> pd.DataFrame:
     """Record which fields were examined (``attrs["fields"]``, read by :func:`summarize_flags`),
     which round each item came from (``attrs["round_selection"]``) and the raters' ratings that
     break a schema rule (``attrs["rule_breaks"]``)."""
-    flags.attrs["fields"] = [f.name for f in grid.fields]
-    flags.attrs["round_selection"] = grid.selection
-    flags.attrs["rule_breaks"] = rating_rule_breaks(grid, schema)
+    flags.attrs.update(_flag_attrs(grid, schema))
     return flags
+
+
+def _flag_attrs(grid: RatingGrid, schema: Schema) -> dict[str, Any]:
+    return {
+        "fields": [f.name for f in grid.fields],
+        "round_selection": grid.selection,
+        "rule_breaks": rating_rule_breaks(grid, schema),
+    }
 
 
 def _low_confidence(cur: pd.DataFrame, schema: Schema, item_pos: pd.Index, rlist: list[str]):
@@ -336,8 +365,12 @@ class _Hits:
         meta, rlist = grid.meta, grid.raters
         flagged = np.flatnonzero(self.priority <= DEFAULT_PRIORITY)
         at = flagged.tolist()
-        # the three item columns of the flagged items, read once (not one .iat per cell)
-        case_ids, output_ids, models = (meta.iloc[flagged, c].tolist() for c in range(3))
+        # the three item columns of the flagged items, read once (not one .iat per cell); the
+        # column path (flag_columns) holds them as {column: list}
+        if isinstance(meta, dict):
+            case_ids, output_ids, models = ([meta[c][i] for i in at] for c in ("case_id", "output_id", "model"))
+        else:
+            case_ids, output_ids, models = (meta.iloc[flagged, c].tolist() for c in range(3))
         gaps = [float(g) if g >= 0 else np.nan for g in gap[flagged].tolist()] if gap is not None else None
         cols = {
             "item_id": [grid.items[i] for i in at],
@@ -399,34 +432,232 @@ def _agenda_order(df: pd.DataFrame, field_order: list[str], multi: set[str] = fr
     return out
 
 
+# --------------------------------------------------------------------------- flags from columns (no pandas)
+
+#: the flag table's columns that hold lists (joined by ``"; "`` in CSV and text tables)
+LIST_COLUMNS = ("kinds", "boundaries", "triggers", "low_confidence_raters", "missing_raters")
+
+
+class FlagColumns:
+    """A flag table as ``{column: list}`` -- what :func:`flag_disagreements` returns as a
+    DataFrame, the same columns, order, values and ``attrs`` -- with the few DataFrame manners
+    its readers use (``columns``, ``table[name]``, ``get``, ``len``, ``attrs``)."""
+
+    def __init__(self, columns: dict[str, list], attrs: dict[str, Any]) -> None:
+        self._columns = columns
+        self.attrs = attrs
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._columns)
+
+    def __getitem__(self, name: str) -> list:
+        return self._columns[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._columns.get(name, default)
+
+    def __len__(self) -> int:
+        return len(self._columns["item_id"])
+
+    def only(self, keep: Sequence[bool]) -> FlagColumns:
+        """The rows where ``keep`` is true (agenda numbers unchanged, as ``flags[mask]``)."""
+        return FlagColumns({c: list(compress(vals, keep)) for c, vals in self._columns.items()}, self.attrs)
+
+    def records(self) -> list[dict[str, Any]]:
+        """One dict per row; ``gap`` an int or ``None`` (the JSON of ``goldboard flag``)."""
+        cols = self._columns
+        out = []
+        for i in range(len(self)):
+            rec = {c: vals[i] for c, vals in cols.items()}
+            rec["gap"] = None if _no_gap(rec["gap"]) else int(rec["gap"])
+            out.append(rec)
+        return out
+
+
+def _no_gap(g: Any) -> bool:
+    return g is None or (isinstance(g, float) and g != g)
+
+
+def flag_output_columns(flags: Any) -> dict[str, list]:
+    """:func:`flags_for_output` as ``{column: list}``, for a DataFrame or :class:`FlagColumns`:
+    list cells joined by ``"; "``, the gap as text (``""`` for none)."""
+    out = {}
+    for c in flags.columns:
+        vals = list(flags[c])
+        if c in LIST_COLUMNS:
+            vals = ["; ".join(v) if isinstance(v, (list, tuple)) else ("" if v is None else str(v)) for v in vals]
+        elif c == "gap":
+            vals = ["" if _no_gap(g) else str(int(g)) for g in vals]
+        out[c] = vals
+    return out
+
+
+def flag_columns(
+    table: Mapping[str, list[str]],
+    schema: Schema,
+    raters: Sequence[str],
+    *,
+    round_number: int | None = None,
+) -> FlagColumns | None:
+    """:func:`flag_disagreements` of a one-round ratings table read as columns of text
+    (:func:`~goldboard.cases.ratings_columns.read_rating_columns`), without pandas: the same
+    rows, order and values, by the same rules (:func:`_flag_rows`).  ``raters``: the raters to
+    compare, in order.  ``None`` -- the caller runs :func:`flag_disagreements` on the DataFrame,
+    which names the fault or answers as it always has -- when the columns do not answer on
+    their own: more than one round in the table, a rating given twice, a value outside the
+    schema, no rating by the raters.  For a round without a design (no single-rater items)."""
+    grid = _column_grid(table, schema, raters, round_number)
+    if grid is None:
+        return None
+    grid, low_conf = grid
+    columns = _flag_columns_of(grid.raters)
+    cols = _flag_rows(grid, schema, low_conf, ()) if grid.items else None
+    if cols is None:
+        out: dict[str, list] = {c: [] for c in columns}
+    else:
+        multi = {f.name for f in grid.fields if f.kind == "multi"}
+        out = _agenda_columns(cols, [f.name for f in grid.fields], multi)
+    return FlagColumns({c: out[c] for c in columns}, _flag_attrs(grid, schema))
+
+
+def _column_grid(table: Mapping[str, list[str]], schema: Schema, raters: Sequence[str], round_number: int | None):
+    """(:class:`RatingGrid`, low-confidence masks) of a one-round column table, as
+    :func:`~goldboard.cases.ratings.rating_grid` and :func:`_low_confidence` build them from the
+    DataFrame; ``None`` where the columns do not answer (see :func:`flag_columns`)."""
+    n = len(table["item_id"])
+    col = lambda c: table[c] if c in table else [""] * n  # noqa: E731 (a column read_ratings_csv fills with "")
+    rounds = {int(v or "1") for v in col("round")}
+    if len(rounds) != 1 or (round_number is not None and rounds != {round_number}):
+        return None
+    items_all, who, fields_all = table["item_id"], table["rater"], table["field"]
+    if len(set(zip(items_all, who, fields_all))) != n:
+        return None  # a rating given twice: the DataFrame path warns or names both rows
+    rlist = [r for r in raters if r in set(who)]
+    stamp = col("annotated_at")
+    # the ratings in force: sorted by annotation time (stable), the raters' own
+    rows = [i for i in sorted(range(n), key=stamp.__getitem__) if who[i] in set(rlist)]
+    if not rows or not rlist:
+        return None
+    fields = adjudicable_fields(schema)
+    collected = {fields_all[i] for i in rows}
+    fields = [f for f in fields if f.kind != "multi" or f.name in collected]
+    names = {f.name: f for f in adjudicable_fields(schema)}
+    meta = {c: col(c) for c in ("case_id", "output_id", "model")}
+    first: dict[str, list[str]] = {}  # item -> its first non-empty case_id, output_id, model
+    for i in rows:
+        got = first.setdefault(items_all[i], ["", "", ""])
+        for k, c in enumerate(("case_id", "output_id", "model")):
+            if not got[k] and meta[c][i]:
+                got[k] = meta[c][i]
+    items = natural_sorted(list(first))
+    item_at, rater_at = {v: k for k, v in enumerate(items)}, {r: j for j, r in enumerate(rlist)}
+    rated = np.zeros((len(items), len(rlist)), dtype=bool)
+    values: dict[str, dict[tuple[int, int], str]] = {f: {} for f in names}
+    raw_of: dict[str, dict[tuple[int, int], str]] = {}  # the low-confidence fields, as rated
+    low_fields = {t.field for t in schema.triggers if t.kind == "low_confidence"}
+    rationale = np.full((len(items), len(rlist)), "", dtype=object)
+    said, value = col("rationale"), table["value"]
+    for i in rows:
+        cell = (item_at[items_all[i]], rater_at[who[i]])
+        rated[cell] = True
+        if said[i]:
+            rationale[cell] = said[i]
+        fname = fields_all[i]
+        if fname in values:
+            values[fname][cell] = value[i]
+        if fname in low_fields:
+            raw_of.setdefault(fname, {})[cell] = value[i]
+    try:
+        codes = {f.name: _column_codes(f, values[f.name], rated) for f in fields}
+        low_conf = _column_low_confidence(schema, raw_of, rated.shape)
+    except (ValueNotInSchema, GoldboardError):
+        return None  # the DataFrame path names the row and field
+    sel = RoundSelection(explicit_round=round_number)
+    sel.rounds = dict.fromkeys(items_all, rounds.pop())
+    meta_cols = {c: [first[item][k] for item in items] for k, c in enumerate(("case_id", "output_id", "model"))}
+    grid = RatingGrid(None, items, meta_cols, rlist, rated, rationale, fields, codes, sel, None)  # type: ignore[arg-type]
+    return grid, low_conf
+
+
+def _column_codes(f: Field, cells: dict[tuple[int, int], str], rated: np.ndarray) -> np.ndarray:
+    """The codes :func:`~goldboard.cases.ratings.rating_grid` gives field ``f`` (values as rated)."""
+    k = len(f.categories)
+    out = np.full(rated.shape, MISSING_CODE, dtype=np.int64 if f.kind == "multi" else int)
+    if f.kind == "multi":
+        for cell, v in cells.items():
+            out[cell] = multi_mask(f, canonical_multi(f, v) if v else "")
+        return out
+    lookup = {v: i for i, v in enumerate(f.categories)}
+    for cell, v in cells.items():
+        out[cell] = k if v == "" else lookup[f.normalize(v)]
+    if f.required:  # a required field left empty is missing
+        return np.where(out == k, MISSING_CODE, out)
+    return np.where((out == MISSING_CODE) & rated, k, out)  # no row for an optional field: left blank
+
+
+def _column_low_confidence(schema: Schema, raw_of: dict[str, dict[tuple[int, int], str]], shape: tuple[int, int]):
+    """:func:`_low_confidence` from the cells of the confidence fields, as rated."""
+    trig = [t for t in schema.triggers if t.kind == "low_confidence"]
+    if not trig:
+        return None
+    mask = np.zeros(shape, dtype=bool)
+    fired = []
+    for t in trig:
+        f = schema.field(t.field)
+        k = len(f.categories)
+        lookup = {v: i for i, v in enumerate(f.categories)}
+        codes = np.full(shape, MISSING_CODE, dtype=int)
+        for cell, v in raw_of.get(t.field, {}).items():
+            codes[cell] = k if v == "" else lookup[v] if v in lookup else lookup[f.normalize(v)]
+        limit = f.categories.index(t.at_most)
+        low = (codes >= 0) & (codes < k) & (codes <= limit)
+        mask |= low
+        fired.append((low, t))
+    return mask, fired
+
+
+def _agenda_columns(cols: dict[str, list], field_order: list[str], multi: set[str]) -> dict[str, list]:
+    """:func:`_agenda_order` of flag rows held as columns: the same sort keys, the same stable sort."""
+    items, prio, fields = cols["item_id"], cols["priority"], cols["field"]
+    gap = [-1.0 if _no_gap(g) else float(g) for g in cols["gap"]]
+    item_prio: dict[str, int] = {}
+    item_gap: dict[str, float] = {}
+    for item, p, g in zip(items, prio, gap):
+        item_prio[item] = min(item_prio.get(item, p), p)
+        item_gap[item] = max(item_gap.get(item, g), g)
+    nat = {i: k for k, i in enumerate(sorted(dict.fromkeys(items), key=natural_key))}
+    forder = {name: k for k, name in enumerate(field_order)}
+    keys = [(item_prio[i], -item_gap[i], nat[i], f in multi, p, forder[f]) for i, p, f in zip(items, prio, fields)]
+    order = sorted(range(len(items)), key=keys.__getitem__)
+    out = {c: [vals[r] for r in order] for c, vals in cols.items()}
+    number: dict[str, int] = {}
+    out["agenda"] = [number.setdefault(i, len(number) + 1) for i in out["item_id"]]
+    return out
+
+
 # --------------------------------------------------------------------------- summary
 
 
-def summarize_flags(flags: pd.DataFrame, schema: Schema) -> dict[str, Any]:
+def summarize_flags(flags: pd.DataFrame | FlagColumns, schema: Schema) -> dict[str, Any]:
     """Counts for the agenda header.
 
     ``by_kind`` / ``by_trigger`` count flagged item x field rows; ``by_boundary``
     gives, per named boundary, the number of disagreements on it and the number of
     disagreements on its field (``of``), e.g. sufficiency_vs_optimization: 9 of 16.
     """
+    fields, kinds_col = list(flags.get("field", [])), list(flags.get("kinds", []))
     examined = flags.attrs.get("fields")
     if examined is None:  # a flag table not made by flag_disagreements (or its attrs lost)
-        examined = [
-            f.name
-            for f in adjudicable_fields(schema)
-            if f.kind != "multi" or (len(flags) and (flags["field"] == f.name).any())
-        ]
-    disagreements = (
-        {name: int(((flags["field"] == name) & flags["disagree"].astype(bool)).sum()) for name in examined}
-        if len(flags)
-        else {name: 0 for name in examined}
-    )
+        examined = [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in set(fields)]
+    said = Counter(f for f, d in zip(fields, flags.get("disagree", [])) if bool(d))
+    disagreements = {name: int(said[name]) for name in examined}
     by_kind = {k: 0 for k in KINDS}
     by_trigger: dict[str, int] = {
         t.label: 0 for t in schema.triggers if t.field in disagreements or t.kind == "low_confidence"
     }
     by_boundary_n = {b.name: 0 for b in schema.boundaries}
-    for kinds, trig, bnd in zip(flags.get("kinds", []), flags.get("triggers", []), flags.get("boundaries", [])):
+    for kinds, trig, bnd in zip(kinds_col, flags.get("triggers", []), flags.get("boundaries", [])):
         for k in kinds:
             by_kind[k] = by_kind.get(k, 0) + 1
         for t in trig:
@@ -445,20 +676,20 @@ def summarize_flags(flags: pd.DataFrame, schema: Schema) -> dict[str, Any]:
             "priority": b.priority,
             "explanation": b.explanation,
         }
-    by_kind["plain_disagreement"] = int(sum(1 for k in flags.get("kinds", []) if list(k) == ["disagree"]))
+    by_kind["plain_disagreement"] = int(sum(1 for k in kinds_col if list(k) == ["disagree"]))
     by_field = {
         name: {"title": _title(schema, name), "rows": 0, **{k: 0 for k in KINDS}, "plain": 0} for name in examined
     }
-    for fname, kinds in zip(flags.get("field", []), flags.get("kinds", [])):
+    for fname, kinds in zip(fields, kinds_col):
         row = by_field.setdefault(str(fname), {"title": str(fname), "rows": 0, **{k: 0 for k in KINDS}, "plain": 0})
         row["rows"] += 1
         row["plain"] += int(list(kinds) == ["disagree"])
         for k in kinds:
             row[k] = row.get(k, 0) + 1
     return {
-        "items_flagged": int(flags["item_id"].nunique()) if len(flags) else 0,
+        "items_flagged": len(set(flags.get("item_id", []))),
         "rows": int(len(flags)),
-        "triggered_rows": int(flags["triggered"].astype(bool).sum()) if len(flags) else 0,
+        "triggered_rows": int(sum(bool(t) for t in flags.get("triggered", []))),
         "disagreements": disagreements,
         "by_kind": by_kind,
         "by_trigger": by_trigger,
@@ -594,7 +825,10 @@ __all__ = [
     "flag_words",
     "trigger_words",
     "value_words",
+    "FlagColumns",
+    "flag_columns",
     "flag_disagreements",
+    "flag_output_columns",
     "flags_for_output",
     "summarize_flags",
     "summary_lines",

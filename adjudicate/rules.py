@@ -24,15 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from goldboard.adjudicate.decisions import UNRESOLVED
 from goldboard.cases.ratings import RatingGrid
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Rule, Schema
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 
 @dataclass(frozen=True)

@@ -39,13 +39,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from goldboard.cases.ratings_columns import PandasOnUse
 from goldboard.cases.rounds import RoundSelection, round_numbers, select_rounds
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_csv_frame, read_table
 from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
 from goldboard.text import natural_sorted
+
+pd = PandasOnUse()  # imported when first used: `flag --study` on a small study never does
 
 RATINGS_COLUMNS = [
     "round",

@@ -19,7 +19,7 @@ import io
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from goldboard.fileio import has_blank_line
 
@@ -33,6 +33,23 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_BYTES = 5_000_000
 
 _ROUND = re.compile(r"[0-9]{1,9}")
+
+
+class PandasOnUse:
+    """``pandas``, imported when a name of it is first read: ``pd = PandasOnUse()`` in a module
+    whose import a small study's commands need (the rating grid, the rounds, the flags) but
+    whose DataFrame work they skip, so that ``goldboard flag --study`` does not pay pandas'
+    import (about 0.3-0.6 s) for a table it reads as columns.  Each name, once read, is kept on
+    the instance (the next read is an attribute lookup)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # a tool probing the object (doctest, inspect): not pandas' names
+            raise AttributeError(name)
+        import pandas
+
+        value = getattr(pandas, name)
+        setattr(self, name, value)
+        return value
 
 
 class RatingColumns:
@@ -98,4 +115,4 @@ def read_rating_columns(path: str | Path, max_bytes: int = MAX_BYTES) -> dict[st
     return cols
 
 
-__all__ = ["MAX_BYTES", "RatingColumns", "read_rating_columns"]
+__all__ = ["MAX_BYTES", "PandasOnUse", "RatingColumns", "read_rating_columns"]

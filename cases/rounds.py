@@ -26,7 +26,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
+from goldboard.cases.ratings_columns import PandasOnUse
+
+pd = PandasOnUse()  # imported when first used: `flag --study` on a small study never does
 
 
 @dataclass(frozen=True)

@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
-from goldboard.adjudicate.flags import flag_disagreements, flags_for_output, summarize_flags, summary_lines
+from goldboard.adjudicate.flags import (
+    FlagColumns,
+    flag_columns,
+    flag_disagreements,
+    flag_output_columns,
+    flags_for_output,
+    summarize_flags,
+    summary_lines,
+)
 from goldboard.cases.ratings import duplicate_ratings, load_ratings_file
+from goldboard.cases.ratings_columns import read_rating_columns
 from goldboard.cases.rounds import round_numbers
 from goldboard.cli._options import format_option, output_option, round_option, study_option
 from goldboard.cli._output import echo_data
 from goldboard.errors import GoldboardError, check_names
-from goldboard.fileio import csv_text, write_text_atomic
-from goldboard.label_configs.schema import load_schema
+from goldboard.fileio import CSV_LINETERMINATOR, csv_text, write_text_atomic
+from goldboard.label_configs.schema import Schema, load_schema
 from goldboard.study import Study, study_ratings
 from goldboard.text import terminal_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 
 @click.command("flag")
@@ -56,9 +70,75 @@ def flag_cmd(ratings, study_dir, round_number, schema_ref, raters, triggered_onl
     if bool(ratings) == bool(study_dir):
         raise GoldboardError("give either a RATINGS file (with --schema) or --study DIR")
     order = [r.strip() for r in raters.split(",") if r.strip()] if raters else None
+    flags = st = None
     if study_dir:
         st = Study.open(study_dir)
         schema = load_schema(schema_ref) if schema_ref else st.schema
+        flags = _study_flag_columns(st, schema, order, round_number)
+    if flags is None:  # the DataFrame path: a RATINGS file, or a study the columns do not answer
+        flags, schema = _frame_flags(ratings, st, schema if st is not None else None, schema_ref, order, round_number)
+    for b in flags.attrs.get("rule_breaks", []):
+        click.echo(f"Warning: {b.describe()}", err=True)
+    if triggered_only:
+        if isinstance(flags, FlagColumns):
+            flags = flags.only(flags["triggered"])
+        else:
+            flags = flags[flags["triggered"]].reset_index(drop=True)
+    summary = summarize_flags(flags, schema)
+    if fmt == "json":
+        text = (
+            json.dumps(
+                {
+                    "schema": {"name": schema.name, "version": schema.version},
+                    "summary": summary,
+                    "flags": flags.records() if isinstance(flags, FlagColumns) else _json_records(flags),
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
+    elif fmt == "csv":
+        text = (
+            _csv_text(flag_output_columns(flags))
+            if isinstance(flags, FlagColumns)
+            else csv_text(flags_for_output(flags))
+        )
+        for line in summary_lines(summary):
+            click.echo(line, err=True)
+    else:
+        text = terminal_text(format_table(flags, summary_lines(summary)))
+    if output:
+        write_text_atomic(output, text)
+        click.echo(f"Wrote {len(flags)} flagged rows ({summary['items_flagged']} items) to {output}", err=True)
+    else:
+        echo_data(text)
+
+
+def _study_flag_columns(
+    st: Study, schema: Schema, order: list[str] | None, round_number: int | None
+) -> FlagColumns | None:
+    """The flags of a small study read without pandas (:func:`~goldboard.adjudicate.flags.flag_columns`):
+    one pulled round, pushed without a design, its ``ratings.csv`` plain and small enough for
+    :func:`~goldboard.cases.ratings_columns.read_rating_columns`.  ``None``: read it as a DataFrame."""
+    pulled = st.pulled_rounds()
+    if len(pulled) != 1 or round_number not in (None, pulled[0]) or any(r.design for r in st.rounds):
+        return None
+    table = read_rating_columns(st.ratings_path(pulled[0]))
+    if table is None:
+        return None
+    source = str(st.ratings_path(round_number)) if round_number is not None else "ratings"
+    order = _check_raters(table["rater"], order, st.raters, source)
+    return flag_columns(table, schema, order, round_number=round_number)
+
+
+def _frame_flags(
+    ratings, st: Study | None, schema: Schema | None, schema_ref, order, round_number
+) -> tuple[pd.DataFrame, Schema]:
+    """The flags of a RATINGS file or a study's every pulled round (``schema``: the study's, or
+    the one given), read as a DataFrame, with the warnings of the reading (repeated ratings,
+    incomplete later rounds) on stderr."""
+    if st is not None:
         df = study_ratings(st, round_number)
         source = str(st.ratings_path(round_number)) if round_number is not None else "ratings"
     else:
@@ -73,50 +153,34 @@ def flag_cmd(ratings, study_dir, round_number, schema_ref, raters, triggered_onl
                 raise GoldboardError(
                     f"{source}: --round {round_number}: no ratings in that round (rounds: {', '.join(map(str, rounds))})"
                 )
-    order = _check_raters(df, order, st.raters if study_dir else None, source)
+    order = _check_raters(df["rater"].astype(str).tolist(), order, st.raters if st is not None else None, source)
     for w in duplicate_ratings(df, source):
         click.echo(f"Warning: {w}", err=True)
     flags = flag_disagreements(df, schema, order, source=source, round_number=round_number)
     for line in flags.attrs["round_selection"].warning_lines():
         click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
-    for b in flags.attrs.get("rule_breaks", []):
-        click.echo(f"Warning: {b.describe()}", err=True)
-    if triggered_only:
-        flags = flags[flags["triggered"]].reset_index(drop=True)
-    summary = summarize_flags(flags, schema)
-    if fmt == "json":
-        text = (
-            json.dumps(
-                {
-                    "schema": {"name": schema.name, "version": schema.version},
-                    "summary": summary,
-                    "flags": _json_records(flags),
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
-            + "\n"
-        )
-    elif fmt == "csv":
-        text = csv_text(flags_for_output(flags))
-        for line in summary_lines(summary):
-            click.echo(line, err=True)
-    else:
-        text = terminal_text(format_table(flags, summary_lines(summary)))
-    if output:
-        write_text_atomic(output, text)
-        click.echo(f"Wrote {len(flags)} flagged rows ({summary['items_flagged']} items) to {output}", err=True)
-    else:
-        echo_data(text)
+    return flags, schema
 
 
-def _check_raters(df: pd.DataFrame, order: list[str] | None, study_raters: list[str] | None, source: str) -> list:
+def _csv_text(columns: dict[str, list]) -> str:
+    """:func:`~goldboard.fileio.csv_text` of a table held as columns: the same quoting and record ends."""
+    buf = io.StringIO(newline="")
+    out = csv.writer(buf, lineterminator=CSV_LINETERMINATOR, quoting=csv.QUOTE_MINIMAL)
+    out.writerow(list(columns))
+    out.writerows(zip(*columns.values()))
+    return buf.getvalue()
+
+
+def _check_raters(
+    rater_values: list[str], order: list[str] | None, study_raters: list[str] | None, source: str
+) -> list:
     """The raters to compare: every name must be a study rater (or, for a RATINGS file, a rater
     in the file) with ratings, and at least two must have ratings -- never a silent "No
-    disagreements." because a name was mistyped or only one rater is there."""
-    if len(df) == 0:
+    disagreements." because a name was mistyped or only one rater is there.  ``rater_values``:
+    the ratings' rater column."""
+    if len(rater_values) == 0:
         raise GoldboardError(f"{source}: no ratings (nothing to compare)")
-    present = [r for r in df["rater"].astype(str).unique().tolist() if r.strip()]
+    present = [r for r in dict.fromkeys(rater_values) if r.strip()]
     if order is None:
         order = [r for r in (study_raters or sorted(present)) if r in present] + (
             [r for r in present if r not in study_raters] if study_raters else []
@@ -140,16 +204,17 @@ def _check_raters(df: pd.DataFrame, order: list[str] | None, study_raters: list[
 def _json_records(flags: pd.DataFrame) -> list[dict]:
     recs = []
     for rec in flags.to_dict(orient="records"):
-        rec["gap"] = None if pd.isna(rec["gap"]) else int(rec["gap"])
+        gap = rec["gap"]
+        rec["gap"] = None if gap is None or gap != gap else int(gap)  # None or NaN: no gap
         recs.append({k: (v.item() if hasattr(v, "item") else v) for k, v in rec.items()})
     return recs
 
 
-def format_table(flags: pd.DataFrame, summary: list[str], width: int = 28) -> str:
+def format_table(flags: pd.DataFrame | FlagColumns, summary: list[str], width: int = 28) -> str:
     """A plain-text agenda: one line per flagged item x field, then the summary."""
 
-    out = flags_for_output(flags)
-    raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]
+    out = flag_output_columns(flags)
+    raters = [c[len("value_") :] for c in out if c.startswith("value_")]
     cols = [
         "agenda",
         "item_id",
@@ -162,7 +227,7 @@ def format_table(flags: pd.DataFrame, summary: list[str], width: int = 28) -> st
         "triggers",
     ]
     heads = ["#", "item", "field", *raters, "prio", "gap", "kinds", "boundary", "triggers"]
-    rows = [[_clip(str(v).replace("\n", " "), width) for v in rec] for rec in out[cols].itertuples(index=False)]
+    rows = [[_clip(str(v).replace("\n", " "), width) for v in rec] for rec in zip(*(out[c] for c in cols))]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(heads)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]

@@ -77,13 +77,15 @@ WATCHED = (*HEAVY, "scipy.stats", "scipy.optimize", "jinja2", "httpx", "PIL")
 #: command -> the watched modules it may load (everything else it loads fails the test):
 #: agreement on a small study reads ratings.csv with the csv module and computes with numpy
 #: (cases/ratings_columns.py; --by, --cluster-col, --dichotomize, --test-retest, a design or a
-#: large file read a DataFrame); flags and the report are pandas work; the review workbook is
-#: openpyxl's; the Krippendorff minimum is a closed formula (the normal quantile: scipy.special.ndtri)
+#: large file read a DataFrame); so do flags (adjudicate/flags.py flag_columns: one plain round
+#: without a design; several rounds, a design, a repeated rating or a value outside the schema read
+#: a DataFrame); the report is pandas work; the review workbook is pandas' and openpyxl's; the
+#: Krippendorff minimum is a closed formula (the normal quantile: scipy.special.ndtri)
 MAY_LOAD = {
     "agree": ["numpy"],
     "agree-json": ["numpy"],
     "agree-raters": ["numpy"],
-    "flag": ["numpy", "pandas"],
+    "flag": ["numpy"],
     "plan-size": ["numpy", "scipy"],
     "adjudicate-sheet": ["PIL", "numpy", "openpyxl", "pandas"],  # openpyxl imports PIL itself
     "report-markdown": ["numpy", "pandas"],
