@@ -427,6 +427,22 @@ class Study:
             int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
         )
 
+    def items_by_round(self) -> dict[int, set[str]]:
+        """Round -> the item ids of its ``rounds/N/ratings.csv`` (every pulled round), read as
+        text with the csv module: which items the study has, whatever one command analyses."""
+        import csv
+
+        out: dict[int, set[str]] = {}
+        for n in self.pulled_rounds():
+            with open(self.ratings_path(n), encoding="utf-8", newline="") as fh:
+                rows = csv.reader(fh)
+                head = next(rows, [])
+                if "item_id" not in head:
+                    continue
+                j = head.index("item_id")
+                out[n] = {r[j] for r in rows if len(r) > j}
+        return out
+
     def latest_pulled_round(self) -> int:
         """The round every command reads when ``--round`` is omitted: the latest round of
         ``study.toml`` that has been pulled; for ratings outside any recorded round (e.g.

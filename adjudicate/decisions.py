@@ -271,10 +271,13 @@ def items_by_round(ratings) -> dict[int, set[str]]:
 
 def log_item_problem(path: str | Path, ratings) -> str | None:
     """One line naming the first log line (and how many more) for an item ``ratings`` do not
-    have (:func:`decision_item_errors`); ``None`` when there is none."""
+    have (:func:`decision_item_errors`); ``None`` when there is none.  ``ratings``: a ratings
+    table, or round -> item ids (every round of the study: a command that analyses one round
+    still checks the log against all of them)."""
     lines: list[int] = []
     entries, _ = read_decisions_snapshot(path, lines)
-    bad = decision_item_errors(entries, items_by_round(ratings), path, lines)
+    known = ratings if isinstance(ratings, dict) else items_by_round(ratings)
+    bad = decision_item_errors(entries, known, path, lines)
     if not bad:
         return None
     return bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else "")

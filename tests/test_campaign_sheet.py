@@ -399,3 +399,33 @@ def test_a_duplicated_hidden_key_names_the_real_row(study, tmp_path):
     r1, r7 = src["Decision"].row, dst["Decision"].row
     assert f'duplicate row: same item "C-1" and field safety_label as row {r1}' in res.output
     assert "row ?" not in res.output and f"{r7}: duplicate row" in res.output
+
+
+def test_log_items_are_checked_against_every_round(study, tmp_path):
+    """A decision on a round-1 item is no "hand-added" line when a command reads round 2 only:
+    the demo's report (round 2, decisions from round 1's sheet) was refused with "decision
+    D000001 is for item 'C-1', which this study's ratings do not have"."""
+    sheet = sheet_for(study, tmp_path)
+    fill(sheet, {"C-1": (S, "guideline 4.2", "dr_lee")})
+    assert import_(study, sheet).exit_code == 0
+    r1 = pd.read_csv(study.ratings_path(1), dtype=str, keep_default_na=False)
+    r2 = r1[r1["item_id"].isin(["C-2", "C-3", "C-4"])].copy()
+    r2["item_id"] = r2["item_id"].str.replace("C-", "R2-", regex=False)
+    r2["round"] = "2"
+    study.mark_round(1)
+    study.mark_round(2)
+    write_csv_atomic(r2, study.ratings_path(2))
+    for args in (
+        ["report", "--study", study.path, "--format", "markdown", "-o", tmp_path / "r.md"],
+        ["adjudicate", "sheet", "--study", study.path, "--round", "2", "-o", tmp_path / "r2.xlsx"],
+        ["gold", "export", "--study", study.path, "--round", "2"],
+    ):
+        res = run(*args)
+        assert res.exit_code == 0, (args[:2], res.output)
+    # a line for an item no round has is still refused
+    entry = json.loads(study.decisions_path.read_text(encoding="utf-8").splitlines()[0])
+    entry.update(id="D999999", item_id="C-404")
+    with open(study.decisions_path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+    res = run("report", "--study", study.path, "--format", "markdown", "-o", tmp_path / "r3.md")
+    assert res.exit_code != 0 and "C-404" in error_line(res)

@@ -20,7 +20,6 @@ import pandas as pd
 from goldboard.adjudicate.decisions import (
     decision_item_errors,
     decision_value_errors,
-    items_by_round,
     latest_decisions,
     log_item_problem,
     read_decisions,
@@ -165,7 +164,7 @@ def write_study_workbook(
     """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
 
     ratings = study_ratings(study, round_number)
-    check_log_items(study, ratings)
+    check_log_items(study)
     entries = read_decisions(study.decisions_path)
     info = {
         "study": study.name,
@@ -207,7 +206,7 @@ def import_study_sheet(
     rnd = read_sheet_meta(sheet).get("round", "")
     round_number = int(rnd) if rnd.isdigit() else None
     ratings = study_ratings(study, round_number)
-    check_log_items(study, ratings)
+    check_log_items(study)
     return import_review_sheet(
         sheet,
         ratings,
@@ -251,10 +250,12 @@ def study_adjudicators(study: Study) -> list[str]:
     return list(dict.fromkeys([*logged, *([recorded] if recorded else []), *study.raters]))
 
 
-def check_log_items(study: Study, ratings: pd.DataFrame) -> None:
+def check_log_items(study: Study) -> None:
     """Refuse (one line) a decisions log holding an entry for an item the study's ratings do
-    not have (:func:`~goldboard.adjudicate.decisions.log_item_problem`)."""
-    problem = log_item_problem(study.decisions_path, ratings)
+    not have, in any round (:func:`~goldboard.adjudicate.decisions.log_item_problem`)."""
+    if not study.decisions_path.exists():
+        return
+    problem = log_item_problem(study.decisions_path, study.items_by_round())
     if problem:
         raise GoldboardError(problem)
 
@@ -280,7 +281,7 @@ def export_gold(
     ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
     lines: list[int] = []
     entries, log_sha256 = read_decisions_snapshot(study.decisions_path, lines)
-    bad = decision_item_errors(entries, items_by_round(ratings), study.decisions_path, lines)
+    bad = decision_item_errors(entries, study.items_by_round(), study.decisions_path, lines)
     bad += decision_value_errors(entries, schema, study.decisions_path)
     if bad:  # gold is never built from a value the schema cannot hold (nothing written)
         raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))

@@ -106,7 +106,8 @@ def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None
     """The decisions log, and the gold release (default latest) or else a provisional resolution:
     ``(decisions, gold, manifest, release name, provisional)``."""
     decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
-    problem = log_item_problem(study.decisions_path, ratings)  # a hand-added line for an item the study lacks
+    # a hand-added line for an item the study lacks (in any round: the report reads one)
+    problem = log_item_problem(study.decisions_path, study.items_by_round()) if decisions else None
     if problem:
         raise GoldboardError(problem)
     gold, manifest, gold_name = _gold_release(study, release)
