@@ -556,7 +556,7 @@ def _write_pull(study: Any, rnd: Any, res: PullResult, sources: list[Source], *,
     """Write the round (:meth:`Study.write_round`), keeping the other sources' ratings and, for a
     partial export pull, the raters it did not read."""
     paths = {"ratings": study.ratings_path(rnd.number), "invalid": study.invalid_path(rnd.number)}
-    res.ratings = keep_others(paths["ratings"], res.ratings, res.summary)
+    res.ratings = keep_others(paths["ratings"], res.ratings, res.summary, tables=rnd.tables)
     if from_export and rnd.mode == "blinded":
         _keep_uncovered_raters(paths, res, _covered_raters(sources, res))
     res.paths = study.write_round(rnd.number, res.ratings, res.invalid, res.summary)

@@ -22,7 +22,7 @@ import pandas as pd
 from goldboard.annotate.pull import rule_warnings
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
-from goldboard.cases.intake.files import FileOptions, FileRead, file_formats
+from goldboard.cases.intake.files import FileOptions, FileRead, file_formats, source_kind
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study, check_rater_map
 from goldboard.text import did_you_mean, utc_now
@@ -52,7 +52,7 @@ class FilePullResult:
         s = self.summary
         f = s["file"]
         self.pull.notes = [f"  {len(self.new_items)} new items recorded in units.jsonl"] if self.new_items else []
-        return f"{f['format']} export {self.source} ({f['rows']} records):\n" + self.pull.describe()
+        return f"{source_kind(f)} {self.source} ({f['rows']} records):\n" + self.pull.describe()
 
 
 def pull_file(

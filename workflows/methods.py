@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import latest_decisions
+from goldboard.cases.intake.files import sources_text
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 
@@ -206,9 +207,8 @@ def clause_design(f: MethodsFacts) -> str:
     per_item = ratings_per_item(f.ratings, f.primary)
     if set(per_item) == {len(f.study.raters)}:
         return ""
-    tables = sorted(getattr(f.round_info, "tables", None) or []) if f.round_info is not None else []
-    src = f"ratings imported from {', '.join(tables)}" if tables else "ratings imported from files"
-    return f"Assignment design: not recorded ({src})."
+    src = _table_source(f)
+    return f"Assignment design: not recorded (ratings imported from {src or 'files'})."
 
 
 def _reported_rows(f: MethodsFacts) -> list[dict]:
@@ -438,8 +438,8 @@ def clause_grras(f: MethodsFacts) -> str:
 
 
 def _table_source(f: MethodsFacts) -> str:
-    tables = sorted(getattr(f.round_info, "tables", None) or []) if f.round_info is not None else []
-    return f"ratings table {', '.join(tables)}" if tables else ""
+    """The round's file sources by kind (``a Prodigy db-out export (news.jsonl)``); ``""`` when none."""
+    return sources_text(getattr(f.round_info, "tables", None) or {}) if f.round_info is not None else ""
 
 
 def computing_versions(f: MethodsFacts) -> dict[str, str]:

@@ -1,0 +1,97 @@
+"""What goldboard prints about a round pulled from another tool's export (``pull --from-file``):
+the report's blinding line, the methods paragraph (design, case source), ``status`` and ``pull``'s
+summary name the tool ("a Prodigy db-out export", "a doccano JSONL export"), never "a ratings
+table"; a round holding a table and a Prodigy file names both.  Each sentence is read from a study
+built by the CLI (docs claims.md: a printed claim is a result with a test)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pandas as pd
+from conftest import run_cli
+
+from goldboard.cases.intake.rounds import keep_others
+from goldboard.cases.ratings import RATINGS_COLUMNS
+
+DATA = Path(__file__).parent / "data"
+PRODIGY = DATA / "prodigy" / "mtb_review.jsonl"
+RATERS = "mtb_review-ana=onc_a,mtb_review-ben=onc_b,mtb_review-cy=onc_c"
+
+
+def prodigy_study(tmp_path: Path) -> tuple[Path, str]:
+    s = tmp_path / "s"
+    run_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b,onc_c")
+    out = run_cli("pull", "--study", s, "--from-file", f"prodigy={PRODIGY}", "--rater", RATERS).output
+    return s, out
+
+
+def reports(s: Path, tmp_path: Path) -> tuple[str, str]:
+    """(Markdown, HTML as text) of the study's report."""
+    md, page = tmp_path / "r.md", tmp_path / "r.html"
+    run_cli("report", "--study", s, "--format", "markdown", "-o", md)
+    run_cli("report", "--study", s, "--format", "html", "-o", page)
+    return md.read_text(encoding="utf-8"), html.unescape(page.read_text(encoding="utf-8"))
+
+
+def test_a_prodigy_round_is_named_a_prodigy_export(tmp_path):
+    s, out = prodigy_study(tmp_path)
+    assert out.splitlines()[0] == "Prodigy db-out export mtb_review.jsonl (8 records):"
+    src = "a Prodigy db-out export: mtb_review.jsonl"
+    for text in reports(s, tmp_path):
+        assert f"Blinding: not recorded (ratings imported from {src})." in text
+        assert f"Assignment design: not recorded (ratings imported from {src})." in text
+        assert f"Case source: not recorded (items known from {src})." in text
+        assert "ratings table" not in text
+    status = run_cli("status", "--study", s).output
+    assert "Label Studio: not used (ratings from a Prodigy db-out export)" in status
+    assert "onc_a              3 / 3     items rated (100%)  from a Prodigy db-out export, last pulled 20" in status
+    assert "table" not in status
+
+
+def test_a_doccano_round_is_named_a_doccano_export(tmp_path):
+    s = tmp_path / "s"
+    run_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b")
+    f = DATA / "doccano" / "mtb_doccano_export.zip"
+    out = run_cli("pull", "--study", s, "--from-file", f"doccano={f}", "--rater", "ana=onc_a,ben=onc_b").output
+    assert out.splitlines()[0].startswith("doccano JSONL export mtb_doccano_export.zip (")
+    md, page = reports(s, tmp_path)
+    for text in (md, page):
+        assert "Blinding: not recorded (ratings imported from a doccano JSONL export: mtb_doccano_export.zip)." in text
+        assert "ratings table" not in text
+    assert "from a doccano JSONL export, last pulled" in run_cli("status", "--study", s).output
+
+
+def test_a_round_from_a_table_and_a_prodigy_file_names_both(tmp_path):
+    s, _ = prodigy_study(tmp_path)
+    table = tmp_path / "c.csv"
+    table.write_text("item_id,rater,safety_label\nMTB-0001,onc_c,Supported\nMTB-0002,onc_c,Unsupported\n")
+    run_cli("pull", "--study", s, "--from-table", table)
+    src = "a ratings table: c.csv; a Prodigy db-out export: mtb_review.jsonl"
+    for text in reports(s, tmp_path):
+        assert f"Blinding: not recorded (ratings imported from {src})." in text
+    status = run_cli("status", "--study", s).output
+    assert "Label Studio: not used (ratings from a Prodigy db-out export and a ratings table)" in status
+    lines = {ln.split()[0]: ln for ln in status.splitlines() if ln.startswith("  onc_")}
+    assert "from a Prodigy db-out export, last pulled" in lines["onc_a"]
+    assert "from a ratings table, last pulled" in lines["onc_c"]
+
+
+def test_a_label_studio_pull_names_the_kind_of_file_it_replaces(tmp_path):
+    """An item x rater rated in a Prodigy file and then in Label Studio keeps the Label Studio
+    rating; the warning names the file's kind (it said "ratings tables" for every file)."""
+    path = tmp_path / "ratings.csv"
+    row = dict.fromkeys(RATINGS_COLUMNS, "")
+    row.update(round="1", item_id="MTB-0001", rater="onc_a", field="safety_label", value="Supported")
+    old = pd.DataFrame([{**row, "annotation_id": "mtb_review.jsonl:1"}, {**row, "annotation_id": "c.csv:2"}])
+    old.loc[1, "rater"] = "onc_b"
+    old.to_csv(path, index=False)
+    new = pd.DataFrame([{**row, "annotation_id": "7", "task_id": "3", "project_id": "2"}])
+    summary: dict = {}
+    tables = {"mtb_review.jsonl": {"format": "prodigy"}, "c.csv": {}}
+    out = keep_others(path, new, summary, tables=tables)
+    assert summary["warnings"] == [
+        "1 rating rows from Prodigy db-out exports are replaced by Label Studio ratings of the same item and rater"
+    ]
+    assert sorted(out["annotation_id"]) == ["7", "c.csv:2"]
