@@ -383,6 +383,6 @@ def _project_spec(spec: str) -> tuple[str | None, int]:
 
 
 #: table-mapping parameters under another flag name (see goldboard.cli.flag_for)
-pull_cmd.param_flags = {"field": "--field", "raters": "--rater-cols"}
+pull_cmd.param_flags = {"field": "--field", "raters": "--rater-cols", "from_export": "--from-export"}
 
 commands = [pull_cmd]

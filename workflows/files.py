@@ -75,7 +75,7 @@ def pull_file(
         raise GoldboardError(f"{path}: file not found")
     source = source or path.name
     if ":" in source or not source.strip():
-        raise GoldboardError(f"{source!r}: give a name without ':'", param="source")
+        raise ParamError("{source} {name!r}: give a name without ':'", name=source)
     read = reader.read(path, study.schema, FileOptions(field=field_name, item_key=item_key, source=source))
     raters = list(study.raters)
     who = _annotators(read, raters, dict(rater_map or {}), path)

@@ -118,7 +118,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _units_records(study: Any) -> list[dict]:
+def _units_records(study: Study) -> list[dict]:
     if not study.units_path.exists():
         return []
     return [rec for _, rec in iter_jsonl(study.units_path, " (units.jsonl)")]
@@ -261,7 +261,7 @@ def _read_table_ratings(
     """The table's ratings mapped onto the schema; every rater named must be a study rater."""
     schema = study.schema
     if ":" in source or not source.strip():
-        raise GoldboardError(f"--source {source!r}: give a name without ':'")
+        raise ParamError("{source} {name!r}: give a name without ':'", name=source)
     check_free_text(source, "source", "the name")
     _not_the_studys_own(study, path)
     code_map = read_codes(codes) if codes else None
@@ -276,9 +276,12 @@ def _read_table_ratings(
     raters = list(study.raters)
     for r in mapping.raters:
         if r not in raters:
-            raise GoldboardError(
-                f"--rater-cols {r}=...: {r!r} is not a rater of this study{did_you_mean(r, raters)} "
-                f"(raters: {', '.join(raters)}; add one with `goldboard study add-rater`)"
+            raise ParamError(
+                "{raters} {r}=...: {r!r} is not a rater of this study{hint} "
+                "(raters: {names}; add one with `goldboard study add-rater`)",
+                r=r,
+                hint=did_you_mean(r, raters),
+                names=", ".join(raters),
             )
     check_rater_map(mapping.rater_names, raters)
     read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
@@ -290,9 +293,14 @@ def _read_table_ratings(
     _check_hidden(path, mapping, read, set(df["_line"]))
     for tr in read.ratings:
         if tr.rater not in raters:
-            raise GoldboardError(
-                f"{path}:{tr.line}: rater {tr.rater!r} is not a rater of this study{did_you_mean(tr.rater, raters)} "
-                f"(raters: {', '.join(raters)}; map a name with --rater NAME=RATER)"
+            raise ParamError(
+                "{path}:{line}: rater {rater!r} is not a rater of this study{hint} "
+                "(raters: {names}; map a name with {rater_map} NAME=RATER)",
+                path=path,
+                line=tr.line,
+                rater=tr.rater,
+                hint=did_you_mean(tr.rater, raters),
+                names=", ".join(raters),
             )
     if not read.ratings:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
@@ -403,11 +411,16 @@ def _check_additions(
         return
     use = round_use(study, n, in_round)
     if use.decisions or use.releases:
-        raise GoldboardError(
-            f"round {n} already has {use.describe()}; this table adds {len(new)} item{'s' if len(new) != 1 else ''} "
-            f"new to the round ({', '.join(repr(x) for x in new[:3])}{', ...' if len(new) > 3 else ''}), which would "
-            f"change what was adjudicated. Pull it into a new round (--round {max(r.number for r in study.rounds) + 1}), "
-            f"or pass --add-to-adjudicated-round to add them anyway"
+        raise ParamError(
+            "round {n} already has {use}; this table adds {k} item{s} new to the round ({some}), which would change "
+            "what was adjudicated. Pull it into a new round ({round_number} {next}), or pass "
+            "{add_to_adjudicated_round} to add them anyway",
+            n=n,
+            use=use.describe(),
+            k=len(new),
+            s="s" if len(new) != 1 else "",
+            some=", ".join(repr(x) for x in new[:3]) + (", ..." if len(new) > 3 else ""),
+            next=max(r.number for r in study.rounds) + 1,
         )
 
 
@@ -460,13 +473,14 @@ def _table_round(study: Study, round_number: int | None) -> tuple[Any, bool]:
     A new round is the next number: ``--round 3`` without rounds 1-2 is an error."""
     new_round = not study.rounds or (round_number is not None and all(r.number != round_number for r in study.rounds))
     if round_number is not None and round_number < 1:
-        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
+        raise ParamError("{round_number} {n}: rounds are numbered from 1", n=round_number)
     have = sorted(r.number for r in study.rounds)
     if new_round and round_number is not None and round_number != (have[-1] + 1 if have else 1):
-        raise GoldboardError(
-            f"--round {round_number}: the study has "
-            + (f"rounds {', '.join(map(str, have))}" if have else "no rounds yet")
-            + f"; a new round is round {have[-1] + 1 if have else 1} (rounds are numbered without gaps)"
+        raise ParamError(
+            "{round_number} {n}: the study has {have}; a new round is round {next} (rounds are numbered without gaps)",
+            n=round_number,
+            have=f"rounds {', '.join(map(str, have))}" if have else "no rounds yet",
+            next=have[-1] + 1 if have else 1,
         )
     return study.get_or_add_round(round_number, mode=TABLE_MODE), new_round
 
