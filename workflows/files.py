@@ -26,14 +26,14 @@ from goldboard.cases.intake.files import FileOptions, FileRead, file_formats, so
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study, check_rater_map
 from goldboard.text import did_you_mean, utc_now
-from goldboard.workflows.tables import (
+from goldboard.workflows.intake_round import (
     TABLE_MODE,
-    _check_additions,
-    _merged_invalid,
-    _record_units,
-    _sha256,
-    _table_round,
-    _units_records,
+    check_additions,
+    file_round,
+    merge_invalid,
+    record_units,
+    sha256_of,
+    units_records,
 )
 
 
@@ -79,16 +79,16 @@ def pull_file(
     read = reader.read(path, study.schema, FileOptions(field=field_name, item_key=item_key, source=source))
     raters = list(study.raters)
     who = _annotators(read, raters, dict(rater_map or {}), path)
-    rnd, new_round = _table_round(study, round_number)
+    rnd, new_round = file_round(study, round_number)
     n = rnd.number
-    units = _units_records(study)
+    units = units_records(study)
     known = {str(u["item_id"]): u for u in units}
     table_born = not any(not str(u.get("source", "")).startswith("table:") for u in units) and not any(
         r.projects for r in study.rounds
     )
     unknown = {it for it in read.items if it not in known}
     held_unknown = set() if table_born else unknown
-    _check_additions(study, path, read, known, n, None if table_born else unknown, False)
+    check_additions(study, path, read, known, n, None if table_born else unknown, False)
     _, others = intake_rounds.split(intake_rounds.previous(study.ratings_path(n)), source)
     shown = _shown(read, who, raters, source, held_unknown, intake_rounds.given_by(others), n)
     res = collect(shown, _asked(study.schema, read.fields), raters, n, units=_unit_frame(read, units))
@@ -96,15 +96,15 @@ def pull_file(
     res.summary["rating_rows"] = int(len(res.ratings))
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, study.schema, raters)
     res.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
-    sha = _sha256(path)
+    sha = sha256_of(path)
     res.summary["file"] = {"source": source, "format": reader.name, "file": str(path), "sha256": sha, "rows": read.rows}
     merged = pd.concat([others, res.ratings], ignore_index=True) if len(others) else res.ratings
-    merged_invalid = _merged_invalid(study.invalid_path(n), res.invalid, source)
+    merged_invalid = merge_invalid(study.invalid_path(n), res.invalid, source)
     new_items = [it for it in read.items if it not in known and table_born]
     result = FilePullResult(IntakeResult(merged, merged_invalid, res.summary), source, new_items)
     if not write:
         return result
-    _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
+    record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
     result.paths = result.pull.paths = study.write_round(n, merged, merged_invalid, res.summary)
     rnd.tables[source] = {"file": str(path), "sha256": sha, "rows": read.rows, "format": reader.name}
     rnd.tables[source]["pulled_at"] = utc_now()
