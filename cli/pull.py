@@ -153,7 +153,7 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option(
     "--add-to-adjudicated-round",
     is_flag=True,
-    help="Table: add items new to a round that already has adjudication decisions or a gold release.",
+    help="Table or --from-file: add items new to a round that already has adjudication decisions or a gold release.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def pull_cmd(
@@ -213,9 +213,6 @@ def pull_cmd(
     The mapping is recorded in study.toml: later plain pulls repeat it.
     """
     study = Study.open(study_dir)
-    if from_file is not None:
-        opts = (round_number, field_name, item_key, rater_names, source)
-        return _pull_from_file(study, from_file, *opts, other_source=bool(table or exports or projects))
     table_opts = {
         "--item-col": item_col,
         "--rater-col": rater_col,
@@ -235,6 +232,10 @@ def pull_cmd(
         "--source": source,
         "--add-to-adjudicated-round": add_to_adjudicated_round,
     }
+    if from_file is not None:
+        _refuse_table_only(table_opts, jobs)
+        opts = (round_number, field_name, item_key, rater_names, source, add_to_adjudicated_round)
+        return _pull_from_file(study, from_file, *opts, other_source=bool(table or exports or projects))
     if table is None:
         given = [k for k, v in table_opts.items() if v]
         if given:
@@ -282,6 +283,21 @@ def _pull_label_studio(
     click.echo(f"wrote {res.paths['ratings']}")
 
 
+#: the pull options that apply to --from-file besides --round, --rater and --item-key
+FILE_OPTIONS = ("--field", "--source", "--add-to-adjudicated-round")
+
+
+def _refuse_table_only(table_opts: dict[str, Any], jobs: int | None) -> None:
+    """--from-file reads the tool's own format: a table option (or --jobs) given with it would
+    silently do nothing."""
+    given = [k for k, v in table_opts.items() if v and k not in FILE_OPTIONS] + (["--jobs"] if jobs else [])
+    if given:
+        raise GoldboardError(
+            f"{given[0]}: not an option of --from-file (it takes --rater, --item-key, {', '.join(FILE_OPTIONS)} "
+            "and --round)"
+        )
+
+
 def _pull_from_file(
     study: Study,
     spec: str,
@@ -290,6 +306,7 @@ def _pull_from_file(
     item_key: str | None,
     rater_names: tuple[str, ...],
     source: str | None,
+    add_to_adjudicated_round: bool,
     *,
     other_source: bool,
 ) -> None:
@@ -307,6 +324,7 @@ def _pull_from_file(
         field_name=field_name,
         item_key=item_key,
         source=source,
+        add_to_adjudicated_round=add_to_adjudicated_round,
     )
     click.echo(terminal_text(res.describe()))
     click.echo(f"wrote {res.paths['ratings']}")

@@ -10,7 +10,7 @@ import html
 from pathlib import Path
 
 import pandas as pd
-from conftest import run_cli
+from conftest import error_line, run_cli
 
 from goldboard.cases.intake.rounds import keep_others
 from goldboard.cases.ratings import RATINGS_COLUMNS
@@ -95,3 +95,39 @@ def test_a_label_studio_pull_names_the_kind_of_file_it_replaces(tmp_path):
         "1 rating rows from Prodigy db-out exports are replaced by Label Studio ratings of the same item and rater"
     ]
     assert sorted(out["annotation_id"]) == ["7", "c.csv:2"]
+
+
+def test_from_file_refuses_a_table_option_it_would_ignore(tmp_path):
+    """``--item-col``, ``--codes``, ``--jobs`` ... do nothing to a tool's own export: refused by
+    name, nothing written (they were silently accepted)."""
+    s = tmp_path / "s"
+    run_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b,onc_c")
+    for extra in (["--item-col", "case_id"], ["--identical-columns-ok"], ["--jobs", "2"]):
+        res = run_cli("pull", "--study", s, "--from-file", f"prodigy={PRODIGY}", "--rater", RATERS, *extra, code=1)
+        assert error_line(res) == (
+            f"Error: {extra[0]}: not an option of --from-file (it takes --rater, --item-key, --field, --source, "
+            "--add-to-adjudicated-round and --round)"
+        )
+    assert not (s / "rounds").exists()
+
+
+def test_a_file_adding_items_to_a_round_with_gold_is_refused_unless_said(tmp_path):
+    """The refusal names the flag that lets it through, and --from-file honours that flag (it was
+    ignored, so the hint could not be followed)."""
+    s, _ = prodigy_study(tmp_path)
+    run_cli("gold", "export", "--study", s)
+    before = (s / "rounds/1/ratings.csv").read_bytes()
+    first = PRODIGY.read_text(encoding="utf-8").splitlines()[0]
+    plus = tmp_path / "more" / PRODIGY.name
+    plus.parent.mkdir()
+    plus.write_text(PRODIGY.read_text(encoding="utf-8") + first.replace("MTB-0001", "MTB-0009") + "\n")
+    args = ("pull", "--study", s, "--from-file", f"prodigy={plus}", "--rater", RATERS)
+    line = error_line(run_cli(*args, code=1))
+    assert line == (
+        "Error: round 1 already has gold release v1; this file adds 1 item new to the round ('MTB-0009'), which "
+        "would change what was adjudicated. Pull it into a new round (--round 2), or pass "
+        "--add-to-adjudicated-round to add them anyway"
+    )
+    assert (s / "rounds/1/ratings.csv").read_bytes() == before
+    run_cli(*args, "--add-to-adjudicated-round")
+    assert "MTB-0009" in (s / "rounds/1/ratings.csv").read_text(encoding="utf-8")

@@ -66,9 +66,12 @@ def pull_file(
     item_key: str | None = None,
     source: str | None = None,
     write: bool = True,
+    add_to_adjudicated_round: bool = False,
 ) -> FilePullResult:
     """Read ``path``, an export of the tool ``fmt`` (a name of :func:`file_formats`), into round
-    ``round_number`` (default: the latest; round 1 of a study without rounds)."""
+    ``round_number`` (default: the latest; round 1 of a study without rounds).
+    ``add_to_adjudicated_round``: add items new to a round that already has decisions or a gold
+    release (else refused, as for a table)."""
     reader = _format(fmt, path)
     path = Path(path)
     if not path.is_file():
@@ -88,7 +91,7 @@ def pull_file(
     )
     unknown = {it for it in read.items if it not in known}
     held_unknown = set() if table_born else unknown
-    check_additions(study, path, read, known, n, None if table_born else unknown, False)
+    check_additions(study, path, read, known, n, None if table_born else unknown, add_to_adjudicated_round)
     _, others = intake_rounds.split(intake_rounds.previous(study.ratings_path(n)), source)
     shown = _shown(read, who, raters, source, held_unknown, intake_rounds.given_by(others), n)
     res = collect(shown, _asked(study.schema, read.fields), raters, n, units=_unit_frame(read, units))

@@ -15,12 +15,12 @@ from goldboard.annotate.push import round_use
 from goldboard.cases.ids import escaped, id_key, twin_kind
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import INVALID_COLUMNS
+from goldboard.cases.intake.files import FileRead
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import iter_jsonl, read_csv_frame, write_jsonl_atomic
 from goldboard.study import Study
 
 if TYPE_CHECKING:  # only for the annotations
-    from goldboard.cases.intake.files import FileRead
     from goldboard.cases.table_import import TableRead
 
 #: the mode of a round whose ratings all come from files (tables, other tools' exports)
@@ -69,11 +69,12 @@ def check_additions(
     use = round_use(study, n, in_round)
     if use.decisions or use.releases:
         raise ParamError(
-            "round {n} already has {use}; this table adds {k} item{s} new to the round ({some}), which would change "
+            "round {n} already has {use}; {what} adds {k} item{s} new to the round ({some}), which would change "
             "what was adjudicated. Pull it into a new round ({round_number} {next}), or pass "
             "{add_to_adjudicated_round} to add them anyway",
             n=n,
             use=use.describe(),
+            what="this file" if isinstance(read, FileRead) else "this table",
             k=len(new),
             s="s" if len(new) != 1 else "",
             some=", ".join(repr(x) for x in new[:3]) + (", ..." if len(new) > 3 else ""),
