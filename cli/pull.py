@@ -32,7 +32,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.command("pull")
 @study_option()
 @round_option(
-    dest="round_number", help="Round number (default: the latest; --from-table into a study without rounds: 1)."
+    dest="round_number",
+    help="Round number (default: the latest; --from-table or --from-file into a study without rounds: 1).",
 )
 @click.option(
     "--from-export",
@@ -57,8 +58,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     metavar="FORMAT=FILE",
     help="Read another annotation tool's export into the round instead of Label Studio: "
     + formats_help()
-    + ". Annotators map to raters by --rater NAME=RATER (else the same name); --item-key, --field and "
-    "--source as for tables.",
+    + ". Annotators map to raters by --rater NAME=RATER (else the same name); --item-key, --field, "
+    "--source and --add-to-adjudicated-round as for tables (other table options are refused).",
 )
 @click.option("--item-col", default=None, help="Table: the item column (default: item_id, else case_id).")
 @click.option("--rater-col", default=None, help="Long table: the rater column (default: rater).")
@@ -120,8 +121,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     "rater_names",
     multiple=True,
     metavar="NAME=RATER",
-    help="A rater as the table spells it, or a Label Studio user (e-mail, username or user id) -> "
-    "study rater (repeatable, or comma-separated), e.g. --rater ana@clinic.org=onc_a.",
+    help="A rater as the table spells it, an annotator of a --from-file export, or a Label Studio user "
+    "(e-mail, username or user id) -> study rater (repeatable, or comma-separated), e.g. --rater ana@clinic.org=onc_a.",
 )
 @click.option(
     "--source",
@@ -211,6 +212,12 @@ def pull_cmd(
       --project ID --item-key case_id --rater ana@clinic.org=onc_a,ben@clinic.org=onc_b
       (or --from-export FILE with the same options; --rater 17=onc_a by user id).
     The mapping is recorded in study.toml: later plain pulls repeat it.
+
+    \b
+    Other annotation tools' exports (--from-file FORMAT=FILE), validated the same way:
+      --from-file prodigy=mtb_review.jsonl --rater mtb_review-ana=onc_a,mtb_review-ben=onc_b
+      --from-file doccano=project_export.zip --rater ana=onc_a,ben=onc_b
+    Each rating keeps its file row; re-pulling the same file replaces only its own rows.
     """
     study = Study.open(study_dir)
     table_opts = {
