@@ -235,7 +235,19 @@ def _day(ts: Any) -> str:
 
 def blinding_text(round_info: Any, adjudication: dict | None = None) -> str:
     """The methods sentence(s) on blinding, from what the server was checked to enforce
-    (``round.access``, recorded at push and pull; ``adjudication["access"]``)."""
+    (``round.access``, recorded at push and pull; ``adjudication["access"]``).  A Label Studio
+    round that also holds ratings imported from files says their blinding is not recorded."""
+    text = _blinding_text(round_info, adjudication)
+    tables = (getattr(round_info, "tables", None) or {}) if round_info is not None else {}
+    if tables and round_info.mode != "table":
+        text += (
+            f" Ratings imported into this round from {sources_text(tables)} were not given in Label Studio; "
+            "their blinding is not recorded."
+        )
+    return text
+
+
+def _blinding_text(round_info: Any, adjudication: dict | None) -> str:
     if round_info is None:
         return "Blinding: not recorded (ratings imported from files)."
     if round_info.mode == "shared":

@@ -131,3 +131,43 @@ def test_a_file_adding_items_to_a_round_with_gold_is_refused_unless_said(tmp_pat
     assert (s / "rounds/1/ratings.csv").read_bytes() == before
     run_cli(*args, "--add-to-adjudicated-round")
     assert "MTB-0009" in (s / "rounds/1/ratings.csv").read_text(encoding="utf-8")
+
+
+def test_a_label_studio_round_with_imported_ratings_claims_no_blinding_for_them(tmp_path):
+    """A blinded Label Studio round into which a table was also pulled: the blinding sentence adds
+    that the imported ratings' blinding is not recorded, "independently" is not printed, and the
+    raters clause says where the ratings came from (it said "in Label Studio" for all of them)."""
+    from goldboard.exports.report import blinding_text
+    from goldboard.study import Study
+    from goldboard.workflows.methods import MethodsFacts, clause_raters
+
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"])
+    rnd = st.get_or_add_round(1)
+    rnd.mode, rnd.projects, rnd.tables = "blinded", {"onc_a": 11, "onc_b": 12}, {"c.csv": {}}
+    st.save()
+    st = Study.open(st.path)
+    text = blinding_text(st.round(1))
+    assert text.startswith("Blinded by convention")
+    assert text.endswith(
+        " Ratings imported into this round from a ratings table: c.csv were not given in Label Studio; their "
+        "blinding is not recorded."
+    )
+    row = dict.fromkeys(RATINGS_COLUMNS, "")
+    rows = [
+        {**row, "item_id": i, "rater": r, "field": "safety_label", "value": "Supported"}
+        for i in "AB"
+        for r in ("onc_a", "onc_b")
+    ]
+    facts = MethodsFacts(
+        study=st,
+        round=1,
+        round_info=st.round(1),
+        ratings=pd.DataFrame(rows),
+        field_sections=[],
+        blinding="Blinded and enforced by the Label Studio server: ...",
+    )
+    line = clause_raters(facts)
+    assert "independently" not in line
+    assert "schema v1.0 in Label Studio and imported from a ratings table: c.csv;" in line
+    st.round(1).tables = {}
+    assert " independently labelled" in clause_raters(facts) and "imported" not in clause_raters(facts)

@@ -293,6 +293,7 @@ def test_design_per_item_and_enforced_blinding_clauses(tmp_path):
     assert "Assignment design: not recorded" not in m
     st = Study.open(s)
     ratings = pd.read_csv(s / "rounds" / "1" / "ratings.csv", dtype=str, keep_default_na=False)
+    st.round(1).tables = {}  # as if given in Label Studio: ratings imported from files are never "independently"
     base = dict(study=st, round=1, round_info=st.round(1), ratings=ratings, field_sections=[])
     enforced = MethodsFacts(**base, blinding="Blinded and enforced by the Label Studio server: ...")
     convention = MethodsFacts(**base, blinding="Blinded by convention: each rater annotated in a separate project")

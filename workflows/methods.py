@@ -90,7 +90,9 @@ class MethodsFacts:
 
     @property
     def blinding_enforced(self) -> bool:
-        return self.blinding.startswith("Blinded and enforced")
+        """The server enforced blinding for every rating of the round (none imported from files)."""
+        imported = self.round_info is not None and bool(getattr(self.round_info, "tables", None))
+        return self.blinding.startswith("Blinded and enforced") and not imported
 
 
 def _join(words: list[str]) -> str:
@@ -186,6 +188,8 @@ def clause_raters(f: MethodsFacts) -> str:
     n_raters = len(f.study.raters)
     how = " independently" if f.blinding_enforced else ""
     where = " in Label Studio" if f.round_info is not None and f.round_info.mode not in ("table",) else ""
+    if where and _table_source(f):
+        where += f" and imported from {_table_source(f)}"
     head = (
         f"{n_raters} raters ({', '.join(f.study.raters)}){how} labelled {n_items} items "
         f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{where}"
