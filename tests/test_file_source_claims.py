@@ -44,6 +44,8 @@ def test_a_prodigy_round_is_named_a_prodigy_export(tmp_path):
         assert f"Assignment design: not recorded (ratings imported from {src})." in text
         assert f"Case source: not recorded (items known from {src})." in text
         assert "ratings table" not in text
+    page = reports(s, tmp_path)[1]
+    assert "<th>Rounds</th><td>round 1 (a Prodigy db-out export: mtb_review.jsonl, 3 units)</td>" in page
     status = run_cli("status", "--study", s).output
     assert "Label Studio: not used (ratings from a Prodigy db-out export)" in status
     assert "onc_a              3 / 3     items rated (100%)  from a Prodigy db-out export, last pulled 20" in status
