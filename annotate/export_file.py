@@ -14,7 +14,7 @@ import pandas as pd
 
 from goldboard.annotate.pull import parse_result, tasks_from_json_min
 from goldboard.cases.ratings import MULTI_SEP
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_json_file
 from goldboard.text import cell_text
 
@@ -80,7 +80,8 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
             sch_field = schema.field(base)
         except KeyError:
             raise GoldboardError(
-                f"--field {base!r}: not a field of schema {schema.name} (fields: {', '.join(schema.field_names)})"
+                f"{base!r}: not a field of schema {schema.name} (fields: {', '.join(schema.field_names)})",
+                param="field",
             ) from None
     full = any("annotations" in t for t in data)
     if not full and not any("annotator" in t for t in data):
@@ -103,9 +104,11 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
         raise GoldboardError(f"{path}: the export has no annotations")
     answered = [r for r in rows if r["value"]]
     if not answered and not (sch_field is not None and sch_field.kind in ("binary", "multi")):
-        raise GoldboardError(
-            f"{path}: no annotation has a result for field {base!r} (check --field against the "
-            f"label config's from_name)"
+        raise ParamError(
+            "{path}: no annotation has a result for field {base!r} (check {field} against the "
+            "label config's from_name)",
+            path=path,
+            base=base,
         )
     return pd.DataFrame(rows)
 

@@ -51,7 +51,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -63,11 +63,14 @@ from goldboard.cases.intake.core import collect as intake_collect
 from goldboard.cases.intake.rounds import LABEL_STUDIO, keep_others, sources_of
 from goldboard.cases.intake.sources import label_studio as ls_source
 from goldboard.cases.ratings import RATINGS_COLUMNS, rating_grid, read_ratings_csv
-from goldboard.errors import GoldboardError, LabelStudioError, check_rater_map
+from goldboard.errors import GoldboardError, LabelStudioError, ParamError, check_rater_map
 from goldboard.fileio import iter_jsonl, read_csv_frame
 from goldboard.label_configs.schema import Schema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
 from goldboard.text import did_you_mean
+
+if TYPE_CHECKING:  # only for the annotations
+    from goldboard.study import Study
 
 #: keys of a JSON_MIN row that are not annotation fields
 JSON_MIN_META = {
@@ -313,12 +316,24 @@ def map_users(
                 known = sorted(
                     {x for u in users or [] for x in (u["username"], u["email"]) if x} | set(others.values())
                 )
-                raise GoldboardError(
-                    f"--rater {key}={rater}: no Label Studio user {key!r}{did_you_mean(key, known)}"
-                    + (f" (users: {', '.join(known[:10])})" if known else "; give the user id instead (e.g. 17=onc_a)")
+                raise ParamError(
+                    "{rater_map} {key}={rater}: no Label Studio user {name}{hint}{users}",
+                    key=key,
+                    rater=rater,
+                    name=repr(key),
+                    hint=did_you_mean(key, known),
+                    users=f" (users: {', '.join(known[:10])})"
+                    if known
+                    else "; give the user id instead (e.g. 17=onc_a)",
                 )
             if len(hits) > 1:
-                raise GoldboardError(f"--rater {key}={rater}: {key!r} matches {len(hits)} users; give the user id")
+                raise ParamError(
+                    "{rater_map} {key}={rater}: {name} matches {n} users; give the user id",
+                    key=key,
+                    rater=rater,
+                    name=repr(key),
+                    n=len(hits),
+                )
         uid = hits[0]
         for u, r in list(user_raters.items()):
             if r == rater and u != uid:  # the explicit mapping wins over an automatic one
@@ -330,7 +345,7 @@ def map_users(
 
 
 def pull(
-    study: Any,
+    study: Study,
     round_number: int | None = None,
     *,
     client: Any = None,
@@ -407,7 +422,7 @@ class _Read:
 
 
 def _read_exports(
-    study: Any,
+    study: Study,
     rnd: Any,
     from_export: list[str | Path | tuple[str, str | Path]],
     client: Any,
@@ -425,9 +440,13 @@ def _read_exports(
     for n_spec, spec in enumerate(from_export):
         rater, path = spec if isinstance(spec, tuple) else (None, spec)
         if rater is not None and rater not in raters:
-            raise GoldboardError(
-                f"--from-export {rater}={path}: {rater!r} is not a rater of this study "
-                f"({', '.join(raters)}){did_you_mean(rater, raters)}"
+            raise ParamError(
+                "{from_export} {rater}={path}: {name} is not a rater of this study ({raters}){hint}",
+                rater=rater,
+                path=path,
+                name=repr(rater),
+                raters=", ".join(raters),
+                hint=did_you_mean(rater, raters),
             )
         tasks, fmt = read_export_file(path, schema)
         label = f"{rater}={path}" if rater else str(path)
@@ -437,9 +456,12 @@ def _read_exports(
             if tid is None:
                 continue
             if tid in seen_tasks and seen_tasks[tid][0] != n_spec:
-                raise GoldboardError(
-                    f"--from-export {label}: holds the same Label Studio tasks as {seen_tasks[tid][1]} "
-                    f"(task {tid}): one export given twice? Give each rater's own project export once"
+                raise ParamError(
+                    "{from_export} {label}: holds the same Label Studio tasks as {first} "
+                    "(task {tid}): one export given twice? Give each rater's own project export once",
+                    label=label,
+                    first=seen_tasks[tid][1],
+                    tid=tid,
                 )
             seen_tasks[tid] = (n_spec, label)
         origin.append({"file": str(path), "format": fmt, "rater": rater})
@@ -466,7 +488,7 @@ def _read_exports(
 
 
 def _export_user_ids(
-    study: Any, rnd: Any, client: Any, rater_map: dict[str, str] | None
+    study: Study, rnd: Any, client: Any, rater_map: dict[str, str] | None
 ) -> tuple[dict[int, str], dict[int, str]]:
     """``(user id -> rater, other user id -> name)`` for exports: the client, the embedded server's
     credentials, or (a shared round's annotators) the server's user list; empty when not needed."""
@@ -490,7 +512,7 @@ def _export_user_ids(
 
 
 def _read_server(
-    study: Any,
+    study: Study,
     rnd: Any,
     client: Any,
     *,
@@ -552,17 +574,17 @@ def _read_server(
     return _Read(sources, user_raters, others, origin, warnings, access_check, server_users)
 
 
-def _write_pull(study: Any, rnd: Any, res: PullResult, sources: list[Source], *, from_export: bool) -> None:
+def _write_pull(study: Study, rnd: Any, res: PullResult, sources: list[Source], *, from_export: bool) -> None:
     """Write the round (:meth:`Study.write_round`), keeping the other sources' ratings and, for a
     partial export pull, the raters it did not read."""
     paths = {"ratings": study.ratings_path(rnd.number), "invalid": study.invalid_path(rnd.number)}
-    res.ratings = keep_others(paths["ratings"], res.ratings, res.summary)
+    res.ratings = keep_others(paths["ratings"], res.ratings, res.summary, tables=rnd.tables)
     if from_export and rnd.mode == "blinded":
         _keep_uncovered_raters(paths, res, _covered_raters(sources, res))
     res.paths = study.write_round(rnd.number, res.ratings, res.invalid, res.summary)
 
 
-def _check_access_at_pull(client: Any, study: Any, rnd: Any, sources: list[Source]) -> dict:
+def _check_access_at_pull(client: Any, study: Study, rnd: Any, sources: list[Source]) -> dict:
     """The blinding check of :mod:`goldboard.annotate.blinding` at pull time, with one
     annotation id per project (so reading an annotation by id is tried too)."""
     from goldboard.annotate.blinding import check_round_access
@@ -632,15 +654,25 @@ def _check_export_owner(
     for pid in pids:
         owner = project_rater.get(pid)
         if pid not in project_rater and pid != rnd.projects.get("*"):
-            raise GoldboardError(
-                f"--from-export {label}: its tasks are from Label Studio project {pid}, which is not a project "
-                f"of round {rnd.number} (projects: {projects}); an export of another round or study?"
+            raise ParamError(
+                "{from_export} {label}: its tasks are from Label Studio project {pid}, which is not a project "
+                "of round {n} (projects: {projects}); an export of another round or study?",
+                label=label,
+                pid=pid,
+                n=rnd.number,
+                projects=projects,
             )
         if rater is not None and owner is not None and owner != rater:
-            raise GoldboardError(
-                f"--from-export {label}: its tasks are from project {pid}, which is {owner}'s project in round "
-                f"{rnd.number} ({rater}'s is {rnd.projects.get(rater)}); exports swapped between raters? "
-                f"Give it as {owner}={label.split('=', 1)[-1]}"
+            raise ParamError(
+                "{from_export} {label}: its tasks are from project {pid}, which is {owner}'s project in round "
+                "{n} ({rater}'s is {theirs}); exports swapped between raters? Give it as {owner}={path}",
+                label=label,
+                pid=pid,
+                owner=owner,
+                n=rnd.number,
+                rater=rater,
+                theirs=rnd.projects.get(rater),
+                path=label.split("=", 1)[-1],
             )
     if rater is None or pids or not user_raters:
         return
@@ -653,16 +685,20 @@ def _check_export_owner(
     raters_seen = {r for r in by if r}
     if raters_seen and rater not in raters_seen and len(raters_seen) == 1:
         other = next(iter(raters_seen))
-        raise GoldboardError(
-            f"--from-export {label}: every annotation in it was made by {other}'s account, not {rater}'s; "
-            f"exports swapped between raters? Give it as {other}={label.split('=', 1)[-1]}"
+        raise ParamError(
+            "{from_export} {label}: every annotation in it was made by {other}'s account, not {rater}'s; "
+            "exports swapped between raters? Give it as {other}={path}",
+            label=label,
+            other=other,
+            rater=rater,
+            path=label.split("=", 1)[-1],
         )
 
 
 UNIT_ID_KEYS = ("item_id", "case_id", "output_id", "model")
 
 
-def _unit_ids(study: Any) -> pd.DataFrame | None:
+def _unit_ids(study: Study) -> pd.DataFrame | None:
     """item_id, case_id, output_id and model of every unit pushed (``units.jsonl`` checked as
     :meth:`Study.units` checks it, but only these four keys kept: the case and output texts of
     every unit are never held as a table)."""
@@ -680,7 +716,7 @@ def _unit_ids(study: Any) -> pd.DataFrame | None:
     return pd.DataFrame(rows, columns=list(UNIT_ID_KEYS))
 
 
-def _embedded_ids(study: Any, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:
+def _embedded_ids(study: Study, raters: list[str]) -> tuple[dict[int, str], dict[int, str]] | None:
     if getattr(study, "url", ""):
         return None
     from goldboard.annotate import server as srv  # lazy: the server module (tomli_w) only when needed

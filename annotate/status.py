@@ -8,8 +8,9 @@ a shared round one whose annotator is the rater.  *Last annotation* is the newes
 annotation time among those tasks; *last seen* is Label Studio's own record of the
 rater's last request, when the server shows it.
 
-Rounds pulled from a table (``pull --from-table``) need no server: items rated per rater
-come from the round's ratings.csv, *last pulled* from study.toml.
+Rounds pulled from files (``pull --from-table``, ``pull --from-file``) need no server: items rated
+per rater come from the round's ratings.csv, the kind of file (a ratings table, a Prodigy db-out
+export ...) and *last pulled* from study.toml.
 
 Decisions come from ``decisions.jsonl`` whatever their source (review sheet or Label
 Studio): per field, the disagreements (``flag``'s rows, per item the latest complete
@@ -39,9 +40,11 @@ class RaterProgress:
     total: int
     last_annotation: str = ""
     last_seen: str = ""
-    #: "label_studio", or "table" (``pull --from-table``: done = items rated, no server needed)
+    #: "label_studio", or "table" (``pull --from-table``/``--from-file``: done = items rated, no server needed)
     source: str = "label_studio"
     last_pulled: str = ""
+    #: the files the rater's ratings came from, by kind ("a ratings table", "a Prodigy db-out export")
+    kinds: str = ""
 
 
 @dataclass
@@ -73,13 +76,17 @@ class StudyStatus:
         }
 
     def describe(self) -> str:
-        lines = [f"Label Studio: {self.url}" if self.url else "Label Studio: not used (ratings from tables)"]
+        kinds = _kinds_text([k for ps in self.rounds.values() for p in ps for k in p.kinds.split(" and ") if k])
+        lines = [
+            f"Label Studio: {self.url}" if self.url else f"Label Studio: not used (ratings from {kinds or 'files'})"
+        ]
         for n, ps in sorted(self.rounds.items()):
             lines.append(f"round {n}:")
             for p in ps:
                 pct = f"{100 * p.done / p.total:.0f}%" if p.total else "-"
                 if p.source == "table":
-                    last = f"from a table, last pulled {_short(p.last_pulled)}" if p.last_pulled else "from a table"
+                    src = f"from {p.kinds or 'a file'}"
+                    last = f"{src}, last pulled {_short(p.last_pulled)}" if p.last_pulled else src
                     lines.append(f"  {p.rater:<14} {p.done:>5} / {p.total:<5} items rated ({pct:>4})  {last}")
                     continue
                 last = f"last annotation {_short(p.last_annotation)}" if p.last_annotation else "no annotation yet"
@@ -218,18 +225,41 @@ def _label_studio_rounds(study: Study, client: Any, rounds: list, res: StudyStat
 
 
 def _table_round(study: Study, rnd: Any) -> list[RaterProgress]:
-    """Per rater of a round pulled from tables: items rated / items in the round, last pulled."""
+    """Per rater of a round pulled from files: items rated / items in the round, the kinds of file
+    the rater's ratings came from (else the round's) and when they were last pulled."""
+    from goldboard.cases.intake.files import source_kind
+    from goldboard.cases.intake.rounds import sources_of
+
     path = study.ratings_path(rnd.number)
     if not path.exists():
         return []
     df = study.ratings(rnd.number)
     total = int(df["item_id"].nunique()) if len(df) else 0
     rated = df.groupby("rater")["item_id"].nunique().to_dict() if len(df) else {}
-    last = max((str(t.get("pulled_at") or "") for t in rnd.tables.values()), default="")
-    return [
-        RaterProgress(rater=r, project=0, done=int(rated.get(r, 0)), total=total, source="table", last_pulled=last)
-        for r in study.raters
-    ]
+    by_rater = df.assign(_source=sources_of(df)).groupby("rater")["_source"].unique().to_dict() if len(df) else {}
+    out = []
+    for r in study.raters:
+        names = [s for s in by_rater.get(r, []) if s in rnd.tables] or list(rnd.tables)
+        last = max((str(rnd.tables[s].get("pulled_at") or "") for s in names), default="")
+        kinds = _kinds_text([source_kind(rnd.tables[s]) for s in names])
+        out.append(
+            RaterProgress(
+                rater=r,
+                project=0,
+                done=int(rated.get(r, 0)),
+                total=total,
+                source="table",
+                last_pulled=last,
+                kinds=kinds,
+            )
+        )
+    return out
+
+
+def _kinds_text(kinds: list[str]) -> str:
+    """``a ratings table and a Prodigy db-out export`` (each kind once, in order)."""
+    kinds = [k.removeprefix("a ").removeprefix("an ") for k in kinds]
+    return " and ".join(f"{'an' if k[:1].lower() in 'aeiou' else 'a'} {k}" for k in dict.fromkeys(kinds))
 
 
 def _decisions_in_force(study: Study, res: StudyStatus) -> None:

@@ -32,7 +32,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.command("pull")
 @study_option()
 @round_option(
-    dest="round_number", help="Round number (default: the latest; --from-table into a study without rounds: 1)."
+    dest="round_number",
+    help="Round number (default: the latest; --from-table or --from-file into a study without rounds: 1).",
 )
 @click.option(
     "--from-export",
@@ -57,8 +58,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     metavar="FORMAT=FILE",
     help="Read another annotation tool's export into the round instead of Label Studio: "
     + formats_help()
-    + ". Annotators map to raters by --rater NAME=RATER (else the same name); --item-key, --field and "
-    "--source as for tables.",
+    + ". Annotators map to raters by --rater NAME=RATER (else the same name); --item-key, --field, "
+    "--source and --add-to-adjudicated-round as for tables (other table options are refused).",
 )
 @click.option("--item-col", default=None, help="Table: the item column (default: item_id, else case_id).")
 @click.option("--rater-col", default=None, help="Long table: the rater column (default: rater).")
@@ -120,8 +121,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     "rater_names",
     multiple=True,
     metavar="NAME=RATER",
-    help="A rater as the table spells it, or a Label Studio user (e-mail, username or user id) -> "
-    "study rater (repeatable, or comma-separated), e.g. --rater ana@clinic.org=onc_a.",
+    help="A rater as the table spells it, an annotator of a --from-file export, or a Label Studio user "
+    "(e-mail, username or user id) -> study rater (repeatable, or comma-separated), e.g. --rater ana@clinic.org=onc_a.",
 )
 @click.option(
     "--source",
@@ -153,7 +154,7 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option(
     "--add-to-adjudicated-round",
     is_flag=True,
-    help="Table: add items new to a round that already has adjudication decisions or a gold release.",
+    help="Table or --from-file: add items new to a round that already has adjudication decisions or a gold release.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def pull_cmd(
@@ -211,11 +212,14 @@ def pull_cmd(
       --project ID --item-key case_id --rater ana@clinic.org=onc_a,ben@clinic.org=onc_b
       (or --from-export FILE with the same options; --rater 17=onc_a by user id).
     The mapping is recorded in study.toml: later plain pulls repeat it.
+
+    \b
+    Other annotation tools' exports (--from-file FORMAT=FILE), validated the same way:
+      --from-file prodigy=mtb_review.jsonl --rater mtb_review-ana=onc_a,mtb_review-ben=onc_b
+      --from-file doccano=project_export.zip --rater ana=onc_a,ben=onc_b
+    Each rating keeps its file row; re-pulling the same file replaces only its own rows.
     """
     study = Study.open(study_dir)
-    if from_file is not None:
-        opts = (round_number, field_name, item_key, rater_names, source)
-        return _pull_from_file(study, from_file, *opts, other_source=bool(table or exports or projects))
     table_opts = {
         "--item-col": item_col,
         "--rater-col": rater_col,
@@ -235,6 +239,10 @@ def pull_cmd(
         "--source": source,
         "--add-to-adjudicated-round": add_to_adjudicated_round,
     }
+    if from_file is not None:
+        _refuse_table_only(table_opts, jobs)
+        opts = (round_number, field_name, item_key, rater_names, source, add_to_adjudicated_round)
+        return _pull_from_file(study, from_file, *opts, other_source=bool(table or exports or projects))
     if table is None:
         given = [k for k, v in table_opts.items() if v]
         if given:
@@ -282,6 +290,21 @@ def _pull_label_studio(
     click.echo(f"wrote {res.paths['ratings']}")
 
 
+#: the pull options that apply to --from-file besides --round, --rater and --item-key
+FILE_OPTIONS = ("--field", "--source", "--add-to-adjudicated-round")
+
+
+def _refuse_table_only(table_opts: dict[str, Any], jobs: int | None) -> None:
+    """--from-file reads the tool's own format: a table option (or --jobs) given with it would
+    silently do nothing."""
+    given = [k for k, v in table_opts.items() if v and k not in FILE_OPTIONS] + (["--jobs"] if jobs else [])
+    if given:
+        raise GoldboardError(
+            f"{given[0]}: not an option of --from-file (it takes --rater, --item-key, {', '.join(FILE_OPTIONS)} "
+            "and --round)"
+        )
+
+
 def _pull_from_file(
     study: Study,
     spec: str,
@@ -290,6 +313,7 @@ def _pull_from_file(
     item_key: str | None,
     rater_names: tuple[str, ...],
     source: str | None,
+    add_to_adjudicated_round: bool,
     *,
     other_source: bool,
 ) -> None:
@@ -307,6 +331,7 @@ def _pull_from_file(
         field_name=field_name,
         item_key=item_key,
         source=source,
+        add_to_adjudicated_round=add_to_adjudicated_round,
     )
     click.echo(terminal_text(res.describe()))
     click.echo(f"wrote {res.paths['ratings']}")
@@ -383,6 +408,6 @@ def _project_spec(spec: str) -> tuple[str | None, int]:
 
 
 #: table-mapping parameters under another flag name (see goldboard.cli.flag_for)
-pull_cmd.param_flags = {"field": "--field", "raters": "--rater-cols"}
+pull_cmd.param_flags = {"field": "--field", "raters": "--rater-cols", "from_export": "--from-export"}
 
 commands = [pull_cmd]

@@ -34,6 +34,7 @@ import pandas as pd
 from goldboard import __version__
 from goldboard.analysis.agreement import agreement, landis_koch_band, statistic_name
 from goldboard.analysis.agreement_render import LK_EDGES
+from goldboard.cases.intake.files import sources_text
 from goldboard.errors import GoldboardError
 from goldboard.exports.plots import png_bytes
 from goldboard.exports.report_extras import grouped_warnings_lines, sections_markdown
@@ -244,18 +245,26 @@ def _day(ts: Any) -> str:
 
 def blinding_text(round_info: Any, adjudication: dict | None = None) -> str:
     """The methods sentence(s) on blinding, from what the server was checked to enforce
-    (``round.access``, recorded at push and pull; ``adjudication["access"]``)."""
+    (``round.access``, recorded at push and pull; ``adjudication["access"]``).  A Label Studio
+    round that also holds ratings imported from files says their blinding is not recorded."""
+    text = _blinding_text(round_info, adjudication)
+    tables = (getattr(round_info, "tables", None) or {}) if round_info is not None else {}
+    if tables and round_info.mode != "table":
+        text += (
+            f" Ratings imported into this round from {sources_text(tables)} were not given in Label Studio; "
+            "their blinding is not recorded."
+        )
+    return text
+
+
+def _blinding_text(round_info: Any, adjudication: dict | None) -> str:
     if round_info is None:
         return "Blinding: not recorded (ratings imported from files)."
     if round_info.mode == "shared":
         return "Not blinded: raters annotated in one shared Label Studio project and could see each other's labels."
     if round_info.mode == "table":
-        tables = sorted(getattr(round_info, "tables", None) or [])
-        return (
-            f"Blinding: not recorded (ratings imported from a ratings table: {', '.join(tables)})."
-            if tables
-            else "Blinding: not recorded (ratings imported from a ratings table)."
-        )
+        tables = getattr(round_info, "tables", None) or {}
+        return f"Blinding: not recorded (ratings imported from {sources_text(tables) or 'a ratings table'})."
     access = getattr(round_info, "access", None) or {}
     checks = [access[k] for k in ("push", "pull") if k in access]
     if not checks:

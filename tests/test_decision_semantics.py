@@ -125,8 +125,8 @@ def test_status_of_a_table_study_needs_no_server_and_counts_sheet_decisions(tmp_
     assert res.exit_code == 0, res.output
     res = invoke_cli("status", "--study", s)
     assert res.exit_code == 0, res.output
-    assert "Label Studio: not used (ratings from tables)" in res.output
-    assert "onc_a             50 / 50    items rated (100%)  from a table, last pulled 20" in res.output
+    assert "Label Studio: not used (ratings from a ratings table)" in res.output
+    assert "onc_a             50 / 50    items rated (100%)  from a ratings table, last pulled 20" in res.output
     assert "adjudication: 16 decisions open of 16 disagreements" in res.output
     sheet = tmp_path / "review.xlsx"
     assert invoke_cli("adjudicate", "sheet", "--study", s, "-o", sheet).exit_code == 0

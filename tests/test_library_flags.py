@@ -27,9 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 COMMAND = re.compile(r"`goldboard [^`]*`")
 NAME_CHECKS = {"check_names", "check_rater_name", "check_rater_map"}
-#: modules being rewritten on another branch (issue 20, the ratings intake): their raise sites
-#: keep their flags until that rewrite lands; each entry is the count of spellings today
-PENDING = {"annotate/pull.py": 7, "annotate/export_file.py": 2, "workflows/tables.py": 7}
 
 
 def library_modules() -> list[Path]:
@@ -114,9 +111,6 @@ def test_library_errors_name_parameters_not_flags():
     for p in library_modules():
         rel = p.relative_to(ROOT).as_posix()
         hits = flag_spellings(p.read_text(encoding="utf-8"))
-        if rel in PENDING:
-            assert len(hits) <= PENDING[rel], f"{rel}: new flag spellings in errors: {hits}"
-            continue
         if hits:
             bad[rel] = hits
     assert not bad, "library errors spell CLI flags (name the parameter instead): " + "; ".join(

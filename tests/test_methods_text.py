@@ -149,7 +149,7 @@ def test_raters_clause_counts_ratings_per_item(plain, two_of_three):
     assert "3 raters (r1, r2, r3) labelled 60 items" in m
     assert "on safety_label, 54 items had 2 ratings and 6 items had 1 rating" in m
     assert "every rater rated every item" not in m
-    assert "Assignment design: not recorded (ratings imported from two_of_three.csv)" in m
+    assert "Assignment design: not recorded (ratings imported from a ratings table: two_of_three.csv)" in m
 
 
 def test_no_independently_without_recorded_blinding(plain, two_of_three, decided):
@@ -238,7 +238,7 @@ def test_grras_items_recorded_or_not_recorded(plain, decided):
     assert "Item sampling: not recorded." in m
     assert "Rater qualifications and training: onc_a: not recorded; onc_b: not recorded." in m
     assert "Guideline version: round 1: not recorded." in m
-    assert "Case source: not recorded (items known from ratings table" in m
+    assert "Case source: not recorded (items known from a ratings table: " in m
     md = methods(decided[1])
     assert "Item sampling: 50 of 80 cases of cases.jsonl drawn at random by goldboard plan sample (seed 7, " in md
     assert "stratified by error_type)" in md
@@ -293,6 +293,7 @@ def test_design_per_item_and_enforced_blinding_clauses(tmp_path):
     assert "Assignment design: not recorded" not in m
     st = Study.open(s)
     ratings = pd.read_csv(s / "rounds" / "1" / "ratings.csv", dtype=str, keep_default_na=False)
+    st.round(1).tables = {}  # as if given in Label Studio: ratings imported from files are never "independently"
     base = dict(study=st, round=1, round_info=st.round(1), ratings=ratings, field_sections=[])
     enforced = MethodsFacts(**base, blinding="Blinded and enforced by the Label Studio server: ...")
     convention = MethodsFacts(**base, blinding="Blinded by convention: each rater annotated in a separate project")

@@ -11,8 +11,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OTHER_NAMES = {"rnd", "number", "round", "round_"}
-#: being rewritten on another branch (issue 20, the ratings intake): what they still hold
-PENDING = {"annotate/pull.py": 8, "workflows/tables.py": 1}
 
 
 def modules() -> list[Path]:
@@ -53,8 +51,6 @@ def test_a_round_is_round_number_and_a_study_a_study():
     for p in modules():
         rel = p.relative_to(ROOT).as_posix()
         found = misnamed(p.read_text(encoding="utf-8"))
-        if rel in PENDING:
-            assert len(found) <= PENDING[rel], f"{rel}: {found}"
-        elif found:
+        if found:
             bad[rel] = found
     assert not bad, bad

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import invoke_cli
+from conftest import error_line, invoke_cli
 
 from goldboard.annotate.pull import (
     INVALID_COLUMNS,
@@ -541,3 +542,39 @@ def test_partial_pull_from_export_keeps_the_other_raters_ratings(study, tmp_path
     assert got[("onc_a", "safety_label")] == ("Unsupported", "rethought")
     assert got[("onc_b", "safety_label")] == ("Unsupported", "no")
     assert len(r) == len(r.drop_duplicates(["item_id", "rater", "field"]))
+
+
+@pytest.mark.parametrize(
+    "specs,line",
+    [
+        (
+            ["onc_b=a.json"],
+            "Error: --from-export onc_b=a.json: its tasks are from project 11, which is onc_a's project in round 1 "
+            "(onc_b's is 12); exports swapped between raters? Give it as onc_a=a.json",
+        ),
+        (
+            ["onc_a=a.json", "onc_a=a.json"],
+            "Error: --from-export onc_a=a.json: holds the same Label Studio tasks as onc_a=a.json (task 1): one "
+            "export given twice? Give each rater's own project export once",
+        ),
+        (
+            ["onc_a=other.json"],
+            "Error: --from-export onc_a=other.json: its tasks are from Label Studio project 99, which is not a "
+            "project of round 1 (projects: onc_a=11, onc_b=12); an export of another round or study?",
+        ),
+        (
+            ["onc_c=a.json"],
+            "Error: --from-export onc_c=a.json: 'onc_c' is not a rater of this study (onc_a, onc_b) "
+            "(did you mean 'onc_a' or 'onc_b'?)",
+        ),
+    ],
+    ids=["swapped", "twice", "other-round", "not-a-rater"],
+)
+def test_cli_pull_from_export_refusals_name_the_flag(study, tmp_path, monkeypatch, specs, line):
+    """The library names parameter ``from_export``; the user reads the flag they typed."""
+    monkeypatch.chdir(tmp_path)
+    Path("a.json").write_text(json.dumps([task(1, "C1::m", [ann(10, 2, GOOD)], project=11)]))
+    Path("other.json").write_text(json.dumps([task(5, "C1::m", [ann(50, 2, GOOD)], project=99)]))
+    res = invoke_cli("pull", "--study", study.path, *[a for s in specs for a in ("--from-export", s)])
+    assert error_line(res) == line
+    assert not study.ratings_path(1).exists()

@@ -22,18 +22,18 @@ import pandas as pd
 from goldboard.annotate.pull import rule_warnings
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
-from goldboard.cases.intake.files import FileOptions, FileRead, file_formats
+from goldboard.cases.intake.files import FileOptions, FileRead, file_formats, source_kind
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study, check_rater_map
 from goldboard.text import did_you_mean, utc_now
-from goldboard.workflows.tables import (
+from goldboard.workflows.intake_round import (
     TABLE_MODE,
-    _check_additions,
-    _merged_invalid,
-    _record_units,
-    _sha256,
-    _table_round,
-    _units_records,
+    check_additions,
+    file_round,
+    merge_invalid,
+    record_units,
+    sha256_of,
+    units_records,
 )
 
 
@@ -52,7 +52,7 @@ class FilePullResult:
         s = self.summary
         f = s["file"]
         self.pull.notes = [f"  {len(self.new_items)} new items recorded in units.jsonl"] if self.new_items else []
-        return f"{f['format']} export {self.source} ({f['rows']} records):\n" + self.pull.describe()
+        return f"{source_kind(f)} {self.source} ({f['rows']} records):\n" + self.pull.describe()
 
 
 def pull_file(
@@ -66,29 +66,32 @@ def pull_file(
     item_key: str | None = None,
     source: str | None = None,
     write: bool = True,
+    add_to_adjudicated_round: bool = False,
 ) -> FilePullResult:
     """Read ``path``, an export of the tool ``fmt`` (a name of :func:`file_formats`), into round
-    ``round_number`` (default: the latest; round 1 of a study without rounds)."""
+    ``round_number`` (default: the latest; round 1 of a study without rounds).
+    ``add_to_adjudicated_round``: add items new to a round that already has decisions or a gold
+    release (else refused, as for a table)."""
     reader = _format(fmt, path)
     path = Path(path)
     if not path.is_file():
         raise GoldboardError(f"{path}: file not found")
     source = source or path.name
     if ":" in source or not source.strip():
-        raise GoldboardError(f"{source!r}: give a name without ':'", param="source")
+        raise ParamError("{source} {name!r}: give a name without ':'", name=source)
     read = reader.read(path, study.schema, FileOptions(field=field_name, item_key=item_key, source=source))
     raters = list(study.raters)
     who = _annotators(read, raters, dict(rater_map or {}), path)
-    rnd, new_round = _table_round(study, round_number)
+    rnd, new_round = file_round(study, round_number)
     n = rnd.number
-    units = _units_records(study)
+    units = units_records(study)
     known = {str(u["item_id"]): u for u in units}
     table_born = not any(not str(u.get("source", "")).startswith("table:") for u in units) and not any(
         r.projects for r in study.rounds
     )
     unknown = {it for it in read.items if it not in known}
     held_unknown = set() if table_born else unknown
-    _check_additions(study, path, read, known, n, None if table_born else unknown, False)
+    check_additions(study, path, read, known, n, None if table_born else unknown, add_to_adjudicated_round)
     _, others = intake_rounds.split(intake_rounds.previous(study.ratings_path(n)), source)
     shown = _shown(read, who, raters, source, held_unknown, intake_rounds.given_by(others), n)
     res = collect(shown, _asked(study.schema, read.fields), raters, n, units=_unit_frame(read, units))
@@ -96,15 +99,15 @@ def pull_file(
     res.summary["rating_rows"] = int(len(res.ratings))
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, study.schema, raters)
     res.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
-    sha = _sha256(path)
+    sha = sha256_of(path)
     res.summary["file"] = {"source": source, "format": reader.name, "file": str(path), "sha256": sha, "rows": read.rows}
     merged = pd.concat([others, res.ratings], ignore_index=True) if len(others) else res.ratings
-    merged_invalid = _merged_invalid(study.invalid_path(n), res.invalid, source)
+    merged_invalid = merge_invalid(study.invalid_path(n), res.invalid, source)
     new_items = [it for it in read.items if it not in known and table_born]
     result = FilePullResult(IntakeResult(merged, merged_invalid, res.summary), source, new_items)
     if not write:
         return result
-    _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
+    record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
     result.paths = result.pull.paths = study.write_round(n, merged, merged_invalid, res.summary)
     rnd.tables[source] = {"file": str(path), "sha256": sha, "rows": read.rows, "format": reader.name}
     rnd.tables[source]["pulled_at"] = utc_now()

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import latest_decisions
+from goldboard.cases.intake.files import sources_text
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
 
@@ -89,7 +90,9 @@ class MethodsFacts:
 
     @property
     def blinding_enforced(self) -> bool:
-        return self.blinding.startswith("Blinded and enforced")
+        """The server enforced blinding for every rating of the round (none imported from files)."""
+        imported = self.round_info is not None and bool(getattr(self.round_info, "tables", None))
+        return self.blinding.startswith("Blinded and enforced") and not imported
 
 
 def _join(words: list[str]) -> str:
@@ -185,6 +188,8 @@ def clause_raters(f: MethodsFacts) -> str:
     n_raters = len(f.study.raters)
     how = " independently" if f.blinding_enforced else ""
     where = " in Label Studio" if f.round_info is not None and f.round_info.mode not in ("table",) else ""
+    if where and _table_source(f):
+        where += f" and imported from {_table_source(f)}"
     head = (
         f"{n_raters} raters ({', '.join(f.study.raters)}){how} labelled {n_items} items "
         f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{where}"
@@ -206,9 +211,8 @@ def clause_design(f: MethodsFacts) -> str:
     per_item = ratings_per_item(f.ratings, f.primary)
     if set(per_item) == {len(f.study.raters)}:
         return ""
-    tables = sorted(getattr(f.round_info, "tables", None) or []) if f.round_info is not None else []
-    src = f"ratings imported from {', '.join(tables)}" if tables else "ratings imported from files"
-    return f"Assignment design: not recorded ({src})."
+    src = _table_source(f)
+    return f"Assignment design: not recorded (ratings imported from {src or 'files'})."
 
 
 def _reported_rows(f: MethodsFacts) -> list[dict]:
@@ -438,8 +442,8 @@ def clause_grras(f: MethodsFacts) -> str:
 
 
 def _table_source(f: MethodsFacts) -> str:
-    tables = sorted(getattr(f.round_info, "tables", None) or []) if f.round_info is not None else []
-    return f"ratings table {', '.join(tables)}" if tables else ""
+    """The round's file sources by kind (``a Prodigy db-out export (news.jsonl)``); ``""`` when none."""
+    return sources_text(getattr(f.round_info, "tables", None) or {}) if f.round_info is not None else ""
 
 
 def computing_versions(f: MethodsFacts) -> dict[str, str]:

@@ -20,6 +20,7 @@ from goldboard.analysis.report_tables import wald_suspect
 from goldboard.analysis.scoring_render import header_lines, sections
 from goldboard.analysis.scoring_render import render_markdown as score_md
 from goldboard.cases.assignment import design_note
+from goldboard.cases.intake.files import sources_text
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.gold import read_release
 from goldboard.exports.pdf import PAPERS, default_paper, print_pdf
@@ -273,7 +274,7 @@ def _study_info(
         "unit": schema.unit,
         "raters": list(study.raters),
         "round": round_number,
-        "rounds": [r.to_dict() for r in study.rounds],
+        "rounds": [{**r.to_dict(), "imported": sources_text(r.tables)} for r in study.rounds],
         "mode": mode,
         "blinding": blinding,
         "design": design_text,

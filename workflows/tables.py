@@ -24,7 +24,6 @@ is held out in invalid.csv.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,8 +33,6 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.pull import rule_warnings
-from goldboard.annotate.push import round_use
-from goldboard.cases.ids import escaped, id_key, twin_kind
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import INVALID_COLUMNS, collect
 from goldboard.cases.intake.core import IntakeResult as PullResult
@@ -54,19 +51,23 @@ from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import (
     duplicate_headers,
     hidden_cells,
-    iter_jsonl,
     merged_cells,
     merged_error,
-    read_csv_frame,
     read_records,
     sha256_file,
     study_own_file,
-    write_jsonl_atomic,
 )
 from goldboard.study import Study, check_free_text, check_rater_map
 from goldboard.text import did_you_mean, utc_now
-
-TABLE_MODE = "table"
+from goldboard.workflows.intake_round import (
+    TABLE_MODE,
+    check_additions,
+    file_round,
+    merge_invalid,
+    record_units,
+    sha256_of,
+    units_records,
+)
 
 
 @dataclass
@@ -112,16 +113,6 @@ def normalised_spellings(read: TableRead, schema) -> list[dict[str, Any]]:
                 if canon != text:
                     seen[(name, text, canon)] += 1
     return [{"field": k[0], "from": k[1], "to": k[2], "n": n} for k, n in seen.most_common()]
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _units_records(study: Any) -> list[dict]:
-    if not study.units_path.exists():
-        return []
-    return [rec for _, rec in iter_jsonl(study.units_path, " (units.jsonl)")]
 
 
 def _key_values(df: pd.DataFrame) -> dict[tuple[str, str, str], tuple[str, str]]:
@@ -183,11 +174,11 @@ def pull_table(
     read = _read_table_ratings(study, path, mapping, source, codes)
     raters = list(study.raters)
 
-    rnd, new_round = _table_round(study, round_number)
+    rnd, new_round = file_round(study, round_number)
     n = rnd.number
 
     # items: known units, or new ones for a table-born study
-    units = _units_records(study)
+    units = units_records(study)
     known = {str(u["item_id"]): u for u in units}
     pushed = [u for u in units if not str(u.get("source", "")).startswith("table:")]
     table_born = not pushed and not any(r.projects for r in study.rounds)
@@ -195,7 +186,7 @@ def pull_table(
     held_unknown: set[str] = set()
     if unknown and not table_born:
         held_unknown = set(unknown)
-    _check_additions(study, path, read, known, n, None if table_born else set(unknown), add_to_adjudicated_round)
+    check_additions(study, path, read, known, n, None if table_born else set(unknown), add_to_adjudicated_round)
 
     res, ratings, invalid = _validate_table(study, read, source, path, n, units)
     extra_invalid = [_held_row(n, source, read, line, "", "", reason, cells) for line, reason, cells in read.problems]
@@ -213,7 +204,7 @@ def pull_table(
     _table_summary(res, raters, counts, read, invalid, ratings, rnd)
     _table_notes(res, study, read, ratings)
     changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
-    sha = _sha256(path)
+    sha = sha256_of(path)
     res.summary["table"] = {
         "source": source,
         "file": str(path),
@@ -225,7 +216,7 @@ def pull_table(
     res.summary["changes"] = changes
 
     merged = pd.concat([others, ratings], ignore_index=True)[RATINGS_COLUMNS] if len(others) else ratings
-    merged_invalid = _merged_invalid(ipath, invalid, source)
+    merged_invalid = merge_invalid(ipath, invalid, source)
     new_items = [it for it in read.items if it not in known and table_born]
     result = TablePullResult(
         pull=PullResult(ratings=merged, invalid=merged_invalid, summary=res.summary),
@@ -236,7 +227,7 @@ def pull_table(
     if not write:
         return result
 
-    _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
+    record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
     paths = study.write_round(n, merged, merged_invalid, res.summary)
     rnd.tables[source] = {
         "file": str(path),
@@ -261,7 +252,7 @@ def _read_table_ratings(
     """The table's ratings mapped onto the schema; every rater named must be a study rater."""
     schema = study.schema
     if ":" in source or not source.strip():
-        raise GoldboardError(f"--source {source!r}: give a name without ':'")
+        raise ParamError("{source} {name!r}: give a name without ':'", name=source)
     check_free_text(source, "source", "the name")
     _not_the_studys_own(study, path)
     code_map = read_codes(codes) if codes else None
@@ -276,9 +267,12 @@ def _read_table_ratings(
     raters = list(study.raters)
     for r in mapping.raters:
         if r not in raters:
-            raise GoldboardError(
-                f"--rater-cols {r}=...: {r!r} is not a rater of this study{did_you_mean(r, raters)} "
-                f"(raters: {', '.join(raters)}; add one with `goldboard study add-rater`)"
+            raise ParamError(
+                "{raters} {r}=...: {r!r} is not a rater of this study{hint} "
+                "(raters: {names}; add one with `goldboard study add-rater`)",
+                r=r,
+                hint=did_you_mean(r, raters),
+                names=", ".join(raters),
             )
     check_rater_map(mapping.rater_names, raters)
     read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
@@ -290,9 +284,14 @@ def _read_table_ratings(
     _check_hidden(path, mapping, read, set(df["_line"]))
     for tr in read.ratings:
         if tr.rater not in raters:
-            raise GoldboardError(
-                f"{path}:{tr.line}: rater {tr.rater!r} is not a rater of this study{did_you_mean(tr.rater, raters)} "
-                f"(raters: {', '.join(raters)}; map a name with --rater NAME=RATER)"
+            raise ParamError(
+                "{path}:{line}: rater {rater!r} is not a rater of this study{hint} "
+                "(raters: {names}; map a name with {rater_map} NAME=RATER)",
+                path=path,
+                line=tr.line,
+                rater=tr.rater,
+                hint=did_you_mean(tr.rater, raters),
+                names=", ".join(raters),
             )
     if not read.ratings:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
@@ -378,39 +377,6 @@ def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set
     read.merged.append(f"sheet {title}: read {what} (--read-hidden)")
 
 
-def _check_additions(
-    study: Study, path: Path, read: TableRead, known: dict[str, dict], n: int, held: set[str] | None, allow: bool
-) -> None:
-    """Refuse a table that would silently change the study's items: an id that differs from a
-    known item's only in letter case or in its Unicode form (NFC vs NFD), or items new to round ``n``
-    when the round already has decisions or a gold release (its adjudication and gold would
-    silently stop covering it; ``allow``: ``--add-to-adjudicated-round``).  ``held``: the
-    unknown ids that are held out, never added (``None``: a table-born study adds them)."""
-    keys = {id_key(k): k for k in known}
-    for it in read.items:
-        other = keys.get(id_key(it))
-        if it not in known and other is not None:
-            raise GoldboardError(
-                f"{path}: item id '{escaped(it)}' looks like the study's item '{escaped(other)}' (the two ids "
-                f"{twin_kind(it, other)}): one item typed twice, or two items a reader cannot tell apart; type it "
-                f"as the study has it"
-            )
-    if allow or not any(r.number == n for r in study.rounds):
-        return
-    in_round = {k for k, u in known.items() if n in {int(r) for r in (u.get("rounds") or [])}}
-    new = [it for it in read.items if it not in in_round and (held is None or it not in held)]
-    if not new:
-        return
-    use = round_use(study, n, in_round)
-    if use.decisions or use.releases:
-        raise GoldboardError(
-            f"round {n} already has {use.describe()}; this table adds {len(new)} item{'s' if len(new) != 1 else ''} "
-            f"new to the round ({', '.join(repr(x) for x in new[:3])}{', ...' if len(new) > 3 else ''}), which would "
-            f"change what was adjudicated. Pull it into a new round (--round {max(r.number for r in study.rounds) + 1}), "
-            f"or pass --add-to-adjudicated-round to add them anyway"
-        )
-
-
 def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
     """The table's cells as read (objects; a cell a row lacks is ``None``, never pandas' NaN, so
     a ``NaN`` the file itself holds stays distinguishable), with the ``_line`` column."""
@@ -453,22 +419,6 @@ def _validate_table(
         ratings = ratings[ratings["field"].isin(fields_in_table)].copy()
     invalid = res.invalid.copy()
     return res, ratings, invalid
-
-
-def _table_round(study: Study, round_number: int | None) -> tuple[Any, bool]:
-    """``(round, new?)``: the named round, or the latest (round 1 of a study without rounds).
-    A new round is the next number: ``--round 3`` without rounds 1-2 is an error."""
-    new_round = not study.rounds or (round_number is not None and all(r.number != round_number for r in study.rounds))
-    if round_number is not None and round_number < 1:
-        raise GoldboardError(f"--round {round_number}: rounds are numbered from 1")
-    have = sorted(r.number for r in study.rounds)
-    if new_round and round_number is not None and round_number != (have[-1] + 1 if have else 1):
-        raise GoldboardError(
-            f"--round {round_number}: the study has "
-            + (f"rounds {', '.join(map(str, have))}" if have else "no rounds yet")
-            + f"; a new round is round {have[-1] + 1 if have else 1} (rounds are numbered without gaps)"
-        )
-    return study.get_or_add_round(round_number, mode=TABLE_MODE), new_round
 
 
 def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame) -> None:
@@ -579,48 +529,6 @@ def _table_summary(
     )
     for k in ("tasks", "annotations", "unattributed_annotations", "duplicate_tasks"):
         res.summary.pop(k, None)
-
-
-def _merged_invalid(ipath: Path, invalid: pd.DataFrame, source: str) -> pd.DataFrame:
-    """The round's invalid rows: other sources' kept, this source's replaced by ``invalid``."""
-    old_invalid = (
-        read_csv_frame(ipath, " (invalid annotations)") if ipath.exists() else pd.DataFrame(columns=INVALID_COLUMNS)
-    )
-    if len(old_invalid):
-        old_invalid = old_invalid[intake_rounds.sources_of(old_invalid) != source]
-    return (
-        pd.concat([old_invalid.astype(str), invalid.astype(str)], ignore_index=True)[INVALID_COLUMNS]
-        if len(old_invalid)
-        else invalid
-    )
-
-
-def _record_units(
-    study: Study, units: list[dict], read: TableRead, n: int, source: str, in_table: set[str], new_items: list[str]
-) -> None:
-    """units.jsonl: new items of a table-born study; every item of the table is in this round (written when changed)."""
-    changed_units = False
-    for u in units:
-        if str(u["item_id"]) in in_table and n not in (u.get("rounds") or []):
-            u["rounds"] = sorted({*(int(x) for x in u.get("rounds") or []), n})
-            changed_units = True
-    for it in new_items:
-        info = read.item_info[it]
-        units.append(
-            {
-                "item_id": it,
-                "case_id": info["case_id"] or it,
-                "output_id": info["output_id"],
-                "model": info["model"],
-                "case_text": "",
-                "output_text": "",
-                "rounds": [n],
-                "source": f"table:{source}",
-            }
-        )
-        changed_units = True
-    if changed_units:
-        write_jsonl_atomic(units, study.units_path)
 
 
 __all__ = ["pull_table", "TablePullResult", "describe_changes", "TABLE_MODE"]

@@ -59,6 +59,8 @@ class FileFormat:
     name: str
     help: str
     read: Callable[[Path, Schema, FileOptions], FileRead]
+    #: what a printed claim calls one such file ("Prodigy db-out export"); default "<name> export"
+    noun: str = ""
 
 
 def target_field(schema: Schema, options: FileOptions) -> Field:
@@ -113,7 +115,42 @@ def formats_help() -> str:
     return "; ".join(f"{f.name} ({f.help})" for f in file_formats().values())
 
 
+#: what a printed claim calls a ratings table (a round's file source without a recorded format)
+TABLE_NOUN = "ratings table"
+
+
+def source_kind(entry: dict) -> str:
+    """What a round's file source (an entry of ``Round.tables``) is, as a sentence names it: a
+    ratings table (no ``format`` recorded), else its format's noun ("Prodigy db-out export")."""
+    fmt = str(entry.get("format") or "")
+    if not fmt:
+        return TABLE_NOUN
+    known = file_formats().get(fmt)
+    return known.noun if known is not None and known.noun else f"{fmt} export"
+
+
+def sources_text(tables: dict[str, dict]) -> str:
+    """A round's file sources by kind, for a sentence: ``a ratings table: a.csv``, ``ratings tables:
+    a.csv, b.csv; a Prodigy db-out export: news.jsonl``; ``""`` when there are none.
+
+    >>> sources_text({"a.csv": {}, "b.csv": {}, "n.jsonl": {"format": "no-such-tool"}})
+    'ratings tables: a.csv, b.csv; a no-such-tool export: n.jsonl'
+    """
+    kinds: dict[str, list[str]] = {}
+    for name, entry in sorted(tables.items()):
+        kinds.setdefault(source_kind(entry), []).append(name)
+    return "; ".join(
+        f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}: {names[0]}"
+        if len(names) == 1
+        else f"{kind}s: {', '.join(names)}"
+        for kind, names in kinds.items()
+    )
+
+
 __all__ = [
+    "TABLE_NOUN",
+    "source_kind",
+    "sources_text",
     "FileFormat",
     "FileOptions",
     "FileRead",

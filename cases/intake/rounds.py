@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.cases.intake.files import source_kind
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 
 #: the source name of rows pulled from Label Studio (a server or its export files)
@@ -59,10 +60,17 @@ def given_by(others: pd.DataFrame) -> dict[tuple[str, str], str]:
     return taken
 
 
-def keep_others(path: Path, ratings: pd.DataFrame, summary: dict[str, Any], source: str = LABEL_STUDIO) -> pd.DataFrame:
+def keep_others(
+    path: Path,
+    ratings: pd.DataFrame,
+    summary: dict[str, Any],
+    source: str = LABEL_STUDIO,
+    tables: dict[str, dict] | None = None,
+) -> pd.DataFrame:
     """A Label Studio pull rewrites the round's Label Studio ratings; the ratings other sources
     gave stay (an item x rater rated in both keeps the Label Studio rating and the other's is
-    named in a warning -- it stays in its file, which study.toml names).  Returns the round's
+    named in a warning, by the kind of file it came from -- ``tables``, the round's
+    ``Round.tables`` -- and it stays in its file, which study.toml names).  Returns the round's
     ratings; ``summary`` gets the counts."""
     old = previous(path)
     if not len(old):
@@ -74,14 +82,23 @@ def keep_others(path: Path, ratings: pd.DataFrame, summary: dict[str, Any], sour
     clash = [(i, r) in have for i, r in zip(tab["item_id"].astype(str), tab["rater"].astype(str))]
     n_clash = sum(clash)
     if n_clash:
+        names = dict.fromkeys(sources_of(tab[clash]))
         summary.setdefault("warnings", []).append(
-            f"{n_clash} rating rows from ratings tables are replaced by Label Studio ratings of the same item and rater"
+            f"{n_clash} rating rows from {_kinds(names, tables or {})} are replaced by Label Studio ratings of the "
+            "same item and rater"
         )
     kept = tab[[not c for c in clash]]
     out = pd.concat([ratings, kept[RATINGS_COLUMNS]], ignore_index=True) if len(kept) else ratings
     summary["table_rating_rows_kept"] = int(len(kept))
     summary["rating_rows"] = int(len(out))
     return out
+
+
+def _kinds(names: dict[str, None], tables: dict[str, dict]) -> str:
+    """``ratings tables``, ``Prodigy db-out exports``, ``ratings tables and doccano JSONL exports``:
+    the kinds of file of the sources ``names`` (a source study.toml does not name: a file)."""
+    kinds = dict.fromkeys(source_kind(tables[n]) if n in tables else "file" for n in names)
+    return " and ".join(f"{k}s" for k in kinds)
 
 
 __all__ = ["LABEL_STUDIO", "sources_of", "previous", "split", "given_by", "keep_others"]

@@ -111,4 +111,6 @@ def _comments(value: Any) -> str:
     return ""
 
 
-FORMAT = FileFormat("doccano", "doccano JSONL export, a zip with one file per annotator", read)
+FORMAT = FileFormat(
+    "doccano", "doccano JSONL export, a zip with one file per annotator", read, noun="doccano JSONL export"
+)

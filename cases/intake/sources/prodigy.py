@@ -117,4 +117,9 @@ def _when(stamp: Any) -> str | None:
     return datetime.datetime.fromtimestamp(stamp, tz=datetime.timezone.utc).isoformat()
 
 
-FORMAT = FileFormat("prodigy", "Prodigy db-out JSONL: choice and accept/reject answers, named sessions", read)
+FORMAT = FileFormat(
+    "prodigy",
+    "Prodigy db-out JSONL: choice and accept/reject answers, named sessions",
+    read,
+    noun="Prodigy db-out export",
+)
