@@ -637,6 +637,7 @@ class _TableReader:
         self.problems: list[tuple[int, str, dict]] = []
         self.fields_seen: list[str] = []
         self.nfc_first: dict[str, tuple[str, int]] = {}  # id_key of an item id -> (the id, its first row)
+        self._static_cols: dict[str, str] | None = None  # _value_columns of a table without field/value pairs
 
     def note_field(self, f: str) -> None:
         """Schema field ``f`` is carried by the table (kept in first-seen order)."""
@@ -738,7 +739,15 @@ class _TableReader:
                 )
 
     def _value_columns(self, rec: dict) -> dict[str, str]:
-        """Column -> the schema field (or rationale) it holds in this row."""
+        """Column -> the schema field (or rationale) it holds in this row: the same for every row
+        unless the table holds field/value pairs (made once, then, not once per row)."""
+        if self.layout.pair:
+            return self._value_columns_of(rec)
+        if self._static_cols is None:
+            self._static_cols = self._value_columns_of(rec)
+        return self._static_cols
+
+    def _value_columns_of(self, rec: dict) -> dict[str, str]:
         m, layout = self.m, self.layout
         cols = {c: f for fcols in layout.wide_cols.values() for f, c in fcols.items()}
         cols.update({c: f for f, c in layout.long_cols.items() if f not in layout.checkbox_cols})

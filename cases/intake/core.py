@@ -402,11 +402,16 @@ class _Attributed:
     held_out_foreign: Counter = field(default_factory=Counter)  # rater -> annotations by others in their project
 
 
+_ROW_ORDER = ["round", "item_id", "case_id", "output_id", "model", "rater", "field", "value", "rationale"]
+_ROW_ORDER += ["annotated_at", "lead_time", "annotation_id", "task_id", "project_id"]
+assert _ROW_ORDER == RATINGS_COLUMNS, "_keep_latest builds rating rows as tuples in RATINGS_COLUMNS order"
+
+
 @dataclass(frozen=True)
 class _Kept:
     """The latest valid annotation per (item, rater) as rating rows, and the per-rater counts."""
 
-    rows: list[dict]
+    rows: list[tuple]  # in RATINGS_COLUMNS order (a tuple holds a row in a third of a dict's memory)
     stats: dict[str, Counter]
     rated: dict[str, set[str]]
 
@@ -438,6 +443,7 @@ def _attribute(
     names = {**(known_users or {}), **user_raters}
     fields = _Fields.of(schema)
     seen = _Attributed(candidates=defaultdict(list), expected={r: set() for r in raters})
+    memo: dict[str, tuple[dict[str, str], list[str]]] = {}
     for sh in shown:
         seen.task_count += 1
         item = sh.item_id
@@ -483,7 +489,7 @@ def _attribute(
                 values = {}
                 reasons.append(ann.unreadable)
             else:
-                values, problems = validate(ann.entries, schema, fields)
+                values, problems = _validate_cached(ann.entries, schema, fields, memo)
                 reasons.extend(problems)
             base.update(rater=rater, values=values, reasons=reasons)
             if foreign:  # held out; it is not the rater's, so it never displaces the rater's own rating
@@ -496,6 +502,22 @@ def _attribute(
     return seen
 
 
+def _validate_cached(
+    entries: list[tuple[str | None, Answer]], schema: Schema, fields: _Fields, memo: dict
+) -> tuple[dict[str, str], list[str]]:
+    """:func:`validate`, once per distinct set of choice answers in a pull (a table of 200,000 items
+    holds a handful of distinct labels).  The key is the entries' ``repr``, which tells ``1`` from
+    ``1.0`` and ``"1"`` (all read differently); answers with text (a rationale) are not memoised, so
+    the memo stays as small as the set of distinct labels.  Callers get their own copies."""
+    if any(ans.text is not None for _, ans in entries):
+        return validate(entries, schema, fields)
+    key = repr(entries)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = validate(entries, schema, fields)
+    return dict(got[0]), list(got[1])
+
+
 def _keep_latest(seen: _Attributed, schema: Schema, raters: list[str], round_number: int) -> _Kept:
     """Step 3: the latest annotation per (item, rater) becomes rating rows (when valid); the others are held out."""
     rationale = schema.rationale_field
@@ -505,7 +527,8 @@ def _keep_latest(seen: _Attributed, schema: Schema, raters: list[str], round_num
     stats = {r: Counter() for r in raters}
     rated: dict[str, set[str]] = {r: set() for r in raters}
     for (item, rater), anns in seen.candidates.items():
-        anns.sort(key=lambda a: (ts(a["annotation"].at), int_or(a["annotation"].annotation_id)))
+        if len(anns) > 1:
+            anns.sort(key=lambda a: (ts(a["annotation"].at), int_or(a["annotation"].annotation_id)))
         latest = anns[-1]
         st = stats.setdefault(rater, Counter())
         for old in anns[:-1]:
@@ -527,20 +550,16 @@ def _keep_latest(seen: _Attributed, schema: Schema, raters: list[str], round_num
         st["valid"] += 1
         rated.setdefault(rater, set()).add(item)
         ann: Annotation = latest["annotation"]
-        common = {
-            "round": round_number,
-            "item_id": item,
-            "case_id": latest["case_id"],
-            "output_id": latest["output_id"],
-            "model": latest["model"],
-            "rater": rater,
-            "rationale": latest["values"].get(rationale.name, "") if rationale is not None else "",
-            "annotated_at": ts(ann.at),
-            "lead_time": num(ann.lead_time),
-            "annotation_id": num(ann.annotation_id),
-            "task_id": num(latest["task_id"]),
-            "project_id": num(latest["project_id"]),
-        }
+        # a row is head + (field, value) + tail, in RATINGS_COLUMNS order (checked at import below)
+        head = (round_number, item, latest["case_id"], latest["output_id"], latest["model"], rater)
+        tail = (
+            latest["values"].get(rationale.name, "") if rationale is not None else "",
+            ts(ann.at),
+            num(ann.lead_time),
+            num(ann.annotation_id),
+            num(latest["task_id"]),
+            num(latest["project_id"]),
+        )
         for f in row_fields:
             v = latest["values"].get(f.name)
             if v is None:
@@ -548,7 +567,7 @@ def _keep_latest(seen: _Attributed, schema: Schema, raters: list[str], round_num
                     v = ""
                 else:
                     continue  # not answered (optional or hidden)
-            rows.append({**common, "field": f.name, "value": v})
+            rows.append((*head, f.name, v, *tail))
     return _Kept(rows=rows, stats=stats, rated=rated)
 
 
