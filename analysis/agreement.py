@@ -99,6 +99,7 @@ __all__ = [
     "STATISTICS",
     "MIN_ITEMS_FOR_CI",
     "agreement",
+    "agreement_prepared",
     "landis_koch_band",
     "statistic_name",
 ]
@@ -851,7 +852,19 @@ def agreement(
     if isinstance(ratings, RatingColumns):  # a small study's ratings, read without pandas
         prepared = prepare_columns(ratings, opts)
         ratings = ratings.frame() if prepared is None else ratings
-    prep, cfg = prepared if prepared is not None else prepare_ratings(ratings, opts)
+    return agreement_prepared(
+        prepared if prepared is not None else prepare_ratings(ratings, opts), n_resamples, seed, progress
+    )
+
+
+def agreement_prepared(
+    prepared: tuple[PreparedRatings, ScaleConfig], n_resamples: int = 0, seed: int = 1, progress: bool = False
+) -> dict:
+    """:func:`agreement` of ratings already validated and coded (``(PreparedRatings, ScaleConfig)``
+    from :func:`~goldboard.analysis.agreement_inputs.prepare_ratings` or one of its column-wise
+    twins, e.g. :func:`~goldboard.analysis.agreement_inputs.prepare_pair`): the same contract,
+    the same random stream for the same ``seed``."""
+    prep, cfg = prepared
     if n_resamples and n_resamples < 200:
         prep.warnings.append(
             f"only {n_resamples} bootstrap resamples: percentile CIs need about 1,000-2,000 to be stable"
