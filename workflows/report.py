@@ -105,8 +105,10 @@ GOLD_READ = ("item_id", "field", "gold_value", "method")
 def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None) -> tuple:
     """The decisions log, and the gold release (default latest) or else a provisional resolution:
     ``(decisions, gold, manifest, release name, provisional)``."""
-    decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
-    problem = log_item_problem(study.decisions_path, ratings)  # a hand-added line for an item the study lacks
+    logged = study.decisions_path.exists()
+    decisions = read_decisions(study.decisions_path) if logged else []
+    # a hand-added line for an item the study lacks (no log: no line, and no pass over every rating)
+    problem = log_item_problem(study.decisions_path, ratings) if logged else None
     if problem:
         raise GoldboardError(problem)
     gold, manifest, gold_name = _gold_release(study, release)
