@@ -86,3 +86,17 @@ def test_the_report_rows_are_those_of_the_ratings_table_way():
         kappa = next(s for s in res["statistics"] if s["statistic"] == "cohen_kappa" and s["weights"] in ("none", None))
         want.append((r, res["n_items"], kappa["value"], kappa["ci_low"]))
     assert [(x["rater"], x["n"], x["kappa"], x["kappa_low"]) for x in rows] == want
+
+
+def test_the_distinct_rating_patterns_are_numpys():
+    from goldboard.analysis.agreement import unique_rows
+
+    rng = np.random.default_rng(25)
+    for _ in range(2000):
+        n, m, k = int(rng.integers(0, 60)), int(rng.integers(1, 7)), int(rng.integers(2, 8))
+        codes = rng.integers(-1, k, size=(n, m)).astype(np.int64)
+        want = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+        got = unique_rows(codes, k)
+        assert got[0].dtype == want[0].dtype and got[0].shape == want[0].shape
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1].reshape(-1))
+        assert np.array_equal(got[2], want[2])
