@@ -99,6 +99,7 @@ __all__ = [
     "STATISTICS",
     "MIN_ITEMS_FOR_CI",
     "agreement",
+    "agreement_prepared",
     "landis_koch_band",
     "statistic_name",
 ]
@@ -289,12 +290,28 @@ class _Stratum:
         return list(self.weights)
 
 
+def unique_rows(codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(codes, axis=0, return_inverse=True, return_counts=True)`` (inverse flat) of
+    an items x raters matrix of codes ``-1..k-1``: each row read as one number in base ``k + 1``
+    (first rater most significant), so the distinct rows come out in the same (lexicographic)
+    order from a sort of integers instead of rows -- the same arrays, several times quicker."""
+    n, m = codes.shape
+    if m == 0 or (k + 1) ** m >= 2**62:
+        patterns, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+        return patterns, inverse.reshape(-1), counts
+    key = np.zeros(n, dtype=np.int64)
+    for j in range(m):
+        key = key * (k + 1) + (codes[:, j] + 1)
+    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    return codes[first], inverse.reshape(-1), counts
+
+
 def _stratum(codes: np.ndarray, raters: list[str], cfg: ScaleConfig, group: str | None) -> _Stratum:
     """Rating counts, weights and the distinct rating patterns of one stratum."""
     k = len(cfg.categories)
     weight_kinds = ["none"] + (["linear", "quadratic"] if cfg.ordered else [])
     R = C.rating_counts(codes, k)
-    patterns, inverse, pcounts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+    patterns, inverse, pcounts = unique_rows(codes, k)
     return _Stratum(
         codes=codes,
         raters=raters,
@@ -851,7 +868,19 @@ def agreement(
     if isinstance(ratings, RatingColumns):  # a small study's ratings, read without pandas
         prepared = prepare_columns(ratings, opts)
         ratings = ratings.frame() if prepared is None else ratings
-    prep, cfg = prepared if prepared is not None else prepare_ratings(ratings, opts)
+    return agreement_prepared(
+        prepared if prepared is not None else prepare_ratings(ratings, opts), n_resamples, seed, progress
+    )
+
+
+def agreement_prepared(
+    prepared: tuple[PreparedRatings, ScaleConfig], n_resamples: int = 0, seed: int = 1, progress: bool = False
+) -> dict:
+    """:func:`agreement` of ratings already validated and coded (``(PreparedRatings, ScaleConfig)``
+    from :func:`~goldboard.analysis.agreement_inputs.prepare_ratings` or one of its column-wise
+    twins, e.g. :func:`~goldboard.analysis.agreement_inputs.prepare_pair`): the same contract,
+    the same random stream for the same ``seed``."""
+    prep, cfg = prepared
     if n_resamples and n_resamples < 200:
         prep.warnings.append(
             f"only {n_resamples} bootstrap resamples: percentile CIs need about 1,000-2,000 to be stable"

@@ -6,6 +6,7 @@ matrix of category indices."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
@@ -696,4 +697,81 @@ def _plain_codes(
     codes, items = _rated_items(codes, items, opts.field, warnings)
     _single_rated_warning(codes, warnings)
     prepared = PreparedRatings(codes=codes, items=items, raters=order, groups=None, clusters=None, warnings=warnings)
+    return prepared, scale
+
+
+# --------------------------------------------------------------------------- one rater against a reference
+
+
+def _plain_codes_of(values: np.ndarray, norm, cat_at: dict[str, int]) -> np.ndarray | None:
+    """Category codes of non-empty label texts, each distinct text normalised once; None when
+    a text has blanks around it, is empty or is not in the scale."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values)
+    table = np.empty(len(uniques), dtype=np.int64)
+    for i, raw in enumerate(uniques.tolist()):
+        if not isinstance(raw, str) or not raw or raw != raw.strip():
+            return None
+        try:
+            table[i] = cat_at[norm(raw)]
+        except (ValueError, KeyError):
+            return None
+    return table[codes]
+
+
+#: an empty id or one with blanks around it, in ids joined by NUL (one C pass over the text; an id
+#: holding a NUL itself can only be taken for a bad one, which costs the fallback, never a wrong code)
+_BAD_ID = re.compile(r"(?:^|\x00)(?:\s|\x00|$)|\s(?:\x00|$)")
+
+
+def _plain_ids(ids: np.ndarray) -> bool:
+    """Every id a non-empty text without blanks around it, none repeated."""
+    import pandas as pd
+
+    if not all(type(i) is str for i in ids.tolist()):
+        return False
+    return len(pd.unique(ids)) == len(ids) and _BAD_ID.search("\x00".join(ids.tolist())) is None
+
+
+def prepare_pair(
+    items_a: np.ndarray, values_a: np.ndarray, items_b: np.ndarray, values_b: np.ndarray, opts: AgreementOptions
+) -> tuple[PreparedRatings, ScaleConfig] | None:
+    """:func:`prepare_ratings` of two raters' non-empty ratings of one single-valued schema field
+    (``opts.raters``: their two names; e.g. a rater and the resolved gold label), rows of the first
+    before the second, from whole columns: the same codes, items (in order of first appearance),
+    raters and scale.  ``None`` wherever that needs more than the plain case -- no schema, a
+    multi-select value, a threshold, an id or value with blanks around it or empty, a value outside
+    the scale, an item twice for one rater: the caller then runs :func:`prepare_ratings`, which
+    gives the same answer or names the fault."""
+    import pandas as pd
+
+    if opts.schema is None or opts.dichotomize is not None or opts.raters is None or len(opts.raters) != 2:
+        return None
+    if opts.by or opts.groups is not None or opts.cluster_col or opts.clusters is not None:
+        return None
+    f, sub = _resolve_field(opts.field, opts.schema)
+    if sub is not None or not len(items_a) or not len(items_b):
+        return None
+    if not _plain_ids(items_a) or not _plain_ids(items_b):
+        return None
+    warnings: list[str] = []
+    cats = _given_categories(opts.categories, f, sub, opts.field)
+    scale = _scale(f, False, cats, None, opts, warnings)
+    if len(scale.categories) < 2:
+        return None
+    norm = _normalizer(f, None, cats, opts.field)
+    cat_at = {c: k for k, c in enumerate(scale.categories)}
+    codes_a, codes_b = _plain_codes_of(values_a, norm, cat_at), _plain_codes_of(values_b, norm, cat_at)
+    if codes_a is None or codes_b is None:
+        return None
+    items = pd.unique(np.concatenate([items_a, items_b]).astype(object))
+    index = pd.Index(items)
+    codes = np.full((len(items), 2), _MISSING, dtype=np.int64)
+    codes[index.get_indexer(items_a), 0] = codes_a
+    codes[index.get_indexer(items_b), 1] = codes_b
+    _single_rated_warning(codes, warnings)
+    prepared = PreparedRatings(
+        codes=codes, items=items.tolist(), raters=list(opts.raters), groups=None, clusters=None, warnings=warnings
+    )
     return prepared, scale

@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from goldboard import __version__
-from goldboard.analysis.agreement import agreement, landis_koch_band, statistic_name
+from goldboard.analysis.agreement import agreement, agreement_prepared, landis_koch_band, statistic_name
+from goldboard.analysis.agreement_inputs import AgreementOptions, prepare_pair
 from goldboard.analysis.agreement_render import LK_EDGES
 from goldboard.cases.intake.files import sources_text
 from goldboard.errors import GoldboardError
@@ -206,13 +207,25 @@ def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters:
     cols = ratings[["item_id", "rater", "field", "value"]]
     in_field = cols[(cols["field"] == field) & (cols["value"] != "")]
     in_field = in_field[_is_in(in_field["item_id"], g["item_id"])]
+    gold_items, gold_values = g["item_id"].to_numpy(dtype=object), g["gold_value"].to_numpy(dtype=object)
+    rater_col = in_field["rater"].to_numpy(dtype=object)
     for r in raters:
-        mine = in_field[in_field["rater"] == r]
-        if mine.empty:
+        at = rater_col == r
+        if not at.any():
             continue
-        both = pd.concat([mine, gold_rows], ignore_index=True)
-        try:
-            res = agreement(both, field, schema, raters=[r, "gold"])
+        mine = in_field[at]
+        try:  # the pair coded from whole columns; the ratings table's way where that does not answer
+            pair = prepare_pair(
+                mine["item_id"].to_numpy(dtype=object),
+                mine["value"].to_numpy(dtype=object),
+                gold_items,
+                gold_values,
+                AgreementOptions(field=field, schema=schema, raters=[r, "gold"]),
+            )
+            if pair is not None:
+                res = agreement_prepared(pair)
+            else:
+                res = agreement(pd.concat([mine, gold_rows], ignore_index=True), field, schema, raters=[r, "gold"])
         except GoldboardError:
             continue
         row = {
