@@ -4,7 +4,8 @@ Every module of the package is parsed with ``ast``; every goldboard import in it
 (function-local ones included) must name a module in the same or a lower layer,
 and ``analysis``/``adjudicate`` never import ``study`` (they take DataFrames, a
 Schema and paths, never a Study).  Inside ``adjudicate`` the decision log is below the
-rules, gold and flags, and the review-sheet reader above them (:data:`WITHIN`).  No
+rules, gold and flags, and the review-sheet reader above them; inside ``exports`` the
+xlsx layout kit is below the review-sheet writer (:data:`WITHIN`).  No
 module of the package imports itself round a cycle, however indirect.
 """
 
@@ -46,6 +47,12 @@ WITHIN = {
         "gold": 1,
         "flags": 1,
         "review_sheet": 2,  # reads a sheet, checks the gold it would make, writes the log
+    },
+    "exports": {
+        **dict.fromkeys(["__init__", "sanitize", "pdf", "plots", "report_extras"], 0),
+        # the generic xlsx layout kit: knows no review sheet
+        **dict.fromkeys(["xlsx_layout", "gold", "calibration", "report"], 1),
+        "workbook": 2,  # the review-meeting workbook, laid out with xlsx_layout
     },
     "analysis": {
         **dict.fromkeys(
