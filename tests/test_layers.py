@@ -257,6 +257,22 @@ def test_imports_inside_a_package_point_down(package):
     assert not bad, "\n".join(bad)
 
 
+#: modules split out of a larger one that must stay below it (the part moved out knows nothing of the rest)
+LEAVES = {
+    "annotate/server_accounts.py": "goldboard.annotate",  # credentials.toml; knows no server process
+    "exports/xlsx_layout.py": "goldboard.exports.workbook",  # the xlsx kit; knows no review sheet
+}
+
+
+@pytest.mark.parametrize("rel", sorted(LEAVES))
+def test_split_out_modules_import_nothing_above_them(rel):
+    path = ROOT / rel
+    assert path.exists(), rel
+    known = {_module_name(p) for p in MODULES}
+    above = sorted(m for m in module_imports(path, known) if m.startswith(LEAVES[rel]))
+    assert not above, f"{rel} imports {above}"
+
+
 #: the review sheet's writer lays out what the workflow computed (workflows.adjudication.review_content)
 WRITERS_COMPUTE_NOTHING = {
     "exports/workbook.py": ("flag_disagreements", "summarize_flags", "resolve_gold", "agreement", "current_ratings"),
