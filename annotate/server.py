@@ -36,6 +36,10 @@ they are a live member of).  Data dirs made before keep ``blinding = "convention
 
 People log in with the e-mail and a password :func:`new_login` sets and hands out
 (``goldboard server login NAME``); nothing else here prints a password or token.
+
+The accounts themselves (``credentials.toml``: users, organizations, blinding mode; where
+the data dir is) are :mod:`goldboard.annotate.server_accounts`; this module starts, seeds,
+watches and stops the Label Studio processes.
 """
 
 from __future__ import annotations
@@ -55,25 +59,33 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover
-    import tomli as tomllib  # type: ignore[no-redef]
-import tomli_w
-
 from goldboard.annotate import serverdb
 from goldboard.annotate._lsboot import MARKER
+from goldboard.annotate.server_accounts import (
+    ADMIN,
+    BLINDING_CONVENTION,
+    BLINDING_ORGS,
+    CREDENTIALS_FILE,
+    METHOD_WORDS,
+    ORG_OWNER_PREFIX,
+    Credentials,
+    Org,
+    User,
+    _dir,
+    _new_user,
+    read_credentials,
+)
+from goldboard.annotate.server_accounts import EMAIL_DOMAIN as EMAIL_DOMAIN  # re-exported: callers use srv.NAME
+from goldboard.annotate.server_accounts import credentials_path as credentials_path
+from goldboard.annotate.server_accounts import default_data_dir as default_data_dir
 from goldboard.errors import GoldboardError, LabelStudioError, ParamError, case_twin, check_rater_name
 from goldboard.fileio import write_text_atomic
 from goldboard.text import utc_now
 
 DEFAULT_PORT = 8080
 HOST = "127.0.0.1"
-CREDENTIALS_FILE = "credentials.toml"
 PID_FILE = "server.json"
 LOG_FILE = "server.log"
-ADMIN = "admin"
-EMAIL_DOMAIN = "goldboard.local"
 #: caller environment variables the child may see (everything else is dropped)
 ENV_ALLOW = (
     "PATH",
@@ -102,162 +114,13 @@ WAIT_FOR_ENV = "GOLDBOARD_WAIT_FOR_MIGRATION"
 START_TIMEOUT = 180.0
 
 
-# --------------------------------------------------------------------------- credentials
+# --------------------------------------------------------------------------- errors and checks
+# (the accounts -- users, organizations, credentials.toml, the data dir's place -- are
+# goldboard.annotate.server_accounts, re-exported here)
 
 
 class PortBusy(ParamError, LabelStudioError):
     """The port asked for is taken (exit code 2, like every server failure)."""
-
-
-@dataclass
-class User:
-    """A Label Studio user goldboard seeded.  ``repr`` never shows the secrets."""
-
-    name: str  # goldboard name: "admin" or the rater name
-    email: str
-    password: str = field(repr=False)
-    token: str = field(repr=False)
-    id: int | None = None
-
-    def to_dict(self) -> dict:
-        d = {"email": self.email, "password": self.password, "token": self.token}
-        if self.id is not None:
-            d["id"] = self.id
-        return d
-
-
-#: blinding modes of an embedded server (``credentials.toml`` key ``blinding``)
-BLINDING_ORGS = "organizations"  # each person in a Label Studio organization of their own (enforced)
-BLINDING_CONVENTION = "convention"  # one organization; separate projects only (data dirs made before)
-ORG_OWNER_PREFIX = "goldboard-org-"
-METHOD_WORDS = {
-    BLINDING_ORGS: "enforced: each rater and adjudicator in a Label Studio organization of their own",
-    BLINDING_CONVENTION: "by convention only: one organization, every user can open every project",
-}
-
-
-@dataclass
-class Org:
-    """A person's own Label Studio organization and the account goldboard uses inside it."""
-
-    name: str  # the person (rater or adjudicator) it belongs to
-    owner: User
-    id: int | None = None
-
-    def to_dict(self) -> dict:
-        d: dict = {"owner": self.owner.to_dict()}
-        if self.id is not None:
-            d["id"] = self.id
-        return d
-
-
-@dataclass
-class Credentials:
-    """The embedded server's users (admin + one per rater or adjudicator) as stored in
-    ``credentials.toml``; with ``blinding = "organizations"`` also each person's organization."""
-
-    path: Path
-    admin: User
-    users: dict[str, User] = field(default_factory=dict)
-    orgs: dict[str, Org] = field(default_factory=dict)
-    blinding: str = BLINDING_ORGS
-
-    @property
-    def isolating(self) -> bool:
-        """True when the server keeps each person in an organization of their own."""
-        return self.blinding == BLINDING_ORGS
-
-    @property
-    def all_users(self) -> list[User]:
-        return [self.admin, *self.users.values()]
-
-    @property
-    def all_accounts(self) -> list[User]:
-        """Every account goldboard holds secrets for (people, admin, organization owners)."""
-        return [*self.all_users, *(o.owner for o in self.orgs.values())]
-
-    def user_ids(self) -> dict[int, str]:
-        """Label Studio user id -> goldboard name (``admin``, a rater or adjudicator, or
-        ``goldboard-org-<person>`` for the account goldboard uses in a person's organization)."""
-        return {u.id: u.name for u in self.all_accounts if u.id is not None}
-
-    def token_for(self, rater: str) -> str:
-        if rater not in self.users:
-            raise GoldboardError(
-                f"{self.path}: no Label Studio user for rater {rater!r} "
-                f"(add it with `goldboard server add-raters {rater}`)"
-            )
-        return self.users[rater].token
-
-    def secrets(self) -> list[str]:
-        return [s for u in self.all_accounts for s in (u.password, u.token) if s]
-
-    def org_token(self, person: str) -> str | None:
-        """API token of the account goldboard uses inside ``person``'s organization (None: no org)."""
-        o = self.orgs.get(person)
-        return o.owner.token if o is not None and o.id is not None else None
-
-    def save(self) -> None:
-        data: dict = {
-            "blinding": self.blinding,
-            "admin": self.admin.to_dict(),
-            "users": {n: u.to_dict() for n, u in self.users.items()},
-        }
-        if self.orgs:
-            data["orgs"] = {n: o.to_dict() for n, o in self.orgs.items()}
-        header = (
-            "# goldboard embedded Label Studio users. PRIVATE: passwords and API tokens.\n"
-            "# Give each rater only their own e-mail and password. Mode 0600; never commit this file.\n"
-        )
-        write_text_atomic(self.path, header + tomli_w.dumps(data), perms=0o600)
-
-    @classmethod
-    def load(cls, path: Path) -> Credentials:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-            admin = _user_from(ADMIN, data["admin"])
-            users = {str(n): _user_from(str(n), u) for n, u in (data.get("users") or {}).items()}
-            orgs = {
-                str(n): Org(
-                    name=str(n),
-                    owner=_user_from(ORG_OWNER_PREFIX + str(n), o["owner"]),
-                    id=int(o["id"]) if o.get("id") is not None else None,
-                )
-                for n, o in (data.get("orgs") or {}).items()
-            }
-            # a data dir made before goldboard kept people in organizations of their own
-            blinding = str(data.get("blinding", BLINDING_CONVENTION))
-            if blinding not in (BLINDING_ORGS, BLINDING_CONVENTION):
-                raise ValueError(blinding)
-        except FileNotFoundError:
-            raise GoldboardError(
-                f"{path}: no credentials file (start the server once with `goldboard server start`)"
-            ) from None
-        except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise GoldboardError(f"{path}: malformed credentials file ({type(exc).__name__})") from None
-        return cls(path=path, admin=admin, users=users, orgs=orgs, blinding=blinding)
-
-
-def _user_from(name: str, d: dict) -> User:
-    return User(
-        name=name,
-        email=str(d["email"]),
-        password=str(d["password"]),
-        token=str(d["token"]),
-        id=int(d["id"]) if d.get("id") is not None else None,
-    )
-
-
-def _new_user(name: str) -> User:
-    return User(
-        name=name,
-        email=f"{name.lower()}@{EMAIL_DOMAIN}",
-        password=secrets.token_urlsafe(18),
-        token=secrets.token_hex(20),
-    )
-
-
-# --------------------------------------------------------------------------- paths
 
 
 def check_not_running(data_dir: str | Path | None) -> None:
@@ -270,30 +133,6 @@ def check_not_running(data_dir: str | Path | None) -> None:
             f"the embedded server of {d} is already running at {st.url} (pid {st.pid}); "
             f"stop it with `goldboard server stop --data-dir {d}`"
         )
-
-
-def default_data_dir() -> Path:
-    """``$GOLDBOARD_SERVER_DIR`` or ``~/.goldboard/server``."""
-    env = os.environ.get("GOLDBOARD_SERVER_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".goldboard" / "server"
-
-
-def _dir(data_dir: str | Path | None) -> Path:
-    return (Path(data_dir).expanduser() if data_dir else default_data_dir()).resolve()
-
-
-def credentials_path(data_dir: str | Path | None = None) -> Path:
-    return _dir(data_dir) / CREDENTIALS_FILE
-
-
-def read_credentials(data_dir: str | Path | None = None) -> Credentials:
-    """The embedded server's users and tokens (raises if the server was never set up)."""
-    path = credentials_path(data_dir)
-    if path.exists() and os.name == "posix":
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            raise GoldboardError(f"{path}: readable by other users (mode {mode:o}); run `chmod 600 {path}`")
-    return Credentials.load(path)
 
 
 # --------------------------------------------------------------------------- status

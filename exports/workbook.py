@@ -53,7 +53,7 @@ from typing import Any
 import pandas as pd
 from openpyxl import Workbook
 from openpyxl.comments import Comment
-from openpyxl.styles import Alignment, Border, Font, PatternFill, Protection, Side
+from openpyxl.styles import Alignment, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.datavalidation import DataValidation
 
@@ -76,6 +76,27 @@ from goldboard.adjudicate.review_sheet import (
 )
 from goldboard.cases.ratings import adjudicable_fields
 from goldboard.exports.sanitize import set_text_cell
+from goldboard.exports.xlsx_layout import (
+    BORDER,
+    INPUT_FILL,
+    MAX_LINES,
+    SUBHEADER_FILL,
+    TOP,
+    WRAP_TOP,
+    Styles,
+    fit_width,
+    font,
+    header_row,
+    input_border,
+    lines_height,
+    number_cell,
+    page_setup,
+    protect,
+    row_height,
+    runs,
+    too_long_note,
+    wrapped_lines,
+)
 from goldboard.fileio import atomic_write
 from goldboard.label_configs.schema import Schema
 from goldboard.text import cell_text, utc_now
@@ -87,78 +108,6 @@ SHEET_LISTS = "_lists"
 
 #: row fills per boundary, in schema order (colour-blind-friendly light tints)
 BOUNDARY_FILLS = ["F8CBAD", "FFE699", "C6E0B4", "BDD7EE", "D9C3E9", "F4B6C2", "C9C9C9", "B4E5E1"]
-#: the fill-in cells (Decision, Reason, Adjudicator): white, framed in INPUT_BORDER, under an
-#: amber header -- they stand out on every boundary tint and on uncoloured rows
-INPUT_FILL = "FFFFFF"
-INPUT_BORDER = "BF8F00"
-INPUT_HEADER_FILL = "FFC000"
-HEADER_FILL = "1F3864"
-SUBHEADER_FILL = "D9E1F2"
-FONT_NAME = "Calibri"  # the workbook default; named on every styled cell (an unnamed bold font prints as serif)
-FONT_SIZE = 11
-#: points per line of 11-pt Calibri (Excel's default row height)
-LINE_HEIGHT = 15.0
-#: Excel's largest row height in points; a text needing more is cut off on screen and on paper
-#: (such cells get a note saying so)
-MAX_ROW_HEIGHT = 409.0
-#: characters of 11-pt Calibri prose per unit of column width (a unit is the width of "0");
-#: on the low side, so an estimated row is never too short to show its text
-CHARS_PER_UNIT = 1.05
-
-_WRAP_TOP = Alignment(wrap_text=True, vertical="top")
-_TOP = Alignment(vertical="top")
-_THIN = Side(style="thin", color="BFBFBF")
-_BORDER = Border(left=_THIN, right=_THIN, top=_THIN, bottom=_THIN)
-_IN_THIN = Side(style="thin", color=INPUT_BORDER)
-_IN_THICK = Side(style="medium", color=INPUT_BORDER)
-
-
-def _font(bold: bool = False, color: str | None = None, size: float = FONT_SIZE, underline: str | None = None) -> Font:
-    return Font(name=FONT_NAME, size=size, bold=bold, color=color, underline=underline)
-
-
-def _input_border(first: bool, last: bool) -> Border:
-    """Thin amber grid inside the fill-in block, a medium amber edge on its left and right."""
-    return Border(
-        left=_IN_THICK if first else _IN_THIN, right=_IN_THICK if last else _IN_THIN, top=_IN_THIN, bottom=_IN_THIN
-    )
-
-
-class _Styles:
-    """Reuse one registered style per look: setting fonts/fills cell by cell makes openpyxl
-    hash every style object again (the dominant cost on large sheets)."""
-
-    def __init__(self, ws) -> None:
-        from openpyxl.cell.cell import Cell
-
-        self._scratch = lambda: Cell(ws, row=1, column=1)  # detached: never written
-        self._cache: dict[Any, Any] = {}
-
-    def apply(self, cell, key: Any, **attrs: Any) -> None:
-        from copy import copy
-
-        arr = self._cache.get(key)
-        if arr is None:
-            tmp = self._scratch()
-            for name, value in attrs.items():
-                setattr(tmp, name, value)
-            arr = self._cache[key] = tmp._style
-        cell._style = copy(arr)
-
-
-def _runs(column: str, rows: list[int]) -> str:
-    """``F2:F5 F9`` for rows 2,3,4,5,9 (a data validation's range, built once)."""
-    out = []
-    rows = sorted(rows)
-    start = prev = None
-    for r in rows + [None]:
-        if start is not None and (r is None or r != prev + 1):
-            out.append(f"{column}{start}" if start == prev else f"{column}{start}:{column}{prev}")
-            start = None
-        if r is not None and start is None:
-            start = r
-        prev = r
-    return " ".join(out)
 
 
 @dataclass
@@ -338,128 +287,6 @@ def _task_links(ratings: pd.DataFrame, base_url: str) -> dict[tuple[str, str], t
     return out
 
 
-def wrapped_lines(text: str, width: float, *, bold: bool = False, limit: int | None = None) -> int:
-    """Lines ``text`` takes in a wrapped cell ``width`` units wide (greedy word wrap at
-    :data:`CHARS_PER_UNIT` characters a unit, bold 10% wider; a word longer than a line is
-    broken, as Excel and LibreOffice do).  Counting stops at ``limit`` lines.
-
-    >>> wrapped_lines("one two three", 20), wrapped_lines("one two three", 6), wrapped_lines("a\\nb", 20)
-    (1, 3, 2)
-    """
-    cap = max(1, int(width * CHARS_PER_UNIT * (0.9 if bold else 1.0)) - 1)
-    total = 0
-    for para in text.split("\n"):
-        if len(para) <= cap:
-            total += 1
-        else:
-            lines, used = 1, -1  # used: characters on the current line (-1: empty line, no space needed)
-            for word in para.split(" "):
-                n = len(word)
-                if used >= 0 and used + 1 + n <= cap:
-                    used += 1 + n
-                    continue
-                if used >= 0:
-                    lines += 1
-                full, rest = divmod(n, cap)
-                if rest == 0 and full:
-                    full, rest = full - 1, cap
-                lines += full
-                used = rest
-                if limit is not None and total + lines >= limit:
-                    break
-            total += lines
-        if limit is not None and total >= limit:
-            return limit
-    return total
-
-
-def _lines_height(lines: int) -> float | None:
-    """Row height for ``lines`` wrapped lines (``None``: one line, the default height)."""
-    if lines <= 1:
-        return None
-    return min(LINE_HEIGHT * lines + 3.0, MAX_ROW_HEIGHT)
-
-
-#: lines that fit a row of the largest height
-MAX_LINES = int((MAX_ROW_HEIGHT - 3.0) // LINE_HEIGHT)
-
-
-def _fit_width(texts: Iterable[str], lo: float, hi: float, lines: int = 1) -> float:
-    """Column width in ``[lo, hi]`` for ``texts``: the longest line plus one (``lines == 1``,
-    ids and codes), or the 90th-percentile text in about ``lines`` lines (prose)."""
-    if lines <= 1:
-        longest = max((len(part) for t in texts if t for part in t.split("\n")), default=0)
-        want = longest + 1.0
-    else:
-        lengths = sorted(len(t) for t in texts if t)
-        if not lengths:
-            return float(lo)
-        p90 = lengths[min(len(lengths) - 1, int(0.9 * len(lengths)))]
-        want = math.ceil(p90 / (lines * CHARS_PER_UNIT)) + 1.0
-    return float(min(max(want, lo), hi))
-
-
-def _header(ws, headers: list[str], widths: list[float], inputs: Iterable[int] = ()) -> None:
-    """Bold white-on-navy header row (amber, black text, over the fill-in columns ``inputs``),
-    tall enough for every wrapped header."""
-    inputs = set(inputs)
-    lines = 1
-    for j, (h, w) in enumerate(zip(headers, widths), start=1):
-        c = ws.cell(row=1, column=j)
-        set_text_cell(c, h)
-        if j in inputs:
-            c.font = _font(bold=True)
-            c.fill = PatternFill("solid", fgColor=INPUT_HEADER_FILL)
-            c.border = _input_border(j == min(inputs), j == max(inputs))
-        else:
-            c.font = _font(bold=True, color="FFFFFF")
-            c.fill = PatternFill("solid", fgColor=HEADER_FILL)
-            c.border = _BORDER
-        c.alignment = Alignment(wrap_text=True, vertical="center")
-        ws.column_dimensions[get_column_letter(j)].width = w
-        lines = max(lines, wrapped_lines(h, w, bold=True))
-    ws.row_dimensions[1].height = max(30.0, LINE_HEIGHT * lines + 6.0)
-
-
-def _page_setup(
-    ws, freeze: str | None, *, last_col: int | None = None, autofilter: bool = True, title_rows: bool = True
-) -> None:
-    """Landscape, one page wide, narrow margins, header row on every page, sheet name and page
-    number in the footer; the print area stops at column ``last_col`` (screen-only columns after it)."""
-    from openpyxl.worksheet.page import PageMargins
-
-    if freeze:
-        ws.freeze_panes = freeze
-    if autofilter and ws.max_row >= 1 and ws.max_column >= 1:
-        ws.auto_filter.ref = f"A1:{get_column_letter(ws.max_column)}{max(ws.max_row, 1)}"
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
-    ws.page_margins = PageMargins(left=0.25, right=0.25, top=0.5, bottom=0.5, header=0.2, footer=0.2)
-    if title_rows:
-        ws.print_title_rows = "1:1"
-    if last_col is not None and last_col < ws.max_column:
-        ws.print_area = f"A1:{get_column_letter(last_col)}{max(ws.max_row, 1)}"
-    ws.oddFooter.center.text = "&A — page &P of &N"
-    ws.oddHeader.right.text = "goldboard review"
-
-
-def _row_height(texts: list[tuple[str, float]]) -> float | None:
-    """Height for a row of wrapped cells ``(text, column width)``: lines of the fullest cell."""
-    return _lines_height(max((wrapped_lines(t, w, limit=MAX_LINES + 1) for t, w in texts if t), default=1))
-
-
-def _too_long_note(text: str) -> Comment:
-    c = Comment(
-        f"This text ({len(text):,} characters) is longer than the row can show, on screen and "
-        "on paper. Select the cell to read all of it in the formula bar.",
-        "goldboard",
-    )
-    c.width, c.height = 260, 80
-    return c
-
-
 def _single_choice_fields(schema: Schema):
     return [f for f in adjudicable_fields(schema) if f.kind != "multi"]
 
@@ -554,7 +381,7 @@ def _write_disagreements(
     spec = _disagreement_columns(rlist, bool(links))
     widths = _disagreement_widths(spec, records, schema, rlist)
     layout = _RowLayout(ws, {c.key: (j, w) for j, (c, w) in enumerate(zip(spec, widths), start=1)}, links)
-    _header(ws, [c.header for c in spec], widths, inputs=layout.input_cols)
+    header_row(ws, [c.header for c in spec], widths, inputs=layout.input_cols)
     ws.cell(row=1, column=layout.pos["decision"]).comment = _decision_comment(schema)
     validations = _decision_validations(ws, schema, lists)
     dv_rows: dict[str, list[int]] = {}
@@ -566,12 +393,12 @@ def _write_disagreements(
     dcol = get_column_letter(layout.pos["decision"])
     for fname, dv in validations.items():
         if dv_rows.get(fname):
-            dv.sqref = MultiCellRange(_runs(dcol, dv_rows[fname]))
+            dv.sqref = MultiCellRange(runs(dcol, dv_rows[fname]))
         else:
             ws.data_validations.dataValidation.remove(dv)
     ws.column_dimensions[get_column_letter(layout.pos["key"])].hidden = True
     printed = [j for k, j in layout.pos.items() if k != "key" and not k.startswith("link_")]
-    _page_setup(ws, "F2", last_col=max(printed))
+    page_setup(ws, "F2", last_col=max(printed))
     _protect_rows(ws)
 
 
@@ -581,7 +408,7 @@ def _protect_rows(ws) -> None:
     columns are disallowed, so no decision can be moved onto another row's item (the import
     refuses a sheet whose protection was removed: :func:`goldboard.adjudicate.review_sheet.sheet_protection_problem`).
     Filtering, column widths and row heights stay usable."""
-    _protect(ws)
+    protect(ws)
     ws.protection.sort = True  # True: protected, i.e. sorting disallowed
 
 
@@ -632,12 +459,12 @@ def _disagreement_widths(spec: list[_Column], records: list[dict], schema: Schem
         if c.lines == 0:
             widths.append(float(c.lo))
         elif c.key == "decision":  # wide enough for the longest dropdown value (or a typed decision)
-            widths.append(_fit_width(choices + [_s(v["decision"]) for v in records], c.lo, c.hi))
+            widths.append(fit_width(choices + [_s(v["decision"]) for v in records], c.lo, c.hi))
         elif c.key.startswith(("value_", "rationale_")):  # every rater's column alike
             stem = c.key.split("_")[0] + "_"
-            widths.append(_fit_width((_s(v.get(stem + r, "")) for v in records for r in rlist), c.lo, c.hi, c.lines))
+            widths.append(fit_width((_s(v.get(stem + r, "")) for v in records for r in rlist), c.lo, c.hi, c.lines))
         else:
-            widths.append(_fit_width((_s(v.get(c.key, "")) for v in records), c.lo, c.hi, c.lines))
+            widths.append(fit_width((_s(v.get(c.key, "")) for v in records), c.lo, c.hi, c.lines))
     return widths
 
 
@@ -694,7 +521,7 @@ class _RowLayout:
         self.first_in, self.last_in = self.pos["decision"], self.pos["adjudicator"]
         self.input_cols = {self.pos["decision"], self.pos["reason"], self.pos["adjudicator"]}
         self.measured = [(k, w) for k, (_, w) in columns.items() if k != "key" and not k.startswith("link_")]
-        self.styles = _Styles(ws)
+        self.styles = Styles(ws)
 
     def write(self, i: int, vals: dict[str, Any]) -> None:
         """Row ``i`` from record ``vals``: cells, styles, height, and a note on a text too long to show."""
@@ -714,12 +541,12 @@ class _RowLayout:
             if key == "decision":
                 self._row_check(c, vals["key"])
         lines = {k: wrapped_lines(written.get(k, ""), w, limit=MAX_LINES + 1) for k, w in self.measured}
-        h = _lines_height(max(lines.values(), default=1))
+        h = lines_height(max(lines.values(), default=1))
         if h:
             self.ws.row_dimensions[i].height = h
         for k, n in lines.items():
             if n > MAX_LINES:
-                self.ws.cell(row=i, column=self.pos[k]).comment = _too_long_note(written[k])
+                self.ws.cell(row=i, column=self.pos[k]).comment = too_long_note(written[k])
 
     def _link(self, c, item: str, rater: str, fill_hex: str | None, row_fill: PatternFill) -> bool:
         """Cell ``c`` links to the rater's Label Studio task (False: no task known, a plain cell)."""
@@ -732,9 +559,9 @@ class _RowLayout:
         self.styles.apply(
             c,
             ("link", fill_hex),
-            font=_font(color="0563C1", underline="single"),
-            alignment=_WRAP_TOP,
-            border=_BORDER,
+            font=font(color="0563C1", underline="single"),
+            alignment=WRAP_TOP,
+            border=BORDER,
             fill=row_fill,
         )
         return True
@@ -747,9 +574,9 @@ class _RowLayout:
         self.styles.apply(
             c,
             ("decision", first, last, color),
-            font=_font(color=color),
-            alignment=_WRAP_TOP,
-            border=_input_border(first, last),
+            font=font(color=color),
+            alignment=WRAP_TOP,
+            border=input_border(first, last),
             fill=PatternFill("solid", fgColor=INPUT_FILL),
             protection=Protection(locked=False),
         )
@@ -761,17 +588,17 @@ class _RowLayout:
             self.styles.apply(
                 c,
                 ("input", first, last),
-                alignment=_WRAP_TOP,
-                border=_input_border(first, last),
+                alignment=WRAP_TOP,
+                border=input_border(first, last),
                 fill=PatternFill("solid", fgColor=INPUT_FILL),
                 protection=Protection(locked=False),
             )
         elif key == "key":
             self.styles.apply(
-                c, "key", alignment=_WRAP_TOP, border=_BORDER, protection=Protection(locked=True, hidden=True)
+                c, "key", alignment=WRAP_TOP, border=BORDER, protection=Protection(locked=True, hidden=True)
             )
         else:
-            self.styles.apply(c, ("cell", fill_hex), alignment=_WRAP_TOP, border=_BORDER, fill=row_fill)
+            self.styles.apply(c, ("cell", fill_hex), alignment=WRAP_TOP, border=BORDER, fill=row_fill)
 
 
 def _write_agreed(
@@ -795,30 +622,21 @@ def _write_agreed(
             + [rat.get((rec["item_id"], r), "") for r in rlist]
         )
     bounds = [(9, 14, 1), (9, 16, 1), (8, 14, 1), (9, 18, 1), (12, 24, 1)]
-    widths = [_fit_width((row[j] for row in rows), lo, hi, n) for j, (lo, hi, n) in enumerate(bounds)]
-    widths += [_fit_width((t for row in rows for t in row[len(bounds) :]), 20, 40, 4)] * len(rlist)
-    _header(ws, headers, widths)
-    styles = _Styles(ws)
+    widths = [fit_width((row[j] for row in rows), lo, hi, n) for j, (lo, hi, n) in enumerate(bounds)]
+    widths += [fit_width((t for row in rows for t in row[len(bounds) :]), 20, 40, 4)] * len(rlist)
+    header_row(ws, headers, widths)
+    styles = Styles(ws)
     for i, row in enumerate(rows, start=2):
         written = []
         for j, v in enumerate(row, start=1):
             c = ws.cell(row=i, column=j)
             written.append(set_text_cell(c, v))
-            styles.apply(c, "wrap", alignment=_WRAP_TOP)
-        h = _row_height(list(zip(written, widths)))
+            styles.apply(c, "wrap", alignment=WRAP_TOP)
+        h = row_height(list(zip(written, widths)))
         if h:
             ws.row_dimensions[i].height = h
-    _page_setup(ws, "A2")
-    _protect(ws)
-
-
-def _protect(ws) -> None:
-    """Read-only without a password; filtering and column widths stay usable."""
-    ws.protection.sheet = True
-    ws.protection.autoFilter = False
-    ws.protection.formatColumns = False
-    ws.protection.formatRows = False
-    ws.protection.sort = False
+    page_setup(ws, "A2")
+    protect(ws)
 
 
 def _write_codebook(ws, schema: Schema) -> None:
@@ -830,8 +648,8 @@ def _write_codebook(ws, schema: Schema) -> None:
         + [b.field for b in schema.boundaries]
         + [x for t in schema.triggers for x in (t.kind, t.field)]
     )
-    widths = [_fit_width(names, 12, 28), _fit_width(column_b, 8, 18), _fit_width(values, 12, 36), 60.0, 36.0, 20.0]
-    _header(ws, headers, widths)
+    widths = [fit_width(names, 12, 28), fit_width(column_b, 8, 18), fit_width(values, 12, 36), 60.0, 36.0, 20.0]
+    header_row(ws, headers, widths)
     r = 2
 
     def put(values: list[Any]) -> None:
@@ -840,8 +658,8 @@ def _write_codebook(ws, schema: Schema) -> None:
         for j, v in enumerate(values, start=1):
             c = ws.cell(row=r, column=j)
             written.append(set_text_cell(c, v))
-            c.alignment = _WRAP_TOP
-        h = _row_height(list(zip(written, widths)))
+            c.alignment = WRAP_TOP
+        h = row_height(list(zip(written, widths)))
         if h:
             ws.row_dimensions[r].height = h
         r += 1
@@ -851,7 +669,7 @@ def _write_codebook(ws, schema: Schema) -> None:
         for j, h in enumerate(values, start=1):
             c = ws.cell(row=r, column=j)
             set_text_cell(c, h)
-            c.font = _font(bold=True)
+            c.font = font(bold=True)
             c.fill = PatternFill("solid", fgColor=SUBHEADER_FILL)
         r += 1
 
@@ -881,17 +699,8 @@ def _write_codebook(ws, schema: Schema) -> None:
                 else ""
             )
             put([t.label, t.kind, t.field, param, t.explanation, str(t.priority)])
-    _page_setup(ws, "A2", autofilter=False)
-    _protect(ws)
-
-
-def _num(x: Any) -> float | str:
-    """A statistic as a number cell ("" when undefined)."""
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return ""
-    return "" if math.isnan(v) else v
+    page_setup(ws, "A2", autofilter=False)
+    protect(ws)
 
 
 #: Summary column widths (A: labels, field and boundary names; H: explanations)
@@ -917,7 +726,7 @@ def _write_summary(
         ws.column_dimensions[col].width = w
     s = _SummarySheet(ws)
     c = s.cell(s.r, 1, f"Adjudication review — {schema.title}")
-    c.font = _font(bold=True, size=14)
+    c.font = font(bold=True, size=14)
     s.r += 2
     s.facts(
         [
@@ -950,7 +759,7 @@ def _write_summary(
         s.r += 1
         s.section("Schema triggers (item x field rows)")
         s.counts(summary["by_trigger"])
-    _page_setup(ws, None, autofilter=False, title_rows=False)
+    page_setup(ws, None, autofilter=False, title_rows=False)
     ws.print_area = f"A1:{get_column_letter(s.last)}{max(s.r - 1, 1)}"
 
 
@@ -993,7 +802,7 @@ class _SummarySheet:
         v: Any,
         *,
         bold: bool = False,
-        align: Alignment = _TOP,
+        align: Alignment = TOP,
         fill: str | None = None,
         fmt: str | None = None,
     ):
@@ -1004,7 +813,7 @@ class _SummarySheet:
         else:
             set_text_cell(c, v)
         c.alignment = align
-        c.font = _font(bold=bold)
+        c.font = font(bold=bold)
         if fill:
             c.fill = PatternFill("solid", fgColor=fill)
         if fmt:
@@ -1018,14 +827,14 @@ class _SummarySheet:
         if to > col:
             self.ws.merge_cells(start_row=row, start_column=col, end_row=row, end_column=to)
         width = sum(_SUMMARY_WIDTHS[get_column_letter(j)] for j in range(col, to + 1))
-        h = _lines_height(wrapped_lines(cell_text(v), width, bold=bold)) if wrap else None
+        h = lines_height(wrapped_lines(cell_text(v), width, bold=bold)) if wrap else None
         if h and h > (self.ws.row_dimensions[row].height or 0):
             self.ws.row_dimensions[row].height = h
 
     def section(self, text: str) -> None:
         """A section title on the next row."""
         c = self.cell(self.r, 1, text)
-        c.font = _font(bold=True, size=12)
+        c.font = font(bold=True, size=12)
         self.r += 1
 
     def table_head(self, heads: list[str], numeric: set[int]) -> None:
@@ -1061,7 +870,7 @@ class _SummarySheet:
                 self.cell(self.r, 1, a.get("field", ""))
                 self.cell(self.r, 2, _stat_label(a))
                 for j, k in ((3, "value"), (4, "ci_low"), (5, "ci_high")):
-                    self.cell(self.r, j, _num(a.get(k)), align=self.center, fmt="0.000")
+                    self.cell(self.r, j, number_cell(a.get(k)), align=self.center, fmt="0.000")
                 self.cell(self.r, 6, a.get("n_items") if a.get("n_items") is not None else "", align=self.center)
                 self.cell(self.r, 7, a.get("ci_method") or "")
                 self.r += 1
@@ -1118,7 +927,7 @@ def _write_meta(ws, schema: Schema, info: dict, rlist: list[str], stamp: str, st
     for i, (k, v) in enumerate(rows, start=1):
         set_text_cell(ws.cell(row=i, column=1), k)
         set_text_cell(ws.cell(row=i, column=2), v)
-    _protect(ws)
+    protect(ws)
 
 
 __all__ = [

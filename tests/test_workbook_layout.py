@@ -22,8 +22,8 @@ import pytest
 from openpyxl.utils import get_column_letter
 
 from goldboard.adjudicate.flags import boundary_words
-from goldboard.exports.workbook import (
-    BOUNDARY_FILLS,
+from goldboard.exports.workbook import BOUNDARY_FILLS
+from goldboard.exports.xlsx_layout import (
     HEADER_FILL,
     INPUT_HEADER_FILL,
     LINE_HEIGHT,
