@@ -25,6 +25,7 @@ LAYERS = {
     "errors": 0,
     "text": 0,
     "fileio": 0,
+    "fileio_xlsx": 0,
     "label_configs": 1,
     "cases": 2,
     "study": 2,
