@@ -309,3 +309,29 @@ def test_calibration_clause(tmp_path):
     m = methods(report(s))
     assert "Calibration: 1 round (1) marked as calibration; the estimates here are from round 1, which is a " in m
     assert "calibration round." in m and "Guideline version: round 1: v1.0." in m
+
+
+def test_not_estimable_says_whether_the_estimate_or_its_interval(tmp_path):
+    """Perfect agreement on a few items: every estimate is 1.000 (percent agreement, kappa ...),
+    only the interval is missing (SE 0).  The sentence said "Not estimable ...: percent agreement",
+    which a reader takes for "no estimate".  One category only: kappa's chance agreement is 1, so
+    kappa itself is undefined while percent agreement is 1.000."""
+    t = tmp_path / "t.csv"
+    rows = [("C-1", "Supported"), ("C-2", "Supported"), ("C-3", I)]
+    t.write_text("case_id,a,b\n" + "".join(f"{c},{v},{v}\n" for c, v in rows), encoding="utf-8")
+    s = tmp_path / "s"
+    run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b")
+    cols = ["--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b", "--field", "safety_label"]
+    run("pull", "--study", s, "--from-table", t, *cols, "--identical-columns-ok")
+    m = methods(report(s))
+    assert "Not estimable" not in m
+    assert "No confidence interval (degenerate table" in m and "percent agreement on safety_label" in m
+    one = tmp_path / "one.csv"
+    one.write_text("case_id,a,b\n" + "".join(f"C-{i},Supported,Supported\n" for i in range(1, 4)), encoding="utf-8")
+    s1 = tmp_path / "s1"
+    run("study", "init", s1, "--schema", "mtb", "--raters", "onc_a,onc_b")
+    run("pull", "--study", s1, "--from-table", one, *cols, "--identical-columns-ok")
+    m1 = methods(report(s1))
+    undefined = m1.split("Not estimable (undefined estimate): ")[1].split(".")[0]
+    assert "Cohen's kappa on safety_label" in undefined and "percent agreement" not in undefined
+    assert "percent agreement on safety_label" in m1.split("No confidence interval")[1]

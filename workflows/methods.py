@@ -276,9 +276,14 @@ def clause_percent_agreement(f: MethodsFacts) -> str:
     )
 
 
-def _not_estimable(r: dict) -> bool:
+def _no_estimate(r: dict) -> bool:
     v = r.get("value")
-    return v is None or v != v or r.get("ci_low") is None or (r.get("se") == 0 and r.get("ci_low") == r.get("ci_high"))
+    return v is None or v != v
+
+
+def _not_estimable(r: dict) -> bool:
+    """No estimate, or an estimate without an interval (a degenerate table: SE 0)."""
+    return _no_estimate(r) or r.get("ci_low") is None or (r.get("se") == 0 and r.get("ci_low") == r.get("ci_high"))
 
 
 def clause_intervals(f: MethodsFacts) -> str:
@@ -310,14 +315,27 @@ def clause_intervals(f: MethodsFacts) -> str:
             f"percentile bootstrap intervals ({b} resamples of items, seed {f.seed}) for {_join([NAMES[s] for s in boot])}"
         )
     text = "95% confidence intervals are " + "; and ".join(parts) + "."
-    bad = [
-        f"{NAMES[r['statistic']]} on {sec['name']}"
+    return text + _not_estimable_text(f)
+
+
+def _not_estimable_text(f: MethodsFacts) -> str:
+    """Which statistics had no estimate, and which had an estimate but no interval (a degenerate
+    table, e.g. perfect agreement on few items: the estimate is reported, its interval is not)."""
+    rows = [
+        (r, f"{NAMES[r['statistic']]} on {sec['name']}")
         for sec in f.field_sections
         for r in sec["result"]["statistics"]
         if _is_reported(r, sec["result"]) and r["statistic"] in NAMES and _not_estimable(r)
     ]
-    if bad:
-        text += f" Not estimable (degenerate table or undefined estimate): {_join(list(dict.fromkeys(bad)))}."
+    none = list(dict.fromkeys(name for r, name in rows if _no_estimate(r)))
+    no_ci = list(dict.fromkeys(name for r, name in rows if not _no_estimate(r) and name not in none))
+    text = f" Not estimable (undefined estimate): {_join(none)}." if none else ""
+    if no_ci:
+        text += (
+            " No confidence interval (degenerate table: standard error 0; the estimate is reported without one): "
+            f"{_join(no_ci)}."
+        )
+    return text
     if f.ci_note:
         text += " " + f.ci_note
     return text
