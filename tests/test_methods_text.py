@@ -326,6 +326,7 @@ def test_not_estimable_says_whether_the_estimate_or_its_interval(tmp_path):
     m = methods(report(s))
     assert "Not estimable" not in m
     assert "No confidence interval (degenerate table" in m and "percent agreement on safety_label" in m
+    assert "Wald intervals may undercover for safety_label" in m  # the interval note still follows
     one = tmp_path / "one.csv"
     one.write_text("case_id,a,b\n" + "".join(f"C-{i},Supported,Supported\n" for i in range(1, 4)), encoding="utf-8")
     s1 = tmp_path / "s1"

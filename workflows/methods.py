@@ -314,8 +314,10 @@ def clause_intervals(f: MethodsFacts) -> str:
         parts.append(
             f"percentile bootstrap intervals ({b} resamples of items, seed {f.seed}) for {_join([NAMES[s] for s in boot])}"
         )
-    text = "95% confidence intervals are " + "; and ".join(parts) + "."
-    return text + _not_estimable_text(f)
+    text = "95% confidence intervals are " + "; and ".join(parts) + "." + _not_estimable_text(f)
+    if f.ci_note:
+        text += " " + f.ci_note
+    return text
 
 
 def _not_estimable_text(f: MethodsFacts) -> str:
@@ -335,9 +337,6 @@ def _not_estimable_text(f: MethodsFacts) -> str:
             " No confidence interval (degenerate table: standard error 0; the estimate is reported without one): "
             f"{_join(no_ci)}."
         )
-    return text
-    if f.ci_note:
-        text += " " + f.ci_note
     return text
 
 
