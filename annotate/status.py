@@ -60,7 +60,7 @@ class StudyStatus:
 
     @property
     def decisions_open(self) -> int:
-        """Disagreements with no decision in force (none yet, or left unresolved)."""
+        """Flagged rows (label disagreements and other triggers) with no decision in force (none yet, or left unresolved)."""
         return sum(d["open"] + d["unresolved"] for d in self.decisions.values())
 
     def to_dict(self) -> dict:
@@ -101,9 +101,11 @@ class StudyStatus:
             return []
         who = f" ({self.adjudicator})" if self.adjudicator else ""
         rows = sum(d["rows"] for d in self.decisions.values())
+        dis = sum(d.get("disagreements", d["rows"]) for d in self.decisions.values())
+        why = _n(dis, "label disagreement") + (f", {_n(rows - dis, 'other trigger')}" if rows > dis else "")
         lines = [
-            f"adjudication{who}: {self.decisions_open} decisions open of {rows} disagreements "
-            f"(decisions.jsonl; {self.round_rule})"
+            f"adjudication{who}: {self.decisions_open} of {_n(rows, 'flagged row')} still to decide ({why}; "
+            f"decisions.jsonl; {self.round_rule})"
         ]
         for f, d in self.decisions.items():
             src = d["sources"]
@@ -122,6 +124,11 @@ class StudyStatus:
 
 
 _WHERE = {"sheet": "in the review sheet", "label_studio": "in Label Studio"}
+
+
+def _n(n: int, what: str) -> str:
+    """``1 flagged row``, ``2 flagged rows``."""
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _short(ts: str) -> str:
@@ -278,6 +285,8 @@ def _decisions_in_force(study: Study, res: StudyStatus) -> None:
     for fname in dict.fromkeys(flags["field"]) if len(flags) else []:
         rows = flags[flags["field"] == fname]
         d = {"rows": len(rows), "decided": 0, "unresolved": 0, "open": 0, "by": [], "sources": {}, "last": ""}
+        # a flagged row is a label disagreement or another trigger (a missing rating, low confidence ...)
+        d["disagreements"] = int(sum(str(x) == "True" for x in rows["disagree"])) if "disagree" in rows else len(rows)
         by: Counter = Counter()
         for item in rows["item_id"].astype(str):
             e = in_force.get((item, str(fname)))

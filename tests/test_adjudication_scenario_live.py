@@ -130,7 +130,7 @@ def test_sheet_then_label_studio_then_old_sheet(live_server, tmp_path, monkeypat
     assert got["decisions_open"] == 0 and got["adjudicator"] == "dr_chair"
     assert got["decisions"]["safety_label"]["sources"] == {"sheet": 7, "label_studio": 2}
     text = run("status", "--study", st.path).output
-    assert "adjudication (dr_chair): 0 decisions open of 9 disagreements" in text
+    assert "adjudication (dr_chair): 0 of 9 flagged rows still to decide (" in text
 
     # a push again: nothing new; the tasks now show the Label Studio decisions
     res = run("adjudicate", "push", "--study", st.path, "--adjudicator", "dr_chair")

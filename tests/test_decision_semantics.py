@@ -127,7 +127,7 @@ def test_status_of_a_table_study_needs_no_server_and_counts_sheet_decisions(tmp_
     assert res.exit_code == 0, res.output
     assert "Label Studio: not used (ratings from a ratings table)" in res.output
     assert "onc_a             50 / 50    items rated (100%)  from a ratings table, last pulled 20" in res.output
-    assert "adjudication: 16 decisions open of 16 disagreements" in res.output
+    assert "adjudication: 16 of 16 flagged rows still to decide (16 label disagreements; " in res.output
     sheet = tmp_path / "review.xlsx"
     assert invoke_cli("adjudicate", "sheet", "--study", s, "-o", sheet).exit_code == 0
     import openpyxl
@@ -163,3 +163,18 @@ def test_report_counts_people_not_spellings(tmp_path):
     assert res.exit_code == 0, res.output
     lines = [x for x in out.read_text().splitlines() if x.startswith("- Adjudicator ")]
     assert lines == ["- Adjudicator dr_chair: 3 decisions, independent (also written Dr Chair)"]
+
+
+def test_status_counts_flagged_rows_not_disagreements(tmp_path):
+    """A row flagged for a missing rating is no disagreement: status said "1 decisions open of 1
+    disagreements" where flag and the report say "0 label disagreements and 1 missing rating"."""
+    s = tmp_path / "s"
+    assert invoke_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b").exit_code == 0
+    t = tmp_path / "t.csv"
+    t.write_text("case_id,a,b\nC-1,Supported,Supported\nC-2,Supported,\nC-3,Supported,Unsupported\n", encoding="utf-8")
+    cols = ["--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b", "--field", "safety_label"]
+    assert invoke_cli("pull", "--study", s, "--from-table", t, *cols).exit_code == 0
+    res = invoke_cli("status", "--study", s)
+    assert res.exit_code == 0, res.output
+    assert "adjudication: 2 of 2 flagged rows still to decide (1 label disagreement, 1 other trigger; " in res.output
+    assert "disagreements" not in res.output.split("adjudication:")[1].split("\n")[0].split("(")[0]
