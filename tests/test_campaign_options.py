@@ -1,0 +1,87 @@
+"""Options, ids and output names an independent campaign found silently accepted (issue 23,
+"every input is used as the user meant, or refused"): each test fails on the code before the fix.
+
+Oracle for every refusal: one ``Error:`` line naming the flag (or file/row), a non-zero exit, no
+traceback, and nothing written.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+import pytest
+from test_misuse_inputs import error_line, run  # the shared no-traceback runner and its one error line
+
+from goldboard.cli import COMMAND_MODULES
+
+
+def _leaf_commands() -> list[tuple[tuple[str, ...], click.Command]]:
+    out = []
+
+    def walk(path: tuple[str, ...], cmd: click.Command) -> None:
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                walk((*path, name), sub)
+        else:
+            out.append((path, cmd))
+
+    for module in COMMAND_MODULES:
+        for cmd in importlib.import_module(f"goldboard.cli.{module}").commands:
+            walk((cmd.name,), cmd)
+    return out
+
+
+def _single_value_options() -> list[tuple[tuple[str, ...], click.Option]]:
+    return [
+        (path, p)
+        for path, cmd in _leaf_commands()
+        for p in cmd.params
+        if isinstance(p, click.Option) and not (p.multiple or p.count or p.is_eager)
+    ]
+
+
+SINGLE = _single_value_options()
+
+
+# --------------------------------------------------------------------------- 1. an option given twice
+
+
+@pytest.mark.parametrize("path,option", SINGLE, ids=[f"{' '.join(c)} {o.opts[0]}" for c, o in SINGLE])
+def test_every_single_value_option_given_twice_is_refused_naming_it(path, option, tmp_path, monkeypatch):
+    """MO01/MO01b/M35: ``--round 1 --round 2``, ``pull --field a --field b``: click kept the last
+    one silently; now every command refuses, before it reads or writes anything."""
+    first, second = option.opts[0], max(option.opts, key=len)
+    given = [first, second] if option.is_flag else [first, "1", f"{second}=2" if second.startswith("--") else second]
+    if not option.is_flag and not second.startswith("--"):
+        given.append("2")
+    monkeypatch.chdir(tmp_path)
+    res = run(*path, *given, env={"GOLDBOARD_HOME": str(tmp_path / "home")})
+    line = error_line(res)
+    assert res.exit_code == 2, res.output
+    assert "given more than once" in line and first in line, line
+    assert list(tmp_path.iterdir()) == [], "nothing written"
+
+
+def test_round_given_twice_names_round_not_a_missing_round(tmp_path):
+    res = run("agree", "--study", tmp_path, "--round", "1", "--round", "2")
+    line = error_line(res)
+    assert "--round given more than once" in line and "not pulled" not in line, line
+
+
+def test_output_given_by_both_spellings_is_refused_and_nothing_written(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    res = run("plan", "sample", "--cases", "x.csv", "-n", "2", "-o", a, f"--output={b}")
+    assert "-o/--output given more than once" in error_line(res)
+    assert not a.exists() and not b.exists()
+
+
+def test_an_option_given_once_and_a_multiple_option_repeated_still_work():
+    """The check counts only options that take one value: ``calibrate --round 1 --round 2`` is a set."""
+    from goldboard.cli import repeated_option
+    from goldboard.cli.calibrate import commands
+
+    cmd = commands[0]
+    ctx = click.Context(cmd)
+    assert repeated_option(cmd, ctx, ["--study", "s", "--round", "1", "--round", "2"]) is None
+    assert repeated_option(cmd, ctx, ["--study", "s", "--study=t"]).name == "study_dir"
