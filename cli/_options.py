@@ -39,6 +39,15 @@ ROUND_DEFAULT_HELP = "the latest pulled round"
 ROUND_IN_FORCE_HELP = "per item, the latest round every rater rated"
 
 
+#: a random seed: what every generator goldboard seeds accepts (numpy's legacy RandomState
+#: and scikit-learn take 0..2**32-1; a negative seed crashed ``plan sample --seed -1``)
+SEED = click.IntRange(0, 2**32 - 1)
+#: the most bootstrap resamples or simulations a command draws (README "Agreement"): percentile
+#: CIs are stable from about 2,000; ``--bootstrap 99999999999`` asked for 36 TiB
+MAX_RESAMPLES = 100_000
+RESAMPLES = click.IntRange(0, MAX_RESAMPLES)
+
+
 class OutputFile(click.Path):
     """A file the command writes (never a folder); see :func:`goldboard.cli._output.guard_outputs`.
     A path holding a control, line-break or bidi-control character (``-o $'units.jsonl\\n'``, a

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cli._options import OutputFile, format_option, output_option, round_option, study_option
+from goldboard.cli._options import RESAMPLES, SEED, OutputFile, format_option, output_option, round_option, study_option
 from goldboard.study import Study
 from goldboard.workflows import write_report
 
@@ -17,12 +17,12 @@ from goldboard.workflows import write_report
 @click.option("--release", default=None, help="Gold release to compare raters against (default: the latest, e.g. v1).")
 @click.option(
     "--bootstrap",
-    type=int,
+    type=RESAMPLES,
     default=0,
     show_default=True,
     help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed.")
 @click.option(
     "--predictions",
     type=click.Path(dir_okay=False),

@@ -85,3 +85,44 @@ def test_an_option_given_once_and_a_multiple_option_repeated_still_work():
     ctx = click.Context(cmd)
     assert repeated_option(cmd, ctx, ["--study", "s", "--round", "1", "--round", "2"]) is None
     assert repeated_option(cmd, ctx, ["--study", "s", "--study=t"]).name == "study_dir"
+
+
+# --------------------------------------------------------------------------- 2. seeds and resample counts
+
+RANDOM_OPTIONS = [(path, o) for path, o in SINGLE if {"--seed", "--bootstrap", "--simulations"} & set(o.opts)]
+
+
+def test_every_seed_and_resample_option_is_bounded():
+    """Every ``--seed`` is 0..2**32-1 and every resample count has the documented upper bound."""
+    from goldboard.cli._options import MAX_RESAMPLES
+
+    seen = set()
+    for path, o in RANDOM_OPTIONS:
+        seen.add(o.opts[0])
+        assert isinstance(o.type, click.IntRange), (path, o.opts)
+        if "--seed" in o.opts:
+            assert (o.type.min, o.type.max) == (0, 2**32 - 1), (path, o.opts)
+        else:
+            assert o.type.max == MAX_RESAMPLES, (path, o.opts)
+    assert seen == {"--seed", "--bootstrap", "--simulations"}
+    assert len(RANDOM_OPTIONS) >= 14
+
+
+@pytest.mark.parametrize("path,option", RANDOM_OPTIONS, ids=[f"{' '.join(c)} {o.opts[0]}" for c, o in RANDOM_OPTIONS])
+@pytest.mark.parametrize("value", ["-1", "99999999999"])
+def test_out_of_range_seed_or_resamples_is_one_line_naming_the_flag(path, option, value):
+    res = run(*path, option.opts[0], value)
+    line = error_line(res)
+    assert res.exit_code == 2 and option.opts[0] in line and "internal error" not in line, line
+
+
+def test_sample_negative_seed_and_huge_bootstrap_are_refused_not_internal_errors(tmp_path):
+    """MO09 ``plan sample --seed -1`` (numpy: "expected non-negative integer", exit 3) and MO21
+    ``agree --bootstrap 99999999999`` (MemoryError, exit 3)."""
+    cases = tmp_path / "cases.csv"
+    cases.write_text("case_id,text\nC1,a\nC2,b\nC3,c\n")
+    out = tmp_path / "s.csv"
+    res = run("plan", "sample", "--cases", cases, "-n", "2", "--seed", "-1", "-o", out)
+    assert res.exit_code == 2 and "--seed" in error_line(res) and not out.exists()
+    res = run("agree", "--study", tmp_path, "--bootstrap", "99999999999")
+    assert res.exit_code == 2 and "--bootstrap" in error_line(res) and "100000" in error_line(res)
