@@ -126,3 +126,51 @@ def test_sample_negative_seed_and_huge_bootstrap_are_refused_not_internal_errors
     assert res.exit_code == 2 and "--seed" in error_line(res) and not out.exists()
     res = run("agree", "--study", tmp_path, "--bootstrap", "99999999999")
     assert res.exit_code == 2 and "--bootstrap" in error_line(res) and "100000" in error_line(res)
+
+
+# --------------------------------------------------------------------------- 3. an empty path
+
+
+PATHS = [
+    (path, p)
+    for path, cmd in _leaf_commands()
+    for p in cmd.params
+    if isinstance(p.type, click.Path) and (path, p.name) != (("study", "set"), "data_dir")  # '': the default
+]
+
+
+@pytest.mark.parametrize("path,param", PATHS, ids=[f"{' '.join(c)} {p.name}" for c, p in PATHS])
+def test_every_empty_path_parameter_is_refused_naming_it(path, param):
+    from goldboard.cli._output import refuse_empty_paths
+
+    with pytest.raises(click.UsageError, match="is empty") as err:
+        refuse_empty_paths(dict(_leaf_commands())[path], {param.name: ("",) if param.multiple else ""})
+    flag = max(param.opts, key=len) if isinstance(param, click.Option) else param.human_readable_name
+    assert flag in str(err.value)
+
+
+def test_empty_study_inside_a_study_does_not_run_on_the_current_folder(tmp_path, monkeypatch):
+    """MO22: ``status --study ""`` (an unset $STUDY) ran on the study in the current folder."""
+    s = tmp_path / "s"
+    assert run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b").exit_code == 0
+    monkeypatch.chdir(s)
+    before = sorted(p.name for p in s.iterdir())
+    for args in (("status", "--study", ""), ("agree", "--study", ""), ("agree", "--study", ".", "-o", "")):
+        res = run(*args)
+        line = error_line(res)
+        assert res.exit_code == 2 and "is empty" in line, line
+        assert ("-o/--output" if "-o" in args else "--study") in line or "--output" in line, line
+    assert sorted(p.name for p in s.iterdir()) == before
+
+
+def test_study_set_data_dir_empty_still_means_the_default(tmp_path):
+    s = tmp_path / "s"
+    assert (
+        run(
+            "study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", "--data-dir", tmp_path / "d"
+        ).exit_code
+        == 0
+    )
+    res = run("study", "set", s, "--data-dir", "")
+    assert res.exit_code == 0, res.output
+    assert "data_dir" not in (s / "study.toml").read_text() or str(tmp_path / "d") not in (s / "study.toml").read_text()
