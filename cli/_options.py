@@ -51,7 +51,9 @@ RESAMPLES = click.IntRange(0, MAX_RESAMPLES)
 class OutputFile(click.Path):
     """A file the command writes (never a folder); see :func:`goldboard.cli._output.guard_outputs`.
     A path holding a control, line-break or bidi-control character (``-o $'units.jsonl\\n'``, a
-    pasted escape sequence) is refused: it would write a file whose name looks like another's."""
+    pasted escape sequence) or a part with a leading/trailing space (``'units.jsonl '``) is
+    refused: it would write a file whose name looks like another's.  ``-`` is refused too (no
+    command writes its file to stdout through ``-o -``; without ``-o`` a command prints)."""
 
     def __init__(self) -> None:
         super().__init__(dir_okay=False)
@@ -64,6 +66,10 @@ class OutputFile(click.Path):
         if bad:
             shown = text.encode("unicode_escape").decode("ascii")
             self.fail(f"'{shown}': the file name contains control character(s) {', '.join(bad)}", param, ctx)
+        if text == "-":
+            self.fail("'-' is not standard output here: omit the option to print to stdout, or name a file", param, ctx)
+        if any(part != part.strip() for part in text.split(os.sep) if part):
+            self.fail(f"{text!r}: a leading or trailing space in the file name (a pasted name?)", param, ctx)
         return super().convert(value, param, ctx)
 
 

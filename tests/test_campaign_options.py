@@ -174,3 +174,81 @@ def test_study_set_data_dir_empty_still_means_the_default(tmp_path):
     res = run("study", "set", s, "--data-dir", "")
     assert res.exit_code == 0, res.output
     assert "data_dir" not in (s / "study.toml").read_text() or str(tmp_path / "d") not in (s / "study.toml").read_text()
+
+
+# --------------------------------------------------------------------------- 4. output names
+
+
+def demo_study(tmp_path):
+    """A study with one pulled round (a ratings table, no server)."""
+    s = tmp_path / "s"
+    assert run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b").exit_code == 0
+    t = tmp_path / "r.csv"
+    t.write_text("case_id,a,b\n" + "".join(f"C{i},Supported,{'Unsafe' if i % 3 else 'Supported'}\n" for i in range(12)))
+    res = run(
+        "pull",
+        "--study",
+        s,
+        "--from-table",
+        t,
+        "--item-col",
+        "case_id",
+        "--rater-cols",
+        "onc_a=a,onc_b=b",
+        "--field",
+        "safety_label",
+    )
+    assert res.exit_code == 0, res.output
+    return s
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["-o", "r.pdf"], "--pdf FILE"),
+        (["-o", "r.md"], "--format markdown"),
+        (["-o", "r.html", "--format", "markdown"], "--format html"),
+        (["--pdf", "r.html"], "ending in .pdf"),
+    ],
+)
+def test_report_output_named_for_another_format_is_refused(tmp_path, monkeypatch, args, needle):
+    """MO04: ``report -o r.pdf`` wrote an HTML document into a file named .pdf."""
+    s = demo_study(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    res = run("report", "--study", s, *args)
+    line = error_line(res)
+    assert res.exit_code == 2 and needle in line, line
+    assert list(out.iterdir()) == [] and not (s / "reports").exists()
+
+
+def test_report_output_with_its_own_format_ending_still_works(tmp_path):
+    s = demo_study(tmp_path)
+    res = run("report", "--study", s, "-o", tmp_path / "r.md", "--format", "markdown", "--no-supplement")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "r.md").read_text().lstrip().startswith("#")
+
+
+@pytest.mark.parametrize("cmd", [["report", "--study", "{s}"], ["agree", "--study", "{s}"]])
+def test_output_dash_is_refused_not_a_file_named_dash(tmp_path, monkeypatch, cmd):
+    """MO23: ``report -o -`` wrote an HTML file literally named ``-`` (and ./supplement)."""
+    s = demo_study(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    res = run(*[c.format(s=s) for c in cmd], "-o", "-")
+    line = error_line(res)
+    assert res.exit_code == 2 and "--output" in line and "stdout" in line, line
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["units.jsonl ", " a.csv", "sub /a.csv"])
+def test_output_name_with_leading_or_trailing_space_is_refused(tmp_path, name):
+    """LS19b: ``agree -o 'STUDY/units.jsonl '`` wrote a look-alike of the study's items file."""
+    s = demo_study(tmp_path)
+    before = sorted(p.name for p in s.iterdir())
+    res = run("agree", "--study", s, "-o", f"{s}/{name}")
+    line = error_line(res)
+    assert res.exit_code == 2 and "space" in line and "--output" in line, line
+    assert sorted(p.name for p in s.iterdir()) == before
