@@ -252,3 +252,57 @@ def test_output_name_with_leading_or_trailing_space_is_refused(tmp_path, name):
     line = error_line(res)
     assert res.exit_code == 2 and "space" in line and "--output" in line, line
     assert sorted(p.name for p in s.iterdir()) == before
+
+
+# --------------------------------------------------------------------------- 5. spreadsheet id artefacts
+
+PULL = ["--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b", "--field", "safety_label"]
+
+
+def _pull_refused(tmp_path, table) -> str:
+    s = tmp_path / "s"
+    assert run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b").exit_code == 0
+    res = run("pull", "--study", s, "--from-table", table, *PULL)
+    line = error_line(res)
+    assert not (s / "rounds").exists() and not (s / "units.jsonl").exists(), "nothing written"
+    return line
+
+
+def test_id_in_scientific_notation_is_refused(tmp_path):
+    """M07: ``1.23E+05`` (Excel showing a long id as a number) was stored as an item id."""
+    t = tmp_path / "t.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Supported\n1.23E+05,Unsafe,Supported\n")
+    line = _pull_refused(tmp_path, t)
+    assert "'1.23E+05' is a number in scientific notation" in line and "t.csv: row 3" in line, line
+
+
+def test_ids_1_and_1p0_in_one_table_are_refused_naming_both_rows(tmp_path):
+    """M14: ``1`` and ``1.0`` (a float-ised id column) became two items."""
+    t = tmp_path / "t.csv"
+    t.write_text("case_id,a,b\n1,Supported,Supported\n2,Unsafe,Unsafe\n1.0,Unsafe,Supported\n")
+    line = _pull_refused(tmp_path, t)
+    assert "rows 2 and 4" in line and "'1' and '1.0'" in line and "how a number is written" in line, line
+
+
+def test_xlsx_numeric_7_beside_text_007_is_refused_naming_both_rows(tmp_path):
+    """M29: a numeric 7 (Excel stripped the zeros) beside a text '007' became two items."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["case_id", "a", "b"])
+    ws.append([7, "Supported", "Supported"])
+    ws.append(["007", "Unsafe", "Supported"])
+    t = tmp_path / "t.xlsx"
+    wb.save(t)
+    line = _pull_refused(tmp_path, t)
+    assert "rows 2 and 3" in line and "'7' and '007'" in line, line
+
+
+def test_plain_numeric_ids_and_decimals_still_pull(tmp_path):
+    s = tmp_path / "s"
+    assert run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b").exit_code == 0
+    t = tmp_path / "t.csv"
+    t.write_text("case_id,a,b\n1,Supported,Supported\n2,Unsafe,Unsafe\n1.5,Unsafe,Supported\nE1,Unsafe,Unsafe\n")
+    res = run("pull", "--study", s, "--from-table", t, *PULL)
+    assert res.exit_code == 0, res.output
