@@ -306,3 +306,27 @@ def test_plain_numeric_ids_and_decimals_still_pull(tmp_path):
     t.write_text("case_id,a,b\n1,Supported,Supported\n2,Unsafe,Unsafe\n1.5,Unsafe,Supported\nE1,Unsafe,Unsafe\n")
     res = run("pull", "--study", s, "--from-table", t, *PULL)
     assert res.exit_code == 0, res.output
+
+
+# --------------------------------------------------------------------------- 7. messages
+
+
+def test_jsonl_line_ending_in_a_comma_is_named_as_such(tmp_path):
+    """M18: ``{...},`` lines were refused as "invalid JSON: Extra data" (Python's jargon)."""
+    t = tmp_path / "t.jsonl"
+    t.write_text(
+        '{"case_id":"C1","rater":"onc_a","label":"Supported"},\n{"case_id":"C1","rater":"onc_b","label":"Unsafe"},\n'
+    )
+    line = _pull_refused_long(tmp_path, t)
+    assert "t.jsonl:1: " in line and "a comma after the record; JSON Lines has one object per line, no commas" in line
+    assert "Extra data" not in line, line
+
+
+def _pull_refused_long(tmp_path, table) -> str:
+    s = tmp_path / "s"
+    assert run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b").exit_code == 0
+    args = ["--item-col", "case_id", "--rater-col", "rater", "--label-col", "label", "--field", "safety_label"]
+    res = run("pull", "--study", s, "--from-table", table, *args)
+    line = error_line(res)
+    assert not (s / "rounds").exists(), "nothing written"
+    return line
