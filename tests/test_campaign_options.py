@@ -330,3 +330,87 @@ def _pull_refused_long(tmp_path, table) -> str:
     line = error_line(res)
     assert not (s / "rounds").exists(), "nothing written"
     return line
+
+
+def _sheet_items(path, field="safety_label") -> list[str]:
+    import openpyxl
+    from test_adjudication_roundtrip import rows_by_item
+
+    return list(rows_by_item(openpyxl.load_workbook(path)["Disagreements"], field)[1])
+
+
+def test_blank_row_keeping_a_decision_in_force_says_so_not_unresolved(tmp_path):
+    """C10/ML4: a fresh sheet with a decided row's Decision cleared (or laptop A re-imported after
+    laptop B) said "1 left blank (unresolved)" while the earlier decision stays in force."""
+    from test_adjudication_roundtrip import fill, make_study
+
+    from goldboard.adjudicate.decisions import read_decisions
+
+    st = make_study(tmp_path)
+    first = tmp_path / "first.xlsx"
+    assert run("adjudicate", "sheet", "--study", st.path, "-o", first).exit_code == 0
+    item = _sheet_items(first)[0]
+    fill(first, {item: ("Supported", "guideline", "dr_lee")})
+    res = run("adjudicate", "import", "--study", st.path, first, "--adjudicator", "dr_lee")
+    assert res.exit_code == 0, res.output
+    again = tmp_path / "again.xlsx"
+    assert run("adjudicate", "sheet", "--study", st.path, "-o", again).exit_code == 0
+    fill(again, {item: (None, None, None)})  # the adjudicator cleared the pre-filled decision
+    n_rows = len(_sheet_items(again)) + len(_sheet_items(again, "missing_info"))
+    before = read_decisions(st.path / "decisions.jsonl")
+    res = run("adjudicate", "import", "--study", st.path, again, "--adjudicator", "dr_lee")
+    assert res.exit_code == 0, res.output
+    summary = next(ln for ln in res.output.splitlines() if ln.startswith("again.xlsx:"))
+    assert f"{n_rows} left blank (1 keep the decision already in force, {n_rows - 1} unresolved;" in summary, summary
+    assert "write unresolved to reopen it" in summary
+    assert read_decisions(st.path / "decisions.jsonl") == before  # the decision stays in force
+
+
+def test_adjudicator_name_mapping_that_matches_no_cell_is_noted(tmp_path):
+    """LS12b: ``--adjudicator-name X=zed`` where no Adjudicator cell says X was silently unused."""
+    from test_adjudication_roundtrip import fill, make_study
+
+    st = make_study(tmp_path)
+    sheet = tmp_path / "s.xlsx"
+    assert run("adjudicate", "sheet", "--study", st.path, "-o", sheet).exit_code == 0
+    fill(sheet, {_sheet_items(sheet)[0]: ("Supported", "guideline", "Dr Lee")})
+    res = run(
+        "adjudicate",
+        "import",
+        "--study",
+        st.path,
+        sheet,
+        "--adjudicator",
+        "dr_lee",
+        "--adjudicator-name",
+        "Dr Lee=dr_lee",
+        "--adjudicator-name",
+        "X=zed",
+    )
+    assert res.exit_code == 0, res.output
+    notes = [ln for ln in res.output.splitlines() if ln.startswith("Note: --adjudicator-name")]
+    assert notes == [
+        "Note: --adjudicator-name X=zed: no Adjudicator cell of the sheet says 'X'; the mapping was not used"
+    ]
+
+
+# --------------------------------------------------------------------------- 6. a rater not of the study
+
+
+@pytest.mark.parametrize("extra", [[], ["--by", "case_id"]])  # the column fast path, and the pandas path
+def test_agree_names_ratings_by_a_rater_removed_from_study_toml(tmp_path, extra):
+    """MD9: onc_b removed from study.toml by hand was still analysed by agree with no note."""
+    import re
+
+    s = demo_study(tmp_path)
+    toml = s / "study.toml"
+    text = toml.read_text()
+    edited = re.sub(r'"onc_b",?\s*', "", text, count=1)
+    assert edited != text
+    toml.write_text(edited)
+    res = run("agree", "--study", s, *extra)
+    assert res.exit_code == 0, res.output
+    warn = [ln for ln in res.output.splitlines() if ln.startswith("Warning:") and "not a rater of the study" in ln]
+    assert len(warn) == 1 and "ratings by 'onc_b'" in warn[0] and "lists onc_a" in warn[0], res.output
+    res = run("agree", "--study", demo_study(tmp_path / "b"))
+    assert "not a rater of the study" not in res.output
