@@ -414,6 +414,10 @@ def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
+#: the message for a JSONL line ending in a comma (json says "Extra data")
+TRAILING_COMMA = "a comma after the record; JSON Lines has one object per line, no commas"
+
+
 def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | None]]:
     """The one JSONL parser: ``(line, record, None)`` for each non-blank line, or
     ``(line, None, error)`` for a line that is not JSON or is nested too deeply to read
@@ -426,6 +430,8 @@ def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | No
         try:
             yield i, json.loads(line, object_pairs_hook=_one_value_per_key), None
         except json.JSONDecodeError as exc:
+            if exc.msg == "Extra data" and line[exc.pos :].strip() == ",":  # a record ending in a comma
+                exc = json.JSONDecodeError(TRAILING_COMMA, line, exc.pos)
             yield i, None, exc
         except _DuplicateKey as exc:
             yield i, None, json.JSONDecodeError(str(exc), line, 0)

@@ -32,6 +32,7 @@ from goldboard.adjudicate.decisions import (
     _q,
     entries_digest,
     format_decision,
+    latest_decisions,
     log_base,
     parse_multi_decision,
     read_decisions,
@@ -149,6 +150,8 @@ class ImportResult(AppendedCounts):
     blank: int
     warnings: list[str]
     notes: list[str] = field(default_factory=list)
+    #: of the ``blank`` rows, those whose item keeps a decision already in the log (from another sheet)
+    blank_in_force: int = 0
 
 
 def _stripped(value: Any) -> str:
@@ -241,12 +244,13 @@ def read_review_sheet(
     expected: Sequence[tuple[str, str]] = (),
     readonly: dict[tuple[str, str], dict[str, str]] | None = None,
     agreed: dict[tuple[str, str], str] | None = None,
-) -> tuple[list[Proposed], list[str], list[str], int]:
+) -> tuple[list[Proposed], list[str], list[str], list[tuple[str, str]]]:
     """Check every row of a filled review workbook against the ratings in ``grid``.
 
     Returns ``(proposed, errors, warnings, blank)``: the decisions to record, every
     problem as ``Disagreements!F7: ...``, notes that do not block the import, and the
-    number of rows left blank (they stay unresolved).  ``expected``: the (item, field)
+    ``(item, field)`` of each row left blank (it records nothing: a decision already in the
+    log stays in force, else the item stays unresolved).  ``expected``: the (item, field)
     rows the sheet was written with (the flagged disagreements); each one missing from the
     sheet (a deleted row) is named in a warning -- it stays as it is.  ``readonly`` (:func:`readonly_texts`) and
     ``agreed`` (:func:`agreed_texts`): the read-only cells as written; an edited one is an error.
@@ -277,7 +281,7 @@ def read_review_sheet(
     finally:
         wb.close()
     reader.warnings.extend(missing_row_warnings(path, expected, reader.seen))
-    return reader.proposed, reader.errors, reader.warnings, reader.blank
+    return reader.proposed, reader.errors, reader.warnings, reader.blank_keys
 
 
 def missing_row_warnings(path: Path, expected: Sequence[tuple[str, str]], seen) -> list[str]:
@@ -343,7 +347,7 @@ class _SheetRows:
         self.errors = errors
         self.warnings: list[str] = []
         self.seen: dict[tuple[str, str], int] = {}
-        self.blank = 0
+        self.blank_keys: list[tuple[str, str]] = []  # (item, field) of each row left blank
         #: (item, field) -> the read-only cells' texts as written (:func:`readonly_texts`)
         self.readonly: dict[tuple[str, str], dict[str, str]] = {}
         #: rows whose Decision cell was written on another row -> the rows it may come from
@@ -413,7 +417,7 @@ class _SheetRows:
             return
         item_id, fname, case_id = parsed
         if filled["decision"] == "":
-            self.blank += 1
+            self.blank_keys.append((item_id, fname))
             if filled["reason"]:
                 self.warnings.append(
                     f"{self.ref('decision', r)}: reason given but no decision; the item stays unresolved"
@@ -778,7 +782,7 @@ def import_review_sheet(
     unprotected = check_sheet_protection(sheet, allow_unprotected)
     unverified = sheet_origin_problem(meta)
     grid = rating_grid(ratings, schema, raters)
-    proposed, errors, warnings, blank = read_review_sheet(
+    proposed, errors, warnings, blank_keys = read_review_sheet(
         sheet,
         grid,
         schema,
@@ -787,7 +791,8 @@ def import_review_sheet(
         **as_written(ratings, schema, raters, grid.raters, round_number),
     )
     # the gold these decisions would make must keep the schema's cross-field rules
-    gold = resolve_gold(ratings, schema, read_decisions(decisions_path), raters)
+    logged = read_decisions(decisions_path)
+    gold = resolve_gold(ratings, schema, logged, raters)
     errors = errors + decision_rule_errors(proposed, gold, schema)
     who_notes: list[str] = []
     if adjudicators is not None:
@@ -795,6 +800,7 @@ def import_review_sheet(
             [p for p in proposed if p.adjudicator_explicit], [adjudicator, *adjudicators], adjudicator_names
         )
         errors += who_errors
+        who_notes += unused_names(proposed, adjudicator_names)
     by_rater = [p for p in proposed if p.adjudicator in grid.raters]
     for p in by_rater:  # a rater adjudicating (also when a mapped spelling names them) is never independent
         p.independent = False
@@ -826,10 +832,28 @@ def import_review_sheet(
         sheet_sha256=sha,
         appended=res.appended,
         unchanged=res.unchanged,
-        blank=blank,
+        blank=len(blank_keys),
+        blank_in_force=_decided(blank_keys, logged),
         warnings=warnings,
         notes=who_notes + res.notes,
     )
+
+
+def _decided(keys: Sequence[tuple[str, str]], logged: list[dict]) -> int:
+    """How many of ``keys`` (item, field) have a decision in force in the log ``logged``."""
+    in_force = latest_decisions(logged)
+    return sum(1 for k in keys if in_force.get(k, {}).get("decision", UNRESOLVED) != UNRESOLVED)
+
+
+def unused_names(proposed: Sequence[Proposed], names: dict[str, str] | None) -> list[str]:
+    """A note for each ``--adjudicator-name SPELLING=NAME`` whose spelling no Adjudicator cell
+    of the sheet holds (a typo on the left side would otherwise go unnoticed)."""
+    written = {p.extra.get("adjudicator_as_written", p.adjudicator) for p in proposed if p.adjudicator_explicit}
+    return [
+        f"--adjudicator-name {k}={v}: no Adjudicator cell of the sheet says {k!r}; the mapping was not used"
+        for k, v in (names or {}).items()
+        if k not in written
+    ]
 
 
 __all__ = [

@@ -6,8 +6,12 @@ looks like is refused, never read as another item:
 * a **placeholder** for a missing value (``NA``, ``N/A``, ``#N/A``, ``NULL``, ``None``, ``nan``,
   ``-`` ...: what Excel, R and pandas write in an empty cell) is no id: a table holding it in its
   id column lost its ids somewhere;
-* two ids that differ only in **letter case** (``C1`` / ``c1``), or only in their Unicode form,
-  name one item typed twice (or two items a reader cannot tell apart).
+* a number in **scientific notation** as Excel shows a long number (``1.23E+05``) is no id: the
+  spreadsheet turned the id into a number and its digits are lost;
+* two ids that differ only in **letter case** (``C1`` / ``c1``), only in their Unicode form, or
+  only in how a number is written (``1`` / ``1.0`` from a float column, ``7`` / ``007`` when
+  Excel stripped the zeros of one cell) name one item typed twice (or two items a reader cannot
+  tell apart).
 
 Goldboard's own readers never turn such text into a missing value (CSV cells are read as text,
 ``keep_default_na=False``), so a label or id really spelled ``NA`` reaches these checks intact.
@@ -15,6 +19,7 @@ Goldboard's own readers never turn such text into a missing value (CSV cells are
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 #: what spreadsheets, R and pandas write for a missing value (pandas' default ``na_values``,
@@ -44,17 +49,30 @@ PLACEHOLDER_IDS = frozenset(
 )
 
 
-def is_placeholder_id(text: str) -> bool:
-    """Whether ``text`` (an id cell, stripped) is a missing-value placeholder, not an id.
+#: a number as Excel shows it in scientific notation (``1.23E+05``, ``4E-03``): its digits are lost
+SCIENTIFIC_ID = re.compile(r"[+-]?\d(\.\d+)?E[+-]\d+", re.IGNORECASE)
+#: a whole number, possibly with leading zeros or a ``.0`` tail (``7``, ``007``, ``1.0``)
+_WHOLE_NUMBER = re.compile(r"(\d+)(?:\.0+)?")
 
-    >>> [is_placeholder_id(x) for x in ("NA", "n/a", "#N/A", "None", "-", "NA-12", "C1")]
-    [True, True, True, True, True, False, False]
+
+def is_placeholder_id(text: str) -> bool:
+    """Whether ``text`` (an id cell, stripped) is a missing-value placeholder or a number in
+    scientific notation (:data:`SCIENTIFIC_ID`), not an id.
+
+    >>> [is_placeholder_id(x) for x in ("NA", "n/a", "#N/A", "None", "-", "NA-12", "C1", "1.23E+05", "E1")]
+    [True, True, True, True, True, False, False, True, False]
     """
-    return text.strip().casefold() in PLACEHOLDER_IDS
+    t = text.strip()
+    return t.casefold() in PLACEHOLDER_IDS or SCIENTIFIC_ID.fullmatch(t) is not None
 
 
 def placeholder_message(where: str, col: str, text: str) -> str:
     """The one line refusing a placeholder id ``text`` in column ``col`` (``where``: file and row)."""
+    if SCIENTIFIC_ID.fullmatch(text.strip()):
+        return (
+            f"{where}: {col} {text!r} is a number in scientific notation, as a spreadsheet shows a long number it "
+            f"turned the id into (its digits are lost), not an item id; format the column as Text and type the ids"
+        )
     return (
         f"{where}: {col} {text!r} is what a spreadsheet, R or pandas writes for a missing value, not an item id "
         f"(the id was lost before the file was saved); type the real id, or delete the row"
@@ -62,12 +80,25 @@ def placeholder_message(where: str, col: str, text: str) -> str:
 
 
 def id_key(text: str) -> str:
-    """The key under which two ids count as one: Unicode NFC form, letter case folded."""
+    """The key under which two ids count as one: Unicode NFC form, letter case folded, and a
+    whole number by its value (``1`` = ``1.0`` = ``001``).
+
+    >>> [id_key(x) for x in ("C1", "c1", "7", "007", "1.0", "1.5", "C007")]
+    ['c1', 'c1', '7', '7', '1', '1.5', 'c007']
+    """
+    whole = _WHOLE_NUMBER.fullmatch(text)
+    if whole:
+        return str(int(whole.group(1)))
     return unicodedata.normalize("NFC", text).casefold()
 
 
 def twin_kind(a: str, b: str) -> str:
     """How two different ids with the same :func:`id_key` differ, for a message."""
+    if _WHOLE_NUMBER.fullmatch(a) and _WHOLE_NUMBER.fullmatch(b):
+        return (
+            "differ only in how a number is written (1 / 1.0 / 001: a spreadsheet re-typed the id as a number, or "
+            "stripped its leading zeros)"
+        )
     if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
         return (
             "look the same but differ in their Unicode form (NFC vs NFD: an accent stored as one letter or as a "

@@ -102,6 +102,7 @@ def _name_flags(cmd: click.Command) -> None:
     callback = cmd.callback
     if callback is None or getattr(callback, "_names_flags", False):
         return
+    _refuse_repeated_options(cmd)
 
     @functools.wraps(callback)
     def wrapped(*args, **kwargs):
@@ -119,6 +120,44 @@ def _name_flags(cmd: click.Command) -> None:
 
     wrapped._names_flags = True
     cmd.callback = wrapped
+
+
+def repeated_option(cmd: click.Command, ctx: click.Context, args: list[str]) -> click.Option | None:
+    """The first option of ``cmd`` that takes one value (not ``multiple``, not a count) and
+    appears more than once in ``args`` (``--round 1 --round 2``, ``-o a --output b``,
+    ``--seed=1 --seed 2``): click would silently keep the last.  Read with click's own parser,
+    so every spelling counts; args click cannot parse are left to click's own error."""
+    try:
+        _, _, order = cmd.make_parser(ctx).parse_args(args=list(args))
+    except click.UsageError:
+        return None
+    seen: set[str] = set()
+    for param in order:
+        if not isinstance(param, click.Option) or param.multiple or param.count or param.is_eager:
+            continue
+        if param.name in seen:
+            return param
+        seen.add(param.name)
+    return None
+
+
+def _refuse_repeated_options(cmd: click.Command) -> None:
+    """Before ``cmd`` parses its arguments, refuse an option that takes one value given twice
+    (a usage error naming it) instead of keeping the last."""
+    parse_args = cmd.parse_args
+
+    def checked(ctx: click.Context, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:
+            param = repeated_option(cmd, ctx, args)
+            if param is not None:
+                spellings = "/".join(p for p in param.opts + param.secondary_opts)
+                raise click.UsageError(
+                    f"{spellings} given more than once: it takes one value and only the last would count; give it once",
+                    ctx=ctx,
+                )
+        return parse_args(ctx, args)
+
+    cmd.parse_args = checked
 
 
 def _is_case_file_error(exc: BaseException) -> bool:

@@ -39,10 +39,21 @@ ROUND_DEFAULT_HELP = "the latest pulled round"
 ROUND_IN_FORCE_HELP = "per item, the latest round every rater rated"
 
 
+#: a random seed: what every generator goldboard seeds accepts (numpy's legacy RandomState
+#: and scikit-learn take 0..2**32-1; a negative seed crashed ``plan sample --seed -1``)
+SEED = click.IntRange(0, 2**32 - 1)
+#: the most bootstrap resamples or simulations a command draws (README "Agreement"): percentile
+#: CIs are stable from about 2,000; ``--bootstrap 99999999999`` asked for 36 TiB
+MAX_RESAMPLES = 100_000
+RESAMPLES = click.IntRange(0, MAX_RESAMPLES)
+
+
 class OutputFile(click.Path):
     """A file the command writes (never a folder); see :func:`goldboard.cli._output.guard_outputs`.
     A path holding a control, line-break or bidi-control character (``-o $'units.jsonl\\n'``, a
-    pasted escape sequence) is refused: it would write a file whose name looks like another's."""
+    pasted escape sequence) or a part with a leading/trailing space (``'units.jsonl '``) is
+    refused: it would write a file whose name looks like another's.  ``-`` is refused too (no
+    command writes its file to stdout through ``-o -``; without ``-o`` a command prints)."""
 
     def __init__(self) -> None:
         super().__init__(dir_okay=False)
@@ -55,6 +66,10 @@ class OutputFile(click.Path):
         if bad:
             shown = text.encode("unicode_escape").decode("ascii")
             self.fail(f"'{shown}': the file name contains control character(s) {', '.join(bad)}", param, ctx)
+        if text == "-":
+            self.fail("'-' is not standard output here: omit the option to print to stdout, or name a file", param, ctx)
+        if any(part != part.strip() for part in text.split(os.sep) if part):
+            self.fail(f"{text!r}: a leading or trailing space in the file name (a pasted name?)", param, ctx)
         return super().convert(value, param, ctx)
 
 

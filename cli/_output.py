@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import click
+from click.core import ParameterSource
 
 from goldboard.cli._options import OutputFile
 from goldboard.fileio import check_output_paths, write_text_atomic
@@ -45,10 +46,36 @@ def _flag(param: click.Parameter) -> str:
     return param.human_readable_name
 
 
+#: the one path option where ``''`` is a documented value: ``study set --data-dir ''`` (the default)
+EMPTY_MEANS_DEFAULT = {("set", "data_dir")}
+
+
+def refuse_empty_paths(cmd: click.Command, kwargs: dict) -> None:
+    """A path option or argument given as ``""`` (``--study "$STUDY"`` with the variable unset)
+    is a usage error: read as the current folder it would run on whatever study is there
+    (except :data:`EMPTY_MEANS_DEFAULT`)."""
+    ctx = click.get_current_context(silent=True)
+    for param in cmd.params:
+        value = kwargs.get(param.name)
+        if value is None or not isinstance(param.type, click.Path):
+            continue
+        if (cmd.name, param.name) in EMPTY_MEANS_DEFAULT:
+            continue
+        if ctx is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+            continue  # a command's own default ("" meaning: none)
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if any(str(v) == "" for v in values):
+            raise click.UsageError(
+                f"{_flag(param)} is empty (an unset shell variable?): give a file or folder name "
+                f"(`.` for the current folder)"
+            )
+
+
 def guard_outputs(cmd: click.Command, kwargs: dict) -> None:
     """The one output guard, run before every command (:mod:`goldboard.cli`): each value of
     an :class:`OutputFile` option must not be a study's own file, another output of the
     command or one of its input files (:func:`goldboard.fileio.check_output_paths`)."""
+    refuse_empty_paths(cmd, kwargs)
     outputs, inputs, studies = [], [], []
     for param in cmd.params:
         value = kwargs.get(param.name)

@@ -157,7 +157,18 @@ def import_cmd(
     confirmed = f", {res.confirmed} confirmed (same value)" if res.confirmed else ""
     click.echo(
         f"{res.sheet}: {new} new decisions, {res.changed} changed{confirmed}, {res.unchanged} unchanged, "
-        f"{res.blank} left blank (unresolved) -> {st.decisions_path}"
+        f"{blank_summary(res.blank, res.blank_in_force)} -> {st.decisions_path}"
+    )
+
+
+def blank_summary(blank: int, in_force: int) -> str:
+    """What the rows left blank mean: the decision already in the log stays in force (a blank
+    cell never reopens an item), else the item stays unresolved."""
+    if not in_force:
+        return f"{blank} left blank (unresolved)"
+    return (
+        f"{blank} left blank ({in_force} keep the decision already in force, {blank - in_force} unresolved; "
+        f"a blank cell never reopens an item: write unresolved to reopen it)"
     )
 
 

@@ -24,7 +24,7 @@ import click
 
 from goldboard.analysis.agreement import LEVELS, agreement
 from goldboard.analysis.agreement_render import render_csv, render_json, render_markdown, render_table
-from goldboard.cli._options import format_option, output_option, round_option, study_option
+from goldboard.cli._options import RESAMPLES, SEED, format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.fileio import csv_text
@@ -119,12 +119,12 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 @click.option("--dichotomize", help="Analyse >= K vs < K on an ordered scale, e.g. 4.")
 @click.option(
     "--bootstrap",
-    type=click.IntRange(min=0),
+    type=RESAMPLES,
     default=0,
     show_default=True,
     help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--cluster-col", help="Resample clusters of items (e.g. case_id) instead of items.")
 @format_option(["table", "markdown", "csv", "json"], "table")
 @output_option()

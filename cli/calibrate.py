@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from goldboard.analysis.calibration import parse_rule
-from goldboard.cli._options import OutputFile, format_option, output_option, round_option, study_option
+from goldboard.cli._options import RESAMPLES, SEED, OutputFile, format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
 from goldboard.exports.calibration import calibration_curve_png, render_calibration
@@ -28,13 +28,13 @@ from goldboard.workflows.report_extras import record_rules
 @round_option(dest="rounds", multiple=True, help="Rounds to show (default: the calibration rounds).")
 @click.option(
     "--bootstrap",
-    type=click.IntRange(min=0),
+    type=RESAMPLES,
     default=0,
     show_default=True,
     help="Bootstrap the 95% CIs shown (0: Wald); alpha/ac1 rules then use the bootstrap SE; kappa rules always "
     "test the goodness-of-fit/Wald limit.",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed.")
 @click.option("--plot", type=OutputFile(), default=None, help="Also write the round curve as PNG.")
 @click.option(
     "--max-looks",

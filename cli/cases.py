@@ -7,7 +7,7 @@ import click
 from goldboard.cases.examples import EXAMPLES, write_example
 from goldboard.cases.load import inspect_files, schema_of
 from goldboard.cases.synth import synthesize, write_records, write_template
-from goldboard.cli._options import n_cases_option, output_option, outputs_output_option
+from goldboard.cli._options import SEED, n_cases_option, output_option, outputs_output_option
 from goldboard.errors import GoldboardError
 from goldboard.text import one_line
 
@@ -107,7 +107,7 @@ def template_cmd(schema: str, out: str) -> None:
     help="Which kind of synthetic cases to write.",
 )
 @n_cases_option("Number of cases.", dest="n", type=click.IntRange(1, 10_000_000), default=100, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same files).")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed (same seed, same files).")
 @output_option(required=True, help="Cases file (.jsonl or .json).", dest="out", old=["--out"])
 @outputs_output_option(
     "Also write model outputs (.jsonl or .json): one per case per model.", dest="outputs_out", old=["--outputs-out"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cli._options import n_cases_option
+from goldboard.cli._options import SEED, n_cases_option
 from goldboard.demo import run_demo
 
 
@@ -26,7 +26,7 @@ from goldboard.demo import run_demo
     default=30,
     show_default=True,
 )
-@click.option("--seed", type=int, default=7, show_default=True, help="Seed for cases and simulated raters.")
+@click.option("--seed", type=SEED, default=7, show_default=True, help="Seed for cases and simulated raters.")
 def demo_cmd(directory: str, port: int, keep_server: bool, n_cases: int, seed: int) -> None:
     """Run the end-to-end demo: embedded Label Studio, synthetic MTB cases, blinded push,
     SIMULATED oncologists, pull, agreement, flags, review workbook, SIMULATED adjudicator,

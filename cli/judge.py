@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from goldboard.cli._options import aliased_option, format_option, output_option, study_option
+from goldboard.cli._options import SEED, aliased_option, format_option, output_option, study_option
 from goldboard.cli._output import emit
 
 EPSILON_HELP = (
@@ -145,7 +145,7 @@ judge_cmd.param_flags = {
               help="Simulated datasets (each with its own category priors).")  # fmt: skip
 @click.option("--boots", "n_boots", type=click.IntRange(min=1), default=10, show_default=True,
               help="Resamples per dataset and item count.")  # fmt: skip
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same answer).")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same answer).")
 @format_option(["table", "markdown", "json"], "table")
 @output_option()
 def plan_judge_cmd(

@@ -8,6 +8,8 @@ import click
 
 from goldboard.analysis.planning import assured_sample_size, plan_record, plan_sample_size, render_plans
 from goldboard.cli._options import (
+    MAX_RESAMPLES,
+    SEED,
     OutputFile,
     format_option,
     n_cases_option,
@@ -110,12 +112,12 @@ def plan_group() -> None:
 )
 @click.option(
     "--simulations",
-    type=click.IntRange(min=100),
+    type=click.IntRange(100, MAX_RESAMPLES),
     default=2000,
     show_default=True,
     help="With --assurance: simulated studies per n.",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="With --assurance: simulation seed.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="With --assurance: simulation seed.")
 @click.option("--two-sided", is_flag=True, help="Two-sided Cantor / Flack tests (the chi-square test always is).")
 @click.option("--rates", default=None, help="Binary, Cantor (1996): the two raters' own positive rates, e.g. 0.3,0.4.")
 @study_option(required=False, help="The study this plan is for: recorded in its study.toml for the report.")
@@ -232,7 +234,7 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
 @click.option("--cases", required=True, type=click.Path(dir_okay=False), help="Cases file (JSONL/JSON/CSV/XLSX).")
 @click.option("--by", default=None, help="Stratify by this case column (e.g. error_type, specialty).")
 @n_cases_option("Number of cases to draw.", dest="n", old=["--n"], type=int, required=True)
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same set).")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same set).")
 @output_option(required=True, help="Cases file to write (JSONL, or CSV for a .csv name), atomically.")
 @click.option("--outputs", type=click.Path(dir_okay=False), default=None, help="Model outputs file of the cases.")
 @outputs_output_option("Write the drawn cases' outputs here.")

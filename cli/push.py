@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from goldboard.annotate.push import DEFAULT_BATCH_BYTES, push
-from goldboard.cli._options import round_option, study_option
+from goldboard.cli._options import SEED, round_option, study_option
 from goldboard.study import Study
 from goldboard.text import terminal_text
 
@@ -44,7 +44,7 @@ from goldboard.text import terminal_text
     metavar="K",
     help="K raters per item, balanced over rater pairs (e.g. 3 raters, --per-item 2). Needs --seed.",
 )
-@click.option("--seed", type=int, default=None, help="Seed of the --overlap/--per-item draw (recorded in study.toml).")
+@click.option("--seed", type=SEED, default=None, help="Seed of the --overlap/--per-item draw (recorded in study.toml).")
 @click.option(
     "--stratify-by",
     default=None,

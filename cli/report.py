@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from goldboard.cli._options import OutputFile, format_option, output_option, round_option, study_option
+from goldboard.cli._options import RESAMPLES, SEED, OutputFile, format_option, output_option, round_option, study_option
 from goldboard.study import Study
 from goldboard.workflows import write_report
 
@@ -17,12 +19,12 @@ from goldboard.workflows import write_report
 @click.option("--release", default=None, help="Gold release to compare raters against (default: the latest, e.g. v1).")
 @click.option(
     "--bootstrap",
-    type=int,
+    type=RESAMPLES,
     default=0,
     show_default=True,
     help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed.")
 @click.option(
     "--predictions",
     type=click.Path(dir_okay=False),
@@ -74,6 +76,7 @@ def report_cmd(
     every table as CSV in supplement/ beside the report; --pdf prints it with headless Chromium.
     """
 
+    check_report_names(output, fmt, pdf)
     study = Study.open(study_dir)
     path = write_report(
         study,
@@ -95,6 +98,26 @@ def report_cmd(
         click.echo(str(path.parent / "supplement"))
     if pdf:
         click.echo(str(pdf))
+
+
+#: file-name endings of each report format (another format's ending is refused)
+REPORT_SUFFIXES = {"html": (".html", ".htm"), "markdown": (".md", ".markdown"), "pdf": (".pdf",)}
+
+
+def check_report_names(output: str | None, fmt: str, pdf: str | None) -> None:
+    """``-o r.pdf`` wrote HTML into a file named .pdf: an output named with another format's
+    ending is refused, saying which option chooses the format."""
+    if output:
+        suffix = Path(output).suffix.lower()
+        for other, endings in REPORT_SUFFIXES.items():
+            if other != fmt and suffix in endings:
+                how = "--pdf FILE prints the report to PDF" if other == "pdf" else f"--format {other} writes it"
+                raise click.BadParameter(
+                    f"{output!r} ends in {suffix} but -o writes the {fmt} report (--format {fmt}); {how}",
+                    param_hint="-o/--output",
+                )
+    if pdf and Path(pdf).suffix.lower() != ".pdf":
+        raise click.BadParameter(f"{pdf!r}: --pdf writes a PDF; give a name ending in .pdf", param_hint="--pdf")
 
 
 commands = [report_cmd]

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from goldboard.analysis.scoring_render import render
-from goldboard.cli._options import aliased_option, format_option, output_option, study_option
+from goldboard.cli._options import RESAMPLES, SEED, aliased_option, format_option, output_option, study_option
 from goldboard.cli._output import emit
 from goldboard.workflows.score import ScoreRequest, run_score
 
@@ -67,12 +67,12 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
 @click.option(
     "--bootstrap",
     "n_resamples",
-    type=click.IntRange(min=0),
+    type=RESAMPLES,
     default=2000,
     show_default=True,
     help="Bootstrap resamples (0: no bootstrap CIs).",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed of the bootstrap.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed of the bootstrap.")
 @aliased_option(
     ["--confidence-level"],
     "confidence_level",

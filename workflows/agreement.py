@@ -264,6 +264,7 @@ def study_agreement_input(
     source = str(study.ratings_path(round_number))
     raters_order = _study_raters(study, raters)  # --raters with --study: compare only these study raters
     df = _where_and_raters(df, source, raters_order if raters is not None else None)
+    warnings += not_study_raters(study, df["rater"], source) if raters is None else ()
     groups = clusters = None
     if by and by not in df.columns:
         groups = unit_groups(study, by)
@@ -313,7 +314,21 @@ def _study_columns_input(
     )
     if keep is not None:
         table = table.only([r in set(keep) for r in table["rater"]])
+    else:
+        warnings += not_study_raters(study, table["rater"], source)
     return AgreementInput(table, source, None, raters_order, None, None, study, round_number, warnings, schema)
+
+
+def not_study_raters(study: Study, raters: Iterable, source: str) -> tuple[str, ...]:
+    """A warning naming the raters of ``source`` who are not raters of the study (removed from
+    ``study.toml`` by hand?): their ratings are analysed, and the reader is told."""
+    extra = sorted({str(r) for r in raters} - set(study.raters))
+    if not extra:
+        return ()
+    return (
+        f"{source}: ratings by {', '.join(map(repr, extra))}, not a rater of the study ({study.path / 'study.toml'} "
+        f"lists {', '.join(study.raters) or 'none'}): analysed as they are (add them back with `goldboard study add-rater`, or give --raters to compare only study raters)",
+    )
 
 
 def _study_raters(study: Study, raters: list[str] | None) -> list[str]:
