@@ -18,10 +18,13 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import (
+    decision_independence_errors,
     decision_item_errors,
     decision_value_errors,
     latest_decisions,
     log_item_problem,
+    log_prefix_problem,
+    log_record,
     read_decisions,
     read_decisions_snapshot,
 )
@@ -32,7 +35,7 @@ from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
 from goldboard.errors import GoldboardError, ParamError
-from goldboard.exports.gold import GoldRelease, write_gold_release
+from goldboard.exports.gold import GoldRelease, list_releases, read_manifest, write_gold_release
 from goldboard.exports.workbook import ReviewContent, WorkbookInfo, write_review_workbook
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
@@ -252,10 +255,34 @@ def study_adjudicators(study: Study) -> list[str]:
 
 def check_log_items(study: Study) -> None:
     """Refuse (one line) a decisions log holding an entry for an item the study's ratings do
-    not have, in any round (:func:`~goldboard.adjudicate.decisions.log_item_problem`)."""
+    not have, in any round (:func:`~goldboard.adjudicate.decisions.log_item_problem`), or one
+    that no longer begins with the entries the latest gold release was built from
+    (:func:`check_log_prefix`)."""
+    check_log_prefix(study)
     if not study.decisions_path.exists():
         return
     problem = log_item_problem(study.decisions_path, study.items_by_round())
+    if problem:
+        raise GoldboardError(problem)
+
+
+def check_log_prefix(study: Study, entries: Sequence[dict] | None = None) -> None:
+    """Refuse (one line, naming the release and what is missing) a decisions log that no longer
+    begins with the entries the latest gold release recorded in its manifest (emptied, deleted,
+    cut short or edited by hand: the log is append-only), see
+    :func:`~goldboard.adjudicate.decisions.log_prefix_problem`.  ``entries``: the log as the
+    caller read it (default: read it here)."""
+    releases = list_releases(study.gold_dir)
+    if not releases:
+        return
+    try:
+        manifest = read_manifest(releases[-1][1])
+    except GoldboardError:
+        return  # an unreadable manifest is refused by the commands that read the release
+    recorded = (manifest.get("sources") or {}).get("decisions") or {}
+    if entries is None:
+        entries = read_decisions(study.decisions_path)
+    problem = log_prefix_problem(study.decisions_path, entries, recorded, releases[-1][1].name)
     if problem:
         raise GoldboardError(problem)
 
@@ -283,8 +310,10 @@ def export_gold(
     entries, log_sha256 = read_decisions_snapshot(study.decisions_path, lines)
     bad = decision_item_errors(entries, study.items_by_round(), study.decisions_path, lines)
     bad += decision_value_errors(entries, schema, study.decisions_path)
+    bad += decision_independence_errors(entries, study.raters, study.decisions_path, lines)
     if bad:  # gold is never built from a value the schema cannot hold (nothing written)
         raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))
+    check_log_prefix(study, entries)  # the log still begins with what the latest release was built from
     gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
     check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
     selection = gold.attrs["round_selection"]
@@ -310,7 +339,7 @@ def export_gold(
             "decisions": {
                 "path": dec_path.name,
                 "sha256": log_sha256,
-                "entries": len(entries),
+                **log_record(entries),
                 "in_force": len(latest_decisions(entries)) - len(orphans),
                 "orphans": len(orphans),
             },

@@ -1,0 +1,125 @@
+"""Issue 23, the study's records: silent acceptances an independent misuse campaign found
+(``/tmp/campaign3``: MD4, MD8, MD12, D02).  Each test failed on the code before its fix
+(checked on the commit before).
+
+1. MD4: the append-only decisions log emptied, deleted or cut short after a gold release:
+   every reader that builds gold refuses, naming the release and the missing entries;
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_adjudication_roundtrip import fill, make_study  # noqa: E402
+from test_campaign_sheet import import_, sheet_for  # noqa: E402
+from test_flags import I, U  # noqa: E402
+from test_misuse_inputs import error_line, run  # noqa: E402
+
+from goldboard.adjudicate.decisions import log_prefix_problem, read_decisions  # noqa: E402
+from goldboard.errors import GoldboardWarning  # noqa: E402
+
+
+@pytest.fixture()
+def released(tmp_path):
+    """The hand-counted MTB study with two decisions (D000001, D000002) and gold release v1."""
+    study = make_study(tmp_path)
+    sheet = sheet_for(study, tmp_path)
+    fill(sheet, {"C-1": (U, "no data", None), "C-7": (I, "no stage", None)})
+    assert import_(study, sheet).exit_code == 0
+    res = run("gold", "export", "--study", study.path)
+    assert res.exit_code == 0, res.output
+    return study
+
+
+def _readers(study, tmp_path):
+    return (
+        ("gold", "export", "--study", study.path, "--force"),
+        ("report", "--study", study.path, "--format", "markdown", "-o", tmp_path / "r.md", "--no-supplement"),
+        ("adjudicate", "sheet", "--study", study.path, "-o", tmp_path / "again.xlsx"),
+    )
+
+
+# --------------------------------------------------------------------------- 1. MD4
+
+
+@pytest.mark.parametrize("how", ["emptied", "deleted", "cut short", "edited"])
+def test_a_log_that_lost_what_a_release_was_built_from_is_refused_by_every_reader(released, tmp_path, how):
+    log = released.decisions_path
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    if how == "emptied":
+        log.write_bytes(b"")
+    elif how == "deleted":
+        log.unlink()
+    elif how == "cut short":
+        log.write_text(lines[0], encoding="utf-8")
+    else:
+        e = json.loads(lines[1])
+        e["reason"] = "edited by hand"
+        log.write_text(lines[0] + json.dumps(e) + "\n", encoding="utf-8")
+    for argv in _readers(released, tmp_path):
+        line = error_line(run(*argv))
+        assert f"{log}: the log " in line and "gold release v1 was built from its first 2 decisions" in line, line
+        assert "append-only" in line, line
+        if how == "cut short":
+            assert "1 of them are missing (D000002)" in line and "has 1 entry" in line, line
+        elif how == "edited":
+            assert "changed or moved" in line, line
+        else:
+            assert "2 of them are missing (D000001, D000002)" in line, line
+    assert sorted(p.name for p in released.gold_dir.iterdir()) == ["v1"]  # no v2 cut
+    assert not (tmp_path / "r.md").exists() and not (tmp_path / "again.xlsx").exists()
+
+
+def test_a_log_that_grew_after_the_release_is_accepted_and_the_manifest_records_it(released, tmp_path):
+    man = json.loads((released.gold_dir / "v1" / "manifest.json").read_text(encoding="utf-8"))
+    rec = man["sources"]["decisions"]
+    assert rec["entries"] == 2 and rec["last_id"] == "D000002" and len(rec["entries_sha256"]) == 64
+    sheet = sheet_for(released, tmp_path, "second.xlsx")
+    fill(sheet, {"C-1": (I, "on reflection, stage missing", None)})
+    assert import_(released, sheet).exit_code == 0
+    assert len(read_decisions(released.decisions_path)) == 3
+    res = run("gold", "export", "--study", released.path)
+    assert res.exit_code == 0, res.output
+    assert (released.gold_dir / "v2").is_dir()
+
+
+def test_an_older_release_without_the_entries_digest_is_noted_not_a_crash(tmp_path):
+    log = tmp_path / "decisions.jsonl"
+    entries = [{"id": "D000001"}, {"id": "D000002"}]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert log_prefix_problem(log, entries, {"entries": 2, "sha256": "x"}, "v1") is None
+    assert any(issubclass(w.category, GoldboardWarning) and "cannot be checked" in str(w.message) for w in seen)
+    # a shorter log is refused even then: the release recorded how many entries it was built from
+    line = log_prefix_problem(log, entries[:1], {"entries": 2}, "v1")
+    assert line and "1 of them are missing" in line
+    assert log_prefix_problem(log, [], {}, "v1") is None  # a release built from no decisions
+
+
+# --------------------------------------------------------------------------- 3. MD12
+
+
+@pytest.mark.parametrize("independent", [True, None])
+def test_a_log_entry_naming_a_rater_as_an_independent_adjudicator_is_refused(released, tmp_path, independent):
+    log = released.decisions_path
+    lines = log.read_text(encoding="utf-8").splitlines()
+    e = json.loads(lines[1])
+    e["adjudicator"] = "ONC_A" if independent is None else "onc_a"  # another spelling is the same person
+    if independent is None:
+        e.pop("independent")  # absent reads as independent
+    log.write_text(lines[0] + "\n" + json.dumps(e) + "\n", encoding="utf-8")
+    line = error_line(run("gold", "export", "--study", released.path))
+    assert f'{log}:2: decision D000002 (item "C-7") names adjudicator ' in line, line
+    assert "a rater of this study, as independent" in line and "edited by hand" in line, line
+    assert sorted(p.name for p in released.gold_dir.iterdir()) == ["v1"]
+    # the same entry recorded as not independent is a rater's decision, as goldboard writes it:
+    # only the release check speaks then (the entry differs from the one v1 was built from)
+    e["independent"] = False
+    log.write_text(lines[0] + "\n" + json.dumps(e) + "\n", encoding="utf-8")
+    assert "changed or moved" in error_line(run("gold", "export", "--study", released.path))
