@@ -4,6 +4,10 @@
 
 1. MD4: the append-only decisions log emptied, deleted or cut short after a gold release:
    every reader that builds gold refuses, naming the release and the missing entries;
+2. MD8: a round's ratings.csv edited by hand after its pull: agree warns, gold export refuses
+   unless --allow-edited-ratings, which the manifest records;
+3. MD12: a log entry naming a study rater as an independent adjudicator: gold export refuses,
+   naming the line;
 """
 
 from __future__ import annotations
@@ -123,3 +127,79 @@ def test_a_log_entry_naming_a_rater_as_an_independent_adjudicator_is_refused(rel
     e["independent"] = False
     log.write_text(lines[0] + "\n" + json.dumps(e) + "\n", encoding="utf-8")
     assert "changed or moved" in error_line(run("gold", "export", "--study", released.path))
+
+
+# --------------------------------------------------------------------------- 2. MD8
+
+
+def _table_pulled(tmp_path) -> Path:
+    s = tmp_path / "t"
+    assert run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b").exit_code == 0
+    t = tmp_path / "wide.csv"
+    rows = ["C-1,Supported,Unsupported", "C-2,Supported,Supported", "C-3,Unsupported,Unsupported"]
+    rows += [f"C-{n},Supported,Supported" for n in range(4, 11)]
+    t.write_text("case_id,a,b\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    res = run("pull", "--study", s, "--from-table", t, "--field", "safety_label", "--rater-cols", "onc_a=a,onc_b=b")
+    assert res.exit_code == 0, res.output
+    return s
+
+
+def test_ratings_edited_after_their_pull_are_noted_by_agree_and_refused_by_gold_export(tmp_path):
+    s = _table_pulled(tmp_path)
+    rec = json.loads((s / "rounds" / "1" / "pull.json").read_text(encoding="utf-8"))
+    assert len(rec["ratings_sha256"]) == 64
+    res = run("agree", "--study", s)
+    assert res.exit_code == 0 and "changed since its pull" not in res.output, res.output
+    ratings = s / "rounds" / "1" / "ratings.csv"
+    text = ratings.read_text(encoding="utf-8")
+    i = text.index("Unsupported")
+    ratings.write_text(text[:i] + "Supported" + text[i + len("Unsupported") :], encoding="utf-8")
+    res = run("agree", "--study", s)
+    assert res.exit_code == 0, res.output
+    assert f"{ratings}: changed since its pull (its SHA-256 is not the one pull.json recorded)" in res.output
+    line = error_line(run("gold", "export", "--study", s))
+    assert f"{ratings}: changed since its pull" in line and "--allow-edited-ratings" in line, line
+    assert not (s / "gold").exists() or not any((s / "gold").iterdir())
+    res = run("gold", "export", "--study", s, "--allow-edited-ratings")
+    assert res.exit_code == 0, res.output
+    assert "rounds/1/ratings.csv changed since its pull" in res.output
+    man = json.loads((s / "gold" / "v1" / "manifest.json").read_text(encoding="utf-8"))
+    assert man["sources"]["edited_ratings"] == [
+        {"round": 1, "path": "rounds/1/ratings.csv", "sha256": man["sources"]["ratings"][0]["sha256"]}
+    ]
+
+
+# --------------------------------------------------------------------------- 4. D02
+
+
+def test_a_changed_rating_under_a_decision_is_refused_unless_the_adjudicated_round_flag(tmp_path):
+    s = _table_pulled(tmp_path)
+    sheet = tmp_path / "review.xlsx"
+    assert run("adjudicate", "sheet", "--study", s, "-o", sheet).exit_code == 0
+    fill(sheet, {"C-1": ("Unsupported", "no evidence", None)})
+    res = run("adjudicate", "import", "--study", s, sheet, "--adjudicator", "dr_lee")
+    assert res.exit_code == 0, res.output
+    t = tmp_path / "wide.csv"
+    before = (s / "rounds" / "1" / "ratings.csv").read_bytes()
+    t.write_text(t.read_text(encoding="utf-8").replace("C-1,Supported,", "C-1,Partially Supported,"), encoding="utf-8")
+    base = ["pull", "--study", s, "--from-table", t, "--field", "safety_label", "--rater-cols", "onc_a=a,onc_b=b"]
+    line = error_line(run(*base))
+    assert "round 1 already has 1 adjudication decision" in line, line
+    assert "changes 1 rating of 1 item in it (C-1 onc_a safety_label: 'Supported' -> 'Partially Supported')" in line
+    assert "--add-to-adjudicated-round (it covers changed ratings too" in line, line
+    assert (s / "rounds" / "1" / "ratings.csv").read_bytes() == before  # nothing written
+    # a change to an item without a decision (and no release yet) is a plain re-pull
+    t.write_text(t.read_text(encoding="utf-8").replace("C-4,Supported,", "C-4,Unsupported,"), encoding="utf-8")
+    t2 = tmp_path / "c4.csv"
+    t2.write_text(t.read_text(encoding="utf-8").replace("C-1,Partially Supported,", "C-1,Supported,"))
+    t.replace(tmp_path / "keep.csv")
+    t2.replace(t)
+    res = run(*base)
+    assert res.exit_code == 0, res.output
+    (tmp_path / "keep.csv").replace(t)
+    res = run(*base, "--add-to-adjudicated-round")
+    assert res.exit_code == 0, res.output
+    assert "that round 1's decisions or gold release were made on (C-1): decide them again" in res.output
+    rec = json.loads((s / "rounds" / "1" / "pull.json").read_text(encoding="utf-8"))
+    assert rec["changes"]["under_adjudication"] == ["C-1"]
+    assert "Partially Supported" in (s / "rounds" / "1" / "ratings.csv").read_text(encoding="utf-8")

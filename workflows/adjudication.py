@@ -287,8 +287,32 @@ def check_log_prefix(study: Study, entries: Sequence[dict] | None = None) -> Non
         raise GoldboardError(problem)
 
 
+def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[dict]:
+    """The rounds whose ``ratings.csv`` (hashed as read: ``digests``) changed since its pull,
+    as the manifest lists them; a :class:`GoldboardError` naming the first (and how many more)
+    unless ``allow`` (``--allow-edited-ratings``)."""
+    problems = {n: study.ratings_edit_problem(n, sha) for n, sha in sorted(digests.items())}
+    problems = {n: p for n, p in problems.items() if p}
+    if problems and not allow:
+        more = f" (and {len(problems) - 1} more round(s))" if len(problems) > 1 else ""
+        raise GoldboardError(
+            f"{next(iter(problems.values()))}{more}; no gold release written (to release gold from the edited "
+            "ratings anyway, pass --allow-edited-ratings: the manifest records it)"
+        )
+    return [
+        {"round": n, "path": study.ratings_path(n).relative_to(study.path).as_posix(), "sha256": digests[n]}
+        for n in problems
+    ]
+
+
 def export_gold(
-    study: Study, fmt: str = "csv", *, force: bool = False, now: str | None = None, round_number: int | None = None
+    study: Study,
+    fmt: str = "csv",
+    *,
+    force: bool = False,
+    now: str | None = None,
+    round_number: int | None = None,
+    allow_edited_ratings: bool = False,
 ) -> GoldRelease:
     """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
 
@@ -298,7 +322,9 @@ def export_gold(
     ``release.gold.attrs["round_selection"]``; decisions in force made on an earlier round
     than the item's ratings in ``rounds.decisions_on_earlier_rounds``).  Raises
     :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold item
-    breaks a schema cross-field rule.
+    breaks a schema cross-field rule.  A ``rounds/N/ratings.csv`` changed since its pull
+    (:meth:`~goldboard.study.Study.ratings_edit_problem`) is refused (nothing written) unless
+    ``allow_edited_ratings``; the manifest then lists it (``sources.edited_ratings``).
     """
 
     schema = study.schema
@@ -306,6 +332,7 @@ def export_gold(
     # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
     digests: dict[int, str] = {}
     ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
+    edited = edited_ratings(study, digests, allow_edited_ratings)
     lines: list[int] = []
     entries, log_sha256 = read_decisions_snapshot(study.decisions_path, lines)
     bad = decision_item_errors(entries, study.items_by_round(), study.decisions_path, lines)
@@ -336,6 +363,7 @@ def export_gold(
         "rounds": selection.to_dict() | {"decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"]},
         "sources": {
             "ratings": sources,
+            **({"edited_ratings": edited} if edited else {}),
             "decisions": {
                 "path": dec_path.name,
                 "sha256": log_sha256,
