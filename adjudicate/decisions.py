@@ -449,13 +449,16 @@ def log_record(entries: Sequence[dict]) -> dict[str, Any]:
     }
 
 
-def log_prefix_problem(path: str | Path, entries: Sequence[dict], recorded: dict, release: str) -> str | None:
+def log_prefix_problem(
+    path: str | Path, entries: Sequence[dict], recorded: dict, release: str, full_digest: str | None = None
+) -> str | None:
     """One line when the log ``entries`` (read from ``path``) no longer begin with the entries
     a gold release was built from (``recorded``: its manifest's ``sources.decisions``, see
     :func:`log_record`): the log was emptied, cut short, deleted or edited by hand.  ``None``
     when it still does, or when the release recorded no entries.  A release of an older
     goldboard recorded only their number: a shorter log is still refused; otherwise a
-    :class:`GoldboardWarning` says the check is not possible."""
+    :class:`GoldboardWarning` says the check is not possible.  ``full_digest``: the caller's
+    :func:`entries_digest` of all ``entries`` (not computed again when the log has not grown)."""
     try:
         n = int(recorded.get("entries") or 0)
     except (TypeError, ValueError):
@@ -463,8 +466,10 @@ def log_prefix_problem(path: str | Path, entries: Sequence[dict], recorded: dict
     if n <= 0:
         return None
     digest = recorded.get("entries_sha256")
-    if len(entries) >= n and digest == entries_digest(entries[:n]):
-        return None
+    if len(entries) >= n and digest:
+        prefix = full_digest if full_digest and len(entries) == n else entries_digest(entries[:n])
+        if digest == prefix:
+            return None
     if len(entries) >= n and not digest:
         warnings.warn(
             f"{path}: gold release {release} was written by an older goldboard that did not record the "

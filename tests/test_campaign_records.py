@@ -55,6 +55,7 @@ def _readers(study, tmp_path):
 @pytest.mark.parametrize("how", ["emptied", "deleted", "cut short", "edited"])
 def test_a_log_that_lost_what_a_release_was_built_from_is_refused_by_every_reader(released, tmp_path, how):
     log = released.decisions_path
+    sheet = sheet_for(released, tmp_path, "before.xlsx")  # written while the log was whole
     lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
     if how == "emptied":
         log.write_bytes(b"")
@@ -66,7 +67,8 @@ def test_a_log_that_lost_what_a_release_was_built_from_is_refused_by_every_reade
         e = json.loads(lines[1])
         e["reason"] = "edited by hand"
         log.write_text(lines[0] + json.dumps(e) + "\n", encoding="utf-8")
-    for argv in _readers(released, tmp_path):
+    importing = ("adjudicate", "import", "--study", released.path, sheet, "--adjudicator", "dr_lee")
+    for argv in (*_readers(released, tmp_path), importing):
         line = error_line(run(*argv))
         assert f"{log}: the log " in line and "gold release v1 was built from its first 2 decisions" in line, line
         assert "append-only" in line, line
@@ -203,3 +205,9 @@ def test_a_changed_rating_under_a_decision_is_refused_unless_the_adjudicated_rou
     rec = json.loads((s / "rounds" / "1" / "pull.json").read_text(encoding="utf-8"))
     assert rec["changes"]["under_adjudication"] == ["C-1"]
     assert "Partially Supported" in (s / "rounds" / "1" / "ratings.csv").read_text(encoding="utf-8")
+    # once gold is released from the round, a changed rating of any of its items is refused too
+    res = run("gold", "export", "--study", s)
+    assert res.exit_code == 0, res.output
+    t.write_text(t.read_text(encoding="utf-8").replace("C-5,Supported,", "C-5,Unsupported,"), encoding="utf-8")
+    line = error_line(run(*base))
+    assert "and gold release v1" in line and "C-5 onc_a safety_label: 'Supported' -> 'Unsupported'" in line, line

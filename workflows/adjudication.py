@@ -266,7 +266,7 @@ def check_log_items(study: Study) -> None:
         raise GoldboardError(problem)
 
 
-def check_log_prefix(study: Study, entries: Sequence[dict] | None = None) -> None:
+def check_log_prefix(study: Study, entries: Sequence[dict] | None = None, full_digest: str | None = None) -> None:
     """Refuse (one line, naming the release and what is missing) a decisions log that no longer
     begins with the entries the latest gold release recorded in its manifest (emptied, deleted,
     cut short or edited by hand: the log is append-only), see
@@ -282,7 +282,7 @@ def check_log_prefix(study: Study, entries: Sequence[dict] | None = None) -> Non
     recorded = (manifest.get("sources") or {}).get("decisions") or {}
     if entries is None:
         entries = read_decisions(study.decisions_path)
-    problem = log_prefix_problem(study.decisions_path, entries, recorded, releases[-1][1].name)
+    problem = log_prefix_problem(study.decisions_path, entries, recorded, releases[-1][1].name, full_digest)
     if problem:
         raise GoldboardError(problem)
 
@@ -340,7 +340,9 @@ def export_gold(
     bad += decision_independence_errors(entries, study.raters, study.decisions_path, lines)
     if bad:  # gold is never built from a value the schema cannot hold (nothing written)
         raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))
-    check_log_prefix(study, entries)  # the log still begins with what the latest release was built from
+    log_rec = log_record(entries)
+    # the log still begins with what the latest release was built from
+    check_log_prefix(study, entries, log_rec["entries_sha256"])
     gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
     check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
     selection = gold.attrs["round_selection"]
@@ -367,7 +369,7 @@ def export_gold(
             "decisions": {
                 "path": dec_path.name,
                 "sha256": log_sha256,
-                **log_record(entries),
+                **log_rec,
                 "in_force": len(latest_decisions(entries)) - len(orphans),
                 "orphans": len(orphans),
             },

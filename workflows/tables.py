@@ -184,7 +184,9 @@ def check_changes_under_adjudication(
     if not use.releases and not round_use(study, n, {k[0] for k in touched}).decisions:
         return
     shown = "; ".join(
-        f"{i} {r} {f}: {a[(i, r, f)]!r} -> {b[(i, r, f)]!r}" if (i, r, f) in b else f"{i} {r} {f}: removed"
+        f"{i} {r} {f}: {a[(i, r, f)]!r} -> {b[(i, r, f)]!r}"
+        if (i, r, f) in b
+        else f"{i} {r} {f}: {a[(i, r, f)]!r} -> no rating (removed or held out)"
         for i, r, f in touched[:3]
     ) + (f"; and {len(touched) - 3} more" if len(touched) > 3 else "")
     items = sorted({k[0] for k in touched})
