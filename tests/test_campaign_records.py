@@ -27,6 +27,7 @@ from test_misuse_inputs import error_line, run  # noqa: E402
 
 from goldboard.adjudicate.decisions import log_prefix_problem, read_decisions  # noqa: E402
 from goldboard.errors import GoldboardWarning  # noqa: E402
+from goldboard.study import Study  # noqa: E402
 
 
 @pytest.fixture()
@@ -211,3 +212,31 @@ def test_a_changed_rating_under_a_decision_is_refused_unless_the_adjudicated_rou
     t.write_text(t.read_text(encoding="utf-8").replace("C-5,Supported,", "C-5,Unsupported,"), encoding="utf-8")
     line = error_line(run(*base))
     assert "and gold release v1" in line and "C-5 onc_a safety_label: 'Supported' -> 'Unsupported'" in line, line
+
+
+def test_a_changed_rating_from_a_tool_export_under_a_gold_release_is_refused(tmp_path):
+    data = Path(__file__).parent / "data" / "prodigy" / "mtb_review.jsonl"
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b", "onc_c"])
+    f = tmp_path / "mtb_review.jsonl"
+    f.write_bytes(data.read_bytes())
+    raters = "mtb_review-ana=onc_a,mtb_review-ben=onc_b,mtb_review-cy=onc_c"
+    base = ["pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", raters]
+    assert run(*base).exit_code == 0
+    res = run("gold", "export", "--study", s)
+    assert res.exit_code == 0, res.output
+    lines = f.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["accept"] = ["Unsupported"]  # onc_a's MTB-0001, which gold v1 was built from
+    f.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    before = (s / "rounds" / "1" / "ratings.csv").read_bytes()
+    line = error_line(run(*base))
+    assert "round 1 already has gold release v1" in line, line
+    assert (
+        "this file changes 1 rating of 1 item in it (MTB-0001 onc_a safety_label: 'Supported' -> 'Unsupported')" in line
+    )
+    assert (s / "rounds" / "1" / "ratings.csv").read_bytes() == before
+    res = run(*base, "--add-to-adjudicated-round")
+    assert res.exit_code == 0, res.output
+    rec = json.loads((s / "rounds" / "1" / "pull.json").read_text(encoding="utf-8"))
+    assert rec["changes"]["under_adjudication"] == ["MTB-0001"]
