@@ -8,6 +8,8 @@
    unless --allow-edited-ratings, which the manifest records;
 3. MD12: a log entry naming a study rater as an independent adjudicator: gold export refuses,
    naming the line;
+4. D02: a re-pull (table or tool export) that changes a rating under a decision or a gold release:
+   refused unless --add-to-adjudicated-round, then named and recorded in pull.json.
 """
 
 from __future__ import annotations
