@@ -371,8 +371,33 @@ class Study:
         }
         write_csv_atomic(ratings, paths["ratings"])
         write_csv_atomic(invalid, paths["invalid"])
+        # what was written: readers that build gold or agreement notice a hand edit (ratings_edit_problem)
+        summary = {**summary, "ratings_sha256": hashlib.sha256(paths["ratings"].read_bytes()).hexdigest()}
         write_text_atomic(paths["summary"], json.dumps(summary, indent=1, ensure_ascii=False, default=str) + "\n")
         return paths
+
+    def ratings_edit_problem(self, round_number: int, sha256: str | None = None) -> str | None:
+        """One line when ``rounds/N/ratings.csv`` is no longer the file its pull wrote (its
+        SHA-256 -- ``sha256`` when the caller hashed the bytes it read -- is not the one
+        ``pull.json`` recorded): edited by hand.  ``None`` when it is, or when the pull
+        recorded none (an older goldboard, or a round put there by hand)."""
+        import json
+
+        rec_path, path = self.pull_report_path(round_number), self.ratings_path(round_number)
+        try:
+            recorded = json.loads(rec_path.read_text(encoding="utf-8")).get("ratings_sha256")
+        except (OSError, ValueError, AttributeError):
+            return None
+        if not recorded or not path.exists():
+            return None
+        if sha256 is None:
+            sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+        if sha256 == recorded:
+            return None
+        return (
+            f"{path}: changed since its pull (its SHA-256 is not the one {rec_path.name} recorded): edited by hand? "
+            "ratings are what the raters entered; correct a rating in its source and pull again"
+        )
 
     def assignment_path(self, round_number: int) -> Path:
         """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""

@@ -224,6 +224,29 @@ def decision_item_errors(
     return errors
 
 
+def decision_independence_errors(
+    entries: Sequence[dict], raters: Sequence[str], path: str | Path, lines: Sequence[int] = ()
+) -> list[str]:
+    """Log entries whose adjudicator is a rater of the study (also spelt another way:
+    :func:`identity_key`) but that claim to be independent (``independent`` true or absent).
+    goldboard records a rater's decision as not independent (sheet import and Label Studio
+    pull alike), so such a line was edited by hand; gold is never built from it.  Each error
+    names the log line (``lines[i]``) and the entry id."""
+    keys = {identity_key(r): r for r in raters}
+    errors = []
+    for i, e in enumerate(entries):
+        who = str(e.get("adjudicator") or "")
+        if not who or identity_key(who) not in keys or e.get("independent", True) is False:
+            continue
+        where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: entry {i + 1}"
+        errors.append(
+            f"{where}: decision {e.get('id', '?')} (item {_q(str(e.get('item_id')))}) names adjudicator {_q(who)}, "
+            f"a rater of this study, as independent; goldboard records a rater's decision as not independent: "
+            "was the log edited by hand? gold is never built from it"
+        )
+    return errors
+
+
 def decision_value_errors(entries: Iterable[dict], schema, path: str | Path) -> list[str]:
     """The decisions in force that the schema cannot hold: a field it lacks, or a value that is
     not exactly one of the field's values (a hand-edited log, or one from another schema).
@@ -413,6 +436,76 @@ def entries_digest(entries: Sequence[dict]) -> str:
     for e in entries:
         h.update(json.dumps(e, ensure_ascii=False, sort_keys=True, default=str).encode("utf-8") + b"\n")
     return h.hexdigest()
+
+
+def log_record(entries: Sequence[dict]) -> dict[str, Any]:
+    """What a gold release records of the log it was built from, so that every later reader
+    can check that the append-only log still begins with those entries
+    (:func:`log_prefix_problem`): their number, :func:`entries_digest` and the last id."""
+    return {
+        "entries": len(entries),
+        "entries_sha256": entries_digest(entries),
+        "last_id": str(entries[-1].get("id", "")) if entries else "",
+    }
+
+
+def log_prefix_problem(
+    path: str | Path, entries: Sequence[dict], recorded: dict, release: str, full_digest: str | None = None
+) -> str | None:
+    """One line when the log ``entries`` (read from ``path``) no longer begin with the entries
+    a gold release was built from (``recorded``: its manifest's ``sources.decisions``, see
+    :func:`log_record`): the log was emptied, cut short, deleted or edited by hand.  ``None``
+    when it still does, or when the release recorded no entries.  A release of an older
+    goldboard recorded only their number: a shorter log is still refused; otherwise a
+    :class:`GoldboardWarning` says the check is not possible.  ``full_digest``: the caller's
+    :func:`entries_digest` of all ``entries`` (not computed again when the log has not grown)."""
+    try:
+        n = int(recorded.get("entries") or 0)
+    except (TypeError, ValueError):
+        n = 0
+    if n <= 0:
+        return None
+    digest = recorded.get("entries_sha256")
+    if len(entries) >= n and digest:
+        prefix = full_digest if full_digest and len(entries) == n else entries_digest(entries[:n])
+        if digest == prefix:
+            return None
+    if len(entries) >= n and not digest:
+        warnings.warn(
+            f"{path}: gold release {release} was written by an older goldboard that did not record the "
+            f"log's entries; whether the log still begins with its {n} decisions cannot be checked",
+            GoldboardWarning,
+            stacklevel=3,
+        )
+        return None
+    have = {str(e.get("id")) for e in entries}
+    last = str(recorded.get("last_id") or "")
+    # goldboard numbers entries D000001, D000002, ... in log order (an older release recorded no last id)
+    sequential = not last or (re.fullmatch(r"D\d{6}", last) and int(last[1:]) == n)
+    expected = [f"D{k:06d}" for k in range(1, n + 1)] if sequential else []
+    missing = [i for i in expected if i not in have]
+    state = (
+        "does not exist" if not Path(path).exists() else f"has {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+    )
+    if missing:
+        what = f"{len(missing)} of them are missing ({_id_list(missing)})"
+    elif len(entries) < n:
+        what = f"{n - len(entries)} of them are missing"
+    else:
+        what = "one or more of them was changed or moved"
+    return (
+        f"{path}: the log {state}, but gold release {release} was built from its first {n} decisions "
+        f"(recorded in its manifest.json) and {what}; the log is append-only: restore it "
+        "(from a backup or version control); nothing written"
+    )
+
+
+def _id_list(ids: Sequence[str]) -> str:
+    if len(ids) <= 4:
+        return ", ".join(ids)
+    return (
+        f"{ids[0]}..{ids[-1]}" if int(ids[-1][1:]) - int(ids[0][1:]) == len(ids) - 1 else f"{', '.join(ids[:3])}, ..."
+    )
 
 
 @dataclass(frozen=True)
@@ -922,5 +1015,8 @@ __all__ = [
     "latest_decisions",
     "read_decisions",
     "read_decisions_snapshot",
+    "log_record",
+    "decision_independence_errors",
+    "log_prefix_problem",
     "record_decisions",
 ]

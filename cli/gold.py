@@ -28,7 +28,13 @@ def gold_group() -> None:
 @format_option(["csv", "jsonl", "json", "xlsx"], "csv")
 @click.option("--force", is_flag=True, help="Cut a new release even when gold is unchanged since the last one.")
 @round_option(in_force=True, what="Resolve from this round only")
-def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) -> None:
+@click.option(
+    "--allow-edited-ratings",
+    is_flag=True,
+    help="Release gold although a round's ratings.csv changed since its pull (edited by hand); "
+    "the manifest lists the edited files (sources.edited_ratings).",
+)
+def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, allow_edited_ratings: bool) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
 
     \b
@@ -50,11 +56,16 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None) 
 
     st = Study.open(study_dir)
     try:
-        rel = export_gold(st, fmt, force=force, round_number=round_number)
+        rel = export_gold(st, fmt, force=force, round_number=round_number, allow_edited_ratings=allow_edited_ratings)
     except RuleErrors as exc:
         for line in exc.errors:
             click.echo(line, err=True)
         raise GoldboardError(str(exc)) from None
+    for e in (rel.manifest.get("sources") or {}).get("edited_ratings") or [] if rel.created else []:
+        click.echo(
+            f"Warning: {e['path']} changed since its pull (edited by hand); released as asked, the manifest says so",
+            err=True,
+        )
     for name in rel.cleaned:
         click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
     if rel.gold is not None:

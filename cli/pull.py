@@ -154,7 +154,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option(
     "--add-to-adjudicated-round",
     is_flag=True,
-    help="Table or --from-file: add items new to a round that already has adjudication decisions or a gold release.",
+    help="Table or --from-file: add items new to a round that already has adjudication decisions or a gold "
+    "release, or change or remove ratings of items under them; recorded in pull.json.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def pull_cmd(

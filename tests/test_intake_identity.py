@@ -87,6 +87,9 @@ def _ranked_csv(path: Path) -> bytes:
 
 def _summary(path: Path, tmp: Path, live: bool) -> bytes:
     s = json.loads(path.read_text(encoding="utf-8"))
+    # issue 23: the SHA-256 of the ratings.csv the pull wrote (that file's bytes are pinned on their own)
+    written = s.pop("ratings_sha256", None)
+    assert written in (None, hashlib.sha256((path.parent / "ratings.csv").read_bytes()).hexdigest())
     for k in VOLATILE:
         s.pop(k, None)
     # the code before issue 20 listed "server user unknown" warnings in set order (the hash seed)

@@ -128,6 +128,9 @@ def study_digests(cli, root: Path, table: Path, decided: int = 0) -> dict[str, s
     manifest.pop("created_at")
     if "decisions" in manifest["sources"]:  # the log holds a random batch id per write
         manifest["sources"]["decisions"].pop("sha256")
+        # issue 23: the entries' digest (random batch ids too) and last id, pinned before they existed
+        manifest["sources"]["decisions"].pop("entries_sha256", None)
+        manifest["sources"]["decisions"].pop("last_id", None)
     out["gold-manifest"] = _sha(json.dumps(manifest, sort_keys=True).encode())
     _run(cli, "report", "--study", s, "--format", "markdown", "-o", root / "report.md")
     lines = (root / "report.md").read_text(encoding="utf-8").splitlines()

@@ -18,10 +18,13 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.decisions import (
+    decision_independence_errors,
     decision_item_errors,
     decision_value_errors,
     latest_decisions,
     log_item_problem,
+    log_prefix_problem,
+    log_record,
     read_decisions,
     read_decisions_snapshot,
 )
@@ -32,7 +35,7 @@ from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
 from goldboard.errors import GoldboardError, ParamError
-from goldboard.exports.gold import GoldRelease, write_gold_release
+from goldboard.exports.gold import GoldRelease, list_releases, read_manifest, write_gold_release
 from goldboard.exports.workbook import ReviewContent, WorkbookInfo, write_review_workbook
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
@@ -252,7 +255,10 @@ def study_adjudicators(study: Study) -> list[str]:
 
 def check_log_items(study: Study) -> None:
     """Refuse (one line) a decisions log holding an entry for an item the study's ratings do
-    not have, in any round (:func:`~goldboard.adjudicate.decisions.log_item_problem`)."""
+    not have, in any round (:func:`~goldboard.adjudicate.decisions.log_item_problem`), or one
+    that no longer begins with the entries the latest gold release was built from
+    (:func:`check_log_prefix`)."""
+    check_log_prefix(study)
     if not study.decisions_path.exists():
         return
     problem = log_item_problem(study.decisions_path, study.items_by_round())
@@ -260,8 +266,53 @@ def check_log_items(study: Study) -> None:
         raise GoldboardError(problem)
 
 
+def check_log_prefix(study: Study, entries: Sequence[dict] | None = None, full_digest: str | None = None) -> None:
+    """Refuse (one line, naming the release and what is missing) a decisions log that no longer
+    begins with the entries the latest gold release recorded in its manifest (emptied, deleted,
+    cut short or edited by hand: the log is append-only), see
+    :func:`~goldboard.adjudicate.decisions.log_prefix_problem`.  ``entries``: the log as the
+    caller read it (default: read it here)."""
+    releases = list_releases(study.gold_dir)
+    if not releases:
+        return
+    try:
+        manifest = read_manifest(releases[-1][1])
+    except GoldboardError:
+        return  # an unreadable manifest is refused by the commands that read the release
+    recorded = (manifest.get("sources") or {}).get("decisions") or {}
+    if entries is None:
+        entries = read_decisions(study.decisions_path)
+    problem = log_prefix_problem(study.decisions_path, entries, recorded, releases[-1][1].name, full_digest)
+    if problem:
+        raise GoldboardError(problem)
+
+
+def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[dict]:
+    """The rounds whose ``ratings.csv`` (hashed as read: ``digests``) changed since its pull,
+    as the manifest lists them; a :class:`GoldboardError` naming the first (and how many more)
+    unless ``allow`` (``--allow-edited-ratings``)."""
+    problems = {n: study.ratings_edit_problem(n, sha) for n, sha in sorted(digests.items())}
+    problems = {n: p for n, p in problems.items() if p}
+    if problems and not allow:
+        more = f" (and {len(problems) - 1} more round(s))" if len(problems) > 1 else ""
+        raise GoldboardError(
+            f"{next(iter(problems.values()))}{more}; no gold release written (to release gold from the edited "
+            "ratings anyway, pass --allow-edited-ratings: the manifest records it)"
+        )
+    return [
+        {"round": n, "path": study.ratings_path(n).relative_to(study.path).as_posix(), "sha256": digests[n]}
+        for n in problems
+    ]
+
+
 def export_gold(
-    study: Study, fmt: str = "csv", *, force: bool = False, now: str | None = None, round_number: int | None = None
+    study: Study,
+    fmt: str = "csv",
+    *,
+    force: bool = False,
+    now: str | None = None,
+    round_number: int | None = None,
+    allow_edited_ratings: bool = False,
 ) -> GoldRelease:
     """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
 
@@ -271,7 +322,9 @@ def export_gold(
     ``release.gold.attrs["round_selection"]``; decisions in force made on an earlier round
     than the item's ratings in ``rounds.decisions_on_earlier_rounds``).  Raises
     :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold item
-    breaks a schema cross-field rule.
+    breaks a schema cross-field rule.  A ``rounds/N/ratings.csv`` changed since its pull
+    (:meth:`~goldboard.study.Study.ratings_edit_problem`) is refused (nothing written) unless
+    ``allow_edited_ratings``; the manifest then lists it (``sources.edited_ratings``).
     """
 
     schema = study.schema
@@ -279,12 +332,17 @@ def export_gold(
     # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
     digests: dict[int, str] = {}
     ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
+    edited = edited_ratings(study, digests, allow_edited_ratings)
     lines: list[int] = []
     entries, log_sha256 = read_decisions_snapshot(study.decisions_path, lines)
     bad = decision_item_errors(entries, study.items_by_round(), study.decisions_path, lines)
     bad += decision_value_errors(entries, schema, study.decisions_path)
+    bad += decision_independence_errors(entries, study.raters, study.decisions_path, lines)
     if bad:  # gold is never built from a value the schema cannot hold (nothing written)
         raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))
+    log_rec = log_record(entries)
+    # the log still begins with what the latest release was built from
+    check_log_prefix(study, entries, log_rec["entries_sha256"])
     gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
     check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
     selection = gold.attrs["round_selection"]
@@ -307,10 +365,11 @@ def export_gold(
         "rounds": selection.to_dict() | {"decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"]},
         "sources": {
             "ratings": sources,
+            **({"edited_ratings": edited} if edited else {}),
             "decisions": {
                 "path": dec_path.name,
                 "sha256": log_sha256,
-                "entries": len(entries),
+                **log_rec,
                 "in_force": len(latest_decisions(entries)) - len(orphans),
                 "orphans": len(orphans),
             },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -252,7 +253,7 @@ def study_agreement_input(
         schema = study.schema
     quick = _study_columns_input(study, round_number, schema, raters, by, cluster_col)
     if quick is not None:
-        return quick
+        return _edit_note(quick)
     warnings: tuple[str, ...] = ()
     frames: dict[int, pd.DataFrame] = {}
     if round_number is None:
@@ -270,9 +271,20 @@ def study_agreement_input(
         groups = unit_groups(study, by)
     if cluster_col and cluster_col not in df.columns:
         clusters = unit_groups(study, cluster_col, "cluster_col")
-    return AgreementInput(
-        df, source, None, raters_order, groups, clusters, study, round_number, warnings=warnings, schema=schema
+    return _edit_note(
+        AgreementInput(
+            df, source, None, raters_order, groups, clusters, study, round_number, warnings=warnings, schema=schema
+        )
     )
+
+
+def _edit_note(inp: AgreementInput) -> AgreementInput:
+    """``inp`` with a warning when the analysed round's ratings.csv changed since its pull
+    (:meth:`~goldboard.study.Study.ratings_edit_problem`: the file is hashed once)."""
+    problem = inp.study.ratings_edit_problem(inp.round_number) if inp.study and inp.round_number else None
+    if problem:
+        return dataclasses.replace(inp, warnings=(*inp.warnings, problem))
+    return inp
 
 
 def _study_columns_input(

@@ -35,6 +35,7 @@ from goldboard.workflows.intake_round import (
     sha256_of,
     units_records,
 )
+from goldboard.workflows.tables import check_changes_under_adjudication
 
 
 @dataclass
@@ -92,11 +93,15 @@ def pull_file(
     unknown = {it for it in read.items if it not in known}
     held_unknown = set() if table_born else unknown
     check_additions(study, path, read, known, n, None if table_born else unknown, add_to_adjudicated_round)
-    _, others = intake_rounds.split(intake_rounds.previous(study.ratings_path(n)), source)
+    old_mine, others = intake_rounds.split(intake_rounds.previous(study.ratings_path(n)), source)
     shown = _shown(read, who, raters, source, held_unknown, intake_rounds.given_by(others), n)
     res = collect(shown, _asked(study.schema, read.fields), raters, n, units=_unit_frame(read, units))
     res.ratings = res.ratings[res.ratings["field"].isin(read.fields)].reset_index(drop=True)
     res.summary["rating_rows"] = int(len(res.ratings))
+    under: dict[str, Any] = {"text": ""}  # a changed rating under decisions or a release: refused unless allowed
+    check_changes_under_adjudication(study, n, old_mine, res.ratings, under, add_to_adjudicated_round, "file")
+    if under.get("under_adjudication"):
+        res.summary["changes"] = {"under_adjudication": under["under_adjudication"], "text": under["text"].lstrip("; ")}
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, study.schema, raters)
     res.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
     sha = sha256_of(path)

@@ -40,6 +40,7 @@ from goldboard.exports.report_extras import SUPPLEMENT_DIR, write_supplement
 from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
+from goldboard.workflows.adjudication import check_log_prefix
 from goldboard.workflows.agreement import agreement_for_study, analysis_round
 from goldboard.workflows.methods import (
     ALL_AGREE_NAME,
@@ -107,6 +108,7 @@ def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None
     """The decisions log, and the gold release (default latest) or else a provisional resolution:
     ``(decisions, gold, manifest, release name, provisional)``."""
     decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
+    check_log_prefix(study, decisions)  # the log still backs the latest gold release (append-only)
     # a hand-added line for an item the study lacks (in any round: the report reads one)
     problem = log_item_problem(study.decisions_path, study.items_by_round()) if decisions else None
     if problem:

@@ -36,6 +36,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.pull import rule_warnings
+from goldboard.annotate.push import round_use
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import INVALID_COLUMNS, collect
 from goldboard.cases.intake.core import IntakeResult as PullResult
@@ -159,6 +160,59 @@ def describe_changes(old: pd.DataFrame, new: pd.DataFrame, source: str, first: b
     }
 
 
+def check_changes_under_adjudication(
+    study: Study,
+    n: int,
+    old: pd.DataFrame,
+    new: pd.DataFrame,
+    changes: dict[str, Any],
+    allow: bool,
+    what: str = "table",
+) -> None:
+    """Refuse a re-pull that changes or removes a rating (its value) of an item of round ``n``
+    that has adjudication decisions or a gold release: they were made on the old values
+    (``allow``: ``--add-to-adjudicated-round``, which covers changes too).  When allowed, the
+    items are recorded in ``changes`` (``under_adjudication``, pull.json) and said in its text."""
+    if not len(old):
+        return
+    a = {k: v for k, (v, _) in _key_values(old).items()}
+    b = {k: v for k, (v, _) in _key_values(new).items()}
+    touched = sorted({k for k in a if b.get(k) != a[k]})
+    if not touched:
+        return
+    use = round_use(study, n)  # the whole round's decisions and releases, as the message describes them
+    if not use.releases and not round_use(study, n, {k[0] for k in touched}).decisions:
+        return
+    shown = "; ".join(
+        f"{i} {r} {f}: {a[(i, r, f)]!r} -> {b[(i, r, f)]!r}"
+        if (i, r, f) in b
+        else f"{i} {r} {f}: {a[(i, r, f)]!r} -> no rating (removed or held out)"
+        for i, r, f in touched[:3]
+    ) + (f"; and {len(touched) - 3} more" if len(touched) > 3 else "")
+    items = sorted({k[0] for k in touched})
+    if not allow:
+        raise ParamError(
+            "round {n} already has {use}; this {what} changes {k} rating{s} of {m} item{ms} in it ({shown}), which "
+            "would change what was adjudicated on the old values. Pull it into a new round ({round_number} {next}), "
+            "or pass {add_to_adjudicated_round} (it covers changed ratings too; pull.json records them) to replace "
+            "them anyway",
+            n=n,
+            use=use.describe(),
+            k=len(touched),
+            s="s" if len(touched) != 1 else "",
+            m=len(items),
+            ms="s" if len(items) != 1 else "",
+            shown=shown,
+            what=what,
+            next=max(r.number for r in study.rounds) + 1,
+        )
+    changes["under_adjudication"] = items
+    changes["text"] += (
+        f"; {len(touched)} changed rating(s) of {len(items)} item(s) that round {n}'s decisions or gold release were "
+        f"made on ({', '.join(items[:5])}{', ...' if len(items) > 5 else ''}): decide them again"
+    )
+
+
 @contextmanager
 def no_cycle_collection() -> Iterator[None]:
     """Python's cyclic garbage collector paused while a table is read: a pull makes a few objects
@@ -246,6 +300,7 @@ def _pull_table(
     _table_summary(res, raters, counts, read, invalid, ratings, rnd)
     _table_notes(res, study, read, ratings)
     changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
+    check_changes_under_adjudication(study, n, old_mine, ratings, changes, add_to_adjudicated_round)
     sha = sha256_of(path)
     res.summary["table"] = {
         "source": source,
