@@ -290,14 +290,16 @@ def check_log_prefix(study: Study, entries: Sequence[dict] | None = None, full_d
 def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[dict]:
     """The rounds whose ``ratings.csv`` (hashed as read: ``digests``) changed since its pull,
     as the manifest lists them; a :class:`GoldboardError` naming the first (and how many more)
-    unless ``allow`` (``--allow-edited-ratings``)."""
+    unless ``allow`` (library parameter ``allow_edited_ratings``)."""
     problems = {n: study.ratings_edit_problem(n, sha) for n, sha in sorted(digests.items())}
     problems = {n: p for n, p in problems.items() if p}
     if problems and not allow:
         more = f" (and {len(problems) - 1} more round(s))" if len(problems) > 1 else ""
-        raise GoldboardError(
-            f"{next(iter(problems.values()))}{more}; no gold release written (to release gold from the edited "
-            "ratings anyway, pass --allow-edited-ratings: the manifest records it)"
+        raise ParamError(
+            "{first}{more}; no gold release written (to release gold from the edited ratings anyway, pass "
+            "{allow_edited_ratings}: the manifest records it)",
+            first=next(iter(problems.values())),
+            more=more,
         )
     return [
         {"round": n, "path": study.ratings_path(n).relative_to(study.path).as_posix(), "sha256": digests[n]}
