@@ -552,10 +552,21 @@ def ratings_digest(ratings) -> str:
     """Content digest of a ratings table as a review sheet sees it (round, item, rater,
     field, value; row order and other columns do not matter)."""
     cols = [c for c in ("round", "item_id", "rater", "field", "value") if c in ratings.columns]
-    rows = sorted(
-        json.dumps(["" if v is None else str(v) for v in rec], ensure_ascii=False)
-        for rec in ratings[cols].itertuples(index=False, name=None)
-    )
+    return _rows_digest(cols, ratings[cols].itertuples(index=False, name=None))
+
+
+def ratings_digest_columns(table: dict[str, list[str]]) -> str:
+    """:func:`ratings_digest` of one round's ratings file read as columns
+    (:func:`~goldboard.cases.ratings_columns.read_rating_columns`): round as the DataFrame
+    reader reads it (blank is 1, ``007`` is 7), the same digest, without pandas."""
+    n = len(table["item_id"])
+    rounds = [str(int(v or "1")) for v in table.get("round", [""] * n)]
+    cols = ["round", "item_id", "rater", "field", "value"]
+    return _rows_digest(cols, zip(rounds, *(table[c] for c in cols[1:])))
+
+
+def _rows_digest(cols: list[str], records) -> str:
+    rows = sorted(json.dumps(["" if v is None else str(v) for v in rec], ensure_ascii=False) for rec in records)
     h = hashlib.sha256(json.dumps(cols).encode("utf-8"))
     for r in rows:
         h.update(b"\n" + r.encode("utf-8"))
@@ -835,6 +846,7 @@ def import_review_sheet(
 __all__ = [
     "STATE_KEYS",
     "check_sheet_identity",
+    "ratings_digest_columns",
     "check_sheet_protection",
     "sheet_protection_problem",
     "sheet_origin_problem",

@@ -44,3 +44,18 @@ def test_the_generated_studies_mostly_give_gold_columns(tmp_path):
         if len(st.pulled_rounds()) == 1 and resolve_gold_columns(table, st.schema, present) is not None:
             taken += 1
     assert taken >= 25, taken
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ratings_digest_of_the_columns_is_the_digest_of_the_frame(seed, tmp_path):
+    """The digest the sheet records (the import checks the ratings against it) is the same either way."""
+    from goldboard.adjudicate.review_sheet import ratings_digest, ratings_digest_columns
+
+    st = Study.open(tfc._random_study(tmp_path, seed))
+    if len(st.pulled_rounds()) != 1:
+        pytest.skip("several rounds: the DataFrame path only")
+    table = read_rating_columns(st.ratings_path(1))
+    assert ratings_digest_columns(table) == ratings_digest(study_ratings(st))
+    for r in ("", "01"):  # a blank round is round 1, as the DataFrame reader reads it
+        odd = {**table, "round": [r] * len(table["item_id"])}
+        assert ratings_digest_columns(odd) == ratings_digest(study_ratings(st)), r
