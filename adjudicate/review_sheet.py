@@ -573,17 +573,20 @@ def _rows_digest(cols: list[str], records) -> str:
     return h.hexdigest()
 
 
-def sheet_state_rows(decisions: str | Path | Sequence[dict], ratings) -> list[tuple[str, str]]:
+def sheet_state_rows(
+    decisions: str | Path | Sequence[dict], ratings, *, ratings_sha256: str | None = None
+) -> list[tuple[str, str]]:
     """The ``_goldboard`` rows a review sheet written now records: a fresh ``sheet_id``,
     the decisions log it shows (entries, content digest, last id) and the ratings it was
-    built from (digest).  :func:`import_review_sheet` reads them back."""
+    built from (digest; ``ratings_sha256``: already computed, e.g. :func:`ratings_digest_columns`).
+    :func:`import_review_sheet` reads them back."""
     base = log_base(decisions, uuid.uuid4().hex)
     return [
         ("sheet_id", base.sheet_id),
         ("log_entries", str(base.entries)),
         ("log_sha256", base.log_sha256),
         ("log_last_id", base.last_id),
-        ("ratings_sha256", ratings_digest(ratings)),
+        ("ratings_sha256", ratings_digest(ratings) if ratings_sha256 is None else ratings_sha256),
     ]
 
 

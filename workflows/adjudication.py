@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from goldboard.adjudicate.decisions import (
     decision_item_errors,
@@ -25,18 +23,29 @@ from goldboard.adjudicate.decisions import (
     read_decisions,
     read_decisions_snapshot,
 )
-from goldboard.adjudicate.flags import flag_disagreements, summarize_flags
-from goldboard.adjudicate.gold import resolve_gold
-from goldboard.adjudicate.review_sheet import ImportResult, import_review_sheet, read_sheet_meta, sheet_state_rows
+from goldboard.adjudicate.flags import flag_columns, flag_disagreements, summarize_flags
+from goldboard.adjudicate.gold import resolve_gold, resolve_gold_columns
+from goldboard.adjudicate.review_sheet import (
+    ImportResult,
+    import_review_sheet,
+    ratings_digest_columns,
+    read_sheet_meta,
+    sheet_state_rows,
+)
 from goldboard.adjudicate.rules import check_gold_rules
 from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
+from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
 from goldboard.errors import GoldboardError, ParamError
-from goldboard.exports.gold import GoldRelease, write_gold_release
 from goldboard.exports.workbook import ReviewContent, WorkbookInfo, write_review_workbook
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
 from goldboard.text import close_matches
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from goldboard.exports.gold import GoldRelease
 
 #: statistics shown on the Summary sheet (the agreement engine computes more)
 HEADLINE_STATISTICS = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha")
@@ -73,13 +82,7 @@ def headline_agreement(
         except Exception as exc:  # the Summary must not fail because one statistic does
             notes.append(f"{f.name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
             continue
-        n_raters = res.get("n_raters")
-        for st in res.get("statistics", []) or []:
-            if st.get("statistic") not in HEADLINE_STATISTICS or st.get("group") not in (None, ""):
-                continue
-            if n_raters and len(st.get("raters") or []) not in (0, n_raters):
-                continue  # pairwise rows of a multi-rater study
-            rows.append({"field": f.name, **st})
+        rows += _headline_rows(f.name, res)
     return rows, "; ".join(notes)
 
 
@@ -163,7 +166,6 @@ def write_study_workbook(
 ) -> WorkbookInfo:
     """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
 
-    ratings = study_ratings(study, round_number)
     check_log_items(study)
     entries = read_decisions(study.decisions_path)
     info = {
@@ -171,6 +173,13 @@ def write_study_workbook(
         "workspace": str(study.path),
         "round": "per item, the latest round every rater rated" if round_number is None else round_number,
     }
+    quick = study_review_columns(study, entries, round_number)
+    if quick is not None:  # a small plain study: no pandas (issue 19)
+        content, units = quick
+        return write_review_workbook(
+            path, content, study.schema, units=units, decisions=entries, base_url=study.url, study_info=info, now=now
+        )
+    ratings = study_ratings(study, round_number)
     return write_review_sheet(
         path,
         ratings,
@@ -184,6 +193,112 @@ def write_study_workbook(
         state=sheet_state_rows(entries, ratings),  # what the sheet shows: the import checks against it
         round_number=round_number,
     )
+
+
+def study_review_columns(
+    study: Study, decisions: list[dict], round_number: int | None = None
+) -> tuple[ReviewContent, list[dict]] | None:
+    """:func:`review_content` of a small study read as columns, without pandas, and its units
+    as records: the same content by the same rules (flags: :func:`flag_columns`, gold:
+    :func:`resolve_gold_columns`, agreement on :class:`RatingColumns`).  ``None`` -- the caller
+    reads DataFrames -- for anything but one pulled round without a design in a plain ratings
+    file (:func:`read_rating_columns`), or when the columns do not answer on their own."""
+    pulled = study.pulled_rounds()
+    if len(pulled) != 1 or round_number not in (None, pulled[0]) or any(r.design for r in study.rounds):
+        return None
+    table = read_rating_columns(study.ratings_path(pulled[0]))
+    units = _unit_records(study.units_path)
+    if table is None or units is None:
+        return None
+    n = len(table["item_id"])
+    for c in ("rationale", "annotated_at", "task_id", "project_id"):
+        table.setdefault(c, [""] * n)
+    raters = list(study.raters)
+    flags = flag_columns(table, study.schema, raters, round_number=round_number)
+    gold = resolve_gold_columns(table, study.schema, raters, round_number=round_number)
+    if flags is None or gold is None:
+        return None
+    flagged = set(zip(flags["item_id"], flags["field"]))
+    keep = [
+        m == "unanimous" and (i, f) not in flagged for i, f, m in zip(gold["item_id"], gold["field"], gold["method"])
+    ]
+    agreed = [{c: v[k] for c, v in gold.items()} for k in range(len(keep)) if keep[k]]
+    # the ratings in force of one round: every row, by annotation time (stable), as current_ratings orders them
+    order = sorted(range(n), key=table["annotated_at"].__getitem__)
+    in_force = {c: [vals[k] for k in order] for c, vals in table.items()}
+    frame = lambda: current_ratings(study_ratings(study, round_number), raters, round_number=round_number)  # noqa: E731
+    rows, note = _column_agreement(RatingColumns(in_force, frame), study.schema, raters)
+    content = ReviewContent(
+        flags=flags,
+        summary=summarize_flags(flags, study.schema),
+        agreed=agreed,
+        items=len(set(gold["item_id"])),
+        raters=[c[len("value_") :] for c in flags.columns if c.startswith("value_")]
+        or [c[len("value_") :] for c in gold if c.startswith("value_")],
+        in_force=in_force,
+        agreement_rows=rows,
+        agreement_note=note,
+        state=_state_rows(decisions, table),
+    )
+    return content, units
+
+
+def _state_rows(decisions: list[dict], table: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """:func:`sheet_state_rows` with the ratings digest of the columns."""
+    return sheet_state_rows(decisions, None, ratings_sha256=ratings_digest_columns(table))
+
+
+def _column_agreement(cur: RatingColumns, schema: Schema, raters: list[str]) -> tuple[list[dict], str]:
+    """:func:`headline_agreement` of the ratings in force read as columns."""
+    rows, notes = [], []
+    for f in adjudicable_fields(schema):
+        if f.kind == "multi":
+            continue
+        if len({r for r, g in zip(cur["rater"], cur["field"]) if g == f.name}) < 2:
+            continue
+        try:
+            res = agreement(cur, f.name, schema=schema, raters=list(raters) if raters else None)
+        except Exception as exc:  # the Summary must not fail because one statistic does
+            notes.append(f"{f.name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            continue
+        rows += _headline_rows(f.name, res)
+    return rows, "; ".join(notes)
+
+
+def _headline_rows(field: str, res: dict) -> list[dict]:
+    """The headline statistics of one field's :func:`agreement` result."""
+    n_raters = res.get("n_raters")
+    rows = []
+    for st in res.get("statistics", []) or []:
+        if st.get("statistic") not in HEADLINE_STATISTICS or st.get("group") not in (None, ""):
+            continue
+        if n_raters and len(st.get("raters") or []) not in (0, n_raters):
+            continue  # pairwise rows of a multi-rater study
+        rows.append({"field": field, **st})
+    return rows
+
+
+def _unit_records(path: Path) -> list[dict] | None:
+    """The units file as records for the workbook, when every case and output text is text
+    (else ``None``: :meth:`Study.units` reads it as a DataFrame, as always)."""
+    import json
+
+    if not path.exists():
+        return []
+    out = []
+    try:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            if not isinstance(rec, dict) or not isinstance(rec.get("item_id"), str):
+                return None
+            if any(not isinstance(rec.get(c, ""), str) for c in ("case_text", "output_text")):
+                return None
+            out.append(rec)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return out
 
 
 def import_study_sheet(
@@ -258,6 +373,14 @@ def check_log_items(study: Study) -> None:
     problem = log_item_problem(study.decisions_path, study.items_by_round())
     if problem:
         raise GoldboardError(problem)
+
+
+def write_gold_release(*args: Any, **kwargs: Any) -> GoldRelease:
+    """:func:`goldboard.exports.gold.write_gold_release`, imported when a release is written
+    (it imports pandas; the review sheet of a small study does not)."""
+    from goldboard.exports.gold import write_gold_release as write
+
+    return write(*args, **kwargs)
 
 
 def export_gold(
