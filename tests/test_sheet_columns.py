@@ -188,3 +188,14 @@ def test_the_openmtb_sheet_is_the_same_both_ways(tmp_path, monkeypatch):
     assert taken and all(t is not None for t in taken)
     assert outs[:2] == outs[2:]
     assert "34 unanimous rows" in outs[0][1] and any("kappa" in str(f) for f in outs[0][3])
+
+
+def test_a_large_ratings_file_is_read_as_dataframes(tmp_path, monkeypatch):
+    """Over SHEET_MAX_BYTES the DataFrame path is quicker: the sheet reads no columns then."""
+    import goldboard.workflows.adjudication as A
+
+    root = tfc._random_study(tmp_path, 3)
+    st = Study.open(root)
+    assert A.study_review_columns(st, []) is not None
+    monkeypatch.setattr(A, "SHEET_MAX_BYTES", st.ratings_path(1).stat().st_size - 1)
+    assert A.study_review_columns(st, []) is None
