@@ -88,6 +88,13 @@ def _decorate(study, seed: int) -> None:
             if rng.random() < 0.5:
                 del unit["output_text"]
             fh.write(json.dumps(unit) + "\n")
+    fields = sorted({r["field"] for r in rows})
+    with open(study / "decisions.jsonl", "w", encoding="utf-8") as fh:  # decisions taken: pre-filled
+        for k, item in enumerate(rng.sample(items, min(3, len(items)))):
+            entry = {"id": f"d{k}", "item_id": item, "field": rng.choice(fields), "decision": "unresolved"}
+            fh.write(json.dumps({**entry, "adjudicator": "lead", "reason": "later", "round": 1}) + "\n")
+        if seed % 4 == 3:  # an item the ratings do not have: refused, the same way
+            fh.write(json.dumps({"id": "dx", "item_id": "nowhere", "field": fields[0], "decision": "x"}) + "\n")
 
 
 def _workbook_facts(path) -> list:

@@ -170,7 +170,9 @@ def write_study_workbook(
     study: Study, path: str | Path, *, round_number: int | None = None, now: str | None = None
 ) -> WorkbookInfo:
     """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
-
+    table = plain_round_columns(study, round_number)
+    # the ratings first, then the log (the order of the checks, and so of the errors, as always)
+    ratings = study_ratings(study, round_number) if table is None else None
     check_log_items(study)
     entries = read_decisions(study.decisions_path)
     info = {
@@ -178,13 +180,14 @@ def write_study_workbook(
         "workspace": str(study.path),
         "round": "per item, the latest round every rater rated" if round_number is None else round_number,
     }
-    quick = study_review_columns(study, entries, round_number)
+    quick = None if table is None else study_review_columns(study, entries, round_number, table=table)
     if quick is not None:  # a small plain study: no pandas (issue 19)
         content, units = quick
         return write_review_workbook(
             path, content, study.schema, units=units, decisions=entries, base_url=study.url, study_info=info, now=now
         )
-    ratings = study_ratings(study, round_number)
+    if ratings is None:
+        ratings = study_ratings(study, round_number)
     return write_review_sheet(
         path,
         ratings,
@@ -200,18 +203,26 @@ def write_study_workbook(
     )
 
 
+def plain_round_columns(study: Study, round_number: int | None = None) -> dict[str, list[str]] | None:
+    """The one pulled round's ratings as columns (:func:`read_rating_columns`, up to
+    :data:`SHEET_MAX_BYTES`) when the study has one pulled round, no design and ``round_number``
+    is that round or ``None``; else ``None``."""
+    pulled = study.pulled_rounds()
+    if len(pulled) != 1 or round_number not in (None, pulled[0]) or any(r.design for r in study.rounds):
+        return None
+    return read_rating_columns(study.ratings_path(pulled[0]), SHEET_MAX_BYTES)
+
+
 def study_review_columns(
-    study: Study, decisions: list[dict], round_number: int | None = None
+    study: Study, decisions: list[dict], round_number: int | None = None, *, table: dict[str, list[str]] | None = None
 ) -> tuple[ReviewContent, list[dict]] | None:
     """:func:`review_content` of a small study read as columns, without pandas, and its units
     as records: the same content by the same rules (flags: :func:`flag_columns`, gold:
     :func:`resolve_gold_columns`, agreement on :class:`RatingColumns`).  ``None`` -- the caller
     reads DataFrames -- for anything but one pulled round without a design in a plain ratings
-    file (:func:`read_rating_columns`), or when the columns do not answer on their own."""
-    pulled = study.pulled_rounds()
-    if len(pulled) != 1 or round_number not in (None, pulled[0]) or any(r.design for r in study.rounds):
-        return None
-    table = read_rating_columns(study.ratings_path(pulled[0]), SHEET_MAX_BYTES)
+    file (:func:`plain_round_columns`; ``table``: already read), or when the columns do not
+    answer on their own."""
+    table = plain_round_columns(study, round_number) if table is None else table
     units = _unit_records(study.units_path)
     if table is None or units is None:
         return None
