@@ -32,14 +32,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions
 from goldboard.cases.ratings import rating_grid
+from goldboard.cases.ratings_columns import PandasOnUse
 from goldboard.label_configs.schema import Schema
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+else:
+    pd = PandasOnUse()  # imported when first used: the review sheet of a small study reads columns
 
 METHODS = ("unanimous", "adjudicated", "single", "unresolved")
 GOLD_HEAD = ["item_id", "case_id", "output_id", "model", "field", "gold_value", "method", "round"]
@@ -104,8 +110,9 @@ def resolve_gold(
     return gold
 
 
-def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
-    """Gold rows of field ``f`` from the ratings alone (rules 2-4), in item order (``_order``)."""
+def _field_gold(grid, f, single_items: Collection[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rules 2-4 for field ``f``: per item (grid order) the gold value, the method, and the
+    items x raters values -- whichever way the grid was read (DataFrame or columns)."""
     n = len(grid.items)
     vals = grid.values(f.name)
     present, disagree, _missing = grid.status(f.name)
@@ -116,6 +123,15 @@ def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
     one = np.zeros(n, dtype=bool)
     if single_items and n:
         one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
+    value = np.where(unanimous | one, first, "")
+    method = np.where(unanimous, "unanimous", np.where(one, "single", "unresolved"))
+    return value, method, vals
+
+
+def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
+    """Gold rows of field ``f`` from the ratings alone (rules 2-4), in item order (``_order``)."""
+    n = len(grid.items)
+    value, method, vals = _field_gold(grid, f, single_items)
     df = pd.DataFrame(
         {
             "item_id": grid.items,
@@ -123,8 +139,8 @@ def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
             "output_id": grid.meta["output_id"].to_numpy() if n else [],
             "model": grid.meta["model"].to_numpy() if n else [],
             "field": f.name,
-            "gold_value": np.where(unanimous | one, first, ""),
-            "method": np.where(unanimous, "unanimous", np.where(one, "single", "unresolved")),
+            "gold_value": value,
+            "method": method,
             "round": [str(grid.selection.rounds.get(str(i), "")) for i in grid.items],
         }
     )
@@ -134,6 +150,45 @@ def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
         df[c] = ""
     df["_order"] = np.arange(n)
     return df
+
+
+def resolve_gold_columns(
+    table: Mapping[str, list[str]], schema: Schema, raters: Sequence[str], *, round_number: int | None = None
+) -> dict[str, list[str]] | None:
+    """:func:`resolve_gold` (no decisions) of a one-round ratings table read as columns
+    (:func:`~goldboard.cases.ratings_columns.read_rating_columns`), without pandas:
+    :func:`gold_rows_of_grid` of the grid :func:`~goldboard.adjudicate.flags.flag_columns`
+    reads.  ``None`` where those columns do not answer (several rounds, a rating given twice,
+    a value outside the schema, no rating by the raters): the caller reads a DataFrame."""
+    from goldboard.adjudicate.flags import _column_grid  # the one column reader of a rating grid
+
+    grid = _column_grid(table, schema, raters, round_number)
+    return None if grid is None else gold_rows_of_grid(grid[0])
+
+
+def gold_rows_of_grid(grid) -> dict[str, list[str]]:
+    """:func:`resolve_gold` without decisions (rules 2-4) of a one-round grid read as columns
+    (:func:`goldboard.adjudicate.flags.column_grid`, its ``meta`` a dict of lists), without
+    pandas: ``{column: list of str}`` with :func:`gold_columns`, rows by item then schema field
+    order -- the same rows and text as the DataFrame, by the same rules (:func:`_field_gold`).
+    For a round without a design (no single-rated items)."""
+    out: dict[str, list[str]] = {c: [] for c in gold_columns(grid.raters)}
+    per_field = [(f.name, *_field_gold(grid, f, ())) for f in grid.fields]
+    rounds = [str(grid.selection.rounds.get(str(i), "")) for i in grid.items]
+    for k, item in enumerate(grid.items):
+        for name, value, method, vals in per_field:
+            out["item_id"].append(str(item))
+            for c in ("case_id", "output_id", "model"):
+                out[c].append(str(grid.meta[c][k]))
+            out["field"].append(name)
+            out["gold_value"].append(str(value[k]))
+            out["method"].append(str(method[k]))
+            out["round"].append(rounds[k])
+            for j, r in enumerate(grid.raters):
+                out[f"value_{r}"].append(str(vals[k, j]))
+            for c in GOLD_TAIL:
+                out[c].append("")
+    return out
 
 
 def _apply_decisions(gold: pd.DataFrame, latest: dict, rounds: dict) -> tuple[list[dict], list[dict]]:
@@ -211,4 +266,14 @@ def gold_digest(gold: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
-__all__ = ["GOLD_HEAD", "GOLD_TAIL", "METHODS", "gold_columns", "gold_digest", "method_counts", "resolve_gold"]
+__all__ = [
+    "GOLD_HEAD",
+    "GOLD_TAIL",
+    "METHODS",
+    "gold_columns",
+    "gold_digest",
+    "gold_rows_of_grid",
+    "method_counts",
+    "resolve_gold",
+    "resolve_gold_columns",
+]

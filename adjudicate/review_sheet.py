@@ -556,27 +556,41 @@ def ratings_digest(ratings) -> str:
     """Content digest of a ratings table as a review sheet sees it (round, item, rater,
     field, value; row order and other columns do not matter)."""
     cols = [c for c in ("round", "item_id", "rater", "field", "value") if c in ratings.columns]
-    rows = sorted(
-        json.dumps(["" if v is None else str(v) for v in rec], ensure_ascii=False)
-        for rec in ratings[cols].itertuples(index=False, name=None)
-    )
+    return _rows_digest(cols, ratings[cols].itertuples(index=False, name=None))
+
+
+def ratings_digest_columns(table: dict[str, list[str]]) -> str:
+    """:func:`ratings_digest` of one round's ratings file read as columns
+    (:func:`~goldboard.cases.ratings_columns.read_rating_columns`): round as the DataFrame
+    reader reads it (blank is 1, ``007`` is 7), the same digest, without pandas."""
+    n = len(table["item_id"])
+    rounds = [str(int(v or "1")) for v in table.get("round", [""] * n)]
+    cols = ["round", "item_id", "rater", "field", "value"]
+    return _rows_digest(cols, zip(rounds, *(table[c] for c in cols[1:])))
+
+
+def _rows_digest(cols: list[str], records) -> str:
+    rows = sorted(json.dumps(["" if v is None else str(v) for v in rec], ensure_ascii=False) for rec in records)
     h = hashlib.sha256(json.dumps(cols).encode("utf-8"))
     for r in rows:
         h.update(b"\n" + r.encode("utf-8"))
     return h.hexdigest()
 
 
-def sheet_state_rows(decisions: str | Path | Sequence[dict], ratings) -> list[tuple[str, str]]:
+def sheet_state_rows(
+    decisions: str | Path | Sequence[dict], ratings, *, ratings_sha256: str | None = None
+) -> list[tuple[str, str]]:
     """The ``_goldboard`` rows a review sheet written now records: a fresh ``sheet_id``,
     the decisions log it shows (entries, content digest, last id) and the ratings it was
-    built from (digest).  :func:`import_review_sheet` reads them back."""
+    built from (digest; ``ratings_sha256``: already computed, e.g. :func:`ratings_digest_columns`).
+    :func:`import_review_sheet` reads them back."""
     base = log_base(decisions, uuid.uuid4().hex)
     return [
         ("sheet_id", base.sheet_id),
         ("log_entries", str(base.entries)),
         ("log_sha256", base.log_sha256),
         ("log_last_id", base.last_id),
-        ("ratings_sha256", ratings_digest(ratings)),
+        ("ratings_sha256", ratings_digest(ratings) if ratings_sha256 is None else ratings_sha256),
     ]
 
 
@@ -859,6 +873,7 @@ def unused_names(proposed: Sequence[Proposed], names: dict[str, str] | None) -> 
 __all__ = [
     "STATE_KEYS",
     "check_sheet_identity",
+    "ratings_digest_columns",
     "check_sheet_protection",
     "sheet_protection_problem",
     "sheet_origin_problem",

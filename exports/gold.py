@@ -52,10 +52,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from goldboard import __version__
 from goldboard.adjudicate.gold import gold_digest, method_counts
+from goldboard.cases.ratings_columns import PandasOnUse
 from goldboard.errors import GoldboardError
 from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import (
@@ -70,6 +69,8 @@ from goldboard.fileio import (
     umask,
 )
 from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
+
+pd = PandasOnUse()  # imported when first used: the review sheet's log check lists releases only
 
 FORMATS = ("csv", "jsonl", "json", "xlsx")
 #: release files are read-only; like every study file they follow the umask (README "Permissions")

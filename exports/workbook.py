@@ -48,9 +48,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from openpyxl import Workbook
 from openpyxl.comments import Comment
 from openpyxl.styles import Alignment, PatternFill, Protection
@@ -100,6 +99,9 @@ from goldboard.exports.xlsx_layout import (
 from goldboard.fileio import atomic_write
 from goldboard.label_configs.schema import Schema
 from goldboard.text import cell_text, utc_now
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 SHEET_SUMMARY = "Summary"
 SHEET_AGREED = "Agreed"
@@ -167,12 +169,12 @@ class ReviewContent:
     ``_goldboard`` rows naming what the sheet was written from
     (:func:`goldboard.adjudicate.review_sheet.sheet_state_rows`)."""
 
-    flags: pd.DataFrame
+    flags: Any  # a DataFrame, or FlagColumns (adjudicate.flags.flag_columns)
     summary: dict[str, Any]
-    agreed: pd.DataFrame
+    agreed: Any  # a DataFrame, or a list of row dicts
     items: int
     raters: list[str]
-    in_force: pd.DataFrame
+    in_force: Any  # a DataFrame, or {column: list of text}
     agreement_rows: list[dict]
     agreement_note: str
     state: Sequence[tuple[str, str]]
@@ -236,7 +238,7 @@ def build_review_workbook(
     wb.active = 1  # open on Disagreements
     counts = {
         "disagreement_rows": len(flags),
-        "items": int(flags["item_id"].nunique()) if len(flags) else 0,
+        "items": len(set(flags["item_id"])) if len(flags) else 0,
         "agreed_rows": len(agreed),
         "agreement_available": bool(content.agreement_rows),
         "round_selection": flags.attrs.get("round_selection"),
@@ -256,11 +258,26 @@ def write_review_workbook(path: str | Path, content: ReviewContent, schema: Sche
 # --------------------------------------------------------------------------- sheets
 
 
-def _unit_texts(units: pd.DataFrame | None) -> dict[str, tuple[str, str]]:
+def _records(table: Any) -> list[dict[str, Any]]:
+    """The rows of a DataFrame, a :class:`~goldboard.adjudicate.flags.FlagColumns` (its cells
+    as stored, as a DataFrame holds them) or a list of row dicts, as dicts."""
+    if isinstance(table, list):
+        return table
+    if hasattr(table, "to_dict"):
+        return table.to_dict(orient="records")
+    cols = {c: table[c] for c in table.columns}
+    return [{c: v[i] for c, v in cols.items()} for i in range(len(table))]
+
+
+def _unit_texts(units: Any) -> dict[str, tuple[str, str]]:
+    """item -> (case text, output text) of the units (a DataFrame, or a list of records)."""
+    if isinstance(units, list):
+        return {str(u["item_id"]): (_s(u.get("case_text", "")), _s(u.get("output_text", ""))) for u in units}
     if units is None or len(units) == 0 or "item_id" not in units.columns:
         return {}
-    case = units["case_text"] if "case_text" in units.columns else pd.Series([""] * len(units))
-    out = units["output_text"] if "output_text" in units.columns else pd.Series([""] * len(units))
+    blank = [""] * len(units)
+    case = units["case_text"] if "case_text" in units.columns else blank
+    out = units["output_text"] if "output_text" in units.columns else blank
     return {str(i): (_s(c), _s(o)) for i, c, o in zip(units["item_id"], case, out)}
 
 
@@ -272,18 +289,18 @@ def _s(v: Any) -> str:
 
 def _task_links(ratings: pd.DataFrame, base_url: str) -> dict[tuple[str, str], tuple[str, str]]:
     """(item_id, rater) -> (url, task id) of the rater's Label Studio task."""
-    if not base_url or "task_id" not in ratings.columns or "project_id" not in ratings.columns:
+    names = ratings.columns if hasattr(ratings, "columns") else list(ratings)
+    if not base_url or "task_id" not in names or "project_id" not in names:
         return {}
+    last: dict[tuple[str, str], tuple[str, str]] = {}  # the last row of each item x rater
+    cols = [[str(v) for v in ratings[c]] for c in ("item_id", "rater", "task_id", "project_id")]
+    for item, rater, task, proj in zip(*cols):
+        last[(item, rater)] = (task, proj)
     out = {}
-    sub = (
-        ratings[["item_id", "rater", "task_id", "project_id"]]
-        .astype(str)
-        .drop_duplicates(["item_id", "rater"], keep="last")
-    )
-    for item, rater, task, proj in sub.itertuples(index=False):
+    for key, (task, proj) in last.items():
         url = task_url(base_url, proj, task)
         if url:
-            out[(item, rater)] = (url, task)
+            out[key] = (url, task)
     return out
 
 
@@ -418,7 +435,7 @@ def _disagreement_records(
     """One dict per flagged item x field: the text of each column (by key), ``_fill`` its row colour."""
     kinds = {f.name: f for f in adjudicable_fields(schema)}
     records: list[dict[str, Any]] = []
-    for rec in flags.to_dict(orient="records"):
+    for rec in _records(flags):
         item, fname = str(rec["item_id"]), str(rec["field"])
         case_text, output_text = unit_text.get(item, ("", ""))
         prev = latest.get((item, fname))
@@ -601,17 +618,17 @@ class _RowLayout:
             self.styles.apply(c, ("cell", fill_hex), alignment=WRAP_TOP, border=BORDER, fill=row_fill)
 
 
-def _write_agreed(
-    ws, agreed: pd.DataFrame, flags: pd.DataFrame, ratings: pd.DataFrame, rlist: list[str], schema: Schema
-) -> None:
+def _write_agreed(ws, agreed: Any, flags: Any, ratings: Any, rlist: list[str], schema: Schema) -> None:
     headers = ["Case ID", "Item ID", "Model", "Field", "Agreed value"] + [f"{r} rationale" for r in rlist]
     rat = {}
-    if len(ratings) and "rationale" in ratings.columns:
-        sub = ratings[ratings["rationale"].astype(str) != ""].drop_duplicates(["item_id", "rater"], keep="last")
-        rat = {(str(i), str(r)): str(t) for i, r, t in zip(sub["item_id"], sub["rater"], sub["rationale"])}
+    names = ratings.columns if hasattr(ratings, "columns") else list(ratings)
+    if len(ratings["item_id"]) and "rationale" in names:  # the last rationale given per item x rater
+        for i, r, t in zip(ratings["item_id"], ratings["rater"], ratings["rationale"]):
+            if str(t) != "":
+                rat[(str(i), str(r))] = str(t)
     multi = {f.name: f for f in adjudicable_fields(schema) if f.kind == "multi"}
     rows = []
-    for rec in agreed.to_dict(orient="records"):
+    for rec in _records(agreed):
         shown = (
             format_decision(multi[rec["field"]], rec["gold_value"])
             if rec["field"] in multi

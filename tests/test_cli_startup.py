@@ -79,7 +79,8 @@ WATCHED = (*HEAVY, "scipy.stats", "scipy.optimize", "jinja2", "httpx", "PIL")
 #: (cases/ratings_columns.py; --by, --cluster-col, --dichotomize, --test-retest, a design or a
 #: large file read a DataFrame); so do flags (adjudicate/flags.py flag_columns: one plain round
 #: without a design; several rounds, a design, a repeated rating or a value outside the schema read
-#: a DataFrame); the report is pandas work; the review workbook is pandas' and openpyxl's; the
+#: a DataFrame); the report is pandas work; the review workbook is openpyxl's, its content read as
+#: columns too (workflows/adjudication.py study_review_columns: one plain round, no design); the
 #: Krippendorff minimum is a closed formula (the normal quantile: scipy.special.ndtri)
 MAY_LOAD = {
     "agree": ["numpy"],
@@ -87,7 +88,7 @@ MAY_LOAD = {
     "agree-raters": ["numpy"],
     "flag": ["numpy"],
     "plan-size": ["numpy", "scipy"],
-    "adjudicate-sheet": ["PIL", "numpy", "openpyxl", "pandas"],  # openpyxl imports PIL itself
+    "adjudicate-sheet": ["PIL", "numpy", "openpyxl"],  # openpyxl imports PIL itself
     "report-markdown": ["numpy", "pandas"],
 }
 

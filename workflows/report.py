@@ -40,8 +40,8 @@ from goldboard.exports.report_extras import SUPPLEMENT_DIR, write_supplement
 from goldboard.fileio import write_text_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
-from goldboard.workflows.adjudication import check_log_prefix
 from goldboard.workflows.agreement import agreement_for_study, analysis_round
+from goldboard.workflows.log_checks import check_log_prefix
 from goldboard.workflows.methods import (
     ALL_AGREE_NAME,
     MethodsFacts,
