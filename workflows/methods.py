@@ -291,6 +291,9 @@ def clause_intervals(f: MethodsFacts) -> str:
     rows = _reported_rows(f)
     if not rows:
         return ""
+    # a method is named only for statistics that have an interval in the results (a degenerate
+    # table or an undefined estimate has none: said by the not-estimable sentences instead)
+    rows = [r for r in rows if not _not_estimable(r)]
     boot = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "bootstrap" for r in rows)]
     wald = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "asymptotic" for r in rows)]
     many = any(len(s["raters"]) > 2 for s in f.field_sections)
@@ -314,6 +317,8 @@ def clause_intervals(f: MethodsFacts) -> str:
         parts.append(
             f"percentile bootstrap intervals ({b} resamples of items, seed {f.seed}) for {_join([NAMES[s] for s in boot])}"
         )
+    if not parts:  # no statistic has an interval: no method, no note on Wald intervals
+        return "No Wald or bootstrap 95% confidence interval could be computed." + _not_estimable_text(f)
     text = "95% confidence intervals are " + "; and ".join(parts) + "." + _not_estimable_text(f)
     if f.ci_note:
         text += " " + f.ci_note
@@ -344,10 +349,21 @@ def _flagged_text(f: MethodsFacts) -> str:
     fs = f.flag_summary or {}
     n_dis = sum((fs.get("disagreements") or {}).values())
     n_missing = (fs.get("by_kind") or {}).get("missing", 0)
-    why = [_plural(n_dis, "label disagreement")] + ([_plural(n_missing, "missing rating")] if n_missing else [])
+    # the two counts partition the flagged rows (a row with a missing rating may also disagree)
+    other = max(f.n_flagged - n_dis, 0)
+    why = [_plural(n_dis, "label disagreement")]
+    if other:
+        why.append(f"{other} {'row' if other == 1 else 'rows'} flagged only by other triggers")
+    missing = ""
+    if n_missing:
+        every = n_missing == f.n_flagged
+        missing = (
+            f"; {'every one' if every and n_missing > 1 else 'it' if every else f'{n_missing} of the {f.n_flagged}'}"
+        )
+        missing += f" {'has' if n_missing == 1 or every else 'have'} a missing rating"
     return (
         f"{_plural(f.n_flagged, 'item-field row')} {'was' if f.n_flagged == 1 else 'were'} flagged for adjudication "
-        f"by the schema's named boundaries and adjudication triggers ({_join(why)})"
+        f"by the schema's named boundaries and adjudication triggers ({_join(why)}{missing})"
     )
 
 
@@ -365,7 +381,9 @@ def clause_adjudication(f: MethodsFacts) -> str:
     for e in decided:
         src = {"sheet": "review sheet", "label_studio": "Label Studio"}.get(str(e.get("source")), str(e.get("source")))
         who.setdefault(str(e.get("adjudicator") or "unnamed adjudicator"), set()).add(src)
-    by = _join([f"{a} ({', '.join(sorted(s))})" for a, s in who.items()])
+        if e.get("independent") is False:  # the log's own record: the adjudicator is a rater of the study
+            who[str(e.get("adjudicator") or "unnamed adjudicator")].add("a rater of this study, not independent")
+    by = _join([f"{a} ({'; '.join(sorted(s, key=lambda w: w.startswith('a rater')))})" for a, s in who.items()])
     undecided = max(f.n_flagged - len(in_force), 0)
     tail = []
     if open_:

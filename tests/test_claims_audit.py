@@ -1,0 +1,130 @@
+"""Printed claims audited against the study's files (issue 21 follow-up, claims.md).
+
+Each test builds a study of an unusual but legitimate shape through the CLI, reads the sentence
+goldboard prints about it and checks it against what the study's files say.  Each failed on the
+code before its fix (checked):
+
+- a 3-rater study with gaps: the methods paragraph said "(2 label disagreements and 3 missing
+  ratings)" of 4 flagged rows (a row can have both), and named a rater who decided an item as if
+  an outside adjudicator;
+- two raters agreeing on every item, and two raters using one category only: the methods paragraph
+  said "95% confidence intervals are two-sided Wald (z) intervals ..." and "Wald intervals may
+  undercover" when no statistic had an interval at all.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import openpyxl
+from conftest import run_cli as run
+
+S, U = "Supported", "Unsupported"
+TABLE = ["--item-col", "case_id", "--rater-col", "rater", "--label-col", "label", "--field", "safety_label"]
+
+
+def _study(tmp: Path, name: str, raters: str, rows: list[tuple[str, str, str]]) -> Path:
+    table = tmp / f"{name}.csv"
+    with table.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["case_id", "rater", "label"])
+        w.writerows(rows)
+    s = tmp / name
+    run("study", "init", s, "--schema", "mtb", "--raters", raters)
+    run("pull", "--study", s, "--from-table", table, *TABLE)
+    return s
+
+
+def methods(s: Path, *extra) -> str:
+    out = s.parent / f"{s.name}-report.md"
+    run("report", "--study", s, "--format", "markdown", "-o", out, "--no-supplement", *extra)
+    return out.read_text().split("## Methods")[1].split("## Results")[0].strip().replace("\\", "")
+
+
+def _gaps(tmp: Path) -> Path:
+    """6 items, 3 raters, some ratings missing: c2 disagrees; c3 disagrees with a rating missing;
+    c4 and c5 only miss a rating; c1 and c6 are unanimous."""
+    cells = {
+        "c1": (S, S, S),
+        "c2": (S, S, U),
+        "c3": (S, U, None),
+        "c4": (S, S, None),
+        "c5": (U, None, U),
+        "c6": (S, S, S),
+    }
+    rows = [(c, r, v) for c, vals in cells.items() for r, v in zip(("onc_a", "onc_b", "onc_c"), vals) if v]
+    return _study(tmp, "gaps", "onc_a,onc_b,onc_c", rows)
+
+
+def test_flagged_rows_are_split_the_way_the_flags_file_says(tmp_path):
+    s = _gaps(tmp_path)
+    flags = tmp_path / "flags.csv"
+    run("flag", "--study", s, "--format", "csv", "-o", flags)
+    rows = list(csv.DictReader(flags.open()))
+    assert len(rows) == 4
+    kinds = [set(r["kinds"].split("; ")) for r in rows]
+    assert sum("disagree" in k for k in kinds) == 2 and sum("missing" in k for k in kinds) == 3
+    text = methods(s)
+    # the old text, "(2 label disagreements and 3 missing ratings)", added up to 5 of 4 rows
+    assert (
+        "4 item-field rows were flagged for adjudication by the schema's named boundaries and adjudication "
+        "triggers (2 label disagreements and 2 rows flagged only by other triggers; 3 of the 4 have a missing "
+        "rating); none has been adjudicated yet." in text
+    ), text
+    assert "3 missing ratings" not in text
+    # status splits the same rows the same way
+    status = run("status", "--study", s).output
+    assert "4 of 4 flagged rows still to decide (2 label disagreements, 2 other triggers" in status
+
+
+def test_a_rater_who_decided_is_named_as_one(tmp_path):
+    s = _gaps(tmp_path)
+    sheet = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", s, "-o", sheet)
+    wb = openpyxl.load_workbook(sheet)
+    ws = wb["Disagreements"]
+    head = [c.value for c in ws[1]]
+    for row in ws.iter_rows(min_row=2):
+        rec = dict(zip(head, row))
+        if rec["Case ID"].value == "c2":
+            rec["Decision"].value, rec["Reason"].value = S, "guideline 4.2"
+        if rec["Case ID"].value == "c3":
+            rec["Decision"].value, rec["Reason"].value, rec["Adjudicator"].value = U, "no evidence", "onc_c"
+    wb.save(sheet)
+    run("adjudicate", "import", "--study", s, sheet, "--adjudicator", "dr_chair")
+    log = [json.loads(line) for line in (s / "decisions.jsonl").read_text().splitlines()]
+    assert {(e["adjudicator"], e["independent"]) for e in log} == {("dr_chair", True), ("onc_c", False)}
+    text = methods(s)
+    assert (
+        "2 decisions are in force, made by dr_chair (review sheet) and onc_c (review sheet; a rater of this "
+        "study, not independent); 2 not yet adjudicated." in text
+    ), text
+
+
+def test_no_interval_method_is_named_when_no_statistic_has_an_interval(tmp_path):
+    rows = [(f"c{i}", r, [S, U][i % 2]) for i in range(10) for r in ("onc_a", "onc_b")]
+    text = methods(_study(tmp_path, "agreeing", "onc_a,onc_b", rows))
+    assert "Wald (z)" not in text and "Wald intervals may" not in text, text
+    assert "bootstrap intervals are offered" not in text
+    assert "No Wald or bootstrap 95% confidence interval could be computed. No confidence interval (degenerate " in (
+        text
+    )
+    assert "Cohen's kappa on safety_label" in text
+
+
+def test_one_category_only_names_no_interval_method(tmp_path):
+    rows = [(f"c{i}", r, S) for i in range(10) for r in ("onc_a", "onc_b")]
+    s = _study(tmp_path, "one-category", "onc_a,onc_b", rows)
+    text = methods(s)
+    assert "Wald (z)" not in text and "Wald intervals may" not in text, text
+    assert "Not estimable (undefined estimate): Cohen's kappa on safety_label, Scott's pi on safety_label" in text
+    # --ci auto: no bootstrap note either (every bootstrap resample is the same degenerate table)
+    assert "bootstrap intervals" not in methods(s, "--ci", "auto")
+
+
+def test_wald_intervals_are_still_named_where_there_are_some(tmp_path):
+    text = methods(_gaps(tmp_path))
+    assert "95% confidence intervals are two-sided Wald (z) intervals" in text
+    assert "Wald intervals may undercover for safety_label (" in text and "n = 6 &lt; 30)" in text
