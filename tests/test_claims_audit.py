@@ -128,3 +128,20 @@ def test_wald_intervals_are_still_named_where_there_are_some(tmp_path):
     text = methods(_gaps(tmp_path))
     assert "95% confidence intervals are two-sided Wald (z) intervals" in text
     assert "Wald intervals may undercover for safety_label (" in text and "n = 6 &lt; 30)" in text
+
+
+def test_a_study_rater_without_ratings_is_not_said_to_have_labelled(tmp_path):
+    """A Prodigy-style round where the third rater's answers were all invalid: two raters labelled.
+    The paragraph said "3 raters (onc_a, onc_b, onc_c) labelled 10 items"."""
+    rows = [(f"c{i}", r, [S, U][i % 3 == 0]) for i in range(10) for r in ("onc_a", "onc_b")]
+    s = _study(tmp_path, "idle", "onc_a,onc_b,onc_c", rows)
+    ratings = list(csv.DictReader((s / "rounds" / "1" / "ratings.csv").open()))
+    assert {r["rater"] for r in ratings if r["value"]} == {"onc_a", "onc_b"}
+    text = methods(s)
+    assert text.startswith(
+        "2 of the study's 3 raters (onc_a, onc_b) labelled 10 items (one NSCLC case x one proposed tumor-board "
+        "therapy recommendation) with the mtb schema v1.0; onc_c rated no item in round 1; both rated every item "
+        "on safety_label."
+    ), text
+    assert "3 raters (onc_a, onc_b, onc_c) labelled" not in text
+    assert "Assignment design: not recorded (ratings imported from a ratings table: idle.csv)." in text

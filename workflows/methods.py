@@ -185,19 +185,33 @@ def clause_raters(f: MethodsFacts) -> str:
     schema = f.study.schema
     n_items = int(f.ratings["item_id"].nunique())
     per_item = ratings_per_item(f.ratings, f.primary)
-    n_raters = len(f.study.raters)
+    rated = raters_with_ratings(f)
+    idle = [r for r in f.study.raters if r not in rated]
+    n_raters = len(rated)
     how = " independently" if f.blinding_enforced else ""
     where = " in Label Studio" if f.round_info is not None and f.round_info.mode not in ("table",) else ""
     if where and _table_source(f):
         where += f" and imported from {_table_source(f)}"
+    # only the raters with a rating in the round labelled anything (a study rater who rated
+    # nothing is named as such, never counted among those who labelled)
+    who = f"{n_raters} raters" if not idle else f"{n_raters} of the study's {len(f.study.raters)} raters"
     head = (
-        f"{n_raters} raters ({', '.join(f.study.raters)}){how} labelled {n_items} items "
+        f"{who} ({', '.join(rated)}){how} labelled {n_items} items "
         f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{where}"
     )
+    none = f"; {_join(idle)} rated no item in round {f.round}" if idle else ""
     if set(per_item) == {n_raters}:
-        return f"{head}; every rater rated every item on {f.primary}."
+        every = "every rater" if not idle else ("each of them" if n_raters > 2 else "both")
+        return f"{head}{none}; {every} rated every item on {f.primary}."
     spread = _join([f"{_plural(v, 'item')} had {_plural(k, 'rating')}" for k, v in per_item.items()])
-    return f"{head}; on {f.primary}, {spread}."
+    return f"{head}{none}; on {f.primary}, {spread}."
+
+
+def raters_with_ratings(f: MethodsFacts) -> list[str]:
+    """The study's raters with at least one non-empty rating in the analysed round, in study order."""
+    sub = f.ratings[f.ratings["value"].astype(str) != ""]
+    present = set(sub["rater"].astype(str))
+    return [r for r in f.study.raters if r in present]
 
 
 def clause_blinding(f: MethodsFacts) -> str:
