@@ -145,3 +145,16 @@ def test_a_study_rater_without_ratings_is_not_said_to_have_labelled(tmp_path):
     ), text
     assert "3 raters (onc_a, onc_b, onc_c) labelled" not in text
     assert "Assignment design: not recorded (ratings imported from a ratings table: idle.csv)." in text
+
+
+def test_the_round_sentence_does_not_count_a_rater_who_rated_nothing(tmp_path):
+    """onc_c rated nothing: round 1 is not "complete: every rater rated each of its items"."""
+    rows = [(f"c{i}", r, [S, U][i % 3 == 0]) for i in range(10) for r in ("onc_a", "onc_b")]
+    s = _study(tmp_path, "idle", "onc_a,onc_b,onc_c", rows)
+    out = tmp_path / "r.md"
+    run("report", "--study", s, "--format", "markdown", "-o", out, "--no-supplement")
+    text = out.read_text()
+    assert "- Round analysed: round 1, the latest round (complete: every rater but onc_c rated each of its items)" in (
+        text
+    ), text
+    assert "every rater rated" not in text
