@@ -158,3 +158,25 @@ def test_the_round_sentence_does_not_count_a_rater_who_rated_nothing(tmp_path):
         text
     ), text
     assert "every rater rated" not in text
+
+
+def test_an_undecidable_look_says_whether_more_items_can_help(tmp_path):
+    """The note said "rate more items (a limit could not be computed)" where more items of the same
+    kind change nothing: kappa undefined with one category only; alpha's Wald limit at perfect
+    agreement (zero width)."""
+    one = _study(tmp_path, "one", "onc_a,onc_b", [(f"c{i}", r, S) for i in range(10) for r in ("onc_a", "onc_b")])
+    data = json.loads(run("calibrate", "--study", one, "--rule", "kappa_lower>=0.6", "--format", "json").stdout)
+    assert data["verdict"] == "cannot be decided"
+    assert (
+        "round 1: cannot be decided at n = 10: Cohen's kappa on safety_label is undefined (the ratings do not "
+        "vary, e.g. every rating in one category): more items settle it only if they bring other categories"
+    ) in data["notes"], data["notes"]
+    rows = [(f"c{i}", r, [S, U][i % 2]) for i in range(10) for r in ("onc_a", "onc_b")]
+    agreeing = _study(tmp_path, "agreeing", "onc_a,onc_b", rows)
+    data = json.loads(run("calibrate", "--study", agreeing, "--rule", "alpha_lower>=0.6", "--format", "json").stdout)
+    assert data["verdict"] == "cannot be decided"
+    assert (
+        "round 1: cannot be decided at n = 10: Krippendorff's alpha on safety_label has a zero-width Wald "
+        "interval (perfect agreement, standard error 0), which more items leave at zero width while agreement "
+        "stays perfect"
+    ) in data["notes"], data["notes"]
