@@ -96,6 +96,12 @@ def test_a_rater_who_decided_is_named_as_one(tmp_path):
     run("adjudicate", "import", "--study", s, sheet, "--adjudicator", "dr_chair")
     log = [json.loads(line) for line in (s / "decisions.jsonl").read_text().splitlines()]
     assert {(e["adjudicator"], e["independent"]) for e in log} == {("dr_chair", True), ("onc_c", False)}
+    out = s.parent / "adj.md"
+    run("report", "--study", s, "--format", "markdown", "-o", out, "--no-supplement")
+    adj = out.read_text()
+    # "1 decisions" before; the count is of the log's entries by that person
+    assert "- Adjudicator onc_c: 1 decision logged, NOT independent" in adj, adj
+    assert "- Adjudicator dr_chair: 1 decision logged, independent" in adj
     text = methods(s)
     assert (
         "2 decisions are in force, made by dr_chair (review sheet) and onc_c (review sheet; a rater of this "
