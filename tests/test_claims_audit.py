@@ -186,3 +186,28 @@ def test_an_undecidable_look_says_whether_more_items_can_help(tmp_path):
         "interval (perfect agreement, standard error 0), which more items leave at zero width while agreement "
         "stays perfect"
     ) in data["notes"], data["notes"]
+
+
+def test_methods_say_the_stopping_rule_was_not_met_before_the_main_round(tmp_path):
+    """A calibration round that did not meet its rule, then a main round: the paragraph said
+    "Stopping rule: kappa_lower>=0.4, checked at up to 5 looks ..." and left the outcome out, so a
+    reader takes the rule for met."""
+    cal = [(f"k{i}", r, [S, U, "Partially Supported"][i % 3]) for i in range(12) for r in ("onc_a", "onc_b")]
+    cal[1] = ("k0", "onc_b", U)  # 2 of 12 disagree: kappa about 0.75, too few items for the rule
+    cal[3] = ("k1", "onc_b", S)
+    s = _study(tmp_path, "cal", "onc_a,onc_b", cal)
+    run("study", "round", s, 1, "--calibration")
+    data = json.loads(run("calibrate", "--study", s, "--rule", "kappa_lower>=0.4", "--format", "json").stdout)
+    assert data["verdict"] == "continue calibrating"
+    main = tmp_path / "main.csv"
+    with main.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["case_id", "rater", "label"])
+        w.writerows((f"m{i}", r, [S, U][i % 2]) for i in range(30) for r in ("onc_a", "onc_b"))
+    run("pull", "--study", s, "--round", 2, "--from-table", main, *TABLE)
+    text = methods(s)
+    assert "the estimates here are from round 2, which is not a calibration round" in text
+    assert (
+        "Stopping rule: kappa_lower&gt;=0.4, checked at up to 5 looks with a Bonferroni-adjusted level; 1 look "
+        "taken (round 1): not met." in text
+    ), text

@@ -80,6 +80,8 @@ class MethodsFacts:
     seed: int = 1
     plan: dict | None = None
     calibration: dict | None = None
+    #: the calibration section's verdict: ``{"verdict", "met_at", "latest_round", "rounds"}``
+    calibration_outcome: dict | None = None
     versions: dict[str, str] = field(default_factory=dict)
     uses_scipy: bool = False
     judge_methods: str = ""
@@ -459,8 +461,23 @@ def clause_calibration(f: MethodsFacts) -> str:
         text += f" Stopping rule: {' and '.join(c['rules'])}"
         if c.get("max_looks"):
             text += f", checked at up to {c['max_looks']} looks with a Bonferroni-adjusted level"
-        text += "."
+        text += _calibration_outcome(f.calibration_outcome) + "."
     return text
+
+
+def _calibration_outcome(o: dict | None) -> str:
+    """``; 1 look taken (round 1): not met`` -- never left for the reader to assume the rule was met."""
+    if not o or not o.get("rounds"):
+        return ""
+    looks = o["rounds"]
+    head = f"; {_plural(len(looks), 'look')} taken (round{'s' if len(looks) > 1 else ''} {', '.join(map(str, looks))})"
+    last = f" at the latest look (round {o['latest_round']})" if len(looks) > 1 else ""
+    if o["verdict"] == "rule met":
+        return f"{head}: met{last}"
+    if o["verdict"] == "cannot be decided":
+        return f"{head}: it could not be decided{last}"
+    was = f" (met in round {o['met_at']}, not since)" if o.get("met_at") is not None else ""
+    return f"{head}: not met{last}{was}"
 
 
 def clause_grras(f: MethodsFacts) -> str:

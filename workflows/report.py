@@ -232,6 +232,7 @@ def build_report(
         "warnings": warnings,
     }
     data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
+    _methods_with_calibration(data, facts, study, predictions is not None)
     _add_judge(judge, data)
     return data
 
@@ -527,6 +528,15 @@ def _methods_text(facts: MethodsFacts, study: Study, scored: bool) -> str:
     facts.calibration = study.extra.get(CALIBRATION_KEY) or None
     facts.uses_scipy = facts.plan is not None or scored or bool(facts.judge_methods)
     return methods_paragraph(facts)
+
+
+def _methods_with_calibration(data: dict[str, Any], facts: MethodsFacts, study: Study, scored: bool) -> None:
+    """The methods paragraph again, naming the looks taken and their outcome as the calibration
+    section shows them (never leaving a reader to assume an unmet stopping rule was met)."""
+    cal = next((sec.get("outcome") for sec in data["sections"] if sec.get("id") == "calibration"), None)
+    if cal:
+        facts.calibration_outcome = cal
+        data["methods"] = _methods_text(facts, study, scored)
 
 
 #: bootstrap resamples used where ``ci_auto`` replaces a Wald interval
