@@ -211,3 +211,30 @@ def test_methods_say_the_stopping_rule_was_not_met_before_the_main_round(tmp_pat
         "Stopping rule: kappa_lower&gt;=0.4, checked at up to 5 looks with a Bonferroni-adjusted level; 1 look "
         "taken (round 1): not met." in text
     ), text
+
+
+def test_import_summary_tells_unresolved_rows_from_decisions(tmp_path):
+    """A row written 'unresolved' is logged but decides nothing; the summary said "2 new decisions
+    ... 2 left blank (unresolved)" for one decision, one 'unresolved' and two blank rows."""
+    s = _gaps(tmp_path)
+    sheet = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", s, "-o", sheet)
+    wb = openpyxl.load_workbook(sheet)
+    ws = wb["Disagreements"]
+    head = [c.value for c in ws[1]]
+    for row in ws.iter_rows(min_row=2):
+        rec = dict(zip(head, row))
+        if rec["Case ID"].value == "c2":
+            rec["Decision"].value, rec["Reason"].value = S, "guideline 4.2"
+        if rec["Case ID"].value == "c3":
+            rec["Decision"].value, rec["Reason"].value = "unresolved", "needs the imaging report"
+    wb.save(sheet)
+    out = run("adjudicate", "import", "--study", s, sheet, "--adjudicator", "dr_chair").output
+    log = [json.loads(line) for line in (s / "decisions.jsonl").read_text().splitlines()]
+    assert sorted(e["decision"] for e in log) == [S, "unresolved"]
+    assert (
+        "2 new decisions (1 of them 'unresolved': left open, no value decided), 0 changed, 0 unchanged, "
+        "2 left blank (still to decide)"
+    ) in out, out
+    status = run("status", "--study", s).output
+    assert "3 of 4 flagged rows still to decide" in status
