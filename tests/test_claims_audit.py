@@ -238,3 +238,5 @@ def test_import_summary_tells_unresolved_rows_from_decisions(tmp_path):
     ) in out, out
     status = run("status", "--study", s).output
     assert "3 of 4 flagged rows still to decide" in status
+    # "1 / 4 decided (2 in the review sheet ...)" counted the 'unresolved' row among where rows were decided
+    assert "1 / 4     decided (1 in the review sheet; by dr_chair), 1 left unresolved" in status, status
