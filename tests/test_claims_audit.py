@@ -240,3 +240,26 @@ def test_import_summary_tells_unresolved_rows_from_decisions(tmp_path):
     assert "3 of 4 flagged rows still to decide" in status
     # "1 / 4 decided (2 in the review sheet ...)" counted the 'unresolved' row among where rows were decided
     assert "1 / 4     decided (1 in the review sheet; by dr_chair), 1 left unresolved" in status, status
+
+
+def test_a_rerating_round_does_not_hide_the_open_rows_of_the_first(tmp_path):
+    """Round 2 re-rates 2 of round 1's items, all agreeing.  The paragraph said "No disagreements
+    were flagged" and "Gold labels ... (provisional: no gold release yet): 2 unanimous" while status
+    counts round 1's open rows and a release holds all 6 items."""
+    s = _gaps(tmp_path)
+    again = tmp_path / "again.csv"
+    with again.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["case_id", "rater", "label"])
+        w.writerows((c, r, S) for c in ("c1", "c6") for r in ("onc_a", "onc_b", "onc_c"))
+    run("pull", "--study", s, "--round", 2, "--from-table", again, *TABLE)
+    assert "4 of 4 flagged rows still to decide" in run("status", "--study", s).output
+    text = methods(s)
+    assert "the estimates here" not in text and "3 raters (onc_a, onc_b, onc_c) labelled 2 items" in text
+    assert "No disagreements were flagged in round 2 by the schema's named boundaries" in text, text
+    assert (
+        "Gold labels on safety_label (provisional: no gold release yet; from round 2's ratings only, a release "
+        "takes each item's latest round every rater rated): 2 unanimous." in text
+    )
+    out = run("gold", "export", "--study", s).output
+    assert "(6 rows: 2 unanimous, 0 adjudicated, 4 unresolved)" in out, out

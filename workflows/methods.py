@@ -377,16 +377,22 @@ def _flagged_text(f: MethodsFacts) -> str:
             f"; {'every one' if every and n_missing > 1 else 'it' if every else f'{n_missing} of the {f.n_flagged}'}"
         )
         missing += f" {'has' if n_missing == 1 or every else 'have'} a missing rating"
+    where = f" in round {f.round}" if _several_rounds(f) else ""
     return (
-        f"{_plural(f.n_flagged, 'item-field row')} {'was' if f.n_flagged == 1 else 'were'} flagged for adjudication "
-        f"by the schema's named boundaries and adjudication triggers ({_join(why)}{missing})"
+        f"{_plural(f.n_flagged, 'item-field row')} {'was' if f.n_flagged == 1 else 'were'} flagged for adjudication"
+        f"{where} by the schema's named boundaries and adjudication triggers ({_join(why)}{missing})"
     )
+
+
+def _several_rounds(f: MethodsFacts) -> bool:
+    return len(f.study.pulled_rounds()) > 1
 
 
 def clause_adjudication(f: MethodsFacts) -> str:
     """Rows flagged, and the decisions in force for them: decided / open, by whom, where."""
     if not f.n_flagged and not f.decisions:
-        return "No disagreements were flagged by the schema's named boundaries and adjudication triggers."
+        where = f" in round {f.round}" if _several_rounds(f) else ""  # other rounds may hold open rows
+        return f"No disagreements were flagged{where} by the schema's named boundaries and adjudication triggers."
     head = _flagged_text(f)
     in_force = list(latest_decisions(f.decisions).values())
     if not in_force:
@@ -420,6 +426,8 @@ def clause_gold(f: MethodsFacts) -> str:
     what = (
         f"gold release {f.gold_release}" if not f.provisional and f.gold_release else "provisional: no gold release yet"
     )
+    if what.startswith("provisional") and _several_rounds(f):  # the release reads every round, this one round
+        what += f"; from round {f.round}'s ratings only, a release takes each item's latest round every rater rated"
     counts = _join([f"{v} {k}" for k, v in m.items() if v])
     return f"Gold labels on {f.primary} ({what}): {counts}."
 
