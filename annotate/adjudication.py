@@ -152,8 +152,12 @@ class AdjudicationPull:
         r = self.record
         new = len(r.appended) - r.changed - r.confirmed
         confirmed = f", {r.confirmed} confirmed (same value)" if r.confirmed else ""
+        # an 'unresolved' answer is logged but decides nothing: said apart from the decisions made
+        left_open = sum(1 for e in r.appended if e.get("previous_id") is None and e.get("decision") == UNRESOLVED)
+        open_note = f" ({left_open} of them 'unresolved': left open, no value decided)" if left_open else ""
         return (
-            f"{self.annotations} adjudication annotations: {new} new decisions, {r.changed} changed{confirmed}, "
+            f"{self.annotations} adjudication annotations: {new} new decisions{open_note}, {r.changed} "
+            f"changed{confirmed}, "
             f"{r.unchanged} unchanged, {self.skipped} skipped (cancelled)"
         )
 

@@ -294,8 +294,9 @@ def _decisions_in_force(study: Study, res: StudyStatus) -> None:
                 d["open"] += 1
                 continue
             d["unresolved" if e.get("decision") == UNRESOLVED else "decided"] += 1
-            src = str(e.get("source") or "")
-            d["sources"][src] = d["sources"].get(src, 0) + 1
+            if e.get("decision") != UNRESOLVED:  # where the decided rows were decided (beside "N / M decided")
+                src = str(e.get("source") or "")
+                d["sources"][src] = d["sources"].get(src, 0) + 1
             by[str(e.get("adjudicator") or "?")] += 1
             d["last"] = max(d["last"], str(e.get("timestamp") or ""))
         d["by"] = [k for k, _ in by.most_common()]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from goldboard.adjudicate.decisions import RESERVED_NAMES, DecisionConflicts, SheetErrors, change_lines
+from goldboard.adjudicate.decisions import (
+    RESERVED_NAMES,
+    UNRESOLVED,
+    DecisionConflicts,
+    SheetErrors,
+    change_lines,
+)
 from goldboard.cli._options import output_option, round_option, study_option
 from goldboard.errors import GoldboardError, check_rater_name
 from goldboard.study import Study
@@ -155,8 +161,11 @@ def import_cmd(
         click.echo(f"  {one_line(line)}")
     new = len(res.appended) - res.changed - res.confirmed
     confirmed = f", {res.confirmed} confirmed (same value)" if res.confirmed else ""
+    # a row written 'unresolved' is logged but decides nothing: said apart from the decisions made
+    left_open = sum(1 for e in res.appended if e.get("previous_id") is None and e.get("decision") == UNRESOLVED)
+    open_note = f" ({left_open} of them 'unresolved': left open, no value decided)" if left_open else ""
     click.echo(
-        f"{res.sheet}: {new} new decisions, {res.changed} changed{confirmed}, {res.unchanged} unchanged, "
+        f"{res.sheet}: {new} new decisions{open_note}, {res.changed} changed{confirmed}, {res.unchanged} unchanged, "
         f"{blank_summary(res.blank, res.blank_in_force)} -> {st.decisions_path}"
     )
 
@@ -165,9 +174,9 @@ def blank_summary(blank: int, in_force: int) -> str:
     """What the rows left blank mean: the decision already in the log stays in force (a blank
     cell never reopens an item), else the item stays unresolved."""
     if not in_force:
-        return f"{blank} left blank (unresolved)"
+        return f"{blank} left blank (still to decide)"
     return (
-        f"{blank} left blank ({in_force} keep the decision already in force, {blank - in_force} unresolved; "
+        f"{blank} left blank ({in_force} keep the decision already in force, {blank - in_force} still to decide; "
         f"a blank cell never reopens an item: write unresolved to reopen it)"
     )
 

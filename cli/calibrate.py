@@ -71,7 +71,7 @@ def calibrate_cmd(
     level 0.025/MAX_LOOKS, so a false stop over all planned looks has at most a 2.5% chance.
     Cohen's kappa is tested with the more conservative of the Donner-Eliasziw goodness-of-fit
     limit (which does not collapse at perfect agreement) and the Wald limit; a limit that cannot be computed reads "cannot be decided:
-    rate more items" and never meets a rule. The rule, fields, planned and taken looks are
+    rate more items" and never meets a rule (a note says whether more items can help). The rule, fields, planned and taken looks are
     recorded in study.toml so `goldboard report` shows the same curve and verdict (unless
     --no-record). Exit status is 0 either way.
     """

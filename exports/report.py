@@ -595,7 +595,7 @@ def _md_adjudication(a: dict) -> list[str]:
     ]
     for adj in a["adjudicators"]:
         out.append(
-            f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decisions, "
+            f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decision{'' if adj['decisions'] == 1 else 's'} logged, "
             f"{'independent' if adj['independent'] else 'NOT independent'}"
             + (f" (also written {', '.join(_md(x) for x in adj['also_written'])})" if adj.get("also_written") else "")
         )

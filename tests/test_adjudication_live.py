@@ -83,7 +83,7 @@ def test_push_adjudicate_pull(live_server, tmp_path, monkeypatch):
 
     res = run("adjudicate", "pull", "--study", st.path)
     assert res.exit_code == 0, res.output
-    assert "3 new decisions, 0 changed, 0 unchanged" in res.output
+    assert "3 new decisions (1 of them 'unresolved': left open, no value decided), 0 changed, 0 unchanged" in res.output
     log = [json.loads(x) for x in st.decisions_path.read_text().splitlines()]
     got = {e["item_id"]: (e["decision"], e["adjudicator"], e["independent"], e["source"]) for e in log}
     assert got == {

@@ -162,7 +162,7 @@ def test_report_counts_people_not_spellings(tmp_path):
     res = invoke_cli("report", "--study", st.path, "-o", out, "--format", "markdown")
     assert res.exit_code == 0, res.output
     lines = [x for x in out.read_text().splitlines() if x.startswith("- Adjudicator ")]
-    assert lines == ["- Adjudicator dr_chair: 3 decisions, independent (also written Dr Chair)"]
+    assert lines == ["- Adjudicator dr_chair: 3 decisions logged, independent (also written Dr Chair)"]
 
 
 def test_status_counts_flagged_rows_not_disagreements(tmp_path):

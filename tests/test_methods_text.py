@@ -326,7 +326,10 @@ def test_not_estimable_says_whether_the_estimate_or_its_interval(tmp_path):
     m = methods(report(s))
     assert "Not estimable" not in m
     assert "No confidence interval (degenerate table" in m and "percent agreement on safety_label" in m
-    assert "Wald intervals may undercover for safety_label" in m  # the interval note still follows
+    # no statistic has an interval (every table is degenerate): no interval method is named and no
+    # note on Wald intervals follows (there is none to undercover; cl21)
+    assert "No Wald or bootstrap 95% confidence interval could be computed. No confidence interval" in m
+    assert "Wald intervals may undercover" not in m and "Wald (z)" not in m
     one = tmp_path / "one.csv"
     one.write_text("case_id,a,b\n" + "".join(f"C-{i},Supported,Supported\n" for i in range(1, 4)), encoding="utf-8")
     s1 = tmp_path / "s1"

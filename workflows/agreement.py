@@ -56,6 +56,8 @@ def _round_choice(
     design's ``{(item, round): raters}``."""
     present = {r for _, raters in pairs.values() for r in raters}
     need_all = {r for r in study.raters if r in present}
+    idle = [r for r in study.raters if r not in present]  # a study rater with no rating is not "every rater"
+    every = "every rater" if not idle else f"every rater but {', '.join(idle)}"
     progress: dict[int, tuple[int, int]] = {}
     took_part: dict[int, bool] = {}  # every rater rated at least one of the round's items
     for n, (item_ids, raters) in pairs.items():
@@ -71,21 +73,19 @@ def _round_choice(
     pulled = [n for n in sorted(progress) if n <= latest]
     complete = [n for n in pulled if progress[n][0] == progress[n][1] > 0]
     if complete and complete[-1] == latest:
-        return RoundChoice(
-            latest, f"round {latest}, the latest round (complete: every rater rated each of its items)", {}
-        )
+        return RoundChoice(latest, f"round {latest}, the latest round (complete: {every} rated each of its items)", {})
     if not complete:  # rounds with gaps: the latest that every rater took part in, as it is
         started = [n for n in pulled if took_part.get(n)]
         use = started[-1] if started else latest
         d, t = progress.get(use, (0, 0))
         if use == latest:
             return RoundChoice(
-                latest, f"round {latest}, the latest round, as it is ({d} of {t} items rated by every rater)", {}
+                latest, f"round {latest}, the latest round, as it is ({d} of {t} items rated by {every})", {}
             )
         complete = [use]
     later = {n: progress[n] for n in pulled if n > complete[-1]}
     busy = "; ".join(
-        f"round {n} is in progress ({d} of {t} items rated by every rater so far; "
+        f"round {n} is in progress ({d} of {t} items rated by {every} so far; "
         + (f"--round {n} analyses it as it is)" if d else "nothing to analyse yet)")
         if t
         else f"round {n} has no ratings yet"
@@ -93,7 +93,7 @@ def _round_choice(
     )
     use = complete[-1]
     d, t = progress[use]
-    what = "the latest complete round" if d == t else f"the latest round every rater took part in ({d} of {t} items)"
+    what = "the latest complete round" if d == t else f"the latest round {every} took part in ({d} of {t} items)"
     return RoundChoice(use, f"round {use}, {what}; {busy}", later)
 
 

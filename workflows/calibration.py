@@ -117,7 +117,7 @@ def calibration_for_study(
                     f"a limit of {c['best_possible']:.3f} at this look's level {level:.3g}; rate more items per round"
                 )
         if look <= max_looks and not ev["decided"]:
-            notes.append(f"round {rn}: {UNDECIDED} at n = {n_items}: rate more items (a limit could not be computed)")
+            notes.append(_undecided_note(rn, n_items, ev["checks"]))
         r = info.get(rn)
         out_rounds.append(
             {
@@ -146,6 +146,40 @@ def calibration_for_study(
         else "Wald (large-sample SE)",
         "notes": notes,
     }
+
+
+#: the statistics a stopping rule tests (analysis.calibration.STATISTICS), as a note names them
+_RULE_NAMES = {
+    "cohen_kappa": "Cohen's kappa",
+    "fleiss_kappa": "Fleiss' kappa",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "gwet_ac1": "Gwet's AC1",
+}
+
+
+def _undecided_note(rn: int, n_items: int, checks: Sequence[dict]) -> str:
+    """Why a round cannot be decided, and whether more items can change that: an undefined estimate
+    (the ratings do not vary, e.g. one category only) is settled only by items that bring other
+    categories; a zero-width Wald limit (perfect agreement) stays zero-width while agreement stays
+    perfect, however many items are added."""
+    why = []
+    for c in checks:
+        if c["decided"]:
+            continue
+        what = f"{_RULE_NAMES.get(c['statistic'], c['statistic'])} on {c['field']}"
+        if c.get("value") is None and c.get("n_items"):
+            why.append(
+                f"{what} is undefined (the ratings do not vary, e.g. every rating in one category): more items "
+                "settle it only if they bring other categories"
+            )
+        elif c.get("ci_low") is not None and c.get("ci_low") == c.get("ci_high"):
+            why.append(
+                f"{what} has a zero-width Wald interval (perfect agreement, standard error 0), which more items "
+                "leave at zero width while agreement stays perfect"
+            )
+    if not why:
+        return f"round {rn}: {UNDECIDED} at n = {n_items}: rate more items (a limit could not be computed)"
+    return f"round {rn}: {UNDECIDED} at n = {n_items}: " + "; ".join(why)
 
 
 def _checked_rules(study: Study, rules: Sequence[str], fields: Sequence[str] | None) -> tuple[list[Rule], list[str]]:

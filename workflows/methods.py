@@ -80,6 +80,8 @@ class MethodsFacts:
     seed: int = 1
     plan: dict | None = None
     calibration: dict | None = None
+    #: the calibration section's verdict: ``{"verdict", "met_at", "latest_round", "rounds"}``
+    calibration_outcome: dict | None = None
     versions: dict[str, str] = field(default_factory=dict)
     uses_scipy: bool = False
     judge_methods: str = ""
@@ -185,19 +187,33 @@ def clause_raters(f: MethodsFacts) -> str:
     schema = f.study.schema
     n_items = int(f.ratings["item_id"].nunique())
     per_item = ratings_per_item(f.ratings, f.primary)
-    n_raters = len(f.study.raters)
+    rated = raters_with_ratings(f)
+    idle = [r for r in f.study.raters if r not in rated]
+    n_raters = len(rated)
     how = " independently" if f.blinding_enforced else ""
     where = " in Label Studio" if f.round_info is not None and f.round_info.mode not in ("table",) else ""
     if where and _table_source(f):
         where += f" and imported from {_table_source(f)}"
+    # only the raters with a rating in the round labelled anything (a study rater who rated
+    # nothing is named as such, never counted among those who labelled)
+    who = f"{n_raters} raters" if not idle else f"{n_raters} of the study's {len(f.study.raters)} raters"
     head = (
-        f"{n_raters} raters ({', '.join(f.study.raters)}){how} labelled {n_items} items "
+        f"{who} ({', '.join(rated)}){how} labelled {n_items} items "
         f"({schema.unit or 'annotation units'}) with the {schema.name} schema v{schema.version}{where}"
     )
+    none = f"; {_join(idle)} rated no item in round {f.round}" if idle else ""
     if set(per_item) == {n_raters}:
-        return f"{head}; every rater rated every item on {f.primary}."
+        every = "every rater" if not idle else ("each of them" if n_raters > 2 else "both")
+        return f"{head}{none}; {every} rated every item on {f.primary}."
     spread = _join([f"{_plural(v, 'item')} had {_plural(k, 'rating')}" for k, v in per_item.items()])
-    return f"{head}; on {f.primary}, {spread}."
+    return f"{head}{none}; on {f.primary}, {spread}."
+
+
+def raters_with_ratings(f: MethodsFacts) -> list[str]:
+    """The study's raters with at least one non-empty rating in the analysed round, in study order."""
+    sub = f.ratings[f.ratings["value"].astype(str) != ""]
+    present = set(sub["rater"].astype(str))
+    return [r for r in f.study.raters if r in present]
 
 
 def clause_blinding(f: MethodsFacts) -> str:
@@ -291,6 +307,9 @@ def clause_intervals(f: MethodsFacts) -> str:
     rows = _reported_rows(f)
     if not rows:
         return ""
+    # a method is named only for statistics that have an interval in the results (a degenerate
+    # table or an undefined estimate has none: said by the not-estimable sentences instead)
+    rows = [r for r in rows if not _not_estimable(r)]
     boot = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "bootstrap" for r in rows)]
     wald = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "asymptotic" for r in rows)]
     many = any(len(s["raters"]) > 2 for s in f.field_sections)
@@ -314,6 +333,8 @@ def clause_intervals(f: MethodsFacts) -> str:
         parts.append(
             f"percentile bootstrap intervals ({b} resamples of items, seed {f.seed}) for {_join([NAMES[s] for s in boot])}"
         )
+    if not parts:  # no statistic has an interval: no method, no note on Wald intervals
+        return "No Wald or bootstrap 95% confidence interval could be computed." + _not_estimable_text(f)
     text = "95% confidence intervals are " + "; and ".join(parts) + "." + _not_estimable_text(f)
     if f.ci_note:
         text += " " + f.ci_note
@@ -344,17 +365,34 @@ def _flagged_text(f: MethodsFacts) -> str:
     fs = f.flag_summary or {}
     n_dis = sum((fs.get("disagreements") or {}).values())
     n_missing = (fs.get("by_kind") or {}).get("missing", 0)
-    why = [_plural(n_dis, "label disagreement")] + ([_plural(n_missing, "missing rating")] if n_missing else [])
+    # the two counts partition the flagged rows (a row with a missing rating may also disagree)
+    other = max(f.n_flagged - n_dis, 0)
+    why = [_plural(n_dis, "label disagreement")]
+    if other:
+        why.append(f"{other} {'row' if other == 1 else 'rows'} flagged only by other triggers")
+    missing = ""
+    if n_missing:
+        every = n_missing == f.n_flagged
+        missing = (
+            f"; {'every one' if every and n_missing > 1 else 'it' if every else f'{n_missing} of the {f.n_flagged}'}"
+        )
+        missing += f" {'has' if n_missing == 1 or every else 'have'} a missing rating"
+    where = f" in round {f.round}" if _several_rounds(f) else ""
     return (
-        f"{_plural(f.n_flagged, 'item-field row')} {'was' if f.n_flagged == 1 else 'were'} flagged for adjudication "
-        f"by the schema's named boundaries and adjudication triggers ({_join(why)})"
+        f"{_plural(f.n_flagged, 'item-field row')} {'was' if f.n_flagged == 1 else 'were'} flagged for adjudication"
+        f"{where} by the schema's named boundaries and adjudication triggers ({_join(why)}{missing})"
     )
+
+
+def _several_rounds(f: MethodsFacts) -> bool:
+    return len(f.study.pulled_rounds()) > 1
 
 
 def clause_adjudication(f: MethodsFacts) -> str:
     """Rows flagged, and the decisions in force for them: decided / open, by whom, where."""
     if not f.n_flagged and not f.decisions:
-        return "No disagreements were flagged by the schema's named boundaries and adjudication triggers."
+        where = f" in round {f.round}" if _several_rounds(f) else ""  # other rounds may hold open rows
+        return f"No disagreements were flagged{where} by the schema's named boundaries and adjudication triggers."
     head = _flagged_text(f)
     in_force = list(latest_decisions(f.decisions).values())
     if not in_force:
@@ -365,7 +403,9 @@ def clause_adjudication(f: MethodsFacts) -> str:
     for e in decided:
         src = {"sheet": "review sheet", "label_studio": "Label Studio"}.get(str(e.get("source")), str(e.get("source")))
         who.setdefault(str(e.get("adjudicator") or "unnamed adjudicator"), set()).add(src)
-    by = _join([f"{a} ({', '.join(sorted(s))})" for a, s in who.items()])
+        if e.get("independent") is False:  # the log's own record: the adjudicator is a rater of the study
+            who[str(e.get("adjudicator") or "unnamed adjudicator")].add("a rater of this study, not independent")
+    by = _join([f"{a} ({'; '.join(sorted(s, key=lambda w: w.startswith('a rater')))})" for a, s in who.items()])
     undecided = max(f.n_flagged - len(in_force), 0)
     tail = []
     if open_:
@@ -386,6 +426,8 @@ def clause_gold(f: MethodsFacts) -> str:
     what = (
         f"gold release {f.gold_release}" if not f.provisional and f.gold_release else "provisional: no gold release yet"
     )
+    if what.startswith("provisional") and _several_rounds(f):  # the release reads every round, this one round
+        what += f"; from round {f.round}'s ratings only, a release takes each item's latest round every rater rated"
     counts = _join([f"{v} {k}" for k, v in m.items() if v])
     return f"Gold labels on {f.primary} ({what}): {counts}."
 
@@ -427,8 +469,23 @@ def clause_calibration(f: MethodsFacts) -> str:
         text += f" Stopping rule: {' and '.join(c['rules'])}"
         if c.get("max_looks"):
             text += f", checked at up to {c['max_looks']} looks with a Bonferroni-adjusted level"
-        text += "."
+        text += _calibration_outcome(f.calibration_outcome) + "."
     return text
+
+
+def _calibration_outcome(o: dict | None) -> str:
+    """``; 1 look taken (round 1): not met`` -- never left for the reader to assume the rule was met."""
+    if not o or not o.get("rounds"):
+        return ""
+    looks = o["rounds"]
+    head = f"; {_plural(len(looks), 'look')} taken (round{'s' if len(looks) > 1 else ''} {', '.join(map(str, looks))})"
+    last = f" at the latest look (round {o['latest_round']})" if len(looks) > 1 else ""
+    if o["verdict"] == "rule met":
+        return f"{head}: met{last}"
+    if o["verdict"] == "cannot be decided":
+        return f"{head}: it could not be decided{last}"
+    was = f" (met in round {o['met_at']}, not since)" if o.get("met_at") is not None else ""
+    return f"{head}: not met{last}{was}"
 
 
 def clause_grras(f: MethodsFacts) -> str:

@@ -234,6 +234,7 @@ def build_report(
         "warnings": warnings,
     }
     data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
+    _methods_with_calibration(data, facts, study, predictions is not None)
     _add_judge(judge, data)
     return data
 
@@ -531,6 +532,15 @@ def _methods_text(facts: MethodsFacts, study: Study, scored: bool) -> str:
     return methods_paragraph(facts)
 
 
+def _methods_with_calibration(data: dict[str, Any], facts: MethodsFacts, study: Study, scored: bool) -> None:
+    """The methods paragraph again, naming the looks taken and their outcome as the calibration
+    section shows them (never leaving a reader to assume an unmet stopping rule was met)."""
+    cal = next((sec.get("outcome") for sec in data["sections"] if sec.get("id") == "calibration"), None)
+    if cal:
+        facts.calibration_outcome = cal
+        data["methods"] = _methods_text(facts, study, scored)
+
+
 #: bootstrap resamples used where ``ci_auto`` replaces a Wald interval
 AUTO_BOOTSTRAP = 2000
 
@@ -543,7 +553,9 @@ def _wald_choice(
     says which interval each field got and why."""
     if n_resamples:
         return results, ""
-    suspect = {name: why for name, res in results.items() if (why := wald_suspect(res))}
+    # a field none of whose statistics has a Wald interval (all undefined or degenerate) gets no
+    # note on Wald intervals: it has none to undercover
+    suspect = {name: why for name, res in results.items() if _has_wald_interval(res) and (why := wald_suspect(res))}
     if not suspect:
         return results, ""
     reasons = sorted({w for why in suspect.values() for w in why})
@@ -562,6 +574,18 @@ def _wald_choice(
         f"For {names} ({'; '.join(reasons)}) the Wald interval is known to undercover (small samples, "
         f"estimates near the bound of the coefficient), so percentile bootstrap intervals ({AUTO_BOOTSTRAP} "
         f"resamples of items, seed {seed}) are reported instead; all other intervals are Wald intervals."
+    )
+
+
+def _has_wald_interval(result: dict) -> bool:
+    """Some overall statistic of the field has a Wald interval of non-zero width."""
+    return any(
+        r.get("group") is None
+        and r.get("ci_method") == "asymptotic"
+        and r.get("ci_low") is not None
+        and r.get("ci_high") is not None
+        and r["ci_high"] > r["ci_low"]
+        for r in result.get("statistics", [])
     )
 
 

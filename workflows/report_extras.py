@@ -109,6 +109,13 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
     return {
         "id": "calibration",
         "title": "Calibration rounds and the stopping rule",
+        # for the methods paragraph: the looks taken and the verdict (not rendered)
+        "outcome": {
+            "verdict": data["verdict"],
+            "met_at": data["met_at"],
+            "latest_round": data["latest_round"],
+            "rounds": [r["round"] for r in data["rounds"] if r.get("look", 0) <= data["max_looks"]],
+        },
         "paragraphs": [
             f"Stopping rule: {' and '.join(data['rules'])} for {', '.join(data['fields'])}, each round's estimate "
             f"with its 95% CI ({data['ci_method']}); the rule tests the limit shown under 'Tested limit' at the "
