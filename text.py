@@ -385,6 +385,8 @@ def close_matches(word: str, choices, n: int = 3) -> list[str]:
     ['onc_a', 'onc_b']
     >>> close_matches("PD-L1", ["pdl1", "ecog"])
     ['pdl1']
+    >>> close_matches("dr_chair", ["a", "b", "c"])
+    []
     """
     import difflib
 
@@ -396,7 +398,10 @@ def close_matches(word: str, choices, n: int = 3) -> list[str]:
     exact = [c for c in choices if squashed[c] == key]
     if exact:
         return exact[:n]
-    contains = [c for c in choices if squashed[c] and len(key) >= 3 and (key in squashed[c] or squashed[c] in key)]
+    # containment only between names of 3+ characters: rater 'a' is no other spelling of 'dr_chair'
+    contains = [
+        c for c in choices if len(squashed[c]) >= 3 and len(key) >= 3 and (key in squashed[c] or squashed[c] in key)
+    ]
     by_key: dict[str, list[str]] = {}
     for c in choices:
         by_key.setdefault(squashed[c], []).append(c)
