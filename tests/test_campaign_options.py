@@ -361,7 +361,9 @@ def test_blank_row_keeping_a_decision_in_force_says_so_not_unresolved(tmp_path):
     res = run("adjudicate", "import", "--study", st.path, again, "--adjudicator", "dr_lee")
     assert res.exit_code == 0, res.output
     summary = next(ln for ln in res.output.splitlines() if ln.startswith("again.xlsx:"))
-    assert f"{n_rows} left blank (1 keep the decision already in force, {n_rows - 1} still to decide;" in summary, summary
+    assert f"{n_rows} left blank (1 keep the decision already in force, {n_rows - 1} still to decide;" in summary, (
+        summary
+    )
     assert "write unresolved to reopen it" in summary
     assert read_decisions(st.path / "decisions.jsonl") == before  # the decision stays in force
 
