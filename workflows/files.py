@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.pull import rule_warnings
+from goldboard.cases import ids
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
 from goldboard.cases.intake.files import FileOptions, FileRead, file_formats, source_kind
@@ -81,6 +82,7 @@ def pull_file(
     if ":" in source or not source.strip():
         raise ParamError("{source} {name!r}: give a name without ':'", name=source)
     read = reader.read(path, study.schema, FileOptions(field=field_name, item_key=item_key, source=source))
+    check_read(read, path, reader.noun or f"{reader.name} export")
     raters = list(study.raters)
     who = _annotators(read, raters, dict(rater_map or {}), path)
     rnd, new_round = file_round(study, round_number)
@@ -121,6 +123,50 @@ def pull_file(
     rnd.units = sum(1 for u in units if n in (u.get("rounds") or []))
     study.save()
     return result
+
+
+def check_read(read: FileRead, path: Path, noun: str) -> None:
+    """What every file source is refused for, as a table is: no answer of the field at all, item ids
+    that are twins by the id rules (:func:`goldboard.cases.ids.id_key`), and two different answers
+    by one annotator to one item that the file does not order in time (one line must be wrong)."""
+    line = {}  # item -> the file line of its first answer, for a message
+    for _, item, a in read.annotations:
+        line.setdefault(item, _line(a, path))
+    seen: dict[str, str] = {}
+    for item in read.items:
+        twin = seen.setdefault(ids.id_key(item), item)
+        if twin != item:
+            raise GoldboardError(
+                f"{line.get(twin, path)}, {line.get(item, path)}: item ids {ids.escaped(twin)!r} and "
+                f"{ids.escaped(item)!r} {ids.twin_kind(twin, item)}; one item typed twice, or two items nobody can "
+                f"tell apart: make the ids the same, or clearly different"
+            )
+    _check_unordered_twins(read, path)
+    field_name = read.fields[0]
+    if not any(n == field_name for _, _, a in read.annotations for n, _ in a.entries):
+        reasons = [f"{_line(a, path)}: {a.unreadable}" for _, _, a in read.annotations if a.unreadable][:1]
+        raise GoldboardError(
+            f"{path}: no answer of field {field_name} in this {noun} ({read.rows} records, {len(read.annotations)} "
+            f"answers{'; e.g. ' + reasons[0] if reasons else ''}); nothing pulled (check the file and --field)"
+        )
+
+
+def _check_unordered_twins(read: FileRead, path: Path) -> None:
+    by: dict[tuple[str, str], list[Annotation]] = defaultdict(list)
+    for who, item, a in read.annotations:
+        for b in by[(who, item)]:
+            if b.at == a.at and (b.entries, b.cancelled, b.unreadable) != (a.entries, a.cancelled, a.unreadable):
+                when = f"at the same time {a.at}" if a.at else "with no time to order them"
+                raise GoldboardError(
+                    f"{_line(b, path)}, {_line(a, path)}: two different answers by {who} to item {item!r} {when}; "
+                    f"which one is meant cannot be told (line order is not a rule): delete the wrong one"
+                )
+        by[(who, item)].append(a)
+
+
+def _line(a: Annotation, path: Path) -> str:
+    """``path:line`` of an annotation (its id is ``source:line``, or ``source:member/line``)."""
+    return f"{path}:{str(a.annotation_id).split(':', 1)[-1]}"
 
 
 def _format(fmt: str, path: str | Path) -> Any:

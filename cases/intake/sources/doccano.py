@@ -75,7 +75,7 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
         prefix = "" if path.suffix.lower() != ".zip" else f"{who}/"
         for line, rec in records:
             out.rows += 1
-            item = item_id(rec, options, "id")
+            item = item_id(rec, options, "id", where=f"{where}:{line}")
             if not item:
                 raise GoldboardError(f"{where}:{line}: no item id ({options.item_key or 'item_id'} or id)")
             out.item_info.setdefault(item, ids_of(rec))

@@ -52,11 +52,17 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
                 f"{path}:{line}: no _annotator_id or _session_id: annotate with named sessions (?session=NAME) "
                 f"so each answer says whose it is"
             )
-        item = item_id(rec, options, "_input_hash")
+        item = item_id(rec, options, "_input_hash", where=f"{path}:{line}")
         if not item:
             raise GoldboardError(f"{path}:{line}: no item id ({options.item_key or 'item_id'} or _input_hash)")
         out.item_info.setdefault(item, ids_of(rec))
         out.shown.setdefault(who, []).append(item)
+        stamp = rec.get("_timestamp")
+        if "_timestamp" in rec and (isinstance(stamp, bool) or not isinstance(stamp, (int, float))):
+            raise GoldboardError(
+                f"{path}:{line}: _timestamp {json.dumps(stamp)} is not a number (Prodigy writes Unix seconds); "
+                f"the time decides which of an annotator's answers is the latest"
+            )
         ann = _annotation(rec, field, rationale)
         ann.annotation_id, ann.raw, ann.raw_is_text = (
             f"{options.source}:{line}",
