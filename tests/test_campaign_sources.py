@@ -71,6 +71,13 @@ def test_n06_item_ids_twins_by_the_table_rules_are_refused(tmp_path, a, b):
     assert f"{f}:1, {f}:2: item ids {a!r} and {b!r}" in out
 
 
+@pytest.mark.parametrize("item", ["NA", "#N/A", "1.23E+05"])
+def test_n22_placeholder_and_scientific_item_ids_are_refused_as_in_tables(tmp_path, item):
+    s, f = study_and_file(tmp_path, [task("MTB-1"), task(item)])
+    out = pull_refused(s, f)
+    assert f"{f}:2: item id {item!r} is " in out
+
+
 def test_n06_doccano_twin_ids_are_refused_in_the_shared_path(tmp_path):
     s = tmp_path / "s"
     Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
@@ -79,6 +86,12 @@ def test_n06_doccano_twin_ids_are_refused_in_the_shared_path(tmp_path):
     f.write_text(f.read_text() + json.dumps({"id": 2, "item_id": "c1", "label": ["Unsupported"]}) + "\n")
     out = run("pull", "--study", s, "--from-file", f"doccano={f}", code=1).output
     assert "item ids 'C1' and 'c1' differ only in letter case" in out
+
+
+def test_n102_a_field_whose_answers_are_all_invalid_is_refused(tmp_path):
+    s, f = study_and_file(tmp_path, [task("MTB-1"), task("MTB-2")])
+    out = pull_refused(s, f, "--field", "missing_info")
+    assert f"{f}: no valid rating of field missing_info" in out and "'Supported' is not a value of missing_info" in out
 
 
 def test_n13_two_different_answers_at_one_time_are_refused_naming_both_lines(tmp_path):

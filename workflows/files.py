@@ -100,6 +100,7 @@ def pull_file(
     res = collect(shown, _asked(study.schema, read.fields), raters, n, units=_unit_frame(read, units))
     res.ratings = res.ratings[res.ratings["field"].isin(read.fields)].reset_index(drop=True)
     res.summary["rating_rows"] = int(len(res.ratings))
+    _refuse_no_rating(res, path, read.fields[0], source_kind({"format": reader.name}))
     under: dict[str, Any] = {"text": ""}  # a changed rating under decisions or a release: refused unless allowed
     check_changes_under_adjudication(study, n, old_mine, res.ratings, under, add_to_adjudicated_round, "file")
     if under.get("under_adjudication"):
@@ -126,14 +127,17 @@ def pull_file(
 
 
 def check_read(read: FileRead, path: Path, noun: str) -> None:
-    """What every file source is refused for, as a table is: no answer of the field at all, item ids
-    that are twins by the id rules (:func:`goldboard.cases.ids.id_key`), and two different answers
+    """What every file source is refused for, as a table is: no answer of the field at all, an item id
+    that is a missing-value placeholder or a number in scientific notation, item ids that are twins
+    by the id rules (:func:`goldboard.cases.ids.id_key`), and two different answers
     by one annotator to one item that the file does not order in time (one line must be wrong)."""
     line = {}  # item -> the file line of its first answer, for a message
     for _, item, a in read.annotations:
         line.setdefault(item, _line(a, path))
     seen: dict[str, str] = {}
     for item in read.items:
+        if ids.is_placeholder_id(item):
+            raise GoldboardError(ids.placeholder_message(str(line.get(item, path)), "item id", item))
         twin = seen.setdefault(ids.id_key(item), item)
         if twin != item:
             raise GoldboardError(
@@ -149,6 +153,18 @@ def check_read(read: FileRead, path: Path, noun: str) -> None:
             f"{path}: no answer of field {field_name} in this {noun} ({read.rows} records, {len(read.annotations)} "
             f"answers{'; e.g. ' + reasons[0] if reasons else ''}); nothing pulled (check the file and --field)"
         )
+
+
+def _refuse_no_rating(res: IntakeResult, path: Path, field_name: str, noun: str) -> None:
+    """A file none of whose answers is a valid rating of the field is refused (nothing written)."""
+    if (res.ratings["field"] == field_name).any():
+        return
+    reasons = res.invalid["reason"].value_counts() if "reason" in res.invalid else pd.Series(dtype=int)
+    top = f"; {reasons.iloc[0]} x {reasons.index[0]}" if len(reasons) else ""
+    raise GoldboardError(
+        f"{path}: no valid rating of field {field_name} in this {noun} ({len(res.invalid)} answers held out{top}); "
+        f"nothing pulled (check the file and --field)"
+    )
 
 
 def _check_unordered_twins(read: FileRead, path: Path) -> None:
