@@ -100,7 +100,8 @@ def pull_file(
     res = collect(shown, _asked(study.schema, read.fields), raters, n, units=_unit_frame(read, units))
     res.ratings = res.ratings[res.ratings["field"].isin(read.fields)].reset_index(drop=True)
     res.summary["rating_rows"] = int(len(res.ratings))
-    _refuse_no_rating(res, path, read.fields[0], source_kind({"format": reader.name}))
+    if not any(a.held for _, _, a in read.annotations):  # held out by the study (another source): recorded
+        _refuse_no_rating(res, path, read.fields[0], source_kind({"format": reader.name}))
     under: dict[str, Any] = {"text": ""}  # a changed rating under decisions or a release: refused unless allowed
     check_changes_under_adjudication(study, n, old_mine, res.ratings, under, add_to_adjudicated_round, "file")
     if under.get("under_adjudication"):
@@ -156,7 +157,9 @@ def check_read(read: FileRead, path: Path, noun: str) -> None:
 
 
 def _refuse_no_rating(res: IntakeResult, path: Path, field_name: str, noun: str) -> None:
-    """A file none of whose answers is a valid rating of the field is refused (nothing written)."""
+    """A file none of whose answers is a valid rating of the field is refused (nothing written); a
+    file whose answers the study held out (rated from another source, an item not in a pushed
+    study) is recorded with them, as before."""
     if (res.ratings["field"] == field_name).any():
         return
     reasons = res.invalid["reason"].value_counts() if "reason" in res.invalid else pd.Series(dtype=int)
