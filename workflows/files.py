@@ -150,9 +150,12 @@ def check_read(read: FileRead, path: Path, noun: str) -> None:
     field_name = read.fields[0]
     if not any(n == field_name for _, _, a in read.annotations for n, _ in a.entries):
         reasons = [f"{_line(a, path)}: {a.unreadable}" for _, _, a in read.annotations if a.unreadable][:1]
-        raise GoldboardError(
-            f"{path}: no answer of field {field_name} in this {noun} ({read.rows} records, {len(read.annotations)} "
-            f"answers{'; e.g. ' + reasons[0] if reasons else ''}); nothing pulled (check the file and --field)"
+        raise ParamError(
+            "{where}: no answer of field {name} in this {noun} ({what}); nothing pulled (check the file and {field})",
+            where=path,
+            name=field_name,
+            noun=noun,
+            what=f"{read.rows} records, {len(read.annotations)} answers{'; e.g. ' + reasons[0] if reasons else ''}",
         )
 
 
@@ -164,9 +167,12 @@ def _refuse_no_rating(res: IntakeResult, path: Path, field_name: str, noun: str)
         return
     reasons = res.invalid["reason"].value_counts() if "reason" in res.invalid else pd.Series(dtype=int)
     top = f"; {reasons.iloc[0]} x {reasons.index[0]}" if len(reasons) else ""
-    raise GoldboardError(
-        f"{path}: no valid rating of field {field_name} in this {noun} ({len(res.invalid)} answers held out{top}); "
-        f"nothing pulled (check the file and --field)"
+    raise ParamError(
+        "{where}: no valid rating of field {name} in this {noun} ({what}); nothing pulled (check the file and {field})",
+        where=path,
+        name=field_name,
+        noun=noun,
+        what=f"{len(res.invalid)} answers held out{top}",
     )
 
 

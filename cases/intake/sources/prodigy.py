@@ -14,7 +14,9 @@ Format (Prodigy's documentation; read 2026-12):
   ``_timestamp`` is when the answer was saved (Unix seconds).
 
 Reading: the annotator is ``_annotator_id`` (else ``_session_id``); the item is ``--item-key``,
-else ``item_id``, at the top level or in ``meta``, else ``_input_hash``.  A choice answer is the
+else ``item_id``, at the top level or in ``meta``, else ``_input_hash`` (only when the record has no
+item key at all: ``item_id: null`` or ``""`` is refused naming the line).  A ``_timestamp`` that is
+not a number is refused naming the line.  A choice answer is the
 accepted option ids, read as values of the field (``--field``, default the schema's primary
 field; option ids are the schema's values or aliases); a classification answer is its ``label``
 when accepted; for a yes/no (binary) field, whose name, title or present value is the label,
