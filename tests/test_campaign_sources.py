@@ -151,3 +151,12 @@ def test_n100_adjudicate_pull_refuses_an_empty_adjudicator(tmp_path):
     Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
     out = run("adjudicate", "pull", "--study", s, "--adjudicator", "", code=1).output
     assert "--adjudicator: give the adjudicator's name" in out
+
+
+def test_agree_refuses_an_empty_field(tmp_path):
+    s, f = study_and_file(
+        tmp_path, [task("MTB-1"), task("MTB-1", who="p-ben"), task("MTB-2"), task("MTB-2", who="p-ben")]
+    )
+    run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS)
+    run("agree", "--study", s)
+    assert "--field '': an empty value" in run("agree", "--study", s, "--field", "", code=1).output
