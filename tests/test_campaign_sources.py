@@ -160,3 +160,9 @@ def test_agree_refuses_an_empty_field(tmp_path):
     run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS)
     run("agree", "--study", s)
     assert "--field '': an empty value" in run("agree", "--study", s, "--field", "", code=1).output
+
+
+def test_n13_the_same_answer_twice_at_one_time_is_not_a_conflict(tmp_path):
+    s, f = study_and_file(tmp_path, [task("MTB-1"), task("MTB-1")])
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS)
+    assert "onc_a: 1 rated" in res.output
