@@ -19,6 +19,7 @@ Goldboard's own readers never turn such text into a missing value (CSV cells are
 
 from __future__ import annotations
 
+import decimal
 import re
 import unicodedata
 
@@ -51,8 +52,8 @@ PLACEHOLDER_IDS = frozenset(
 
 #: a number as Excel shows it in scientific notation (``1.23E+05``, ``4E-03``): its digits are lost
 SCIENTIFIC_ID = re.compile(r"[+-]?\d(\.\d+)?E[+-]\d+", re.IGNORECASE)
-#: a whole number, possibly with leading zeros or a ``.0`` tail (``7``, ``007``, ``1.0``)
-_WHOLE_NUMBER = re.compile(r"(\d+)(?:\.0+)?")
+#: a number as a reader may write it (``7``, ``007``, ``1.0``, ``-0``, ``1E5``, ``1.5e-3``)
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d{1,2})?", re.IGNORECASE)
 
 
 def is_placeholder_id(text: str) -> bool:
@@ -81,23 +82,23 @@ def placeholder_message(where: str, col: str, text: str) -> str:
 
 def id_key(text: str) -> str:
     """The key under which two ids count as one: Unicode NFC form, letter case folded, and a
-    whole number by its value (``1`` = ``1.0`` = ``001``).
+    number by its value (``1`` = ``1.0`` = ``001``, ``1E5`` = ``100000``, ``-0`` = ``0``).
 
-    >>> [id_key(x) for x in ("C1", "c1", "7", "007", "1.0", "1.5", "C007")]
-    ['c1', 'c1', '7', '7', '1', '1.5', 'c007']
+    >>> [id_key(x) for x in ("C1", "c1", "7", "007", "1.0", "1.5", "C007", "1E5", "100000", "-0", "-5")]
+    ['c1', 'c1', '7', '7', '1', '1.5', 'c007', '100000', '100000', '0', '-5']
     """
-    whole = _WHOLE_NUMBER.fullmatch(text)
-    if whole:
-        return str(int(whole.group(1)))
+    if _NUMBER.fullmatch(text.strip()):
+        value = decimal.Decimal(text.strip())
+        return "0" if value == 0 else format(value.normalize(), "f")
     return unicodedata.normalize("NFC", text).casefold()
 
 
 def twin_kind(a: str, b: str) -> str:
     """How two different ids with the same :func:`id_key` differ, for a message."""
-    if _WHOLE_NUMBER.fullmatch(a) and _WHOLE_NUMBER.fullmatch(b):
+    if _NUMBER.fullmatch(a.strip()) and _NUMBER.fullmatch(b.strip()):
         return (
-            "differ only in how a number is written (1 / 1.0 / 001: a spreadsheet re-typed the id as a number, or "
-            "stripped its leading zeros)"
+            "differ only in how a number is written (1 / 1.0 / 001 / 1E0 / -0: a spreadsheet or a JSON writer "
+            "re-typed the id as a number, or stripped its leading zeros)"
         )
     if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
         return (

@@ -243,8 +243,8 @@ def push_cmd(
 @adjudicate_group.command("pull")
 @study_option()
 @click.option("--not-independent", is_flag=True, help="The adjudicator is not independent (e.g. the project lead).")
-@click.option("--adjudicator", default="", help="Record this name instead of the Label Studio user.")
-def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
+@click.option("--adjudicator", default=None, help="Record this name instead of the Label Studio user.")
+def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str | None) -> None:
     """Append the decisions made in the Label Studio adjudication projects to decisions.jsonl.
 
     Every annotation is checked first; if any is invalid, all problems are listed and
@@ -256,11 +256,11 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str) -> None:
     from goldboard.annotate.adjudication import pull_adjudication  # the Label Studio side: not for `sheet`
 
     st = Study.open(study_dir)
-    if adjudicator.strip():
-        check_adjudicator_name(st, adjudicator.strip())
+    if adjudicator is not None:  # given empty ("") is an error, never the option left out
         check_adjudicator_id(adjudicator.strip(), "--adjudicator")
+        check_adjudicator_name(st, adjudicator.strip())
     try:
-        res = pull_adjudication(st, independent=not not_independent, adjudicator=adjudicator.strip())
+        res = pull_adjudication(st, independent=not not_independent, adjudicator=(adjudicator or "").strip())
     except SheetErrors as exc:
         for line in exc.errors:
             click.echo(one_line(line), err=True)

@@ -57,6 +57,8 @@ def _load_schema(ref: str | None):
 
 
 def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> str:
+    if field is not None and not field.strip():
+        raise GoldboardError(f"--field {field!r}: an empty value; give a field, or leave the option out")
     if field:
         return field
     fields = sorted({str(v) for v in df["field"]}) if "field" in df.columns else []

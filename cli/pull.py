@@ -240,6 +240,7 @@ def pull_cmd(
         "--source": source,
         "--add-to-adjudicated-round": add_to_adjudicated_round,
     }
+    _refuse_empty({**table_opts, "--item-key": item_key, "--from-file": from_file, "--from-table": table})
     if from_file is not None:
         _refuse_table_only(table_opts, jobs)
         opts = (round_number, field_name, item_key, rater_names, source, add_to_adjudicated_round)
@@ -254,6 +255,13 @@ def pull_cmd(
         _pull_from_table(study, table, _table_mapping(table_opts, rater_names), round_number, table_opts)
         return
     _pull_label_studio(study, round_number, exports, projects, item_key, rater_names, jobs=jobs, quiet=quiet)
+
+
+def _refuse_empty(opts: dict[str, Any]) -> None:
+    """An empty text value (``--source ""``) is an error, never read as the option not given."""
+    for flag, value in opts.items():
+        if isinstance(value, str) and not value.strip():
+            raise GoldboardError(f"{flag} {value!r}: an empty value; give one, or leave the option out")
 
 
 def _pull_label_studio(

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.pull import rule_warnings
+from goldboard.cases import ids
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
 from goldboard.cases.intake.files import FileOptions, FileRead, file_formats, source_kind
@@ -81,6 +82,7 @@ def pull_file(
     if ":" in source or not source.strip():
         raise ParamError("{source} {name!r}: give a name without ':'", name=source)
     read = reader.read(path, study.schema, FileOptions(field=field_name, item_key=item_key, source=source))
+    check_read(read, path, reader.noun or f"{reader.name} export")
     raters = list(study.raters)
     who = _annotators(read, raters, dict(rater_map or {}), path)
     rnd, new_round = file_round(study, round_number)
@@ -98,6 +100,8 @@ def pull_file(
     res = collect(shown, _asked(study.schema, read.fields), raters, n, units=_unit_frame(read, units))
     res.ratings = res.ratings[res.ratings["field"].isin(read.fields)].reset_index(drop=True)
     res.summary["rating_rows"] = int(len(res.ratings))
+    if not any(a.held for _, _, a in read.annotations):  # held out by the study (another source): recorded
+        _refuse_no_rating(res, path, read.fields[0], source_kind({"format": reader.name}))
     under: dict[str, Any] = {"text": ""}  # a changed rating under decisions or a release: refused unless allowed
     check_changes_under_adjudication(study, n, old_mine, res.ratings, under, add_to_adjudicated_round, "file")
     if under.get("under_adjudication"):
@@ -121,6 +125,73 @@ def pull_file(
     rnd.units = sum(1 for u in units if n in (u.get("rounds") or []))
     study.save()
     return result
+
+
+def check_read(read: FileRead, path: Path, noun: str) -> None:
+    """What every file source is refused for, as a table is: no answer of the field at all, an item id
+    that is a missing-value placeholder or a number in scientific notation, item ids that are twins
+    by the id rules (:func:`goldboard.cases.ids.id_key`), and two different answers
+    by one annotator to one item that the file does not order in time (one line must be wrong)."""
+    line = {}  # item -> the file line of its first answer, for a message
+    for _, item, a in read.annotations:
+        line.setdefault(item, _line(a, path))
+    seen: dict[str, str] = {}
+    for item in read.items:
+        if ids.is_placeholder_id(item):
+            raise GoldboardError(ids.placeholder_message(str(line.get(item, path)), "item id", item))
+        twin = seen.setdefault(ids.id_key(item), item)
+        if twin != item:
+            raise GoldboardError(
+                f"{line.get(twin, path)}, {line.get(item, path)}: item ids {ids.escaped(twin)!r} and "
+                f"{ids.escaped(item)!r} {ids.twin_kind(twin, item)}; one item typed twice, or two items nobody can "
+                f"tell apart: make the ids the same, or clearly different"
+            )
+    _check_unordered_twins(read, path)
+    field_name = read.fields[0]
+    if not any(n == field_name for _, _, a in read.annotations for n, _ in a.entries):
+        reasons = [f"{_line(a, path)}: {a.unreadable}" for _, _, a in read.annotations if a.unreadable][:1]
+        raise ParamError(
+            "{where}: no answer of field {name} in this {noun} ({what}); nothing pulled (check the file and {field})",
+            where=path,
+            name=field_name,
+            noun=noun,
+            what=f"{read.rows} records, {len(read.annotations)} answers{'; e.g. ' + reasons[0] if reasons else ''}",
+        )
+
+
+def _refuse_no_rating(res: IntakeResult, path: Path, field_name: str, noun: str) -> None:
+    """A file none of whose answers is a valid rating of the field is refused (nothing written); a
+    file whose answers the study held out (rated from another source, an item not in a pushed
+    study) is recorded with them, as before."""
+    if (res.ratings["field"] == field_name).any():
+        return
+    reasons = res.invalid["reason"].value_counts() if "reason" in res.invalid else pd.Series(dtype=int)
+    top = f"; {reasons.iloc[0]} x {reasons.index[0]}" if len(reasons) else ""
+    raise ParamError(
+        "{where}: no valid rating of field {name} in this {noun} ({what}); nothing pulled (check the file and {field})",
+        where=path,
+        name=field_name,
+        noun=noun,
+        what=f"{len(res.invalid)} answers held out{top}",
+    )
+
+
+def _check_unordered_twins(read: FileRead, path: Path) -> None:
+    by: dict[tuple[str, str], list[Annotation]] = defaultdict(list)
+    for who, item, a in read.annotations:
+        for b in by[(who, item)]:
+            if b.at == a.at and (b.entries, b.cancelled, b.unreadable) != (a.entries, a.cancelled, a.unreadable):
+                when = f"at the same time {a.at}" if a.at else "with no time to order them"
+                raise GoldboardError(
+                    f"{_line(b, path)}, {_line(a, path)}: two different answers by {who} to item {item!r} {when}; "
+                    f"which one is meant cannot be told (line order is not a rule): delete the wrong one"
+                )
+        by[(who, item)].append(a)
+
+
+def _line(a: Annotation, path: Path) -> str:
+    """``path:line`` of an annotation (its id is ``source:line``, or ``source:member/line``)."""
+    return f"{path}:{str(a.annotation_id).split(':', 1)[-1]}"
 
 
 def _format(fmt: str, path: str | Path) -> Any:

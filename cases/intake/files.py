@@ -14,6 +14,7 @@ the same name) and hands the records to the intake core.
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -77,14 +78,22 @@ def target_field(schema: Schema, options: FileOptions) -> Field:
     return schema.field(options.field)
 
 
-def item_id(rec: dict, options: FileOptions, *fallbacks: str) -> str:
+def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -> str:
     """A record's item id: ``--item-key`` (in the record or its ``meta``), else ``item_id``, else
-    the first of ``fallbacks`` the record has; ``""`` when none."""
+    the first of ``fallbacks`` the record has; ``""`` when none.  A key the record has whose value
+    is null, empty or not text/number is refused (``where``: the file and line), never passed over
+    for the next key (which would read the answer as another item)."""
     meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
     for key in [options.item_key] if options.item_key else ["item_id", *fallbacks]:
-        v = rec.get(key, meta.get(key))
-        if v is not None and not isinstance(v, (dict, list, bool)) and str(v).strip():
-            return str(v).strip()
+        if key not in rec and key not in meta:
+            continue
+        v = rec[key] if key in rec else meta[key]
+        if v is None or isinstance(v, (dict, list, bool)) or not str(v).strip():
+            raise GoldboardError(
+                f"{where}: {key} is {json.dumps(v)}: an empty item id (the record names no item); "
+                f"give the item's id, or delete the record"
+            )
+        return str(v).strip()
     return ""
 
 

@@ -19,7 +19,8 @@ a member who labelled nothing is not read (noted); ``all.jsonl`` is refused (it 
 chose what).  The item is ``--item-key``, else ``item_id``, else doccano's example ``id``.  The
 labels answer the field (``--field``, default the schema's primary field); an example with no
 label was shown and not rated; the comments, joined by newlines, are the rationale.  doccano exports
-no time of the label, so an example labelled twice cannot occur in one member's file.
+no time of the label, so one id twice in a member's file with different labels is refused
+(:func:`goldboard.workflows.files.check_read`, naming both lines), never settled by line order.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
         prefix = "" if path.suffix.lower() != ".zip" else f"{who}/"
         for line, rec in records:
             out.rows += 1
-            item = item_id(rec, options, "id")
+            item = item_id(rec, options, "id", where=f"{where}:{line}")
             if not item:
                 raise GoldboardError(f"{where}:{line}: no item id ({options.item_key or 'item_id'} or id)")
             out.item_info.setdefault(item, ids_of(rec))

@@ -14,7 +14,9 @@ Format (Prodigy's documentation; read 2026-12):
   ``_timestamp`` is when the answer was saved (Unix seconds).
 
 Reading: the annotator is ``_annotator_id`` (else ``_session_id``); the item is ``--item-key``,
-else ``item_id``, at the top level or in ``meta``, else ``_input_hash``.  A choice answer is the
+else ``item_id``, at the top level or in ``meta``, else ``_input_hash`` (only when the record has no
+item key at all: ``item_id: null`` or ``""`` is refused naming the line).  A ``_timestamp`` that is
+not a number is refused naming the line.  A choice answer is the
 accepted option ids, read as values of the field (``--field``, default the schema's primary
 field; option ids are the schema's values or aliases); a classification answer is its ``label``
 when accepted; for a yes/no (binary) field, whose name, title or present value is the label,
@@ -52,11 +54,17 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
                 f"{path}:{line}: no _annotator_id or _session_id: annotate with named sessions (?session=NAME) "
                 f"so each answer says whose it is"
             )
-        item = item_id(rec, options, "_input_hash")
+        item = item_id(rec, options, "_input_hash", where=f"{path}:{line}")
         if not item:
             raise GoldboardError(f"{path}:{line}: no item id ({options.item_key or 'item_id'} or _input_hash)")
         out.item_info.setdefault(item, ids_of(rec))
         out.shown.setdefault(who, []).append(item)
+        stamp = rec.get("_timestamp")
+        if "_timestamp" in rec and (isinstance(stamp, bool) or not isinstance(stamp, (int, float))):
+            raise GoldboardError(
+                f"{path}:{line}: _timestamp {json.dumps(stamp)} is not a number (Prodigy writes Unix seconds); "
+                f"the time decides which of an annotator's answers is the latest"
+            )
         ann = _annotation(rec, field, rationale)
         ann.annotation_id, ann.raw, ann.raw_is_text = (
             f"{options.source}:{line}",
