@@ -287,7 +287,7 @@ def _log_problems(study: Study) -> list[str]:
     except GoldboardError:
         return []
     problem = log_prefix_problem(study.decisions_path, entries, recorded, releases[-1][1].name, None)
-    return [problem] if problem else []
+    return [problem.removesuffix("; nothing written")] if problem else []  # status writes nothing anyway
 
 
 def _decisions_in_force(study: Study, res: StudyStatus) -> None:
