@@ -399,6 +399,12 @@ class Study:
             "ratings are what the raters entered; correct a rating in its source and pull again"
         )
 
+    def edited_rounds(self) -> list[str]:
+        """One line per pulled round whose ``ratings.csv`` changed since its pull
+        (:meth:`ratings_edit_problem`, each file hashed once per call): what every reader of the
+        study's ratings says (``report``, ``flag``, ``adjudicate sheet``, ``status``)."""
+        return [p for p in (self.ratings_edit_problem(n) for n in self.pulled_rounds()) if p]
+
     def assignment_path(self, round_number: int) -> Path:
         """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""
         return self.round_dir(round_number) / "assignment.csv"

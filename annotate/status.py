@@ -154,7 +154,9 @@ def study_status(study: Study, client: Any = None) -> StudyStatus:
     from goldboard.annotate.client import connect
 
     res = StudyStatus(url="", adjudicator=str((study.adjudication or {}).get("adjudicator") or ""))
+    res.problems += study.edited_rounds()  # a hand-edited ratings.csv, as agree says it
     _decisions_in_force(study, res)
+    res.problems += _log_problems(study)
     ls_rounds = [r for r in study.rounds if r.projects]
     adj_projects = (study.adjudication or {}).get("projects") or {}
     for rnd in study.rounds:
@@ -267,6 +269,25 @@ def _kinds_text(kinds: list[str]) -> str:
     """``a ratings table and a Prodigy db-out export`` (each kind once, in order)."""
     kinds = [k.removeprefix("a ").removeprefix("an ") for k in kinds]
     return " and ".join(f"{'an' if k[:1].lower() in 'aeiou' else 'a'} {k}" for k in dict.fromkeys(kinds))
+
+
+def _log_problems(study: Study) -> list[str]:
+    """The decisions log's refusal by gold export / sheet / report (cut short or edited since the
+    latest gold release: :func:`~goldboard.workflows.log_checks.check_log_prefix`) as a warning:
+    status still shows the progress."""
+    from goldboard.adjudicate.decisions import log_prefix_problem
+    from goldboard.exports.gold import list_releases, read_manifest
+
+    releases = list_releases(study.gold_dir)
+    if not releases:
+        return []
+    try:
+        recorded = (read_manifest(releases[-1][1]).get("sources") or {}).get("decisions") or {}
+        entries = read_decisions(study.decisions_path)
+    except GoldboardError:
+        return []
+    problem = log_prefix_problem(study.decisions_path, entries, recorded, releases[-1][1].name, None)
+    return [problem.removesuffix("; nothing written")] if problem else []  # status writes nothing anyway
 
 
 def _decisions_in_force(study: Study, res: StudyStatus) -> None:

@@ -73,6 +73,8 @@ def flag_cmd(ratings, study_dir, round_number, schema_ref, raters, triggered_onl
     flags = st = None
     if study_dir:
         st = Study.open(study_dir)
+        for line in st.edited_rounds():  # a hand-edited ratings.csv is said, as agree says it
+            click.echo(f"Warning: {line}", err=True)
         schema = load_schema(schema_ref) if schema_ref else st.schema
         flags = _study_flag_columns(st, schema, order, round_number)
     if flags is None:  # the DataFrame path: a RATINGS file, or a study the columns do not answer

@@ -78,6 +78,9 @@ def report_cmd(
 
     check_report_names(output, fmt, pdf)
     study = Study.open(study_dir)
+    edited = study.edited_rounds()  # a hand-edited ratings.csv: said on screen and in the report
+    for line in edited:
+        click.echo(f"Warning: {line}", err=True)
     path = write_report(
         study,
         output,
@@ -92,6 +95,7 @@ def report_cmd(
         supplement=not no_supplement,
         pdf=pdf,
         paper=paper,
+        edited=edited,
     )
     click.echo(str(path))
     if not no_supplement:

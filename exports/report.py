@@ -482,6 +482,7 @@ def _md_study(data: dict) -> list[str]:
             "> **Simulated data.** The raters and adjudicator in this study were simulated by `goldboard demo`.",
             "",
         ]
+    out += [line for w in data.get("edited", []) for line in (f"> **Warning:** {_md(w)}", "")]
     return out + [
         "## Study",
         "",

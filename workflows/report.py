@@ -157,6 +157,7 @@ def build_report(
     rules: list[str] | None = None,
     ci_auto: bool = False,
     images: bool = True,
+    edited: list[str] | None = None,
 ) -> dict[str, Any]:
     """Collect everything the report shows for a study round (default: the latest complete round,
     :func:`~goldboard.workflows.agreement.analysis_round`; ``study.round_rule`` says which and why).
@@ -168,13 +169,14 @@ def build_report(
     percentile bootstrap intervals instead (:data:`AUTO_BOOTSTRAP` resamples) and say so.
     ``images=False``: no confusion heatmaps (``png`` None; the matrices stay): the Markdown report
     shows none, and drawing them costs matplotlib.
+    ``edited``: :meth:`~goldboard.study.Study.edited_rounds` when the caller already said them
+    (default: checked here); shown at the top of the report and among its warnings.
     """
-    schema = study.schema
     rnd, ratings, round_rule = _round_ratings(study, round_number)
     results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto)
     decisions, gold, manifest, gold_name, provisional = _decisions_and_gold(study, ratings, release)
-    flags = flag_disagreements(ratings, schema, study.raters)
-    fsum = summarize_flags(flags, schema)
+    flags = flag_disagreements(ratings, study.schema, study.raters)
+    fsum = summarize_flags(flags, study.schema)
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     blinding = blinding_text(round_info, study.adjudication)
     show_vs_gold = not provisional or bool((gold["method"] == "adjudicated").any())
@@ -234,9 +236,19 @@ def build_report(
         "warnings": warnings,
     }
     data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
+    _add_edited(data, study, edited)
     _methods_with_calibration(data, facts, study, predictions is not None)
     _add_judge(judge, data)
     return data
+
+
+def _add_edited(data: dict[str, Any], study: Study, edited: list[str] | None) -> None:
+    """The rounds whose ratings.csv was edited by hand since its pull
+    (:meth:`~goldboard.study.Study.edited_rounds`, or ``edited`` when the caller checked them):
+    ``data["edited"]`` (the top of the report) and first among its warnings."""
+    edited = study.edited_rounds() if edited is None else edited
+    data["edited"] = edited
+    data["warnings"] = [*edited, *data["warnings"]]
 
 
 def _agreement_results(

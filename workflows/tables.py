@@ -190,6 +190,20 @@ def check_changes_under_adjudication(
         for i, r, f in touched[:3]
     ) + (f"; and {len(touched) - 3} more" if len(touched) > 3 else "")
     items = sorted({k[0] for k in touched})
+    edit = study.ratings_edit_problem(n) if not allow else None
+    if edit:  # the differences may be the hand edit of the study's file, not a change of the table
+        raise ParamError(
+            "{edit}; the {what} differs from it in {k} rating{s} ({shown}): if the {what} is the one pulled before, "
+            "these are the hand edit, not a change of the {what}. Restore {path} (pull the {what} into a new round "
+            "{round_number} {next}, or pass {add_to_adjudicated_round} to put the {what}'s ratings back)",
+            edit=edit,
+            what=what,
+            k=len(touched),
+            s="s" if len(touched) != 1 else "",
+            shown=shown,
+            path=study.ratings_path(n),
+            next=max(r.number for r in study.rounds) + 1,
+        )
     if not allow:
         raise ParamError(
             "round {n} already has {use}; this {what} changes {k} rating{s} of {m} item{ms} in it ({shown}), which "
