@@ -77,12 +77,17 @@ def headline_agreement(
     caller has it already (not changed here).
     """
     cur = current_ratings(ratings, raters, round_number=round_number) if in_force is None else in_force
+    return _headline_over_fields(cur, schema, raters, lambda name: cur[cur["field"] == name]["rater"].nunique())
+
+
+def _headline_over_fields(cur: Any, schema: Schema, raters: Any, n_raters: Any) -> tuple[list[dict], str]:
+    """The headline rows of every adjudicable single-value field that ``n_raters(field)`` says two or
+    more raters rated; ``cur``: the ratings in force, as a DataFrame or as :class:`RatingColumns`."""
     rows, notes = [], []
     for f in adjudicable_fields(schema):
         if f.kind == "multi":  # agreement is per value (present/absent): `goldboard agree`, the report
             continue
-        sub = cur[cur["field"] == f.name]
-        if sub["rater"].nunique() < 2:
+        if n_raters(f.name) < 2:
             continue
         try:
             res = agreement(cur, f.name, schema=schema, raters=list(raters) if raters else None)
@@ -268,19 +273,9 @@ def _state_rows(decisions: list[dict], table: dict[str, list[str]]) -> list[tupl
 
 def _column_agreement(cur: RatingColumns, schema: Schema, raters: list[str]) -> tuple[list[dict], str]:
     """:func:`headline_agreement` of the ratings in force read as columns."""
-    rows, notes = [], []
-    for f in adjudicable_fields(schema):
-        if f.kind == "multi":
-            continue
-        if len({r for r, g in zip(cur["rater"], cur["field"]) if g == f.name}) < 2:
-            continue
-        try:
-            res = agreement(cur, f.name, schema=schema, raters=list(raters) if raters else None)
-        except Exception as exc:  # the Summary must not fail because one statistic does
-            notes.append(f"{f.name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-            continue
-        rows += _headline_rows(f.name, res)
-    return rows, "; ".join(notes)
+    return _headline_over_fields(
+        cur, schema, raters, lambda name: len({r for r, g in zip(cur["rater"], cur["field"]) if g == name})
+    )
 
 
 def _headline_rows(field: str, res: dict) -> list[dict]:

@@ -242,6 +242,7 @@ def no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
+@no_cycle_collection()
 def pull_table(
     study: Study,
     path: str | Path,
@@ -254,31 +255,8 @@ def pull_table(
     add_to_adjudicated_round: bool = False,
 ) -> TablePullResult:
     """Read the ratings table ``path`` into round ``round_number`` of ``study`` (default: the
-    latest round, or round 1 of a study without rounds).  See the module docstring."""
-    with no_cycle_collection():
-        return _pull_table(
-            study,
-            path,
-            mapping,
-            round_number=round_number,
-            source=source,
-            codes=codes,
-            write=write,
-            add_to_adjudicated_round=add_to_adjudicated_round,
-        )
-
-
-def _pull_table(
-    study: Study,
-    path: str | Path,
-    mapping: TableMapping,
-    *,
-    round_number: int | None = None,
-    source: str | None = None,
-    codes: str | Path | None = None,
-    write: bool = True,
-    add_to_adjudicated_round: bool = False,
-) -> TablePullResult:
+    latest round, or round 1 of a study without rounds).  See the module docstring.  The cyclic
+    garbage collector is paused while it runs (:func:`no_cycle_collection`)."""
     path = Path(path)
     source = source or path.name
     read = _read_table_ratings(study, path, mapping, source, codes)
