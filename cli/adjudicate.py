@@ -42,9 +42,9 @@ def sheet_cmd(study_dir: str, output: str, round_number: int | None) -> None:
     if not output.lower().endswith(".xlsx"):
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
     st = Study.open(study_dir)
-    for line in st.edited_rounds():  # a hand-edited ratings.csv is said, as agree says it
-        click.echo(f"Warning: {line}", err=True)
     info = write_study_workbook(st, output, round_number=round_number)
+    for line in st.edited_rounds():  # a hand-edited ratings.csv is said, as agree says it (once read)
+        click.echo(f"Warning: {line}", err=True)
     if info.round_selection is not None:
         for line in info.round_selection.warning_lines():
             click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)

@@ -73,12 +73,14 @@ def flag_cmd(ratings, study_dir, round_number, schema_ref, raters, triggered_onl
     flags = st = None
     if study_dir:
         st = Study.open(study_dir)
-        for line in st.edited_rounds():  # a hand-edited ratings.csv is said, as agree says it
-            click.echo(f"Warning: {line}", err=True)
         schema = load_schema(schema_ref) if schema_ref else st.schema
         flags = _study_flag_columns(st, schema, order, round_number)
     if flags is None:  # the DataFrame path: a RATINGS file, or a study the columns do not answer
         flags, schema = _frame_flags(ratings, st, schema if st is not None else None, schema_ref, order, round_number)
+    # a hand-edited ratings.csv is said, as agree says it (once the ratings were read: a file that
+    # cannot be read is one Error line)
+    for line in st.edited_rounds() if st is not None else []:
+        click.echo(f"Warning: {line}", err=True)
     for b in flags.attrs.get("rule_breaks", []):
         click.echo(f"Warning: {b.describe()}", err=True)
     if triggered_only:

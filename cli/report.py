@@ -78,9 +78,7 @@ def report_cmd(
 
     check_report_names(output, fmt, pdf)
     study = Study.open(study_dir)
-    edited = study.edited_rounds()  # a hand-edited ratings.csv: said on screen and in the report
-    for line in edited:
-        click.echo(f"Warning: {line}", err=True)
+    edited = study.edited_rounds()  # a hand-edited ratings.csv: said in the report, and on screen once written
     path = write_report(
         study,
         output,
@@ -97,6 +95,8 @@ def report_cmd(
         paper=paper,
         edited=edited,
     )
+    for line in edited:
+        click.echo(f"Warning: {line}", err=True)
     click.echo(str(path))
     if not no_supplement:
         click.echo(str(path.parent / "supplement"))
