@@ -81,13 +81,13 @@ WATCHED = (*HEAVY, "scipy.stats", "scipy.optimize", "jinja2", "httpx", "PIL")
 #: without a design; several rounds, a design, a repeated rating or a value outside the schema read
 #: a DataFrame); the report is pandas work; the review workbook is openpyxl's, its content read as
 #: columns too (workflows/adjudication.py study_review_columns: one plain round, no design); the
-#: Krippendorff minimum is a closed formula (the normal quantile: scipy.special.ndtri)
+#: Krippendorff minimum is a closed formula (the normal quantile from the standard library)
 MAY_LOAD = {
     "agree": ["numpy"],
     "agree-json": ["numpy"],
     "agree-raters": ["numpy"],
     "flag": ["numpy"],
-    "plan-size": ["numpy", "scipy"],
+    "plan-size": ["numpy"],
     "adjudicate-sheet": ["PIL", "numpy", "openpyxl"],  # openpyxl imports PIL itself
     "report-markdown": ["numpy", "pandas"],
 }

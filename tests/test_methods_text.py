@@ -250,7 +250,17 @@ def test_software_is_what_computed_the_numbers(plain, decided):
     m = methods(plain)
     assert re.search(r"Software: goldboard \S+, Python \S+, numpy \S+ and pandas \S+\.", m)
     assert "krippendorff" not in m and "scipy" not in m
-    assert "scipy" in methods(decided[1])  # scipy computed the recorded plan
+    # the recorded plan (--lower: a closed formula and the standard library's normal quantile) used
+    # no scipy; a power plan (--null) solves the non-central chi-square with scipy.stats
+    assert "scipy" not in methods(decided[1])
+
+
+def test_software_names_scipy_for_a_power_plan(tmp_path):
+    s = _openmtb(tmp_path)
+    run("plan", "size", "--study", s, "--kappa", "0.7", "--null", "0.4", "--power", "0.9", "--prevalence", "0.5,0.5")
+    m = methods(report(s))
+    assert "Sample size: A sample of 99 double-rated items gives 90% power" in m
+    assert re.search(r"and scipy \S+\.", m)
 
 
 def test_html_software_line_names_only_what_computed(tmp_path):

@@ -253,3 +253,18 @@ def test_cli_sample_writes_stratified_cases(cli, tmp_path):
     res = cli("plan", "sample", "--cases", cases, "--by", "specialty", "-n", 10, "-o", tmp_path / "z.jsonl")
     assert res.exit_code != 0 and "no record has a column 'specialty'" in res.output
     assert not (tmp_path / "z.jsonl").exists()
+
+
+def test_normal_and_chi_square_quantiles_match_scipy():
+    """planning's quantiles come from the standard library (no scipy import for a closed formula):
+    they must be scipy's to the last digits over the whole unit interval, tails included."""
+    from scipy.special import ndtri as scipy_ndtri
+    from scipy.stats import chi2
+
+    from goldboard.analysis.planning import _chi2_1_ppf, ndtri
+
+    grid = np.concatenate([np.logspace(-12, -1, 45), np.linspace(0.01, 0.99, 197), 1 - np.logspace(-12, -1, 45)])
+    for p in grid:
+        assert ndtri(p) == pytest.approx(scipy_ndtri(p), rel=1e-13, abs=1e-13), p
+    for q in grid[grid >= 0.01]:  # a critical value's level: 1 - alpha or 1 - 2 alpha
+        assert _chi2_1_ppf(q) == pytest.approx(chi2.ppf(q, 1), rel=1e-12), q

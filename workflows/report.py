@@ -16,6 +16,7 @@ from goldboard.adjudicate.decisions import identity_key, log_item_problem, read_
 from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
+from goldboard.analysis.planning import plan_used_scipy
 from goldboard.analysis.report_tables import wald_suspect
 from goldboard.analysis.scoring_render import header_lines, sections
 from goldboard.analysis.scoring_render import render_markdown as score_md
@@ -536,11 +537,11 @@ def _design_text(study: Study, round_info: Any, ratings: pd.DataFrame) -> str:
 
 
 def _methods_text(facts: MethodsFacts, study: Study, scored: bool) -> str:
-    """The methods paragraph, with the recorded plan and calibration (scipy computed the plan,
+    """The methods paragraph, with the recorded plan and calibration (scipy computed a power plan,
     the model scores and the judges' alt-test p-values)."""
     facts.plan = recorded_plan(study)
     facts.calibration = study.extra.get(CALIBRATION_KEY) or None
-    facts.uses_scipy = facts.plan is not None or scored or bool(facts.judge_methods)
+    facts.uses_scipy = (facts.plan is not None and plan_used_scipy(facts.plan)) or scored or bool(facts.judge_methods)
     return methods_paragraph(facts)
 
 
