@@ -17,6 +17,7 @@ from goldboard.analysis.agreement import agreement, agreement_prepared
 from goldboard.analysis.agreement_inputs import AgreementOptions, prepare_frame, prepare_ratings
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import load_schema
+from goldboard.text import _ARROW_SORT_AT
 from goldboard.workflows.agreement import _CodedRound, _raters_with, _tally
 
 SCHEMA = load_schema("medfail")
@@ -180,3 +181,29 @@ def test_the_raters_with_a_rating_are_those_of_the_row_loop(seed):
         sub = df[df["field"] == base]
         want = set(sub["rater"] if multi else sub.loc[(sub["value"].map(_id_text) != "").to_numpy(), "rater"])
         assert _raters_with(df, base, multi) == want
+
+
+def _ids(rng: random.Random, plain: bool) -> list[str]:
+    """Distinct ids: plain ``C0000123`` shapes with distinct numbers (``plain``), else a mix."""
+    n = rng.randint(_ARROW_SORT_AT, 3 * _ARROW_SORT_AT)
+    prefixes = ["C", "c", "case_", "Case-", "x:/", "C", "C"]
+    numbers = rng.sample(range(10**7), n)
+    ids = [f"{rng.choice(prefixes)}{k:0{rng.randint(1, 8)}d}" for k in numbers]
+    if not plain:
+        odd = ["10", "2", "1.5", "C-1a", "C 1", "C1\n", "\u00c41", "C" + "9" * 19, "", "C01", "C1", "c1"]
+        ids = [rng.choice(odd) if rng.random() < 0.2 else i for i in ids]
+    return list(dict.fromkeys(ids))
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_natural_sorted_by_columns_is_the_natural_key_order(seed):
+    from goldboard.text import _natural_sorted_arrow, natural_key, natural_sorted
+
+    rng = random.Random(seed)
+    ids = _ids(rng, plain=seed % 2 == 1)
+    if seed % 4 == 3:
+        ids += ["Q0042", "q42"]  # one tie of (prefix casefolded, number): the text decides, row by row
+    want = sorted(ids, key=natural_key)
+    assert natural_sorted(ids) == want
+    fast = _natural_sorted_arrow(ids)
+    assert fast == (want if seed % 4 == 1 else None)  # plain without ties: the columns path decides
