@@ -785,6 +785,8 @@ def _plain_codes_column(column: pd.Series) -> tuple[np.ndarray, list[str]] | Non
     cell is a non-empty text without blanks around it; None otherwise (a missing cell too)."""
     import pandas as pd
 
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return None  # (its distinct values in category order, not order of appearance)
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
     texts = uniques.tolist()
     if (codes < 0).any() or not all(type(t) is str for t in texts):
@@ -800,6 +802,8 @@ def _frame_label_codes(values: pd.Series, norm, cat_at: dict[str, int]) -> tuple
     not in the scale."""
     import pandas as pd
 
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return None
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     table = np.full(len(uniques) + 1, _MISSING, dtype=np.int64)  # the last entry: a missing cell (code -1)
     for i, raw in enumerate(uniques.tolist()):

@@ -129,6 +129,7 @@ def _at0(df: pd.DataFrame, col: str, value) -> pd.DataFrame:
         lambda d: pd.concat([d, d.iloc[:1]], ignore_index=True),  # a rating given twice
         lambda d: d.assign(value=""),  # every rating empty
         lambda d: d[d["rater"] == "a"],  # one rater
+        lambda d: d.astype({"item_id": "category"}),  # categorical ids
     ],
 )
 def test_what_is_not_plain_goes_back_to_the_ratings_table(change):
