@@ -123,6 +123,10 @@ def natural_sorted(values: Iterable[Any]) -> list:
     ['C-1', 'c-1', 'C-2', 'c-10']
     """
     values = list(values)
+    if len(values) >= _ARROW_SORT_AT and "pyarrow" in sys.modules:  # (loaded with pandas: never imported here)
+        fast = _natural_sorted_arrow(values)
+        if fast is not None:
+            return fast
     parts = [_PREFIX_NUMBER_RE.fullmatch(v) if type(v) is str else None for v in values]
     if not values or None in parts:
         return sorted(values, key=natural_key)
@@ -133,6 +137,47 @@ def natural_sorted(values: Iterable[Any]) -> list:
             for m, v in zip(parts, values)  # type: ignore[union-attr]
         )
     ]
+
+
+#: from this many values :func:`natural_sorted` tries whole columns (pyarrow, when pandas loaded it)
+_ARROW_SORT_AT = 2000
+
+
+def _natural_sorted_arrow(values: list) -> list | None:
+    """:func:`natural_sorted` of distinct ids of the shape ``C0000123`` by whole columns: the
+    prefix and the digits split by one regex pass (pyarrow), then one ``lexsort`` by (prefix
+    casefolded, number).  ``None`` -- the caller sorts as before -- when a value is not text of
+    that shape, has more than 18 digits, or two values share (prefix casefolded, number): only
+    there would the text itself break the tie."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not all(type(v) is str for v in values):
+        return None
+    texts = pa.array(values, pa.string())
+    parts = pc.extract_regex(texts, r"^(?P<p>[A-Za-z_][A-Za-z_:/-]*)(?P<d>[0-9]+)$")
+    if parts.null_count:
+        return None
+    prefix, digits = parts.field("p"), parts.field("d")
+    if not pc.all(pc.equal(pc.binary_join_element_wise(prefix, digits, ""), texts)).as_py():
+        return None  # (a line break the pattern's $ let through)
+    if pc.max(pc.utf8_length(digits)).as_py() > 18:
+        return None  # beyond int64
+    number = pc.cast(digits, pa.int64()).to_numpy()
+    folded = pc.utf8_lower(prefix).to_numpy(zero_copy_only=False)  # ASCII letters: lower() is casefold()
+    names = sorted(set(folded.tolist()))
+    rank = {n: k for k, n in enumerate(names)}
+    prefix_rank = (
+        np.array([rank[n] for n in folded.tolist()], dtype=np.int64)
+        if len(names) > 1
+        else np.zeros(len(values), dtype=np.int64)
+    )
+    order = np.lexsort((number, prefix_rank))
+    p, n = prefix_rank[order], number[order]
+    if ((p[1:] == p[:-1]) & (n[1:] == n[:-1])).any():
+        return None
+    return [values[i] for i in order.tolist()]
 
 
 def is_number(value: Any) -> bool:

@@ -414,7 +414,7 @@ def _agenda_order(df: pd.DataFrame, field_order: list[str], multi: set[str] = fr
     gap = df["gap"].astype(float).fillna(-1)
     item_prio = df.groupby("item_id")["priority"].transform("min")
     item_gap = gap.groupby(df["item_id"]).transform("max")
-    nat = {i: k for k, i in enumerate(sorted(df["item_id"].unique(), key=natural_key))}
+    nat = {i: k for k, i in enumerate(natural_sorted(df["item_id"].unique().tolist()))}  # = sorted(key=natural_key)
     forder = {name: k for k, name in enumerate(field_order)}
     key = pd.DataFrame(
         {

@@ -81,6 +81,7 @@ from goldboard.analysis.agreement_inputs import (
     PreparedRatings,
     ScaleConfig,
     prepare_columns,
+    prepare_frame,
     prepare_ratings,
 )
 from goldboard.analysis.estimate import EstimateCI, finite_or_none
@@ -864,10 +865,11 @@ def agreement(
         clusters=clusters,
         source=source,
     )
-    prepared = None
     if isinstance(ratings, RatingColumns):  # a small study's ratings, read without pandas
         prepared = prepare_columns(ratings, opts)
         ratings = ratings.frame() if prepared is None else ratings
+    else:  # plain ratings are coded from whole columns; anything else row by row, as before
+        prepared = prepare_frame(ratings, opts)
     return agreement_prepared(
         prepared if prepared is not None else prepare_ratings(ratings, opts), n_resamples, seed, progress
     )

@@ -775,3 +775,133 @@ def prepare_pair(
         codes=codes, items=items.tolist(), raters=list(opts.raters), groups=None, clusters=None, warnings=warnings
     )
     return prepared, scale
+
+
+# --------------------------------------------------------------------------- a DataFrame, from whole columns
+
+
+def _plain_codes_column(column: pd.Series) -> tuple[np.ndarray, list[str]] | None:
+    """(code per row, distinct texts in order of first appearance) of an id column whose every
+    cell is a non-empty text without blanks around it; None otherwise (a missing cell too)."""
+    import pandas as pd
+
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return None  # (its distinct values in category order, not order of appearance)
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    texts = uniques.tolist()
+    if (codes < 0).any() or not all(type(t) is str for t in texts):
+        return None
+    if _BAD_ID.search("\x00".join(texts)) is not None:
+        return None
+    return codes, texts
+
+
+def _frame_label_codes(values: pd.Series, norm, cat_at: dict[str, int]) -> tuple[np.ndarray, int] | None:
+    """(category code per row, -1 for an empty rating; the number of empty ratings), each
+    distinct text normalised once; None when a text has blanks around it, is not text or is
+    not in the scale."""
+    import pandas as pd
+
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return None
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    table = np.full(len(uniques) + 1, _MISSING, dtype=np.int64)  # the last entry: a missing cell (code -1)
+    for i, raw in enumerate(uniques.tolist()):
+        if type(raw) is not str or raw != raw.strip():
+            return None
+        if raw == "":
+            continue
+        try:
+            table[i] = cat_at[norm(raw)]
+        except (ValueError, KeyError):
+            return None
+    row_codes = table[codes]
+    return row_codes, int((row_codes == _MISSING).sum())
+
+
+def _frame_rows(ratings: pd.DataFrame, field: str) -> pd.DataFrame | None:
+    """The ``item_id``, ``rater`` and value columns of the rows of ``field`` (every row without a
+    ``field`` column); None when a field name has blanks around it or is not text (prepare_ratings
+    trims them) or the field has no rows."""
+    import pandas as pd
+
+    value_col = "value" if "value" in ratings.columns else "label"
+    cols = ["item_id", "rater", value_col]
+    if "field" not in ratings.columns:
+        return ratings[cols] if len(ratings) else None
+    names = ratings["field"]
+    distinct = pd.unique(names).tolist()
+    if not all(type(n) is str and n == n.strip() for n in distinct):
+        return None
+    rows = ratings.loc[(names == field).to_numpy(), cols]
+    return rows if len(rows) else None
+
+
+def prepare_frame(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[PreparedRatings, ScaleConfig] | None:
+    """:func:`prepare_ratings` of a ratings DataFrame from whole columns: each id, rater and label
+    coded once per distinct text, the items x raters matrix filled by one index assignment --
+    the same codes, items, raters, scale and warnings, in the same order.  ``None`` wherever that
+    needs more than the plain case -- no schema, a multi-select value, ``--by``/``--cluster-col``/
+    ``--dichotomize``, a missing or empty id, a cell with blanks around it, a value outside the
+    scale, every rating empty, a repeated rating, fewer than two raters or categories: the caller
+    then runs :func:`prepare_ratings`, which gives the same answer or names the fault as before."""
+    import pandas as pd
+
+    if opts.schema is None or opts.dichotomize is not None or not isinstance(ratings, pd.DataFrame):
+        return None
+    if opts.by or opts.groups is not None or opts.cluster_col or opts.clusters is not None:
+        return None
+    cols = ratings.columns
+    if "item_id" not in cols or "rater" not in cols or ("value" not in cols and "label" not in cols):
+        return None
+    field = opts.field
+    f, sub = _resolve_field(field, opts.schema)  # its errors are prepare_ratings' first ones
+    if sub is not None:
+        return None
+    rows = _frame_rows(ratings, field)
+    if rows is None:
+        return None
+    items, raters = _plain_codes_column(rows["item_id"]), _plain_codes_column(rows["rater"])
+    if items is None or raters is None:
+        return None
+    warnings: list[str] = []
+    cats = _given_categories(opts.categories, f, None, field)
+    cat_at = {c: k for k, c in enumerate(cats if cats is not None else f.categories)}  # _scale's categories
+    labels = _frame_label_codes(rows.iloc[:, 2], _normalizer(f, None, cats, field), cat_at)
+    if labels is None or labels[1] == len(rows):
+        return None
+    if labels[1]:
+        warnings.append(f"{labels[1]} rating(s) of field {field} dropped as missing (empty value)")
+    scale = _scale(f, False, cats, None, opts, warnings)
+    if len(scale.categories) < 2:
+        return None
+    return _frame_codes(items, raters, labels[0], scale, opts, warnings)
+
+
+def _frame_codes(
+    items: tuple[np.ndarray, list[str]],
+    raters: tuple[np.ndarray, list[str]],
+    labels: np.ndarray,
+    scale: ScaleConfig,
+    opts: AgreementOptions,
+    warnings: list[str],
+) -> tuple[PreparedRatings, ScaleConfig] | None:
+    """:func:`_plain_codes` over coded columns; None on a repeated rating or fewer than two raters."""
+    (ic, item_texts), (rc, rater_texts) = items, raters
+    rated = labels >= 0
+    ic, rc, labels = ic[rated], rc[rated], labels[rated]
+    n_r = len(rater_texts)
+    if len(np.unique(ic * n_r + rc)) != len(ic):
+        return None  # a repeat: counted once or an error, as prepare_ratings says
+    with_ratings = {rater_texts[j] for j in np.unique(rc).tolist()}
+    if len(with_ratings) < 2:
+        return None
+    order = _order_of(rater_texts, with_ratings, opts, warnings)
+    at = {r: j for j, r in enumerate(order)}
+    column_of = np.array([at.get(r, -1) for r in rater_texts], dtype=np.int64)
+    codes = np.full((len(item_texts), len(order)), _MISSING, dtype=np.int64)
+    codes[ic, column_of[rc]] = labels
+    codes, kept = _rated_items(codes, item_texts, opts.field, warnings)
+    _single_rated_warning(codes, warnings)
+    prepared = PreparedRatings(codes=codes, items=kept, raters=order, groups=None, clusters=None, warnings=warnings)
+    return prepared, scale

@@ -12,7 +12,9 @@ lean pandas way of reading the same table and writing it long (``read_csv`` + ``
 ``to_csv``, imports included). Peak resident memory is each child's own ``ru_maxrss``
 (``os.wait4``). Prints wall seconds, peak GiB and the ratio to the yardstick, then CPU seconds
 (user + system, from the same ``wait4``) and their ratio -- the steadier figure when other work
-shares the cores; asserts nothing.
+shares the cores (on this 2-core machine a process's wall time beyond its CPU time is time spent
+waiting for a core: /proc/PID/schedstat accounts for all of it); asserts nothing.  The load average
+is printed before and after.
 """
 
 from __future__ import annotations
@@ -159,6 +161,7 @@ def main() -> None:
             f"{'yardstick (pandas)':<26} {statistics.median(lean_walls):8.2f} {max(lean_peaks) / 1024:7.2f} "
             f"{'':7} {statistics.median(lean_cpus):7.2f}"
         )
+        print(f"load {os.getloadavg()[0]:.2f} at the end (wall = CPU + time waiting for a core: compare CPU seconds)")
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -159,3 +159,34 @@ def test_resolution_by_boundary_same_as_the_row_wise_code(seed):
     if gold is not None and seed % 5 == 1:
         gold = gold.drop(columns=["method"])
     assert resolution_by_boundary(flags, gold, schema) == reference_resolution_by_boundary(flags, gold, schema)
+
+
+PLAIN_TEXTS = ["Supported", "Unsafe", "", "a, b", "é\u2028x\u00a0", "日本", "x\x7fy", "{[1]}", "'quoted'"]
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_gold_digest_from_arrow_text_is_the_one_text_digest(seed, monkeypatch):
+    """Text columns needing no JSON escape are joined in Arrow and hashed from its buffer: the
+    same digest as ``json.dumps`` of the rows (pieces of 7 rows here), and where one cell needs an
+    escape (quote, backslash, control character) or is missing, the rows go through json.dumps."""
+    monkeypatch.setattr(gold_mod, "_DIGEST_CHUNK", 7)
+    rng = random.Random(seed)
+    n = rng.choice([1, 7, 8, 40])
+    gold = pd.DataFrame(
+        {
+            "item_id": [f"C-{rng.randint(1, 30)}" for _ in range(n)],
+            "field": [rng.choice(["safety_label", "b"]) for _ in range(n)],
+            "gold_value": [rng.choice(PLAIN_TEXTS) for _ in range(n)],
+            "method": [rng.choice(["unanimous", "adjudicated"]) for _ in range(n)],
+            "reason": [rng.choice(PLAIN_TEXTS) for _ in range(n)],
+        },
+        dtype="str",
+    )
+    if seed % 3 == 1:  # one cell JSON escapes, or a missing one
+        gold.loc[gold.index[-1], rng.choice(["gold_value", "reason"])] = rng.choice(
+            ['say "no"', "tab\there", "\x01", "line\r\n", "back\\slash", None]
+        )
+    table = gold[sorted(gold.columns)]
+    arrow = gold_mod._plain_text_columns(table, sorted(gold.columns))
+    assert (arrow is None) == (seed % 3 == 1)
+    assert gold_mod.gold_digest(gold) == reference_gold_digest(gold)

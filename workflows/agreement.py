@@ -45,31 +45,84 @@ def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) 
     # a round is its folder, rounds/N; ``frames`` (a dict) keeps them for the caller (read once)
     frames = {} if frames is None else frames
     frames.update({n: study.ratings(n) for n in study.pulled_rounds()})
-    pairs = {n: (df["item_id"].astype(str).tolist(), df["rater"].astype(str).tolist()) for n, df in frames.items()}
-    return _round_choice(study, latest, pairs, study.assigned_raters())
+    assigned = study.assigned_raters()
+    pairs = {n: _round_columns(df, assigned) for n, df in frames.items()}
+    return _round_choice(study, latest, pairs, assigned)
+
+
+def _round_columns(df: pd.DataFrame, assigned: Any) -> tuple[list[str], list[str]] | _CodedRound:
+    """A round's (item ids, raters) for :func:`_round_choice`: coded once per distinct id
+    (:class:`_CodedRound`) when no design assigns raters and neither column has a missing cell,
+    else as lists of text, as before."""
+    if not assigned and len(df) and not (df["item_id"].isna().any() or df["rater"].isna().any()):
+        return _CodedRound.of(df["item_id"], df["rater"])
+    return df["item_id"].astype(str).tolist(), df["rater"].astype(str).tolist()
+
+
+@dataclass(frozen=True)
+class _CodedRound:
+    """A round's ratings as item and rater codes (one per rating) with the distinct raters:
+    :func:`_round_choice`'s tallies as array operations -- for a round no design assigns (every
+    item needs the same raters), where the per-item loop over lists gives the same counts."""
+
+    item_codes: np.ndarray
+    n_items: int
+    rater_codes: np.ndarray
+    raters: list[str]
+
+    @classmethod
+    def of(cls, item_ids: pd.Series, raters: pd.Series) -> _CodedRound:
+        import pandas as pd
+
+        ic, items = pd.factorize(item_ids)
+        rc, names = pd.factorize(raters)
+        return cls(ic, len(items), rc, [str(r) for r in names])
+
+    def done(self, need: set[str]) -> int:
+        """Items rated by every rater of ``need`` (each item when ``need`` is empty)."""
+        if not need:
+            return self.n_items
+        wanted = np.array([r in need for r in self.raters], dtype=bool)
+        if int(wanted.sum()) < len(need):
+            return 0  # a needed rater rated nothing in this round
+        keep = wanted[self.rater_codes]
+        pair = np.unique(self.item_codes[keep] * len(self.raters) + self.rater_codes[keep])
+        per_item = np.bincount(pair // len(self.raters), minlength=self.n_items)
+        return int((per_item == len(need)).sum())
+
+
+def _tally(
+    n: int, cols: tuple[list[str], list[str]] | _CodedRound, need_all: set[str], assigned: Any
+) -> tuple[tuple[int, int], bool | None]:
+    """One round's (items rated by every rater they need, items) and whether every needed rater
+    took part (None for a round with no ratings)."""
+    if isinstance(cols, _CodedRound):
+        return (cols.done(need_all), cols.n_items), need_all <= set(cols.raters)
+    item_ids, raters = cols
+    if not item_ids:
+        return (0, 0), None  # pulled, nobody has rated it yet
+    rated: dict[str, set[str]] = {}  # item -> its raters, one pass over the columns
+    for item, who in zip(item_ids, raters):
+        rated.setdefault(item, set()).add(who)
+    done = sum(int(set(assigned.get((item, n)) or need_all) <= who) for item, who in rated.items())
+    return (done, len(rated)), need_all <= set(raters)
 
 
 def _round_choice(
-    study: Study, latest: int, pairs: dict[int, tuple[list[str], list[str]]], assigned: Any
+    study: Study, latest: int, pairs: dict[int, tuple[list[str], list[str]] | _CodedRound], assigned: Any
 ) -> RoundChoice:
     """:func:`analysis_round` from each pulled round's (item ids, raters) columns and the
     design's ``{(item, round): raters}``."""
-    present = {r for _, raters in pairs.values() for r in raters}
+    present = {r for cols in pairs.values() for r in (cols.raters if isinstance(cols, _CodedRound) else cols[1])}
     need_all = {r for r in study.raters if r in present}
     idle = [r for r in study.raters if r not in present]  # a study rater with no rating is not "every rater"
     every = "every rater" if not idle else f"every rater but {', '.join(idle)}"
     progress: dict[int, tuple[int, int]] = {}
     took_part: dict[int, bool] = {}  # every rater rated at least one of the round's items
-    for n, (item_ids, raters) in pairs.items():
-        if not item_ids:
-            progress[n] = (0, 0)  # pulled, nobody has rated it yet
-            continue
-        took_part[n] = need_all <= set(raters)
-        rated: dict[str, set[str]] = {}  # item -> its raters, one pass over the columns
-        for item, who in zip(item_ids, raters):
-            rated.setdefault(item, set()).add(who)
-        done = sum(int(set(assigned.get((item, n)) or need_all) <= who) for item, who in rated.items())
-        progress[n] = (done, len(rated))
+    for n, cols in pairs.items():
+        progress[n], took = _tally(n, cols, need_all, assigned)
+        if took is not None:
+            took_part[n] = took
     pulled = [n for n in sorted(progress) if n <= latest]
     complete = [n for n in pulled if progress[n][0] == progress[n][1] > 0]
     if complete and complete[-1] == latest:
@@ -133,10 +186,7 @@ def agreement_for_study(
     out: dict[str, dict] = {}
     for name in fields:
         base = name.partition(":")[0]
-        sub = ratings[ratings["field"] == base]
-        multi = ":" in name
-        raters_with = set(sub["rater"] if multi else sub.loc[(sub["value"].map(_id_text) != "").to_numpy(), "rater"])
-        if len(raters_with) < 2:
+        if len(_raters_with(ratings, base, ":" in name)) < 2:
             continue
         out[name] = agreement(
             ratings,
@@ -150,6 +200,21 @@ def agreement_for_study(
             source=source,
         )
     return out
+
+
+def _raters_with(ratings: pd.DataFrame, base: str, multi: bool) -> set:
+    """The raters with a rating of field ``base`` (a non-blank one, but for a multi-select field,
+    where an empty rating is an answer); each distinct value is read once."""
+    import pandas as pd
+
+    sub = ratings.loc[(ratings["field"] == base).to_numpy(), ["rater", "value"]]
+    if sub["rater"].isna().any():  # a missing rater: the set as it always was
+        return set(sub["rater"] if multi else sub.loc[(sub["value"].map(_id_text) != "").to_numpy(), "rater"])
+    if not multi:
+        codes, uniques = pd.factorize(sub["value"], use_na_sentinel=True)
+        rated = np.array([_id_text(v) != "" for v in uniques.tolist()] + [False], dtype=bool)  # last: missing
+        sub = sub[rated[codes]]
+    return set(pd.unique(sub["rater"]).tolist())
 
 
 def unit_groups(study: Study, column: str, param: str = "by") -> dict[str, str]:

@@ -212,7 +212,7 @@ def clause_raters(f: MethodsFacts) -> str:
 def raters_with_ratings(f: MethodsFacts) -> list[str]:
     """The study's raters with at least one non-empty rating in the analysed round, in study order."""
     sub = f.ratings[f.ratings["value"].astype(str) != ""]
-    present = set(sub["rater"].astype(str))
+    present = set(sub["rater"].astype(str).unique().tolist())  # (one str per distinct rater, not per row)
     return [r for r in f.study.raters if r in present]
 
 
