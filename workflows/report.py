@@ -370,9 +370,10 @@ def _round_ratings(study: Study, round_number: int | None) -> tuple[int, pd.Data
         earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
         hint = "; report round {e} with {round_number} {e}" if earlier else ""
         raise ParamError(
-            "{path}: round {rnd} has no ratings yet (nobody has annotated it)" + hint,
+            "{path}: round {rnd} has no ratings yet ({why})" + hint,
             path=study.ratings_path(rnd),
             rnd=rnd,
+            why=study.no_ratings_text(rnd),
             e=earlier[-1] if earlier else "",
         )
     return rnd, ratings, rule
