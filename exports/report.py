@@ -202,11 +202,15 @@ def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters:
     out = []
     if g.empty:
         return out
-    gold_rows = pd.DataFrame({"item_id": g["item_id"], "rater": "gold", "field": field, "value": g["gold_value"]})
     # the four columns agreement reads, before any row is copied (a round's table has a dozen)
     cols = ratings[["item_id", "rater", "field", "value"]]
     in_field = cols[(cols["field"] == field) & (cols["value"] != "")]
     in_field = in_field[_is_in(in_field["item_id"], g["item_id"])]
+    # gold of the items these ratings rate (the study's gold holds other rounds' items too)
+    g = g[_is_in(g["item_id"], in_field["item_id"])]
+    if g.empty:
+        return out
+    gold_rows = pd.DataFrame({"item_id": g["item_id"], "rater": "gold", "field": field, "value": g["gold_value"]})
     gold_items, gold_values = g["item_id"].to_numpy(dtype=object), g["gold_value"].to_numpy(dtype=object)
     rater_col = in_field["rater"].to_numpy(dtype=object)
     for r in raters:
@@ -562,7 +566,7 @@ def _md_field(f: dict) -> list[str]:
                     _md(r["rater"]),
                     r["n"],
                     _pct(r.get("percent_agreement")),
-                    f"{_fmt(r.get('kappa'))} ({_ci(r.get('kappa_low'), r.get('kappa_high'))})",
+                    _with_ci(r.get("kappa"), r.get("kappa_low"), r.get("kappa_high")),
                 ]
                 for r in f["vs_gold"]
             ],

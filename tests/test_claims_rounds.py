@@ -151,3 +151,18 @@ def test_the_html_report_says_which_ratings_the_gold_comes_from(tmp_path):
         "in which every rater rated it: 4 items from round 1, 2 from round 2" in html
     )
     assert '<td>safety_label</td><td class="num">2</td><td class="num">2</td><td class="num">2</td>' in html
+
+
+def test_rater_against_gold_never_prints_a_collapsed_interval(tmp_path):
+    """Round 2: each rater against gold on one item; the table said "0.000 (0.000 to 0.000)"."""
+    s = two_rounds(tmp_path)
+    text = report_md(s, "--round", 2)
+    assert "(0.000 to 0.000)" not in text, text
+    assert "| onc_a | 1 | 0.0% | 0.000 (CI not estimable: degenerate table) |" in text
+    out = tmp_path / "r.html"
+    run("report", "--study", s, "--round", 2, "-o", out, "--no-supplement")
+    html = out.read_text()
+    assert "0.000 to 0.000" not in html and "0.000 (CI not estimable: degenerate table)</td>" in html
+    # the default report (round 2 analysed, gold of the study): n is round 2's item with a gold label, not
+    # every gold item of the study (it said n = 4)
+    assert "| onc_a | 1 | 0.0% |" in report_md(s)
