@@ -349,6 +349,31 @@ class Study:
     def invalid_path(self, round_number: int) -> Path:
         return self.round_dir(round_number) / "invalid.csv"
 
+    def held_out(self, round_number: int) -> dict[str, set[str]]:
+        """Rater -> the items whose annotation the round's pull held out as invalid
+        (``invalid.csv`` rows of kind ``invalid``; superseded ones are not counted), read as text."""
+        import csv
+
+        path = self.invalid_path(round_number)
+        out: dict[str, set[str]] = {}
+        if not path.exists():
+            return out
+        with path.open(encoding="utf-8", newline="") as fh:
+            for row in csv.DictReader(fh):
+                if row.get("kind") == "invalid" and row.get("item_id"):
+                    out.setdefault(str(row.get("rater") or ""), set()).add(str(row["item_id"]))
+        return out
+
+    def no_ratings_text(self, round_number: int) -> str:
+        """Why a round has no ratings: ``nobody has annotated it``, or, when its pull held every
+        annotation out, ``all 4 ratings pulled were held out as invalid: see rounds/1/invalid.csv``."""
+        held = self.held_out(round_number)
+        n = sum(len(v) for v in held.values())
+        if not n:
+            return "nobody has annotated it"
+        what = "the 1 rating pulled was" if n == 1 else f"all {n} ratings pulled were"
+        return f"{what} held out as invalid: see {self.invalid_path(round_number)}"
+
     def pull_report_path(self, round_number: int) -> Path:
         return self.round_dir(round_number) / "pull.json"
 
@@ -650,10 +675,16 @@ def study_ratings(
     if round_number is not None:
         if len(study.ratings(round_number)) == 0:  # not pulled yet: study.ratings names the file
             raise GoldboardError(
-                f"{study.ratings_path(round_number)}: round {round_number} has no ratings yet (nobody has annotated it; "
-                f"pull again once raters have)"
+                f"{study.ratings_path(round_number)}: round {round_number} has no ratings yet "
+                f"({study.no_ratings_text(round_number)}; pull again once raters have)"
             )
     df = study.all_ratings(digests=digests)
     if len(df) == 0:
+        held = [n for n in study.pulled_rounds() if study.held_out(n)]
+        if held:  # pulled, but every annotation was held out (not "no ratings pulled yet")
+            raise GoldboardError(
+                f"{study.path}: no valid ratings yet: round {held[-1]}: {study.no_ratings_text(held[-1])} "
+                f"(correct them at the source and pull again)"
+            )
         raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
     return df

@@ -799,7 +799,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         share = f" ({b['share']:.0%})" if b["share"] is not None else ""
         what = f"{words[name]} ({name})" if name in words else name
         lines.append(f"{what}: {b['count']} of {b['of']} {titles.get(b['field'], b['field'])} disagreements{share}")
-    lines.append(f"{summary['items_flagged']} items flagged ({summary['rows']} item x field rows)")
+    n, rows = summary["items_flagged"], summary["rows"]
+    lines.append(f"{n} item{'' if n == 1 else 's'} flagged ({rows} item x field row{'' if rows == 1 else 's'})")
     return lines
 
 

@@ -108,7 +108,8 @@ class SampleSizePlan:
         conf = round(100 * (1 - self.alpha))
         if self.goal == "alpha_min":
             return (
-                f"A sample of {self.n} double-rated items ({self.n_values} ratings by two raters) meets Krippendorff's "
+                f"A sample of {self.n} double-rated items ({2 * self.n} ratings by two raters; the minimum is "
+                f"{self.n_values} ratings) meets Krippendorff's "
                 f"minimum sample size for a smallest acceptable alpha of {self.alpha_min:.3g} at the {self.alpha:.3g} "
                 f"level of significance, with the least frequent category expected in {self.least_frequent:.3g} of "
                 f"the ratings (after Bloch & Kraemer 1989)."

@@ -45,6 +45,8 @@ class RaterProgress:
     last_pulled: str = ""
     #: the files the rater's ratings came from, by kind ("a ratings table", "a Prodigy db-out export")
     kinds: str = ""
+    #: items whose annotation by the rater the pull held out as invalid (invalid.csv; file rounds)
+    held_out: int = 0
 
 
 @dataclass
@@ -87,7 +89,8 @@ class StudyStatus:
                 if p.source == "table":
                     src = f"from {p.kinds or 'a file'}"
                     last = f"{src}, last pulled {_short(p.last_pulled)}" if p.last_pulled else src
-                    lines.append(f"  {p.rater:<14} {p.done:>5} / {p.total:<5} items rated ({pct:>4})  {last}")
+                    held = f"; {p.held_out} held out as invalid (invalid.csv)" if p.held_out else ""
+                    lines.append(f"  {p.rater:<14} {p.done:>5} / {p.total:<5} items rated ({pct:>4})  {last}{held}")
                     continue
                 last = f"last annotation {_short(p.last_annotation)}" if p.last_annotation else "no annotation yet"
                 seen = f", last seen {_short(p.last_seen)}" if p.last_seen else ""
@@ -243,7 +246,9 @@ def _table_round(study: Study, rnd: Any) -> list[RaterProgress]:
     if not path.exists():
         return []
     df = study.ratings(rnd.number)
-    total = int(df["item_id"].nunique()) if len(df) else 0
+    held = study.held_out(rnd.number)  # items whose annotation was held out: of the round, not rated
+    items = set(df["item_id"].astype(str)) if len(df) else set()
+    total = len(items.union(*held.values()))
     rated = df.groupby("rater")["item_id"].nunique().to_dict() if len(df) else {}
     by_rater = df.assign(_source=sources_of(df)).groupby("rater")["_source"].unique().to_dict() if len(df) else {}
     out = []
@@ -260,6 +265,9 @@ def _table_round(study: Study, rnd: Any) -> list[RaterProgress]:
                 source="table",
                 last_pulled=last,
                 kinds=kinds,
+                held_out=len(held.get(r, set()) - set(df.loc[df["rater"] == r, "item_id"].astype(str)))
+                if len(df)
+                else len(held.get(r, set())),
             )
         )
     return out

@@ -19,6 +19,11 @@ from goldboard.workflows import import_study_sheet, write_study_workbook
 from goldboard.workflows.adjudication import check_adjudicator_name
 
 
+def _n(n: int, what: str) -> str:
+    """``1 row``, ``2 rows``."""
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 @click.group("adjudicate")
 def adjudicate_group() -> None:
     """Decide disagreements: a meeting workbook (sheet/import) or a Label Studio project (push/pull).
@@ -49,8 +54,8 @@ def sheet_cmd(study_dir: str, output: str, round_number: int | None) -> None:
         for line in info.round_selection.warning_lines():
             click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
     click.echo(
-        f"Wrote {info.path}: {info.disagreement_rows} rows to decide ({info.items} items), "
-        f"{info.agreed_rows} unanimous rows" + ("" if info.agreement_available else "; no agreement statistics")
+        f"Wrote {info.path}: {_n(info.disagreement_rows, 'row')} to decide ({_n(info.items, 'item')}), "
+        f"{_n(info.agreed_rows, 'unanimous row')}" + ("" if info.agreement_available else "; no agreement statistics")
     )
 
 

@@ -202,11 +202,15 @@ def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters:
     out = []
     if g.empty:
         return out
-    gold_rows = pd.DataFrame({"item_id": g["item_id"], "rater": "gold", "field": field, "value": g["gold_value"]})
     # the four columns agreement reads, before any row is copied (a round's table has a dozen)
     cols = ratings[["item_id", "rater", "field", "value"]]
     in_field = cols[(cols["field"] == field) & (cols["value"] != "")]
     in_field = in_field[_is_in(in_field["item_id"], g["item_id"])]
+    # gold of the items these ratings rate (the study's gold holds other rounds' items too)
+    g = g[_is_in(g["item_id"], in_field["item_id"])]
+    if g.empty:
+        return out
+    gold_rows = pd.DataFrame({"item_id": g["item_id"], "rater": "gold", "field": field, "value": g["gold_value"]})
     gold_items, gold_values = g["item_id"].to_numpy(dtype=object), g["gold_value"].to_numpy(dtype=object)
     rater_col = in_field["rater"].to_numpy(dtype=object)
     for r in raters:
@@ -412,6 +416,7 @@ def _env():
     env.filters["f3"] = _fmt
     env.filters["ci"] = lambda r: _ci(r.get("ci_low"), r.get("ci_high"))
     env.filters["pct"] = _pct
+    env.filters["scope_sentence"] = scope_sentence
     env.filters["est"] = _est
     env.filters["ci_est"] = _ci_est
     env.filters["with_ci"] = lambda r, key: _with_ci(r.get(key), r.get(key + "_low"), r.get(key + "_high"))
@@ -440,7 +445,9 @@ def render_markdown(data: dict) -> str:
     for m in data["multi"]:
         out += _md_multi(m)
     fl = data["flags"]
-    out += ["## Disagreements and named boundaries", ""] + [f"- {_md(x)}" for x in fl["lines"]] + [""]
+    out += ["## Disagreements and named boundaries", ""] + [f"- {_md(x)}" for x in fl["lines"]]
+    out += [f"- Flagged rows: {_md(scope_sentence(fl.get('scope', '')))}"] if fl.get("scope") else []
+    out += [""]
     out += _md_adjudication(data["adjudication"])
     if data["rounds_change"]:
         out += ["## Round over round", ""]
@@ -559,7 +566,7 @@ def _md_field(f: dict) -> list[str]:
                     _md(r["rater"]),
                     r["n"],
                     _pct(r.get("percent_agreement")),
-                    f"{_fmt(r.get('kappa'))} ({_ci(r.get('kappa_low'), r.get('kappa_high'))})",
+                    _with_ci(r.get("kappa"), r.get("kappa_low"), r.get("kappa_high")),
                 ]
                 for r in f["vs_gold"]
             ],
@@ -586,6 +593,14 @@ def _md_multi(m: dict) -> list[str]:
     )
 
 
+def scope_sentence(scope: str) -> str:
+    """Which ratings a multi-round study's flagged rows (and provisional gold) come from, as
+    ``flag``, ``status`` and ``gold export`` read the study."""
+    if scope.startswith("round "):
+        return f"{scope} (as `flag --round` and `gold export --round` read it)."
+    return f"{scope} (as `flag`, `status` and `gold export` read the study)."
+
+
 def _md_adjudication(a: dict) -> list[str]:
     """Decisions, the gold release, each adjudicator and the gold methods per field."""
     out = [
@@ -594,6 +609,10 @@ def _md_adjudication(a: dict) -> list[str]:
         f"- Decisions logged: {a['decisions']}",
         f"- Gold release: {_md(a['release']) if a['release'] else 'none yet (provisional resolution shown)'}",
     ]
+    if a.get("scope"):
+        out.append(
+            f"- {'Flagged rows' if a['release'] else 'Flagged rows and gold'}: {_md(scope_sentence(a['scope']))}"
+        )
     for adj in a["adjudicators"]:
         out.append(
             f"- Adjudicator {_md(adj['name'])}: {adj['decisions']} decision{'' if adj['decisions'] == 1 else 's'} logged, "

@@ -334,7 +334,7 @@ def _write_lists(ws, schema: Schema) -> dict[str, str]:
 
 def _flag_text(rec: dict, schema: Schema) -> str:
     """Why the row is on the agenda in plain words, then its agenda priority:
-    ``the raters' values differ; The two oncologists chose different safety labels; agenda priority 3``
+    ``the raters' values differ; The oncologists chose different safety labels; agenda priority 3``
     (the boundary has its own column; the ids stay in the flag table and the Summary sheet)."""
     return "; ".join([*flag_words(rec, schema), f"agenda priority {rec['priority']}"])
 

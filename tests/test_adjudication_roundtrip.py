@@ -188,7 +188,7 @@ def test_sheet_layout_and_untrusted_text(study, tmp_path):
     assert (mrows["C-99"]["onc_a value"].value, mrows["C-99"]["onc_b value"].value) == ("none", "(missing)")
     assert mrows["C-21"]["Flags"].value == "the raters' values differ; agenda priority 9"
     safety = rows_by_item(ws)[1]
-    assert safety["C-1"]["Flags"].value == "The two oncologists chose different safety labels; agenda priority 2"
+    assert safety["C-1"]["Flags"].value == "The oncologists chose different safety labels; agenda priority 2"
     assert safety["C-1"]["Boundary"].value == "Insufficient Information vs Supported or Partially Supported"
     # agenda: an item's missing_info row right after its safety-label row
     order = [(c[2].value, c[4].value) for c in ws.iter_rows(min_row=2)]

@@ -199,7 +199,9 @@ def test_overlap_study_end_to_end(live_server, tmp_path):
             rows.append({"item_id": item, "rater": "onc_b", "field": "safety_label", "value": v, "rationale": "b"})
     post_ratings(st, pd.DataFrame(rows), progress=False)
     pulled = run("pull", "--study", s, "--quiet")
-    assert f"onc_b: {k} rated, 0 invalid, 0 superseded, 0 unannotated" in pulled.output
+    assert f"onc_b: {k} rated, 0 invalid, 0 superseded ({k} items: {k} rated + 0 invalid + 0 unannotated)" in (
+        pulled.output
+    )
 
     agree = json.loads(run("agree", "--study", s, "--format", "json").stdout)
     kappa = next(x for x in agree["statistics"] if x["statistic"] == "cohen_kappa")

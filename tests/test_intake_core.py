@@ -93,7 +93,8 @@ def test_named_raters_latest_kept_invalid_and_superseded_held_out():
     assert s["raters"]["onc_b"]["unannotated_items"] == ["C2::m"]
     assert s["warnings"] == []  # named raters: no "server user unknown"
     text = res.describe()
-    assert "onc_a: 1 rated, 1 invalid, 0 superseded, 1 unannotated" in text
+    # each item once: C2's only annotation was held out as invalid, it is not also "unannotated" (cl22)
+    assert "onc_a: 1 rated, 1 invalid, 0 superseded (2 items: 1 rated + 1 invalid + 0 unannotated)" in text
     assert "held out: 1 invalid, 1 superseded annotations" in text
 
 

@@ -211,8 +211,18 @@ def test_invalid_annotations_are_kept_aside_not_lost(live_server, tmp_path):
     assert "annotated by goldboard-org-onc_a (user" in inv.loc[str(ids["intruder"]), "reason"]
     assert inv.loc[str(ids["intruder"]), "rater"] == "onc_a"
     summary = json.loads(st.pull_report_path(1).read_text())
-    assert summary["raters"]["onc_a"]["unannotated"] == len(items)
-    assert summary["raters"]["onc_b"]["unannotated"] == len(items) - 1
+    # each item once (cl22): an item whose only annotation was held out as invalid is "invalid", not
+    # also "unannotated" (the intruder's annotation is not onc_a's: that item is unannotated)
+    n = len(items)
+    assert summary["raters"]["onc_a"]["unannotated"] == n - 2 and summary["raters"]["onc_a"]["invalid"] == 2
+    assert summary["raters"]["onc_b"]["unannotated"] == n - 2 and summary["raters"]["onc_b"]["invalid"] == 1
+    assert "onc_a: 0 rated, 2 invalid, 0 superseded; 1 annotation by another user held out of onc_a's project " in (
+        res.output
+    )
+    assert f"({n} items: 0 rated + 2 invalid + {n - 2} unannotated)" in res.output, res.output
+    assert f"onc_b: 1 rated, 1 invalid, 1 superseded ({n} items: 1 rated + 1 invalid + {n - 2} unannotated)" in (
+        res.output
+    )
 
 
 def test_every_builtin_schema_round_trips(live_server, tmp_path):

@@ -119,7 +119,10 @@ def test_cli_alpha_min_table_json_and_sentence(cli):
     out = json.loads(res.stdout)
     (plan,) = out["plans"]
     assert (plan["n"], plan["n_values"], plan["goal"], plan["kappa"]) == (41, 81, "alpha_min", None)
-    assert out["sentence"].startswith("A sample of 41 double-rated items (81 ratings by two raters) meets Krippendorff")
+    # "41 double-rated items (81 ratings by two raters)": 41 items rated twice are 82 ratings (cl22)
+    assert out["sentence"].startswith(
+        "A sample of 41 double-rated items (82 ratings by two raters; the minimum is 81 ratings) meets Krippendorff"
+    ), out["sentence"]
     res = cli("plan", "size", "--alpha-min", 0.8, "--least-frequent", 0.25, "--format", "markdown")
     assert res.exit_code == 0 and "| 70 |" in res.stdout
 

@@ -242,7 +242,8 @@ def test_blinded_collect_attribution_dedup_invalid():
     assert json.loads(inv.set_index("annotation_id").loc["20", "result"])[0]["value"]["choices"] == ["Definitely"]
     s = res.summary
     assert s["raters"]["onc_a"]["unannotated_items"] == ["C3::m", "C4::m"]
-    assert s["raters"]["onc_b"]["unannotated_items"] == ["C1::m", "C2::m"]
+    assert s["raters"]["onc_b"]["unannotated_items"] == []  # C1 invalid, C2 skipped: held out, not unannotated
+    assert (s["raters"]["onc_b"]["items"], s["raters"]["onc_b"]["invalid"]) == (4, 2)
     assert (s["valid_annotations"], s["invalid_annotations"], s["superseded_annotations"]) == (4, 3, 1)
     assert s["annotations"] == 8
 
@@ -424,7 +425,8 @@ def test_cli_pull_from_export_blinded(study, tmp_path):
     inv = pd.read_csv(study.invalid_path(1), dtype=str, keep_default_na=False)
     assert list(inv.annotation_id) == ["11"] and "Zzz" in inv.result.iloc[0]
     summary = json.loads(study.pull_report_path(1).read_text())
-    assert summary["raters"]["onc_a"]["unannotated_items"] == ["C2::m"]
+    assert summary["raters"]["onc_a"]["unannotated_items"] == []  # C2's annotation is held out as invalid
+    assert summary["raters"]["onc_a"]["invalid"] == 1
 
 
 def test_cli_pull_from_export_needs_rater_for_json_min(study, tmp_path):

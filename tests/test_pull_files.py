@@ -67,7 +67,7 @@ def test_a_file_source_into_a_table_born_study(fake, tmp_path):
     res = run("pull", "--study", s, "--from-file", f"fake={f}", code=1)
     assert "annotator 'ana' is not a rater of this study" in res.output and "--rater ana=RATER" in res.output
     res = run("pull", "--study", s, "--from-file", f"fake={f}", "--rater", "ana=onc_a")
-    assert "onc_a: 1 rated, 0 invalid, 0 superseded, 1 unannotated" in res.output
+    assert "onc_a: 1 rated, 0 invalid, 0 superseded (2 items: 1 rated + 0 invalid + 1 unannotated)" in res.output
     assert "onc_b: 0 rated, 1 invalid" in res.output and "2 new items recorded in units.jsonl" in res.output
     got = pd.read_csv(s / "rounds/1/ratings.csv", dtype=str, keep_default_na=False)
     assert got[["item_id", "rater", "field", "value", "annotation_id", "task_id"]].values.tolist() == [

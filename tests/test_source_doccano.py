@@ -46,8 +46,9 @@ def test_doccano_per_annotator_zip_into_a_study(tmp_path):
     s = study(tmp_path)
     f = DATA / "mtb_doccano_export.zip"
     res = run("pull", "--study", s, "--from-file", f"doccano={f}", "--rater", "ana=onc_a,ben=onc_b")
-    assert "onc_a: 3 rated, 0 invalid, 0 superseded, 0 unannotated" in res.output, res.output
-    assert "onc_b: 1 rated, 1 invalid, 0 superseded, 2 unannotated" in res.output
+    assert "onc_a: 3 rated, 0 invalid, 0 superseded (3 items: 3 rated + 0 invalid + 0 unannotated)" in res.output
+    # "1 rated, 1 invalid, 0 superseded, 2 unannotated" of 3 items counted MTB-0002 twice (cl22)
+    assert "onc_b: 1 rated, 1 invalid, 0 superseded (3 items: 1 rated + 1 invalid + 1 unannotated)" in res.output
     assert "admin.jsonl: no labels" in res.output  # a member who labelled nothing is not read, and said so
     got = csv(s / "rounds/1/ratings.csv")
     assert got[["item_id", "rater", "value", "rationale", "annotation_id"]].values.tolist() == [
@@ -61,7 +62,7 @@ def test_doccano_per_annotator_zip_into_a_study(tmp_path):
     assert "2 values for a single-choice field" in inv["reason"].iloc[0]
     assert json.loads(inv["result"].iloc[0])["label"] == ["Supported", "Unsupported"]  # verbatim
     pj = json.loads((s / "rounds/1/pull.json").read_text())
-    assert pj["raters"]["onc_b"]["unannotated_items"] == ["MTB-0002", "MTB-0003"]  # no valid rating
+    assert pj["raters"]["onc_b"]["unannotated_items"] == ["MTB-0003"]  # no annotation (MTB-0002's is invalid)
     assert Study.open(s).round(1).tables["mtb_doccano_export.zip"]["format"] == "doccano"
 
 

@@ -70,6 +70,11 @@ class MethodsFacts:
     decisions: list[dict] = field(default_factory=list)
     n_flagged: int = 0
     flag_summary: dict = field(default_factory=dict)
+    #: the flagged (item, field) rows: a decision in force on another row is not one of theirs
+    flagged_keys: set[tuple[str, str]] | None = None
+    #: which ratings the flagged rows and gold come from when the study has several rounds
+    #: ("per item, the latest round ...", "round 2 only ..."); "" in a study of one round
+    adjudication_scope: str = ""
     gold_methods: dict[str, dict[str, int]] = field(default_factory=dict)
     provisional: bool = True
     gold_release: str = ""
@@ -377,11 +382,17 @@ def _flagged_text(f: MethodsFacts) -> str:
             f"; {'every one' if every and n_missing > 1 else 'it' if every else f'{n_missing} of the {f.n_flagged}'}"
         )
         missing += f" {'has' if n_missing == 1 or every else 'have'} a missing rating"
-    where = f" in round {f.round}" if _several_rounds(f) else ""
     return (
         f"{_plural(f.n_flagged, 'item-field row')} {'was' if f.n_flagged == 1 else 'were'} flagged for adjudication"
-        f"{where} by the schema's named boundaries and adjudication triggers ({_join(why)}{missing})"
+        f"{_where(f)} by the schema's named boundaries and adjudication triggers ({_join(why)}{missing})"
     )
+
+
+def _where(f: MethodsFacts) -> str:
+    """Which ratings the flagged rows come from, in a study of several rounds."""
+    if f.adjudication_scope:
+        return f" ({f.adjudication_scope})"
+    return f" in round {f.round}" if _several_rounds(f) else ""
 
 
 def _several_rounds(f: MethodsFacts) -> bool:
@@ -391,12 +402,15 @@ def _several_rounds(f: MethodsFacts) -> bool:
 def clause_adjudication(f: MethodsFacts) -> str:
     """Rows flagged, and the decisions in force for them: decided / open, by whom, where."""
     if not f.n_flagged and not f.decisions:
-        where = f" in round {f.round}" if _several_rounds(f) else ""  # other rounds may hold open rows
-        return f"No disagreements were flagged{where} by the schema's named boundaries and adjudication triggers."
+        # other rounds may hold open rows
+        return f"No disagreements were flagged{_where(f)} by the schema's named boundaries and adjudication triggers."
     head = _flagged_text(f)
-    in_force = list(latest_decisions(f.decisions).values())
+    latest = latest_decisions(f.decisions)
+    # a decision in force on a row no longer flagged (its item re-rated since) is counted apart
+    in_force = [e for k, e in latest.items() if f.flagged_keys is None or k in f.flagged_keys]
+    elsewhere = _unflagged_decisions_text(len(latest) - len(in_force), bool(in_force))
     if not in_force:
-        return f"{head}; none has been adjudicated yet."
+        return f"{head}; none has been adjudicated yet{elsewhere}."
     decided = [e for e in in_force if e.get("decision") != "unresolved"]
     open_ = len(in_force) - len(decided)
     who: dict[str, set[str]] = {}
@@ -414,7 +428,18 @@ def clause_adjudication(f: MethodsFacts) -> str:
         tail.append(f"{undecided} not yet adjudicated")
     return (
         f"{head}; {_plural(len(decided), 'decision')} {'is' if len(decided) == 1 else 'are'} in force, made by "
-        f"{by or 'nobody'}" + (f"; {', '.join(tail)}" if tail else "") + "."
+        f"{by or 'nobody'}" + (f"; {', '.join(tail)}" if tail else "") + elsewhere + "."
+    )
+
+
+def _unflagged_decisions_text(n: int, more: bool) -> str:
+    """``; 1 more decision in force is on a row no longer flagged (gold keeps it)``."""
+    if not n:
+        return ""
+    one = n == 1
+    return (
+        f"; {_plural(n, 'more decision' if more else 'decision')} in force {'is' if one else 'are'} on "
+        f"{'a row' if one else 'rows'} no longer flagged (gold keeps {'it' if one else 'them'})"
     )
 
 
@@ -426,8 +451,9 @@ def clause_gold(f: MethodsFacts) -> str:
     what = (
         f"gold release {f.gold_release}" if not f.provisional and f.gold_release else "provisional: no gold release yet"
     )
-    if what.startswith("provisional") and _several_rounds(f):  # the release reads every round, this one round
-        what += f"; from round {f.round}'s ratings only, a release takes each item's latest round every rater rated"
+    if what.startswith("provisional") and f.adjudication_scope:  # as `gold export` would write them now
+        export = "gold export" + (f" --round {f.round}" if f.adjudication_scope.startswith("round ") else "")
+        what += f", resolved as `{export}` would: {f.adjudication_scope}"
     counts = _join([f"{v} {k}" for k, v in m.items() if v])
     return f"Gold labels on {f.primary} ({what}): {counts}."
 

@@ -39,7 +39,7 @@ from goldboard.exports.report import (
 )
 from goldboard.exports.report_extras import SUPPLEMENT_DIR, write_supplement
 from goldboard.fileio import write_text_atomic
-from goldboard.study import Study
+from goldboard.study import Study, study_ratings
 from goldboard.text import utc_now
 from goldboard.workflows.agreement import agreement_for_study, analysis_round
 from goldboard.workflows.log_checks import check_log_prefix
@@ -105,9 +105,12 @@ def _gold_release(study: Study, release: str | None) -> tuple[pd.DataFrame | Non
 GOLD_READ = ("item_id", "field", "gold_value", "method")
 
 
-def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None) -> tuple:
-    """The decisions log, and the gold release (default latest) or else a provisional resolution:
-    ``(decisions, gold, manifest, release name, provisional)``."""
+def _decisions_and_gold(
+    study: Study, ratings: pd.DataFrame, release: str | None, round_number: int | None = None
+) -> tuple:
+    """The decisions log, and the gold release (default latest) or else a provisional resolution
+    of ``ratings`` (the study as ``gold export`` reads it, :func:`_gold_view`; ``round_number`` as
+    ``gold export --round``): ``(decisions, gold, manifest, release name, provisional)``."""
     decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
     check_log_prefix(study, decisions)  # the log still backs the latest gold release (append-only)
     # a hand-added line for an item the study lacks (in any round: the report reads one)
@@ -117,10 +120,67 @@ def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None
     gold, manifest, gold_name = _gold_release(study, release)
     provisional = gold is None
     if gold is None:
-        gold = resolve_gold(ratings, study.schema, decisions, study.raters)
+        gold = resolve_gold(ratings, study.schema, decisions, study.raters, round_number=round_number)
     # the report reads these four columns of gold; the rest (raters' values, reasons, dates) is let go
     gold = gold[[c for c in GOLD_READ if c in gold.columns]]
     return decisions, gold, manifest, gold_name, provisional
+
+
+def _adjudication(study: Study, ratings: pd.DataFrame, release: str | None, round_number: int | None) -> tuple:
+    """The adjudication side of the report, read as ``flag --study``, ``status`` and ``gold export``
+    read the study (:func:`_gold_view`): ``(decisions, gold, manifest, release name, provisional,
+    flags, scope)``; ``scope``: which ratings they come from (:func:`_adjudication_scope`)."""
+    view, view_round = _gold_view(study, ratings, round_number)
+    decisions, gold, manifest, gold_name, provisional = _decisions_and_gold(study, view, release, view_round)
+    flags = flag_disagreements(view, study.schema, study.raters, round_number=view_round)
+    return (
+        decisions,
+        gold,
+        manifest,
+        gold_name,
+        provisional,
+        flags,
+        _adjudication_scope(view is ratings, round_number, flags),
+    )
+
+
+def _flag_facts(flags: pd.DataFrame, summary: dict, scope: str) -> dict[str, Any]:
+    """The flagged rows' facts for :class:`MethodsFacts` (count, summary, which rows, from where)."""
+    keys = set(zip(flags["item_id"].astype(str), flags["field"].astype(str)))
+    return {"n_flagged": len(flags), "flag_summary": summary, "flagged_keys": keys, "adjudication_scope": scope}
+
+
+def _flags_data(study: Study, flags: pd.DataFrame, summary: dict, scope: str) -> dict[str, Any]:
+    """The report's Disagreements section: the summary lines, the first agenda rows, where from."""
+    top = _top_flags(study, flags)
+    return {"summary": summary, "lines": summary_lines(summary), "top": top, "total_rows": len(flags), "scope": scope}
+
+
+def _gold_view(study: Study, ratings: pd.DataFrame, round_number: int | None) -> tuple[pd.DataFrame, int | None]:
+    """The ratings the study's adjudication and gold are read from, as ``gold export`` reads them:
+    every pulled round (per item, the latest round every rater rated; ``round_number``: that round
+    only, as ``gold export --round``), and the round to pass on.  A study of one round: ``ratings``."""
+    if len(study.pulled_rounds()) <= 1:
+        return ratings, None
+    return study_ratings(study), round_number
+
+
+def _adjudication_scope(one_round: bool, round_number: int | None, adj_flags: pd.DataFrame) -> str:
+    """Which ratings the report's flagged rows and gold labels come from, for the methods
+    paragraph ("per item, the latest round ...: 4 items from round 1, 2 from round 2"): nothing to
+    say in a study of one round."""
+    if one_round:
+        return ""
+    if round_number is not None:
+        return f"round {round_number} only, chosen with --round"
+    sel = adj_flags.attrs.get("round_selection")
+    per = sel.items_per_round() if sel is not None else {}
+    counts = ", ".join(f"{_items(n) if i == 0 else n} from round {r}" for i, (r, n) in enumerate(per.items()))
+    return "per item, the latest round in which every rater rated it" + (f": {counts}" if counts else "")
+
+
+def _items(n: int) -> str:
+    return f"{n} item{'' if n == 1 else 's'}"
 
 
 def _scoring_section(
@@ -175,8 +235,9 @@ def build_report(
     """
     rnd, ratings, round_rule = _round_ratings(study, round_number)
     results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto)
-    decisions, gold, manifest, gold_name, provisional = _decisions_and_gold(study, ratings, release)
-    flags = flag_disagreements(ratings, study.schema, study.raters)
+    decisions, gold, manifest, gold_name, provisional, flags, scope = _adjudication(
+        study, ratings, release, round_number
+    )
     fsum = summarize_flags(flags, study.schema)
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     blinding = blinding_text(round_info, study.adjudication)
@@ -192,8 +253,7 @@ def build_report(
         field_sections=field_sections,
         multi_sections=list(multi_sections.values()),
         decisions=decisions,
-        n_flagged=int(len(flags)),
-        flag_summary=fsum,
+        **_flag_facts(flags, fsum, scope),
         gold_methods=_gold_methods(gold),
         provisional=provisional,
         gold_release=gold_name,
@@ -223,8 +283,7 @@ def build_report(
         "landis_koch_note": LANDIS_KOCH_NOTE,
         "fields": field_sections,
         "multi": list(multi_sections.values()),
-        "flags": {"summary": fsum, "lines": summary_lines(fsum), "top": _top_flags(study, flags, ratings)}
-        | {"total_rows": int(len(flags))},
+        "flags": _flags_data(study, flags, fsum, scope),
         "adjudication": {
             "decisions": len(decisions),
             "adjudicators": _adjudicators(decisions),
@@ -232,6 +291,7 @@ def build_report(
             "release": gold_name,
             "provisional": provisional,
             "manifest": manifest,
+            "scope": scope,
         },
         "rounds_change": _rounds_change(study),
         "warnings": warnings,
@@ -311,9 +371,10 @@ def _round_ratings(study: Study, round_number: int | None) -> tuple[int, pd.Data
         earlier = sorted(r for r in study.pulled_rounds() if r < rnd)
         hint = "; report round {e} with {round_number} {e}" if earlier else ""
         raise ParamError(
-            "{path}: round {rnd} has no ratings yet (nobody has annotated it)" + hint,
+            "{path}: round {rnd} has no ratings yet ({why})" + hint,
             path=study.ratings_path(rnd),
             rnd=rnd,
+            why=study.no_ratings_text(rnd),
             e=earlier[-1] if earlier else "",
         )
     return rnd, ratings, rule
@@ -505,15 +566,11 @@ def _rounds_change(study: Study) -> list[dict]:
     return rounds_change
 
 
-def _top_flags(study: Study, flags: pd.DataFrame, ratings: pd.DataFrame) -> list[dict]:
-    """The first 40 agenda rows with each rater's value."""
+def _top_flags(study: Study, flags: pd.DataFrame) -> list[dict]:
+    """The first 40 agenda rows with each rater's value (of the round in force for the item)."""
     top_flags = []
-    head = flags.head(40)
-    # the rows of those items first (one pass over the column), then each item among them
-    pool = ratings[ratings["item_id"].isin(list(dict.fromkeys(head["item_id"].tolist())))] if len(head) else ratings
-    for rec in head.to_dict("records"):
-        sub = pool[(pool["item_id"] == rec["item_id"]) & (pool["field"] == rec["field"])]
-        vals = {r: "; ".join(sub.loc[sub["rater"] == r, "value"].astype(str)) for r in study.raters}
+    for rec in flags.head(40).to_dict("records"):
+        vals = {r: _cell(rec.get(f"value_{r}")) for r in study.raters}
         top_flags.append(
             {
                 "agenda": rec["agenda"],
@@ -526,6 +583,11 @@ def _top_flags(study: Study, flags: pd.DataFrame, ratings: pd.DataFrame) -> list
             }
         )
     return top_flags
+
+
+def _cell(value: Any) -> str:
+    """A flag row's rater value as text (no rating: empty)."""
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
 
 
 def _design_text(study: Study, round_info: Any, ratings: pd.DataFrame) -> str:

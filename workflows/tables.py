@@ -308,7 +308,7 @@ def pull_table(
     merged_invalid = merge_invalid(ipath, invalid, source)
     new_items = [it for it in read.items if it not in known and table_born]
     result = TablePullResult(
-        pull=PullResult(ratings=merged, invalid=merged_invalid, summary=res.summary),
+        pull=PullResult(ratings=merged, invalid=merged_invalid, summary=res.summary, item_counts=res.item_counts),
         source=source,
         changes=changes,
         new_items=new_items,

@@ -269,6 +269,8 @@ class IntakeResult:
 
     #: lines the caller adds before the warnings (items recorded, what changed since the last pull)
     notes: list[str] = field(default_factory=list)
+    #: rater -> (items, unannotated) as collected (a table's pull.json leaves them out; the text shows them)
+    item_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def describe(self) -> str:
         """The one summary text of a pull, whatever the source (read from :attr:`summary`)."""
@@ -279,7 +281,7 @@ class IntakeResult:
         else:
             head = f"{s['valid_annotations']} valid annotations"
         lines = [f"round {s['round']}: {head} -> {len(self.ratings)} rating rows"]
-        lines += [f"  {r}: {_rater_line(r, c)}" for r, c in s["raters"].items()]
+        lines += [f"  {r}: {_rater_line(r, c, self.item_counts.get(r))}" for r, c in s["raters"].items()]
         if s["invalid_annotations"] or s["superseded_annotations"]:
             lines.append(
                 f"  held out: {s['invalid_annotations']} invalid, {s['superseded_annotations']} superseded "
@@ -300,17 +302,23 @@ class IntakeResult:
         return "\n".join(lines)
 
 
-def _rater_line(r: str, c: dict[str, Any]) -> str:
-    """``onc_a: 3 rated, 0 invalid, 1 superseded[, N unannotated][; N by other users][, N blank][, ...]``."""
+def _rater_line(r: str, c: dict[str, Any], counts: tuple[int, int] | None = None) -> str:
+    """``onc_a: 3 rated, 1 invalid, 1 superseded[; N by other users][, N blank][, ...] (5 items: 3 rated
+    + 1 invalid + 1 unannotated)``: each item once, the arithmetic a reader can check (a superseded
+    annotation is of an item counted already; a blank cell is no rating)."""
     line = f"{c['valid']} rated, {c['invalid']} invalid, {c['superseded']} superseded"
-    if "unannotated" in c:
-        line += f", {c['unannotated']} unannotated"
     if c.get("by_other_users"):
-        line += f"; {c['by_other_users']} annotations by other users held out of {r}'s project"
+        n = c["by_other_users"]
+        by = "annotation by another user" if n == 1 else "annotations by other users"
+        line += f"; {n} {by} held out of {r}'s project"
     if c.get("blank"):
         line += f", {c['blank']} blank"
     if c.get("no_rationale"):
         line += f", {c['no_rationale']} without a rationale"
+    items, unannotated = counts or (c.get("items"), c.get("unannotated"))
+    if items is not None and unannotated is not None:
+        what = "item" if items == 1 else "items"
+        line += f" ({items} {what}: {c['valid']} rated + {c['invalid']} invalid + {unannotated} unannotated)"
     return line
 
 
@@ -384,7 +392,8 @@ def collect(
     ratings = _sorted_ratings(pd.DataFrame(kept.rows, columns=RATINGS_COLUMNS), unit_info, raters, schema)
     invalid = pd.DataFrame(seen.invalid_rows, columns=INVALID_COLUMNS)
     summary = _summary(seen, kept, schema, raters, round_number, ratings)
-    return IntakeResult(ratings=ratings, invalid=invalid, summary=summary)
+    counts = {r: (c["items"], c["unannotated"]) for r, c in summary["raters"].items()}
+    return IntakeResult(ratings=ratings, invalid=invalid, summary=summary, item_counts=counts)
 
 
 @dataclass
@@ -594,7 +603,7 @@ def _summary(
     seen: _Attributed, kept: _Kept, schema: Schema, raters: list[str], round_number: int, ratings: pd.DataFrame
 ) -> dict[str, Any]:
     """``pull.json``: counts, reasons, unannotated items per rater, warnings."""
-    invalid_rows, stats, expected, rated = seen.invalid_rows, kept.stats, seen.expected, kept.rated
+    invalid_rows, stats, expected = seen.invalid_rows, kept.stats, seen.expected
     warnings: list[str] = []
     order = {r: i for i, r in enumerate(raters)}
     for r in sorted(seen.by_project_only, key=lambda x: (order.get(x, len(order)), x)):
@@ -607,17 +616,23 @@ def _summary(
         if row["kind"] == "invalid":
             for part in row["reason"].split("; "):
                 reasons[reason_kind(part)] += 1
+    # each item of a rater is counted once: rated (latest annotation valid), invalid (latest held
+    # out) or unannotated (none at all); superseded annotations are of items counted already
+    annotated: dict[str, set[str]] = defaultdict(set)
+    for item, r in seen.candidates:
+        annotated[r].add(item)
     per_rater = {}
     for r in sorted(
         set(raters) | set(stats), key=lambda x: (x not in raters, raters.index(x) if x in raters else 0, x)
     ):
-        miss = sorted(expected.get(r, set()) - rated.get(r, set()))
+        items = expected.get(r, set()) | annotated[r]
+        miss = sorted(items - annotated[r])
         per_rater[r] = {
             "valid": stats.get(r, Counter())["valid"],
             "invalid": stats.get(r, Counter())["invalid"],
             "superseded": stats.get(r, Counter())["superseded"],
             "by_other_users": seen.held_out_foreign[r],
-            "items": len(expected.get(r, set())),
+            "items": len(items),
             "unannotated": len(miss),
             "unannotated_items": miss,
         }
