@@ -550,6 +550,53 @@ def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
     return out
 
 
+def read_csv_cells(path: str | Path) -> pd.DataFrame | None:
+    """A user's CSV/TSV table as :func:`read_records` reads it, but as columns: a DataFrame of
+    text cells (pandas' compact ``str`` columns, never one dict per row) with the ``_line``
+    column (the 1-based line each record starts on, header = 1).  The cells are split by the
+    same strict csv-module reader as :func:`read_records`; ``None`` wherever the two could
+    differ or the file needs a message -- not a .csv/.tsv, empty, a NUL, a line of blanks or a
+    bare CR, a malformed record, a row shorter or longer than the header, a repeated or blank
+    header name, no data row -- and the caller reads it with :func:`read_records`."""
+    import pandas as pd
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv") or not path.is_file():
+        return None
+    try:
+        text = _read_text(path)
+    except GoldboardError:
+        return None
+    if not text.strip() or "\0" in text or has_blank_line(text):
+        return None
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",", strict=True)
+    lines: list[int] = []
+    rows: list[list[str]] = []
+    start = 1
+    try:
+        header = next(reader)
+        width = len(header)
+        start = reader.line_num + 1
+        for row in reader:
+            if len(row) != width:
+                return None
+            lines.append(start)
+            rows.append(row)
+            start = reader.line_num + 1
+    except (csv.Error, StopIteration):
+        return None
+    if not rows or len(set(header)) != width or "" in header or any(h.startswith("_") for h in header):
+        return None
+    del text
+    cols = list(zip(*rows))
+    rows.clear()
+    df = pd.DataFrame({name: pd.array(col, dtype="str") for name, col in zip(header, cols)}, columns=header)
+    df["_line"] = lines
+    return df
+
+
 def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
     """Read any supported table into a DataFrame of strings, with a ``_line`` column."""
     import pandas as pd

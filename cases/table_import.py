@@ -116,6 +116,10 @@ class TableRead:
     #: XLSX hidden rows and columns read (``--read-hidden``): {"rows": [...], "columns": [...]}
     hidden: dict[str, list] = dataclasses.field(default_factory=dict)
 
+    @property
+    def rating_count(self) -> int:
+        return len(self.ratings)
+
 
 def is_blank(v: Any) -> bool:
     if v is None:

@@ -23,7 +23,6 @@ is held out in invalid.csv.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import os
 from collections import Counter
@@ -38,6 +37,7 @@ import pandas as pd
 from goldboard.annotate.pull import rule_warnings
 from goldboard.annotate.push import round_use
 from goldboard.cases.intake import rounds as intake_rounds
+from goldboard.cases.intake.columns import ColumnRead, collect_columns, read_columns, relaxed_schema
 from goldboard.cases.intake.core import INVALID_COLUMNS, collect
 from goldboard.cases.intake.core import IntakeResult as PullResult
 from goldboard.cases.intake.sources import table as table_source
@@ -57,6 +57,7 @@ from goldboard.fileio import (
     hidden_cells,
     merged_cells,
     merged_error,
+    read_csv_cells,
     read_records,
     sha256_file,
     study_own_file,
@@ -364,7 +365,9 @@ def _read_table_ratings(
                 names=", ".join(raters),
             )
     check_rater_map(mapping.rater_names, raters)
-    read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
+    read: TableRead | ColumnRead | None = read_columns(df, mapping, schema, raters, source=str(path), codes=code_map)
+    if read is None:  # a table the column reader does not express: read row by row
+        read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
     title, merged = merged_cells(path, mapping.sheet)
     for rng, cols in merged:
         if set(cols) & set(read.columns):
@@ -382,7 +385,7 @@ def _read_table_ratings(
                 hint=did_you_mean(tr.rater, raters),
                 names=", ".join(raters),
             )
-    if not read.ratings:
+    if not read.rating_count:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
     return read
 
@@ -439,6 +442,8 @@ def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set
     (recorded in the round, and said in a warning)."""
     if mapping.read_hidden and path.suffix.lower() not in (".xlsx", ".xlsm"):
         raise GoldboardError(f"{path} is not a workbook (only .xlsx has hidden rows and columns)", param="read_hidden")
+    if path.suffix.lower() not in (".xlsx", ".xlsm"):
+        return  # only a workbook hides rows and columns (and its reader need not be imported)
     title, rows, cols = hidden_cells(path, mapping.sheet)
     rows = [r for r in rows if r in lines]
     cols = [(letter, name) for letter, name in cols if name in read.columns]
@@ -469,6 +474,10 @@ def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set
 def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
     """The table's cells as read (objects; a cell a row lacks is ``None``, never pandas' NaN, so
     a ``NaN`` the file itself holds stays distinguishable), with the ``_line`` column."""
+    if sheet is None:
+        df = read_csv_cells(path)  # a plain CSV/TSV: read as columns, never one dict per row
+        if df is not None:
+            return df
     recs = read_records(path, sheet, sheet_option=True)
     cols = list(dict.fromkeys(k for _, r in recs for k in r))
     df = pd.DataFrame([[r.get(k) for k in cols] for _, r in recs], columns=cols, dtype=object)
@@ -477,7 +486,7 @@ def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
 
 
 def _validate_table(
-    study: Study, read: TableRead, source: str, path: Path, n: int, units: list[dict]
+    study: Study, read: TableRead | ColumnRead, source: str, path: Path, n: int, units: list[dict]
 ) -> tuple[PullResult, pd.DataFrame, pd.DataFrame]:
     """Validation by the intake core, as for every source (the table adapter shows each item to
     each rater, each table rating one annotation); returns the result, its ratings and invalid rows."""
@@ -486,16 +495,14 @@ def _validate_table(
     fields_in_table = set(read.fields)
     # a field the table lacks, and the rationale (an optional value in a table: a blank comment
     # cell is recorded as no rationale and counted, never a reason to drop the label), are not required
-    rationale = schema.rationale_field
-    relaxed = dataclasses.replace(
-        schema,
-        fields=tuple(
-            f
-            if f.name in fields_in_table and (rationale is None or f.name != rationale.name)
-            else dataclasses.replace(f, required=False)
-            for f in schema.fields
-        ),
-    )
+    if isinstance(read, ColumnRead):  # read and validated by columns: the same rows, built as columns
+        res = collect_columns(read, schema, n, source)
+        res.summary["normalised"] = read.normalised
+        ratings = res.ratings
+        if len(ratings):
+            ratings = ratings[ratings["field"].isin(fields_in_table)].copy()
+        return res, ratings, res.invalid.copy()
+    relaxed = relaxed_schema(schema, fields_in_table)
     unit_frame = pd.DataFrame(
         [{"item_id": it, **read.item_info[it]} for it in read.items]
         + [{k: str(u.get(k, "") or "") for k in ("item_id", "case_id", "output_id", "model")} for u in units],
@@ -569,12 +576,12 @@ def _hold_out(
     extra_invalid: list[dict],
 ) -> pd.DataFrame:
     """Drop ratings of unknown items and of item x rater another source gave, each held out as an invalid row."""
-    by_line = {tr.line: tr for tr in read.ratings}
+    by_line = {tr.line: tr.cells for tr in read.ratings}
     drop = [item in held_unknown or (item, rater) in taken for item, rater in zip(ratings["item_id"], ratings["rater"])]
     held = ratings[drop]
     for (item, rater, aid), _ in held.groupby(["item_id", "rater", "annotation_id"], sort=False):
         line = int(str(aid).rsplit(":", 1)[1])
-        cells = by_line[line].cells if line in by_line else {}
+        cells = read.cells_at(line) if isinstance(read, ColumnRead) else by_line.get(line, {})
         if item in held_unknown:
             reason = f"item {item!r} is not in this study's units (push it, or use a table-born study)"
         else:
