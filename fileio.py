@@ -299,9 +299,12 @@ def _csv_rows(path: Path, text: str, delimiter: str, strict: bool = False) -> li
 
 
 def write_jsonl_atomic(records: list[dict], path: str | Path) -> None:
+    """One JSON object per line (``json.dumps(r, ensure_ascii=False, default=str)``), atomically;
+    one encoder for every record (units.jsonl of a 200,000-item table: 200,000 records)."""
+    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
     with atomic_write(path) as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+        for start in range(0, len(records), 4096):
+            fh.write("".join(encode(r) + "\n" for r in records[start : start + 4096]))
 
 
 def append_jsonl(path: str | Path, records: list[dict]) -> None:

@@ -125,37 +125,84 @@ def _key_values(df: pd.DataFrame) -> dict[tuple[str, str, str], tuple[str, str]]
     return {(i, r, f): (v, why) for i, r, f, v, why in zip(*cols)}
 
 
-def describe_changes(old: pd.DataFrame, new: pd.DataFrame, source: str, first: bool) -> dict[str, Any]:
-    """What replacing ``old`` (this source's rating rows before) by ``new`` changes."""
+_KEY = ["item_id", "rater", "field"]
+
+
+def _changes_by_dicts(old: pd.DataFrame, new: pd.DataFrame) -> tuple[list, int, list, int, list, int, int]:
+    """``(added, n, removed, n, changed, n, rows)``: the first added (3), removed (3) and changed (5)
+    keys with their values, in key order, their counts, and the new rows (distinct keys)."""
     a, b = _key_values(old), _key_values(new)
     added = sorted(set(b) - set(a))
     removed = sorted(set(a) - set(b))
     changed = sorted(k for k in set(a) & set(b) if a[k] != b[k])
+    return (
+        [(k, b[k][0]) for k in added[:3]],
+        len(added),
+        [(k, a[k][0]) for k in removed[:3]],
+        len(removed),
+        [(k, a[k][0], b[k][0]) for k in changed[:5]],
+        len(changed),
+        len(b),
+    )
+
+
+def _changes_by_columns(old: pd.DataFrame, new: pd.DataFrame) -> tuple[list, int, list, int, list, int, int] | None:
+    """:func:`_changes_by_dicts` over whole columns (no tuple per rating); ``None`` when a key
+    repeats in ``old`` or ``new`` (the dicts keep its last row)."""
+    cols = [*_KEY, "value", "rationale"]
+    a, b = old[cols].astype(str), new[cols].astype(str)
+    if a.duplicated(_KEY).any() or b.duplicated(_KEY).any():
+        return None
+
+    def first(df: pd.DataFrame, k: int) -> list[tuple]:
+        rows = df.sort_values(_KEY, kind="stable").head(k)
+        return [tuple(r) for r in rows.itertuples(index=False)]
+
+    if not len(a):
+        return [((i, r, f), v) for i, r, f, v, _ in first(b, 3)], len(b), [], 0, [], 0, len(b)
+    m = a.merge(b, on=_KEY, how="outer", suffixes=("_0", "_1"), indicator=True)
+    add, gone = m[m["_merge"] == "right_only"], m[m["_merge"] == "left_only"]
+    both = m[m["_merge"] == "both"]
+    diff = both[(both["value_0"] != both["value_1"]) | (both["rationale_0"] != both["rationale_1"])]
+    return (
+        [((i, r, f), v) for i, r, f, v in first(add[[*_KEY, "value_1"]], 3)],
+        len(add),
+        [((i, r, f), v) for i, r, f, v in first(gone[[*_KEY, "value_0"]], 3)],
+        len(gone),
+        [((i, r, f), v0, v1) for i, r, f, v0, v1 in first(diff[[*_KEY, "value_0", "value_1"]], 5)],
+        len(diff),
+        len(b),
+    )
+
+
+def describe_changes(old: pd.DataFrame, new: pd.DataFrame, source: str, first: bool) -> dict[str, Any]:
+    """What replacing ``old`` (this source's rating rows before) by ``new`` changes."""
+    got = _changes_by_columns(old, new)
+    added, n_added, removed, n_removed, changed, n_changed, n_rows = got or _changes_by_dicts(old, new)
     examples = []
-    for k in changed[:5]:
-        (v0, _), (v1, _) = a[k], b[k]
+    for k, v0, v1 in changed:
         what = f"{v0!r} -> {v1!r}" if v0 != v1 else "rationale changed"
         examples.append(f"{k[0]} {k[1]} {k[2]}: {what}")
-    for k in added[:3]:
-        examples.append(f"{k[0]} {k[1]} {k[2]}: new {b[k][0]!r}")
-    for k in removed[:3]:
-        examples.append(f"{k[0]} {k[1]} {k[2]}: removed (was {a[k][0]!r})")
+    for k, v in added:
+        examples.append(f"{k[0]} {k[1]} {k[2]}: new {v!r}")
+    for k, v in removed:
+        examples.append(f"{k[0]} {k[1]} {k[2]}: removed (was {v!r})")
     if first:
-        text = f"first pull of {source}: {len(b)} rating rows"
-    elif not (added or removed or changed):
-        text = f"no change: {source} gives the same {len(b)} rating rows as its last pull"
+        text = f"first pull of {source}: {n_rows} rating rows"
+    elif not (n_added or n_removed or n_changed):
+        text = f"no change: {source} gives the same {n_rows} rating rows as its last pull"
     else:
         text = (
             f"{source} changed since its last pull: replaced its ratings in this round "
-            f"({len(added)} added, {len(removed)} removed, {len(changed)} changed)"
+            f"({n_added} added, {n_removed} removed, {n_changed} changed)"
         )
         if examples:
             text += "; " + "; ".join(examples)
     return {
         "first_pull": first,
-        "added": len(added),
-        "removed": len(removed),
-        "changed": len(changed),
+        "added": n_added,
+        "removed": n_removed,
+        "changed": n_changed,
         "examples": examples,
         "text": text,
     }

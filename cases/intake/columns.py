@@ -219,30 +219,90 @@ def read_columns(
     )
 
 
+@functools.cache
+def _patterns() -> dict[str, str]:
+    """Regular expressions (RE2, as pyarrow runs them) that find every cell a Python rule *might*
+    apply to -- a superset: each cell found is then checked by the rule itself, once per distinct
+    cell.  ``space``: a cell ``str.strip`` would change (every character ``str.isspace`` knows, all
+    below U+3001); ``control``: a control or bidi-control character (``id_controls``);
+    ``placeholder``: what ``is_placeholder_id`` could accept (only the characters of the
+    placeholders, or scientific notation, digits as Python's ``\\d`` reads them); ``number``: an id ``id_key`` reads as a number;
+    ``ascii``: a character beyond ASCII (NFC and ``casefold`` may change it)."""
+    from goldboard.cases.ids import PLACEHOLDER_IDS
+    from goldboard.text import BIDI_CONTROLS
+
+    def cls(chars: str) -> str:
+        return "".join(f"\\x{{{ord(c):x}}}" for c in sorted(set(chars)))
+
+    ws = cls("".join(chr(i) for i in range(0x3001) if chr(i).isspace()))
+    ph = cls("".join(PLACEHOLDER_IDS) + "".join(PLACEHOLDER_IDS).upper())
+    d = "\\p{Nd}"  # Python's \\d in a str pattern: any Unicode decimal digit
+    ctrl = "".join(chr(i) for i in [*range(0x20), *range(0x7F, 0xA0)]) + "".join(BIDI_CONTROLS)
+    return {
+        "space": f"^[{ws}]|[{ws}]$",
+        "control": f"[{cls(ctrl)}]",
+        "placeholder": f"^[{ws}]*(?:[{ph}]*|[+-]?{d}(?:\\.{d}+)?[eE][+-]{d}+)[{ws}]*$",
+        "number": f"^[{ws}]*[+-]?(?:{d}+(?:\\.{d}*)?|\\.{d}+)(?:[eE][+-]?{d}{{1,2}})?[{ws}]*$",
+        "ascii": "[^\\x{0}-\\x{7f}]",
+    }
+
+
+def _found(col: pd.Series, kind: str) -> np.ndarray:
+    """Where ``col``'s cells match :func:`_patterns` ``kind`` (a boolean mask)."""
+    return col.str.contains(_patterns()[kind], regex=True).to_numpy(dtype=bool)
+
+
+def _texts(col: pd.Series) -> np.ndarray:
+    """``cell_text`` of every cell (an object array): the cell itself, or for a cell with spaces
+    around it, ``cell_text`` of it (once per distinct cell)."""
+    out = col.to_numpy(dtype=object)
+    odd = _found(col, "space")
+    if odd.any():
+        out = out.copy()
+        out[odd] = _each(col[odd], cell_text)
+    return out
+
+
+def _bad_ids(col: pd.Series, is_item: bool) -> bool:
+    """Whether a cell of an id column is one the row-wise reader refuses or names: blank (the
+    item column), a placeholder, or holding a control character."""
+    for kind, bad in (
+        ("control", lambda v: bool(id_controls(v))),
+        ("placeholder", lambda v: bool(cell_text(v)) and is_placeholder_id(cell_text(v))),
+    ):
+        odd = _found(col, kind)
+        if odd.any() and _each(col[odd], bad).any():
+            return True
+    return is_item and bool((_texts(col) == "").any())
+
+
+def _twins(items: pd.Series) -> bool:
+    """Whether two distinct item ids have one ``id_key`` (letter case, Unicode form, a number's
+    spelling): the key is ``str.lower`` for an ASCII id that is no number, ``id_key`` otherwise."""
+    keys = items.str.lower().to_numpy(dtype=object)
+    odd = _found(items, "number") | _found(items, "ascii")
+    if odd.any():
+        keys[odd] = _each(items[odd], id_key)
+    return bool(pd.Series(keys).duplicated().any())
+
+
 def _read_ids(df: pd.DataFrame, item_col: str, m: TableMapping) -> tuple[np.ndarray, list[str], ItemInfo] | None:
     """Per row the item (index into the items, in table order); the items; their info.  ``None``
     when a row's id is blank, a placeholder, holds a control character, or two items differ only
     in letter case or Unicode form (the row-wise reader names the row)."""
     for col in dict.fromkeys(c for c in (item_col, m.case_col, m.output_col) if c):
-
-        def ok(v: Any, is_item: bool = col == item_col) -> bool:
-            text = cell_text(v)
-            if is_item and not text:
-                return False
-            return not (text and is_placeholder_id(text)) and not id_controls(v)
-
-        if not _each(df[col], ok).all():
+        if _bad_ids(df[col], col == item_col):
             return None
-    text = _each(df[item_col], cell_text)
+    text = _texts(df[item_col])
     codes, uniques = pd.factorize(text)
-    items = [str(u) for u in uniques]
-    if len({id_key(it) for it in items}) != len(items):
+    items = list(uniques)
+    if _twins(pd.Series(pd.array(uniques, dtype="str"))):
         return None
     n = len(df)
     empty = _objects([""])[np.zeros(n, dtype=np.intp)]
-    case = _each(df[m.case_col], cell_text) if m.case_col else empty
-    output = _each(df[m.output_col], cell_text) if m.output_col else empty
-    model = _each(df[m.model_col], cell_text) if m.model_col else empty
+    case = _texts(df[m.case_col]) if m.case_col else empty
+    output = _texts(df[m.output_col]) if m.output_col else empty
+    model = _texts(df[m.model_col]) if m.model_col else empty
     case = case.copy()
     fill = (case == "") & ((output == "") | (output != text))
     case[fill] = text[fill]
