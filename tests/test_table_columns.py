@@ -49,7 +49,7 @@ def _label(rng: random.Random, messy: bool) -> str:
 def _ids(rng: random.Random, n: int, messy: bool) -> list[str]:
     ids = [f"C{i:03d}" for i in range(n)]
     if messy:
-        kind = rng.choice(["dup", "twin", "blank", "placeholder", "control", "none", "none"])
+        kind = rng.choice(["dup", "twin", "blank", "placeholder", "control", "fancy", "none"])
         i, j = rng.randrange(n), rng.randrange(n)
         if kind == "dup":
             ids[j] = ids[i]
@@ -59,6 +59,8 @@ def _ids(rng: random.Random, n: int, messy: bool) -> list[str]:
             ids[j] = " "
         elif kind == "placeholder":
             ids[j] = "NA"
+        elif kind == "fancy":  # quotes, commas, backslashes and letters beyond ASCII: CSV and JSON escaping
+            ids[j] = rng.choice(['Ca"fé 1', "Ω-2", "x\\y", "a,b", "007"])
         elif kind == "control":
             ids[j] = ids[j] + "\u202e"
     return ids

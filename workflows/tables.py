@@ -41,7 +41,7 @@ from goldboard.cases.intake.columns import ColumnRead, collect_columns, read_col
 from goldboard.cases.intake.core import INVALID_COLUMNS, collect
 from goldboard.cases.intake.core import IntakeResult as PullResult
 from goldboard.cases.intake.sources import table as table_source
-from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
+from goldboard.cases.ratings import RATINGS_COLUMNS, adjudicable_fields, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
     TableRead,
@@ -53,6 +53,7 @@ from goldboard.cases.table_import import (
 )
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import (
+    atomic_write,
     duplicate_headers,
     hidden_cells,
     merged_cells,
@@ -364,7 +365,7 @@ def pull_table(
     if not write:
         return result
 
-    record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
+    in_round = _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
     paths = study.write_round(n, merged, merged_invalid, res.summary)
     rnd.tables[source] = {
         "file": str(path),
@@ -377,7 +378,7 @@ def pull_table(
     }
     if new_round:
         rnd.mode = TABLE_MODE
-    rnd.units = sum(1 for u in units if n in (u.get("rounds") or []))
+    rnd.units = in_round
     study.save()
     result.paths = paths
     return result
@@ -435,6 +436,44 @@ def _read_table_ratings(
     if not read.rating_count:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
     return read
+
+
+def _record_units(
+    study: Study,
+    units: list[dict],
+    read: TableRead | ColumnRead,
+    n: int,
+    source: str,
+    in_table: set[str],
+    new_items: list[str],
+) -> int:
+    """units.jsonl as :func:`record_units` writes it (returns the units of round ``n``); a table
+    read by columns writes its new items' lines from the columns, never a dict per item."""
+    if not isinstance(read, ColumnRead) or not new_items:
+        record_units(study, units, read, n, source, in_table, new_items)
+        return sum(1 for u in units if n in (u.get("rounds") or []))
+    import json
+
+    enc = json.encoder.encode_basestring  # what json.dumps(..., ensure_ascii=False) writes a str as
+    for u in units:
+        if str(u["item_id"]) in in_table and n not in (u.get("rounds") or []):
+            u["rounds"] = sorted({*(int(x) for x in u.get("rounds") or []), n})
+    new = set(new_items)
+    at = [i for i, it in enumerate(read.items) if it in new]
+    info = read.item_info
+    tail = f', "case_text": "", "output_text": "", "rounds": [{int(n)}], "source": {enc(f"table:{source}")}}}\n'
+    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+    with atomic_write(study.units_path) as fh:
+        fh.write("".join(encode(u) + "\n" for u in units))
+        for start in range(0, len(at), 4096):
+            fh.write(
+                "".join(
+                    f'{{"item_id": {enc(read.items[i])}, "case_id": {enc(info.case[i] or read.items[i])}, '
+                    f'"output_id": {enc(info.output[i])}, "model": {enc(info.model[i])}{tail}'
+                    for i in at[start : start + 4096]
+                )
+            )
+    return sum(1 for u in units if n in (u.get("rounds") or [])) + len(at)
 
 
 def _not_the_studys_own(study: Study, path: Path) -> None:
@@ -577,7 +616,20 @@ def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.Dat
     warnings.extend(read.merged)
     res.summary["table_repeated_rows"] = len(read.repeats)
     _rationale_counts(res, study, read, ratings)
-    warnings.extend(rule_warnings(ratings, study.schema, list(study.raters)))
+    if _rules_may_fire(ratings, study.schema):
+        warnings.extend(rule_warnings(ratings, study.schema, list(study.raters)))
+
+
+def _rules_may_fire(ratings: pd.DataFrame, schema: Any) -> bool:
+    """Whether a schema rule can break on ``ratings``: a rule on a field that gets no flags (not
+    adjudicable), or on a multi-select field without a rating row, never fires
+    (:func:`goldboard.adjudicate.rules.rule_break_matrix`), so without a rule on two live fields
+    :func:`rule_warnings` is empty and the rating grid it builds is not needed."""
+    if not schema.rules or not len(ratings):
+        return False
+    collected = set(ratings["field"].unique().tolist())
+    live = {f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in collected}
+    return any(r.when.field in live and r.then.field in live for r in schema.rules)
 
 
 def _rationale_counts(res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame) -> None:

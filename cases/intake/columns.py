@@ -70,7 +70,7 @@ class ItemInfo(Mapping):
     """``item -> {case_id, output_id, model}`` (the item's first row), built per item on demand."""
 
     def __init__(self, items: list[str], case: np.ndarray, output: np.ndarray, model: np.ndarray) -> None:
-        self._items, self._case, self._output, self._model = items, case, output, model
+        self._items, self.case, self.output, self.model = items, case, output, model
         self._index: dict[str, int] | None = None
 
     def _pos(self) -> dict[str, int]:
@@ -80,7 +80,7 @@ class ItemInfo(Mapping):
 
     def __getitem__(self, item: str) -> dict[str, str]:
         i = self._pos()[item]
-        return {"case_id": self._case[i], "output_id": self._output[i], "model": self._model[i]}
+        return {"case_id": self.case[i], "output_id": self.output[i], "model": self.model[i]}
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)
@@ -446,7 +446,7 @@ def collect_columns(read: ColumnRead, schema: Schema, round_number: int, source:
     item = read.item[idx]
     info = read.item_info
     items = _objects(read.items)
-    case, output, model = info._case, info._output, info._model
+    case, output, model = info.case, info.output, info.model
     text = {
         "item_id": items[item],
         "case_id": case[item],
