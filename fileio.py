@@ -138,9 +138,10 @@ def csv_text(df: pd.DataFrame) -> str:
 
 
 def write_csv_atomic(df: pd.DataFrame, path: str | Path) -> None:
-    """Write a DataFrame as UTF-8 CSV (no index, :func:`csv_text`), atomically."""
+    """Write a DataFrame as UTF-8 CSV (no index, :func:`csv_text`'s bytes), atomically; pandas
+    writes it into the file chunk by chunk (the whole text is never one string in memory)."""
     with atomic_write(path, newline="") as fh:
-        fh.write(csv_text(df))
+        df.to_csv(fh, index=False, lineterminator=CSV_LINETERMINATOR, quoting=csv.QUOTE_MINIMAL)
 
 
 def read_csv_frame(path: str | Path, what: str = "", *, data: bytes | None = None) -> pd.DataFrame:
@@ -561,8 +562,6 @@ def read_csv_cells(path: str | Path) -> pd.DataFrame | None:
     differ or the file needs a message -- not a .csv/.tsv, empty, a NUL, a line of blanks or a
     bare CR, a malformed record, a row shorter or longer than the header, a repeated or blank
     header name, no data row -- and the caller reads it with :func:`read_records`."""
-    import pandas as pd
-
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".tsv") or not path.is_file():
@@ -574,13 +573,30 @@ def read_csv_cells(path: str | Path) -> pd.DataFrame | None:
     if not text.strip() or "\0" in text or has_blank_line(text):
         return None
     csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",", strict=True)
+    del text  # the records are read from the file itself (a StringIO would hold 4 bytes a character)
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        return _csv_columns(csv.reader(fh, delimiter="\t" if suffix == ".tsv" else ",", strict=True))
+
+
+def _csv_columns(reader: Any) -> pd.DataFrame | None:
+    """:func:`read_csv_cells`' frame from its csv reader, 65,536 rows at a time into Arrow columns."""
+    import pandas as pd
+    import pyarrow as pa
+
     lines: list[int] = []
     rows: list[list[str]] = []
+    chunks: list[list] = []  # per column: Arrow arrays of 65,536 cells (the rows as lists never pile up)
+
+    def flush() -> None:
+        for k, col in enumerate(zip(*rows)):
+            chunks[k].append(pa.array(col, type=pa.large_string()))
+        rows.clear()
+
     start = 1
     try:
         header = next(reader)
         width = len(header)
+        chunks.extend([] for _ in header)
         start = reader.line_num + 1
         for row in reader:
             if len(row) != width:
@@ -588,14 +604,20 @@ def read_csv_cells(path: str | Path) -> pd.DataFrame | None:
             lines.append(start)
             rows.append(row)
             start = reader.line_num + 1
+            if len(rows) == 65536:
+                flush()
     except (csv.Error, StopIteration):
         return None
-    if not rows or len(set(header)) != width or "" in header or any(h.startswith("_") for h in header):
+    flush()
+    if not lines or len(set(header)) != width or "" in header or any(h.startswith("_") for h in header):
         return None
-    del text
-    cols = list(zip(*rows))
-    rows.clear()
-    df = pd.DataFrame({name: pd.array(col, dtype="str") for name, col in zip(header, cols)}, columns=header)
+    df = pd.DataFrame(
+        {
+            name: pd.array(pa.chunked_array(col, type=pa.large_string()), dtype="str")
+            for name, col in zip(header, chunks)
+        },
+        columns=header,
+    )
     df["_line"] = lines
     return df
 

@@ -221,7 +221,10 @@ def test_the_column_reader_takes_a_plain_csv_and_leaves_the_rest_to_the_row_read
         {"field": "safety_label", "from": "Insufficient Info", "to": "Insufficient Information", "n": 1}
     ]
     assert read("case_id,a,b\n ,Supported,Unsafe\n") is None  # no item id
-    assert read("case_id,a,b\nC1,Maybe,Unsafe\n") is None  # a value held out
+    held = read("case_id,a,b\nC1,Maybe,Unsafe\n")  # a value held out: read, and named invalid
+    assert held is not None and held.reasons[held.combo[0]] == [
+        "safety_label: 'Maybe' is not a value of safety_label (allowed: Supported, Partially Supported, Unsupported, Insufficient Information, Unsafe)"
+    ]
     assert read("case_id,a,b\nC1,Supported,Unsafe\nC1,Supported,Unsafe\n") is None  # a repeated row
     assert read("case_id,a,b\nC1,Supported,Unsafe\nc1,Supported,Unsafe\n") is None  # twin ids
     assert read("case_id,a,b\nNA,Supported,Unsafe\n") is None  # a placeholder id

@@ -7,7 +7,8 @@ Python objects per rating.
 :func:`goldboard.cases.intake.core.collect` does, but every check runs once per *distinct*
 cell (an id, a label) or per distinct combination of a rating's cells, and the results are
 spread back over the rows with numpy indexing; :func:`collect_columns` then builds the round's
-rating rows, in the row-wise order, as columns.  The rules themselves are not re-implemented:
+rating rows, in the row-wise order, as columns, and holds out the ratings that are not valid
+(invalid.csv rows with the row's cells, as the intake core writes them).  The rules themselves are not re-implemented:
 ids go through :func:`~goldboard.cases.table_import.cell_text`, ``id_controls``,
 :func:`~goldboard.cases.ids.is_placeholder_id` and :func:`~goldboard.cases.ids.id_key`, and each
 distinct rating through :func:`goldboard.cases.intake.sources.table.entries` and
@@ -15,8 +16,8 @@ distinct rating through :func:`goldboard.cases.intake.sources.table.entries` and
 
 Whatever this path does not express -- a row the row-wise reader names in a problem, an error
 or a warning (a blank or placeholder id, a control character, two ids a reader cannot tell
-apart, a rater not in the study, an item rated twice, a value held out as invalid), codes,
-field/value pairs, REDCap checkboxes -- makes :func:`read_columns` return ``None``, and the
+apart, a rater not in the study, an item rated twice), codes, field/value pairs, REDCap
+checkboxes -- makes :func:`read_columns` return ``None``, and the
 caller reads the table row by row: the files and messages are the row-wise path's, byte for
 byte (``tests/test_table_columns.py`` compares the two on generated tables).
 """
@@ -34,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from goldboard.cases.ids import id_key, is_placeholder_id
-from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult, _Fields, validate
+from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult, _Fields, reason_kind, validate
 from goldboard.cases.intake.sources.table import entries
 from goldboard.cases.ratings import RATINGS_COLUMNS
 from goldboard.cases.table_import import (
@@ -45,6 +46,7 @@ from goldboard.cases.table_import import (
     _layout,
     _multi_parts,
     cell_text,
+    cells_json,
     id_controls,
     is_blank,
 )
@@ -112,6 +114,7 @@ class ColumnRead:
     #: per rating: the combination of cells it holds (index into ``values``)
     combo: np.ndarray
     values: list[dict[str, str]]  # per combination: field -> canonical value (validated)
+    reasons: list[list[str]]  # per combination: why it is no valid rating (empty: valid)
     raters: list[str]
     table: pd.DataFrame  # the cells as read (for the rows a study-level check holds out)
     ratings: list[TableRating] = field(default_factory=list)  # none: the rows are not kept as objects
@@ -199,7 +202,7 @@ def read_columns(
     got = _ratings(df, parts, item, len(raters), relaxed_schema(schema, set(fields)), schema)
     if got is None:
         return None
-    blank, cols, values, normalised = got
+    blank, cols, values, reasons, normalised = got
     return ColumnRead(
         fields=fields,
         blank=Counter({raters[r]: n for r, n in blank.items()}),
@@ -214,6 +217,7 @@ def read_columns(
         rationale=cols["rationale"],
         combo=cols["combo"],
         values=values,
+        reasons=reasons,
         raters=list(raters),
         table=df,
     )
@@ -337,11 +341,11 @@ def _parts(df: pd.DataFrame, layout: Any, raters: list[str]) -> list[_Part] | No
 
 def _ratings(
     df: pd.DataFrame, parts: list[_Part], item: np.ndarray, n_raters: int, relaxed: Schema, schema: Schema
-) -> tuple[Counter, dict[str, np.ndarray], list[dict[str, str]], list[dict]] | None:
+) -> tuple[Counter, dict[str, np.ndarray], list[dict[str, str]], list[list[str]], list[dict]] | None:
     """Every rating of the table (a row's cells for one rater, not all blank), validated once
     per distinct combination of cells: ``(blank cells per rater, per-rating columns, values per
-    combination, normalised spellings)``; ``None`` when an item x rater is rated twice or a
-    combination is not a valid rating."""
+    combination, reasons per combination (empty: valid), normalised spellings)``; ``None`` when
+    an item x rater is rated twice."""
     fs = _Fields.of(relaxed)
     n = len(df)
     lines = df["_line"].to_numpy()
@@ -388,14 +392,13 @@ def _ratings(
     pair = out["item"].astype(np.int64) * max(n_raters, 1) + out["rater"]
     if len(np.unique(pair)) != len(pair):
         return None
-    values = []
+    values, reasons = [], []
     for vals, has_rat in reps:
         rating = TableRating("", "", "", "", "", vals, "x" if has_rat else None, [0], {})
         got, problems = validate(entries(rating, relaxed), relaxed, fs)
-        if problems:
-            return None
         values.append(got)
-    return blank, out, values, _normalised(out["combo"], reps, schema)
+        reasons.append(problems)
+    return blank, out, values, reasons, _normalised(out["combo"], reps, schema)
 
 
 def _normalised(combo: np.ndarray, reps: list[tuple[dict[str, str], bool]], schema: Schema) -> list[dict]:
@@ -425,15 +428,17 @@ def _normalised(combo: np.ndarray, reps: list[tuple[dict[str, str], bool]], sche
 
 
 def collect_columns(read: ColumnRead, schema: Schema, round_number: int, source: str) -> IntakeResult:
-    """:func:`goldboard.cases.intake.core.collect` of a :class:`ColumnRead` (every rating valid,
-    one per item x rater): the rating rows in units, rater and field order, and the summary."""
+    """:func:`goldboard.cases.intake.core.collect` of a :class:`ColumnRead` (one rating per item x
+    rater): the valid ratings' rows in units, rater and field order, the others held out in
+    invalid.csv (rater, then item order, with the row's cells), and the summary."""
     raters = read.raters
     rationale = schema.rationale_field
     row_fields = [f for f in schema.fields if not (rationale is not None and f.name == rationale.name)]
+    ok = np.array([not r for r in read.reasons], dtype=bool)[read.combo]
     parts, n_rows = [], 0
     for fi, f in enumerate(row_fields):
         per = [v.get(f.name, "" if f.kind == "multi" else None) for v in read.values]
-        has = np.array([v is not None for v in per], dtype=bool)[read.combo]
+        has = np.array([v is not None for v in per], dtype=bool)[read.combo] & ok
         n_rows += int(has.sum())
         if f.name in read.fields:
             idx = np.flatnonzero(has)
@@ -445,18 +450,16 @@ def collect_columns(read: ColumnRead, schema: Schema, round_number: int, source:
     idx, fpos, value = idx[order], fpos[order], value[order]
     item = read.item[idx]
     info = read.item_info
-    items = _objects(read.items)
-    case, output, model = info.case, info.output, info.model
     text = {
-        "item_id": items[item],
-        "case_id": case[item],
-        "output_id": output[item],
-        "model": model[item],
+        "item_id": _objects(read.items)[item],
+        "case_id": info.case[item],
+        "output_id": info.output[item],
+        "model": info.model[item],
         "rater": _objects(raters)[read.rater[idx]],
         "field": _objects([f.name for f in row_fields])[fpos],
         "value": value,
         "rationale": read.rationale[idx],
-        "annotation_id": _objects([f"{source}:{line}" for line in read.line.tolist()])[idx],
+        "annotation_id": _objects([f"{source}:{line}" for line in read.line[idx].tolist()]),
     }
     n = len(idx)
     empty = pd.array([""] * n, dtype="str")
@@ -469,27 +472,62 @@ def collect_columns(read: ColumnRead, schema: Schema, round_number: int, source:
         for c in RATINGS_COLUMNS
     }
     ratings = pd.DataFrame(cols, columns=RATINGS_COLUMNS)
-    summary = _summary(read, schema, round_number, n_rows)
-    return IntakeResult(ratings=ratings, invalid=pd.DataFrame([], columns=INVALID_COLUMNS), summary=summary)
+    invalid = _invalid(read, ok, round_number, source)
+    summary = _summary(read, schema, round_number, n_rows, ok, invalid)
+    return IntakeResult(ratings=ratings, invalid=invalid, summary=summary)
 
 
-def _summary(read: ColumnRead, schema: Schema, round_number: int, n_rows: int) -> dict[str, Any]:
+def _invalid(read: ColumnRead, ok: np.ndarray, round_number: int, source: str) -> pd.DataFrame:
+    """invalid.csv's rows of the ratings that are not valid, as the intake core writes them (in
+    the order it meets them: rater, then item), each with its row's cells verbatim."""
+    bad = np.flatnonzero(~ok)
+    bad = bad[np.lexsort((read.item[bad], read.rater[bad]))]
+    info = read.item_info
+    rows = [
+        {
+            "round": round_number,
+            "kind": "invalid",
+            "reason": "; ".join(read.reasons[read.combo[i]]),
+            "rater": read.raters[read.rater[i]],
+            "item_id": read.items[read.item[i]],
+            "case_id": info.case[read.item[i]],
+            "output_id": info.output[read.item[i]],
+            "model": info.model[read.item[i]],
+            "task_id": "",
+            "project_id": "",
+            "annotation_id": f"{source}:{read.line[i]}",
+            "completed_by": "",
+            "annotated_at": "",
+            "lead_time": "",
+            "was_cancelled": "false",
+            "result": cells_json(read.cells_at(int(read.line[i]))),
+        }
+        for i in bad.tolist()
+    ]
+    return pd.DataFrame(rows, columns=INVALID_COLUMNS)
+
+
+def _summary(
+    read: ColumnRead, schema: Schema, round_number: int, n_rows: int, ok: np.ndarray, invalid: pd.DataFrame
+) -> dict[str, Any]:
     """The summary :func:`goldboard.cases.intake.core.collect` writes for these ratings (same keys, same order)."""
     raters = read.raters
-    valid = np.bincount(read.rater, minlength=len(raters))
+    valid = np.bincount(read.rater[ok], minlength=len(raters))
+    held = np.bincount(read.rater[~ok], minlength=len(raters))
     per_rater = {}
     for r, name in enumerate(raters):
-        rated = set(read.item[read.rater == r].tolist())
+        rated = set(read.item[(read.rater == r) & ok].tolist())
         miss = sorted(it for i, it in enumerate(read.items) if i not in rated)
         per_rater[name] = {
             "valid": int(valid[r]),
-            "invalid": 0,
+            "invalid": int(held[r]),
             "superseded": 0,
             "by_other_users": 0,
             "items": len(read.items),
             "unannotated": len(miss),
             "unannotated_items": miss,
         }
+    reasons: Counter = Counter(reason_kind(part) for reason in invalid["reason"] for part in reason.split("; "))
     return {
         "round": round_number,
         "schema": f"{schema.name} v{schema.version}",
@@ -497,11 +535,11 @@ def _summary(read: ColumnRead, schema: Schema, round_number: int, n_rows: int) -
         "tasks": len(raters) * len(read.items),
         "annotations": read.rating_count,
         "valid_annotations": int(valid.sum()),
-        "invalid_annotations": 0,
+        "invalid_annotations": len(invalid),
         "superseded_annotations": 0,
         "unattributed_annotations": 0,
         "rating_rows": n_rows,
-        "invalid_reasons": {},
+        "invalid_reasons": dict(reasons.most_common()),
         "raters": per_rater,
         "duplicate_tasks": {},
         "warnings": [],
