@@ -243,3 +243,58 @@ def test_read_csv_cells_gives_read_records_cells_or_none(tmp_path):
     for bad in ("a,b\n1\n", "a,b\n1,2,3\n", "a,a\n1,2\n", "a,b\n\n1,2\n", 'a,b\n"1"x,2\n', "a,b\n", 'a,b\n1,"2\n'):
         p.write_text(bad, encoding="utf-8")
         assert read_csv_cells(p) is None, bad
+
+
+def test_same_cells_answers_as_comparing_every_cell_text():
+    """The copied-column check (two raters' columns) decides as the comparison of every cell's
+    text did, for text columns and for cells of any type (a workbook's numbers, JSON values)."""
+    from goldboard.cases.table_import import _same_cells, cell_text
+
+    rng = random.Random(7)
+    pool = ["", " ", "a", "a ", " a", "b", 1, 1.0, "1", None, float("nan"), True, "true"]
+    for _ in range(400):
+        n = rng.randrange(0, 6)
+        a = [rng.choice(pool) for _ in range(n)]
+        b = list(a) if rng.random() < 0.5 else [rng.choice(pool) for _ in range(n)]
+        if rng.random() < 0.3:
+            b = [x.strip() if isinstance(x, str) else x for x in b]
+        left, right = [cell_text(v) for v in a], [cell_text(v) for v in b]
+        want = any(left) and left == right
+        got = _same_cells(pd.Series(a, dtype=object), pd.Series(b, dtype=object))
+        assert got == want, (a, b)
+        if all(isinstance(x, str) for x in a + b):
+            assert _same_cells(pd.Series(a, dtype="str"), pd.Series(b, dtype="str")) == want, (a, b)
+
+
+def test_rule_warnings_are_skipped_only_where_no_rule_can_fire():
+    """Without a rating row of missing_info (a multi-select field: never in the grid then) the
+    mtb_unsafe rule cannot fire and rule_warnings is empty; with one it is computed and fires."""
+    from goldboard.annotate.pull import rule_warnings
+    from goldboard.label_configs.schema import load_schema
+
+    schema = load_schema("mtb_unsafe")
+    row = dict.fromkeys(["case_id", "output_id", "model", "rationale", "annotated_at", "lead_time"], "")
+    row.update(round=1, task_id="", project_id="", annotation_id="t:2")
+    labels = pd.DataFrame([{**row, "item_id": "C1", "rater": "onc_a", "field": "safety_label", "value": "Supported"}])
+    assert not tables._rules_may_fire(labels, schema)
+    assert rule_warnings(labels, schema, ["onc_a", "onc_b"]) == []
+    both = pd.concat(
+        [labels, pd.DataFrame([{**row, "item_id": "C1", "rater": "onc_a", "field": "missing_info", "value": "stage"}])],
+        ignore_index=True,
+    )
+    assert tables._rules_may_fire(both, schema)
+    assert rule_warnings(both, schema, ["onc_a", "onc_b"])
+
+
+def test_writers_write_the_bytes_they_wrote_before(tmp_path):
+    """write_csv_atomic streams csv_text's bytes; write_jsonl_atomic writes json.dumps's lines."""
+    from goldboard.fileio import csv_text, write_csv_atomic, write_jsonl_atomic
+
+    df = pd.DataFrame({"a": ["x\r\ny", 'q"z', "", "a,b", "\u2028", " s "], "b": [1, 2, 3, 4, 5, 6]})
+    for frame in (df, df[["a"]].iloc[2:3], df.iloc[0:0]):
+        write_csv_atomic(frame, tmp_path / "t.csv")
+        assert (tmp_path / "t.csv").read_bytes() == csv_text(frame).encode("utf-8")
+    recs = [{"item_id": 'C"1', "x": "é\u2028\n", "rounds": [1, 2], "n": None, "p": Path("a")} for _ in range(5000)]
+    write_jsonl_atomic(recs, tmp_path / "u.jsonl")
+    want = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in recs)
+    assert (tmp_path / "u.jsonl").read_text(encoding="utf-8") == want
