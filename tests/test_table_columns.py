@@ -97,6 +97,9 @@ def _table(rng: random.Random, seed: int) -> tuple[pd.DataFrame, TableMapping]:
             kw.update(raters={r: f"{{field}}_{r}" for r in RATERS[:2]})
         if rationale:
             kw["rationale_cols"] = {r: f"why_{r}" for r in RATERS[:2]}
+        if messy and rng.random() < 0.3:  # a row of empty cells (a spreadsheet's trailing row)
+            for col in cols.values():
+                col.append("")
         return pd.DataFrame(cols), TableMapping(**kw)
     rows = []
     for i in range(len(ids)):
@@ -220,7 +223,10 @@ def test_the_column_reader_takes_a_plain_csv_and_leaves_the_rest_to_the_row_read
     assert ok.normalised == [
         {"field": "safety_label", "from": "Insufficient Info", "to": "Insufficient Information", "n": 1}
     ]
-    assert read("case_id,a,b\n ,Supported,Unsafe\n") is None  # no item id
+    assert read("case_id,a,b\n ,Supported,Unsafe\n") is None  # no item id, and no other row
+    gap = read("case_id,a,b\nC1,Supported,Unsafe\n ,Unsafe,\n,,\n")  # rows without an item id: held out
+    assert gap is not None and gap.rating_count == 2 and gap.rows == 3
+    assert gap.problems == [(3, "case_id: no item id", {"a": "Unsafe"}), (4, "case_id: no item id", {})]
     held = read("case_id,a,b\nC1,Maybe,Unsafe\n")  # a value held out: read, and named invalid
     assert held is not None and held.reasons[held.combo[0]] == [
         "safety_label: 'Maybe' is not a value of safety_label (allowed: Supported, Partially Supported, Unsupported, Insufficient Information, Unsafe)"

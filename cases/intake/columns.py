@@ -14,8 +14,9 @@ ids go through :func:`~goldboard.cases.table_import.cell_text`, ``id_controls``,
 distinct rating through :func:`goldboard.cases.intake.sources.table.entries` and
 :func:`goldboard.cases.intake.core.validate`.
 
-Whatever this path does not express -- a row the row-wise reader names in a problem, an error
-or a warning (a blank or placeholder id, a control character, two ids a reader cannot tell
+A row without an item id is held out as the row-wise reader holds it out (``problems``, with its
+cells).  Whatever else this path does not express -- a row the row-wise reader names in a
+problem, an error or a warning (a placeholder id, a control character, two ids a reader cannot tell
 apart, a rater not in the study, an item rated twice), codes, field/value pairs, REDCap
 checkboxes -- makes :func:`read_columns` return ``None``, and the
 caller reads the table row by row: the files and messages are the row-wise path's, byte for
@@ -133,8 +134,12 @@ class ColumnRead:
 
     def cells_at(self, line: int) -> dict[str, Any]:
         """The non-blank cells of the row on ``line``, verbatim (a rating's cells, as the row-wise reader keeps them)."""
-        row = self.table.iloc[int(np.searchsorted(self._lines, line))]
-        return {k: v for k, v in row.items() if not str(k).startswith("_") and not is_blank(v)}
+        return _row_cells(self.table, int(np.searchsorted(self._lines, line)))
+
+
+def _row_cells(table: pd.DataFrame, i: int) -> dict[str, Any]:
+    """The non-blank cells of row ``i`` of ``table``, verbatim, in column order."""
+    return {k: v for k, v in table.iloc[i].items() if not str(k).startswith("_") and not is_blank(v)}
 
 
 @dataclass
@@ -187,6 +192,11 @@ def read_columns(
         or any(f.shown_when is not None and f.shown_when.field == rationale.name for f in schema.fields)
     ):
         return None
+    table, no_item = df, _texts(df[layout.item_col]) == ""
+    if no_item.any():  # a row without an item id is no rating: held out, named by its line (as row by row)
+        df = df[~no_item].reset_index(drop=True)
+        if not len(df):
+            return None
     ids = _read_ids(df, layout.item_col, m)
     if ids is None:
         return None
@@ -203,10 +213,15 @@ def read_columns(
     if got is None:
         return None
     blank, cols, values, reasons, normalised = got
+    lines = table["_line"].to_numpy()[no_item].tolist()
     return ColumnRead(
+        problems=[
+            (line, f"{layout.item_col}: no item id", _row_cells(table, i))
+            for i, line in zip(np.flatnonzero(no_item).tolist(), lines)
+        ],
         fields=fields,
         blank=Counter({raters[r]: n for r, n in blank.items()}),
-        rows=len(df),
+        rows=len(table),
         items=items,
         item_info=info,
         columns=list(dict.fromkeys(col for _, _, _, col in _column_roles(layout))),
@@ -219,7 +234,7 @@ def read_columns(
         values=values,
         reasons=reasons,
         raters=list(raters),
-        table=df,
+        table=table,
     )
 
 
