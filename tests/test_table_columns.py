@@ -5,7 +5,8 @@ values, held-out values, rationales, case/output/model columns, repeated and con
 twin and placeholder ids, rater names to map, raters the study lacks; CSV, TSV, XLSX and JSONL;
 re-pulls of a changed table, and a second source into the same round) are pulled twice: as
 ``pull_table`` pulls them (by columns wherever the column reader takes the table) and with the
-column reader switched off (every table row by row).  The two must write the same
+column reader and the column CSV reader switched off (every table read by ``read_records``, row
+by row: the code before them).  The two must write the same
 ``ratings.csv``, ``invalid.csv``, ``pull.json`` (but its clock), ``units.jsonl`` and study.toml
 (but its clock), say the same summary, and refuse the same tables with the same message.
 """
@@ -175,8 +176,9 @@ def _scenario(tmp_path: Path, seed: int, monkeypatch, by_rows: bool, used: list)
     study_dir = tmp_path / ("rows" if by_rows else "cols") / "S"
     study = Study.init(study_dir, "mtb_unsafe", RATERS)
     with monkeypatch.context() as mp:
-        if by_rows:
+        if by_rows:  # the code before the column path: cells read by read_records, then row by row
             mp.setattr(tables, "read_columns", lambda *a, **k: None)
+            mp.setattr(tables, "read_csv_cells", lambda *a, **k: None)
         else:
             real = tables.collect_columns
             mp.setattr(tables, "collect_columns", lambda *a, **k: used.append(seed) or real(*a, **k))
