@@ -5,7 +5,8 @@ Run:  .venv/bin/python benchmarks/bench_scale.py [--items 200000] [--million] [-
 Writes a wide table of ``--items`` items x 2 raters (200,000 x 2 = 400,000 ratings by default;
 ``--million`` makes it 500,000 x 2 = 1,000,000 ratings) with the OpenMTB-Audit columns and the
 ``mtb_unsafe`` labels (an alias and a few blank cells included), builds a study from it once
-(``study init``, ``pull --from-table``: timed and its peak printed, for the record), then times
+(``study init``, ``pull --from-table``: timed once against the yardstick run after it, goal 5x;
+``--only none`` times the pull alone), then times
 ``agree``, ``flag``, ``gold export`` and ``report --format markdown`` as whole processes,
 interpreter start and imports included, each beside the yardstick run in the same loop: the
 lean pandas way of reading the same table and writing it long (``read_csv`` + ``melt`` +
@@ -136,7 +137,7 @@ def main() -> None:
         if not reuse:
             print(
                 line(
-                    "pull --from-table", [pull_wall], [pull_peak], [pull_wall / lw], None, ([pull_cpu], [pull_cpu / lc])
+                    "pull --from-table", [pull_wall], [pull_peak], [pull_wall / lw], 5.0, ([pull_cpu], [pull_cpu / lc])
                 )
             )
         only = set(args.only.split(",")) if args.only else None

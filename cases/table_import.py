@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from goldboard.cases.ids import escaped, id_key, is_placeholder_id, placeholder_message, twin_kind
@@ -115,6 +116,10 @@ class TableRead:
     merged: list[str] = dataclasses.field(default_factory=list)
     #: XLSX hidden rows and columns read (``--read-hidden``): {"rows": [...], "columns": [...]}
     hidden: dict[str, list] = dataclasses.field(default_factory=dict)
+
+    @property
+    def rating_count(self) -> int:
+        return len(self.ratings)
 
 
 def is_blank(v: Any) -> bool:
@@ -572,8 +577,7 @@ def _distinct_rater_columns(
                         b=f"{rater}={col}",
                         col=col,
                     )
-                left = [cell_text(v) for v in df[other_col]]
-                if not identical_ok and any(left) and left == [cell_text(v) for v in df[col]]:
+                if not identical_ok and _same_cells(df[other_col], df[col]):
                     raise ParamError(
                         "{source}: {raters} {a} and {b}: columns {c1!r} and {c2!r} hold the same cell in every "
                         "row (a copied column?); if the two raters really agreed on every item, say so with "
@@ -585,6 +589,20 @@ def _distinct_rater_columns(
                         c2=col,
                     )
             seen[(f, col)] = rater
+
+
+def _same_cells(a: pd.Series, b: pd.Series) -> bool:
+    """Whether two columns hold the same cell text (``cell_text``) in every row, one at least not
+    blank: decided at the first row whose cells differ as stored and as text (the cells are
+    compared as stored first, over whole columns)."""
+    if str(a.dtype) == str(b.dtype) == "str" and not (a.isna().any() or b.isna().any()):
+        differ = (a != b).to_numpy(dtype=bool)
+    else:
+        differ = np.array([x is not y and not (type(x) is type(y) and x == y) for x, y in zip(a, b)], dtype=bool)
+    for i in np.flatnonzero(differ):
+        if cell_text(a.iloc[i]) != cell_text(b.iloc[i]):
+            return False
+    return any(cell_text(v) for v in a)
 
 
 def _named_columns(

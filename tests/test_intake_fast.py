@@ -109,8 +109,8 @@ def test_a_table_pull_pauses_the_cycle_collector_and_restores_it(tmp_path, monke
 
     study = Study.init(tmp_path / "s", "mtb_unsafe", ["onc_a", "onc_b"])
     seen = []
-    real = tables.collect
-    monkeypatch.setattr(tables, "collect", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    real = tables._validate_table  # the validation of both paths (row-wise: collect; by columns: collect_columns)
+    monkeypatch.setattr(tables, "_validate_table", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
     mapping = TableMapping(
         item_col="case_id", raters={"onc_a": "oncologist_a_label", "onc_b": "oncologist_b_label"}, field="safety_label"
     )

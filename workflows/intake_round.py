@@ -52,7 +52,7 @@ def check_additions(
     silently stop covering it; ``allow``: ``--add-to-adjudicated-round``).  ``held``: the
     unknown ids that are held out, never added (``None``: a table-born study adds them)."""
     keys = {id_key(k): k for k in known}
-    for it in read.items:
+    for it in read.items if keys else ():  # a study without items has no id to look like
         other = keys.get(id_key(it))
         if it not in known and other is not None:
             raise GoldboardError(

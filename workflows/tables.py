@@ -23,7 +23,6 @@ is held out in invalid.csv.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import os
 from collections import Counter
@@ -38,10 +37,11 @@ import pandas as pd
 from goldboard.annotate.pull import rule_warnings
 from goldboard.annotate.push import round_use
 from goldboard.cases.intake import rounds as intake_rounds
+from goldboard.cases.intake.columns import ColumnRead, collect_columns, read_columns, relaxed_schema
 from goldboard.cases.intake.core import INVALID_COLUMNS, collect
 from goldboard.cases.intake.core import IntakeResult as PullResult
 from goldboard.cases.intake.sources import table as table_source
-from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
+from goldboard.cases.ratings import RATINGS_COLUMNS, adjudicable_fields, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
     TableRead,
@@ -53,10 +53,12 @@ from goldboard.cases.table_import import (
 )
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import (
+    atomic_write,
     duplicate_headers,
     hidden_cells,
     merged_cells,
     merged_error,
+    read_csv_cells,
     read_records,
     sha256_file,
     study_own_file,
@@ -124,37 +126,84 @@ def _key_values(df: pd.DataFrame) -> dict[tuple[str, str, str], tuple[str, str]]
     return {(i, r, f): (v, why) for i, r, f, v, why in zip(*cols)}
 
 
-def describe_changes(old: pd.DataFrame, new: pd.DataFrame, source: str, first: bool) -> dict[str, Any]:
-    """What replacing ``old`` (this source's rating rows before) by ``new`` changes."""
+_KEY = ["item_id", "rater", "field"]
+
+
+def _changes_by_dicts(old: pd.DataFrame, new: pd.DataFrame) -> tuple[list, int, list, int, list, int, int]:
+    """``(added, n, removed, n, changed, n, rows)``: the first added (3), removed (3) and changed (5)
+    keys with their values, in key order, their counts, and the new rows (distinct keys)."""
     a, b = _key_values(old), _key_values(new)
     added = sorted(set(b) - set(a))
     removed = sorted(set(a) - set(b))
     changed = sorted(k for k in set(a) & set(b) if a[k] != b[k])
+    return (
+        [(k, b[k][0]) for k in added[:3]],
+        len(added),
+        [(k, a[k][0]) for k in removed[:3]],
+        len(removed),
+        [(k, a[k][0], b[k][0]) for k in changed[:5]],
+        len(changed),
+        len(b),
+    )
+
+
+def _changes_by_columns(old: pd.DataFrame, new: pd.DataFrame) -> tuple[list, int, list, int, list, int, int] | None:
+    """:func:`_changes_by_dicts` over whole columns (no tuple per rating); ``None`` when a key
+    repeats in ``old`` or ``new`` (the dicts keep its last row)."""
+    cols = [*_KEY, "value", "rationale"]
+    a, b = old[cols].astype(str), new[cols].astype(str)
+    if a.duplicated(_KEY).any() or b.duplicated(_KEY).any():
+        return None
+
+    def first(df: pd.DataFrame, k: int) -> list[tuple]:
+        rows = df.sort_values(_KEY, kind="stable").head(k)
+        return [tuple(r) for r in rows.itertuples(index=False)]
+
+    if not len(a):
+        return [((i, r, f), v) for i, r, f, v, _ in first(b, 3)], len(b), [], 0, [], 0, len(b)
+    m = a.merge(b, on=_KEY, how="outer", suffixes=("_0", "_1"), indicator=True)
+    add, gone = m[m["_merge"] == "right_only"], m[m["_merge"] == "left_only"]
+    both = m[m["_merge"] == "both"]
+    diff = both[(both["value_0"] != both["value_1"]) | (both["rationale_0"] != both["rationale_1"])]
+    return (
+        [((i, r, f), v) for i, r, f, v in first(add[[*_KEY, "value_1"]], 3)],
+        len(add),
+        [((i, r, f), v) for i, r, f, v in first(gone[[*_KEY, "value_0"]], 3)],
+        len(gone),
+        [((i, r, f), v0, v1) for i, r, f, v0, v1 in first(diff[[*_KEY, "value_0", "value_1"]], 5)],
+        len(diff),
+        len(b),
+    )
+
+
+def describe_changes(old: pd.DataFrame, new: pd.DataFrame, source: str, first: bool) -> dict[str, Any]:
+    """What replacing ``old`` (this source's rating rows before) by ``new`` changes."""
+    got = _changes_by_columns(old, new)
+    added, n_added, removed, n_removed, changed, n_changed, n_rows = got or _changes_by_dicts(old, new)
     examples = []
-    for k in changed[:5]:
-        (v0, _), (v1, _) = a[k], b[k]
+    for k, v0, v1 in changed:
         what = f"{v0!r} -> {v1!r}" if v0 != v1 else "rationale changed"
         examples.append(f"{k[0]} {k[1]} {k[2]}: {what}")
-    for k in added[:3]:
-        examples.append(f"{k[0]} {k[1]} {k[2]}: new {b[k][0]!r}")
-    for k in removed[:3]:
-        examples.append(f"{k[0]} {k[1]} {k[2]}: removed (was {a[k][0]!r})")
+    for k, v in added:
+        examples.append(f"{k[0]} {k[1]} {k[2]}: new {v!r}")
+    for k, v in removed:
+        examples.append(f"{k[0]} {k[1]} {k[2]}: removed (was {v!r})")
     if first:
-        text = f"first pull of {source}: {len(b)} rating rows"
-    elif not (added or removed or changed):
-        text = f"no change: {source} gives the same {len(b)} rating rows as its last pull"
+        text = f"first pull of {source}: {n_rows} rating rows"
+    elif not (n_added or n_removed or n_changed):
+        text = f"no change: {source} gives the same {n_rows} rating rows as its last pull"
     else:
         text = (
             f"{source} changed since its last pull: replaced its ratings in this round "
-            f"({len(added)} added, {len(removed)} removed, {len(changed)} changed)"
+            f"({n_added} added, {n_removed} removed, {n_changed} changed)"
         )
         if examples:
             text += "; " + "; ".join(examples)
     return {
         "first_pull": first,
-        "added": len(added),
-        "removed": len(removed),
-        "changed": len(changed),
+        "added": n_added,
+        "removed": n_removed,
+        "changed": n_changed,
         "examples": examples,
         "text": text,
     }
@@ -316,7 +365,7 @@ def pull_table(
     if not write:
         return result
 
-    record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
+    in_round = _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
     paths = study.write_round(n, merged, merged_invalid, res.summary)
     rnd.tables[source] = {
         "file": str(path),
@@ -329,7 +378,7 @@ def pull_table(
     }
     if new_round:
         rnd.mode = TABLE_MODE
-    rnd.units = sum(1 for u in units if n in (u.get("rounds") or []))
+    rnd.units = in_round
     study.save()
     result.paths = paths
     return result
@@ -364,7 +413,9 @@ def _read_table_ratings(
                 names=", ".join(raters),
             )
     check_rater_map(mapping.rater_names, raters)
-    read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
+    read: TableRead | ColumnRead | None = read_columns(df, mapping, schema, raters, source=str(path), codes=code_map)
+    if read is None:  # a table the column reader does not express: read row by row
+        read = read_ratings_table(df, mapping, schema, source=str(path), codes=code_map)
     title, merged = merged_cells(path, mapping.sheet)
     for rng, cols in merged:
         if set(cols) & set(read.columns):
@@ -382,9 +433,47 @@ def _read_table_ratings(
                 hint=did_you_mean(tr.rater, raters),
                 names=", ".join(raters),
             )
-    if not read.ratings:
+    if not read.rating_count:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
     return read
+
+
+def _record_units(
+    study: Study,
+    units: list[dict],
+    read: TableRead | ColumnRead,
+    n: int,
+    source: str,
+    in_table: set[str],
+    new_items: list[str],
+) -> int:
+    """units.jsonl as :func:`record_units` writes it (returns the units of round ``n``); a table
+    read by columns writes its new items' lines from the columns, never a dict per item."""
+    if not isinstance(read, ColumnRead) or not new_items:
+        record_units(study, units, read, n, source, in_table, new_items)
+        return sum(1 for u in units if n in (u.get("rounds") or []))
+    import json
+
+    enc = json.encoder.encode_basestring  # what json.dumps(..., ensure_ascii=False) writes a str as
+    for u in units:
+        if str(u["item_id"]) in in_table and n not in (u.get("rounds") or []):
+            u["rounds"] = sorted({*(int(x) for x in u.get("rounds") or []), n})
+    new = set(new_items)
+    at = [i for i, it in enumerate(read.items) if it in new]
+    info = read.item_info
+    tail = f', "case_text": "", "output_text": "", "rounds": [{int(n)}], "source": {enc(f"table:{source}")}}}\n'
+    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+    with atomic_write(study.units_path) as fh:
+        fh.write("".join(encode(u) + "\n" for u in units))
+        for start in range(0, len(at), 4096):
+            fh.write(
+                "".join(
+                    f'{{"item_id": {enc(read.items[i])}, "case_id": {enc(info.case[i] or read.items[i])}, '
+                    f'"output_id": {enc(info.output[i])}, "model": {enc(info.model[i])}{tail}'
+                    for i in at[start : start + 4096]
+                )
+            )
+    return sum(1 for u in units if n in (u.get("rounds") or [])) + len(at)
 
 
 def _not_the_studys_own(study: Study, path: Path) -> None:
@@ -439,6 +528,8 @@ def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set
     (recorded in the round, and said in a warning)."""
     if mapping.read_hidden and path.suffix.lower() not in (".xlsx", ".xlsm"):
         raise GoldboardError(f"{path} is not a workbook (only .xlsx has hidden rows and columns)", param="read_hidden")
+    if path.suffix.lower() not in (".xlsx", ".xlsm"):
+        return  # only a workbook hides rows and columns (and its reader need not be imported)
     title, rows, cols = hidden_cells(path, mapping.sheet)
     rows = [r for r in rows if r in lines]
     cols = [(letter, name) for letter, name in cols if name in read.columns]
@@ -469,6 +560,10 @@ def _check_hidden(path: Path, mapping: TableMapping, read: TableRead, lines: set
 def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
     """The table's cells as read (objects; a cell a row lacks is ``None``, never pandas' NaN, so
     a ``NaN`` the file itself holds stays distinguishable), with the ``_line`` column."""
+    if sheet is None:
+        df = read_csv_cells(path)  # a plain CSV/TSV: read as columns, never one dict per row
+        if df is not None:
+            return df
     recs = read_records(path, sheet, sheet_option=True)
     cols = list(dict.fromkeys(k for _, r in recs for k in r))
     df = pd.DataFrame([[r.get(k) for k in cols] for _, r in recs], columns=cols, dtype=object)
@@ -477,7 +572,7 @@ def _cells_frame(path: Path, sheet: str | None = None) -> pd.DataFrame:
 
 
 def _validate_table(
-    study: Study, read: TableRead, source: str, path: Path, n: int, units: list[dict]
+    study: Study, read: TableRead | ColumnRead, source: str, path: Path, n: int, units: list[dict]
 ) -> tuple[PullResult, pd.DataFrame, pd.DataFrame]:
     """Validation by the intake core, as for every source (the table adapter shows each item to
     each rater, each table rating one annotation); returns the result, its ratings and invalid rows."""
@@ -486,16 +581,14 @@ def _validate_table(
     fields_in_table = set(read.fields)
     # a field the table lacks, and the rationale (an optional value in a table: a blank comment
     # cell is recorded as no rationale and counted, never a reason to drop the label), are not required
-    rationale = schema.rationale_field
-    relaxed = dataclasses.replace(
-        schema,
-        fields=tuple(
-            f
-            if f.name in fields_in_table and (rationale is None or f.name != rationale.name)
-            else dataclasses.replace(f, required=False)
-            for f in schema.fields
-        ),
-    )
+    if isinstance(read, ColumnRead):  # read and validated by columns: the same rows, built as columns
+        res = collect_columns(read, schema, n, source)
+        res.summary["normalised"] = read.normalised
+        ratings = res.ratings
+        if len(ratings):
+            ratings = ratings[ratings["field"].isin(fields_in_table)].copy()
+        return res, ratings, res.invalid.copy()
+    relaxed = relaxed_schema(schema, fields_in_table)
     unit_frame = pd.DataFrame(
         [{"item_id": it, **read.item_info[it]} for it in read.items]
         + [{k: str(u.get(k, "") or "") for k in ("item_id", "case_id", "output_id", "model")} for u in units],
@@ -523,7 +616,20 @@ def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.Dat
     warnings.extend(read.merged)
     res.summary["table_repeated_rows"] = len(read.repeats)
     _rationale_counts(res, study, read, ratings)
-    warnings.extend(rule_warnings(ratings, study.schema, list(study.raters)))
+    if _rules_may_fire(ratings, study.schema):
+        warnings.extend(rule_warnings(ratings, study.schema, list(study.raters)))
+
+
+def _rules_may_fire(ratings: pd.DataFrame, schema: Any) -> bool:
+    """Whether a schema rule can break on ``ratings``: a rule on a field that gets no flags (not
+    adjudicable), or on a multi-select field without a rating row, never fires
+    (:func:`goldboard.adjudicate.rules.rule_break_matrix`), so without a rule on two live fields
+    :func:`rule_warnings` is empty and the rating grid it builds is not needed."""
+    if not schema.rules or not len(ratings):
+        return False
+    collected = set(ratings["field"].unique().tolist())
+    live = {f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in collected}
+    return any(r.when.field in live and r.then.field in live for r in schema.rules)
 
 
 def _rationale_counts(res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame) -> None:
@@ -569,12 +675,12 @@ def _hold_out(
     extra_invalid: list[dict],
 ) -> pd.DataFrame:
     """Drop ratings of unknown items and of item x rater another source gave, each held out as an invalid row."""
-    by_line = {tr.line: tr for tr in read.ratings}
+    by_line = {tr.line: tr.cells for tr in read.ratings}
     drop = [item in held_unknown or (item, rater) in taken for item, rater in zip(ratings["item_id"], ratings["rater"])]
     held = ratings[drop]
     for (item, rater, aid), _ in held.groupby(["item_id", "rater", "annotation_id"], sort=False):
         line = int(str(aid).rsplit(":", 1)[1])
-        cells = by_line[line].cells if line in by_line else {}
+        cells = read.cells_at(line) if isinstance(read, ColumnRead) else by_line.get(line, {})
         if item in held_unknown:
             reason = f"item {item!r} is not in this study's units (push it, or use a table-born study)"
         else:
