@@ -489,7 +489,8 @@ def collect_columns(read: ColumnRead, schema: Schema, round_number: int, source:
     ratings = pd.DataFrame(cols, columns=RATINGS_COLUMNS)
     invalid = _invalid(read, ok, round_number, source)
     summary = _summary(read, schema, round_number, n_rows, ok, invalid)
-    return IntakeResult(ratings=ratings, invalid=invalid, summary=summary)
+    counts = {r: (c["items"], c["unannotated"]) for r, c in summary["raters"].items()}
+    return IntakeResult(ratings=ratings, invalid=invalid, summary=summary, item_counts=counts)
 
 
 def _invalid(read: ColumnRead, ok: np.ndarray, round_number: int, source: str) -> pd.DataFrame:
@@ -531,8 +532,9 @@ def _summary(
     held = np.bincount(read.rater[~ok], minlength=len(raters))
     per_rater = {}
     for r, name in enumerate(raters):
-        rated = set(read.item[(read.rater == r) & ok].tolist())
-        miss = sorted(it for i, it in enumerate(read.items) if i not in rated)
+        # each item once: rated, held out as invalid, or unannotated (no rating at all), as the core counts
+        annotated = set(read.item[read.rater == r].tolist())
+        miss = sorted(it for i, it in enumerate(read.items) if i not in annotated)
         per_rater[name] = {
             "valid": int(valid[r]),
             "invalid": int(held[r]),
