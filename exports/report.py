@@ -26,20 +26,25 @@ from __future__ import annotations
 
 import platform
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from goldboard import __version__
 from goldboard.analysis.agreement import agreement, agreement_prepared, landis_koch_band, statistic_name
 from goldboard.analysis.agreement_inputs import AgreementOptions, prepare_pair
 from goldboard.analysis.agreement_render import LK_EDGES
 from goldboard.cases.intake.files import sources_text
+from goldboard.cases.ratings_columns import PandasOnUse, RatingColumns
 from goldboard.errors import GoldboardError
 from goldboard.exports.plots import png_bytes
 from goldboard.exports.report_extras import grouped_warnings_lines, sections_markdown
 from goldboard.text import md_escape, md_table, visible_controls
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+else:
+    pd = PandasOnUse()  # imported when first used: the report of a small study reads columns (issue 19)
 
 #: statistics shown in the headline table, in this order
 HEADLINE = (
@@ -121,10 +126,13 @@ def flat_label(e: dict) -> dict:
     return out
 
 
-def prevalence(ratings: pd.DataFrame, field: str, categories: list[str], schema=None) -> list[dict]:
+def prevalence(ratings: pd.DataFrame | RatingColumns, field: str, categories: list[str], schema=None) -> list[dict]:
     """Share of all ratings per label (the prevalence reported beside kappa)."""
     base, _, sub = field.partition(":")
     base, _, at = base.partition(">=")
+    if isinstance(ratings, RatingColumns):
+        vals = [v for v, f in zip(ratings["value"], ratings["field"]) if f == base]
+        return _prevalence_columns(vals, sub, schema.field(base).categories if at else [], at, categories)
     vals = ratings.loc[ratings["field"] == base, "value"].astype(str)
     if at:  # dichotomised ordinal field: categories are ["<at", ">=at"], in schema order
         scale = schema.field(base).categories
@@ -144,6 +152,27 @@ def prevalence(ratings: pd.DataFrame, field: str, categories: list[str], schema=
         vc = vals.value_counts()
         counts = {c: int(vc.get(c, 0)) for c in categories}
         cats = categories
+    return [{"label": c, "count": counts.get(c, 0), "share": (counts.get(c, 0) / n) if n else None} for c in cats]
+
+
+def _prevalence_columns(vals: list[str], sub: str, scale: list[str], at: str, categories: list[str]) -> list[dict]:
+    """:func:`prevalence` of one field's values (texts, in file order); ``scale``: the field's
+    categories when it is dichotomised at ``at``."""
+    if at:  # dichotomised ordinal field: categories are ["<at", ">=at"], in schema order
+        vals = [v for v in vals if v in scale]
+        n = len(vals)
+        high = sum(1 for v in vals if scale.index(v) >= scale.index(at))
+        counts = {categories[0]: n - high, categories[-1]: high}
+        return [{"label": c, "count": counts[c], "share": (counts[c] / n) if n else None} for c in categories]
+    n = len(vals) if sub else sum(1 for v in vals if v != "")
+    if sub:
+        yes = sum(1 for v in vals if sub in v.split("|"))
+        counts, cats = {"yes": yes, "no": n - yes}, ["no", "yes"]
+    else:
+        tally: dict[str, int] = {}
+        for v in vals:
+            tally[v] = tally.get(v, 0) + 1
+        counts, cats = {c: tally.get(c, 0) for c in categories}, categories
     return [{"label": c, "count": counts.get(c, 0), "share": (counts.get(c, 0) / n) if n else None} for c in cats]
 
 

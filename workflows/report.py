@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from goldboard.adjudicate.decisions import identity_key, log_item_problem, read_decisions
-from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
+from goldboard.adjudicate.flags import FlagColumns, flag_disagreements, summarize_flags, summary_lines
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
 from goldboard.analysis.report_tables import wald_suspect
@@ -21,6 +19,7 @@ from goldboard.analysis.scoring_render import header_lines, sections
 from goldboard.analysis.scoring_render import render_markdown as score_md
 from goldboard.cases.assignment import design_note
 from goldboard.cases.intake.files import sources_text
+from goldboard.cases.ratings_columns import RatingColumns
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.gold import read_release
 from goldboard.exports.pdf import PAPERS, default_paper, print_pdf
@@ -47,10 +46,16 @@ from goldboard.workflows.methods import (
     MethodsFacts,
     all_raters_agree,
     computing_versions,
+    count_items,
+    count_nonempty,
     methods_paragraph,
     ratings_count_text,
 )
+from goldboard.workflows.report_columns import GOLD_READ, agreement_columns, report_columns
 from goldboard.workflows.report_extras import CALIBRATION_KEY, recorded_plan, reviewer_sections
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 
 def _with_threshold_views(
@@ -98,10 +103,6 @@ def _gold_release(study: Study, release: str | None) -> tuple[pd.DataFrame | Non
         gold, manifest = read_release(chosen)
         return gold, manifest, chosen.name
     return None, None, ""
-
-
-#: the gold columns the report reads (method counts, distribution, resolution, rater vs gold)
-GOLD_READ = ("item_id", "field", "gold_value", "method")
 
 
 def _decisions_and_gold(study: Study, ratings: pd.DataFrame, release: str | None) -> tuple:
@@ -172,14 +173,13 @@ def build_report(
     ``edited``: :meth:`~goldboard.study.Study.edited_rounds` when the caller already said them
     (default: checked here); shown at the top of the report and among its warnings.
     """
-    rnd, ratings, round_rule = _round_ratings(study, round_number)
-    results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto)
-    decisions, gold, manifest, gold_name, provisional = _decisions_and_gold(study, ratings, release)
-    flags = flag_disagreements(ratings, study.schema, study.raters)
+    rnd, ratings, round_rule, (decisions, gold, manifest, gold_name, provisional), flags, results, ci_note = (
+        _report_inputs(study, round_number, release, fields, n_resamples, seed, ci_auto)
+    )
     fsum = summarize_flags(flags, study.schema)
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     blinding = blinding_text(round_info, study.adjudication)
-    show_vs_gold = not provisional or bool((gold["method"] == "adjudicated").any())
+    show_vs_gold = not provisional or _any_adjudicated(gold)
     field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold, images)
     design_text = _design_text(study, round_info, ratings)
     judge = _judge_report(study)
@@ -242,6 +242,32 @@ def build_report(
     return data
 
 
+def _report_inputs(
+    study: Study,
+    round_number: int | None,
+    release: str | None,
+    fields: list[str] | None,
+    n_resamples: int,
+    seed: int,
+    ci_auto: bool,
+) -> tuple:
+    """``(round, ratings, round rule, (decisions, gold, manifest, release name, provisional), flags,
+    agreement results, CI note)``: read as columns for a small plain study (no pandas, issue 19:
+    :func:`~goldboard.workflows.report_columns.report_columns`), else as DataFrames."""
+    quick = report_columns(study, round_number, release)
+    if quick is None:
+        rnd, ratings, round_rule = _round_ratings(study, round_number)
+    else:
+        rnd, ratings, round_rule = quick.round, quick.ratings, quick.round_rule
+    results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto)
+    if quick is None:
+        gold_facts = _decisions_and_gold(study, ratings, release)
+        flags = flag_disagreements(ratings, study.schema, study.raters)
+    else:  # no decision and no release (report_columns): the provisional gold of rules 2-4
+        gold_facts, flags = ([], quick.gold, None, "", True), quick.flags
+    return rnd, ratings, round_rule, gold_facts, flags, results, ci_note
+
+
 def _add_edited(data: dict[str, Any], study: Study, edited: list[str] | None) -> None:
     """The rounds whose ratings.csv was edited by hand since its pull
     (:meth:`~goldboard.study.Study.edited_rounds`, or ``edited`` when the caller checked them):
@@ -262,9 +288,12 @@ def _agreement_results(
 ) -> tuple[dict[str, dict], str]:
     """The agreement results of the round (with the Wald/bootstrap choice and the threshold views)
     and the note on the interval choice."""
-    results = agreement_for_study(
-        study, round_number=round_number, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings
-    )
+    if isinstance(ratings, RatingColumns):
+        results = agreement_columns(study, round_number, ratings, fields, n_resamples, seed)
+    else:
+        results = agreement_for_study(
+            study, round_number=round_number, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings
+        )
     if not results:
         raise GoldboardError(f"{study.ratings_path(round_number)}: no field has ratings from two raters yet")
     results, ci_note = _wald_choice(study, round_number, results, n_resamples, seed, ci_auto)
@@ -278,8 +307,8 @@ def _study_info(
     """The report's study block: name, schema, raters, rounds, mode, blinding, design, counts."""
     schema = study.schema
     return {
-        "n_items": int(ratings["item_id"].nunique()),
-        "n_ratings": int((ratings["value"].astype(str) != "").sum()),
+        "n_items": count_items(ratings),
+        "n_ratings": count_nonempty(ratings),
         "ratings_text": ratings_count_text(ratings, schema),
         "name": study.name,
         "path": str(study.path),
@@ -470,14 +499,37 @@ def _adjudicators(decisions: list[dict]) -> list[dict]:
     return out
 
 
-def _gold_methods(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
+def _any_adjudicated(gold: pd.DataFrame | dict[str, list[str]]) -> bool:
+    """Some gold label was adjudicated (gold as a DataFrame, or as columns)."""
+    if isinstance(gold, dict):
+        return "adjudicated" in gold["method"]
+    return bool((gold["method"] == "adjudicated").any())
+
+
+def _gold_methods(gold: pd.DataFrame | dict[str, list[str]]) -> dict[str, dict[str, int]]:
     """Per field: how many gold labels are unanimous, adjudicated, unresolved (and single, when any)."""
+    if isinstance(gold, dict):
+        return _gold_methods_columns(gold)
     methods = {}
     for fname, sub in gold.groupby("field", sort=False):
         vc = sub["method"].value_counts()
         methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "unresolved")}
         if vc.get("single", 0):
             methods[str(fname)]["single"] = int(vc["single"])
+    return methods
+
+
+def _gold_methods_columns(gold: dict[str, list[str]]) -> dict[str, dict[str, int]]:
+    """:func:`_gold_methods` of gold held as columns (fields in order of first appearance)."""
+    counts: dict[str, dict[str, int]] = {}
+    for f, m in zip(gold["field"], gold["method"]):
+        by = counts.setdefault(str(f), {})
+        by[m] = by.get(m, 0) + 1
+    methods = {}
+    for fname, vc in counts.items():
+        methods[fname] = {m: vc.get(m, 0) for m in ("unanimous", "adjudicated", "unresolved")}
+        if vc.get("single", 0):
+            methods[fname]["single"] = vc["single"]
     return methods
 
 
@@ -506,6 +558,8 @@ def _rounds_change(study: Study) -> list[dict]:
 
 def _top_flags(study: Study, flags: pd.DataFrame, ratings: pd.DataFrame) -> list[dict]:
     """The first 40 agenda rows with each rater's value."""
+    if isinstance(flags, FlagColumns):
+        return _top_flags_columns(study, flags, ratings)
     top_flags = []
     head = flags.head(40)
     # the rows of those items first (one pass over the column), then each item among them
@@ -525,6 +579,32 @@ def _top_flags(study: Study, flags: pd.DataFrame, ratings: pd.DataFrame) -> list
             }
         )
     return top_flags
+
+
+def _top_flags_columns(study: Study, flags: FlagColumns, ratings: RatingColumns) -> list[dict]:
+    """:func:`_top_flags` of flags and ratings held as columns (the same rows, values in file order)."""
+    head = [{c: flags[c][k] for c in flags.columns} for k in range(min(40, len(flags)))]
+    wanted = {(rec["item_id"], rec["field"]) for rec in head}
+    rows: dict[tuple[str, str], list[int]] = {}
+    for k, key in enumerate(zip(ratings["item_id"], ratings["field"])):
+        if key in wanted:
+            rows.setdefault(key, []).append(k)
+    who, vals = ratings["rater"], ratings["value"]
+    out = []
+    for rec in head:
+        at = rows.get((rec["item_id"], rec["field"]), [])
+        out.append(
+            {
+                "agenda": rec["agenda"],
+                "item_id": rec["item_id"],
+                "field": rec["field"],
+                "values": {r: "; ".join(vals[k] for k in at if who[k] == r) for r in study.raters},
+                "kinds": list(rec["kinds"]),
+                "boundaries": list(rec["boundaries"]),
+                "triggers": list(rec["triggers"]),
+            }
+        )
+    return out
 
 
 def _design_text(study: Study, round_info: Any, ratings: pd.DataFrame) -> str:

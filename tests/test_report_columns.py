@@ -1,0 +1,143 @@
+"""`goldboard report` of a small study read as columns, without pandas (issue 19,
+``workflows/report_columns.py``), writes what the DataFrame path writes: the same report bytes
+(Markdown and HTML), the same supplement files, the same output, errors and exit code -- compared
+on many generated studies (``test_flag_columns._random_study``: aliases, blanks, values outside the
+schema, repeated ratings, second rounds, padded ids; here also lead times, units, decisions and gold
+releases) and on the OpenMTB-Audit study."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+import pytest
+import test_flag_columns as tfc
+from conftest import invoke_cli
+
+#: the option sets each generated study is reported with
+VARIANTS = [
+    ["--format", "markdown"],
+    ["--format", "markdown", "--round", "1"],
+    ["--format", "markdown", "--ci", "auto"],
+    ["--format", "markdown", "--bootstrap", "200", "--seed", "3"],
+    ["--format", "markdown", "--round", "2"],
+    ["--format", "markdown", "--no-supplement"],
+]
+
+
+def _report_both_ways(study, tmp_path, monkeypatch, variants) -> tuple[list, list]:
+    """Each variant's (exit, stdout, stderr, report bytes, supplement files) with the column path
+    and with the DataFrame path; and what report_columns answered on the column runs."""
+    import goldboard.workflows.report as R
+
+    monkeypatch.setattr(R, "utc_now", lambda: "2026-12-01T00:00:00+00:00")
+    taken: list = []
+    real = R.report_columns
+    outs: dict[bool, list] = {True: [], False: []}
+    for quick in (True, False):
+        with monkeypatch.context() as m:
+            spy = lambda *a, **k: taken.append(real(*a, **k)) or taken[-1]  # noqa: E731
+            m.setattr(R, "report_columns", spy if quick else (lambda *a, **k: None))
+            for k, extra in enumerate(variants):
+                folder = tmp_path / f"out-{quick}-{k}"
+                out = folder / ("report.html" if "html" in extra else "report.md")
+                res = invoke_cli("report", "--study", study, "-o", out, *extra)
+                sup = folder / "supplement"
+                files = {p.name: p.read_bytes() for p in sorted(sup.iterdir())} if sup.exists() else None
+                text = out.read_bytes().replace(str(folder).encode(), b"OUT") if out.exists() else None
+                said = [s.replace(str(folder), "OUT") for s in (res.stdout, res.stderr)]
+                outs[quick].append((res.exit_code, *said, text, files))
+    return outs, taken
+
+
+def _decorate(study, seed: int) -> None:
+    """Lead times (some), units, a decisions log (some) on a generated study's first round."""
+    rng = random.Random(seed)
+    path = study / "rounds" / "1" / "ratings.csv"
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows:
+        return
+    if seed % 3 == 0:
+        for r in rows:
+            r["lead_time"] = rng.choice(["", "12.5", "30", "7"])
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+    items = sorted({r["item_id"] for r in rows})
+    with open(study / "units.jsonl", "w", encoding="utf-8") as fh:
+        for item in items:
+            fh.write(json.dumps({"item_id": item, "case_text": rng.choice(tfc.TEXTS)}) + "\n")
+    if seed % 4 == 1:
+        fields = sorted({r["field"] for r in rows})
+        with open(study / "decisions.jsonl", "w", encoding="utf-8") as fh:
+            entry = {"id": "d0", "item_id": items[0], "field": fields[0], "decision": "unresolved"}
+            fh.write(json.dumps({**entry, "adjudicator": "lead", "reason": "later", "round": 1}) + "\n")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_report_of_the_columns_is_the_report_of_the_frames(seed, tmp_path, monkeypatch):
+    """Markdown report, supplement, stdout, stderr and exit code: the same bytes both ways."""
+    study = tfc._random_study(tmp_path, seed)
+    if seed % 2:
+        _decorate(study, seed)
+    outs, _ = _report_both_ways(study, tmp_path, monkeypatch, VARIANTS)
+    for k, extra in enumerate(VARIANTS):
+        assert outs[True][k] == outs[False][k], (seed, extra)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_the_html_report_of_the_columns_is_the_html_of_the_frames(seed, tmp_path, monkeypatch):
+    """The HTML report (heatmaps embedded) is the same bytes both ways too."""
+    study = tfc._random_study(tmp_path, seed)
+    outs, taken = _report_both_ways(study, tmp_path, monkeypatch, [["--format", "html"]])
+    assert outs[True] == outs[False], seed
+    assert outs[True][0][0] == 0 and taken[0] is not None, "the column path was not taken"
+
+
+def test_the_generated_studies_mostly_take_the_column_path(tmp_path, monkeypatch):
+    """Most generated studies are reported from the columns (else the comparison proves little)."""
+    taken = 0
+    for seed in range(24):
+        _, got = _report_both_ways(tfc._random_study(tmp_path, seed), tmp_path, monkeypatch, VARIANTS[:1])
+        taken += bool(got and got[0] is not None)
+    assert taken >= 12, taken
+
+
+def _openmtb(tmp_path):
+    root = tmp_path / "S"
+    invoke_cli("cases", "example", "openmtb", "-o", tmp_path / "t.csv", code=0)
+    invoke_cli("study", "init", root, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", code=0)
+    invoke_cli(
+        "pull", "--study", root, "--from-table", tmp_path / "t.csv", "--item-col", "case_id",
+        "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label", "--field", "safety_label", code=0,
+    )  # fmt: skip
+    return root
+
+
+def test_the_openmtb_report_is_the_same_both_ways(tmp_path, monkeypatch):
+    """The README's study: Markdown and HTML, supplement included, from the columns."""
+    root = _openmtb(tmp_path)
+    variants = [["--format", "markdown"], ["--format", "html"], ["--format", "markdown", "--ci", "auto"]]
+    outs, taken = _report_both_ways(root, tmp_path, monkeypatch, variants)
+    assert taken and all(t is not None for t in taken)
+    assert outs[True] == outs[False]
+    md = outs[True][0][3].decode()
+    assert "| Cohen's kappa" in md and "50 items" in md
+    assert len(outs[True][0][4]) >= 8  # the supplement's CSV files
+
+
+def test_with_decisions_or_a_release_the_report_reads_dataframes(tmp_path, monkeypatch):
+    """A decision in the log, or a gold release: the gold comes from them, by the DataFrame path
+    (report_columns answers None), and the report is the same as without the column path."""
+    root = _openmtb(tmp_path)
+    entry = {"id": "d0", "item_id": "MTB-94338760", "field": "safety_label", "decision": "Supported"}
+    (root / "decisions.jsonl").write_text(json.dumps({**entry, "adjudicator": "lead", "round": 1}) + "\n", "utf-8")
+    outs, taken = _report_both_ways(root, tmp_path, monkeypatch, [["--format", "markdown"]])
+    assert taken == [None] and outs[True] == outs[False]
+    invoke_cli("gold", "export", "--study", root, code=0)
+    outs, taken = _report_both_ways(root, tmp_path, monkeypatch, [["--format", "markdown"]])
+    assert taken == [None] and outs[True] == outs[False]
+    assert "v1" in outs[True][0][3].decode()
