@@ -141,3 +141,64 @@ def test_with_decisions_or_a_release_the_report_reads_dataframes(tmp_path, monke
     outs, taken = _report_both_ways(root, tmp_path, monkeypatch, [["--format", "markdown"]])
     assert taken == [None] and outs[True] == outs[False]
     assert "v1" in outs[True][0][3].decode()
+
+
+def _frame_files(data: dict) -> dict[str, str]:
+    """The supplement as the DataFrames wrote it (``supplement_tables``, each cell by ``_cell``)."""
+    from goldboard.exports.report_extras import _cell, supplement_tables
+    from goldboard.fileio import csv_text
+
+    out = {}
+    for stem, df in supplement_tables(data).items():
+        cells = df.map(_cell)
+        cells.columns = [str(c) for c in df.columns]
+        out[stem] = csv_text(cells)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_supplement_cells_are_the_cells_the_dataframes_wrote(seed):
+    """``supplement_cells`` lays out a table as pandas would (a missing cell, None or NaN among whole
+    numbers makes them floats: 1234567 then reads 1.23457e+06; booleans and text stay as they are)."""
+    import csv as csv_module
+    import io
+
+    import numpy as np
+
+    from goldboard.exports.report_extras import supplement_cells
+
+    rng = random.Random(seed)
+    pool = [None, float("nan"), 0, 7, 1234567, 2.5, 1e-9, "x", "a, b", 'say "hi"', "", True, False]
+    pool += [np.int64(5), np.float64(0.25), "two\nlines"]
+    keys = ["a", "b", "c", "d"]
+
+    def records(n):
+        return [{k: rng.choice(pool) for k in keys if rng.random() < 0.85} for _ in range(n)]
+
+    data = {
+        "fields": [
+            {
+                "name": "f one",
+                "headline": [{"name": "kappa", "n": rng.choice([3, None]), "value": rng.choice(pool)}],
+                "prevalence": records(rng.randint(0, 4)),
+                "per_label": records(rng.randint(0, 4)),
+                "confusions": [
+                    {"matrix": [[1, 2], [3, 1234567]], "labels": ["x", "y"], "row_rater": "a", "col_rater": "b"}
+                ],
+            }
+        ],
+        "multi": [{"name": "m", "rows": records(3)}],
+        "rounds_change": records(rng.randint(1, 5)),
+        "adjudication": {"methods": {"f": {"unanimous": 3, "adjudicated": 0, "unresolved": 1}}},
+        "sections": [
+            {"tables": [{"csv": "t", "header": keys, "rows": [list(r.values()) for r in records(3) if len(r) == 4]}]}
+        ],
+        "warnings": ["f: one thing", "g: one thing", "other"],
+    }
+    want = _frame_files(data)
+    got = {}
+    for stem, cells in supplement_cells(data).items():
+        buf = io.StringIO(newline="")
+        csv_module.writer(buf, lineterminator="\r\n", quoting=csv_module.QUOTE_MINIMAL).writerows(cells)
+        got[stem] = buf.getvalue()
+    assert got == want, seed
