@@ -133,6 +133,9 @@ def test_with_decisions_or_a_release_the_report_reads_dataframes(tmp_path, monke
     """A decision in the log, or a gold release: the gold comes from them, by the DataFrame path
     (report_columns answers None), and the report is the same as without the column path."""
     root = _openmtb(tmp_path)
+    (root / "decisions.jsonl").write_text("\n", "utf-8")  # an empty log: nothing decided, the columns answer
+    outs, taken = _report_both_ways(root, tmp_path, monkeypatch, [["--format", "markdown"]])
+    assert taken[0] is not None and outs[True] == outs[False]
     entry = {"id": "d0", "item_id": "MTB-94338760", "field": "safety_label", "decision": "Supported"}
     (root / "decisions.jsonl").write_text(json.dumps({**entry, "adjudicator": "lead", "round": 1}) + "\n", "utf-8")
     outs, taken = _report_both_ways(root, tmp_path, monkeypatch, [["--format", "markdown"]])

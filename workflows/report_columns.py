@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from goldboard.adjudicate.decisions import read_decisions
 from goldboard.adjudicate.flags import FlagColumns, flag_columns
 from goldboard.adjudicate.gold import resolve_gold_columns
 from goldboard.analysis.agreement import agreement
@@ -59,8 +58,8 @@ def report_columns(study: Study, round_number: int | None, release: str | None) 
     gdir = study.gold_dir
     if gdir.exists() and any(p.is_dir() and p.name[1:].isdigit() for p in gdir.glob("v*")):
         return None  # a gold release: the DataFrame path reads and verifies it
-    if study.decisions_path.exists() and read_decisions(study.decisions_path):
-        return None  # gold's rule 1 (decisions in force) is the DataFrame path's
+    if study.decisions_path.exists() and study.decisions_path.read_bytes().strip():
+        return None  # gold's rule 1 (decisions in force) is the DataFrame path's, which reads the log once
     rnd = pulled[0]
     cols = read_rating_columns(study.ratings_path(rnd), REPORT_MAX_BYTES)
     if cols is None:
