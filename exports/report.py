@@ -24,8 +24,10 @@ so the report equals ``goldboard agree``), with the building blocks here
 
 from __future__ import annotations
 
+import os
 import platform
-from importlib import metadata
+import re
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -66,23 +68,84 @@ LANDIS_KOCH_NOTE = (
 # --------------------------------------------------------------------------- data
 
 
+#: the packages whose versions the report names (those installed)
+SOFTWARE = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "krippendorff",
+    "scikit-learn",
+    "statsmodels",
+    "label-studio-sdk",
+    "label-studio",
+)
+
+
 def software_versions() -> dict[str, str]:
     out = {"goldboard": __version__, "python": platform.python_version()}
-    for pkg in (
-        "numpy",
-        "pandas",
-        "scipy",
-        "krippendorff",
-        "scikit-learn",
-        "statsmodels",
-        "label-studio-sdk",
-        "label-studio",
-    ):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            continue
+    found = _dist_info_versions(SOFTWARE)
+    for pkg in SOFTWARE:
+        version = found.get(pkg, "?")
+        if version == "?":  # not plainly installed: ask importlib.metadata (its import costs a blink)
+            version = _metadata_version(pkg)
+        if version is not None:
+            out[pkg] = version
     return out
+
+
+def _metadata_version(pkg: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(pkg)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _norm(name: str) -> str:
+    """A distribution name as importlib.metadata matches it (``scikit-learn`` -> ``scikit_learn``)."""
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
+
+def _dist_info_versions(names: tuple[str, ...]) -> dict[str, str | None]:
+    """Each name's version as :func:`importlib.metadata.version` finds it -- the first ``sys.path``
+    folder holding a ``<name>-<version>.dist-info`` or ``.egg-info``, its metadata's ``Version`` --
+    read without importing importlib.metadata (and its email parser): ``None`` when no folder of
+    ``sys.path`` has one (every entry a folder), ``"?"`` wherever anything is less plain (an
+    ``.egg-info``, an archive on ``sys.path``, no readable ``Version``): ask importlib.metadata."""
+    wanted = {_norm(n): n for n in names}
+    out: dict[str, str | None] = {}
+    for entry in sys.path:
+        try:
+            children = os.listdir(entry or ".")
+        except OSError:
+            if os.path.exists(entry):  # an archive (a zip) on sys.path: importlib.metadata reads those
+                return {n: out.get(n, "?") for n in names}
+            continue
+        for child in children:
+            low = child.lower()
+            if not low.endswith((".dist-info", ".egg-info")):
+                continue
+            name = wanted.get(_norm(low.rpartition(".")[0].partition("-")[0]))
+            if name is None or name in out:
+                continue
+            out[name] = _metadata_file_version(os.path.join(entry or ".", child)) if low.endswith(".dist-info") else "?"
+    return {n: out.get(n) for n in names}
+
+
+def _metadata_file_version(dist_info: str) -> str:
+    """The ``Version`` header of ``<dist-info>/METADATA`` (``"?"`` when there is none to read)."""
+    try:
+        with open(os.path.join(dist_info, "METADATA"), encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    break
+                key, sep, value = line.partition(":")
+                if sep and key.strip().lower() == "version":
+                    return value.strip() or "?"
+    except (OSError, UnicodeDecodeError):
+        pass
+    return "?"
 
 
 def headline_rows(result: dict) -> list[dict]:

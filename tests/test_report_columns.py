@@ -205,3 +205,50 @@ def test_the_supplement_cells_are_the_cells_the_dataframes_wrote(seed):
         csv_module.writer(buf, lineterminator="\r\n", quoting=csv_module.QUOTE_MINIMAL).writerows(cells)
         got[stem] = buf.getvalue()
     assert got == want, seed
+
+
+def test_software_versions_are_importlib_metadatas(tmp_path, monkeypatch):
+    """The report's software versions are read from the dist-info folders without importing
+    importlib.metadata: the same answers, installed or not, here and on a made-up sys.path (the first
+    folder wins; an .egg-info, a missing METADATA or an archive on sys.path is left to importlib.metadata)."""
+    import sys
+    from importlib import metadata
+
+    from goldboard.exports.report import SOFTWARE, _dist_info_versions, software_versions
+
+    def theirs(names):
+        out = {}
+        for n in names:
+            try:
+                out[n] = metadata.version(n)
+            except metadata.PackageNotFoundError:
+                continue
+        return out
+
+    mine = software_versions()
+    assert {k: v for k, v in mine.items() if k in SOFTWARE} == theirs(SOFTWARE)
+
+    def dist(folder, name, version, kind="dist-info", meta=True):
+        d = folder / f"{name}-{version}.{kind}"
+        d.mkdir(parents=True)
+        if meta:
+            (d / ("METADATA" if kind == "dist-info" else "PKG-INFO")).write_text(
+                f"Metadata-Version: 2.1\nName: {name}\nversion: {version}\n\nBody: no\n", "utf-8"
+            )
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    dist(one, "Alpha_Pkg", "1.0")
+    dist(two, "alpha_pkg", "2.0")
+    dist(two, "beta.pkg", "0.3")
+    dist(one, "gamma", "0.1", kind="egg-info")
+    dist(two, "delta", "5", meta=False)
+    names = ("alpha-pkg", "beta-pkg", "gamma", "delta", "absent")
+    monkeypatch.setattr(sys, "path", [str(one), str(two)])
+    got = _dist_info_versions(names)
+    assert got == {"alpha-pkg": "1.0", "beta-pkg": "0.3", "gamma": "?", "delta": "?", "absent": None}
+    assert {n: v for n, v in got.items() if v not in ("?", None)} == {
+        n: v for n, v in theirs(names).items() if got[n] != "?"
+    }
+    (tmp_path / "lib.zip").write_bytes(b"PK")
+    monkeypatch.setattr(sys, "path", [str(one), str(tmp_path / "lib.zip"), str(two)])
+    assert _dist_info_versions(names)["beta-pkg"] == "?"  # after an archive: importlib.metadata answers
