@@ -13,17 +13,11 @@ import json
 import numbers
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from goldboard.analysis.report_tables import group_warnings
-from goldboard.cases.ratings_columns import PandasOnUse
 from goldboard.fileio import CSV_LINETERMINATOR, atomic_write, write_text_atomic
 from goldboard.text import md_escape, md_table
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-else:
-    pd = PandasOnUse()  # supplement_tables only: the supplement is written from plain rows (issue 19)
 
 SUPPLEMENT_DIR = "supplement"
 
@@ -65,64 +59,12 @@ def _slug(text: str) -> str:
     return s[:60] or "table"
 
 
-def supplement_tables(data: dict) -> dict[str, pd.DataFrame]:
-    """Every table the report shows, as DataFrames keyed by file stem (what :func:`supplement_cells`
-    writes without pandas: the same cells, tests/test_report_columns.py holds them together)."""
-    out: dict[str, pd.DataFrame] = {}
-    for i, f in enumerate(data.get("fields", []), start=1):
-        stem = f"{i:02d}_{_slug(f['name'])}"
-        out[f"{stem}_agreement"] = pd.DataFrame(
-            [
-                {k: r.get(k) for k in ("name", "raters", "n", "value", "ci_low", "ci_high", "se", "ci_method", "band")}
-                for r in f["headline"]
-            ]
-        )
-        if f.get("prevalence"):
-            out[f"{stem}_prevalence"] = pd.DataFrame(f["prevalence"])
-        if f.get("per_label"):
-            out[f"{stem}_per_label"] = pd.DataFrame(f["per_label"])
-        if f.get("vs_gold"):
-            out[f"{stem}_vs_gold"] = pd.DataFrame(f["vs_gold"])
-        for c in f.get("confusions", []):
-            m = pd.DataFrame(c["matrix"], index=c["labels"], columns=c["labels"])
-            m.index.name = f"{c['row_rater']} \\ {c['col_rater']}"
-            out[f"{stem}_confusion_{_slug(c['row_rater'])}_vs_{_slug(c['col_rater'])}"] = m.reset_index()
-    for m in data.get("multi", []):
-        out[f"multi_{_slug(m['name'])}"] = pd.DataFrame(m["rows"])
-    top = data.get("flags", {}).get("top") or []
-    if top:
-        out["disagreement_agenda"] = pd.DataFrame(
-            [
-                {
-                    "agenda": t["agenda"],
-                    "item_id": t["item_id"],
-                    "field": t["field"],
-                    **{f"value_{r}": v for r, v in t["values"].items()},
-                    "flags": ", ".join(t["boundaries"] + t["triggers"]) or ", ".join(t["kinds"]),
-                }
-                for t in top
-            ]
-        )
-    methods = data.get("adjudication", {}).get("methods") or {}
-    if methods:
-        out["adjudication"] = pd.DataFrame([{"field": k, **v} for k, v in methods.items()])
-    if data.get("rounds_change"):
-        out["round_over_round"] = pd.DataFrame(data["rounds_change"])
-    for s in data.get("sections", []):
-        for t in s["tables"]:
-            out[t["csv"]] = pd.DataFrame(t["rows"], columns=t["header"])
-    if data.get("warnings"):
-        out["warnings"] = pd.DataFrame(group_warnings(data["warnings"])).assign(
-            fields=lambda d: d["fields"].map(", ".join)
-        )
-    return out
-
-
 def supplement_cells(data: dict) -> dict[str, list[list[str]]]:
-    """:func:`supplement_tables` as the cell texts of each file (header row first), without pandas:
-    each table is laid out as a DataFrame built from the same records would be -- columns in order
-    of first appearance, a missing cell empty, a numeric column with an empty cell or a fraction
-    read as floats -- and each cell written by the same :func:`_cell`."""
+    """Every table the report shows, keyed by file stem, as the cell texts of its CSV file (header
+    row first), without pandas: each table is laid out as the DataFrame built from the same records
+    was until issue 19 (``tests/test_report_columns.py`` keeps that code and holds the two together)
+    -- columns in order of first appearance, a missing cell empty, a numeric column with an empty
+    cell or a fraction read as floats -- and each cell written by :func:`_cell`."""
     out: dict[str, list[list[str]]] = {}
     for i, f in enumerate(data.get("fields", []), start=1):
         stem = f"{i:02d}_{_slug(f['name'])}"

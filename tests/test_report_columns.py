@@ -11,9 +11,13 @@ import csv
 import json
 import random
 
+import pandas as pd
 import pytest
 import test_flag_columns as tfc
 from conftest import invoke_cli
+
+from goldboard.analysis.report_tables import group_warnings
+from goldboard.exports.report_extras import _slug
 
 #: the option sets each generated study is reported with
 VARIANTS = [
@@ -146,13 +150,66 @@ def test_with_decisions_or_a_release_the_report_reads_dataframes(tmp_path, monke
     assert "v1" in outs[True][0][3].decode()
 
 
+def _supplement_tables(data: dict) -> dict[str, pd.DataFrame]:
+    """Every table the report shows, as DataFrames keyed by file stem: how the supplement was laid
+    out until issue 19 (exports/report_extras.py's code then), the reference of supplement_cells."""
+    out: dict[str, pd.DataFrame] = {}
+    for i, f in enumerate(data.get("fields", []), start=1):
+        stem = f"{i:02d}_{_slug(f['name'])}"
+        out[f"{stem}_agreement"] = pd.DataFrame(
+            [
+                {k: r.get(k) for k in ("name", "raters", "n", "value", "ci_low", "ci_high", "se", "ci_method", "band")}
+                for r in f["headline"]
+            ]
+        )
+        if f.get("prevalence"):
+            out[f"{stem}_prevalence"] = pd.DataFrame(f["prevalence"])
+        if f.get("per_label"):
+            out[f"{stem}_per_label"] = pd.DataFrame(f["per_label"])
+        if f.get("vs_gold"):
+            out[f"{stem}_vs_gold"] = pd.DataFrame(f["vs_gold"])
+        for c in f.get("confusions", []):
+            m = pd.DataFrame(c["matrix"], index=c["labels"], columns=c["labels"])
+            m.index.name = f"{c['row_rater']} \\ {c['col_rater']}"
+            out[f"{stem}_confusion_{_slug(c['row_rater'])}_vs_{_slug(c['col_rater'])}"] = m.reset_index()
+    for m in data.get("multi", []):
+        out[f"multi_{_slug(m['name'])}"] = pd.DataFrame(m["rows"])
+    top = data.get("flags", {}).get("top") or []
+    if top:
+        out["disagreement_agenda"] = pd.DataFrame(
+            [
+                {
+                    "agenda": t["agenda"],
+                    "item_id": t["item_id"],
+                    "field": t["field"],
+                    **{f"value_{r}": v for r, v in t["values"].items()},
+                    "flags": ", ".join(t["boundaries"] + t["triggers"]) or ", ".join(t["kinds"]),
+                }
+                for t in top
+            ]
+        )
+    methods = data.get("adjudication", {}).get("methods") or {}
+    if methods:
+        out["adjudication"] = pd.DataFrame([{"field": k, **v} for k, v in methods.items()])
+    if data.get("rounds_change"):
+        out["round_over_round"] = pd.DataFrame(data["rounds_change"])
+    for s in data.get("sections", []):
+        for t in s["tables"]:
+            out[t["csv"]] = pd.DataFrame(t["rows"], columns=t["header"])
+    if data.get("warnings"):
+        out["warnings"] = pd.DataFrame(group_warnings(data["warnings"])).assign(
+            fields=lambda d: d["fields"].map(", ".join)
+        )
+    return out
+
+
 def _frame_files(data: dict) -> dict[str, str]:
-    """The supplement as the DataFrames wrote it (``supplement_tables``, each cell by ``_cell``)."""
-    from goldboard.exports.report_extras import _cell, supplement_tables
+    """The supplement as the DataFrames wrote it (``_supplement_tables``, each cell by ``_cell``)."""
+    from goldboard.exports.report_extras import _cell
     from goldboard.fileio import csv_text
 
     out = {}
-    for stem, df in supplement_tables(data).items():
+    for stem, df in _supplement_tables(data).items():
         cells = df.map(_cell)
         cells.columns = [str(c) for c in df.columns]
         out[stem] = csv_text(cells)
