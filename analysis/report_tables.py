@@ -15,11 +15,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
+from goldboard.cases.ratings_columns import PandasOnUse, RatingColumns
 from goldboard.text import cell_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+else:
+    pd = PandasOnUse()  # imported when first used: a small study's report reads columns (issue 19)
 
 UNRESOLVED_TEXT = "unresolved"
 
@@ -31,19 +37,31 @@ def _text_column(col: pd.Series) -> pd.Series:
     return col.map(cell_text)
 
 
-def gold_distribution(gold: pd.DataFrame, fields: Iterable[str] | None = None) -> list[dict]:
+def gold_distribution(gold: pd.DataFrame | dict[str, list[str]], fields: Iterable[str] | None = None) -> list[dict]:
     """One row per field x gold value: ``n``, ``share`` of the field's resolved items, and how
     many were ``unanimous`` / ``adjudicated``; one row per field for the ``unresolved`` items
     (their gold value is empty).  Fields in ``gold`` order unless ``fields`` is given.
-    Counted per field x value x method over whole columns (values most frequent first)."""
+    Counted per field x value x method over whole columns (values most frequent first).
+    ``gold``: a DataFrame, or columns of text (a small study's provisional gold)."""
+    counts: dict[str, dict[str, dict]] = {}  # field -> value -> method -> n (a few hundred groups at most)
+    if isinstance(gold, dict):
+        for f, v, m in zip(gold["field"], gold["gold_value"], gold["method"]):
+            by = counts.setdefault(f, {}).setdefault(v, {})
+            by[m] = by.get(m, 0) + 1
+        order = list(fields) if fields is not None else list(counts)
+        return _distribution_rows(counts, order)
     if gold is None or gold.empty:
         return []
     field_col = gold["field"].astype(str)
     order = list(fields) if fields is not None else [str(f) for f in pd.unique(field_col)]
     table = pd.DataFrame({"f": field_col, "v": _text_column(gold["gold_value"]), "m": gold["method"]})
-    counts: dict[str, dict[str, dict]] = {}  # field -> value -> method -> n (a few hundred groups at most)
     for (f, v, m), n in table.groupby(["f", "v", "m"], sort=False, dropna=False).size().items():
         counts.setdefault(str(f), {}).setdefault(v, {})[m] = int(n)
+    return _distribution_rows(counts, order)
+
+
+def _distribution_rows(counts: dict[str, dict[str, dict]], order: list[str]) -> list[dict]:
+    """:func:`gold_distribution`'s rows from its counts (field -> value -> method -> n)."""
     rows = []
     for f in order:
         if f not in counts:
@@ -100,15 +118,25 @@ def _outcomes(flags: pd.DataFrame, gold: pd.DataFrame | None) -> np.ndarray:
     return np.where(open_, UNRESOLVED_TEXT, np.where(values == "", "(none)", values))
 
 
+def _outcomes_columns(flags, gold: dict[str, list[str]]) -> np.ndarray:
+    """:func:`_outcomes` of gold held as columns of text (the last row of a key wins)."""
+    got = {(i, f): (m, v) for i, f, m, v in zip(gold["item_id"], gold["field"], gold["method"], gold["gold_value"])}
+    out = []
+    for key in zip(flags["item_id"], flags["field"]):
+        m, v = got.get(key, ("unresolved", ""))
+        out.append(UNRESOLVED_TEXT if m == "unresolved" else (v or "(none)"))
+    return np.array(out, dtype=object)
+
+
 def resolution_by_boundary(flags: pd.DataFrame, gold: pd.DataFrame, schema) -> list[dict]:
     """For each named boundary of the schema: how many item x field disagreements crossed it and
     what the gold label became -- one row per boundary x outcome (``decision`` is the gold value,
     or ``unresolved``), with ``n`` and ``share`` of the boundary's disagreements, and the two
     sides' value groups (``side_a``, ``side_b``)."""
-    if flags is None or flags.empty:
+    if flags is None or not len(flags):
         return []
-    outcome = _outcomes(flags, gold)
-    crossed = flags["boundaries"].tolist() if "boundaries" in flags.columns else [None] * len(flags)
+    outcome = _outcomes_columns(flags, gold) if isinstance(gold, dict) else _outcomes(flags, gold)
+    crossed = list(flags["boundaries"]) if "boundaries" in flags.columns else [None] * len(flags)
     rows_of: dict[str, list[int]] = {}  # boundary name -> flags rows that crossed it (one pass)
     for i, names in enumerate(crossed):
         if isinstance(names, str):  # a text cell, not a list: the boundaries whose name it contains
@@ -145,12 +173,18 @@ def _summary(x: pd.Series) -> dict:
     return {"n": int(len(v)), "median": float(med), "q1": float(q1), "q3": float(q3), "iqr": float(q3 - q1)}
 
 
-def time_on_task(ratings: pd.DataFrame, field: str) -> dict:
+def time_on_task(ratings: pd.DataFrame | RatingColumns, field: str) -> dict:
     """Label Studio's ``lead_time`` (seconds the rater spent on the annotation) per rater and per
     label the rater gave on ``field``: ``{"per_rater": [...], "per_label": [...], "n_missing"}``,
     each row ``{group, n, median, q1, q3, iqr}`` (quartiles by linear interpolation, numpy's
     default).  One annotation counts once (its fields share one lead time); annotations without
     a lead time (imported from files) are counted in ``n_missing``."""
+    if isinstance(ratings, RatingColumns):  # a small study's columns: with no lead time, nothing to show
+        if "lead_time" in ratings.columns and any(v != "" for v in ratings["lead_time"]):
+            ratings = ratings.frame()
+        else:  # every annotation of the field is missing its lead time, counted once each
+            pairs = {(i, r) for i, r, f in zip(ratings["item_id"], ratings["rater"], ratings["field"]) if f == field}
+            return {"per_rater": [], "per_label": [], "n_missing": len(pairs) if "lead_time" in ratings.columns else 0}
     if "lead_time" not in ratings.columns:
         return {"per_rater": [], "per_label": [], "n_missing": 0}
     sub = ratings[ratings["field"].astype(str) == field].copy()

@@ -24,22 +24,29 @@ so the report equals ``goldboard agree``), with the building blocks here
 
 from __future__ import annotations
 
+import os
 import platform
-from importlib import metadata
-from typing import Any
+import re
+import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from goldboard import __version__
 from goldboard.analysis.agreement import agreement, agreement_prepared, landis_koch_band, statistic_name
 from goldboard.analysis.agreement_inputs import AgreementOptions, prepare_pair
 from goldboard.analysis.agreement_render import LK_EDGES
 from goldboard.cases.intake.files import sources_text
+from goldboard.cases.ratings_columns import PandasOnUse, RatingColumns
 from goldboard.errors import GoldboardError
 from goldboard.exports.plots import png_bytes
 from goldboard.exports.report_extras import grouped_warnings_lines, sections_markdown
 from goldboard.text import md_escape, md_table, visible_controls
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+else:
+    pd = PandasOnUse()  # imported when first used: the report of a small study reads columns (issue 19)
 
 #: statistics shown in the headline table, in this order
 HEADLINE = (
@@ -61,23 +68,84 @@ LANDIS_KOCH_NOTE = (
 # --------------------------------------------------------------------------- data
 
 
+#: the packages whose versions the report names (those installed)
+SOFTWARE = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "krippendorff",
+    "scikit-learn",
+    "statsmodels",
+    "label-studio-sdk",
+    "label-studio",
+)
+
+
 def software_versions() -> dict[str, str]:
     out = {"goldboard": __version__, "python": platform.python_version()}
-    for pkg in (
-        "numpy",
-        "pandas",
-        "scipy",
-        "krippendorff",
-        "scikit-learn",
-        "statsmodels",
-        "label-studio-sdk",
-        "label-studio",
-    ):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            continue
+    found = _dist_info_versions(SOFTWARE)
+    for pkg in SOFTWARE:
+        version = found.get(pkg, "?")
+        if version == "?":  # not plainly installed: ask importlib.metadata (its import costs a blink)
+            version = _metadata_version(pkg)
+        if version is not None:
+            out[pkg] = version
     return out
+
+
+def _metadata_version(pkg: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(pkg)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _norm(name: str) -> str:
+    """A distribution name as importlib.metadata matches it (``scikit-learn`` -> ``scikit_learn``)."""
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
+
+def _dist_info_versions(names: tuple[str, ...]) -> dict[str, str | None]:
+    """Each name's version as :func:`importlib.metadata.version` finds it -- the first ``sys.path``
+    folder holding a ``<name>-<version>.dist-info`` or ``.egg-info``, its metadata's ``Version`` --
+    read without importing importlib.metadata (and its email parser): ``None`` when no folder of
+    ``sys.path`` has one (every entry a folder), ``"?"`` wherever anything is less plain (an
+    ``.egg-info``, an archive on ``sys.path``, no readable ``Version``): ask importlib.metadata."""
+    wanted = {_norm(n): n for n in names}
+    out: dict[str, str | None] = {}
+    for entry in sys.path:
+        try:
+            children = os.listdir(entry or ".")
+        except OSError:
+            if os.path.exists(entry):  # an archive (a zip) on sys.path: importlib.metadata reads those
+                return {n: out.get(n, "?") for n in names}
+            continue
+        for child in children:
+            low = child.lower()
+            if not low.endswith((".dist-info", ".egg-info")):
+                continue
+            name = wanted.get(_norm(low.rpartition(".")[0].partition("-")[0]))
+            if name is None or name in out:
+                continue
+            out[name] = _metadata_file_version(os.path.join(entry or ".", child)) if low.endswith(".dist-info") else "?"
+    return {n: out.get(n) for n in names}
+
+
+def _metadata_file_version(dist_info: str) -> str:
+    """The ``Version`` header of ``<dist-info>/METADATA`` (``"?"`` when there is none to read)."""
+    try:
+        with open(os.path.join(dist_info, "METADATA"), encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    break
+                key, sep, value = line.partition(":")
+                if sep and key.strip().lower() == "version":
+                    return value.strip() or "?"
+    except (OSError, UnicodeDecodeError):
+        pass
+    return "?"
 
 
 def headline_rows(result: dict) -> list[dict]:
@@ -121,10 +189,13 @@ def flat_label(e: dict) -> dict:
     return out
 
 
-def prevalence(ratings: pd.DataFrame, field: str, categories: list[str], schema=None) -> list[dict]:
+def prevalence(ratings: pd.DataFrame | RatingColumns, field: str, categories: list[str], schema=None) -> list[dict]:
     """Share of all ratings per label (the prevalence reported beside kappa)."""
     base, _, sub = field.partition(":")
     base, _, at = base.partition(">=")
+    if isinstance(ratings, RatingColumns):
+        vals = [v for v, f in zip(ratings["value"], ratings["field"]) if f == base]
+        return _prevalence_columns(vals, sub, schema.field(base).categories if at else [], at, categories)
     vals = ratings.loc[ratings["field"] == base, "value"].astype(str)
     if at:  # dichotomised ordinal field: categories are ["<at", ">=at"], in schema order
         scale = schema.field(base).categories
@@ -144,6 +215,27 @@ def prevalence(ratings: pd.DataFrame, field: str, categories: list[str], schema=
         vc = vals.value_counts()
         counts = {c: int(vc.get(c, 0)) for c in categories}
         cats = categories
+    return [{"label": c, "count": counts.get(c, 0), "share": (counts.get(c, 0) / n) if n else None} for c in cats]
+
+
+def _prevalence_columns(vals: list[str], sub: str, scale: list[str], at: str, categories: list[str]) -> list[dict]:
+    """:func:`prevalence` of one field's values (texts, in file order); ``scale``: the field's
+    categories when it is dichotomised at ``at``."""
+    if at:  # dichotomised ordinal field: categories are ["<at", ">=at"], in schema order
+        vals = [v for v in vals if v in scale]
+        n = len(vals)
+        high = sum(1 for v in vals if scale.index(v) >= scale.index(at))
+        counts = {categories[0]: n - high, categories[-1]: high}
+        return [{"label": c, "count": counts[c], "share": (counts[c] / n) if n else None} for c in categories]
+    n = len(vals) if sub else sum(1 for v in vals if v != "")
+    if sub:
+        yes = sum(1 for v in vals if sub in v.split("|"))
+        counts, cats = {"yes": yes, "no": n - yes}, ["no", "yes"]
+    else:
+        tally: dict[str, int] = {}
+        for v in vals:
+            tally[v] = tally.get(v, 0) + 1
+        counts, cats = {c: tally.get(c, 0) for c in categories}, categories
     return [{"label": c, "count": counts.get(c, 0), "share": (counts.get(c, 0) / n) if n else None} for c in cats]
 
 

@@ -8,15 +8,15 @@ The CSVs follow the project's one CSV policy (README "Security"): exact data fil
 
 from __future__ import annotations
 
+import csv
 import json
+import numbers
 import re
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from goldboard.analysis.report_tables import group_warnings
-from goldboard.fileio import write_csv_atomic, write_text_atomic
+from goldboard.fileio import CSV_LINETERMINATOR, atomic_write, write_text_atomic
 from goldboard.text import md_escape, md_table
 
 SUPPLEMENT_DIR = "supplement"
@@ -59,32 +59,31 @@ def _slug(text: str) -> str:
     return s[:60] or "table"
 
 
-def supplement_tables(data: dict) -> dict[str, pd.DataFrame]:
-    """Every table the report shows, as DataFrames keyed by file stem."""
-    out: dict[str, pd.DataFrame] = {}
+def supplement_cells(data: dict) -> dict[str, list[list[str]]]:
+    """Every table the report shows, keyed by file stem, as the cell texts of its CSV file (header
+    row first), without pandas: each table is laid out as the DataFrame built from the same records
+    was until issue 19 (``tests/test_report_columns.py`` keeps that code and holds the two together)
+    -- columns in order of first appearance, a missing cell empty, a numeric column with an empty
+    cell or a fraction read as floats -- and each cell written by :func:`_cell`."""
+    out: dict[str, list[list[str]]] = {}
     for i, f in enumerate(data.get("fields", []), start=1):
         stem = f"{i:02d}_{_slug(f['name'])}"
-        out[f"{stem}_agreement"] = pd.DataFrame(
-            [
-                {k: r.get(k) for k in ("name", "raters", "n", "value", "ci_low", "ci_high", "se", "ci_method", "band")}
-                for r in f["headline"]
-            ]
-        )
-        if f.get("prevalence"):
-            out[f"{stem}_prevalence"] = pd.DataFrame(f["prevalence"])
-        if f.get("per_label"):
-            out[f"{stem}_per_label"] = pd.DataFrame(f["per_label"])
-        if f.get("vs_gold"):
-            out[f"{stem}_vs_gold"] = pd.DataFrame(f["vs_gold"])
+        keys = ("name", "raters", "n", "value", "ci_low", "ci_high", "se", "ci_method", "band")
+        out[f"{stem}_agreement"] = _record_cells([{k: r.get(k) for k in keys} for r in f["headline"]])
+        for key in ("prevalence", "per_label", "vs_gold"):
+            if f.get(key):
+                out[f"{stem}_{key}"] = _record_cells(f[key])
         for c in f.get("confusions", []):
-            m = pd.DataFrame(c["matrix"], index=c["labels"], columns=c["labels"])
-            m.index.name = f"{c['row_rater']} \\ {c['col_rater']}"
-            out[f"{stem}_confusion_{_slug(c['row_rater'])}_vs_{_slug(c['col_rater'])}"] = m.reset_index()
+            corner = f"{c['row_rater']} \\ {c['col_rater']}"
+            rows = [[lab, *row] for lab, row in zip(c["labels"], c["matrix"])]
+            out[f"{stem}_confusion_{_slug(c['row_rater'])}_vs_{_slug(c['col_rater'])}"] = _row_cells(
+                [corner, *c["labels"]], rows
+            )
     for m in data.get("multi", []):
-        out[f"multi_{_slug(m['name'])}"] = pd.DataFrame(m["rows"])
+        out[f"multi_{_slug(m['name'])}"] = _record_cells(m["rows"])
     top = data.get("flags", {}).get("top") or []
     if top:
-        out["disagreement_agenda"] = pd.DataFrame(
+        out["disagreement_agenda"] = _record_cells(
             [
                 {
                     "agenda": t["agenda"],
@@ -98,17 +97,50 @@ def supplement_tables(data: dict) -> dict[str, pd.DataFrame]:
         )
     methods = data.get("adjudication", {}).get("methods") or {}
     if methods:
-        out["adjudication"] = pd.DataFrame([{"field": k, **v} for k, v in methods.items()])
+        out["adjudication"] = _record_cells([{"field": k, **v} for k, v in methods.items()])
     if data.get("rounds_change"):
-        out["round_over_round"] = pd.DataFrame(data["rounds_change"])
+        out["round_over_round"] = _record_cells(data["rounds_change"])
     for s in data.get("sections", []):
         for t in s["tables"]:
-            out[t["csv"]] = pd.DataFrame(t["rows"], columns=t["header"])
+            out[t["csv"]] = _row_cells(list(t["header"]), [list(r) for r in t["rows"]])
     if data.get("warnings"):
-        out["warnings"] = pd.DataFrame(group_warnings(data["warnings"])).assign(
-            fields=lambda d: d["fields"].map(", ".join)
+        out["warnings"] = _record_cells(
+            [{**g, "fields": ", ".join(g["fields"])} for g in group_warnings(data["warnings"])]
         )
     return out
+
+
+def _record_cells(records: list[dict]) -> list[list[str]]:
+    """The cells of ``pd.DataFrame(records)`` (columns in order of first appearance)."""
+    header = list(dict.fromkeys(k for r in records for k in r))
+    return _row_cells(header, [[r.get(k, _MISSING) for k in header] for r in records])
+
+
+#: a cell a record lacks (a DataFrame's NaN)
+_MISSING = float("nan")
+
+
+def _row_cells(header: list, rows: list[list]) -> list[list[str]]:
+    """The cells of ``pd.DataFrame(rows, columns=header).map(_cell)``, header row first."""
+    columns = [_column_cells([r[j] for r in rows]) for j in range(len(header))]
+    return [[str(h) for h in header], *([col[k] for col in columns] for k in range(len(rows)))]
+
+
+def _column_cells(values: list) -> list[str]:
+    """One column's cells as pandas types it: whole numbers and nothing else stay whole numbers; with
+    a fraction or an empty cell (None, NaN) a numeric column is a float column (``1`` is ``1.0``)."""
+
+    def is_number(x: Any) -> bool:
+        return isinstance(x, numbers.Real) and not isinstance(x, bool) and type(x).__name__ != "bool_"
+
+    filled = [x for x in values if not (x is None or (isinstance(x, float) and x != x))]
+    if (
+        filled
+        and all(is_number(x) for x in filled)
+        and (len(filled) < len(values) or not all(isinstance(x, numbers.Integral) for x in filled))
+    ):
+        return [_cell(float(x)) if x is not None else "" for x in values]
+    return [_cell(x) for x in values]
 
 
 #: the list of files the last report wrote into its supplement folder
@@ -116,7 +148,7 @@ SUPPLEMENT_MANIFEST = ".goldboard-supplement.json"
 
 
 def write_supplement(data: dict, directory: str | Path) -> list[Path]:
-    """Write :func:`supplement_tables` as ``<directory>/<stem>.csv`` (each atomically; exact
+    """Write :func:`supplement_cells` as ``<directory>/<stem>.csv`` (each atomically; exact
     cells, the project's CSV policy).  CSVs an earlier report wrote there (listed in the
     folder's manifest) that this one no longer has are removed; no other file is touched.
     Returns the paths written."""
@@ -128,11 +160,10 @@ def write_supplement(data: dict, directory: str | Path) -> list[Path]:
     except (OSError, ValueError, AttributeError):
         before = set()
     written = []
-    for stem, df in supplement_tables(data).items():
-        cells = df.map(_cell)
-        cells.columns = [str(c) for c in df.columns]
+    for stem, cells in supplement_cells(data).items():
         p = d / f"{stem}.csv"
-        write_csv_atomic(cells, p)
+        with atomic_write(p, newline="") as fh:  # fileio.csv_text's spelling: RFC 4180, CRLF
+            csv.writer(fh, lineterminator=CSV_LINETERMINATOR, quoting=csv.QUOTE_MINIMAL).writerows(cells)
         written.append(p)
     keep = {p.name for p in written}
     for name in before - keep:

@@ -79,7 +79,8 @@ WATCHED = (*HEAVY, "scipy.stats", "scipy.optimize", "jinja2", "httpx", "PIL")
 #: (cases/ratings_columns.py; --by, --cluster-col, --dichotomize, --test-retest, a design or a
 #: large file read a DataFrame); so do flags (adjudicate/flags.py flag_columns: one plain round
 #: without a design; several rounds, a design, a repeated rating or a value outside the schema read
-#: a DataFrame); the report is pandas work; the review workbook is openpyxl's, its content read as
+#: a DataFrame); so does the report (workflows/report_columns.py: one plain round, no design, no decision
+#: and no gold release; else DataFrames); the review workbook is openpyxl's, its content read as
 #: columns too (workflows/adjudication.py study_review_columns: one plain round, no design); the
 #: Krippendorff minimum is a closed formula (the normal quantile from the standard library)
 MAY_LOAD = {
@@ -89,7 +90,8 @@ MAY_LOAD = {
     "flag": ["numpy"],
     "plan-size": ["numpy"],
     "adjudicate-sheet": ["PIL", "numpy", "openpyxl"],  # openpyxl imports PIL itself
-    "report-markdown": ["numpy", "pandas"],
+    "report-markdown": ["numpy"],
+    "report-html": ["PIL", "jinja2", "matplotlib", "numpy"],  # the heatmaps and the template, no pandas
 }
 
 STUDY_COMMANDS = {
@@ -100,6 +102,7 @@ STUDY_COMMANDS = {
     "plan-size": ["plan", "size", "--alpha-min", "0.8", "--least-frequent", "0.25"],
     "adjudicate-sheet": ["adjudicate", "sheet", "--study", "{S}", "-o", "{tmp}/sheet.xlsx"],
     "report-markdown": ["report", "--study", "{S}", "--format", "markdown", "-o", "{tmp}/report.md"],
+    "report-html": ["report", "--study", "{S}", "-o", "{tmp}/report.html"],
 }
 
 

@@ -176,12 +176,7 @@ def agreement_for_study(
     source = str(study.ratings_path(round_number))
     ratings = ratings.assign(_line=np.arange(len(ratings)) + 2)  # CSV line numbers (header = 1)
     if fields is None:
-        fields = []
-        for f in schema.fields:
-            if f.kind == "multi":
-                fields += [f"{f.name}:{v}" for v in f.categories]
-            elif f.level is not None:
-                fields.append(f.name)
+        fields = analysable_fields(schema)
     groups = unit_groups(study, by) if by is not None and by not in ratings.columns else None
     out: dict[str, dict] = {}
     for name in fields:
@@ -215,6 +210,18 @@ def _raters_with(ratings: pd.DataFrame, base: str, multi: bool) -> set:
         rated = np.array([_id_text(v) != "" for v in uniques.tolist()] + [False], dtype=bool)  # last: missing
         sub = sub[rated[codes]]
     return set(pd.unique(sub["rater"]).tolist())
+
+
+def analysable_fields(schema: Schema) -> list[str]:
+    """The schema's nominal, ordinal and binary fields plus, for each multi-select field, one
+    binary ``"<field>:<value>"`` entry per value (what :func:`agreement_for_study` analyses)."""
+    fields: list[str] = []
+    for f in schema.fields:
+        if f.kind == "multi":
+            fields += [f"{f.name}:{v}" for v in f.categories]
+        elif f.level is not None:
+            fields.append(f.name)
+    return fields
 
 
 def unit_groups(study: Study, column: str, param: str = "by") -> dict[str, str]:

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from goldboard.adjudicate.decisions import latest_decisions
 from goldboard.cases.intake.files import sources_text
+from goldboard.cases.ratings_columns import RatingColumns
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 #: study.toml ``[extra]`` keys of the GRRAS facts a study records
 SAMPLING_KEY = "sampling"
@@ -64,7 +66,7 @@ class MethodsFacts:
     study: Study
     round: int
     round_info: Any
-    ratings: pd.DataFrame
+    ratings: pd.DataFrame | RatingColumns  # a small study's ratings, read without pandas
     field_sections: list[dict]
     multi_sections: list[dict] = field(default_factory=list)
     decisions: list[dict] = field(default_factory=list)
@@ -113,16 +115,49 @@ def _plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
-def ratings_per_item(ratings: pd.DataFrame, field_name: str) -> dict[int, int]:
+def count_items(ratings: pd.DataFrame | RatingColumns) -> int:
+    """How many distinct items the ratings hold."""
+    if isinstance(ratings, RatingColumns):
+        return len(set(ratings["item_id"]))
+    return int(ratings["item_id"].nunique())
+
+
+def count_nonempty(ratings: pd.DataFrame | RatingColumns) -> int:
+    """How many ratings have a non-empty value."""
+    if isinstance(ratings, RatingColumns):
+        return sum(1 for v in ratings["value"] if v != "")
+    return int((ratings["value"].astype(str) != "").sum())
+
+
+def _nonempty_rows(ratings: RatingColumns, field_name: str | None = None) -> list[int]:
+    """The rows of ``ratings`` (columns) with a non-empty value (on ``field_name`` when given)."""
+    return [
+        k
+        for k, (f, v) in enumerate(zip(ratings["field"], ratings["value"]))
+        if v != "" and (field_name is None or f == field_name)
+    ]
+
+
+def ratings_per_item(ratings: pd.DataFrame | RatingColumns, field_name: str) -> dict[int, int]:
     """``{number of ratings: number of items}`` on one field (non-empty values, one per rater)."""
+    if isinstance(ratings, RatingColumns):
+        who: dict[str, set[str]] = {}
+        for k in _nonempty_rows(ratings, field_name):
+            who.setdefault(ratings["item_id"][k], set()).add(ratings["rater"][k])
+        per: dict[int, int] = {}
+        for raters in who.values():
+            per[len(raters)] = per.get(len(raters), 0) + 1
+        return dict(sorted(per.items(), reverse=True))
     sub = ratings[(ratings["field"] == field_name) & (ratings["value"].astype(str) != "")]
     counts = sub.groupby("item_id")["rater"].nunique().value_counts()
     return {int(k): int(v) for k, v in sorted(counts.items(), reverse=True)}
 
 
-def ratings_count_text(ratings: pd.DataFrame, schema) -> str:
+def ratings_count_text(ratings: pd.DataFrame | RatingColumns, schema) -> str:
     """What the ratings count counts: per field, the non-empty ratings (for a multi-select field,
     the boxes ticked and the ratings that ticked at least one)."""
+    if isinstance(ratings, RatingColumns):
+        return _count_text_columns(ratings, schema)
     nonempty = ratings[ratings["value"].astype(str) != ""]
     parts = []
     for f in schema.fields:
@@ -138,6 +173,24 @@ def ratings_count_text(ratings: pd.DataFrame, schema) -> str:
             parts.append(f"{_plural(boxes, 'box', 'boxes')} ticked in {_plural(n, 'rating')} on {f.name}")
         else:
             parts.append(f"{_plural(n, 'rating')} on {f.name}")
+    return "; ".join(parts) or "none"
+
+
+def _count_text_columns(ratings: RatingColumns, schema) -> str:
+    """:func:`ratings_count_text` of ratings held as columns."""
+    values: dict[str, list[str]] = {}
+    for k in _nonempty_rows(ratings):
+        values.setdefault(ratings["field"][k], []).append(ratings["value"][k])
+    parts = []
+    for f in schema.fields:
+        vals = values.get(f.name, [])
+        if not vals:
+            continue
+        if f.kind == "multi":
+            boxes = sum(len([v for v in x.split("|") if v]) for x in vals)
+            parts.append(f"{_plural(boxes, 'box', 'boxes')} ticked in {_plural(len(vals), 'rating')} on {f.name}")
+        else:
+            parts.append(f"{_plural(len(vals), 'rating')} on {f.name}")
     return "; ".join(parts) or "none"
 
 
@@ -190,7 +243,7 @@ def record_sampling(study: Study, cases: str, n: int, available: int, seed: int,
 def clause_raters(f: MethodsFacts) -> str:
     """Who labelled how many items, and how many ratings each item had on the primary field."""
     schema = f.study.schema
-    n_items = int(f.ratings["item_id"].nunique())
+    n_items = count_items(f.ratings)
     per_item = ratings_per_item(f.ratings, f.primary)
     rated = raters_with_ratings(f)
     idle = [r for r in f.study.raters if r not in rated]
@@ -216,6 +269,9 @@ def clause_raters(f: MethodsFacts) -> str:
 
 def raters_with_ratings(f: MethodsFacts) -> list[str]:
     """The study's raters with at least one non-empty rating in the analysed round, in study order."""
+    if isinstance(f.ratings, RatingColumns):
+        present = {f.ratings["rater"][k] for k in _nonempty_rows(f.ratings)}
+        return [r for r in f.study.raters if r in present]
     sub = f.ratings[f.ratings["value"].astype(str) != ""]
     present = set(sub["rater"].astype(str).unique().tolist())  # (one str per distinct rater, not per row)
     return [r for r in f.study.raters if r in present]
@@ -472,7 +528,7 @@ def clause_plan(f: MethodsFacts) -> str:
         )
     elif goal == "ci" and sided:
         text += " The plan's interval is two-sided 95%, the kind the results report."
-    n_items = int(f.ratings["item_id"].nunique())
+    n_items = count_items(f.ratings)
     if f.plan.get("n") and int(f.plan["n"]) > n_items:
         text += f" This round has {n_items} items, fewer than the {f.plan['n']} planned."
     return text
@@ -592,21 +648,40 @@ def methods_paragraph(facts: MethodsFacts) -> str:
     return " ".join(methods_clauses(facts))
 
 
-def all_raters_agree(ratings: pd.DataFrame, field_name: str, raters: list[str]) -> dict:
+def all_raters_agree(ratings: pd.DataFrame | RatingColumns, field_name: str, raters: list[str]) -> dict:
     """R irr's ``agree()``: the share of the items rated by every one of ``raters`` on which all
     their ratings are the same, with a Wilson (1927) score 95% interval; ``value`` None when no
     item was rated by all of them."""
-    sub = ratings[
-        (ratings["field"] == field_name) & (ratings["value"].astype(str) != "") & ratings["rater"].isin(raters)
-    ]
-    by_item = sub.groupby("item_id")["value"]
-    n_raters = sub.groupby("item_id")["rater"].nunique()
-    complete = n_raters[n_raters == len(raters)].index
-    n = len(complete)
+    if isinstance(ratings, RatingColumns):
+        n, agree = _all_agree_counts(ratings, field_name, raters)
+    else:
+        sub = ratings[
+            (ratings["field"] == field_name) & (ratings["value"].astype(str) != "") & ratings["rater"].isin(raters)
+        ]
+        by_item = sub.groupby("item_id")["value"]
+        n_raters = sub.groupby("item_id")["rater"].nunique()
+        complete = n_raters[n_raters == len(raters)].index
+        n = len(complete)
+        agree = int((by_item.nunique().loc[complete] == 1).sum()) if n else 0
     if not n:
         return {"value": None, "ci_low": None, "ci_high": None, "n": 0}
-    agree = int((by_item.nunique().loc[complete] == 1).sum())
     p, z = agree / n, 1.959963984540054
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
     return {"value": p, "ci_low": max(0.0, centre - half), "ci_high": min(1.0, centre + half), "n": n}
+
+
+def _all_agree_counts(ratings: RatingColumns, field_name: str, raters: list[str]) -> tuple[int, int]:
+    """(items rated by every one of ``raters`` on ``field_name``, those whose ratings are all the
+    same text) of ratings held as columns: :func:`all_raters_agree`'s counts."""
+    wanted = set(raters)
+    who: dict[str, set[str]] = {}
+    values: dict[str, set[str]] = {}
+    for k in _nonempty_rows(ratings, field_name):
+        r = ratings["rater"][k]
+        if r in wanted:
+            item = ratings["item_id"][k]
+            who.setdefault(item, set()).add(r)
+            values.setdefault(item, set()).add(ratings["value"][k])
+    complete = [i for i, rs in who.items() if len(rs) == len(raters)]
+    return len(complete), sum(1 for i in complete if len(values[i]) == 1)

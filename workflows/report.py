@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from goldboard.adjudicate.decisions import identity_key, log_item_problem, read_decisions
-from goldboard.adjudicate.flags import flag_disagreements, summarize_flags, summary_lines
+from goldboard.adjudicate.flags import FlagColumns, flag_disagreements, summarize_flags, summary_lines
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
 from goldboard.analysis.planning import plan_used_scipy
@@ -22,6 +20,7 @@ from goldboard.analysis.scoring_render import header_lines, sections
 from goldboard.analysis.scoring_render import render_markdown as score_md
 from goldboard.cases.assignment import design_note
 from goldboard.cases.intake.files import sources_text
+from goldboard.cases.ratings_columns import RatingColumns
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.exports.gold import read_release
 from goldboard.exports.pdf import PAPERS, default_paper, print_pdf
@@ -48,10 +47,16 @@ from goldboard.workflows.methods import (
     MethodsFacts,
     all_raters_agree,
     computing_versions,
+    count_items,
+    count_nonempty,
     methods_paragraph,
     ratings_count_text,
 )
+from goldboard.workflows.report_columns import GOLD_READ, agreement_columns, report_columns
 from goldboard.workflows.report_extras import CALIBRATION_KEY, recorded_plan, reviewer_sections
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 
 def _with_threshold_views(
@@ -101,10 +106,6 @@ def _gold_release(study: Study, release: str | None) -> tuple[pd.DataFrame | Non
     return None, None, ""
 
 
-#: the gold columns the report reads (method counts, distribution, resolution, rater vs gold)
-GOLD_READ = ("item_id", "field", "gold_value", "method")
-
-
 def _decisions_and_gold(
     study: Study, ratings: pd.DataFrame, release: str | None, round_number: int | None = None
 ) -> tuple:
@@ -146,7 +147,7 @@ def _adjudication(study: Study, ratings: pd.DataFrame, release: str | None, roun
 
 def _flag_facts(flags: pd.DataFrame, summary: dict, scope: str) -> dict[str, Any]:
     """The flagged rows' facts for :class:`MethodsFacts` (count, summary, which rows, from where)."""
-    keys = set(zip(flags["item_id"].astype(str), flags["field"].astype(str)))
+    keys = set(zip(map(str, flags["item_id"]), map(str, flags["field"])))
     return {"n_flagged": len(flags), "flag_summary": summary, "flagged_keys": keys, "adjudication_scope": scope}
 
 
@@ -233,15 +234,14 @@ def build_report(
     ``edited``: :meth:`~goldboard.study.Study.edited_rounds` when the caller already said them
     (default: checked here); shown at the top of the report and among its warnings.
     """
-    rnd, ratings, round_rule = _round_ratings(study, round_number)
-    results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto)
-    decisions, gold, manifest, gold_name, provisional, flags, scope = _adjudication(
-        study, ratings, release, round_number
+    rnd, ratings, round_rule, adjudication, results, ci_note = _report_inputs(
+        study, round_number, release, fields, n_resamples, seed, ci_auto
     )
+    decisions, gold, manifest, gold_name, provisional, flags, scope = adjudication
     fsum = summarize_flags(flags, study.schema)
     round_info = study.round(rnd) if any(r.number == rnd for r in study.rounds) else None
     blinding = blinding_text(round_info, study.adjudication)
-    show_vs_gold = not provisional or bool((gold["method"] == "adjudicated").any())
+    show_vs_gold = not provisional or _any_adjudicated(gold)
     field_sections, multi_sections, warnings = _field_sections(study, results, ratings, gold, show_vs_gold, images)
     design_text = _design_text(study, round_info, ratings)
     judge = _judge_report(study)
@@ -303,6 +303,32 @@ def build_report(
     return data
 
 
+def _report_inputs(
+    study: Study,
+    round_number: int | None,
+    release: str | None,
+    fields: list[str] | None,
+    n_resamples: int,
+    seed: int,
+    ci_auto: bool,
+) -> tuple:
+    """``(round, ratings, round rule, (decisions, gold, manifest, release name, provisional, flags,
+    scope), agreement results, CI note)``: read as columns for a small plain study (no pandas, issue
+    19: :func:`~goldboard.workflows.report_columns.report_columns`), else as DataFrames
+    (:func:`_adjudication`)."""
+    quick = report_columns(study, round_number, release)
+    if quick is None:
+        rnd, ratings, round_rule = _round_ratings(study, round_number)
+    else:
+        rnd, ratings, round_rule = quick.round, quick.ratings, quick.round_rule
+    results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto)
+    if quick is None:
+        adjudication = _adjudication(study, ratings, release, round_number)
+    else:  # one pulled round, no decision and no release (report_columns): the provisional gold of rules 2-4
+        adjudication = ([], quick.gold, None, "", True, quick.flags, "")
+    return rnd, ratings, round_rule, adjudication, results, ci_note
+
+
 def _add_edited(data: dict[str, Any], study: Study, edited: list[str] | None) -> None:
     """The rounds whose ratings.csv was edited by hand since its pull
     (:meth:`~goldboard.study.Study.edited_rounds`, or ``edited`` when the caller checked them):
@@ -323,9 +349,12 @@ def _agreement_results(
 ) -> tuple[dict[str, dict], str]:
     """The agreement results of the round (with the Wald/bootstrap choice and the threshold views)
     and the note on the interval choice."""
-    results = agreement_for_study(
-        study, round_number=round_number, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings
-    )
+    if isinstance(ratings, RatingColumns):
+        results = agreement_columns(study, round_number, ratings, fields, n_resamples, seed)
+    else:
+        results = agreement_for_study(
+            study, round_number=round_number, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings
+        )
     if not results:
         raise GoldboardError(f"{study.ratings_path(round_number)}: no field has ratings from two raters yet")
     results, ci_note = _wald_choice(study, round_number, results, n_resamples, seed, ci_auto)
@@ -339,8 +368,8 @@ def _study_info(
     """The report's study block: name, schema, raters, rounds, mode, blinding, design, counts."""
     schema = study.schema
     return {
-        "n_items": int(ratings["item_id"].nunique()),
-        "n_ratings": int((ratings["value"].astype(str) != "").sum()),
+        "n_items": count_items(ratings),
+        "n_ratings": count_nonempty(ratings),
         "ratings_text": ratings_count_text(ratings, schema),
         "name": study.name,
         "path": str(study.path),
@@ -532,14 +561,37 @@ def _adjudicators(decisions: list[dict]) -> list[dict]:
     return out
 
 
-def _gold_methods(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
+def _any_adjudicated(gold: pd.DataFrame | dict[str, list[str]]) -> bool:
+    """Some gold label was adjudicated (gold as a DataFrame, or as columns)."""
+    if isinstance(gold, dict):
+        return "adjudicated" in gold["method"]
+    return bool((gold["method"] == "adjudicated").any())
+
+
+def _gold_methods(gold: pd.DataFrame | dict[str, list[str]]) -> dict[str, dict[str, int]]:
     """Per field: how many gold labels are unanimous, adjudicated, unresolved (and single, when any)."""
+    if isinstance(gold, dict):
+        return _gold_methods_columns(gold)
     methods = {}
     for fname, sub in gold.groupby("field", sort=False):
         vc = sub["method"].value_counts()
         methods[str(fname)] = {m: int(vc.get(m, 0)) for m in ("unanimous", "adjudicated", "unresolved")}
         if vc.get("single", 0):
             methods[str(fname)]["single"] = int(vc["single"])
+    return methods
+
+
+def _gold_methods_columns(gold: dict[str, list[str]]) -> dict[str, dict[str, int]]:
+    """:func:`_gold_methods` of gold held as columns (fields in order of first appearance)."""
+    counts: dict[str, dict[str, int]] = {}
+    for f, m in zip(gold["field"], gold["method"]):
+        by = counts.setdefault(str(f), {})
+        by[m] = by.get(m, 0) + 1
+    methods = {}
+    for fname, vc in counts.items():
+        methods[fname] = {m: vc.get(m, 0) for m in ("unanimous", "adjudicated", "unresolved")}
+        if vc.get("single", 0):
+            methods[fname]["single"] = vc["single"]
     return methods
 
 
@@ -566,10 +618,14 @@ def _rounds_change(study: Study) -> list[dict]:
     return rounds_change
 
 
-def _top_flags(study: Study, flags: pd.DataFrame) -> list[dict]:
+def _top_flags(study: Study, flags: pd.DataFrame | FlagColumns) -> list[dict]:
     """The first 40 agenda rows with each rater's value (of the round in force for the item)."""
+    if isinstance(flags, FlagColumns):
+        head = [{c: flags[c][k] for c in flags.columns} for k in range(min(40, len(flags)))]
+    else:
+        head = flags.head(40).to_dict("records")
     top_flags = []
-    for rec in flags.head(40).to_dict("records"):
+    for rec in head:
         vals = {r: _cell(rec.get(f"value_{r}")) for r in study.raters}
         top_flags.append(
             {

@@ -14,14 +14,15 @@ Each section is plain data ``{"id", "title", "paragraphs", "tables": [{"title", 
 from __future__ import annotations
 
 import base64
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from goldboard.analysis.report_tables import gold_distribution, resolution_by_boundary, time_on_task
 from goldboard.exports.calibration import calibration_curve_png, calibration_rows, verdict_sentence
 from goldboard.study import Study
 from goldboard.workflows.calibration import calibration_for_study
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 PLAN_KEY = "plan"
 CALIBRATION_KEY = "calibration"

@@ -19,11 +19,14 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from goldboard.cases.intake.core import Annotation
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
 from goldboard.text import did_you_mean
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldboard.cases.intake.core import Annotation  # core imports pandas: sources_text does not need it
 
 
 @dataclass(frozen=True)
