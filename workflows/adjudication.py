@@ -379,21 +379,31 @@ def study_adjudicators(study: Study) -> list[str]:
 
 
 def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[dict]:
-    """The rounds whose ``ratings.csv`` (hashed as read: ``digests``) changed since its pull,
+    """The rounds whose ``ratings.csv`` (hashed as read: ``digests``) changed since its pull, or
+    cannot be checked against it (its ``pull.json`` missing or damaged: ``"unchecked": true``),
     as the manifest lists them; a :class:`GoldboardError` naming the first (and how many more)
-    unless ``allow`` (library parameter ``allow_edited_ratings``)."""
+    unless ``allow`` (library parameter ``allow_edited_ratings``).  A pulled round study.toml
+    does not list (:meth:`~goldboard.study.Study.unlisted_rounds`) is refused, whatever ``allow``."""
+    unlisted = study.unlisted_rounds()
+    if unlisted:
+        raise GoldboardError(f"{unlisted[0]}; no gold release written")
     problems = {n: study.ratings_edit_problem(n, sha) for n, sha in sorted(digests.items())}
     problems = {n: p for n, p in problems.items() if p}
     if problems and not allow:
         more = f" (and {len(problems) - 1} more round(s))" if len(problems) > 1 else ""
         raise ParamError(
-            "{first}{more}; no gold release written (to release gold from the edited ratings anyway, pass "
+            "{first}{more}; no gold release written (to release gold from these ratings anyway, pass "
             "{allow_edited_ratings}: the manifest records it)",
             first=next(iter(problems.values())),
             more=more,
         )
     return [
-        {"round": n, "path": study.ratings_path(n).relative_to(study.path).as_posix(), "sha256": digests[n]}
+        {
+            "round": n,
+            "path": study.ratings_path(n).relative_to(study.path).as_posix(),
+            "sha256": digests[n],
+            **({"unchecked": True} if study.recorded_ratings_sha256(n)[1] else {}),
+        }
         for n in problems
     ]
 
