@@ -542,7 +542,36 @@ class Study:
         (:meth:`ratings_edit_problem`, each file hashed once per call), and a pulled round
         study.toml does not list (:meth:`unlisted_rounds`)."""
         edited = [p for p in (self.ratings_edit_problem(n) for n in self.pulled_rounds()) if p]
-        return edited + self.unlisted_rounds()
+        return edited + self.unlisted_rounds() + self.units_gaps()
+
+    def units_gaps(self) -> list[str]:
+        """One line when ``units.jsonl`` (present, with records) has no unit for an item a round
+        rated: the record of what the raters were shown is lost (a line deleted by hand), or the
+        file cannot be read.  ``[]`` for a study without a units file (ratings put there by hand)."""
+        if not self.units_path.exists():
+            return []
+        try:
+            have = {
+                str(u.get("item_id"))
+                for _, u in iter_jsonl(self.units_path, " in the units file")
+                if isinstance(u, dict)
+            }
+        except GoldboardError as exc:
+            return [f"{exc} (the record of what the raters were shown)"]
+        if not have:
+            return []
+        lines = []
+        for n, items in self.items_by_round().items():
+            missing = sorted(items - have)
+            if missing:
+                shown = ", ".join(map(repr, missing[:3])) + (
+                    f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+                )
+                lines.append(
+                    f"{self.units_path}: no unit for {len(missing)} item(s) rated in {self.ratings_path(n)} ({shown}): "
+                    "the record of what the raters were shown is lost (a line deleted by hand?); restore the file"
+                )
+        return lines
 
     def assignment_path(self, round_number: int) -> Path:
         """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""

@@ -68,6 +68,8 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
             "the manifest says so",
             err=True,
         )
+    for line in st.units_gaps() if rel.created else []:  # a rated item without its unit (units.jsonl)
+        click.echo(f"Warning: {line}", err=True)
     for name in rel.cleaned:
         click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
     if rel.gold is not None:

@@ -244,3 +244,31 @@ def test_a_round_entry_deleted_under_pulled_ratings_is_said_refused_and_put_back
     assert back == was
     res = run("gold", "export", "--study", s)
     assert res.exit_code == 0 and "no [[rounds]] entry" not in res.output, res.output
+
+
+# --------------------------------------------------------------------------- H07
+
+
+def test_a_rated_item_without_its_unit_is_named_by_every_reader(pulled, tmp_path):
+    s = _copy(pulled, tmp_path)
+    units = s / "units.jsonl"
+    lines = units.read_text(encoding="utf-8").splitlines(keepends=True)
+    gone = [ln for ln in lines if '"C-3"' in ln]
+    assert len(gone) == 1, lines
+    units.write_text("".join(ln for ln in lines if ln not in gone), encoding="utf-8")
+    said = (
+        f"{units}: no unit for 1 item(s) rated in {s / 'rounds' / '1' / 'ratings.csv'} ('C-3'): the record of what "
+        "the raters were shown is lost"
+    )
+    for cmd in _readers(s, tmp_path)[:6]:
+        res = run(*cmd)
+        assert res.exit_code == 0 and said in res.output, (cmd, res.output)
+    assert f"{units}: no unit for 1 item(s) rated in {s / 'rounds' / '2' / 'ratings.csv'} ('C-3')" in res.output
+
+
+def test_a_study_whose_units_are_all_there_says_nothing_of_them(pulled, tmp_path):
+    """A guard: the warning is not said of an intact study."""
+    s = _copy(pulled, tmp_path)
+    for cmd in _readers(s, tmp_path)[:6]:
+        res = run(*cmd)
+        assert res.exit_code == 0 and "no unit for" not in res.output, (cmd, res.output)
