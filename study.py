@@ -548,6 +548,8 @@ class Study:
         """One line when ``units.jsonl`` (present, with records) has no unit for an item a round
         rated: the record of what the raters were shown is lost (a line deleted by hand), or the
         file cannot be read.  ``[]`` for a study without a units file (ratings put there by hand)."""
+        import csv
+
         if not self.units_path.exists():
             return []
         try:
@@ -560,8 +562,12 @@ class Study:
             return [f"{exc} (the record of what the raters were shown)"]
         if not have:
             return []
+        try:
+            rated = self.items_by_round()
+        except (OSError, UnicodeDecodeError, csv.Error):
+            return []  # a ratings file that cannot be read: named by the command reading it
         lines = []
-        for n, items in self.items_by_round().items():
+        for n, items in rated.items():
             missing = sorted(items - have)
             if missing:
                 shown = ", ".join(map(repr, missing[:3])) + (
@@ -621,10 +627,17 @@ class Study:
         return self.path / "reports"
 
     def pulled_rounds(self) -> list[int]:
-        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10)."""
-        return sorted(
-            int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
-        )
+        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10).
+        A round whose ``pull.json`` is there without its ``ratings.csv`` (deleted by hand: a pull
+        writes the ratings first) is a one-line error: its ratings would silently drop out."""
+        rounds = self.path / "rounds"
+        for rec in rounds.glob("*/pull.json"):
+            if rec.parent.name.isdigit() and not (rec.parent / "ratings.csv").exists():
+                raise GoldboardError(
+                    f"{rec.parent / 'ratings.csv'}: missing, but {rec} records its pull: deleted by hand? restore it "
+                    f"from a backup (or move {rec.parent} out of the study and pull round {rec.parent.name} again)"
+                )
+        return sorted(int(p.parent.name) for p in rounds.glob("*/ratings.csv") if p.parent.name.isdigit())
 
     def items_by_round(self) -> dict[int, set[str]]:
         """Round -> the item ids of its ``rounds/N/ratings.csv`` (every pulled round), read as

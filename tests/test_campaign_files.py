@@ -272,3 +272,36 @@ def test_a_study_whose_units_are_all_there_says_nothing_of_them(pulled, tmp_path
     for cmd in _readers(s, tmp_path)[:6]:
         res = run(*cmd)
         assert res.exit_code == 0 and "no unit for" not in res.output, (cmd, res.output)
+
+
+# --------------------------------------------------------------------------- M09, M08 (later findings)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_a_ratings_file_deleted_beside_its_pull_record_is_refused_by_every_reader(pulled, tmp_path, n):
+    """M09: "no ratings pulled yet" was false for round 1; with round 2's file deleted, gold was
+    built from round 1 alone without a word."""
+    s = _copy(pulled, tmp_path)
+    ratings = s / "rounds" / str(n) / "ratings.csv"
+    ratings.unlink()
+    for cmd in _readers(s, tmp_path):
+        line = error_line(run(*cmd))
+        assert line == (
+            f"Error: {ratings}: missing, but {ratings.parent / 'pull.json'} records its pull: deleted by hand? restore "
+            f"it from a backup (or move {ratings.parent} out of the study and pull round {n} again)"
+        ), (cmd, line)
+    assert not (s / "gold").exists() or not any((s / "gold").iterdir())
+
+
+def test_status_names_ratings_by_a_rater_renamed_in_study_toml(pulled, tmp_path):
+    """M08: status showed 'onc_bb 0 / 10' and never mentioned the ratings by onc_b."""
+    s = _copy(pulled, tmp_path)
+    _edit_toml(s, '"onc_b",', '"onc_bb",')
+    res = run("status", "--study", s)
+    assert res.exit_code == 0, res.output
+    for n, k in ((1, 10), (2, 3)):
+        assert (
+            f"warning: {s / 'rounds' / str(n) / 'ratings.csv'}: {k} ratings by 'onc_b', not a rater of the study "
+            f"({s / 'study.toml'} lists onc_a, onc_bb): renamed or removed by hand?"
+        ) in res.output, res.output
+    assert "not a rater of the study" not in run("status", "--study", pulled).output
