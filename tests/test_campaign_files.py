@@ -305,3 +305,61 @@ def test_status_names_ratings_by_a_rater_renamed_in_study_toml(pulled, tmp_path)
             f"({s / 'study.toml'} lists onc_a, onc_bb): renamed or removed by hand?"
         ) in res.output, res.output
     assert "not a rater of the study" not in run("status", "--study", pulled).output
+
+
+# --------------------------------------------------------------------------- G05, M06, T04 (gold releases)
+
+
+def _released_twice(pulled: Path, tmp_path: Path) -> Path:
+    s = _copy(pulled, tmp_path)
+    for extra in ((), ("--force",)):
+        res = run("gold", "export", "--study", s, *extra)
+        assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (s / "gold").iterdir()) == ["v1", "v2"]
+    return s
+
+
+def test_gold_export_over_a_changed_latest_release_is_refused(pulled, tmp_path):
+    """G05: v2 was written naming an edited v1 as its previous (and an unchanged gold was answered
+    with the edited release as already released)."""
+    s = _released_twice(pulled, tmp_path)
+    f = s / "gold" / "v2" / "gold.csv"
+    f.chmod(0o644)
+    f.write_text(f.read_text(encoding="utf-8").replace("unresolved", "unanimous", 1), encoding="utf-8")
+    for extra in ((), ("--force",)):
+        line = error_line(run("gold", "export", "--study", s, *extra))
+        assert line == (
+            f"Error: {f}: changed since release v2 was written (its SHA-256 is not the one manifest.json recorded); "
+            "no gold release written: a release is never edited, and the next one would name it as its previous: "
+            "restore it from a backup first"
+        ), line
+    assert sorted(p.name for p in (s / "gold").iterdir()) == ["v1", "v2"]
+
+
+@pytest.mark.parametrize("how", ["folders swapped", "manifest copied"])
+def test_a_release_folder_holding_another_releases_manifest_is_refused_by_its_readers(pulled, tmp_path, how):
+    """M06/T04: swapped folders were read as each other's release without a word; a manifest
+    copied over another was blamed on an untouched gold.csv."""
+    s = _released_twice(pulled, tmp_path)
+    g = s / "gold"
+    if how == "folders swapped":
+        (g / "v1").rename(g / "vx")
+        (g / "v2").rename(g / "v1")
+        (g / "vx").rename(g / "v2")
+    else:
+        (g / "v2" / "manifest.json").chmod(0o644)
+        shutil.copyfile(g / "v1" / "manifest.json", g / "v2" / "manifest.json")
+    said = f"{g / 'v2' / 'manifest.json'}: the manifest of release v1, in folder v2 (release folders renamed or swapped"
+    for cmd in (("gold", "diff", "v1", "v2", "--study", s), ("gold", "export", "--study", s, "--force")):
+        line = error_line(run(*cmd))
+        assert line.startswith("Error: ") and said in line or "the manifest of release v2, in folder v1" in line, line
+    res = run("gold", "list", "--study", s)
+    assert f"Warning: {said}" in res.output, res.output
+
+
+def test_a_release_folder_named_v02_is_still_release_2(pulled, tmp_path):
+    """A guard (campaign 5 H13: correct before and after)."""
+    s = _released_twice(pulled, tmp_path)
+    (s / "gold" / "v2").rename(s / "gold" / "v02")
+    res = run("gold", "diff", "v1", "v02", "--study", s)
+    assert res.exit_code == 0, res.output

@@ -408,6 +408,23 @@ def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[d
     ]
 
 
+def check_latest_release(study: Study) -> None:
+    """Refuse (nothing written) a new release over a latest release that fails its own manifest
+    (its gold file edited, replaced or missing: :func:`~goldboard.exports.gold.release_problem`):
+    the new manifest would name it as ``previous``, and an unchanged gold would be answered with
+    it as already released."""
+    from goldboard.exports.gold import list_releases, release_problem
+
+    releases = list_releases(study.gold_dir)
+    problem = release_problem(releases[-1][1]) if releases else None
+    if problem:  # without its hint to cut a new release: that is what is refused here
+        what = problem.split("; a release is never edited")[0]
+        raise GoldboardError(
+            f"{what}; no gold release written: a release is never edited, and the next one would name it as its "
+            "previous: restore it from a backup first"
+        )
+
+
 def write_gold_release(*args: Any, **kwargs: Any) -> GoldRelease:
     """:func:`goldboard.exports.gold.write_gold_release`, imported when a release is written
     (it imports pandas; the review sheet of a small study does not)."""
@@ -439,6 +456,7 @@ def export_gold(
     """
 
     schema = study.schema
+    check_latest_release(study)
     # each input is read once; the manifest hashes exactly the bytes gold is built from
     # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
     digests: dict[int, str] = {}
