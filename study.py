@@ -553,11 +553,7 @@ class Study:
         if not self.units_path.exists():
             return []
         try:
-            have = {
-                str(u.get("item_id"))
-                for _, u in iter_jsonl(self.units_path, " in the units file")
-                if isinstance(u, dict)
-            }
+            have = _unit_ids(self.units_path)
         except GoldboardError as exc:
             return [f"{exc} (the record of what the raters were shown)"]
         if not have:
@@ -747,6 +743,20 @@ def check_loaded(study: Study, raters: Any) -> None:
         if n < 1 or n in numbers[:i]:
             what = "listed twice" if n >= 1 else "not a round number (rounds are numbered from 1)"
             raise GoldboardError(f"{f}: [[rounds]] number = {n}: {what}")
+
+
+def _unit_ids(path: Path) -> set[str]:
+    """The item ids of a units file, read with the plain JSON parser (a large study's units file
+    is read by every reader's :meth:`Study.units_gaps`); a file it cannot read is read again
+    by :func:`~goldboard.fileio.iter_jsonl`, whose one-line error names the line."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            recs = [json.loads(line) for line in fh if line.strip()]
+        return {str(u.get("item_id")) for u in recs if isinstance(u, dict)}
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return {str(u.get("item_id")) for _, u in iter_jsonl(path, " in the units file") if isinstance(u, dict)}
 
 
 def shown_url(url: str) -> str:
