@@ -166,8 +166,7 @@ class Study:
                 f"{path}: not a goldboard study (no {STUDY_FILE}; create one with `goldboard study init`)"
             )
         try:
-            # utf-8-sig: a study.toml re-saved by Windows Notepad starts with a BOM (as tables are read)
-            data = tomllib.loads(f.read_text(encoding="utf-8-sig"))
+            data = tomllib.loads(f.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's re-save) is no content
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise GoldboardError(f"{f}: invalid TOML: {exc}") from None
         st = data.get("study", {})
@@ -727,9 +726,8 @@ def check_loaded(study: Study, raters: Any) -> None:
         raise GoldboardError(f"{where}: {len(raters)} rater(s); a study needs at least two (study init refuses fewer)")
     for i, r in enumerate(raters):
         if r in raters[:i]:
-            raise GoldboardError(
-                f"{where}: {r!r} is listed twice (rater names must be unique; study init refuses this): "
-                "remove the repeat"
+            raise GoldboardError(  # the wording of z23's check of the same edit (merged either way)
+                f"{f}: rater {r!r} is listed twice in [study] raters (edited by hand?); list each rater once"
             )
         try:
             check_rater_name(r, "raters")
@@ -737,7 +735,10 @@ def check_loaded(study: Study, raters: Any) -> None:
             raise GoldboardError(f"{where}: {exc.message}") from None
         twin = _case_twin(r, raters[:i])
         if twin is not None:
-            raise GoldboardError(f"{where}: {twin!r} and {r!r} differ only in letter case: one person, or two?")
+            raise GoldboardError(
+                f"{f}: raters {twin!r} and {r!r} in [study] raters differ only in letter case (edited by hand?): "
+                "one person, or two? list each rater once, spelled as in the ratings"
+            )
     numbers = [r.number for r in study.rounds]
     for i, n in enumerate(numbers):
         if n < 1 or n in numbers[:i]:

@@ -79,9 +79,9 @@ def _edit_toml(s: Path, old: str, new: str) -> None:
 
 RATERS = '    "onc_a",\n    "onc_b",\n'
 HAND_EDITS = {
-    "a rater listed twice": (RATERS, RATERS + '    "onc_b",\n', "'onc_b' is listed twice"),
+    "a rater listed twice": (RATERS, RATERS + '    "onc_b",\n', "rater 'onc_b' is listed twice in [study] raters"),
     "one rater": (RATERS, '    "onc_a",\n', "1 rater(s); a study needs at least two"),
-    "letter-case twins": (RATERS, RATERS + '    "ONC_B",\n', "'onc_b' and 'ONC_B' differ only in letter case"),
+    "letter-case twins": (RATERS, RATERS + '    "ONC_B",\n', "'onc_b' and 'ONC_B' in [study] raters differ"),
     "a reserved word": (RATERS, RATERS + '    "gold",\n', "'gold' is a word goldboard writes itself"),
     "not a name": (RATERS, RATERS + '    "onc c",\n', "'onc c': use letters, digits"),
     "one string": ("raters = [\n" + RATERS + "]", 'raters = "onc_a,onc_b"', "raters: not a list of names"),
