@@ -363,3 +363,15 @@ def test_a_release_folder_named_v02_is_still_release_2(pulled, tmp_path):
     (s / "gold" / "v2").rename(s / "gold" / "v02")
     res = run("gold", "diff", "v1", "v02", "--study", s)
     assert res.exit_code == 0, res.output
+
+
+def test_a_pull_record_of_an_older_goldboard_without_a_digest_is_read_without_a_word(pulled, tmp_path):
+    """A guard (README: rounds pulled by an older goldboard carry no digest and are not checked)."""
+    s = _copy(pulled, tmp_path)
+    rec = s / "rounds" / "1" / "pull.json"
+    data = json.loads(rec.read_text(encoding="utf-8"))
+    del data["ratings_sha256"]
+    rec.write_text(json.dumps(data), encoding="utf-8")
+    res = run("agree", "--study", s, "--round", "1")
+    assert res.exit_code == 0 and "pull.json" not in res.output, res.output
+    assert run("gold", "export", "--study", s).exit_code == 0
