@@ -69,6 +69,8 @@ class Round:
     #: "case" (one item per case, no model-output pane) or "output" (case x model output);
     #: "" until the first push.  A round never mixes the two.
     item_kind: str = ""
+    #: put back by ``study round`` over ratings a pull wrote, its entry deleted by hand (not saved)
+    restored: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -164,7 +166,7 @@ class Study:
                 f"{path}: not a goldboard study (no {STUDY_FILE}; create one with `goldboard study init`)"
             )
         try:
-            data = tomllib.loads(f.read_text(encoding="utf-8"))
+            data = tomllib.loads(f.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's re-save) is no content
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise GoldboardError(f"{f}: invalid TOML: {exc}") from None
         st = data.get("study", {})
@@ -201,6 +203,7 @@ class Study:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise GoldboardError(f"{f}: missing or malformed entry {exc}") from None
+        check_loaded(study, st.get("raters"))
         return study
 
     def save(self) -> None:
@@ -272,7 +275,58 @@ class Study:
                 self._schema = load_schema(self.schema_ref)
             except SchemaError as exc:
                 raise GoldboardError(f"{self.path / STUDY_FILE}: schema: {exc}") from None
+            self._check_pulled_schema(self._schema)
         return self._schema
+
+    def _check_pulled_schema(self, schema: Schema) -> None:
+        """Refuse (one line) a study whose ``study.toml`` names another schema than the one a
+        round's ratings were pulled with (``rounds/N/pull.json``: ``schema``): no command
+        changes a study's schema, so study.toml was edited by hand, and every rating would be
+        read against the wrong categories.  The line names the first rating of that round the
+        schema now in study.toml cannot hold (file, line, field), if any.  A new version of the
+        same schema (a guideline revised between rounds) is not refused."""
+        import json
+
+        for n in self.pulled_rounds():
+            try:
+                rec = json.loads(self.pull_report_path(n).read_text(encoding="utf-8-sig"))
+            except (OSError, ValueError):
+                continue  # missing or damaged: said by ratings_edit_problem
+            pulled = rec.get("schema") if isinstance(rec, dict) else None
+            if not isinstance(pulled, str) or pulled.rsplit(" v", 1)[0] == schema.name:
+                continue
+            first = self._first_foreign_rating(n, schema)
+            raise GoldboardError(
+                f"{self.path / STUDY_FILE}: schema {schema.name!r} does not match the ratings pulled with it: round "
+                f"{n} was pulled with schema {pulled} ({self.pull_report_path(n)})"
+                + (f", and {first}" if first else "")
+                + f"; study.toml edited by hand? put back the schema {pulled.rsplit(' v', 1)[0]!r}"
+            )
+
+    def _first_foreign_rating(self, round_number: int, schema: Schema) -> str:
+        """``rounds/N/ratings.csv:LINE: FIELD: ...`` for the first rating ``schema`` has no field
+        or value for (``""`` when it holds them all)."""
+        import csv
+
+        from goldboard.label_configs.schema import ValueNotInSchema
+
+        fields = {f.name: f for f in schema.fields}
+        path = self.ratings_path(round_number)
+        try:
+            with open(path, encoding="utf-8-sig", newline="") as fh:
+                for line, row in enumerate(csv.DictReader(fh), start=2):
+                    name, value = row.get("field") or "", row.get("value") or ""
+                    if name not in fields:
+                        return f"{path}:{line}: field: {name!r} is not one of its fields"
+                    f = fields[name]
+                    if value and f.kind not in ("text", "multi"):
+                        try:
+                            f.normalize(value)
+                        except ValueNotInSchema:
+                            return f"{path}:{line}: {name}: {value!r} is not one of its values"
+        except (OSError, UnicodeDecodeError, csv.Error):
+            return ""
+        return ""
 
     def round(self, round_number: int | None = None) -> Round:
         """The round ``round_number`` (default: the latest)."""
@@ -315,13 +369,44 @@ class Study:
                 + (f"rounds {', '.join(map(str, have))}" if have else "no rounds yet")
                 + f"; a new round is round {nxt} (rounds are numbered without gaps)"
             )
+        restored = round_number not in have and self.pull_report_path(round_number).exists()
         rnd = self.get_or_add_round(round_number)
+        if restored:  # an entry deleted by hand, put back for the ratings its pull wrote (unlisted_rounds)
+            self._restore_round(rnd)
         if calibration is not None:
             rnd.calibration = bool(calibration)
         if guideline_version is not None:
             rnd.guideline_version = guideline_version.strip()
         self.save()
         return rnd
+
+    def _restore_round(self, rnd: Round) -> None:
+        """``rnd``'s mode and date from its ``pull.json`` (what the pull recorded), for an entry
+        put back by ``study round`` over ratings a pull wrote."""
+        import json
+
+        try:
+            rec = json.loads(self.pull_report_path(rnd.number).read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(rec, dict):
+            return
+        if rec.get("mode") in ("blinded", "shared", "table"):
+            rnd.mode = str(rec["mode"])
+        when = rec.get("pulled_at") if isinstance(rec.get("pulled_at"), str) else ""
+        rnd.created_at = when or rnd.created_at
+        for key in ("table", "file"):  # the ratings table or tool export the round was pulled from
+            src = rec.get(key)
+            if isinstance(src, dict) and isinstance(src.get("source"), str):
+                keep = ("file", "sha256", "rows", "format")
+                rnd.tables[src["source"]] = {k: src[k] for k in keep if k in src} | {"pulled_at": when}
+        if self.units_path.exists():
+            rnd.units = sum(
+                1
+                for _, u in iter_jsonl(self.units_path, " in the units file")
+                if isinstance(u, dict) and rnd.number in (u.get("rounds") or [])
+            )
+        rnd.restored = True
 
     def round_item_kind(self, rnd: Round) -> str:
         """``"case"`` or ``"output"``: the kind of items round ``rnd`` holds (``""`` before its first
@@ -404,31 +489,115 @@ class Study:
     def ratings_edit_problem(self, round_number: int, sha256: str | None = None) -> str | None:
         """One line when ``rounds/N/ratings.csv`` is no longer the file its pull wrote (its
         SHA-256 -- ``sha256`` when the caller hashed the bytes it read -- is not the one
-        ``pull.json`` recorded): edited by hand.  ``None`` when it is, or when the pull
-        recorded none (an older goldboard, or a round put there by hand)."""
-        import json
-
-        rec_path, path = self.pull_report_path(round_number), self.ratings_path(round_number)
-        try:
-            recorded = json.loads(rec_path.read_text(encoding="utf-8")).get("ratings_sha256")
-        except (OSError, ValueError, AttributeError):
+        ``pull.json`` recorded): edited by hand; or when it cannot be checked because the pull's
+        record is missing (with the ``invalid.csv`` the same pull wrote still there) or
+        unreadable.  ``None`` when it is the pulled file, or when there is nothing to check it
+        against: a pull record of an older goldboard (no digest), or a ``ratings.csv`` put
+        there by hand on its own."""
+        path = self.ratings_path(round_number)
+        if not path.exists():
             return None
-        if not recorded or not path.exists():
-            return None
+        recorded, problem = self.recorded_ratings_sha256(round_number)
+        if recorded is None:
+            return problem
         if sha256 is None:
             sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         if sha256 == recorded:
             return None
         return (
-            f"{path}: changed since its pull (its SHA-256 is not the one {rec_path.name} recorded): edited by hand? "
+            f"{path}: changed since its pull (its SHA-256 is not the one pull.json recorded): edited by hand? "
             "ratings are what the raters entered; correct a rating in its source and pull again"
         )
 
+    def recorded_ratings_sha256(self, round_number: int) -> tuple[str | None, str | None]:
+        """``(digest, None)``: the ``ratings_sha256`` of round ``round_number``'s ``pull.json``;
+        ``(None, None)`` when there is none to check against; ``(None, line)`` when the record
+        is missing or damaged."""
+        import json
+
+        rec, path = self.pull_report_path(round_number), self.ratings_path(round_number)
+        unchecked = f"so {path} cannot be checked against its pull (a pull writes ratings.csv, invalid.csv and {rec.name} together)"
+        try:
+            text = rec.read_text(encoding="utf-8-sig")
+        except FileNotFoundError:
+            if not self.invalid_path(round_number).exists():
+                return None, None  # a ratings.csv put there by hand on its own: no pull to check it against
+            return None, f"{rec}: missing, {unchecked}: deleted by hand? pull the round again, or restore the file"
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+            return None, f"{rec}: cannot be read ({why}), {unchecked}: pull the round again, or restore the file"
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            line = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+            return (
+                None,
+                f"{rec}: not valid JSON{line}, {unchecked}: edited by hand? pull the round again, or restore it",
+            )
+        if not isinstance(data, dict):
+            return (
+                None,
+                f"{rec}: not a pull record (a JSON object), {unchecked}: pull the round again, or restore the file",
+            )
+        recorded = data.get("ratings_sha256")
+        if recorded is None:
+            return None, None  # a pull of an older goldboard recorded no digest
+        if not isinstance(recorded, str) or len(recorded) != 64:
+            return None, f"{rec}: ratings_sha256 {str(recorded)[:70]!r} is not a SHA-256, {unchecked}: edited by hand?"
+        return recorded, None
+
+    def unlisted_rounds(self) -> list[str]:
+        """One line per round folder holding ratings a pull wrote (``rounds/N/pull.json``) that
+        ``study.toml`` has no ``[[rounds]]`` entry for (deleted by hand, or a pull stopped before it
+        saved study.toml): readers read its ratings, say so, and ``gold export`` refuses it."""
+        listed = {r.number for r in self.rounds}
+        return [
+            f"{self.path / STUDY_FILE}: no [[rounds]] entry for round {n}, but {self.round_dir(n)} holds ratings a "
+            f"pull wrote (pull.json): its settings (calibration, guideline version, projects) are lost; put the entry "
+            f"back with `goldboard study round {self.path} {n} --main` (--calibration if it was a calibration round)"
+            for n in self.pulled_rounds()
+            if n not in listed and self.pull_report_path(n).exists()
+        ]
+
     def edited_rounds(self) -> list[str]:
-        """One line per pulled round whose ``ratings.csv`` changed since its pull
-        (:meth:`ratings_edit_problem`, each file hashed once per call): what every reader of the
-        study's ratings says (``report``, ``flag``, ``adjudicate sheet``, ``status``)."""
-        return [p for p in (self.ratings_edit_problem(n) for n in self.pulled_rounds()) if p]
+        """One line per problem of the study's pulled files that every reader of its ratings
+        says (``report``, ``flag``, ``adjudicate sheet``, ``status``; ``agree`` for its round):
+        a round whose ``ratings.csv`` changed since its pull or cannot be checked
+        (:meth:`ratings_edit_problem`, each file hashed once per call), and a pulled round
+        study.toml does not list (:meth:`unlisted_rounds`)."""
+        edited = [p for p in (self.ratings_edit_problem(n) for n in self.pulled_rounds()) if p]
+        return edited + self.unlisted_rounds() + self.units_gaps()
+
+    def units_gaps(self) -> list[str]:
+        """One line when ``units.jsonl`` (present, with records) has no unit for an item a round
+        rated: the record of what the raters were shown is lost (a line deleted by hand), or the
+        file cannot be read.  ``[]`` for a study without a units file (ratings put there by hand)."""
+        import csv
+
+        if not self.units_path.exists():
+            return []
+        try:
+            have = _unit_ids(self.units_path)
+        except GoldboardError as exc:
+            return [f"{exc} (the record of what the raters were shown)"]
+        if not have:
+            return []
+        try:
+            rated = self.items_by_round()
+        except (OSError, UnicodeDecodeError, csv.Error):
+            return []  # a ratings file that cannot be read: named by the command reading it
+        lines = []
+        for n, items in rated.items():
+            missing = sorted(items - have)
+            if missing:
+                shown = ", ".join(map(repr, missing[:3])) + (
+                    f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+                )
+                lines.append(
+                    f"{self.units_path}: no unit for {len(missing)} item(s) rated in {self.ratings_path(n)} ({shown}): "
+                    "the record of what the raters were shown is lost (a line deleted by hand?); restore the file"
+                )
+        return lines
 
     def assignment_path(self, round_number: int) -> Path:
         """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""
@@ -478,10 +647,17 @@ class Study:
         return self.path / "reports"
 
     def pulled_rounds(self) -> list[int]:
-        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10)."""
-        return sorted(
-            int(p.parent.name) for p in (self.path / "rounds").glob("*/ratings.csv") if p.parent.name.isdigit()
-        )
+        """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10).
+        A round whose ``pull.json`` is there without its ``ratings.csv`` (deleted by hand: a pull
+        writes the ratings first) is a one-line error: its ratings would silently drop out."""
+        rounds = self.path / "rounds"
+        for rec in rounds.glob("*/pull.json"):
+            if rec.parent.name.isdigit() and not (rec.parent / "ratings.csv").exists():
+                raise GoldboardError(
+                    f"{rec.parent / 'ratings.csv'}: missing, but {rec} records its pull: deleted by hand? restore it "
+                    f"from a backup (or move {rec.parent} out of the study and pull round {rec.parent.name} again)"
+                )
+        return sorted(int(p.parent.name) for p in rounds.glob("*/ratings.csv") if p.parent.name.isdigit())
 
     def items_by_round(self) -> dict[int, set[str]]:
         """Round -> the item ids of its ``rounds/N/ratings.csv`` (every pulled round), read as
@@ -560,6 +736,53 @@ class Study:
         if not recs:
             return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
         return pd.DataFrame(recs)
+
+
+def check_loaded(study: Study, raters: Any) -> None:
+    """A study.toml edited by hand into a study ``study init`` would refuse is refused by every
+    command that opens it (one line naming study.toml and the entry): the raters are a list of
+    at least two names, each a valid rater name, none repeated or differing from another only in
+    letter case; the rounds' numbers are 1, 2, ... with none repeated."""
+    f = study.path / STUDY_FILE
+    if not isinstance(raters, list) or not all(isinstance(r, str) for r in raters):
+        raise GoldboardError(f'{f}: [study] raters: not a list of names (raters = ["onc_a", "onc_b"])')
+    where = f"{f}: [study] raters"
+    if len(raters) < 2:
+        raise GoldboardError(f"{where}: {len(raters)} rater(s); a study needs at least two (study init refuses fewer)")
+    for i, r in enumerate(raters):
+        if r in raters[:i]:
+            raise GoldboardError(  # the wording of z23's check of the same edit (merged either way)
+                f"{f}: rater {r!r} is listed twice in [study] raters (edited by hand?); list each rater once"
+            )
+        try:
+            check_rater_name(r, "raters")
+        except GoldboardError as exc:
+            raise GoldboardError(f"{where}: {exc.message}") from None
+        twin = _case_twin(r, raters[:i])
+        if twin is not None:
+            raise GoldboardError(
+                f"{f}: raters {twin!r} and {r!r} in [study] raters differ only in letter case (edited by hand?): "
+                "one person, or two? list each rater once, spelled as in the ratings"
+            )
+    numbers = [r.number for r in study.rounds]
+    for i, n in enumerate(numbers):
+        if n < 1 or n in numbers[:i]:
+            what = "listed twice" if n >= 1 else "not a round number (rounds are numbered from 1)"
+            raise GoldboardError(f"{f}: [[rounds]] number = {n}: {what}")
+
+
+def _unit_ids(path: Path) -> set[str]:
+    """The item ids of a units file, read with the plain JSON parser (a large study's units file
+    is read by every reader's :meth:`Study.units_gaps`); a file it cannot read is read again
+    by :func:`~goldboard.fileio.iter_jsonl`, whose one-line error names the line."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            recs = [json.loads(line) for line in fh if line.strip()]
+        return {str(u.get("item_id")) for u in recs if isinstance(u, dict)}
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return {str(u.get("item_id")) for _, u in iter_jsonl(path, " in the units file") if isinstance(u, dict)}
 
 
 def shown_url(url: str) -> str:

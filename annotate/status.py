@@ -158,6 +158,7 @@ def study_status(study: Study, client: Any = None) -> StudyStatus:
 
     res = StudyStatus(url="", adjudicator=str((study.adjudication or {}).get("adjudicator") or ""))
     res.problems += study.edited_rounds()  # a hand-edited ratings.csv, as agree says it
+    res.problems += _not_study_raters(study)  # a rater renamed or removed in study.toml, as agree says it
     _decisions_in_force(study, res)
     res.problems += _log_problems(study)
     ls_rounds = [r for r in study.rounds if r.projects]
@@ -234,6 +235,31 @@ def _label_studio_rounds(study: Study, client: Any, rounds: list, res: StudyStat
                     )
                 )
         res.rounds[rnd.number] = rows
+
+
+def _not_study_raters(study: Study) -> list[str]:
+    """One line per pulled round holding ratings by a name study.toml does not list as a rater
+    (renamed or removed by hand?): the progress above counts study raters only."""
+    import csv
+    from collections import Counter
+
+    out = []
+    for n in study.pulled_rounds():
+        path = study.ratings_path(n)
+        try:
+            with open(path, encoding="utf-8-sig", newline="") as fh:
+                counts = Counter(row.get("rater") or "" for row in csv.DictReader(fh))
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue  # a file that cannot be read: named by the reader of the round's ratings
+        extra = sorted(r for r in counts if r and r not in study.raters)
+        if extra:
+            shown = ", ".join(f"{_n(counts[r], 'rating')} by {r!r}" for r in extra)
+            out.append(
+                f"{path}: {shown}, not a rater of the study ({study.path / 'study.toml'} lists "
+                f"{', '.join(study.raters)}): renamed or removed by hand? not counted above (add them back with "
+                "`goldboard study add-rater`)"
+            )
+    return out
 
 
 def _table_round(study: Study, rnd: Any) -> list[RaterProgress]:

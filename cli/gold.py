@@ -62,10 +62,14 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
             click.echo(line, err=True)
         raise GoldboardError(str(exc)) from None
     for e in (rel.manifest.get("sources") or {}).get("edited_ratings") or [] if rel.created else []:
+        why = "cannot be checked against its pull (pull.json missing or damaged)" if e.get("unchecked") else ""
         click.echo(
-            f"Warning: {e['path']} changed since its pull (edited by hand); released as asked, the manifest says so",
+            f"Warning: {e['path']} {why or 'changed since its pull (edited by hand)'}; released as asked, "
+            "the manifest says so",
             err=True,
         )
+    for line in st.units_gaps() if rel.created else []:  # a rated item without its unit (units.jsonl)
+        click.echo(f"Warning: {line}", err=True)
     for name in rel.cleaned:
         click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
     if rel.gold is not None:

@@ -221,6 +221,7 @@ def round_cmd(directory: str, round_number: int, calibration: bool | None, guide
     click.echo(
         f"round {r.number}: {'calibration' if r.calibration else 'main'} round"
         + (f", guideline {r.guideline_version}" if r.guideline_version else "")
+        + (f" (entry put back in study.toml for the ratings {st.round_dir(r.number)} holds)" if r.restored else "")
     )
 
 

@@ -143,10 +143,25 @@ def release_problem(path: str | Path, manifest: dict[str, Any] | None = None) ->
     file has exactly the SHA-256 and size its ``manifest.json`` recorded."""
     path = Path(path)
     manifest = read_manifest(path) if manifest is None else manifest
+    misplaced = _misplaced_manifest(path, manifest)
+    if misplaced:
+        return misplaced
     f = path / f"gold.{manifest.get('format', 'csv')}"
     if not f.is_file():
         return f"{f}: listed in the manifest but missing"
     return _file_problem(f, f.read_bytes(), manifest)
+
+
+def _misplaced_manifest(path: Path, manifest: dict[str, Any]) -> str | None:
+    """One line when release folder ``path`` holds the manifest of another release (folders
+    renamed or swapped, a manifest copied over: campaign 5 M06/T04); ``v02`` is release 2."""
+    said, folder = _VERSION_RE.match(str(manifest.get("version") or "")), _VERSION_RE.match(path.name)
+    if said and folder and int(said.group(1)) != int(folder.group(1)):
+        return (
+            f"{path / 'manifest.json'}: the manifest of release {manifest['version']}, in folder {path.name} "
+            "(release folders renamed or swapped, or a manifest copied from another release?): restore it"
+        )
+    return None
 
 
 def _file_problem(f: Path, data: bytes, manifest: dict[str, Any]) -> str | None:
@@ -171,6 +186,9 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     reader of a release (``gold diff``, ``report``, ``score``) refuses it."""
     path = Path(path)
     manifest = read_manifest(path)
+    misplaced = _misplaced_manifest(path, manifest)
+    if misplaced:
+        raise ChangedRelease(misplaced)
     fmt = manifest.get("format", "csv")
     f = path / f"gold.{fmt}"
     if not f.is_file():

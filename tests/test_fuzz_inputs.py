@@ -478,6 +478,64 @@ def test_damaged_study_files_are_one_line_errors(world, failures):
                 judge(f"{' '.join(cmd[:2])} with {rel} <- {jname}", res, must_fail=must_fail, oracle=oracle)
 
 
+#: hand edits of a study's own files (issue 23, campaign 5 H group): (name, edit, must_fail, what stderr says)
+def _hand_edits() -> list[tuple[str, callable, bool, str]]:
+    def toml(st, old, new):
+        f = st / "study.toml"
+        f.write_text(f.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+
+    def bom(st):
+        f = st / "study.toml"
+        f.write_bytes(b"\xef\xbb\xbf" + f.read_bytes())
+
+    def pull_json(st, blob):
+        f = st / "rounds" / "1" / "pull.json"
+        f.unlink() if blob is None else f.write_bytes(blob)
+
+    return [
+        ("rater twice", lambda st: toml(st, '"onc_b",', '"onc_b",\n    "onc_b",'), True, ""),
+        ("one rater", lambda st: toml(st, '"onc_b",', ""), True, ""),
+        ("schema renamed", lambda st: toml(st, 'schema = "mtb"', 'schema = "radsafe"'), True, ""),
+        ("study.toml BOM", bom, False, ""),
+        ("pull.json deleted", lambda st: pull_json(st, None), False, "pull.json: missing, so"),
+        ("pull.json junk", lambda st: pull_json(st, hostile.BINARY[2]), False, "pull.json: cannot be read"),
+        ("pull.json half", lambda st: pull_json(st, b'{"ratings_sha256": "ab'), False, "pull.json: not valid JSON"),
+    ]
+
+
+HAND_EDIT_READERS = [
+    ["agree", "--study", "{st}", "--format", "json"],
+    ["flag", "--study", "{st}", "-o", "{tmp}/f.csv"],
+    ["report", "--study", "{st}", "--format", "markdown", "-o", "{tmp}/r.md", "--no-supplement"],
+    ["gold", "export", "--study", "{st}", "--force"],
+]
+
+
+def test_hand_edited_study_files_are_named_by_every_reader(world, failures):
+    """A study file edited by hand is refused in one line (what ``study init`` would refuse, a
+    schema other than the ratings were pulled with), read as meant (a BOM: the oracle is the
+    unedited study's agreement), or read with a warning naming the file that makes the ratings
+    unverifiable (a missing or damaged pull.json; ``gold export`` refuses it)."""
+    clean = invoke(["agree", "--study", world["released"], "--format", "json"])
+    assert clean.exit_code == 0, clean.output
+    for name, edit, refused, says in _hand_edits():
+        for cmd in HAND_EDIT_READERS:
+            st = fresh_copy(world, "hand", "released")
+            edit(st)
+            res = invoke([a.format(st=st, tmp=world["root"]) for a in cmd])
+            gold = cmd[0] == "gold"
+
+            def oracle(res, says=says, agree=cmd[0] == "agree"):
+                if says and says not in res.stderr:
+                    return f"no warning saying {says!r}: {res.stderr[:200]!r}"
+                if agree and not says and json.loads(res.stdout) != json.loads(clean.stdout):
+                    return "the agreement differs from the unedited study's"
+                return None
+
+            must_fail = refused or (gold and bool(says))
+            judge(f"{' '.join(cmd[:2])} <- {name}", res, must_fail=must_fail, oracle=oracle, must_pass=not must_fail)
+
+
 # --------------------------------------------------------------------------- hostile text, correct results
 
 

@@ -379,23 +379,50 @@ def study_adjudicators(study: Study) -> list[str]:
 
 
 def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[dict]:
-    """The rounds whose ``ratings.csv`` (hashed as read: ``digests``) changed since its pull,
+    """The rounds whose ``ratings.csv`` (hashed as read: ``digests``) changed since its pull, or
+    cannot be checked against it (its ``pull.json`` missing or damaged: ``"unchecked": true``),
     as the manifest lists them; a :class:`GoldboardError` naming the first (and how many more)
-    unless ``allow`` (library parameter ``allow_edited_ratings``)."""
+    unless ``allow`` (library parameter ``allow_edited_ratings``).  A pulled round study.toml
+    does not list (:meth:`~goldboard.study.Study.unlisted_rounds`) is refused, whatever ``allow``."""
+    unlisted = study.unlisted_rounds()
+    if unlisted:
+        raise GoldboardError(f"{unlisted[0]}; no gold release written")
     problems = {n: study.ratings_edit_problem(n, sha) for n, sha in sorted(digests.items())}
     problems = {n: p for n, p in problems.items() if p}
     if problems and not allow:
         more = f" (and {len(problems) - 1} more round(s))" if len(problems) > 1 else ""
         raise ParamError(
-            "{first}{more}; no gold release written (to release gold from the edited ratings anyway, pass "
+            "{first}{more}; no gold release written (to release gold from these ratings anyway, pass "
             "{allow_edited_ratings}: the manifest records it)",
             first=next(iter(problems.values())),
             more=more,
         )
     return [
-        {"round": n, "path": study.ratings_path(n).relative_to(study.path).as_posix(), "sha256": digests[n]}
+        {
+            "round": n,
+            "path": study.ratings_path(n).relative_to(study.path).as_posix(),
+            "sha256": digests[n],
+            **({"unchecked": True} if study.recorded_ratings_sha256(n)[1] else {}),
+        }
         for n in problems
     ]
+
+
+def check_latest_release(study: Study) -> None:
+    """Refuse (nothing written) a new release over a latest release that fails its own manifest
+    (its gold file edited, replaced or missing: :func:`~goldboard.exports.gold.release_problem`):
+    the new manifest would name it as ``previous``, and an unchanged gold would be answered with
+    it as already released."""
+    from goldboard.exports.gold import list_releases, release_problem
+
+    releases = list_releases(study.gold_dir)
+    problem = release_problem(releases[-1][1]) if releases else None
+    if problem:  # without its hint to cut a new release: that is what is refused here
+        what = problem.split("; a release is never edited")[0]
+        raise GoldboardError(
+            f"{what}; no gold release written: a release is never edited, and the next one would name it as its "
+            "previous: restore it from a backup first"
+        )
 
 
 def write_gold_release(*args: Any, **kwargs: Any) -> GoldRelease:
@@ -429,6 +456,7 @@ def export_gold(
     """
 
     schema = study.schema
+    check_latest_release(study)
     # each input is read once; the manifest hashes exactly the bytes gold is built from
     # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
     digests: dict[int, str] = {}

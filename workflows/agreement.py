@@ -354,8 +354,9 @@ def _edit_note(inp: AgreementInput) -> AgreementInput:
     """``inp`` with a warning when the analysed round's ratings.csv changed since its pull
     (:meth:`~goldboard.study.Study.ratings_edit_problem`: the file is hashed once)."""
     problem = inp.study.ratings_edit_problem(inp.round_number) if inp.study and inp.round_number else None
-    if problem:
-        return dataclasses.replace(inp, warnings=(*inp.warnings, problem))
+    lines = ([problem] if problem else []) + (inp.study.unlisted_rounds() + inp.study.units_gaps() if inp.study else [])
+    if lines:
+        return dataclasses.replace(inp, warnings=(*inp.warnings, *lines))
     return inp
 
 

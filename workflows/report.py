@@ -330,7 +330,8 @@ def _report_inputs(
 
 
 def _add_edited(data: dict[str, Any], study: Study, edited: list[str] | None) -> None:
-    """The rounds whose ratings.csv was edited by hand since its pull
+    """The study's pulled files changed by hand -- a ratings.csv edited since its pull or that
+    cannot be checked, a pulled round study.toml does not list, a rated item without its unit
     (:meth:`~goldboard.study.Study.edited_rounds`, or ``edited`` when the caller checked them):
     ``data["edited"]`` (the top of the report) and first among its warnings."""
     edited = study.edited_rounds() if edited is None else edited

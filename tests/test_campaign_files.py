@@ -1,0 +1,377 @@
+"""Issue 23, the H group of the misuse campaign (``/tmp/campaign5``): a study's own files edited
+by hand or damaged are named by every reader (``status``, ``agree``, ``flag``, ``adjudicate
+sheet``, ``gold export``, ``report``, ``calibrate``), never read on in silence or a crash.
+Each test failed on the code before its fix (checked on the commit before).
+
+- H01: study.toml lists a rater twice (or anything else ``study init`` refuses): every reader
+  refuses, one line naming study.toml and the entry (one check, when the study is loaded);
+- H02: study.toml's schema changed under pulled ratings: one line naming study.toml, the round's
+  pull.json and the first rating (file:line, field) the new schema cannot hold;
+- H04: study.toml saved with a UTF-8 BOM (Windows Notepad): read as meant;
+- H05/H06: rounds/N/pull.json missing or damaged: the ratings cannot be checked against their pull:
+  every reader warns naming the file, gold export refuses unless --allow-edited-ratings;
+- H15: a round's [[rounds]] entry deleted while its pulled ratings stay: every reader says so,
+  gold export refuses, ``study round`` puts the entry back.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import error_line
+from conftest import invoke_cli as run
+
+from goldboard.study import Study
+
+
+def _table(path: Path, rows: list[str]) -> Path:
+    path.write_text("case_id,a,b\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def pulled(tmp_path_factory) -> Path:
+    """A study of two table-pulled rounds: round 1 (10 items, 2 disagreements), round 2 (3 items)."""
+    root = tmp_path_factory.mktemp("files")
+    s = root / "study"
+    assert run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b").exit_code == 0
+    rows = ["C-1,Supported,Unsupported", "C-2,Supported,Supported", "C-3,Unsupported,Unsafe"]
+    rows += [f"C-{n},Supported,Supported" for n in range(4, 11)]
+    cols = ["--field", "safety_label", "--rater-cols", "onc_a=a,onc_b=b"]
+    res = run("pull", "--study", s, "--from-table", _table(root / "r1.csv", rows), *cols)
+    assert res.exit_code == 0, res.output
+    again = ["C-1,Supported,Supported", "C-2,Supported,Unsupported", "C-3,Unsupported,Unsupported"]
+    res = run("pull", "--study", s, "--from-table", _table(root / "r2.csv", again), "--round", "2", *cols)
+    assert res.exit_code == 0, res.output
+    return s
+
+
+def _copy(pulled: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / "s"
+    shutil.copytree(pulled, dst)
+    return dst
+
+
+def _readers(s: Path, tmp_path: Path) -> list[tuple]:
+    return [
+        ("status", "--study", s),
+        ("agree", "--study", s),
+        ("flag", "--study", s, "-o", tmp_path / "f.csv"),
+        ("adjudicate", "sheet", "--study", s, "-o", tmp_path / "s.xlsx"),
+        ("report", "--study", s, "--format", "markdown", "-o", tmp_path / "r.md", "--no-supplement"),
+        ("gold", "export", "--study", s),
+        ("calibrate", "--study", s, "--rule", "kappa_lower>=0.6"),
+    ]
+
+
+# --------------------------------------------------------------------------- H01
+
+
+def _edit_toml(s: Path, old: str, new: str) -> None:
+    toml = s / "study.toml"
+    text = toml.read_text(encoding="utf-8")
+    assert old in text, text
+    toml.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+RATERS = '    "onc_a",\n    "onc_b",\n'
+HAND_EDITS = {
+    "a rater listed twice": (RATERS, RATERS + '    "onc_b",\n', "rater 'onc_b' is listed twice in [study] raters"),
+    "one rater": (RATERS, '    "onc_a",\n', "1 rater(s); a study needs at least two"),
+    "letter-case twins": (RATERS, RATERS + '    "ONC_B",\n', "'onc_b' and 'ONC_B' in [study] raters differ"),
+    "a reserved word": (RATERS, RATERS + '    "gold",\n', "'gold' is a word goldboard writes itself"),
+    "not a name": (RATERS, RATERS + '    "onc c",\n', "'onc c': use letters, digits"),
+    "one string": ("raters = [\n" + RATERS + "]", 'raters = "onc_a,onc_b"', "raters: not a list of names"),
+    "a round twice": ("number = 2\n", "number = 1\n", "[[rounds]] number = 1: listed twice"),
+}
+
+
+@pytest.mark.parametrize("edit", list(HAND_EDITS))
+def test_a_study_toml_study_init_would_refuse_is_refused_by_every_reader(pulled, tmp_path, edit):
+    s = _copy(pulled, tmp_path)
+    old, new, said = HAND_EDITS[edit]
+    _edit_toml(s, old, new)
+    before = sorted(p.relative_to(s) for p in s.rglob("*"))
+    for cmd in _readers(s, tmp_path):
+        line = error_line(run(*cmd))
+        assert line.startswith(f"Error: {s / 'study.toml'}: ") and said in line, (cmd, line)
+    assert sorted(p.relative_to(s) for p in s.rglob("*")) == before  # nothing written
+    assert not (tmp_path / "f.csv").exists() and not (tmp_path / "r.md").exists()
+
+
+def test_the_raters_as_study_init_wrote_them_still_open(pulled):
+    assert Study.open(pulled).raters == ["onc_a", "onc_b"]
+
+
+# --------------------------------------------------------------------------- H02
+
+
+def test_a_schema_changed_under_pulled_ratings_is_named_with_file_line_and_field(pulled, tmp_path):
+    s = _copy(pulled, tmp_path)
+    _edit_toml(s, 'schema = "mtb_unsafe"', 'schema = "mtb"')  # 'Unsafe' is not a value of it
+    line_no = next(
+        i
+        for i, row in enumerate((s / "rounds" / "1" / "ratings.csv").read_text().splitlines(), start=1)
+        if "Unsafe" in row
+    )
+    for cmd in _readers(s, tmp_path):
+        line = error_line(run(*cmd))
+        assert line == (
+            f"Error: {s / 'study.toml'}: schema 'mtb' does not match the ratings pulled with it: round 1 was "
+            f"pulled with schema mtb_unsafe v1.0 ({s / 'rounds' / '1' / 'pull.json'}), and "
+            f"{s / 'rounds' / '1' / 'ratings.csv'}:{line_no}: safety_label: 'Unsafe' is not one of its "
+            "values; study.toml edited by hand? put back the schema 'mtb_unsafe'"
+        ), (cmd, line)
+
+
+def test_a_schema_without_the_ratings_field_names_the_field(pulled, tmp_path):
+    s = _copy(pulled, tmp_path)
+    _edit_toml(s, 'schema = "mtb_unsafe"', 'schema = "radsafe"')
+    line = error_line(run("agree", "--study", s))
+    assert f"{s / 'rounds' / '1' / 'ratings.csv'}:2: field: 'safety_label' is not one of its fields" in line, line
+
+
+# --------------------------------------------------------------------------- H04
+
+
+def test_a_study_toml_saved_with_a_bom_is_read_as_meant(pulled, tmp_path):
+    s = _copy(pulled, tmp_path)
+    want = run("agree", "--study", pulled, "--format", "json")
+    assert want.exit_code == 0, want.output
+    toml = s / "study.toml"
+    toml.write_bytes(b"\xef\xbb\xbf" + toml.read_bytes())
+    got = run("agree", "--study", s, "--format", "json")
+    assert got.exit_code == 0, got.output
+    assert json.loads(got.stdout) == json.loads(want.stdout)
+    assert run("status", "--study", s).exit_code == 0
+
+
+# --------------------------------------------------------------------------- H05 / H06
+
+
+DAMAGE = {
+    "deleted": (None, "pull.json: missing, so"),
+    "not JSON": (b'{"broken', "pull.json: not valid JSON (line 1), so"),
+    "not an object": (b"[1, 2]\n", "pull.json: not a pull record (a JSON object), so"),
+    "digest edited": (None, "pull.json: ratings_sha256 'abc' is not a SHA-256, so"),
+    "a folder": (None, "pull.json: cannot be read (Is a directory), so"),
+}
+
+
+def _damage(s: Path, how: str) -> Path:
+    rec = s / "rounds" / "1" / "pull.json"
+    blob = DAMAGE[how][0]
+    if how == "digest edited":
+        data = json.loads(rec.read_text(encoding="utf-8"))
+        rec.write_text(json.dumps({**data, "ratings_sha256": "abc"}), encoding="utf-8")
+    elif how == "a folder":
+        rec.unlink()
+        rec.mkdir()
+    elif blob is None:
+        rec.unlink()
+    else:
+        rec.write_bytes(blob)
+    return rec
+
+
+@pytest.mark.parametrize("how", list(DAMAGE))
+def test_a_missing_or_damaged_pull_record_is_warned_by_readers_and_refused_by_gold_export(pulled, tmp_path, how):
+    s = _copy(pulled, tmp_path)
+    rec = _damage(s, how)
+    ratings = s / "rounds" / "1" / "ratings.csv"
+    text = ratings.read_text(encoding="utf-8")  # and the ratings edited: the guard must still hold
+    ratings.write_text(text.replace("Unsupported", "Supported", 1), encoding="utf-8")
+    said = f"{rec.parent}/{DAMAGE[how][1]} {ratings} cannot be checked against its pull"
+    for cmd in _readers(s, tmp_path)[:5]:
+        res = run(*cmd, "--round", "1") if cmd[0] == "agree" else run(*cmd)
+        assert res.exit_code == 0, (cmd, res.output)
+        assert said in res.output, (cmd, res.output)
+    line = error_line(run("gold", "export", "--study", s))
+    assert said in line and "no gold release written" in line and "--allow-edited-ratings" in line, line
+    assert not (s / "gold").exists() or not any((s / "gold").iterdir())
+    res = run("gold", "export", "--study", s, "--allow-edited-ratings")
+    assert res.exit_code == 0, res.output
+    assert "rounds/1/ratings.csv cannot be checked against its pull (pull.json missing or damaged)" in res.output
+    man = json.loads((s / "gold" / "v1" / "manifest.json").read_text(encoding="utf-8"))
+    assert [(e["round"], e.get("unchecked")) for e in man["sources"]["edited_ratings"]] == [(1, True)]
+
+
+def test_a_ratings_file_put_there_by_hand_on_its_own_is_not_warned(pulled, tmp_path):
+    """A guard, not a fix: a ``ratings.csv`` without the ``invalid.csv`` and ``pull.json`` a pull
+    writes with it was put there by hand (README); nothing to check it against, nothing said."""
+    s = _copy(pulled, tmp_path)
+    for name in ("pull.json", "invalid.csv"):
+        (s / "rounds" / "1" / name).unlink()
+    res = run("agree", "--study", s, "--round", "1")
+    assert res.exit_code == 0 and "pull.json" not in res.output, res.output
+
+
+# --------------------------------------------------------------------------- H15
+
+
+def _drop_last_round_entry(s: Path) -> None:
+    toml = s / "study.toml"
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text[: text.rindex("[[rounds]]")], encoding="utf-8")
+
+
+def test_a_round_entry_deleted_under_pulled_ratings_is_said_refused_and_put_back(pulled, tmp_path):
+    s = _copy(pulled, tmp_path)
+    _drop_last_round_entry(s)
+    said = (
+        f"{s / 'study.toml'}: no [[rounds]] entry for round 2, but {s / 'rounds' / '2'} holds ratings a pull wrote "
+        "(pull.json)"
+    )
+    for cmd in _readers(s, tmp_path)[:5]:
+        res = run(*cmd)
+        assert res.exit_code == 0 and said in res.output, (cmd, res.output)
+    assert said in run("agree", "--study", s, "--round", "2").output
+    line = error_line(run("gold", "export", "--study", s, "--allow-edited-ratings"))
+    assert said in line and "no gold release written" in line, line
+    assert not (s / "gold").exists() or not any((s / "gold").iterdir())
+    res = run("study", "round", s, "2", "--main")
+    assert res.exit_code == 0, res.output
+    assert f"entry put back in study.toml for the ratings {s / 'rounds' / '2'} holds" in res.output
+    back, was = Study.open(s).rounds[1].to_dict(), Study.open(pulled).rounds[1].to_dict()
+    assert back["created_at"] == json.loads((s / "rounds" / "2" / "pull.json").read_text())["pulled_at"]
+    for d in (back, was):  # the times: the pull's, within a second of the entry's own
+        del d["created_at"]
+        for t in d["tables"].values():
+            del t["pulled_at"]
+    assert back == was
+    res = run("gold", "export", "--study", s)
+    assert res.exit_code == 0 and "no [[rounds]] entry" not in res.output, res.output
+
+
+# --------------------------------------------------------------------------- H07
+
+
+def test_a_rated_item_without_its_unit_is_named_by_every_reader(pulled, tmp_path):
+    s = _copy(pulled, tmp_path)
+    units = s / "units.jsonl"
+    lines = units.read_text(encoding="utf-8").splitlines(keepends=True)
+    gone = [ln for ln in lines if '"C-3"' in ln]
+    assert len(gone) == 1, lines
+    units.write_text("".join(ln for ln in lines if ln not in gone), encoding="utf-8")
+    said = (
+        f"{units}: no unit for 1 item(s) rated in {s / 'rounds' / '1' / 'ratings.csv'} ('C-3'): the record of what "
+        "the raters were shown is lost"
+    )
+    for cmd in _readers(s, tmp_path)[:6]:
+        res = run(*cmd)
+        assert res.exit_code == 0 and said in res.output, (cmd, res.output)
+    assert f"{units}: no unit for 1 item(s) rated in {s / 'rounds' / '2' / 'ratings.csv'} ('C-3')" in res.output
+
+
+def test_a_study_whose_units_are_all_there_says_nothing_of_them(pulled, tmp_path):
+    """A guard: the warning is not said of an intact study."""
+    s = _copy(pulled, tmp_path)
+    for cmd in _readers(s, tmp_path)[:6]:
+        res = run(*cmd)
+        assert res.exit_code == 0 and "no unit for" not in res.output, (cmd, res.output)
+
+
+# --------------------------------------------------------------------------- M09, M08 (later findings)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_a_ratings_file_deleted_beside_its_pull_record_is_refused_by_every_reader(pulled, tmp_path, n):
+    """M09: "no ratings pulled yet" was false for round 1; with round 2's file deleted, gold was
+    built from round 1 alone without a word."""
+    s = _copy(pulled, tmp_path)
+    ratings = s / "rounds" / str(n) / "ratings.csv"
+    ratings.unlink()
+    for cmd in _readers(s, tmp_path):
+        line = error_line(run(*cmd))
+        assert line == (
+            f"Error: {ratings}: missing, but {ratings.parent / 'pull.json'} records its pull: deleted by hand? restore "
+            f"it from a backup (or move {ratings.parent} out of the study and pull round {n} again)"
+        ), (cmd, line)
+    assert not (s / "gold").exists() or not any((s / "gold").iterdir())
+
+
+def test_status_names_ratings_by_a_rater_renamed_in_study_toml(pulled, tmp_path):
+    """M08: status showed 'onc_bb 0 / 10' and never mentioned the ratings by onc_b."""
+    s = _copy(pulled, tmp_path)
+    _edit_toml(s, '"onc_b",', '"onc_bb",')
+    res = run("status", "--study", s)
+    assert res.exit_code == 0, res.output
+    for n, k in ((1, 10), (2, 3)):
+        assert (
+            f"warning: {s / 'rounds' / str(n) / 'ratings.csv'}: {k} ratings by 'onc_b', not a rater of the study "
+            f"({s / 'study.toml'} lists onc_a, onc_bb): renamed or removed by hand?"
+        ) in res.output, res.output
+    assert "not a rater of the study" not in run("status", "--study", pulled).output
+
+
+# --------------------------------------------------------------------------- G05, M06, T04 (gold releases)
+
+
+def _released_twice(pulled: Path, tmp_path: Path) -> Path:
+    s = _copy(pulled, tmp_path)
+    for extra in ((), ("--force",)):
+        res = run("gold", "export", "--study", s, *extra)
+        assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (s / "gold").iterdir()) == ["v1", "v2"]
+    return s
+
+
+def test_gold_export_over_a_changed_latest_release_is_refused(pulled, tmp_path):
+    """G05: v2 was written naming an edited v1 as its previous (and an unchanged gold was answered
+    with the edited release as already released)."""
+    s = _released_twice(pulled, tmp_path)
+    f = s / "gold" / "v2" / "gold.csv"
+    f.chmod(0o644)
+    f.write_text(f.read_text(encoding="utf-8").replace("unresolved", "unanimous", 1), encoding="utf-8")
+    for extra in ((), ("--force",)):
+        line = error_line(run("gold", "export", "--study", s, *extra))
+        assert line == (
+            f"Error: {f}: changed since release v2 was written (its SHA-256 is not the one manifest.json recorded); "
+            "no gold release written: a release is never edited, and the next one would name it as its previous: "
+            "restore it from a backup first"
+        ), line
+    assert sorted(p.name for p in (s / "gold").iterdir()) == ["v1", "v2"]
+
+
+@pytest.mark.parametrize("how", ["folders swapped", "manifest copied"])
+def test_a_release_folder_holding_another_releases_manifest_is_refused_by_its_readers(pulled, tmp_path, how):
+    """M06/T04: swapped folders were read as each other's release without a word; a manifest
+    copied over another was blamed on an untouched gold.csv."""
+    s = _released_twice(pulled, tmp_path)
+    g = s / "gold"
+    if how == "folders swapped":
+        (g / "v1").rename(g / "vx")
+        (g / "v2").rename(g / "v1")
+        (g / "vx").rename(g / "v2")
+    else:
+        (g / "v2" / "manifest.json").chmod(0o644)
+        shutil.copyfile(g / "v1" / "manifest.json", g / "v2" / "manifest.json")
+    said = f"{g / 'v2' / 'manifest.json'}: the manifest of release v1, in folder v2 (release folders renamed or swapped"
+    for cmd in (("gold", "diff", "v1", "v2", "--study", s), ("gold", "export", "--study", s, "--force")):
+        line = error_line(run(*cmd))
+        assert line.startswith("Error: ") and said in line or "the manifest of release v2, in folder v1" in line, line
+    res = run("gold", "list", "--study", s)
+    assert f"Warning: {said}" in res.output, res.output
+
+
+def test_a_release_folder_named_v02_is_still_release_2(pulled, tmp_path):
+    """A guard (campaign 5 H13: correct before and after)."""
+    s = _released_twice(pulled, tmp_path)
+    (s / "gold" / "v2").rename(s / "gold" / "v02")
+    res = run("gold", "diff", "v1", "v02", "--study", s)
+    assert res.exit_code == 0, res.output
+
+
+def test_a_pull_record_of_an_older_goldboard_without_a_digest_is_read_without_a_word(pulled, tmp_path):
+    """A guard (README: rounds pulled by an older goldboard carry no digest and are not checked)."""
+    s = _copy(pulled, tmp_path)
+    rec = s / "rounds" / "1" / "pull.json"
+    data = json.loads(rec.read_text(encoding="utf-8"))
+    del data["ratings_sha256"]
+    rec.write_text(json.dumps(data), encoding="utf-8")
+    res = run("agree", "--study", s, "--round", "1")
+    assert res.exit_code == 0 and "pull.json" not in res.output, res.output
+    assert run("gold", "export", "--study", s).exit_code == 0
