@@ -1,0 +1,155 @@
+"""Issue 23 (campaign 5, j23): a refused command changes nothing, and the Label Studio export
+intake checks what the other sources check.  Each test failed on the code before its fix
+(checked by running it on the parent commit)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from conftest import invoke_cli
+
+from goldboard.cases.examples import example_path
+
+OPENMTB = example_path("openmtb")
+WIDE = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
+WIDE += ["--field", "safety_label"]
+
+
+def run(*args, code=0):
+    res = invoke_cli(*[str(a) for a in args])
+    assert "Traceback" not in res.output, res.output
+    assert res.exit_code == code, res.output
+    return res
+
+
+def one_error(res, text: str) -> str:
+    errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and text in errors[0], res.output
+    return errors[0]
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of a study (lock files aside) by its bytes."""
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.suffix != ".lock"
+    }
+
+
+@pytest.fixture()
+def pulled(tmp_path):
+    s = tmp_path / "openmtb"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
+    return s
+
+
+def judge_labels(tmp_path: Path) -> Path:
+    rows = list(csv.DictReader(OPENMTB.open(newline="", encoding="utf-8-sig")))
+    p = tmp_path / "bench.csv"
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(["item_id", "field", "value"])
+        out.writerows([r["case_id"], "safety_label", r["benchmark_label"]] for r in rows)
+    return p
+
+
+# --------------------------------------------------------------------------- J05/K11 judge
+
+
+@pytest.mark.parametrize("eps", ["-1", "1.5", "nan"])
+def test_j05_k11_judge_with_a_bad_epsilon_records_nothing(pulled, tmp_path, eps):
+    labels = judge_labels(tmp_path)
+    before = snapshot(pulled)
+    res = run("judge", "--study", pulled, "--judge", "bench", "--labels", labels, "--epsilon", eps, code=1)
+    one_error(res, "--epsilon: ")
+    assert snapshot(pulled) == before  # no judges/labels.csv, no epsilon in study.toml
+    run("judge", "--study", pulled, "--judge", "bench", "--labels", labels, "--epsilon", "0.2")
+    assert (pulled / "judges" / "labels.csv").exists()
+
+
+def test_j05_judge_labels_without_the_tested_field_record_nothing(pulled, tmp_path):
+    labels = tmp_path / "other.csv"
+    labels.write_text("item_id,field,value\nMTB-94338760,missing_info,stage\n")
+    before = snapshot(pulled)
+    res = run("judge", "--study", pulled, "--judge", "bench", "--labels", labels, "--epsilon", "0.2", code=1)
+    one_error(res, "judge bench has no labels of safety_label")
+    assert snapshot(pulled) == before
+
+
+def test_j05_a_recorded_epsilon_out_of_range_names_study_toml(pulled, tmp_path):
+    run("judge", "--study", pulled, "--judge", "bench", "--labels", judge_labels(tmp_path), "--epsilon", "0.2")
+    toml = pulled / "study.toml"
+    toml.write_text(toml.read_text().replace("epsilon = 0.2", "epsilon = -1.0"))
+    one_error(run("judge", "--study", pulled, code=1), "study.toml: [extra.judge] epsilon = -1.0 is not a margin")
+
+
+def test_plan_size_field_without_from_study_is_refused_not_recorded(pulled):
+    before = snapshot(pulled)
+    args = ["plan", "size", "--study", pulled, "--kappa", "0.6", "--prevalence", "0.3", "--lower", "0.4"]
+    one_error(run(*args, "--field", "nosuch", code=1), "--field nosuch: names the pilot of --from-study")
+    one_error(run(*args, "--round", "3", code=1), "--round 3: names the pilot of --from-study")
+    assert snapshot(pulled) == before
+
+
+# --------------------------------------------------------------------------- E13/E14 pull --from-export
+
+
+def ls_annotation(uid: int, label: str, aid: int, at: str = "2026-01-01T10:00:00Z") -> dict:
+    return {
+        "id": aid, "completed_by": uid, "was_cancelled": False, "created_at": at, "updated_at": at, "lead_time": 10.0,
+        "result": [
+            {"from_name": "safety_label", "to_name": "output", "type": "choices", "value": {"choices": [label]}},
+            {"from_name": "rationale", "to_name": "output", "type": "textarea", "value": {"text": ["because"]}},
+        ],
+    }  # fmt: skip
+
+
+def ls_tasks(ids=("C-1", "C-2", "C-3")) -> list[dict]:
+    labels = [("Supported", "Supported"), ("Unsupported", "Supported"), ("Unsafe", "Unsafe")]
+    return [
+        {
+            "id": 100 + k,
+            "data": {"case_id": c, "case_text": "x", "output_text": "y"},
+            "annotations": [ls_annotation(1, a, 1000 + 2 * k), ls_annotation(2, b, 1001 + 2 * k)],
+        }
+        for k, (c, (a, b)) in enumerate(zip(ids, labels), start=1)
+    ]
+
+
+def export_file(tmp_path: Path, tasks: list, name: str = "export.json") -> Path:
+    p = tmp_path / name
+    p.write_text(json.dumps(tasks))
+    return p
+
+
+@pytest.fixture()
+def new_study(tmp_path):
+    s = tmp_path / "s"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    return s
+
+
+def pull_export(s: Path, *files, code=0, more=("--rater", "1=onc_a,2=onc_b")):
+    args = [a for f in files for a in ("--from-export", f)]
+    return run("pull", "--study", s, *args, "--item-key", "case_id", *more, code=code)
+
+
+def test_e13_the_same_export_twice_leaves_no_round(new_study, tmp_path):
+    good = export_file(tmp_path, ls_tasks())
+    before = snapshot(new_study)
+    one_error(pull_export(new_study, good, good, code=1), "one export given twice?")
+    assert snapshot(new_study) == before  # no phantom [[rounds]], no item_key
+    pull_export(new_study, good)
+    assert "[[rounds]]" in (new_study / "study.toml").read_text()
+
+
+def test_e14_the_same_export_for_two_raters_leaves_no_round(pulled, tmp_path):
+    good = export_file(tmp_path, ls_tasks())
+    before = snapshot(pulled)
+    res = run("pull", "--study", pulled, "--round", "2", "--from-export", f"onc_a={good}",
+              "--from-export", f"onc_b={good}", "--item-key", "case_id", code=1)  # fmt: skip
+    one_error(res, "one export given twice?")
+    assert snapshot(pulled) == before
