@@ -71,6 +71,7 @@ from goldboard.adjudicate.review_sheet import (
     SHEET_FORMAT,
     SHEET_META,
     make_key,
+    parse_key,
     row_check_color,
 )
 from goldboard.cases.ratings import adjudicable_fields
@@ -956,3 +957,45 @@ __all__ = [
     "task_url",
     "write_review_workbook",
 ]
+
+
+def _norm(text: Any) -> str:
+    return "".join(cell_text(text).split()).casefold() if text is not None else ""
+
+
+def unimported_decisions(path: str | Path, schema: Schema, decisions: Sequence[dict]) -> list[str]:
+    """The Disagreements cells of an existing review workbook at ``path`` that hold a Decision or
+    Reason the decisions log does not have in force (typed in a meeting, not yet imported), as
+    ``Disagreements!F7``.  ``[]`` when ``path`` is no goldboard review workbook (or cannot be read):
+    such a file is replaced as any output is."""
+    from openpyxl import load_workbook
+
+    try:
+        wb = load_workbook(path, read_only=True, data_only=True)
+    except Exception:  # not an xlsx (or damaged): not a filled review sheet  # noqa: BLE001
+        return []
+    try:
+        if SHEET_DISAGREEMENTS not in wb.sheetnames:
+            return []
+        rows = wb[SHEET_DISAGREEMENTS].iter_rows(values_only=True)
+        header = [cell_text(v).strip() if v is not None else "" for v in next(rows, ())]
+        col = {k: header.index(HEADERS[k]) for k in ("key", "decision", "reason") if HEADERS[k] in header}
+        if len(col) < 3:
+            return []
+        latest = latest_decisions(decisions)
+        fields = {f.name: f for f in adjudicable_fields(schema)}
+        typed = []
+        for n, row in enumerate(rows, start=2):
+            cells = {k: (row[c] if c < len(row) else None) for k, c in col.items()}
+            parsed = parse_key(cells["key"])
+            if parsed is None:
+                continue
+            prev = latest.get((parsed[0], parsed[1]))
+            had = format_decision(fields.get(parsed[1]), str(prev["decision"])) if prev else ""
+            for k, written in (("decision", had), ("reason", (prev or {}).get("reason") or "")):
+                if _norm(cells[k]) and _norm(cells[k]) != _norm(written):
+                    typed.append(f"{SHEET_DISAGREEMENTS}!{get_column_letter(col[k] + 1)}{n}")
+                    break
+        return typed
+    finally:
+        wb.close()

@@ -153,3 +153,53 @@ def test_e14_the_same_export_for_two_raters_leaves_no_round(pulled, tmp_path):
               "--from-export", f"onc_b={good}", "--item-key", "case_id", code=1)  # fmt: skip
     one_error(res, "one export given twice?")
     assert snapshot(pulled) == before
+
+
+# --------------------------------------------------------------------------- Y01 adjudicate sheet over a filled sheet
+
+
+def fill_sheet(path: Path, n: int | None = None) -> int:
+    """Type a Decision (rater A's value), Reason and Adjudicator into the first ``n`` rows."""
+    from openpyxl import load_workbook
+
+    wb = load_workbook(path)
+    ws = wb["Disagreements"]
+    head = [c.value for c in ws[1]]
+    dec, rea, adj = head.index("Decision") + 1, head.index("Reason") + 1, head.index("Adjudicator") + 1
+    val = head.index("onc_a value") + 1
+    last = ws.max_row if n is None else min(ws.max_row, n + 1)
+    for r in range(2, last + 1):
+        ws.cell(r, dec).value = ws.cell(r, val).value
+        ws.cell(r, rea).value = f"reason {r}"
+        ws.cell(r, adj).value = "dr_chair"
+    wb.save(path)
+    return last - 1
+
+
+def test_y01_sheet_refuses_to_overwrite_typed_decisions(pulled, tmp_path):
+    review = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", pulled, "-o", review)
+    run("adjudicate", "sheet", "--study", pulled, "-o", review)  # nothing typed: replaced as before
+    typed = fill_sheet(review, 3)
+    filled = review.read_bytes()
+    res = run("adjudicate", "sheet", "--study", pulled, "-o", review, code=1)
+    one_error(res, f"holds {typed} decision(s) not in the decisions log (e.g. Disagreements!F2")
+    assert "import it first" in res.output and "--force" in res.output
+    assert review.read_bytes() == filled  # the typed decisions are still there
+    run("adjudicate", "sheet", "--study", pulled, "-o", tmp_path / "other.xlsx")  # another -o is free
+    run("adjudicate", "import", "--study", pulled, review, "--adjudicator", "dr_chair")
+    run("adjudicate", "sheet", "--study", pulled, "-o", review)  # imported: the log has them, replaced
+    assert review.read_bytes() != filled
+
+
+def test_y01_force_replaces_a_filled_sheet_and_other_files_are_replaced(pulled, tmp_path):
+    review = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", pulled, "-o", review)
+    fill_sheet(review)
+    filled = review.read_bytes()
+    run("adjudicate", "sheet", "--study", pulled, "-o", review, "--force")
+    assert review.read_bytes() != filled
+    other = tmp_path / "notes.xlsx"
+    other.write_bytes(b"not a workbook")
+    run("adjudicate", "sheet", "--study", pulled, "-o", other)
+    assert other.read_bytes()[:2] == b"PK"
