@@ -203,3 +203,26 @@ def test_y01_force_replaces_a_filled_sheet_and_other_files_are_replaced(pulled, 
     other.write_bytes(b"not a workbook")
     run("adjudicate", "sheet", "--study", pulled, "-o", other)
     assert other.read_bytes()[:2] == b"PK"
+
+
+# --------------------------------------------------------------------------- W14 add-rater: the adjudicator or a judge
+
+
+@pytest.mark.parametrize("name", ["dr_chair", "Dr_Chair"])
+def test_w14_add_rater_refuses_the_adjudicator(pulled, tmp_path, name):
+    review = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", pulled, "-o", review)
+    fill_sheet(review, 2)
+    run("adjudicate", "import", "--study", pulled, review, "--adjudicator", "dr_chair")
+    before = snapshot(pulled)
+    res = run("study", "add-rater", pulled, name, "--no-account", code=1)
+    one_error(res, f"{name!r}: already the adjudicator 'dr_chair' of decisions in ")
+    assert snapshot(pulled) == before
+    run("gold", "export", "--study", pulled)  # the log is still trusted: no "edited by hand?"
+
+
+def test_w14_add_rater_refuses_a_judge(pulled, tmp_path):
+    run("judge", "--study", pulled, "--judge", "bench", "--labels", judge_labels(tmp_path), "--epsilon", "0.2")
+    before = snapshot(pulled)
+    one_error(run("study", "add-rater", pulled, "bench", "--no-account", code=1), "already the judge 'bench'")
+    assert snapshot(pulled) == before
