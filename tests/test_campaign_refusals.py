@@ -226,3 +226,77 @@ def test_w14_add_rater_refuses_a_judge(pulled, tmp_path):
     before = snapshot(pulled)
     one_error(run("study", "add-rater", pulled, "bench", "--no-account", code=1), "already the judge 'bench'")
     assert snapshot(pulled) == before
+
+
+# --------------------------------------------------------------------------- E00-E11 the export's own checks
+
+
+def refused_export(s: Path, tasks, text: str) -> str:
+    f = export_file(s.parent, tasks, "bad.json")
+    before = snapshot(s)
+    err = one_error(pull_export(s, f, code=1), text)
+    assert snapshot(s) == before  # nothing written: no round, no ratings, no item_key
+    return err
+
+
+@pytest.mark.parametrize(
+    "a,b,kind",
+    [(7, "007", "how a number is written"), ("C-1", "c-1", "letter case"), ("1E5", "100000", "how a number")],
+)
+def test_e04_item_id_twins_in_an_export_are_refused(new_study, a, b, kind):
+    tasks = ls_tasks()
+    tasks[0]["data"]["case_id"], tasks[1]["data"]["case_id"] = a, b
+    err = refused_export(new_study, tasks, "item ids ")
+    assert "task 101 (case_id)" in err and "task 102 (case_id)" in err and kind in err
+
+
+def test_e05_an_invisible_character_in_an_item_id_is_refused(new_study):
+    tasks = ls_tasks()
+    tasks[1]["data"]["case_id"] = "C-1\u200b"
+    err = refused_export(new_study, tasks, "item ids 'C-1' and 'C-1\\\\u200b' differ only by an invisible character")
+    assert "(U+200B: they look the same)" in err and "task 102 (case_id)" in err
+
+
+def test_e05_an_id_with_an_invisible_character_but_no_look_alike_is_kept(new_study, tmp_path):
+    tasks = ls_tasks()
+    tasks[1]["data"]["case_id"] = "C-2\u200b"
+    pull_export(new_study, export_file(tmp_path, tasks))
+    assert "C-2\u200b" in (new_study / "rounds/1/ratings.csv").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("when", ["yesterday", "now", "", 1767261600])
+def test_e10_an_annotation_time_that_is_no_time_is_refused(new_study, when):
+    tasks = ls_tasks()
+    tasks[0]["annotations"][1]["updated_at"] = when
+    refused_export(new_study, tasks, f"task 101, annotation 1003: updated_at {json.dumps(when)} is not a time")
+
+
+def test_e11_an_empty_export_is_refused(new_study):
+    refused_export(new_study, [], "no annotations in this Label Studio export (0 tasks); nothing pulled")
+    no_annotations = [{**t, "annotations": []} for t in ls_tasks()]
+    refused_export(new_study, no_annotations, "no annotations in this Label Studio export (3 tasks)")
+
+
+def test_e00_an_export_with_no_valid_annotation_is_refused(new_study):
+    tasks = ls_tasks()
+    for t in tasks:
+        for a in t["annotations"]:
+            a["result"] = a["result"][:1]  # the required rationale is missing everywhere
+    refused_export(new_study, tasks, "no valid annotation in this Label Studio export (6 annotations, 6 invalid; 6 x")
+
+
+def test_e09_a_task_without_the_item_key_is_held_out_naming_the_key(new_study, tmp_path):
+    tasks = ls_tasks()
+    del tasks[0]["data"]["case_id"]
+    res = pull_export(new_study, export_file(tmp_path, tasks))
+    assert "    2 x task has no case_id in its data\n" in res.output
+    assert "map one with" not in res.output  # the reason is one line, not split at its ';'
+    invalid = (new_study / "rounds/1/invalid.csv").read_text()
+    assert "task has no case_id in its data (the --item-key given) and no item_id" in invalid
+
+
+def test_e_a_good_export_and_a_partly_held_out_one_still_pull(new_study, tmp_path):
+    tasks = ls_tasks()
+    tasks[0]["annotations"][0]["result"] = tasks[0]["annotations"][0]["result"][:1]
+    res = pull_export(new_study, export_file(tmp_path, tasks))
+    assert "5 valid annotations" in res.output and "1 x rationale: required but missing" in res.output

@@ -637,6 +637,47 @@ def test_pull_mutated_exports_never_lose_an_annotation(world, failures):
         judge(f"pull mutant {k} {path}={junk!r:.20}", res, must_fail=False, oracle=oracle)
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.suffix != ".lock"
+    }
+
+
+def _refused_export_inputs() -> list[tuple[str, list[dict]]]:
+    """Exports every file source is refused for (issue 23, j23: E00-E11): twins, invisible
+    characters, placeholders, a time that is no time, no annotation, no valid annotation."""
+    rows = [(f"C{n}::m", BASE_A[n - 1], f"why {n}") for n in range(1, 5)]
+    out = []
+    for a, b in [("C1::m", "c1::m"), ("7", "007"), ("7", "7.0"), ("C1::m", "C1::m\u200b"), ("C1::m", "C1::\u2066m")]:
+        out.append((f"twins {a!r}/{b!r}", export("onc_a", [(a, S, "x"), (b, U, "y"), *rows[2:]])))
+    for junk in ["NA", "#N/A", "1.23E+05"]:
+        out.append((f"placeholder id {junk!r}", export("onc_a", [(junk, S, "x"), *rows[1:]])))
+    for when in ["yesterday", "now", "today", "2026-13-45", "", 0, 1.5, True, ["2026-01-01"], {"t": 1}]:
+        data = export("onc_a", rows)
+        data[1]["annotations"][0][random.Random(str(when)).choice(["created_at", "updated_at"])] = when
+        out.append((f"annotation time {when!r}", data))
+    out.append(("empty export", []))
+    out.append(("tasks without annotations", [{**t, "annotations": []} for t in export("onc_a", rows)]))
+    nothing_valid = export("onc_a", rows)
+    for t in nothing_valid:
+        t["annotations"][0]["result"] = [ch("safety_label", "Maybe")]
+    out.append(("no valid annotation", nothing_valid))
+    return out
+
+
+def test_refused_export_pulls_change_nothing(world, failures):
+    """Each export above is refused with one line, and the oracle: the study is byte for byte as
+    it was (no round, ratings, invalid.csv, pull.json or units written by the refused pull)."""
+    for name, data in _refused_export_inputs():
+        f = world["root"] / "refused.json"
+        f.write_text(json.dumps(data), encoding="utf-8")
+        st = fresh_copy(world, "refused", "skeleton")
+        before = _tree(st)
+        res = invoke(["pull", "--study", st, "--quiet", "--from-export", f"onc_a={f}"])
+        if judge(f"pull --from-export refused: {name}", res, must_fail=True) == "error" and _tree(st) != before:
+            FAILURES.append(f"pull --from-export refused: {name}: the refused pull changed the study")
+
+
 def _expected_flagged(table: pd.DataFrame) -> set[str]:
     lab = table[table.field == "safety_label"].pivot(index="item_id", columns="rater", values="value")
     return {i for i, r in lab.iterrows() if r["onc_a"] != r["onc_b"]}
