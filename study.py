@@ -474,13 +474,28 @@ class Study:
                 out[n] = {r[j] for r in rows if len(r) > j}
         return out
 
+    def no_ratings_error(self) -> GoldboardError:
+        """The error for a study without ratings: "no ratings pulled yet", unless a round's
+        ``pull.json`` records a pull whose ``ratings.csv`` is gone (then that file is named)."""
+        gone = sorted(
+            (int(p.parent.name) for p in (self.path / "rounds").glob("*/pull.json") if p.parent.name.isdigit()),
+        )
+        gone = [n for n in gone if not self.ratings_path(n).exists()]
+        if gone:
+            n = gone[-1]
+            return GoldboardError(
+                f"{self.ratings_path(n)}: missing, but round {n} was pulled ({self.pull_report_path(n)} records it); "
+                f"restore the file from a backup, or pull round {n} again"
+            )
+        return GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
+
     def latest_pulled_round(self) -> int:
         """The round every command reads when ``--round`` is omitted: the latest round of
         ``study.toml`` that has been pulled; for ratings outside any recorded round (e.g.
         a ``rounds/N/ratings.csv`` put there by hand), the latest such round."""
         pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()] or self.pulled_rounds()
         if not pulled:
-            raise GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
+            raise self.no_ratings_error()
         return max(pulled)
 
     def ratings(self, round_number: int | None = None) -> pd.DataFrame:
@@ -655,5 +670,5 @@ def study_ratings(
             )
     df = study.all_ratings(digests=digests)
     if len(df) == 0:
-        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+        raise study.no_ratings_error()
     return df

@@ -138,11 +138,27 @@ class ChangedRelease(GoldboardError):
     """A release whose gold file no longer is what its manifest certifies (edited, replaced)."""
 
 
+def _identity_problem(path: Path, manifest: dict[str, Any]) -> str | None:
+    """A manifest that names another release than its folder (a manifest copied over from another
+    release, or release folders swapped or renamed), one line; ``None``: it names its folder."""
+    version = manifest.get("version")
+    if version is None or str(version) == path.name:
+        return None
+    return (
+        f"{path / 'manifest.json'}: says it is release {version}, but its folder is {path.name} (a manifest copied "
+        f"from another release, or release folders swapped or renamed); a release is never edited: restore the "
+        f"folders as `goldboard gold export` wrote them"
+    )
+
+
 def release_problem(path: str | Path, manifest: dict[str, Any] | None = None) -> str | None:
-    """Why release folder ``path`` cannot be trusted (one line), or ``None`` when its gold
-    file has exactly the SHA-256 and size its ``manifest.json`` recorded."""
+    """Why release folder ``path`` cannot be trusted (one line), or ``None`` when its manifest
+    names its folder and its gold file has exactly the SHA-256 its ``manifest.json`` recorded."""
     path = Path(path)
     manifest = read_manifest(path) if manifest is None else manifest
+    identity = _identity_problem(path, manifest)
+    if identity:
+        return identity
     f = path / f"gold.{manifest.get('format', 'csv')}"
     if not f.is_file():
         return f"{f}: listed in the manifest but missing"
@@ -171,6 +187,9 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     reader of a release (``gold diff``, ``report``, ``score``) refuses it."""
     path = Path(path)
     manifest = read_manifest(path)
+    identity = _identity_problem(path, manifest)
+    if identity:
+        raise ChangedRelease(identity)
     fmt = manifest.get("format", "csv")
     f = path / f"gold.{fmt}"
     if not f.is_file():
@@ -345,6 +364,14 @@ def _write_gold_release(
     digest = gold_digest(gold)
     existing = list_releases(gold_dir)
     previous = existing[-1] if existing else None
+    if previous is not None:  # the new release names it as previous: it must be what it certifies
+        problem = release_problem(previous[1])
+        if problem:
+            raise ChangedRelease(
+                f"{problem.split('; a release is never edited')[0]}; no new release written (it would name "
+                f"{previous[1].name} as its previous release): restore {previous[1].name} from a backup, or move its "
+                f"folder out of {gold_dir} to release anew"
+            )
     if previous is not None and not force:
         prev_manifest = read_manifest(previous[1])
         if prev_manifest.get("gold_sha256") == digest:

@@ -300,3 +300,55 @@ def test_e_a_good_export_and_a_partly_held_out_one_still_pull(new_study, tmp_pat
     tasks[0]["annotations"][0]["result"] = tasks[0]["annotations"][0]["result"][:1]
     res = pull_export(new_study, export_file(tmp_path, tasks))
     assert "5 valid annotations" in res.output and "1 x rationale: required but missing" in res.output
+
+
+# --------------------------------------------------------------------------- G05/M06/T04 releases, M09 ratings
+
+
+@pytest.fixture()
+def two_releases(pulled, tmp_path):
+    review = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", pulled, "-o", review)
+    fill_sheet(review, 2)
+    run("adjudicate", "import", "--study", pulled, review, "--adjudicator", "dr_chair")
+    run("gold", "export", "--study", pulled)
+    run("adjudicate", "sheet", "--study", pulled, "-o", tmp_path / "review2.xlsx")
+    fill_sheet(tmp_path / "review2.xlsx", 4)
+    run("adjudicate", "import", "--study", pulled, tmp_path / "review2.xlsx", "--adjudicator", "dr_chair")
+    run("gold", "export", "--study", pulled)
+    for p in (pulled / "gold").rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return pulled
+
+
+def test_g05_gold_export_refuses_to_build_on_an_edited_release(two_releases):
+    s = two_releases
+    gold = s / "gold" / "v2" / "gold.csv"
+    gold.write_text(gold.read_text().replace(",adjudicated,", ",unanimous,", 1))
+    for force in ([], ["--force"]):
+        err = one_error(run("gold", "export", "--study", s, *force, code=1), "v2/gold.csv: changed since release v2")
+        assert "no new release written (it would name v2 as its previous release)" in err
+        assert sorted(p.name for p in (s / "gold").iterdir() if not p.name.startswith(".")) == ["v1", "v2"]
+
+
+def test_t04_a_copied_manifest_is_named_not_the_gold_file(two_releases):
+    s = two_releases
+    (s / "gold/v2/manifest.json").write_bytes((s / "gold/v1/manifest.json").read_bytes())
+    err = one_error(run("gold", "diff", "v1", "v2", "--study", s, code=1), "v2/manifest.json: says it is release v1")
+    assert "but its folder is v2" in err and "gold.csv" not in err
+
+
+def test_m06_swapped_release_folders_are_refused(two_releases):
+    s = two_releases
+    g = s / "gold"
+    (g / "v1").rename(g / "vx")
+    (g / "v2").rename(g / "v1")
+    (g / "vx").rename(g / "v2")
+    one_error(run("gold", "diff", "v1", "v2", "--study", s, code=1), "v1/manifest.json: says it is release v2")
+    one_error(run("gold", "export", "--study", s, "--force", code=1), "v2/manifest.json: says it is release v1")
+
+
+def test_m09_a_deleted_ratings_file_is_named(pulled):
+    (pulled / "rounds/1/ratings.csv").unlink()
+    for args in (["agree"], ["flag"], ["calibrate", "--rule", "kappa_lower>=0.6"]):
+        one_error(run(*args, "--study", pulled, code=1), "rounds/1/ratings.csv: missing, but round 1 was pulled")
