@@ -474,13 +474,16 @@ class Study:
                 out[n] = {r[j] for r in rows if len(r) > j}
         return out
 
+    def lost_ratings_rounds(self) -> list[int]:
+        """Rounds whose ``pull.json`` records a pull but whose ``ratings.csv`` is gone (deleted)."""
+        pulls = (self.path / "rounds").glob("*/pull.json")
+        rounds = sorted(int(p.parent.name) for p in pulls if p.parent.name.isdigit())
+        return [n for n in rounds if not self.ratings_path(n).exists()]
+
     def no_ratings_error(self) -> GoldboardError:
         """The error for a study without ratings: "no ratings pulled yet", unless a round's
         ``pull.json`` records a pull whose ``ratings.csv`` is gone (then that file is named)."""
-        gone = sorted(
-            (int(p.parent.name) for p in (self.path / "rounds").glob("*/pull.json") if p.parent.name.isdigit()),
-        )
-        gone = [n for n in gone if not self.ratings_path(n).exists()]
+        gone = self.lost_ratings_rounds()
         if gone:
             n = gone[-1]
             return GoldboardError(
@@ -494,7 +497,7 @@ class Study:
         ``study.toml`` that has been pulled; for ratings outside any recorded round (e.g.
         a ``rounds/N/ratings.csv`` put there by hand), the latest such round."""
         pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()] or self.pulled_rounds()
-        if not pulled:
+        if not pulled or self.lost_ratings_rounds():  # a deleted ratings.csv is named, never passed over
             raise self.no_ratings_error()
         return max(pulled)
 
@@ -523,6 +526,8 @@ class Study:
 
         from goldboard.cases.ratings import empty_ratings, read_ratings_csv
 
+        if self.lost_ratings_rounds():  # a pulled round's ratings deleted: never read the others as all
+            raise self.no_ratings_error()
         frames = []
         for n in self.pulled_rounds():
             data = self.ratings_path(n).read_bytes()

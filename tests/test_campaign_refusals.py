@@ -352,3 +352,10 @@ def test_m09_a_deleted_ratings_file_is_named(pulled):
     (pulled / "rounds/1/ratings.csv").unlink()
     for args in (["agree"], ["flag"], ["calibrate", "--rule", "kappa_lower>=0.6"]):
         one_error(run(*args, "--study", pulled, code=1), "rounds/1/ratings.csv: missing, but round 1 was pulled")
+
+
+def test_m09_a_deleted_later_round_is_named_not_passed_over(pulled):
+    run("pull", "--study", pulled, "--round", "2", "--from-table", OPENMTB, *WIDE)
+    (pulled / "rounds/2/ratings.csv").unlink()
+    for args in (["agree"], ["flag"], ["adjudicate", "sheet", "-o", pulled.parent / "r.xlsx"]):
+        one_error(run(*args, "--study", pulled, code=1), "rounds/2/ratings.csv: missing, but round 2 was pulled")
