@@ -359,3 +359,20 @@ def test_m09_a_deleted_later_round_is_named_not_passed_over(pulled):
     (pulled / "rounds/2/ratings.csv").unlink()
     for args in (["agree"], ["flag"], ["adjudicate", "sheet", "-o", pulled.parent / "r.xlsx"]):
         one_error(run(*args, "--study", pulled, code=1), "rounds/2/ratings.csv: missing, but round 2 was pulled")
+
+
+def test_y01_a_decision_imported_in_another_spelling_counts_as_imported(pulled, tmp_path):
+    from openpyxl import load_workbook
+
+    review = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", pulled, "-o", review)
+    fill_sheet(review, 3)
+    wb = load_workbook(review)
+    ws = wb["Disagreements"]
+    col = [c.value for c in ws[1]].index("Decision") + 1
+    for r in range(2, 5):
+        ws.cell(r, col).value = f"  {str(ws.cell(r, col).value).upper()} "  # the import forgives case and spaces
+    wb.save(review)
+    one_error(run("adjudicate", "sheet", "--study", pulled, "-o", review, code=1), "holds 3 decision(s)")
+    run("adjudicate", "import", "--study", pulled, review, "--adjudicator", "dr_chair")
+    run("adjudicate", "sheet", "--study", pulled, "-o", review)  # the log has them as the import read them
