@@ -675,13 +675,37 @@ class Study:
                 out[n] = {r[j] for r in rows if len(r) > j}
         return out
 
+    def lost_ratings_rounds(self) -> list[int]:
+        """Rounds whose ``pull.json`` records a pull but whose ``ratings.csv`` is gone (deleted)."""
+        pulls = (self.path / "rounds").glob("*/pull.json")
+        rounds = sorted(int(p.parent.name) for p in pulls if p.parent.name.isdigit())
+        return [n for n in rounds if not self.ratings_path(n).exists()]
+
+    def no_ratings_error(self) -> GoldboardError:
+        """The error for a study without ratings: "no ratings pulled yet", unless a round's
+        ``pull.json`` records a pull whose ``ratings.csv`` is gone (then that file is named)."""
+        gone = self.lost_ratings_rounds()
+        if gone:
+            n = gone[-1]
+            return GoldboardError(
+                f"{self.ratings_path(n)}: missing, but round {n} was pulled ({self.pull_report_path(n)} records it); "
+                f"restore the file from a backup, or pull round {n} again"
+            )
+        held = [n for n in self.pulled_rounds() if self.held_out(n)]
+        if held:  # pulled, but every annotation was held out (not "no ratings pulled yet")
+            return GoldboardError(
+                f"{self.path}: no valid ratings yet: round {held[-1]}: {self.no_ratings_text(held[-1])} "
+                f"(correct them at the source and pull again)"
+            )
+        return GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
+
     def latest_pulled_round(self) -> int:
         """The round every command reads when ``--round`` is omitted: the latest round of
         ``study.toml`` that has been pulled; for ratings outside any recorded round (e.g.
         a ``rounds/N/ratings.csv`` put there by hand), the latest such round."""
         pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()] or self.pulled_rounds()
-        if not pulled:
-            raise GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
+        if not pulled or self.lost_ratings_rounds():  # a deleted ratings.csv is named, never passed over
+            raise self.no_ratings_error()
         return max(pulled)
 
     def ratings(self, round_number: int | None = None) -> pd.DataFrame:
@@ -709,6 +733,8 @@ class Study:
 
         from goldboard.cases.ratings import empty_ratings, read_ratings_csv
 
+        if self.lost_ratings_rounds():  # a pulled round's ratings deleted: never read the others as all
+            raise self.no_ratings_error()
         frames = []
         for n in self.pulled_rounds():
             data = self.ratings_path(n).read_bytes()
@@ -903,11 +929,5 @@ def study_ratings(
             )
     df = study.all_ratings(digests=digests)
     if len(df) == 0:
-        held = [n for n in study.pulled_rounds() if study.held_out(n)]
-        if held:  # pulled, but every annotation was held out (not "no ratings pulled yet")
-            raise GoldboardError(
-                f"{study.path}: no valid ratings yet: round {held[-1]}: {study.no_ratings_text(held[-1])} "
-                f"(correct them at the source and pull again)"
-            )
-        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+        raise study.no_ratings_error()
     return df

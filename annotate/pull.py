@@ -216,11 +216,12 @@ def collect(
     user_raters: dict[int, str] | None = None,
     known_users: dict[int, str] | None = None,
     units: pd.DataFrame | None = None,
+    item_key: str | None = None,
 ) -> PullResult:
     """Attribute, validate and deduplicate the annotations of ``sources`` (Label Studio tasks):
     each task read by :mod:`goldboard.cases.intake.sources.label_studio`, then the intake core
     (:func:`goldboard.cases.intake.core.collect`).  Pure: no I/O."""
-    shown = (sh for src in sources for sh in ls_source.shown(src.tasks, schema, src.project_id, src.rater))
+    shown = (sh for src in sources for sh in ls_source.shown(src.tasks, schema, src.project_id, src.rater, item_key))
     return intake_collect(
         shown, schema, raters, round_number, user_raters=user_raters, known_users=known_users, units=units
     )
@@ -381,13 +382,19 @@ def pull(
         )
     sources, user_raters, others, server_users = read.sources, read.user_raters, read.others, read.server_users
     items_data = _map_items(sources, item_key) if item_key else {}
+    if from_export:  # what the other file sources are refused for (nothing written)
+        ls_source.check_export([(src.label, src.tasks) for src in sources], item_key)
     if rater_map:
         if server_users is None and client is not None:
             server_users = client.users()
         user_raters, others = map_users(rater_map, raters, user_raters, others, server_users)
     units = _unit_ids(study)
-    res = collect(sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units)
+    res = collect(
+        sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units, item_key=item_key
+    )
     res.items_data = items_data
+    if from_export:
+        ls_source.check_some_valid(res.summary, ", ".join(dict.fromkeys(src.label for src in sources)))
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
     res.summary["mode"] = rnd.mode
     res.summary["source"] = read.origin

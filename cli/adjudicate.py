@@ -36,7 +36,13 @@ def adjudicate_group() -> None:
 @study_option()
 @output_option(required=True, help="Workbook to write (.xlsx).")
 @round_option(in_force=True, what="Only this round")
-def sheet_cmd(study_dir: str, output: str, round_number: int | None) -> None:
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing review workbook even when it holds decisions the log does not have (typed in, "
+    "not yet imported): they are lost.",
+)
+def sheet_cmd(study_dir: str, output: str, round_number: int | None, force: bool) -> None:
     """Write the review-meeting workbook: Summary, Disagreements (to fill), Agreed, Codebook.
 
     Single-choice fields get a Decision dropdown.  Multi-select fields (e.g. missing_info)
@@ -47,6 +53,8 @@ def sheet_cmd(study_dir: str, output: str, round_number: int | None) -> None:
     if not output.lower().endswith(".xlsx"):
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
     st = Study.open(study_dir)
+    if not force:
+        check_no_typed_decisions(st, output)
     info = write_study_workbook(st, output, round_number=round_number)
     for line in st.edited_rounds():  # a hand-edited ratings.csv is said, as agree says it (once read)
         click.echo(f"Warning: {line}", err=True)
@@ -57,6 +65,25 @@ def sheet_cmd(study_dir: str, output: str, round_number: int | None) -> None:
         f"Wrote {info.path}: {_n(info.disagreement_rows, 'row')} to decide ({_n(info.items, 'item')}), "
         f"{_n(info.agreed_rows, 'unanimous row')}" + ("" if info.agreement_available else "; no agreement statistics")
     )
+
+
+def check_no_typed_decisions(st: Study, output: str) -> None:
+    """Refuse to write over a filled review workbook: one whose Decision/Reason cells hold what the
+    decisions log does not (typed in a meeting, not yet imported)."""
+    from pathlib import Path
+
+    from goldboard.adjudicate.decisions import read_decisions
+    from goldboard.exports.workbook import unimported_decisions
+
+    if not Path(output).is_file():
+        return
+    typed = unimported_decisions(output, st.schema, read_decisions(st.decisions_path))
+    if typed:
+        raise GoldboardError(
+            f"-o {output}: holds {len(typed)} decision(s) not in the decisions log (e.g. {typed[0]}; typed in, not "
+            f"yet imported); writing it again would lose them: import it first (`goldboard adjudicate import --study "
+            f"{st.path} {output} --adjudicator NAME`), write to another -o, or give --force to replace it"
+        )
 
 
 @adjudicate_group.command("import")

@@ -128,6 +128,8 @@ def _study_flag_columns(
     pulled = st.pulled_rounds()
     if len(pulled) != 1 or round_number not in (None, pulled[0]) or any(r.design for r in st.rounds):
         return None
+    if st.lost_ratings_rounds():  # a pulled round's ratings.csv deleted: the frame path names it
+        return None
     table = read_rating_columns(st.ratings_path(pulled[0]))
     if table is None:
         return None

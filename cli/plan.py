@@ -185,6 +185,11 @@ def size_cmd(
     study = Study.open(study_dir) if study_dir else None
     if from_study and study is None:
         raise GoldboardError("--from-study needs --study DIR")
+    for flag, value in (("--field", field), ("--round", round_number)):
+        if value is not None and not from_study:  # else recorded as a plan the study's pilot never fed
+            raise GoldboardError(
+                f"{flag} {value}: names the pilot of --from-study; give --from-study (or leave it out)"
+            )
     if alpha_min is not None and kappa is not None:
         raise GoldboardError("--kappa: not used with --alpha-min (Krippendorff's minimum needs no expected value)")
     props = _floats(prevalence, "--prevalence")

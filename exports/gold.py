@@ -139,8 +139,8 @@ class ChangedRelease(GoldboardError):
 
 
 def release_problem(path: str | Path, manifest: dict[str, Any] | None = None) -> str | None:
-    """Why release folder ``path`` cannot be trusted (one line), or ``None`` when its gold
-    file has exactly the SHA-256 and size its ``manifest.json`` recorded."""
+    """Why release folder ``path`` cannot be trusted (one line), or ``None`` when its manifest
+    names its folder and its gold file has exactly the SHA-256 its ``manifest.json`` recorded."""
     path = Path(path)
     manifest = read_manifest(path) if manifest is None else manifest
     misplaced = _misplaced_manifest(path, manifest)
@@ -363,6 +363,14 @@ def _write_gold_release(
     digest = gold_digest(gold)
     existing = list_releases(gold_dir)
     previous = existing[-1] if existing else None
+    if previous is not None:  # the new release names it as previous: it must be what it certifies
+        problem = release_problem(previous[1])
+        if problem:
+            raise ChangedRelease(
+                f"{problem.split('; a release is never edited')[0]}; no new release written (it would name "
+                f"{previous[1].name} as its previous release): restore {previous[1].name} from a backup, or move its "
+                f"folder out of {gold_dir} to release anew"
+            )
     if previous is not None and not force:
         prev_manifest = read_manifest(previous[1])
         if prev_manifest.get("gold_sha256") == digest:

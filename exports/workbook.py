@@ -63,6 +63,7 @@ from goldboard.adjudicate.decisions import (
     format_decision,
     latest_decisions,
     multi_separators,
+    parse_multi_decision,
 )
 from goldboard.adjudicate.flags import boundary_words, flag_words, value_words
 from goldboard.adjudicate.review_sheet import (
@@ -71,6 +72,7 @@ from goldboard.adjudicate.review_sheet import (
     SHEET_FORMAT,
     SHEET_META,
     make_key,
+    parse_key,
     row_check_color,
 )
 from goldboard.cases.ratings import adjudicable_fields
@@ -956,3 +958,62 @@ __all__ = [
     "task_url",
     "write_review_workbook",
 ]
+
+
+def _norm(text: Any) -> str:
+    return "".join(cell_text(text).split()).casefold() if text is not None else ""
+
+
+def _decision_key(f: Any, text: Any) -> str:
+    """A Decision cell as the import would read it (a single choice by its schema value, a set by its
+    canonical ``|``-joined form), for comparing with the log; the cell's own text when it cannot be."""
+    raw = cell_text(text).strip() if text is not None else ""
+    if not raw or f is None:
+        return _norm(raw)
+    if f.kind == "multi":
+        value, problems = parse_multi_decision(f, raw)
+        return _norm(raw) if problems or value is None else "=" + value
+    try:
+        return "=" + f.normalize(raw)
+    except ValueError:
+        return _norm(raw)
+
+
+def unimported_decisions(path: str | Path, schema: Schema, decisions: Sequence[dict]) -> list[str]:
+    """The Disagreements cells of an existing review workbook at ``path`` that hold a Decision or
+    Reason the decisions log does not have in force (typed in a meeting, not yet imported), as
+    ``Disagreements!F7``.  ``[]`` when ``path`` is no goldboard review workbook (or cannot be read):
+    such a file is replaced as any output is."""
+    from openpyxl import load_workbook
+
+    try:
+        wb = load_workbook(path, read_only=True, data_only=True)
+    except Exception:  # not an xlsx (or damaged): not a filled review sheet  # noqa: BLE001
+        return []
+    try:
+        if SHEET_DISAGREEMENTS not in wb.sheetnames:
+            return []
+        rows = wb[SHEET_DISAGREEMENTS].iter_rows(values_only=True)
+        header = [cell_text(v).strip() if v is not None else "" for v in next(rows, ())]
+        col = {k: header.index(HEADERS[k]) for k in ("key", "decision", "reason") if HEADERS[k] in header}
+        if len(col) < 3:
+            return []
+        latest = latest_decisions(decisions)
+        fields = {f.name: f for f in adjudicable_fields(schema)}
+        found = []
+        for n, row in enumerate(rows, start=2):
+            cells = {k: (row[c] if c < len(row) else None) for k, c in col.items()}
+            parsed = parse_key(cells["key"])
+            if parsed is None:
+                continue
+            prev = latest.get((parsed[0], parsed[1]))
+            f = fields.get(parsed[1])
+            had = _decision_key(f, format_decision(f, str(prev["decision"]))) if prev else ""
+            typed = {"decision": _decision_key(f, cells["decision"]), "reason": _norm(cells["reason"])}
+            for k, written in (("decision", had), ("reason", _norm((prev or {}).get("reason") or ""))):
+                if typed[k] and typed[k] != written:
+                    found.append(f"{SHEET_DISAGREEMENTS}!{get_column_letter(col[k] + 1)}{n}")
+                    break
+        return found
+    finally:
+        wb.close()

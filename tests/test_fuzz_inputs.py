@@ -695,6 +695,79 @@ def test_pull_mutated_exports_never_lose_an_annotation(world, failures):
         judge(f"pull mutant {k} {path}={junk!r:.20}", res, must_fail=False, oracle=oracle)
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.suffix != ".lock"
+    }
+
+
+def _refused_export_inputs() -> list[tuple[str, list[dict]]]:
+    """Exports every file source is refused for (issue 23, j23: E00-E11): twins, invisible
+    characters, placeholders, a time that is no time, no annotation, no valid annotation."""
+    rows = [(f"C{n}::m", BASE_A[n - 1], f"why {n}") for n in range(1, 5)]
+    out = []
+    for a, b in [("C1::m", "c1::m"), ("7", "007"), ("7", "7.0"), ("C1::m", "C1::m\u200b"), ("C1::m", "C1::\u2066m")]:
+        out.append((f"twins {a!r}/{b!r}", export("onc_a", [(a, S, "x"), (b, U, "y"), *rows[2:]])))
+    for junk in ["NA", "#N/A", "1.23E+05"]:
+        out.append((f"placeholder id {junk!r}", export("onc_a", [(junk, S, "x"), *rows[1:]])))
+    for when in ["yesterday", "now", "today", "2026-13-45", "", 0, 1.5, True, ["2026-01-01"], {"t": 1}]:
+        data = export("onc_a", rows)
+        data[1]["annotations"][0][random.Random(str(when)).choice(["created_at", "updated_at"])] = when
+        out.append((f"annotation time {when!r}", data))
+    out.append(("empty export", []))
+    out.append(("tasks without annotations", [{**t, "annotations": []} for t in export("onc_a", rows)]))
+    nothing_valid = export("onc_a", rows)
+    for t in nothing_valid:
+        t["annotations"][0]["result"] = [ch("safety_label", "Maybe")]
+    out.append(("no valid annotation", nothing_valid))
+    return out
+
+
+def test_refused_export_pulls_change_nothing(world, failures):
+    """Each export above is refused with one line, and the oracle: the study is byte for byte as
+    it was (no round, ratings, invalid.csv, pull.json or units written by the refused pull)."""
+    for name, data in _refused_export_inputs():
+        f = world["root"] / "refused.json"
+        f.write_text(json.dumps(data), encoding="utf-8")
+        st = fresh_copy(world, "refused", "skeleton")
+        before = _tree(st)
+        res = invoke(["pull", "--study", st, "--quiet", "--from-export", f"onc_a={f}"])
+        if judge(f"pull --from-export refused: {name}", res, must_fail=True) == "error" and _tree(st) != before:
+            FAILURES.append(f"pull --from-export refused: {name}: the refused pull changed the study")
+
+
+def test_refused_study_commands_change_nothing(world, failures):
+    """Commands that write into a study, given a bad input, refuse it with one line -- and the
+    oracle: the study is byte for byte as it was (issue 23, j23: J05/K11, E13/E14, W14, Y01)."""
+    labels = world["root"] / "judge_labels.csv"
+    labels.write_text("item_id,field,value\n" + "".join(f"{i},safety_label,{S}\n" for i in world["items"]))
+    other_field = world["root"] / "judge_other.csv"
+    other_field.write_text(f"item_id,field,value\n{world['items'][0]},missing_info,stage\n")
+    export_a = world["good"]["export_a"]
+    cases = [(f"judge --epsilon {e}", ["judge", "--judge", "bench", "--labels", labels, "--epsilon", e])
+             for e in ["-1", "1.5", "1", "-0.001", "nan", "inf", "-inf"]]  # fmt: skip
+    cases += [
+        ("judge labels without the field", ["judge", "--judge", "bench", "--labels", other_field, "--epsilon", "0.2"]),
+        ("judge named like a rater", ["judge", "--judge", "onc_a", "--labels", labels, "--epsilon", "0.2"]),
+        ("plan size --field without --from-study",
+         ["plan", "size", "--kappa", "0.6", "--prevalence", "0.3", "--lower", "0.4", "--field", "x"]),
+        ("pull the same export twice", ["pull", "--from-export", f"onc_a={export_a}", "--from-export",
+                                        f"onc_b={export_a}", "--round", "2", "--item-key", "case_id"]),
+        ("add-rater named like a judge", ["study", "add-rater", "{study}", "judge_x", "--no-account"]),
+    ]  # fmt: skip
+    for name, args in cases:
+        st = fresh_copy(world, "refused_cmd", "released")
+        if "judge_x" in args:  # a recorded judge first
+            assert invoke(["judge", "--study", st, "--judge", "judge_x", "--labels", labels, "--epsilon", "0.2"])
+        before = _tree(st)
+        argv = [st if a == "{study}" else a for a in args]
+        if argv[:2] != ["study", "add-rater"]:
+            argv = [*argv[:2], "--study", st, *argv[2:]] if argv[0] == "plan" else [argv[0], "--study", st, *argv[1:]]
+        res = invoke(argv)
+        if judge(f"refused study command: {name}", res, must_fail=True) == "error" and _tree(st) != before:
+            FAILURES.append(f"refused study command: {name}: the refused command changed the study")
+
+
 def _expected_flagged(table: pd.DataFrame) -> set[str]:
     lab = table[table.field == "safety_label"].pivot(index="item_id", columns="rater", values="value")
     return {i for i, r in lab.iterrows() if r["onc_a"] != r["onc_b"]}

@@ -809,11 +809,13 @@ def test_label_studio_malformed_annotations_are_held_out_and_named(tmp_path):
             {"id": 14, "completed_by": 2, "result": [{"from_name": "mood", "value": {"choices": ["x"]}}, ok]}]},
         {"id": 5, "data": {"item_id": "C-5"}, "annotations": [
             {"id": 15, "completed_by": 2, "result": [{"from_name": "safety_label", "value": {"choices": [float("nan")]}}, ok]}]},
+        {"id": 6, "data": {"item_id": "C-6"}, "annotations": [  # one valid: an export of nothing valid is refused
+            {"id": 16, "completed_by": 2, "result": [{"from_name": "safety_label", "value": {"choices": ["Supported"]}}, ok]}]},
     ]  # fmt: skip
     f = tmp_path / "export.json"
     f.write_text(json.dumps(tasks))
     got, fmt = read_export_file(f, load_schema("mtb"))
-    assert fmt == "JSON" and len(got) == 5
+    assert fmt == "JSON" and len(got) == 6
     st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:9")
     st.get_or_add_round(1).projects = {"onc_a": 11, "onc_b": 12}
     st.save()
@@ -826,7 +828,7 @@ def test_label_studio_malformed_annotations_are_held_out_and_named(tmp_path):
     assert "no item_id" in reasons["13"]
     assert "unknown field 'mood'" in reasons["14"]
     assert "malformed choices" in reasons["15"]
-    assert len(read_ratings_csv(st.ratings_path(1))) == 0
+    assert read_ratings_csv(st.ratings_path(1))["item_id"].unique().tolist() == ["C-6"]
 
 
 @pytest.mark.parametrize(

@@ -217,6 +217,8 @@ def plain_round_columns(study: Study, round_number: int | None = None) -> dict[s
     pulled = study.pulled_rounds()
     if len(pulled) != 1 or round_number not in (None, pulled[0]) or any(r.design for r in study.rounds):
         return None
+    if study.lost_ratings_rounds():  # a pulled round's ratings.csv deleted: the frame path names it
+        return None
     return read_rating_columns(study.ratings_path(pulled[0]), SHEET_MAX_BYTES)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from goldboard.analysis.agreement import agreement
 from goldboard.cases.assignment import design_note
 from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
-from goldboard.errors import GoldboardError, ParamError, check_names
+from goldboard.errors import ParamError, check_names
 from goldboard.fileio import duplicate_headers
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
@@ -276,7 +276,7 @@ def retest_for_study(
     schema = schema or study.schema
     ratings = study.all_ratings()
     if not len(ratings):
-        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+        raise study.no_ratings_error()
     return intra_rater_agreement(
         ratings,
         field or schema.primary_field.name,

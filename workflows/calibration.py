@@ -54,7 +54,7 @@ def calibration_rounds(study: Study) -> tuple[list[int], str]:
     if marked:
         return sorted(marked), ""
     if not pulled:
-        raise GoldboardError(f"{study.path}: no ratings pulled yet (run `goldboard pull --study {study.path}`)")
+        raise study.no_ratings_error()
     return sorted(pulled), "no round is marked as calibration (push --calibration); every pulled round is shown"
 
 

@@ -20,10 +20,9 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.pull import rule_warnings
-from goldboard.cases import ids
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
-from goldboard.cases.intake.files import FileOptions, FileRead, file_formats, source_kind
+from goldboard.cases.intake.files import FileOptions, FileRead, check_item_ids, file_formats, source_kind
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study, check_rater_map
 from goldboard.text import did_you_mean, utc_now
@@ -135,17 +134,7 @@ def check_read(read: FileRead, path: Path, noun: str) -> None:
     line = {}  # item -> the file line of its first answer, for a message
     for _, item, a in read.annotations:
         line.setdefault(item, _line(a, path))
-    seen: dict[str, str] = {}
-    for item in read.items:
-        if ids.is_placeholder_id(item):
-            raise GoldboardError(ids.placeholder_message(str(line.get(item, path)), "item id", item))
-        twin = seen.setdefault(ids.id_key(item), item)
-        if twin != item:
-            raise GoldboardError(
-                f"{line.get(twin, path)}, {line.get(item, path)}: item ids {ids.escaped(twin)!r} and "
-                f"{ids.escaped(item)!r} {ids.twin_kind(twin, item)}; one item typed twice, or two items nobody can "
-                f"tell apart: make the ids the same, or clearly different"
-            )
+    check_item_ids((item, str(line.get(item, path))) for item in read.items)
     _check_unordered_twins(read, path)
     field_name = read.fields[0]
     if not any(n == field_name for _, _, a in read.annotations for n, _ in a.entries):

@@ -52,6 +52,12 @@ def split_names(spec: str | Sequence[str] | None, param: str) -> list[str]:
     return names
 
 
+def check_epsilon(epsilon: float, param: str) -> None:
+    """A margin in [0, 1) (the alt-test's own check, made before anything is recorded)."""
+    if not (np.isfinite(epsilon) and 0 <= epsilon < 1):
+        raise GoldboardError(f"{epsilon}: give a margin in [0, 1), e.g. 0.2 for experts", param=param)
+
+
 def epsilon_choice(epsilon: float | None, expertise: str | None) -> tuple[float, str]:
     """The margin and why: ``--epsilon`` as given, or the authors' value for ``expertise``."""
     if epsilon is not None and expertise is not None:
@@ -64,6 +70,7 @@ def epsilon_choice(epsilon: float | None, expertise: str | None) -> tuple[float,
         if expertise not in EPSILON_GUIDANCE:
             raise GoldboardError(f"{expertise!r}: use one of {', '.join(EPSILON_GUIDANCE)}", param="expertise")
         return EPSILON_GUIDANCE[expertise], f"the authors' value for {expertise} annotators"
+    check_epsilon(epsilon, "epsilon")
     for kind, value in EPSILON_GUIDANCE.items():
         if abs(epsilon - value) < 1e-12:
             return float(epsilon), f"the authors' value for {kind} annotators"
@@ -402,9 +409,9 @@ def _judge_rows(path: Path, judge: str, schema: Schema) -> pd.DataFrame:
     return df[LABELS_COLUMNS]
 
 
-def record_judge_labels(study: Study, path: str | Path, judge: str) -> str:
-    """Record ``judge``'s labels from the table ``path`` in the study (replacing that judge's
-    earlier labels); returns what was recorded, one line."""
+def judge_labels_entry(study: Study, path: str | Path, judge: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """``judge``'s labels from the table ``path`` checked, and the study's labels with them in place
+    of that judge's earlier ones, plus their record for ``study.toml``; nothing is written."""
     path = Path(path)
     check_rater_name(judge, "judges")
     if judge in study.raters:
@@ -415,20 +422,28 @@ def record_judge_labels(study: Study, path: str | Path, judge: str) -> str:
         raise GoldboardError(f"{path}: file not found", param="labels")
     rows = _judge_rows(path, judge, study.schema)
     old = read_judge_labels(study)
-    merged = pd.concat([old[old["rater"] != judge], rows], ignore_index=True)
-    write_csv_atomic(merged[LABELS_COLUMNS], labels_path(study))
-    settings = judge_settings(study)
-    judges = dict(settings.get("judges") or {})
-    judges[judge] = {
+    merged = pd.concat([old[old["rater"] != judge], rows], ignore_index=True)[LABELS_COLUMNS]
+    entry = {
         "source": path.name,
         "sha256": sha256_file(path),
         "labels": len(rows),
         "items": int(rows["item_id"].nunique()),
         "recorded_at": utc_now(),
     }
-    study.extra[JUDGE_KEY] = {**settings, "judges": judges}
+    return merged, entry
+
+
+def record_judge_labels(study: Study, path: str | Path, judge: str, merged=None, entry=None) -> str:
+    """Record ``judge``'s labels from the table ``path`` in the study (replacing that judge's
+    earlier labels); returns what was recorded, one line.  ``merged``/``entry``: as
+    :func:`judge_labels_entry` returned them (checked already)."""
+    if merged is None or entry is None:
+        merged, entry = judge_labels_entry(study, path, judge)
+    write_csv_atomic(merged, labels_path(study))
+    settings = judge_settings(study)
+    study.extra[JUDGE_KEY] = {**settings, "judges": {**(settings.get("judges") or {}), judge: entry}}
     study.save()
-    return f"{judge}: {len(rows)} labels of {judges[judge]['items']} items recorded in {labels_path(study)}"
+    return f"{judge}: {entry['labels']} labels of {entry['items']} items recorded in {labels_path(study)}"
 
 
 def _settings_for_run(study: Study, epsilon, expertise, scoring, field) -> dict[str, Any]:
@@ -438,6 +453,11 @@ def _settings_for_run(study: Study, epsilon, expertise, scoring, field) -> dict[
         eps, why = epsilon_choice(epsilon, expertise)
     elif "epsilon" in settings:
         eps, why = float(settings["epsilon"]), str(settings.get("epsilon_reason", "set by the study team"))
+        if not (np.isfinite(eps) and 0 <= eps < 1):
+            raise GoldboardError(
+                f"{study.path / 'study.toml'}: [extra.judge] epsilon = {eps} is not a margin in [0, 1); "
+                f"give --epsilon or --expertise"
+            )
     else:
         eps, why = epsilon_choice(None, None)  # the error that asks for it
     fields = {f.name: f for f in adjudicable_fields(study.schema) if f.kind != "multi"}
@@ -481,13 +501,14 @@ def judge_study(
     ``labels``: first record this table as the labels of the one judge named.  The epsilon (and
     why), scoring and field used are recorded in ``study.toml`` for the report."""
     study = Study.open(study_dir)
-    recorded = []
-    run = _settings_for_run(study, epsilon, expertise, scoring, field)  # checked before anything is recorded
+    run = _settings_for_run(study, epsilon, expertise, scoring, field)
+    new = None  # every input is checked before anything is recorded (labels, settings)
     if labels is not None:
         if len(judges) != 1:
             raise ParamError("{judges}: {labels} records one judge's labels: name that judge once")
-        recorded.append(record_judge_labels(study, labels, judges[0]))
-    known = study_judges(study)
+        new = judge_labels_entry(study, labels, judges[0])
+    all_labels = new[0] if new else read_judge_labels(study)
+    known = sorted(set(study_judges(study)) | ({judges[0]} if new else set()), key=natural_key)
     if not known:
         raise GoldboardError(
             f"{study.path}: no judge labels yet (record them: `goldboard judge --study {study.path} --judge NAME "
@@ -499,6 +520,8 @@ def judge_study(
             raise GoldboardError(
                 f"{name!r}: no labels recorded{did_you_mean(name, known)} (judges: {', '.join(known)})", param="judges"
             )
+    _check_judge_fields(all_labels, list(judges) or known, run["field"])
+    recorded = [record_judge_labels(study, labels, judges[0], *new)] if new else []
     # the settings (checked above) are the report's too, also when the test below cannot run
     study.extra[JUDGE_KEY] = {**judge_settings(study), **run}
     study.save()
@@ -507,6 +530,17 @@ def judge_study(
     )
     data["recorded"] = recorded
     return data
+
+
+def _check_judge_fields(labels: pd.DataFrame, judges: list[str], field: str) -> None:
+    """Each judge has labels of the field tested."""
+    jl = labels[labels["field"] == field]
+    for j in judges:
+        if not (jl["rater"] == j).any():
+            have = sorted(set(labels.loc[labels["rater"] == j, "field"]))
+            raise GoldboardError(
+                f"judge {j} has no labels of {field} (it has: {', '.join(have) or 'none'})", param="field"
+            )
 
 
 def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts: Any) -> dict[str, Any]:
@@ -518,13 +552,8 @@ def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts:
     k = len(f.categories)
     humans = _codes_as_float(grid.codes[f.name], k)
     labels = read_judge_labels(study)
+    _check_judge_fields(labels, judges, f.name)
     jl = labels[labels["field"] == f.name]
-    for j in judges:
-        if not (jl["rater"] == j).any():
-            have = sorted(set(labels.loc[labels["rater"] == j, "field"]))
-            raise GoldboardError(
-                f"judge {j} has no labels of {f.name} (it has: {', '.join(have) or 'none'})", param="field"
-            )
     known = jl["item_id"].isin(grid.items)  # value_grid would put an unknown item (indexer -1) on the last row
     jcodes = np.column_stack(
         [category_codes(value_grid(jl[known & (jl["rater"] == j)], pd.Index(grid.items), [j]), f)[:, 0] for j in judges]

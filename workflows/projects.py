@@ -112,8 +112,8 @@ def pull_projects(
             if len(pids) == 1:
                 rnd.projects[rater or SHARED] = pids.pop()
         changed = True
-    if changed:
-        study.save()
+    # the round, item key and user mapping are recorded only once the pull has read and checked
+    # every source: a refused pull leaves study.toml as it was (no phantom round)
     res = pull(
         study,
         round_number,
@@ -123,6 +123,8 @@ def pull_projects(
         item_key=item_key,
         rater_map=stored or None,
     )
+    if changed:
+        study.save()
     n_new = record_units(study, res, res.summary["round"])
     if n_new:
         res.summary.setdefault("warnings", [])

@@ -56,7 +56,7 @@ INVALID_COLUMNS = [
     "was_cancelled",
     "result",
 ]
-NO_ITEM = "task has no item_id in its data (not pushed by goldboard; map one with --item-key KEY)"
+NO_ITEM = "task has no item_id in its data (not pushed by goldboard: map one with --item-key KEY)"
 
 
 # --------------------------------------------------------------------------- records
@@ -113,6 +113,8 @@ class Shown:
     task_id: Any = None
     project_id: Any = None
     check_user: bool = True
+    #: why the item is missing when ``item_id`` is empty (default :data:`NO_ITEM`)
+    no_item: str = ""
 
 
 # --------------------------------------------------------------------------- one annotation
@@ -488,7 +490,7 @@ def _attribute(
                     seen.unattributed += 1
                     reasons.append(f"annotated by {who}, who is not a study rater")
             if not item:
-                reasons.append(NO_ITEM)
+                reasons.append(sh.no_item or NO_ITEM)
             if ann.held:
                 reasons.append(ann.held)
             if ann.cancelled:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from goldboard.cases import ids
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
 from goldboard.text import did_you_mean
@@ -100,6 +102,36 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
     return ""
 
 
+def _visible(text: str) -> str:
+    """``text`` without invisible format characters (zero-width space, bidi marks: Unicode Cf)."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def check_item_ids(items: Iterable[tuple[str, str]]) -> None:
+    """What every source's item ids are refused for, as a table's are: a missing-value placeholder or
+    a number in scientific notation, and two ids that are twins by the id rules
+    (:func:`goldboard.cases.ids.id_key`: ``7``/``007``, ``C1``/``c1``) or that differ only by an
+    invisible character (``C-1`` and ``C-1`` + a zero-width space).  ``items``: ``(item, where)``,
+    ``where`` the file and line (or task) of its first answer, in file order."""
+    seen: dict[str, tuple[str, str]] = {}
+    for item, where in items:
+        if ids.is_placeholder_id(item):
+            raise GoldboardError(ids.placeholder_message(where, "item id", item))
+        twin, twin_where = seen.setdefault(ids.id_key(_visible(item)), (item, where))
+        if twin != item:
+            if ids.id_key(twin) == ids.id_key(item):
+                kind = ids.twin_kind(twin, item)
+            else:
+                hidden = sorted({c for c in twin + item if unicodedata.category(c) == "Cf"})
+                codes = ", ".join(f"U+{ord(c):04X}" for c in hidden)
+                kind = f"differ only by an invisible character ({codes}: they look the same)"
+            raise GoldboardError(
+                f"{twin_where}, {where}: item ids {ids.escaped(twin)!r} and "
+                f"{ids.escaped(item)!r} {kind}; one item typed twice, or two items nobody can "
+                f"tell apart: make the ids the same, or clearly different"
+            )
+
+
 def ids_of(rec: dict) -> dict[str, str]:
     """``case_id``, ``output_id``, ``model`` of a record (or its ``meta``), ``""`` when absent."""
     meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
@@ -171,4 +203,5 @@ __all__ = [
     "target_field",
     "item_id",
     "ids_of",
+    "check_item_ids",
 ]

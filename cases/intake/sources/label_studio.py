@@ -10,11 +10,14 @@ Format: https://labelstud.io/guide/export#Label-Studio-JSON-format-of-annotated-
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Iterator
 from typing import Any
 
 from goldboard.cases.intake.core import Annotation, Answer, Shown, choices_answer, is_choice, short
+from goldboard.cases.intake.files import check_item_ids
+from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Schema
 
 
@@ -107,9 +110,13 @@ def annotation(ann: dict, schema: Schema) -> Annotation:
     )
 
 
-def shown(tasks: list[dict], schema: Schema, project_id: Any = None, rater: str | None = None) -> Iterator[Shown]:
+def shown(
+    tasks: list[dict], schema: Schema, project_id: Any = None, rater: str | None = None, item_key: str | None = None
+) -> Iterator[Shown]:
     """Every task of one project (or export) as :class:`Shown`; ``rater``: whose blinded project it is
-    (``None``: a shared project, attributed by ``completed_by``)."""
+    (``None``: a shared project, attributed by ``completed_by``); ``item_key``: the ``--item-key``
+    given, named when a task lacks it."""
+    no_item = f"task has no {item_key} in its data (the --item-key given) and no item_id" if item_key else ""
     for task in tasks:
         data = task.get("data") or {}
         pid = task.get("project", project_id)
@@ -121,7 +128,79 @@ def shown(tasks: list[dict], schema: Schema, project_id: Any = None, rater: str 
             group=pid,
             task_id=task.get("id"),
             project_id=pid,
+            no_item=no_item,
         )
 
 
-__all__ = ["entries", "annotation", "shown", "user_id", "pack", "unpack", "PackedResult"]
+def _is_time(value: Any) -> bool:
+    """An ISO 8601 time as Label Studio writes it (``2026-01-01T10:00:00.123456Z``); ``today`` or
+    ``yesterday`` is not one."""
+    if not isinstance(value, str):
+        return False
+    try:
+        datetime.datetime.fromisoformat(value.strip())
+    except ValueError:
+        return False
+    return True
+
+
+def check_export(files: list[tuple[str, list[dict]]], item_key: str | None = None) -> None:
+    """What a hand-downloaded export is refused for (nothing written), as the other file sources
+    are: an export without a single annotation, item ids that are twins or placeholders
+    (:func:`goldboard.cases.intake.files.check_item_ids`; after ``--item-key`` mapped them), and an
+    annotation time (``created_at``/``updated_at``, which orders a rater's answers) that is not a
+    time.  ``files``: ``(name, tasks)`` per export."""
+    first: list[tuple[str, str]] = []
+    n_tasks = n_ann = 0
+    for name, tasks in files:
+        for task in tasks:
+            n_tasks += 1
+            where = f"{name}: task {task.get('id')}"
+            item = str((task.get("data") or {}).get("item_id", "") or "").strip()
+            if item:
+                first.append((item, f"{where} ({item_key or 'item_id'})"))
+            for ann in task.get("annotations") or []:
+                n_ann += 1
+                for key in ("created_at", "updated_at"):
+                    if ann.get(key) is not None and not _is_time(ann[key]):
+                        raise GoldboardError(
+                            f"{where}, annotation {ann.get('id')}: {key} {json.dumps(ann[key])[:80]} is not a time "
+                            f"(Label Studio writes ISO 8601, e.g. 2026-01-01T10:00:00Z; it orders a rater's answers); "
+                            f"export the project again, or correct the time"
+                        )
+    names = ", ".join(name for name, _ in files)
+    if not n_ann:
+        raise GoldboardError(
+            f"{names}: no annotations in this Label Studio export ({n_tasks} tasks); nothing pulled "
+            f"(export the project after the raters have annotated, with its annotations)"
+        )
+    check_item_ids(first)
+
+
+def check_some_valid(summary: dict, names: str) -> None:
+    """An export none of whose annotations is a valid rating (each one held out as invalid) is
+    refused, nothing written, as ``--from-file`` refuses it; ``summary``: the intake's ``pull.json``."""
+    if summary.get("rating_rows") or not summary.get("annotations"):
+        return
+    if summary.get("invalid_annotations", 0) + summary.get("superseded_annotations", 0) < summary["annotations"]:
+        return  # some were held out for the study's reasons (rated from another source): recorded as before
+    reasons = summary.get("invalid_reasons") or {}
+    top = next(iter(reasons.items()), None)
+    raise GoldboardError(
+        f"{names}: no valid annotation in this Label Studio export ({summary['annotations']} annotations, "
+        f"{summary.get('invalid_annotations', 0)} invalid{f'; {top[1]} x {top[0]}' if top else ''}); nothing pulled "
+        f"(check the labelling config against the study's schema)"
+    )
+
+
+__all__ = [
+    "check_some_valid",
+    "check_export",
+    "entries",
+    "annotation",
+    "shown",
+    "user_id",
+    "pack",
+    "unpack",
+    "PackedResult",
+]
