@@ -1,0 +1,102 @@
+"""Issue 23, the last silent inputs: what a re-run of the misuse campaigns still found accepted
+silently on main.  Each test fails on the code before its fix (checked by hand on the commit
+before, by reverting the fix).
+
+1. a text option or argument given as ``""`` or blanks (``--field "$FIELD"`` with the variable
+   unset) is an error naming the flag in every command, never read as the option left out
+   (``score --field ""`` scored the primary field, ``judge --field ""`` the last one tested);
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_adjudication_roundtrip import fill, make_study  # noqa: E402
+from test_campaign_options import _leaf_commands  # noqa: E402
+from test_campaign_sheet import import_, sheet_for  # noqa: E402
+from test_flags import I, U  # noqa: E402
+from test_misuse_inputs import error_line, run  # noqa: E402
+
+from goldboard.cli._output import EMPTY_TEXT_MEANS_SOMETHING, refuse_empty_text  # noqa: E402
+from goldboard.errors import GoldboardError  # noqa: E402
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture()
+def released(tmp_path):
+    """The hand-counted MTB study with two decisions and gold release v1."""
+    study = make_study(tmp_path)
+    sheet = sheet_for(study, tmp_path)
+    fill(sheet, {"C-1": (U, "no data", None), "C-7": (I, "no stage", None)})
+    assert import_(study, sheet).exit_code == 0
+    assert run("gold", "export", "--study", study.path).exit_code == 0
+    return study
+
+
+# --------------------------------------------------------------------------- 1. an empty text value
+
+TEXTS = [
+    (path, p)
+    for path, cmd in _leaf_commands()
+    for p in cmd.params
+    if isinstance(p.type, click.types.StringParamType) and (path[-1], p.name) not in EMPTY_TEXT_MEANS_SOMETHING
+]
+
+
+@pytest.mark.parametrize("path,param", TEXTS, ids=[f"{' '.join(c)} {p.name}" for c, p in TEXTS])
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_every_empty_text_parameter_is_refused_naming_it(path, param, empty):
+    with pytest.raises(GoldboardError, match="an empty value") as err:
+        refuse_empty_text(dict(_leaf_commands())[path], {param.name: (empty,) if param.multiple else empty})
+    flag = max(param.opts, key=len) if isinstance(param, click.Option) else param.human_readable_name
+    assert str(err.value).startswith(f"{flag} {empty!r}: an empty value"), str(err.value)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("score", "--field", ""),
+        ("score", "--model-col", " "),
+        ("judge", "--field", ""),
+        ("report", "--release", ""),
+        ("calibrate", "--rule", "kappa_lower>=0.6", "--field", ""),
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_an_empty_text_option_is_one_error_line_and_nothing_changes(released, tmp_path, args):
+    before = _files(released.path)
+    out = tmp_path / "out.txt"
+    res = run(args[0], "--study", released.path, *args[1:], "-o", out)
+    line = error_line(res)
+    flag = args[-2]
+    assert res.exit_code == 1 and line.startswith(f"Error: {flag} {args[-1]!r}: an empty value"), res.output
+    assert not out.exists() and _files(released.path) == before
+
+
+def test_judge_with_labels_and_an_empty_field_records_nothing(released, tmp_path):
+    labels = tmp_path / "gpt.csv"
+    labels.write_text("item_id,field,value\nC-1,safety_label,Supported\nC-2,safety_label,Unsupported\n")
+    before = _files(released.path)
+    res = run(
+        "judge", "--study", released.path, "--judge", "gpt", "--labels", labels, "--expertise", "expert",
+        "--field", "",
+    )  # fmt: skip
+    assert res.exit_code == 1 and error_line(res).startswith("Error: --field '': an empty value"), res.output
+    assert _files(released.path) == before
+
+
+def test_study_set_url_empty_still_means_the_embedded_server(tmp_path):
+    s = tmp_path / "s"
+    assert (
+        run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b", "--url", "http://x:8080").exit_code == 0
+    )
+    res = run("study", "set", s, "--url", "")
+    assert res.exit_code == 0 and "(embedded server)" in res.output, res.output
