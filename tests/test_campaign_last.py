@@ -5,6 +5,10 @@ before, by reverting the fix).
 1. a text option or argument given as ``""`` or blanks (``--field "$FIELD"`` with the variable
    unset) is an error naming the flag in every command, never read as the option left out
    (``score --field ""`` scored the primary field, ``judge --field ""`` the last one tested);
+2. the embedded server's data dir (``--data-dir`` of every ``server`` command, ``$GOLDBOARD_SERVER_DIR``)
+   holding a control, line-break or bidi-control character or a part with a leading or trailing
+   space is refused before anything is made (``server add-raters --data-dir $'dd\\nx'`` made the
+   folder and printed a path split over two lines);
 """
 
 from __future__ import annotations
@@ -100,3 +104,32 @@ def test_study_set_url_empty_still_means_the_embedded_server(tmp_path):
     )
     res = run("study", "set", s, "--url", "")
     assert res.exit_code == 0 and "(embedded server)" in res.output, res.output
+
+
+# --------------------------------------------------------------------------- 2. the server's data dir
+
+BAD_DIRS = ["dd\nfake line", "dd\r", "dd\t1", "dd\u202e", "dd\x1b[31m", "dd /ls", " dd"]
+
+
+@pytest.mark.parametrize("name", BAD_DIRS, ids=[ascii(n) for n in BAD_DIRS])
+@pytest.mark.parametrize(
+    "args",
+    [("server", "add-raters", "onc_a"), ("server", "status"), ("server", "login", "onc_a"), ("server", "stop")],
+    ids=lambda a: " ".join(a),
+)
+def test_a_server_data_dir_with_a_control_character_or_stray_space_is_refused(tmp_path, name, args):
+    d = str(tmp_path / name)
+    res = run(*args, "--data-dir", d)
+    line = error_line(res)
+    assert res.exit_code == 1 and line.startswith("Error: --data-dir '"), res.output
+    assert ("control character" in line) != ("leading or trailing space" in line), line
+    assert "\n" not in line.removeprefix("Error: ") and list(tmp_path.iterdir()) == [], res.output
+
+
+def test_the_server_dir_variable_is_checked_and_a_plain_dir_still_works(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOLDBOARD_SERVER_DIR", str(tmp_path / "x\ny"))
+    res = run("server", "status")
+    assert res.exit_code == 1 and error_line(res).startswith("Error: $GOLDBOARD_SERVER_DIR '"), res.output
+    monkeypatch.setenv("GOLDBOARD_SERVER_DIR", str(tmp_path / "plain dir"))  # a space inside a name is fine
+    res = run("server", "status")
+    assert res.exit_code == 0 and f"data dir:     {tmp_path / 'plain dir'}" in res.output, res.output
