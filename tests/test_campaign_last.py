@@ -9,6 +9,9 @@ before, by reverting the fix).
    holding a control, line-break or bidi-control character or a part with a leading or trailing
    space is refused before anything is made (``server add-raters --data-dir $'dd\\nx'`` made the
    folder and printed a path split over two lines);
+3. an item id in scientific notation with no sign in its exponent (``1E5``: no spreadsheet writes a
+   number so) is kept as the text typed, with a warning naming it (a spreadsheet opening the file
+   reads it as 100000); ``1.23E+05`` stays an error, ``1E5`` beside ``100000`` a twin error;
 """
 
 from __future__ import annotations
@@ -23,11 +26,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_adjudication_roundtrip import fill, make_study  # noqa: E402
 from test_campaign_options import _leaf_commands  # noqa: E402
 from test_campaign_sheet import import_, sheet_for  # noqa: E402
+from test_campaign_sources import RATERS, study_and_file, task  # noqa: E402
 from test_flags import I, U  # noqa: E402
 from test_misuse_inputs import error_line, run  # noqa: E402
 
+from goldboard.cases.ratings import read_ratings_csv  # noqa: E402
 from goldboard.cli._output import EMPTY_TEXT_MEANS_SOMETHING, refuse_empty_text  # noqa: E402
 from goldboard.errors import GoldboardError  # noqa: E402
+from goldboard.study import Study  # noqa: E402
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -133,3 +139,53 @@ def test_the_server_dir_variable_is_checked_and_a_plain_dir_still_works(tmp_path
     monkeypatch.setenv("GOLDBOARD_SERVER_DIR", str(tmp_path / "plain dir"))  # a space inside a name is fine
     res = run("server", "status")
     assert res.exit_code == 0 and f"data dir:     {tmp_path / 'plain dir'}" in res.output, res.output
+
+
+# --------------------------------------------------------------------------- 3. a typed id like 1E5
+
+KEPT = "is kept as the text typed, but a spreadsheet opening a file with it reads it as a number"
+
+
+def _table_study(tmp_path, ids):
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    t = tmp_path / "t.csv"
+    t.write_text("case_id,a,b\n" + "".join(f"{i},Supported,Unsupported\n" for i in ids))
+    res = run(
+        "pull", "--study", s, "--from-table", t, "--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b",
+        "--field", "safety_label",
+    )  # fmt: skip
+    return s, t, res
+
+
+def test_a_lone_1e5_item_id_in_a_table_is_kept_as_typed_with_a_warning(tmp_path):
+    s, t, res = _table_study(tmp_path, ["1E5", "2.5e3", "C1"])
+    assert res.exit_code == 0, res.output
+    warn = [ln for ln in res.output.splitlines() if KEPT in ln]
+    assert warn == [
+        f"Warning: {t}: item id '1E5' (and '2.5e3') {KEPT} in scientific notation (1E5 = 100000) and saves it so: "
+        "format the id column as Text before editing such a file in Excel or LibreOffice"
+    ], res.output
+    assert sorted(set(read_ratings_csv(s / "rounds/1/ratings.csv")["item_id"])) == ["1E5", "2.5e3", "C1"]
+
+
+@pytest.mark.parametrize(
+    "ids,needle",
+    [(["1.23E+05", "C1"], "is a number in scientific notation"), (["1E5", "100000"], "differ only in how a number")],
+)
+def test_excel_s_notation_and_a_1e5_twin_stay_errors(tmp_path, ids, needle):
+    s, t, res = _table_study(tmp_path, ids)
+    assert res.exit_code == 1 and needle in error_line(res) and KEPT not in res.output, res.output
+    assert not (s / "rounds/1/ratings.csv").exists()
+
+
+def test_plain_ids_get_no_warning(tmp_path):
+    _, _, res = _table_study(tmp_path, ["1", "007X", "E5", "C1E5"])
+    assert res.exit_code == 0 and "Warning" not in res.output.replace("no account", ""), res.output
+
+
+def test_a_lone_1e5_item_id_in_a_prodigy_file_is_kept_with_the_same_warning(tmp_path):
+    s, f = study_and_file(tmp_path, [task("MTB-1"), task("1E5")])
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS)
+    assert res.exit_code == 0 and f"Warning: {f}: item id '1E5' {KEPT}" in res.output, res.output
+    assert "1E5" in set(read_ratings_csv(s / "rounds/1/ratings.csv")["item_id"])
