@@ -12,6 +12,9 @@ before, by reverting the fix).
 3. an item id in scientific notation with no sign in its exponent (``1E5``: no spreadsheet writes a
    number so) is kept as the text typed, with a warning naming it (a spreadsheet opening the file
    reads it as 100000); ``1.23E+05`` stays an error, ``1E5`` beside ``100000`` a twin error;
+4. campaign 5 J05: ``judge --study --labels F --epsilon -1`` was refused after recording the labels
+   and ``epsilon = -1`` in study.toml (every later judge run then failed): the settings are checked
+   before anything is recorded;
 """
 
 from __future__ import annotations
@@ -189,3 +192,23 @@ def test_a_lone_1e5_item_id_in_a_prodigy_file_is_kept_with_the_same_warning(tmp_
     res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS)
     assert res.exit_code == 0 and f"Warning: {f}: item id '1E5' {KEPT}" in res.output, res.output
     assert "1E5" in set(read_ratings_csv(s / "rounds/1/ratings.csv")["item_id"])
+
+
+# --------------------------------------------------------------------------- 4. judge: check, then record
+
+
+@pytest.mark.parametrize(
+    "opts,needle",
+    [
+        (["--epsilon", "-1"], "--epsilon: -1.0: give a margin in [0, 1)"),
+        (["--epsilon", "1.5"], "--epsilon: 1.5: give a margin"),
+        (["--epsilon", "nan"], "--epsilon: nan: give a margin"),
+    ],
+)
+def test_judge_refused_for_its_settings_records_nothing(released, tmp_path, opts, needle):
+    labels = tmp_path / "gpt.csv"
+    labels.write_text("item_id,field,value\n" + "".join(f"C-{n},safety_label,Supported\n" for n in range(1, 10)))
+    before = _files(released.path)
+    res = run("judge", "--study", released.path, "--judge", "gpt", "--labels", labels, *opts)
+    assert res.exit_code == 1 and needle in error_line(res), res.output
+    assert _files(released.path) == before

@@ -22,7 +22,7 @@ import pandas as pd
 
 from goldboard.adjudicate.decisions import read_decisions
 from goldboard.adjudicate.gold import resolve_gold
-from goldboard.analysis.alttest import EPSILON_GUIDANCE, AltTestResult, alt_test
+from goldboard.analysis.alttest import EPSILON_GUIDANCE, AltTestResult, alt_test, check_options
 from goldboard.analysis.coefficients import cohen_kappa, krippendorff_alpha, rating_counts, wald_ci
 from goldboard.cases.ratings import (
     adjudicable_fields,
@@ -483,6 +483,7 @@ def judge_study(
     study = Study.open(study_dir)
     recorded = []
     run = _settings_for_run(study, epsilon, expertise, scoring, field)  # checked before anything is recorded
+    check_options(scoring=run["scoring"], small_sample=small_sample, epsilon=run["epsilon"], q=q)
     if labels is not None:
         if len(judges) != 1:
             raise ParamError("{judges}: {labels} records one judge's labels: name that judge once")
