@@ -15,10 +15,13 @@ before, by reverting the fix).
 4. campaign 5 J05: ``judge --study --labels F --epsilon -1`` was refused after recording the labels
    and ``epsilon = -1`` in study.toml (every later judge run then failed): the settings are checked
    before anything is recorded;
+5. campaign 5 E13/E14: a refused ``pull --from-export ... --item-key`` left a phantom round and
+   ``item_key`` in study.toml: a refused pull leaves study.toml byte for byte as it was;
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -212,3 +215,41 @@ def test_judge_refused_for_its_settings_records_nothing(released, tmp_path, opts
     res = run("judge", "--study", released.path, "--judge", "gpt", "--labels", labels, *opts)
     assert res.exit_code == 1 and needle in error_line(res), res.output
     assert _files(released.path) == before
+
+
+# --------------------------------------------------------------------------- 5. a refused pull keeps study.toml
+
+
+def _ls_export(path: Path) -> Path:
+    def ann(aid, who, label):
+        return {
+            "id": aid, "completed_by": who, "was_cancelled": False, "created_at": "2026-01-01T10:00:00Z",
+            "updated_at": "2026-01-01T10:00:00Z", "lead_time": 10.0,
+            "result": [{"from_name": "safety_label", "to_name": "output", "type": "choices",
+                        "value": {"choices": [label]}}],
+        }  # fmt: skip
+
+    tasks = [
+        {"id": 100 + n, "data": {"case_id": f"C-{n}", "case_text": "x", "output_text": "y"},
+         "annotations": [ann(1000 + 2 * n, 1, "Supported"), ann(1001 + 2 * n, 2, "Unsupported")]}
+        for n in range(1, 4)
+    ]  # fmt: skip
+    path.write_text(json.dumps(tasks))
+    return path
+
+
+@pytest.mark.parametrize("round_args", [(), ("--round", "1")], ids=["new study", "--round 1"])
+def test_a_refused_pull_from_exports_leaves_study_toml_as_it_was(tmp_path, round_args):
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    export = _ls_export(tmp_path / "good.json")
+    before = _files(s)
+    res = run(
+        "pull", "--study", s, *round_args, "--from-export", f"onc_a={export}", "--from-export", f"onc_b={export}",
+        "--item-key", "case_id",
+    )  # fmt: skip
+    assert res.exit_code == 1 and "one export given twice?" in error_line(res), res.output
+    assert _files(s) == before
+    res = run("pull", "--study", s, "--from-export", export, "--item-key", "case_id", "--rater", "1=onc_a,2=onc_b")
+    assert res.exit_code == 0, res.output  # the same export given once: pulled, the round recorded
+    assert [r.number for r in Study.open(s).rounds] == [1] and Study.open(s).extra["item_key"] == "case_id"
