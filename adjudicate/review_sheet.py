@@ -612,6 +612,45 @@ def read_sheet_meta(path: str | Path) -> dict[str, str]:
         wb.close()
 
 
+def unimported_decisions(path: str | Path, entries: Sequence[dict], schema) -> list[str]:
+    """The Decision cells of the review workbook at ``path`` holding a decision typed in it that
+    no import has read -- ``Disagreements!F2 (item, field: 'value')`` each; ``[]`` when the file is
+    no goldboard review workbook, its sheet id was imported (``entries``: the log), or every
+    filled Decision is the decision in force (pre-filled when it was written).  ``adjudicate
+    sheet -o`` over such a workbook would lose what the meeting typed."""
+    try:
+        sheet_id = read_sheet_meta(path).get("sheet_id", "")
+    except GoldboardError:
+        return []  # not a workbook goldboard can read: an ordinary file, replaced as the README says
+    if not sheet_id or any(e.get("origin") == f"sheet:{sheet_id}" for e in entries):
+        return []
+    in_force = latest_decisions(entries)
+    wb = load_workbook(path, read_only=True, data_only=True)
+    try:
+        if SHEET_DISAGREEMENTS not in wb.sheetnames:
+            return []
+        rows = wb[SHEET_DISAGREEMENTS].iter_rows()
+        head = {_stripped(c.value): i for i, c in enumerate(next(rows, ())) if c.value is not None}
+        if HEADERS["decision"] not in head or HEADERS["key"] not in head:
+            return []
+        dcol, kcol = head[HEADERS["decision"]], head[HEADERS["key"]]
+        typed = []
+        for row in rows:
+            cells = list(row)
+            key = parse_key(cells[kcol].value) if kcol < len(cells) else None
+            text = _stripped(cells[dcol].value) if dcol < len(cells) and cells[dcol].value is not None else ""
+            if key is None or not text:
+                continue
+            entry = in_force.get((key[0], key[1]))
+            f = next((x for x in schema.fields if x.name == key[1]), None)
+            shown = format_decision(f, str(entry["decision"])) if entry else ""
+            if text.casefold() != shown.casefold():
+                typed.append(f"{SHEET_DISAGREEMENTS}!{cells[dcol].coordinate} ({key[0]}, {key[1]}: {text!r})")
+        return typed
+    finally:
+        wb.close()
+
+
 def sheet_origin_problem(meta: dict[str, str]) -> str | None:
     """What is missing for a review sheet's origin to be verified (``None``: nothing): the
     ``_goldboard`` rows naming the sheet id, the decisions log and the ratings it was written

@@ -42,6 +42,7 @@ def sheet_cmd(study_dir: str, output: str, round_number: int | None) -> None:
     if not output.lower().endswith(".xlsx"):
         raise GoldboardError(f"-o {output}: the workbook must be an .xlsx file")
     st = Study.open(study_dir)
+    _keep_typed_decisions(st, output)
     info = write_study_workbook(st, output, round_number=round_number)
     for line in st.edited_rounds():  # a hand-edited ratings.csv is said, as agree says it (once read)
         click.echo(f"Warning: {line}", err=True)
@@ -52,6 +53,25 @@ def sheet_cmd(study_dir: str, output: str, round_number: int | None) -> None:
         f"Wrote {info.path}: {info.disagreement_rows} rows to decide ({info.items} items), "
         f"{info.agreed_rows} unanimous rows" + ("" if info.agreement_available else "; no agreement statistics")
     )
+
+
+def _keep_typed_decisions(st: Study, output: str) -> None:
+    """-o over a review workbook holding decisions no import has read is refused (they would be lost)."""
+    from pathlib import Path
+
+    from goldboard.adjudicate.decisions import read_decisions
+    from goldboard.adjudicate.review_sheet import unimported_decisions
+
+    if not Path(output).is_file():
+        return
+    typed = unimported_decisions(output, read_decisions(st.decisions_path), st.schema)
+    if typed:
+        raise GoldboardError(
+            f"-o {output}: this review workbook holds {len(typed)} decision{'s' if len(typed) != 1 else ''} typed "
+            f"in it that no import has read ({', '.join(typed[:3])}{', ...' if len(typed) > 3 else ''}); writing "
+            f"over it would lose them: import it first (`goldboard adjudicate import --study {st.path} {output} "
+            "--adjudicator NAME`), or write the new sheet to another file"
+        )
 
 
 @adjudicate_group.command("import")

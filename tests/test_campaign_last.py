@@ -17,6 +17,9 @@ before, by reverting the fix).
    before anything is recorded;
 5. campaign 5 E13/E14: a refused ``pull --from-export ... --item-key`` left a phantom round and
    ``item_key`` in study.toml: a refused pull leaves study.toml byte for byte as it was;
+6. campaign 5 X01: ``adjudicate sheet -o review.xlsx`` over the workbook filled in the meeting
+   (decisions typed, not yet imported) replaced it and the decisions were lost: refused, naming
+   the cells; once imported (or when every filled cell is the decision in force) it is replaced.
 """
 
 from __future__ import annotations
@@ -253,3 +256,30 @@ def test_a_refused_pull_from_exports_leaves_study_toml_as_it_was(tmp_path, round
     res = run("pull", "--study", s, "--from-export", export, "--item-key", "case_id", "--rater", "1=onc_a,2=onc_b")
     assert res.exit_code == 0, res.output  # the same export given once: pulled, the round recorded
     assert [r.number for r in Study.open(s).rounds] == [1] and Study.open(s).extra["item_key"] == "case_id"
+
+
+# --------------------------------------------------------------------------- 6. a filled sheet is not overwritten
+
+
+def test_sheet_over_a_filled_unimported_workbook_is_refused_and_replaced_once_imported(tmp_path):
+    import openpyxl
+
+    study = make_study(tmp_path)
+    sheet = sheet_for(study, tmp_path)
+    fill(sheet, {"C-1": (U, "no data", None), "C-7": (I, "no stage", None)})
+    typed = sheet.read_bytes()
+    res = run("adjudicate", "sheet", "--study", study.path, "-o", sheet)
+    line = error_line(res)
+    assert res.exit_code == 1 and line.startswith(f"Error: -o {sheet}: this review workbook holds 2 decisions typed"), (
+        line
+    )
+    assert "(C-1, safety_label: 'Unsupported')" in line and "import it first" in line, line
+    assert sheet.read_bytes() == typed and not study.decisions_path.exists()
+    assert import_(study, sheet).exit_code == 0
+    res = run("adjudicate", "sheet", "--study", study.path, "-o", sheet)  # imported: replaced, pre-filled
+    assert res.exit_code == 0 and sheet.read_bytes() != typed, res.output
+    res = run("adjudicate", "sheet", "--study", study.path, "-o", sheet)  # only the decisions in force: replaced
+    assert res.exit_code == 0, res.output
+    other = tmp_path / "other.xlsx"
+    openpyxl.Workbook().save(other)  # not a review workbook: replaced as the README says
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", other).exit_code == 0
