@@ -96,6 +96,25 @@ class Round:
 _case_twin = case_twin  # the one check: goldboard.errors.case_twin
 
 
+def _listed_raters(f: Path, raters: Any) -> list[str]:
+    """``[study] raters`` as read back: what ``study init`` refuses (a name twice, two names that
+    differ only in letter case) is refused here too -- a hand-edited study.toml listing ``onc_b``
+    twice made every reader count a third rater, or crash."""
+    names = [str(r) for r in raters]
+    for i, r in enumerate(names):
+        if r in names[:i]:
+            raise GoldboardError(
+                f"{f}: rater {r!r} is listed twice in [study] raters (edited by hand?); list each rater once"
+            )
+        twin = _case_twin(r, names[:i])
+        if twin is not None:
+            raise GoldboardError(
+                f"{f}: raters {twin!r} and {r!r} in [study] raters differ only in letter case (edited by hand?): "
+                "one person, or two? list each rater once, spelled as in the ratings"
+            )
+    return names
+
+
 @dataclass
 class Study:
     path: Path
@@ -164,7 +183,7 @@ class Study:
                 f"{path}: not a goldboard study (no {STUDY_FILE}; create one with `goldboard study init`)"
             )
         try:
-            data = tomllib.loads(f.read_text(encoding="utf-8"))
+            data = tomllib.loads(f.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's re-save) is no content
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise GoldboardError(f"{f}: invalid TOML: {exc}") from None
         st = data.get("study", {})
@@ -191,7 +210,7 @@ class Study:
                 path=path,
                 name=str(st.get("name", path.name)),
                 schema_ref=str(st["schema"]),
-                raters=[str(r) for r in st["raters"]],
+                raters=_listed_raters(f, st["raters"]),
                 url=str(data.get("server", {}).get("url", "")),
                 data_dir=str(data.get("server", {}).get("data_dir", "")),
                 created_at=str(st.get("created_at", "")),

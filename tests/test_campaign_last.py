@@ -20,6 +20,9 @@ before, by reverting the fix).
 6. campaign 5 X01: ``adjudicate sheet -o review.xlsx`` over the workbook filled in the meeting
    (decisions typed, not yet imported) replaced it and the decisions were lost: refused, naming
    the cells; once imported (or when every filled cell is the decision in force) it is replaced.
+7. campaign 5 H01/H04: a hand-edited study.toml listing a rater twice (or two raters differing
+   only in case) made readers count a third rater or crash: every reader refuses it in one line;
+   a study.toml re-saved with a UTF-8 BOM is read (the BOM is no content).
 """
 
 from __future__ import annotations
@@ -283,3 +286,37 @@ def test_sheet_over_a_filled_unimported_workbook_is_refused_and_replaced_once_im
     other = tmp_path / "other.xlsx"
     openpyxl.Workbook().save(other)  # not a review workbook: replaced as the README says
     assert run("adjudicate", "sheet", "--study", study.path, "-o", other).exit_code == 0
+
+
+# --------------------------------------------------------------------------- 7. study.toml read back
+
+
+@pytest.mark.parametrize(
+    "extra,needle",
+    [("onc_b", "rater 'onc_b' is listed twice in [study] raters"), ("ONC_B", "'onc_b' and 'ONC_B' in [study] raters")],
+)
+@pytest.mark.parametrize(
+    "cmd",
+    [("agree",), ("status",), ("flag",), ("report", "--format", "markdown"), ("gold", "export", "--force"),
+     ("calibrate", "--rule", "kappa_lower>=0.5")],
+    ids=lambda c: c[0] if len(c) == 1 or c[0] != "gold" else "gold export",
+)  # fmt: skip
+def test_a_rater_listed_twice_in_study_toml_is_one_error_for_every_reader(released, tmp_path, extra, needle, cmd):
+    toml = released.path / "study.toml"
+    text = toml.read_text()
+    assert '    "onc_b",\n' in text
+    toml.write_text(text.replace('    "onc_b",\n', f'    "onc_b",\n    "{extra}",\n', 1))
+    before = _files(released.path)
+    out = tmp_path / "out.txt"
+    res = run(*cmd[:2] if cmd[0] == "gold" else cmd[:1], "--study", released.path, *cmd[2 if cmd[0] == "gold" else 1 :],
+              *(["-o", out] if cmd[0] in ("agree", "flag", "report") else []))  # fmt: skip
+    line = error_line(res)
+    assert res.exit_code == 1 and line.startswith(f"Error: {toml}: ") and needle in line, res.output
+    assert _files(released.path) == before and not out.exists()
+
+
+def test_a_study_toml_with_a_bom_is_read(released):
+    toml = released.path / "study.toml"
+    toml.write_bytes(b"\xef\xbb\xbf" + toml.read_bytes())
+    res = run("status", "--study", released.path)
+    assert res.exit_code == 0 and "adjudication (dr_lee)" in res.output, res.output
