@@ -23,6 +23,8 @@ before, by reverting the fix).
 7. campaign 5 H01/H04: a hand-edited study.toml listing a rater twice (or two raters differing
    only in case) made readers count a third rater or crash: every reader refuses it in one line;
    a study.toml re-saved with a UTF-8 BOM is read (the BOM is no content).
+8. campaign 5 F05/F06: a Prodigy ``_timestamp`` in milliseconds or far out of range crashed
+   ("internal error: year 57972 is out of range"): one line naming the line, nothing written.
 """
 
 from __future__ import annotations
@@ -320,3 +322,15 @@ def test_a_study_toml_with_a_bom_is_read(released):
     toml.write_bytes(b"\xef\xbb\xbf" + toml.read_bytes())
     res = run("status", "--study", released.path)
     assert res.exit_code == 0 and "adjudication (dr_lee)" in res.output, res.output
+
+
+# --------------------------------------------------------------------------- 8. Prodigy times out of range
+
+
+@pytest.mark.parametrize("at,hint", [(1767261600000, "looks like milliseconds"), (99999999999999, ""), (-5, "")])
+def test_a_prodigy_timestamp_out_of_range_is_one_line_naming_the_line(tmp_path, at, hint):
+    s, f = study_and_file(tmp_path, [task("MTB-1"), task("MTB-2", at=at)])
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS)
+    line = error_line(res)
+    assert res.exit_code == 1 and line.startswith(f"Error: {f}:2: _timestamp {at} is no time between 1970 and 2100")
+    assert hint in line and not (s / "rounds").exists(), res.output
