@@ -94,7 +94,22 @@ def id_key(text: str) -> str:
     if _NUMBER.fullmatch(text.strip()):
         value = decimal.Decimal(text.strip())
         return "0" if value == 0 else format(value.normalize(), "f")
-    return unicodedata.normalize("NFC", text).casefold()
+    return unicodedata.normalize("NFC", visible(text)).casefold()
+
+
+def visible(text: str) -> str:
+    """``text`` without its invisible format characters (Unicode category Cf: zero-width space
+    U+200B, joiners, the BOM U+FEFF, soft hyphen, bidi controls): what a reader sees.
+
+    >>> visible("MTB-1\u200b") == "MTB-1"
+    True
+    """
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def invisible_chars(text: str) -> list[str]:
+    """The control (Cc) and invisible format (Cf) characters in ``text``, as ``U+200B``."""
+    return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in ("Cc", "Cf")})
 
 
 def number_like_ids_warning(where: str, items) -> str | None:
@@ -130,6 +145,12 @@ def twin_kind(a: str, b: str) -> str:
             "differ only in how a number is written (1 / 1.0 / 001 / 1E0 / -0: a spreadsheet or a JSON writer "
             "re-typed the id as a number, or stripped its leading zeros)"
         )
+    if visible(a) != a or visible(b) != b:
+        return (
+            "look the same but one holds an invisible character ("
+            + ", ".join(invisible_chars(a + b))
+            + ": a zero-width space, joiner or mark pasted in)"
+        )
     if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
         return (
             "look the same but differ in their Unicode form (NFC vs NFD: an accent stored as one letter or as a "
@@ -149,7 +170,9 @@ __all__ = [
     "is_placeholder_id",
     "placeholder_message",
     "id_key",
+    "invisible_chars",
     "number_like_ids_warning",
+    "visible",
     "twin_kind",
     "escaped",
 ]

@@ -25,6 +25,9 @@ before, by reverting the fix).
    a study.toml re-saved with a UTF-8 BOM is read (the BOM is no content).
 8. campaign 5 F05/F06: a Prodigy ``_timestamp`` in milliseconds or far out of range crashed
    ("internal error: year 57972 is out of range"): one line naming the line, nothing written.
+9. campaign 5 U02/U03/U15/W10: an id holding an invisible format character (U+200B zero-width
+   space ...) was a second item that looks like the first: held out by row in a table, refused
+   naming the line in a tool export, a twin of its visible spelling everywhere (``cases validate``).
 """
 
 from __future__ import annotations
@@ -334,3 +337,33 @@ def test_a_prodigy_timestamp_out_of_range_is_one_line_naming_the_line(tmp_path, 
     line = error_line(res)
     assert res.exit_code == 1 and line.startswith(f"Error: {f}:2: _timestamp {at} is no time between 1970 and 2100")
     assert hint in line and not (s / "rounds").exists(), res.output
+
+
+# --------------------------------------------------------------------------- 9. invisible characters in ids
+
+ZW = "MTB-1\u200b"
+
+
+def test_a_table_id_with_a_zero_width_space_is_held_out_by_row(tmp_path):
+    s, t, res = _table_study(tmp_path, [ZW, "MTB-1", "MTB-2"])
+    assert res.exit_code == 0 and "id 'MTB-1\\u200b' contains control character U+200B" in res.output, res.output
+    assert set(read_ratings_csv(s / "rounds/1/ratings.csv")["item_id"]) == {"MTB-1", "MTB-2"}
+    assert "U+200B" in (s / "rounds/1/invalid.csv").read_text() and ZW not in (s / "units.jsonl").read_text()
+
+
+def test_a_prodigy_id_with_a_zero_width_space_is_refused_naming_the_line(tmp_path):
+    s, f = study_and_file(tmp_path, [task("MTB-1"), task(ZW, who="p-ben")])
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS)
+    line = error_line(res)
+    assert res.exit_code == 1 and line.startswith(f"Error: {f}:2: item id 'MTB-1\\u200b' contains invisible"), line
+    assert not (s / "rounds").exists()
+
+
+def test_cases_whose_ids_differ_by_an_invisible_character_are_twins(tmp_path):
+    from goldboard.cases.ids import id_key
+
+    assert id_key(ZW) == id_key("MTB-1") == id_key("mtb-1\ufeff")
+    cases = tmp_path / "cases.csv"
+    cases.write_text(f"case_id,patient_summary,proposed_therapy\nMTB-1,a,b\n{ZW},c,d\n", encoding="utf-8")
+    res = run("cases", "validate", cases, "--schema", "mtb")
+    assert res.exit_code == 1 and "look the same but one holds an invisible character (U+200B" in res.output

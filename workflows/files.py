@@ -139,6 +139,11 @@ def check_read(read: FileRead, path: Path, noun: str) -> None:
     for item in read.items:
         if ids.is_placeholder_id(item):
             raise GoldboardError(ids.placeholder_message(str(line.get(item, path)), "item id", item))
+        if ids.invisible_chars(item):
+            raise GoldboardError(
+                f"{line.get(item, path)}: item id '{ids.escaped(item)}' contains invisible or control character "
+                f"{', '.join(ids.invisible_chars(item))}: it is not the id it looks like; type the id again"
+            )
         twin = seen.setdefault(ids.id_key(item), item)
         if twin != item:
             raise GoldboardError(
