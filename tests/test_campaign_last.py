@@ -28,6 +28,8 @@ before, by reverting the fix).
 9. campaign 5 U02/U03/U15/W10: an id holding an invisible format character (U+200B zero-width
    space ...) was a second item that looks like the first: held out by row in a table, refused
    naming the line in a tool export, a twin of its visible spelling everywhere (``cases validate``).
+10. campaign 5 S09-S11: ``score --compare gpt,gpt``, ``--critical-at bogus`` on predicted labels (an
+    option of another scoring kind, ignored), ``--collapse-share 5`` were accepted without a word.
 """
 
 from __future__ import annotations
@@ -367,3 +369,31 @@ def test_cases_whose_ids_differ_by_an_invisible_character_are_twins(tmp_path):
     cases.write_text(f"case_id,patient_summary,proposed_therapy\nMTB-1,a,b\n{ZW},c,d\n", encoding="utf-8")
     res = run("cases", "validate", cases, "--schema", "mtb")
     assert res.exit_code == 1 and "look the same but one holds an invisible character (U+200B" in res.output
+
+
+# --------------------------------------------------------------------------- 10. score options
+
+
+@pytest.mark.parametrize(
+    "opts,needle",
+    [
+        (["--compare", "gpt,gpt"], "--compare: 'gpt,gpt': a model compared with itself"),
+        (["--critical-at", "bogus"], "--critical-at: applies only when scoring model outputs"),
+        (["--confident-at", "0.9"], "--confident-at: applies only when scoring multiple choice"),
+        (["--collapse-share", "5"], "--collapse-share: 5: give a share between 0 and 1"),
+        (["--collapse-share", "-1"], "--collapse-share: -1: give a share between 0 and 1"),
+    ],
+)
+def test_score_options_that_cannot_mean_anything_here_are_refused(released, tmp_path, opts, needle):
+    preds = tmp_path / "pred.jsonl"
+    preds.write_text(
+        "".join(
+            json.dumps({"case_id": f"C-{n}", "model": m, "predicted_label": "Supported"}) + "\n"
+            for n in range(1, 10)
+            for m in ("gpt", "llama")
+        )
+    )
+    res = run("score", "--study", released.path, "--predictions", preds, *opts)
+    assert res.exit_code == 1 and error_line(res).startswith(f"Error: {needle}"), res.output
+    res = run("score", "--study", released.path, "--predictions", preds, "--compare", "gpt,llama")
+    assert res.exit_code == 0, res.output  # the same run with meaningful options
