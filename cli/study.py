@@ -202,8 +202,31 @@ def add_rater_cmd(directory: str, name: str, no_account: bool) -> None:
     statistics are unchanged (the new rater has no ratings there).
     """
     st = Study.open(directory)
+    _refuse_an_adjudicator(st, name)
     res = add_rater(st, name, create_account=not no_account)
     click.echo(res)
+
+
+def _refuse_an_adjudicator(st: Study, name: str) -> None:
+    """A person who decided disagreements as an independent adjudicator cannot become a rater:
+    their decisions would stop being independent of the ratings (gold export then refused the
+    study, blaming a hand-edited log)."""
+    from goldboard.adjudicate.decisions import identity_key, read_decisions
+
+    if not st.decisions_path.exists():
+        return
+    key = identity_key(name)
+    decided = [
+        e
+        for e in read_decisions(st.decisions_path)
+        if identity_key(e.get("adjudicator", "")) == key and e.get("independent", True) is not False
+    ]
+    if decided:
+        raise GoldboardError(
+            f"{name!r} adjudicated {len(decided)} decision{'s' if len(decided) != 1 else ''} of this study "
+            f"({decided[0].get('id', '')}...) as an independent adjudicator: a rater cannot be one (the decisions "
+            "would judge their own ratings); give the new rater another name"
+        )
 
 
 @study_group.command("round")

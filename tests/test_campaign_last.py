@@ -30,6 +30,8 @@ before, by reverting the fix).
    naming the line in a tool export, a twin of its visible spelling everywhere (``cases validate``).
 10. campaign 5 S09-S11: ``score --compare gpt,gpt``, ``--critical-at bogus`` on predicted labels (an
     option of another scoring kind, ignored), ``--collapse-share 5`` were accepted without a word.
+11. campaign 5 W14: ``study add-rater S dr_chair`` made the study's independent adjudicator a rater
+    (gold export then refused the study, blaming a hand-edited log): refused.
 """
 
 from __future__ import annotations
@@ -397,3 +399,17 @@ def test_score_options_that_cannot_mean_anything_here_are_refused(released, tmp_
     assert res.exit_code == 1 and error_line(res).startswith(f"Error: {needle}"), res.output
     res = run("score", "--study", released.path, "--predictions", preds, "--compare", "gpt,llama")
     assert res.exit_code == 0, res.output  # the same run with meaningful options
+
+
+# --------------------------------------------------------------------------- 11. an adjudicator is no rater
+
+
+@pytest.mark.parametrize("name", ["dr_lee", "Dr_Lee"])
+def test_the_independent_adjudicator_cannot_be_added_as_a_rater(released, tmp_path, name, monkeypatch):
+    monkeypatch.setenv("GOLDBOARD_SERVER_DIR", str(tmp_path / "srv"))
+    before = _files(released.path)
+    res = run("study", "add-rater", released.path, name, "--no-account")
+    line = error_line(res)
+    assert res.exit_code == 1 and line.startswith(f"Error: {name!r} adjudicated 2 decisions of this study"), line
+    assert _files(released.path) == before
+    assert run("study", "add-rater", released.path, "onc_c", "--no-account").exit_code == 0
