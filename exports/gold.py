@@ -48,6 +48,7 @@ import re
 import shutil
 import stat
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ from typing import Any
 from goldboard import __version__
 from goldboard.adjudicate.gold import gold_digest, method_counts
 from goldboard.cases.ratings_columns import PandasOnUse
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import (
     csv_text,
@@ -345,6 +346,14 @@ def _write_gold_release(
     digest = gold_digest(gold)
     existing = list_releases(gold_dir)
     previous = existing[-1] if existing else None
+    problem = release_problem(previous[1]) if previous is not None else None
+    if problem:  # the new release is built from the ratings and decisions, never from it: said, and recorded
+        warnings.warn(
+            f"{problem.split('; a release is never edited')[0]}; the new release is built from the ratings and "
+            f"decisions, not from it, and its manifest records that release {previous[1].name} failed its check",
+            GoldboardWarning,
+            stacklevel=2,
+        )
     if previous is not None and not force:
         prev_manifest = read_manifest(previous[1])
         if prev_manifest.get("gold_sha256") == digest:
@@ -371,6 +380,7 @@ def _write_gold_release(
             "files": {name: {"sha256": sha256_file(tmp / name), "bytes": (tmp / name).stat().st_size}},
             "gold_sha256": digest,
             "previous": previous[1].name if previous else None,
+            **({"previous_unverified": problem.replace(f"{previous[1].parent}{os.sep}", "")} if problem else {}),
             "forced": bool(force and previous is not None and read_manifest(previous[1]).get("gold_sha256") == digest),
             "goldboard_version": __version__,
         }

@@ -32,11 +32,14 @@ before, by reverting the fix).
     option of another scoring kind, ignored), ``--collapse-share 5`` were accepted without a word.
 11. campaign 5 W14: ``study add-rater S dr_chair`` made the study's independent adjudicator a rater
     (gold export then refused the study, blaming a hand-edited log): refused.
+12. campaign 5 G05: ``gold export`` over a latest release whose gold.csv fails its manifest cut the
+    next release naming it as its previous without a word: warned, and the manifest records it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -413,3 +416,18 @@ def test_the_independent_adjudicator_cannot_be_added_as_a_rater(released, tmp_pa
     assert res.exit_code == 1 and line.startswith(f"Error: {name!r} adjudicated 2 decisions of this study"), line
     assert _files(released.path) == before
     assert run("study", "add-rater", released.path, "onc_c", "--no-account").exit_code == 0
+
+
+# --------------------------------------------------------------------------- 12. a release over a changed one
+
+
+def test_a_release_cut_over_a_changed_release_says_so_and_records_it(released):
+    v1 = released.path / "gold" / "v1" / "gold.csv"
+    os.chmod(v1, 0o644)
+    v1.write_text(v1.read_text().replace(",adjudicated,", ",unanimous,", 1))
+    res = run("gold", "export", "--study", released.path, "--force")
+    assert res.exit_code == 0, res.output
+    assert f"Warning: {v1}: changed since release v1 was written" in res.output, res.output
+    manifest = json.loads((released.path / "gold" / "v2" / "manifest.json").read_text())
+    assert manifest["previous"] == "v1"
+    assert manifest["previous_unverified"].startswith("v1/gold.csv: changed since release v1 was written")
