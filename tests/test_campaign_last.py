@@ -34,6 +34,8 @@ before, by reverting the fix).
     (gold export then refused the study, blaming a hand-edited log): refused.
 12. campaign 5 G05: ``gold export`` over a latest release whose gold.csv fails its manifest cut the
     next release naming it as its previous without a word: warned, and the manifest records it.
+13. campaign 5 C09/C10: ``agree --round 0`` / ``--round -1`` advised pulling round 0: every
+    ``--round`` below 1 is one line, "rounds are numbered from 1".
 """
 
 from __future__ import annotations
@@ -431,3 +433,20 @@ def test_a_release_cut_over_a_changed_release_says_so_and_records_it(released):
     manifest = json.loads((released.path / "gold" / "v2" / "manifest.json").read_text())
     assert manifest["previous"] == "v1"
     assert manifest["previous_unverified"].startswith("v1/gold.csv: changed since release v1 was written")
+
+
+# --------------------------------------------------------------------------- 13. --round below 1
+
+ROUND_CMDS = [
+    ("agree",), ("report", "--format", "markdown"), ("flag",), ("calibrate", "--rule", "kappa_lower>=0.5"),
+    ("adjudicate", "sheet", "-o", "{tmp}/s.xlsx"), ("gold", "export"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("n", ["0", "-1"])
+@pytest.mark.parametrize("cmd", ROUND_CMDS, ids=lambda c: " ".join(c[:2]))
+def test_a_round_below_one_is_one_line(released, tmp_path, cmd, n):
+    sub = 2 if cmd[0] in ("adjudicate", "gold") else 1
+    args = [a.format(tmp=tmp_path) for a in cmd[sub:]]
+    res = run(*cmd[:sub], "--study", released.path, *args, "--round", n)
+    assert res.exit_code == 1 and error_line(res) == f"Error: --round {n}: rounds are numbered from 1", res.output
