@@ -278,8 +278,12 @@ def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limi
 
 
 def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
-    """Tasks without ``item_id`` take it from ``data[item_key]``; returns item -> task data."""
+    """Tasks without ``item_id`` take it from ``data[item_key]``; returns item -> task data.
+    Ids are checked as a table's are (:mod:`goldboard.cases.ids`): an id holding an invisible or
+    control character, or two ids that are twins (``7`` / ``007``, ``C-1`` / ``c-1``), is an error
+    naming the tasks -- never two items that look like one."""
     out: dict[str, dict] = {}
+    seen: dict[str, tuple[str, str]] = {}  # id_key -> (the first spelling, where)
     for src in sources:
         for task in src.tasks:
             data = task.get("data") or {}
@@ -289,8 +293,25 @@ def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
                     task["data"] = data = {**data, "item_id": key}
             item = str(data.get("item_id", "") or "")
             if item:
+                _check_task_id(item, f"{src.label or 'export'}: task {task.get('id', '?')}", seen)
                 out.setdefault(item, data)
     return out
+
+
+def _check_task_id(item: str, where: str, seen: dict[str, tuple[str, str]]) -> None:
+    from goldboard.cases import ids
+
+    if ids.invisible_chars(item):
+        raise GoldboardError(
+            f"{where}: item id '{ids.escaped(item)}' contains invisible or control character "
+            f"{', '.join(ids.invisible_chars(item))}: it is not the id it looks like; correct it in the task data"
+        )
+    twin, there = seen.setdefault(ids.id_key(item), (item, where))
+    if twin != item:
+        raise GoldboardError(
+            f"{there}, {where}: item ids '{ids.escaped(twin)}' and '{ids.escaped(item)}' {ids.twin_kind(twin, item)}; "
+            "one item typed twice, or two items nobody can tell apart: make the ids the same, or clearly different"
+        )
 
 
 def map_users(

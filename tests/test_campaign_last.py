@@ -36,6 +36,8 @@ before, by reverting the fix).
     next release naming it as its previous without a word: warned, and the manifest records it.
 13. campaign 5 C09/C10: ``agree --round 0`` / ``--round -1`` advised pulling round 0: every
     ``--round`` below 1 is one line, "rounds are numbered from 1".
+14. campaign 5 E04/E05: ``pull --from-export --item-key`` stored ``7`` and ``007`` (or ``C-1`` and
+    ``C-1<U+200B>``) as two items: the table's id checks apply, naming the tasks.
 """
 
 from __future__ import annotations
@@ -450,3 +452,24 @@ def test_a_round_below_one_is_one_line(released, tmp_path, cmd, n):
     args = [a.format(tmp=tmp_path) for a in cmd[sub:]]
     res = run(*cmd[:sub], "--study", released.path, *args, "--round", n)
     assert res.exit_code == 1 and error_line(res) == f"Error: --round {n}: rounds are numbered from 1", res.output
+
+
+# --------------------------------------------------------------------------- 14. ids of a hand-made project
+
+
+@pytest.mark.parametrize(
+    "second,needle",
+    [("007", "item ids '7' and '007' differ only in how a number is written"),
+     ("7\u200b", "item id '7\\u200b' contains invisible or control character U+200B")],
+)  # fmt: skip
+def test_ids_of_a_hand_made_project_export_are_checked_like_a_table(tmp_path, second, needle):
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    export = _ls_export(tmp_path / "e.json")
+    tasks = json.loads(export.read_text())
+    tasks[0]["data"]["case_id"], tasks[1]["data"]["case_id"] = "7", second
+    export.write_text(json.dumps(tasks))
+    before = _files(s)
+    res = run("pull", "--study", s, "--from-export", export, "--item-key", "case_id", "--rater", "1=onc_a,2=onc_b")
+    assert res.exit_code == 1 and needle in error_line(res), res.output
+    assert _files(s) == before
