@@ -31,7 +31,8 @@ before, by reverting the fix).
 10. campaign 5 S09-S11: ``score --compare gpt,gpt``, ``--critical-at bogus`` on predicted labels (an
     option of another scoring kind, ignored), ``--collapse-share 5`` were accepted without a word.
 11. campaign 5 W14: ``study add-rater S dr_chair`` made the study's independent adjudicator a rater
-    (gold export then refused the study, blaming a hand-edited log): refused.
+    (gold export then refused the study, blaming a hand-edited log): refused; so is a judge named
+    like the adjudicator (J08: its labels were recorded under the adjudicator's name).
 12. campaign 5 G05: ``gold export`` over a latest release whose gold.csv fails its manifest cut the
     next release naming it as its previous without a word: warned, and the manifest records it.
 13. campaign 5 C09/C10: ``agree --round 0`` / ``--round -1`` advised pulling round 0: every
@@ -473,3 +474,13 @@ def test_ids_of_a_hand_made_project_export_are_checked_like_a_table(tmp_path, se
     res = run("pull", "--study", s, "--from-export", export, "--item-key", "case_id", "--rater", "1=onc_a,2=onc_b")
     assert res.exit_code == 1 and needle in error_line(res), res.output
     assert _files(s) == before
+
+
+def test_a_judge_named_like_the_adjudicator_is_refused(released, tmp_path):
+    labels = tmp_path / "j.csv"
+    labels.write_text("item_id,field,value\nC-1,safety_label,Supported\n")
+    before = _files(released.path)
+    res = run("judge", "--study", released.path, "--judge", "Dr-Lee", "--labels", labels, "--expertise", "expert")
+    line = error_line(res)
+    assert res.exit_code == 1 and "'Dr-Lee' is an adjudicator of this study" in line, res.output
+    assert _files(released.path) == before

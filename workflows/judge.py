@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldboard.adjudicate.decisions import read_decisions
+from goldboard.adjudicate.decisions import identity_key, read_decisions
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.alttest import EPSILON_GUIDANCE, AltTestResult, alt_test, check_options
 from goldboard.analysis.coefficients import cohen_kappa, krippendorff_alpha, rating_counts, wald_ci
@@ -410,6 +410,14 @@ def record_judge_labels(study: Study, path: str | Path, judge: str) -> str:
     if judge in study.raters:
         raise GoldboardError(
             f"{judge!r} is a rater (a clinician) of this study; a judge needs its own name", param="judges"
+        )
+    key = identity_key(judge)
+    if study.decisions_path.exists() and any(
+        identity_key(e.get("adjudicator", "")) == key for e in read_decisions(study.decisions_path)
+    ):
+        raise GoldboardError(
+            f"{judge!r} is an adjudicator of this study (a name in decisions.jsonl); a judge needs its own name",
+            param="judges",
         )
     if not path.exists():
         raise GoldboardError(f"{path}: file not found", param="labels")
