@@ -39,6 +39,8 @@ before, by reverting the fix).
     ``--round`` below 1 is one line, "rounds are numbered from 1".
 14. campaign 5 E04/E05: ``pull --from-export --item-key`` stored ``7`` and ``007`` (or ``C-1`` and
     ``C-1<U+200B>``) as two items: the table's id checks apply, naming the tasks.
+15. campaign 5 W09: ``plan sample --cases`` drew from a file with case ids 7 and 007 (``cases
+    validate`` refuses it): twins are refused naming both lines, nothing written.
 """
 
 from __future__ import annotations
@@ -484,3 +486,21 @@ def test_a_judge_named_like_the_adjudicator_is_refused(released, tmp_path):
     line = error_line(res)
     assert res.exit_code == 1 and "'Dr-Lee' is an adjudicator of this study" in line, res.output
     assert _files(released.path) == before
+
+
+# --------------------------------------------------------------------------- 15. plan sample: twin case ids
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["case_id,text\n7,a\n007,b\nC2,c\n", '{"case_id": 7, "text": "a"}\n{"case_id": "007", "text": "b"}\n'],
+    ids=["csv", "jsonl number"],
+)
+def test_plan_sample_refuses_twin_case_ids(tmp_path, content):
+    cases = tmp_path / ("cases.csv" if content.startswith("case_id") else "cases.jsonl")
+    cases.write_text(content)
+    out = tmp_path / "s.csv"
+    res = run("plan", "sample", "--cases", cases, "-n", "1", "--seed", "1", "-o", out)
+    line = error_line(res)
+    assert res.exit_code == 1 and ("lines 2 and 3" in line or "lines 1 and 2" in line), res.output
+    assert "case ids '7' and '007' differ only in how a number is written" in line and not out.exists()
