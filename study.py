@@ -193,7 +193,7 @@ class Study:
                 path=path,
                 name=str(st.get("name", path.name)),
                 schema_ref=str(st["schema"]),
-                raters=[str(r) for r in st["raters"]],
+                raters=[str(r) for r in st["raters"]] if isinstance(st["raters"], list) else [],  # check_loaded
                 url=str(data.get("server", {}).get("url", "")),
                 data_dir=str(data.get("server", {}).get("data_dir", "")),
                 created_at=str(st.get("created_at", "")),
@@ -777,7 +777,7 @@ def check_loaded(study: Study, raters: Any) -> None:
         raise GoldboardError(f"{where}: {len(raters)} rater(s); a study needs at least two (study init refuses fewer)")
     for i, r in enumerate(raters):
         if r in raters[:i]:
-            raise GoldboardError(  # the wording of z23's check of the same edit (merged either way)
+            raise GoldboardError(
                 f"{f}: rater {r!r} is listed twice in [study] raters (edited by hand?); list each rater once"
             )
         try:

@@ -237,16 +237,20 @@ def _t_tests(dd: _Differences, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     return np.where(dd.n >= 2, t, np.nan), np.where(dd.n >= 2, p, np.nan)  # one item: no variance to test
 
 
+def check_options(*, scoring: str, small_sample: str, epsilon: float, q: float) -> None:
+    """The test's settings, checked before a caller records anything (``judge --study`` saves them)."""
+    if scoring not in SCORINGS:
+        raise GoldboardError(f"{scoring!r}: use one of {', '.join(SCORINGS)}", param="scoring")
+    if small_sample not in SMALL_SAMPLE:
+        raise GoldboardError(f"{small_sample!r}: use one of {', '.join(SMALL_SAMPLE)}", param="small_sample")
+    if not (np.isfinite(epsilon) and 0 <= epsilon < 1):
+        raise GoldboardError(f"{epsilon}: give a margin in [0, 1), e.g. 0.2 for experts", param="epsilon")
+    if not 0 < q < 1:
+        raise GoldboardError(f"{q}: give a false discovery rate in (0, 1), e.g. 0.05", param="q")
+
+
 def _check(humans: np.ndarray, judges: np.ndarray, names: Sequence[str], judge_names: Sequence[str], **opts) -> None:
-    if opts["scoring"] not in SCORINGS:
-        raise GoldboardError(f"{opts['scoring']!r}: use one of {', '.join(SCORINGS)}", param="scoring")
-    if opts["small_sample"] not in SMALL_SAMPLE:
-        raise GoldboardError(f"{opts['small_sample']!r}: use one of {', '.join(SMALL_SAMPLE)}", param="small_sample")
-    eps = opts["epsilon"]
-    if not (np.isfinite(eps) and 0 <= eps < 1):
-        raise GoldboardError(f"{eps}: give a margin in [0, 1), e.g. 0.2 for experts", param="epsilon")
-    if not 0 < opts["q"] < 1:
-        raise GoldboardError(f"{opts['q']}: give a false discovery rate in (0, 1), e.g. 0.05", param="q")
+    check_options(scoring=opts["scoring"], small_sample=opts["small_sample"], epsilon=opts["epsilon"], q=opts["q"])
     if humans.ndim != 2 or judges.ndim != 2 or humans.shape[0] != judges.shape[0]:
         raise GoldboardError("humans and judges must be items x raters grids with the same items", param="humans")
     if humans.shape[1] != len(names) or judges.shape[1] != len(judge_names):

@@ -147,6 +147,10 @@ def _parse_pairs(compare: Any) -> list[tuple[str, str]]:
             parts = list(c)
         if len(parts) != 2 or not all(parts):
             raise GoldboardError(f"give two model names separated by a comma (got {c!r})", param="compare")
+        if parts[0] == parts[1]:
+            raise GoldboardError(
+                f"{c!r}: a model compared with itself (a typo?); give two different models", param="compare"
+            )
         out.append((parts[0], parts[1]))
     return out
 

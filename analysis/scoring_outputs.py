@@ -82,6 +82,13 @@ def _medfail_fields(
     crit = None
     if sev is not None:
         crit = sev.normalize(critical_at) if critical_at is not None else _default_critical(schema, sev)
+        if critical_at is not None and crit not in sev.categories:
+            raise GoldboardError(
+                f"{critical_at!r} is not a value of {sev.name} (values: {', '.join(sev.categories)})",
+                param="critical_at",
+            )
+    elif critical_at is not None:
+        raise GoldboardError(f"schema {schema.name} has no ordinal severity field to apply it to", param="critical_at")
     return sev, gate, crit
 
 

@@ -23,7 +23,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import write_text_atomic
 
 CREDENTIALS_FILE = "credentials.toml"
@@ -179,13 +179,47 @@ def _new_user(name: str) -> User:
     )
 
 
+def check_data_dir_text(text: str, where: str) -> None:
+    """A data dir whose path holds a control, line-break or bidi-control character, or a part
+    with a leading or trailing space (a pasted name), is refused (``where``: the flag or
+    variable, a template naming parameter ``data_dir``): the server would make a folder
+    nobody can type, and every printed ``data dir:``/``credentials:`` line would look like
+    another path (a line break prints a second line)."""
+    import unicodedata
+
+    from goldboard.text import BIDI_CONTROLS
+
+    bad = sorted(
+        {
+            f"U+{ord(ch):04X}"
+            for ch in text
+            if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in BIDI_CONTROLS + "\u200e\u200f\u061c"
+        }
+    )
+    shown = text.encode("unicode_escape").decode("ascii")
+    if bad:
+        raise ParamError(
+            where + " '{shown}': the path contains control character(s) {bad}; type it again",
+            shown=shown,
+            bad=", ".join(bad),
+        )
+    if any(part != part.strip() for part in text.replace("\\", "/").split("/") if part):
+        raise ParamError(
+            where + " '{shown}': a leading or trailing space in a folder name (a pasted name?)", shown=shown
+        )
+
+
 def default_data_dir() -> Path:
     """``$GOLDBOARD_SERVER_DIR`` or ``~/.goldboard/server``."""
     env = os.environ.get("GOLDBOARD_SERVER_DIR")
+    if env:
+        check_data_dir_text(env, "$GOLDBOARD_SERVER_DIR")
     return Path(env).expanduser() if env else Path.home() / ".goldboard" / "server"
 
 
 def _dir(data_dir: str | Path | None) -> Path:
+    if data_dir:
+        check_data_dir_text(str(data_dir), "{data_dir}")
     return (Path(data_dir).expanduser() if data_dir else default_data_dir()).resolve()
 
 

@@ -52,6 +52,10 @@ PLACEHOLDER_IDS = frozenset(
 
 #: a number as Excel shows it in scientific notation (``1.23E+05``, ``4E-03``): its digits are lost
 SCIENTIFIC_ID = re.compile(r"[+-]?\d(\.\d+)?E[+-]\d+", re.IGNORECASE)
+#: a number in scientific notation with no sign in its exponent (``1E5``, ``2.5e3``): no spreadsheet
+#: writes a number so (Excel shows ``1E+05``), so it is an id someone typed and it is kept as that
+#: text -- but a spreadsheet opening the file reads it as a number (``1E5`` -> 100000) and saves that
+PLAIN_EXPONENT_ID = re.compile(r"[+-]?\d+(\.\d+)?E\d+", re.IGNORECASE)
 #: a number as a reader may write it (``7``, ``007``, ``1.0``, ``-0``, ``1E5``, ``1.5e-3``)
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d{1,2})?", re.IGNORECASE)
 
@@ -90,7 +94,48 @@ def id_key(text: str) -> str:
     if _NUMBER.fullmatch(text.strip()):
         value = decimal.Decimal(text.strip())
         return "0" if value == 0 else format(value.normalize(), "f")
-    return unicodedata.normalize("NFC", text).casefold()
+    return unicodedata.normalize("NFC", visible(text)).casefold()
+
+
+def visible(text: str) -> str:
+    """``text`` without its invisible format characters (Unicode category Cf: zero-width space
+    U+200B, joiners, the BOM U+FEFF, soft hyphen, bidi controls): what a reader sees.
+
+    >>> visible("MTB-1\u200b") == "MTB-1"
+    True
+    """
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def invisible_chars(text: str) -> list[str]:
+    """The control (Cc) and invisible format (Cf) characters in ``text``, as ``U+200B``."""
+    return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in ("Cc", "Cf")})
+
+
+def number_like_ids_warning(where: str, items) -> str | None:
+    """The one warning for item ids kept as the text typed that a spreadsheet would read as a
+    number in scientific notation (:data:`PLAIN_EXPONENT_ID`), ``None`` when there are none.
+
+    >>> number_like_ids_warning("t.csv", ["C1", "1E5", "2e3"])[:60]
+    "t.csv: item id '1E5' (and '2e3') is kept as the text typed, "
+    >>> number_like_ids_warning("t.csv", ["C1", "1E+05", "E5", "1E5X"]) is None
+    True
+    """
+    found = list(dict.fromkeys(x for x in items if PLAIN_EXPONENT_ID.fullmatch(str(x).strip())))
+    if not found:
+        return None
+    first = found[0].strip()
+    more = (
+        ""
+        if len(found) == 1
+        else " (and " + ", ".join(repr(x) for x in found[1:4]) + (", ..." if len(found) > 4 else "") + ")"
+    )
+    value = format(decimal.Decimal(first).normalize(), "f")
+    return (
+        f"{where}: item id {first!r}{more} is kept as the text typed, but a spreadsheet opening a file "
+        f"with it reads it as a number in scientific notation ({first} = {value}) and saves it so: format "
+        f"the id column as Text before editing such a file in Excel or LibreOffice"
+    )
 
 
 def twin_kind(a: str, b: str) -> str:
@@ -99,6 +144,12 @@ def twin_kind(a: str, b: str) -> str:
         return (
             "differ only in how a number is written (1 / 1.0 / 001 / 1E0 / -0: a spreadsheet or a JSON writer "
             "re-typed the id as a number, or stripped its leading zeros)"
+        )
+    if visible(a) != a or visible(b) != b:
+        return (
+            "look the same but one holds an invisible character ("
+            + ", ".join(invisible_chars(a + b))
+            + ": a zero-width space, joiner or mark pasted in)"
         )
     if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
         return (
@@ -113,4 +164,15 @@ def escaped(text: str) -> str:
     return text.encode("unicode_escape").decode("ascii")
 
 
-__all__ = ["PLACEHOLDER_IDS", "is_placeholder_id", "placeholder_message", "id_key", "twin_kind", "escaped"]
+__all__ = [
+    "PLACEHOLDER_IDS",
+    "PLAIN_EXPONENT_ID",
+    "is_placeholder_id",
+    "placeholder_message",
+    "id_key",
+    "invisible_chars",
+    "number_like_ids_warning",
+    "visible",
+    "twin_kind",
+    "escaped",
+]

@@ -149,11 +149,14 @@ def value_text(v: Any) -> str:
 
 
 def id_controls(v: Any) -> list[str]:
-    """The control and bidi-control characters (``U+0000``...) inside an id cell (spaces and
+    """The control, bidi-control and other invisible format characters (``U+0000``, ``U+200B``...)
+    inside an id cell (spaces and
     line ends around it excepted): an id holding one is not the id it looks like, and
     ``str.strip`` would silently cut some of them (U+001F) off."""
     text = value_text(v)
-    return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) == "Cc" or ch in BIDI_CONTROLS})
+    return sorted(
+        {f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in ("Cc", "Cf") or ch in BIDI_CONTROLS}
+    )
 
 
 def cell_text(v: Any) -> str:

@@ -84,6 +84,17 @@ def study_option(required: bool = True, help: str = "Study workspace.", *, dest:
     )
 
 
+def _round_from_one(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """``--round 0`` or ``--round -1`` names no round (rounds are numbered from 1): one line, before a
+    command reads ``rounds/0/`` and advises pulling a round that cannot exist."""
+    from goldboard.errors import GoldboardError
+
+    for n in value if isinstance(value, tuple) else (value,):
+        if n is not None and n < 1:
+            raise GoldboardError(f"--round {n}: rounds are numbered from 1")
+    return value
+
+
 def round_option(
     in_force: bool = False,
     what: str = "Round",
@@ -102,6 +113,7 @@ def round_option(
         type=int,
         default=None,
         multiple=multiple,
+        callback=_round_from_one,
         help=help or f"{what} (default: {default}).",
     )
 

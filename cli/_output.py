@@ -8,6 +8,7 @@ import click
 from click.core import ParameterSource
 
 from goldboard.cli._options import OutputFile
+from goldboard.errors import GoldboardError
 from goldboard.fileio import check_output_paths, write_text_atomic
 from goldboard.text import one_line, terminal_text
 
@@ -71,11 +72,40 @@ def refuse_empty_paths(cmd: click.Command, kwargs: dict) -> None:
             )
 
 
+#: text options where ``''`` is a documented value: ``study set --url ''`` (the embedded server)
+#: and ``study set --case-source ''`` (clears it)
+EMPTY_TEXT_MEANS_SOMETHING = {("set", "url"), ("set", "case_source")}
+
+
+def refuse_empty_text(cmd: click.Command, kwargs: dict) -> None:
+    """A text option or argument given as ``""`` or blanks (``--field "$FIELD"`` with the variable
+    unset) is an error naming the flag, never read as the option left out (except
+    :data:`EMPTY_TEXT_MEANS_SOMETHING`); a repeated option holding one empty value too."""
+    ctx = click.get_current_context(silent=True)
+    for param in cmd.params:
+        value = kwargs.get(param.name)
+        if value is None or not isinstance(param.type, click.types.StringParamType):
+            continue
+        if (cmd.name, param.name) in EMPTY_TEXT_MEANS_SOMETHING:
+            continue
+        if ctx is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+            continue  # a command's own default ("" meaning: none)
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        empty = next((v for v in values if isinstance(v, str) and not v.strip()), None)
+        if empty is not None:
+            optional = isinstance(param, click.Option) and not param.required
+            raise GoldboardError(
+                f"{_flag(param)} {empty!r}: an empty value (an unset shell variable?); give one"
+                + (", or leave the option out" if optional else "")
+            )
+
+
 def guard_outputs(cmd: click.Command, kwargs: dict) -> None:
     """The one output guard, run before every command (:mod:`goldboard.cli`): each value of
     an :class:`OutputFile` option must not be a study's own file, another output of the
     command or one of its input files (:func:`goldboard.fileio.check_output_paths`)."""
     refuse_empty_paths(cmd, kwargs)
+    refuse_empty_text(cmd, kwargs)
     outputs, inputs, studies = [], [], []
     for param in cmd.params:
         value = kwargs.get(param.name)

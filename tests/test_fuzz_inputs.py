@@ -1147,6 +1147,15 @@ def _meaning_cases(world) -> list[tuple[str, dict[str, str | bytes], list, bool,
 
         return oracle
 
+    def kept_as_typed(item):
+        def oracle(st, res):
+            got = set(read_ratings_csv(Study.open(st).ratings_path(1))["item_id"])
+            if got != {item}:
+                return f"item ids {sorted(got)} in ratings.csv, expected only {item!r} as typed"
+            return None if f"item id {item!r} is kept as the text typed" in res.stderr else "no warning about the id"
+
+        return oracle
+
     wide = ["pull", "--study", "{st}", "--from-table", "{d}/t.csv", "--field", "safety_label", "--rater-cols"]
     blank_notes = "case_id,a,b,na,nb\n" + "".join(
         f"C{n},{LABELS[n % 4]},{LABELS[(n + 1) % 4]},{'why' if n < 2 else ''},\n" for n in range(8)
@@ -1192,6 +1201,14 @@ def _meaning_cases(world) -> list[tuple[str, dict[str, str | bytes], list, bool,
          True, None),
         ("add-raters 'onc a'", {}, ["server", "add-raters", "onc a", "--data-dir", "{d}/ls"], True, None),
         ("add-raters '=x'", {}, ["server", "add-raters", "=x", "--data-dir", "{d}/ls"], True, None),
+        ("score --field ''", {}, ["score", "--study", world["released"], "--field", ""], True, None),
+        ("report --release ' '", {}, ["report", "--study", world["released"], "--release", " ", "--format", "markdown"],
+         True, None),
+        ("agree --raters ''", {}, ["agree", "--study", world["study"], "--raters", ""], True, None),
+        ("server status --data-dir with a line break", {}, ["server", "status", "--data-dir", "{d}/ls\nx"], True, None),
+        ("server status --data-dir with U+202E", {}, ["server", "status", "--data-dir", "{d}/ls\u202e"], True, None),
+        ("a lone 1E5 item id", {"t.csv": "case_id,rater,safety_label\n1E5,onc_a,Supported\n1E5,onc_b,Unsupported\n"},
+         ["pull", "--study", "{st}", "--from-table", "{d}/t.csv"], False, kept_as_typed("1E5")),
     ]  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.pull import rule_warnings
+from goldboard.cases import ids
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
 from goldboard.cases.intake.files import FileOptions, FileRead, check_item_ids, file_formats, source_kind
@@ -134,6 +135,12 @@ def check_read(read: FileRead, path: Path, noun: str) -> None:
     line = {}  # item -> the file line of its first answer, for a message
     for _, item, a in read.annotations:
         line.setdefault(item, _line(a, path))
+    for item in read.items:
+        if ids.invisible_chars(item):
+            raise GoldboardError(
+                f"{line.get(item, path)}: item id '{ids.escaped(item)}' contains invisible or control character "
+                f"{', '.join(ids.invisible_chars(item))}: it is not the id it looks like; type the id again"
+            )
     check_item_ids((item, str(line.get(item, path))) for item in read.items)
     _check_unordered_twins(read, path)
     field_name = read.fields[0]

@@ -6,17 +6,18 @@ replaces, the file's SHA-256."""
 from __future__ import annotations
 
 import hashlib
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from goldboard.annotate.push import round_use
-from goldboard.cases.ids import escaped, id_key, twin_kind
+from goldboard.cases.ids import escaped, id_key, number_like_ids_warning, twin_kind
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.core import INVALID_COLUMNS
 from goldboard.cases.intake.files import FileRead
-from goldboard.errors import GoldboardError, ParamError
+from goldboard.errors import GoldboardError, GoldboardWarning, ParamError
 from goldboard.fileio import iter_jsonl, read_csv_frame, write_jsonl_atomic
 from goldboard.study import Study
 
@@ -52,6 +53,9 @@ def check_additions(
     silently stop covering it; ``allow``: ``--add-to-adjudicated-round``).  ``held``: the
     unknown ids that are held out, never added (``None``: a table-born study adds them)."""
     keys = {id_key(k): k for k in known}
+    kept = number_like_ids_warning(str(path), [it for it in read.items if it not in known])
+    if kept:
+        warnings.warn(kept, GoldboardWarning, stacklevel=2)
     for it in read.items if keys else ():  # a study without items has no id to look like
         other = keys.get(id_key(it))
         if it not in known and other is not None:

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldboard.adjudicate.decisions import read_decisions
+from goldboard.adjudicate.decisions import identity_key, read_decisions
 from goldboard.adjudicate.gold import resolve_gold
-from goldboard.analysis.alttest import EPSILON_GUIDANCE, AltTestResult, alt_test
+from goldboard.analysis.alttest import EPSILON_GUIDANCE, AltTestResult, alt_test, check_options
 from goldboard.analysis.coefficients import cohen_kappa, krippendorff_alpha, rating_counts, wald_ci
 from goldboard.cases.ratings import (
     adjudicable_fields,
@@ -418,6 +418,14 @@ def judge_labels_entry(study: Study, path: str | Path, judge: str) -> tuple[pd.D
         raise GoldboardError(
             f"{judge!r} is a rater (a clinician) of this study; a judge needs its own name", param="judges"
         )
+    key = identity_key(judge)
+    if study.decisions_path.exists() and any(
+        identity_key(e.get("adjudicator", "")) == key for e in read_decisions(study.decisions_path)
+    ):
+        raise GoldboardError(
+            f"{judge!r} is an adjudicator of this study (a name in decisions.jsonl); a judge needs its own name",
+            param="judges",
+        )
     if not path.exists():
         raise GoldboardError(f"{path}: file not found", param="labels")
     rows = _judge_rows(path, judge, study.schema)
@@ -456,7 +464,7 @@ def _settings_for_run(study: Study, epsilon, expertise, scoring, field) -> dict[
         if not (np.isfinite(eps) and 0 <= eps < 1):
             raise GoldboardError(
                 f"{study.path / 'study.toml'}: [extra.judge] epsilon = {eps} is not a margin in [0, 1); "
-                f"give --epsilon or --expertise"
+                f"give a new epsilon (or the expertise it follows from) to replace it"
             )
     else:
         eps, why = epsilon_choice(None, None)  # the error that asks for it
@@ -502,6 +510,7 @@ def judge_study(
     why), scoring and field used are recorded in ``study.toml`` for the report."""
     study = Study.open(study_dir)
     run = _settings_for_run(study, epsilon, expertise, scoring, field)
+    check_options(scoring=run["scoring"], small_sample=small_sample, epsilon=run["epsilon"], q=q)
     new = None  # every input is checked before anything is recorded (labels, settings)
     if labels is not None:
         if len(judges) != 1:

@@ -126,7 +126,10 @@ def _write_records(records: list[dict], out: Path) -> None:
 def _distinct_case_ids(cases: str | Path, lines_recs: list[tuple[int, dict]]) -> None:
     """A case id given twice in the cases file is refused naming both lines (row numbers of a
     table): the draw would count the case twice and could pick it twice."""
+    from goldboard.cases import ids
+
     seen: dict[str, int] = {}
+    spelled: dict[str, str] = {}  # id_key -> the first spelling (7 / 007, C1 / c1, an invisible character)
     for line, rec in lines_recs:
         cid = _first_key(rec, ID_KEYS)
         if cid is None:
@@ -134,6 +137,13 @@ def _distinct_case_ids(cases: str | Path, lines_recs: list[tuple[int, dict]]) ->
         if cid in seen:
             raise GoldboardError(
                 f"{cases}: lines {seen[cid]} and {line}: case id {cid!r} appears twice; keep one record per case"
+            )
+        twin = spelled.setdefault(ids.id_key(str(cid)), str(cid))
+        if twin != str(cid):
+            first = next(n for k, n in seen.items() if str(k) == twin)
+            raise GoldboardError(
+                f"{cases}: lines {first} and {line}: case ids '{ids.escaped(twin)}' and '{ids.escaped(str(cid))}' "
+                f"{ids.twin_kind(twin, str(cid))}: one case typed twice, or two cases a reader cannot tell apart"
             )
         seen[cid] = line
     return None

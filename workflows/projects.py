@@ -15,14 +15,16 @@ the case.  Validation, invalid.csv and pull.json are exactly those of any pull.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from goldboard.annotate.pull import PullResult, pull, read_export_file
 from goldboard.cases.units import compose_case_text
 from goldboard.errors import GoldboardError, ParamError
-from goldboard.fileio import iter_jsonl, write_jsonl_atomic
-from goldboard.study import Study, check_rater_map
+from goldboard.fileio import atomic_write, iter_jsonl, write_jsonl_atomic
+from goldboard.study import STUDY_FILE, Study, check_rater_map
 from goldboard.text import did_you_mean
 
 SHARED = "*"
@@ -50,6 +52,27 @@ def _projects_dict(specs: list[tuple[str | None, int]], raters: list[str]) -> di
     return out
 
 
+def _study_toml_kept_if_refused(fn: Callable[..., PullResult]) -> Callable[..., PullResult]:
+    """A pull that is refused (or interrupted) leaves ``study.toml`` byte for byte as it was:
+    the round, its projects and the mapping recorded before the pull ran are put back (a refused
+    ``--from-export`` left a phantom round and ``item_key``: campaign 5 E13/E14)."""
+
+    @functools.wraps(fn)
+    def kept(study: Study, *args: Any, **kwargs: Any) -> PullResult:
+        path = study.path / STUDY_FILE
+        before = path.read_bytes() if path.exists() else None
+        try:
+            return fn(study, *args, **kwargs)
+        except BaseException:
+            if before is not None and path.exists() and path.read_bytes() != before:
+                with atomic_write(path, "wb", encoding=None) as fh:
+                    fh.write(before)
+            raise
+
+    return kept
+
+
+@_study_toml_kept_if_refused
 def pull_projects(
     study: Study,
     *,

@@ -172,6 +172,7 @@ class ScoreRequest:
     def options_for(self, kind: str, gold_source: str, **found: Any) -> ScoringCommon:
         """The options object of scoring ``kind`` (``found``: what the workflow worked out:
         the answer key table, the severity or gate field)."""
+        _check_applies(self, kind)  # defined below: an option of another scoring kind is an error
         common = dict(
             n_resamples=self.n_resamples,
             seed=self.seed,
@@ -202,6 +203,34 @@ class ScoreRequest:
             **predicted,
             **found,
         )
+
+
+#: an option of one scoring kind only -> that kind (given to another kind it would be ignored)
+KIND_OPTIONS = {
+    "critical_at": "outputs",
+    "collapse_share": "labels",
+    "abstain_col": "labels",
+    "confident_at": "options",
+    "confidence_col": "options",
+}
+KIND_NAMES = {"outputs": "model outputs (gold ratings)", "labels": "predicted labels", "options": "multiple choice"}
+
+
+def _check_applies(request: ScoreRequest, kind: str) -> None:
+    """An option that only another scoring kind reads is an error, never silently ignored
+    (``--critical-at bogus`` on predicted labels was accepted without a word); so is a
+    ``--collapse-share`` or ``--confident-at`` outside 0..1 (a percentage typed as 5)."""
+    for name, only in KIND_OPTIONS.items():
+        if getattr(request, name) is not None and only != kind:
+            raise GoldboardError(
+                f"applies only when scoring {KIND_NAMES[only]}; this run scores {KIND_NAMES.get(kind, kind)}: "
+                "leave it out",
+                param=name,
+            )
+    for name in ("collapse_share", "confident_at"):
+        value = getattr(request, name)
+        if value is not None and not 0 <= value <= 1:
+            raise GoldboardError(f"{value:g}: give a share between 0 and 1 (e.g. 0.05 for 5%)", param=name)
 
 
 def run_score(request: ScoreRequest | None = None, /, **given: Any) -> dict:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
                 f"{path}:{line}: _timestamp {json.dumps(stamp)} is not a number (Prodigy writes Unix seconds); "
                 f"the time decides which of an annotator's answers is the latest"
             )
+        _check_stamp(stamp, f"{path}:{line}")
         ann = _annotation(rec, field, rationale)
         ann.annotation_id, ann.raw, ann.raw_is_text = (
             f"{options.source}:{line}",
@@ -117,6 +119,29 @@ def _value(rec: dict, answer: str, field: Field) -> Answer | str:
     if answer == "accept":
         return choices_answer(label)
     return f"answer 'reject' of label {label!r}: says what the item is not, which only a yes/no field records"
+
+
+#: the latest plausible answer time (2100-01-01 UTC, Unix seconds)
+LATEST_STAMP = 4_102_444_800
+
+
+def _check_stamp(stamp: Any, where: str) -> None:
+    """A ``_timestamp`` that is no time Prodigy could have written -- not finite, before 1970, after
+    2100, or in milliseconds (as a JS or pandas script writes it) -- is refused naming the line
+    (it crashed as "year 57972 is out of range")."""
+    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
+        return
+    if math.isfinite(stamp) and 0 <= stamp <= LATEST_STAMP:
+        return
+    hint = (
+        " (it looks like milliseconds, as a JS or pandas script writes them: Prodigy writes seconds)"
+        if math.isfinite(stamp) and 0 < stamp / 1000 <= LATEST_STAMP
+        else ""
+    )
+    raise GoldboardError(
+        f"{where}: _timestamp {json.dumps(stamp)} is no time between 1970 and 2100 in Unix seconds{hint}; the "
+        "time decides which of an annotator's answers is the latest: correct it"
+    )
 
 
 def _when(stamp: Any) -> str | None:
