@@ -85,6 +85,7 @@ def test_read_csv_frame_c_parser_on_a_written_ratings_table(tmp_path, monkeypatc
     pd.testing.assert_frame_equal(read_csv_frame(p), _slow_frame(monkeypatch, p))
 
 
+@pytest.mark.slow  # 300 random studies selected both ways
 def test_select_rounds_by_columns_equals_item_by_item(monkeypatch):
     """Random studies (rounds 1-3, raters in and outside the list, partial later rounds): the
     column-wise selection gives the same rows, rounds and incomplete-round list as the per-item loop."""
