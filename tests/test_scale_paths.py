@@ -54,6 +54,7 @@ def _slow_frame(monkeypatch, path):
         return read_csv_frame(path)
 
 
+@pytest.mark.slow  # 1500 random texts read both ways
 def test_read_csv_frame_c_parser_reads_what_the_csv_module_reads(tmp_path, monkeypatch):
     """Random texts over the characters that matter to CSV: wherever the C parser path answers,
     its frame equals the csv module path's, cell for cell (dtype included)."""
