@@ -30,12 +30,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# the suite runs in pytest-xdist workers, one a core (-n auto); `make test-fast WORKERS=0` runs it in one process
+# (no workers: a failing test's output in order, pdb works)
+WORKERS ?= auto
+
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadscope
 
 # the developer's loop: every test but the live Label Studio ones (-m live) and the slow ones (-m slow)
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not live and not slow"
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope -m "not live and not slow"
 
 # a plain (non-editable) install from a wheel built from the sdist runs the study flow (.ci/wheel-check)
 wheel-check:

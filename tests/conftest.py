@@ -27,6 +27,9 @@ same tests: a module that overrides ``live_server`` with ``backend_server`` and
                      postgresql one runs on a ``CREATE DATABASE ... TEMPLATE`` copy.
 ``fresh_backend_server``  function: the same, private to one test.
 
+Generated cases: :func:`seeds` parametrises a test over ``range(n)`` seeds, the first ``quick`` of them
+in every run and the others marked ``slow`` (``make test-fast`` runs the few, ``make test`` all ``n``).
+
 The CLI: ``cli`` (fixture) / :func:`invoke_cli` run ``goldboard ARGS...`` in-process with
 click's ``CliRunner`` and fail the test on a traceback in the output (the one runner;
 test modules that wrap it import ``invoke_cli``).
@@ -75,6 +78,12 @@ def error_line(res: Result) -> str:
     lines = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
     assert len(lines) == 1, res.output
     return lines[0]
+
+
+def seeds(n: int, quick: int) -> list:
+    """``range(n)`` as parameters, seeds ``quick`` and up marked ``slow``: the developer's loop
+    (``-m "not slow"``) checks a few generated cases, the full suite every one, with the same test ids."""
+    return [s if s < quick else pytest.param(s, marks=pytest.mark.slow) for s in range(n)]
 
 
 @pytest.fixture()

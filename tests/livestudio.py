@@ -57,6 +57,27 @@ def cached_template(
     if cache is None or os.environ.get("GOLDBOARD_TEST_FRESH_LS") == "1":
         return make_template(scratch / "server", raters, blinding)
     root = Path(cache.mkdir(template_key(raters, blinding)))
+    with _exclusive(root / "lock"):  # pytest-xdist workers: one migrates, the others wait and copy its template
+        return _cached_template(root, scratch, raters, blinding)
+
+
+@contextlib.contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock`` (flock; none where the platform has no fcntl)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(lock, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _cached_template(root: Path, scratch: Path, raters: tuple[str, ...], blinding: str) -> Path:
     done = root / "server"
     if (done / srv.CREDENTIALS_FILE).exists() and (done / "ls" / "label_studio.sqlite3").exists():
         return done

@@ -113,6 +113,7 @@ def test_protection_loosened_to_allow_sorting_is_refused(study, tmp_path):
     assert "sheet Disagreements's protection allows sort" in error_line(import_(study, sheet))
 
 
+@pytest.mark.slow  # LibreOffice resaves the workbook (soffice start: seconds)
 def test_libreoffice_keeps_the_protection_on_a_resave(study, tmp_path):
     import subprocess
 

@@ -8,7 +8,7 @@ import csv
 import random
 
 import pytest
-from conftest import invoke_cli
+from conftest import invoke_cli, seeds
 
 from goldboard.cases.ratings import RATINGS_COLUMNS
 from goldboard.label_configs.schema import load_schema
@@ -97,7 +97,7 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("seed", range(50))
+@pytest.mark.parametrize("seed", seeds(50, quick=10))
 def test_flag_study_without_pandas_prints_what_pandas_prints(seed, tmp_path, monkeypatch):
     import goldboard.cli.flag as F
 

@@ -59,6 +59,7 @@ def share_met(plan, n: int, seed: int, reps: int = 1500) -> float:
     return hits / reps
 
 
+@pytest.mark.slow  # independent simulations of the plan (thousands of tables)
 def test_lower_target_expected_vs_assured():
     expected = pl.ci_sample_size(0.6, 0.4, PREV)
     assured = pl.assured_sample_size(expected, 0.8, simulations=2000, seed=1)
@@ -72,6 +73,7 @@ def test_lower_target_expected_vs_assured():
     assert f"{expected.n} items meet it only on average" in assured.sentence()
 
 
+@pytest.mark.slow  # independent simulations of the plan (thousands of tables)
 def test_width_target_assured():
     expected = pl.ci_sample_size(0.6, 0.45, [0.2, 0.8], kappa_upper=0.75)
     assured = pl.assured_sample_size(expected, 0.9, simulations=2000, seed=2)

@@ -274,6 +274,7 @@ def test_a_decision_copied_to_another_row_is_not_a_sort(study, tmp_path):
     assert res.exit_code == 0 and "2 new decisions" in res.output, res.output
 
 
+@pytest.mark.slow  # LibreOffice resaves the workbook (soffice start: seconds)
 def test_row_checks_survive_a_libreoffice_resave_and_still_catch_a_sort(study, tmp_path):
     soffice = shutil.which("soffice") or shutil.which("libreoffice")
     if soffice is None:
@@ -408,6 +409,7 @@ def test_errors_name_the_file(study, tmp_path):
     assert str(exc.value).startswith(f"{v1 / 'gold.csv'}: changed since release v1") and "\n" not in str(exc.value)
 
 
+@pytest.mark.slow  # LibreOffice resaves the workbook (soffice start: seconds)
 def test_a_decision_column_sorted_on_its_own_by_libreoffice_itself_is_refused(study, tmp_path):
     """The same single-column sort done by LibreOffice (through UNO), not simulated."""
     soffice = shutil.which("soffice") or shutil.which("libreoffice")

@@ -54,6 +54,7 @@ def _slow_frame(monkeypatch, path):
         return read_csv_frame(path)
 
 
+@pytest.mark.slow  # 1500 random texts read both ways
 def test_read_csv_frame_c_parser_reads_what_the_csv_module_reads(tmp_path, monkeypatch):
     """Random texts over the characters that matter to CSV: wherever the C parser path answers,
     its frame equals the csv module path's, cell for cell (dtype included)."""
@@ -85,6 +86,7 @@ def test_read_csv_frame_c_parser_on_a_written_ratings_table(tmp_path, monkeypatc
     pd.testing.assert_frame_equal(read_csv_frame(p), _slow_frame(monkeypatch, p))
 
 
+@pytest.mark.slow  # 300 random studies selected both ways
 def test_select_rounds_by_columns_equals_item_by_item(monkeypatch):
     """Random studies (rounds 1-3, raters in and outside the list, partial later rounds): the
     column-wise selection gives the same rows, rounds and incomplete-round list as the per-item loop."""

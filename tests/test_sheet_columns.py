@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import test_flag_columns as tfc
-from conftest import invoke_cli
+from conftest import invoke_cli, seeds
 
 from goldboard.adjudicate.gold import resolve_gold, resolve_gold_columns
 from goldboard.cases.ratings_columns import read_rating_columns
@@ -17,7 +17,7 @@ def _orders(present: list[str]) -> list[list[str]]:
     return [present, present[::-1], sorted(present)[:2]]
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", seeds(60, quick=12))
 def test_gold_of_the_columns_is_the_gold_of_the_frame(seed, tmp_path):
     st = Study.open(tfc._random_study(tmp_path, seed))
     if len(st.pulled_rounds()) != 1:
@@ -47,7 +47,7 @@ def test_the_generated_studies_mostly_give_gold_columns(tmp_path):
     assert taken >= 25, taken
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", seeds(40, quick=10))
 def test_ratings_digest_of_the_columns_is_the_digest_of_the_frame(seed, tmp_path):
     """The digest the sheet records (the import checks the ratings against it) is the same either way."""
     from goldboard.adjudicate.review_sheet import ratings_digest, ratings_digest_columns
@@ -160,7 +160,7 @@ def _both_ways(root, tmp_path, monkeypatch) -> tuple[list, list]:
     return outs, taken
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", seeds(40, quick=6))
 def test_the_sheet_of_the_columns_is_the_sheet_of_the_frames(seed, tmp_path, monkeypatch):
     """`adjudicate sheet` writes the same workbook, cell for cell and style for style, whether it
     read the study as columns (no pandas) or as DataFrames; the same counts and the same errors."""
@@ -173,6 +173,7 @@ def test_the_sheet_of_the_columns_is_the_sheet_of_the_frames(seed, tmp_path, mon
     assert outs[:2] == outs[2:], seed
 
 
+@pytest.mark.slow  # 24 studies written both ways (the comparison above does them again)
 def test_the_generated_studies_mostly_take_the_sheet_column_path(tmp_path, monkeypatch):
     """Most generated studies are written from the columns (else the comparison proves little)."""
     taken = 0
