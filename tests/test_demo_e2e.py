@@ -187,8 +187,9 @@ def test_demo_report_shows_rule_plan_reviewer_tables_supplement_and_pdf(demo_run
         assert title in md
     sup = out / "supplement"
     assert (sup / "calibration.csv").exists() and (sup / "resolution_by_boundary.csv").exists()
-    # the resolution table counts the round's boundary disagreements, as `goldboard flag` does
-    flag = json.loads(invoke_cli("flag", "--study", str(root / "study"), "--round", "2", "--format", "json").stdout)
+    # the resolution table counts the study's boundary disagreements as `goldboard flag --study` reads them
+    # (per item, the latest round every rater rated: the calibration round's items too, as gold export does)
+    flag = json.loads(invoke_cli("flag", "--study", str(root / "study"), "--format", "json").stdout)
     import pandas as pd
 
     resolution = pd.read_csv(sup / "resolution_by_boundary.csv")
