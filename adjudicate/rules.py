@@ -130,6 +130,10 @@ def gold_rule_errors(gold: pd.DataFrame, schema: Schema) -> list[str]:
     where each value comes from (unanimous / decided by whom)."""
     if not schema.rules or not len(gold):
         return []
+    resolved = gold["field"] if "method" not in gold.columns else gold.loc[gold["method"] != "unresolved", "field"]
+    fields = set(resolved.astype(str).unique().tolist())
+    if not any(r.when.field in fields and r.then.field in fields for r in schema.rules):
+        return []  # no field pair of a rule has gold at all (a whole-column look, before the per-row one)
     values = _gold_values(gold)
     with_field: dict[str, set[str]] = {}  # field -> items with a gold value of it
     for item, field in values:
