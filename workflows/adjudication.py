@@ -38,7 +38,6 @@ from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
 from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
 from goldboard.errors import GoldboardError, ParamError
-from goldboard.exports.workbook import ReviewContent, WorkbookInfo, write_review_workbook
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
 from goldboard.text import close_matches
@@ -48,6 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from goldboard.exports.gold import GoldRelease
+    from goldboard.exports.workbook import ReviewContent, WorkbookInfo
 
 #: statistics shown on the Summary sheet (the agreement engine computes more)
 #: larger ratings files are read as DataFrames for the review sheet: measured on one round of the
@@ -125,6 +125,8 @@ def review_content(
         agreement_rows, agreement_note = headline_agreement(
             ratings, schema, raters, round_number=round_number, in_force=in_force
         )
+    from goldboard.exports.workbook import ReviewContent  # openpyxl: not for gold export and the report
+
     return ReviewContent(
         flags=flags,
         summary=summarize_flags(flags, schema),
@@ -168,6 +170,8 @@ def write_review_sheet(
         agreement_note=agreement_note,
         state=state,
     )
+    from goldboard.exports.workbook import write_review_workbook
+
     return write_review_workbook(
         path, content, schema, units=units, decisions=decisions, base_url=base_url, study_info=study_info, now=now
     )
@@ -190,6 +194,8 @@ def write_study_workbook(
     quick = None if table is None else study_review_columns(study, entries, round_number, table=table)
     if quick is not None:  # a small plain study: no pandas (issue 19)
         content, units = quick
+        from goldboard.exports.workbook import write_review_workbook
+
         return write_review_workbook(
             path, content, study.schema, units=units, decisions=entries, base_url=study.url, study_info=info, now=now
         )
@@ -253,6 +259,8 @@ def study_review_columns(
     in_force = {c: [vals[k] for k in order] for c, vals in table.items()}
     frame = lambda: current_ratings(study_ratings(study, round_number), raters, round_number=round_number)  # noqa: E731
     rows, note = _column_agreement(RatingColumns(in_force, frame), study.schema, raters)
+    from goldboard.exports.workbook import ReviewContent
+
     content = ReviewContent(
         flags=flags,
         summary=summarize_flags(flags, study.schema),
