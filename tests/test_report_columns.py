@@ -14,7 +14,7 @@ import random
 import pandas as pd
 import pytest
 import test_flag_columns as tfc
-from conftest import invoke_cli
+from conftest import invoke_cli, seeds
 
 from goldboard.analysis.report_tables import group_warnings
 from goldboard.exports.report_extras import _slug
@@ -81,7 +81,7 @@ def _decorate(study, seed: int) -> None:
             fh.write(json.dumps({**entry, "adjudicator": "lead", "reason": "later", "round": 1}) + "\n")
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", seeds(40, quick=6))
 def test_the_report_of_the_columns_is_the_report_of_the_frames(seed, tmp_path, monkeypatch):
     """Markdown report, supplement, stdout, stderr and exit code: the same bytes both ways."""
     study = tfc._random_study(tmp_path, seed)
@@ -92,7 +92,7 @@ def test_the_report_of_the_columns_is_the_report_of_the_frames(seed, tmp_path, m
         assert outs[True][k] == outs[False][k], (seed, extra)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 5])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(5, marks=pytest.mark.slow)])
 def test_the_html_report_of_the_columns_is_the_html_of_the_frames(seed, tmp_path, monkeypatch):
     """The HTML report (heatmaps embedded) is the same bytes both ways too."""
     study = tfc._random_study(tmp_path, seed)
@@ -101,6 +101,7 @@ def test_the_html_report_of_the_columns_is_the_html_of_the_frames(seed, tmp_path
     assert outs[True][0][0] == 0 and taken[0] is not None, "the column path was not taken"
 
 
+@pytest.mark.slow  # 24 generated studies; the full suite
 def test_the_generated_studies_mostly_take_the_column_path(tmp_path, monkeypatch):
     """Most generated studies are reported from the columns (else the comparison proves little)."""
     taken = 0
@@ -216,7 +217,7 @@ def _frame_files(data: dict) -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", seeds(60, quick=12))
 def test_the_supplement_cells_are_the_cells_the_dataframes_wrote(seed):
     """``supplement_cells`` lays out a table as pandas would (a missing cell, None or NaN among whole
     numbers makes them floats: 1234567 then reads 1.23457e+06; booleans and text stay as they are)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import seeds
 
 from goldboard.cases.intake import columns
 from goldboard.cases.table_import import TableMapping
@@ -193,7 +194,7 @@ def _scenario(tmp_path: Path, seed: int, monkeypatch, by_rows: bool, used: list)
     return out
 
 
-@pytest.mark.parametrize("block", range(4))
+@pytest.mark.parametrize("block", seeds(4, quick=1))
 def test_column_and_row_pulls_write_the_same_files_and_messages(tmp_path, monkeypatch, block):
     used: list[int] = []
     seeds = range(block * 30, block * 30 + 30)
