@@ -562,10 +562,12 @@ def read_csv_cells(path: str | Path) -> pd.DataFrame | None:
     differ or the file needs a message -- not a .csv/.tsv, empty, a NUL, a line of blanks or a
     bare CR, a malformed record, a row shorter or longer than the header, a repeated or blank
     header name, no data row -- and the caller reads it with :func:`read_records`."""
+    import importlib.util
+
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in (".csv", ".tsv") or not path.is_file():
-        return None
+    if suffix not in (".csv", ".tsv") or not path.is_file() or importlib.util.find_spec("pyarrow") is None:
+        return None  # the columns are Arrow arrays: without pyarrow, the records reader reads it
     try:
         text = _read_text(path)
     except GoldboardError:

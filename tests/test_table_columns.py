@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import seeds
+from conftest import invoke_cli, seeds
 
 from goldboard.cases.intake import columns
 from goldboard.cases.table_import import TableMapping
@@ -307,3 +307,26 @@ def test_writers_write_the_bytes_they_wrote_before(tmp_path):
     write_jsonl_atomic(recs, tmp_path / "u.jsonl")
     want = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in recs)
     assert (tmp_path / "u.jsonl").read_text(encoding="utf-8") == want
+
+
+def test_without_pyarrow_the_records_reader_pulls_the_same_round(tmp_path, monkeypatch):
+    """The column path's cells are Arrow arrays; an install without pyarrow reads the table row by
+    row (``read_csv_cells`` says None) and writes the same ratings (a plain pip install once failed here)."""
+    import importlib.util
+
+    from goldboard.cases.examples import example_path
+    from goldboard.fileio import read_csv_cells
+
+    table = example_path("openmtb")
+    args = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
+    out = {}
+    real = importlib.util.find_spec
+    for name in ("arrow", "rows"):
+        if name == "rows":
+            monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "pyarrow" else real(n, *a))
+            assert read_csv_cells(table) is None
+        s = tmp_path / name
+        invoke_cli("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+        invoke_cli("pull", "--study", s, "--from-table", table, *args, "--field", "safety_label")
+        out[name] = (s / "rounds/1/ratings.csv").read_bytes()
+    assert out["arrow"] == out["rows"]
