@@ -11,7 +11,6 @@ rows, format) recorded in study.toml, re-pulling the same source replacing its o
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ import pandas as pd
 from goldboard.annotate.pull import rule_warnings
 from goldboard.cases import ids
 from goldboard.cases.intake import rounds as intake_rounds
+from goldboard.cases.intake.columns import relaxed_schema
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
 from goldboard.cases.intake.files import FileOptions, FileRead, check_item_ids, file_formats, source_kind
 from goldboard.errors import GoldboardError, ParamError
@@ -97,7 +97,7 @@ def pull_file(
     check_additions(study, path, read, known, n, None if table_born else unknown, add_to_adjudicated_round)
     old_mine, others = intake_rounds.split(intake_rounds.previous(study.ratings_path(n)), source)
     shown = _shown(read, who, raters, source, held_unknown, intake_rounds.given_by(others), n)
-    res = collect(shown, _asked(study.schema, read.fields), raters, n, units=_unit_frame(read, units))
+    res = collect(shown, relaxed_schema(study.schema, set(read.fields)), raters, n, units=_unit_frame(read, units))
     res.ratings = res.ratings[res.ratings["field"].isin(read.fields)].reset_index(drop=True)
     res.summary["rating_rows"] = int(len(res.ratings))
     if not any(a.held for _, _, a in read.annotations):  # held out by the study (another source): recorded
@@ -252,21 +252,6 @@ def _shown(
         for rater in order
         for item in dict.fromkeys(items_of[rater])
     ]
-
-
-def _asked(schema: Any, fields: list[str]) -> Any:
-    """The schema as the file was asked it: a field the file does not answer is not required, nor is
-    the rationale (a rating without a comment is kept, with no rationale)."""
-    rationale = schema.rationale_field
-    return dataclasses.replace(
-        schema,
-        fields=tuple(
-            f
-            if f.name in fields and (rationale is None or f.name != rationale.name)
-            else dataclasses.replace(f, required=False)
-            for f in schema.fields
-        ),
-    )
 
 
 def _unit_frame(read: FileRead, units: list[dict]) -> pd.DataFrame:
