@@ -37,7 +37,7 @@ import pandas as pd
 from goldboard.annotate.pull import rule_warnings
 from goldboard.annotate.push import round_use
 from goldboard.cases.intake import rounds as intake_rounds
-from goldboard.cases.intake.columns import ColumnRead, collect_columns, read_columns, relaxed_schema
+from goldboard.cases.intake.columns import ColumnRead, collect_columns, read_columns, relaxed_schema, respellings
 from goldboard.cases.intake.core import INVALID_COLUMNS, collect
 from goldboard.cases.intake.core import IntakeResult as PullResult
 from goldboard.cases.intake.sources import table as table_source
@@ -45,7 +45,6 @@ from goldboard.cases.ratings import RATINGS_COLUMNS, adjudicable_fields, read_ra
 from goldboard.cases.table_import import (
     TableMapping,
     TableRead,
-    _multi_parts,
     cell_text,
     cells_json,
     read_codes,
@@ -99,25 +98,7 @@ def normalised_spellings(read: TableRead, schema) -> list[dict[str, Any]]:
     """Cells whose value was read as a schema value spelled otherwise (``supported``, ``Supported ``,
     an alias): ``[{"field", "from", "to", "n"}]``, most frequent first.  Never a guess: only what
     :meth:`Field.normalize` maps (case, spaces, declared aliases, display names)."""
-    seen: Counter = Counter()
-    for tr in read.ratings:
-        for name, raw in tr.values.items():
-            try:
-                f = schema.field(name)
-            except (KeyError, ValueError):
-                continue
-            if f.kind == "text":
-                continue
-            for part in _multi_parts(raw) if f.kind == "multi" else [raw]:
-                text = part if isinstance(part, str) else None
-                if text is None or not text.strip():
-                    continue
-                try:
-                    canon = f.normalize(text)
-                except ValueError:
-                    continue  # not a value: reported as invalid by the pull
-                if canon != text:
-                    seen[(name, text, canon)] += 1
+    seen: Counter = Counter(key for tr in read.ratings for key in respellings(tr.values, schema))
     return [{"field": k[0], "from": k[1], "to": k[2], "n": n} for k, n in seen.most_common()]
 
 

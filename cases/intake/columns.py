@@ -416,29 +416,36 @@ def _ratings(
     return blank, out, values, reasons, _normalised(out["combo"], reps, schema)
 
 
+def respellings(values: Mapping[str, Any], schema: Schema) -> Iterator[tuple[str, str, str]]:
+    """``(field, text, canonical)`` for each cell of one rating's ``values`` that
+    :meth:`Field.normalize` reads as a schema value spelled otherwise (case, spaces, declared
+    aliases, display names; never a guess); a cell that is no value is the pull's invalid."""
+    for name, raw in values.items():
+        try:
+            f = schema.field(name)
+        except (KeyError, ValueError):
+            continue
+        if f.kind == "text":
+            continue
+        for part in _multi_parts(raw) if f.kind == "multi" else [raw]:
+            if not isinstance(part, str) or not part.strip():
+                continue
+            try:
+                canon = f.normalize(part)
+            except ValueError:
+                continue
+            if canon != part:
+                yield name, part, canon
+
+
 def _normalised(combo: np.ndarray, reps: list[tuple[dict[str, str], bool]], schema: Schema) -> list[dict]:
     """:func:`goldboard.workflows.tables.normalised_spellings` by combination: each spelling
     counted once per rating holding it, first-seen order as the row-wise count sees it."""
     ids, first, counts = np.unique(combo, return_index=True, return_counts=True)
     seen: Counter = Counter()
     for j in np.argsort(first, kind="stable"):
-        vals, _ = reps[int(ids[j])]
-        for name, raw in vals.items():
-            try:
-                f = schema.field(name)
-            except (KeyError, ValueError):
-                continue
-            if f.kind == "text":
-                continue
-            for part in _multi_parts(raw) if f.kind == "multi" else [raw]:
-                if not isinstance(part, str) or not part.strip():
-                    continue
-                try:
-                    canon = f.normalize(part)
-                except ValueError:
-                    continue
-                if canon != part:
-                    seen[(name, part, canon)] += int(counts[j])
+        for key in respellings(reps[int(ids[j])][0], schema):
+            seen[key] += int(counts[j])
     return [{"field": k[0], "from": k[1], "to": k[2], "n": n} for k, n in seen.most_common()]
 
 
