@@ -712,6 +712,29 @@ class Study:
             )
         return GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
 
+    def check_round(self, round_number: int) -> None:
+        """``--round N`` read by a command (agree, flag, report, sheet, plan, calibrate, gold):
+        a round the study does not have -- neither in ``study.toml`` nor pulled -- is named as
+        such ("the study has rounds 1-3; round 7 does not exist"), never advised to be pulled
+        (``pull`` refuses a round beyond the next)."""
+        have = sorted({r.number for r in self.rounds} | set(self.pulled_rounds()))
+        if round_number in have:
+            return
+        if not have:
+            span = "no rounds yet"
+        elif len(have) == 1:
+            span = f"round {have[0]}"
+        elif have == list(range(have[0], have[-1] + 1)):
+            span = f"rounds {have[0]}-{have[-1]}"
+        else:
+            span = "rounds " + ", ".join(map(str, have))
+        raise ParamError(
+            "{where}: {round_number} {n}: the study has {span}; round {n} does not exist",
+            n=round_number,
+            span=span,
+            where=self.path,
+        )
+
     def latest_pulled_round(self) -> int:
         """The round every command reads when ``--round`` is omitted: the latest round of
         ``study.toml`` that has been pulled; for ratings outside any recorded round (e.g.
@@ -729,6 +752,7 @@ class Study:
             round_number = self.latest_pulled_round()
         p = self.ratings_path(round_number)
         if not p.exists():
+            self.check_round(round_number)
             raise GoldboardError(
                 f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {round_number}`)"
             )

@@ -486,7 +486,7 @@ def test_flag_study_cli(study, tmp_path):
     assert res.exit_code == 0 and "Wrote 17 flagged rows" in res.output
     assert "(sufficiency_vs_optimization): 9 of 16" in (tmp_path / "agenda.txt").read_text()
     res = run("flag", "--study", study.path, "--round", "3")
-    assert res.exit_code != 0 and "rounds/3/ratings.csv: not pulled yet" in res.output
+    assert res.exit_code != 0 and "--round 3: the study has round 1; round 3 does not exist" in res.output
 
 
 def test_import_cli_errors_without_traceback(study, tmp_path):

@@ -276,7 +276,7 @@ def test_study_directory_with_round_and_by_model(tmp_path):
     assert {r["group"] for r in out["statistics"]} == {None, "gpt", "llama"}
     out2 = json.loads(ok("--study", st.path, "--dichotomize", "4", "--format", "json").stdout)  # latest round
     assert out2["categories"] == ["<4", ">=4"]
-    fails("--study", st.path, "--round", 3, match="rounds/3/ratings.csv: not pulled yet")
+    fails("--study", st.path, "--round", 3, match="--round 3: the study has round 2; round 3 does not exist")
 
 
 def test_study_unknown_label_names_the_ratings_line(tmp_path):

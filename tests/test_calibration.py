@@ -129,7 +129,7 @@ def test_calibrate_without_marks_uses_every_round_and_plots(cli, tmp_path):
     res = cli("plan", "size", "--study", st.path, "--from-study", "--field", "nope", "--lower", 0.2)
     assert res.exit_code != 0 and "--field: 'nope': no such field" in res.output
     res = cli("calibrate", "--study", st.path, "--rule", "kappa_lower>=0.5", "--round", 9)
-    assert res.exit_code != 0 and "round 9 is not pulled yet" in res.output
+    assert res.exit_code != 0 and "round 9 does not exist" in res.output
 
 
 def test_small_round_note_and_bootstrap_limits_equal_agree(cli, tmp_path):

@@ -136,7 +136,7 @@ def test_explicit_round_is_used_as_chosen(study):
         ("X1", "missing_info", ["onc_b"]),
     ]
     res = run("gold", "export", "--study", study.path, "--round", 7)
-    assert res.exit_code != 0 and "rounds/7/ratings.csv: not pulled yet" in res.output
+    assert res.exit_code != 0 and "round 7 does not exist" in res.output
 
 
 def test_item_never_complete_keeps_its_latest_round(study):

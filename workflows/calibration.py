@@ -253,7 +253,8 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str])
         chosen = sorted(set(int(r) for r in rounds))
         for r in chosen:
             if not study.ratings_path(r).exists():
-                raise GoldboardError(f"{study.ratings_path(r)}: round {r} is not pulled yet", param="round_")
+                study.check_round(r)  # a round the study does not have is named as such
+                raise GoldboardError(f"{study.ratings_path(r)}: round {r} is not pulled yet", param="rounds")
         return chosen
     chosen, note = calibration_rounds(study)
     if note:
