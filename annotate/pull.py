@@ -284,11 +284,12 @@ def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
     for src in sources:
         for task in src.tasks:
             data = task.get("data") or {}
-            if not str(data.get("item_id", "") or "").strip():
-                key = str(data.get(item_key, "") or "").strip()
+            where = f"{src.label or f'project {src.project_id}'}: task {task.get('id')}"
+            if not ls_source.task_item(data.get("item_id"), where).strip():
+                key = ls_source.task_item(data.get(item_key), where, item_key).strip()
                 if key:
                     task["data"] = data = {**data, "item_id": key}
-            item = str(data.get("item_id", "") or "")
+            item = ls_source.task_item(data.get("item_id"), where)
             if item:
                 out.setdefault(item, data)
     return out

@@ -20,6 +20,8 @@ commit before, by reverting the fix).
 
 from __future__ import annotations
 
+import csv
+import json
 import sys
 from pathlib import Path
 
@@ -28,6 +30,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import error_line, invoke_cli  # noqa: E402
 from test_adjudication_roundtrip import make_study  # noqa: E402
+from test_campaign_sources import RATERS, study_and_file, task  # noqa: E402
+
+from goldboard.study import Study  # noqa: E402
 
 # --------------------------------------------------------------------------- 1. a round beyond the last
 
@@ -73,3 +78,96 @@ def test_p24_rounds_with_a_gap_are_listed(tmp_path):
     study.ratings_path(3).write_bytes(study.ratings_path(1).read_bytes())
     line = error_line(invoke_cli("flag", "--study", study.path, "--round", 2))
     assert line == f"Error: {study.path}: --round 2: the study has rounds 1, 3; round 2 does not exist"
+
+
+# --------------------------------------------------------------------------- 2. an item id that is no id
+
+NOT_IDS = [
+    (True, "true: a boolean (true/false), not an item id (text or a whole number)"),
+    (False, "false: a boolean (true/false), not an item id (text or a whole number)"),
+    (["MTB-0001"], '["MTB-0001"]: a list, not an item id (text or a whole number): the id itself is "MTB-0001", '
+                   "without the brackets"),
+    (["a", "b"], '["a", "b"]: a list, not an item id (text or a whole number)'),
+    ({"id": 1}, '{"id": 1}: an object, not an item id (text or a whole number)'),
+    (1.5, "1.5: a decimal number, not an item id (text or a whole number; a script that wrote the id 1 as 1.0?)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value,what", NOT_IDS, ids=lambda v: json.dumps(v)[:12])
+def test_f03_prodigy_item_id_says_what_it_is(tmp_path, value, what):
+    s, f = study_and_file(tmp_path, [task("MTB-1"), task(value)])
+    res = invoke_cli("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS)
+    assert error_line(res) == f"Error: {f}:2: item_id is {what}; give the item's id, or delete the record"
+    assert "empty item id" not in res.output and not (s / "rounds").exists()
+
+
+def test_f03_an_empty_prodigy_item_id_is_still_empty(tmp_path):
+    s, f = study_and_file(tmp_path, [task("MTB-1"), task(None)])
+    line = error_line(invoke_cli("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS))
+    assert (
+        line
+        == f"Error: {f}:2: item_id is null: an empty item id (the record names no item); give the item's id, or delete the record"
+    )
+
+
+def _doccano(tmp_path: Path, first: dict) -> tuple[Path, Path]:
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    recs = [{"id": 1, "text": "t", "item_id": "MTB-1", "label": ["Supported"], "Comments": []}, first]
+    f = tmp_path / "ana.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return s, f
+
+
+@pytest.mark.parametrize("value,what", NOT_IDS[:1] + NOT_IDS[4:], ids=lambda v: json.dumps(v)[:12])
+def test_f03_doccano_item_id_and_id_say_what_they_are(tmp_path, value, what):
+    s, f = _doccano(tmp_path, {"id": 2, "text": "t", "item_id": value, "label": ["Unsupported"], "Comments": []})
+    res = invoke_cli("pull", "--study", s, "--from-file", f"doccano={f}", "--rater", "ana=onc_a")
+    assert error_line(res) == f"Error: {f}:2: item_id is {what}; give the item's id, or delete the record"
+    s2, f2 = _doccano(tmp_path / "b", {"id": value, "text": "t", "label": ["Unsupported"], "Comments": []})
+    res = invoke_cli("pull", "--study", s2, "--from-file", f"doccano={f2}", "--rater", "ana=onc_a")
+    assert error_line(res) == f"Error: {f2}:2: id is {what}; give the item's id, or delete the record"
+    assert not (s / "rounds").exists() and not (s2 / "rounds").exists()
+
+
+def _ls_export(tmp_path: Path, data: list[dict]) -> tuple[Path, Path]:
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb_unsafe", raters=["onc_a", "onc_b"])
+    tasks = []
+    for n, d in enumerate(data):
+        anns = [
+            {
+                "id": 1000 + 10 * n + who,
+                "completed_by": who,
+                "was_cancelled": False,
+                "created_at": "2026-01-01T10:00:00Z",
+                "result": [
+                    {"from_name": "safety_label", "to_name": "output", "type": "choices", "value": {"choices": [v]}},
+                    {"from_name": "rationale", "to_name": "output", "type": "textarea", "value": {"text": ["r"]}},
+                ],
+            }
+            for who, v in ((1, "Supported"), (2, "Unsupported"))
+        ]
+        tasks.append({"id": 101 + n, "data": {"case_text": "x", "output_text": "y", **d}, "annotations": anns})
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps(tasks))
+    return s, f
+
+
+@pytest.mark.parametrize("key", ["item_id", "case_id"])
+@pytest.mark.parametrize("value,what", NOT_IDS, ids=lambda v: json.dumps(v)[:12])
+def test_f03_label_studio_export_item_id_that_is_no_id_is_refused(tmp_path, key, value, what):
+    s, f = _ls_export(tmp_path, [{key: "C-1"}, {key: value}])
+    more = ["--item-key", "case_id"] if key == "case_id" else []
+    res = invoke_cli("pull", "--study", s, "--from-export", f, *more, "--rater", "1=onc_a,2=onc_b")
+    line = error_line(res)
+    assert line == f"Error: {f}: task 102: data.{key} is {what}; correct the task's data and export again", line
+    assert not (s / "rounds").exists()  # never stored as the item 'True' or "['MTB-0001']"
+
+
+def test_f03_label_studio_item_zero_is_item_zero(tmp_path):
+    s, f = _ls_export(tmp_path, [{"item_id": "C-1"}, {"item_id": 0}])
+    assert invoke_cli("pull", "--study", s, "--from-export", f, "--rater", "1=onc_a,2=onc_b").exit_code == 0
+    with open(s / "rounds/1/ratings.csv", newline="") as fh:
+        items = {r["item_id"] for r in csv.DictReader(fh)}
+    assert items == {"C-1", "0"}  # was held out as "no item id"

@@ -93,13 +93,29 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
         if key not in rec and key not in meta:
             continue
         v = rec[key] if key in rec else meta[key]
-        if v is None or isinstance(v, (dict, list, bool)) or not str(v).strip():
+        empty = v is None or not str(v).strip()
+        problem = not_an_id(v) or ("an empty item id (the record names no item)" if empty else "")
+        if problem:
             raise GoldboardError(
-                f"{where}: {key} is {json.dumps(v)}: an empty item id (the record names no item); "
-                f"give the item's id, or delete the record"
+                f"{where}: {key} is {json.dumps(v)[:80]}: {problem}; give the item's id, or delete the record"
             )
         return str(v).strip()
     return ""
+
+
+def not_an_id(v: object) -> str:
+    """Why a JSON value that is there (not null) is no item id, ``""`` when it is one: an id is
+    text or a whole number.  ``true``, ``["MTB-0001"]``, ``{"id": 1}`` or ``1.5`` named as what they
+    are (a float is often a whole-number id a script wrote as ``1.0``), never as "an empty item id"
+    or read as the text ``True``."""
+    if v is None or isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)):
+        return ""
+    if isinstance(v, list) and len(v) == 1 and isinstance(v[0], (str, int)) and not isinstance(v[0], bool):
+        return f"a list, not an item id (text or a whole number): the id itself is {json.dumps(v[0])}, without the brackets"
+    kinds = {bool: "a boolean (true/false)", list: "a list", dict: "an object", float: "a decimal number"}
+    what = next((w for t, w in kinds.items() if isinstance(v, t)), f"a {type(v).__name__}")
+    tail = "; a script that wrote the id 1 as 1.0?" if isinstance(v, float) else ""
+    return f"{what}, not an item id (text or a whole number{tail})"
 
 
 def _visible(text: str) -> str:
@@ -193,6 +209,7 @@ def sources_text(tables: dict[str, dict]) -> str:
 
 __all__ = [
     "TABLE_NOUN",
+    "not_an_id",
     "source_kind",
     "sources_text",
     "FileFormat",

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from goldboard.cases.intake.core import Annotation, Answer, Shown, choices_answer, is_choice, short
-from goldboard.cases.intake.files import check_item_ids
+from goldboard.cases.intake.files import check_item_ids, not_an_id
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Schema
 
@@ -110,6 +110,18 @@ def annotation(ann: dict, schema: Schema) -> Annotation:
     )
 
 
+def task_item(value: Any, where: str, key: str = "item_id") -> str:
+    """A task's item id (its ``data[key]``) as text, ``""`` when it names none; ``0`` is item ``0``.
+    A value that is no id (``true``, ``["C-1"]``, an object, ``1.5``) is refused naming the task,
+    never stored as the text ``True`` or ``['C-1']``."""
+    problem = not_an_id(value)
+    if problem:
+        raise GoldboardError(
+            f"{where}: data.{key} is {json.dumps(value)[:80]}: {problem}; correct the task's data and export again"
+        )
+    return "" if value is None else str(value)
+
+
 def shown(
     tasks: list[dict], schema: Schema, project_id: Any = None, rater: str | None = None, item_key: str | None = None
 ) -> Iterator[Shown]:
@@ -121,7 +133,7 @@ def shown(
         data = task.get("data") or {}
         pid = task.get("project", project_id)
         yield Shown(
-            item_id=str(data.get("item_id", "") or ""),
+            item_id=task_item(data.get("item_id"), f"project {pid}: task {task.get('id')}"),
             info={k: str(data.get(k, "") or "") for k in ("case_id", "output_id", "model")},
             rater=rater,
             annotations=[annotation(a, schema) for a in task.get("annotations") or []],
@@ -156,7 +168,7 @@ def check_export(files: list[tuple[str, list[dict]]], item_key: str | None = Non
         for task in tasks:
             n_tasks += 1
             where = f"{name}: task {task.get('id')}"
-            item = str((task.get("data") or {}).get("item_id", "") or "").strip()
+            item = task_item((task.get("data") or {}).get("item_id"), where).strip()
             if item:
                 first.append((item, f"{where} ({item_key or 'item_id'})"))
             for ann in task.get("annotations") or []:
@@ -194,6 +206,7 @@ def check_some_valid(summary: dict, names: str) -> None:
 
 
 __all__ = [
+    "task_item",
     "check_some_valid",
     "check_export",
     "entries",
