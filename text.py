@@ -390,6 +390,18 @@ _TERMINAL_STRIP_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + BIDI_CONTROLS +
 _BREAK_RE = re.compile("[" + LINE_BREAKS + "]")
 
 
+def _escape_invisible(text: str) -> str:
+    """``text`` with each character that prints as nothing or as a plain space escaped: format
+    characters (Unicode Cf: zero-width space and joiners, bidi controls and marks, BOM, soft
+    hyphen) and spaces other than U+0020 (Zs)."""
+    if text.isascii():
+        return text
+    return "".join(
+        c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in ("Cf", "Zs") and c != " " else c
+        for c in text
+    )
+
+
 def terminal_text(value: Any) -> str:
     """``value`` as text fit for a terminal: control and bidi-control characters removed
     (newline and tab kept).
@@ -401,14 +413,19 @@ def terminal_text(value: Any) -> str:
 
 
 def one_line(message: Any) -> str:
-    """``message`` as one terminal line: each line break shown as a visible escape,
-    other control and bidi-control characters removed.
+    """``message`` as one terminal line: each line break, and each character that prints as
+    nothing or as a plain space -- a zero-width space, a bidi control or mark, a BOM, a no-break
+    space (Unicode Cf and Zs) -- shown as a visible escape (the line names the text that is
+    there: ``'Supported\\u200b'`` never reads as an allowed ``Supported``); other control
+    characters removed.
 
     >>> one_line("C1: rationale 'a\\rb\\u2028c'\\x07")
     "C1: rationale 'a\\\\rb\\\\u2028c'"
+    >>> one_line("id 'C-1\\u200b' or 'C-2\\u202e' or 'C\\xa03'")
+    "id 'C-1\\\\u200b' or 'C-2\\\\u202e' or 'C\\\\xa03'"
     """
     text = _BREAK_RE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(message))
-    return terminal_text(text)
+    return terminal_text(_escape_invisible(text))
 
 
 # --------------------------------------------------------------------------- names

@@ -888,9 +888,13 @@ class _Batch:
 
 
 def _q(text: str) -> str:
-    """Quote a cell text for a message (double quotes, one line, at most 60 characters)."""
-    t = " ".join(str(text).split())
-    return '"' + (t if len(t) <= 60 else t[:59] + "…") + '"'
+    """Quote a cell text for a message (double quotes, one line, at most 60 characters).  What does
+    not print -- a line break, a tab, a zero-width space, a bidi control, a no-break space -- is
+    escaped as ``repr`` escapes it (``"Supported\\u200b"``): the message shows the text that is
+    there, never a value that looks like an allowed one."""
+    t = str(text)
+    t = t if len(t) <= 60 else t[:59] + "…"
+    return '"' + "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in t) + '"'
 
 
 def identity_key(name: str) -> str:

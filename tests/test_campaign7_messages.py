@@ -29,9 +29,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import error_line, invoke_cli  # noqa: E402
-from test_adjudication_roundtrip import make_study  # noqa: E402
+from test_adjudication_roundtrip import fill, make_study  # noqa: E402
+from test_campaign_sheet import import_, sheet_for  # noqa: E402
 from test_campaign_sources import RATERS, study_and_file, task  # noqa: E402
 
+from goldboard.cases.examples import example_path  # noqa: E402
 from goldboard.study import Study  # noqa: E402
 
 # --------------------------------------------------------------------------- 1. a round beyond the last
@@ -171,3 +173,44 @@ def test_f03_label_studio_item_zero_is_item_zero(tmp_path):
     with open(s / "rounds/1/ratings.csv", newline="") as fh:
         items = {r["item_id"] for r in csv.DictReader(fh)}
     assert items == {"C-1", "0"}  # was held out as "no item id"
+
+
+# --------------------------------------------------------------------------- 3. invisible characters shown
+
+
+def test_j04_judge_warning_escapes_the_item_id(tmp_path):
+    s = tmp_path / "openmtb"
+    wide = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
+    assert invoke_cli("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b").exit_code == 0
+    assert (
+        invoke_cli(
+            "pull", "--study", s, "--from-table", example_path("openmtb"), *wide, "--field", "safety_label"
+        ).exit_code
+        == 0
+    )
+    with open(example_path("openmtb"), newline="", encoding="utf-8-sig") as fh:
+        rows = [(r["case_id"], "safety_label", r["oncologist_a_label"]) for r in csv.DictReader(fh)]
+    first = rows[0][0]
+    labels = tmp_path / "judge.csv"
+    with open(labels, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([("item_id", "field", "value"), *rows[1:], (first + "\u200b", *rows[0][1:])])
+    res = invoke_cli("judge", "--study", s, "--judge", "gpt", "--labels", labels, "--epsilon", "0.2")
+    line = next(ln for ln in res.output.splitlines() if "no clinician rated" in ln)
+    assert line == (
+        f"Warning: gpt: 1 label(s) of items no clinician rated are not used (e.g. '{first}\\u200b'; check the item ids)"
+    )
+    assert "\u200b" not in res.output
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\u00a0", "\u202e"])
+def test_n53_sheet_decision_with_an_invisible_character_is_shown_escaped(tmp_path, hidden):
+    study = make_study(tmp_path)
+    sheet = sheet_for(study, tmp_path)
+    fill(sheet, {"C-1": ("Unsupported" + hidden + "x", "no data", None)})
+    res = import_(study, sheet)
+    assert res.exit_code == 1, res.output
+    shown = hidden.encode("unicode_escape").decode("ascii")
+    assert f'decision "Unsupported{shown}x" is not a value of safety_label (allowed: ' in res.output, res.output
+    assert hidden not in res.output
+    log = study.path / "decisions.jsonl"
+    assert not log.exists() or not log.read_text().strip()  # nothing imported

@@ -300,7 +300,7 @@ def test_labels_of_unknown_items_are_named(study, tmp_path):
     base = json.loads(run("judge", "--study", s, "--judge", "bench", "--labels", labels, "--epsilon", "0.2",
                           "--format", "json").stdout)  # fmt: skip
     res = run("judge", "--study", s, "--judge", "bench", "--labels", extra, "--epsilon", "0.2")
-    assert "Warning: bench: 1 label(s) of items no clinician rated are not used (e.g. MTB-NOSUCH" in res.output
+    assert "Warning: bench: 1 label(s) of items no clinician rated are not used (e.g. 'MTB-NOSUCH'" in res.output
     # the stray label changes nothing (it must not land on another item)
     again = json.loads(run("judge", "--study", s, "--format", "json").stdout)
     assert again["judges"] == base["judges"] and again["agreement"] == base["agreement"]

@@ -580,7 +580,7 @@ def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts:
         if unknown:
             data["warnings"].append(
                 f"{j}: {len(unknown)} label(s) of items no clinician rated are not used "
-                f"(e.g. {sorted(unknown, key=natural_key)[0]}; check the item ids)"
+                f"(e.g. {sorted(unknown, key=natural_key)[0]!r}; check the item ids)"
             )
     gold = _gold_codes(study, ratings, grid.items, f)
     data["agreement"] = agreement_rows(grid.codes[f.name], list(grid.raters), jcodes, judges, gold, f)
