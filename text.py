@@ -403,13 +403,15 @@ def _escape_invisible(text: str) -> str:
 
 
 def terminal_text(value: Any) -> str:
-    """``value`` as text fit for a terminal: control and bidi-control characters removed
-    (newline and tab kept).
+    """``value`` as text fit for a terminal: control characters removed (newline and tab kept);
+    a character that prints as nothing or as a plain space (a bidi control, a zero-width space,
+    a no-break space: :func:`_escape_invisible`) shown as its escape, so a table row shows the id
+    or name that is there (``C-1\\u200b`` never reads as ``C-1``).
 
-    >>> terminal_text("ok\\x1b[31m red\\u202e txt\\r\\nnext")
-    'ok[31m red txt\\nnext'
+    >>> terminal_text("ok\\x1b[31m red\\u202e txt\\u200b\\r\\nnext")
+    'ok[31m red\\\\u202e txt\\\\u200b\\nnext'
     """
-    return _TERMINAL_STRIP_RE.sub("", str(value))
+    return _TERMINAL_STRIP_RE.sub("", _escape_invisible(str(value)))
 
 
 def one_line(message: Any) -> str:
@@ -425,7 +427,7 @@ def one_line(message: Any) -> str:
     "id 'C-1\\\\u200b' or 'C-2\\\\u202e' or 'C\\\\xa03'"
     """
     text = _BREAK_RE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(message))
-    return terminal_text(_escape_invisible(text))
+    return terminal_text(text)
 
 
 # --------------------------------------------------------------------------- names

@@ -57,10 +57,10 @@ def sheet_cmd(study_dir: str, output: str, round_number: int | None, force: bool
         check_no_typed_decisions(st, output)
     info = write_study_workbook(st, output, round_number=round_number)
     for line in st.edited_rounds():  # a hand-edited ratings.csv is said, as agree says it (once read)
-        click.echo(f"Warning: {line}", err=True)
+        click.echo(f"Warning: {one_line(line)}", err=True)
     if info.round_selection is not None:
         for line in info.round_selection.warning_lines():
-            click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
+            click.echo(one_line(line) if line.startswith("  ") else f"Warning: {one_line(line)}", err=True)
     click.echo(
         f"Wrote {info.path}: {_n(info.disagreement_rows, 'row')} to decide ({_n(info.items, 'item')}), "
         f"{_n(info.agreed_rows, 'unanimous row')}" + ("" if info.agreement_available else "; no agreement statistics")

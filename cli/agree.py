@@ -30,6 +30,7 @@ from goldboard.errors import GoldboardError
 from goldboard.fileio import csv_text
 from goldboard.label_configs.schema import load_schema
 from goldboard.study import Study
+from goldboard.text import one_line
 from goldboard.workflows.agreement import (
     design_summary,
     export_agreement_input,
@@ -208,7 +209,7 @@ def agree_cmd(
         )
     except GoldboardError:
         for w in table_warnings:  # they may explain the error (e.g. the wrong 'rater' column was read)
-            click.echo(f"Warning: {w}", err=True)
+            click.echo(f"Warning: {one_line(w)}", err=True)
         raise
     if table_warnings:
         result["warnings"] = table_warnings + list(result["warnings"])

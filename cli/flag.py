@@ -27,7 +27,7 @@ from goldboard.errors import GoldboardError, check_names
 from goldboard.fileio import CSV_LINETERMINATOR, csv_text, write_text_atomic
 from goldboard.label_configs.schema import Schema, load_schema
 from goldboard.study import Study, study_ratings
-from goldboard.text import terminal_text
+from goldboard.text import one_line, terminal_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -80,9 +80,9 @@ def flag_cmd(ratings, study_dir, round_number, schema_ref, raters, triggered_onl
     # a hand-edited ratings.csv is said, as agree says it (once the ratings were read: a file that
     # cannot be read is one Error line)
     for line in st.edited_rounds() if st is not None else []:
-        click.echo(f"Warning: {line}", err=True)
+        click.echo(f"Warning: {one_line(line)}", err=True)
     for b in flags.attrs.get("rule_breaks", []):
-        click.echo(f"Warning: {b.describe()}", err=True)
+        click.echo(f"Warning: {one_line(b.describe())}", err=True)
     if triggered_only:
         if isinstance(flags, FlagColumns):
             flags = flags.only(flags["triggered"])
@@ -161,10 +161,10 @@ def _frame_flags(
                 )
     order = _check_raters(df["rater"].astype(str).tolist(), order, st.raters if st is not None else None, source)
     for w in duplicate_ratings(df, source):
-        click.echo(f"Warning: {w}", err=True)
+        click.echo(f"Warning: {one_line(w)}", err=True)
     flags = flag_disagreements(df, schema, order, source=source, round_number=round_number)
     for line in flags.attrs["round_selection"].warning_lines():
-        click.echo(line if line.startswith("  ") else f"Warning: {line}", err=True)
+        click.echo(one_line(line) if line.startswith("  ") else f"Warning: {one_line(line)}", err=True)
     return flags, schema
 
 

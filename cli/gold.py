@@ -59,7 +59,7 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
         rel = export_gold(st, fmt, force=force, round_number=round_number, allow_edited_ratings=allow_edited_ratings)
     except RuleErrors as exc:
         for line in exc.errors:
-            click.echo(line, err=True)
+            click.echo(one_line(line), err=True)
         raise GoldboardError(str(exc)) from None
     for e in (rel.manifest.get("sources") or {}).get("edited_ratings") or [] if rel.created else []:
         why = "cannot be checked against its pull (pull.json missing or damaged)" if e.get("unchecked") else ""
@@ -69,12 +69,12 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
             err=True,
         )
     for line in st.units_gaps() if rel.created else []:  # a rated item without its unit (units.jsonl)
-        click.echo(f"Warning: {line}", err=True)
+        click.echo(f"Warning: {one_line(line)}", err=True)
     for name in rel.cleaned:
         click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
     if rel.gold is not None:
         for line in rel.gold.attrs["round_selection"].warning_lines():
-            click.echo(f"Warning: {line}" if not line.startswith("  ") else line, err=True)
+            click.echo(f"Warning: {one_line(line)}" if not line.startswith("  ") else one_line(line), err=True)
         for d in rel.gold.attrs["decisions_on_earlier_rounds"]:
             click.echo(
                 f"Warning: item {d['item_id']} {d['field']}: decision {d['decision_id']} ({d['decision']!r}) was made "
@@ -162,7 +162,7 @@ def list_cmd(study_dir: str) -> None:
         )
         problem = release_problem(p, m)
         if problem:
-            click.echo(f"Warning: {problem}", err=True)
+            click.echo(f"Warning: {one_line(problem)}", err=True)
 
 
 commands = [gold_group]

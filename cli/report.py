@@ -8,6 +8,7 @@ import click
 
 from goldboard.cli._options import RESAMPLES, SEED, OutputFile, format_option, output_option, round_option, study_option
 from goldboard.study import Study
+from goldboard.text import one_line
 from goldboard.workflows import write_report
 
 
@@ -96,7 +97,7 @@ def report_cmd(
         edited=edited,
     )
     for line in edited:
-        click.echo(f"Warning: {line}", err=True)
+        click.echo(f"Warning: {one_line(line)}", err=True)
     click.echo(str(path))
     if not no_supplement:
         click.echo(str(path.parent / "supplement"))

@@ -16,6 +16,9 @@ commit before, by reverting the fix).
    zero-width space raw, so the line named a value that looks like an allowed one: the value is
    quoted with the invisible character escaped, and every Error/Warning line escapes characters
    that print as nothing or as a plain space (Cf, Zs: ``text.one_line``).
+4. the same for the warnings commands print themselves (flag's rule breaks, gold export's rule
+   errors, the edited-ratings and round-selection lines of agree, flag, report, adjudicate sheet) and
+   for the terminal tables (``text.terminal_text``: the flag agenda showed 'C-1<U+200B>' as C-1).
 """
 
 from __future__ import annotations
@@ -214,3 +217,27 @@ def test_n53_sheet_decision_with_an_invisible_character_is_shown_escaped(tmp_pat
     assert hidden not in res.output
     log = study.path / "decisions.jsonl"
     assert not log.exists() or not log.read_text().strip()  # nothing imported
+
+
+def _zw_ratings(tmp_path: Path) -> Path:
+    """A ratings table whose item 'C-1<U+200B>' breaks the mtb rule (missing info with Supported)."""
+    rows = [
+        ("C-1\u200b", "onc_a", "safety_label", "Supported"), ("C-1\u200b", "onc_a", "missing_info", "stage"),
+        ("C-1\u200b", "onc_b", "safety_label", "Supported"), ("C-1\u200b", "onc_b", "missing_info", ""),
+        ("C-2", "onc_a", "safety_label", "Unsupported"), ("C-2", "onc_b", "safety_label", "Supported"),
+        ("C-2", "onc_a", "missing_info", ""), ("C-2", "onc_b", "missing_info", ""),
+    ]  # fmt: skip
+    path = tmp_path / "r.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([("item_id", "rater", "field", "value"), *rows])
+    return path
+
+
+def test_flag_rule_warning_and_agenda_show_the_invisible_character(tmp_path):
+    res = invoke_cli("flag", _zw_ratings(tmp_path), "--schema", "mtb", code=0)
+    assert "Warning: item C-1\\u200b, rater onc_a: missing_info 'stage' with safety_label 'Supported' breaks rule" in (
+        res.stderr
+    )
+    agenda = [ln for ln in res.stdout.splitlines() if "missing_info_needs_insuff" in ln]
+    assert len(agenda) == 2 and all(ln.split()[1] == "C-1\\u200b" for ln in agenda), res.stdout
+    assert "\u200b" not in res.output

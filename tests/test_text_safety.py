@@ -299,7 +299,7 @@ def test_terminal_tables_strip_control_and_bidi(tmp_path):
     res = run("cases", "validate", cases, "--outputs", outputs, "--schema", "mtb")
     assert res.exit_code == 0 and "models: m\\u202eevil[2J" in res.stdout, res.output
     assert not (set(res.stdout_bytes.decode("utf-8")) & TERMINAL_UNSAFE)
-    assert terminal_text("a\u202eb\x1b[0m\tc\n") == "ab[0m\tc\n"
+    assert terminal_text("a\u202eb\x1b[0m\tc\n") == "a\\u202eb[0m\tc\n"  # a bidi control shown, not obeyed
     assert one_line("x\ry\u2028z\x85\x00") == "x\\ry\\u2028z\\x85"
 
 
