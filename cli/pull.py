@@ -358,7 +358,7 @@ def _pull_from_table(
         codes=opts["--codes"],
         add_to_adjudicated_round=bool(opts["--add-to-adjudicated-round"]),
     )
-    click.echo(res.describe())
+    click.echo(terminal_text(res.describe()))
     click.echo(f"wrote {res.paths['ratings']}")
 
 
