@@ -267,7 +267,8 @@ def read_wide_table(path: str | Path, raters: list[str], item_col: str = "item_i
         )
     if len(set(raters)) != len(raters):
         raise ParamError("{raters}: each rater column may be named once")
-    check_file_names(raters, lambda i: f"{path}: column {raters[i]!r}", noun="rater", column="rater")
+    at = {str(c): k for k, c in enumerate(df.columns, 1)}
+    check_file_names(raters, lambda i: f"{path}: header column {at[raters[i]]}", noun="rater", column="rater")
     where = _where_column(path, df).to_numpy()
     frames = []
     for r in raters:

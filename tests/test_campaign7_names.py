@@ -189,3 +189,42 @@ def test_judge_ratings_refuse_a_judge_written_two_ways(tmp_path):
     f.write_text("\n".join(rows) + "\n", encoding="utf-8")
     err = one_error(run("judge", f, "--judge", "gpt", "--epsilon", "0.2"))
     assert f"{f}:5: rater 'GPT'" in err and f"({f}:3)" in err and "letter case" in err, err
+
+
+def test_label_studio_exports_refuse_one_annotator_written_two_ways(tmp_path):
+    """One export per rater: 'Onc_A@x.org' in one, 'onc_a@x.org' in the other is one annotator."""
+    files = []
+    for k, (email, labels) in enumerate((("Onc_A@x.org", A), ("onc_a@x.org", B))):
+        tasks = [
+            {
+                "id": 100 * k + n,
+                "data": {"item_id": f"C{n}"},
+                "annotations": [
+                    {
+                        "id": 1000 * k + n,
+                        "completed_by": {"id": k + 1, "email": email},
+                        "was_cancelled": False,
+                        "result": [
+                            {
+                                "from_name": "safety_label",
+                                "to_name": "case",
+                                "type": "choices",
+                                "value": {"choices": [lab]},
+                            }
+                        ],
+                    }
+                ],
+            }
+            for n, lab in enumerate(labels, 1)
+        ]
+        files += ["--from-label-studio", tmp_path / f"e{k}.json"]
+        (tmp_path / f"e{k}.json").write_text(json.dumps(tasks))
+    err = one_error(run("agree", *files, "--field", "safety_label", "--schema", "mtb"))
+    assert "rater 'onc_a@x.org' and 'Onc_A@x.org'" in err and "letter case" in err, err
+
+
+def test_wide_table_refuses_rater_columns_that_look_alike(tmp_path):
+    f = tmp_path / "wide.csv"
+    f.write_text(f"item_id,{NFC},{NFD}\n" + "".join(f"C{n},{a},{b}\n" for n, (a, b) in enumerate(zip(A, B), 1)))
+    err = one_error(run("agree", f, "--raters", f"{NFC},{NFD}", "--schema", "mtb", "--field", "safety_label"))
+    assert "Unicode form" in err and "column" in err, err
