@@ -36,7 +36,7 @@ def name_key(text: str) -> str:
     return unicodedata.normalize("NFC", visible(text.strip())).casefold()
 
 
-def _shown(text: str) -> str:
+def shown_name(text: str) -> str:
     """``text`` quoted for a message; with its escapes beside it when it holds anything but
     printable ASCII (``'José' ('Jose\\u0301')``), so two look-alikes are told apart."""
     plain = escaped(text)
@@ -53,7 +53,7 @@ def name_twins_message(noun: str, column: str, a: str, where_a: str, b: str, whe
     of one ``noun`` ("model", "rater") read from column ``column``."""
     kind = twin_kind(a, b)
     return (
-        f"{where_b}: {_label(noun, column)} {_shown(b)} and {_shown(a)} ({where_a}) {kind}; they would count as two "
+        f"{where_b}: {_label(noun, column)} {shown_name(b)} and {shown_name(a)} ({where_a}) {kind}; they would count as two "
         f"{noun}s shown under one name: write the {noun} one way"
     )
 
@@ -61,7 +61,7 @@ def name_twins_message(noun: str, column: str, a: str, where_a: str, b: str, whe
 def invisible_name_message(noun: str, column: str, name: str, where: str) -> str:
     """The one line refusing a ``noun`` name holding an invisible or control character."""
     return (
-        f"{where}: {_label(noun, column)} {_shown(name)} holds an invisible or control character "
+        f"{where}: {_label(noun, column)} {shown_name(name)} holds an invisible or control character "
         f"({', '.join(invisible_chars(name))}) that a reader cannot see; delete it"
     )
 
@@ -91,7 +91,7 @@ def check_given_name(name: str, noun: str, param: str) -> None:
     control character is an error naming library parameter ``param``."""
     if invisible_chars(name):
         raise GoldboardError(
-            f"{_shown(name)}: the {noun} name holds an invisible or control character "
+            f"{shown_name(name)}: the {noun} name holds an invisible or control character "
             f"({', '.join(invisible_chars(name))}); type it again",
             param=param,
         )
@@ -113,6 +113,7 @@ def look_alike_hint(name: str, known) -> str:
 
 
 __all__ = [
+    "shown_name",
     "look_alike_hint",
     "name_key",
     "name_twins_message",

@@ -228,3 +228,29 @@ def test_wide_table_refuses_rater_columns_that_look_alike(tmp_path):
     f.write_text(f"item_id,{NFC},{NFD}\n" + "".join(f"C{n},{a},{b}\n" for n, (a, b) in enumerate(zip(A, B), 1)))
     err = one_error(run("agree", f, "--raters", f"{NFC},{NFD}", "--schema", "mtb", "--field", "safety_label"))
     assert "Unicode form" in err and "column" in err, err
+
+
+def test_cases_validate_refuses_model_names_that_look_alike(tmp_path):
+    """An outputs file is where the model names of `score` (outputs mode) and the report come
+    from: 'gpt', 'GPT' and 'gpt<U+200B>' for one model are a problem each, at their lines."""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"case_id": f"C{n}", "text": f"case {n}"}) + "\n" for n in (1, 2)))
+    outputs = tmp_path / "outputs.jsonl"
+    models = ["gpt", "GPT", "gpt\u200b", "claude\u202e"]
+    outputs.write_text(
+        "".join(
+            json.dumps({"case_id": f"C{n}", "model": m, "output": f"out {n}"}) + "\n" for m in models for n in (1, 2)
+        )
+    )
+    res = invoke_cli("cases", "validate", cases, "--outputs", outputs, "--schema", "medfail", code=1)
+    assert f"{outputs}:3: model: 'GPT' and 'gpt' (line 1) differ only in letter case" in res.output
+    assert f"{outputs}:5: model: 'gpt\\u200b' and 'gpt' (line 1)" in res.output and "U+200B" in res.output
+    assert f"{outputs}:7: model: 'claude\\u202e' holds an invisible or control character (U+202E)" in res.output
+    assert "\u202e" not in res.output
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(
+        "".join(
+            json.dumps({"case_id": f"C{n}", "model": m, "output": "o"}) + "\n" for m in ("1.1", "1.10") for n in (1, 2)
+        )
+    )
+    invoke_cli("cases", "validate", cases, "--outputs", plain, "--schema", "medfail", code=0)
