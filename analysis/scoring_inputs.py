@@ -718,6 +718,8 @@ def prepare_predictions(
     items, skipped = _map_ids([text(v) for v in df[cols.id]], lines, cols.id, gold, fields, source)
     models = _model_names(df, cols.model, default_model, lines, source)
     conds = [text(v) for v in df[cols.condition]] if cols.condition else [""] * len(df)
+    if cols.condition:  # 'RAG' beside 'rag': two conditions shown under one name, as with models
+        check_file_names(conds, lambda i: f"{source}:{lines[i]}", noun="condition", column=cols.condition)
     raw_vals = df[cols.value].tolist()
     if kind == "labels":
         assert value_field is not None

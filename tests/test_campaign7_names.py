@@ -254,3 +254,17 @@ def test_cases_validate_refuses_model_names_that_look_alike(tmp_path):
         )
     )
     invoke_cli("cases", "validate", cases, "--outputs", plain, "--schema", "medfail", code=0)
+
+
+def test_score_refuses_condition_names_that_look_alike(tmp_path, reference):
+    """A deployment condition is a summary row like a model: 'rag' beside 'RAG' is one written twice."""
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(
+        "".join(
+            json.dumps({"case_id": f"C{n}", "model": "gpt", "condition": c, "predicted_label": lab}) + "\n"
+            for c in ("rag", "RAG")
+            for n, lab in enumerate(B, 1)
+        )
+    )
+    err = one_error(score(reference, preds))
+    assert f"{preds}:9: condition 'RAG' and 'rag' ({preds}:1) differ only in letter case" in err, err
