@@ -18,12 +18,15 @@ commit before).
 
 from __future__ import annotations
 
+import csv
 import json
 import unicodedata
 from pathlib import Path
 
 import pytest
 from conftest import error_line, invoke_cli
+
+from goldboard.cases.examples import example_path
 
 S, P, U, I = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
 GOLD = [S, S, U, I, P, S, U, I]
@@ -268,3 +271,24 @@ def test_score_refuses_condition_names_that_look_alike(tmp_path, reference):
     )
     err = one_error(score(reference, preds))
     assert f"{preds}:9: condition 'RAG' and 'rag' ({preds}:1) differ only in letter case" in err, err
+
+
+def test_judge_labels_refuse_a_rater_column_with_one_judge_written_two_ways(tmp_path):
+    """`judge --study --labels F` with a rater column: rows of 'GPT' beside 'gpt' were silently
+    left out (only the rows spelled exactly as --judge were read)."""
+    s = tmp_path / "s"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    wide = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
+    res = run("pull", "--study", s, "--from-table", example_path("openmtb"), *wide, "--field", "safety_label")
+    assert res.exit_code == 0, res.output
+    with open(example_path("openmtb"), encoding="utf-8") as fh:
+        ids = [r["case_id"] for r in csv.DictReader(fh)]
+    labels = tmp_path / "labels.csv"
+    labels.write_text(
+        "item_id,rater,field,value\n"
+        + "".join(f"{i},{'gpt' if k % 2 else 'GPT'},safety_label,Supported\n" for k, i in enumerate(ids))
+    )
+    before = (s / "study.toml").read_bytes()
+    err = one_error(run("judge", "--study", s, "--judge", "gpt", "--labels", labels, "--epsilon", "0.2"))
+    assert "labels.csv:3: rater 'gpt' and 'GPT' (labels.csv:2) differ only in letter case" in err, err
+    assert (s / "study.toml").read_bytes() == before
