@@ -19,6 +19,7 @@ from goldboard.analysis.scoring_inputs import (
     prepare_predictions,
 )
 from goldboard.analysis.scoring_stats import paired_difference
+from goldboard.cases.names import look_alike_hint
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
 
@@ -205,7 +206,9 @@ def _comparisons(
         for m in (a, b):
             if m not in models:
                 raise GoldboardError(
-                    f"no predictions for model {m!r} (models: {', '.join(sorted(models))})", param="compare"
+                    f"no predictions for model {m!r}{look_alike_hint(m, sorted(models))} "
+                    f"(models: {', '.join(sorted(models))})",
+                    param="compare",
                 )
         for cond in conditions:
             if (a, cond) not in outcomes or (b, cond) not in outcomes:

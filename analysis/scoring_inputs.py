@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldboard.cases.ids import invisible_chars
+from goldboard.cases.names import check_file_names
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.text import cell_text
@@ -602,13 +604,25 @@ def _prediction_columns(
 
 
 def _model_names(df: pd.DataFrame, mcol: str | None, default_model: str, lines: np.ndarray, source: str) -> list[str]:
-    """The model of every row (``default_model`` without a model column); an empty name is an error."""
+    """The model of every row (``default_model`` without a model column); an empty name, two
+    look-alike names or a name with an invisible character is an error
+    (:func:`goldboard.cases.names.check_file_names`)."""
     if not mcol:
+        if invisible_chars(default_model):  # from --model, or the file's own name
+            raise ParamError(
+                "{source}: no model column, and the model's name {name!r} (the file's name, or {model_name}) "
+                "holds an invisible or control character ({chars}); give the name with {model_name}",
+                source=source,
+                name=default_model,
+                chars=", ".join(invisible_chars(default_model)),
+            )
         return [default_model] * len(df)
     models = [text(v) for v in df[mcol]]
     for m, line in zip(models, lines):
         if not m:
             raise GoldboardError(f"{source}:{line}: {mcol}: empty model name")
+    # 'gpt' beside 'GPT', 'José' in two Unicode forms, 'gpt<U+200B>': two result rows under one name
+    check_file_names(models, lambda i: f"{source}:{lines[i]}", noun="model", column=mcol)
     return models
 
 
@@ -704,6 +718,8 @@ def prepare_predictions(
     items, skipped = _map_ids([text(v) for v in df[cols.id]], lines, cols.id, gold, fields, source)
     models = _model_names(df, cols.model, default_model, lines, source)
     conds = [text(v) for v in df[cols.condition]] if cols.condition else [""] * len(df)
+    if cols.condition:  # 'RAG' beside 'rag': two conditions shown under one name, as with models
+        check_file_names(conds, lambda i: f"{source}:{lines[i]}", noun="condition", column=cols.condition)
     raw_vals = df[cols.value].tolist()
     if kind == "labels":
         assert value_field is not None

@@ -27,6 +27,7 @@ from goldboard.analysis.scoring_stats import (
     bootstrap_mean_of_levels,
     proportion,
 )
+from goldboard.cases.names import look_alike_hint
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Field, Schema
 
@@ -165,7 +166,10 @@ def _medfail_comparisons(
     for a, b in pairs:
         for m in (a, b):
             if (m, "") not in crit_outcome:
-                raise GoldboardError(f"no gold outputs for model {m!r} (models: {', '.join(models)})", param="compare")
+                raise GoldboardError(
+                    f"no gold outputs for model {m!r}{look_alike_hint(m, models)} (models: {', '.join(models)})",
+                    param="compare",
+                )
         sa, sb = crit_outcome[(a, "")], crit_outcome[(b, "")]
         for name, s in ((a, sa), (b, sb)):
             if s.index.duplicated().any():

@@ -38,6 +38,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.cases import ids
+from goldboard.cases.names import name_key, shown_name
 from goldboard.cases.problems import CaseFileError, Problem, errors_only
 from goldboard.cases.records import Record, read_file
 from goldboard.cases.units import (
@@ -655,7 +656,38 @@ def _read_outputs(
             continue
         seen_out[o.output_id] = rec.line
         outputs.append(o)
+    _check_model_names(L, outputs, outputs_label)
     return outputs
+
+
+def _check_model_names(L: _Loader, outputs: list[_Output], label: str) -> None:
+    """Model names that differ only by case, Unicode form or an invisible character (``gpt``,
+    ``GPT``, ``gpt<U+200B>``: one model that scoring and the report would show as several rows
+    reading the same), and a name holding an invisible or control character: one problem each,
+    at the line the spelling first appears (:mod:`goldboard.cases.names`)."""
+    first: dict[str, _Output] = {}
+    by_key: dict[str, _Output] = {}
+    for o in outputs:
+        if o.model and o.model not in first:
+            first[o.model] = o
+    for name, o in first.items():
+        other = by_key.setdefault(name_key(name), o)
+        if other is not o:
+            L.add(
+                label,
+                o.line,
+                "model",
+                f"{shown_name(name)} and {shown_name(other.model)} (line {other.line}) "
+                f"{ids.twin_kind(name, other.model)}: one model written two ways; write it one way",
+            )
+        elif ids.invisible_chars(name):
+            L.add(
+                label,
+                o.line,
+                "model",
+                f"{shown_name(name)} holds an invisible or control character "
+                f"({', '.join(ids.invisible_chars(name))}) that a reader cannot see; delete it",
+            )
 
 
 def _unit_rows(

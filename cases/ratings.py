@@ -40,12 +40,13 @@ from typing import Any
 
 import numpy as np
 
+from goldboard.cases.names import check_file_names
 from goldboard.cases.ratings_columns import PandasOnUse
 from goldboard.cases.rounds import RoundSelection, round_numbers, select_rounds
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_csv_frame, read_table
 from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
-from goldboard.text import natural_sorted
+from goldboard.text import cell_text, natural_sorted
 
 pd = PandasOnUse()  # imported when first used: `flag --study` on a small study never does
 
@@ -121,7 +122,23 @@ def load_ratings_file(path: str | Path) -> pd.DataFrame:
             if c not in df.columns:
                 df[c] = ""
     check_ratings_columns(df)
+    df["rater"] = check_rater_column(df["rater"], lambda i: f"{path}:{df['_line'].iloc[i]}")
     return df
+
+
+def check_rater_column(values: pd.Series, where) -> pd.Series:
+    """The rater names of a plain ratings file (one per row, ``where(i)``: the ``file:line`` of
+    row ``i``) with the blanks around them stripped (``'onc_a '`` is ``onc_a``: its ratings are
+    then checked as onc_a's, a different repeat an error); names that differ only by case,
+    Unicode form or an invisible character, or a name holding one, are an error naming the rows
+    (:func:`goldboard.cases.names.check_file_names`).  Each distinct cell is read once."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    texts = [cell_text(u).strip() for u in uniques.tolist()]
+    keep = [j for j, t in enumerate(texts) if t]
+    first_row = lambda k: int(np.flatnonzero(codes == keep[k])[0])  # noqa: E731 (only for a message)
+    check_file_names([texts[j] for j in keep], lambda k: where(first_row(k)), noun="rater", column="rater")
+    out = np.array(texts + [""], dtype=object)[codes]
+    return pd.Series(out, index=values.index, dtype=object)
 
 
 def _require_rating_columns(columns, path) -> None:
@@ -233,6 +250,7 @@ def read_long_table(
     if field_col in df.columns:
         out["field"] = df[field_col].to_numpy()
     out["_where"] = _where_column(path, df).to_numpy()
+    out["rater"] = check_rater_column(out["rater"], lambda i: out["_where"].iloc[i]).to_numpy()
     return _carry(df, out, {item_col, rater_col, label_col, field_col})
 
 
@@ -249,6 +267,8 @@ def read_wide_table(path: str | Path, raters: list[str], item_col: str = "item_i
         )
     if len(set(raters)) != len(raters):
         raise ParamError("{raters}: each rater column may be named once")
+    at = {str(c): k for k, c in enumerate(df.columns, 1)}
+    check_file_names(raters, lambda i: f"{path}: header column {at[raters[i]]}", noun="rater", column="rater")
     where = _where_column(path, df).to_numpy()
     frames = []
     for r in raters:

@@ -31,6 +31,7 @@ import json
 import os
 import random
 import shutil
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -1004,10 +1005,33 @@ def test_gold_export_from_mutated_ratings(world, failures):
         judge(f"gold export mutant {k} ({r},{mutated[0][c]})", res, must_fail=False, oracle=oracle)
 
 
+def _hidden(name: str) -> bool:
+    """Whether ``name`` holds a control (Cc) or invisible format (Cf) character."""
+    return any(unicodedata.category(c) in ("Cc", "Cf") for c in name)
+
+
+def _look_alike(names: list[str]) -> bool:
+    """Whether two of ``names`` read the same once invisible characters are dropped, the Unicode
+    form is NFC and case is folded (one model or rater written two ways)."""
+    keys = [
+        unicodedata.normalize("NFC", "".join(c for c in n if unicodedata.category(c) != "Cf")).casefold() for n in names
+    ]
+    return len(set(keys)) != len(keys)
+
+
+#: a twin of a model or rater name a reader cannot tell from it (issue 23, campaign 6 S06/S07/N08, W07/W08)
+TWINS = [str.upper, lambda n: unicodedata.normalize("NFD", n), lambda n: n + "\u200b"]
+
+
 def test_score_with_hostile_model_names(world, failures):
-    for seed in range(20):
+    """Hostile model names: scored each under its own name (accuracies exact), or -- when a name
+    holds a control or invisible character, or two names look alike -- one clean error."""
+    for seed in range(26):
         rng = random.Random(3000 + seed)
         models = list(dict.fromkeys(_xlsx_legal(hostile.mixed(rng, 1)).strip() or f"m{k}" for k in range(3)))
+        if seed >= 20:  # a look-alike of a plain name beside it
+            plain = f"mod\u00e8le{seed}"
+            models = [plain, TWINS[seed % 3](plain)]
         recs, acc = [], {}
         for m in models:
             right = 0
@@ -1024,9 +1048,46 @@ def test_score_with_hostile_model_names(world, failures):
             got = {g["model"]: g["accuracy"]["estimate"] for g in data["groups"]}
             return None if got == acc else f"accuracies {got!r:.200} instead of {acc!r:.200}"
 
+        refuse = any(_hidden(m) for m in models) or _look_alike(models)
         g = world["good"]
         res = invoke(["score", "--gold", g["reference"], "--schema", "mtb", "--predictions", f, "--format", "json"])
-        judge(f"score hostile models seed {seed}", res, must_fail=False, oracle=oracle, must_pass=True)
+        judge(f"score hostile models seed {seed}", res, must_fail=refuse, oracle=oracle, must_pass=not refuse)
+
+
+def test_flag_and_agree_refuse_look_alike_raters(world, failures):
+    """A plain ratings file whose second rater is a look-alike of the first (case, NFD form,
+    zero-width space): flag and agree refuse it; the same rater with blanks around it in some
+    rows is that rater (flag lists exactly the disagreeing items)."""
+    for k, twin in enumerate([*TWINS, lambda n: n + " ", lambda n: " " + n]):
+        name = "jos\u00e9_a"
+        rows = []
+        for n, (a, b) in enumerate(zip(BASE_A, BASE_B), start=1):
+            for rater, value in ((name, a), ("onc_b", b)):
+                spelled = twin(rater) if rater == name and n % 2 else rater
+                rows.append(
+                    {
+                        "round": 1,
+                        "item_id": f"C{n}",
+                        "case_id": f"C{n}",
+                        "rater": spelled,
+                        "field": "safety_label",
+                        "value": value,
+                    }
+                )
+        table = pd.DataFrame(rows).reindex(columns=RATINGS_COLUMNS).astype(object).where(lambda d: d.notna(), "")
+        f = world["root"] / f"ratings_twin_{k}.csv"
+        f.write_text(csv_text(table), encoding="utf-8", newline="")
+        spaced = k >= len(TWINS)
+        want = {f"C{n}" for n, (a, b) in enumerate(zip(BASE_A, BASE_B), start=1) if a != b}
+
+        def flag_oracle(res, want=want):
+            got = {r["item_id"] for r in _csv_rows(res.stdout_bytes.decode("utf-8"))}
+            return None if got == want else f"flagged {sorted(got)!r:.200} instead of {sorted(want)!r:.200}"
+
+        res = invoke(["flag", f, "--schema", "mtb", "--format", "csv"])
+        judge(f"flag rater twin {k}", res, must_fail=not spaced, oracle=flag_oracle, must_pass=spaced)
+        res = invoke(["agree", f, "--field", "safety_label", "--schema", "mtb", "--format", "json"])
+        judge(f"agree rater twin {k}", res, must_fail=not spaced, must_pass=spaced)
 
 
 def test_push_keeps_hostile_outputs_exactly(world, failures, monkeypatch):

@@ -371,9 +371,16 @@ def test_report_says_why_when_the_test_cannot_run(study, tmp_path):
 
 
 def test_hostile_rater_names_are_escaped(tmp_path):
-    """Names come from the data: the terminal table drops control and bidi characters, Markdown escapes."""
+    """Names come from the data: Markdown escapes them; a name holding a control or bidi character
+    is refused in one line naming the row and the code point, the line itself escaped (issue 23:
+    the terminal table used to drop the characters and show two names the same)."""
     rng = np.random.default_rng(1)
-    names = ["h|1<b>x</b>", "h\u202e2", "h3\x1b[31m"]
+    for k, bad in enumerate(["h\u202e2", "h3\x1b[31m"]):
+        table = write_long(tmp_path / f"bad{k}.csv", [("i1", bad, "f", "1"), ("i1", "llm", "f", "1")])
+        res = invoke_cli("judge", table, "--judge", "llm", "--epsilon", "0.2", code=1)
+        assert "\x1b" not in res.output and "\u202e" not in res.output, res.output
+        assert f"{table}:2: rater" in res.output and ("U+202E" if k == 0 else "U+001B") in res.output
+    names = ["h|1<b>x</b>", "h2", "h3[31m"]
     rows = []
     for i in range(35):
         t = int(rng.integers(0, 3))

@@ -450,6 +450,10 @@ def export_agreement_input(
     from goldboard.annotate.export_file import read_label_studio_export  # only here: it loads the pull machinery
 
     df = pd.concat([read_label_studio_export(f, base, schema) for f in files], ignore_index=True)
+    if len(df):  # 'Onc@x.org' in one export, 'onc@x.org' in another: one annotator, refused as two
+        from goldboard.cases.ratings import check_rater_column
+
+        df["rater"] = check_rater_column(df["rater"], lambda i: str(df["_where"].iloc[i]))
     source = files[0] if len(files) == 1 else "label-studio exports"
     return AgreementInput(df, source, fname)
 

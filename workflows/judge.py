@@ -27,6 +27,7 @@ from goldboard.analysis.coefficients import cohen_kappa, krippendorff_alpha, rat
 from goldboard.cases.ratings import (
     adjudicable_fields,
     category_codes,
+    check_rater_column,
     duplicate_ratings,
     load_ratings_file,
     normalized_values,
@@ -390,9 +391,10 @@ def _judge_rows(path: Path, judge: str, schema: Schema) -> pd.DataFrame:
                 f"(and rater, when it holds several judges)",
                 param="labels",
             )
-    if "rater" in df.columns:
-        names = sorted(set(df["rater"].astype(str)), key=natural_key)
-        df = df[df["rater"].astype(str) == judge]
+    if "rater" in df.columns:  # 'gpt' beside 'GPT' or 'gpt<U+200B>': one judge written two ways, refused
+        df = df.assign(rater=check_rater_column(df["rater"], lambda i: f"{source}:{df['_line'].iloc[i]}"))
+        names = sorted(set(df["rater"]), key=natural_key)
+        df = df[df["rater"] == judge]
         if not len(df):
             raise GoldboardError(f"{source}: no rows of rater {judge!r}{did_you_mean(judge, names)}", param="labels")
     df = df.assign(rater=judge, item_id=df["item_id"].astype(str).str.strip())
