@@ -48,9 +48,9 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
     ~/.config/goldboard/credentials.toml (["URL"] token = "..."); it is never
     stored in the workspace.
     """
-    if not data_dir and not url and os.environ.get("GOLDBOARD_SERVER_DIR"):
+    from_env = not data_dir and not url and bool(os.environ.get("GOLDBOARD_SERVER_DIR"))
+    if from_env:
         data_dir = str(srv.default_data_dir())  # recorded: a new shell without the variable finds the server
-        click.echo(f"Embedded server data dir {data_dir} (from GOLDBOARD_SERVER_DIR) recorded in study.toml", err=True)
     st = Study.init(
         directory,
         schema=schema,
@@ -59,6 +59,8 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
         name=name,
         data_dir=str(Path(data_dir).expanduser().resolve()) if data_dir else "",
     )
+    if from_env:  # said once it is true (a refused init records nothing)
+        click.echo(f"Embedded server data dir {data_dir} (from GOLDBOARD_SERVER_DIR) recorded in study.toml", err=True)
     click.echo(
         f"Created study {st.name!r} in {st.path} (schema {st.schema.name} v{st.schema.version}, "
         f"raters: {', '.join(st.raters)})"

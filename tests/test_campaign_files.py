@@ -552,7 +552,10 @@ def test_study_init_inside_another_studys_own_folders_is_refused(pulled, tmp_pat
     s = _copy(pulled, tmp_path)
     target = s / inside
     before = _tree(s)
-    line = error_line(run("study", "init", target, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b"))
+    env = {"GOLDBOARD_SERVER_DIR": str(tmp_path / "srv")}  # "recorded in study.toml" was said before the refusal
+    res = run("study", "init", target, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", env=env)
+    assert "recorded in study.toml" not in res.output, res.output
+    line = error_line(res)
     assert (
         line.startswith(f"Error: {target}: is inside the study in {s} (")
         and (
