@@ -675,7 +675,7 @@ class Study:
             return []
         out = []
         for p in sorted(root.iterdir(), key=lambda p: p.name):
-            if (_ROUND_DIR.fullmatch(p.name) and p.is_dir()) or p.name.casefold() in _OS_FILES:
+            if _ROUND_DIR.fullmatch(p.name) or p.name.casefold() in _OS_FILES:  # a file rounds/1: round 1 missing
                 continue
             out.append((p.name, read_number(p.name)))
         return out

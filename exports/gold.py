@@ -36,6 +36,11 @@ another file format).
                  "decisions": {"path": "decisions.jsonl", "sha256": "...", "entries": 17,
                                "in_force": 15, "orphans": 0}},
      "previous": "v1", "forced": false, "goldboard_version": "0.1.0"}
+
+``missing_releases`` (``["v1"]``) is there when ``gold export --allow-missing-releases`` released
+although a release an earlier manifest names as its previous was gone from ``gold/``
+(:func:`release_chain_problems`); a folder whose name reads as a release but is not a release
+name (``v2`` with an invisible character, ``V2``) is refused by :func:`list_releases`.
 """
 
 from __future__ import annotations
