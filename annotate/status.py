@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions, read_decisions
 from goldboard.adjudicate.flags import flag_disagreements
 from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.exports.gold import unexpected_release_entries
 
 if TYPE_CHECKING:  # only for the annotations
     from goldboard.study import Study
@@ -160,6 +161,7 @@ def study_status(study: Study, client: Any = None) -> StudyStatus:
     res.problems += study.edited_rounds()  # a hand-edited ratings.csv, as agree says it
     res.problems += _not_study_raters(study)  # a rater renamed or removed in study.toml, as agree says it
     res.problems += study.unexpected_round_entries()  # rounds/old: read by no command
+    res.problems += unexpected_release_entries(study.gold_dir)  # gold/old: read by no command
     _decisions_in_force(study, res)
     res.problems += _log_problems(study)
     ls_rounds = [r for r in study.rounds if r.projects]

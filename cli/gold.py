@@ -65,6 +65,11 @@ def export_cmd(
 
     If nothing changed since the latest release, no release is written (exit 0);
     use --force to cut one anyway, e.g. in another format.
+
+    Nothing is written while a folder under gold/ reads as a release but is not
+    one (v2 with an invisible character, V2), or while a release a later one
+    names as its previous is gone (deleted by hand; --allow-missing-releases
+    releases anyway, and the manifest lists the gap).
     """
 
     st = Study.open(study_dir)

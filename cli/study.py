@@ -47,6 +47,9 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
     With --url, the API token comes from $LABEL_STUDIO_API_KEY or from
     ~/.config/goldboard/credentials.toml (["URL"] token = "..."); it is never
     stored in the workspace.
+
+    DIRECTORY inside another study's own folders (rounds/, gold/, judges/, a
+    hidden folder) is refused; a folder directly in a study's folder is fine.
     """
     from_env = not data_dir and not url and bool(os.environ.get("GOLDBOARD_SERVER_DIR"))
     if from_env:

@@ -155,6 +155,27 @@ def check_release_folders(gold_dir: Path) -> None:
         )
 
 
+def unexpected_release_entries(gold_dir: str | Path) -> list[str]:
+    """One line per entry of ``gold/`` that no command reads: not a release folder (``v1``,
+    ``v2``, ...; ``v02`` is release 2), not hidden (an export's temporary folder), not a name that
+    reads as a release (refused: :func:`check_release_folders`); ``status`` names them."""
+    gold_dir = Path(gold_dir)
+    if not gold_dir.is_dir():
+        return []
+    out = []
+    for p in sorted(gold_dir.iterdir(), key=lambda p: p.name):
+        if p.name.startswith(".") or p.name.casefold() in ("thumbs.db", "desktop.ini"):
+            continue
+        if (_VERSION_RE.match(p.name) and p.is_dir()) or read_number(p.name.translate(_V_LOOK_ALIKES), "v") is not None:
+            continue
+        shown = str(p) if p.name.isprintable() and p.name == p.name.strip() else f"{gold_dir}/{p.name!r}"
+        out.append(
+            f"{shown}: not a release folder (releases are named {gold_dir / 'v1'}, {gold_dir / 'v2'}, ...); no command "
+            "reads it: move it out of the study"
+        )
+    return out
+
+
 def release_chain_problems(gold_dir: str | Path, releases: list[tuple[int, Path]] | None = None) -> list[str]:
     """One line per release a later release's manifest names as its ``previous`` that is not in
     ``gold/`` (deleted or moved by hand): the chain of releases is broken.  A release a manifest
@@ -587,6 +608,7 @@ __all__ = [
     "read_manifest",
     "read_release",
     "release_chain_problems",
+    "unexpected_release_entries",
     "release_path",
     "release_problem",
     "write_gold_file",

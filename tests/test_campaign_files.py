@@ -466,6 +466,21 @@ def test_status_names_an_entry_of_rounds_that_no_command_reads(pulled, tmp_path)
     assert run("agree", "--study", s).exit_code == 0
 
 
+def test_status_names_an_entry_of_gold_that_no_command_reads(pulled, tmp_path):
+    """gold/v1_old (a release moved aside by hand) is read by no command: status names it (failed
+    on the code before: not a word); hidden folders (an export's temporary one) are not named."""
+    s = _released_twice(pulled, tmp_path)
+    (s / "gold" / "v1_old").mkdir()
+    (s / "gold" / ".v3.x.tmp").mkdir()
+    res = run("status", "--study", s)
+    assert res.exit_code == 0, res.output
+    assert (
+        f"warning: {s / 'gold' / 'v1_old'}: not a release folder (releases are named {s / 'gold' / 'v1'}, "
+        f"{s / 'gold' / 'v2'}, ...); no command reads it: move it out of the study"
+    ) in res.output
+    assert ".v3" not in res.output and "not a release folder" not in run("status", "--study", pulled).output
+
+
 def _release_readers(s: Path, tmp_path: Path) -> list[tuple]:
     pred = tmp_path / "pred.jsonl"
     pred.write_text("".join(json.dumps({"case_id": f"C-{n}", "predicted_label": "Supported"}) + "\n" for n in (1, 2)))
