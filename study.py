@@ -683,8 +683,8 @@ class Study:
     def check_round_folders(self) -> None:
         """Refuse (one line) a study whose round folders are not where its records put them:
 
-        * a round whose pull ``study.toml`` records (a ratings table or export pulled, or the
-          blinding check of a Label Studio pull) with neither ``rounds/N/ratings.csv`` nor
+        * a round whose pull of files ``study.toml`` records (``tables``: a ratings table or a
+          tool's export, recorded once the round's files are written) with neither ``rounds/N/ratings.csv`` nor
           ``rounds/N/pull.json`` (the folder deleted, emptied or renamed): named with the entry
           of ``rounds/`` that holds it, if one reads as round N or holds round N's ``pull.json``;
         * an entry of ``rounds/`` whose name reads as a round number but is not one
@@ -696,11 +696,11 @@ class Study:
         root = self.path / "rounds"
         for rnd in self.rounds:
             n = rnd.number
-            if not (rnd.tables or (rnd.access or {}).get("pull")):
+            if not rnd.tables:  # recorded after the round's files are written: a stopped pull never leaves it alone
                 continue
             if self.ratings_path(n).exists() or self.pull_report_path(n).exists():
                 continue
-            what = "a ratings table" if rnd.tables else "a Label Studio pull"
+            what = "from " + ", ".join(map(str, rnd.tables))
             moved = [name for name, m in stray if m == n or _pull_record_round(root / name) == n]
             where = (
                 f"{_shown_entry(root, moved[0])} holds it: renamed? rename it back to {self.round_dir(n)}"

@@ -404,7 +404,7 @@ def test_a_round_folder_renamed_is_named_by_every_reader(pulled, tmp_path, name)
     _moved(s, 1, name)
     shown = str(s / "rounds" / name) if name.isprintable() and name == name.strip() else f"{s / 'rounds'}/{name!r}"
     want = (
-        f"Error: {s / 'rounds' / '1'}: missing, but {s / 'study.toml'} records round 1's pull (a ratings table); "
+        f"Error: {s / 'rounds' / '1'}: missing, but {s / 'study.toml'} records round 1's pull (from r1.csv); "
         f"{shown} holds it: renamed? rename it back to {s / 'rounds' / '1'} (its ratings would otherwise drop out of "
         "every result)"
     )
@@ -421,7 +421,7 @@ def test_a_round_folder_deleted_is_named_by_every_reader(pulled, tmp_path):
     s = _copy(pulled, tmp_path)
     _moved(s, 2, None)
     want = (
-        f"Error: {s / 'rounds' / '2'}: missing, but {s / 'study.toml'} records round 2's pull (a ratings table); "
+        f"Error: {s / 'rounds' / '2'}: missing, but {s / 'study.toml'} records round 2's pull (from r2.csv); "
         "deleted by hand? restore it from a backup (its ratings would otherwise drop out of every result)"
     )
     for cmd in _readers(s, tmp_path):
