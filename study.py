@@ -691,6 +691,9 @@ class Study:
           (``rounds/01``, ``1`` with an invisible character): renamed by hand, or a copy beside
           the round's folder; every reader would otherwise pass it over in silence.
 
+        * an entry of ``rounds/`` holding round N's ``pull.json`` while ``rounds/N`` does not exist
+          (a round folder renamed ``rounds/old``, whatever study.toml records).
+
         Other entries (``rounds/old``) are read by no command; ``status`` names them."""
         stray = self.stray_round_entries()
         root = self.path / "rounds"
@@ -725,6 +728,14 @@ class Study:
                 f"{shown}: not a round folder name (goldboard names round folders {root / '1'}, {root / '2'}, ...), "
                 f"though it reads as round {n}: renamed by hand? {to} (or move it out of the study)"
             )
+        for name, _ in stray:  # rounds/old holding round 1's pull record, rounds/1 gone (a Label Studio round too)
+            n = _pull_record_round(root / name)
+            if n is not None and n >= 1 and not self.round_dir(n).exists():
+                raise GoldboardError(
+                    f"{self.round_dir(n)}: missing, but {_shown_entry(root, name)} holds round {n}'s pull record "
+                    f"(pull.json): renamed? rename it back to {self.round_dir(n)} (its ratings would otherwise drop "
+                    "out of every result)"
+                )
 
     def unexpected_round_entries(self) -> list[str]:
         """One line per entry of ``rounds/`` that no command reads (not a round number): ``status``

@@ -428,6 +428,23 @@ def test_a_round_folder_deleted_is_named_by_every_reader(pulled, tmp_path):
         assert error_line(run(*cmd)) == want, cmd
 
 
+def test_a_round_folder_renamed_is_named_without_a_record_in_study_toml(pulled, tmp_path):
+    """rounds/2 renamed rounds/old in a study whose study.toml records no pull of files for it
+    (a Label Studio round): its pull.json names the round (failed on the code before: exit 0,
+    round 1 read as the whole study)."""
+    s = _copy(pulled, tmp_path)
+    toml = s / "study.toml"
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text[: text.rindex("[rounds.tables")], encoding="utf-8")  # round 2: no tables
+    _moved(s, 2, "old")
+    want = (
+        f"Error: {s / 'rounds' / '2'}: missing, but {s / 'rounds' / 'old'} holds round 2's pull record (pull.json): "
+        f"renamed? rename it back to {s / 'rounds' / '2'} (its ratings would otherwise drop out of every result)"
+    )
+    for cmd in _readers(s, tmp_path):
+        assert error_line(run(*cmd)) == want, cmd
+
+
 @pytest.mark.parametrize("name", ["01", "2\u200b", "03"])
 def test_a_folder_that_reads_as_a_round_number_is_refused(pulled, tmp_path, name):
     """A copy of a round folder beside it under a look-alike name, or a look-alike of a round the
