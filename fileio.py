@@ -675,6 +675,7 @@ STUDY_OWN = {
     "decisions.jsonl.lock": "decisions lock",
     "rounds": "ratings rounds",
     "gold": "gold releases",
+    "judges": "LLM judges' labels",
 }
 
 

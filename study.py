@@ -32,7 +32,7 @@ except ModuleNotFoundError:  # pragma: no cover
 import tomli_w
 
 from goldboard.errors import GoldboardError, ParamError, case_twin, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
-from goldboard.fileio import iter_jsonl, write_text_atomic
+from goldboard.fileio import iter_jsonl, study_own_file, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import BIDI_CONTROLS, utc_now
 
@@ -122,6 +122,7 @@ class Study:
         path = Path(path)
         if (path / STUDY_FILE).exists():
             raise GoldboardError(f"{path / STUDY_FILE}: a study already exists here")
+        check_not_inside_a_study(path)
         raters = [r.strip() for r in raters if r.strip()]
         if len(raters) < 2:
             raise GoldboardError("a study needs at least two raters (e.g. onc_a,onc_b)", param="raters")
@@ -651,15 +652,101 @@ class Study:
     def pulled_rounds(self) -> list[int]:
         """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10).
         A round whose ``pull.json`` is there without its ``ratings.csv`` (deleted by hand: a pull
-        writes the ratings first) is a one-line error: its ratings would silently drop out."""
+        writes the ratings first) is a one-line error: its ratings would silently drop out; so is
+        a round folder renamed or deleted (:meth:`check_round_folders`)."""
+        self.check_round_folders()
         rounds = self.path / "rounds"
         for rec in rounds.glob("*/pull.json"):
-            if rec.parent.name.isdigit() and not (rec.parent / "ratings.csv").exists():
+            if _ROUND_DIR.fullmatch(rec.parent.name) and not (rec.parent / "ratings.csv").exists():
                 raise GoldboardError(
                     f"{rec.parent / 'ratings.csv'}: missing, but {rec} records its pull: deleted by hand? restore it "
                     f"from a backup (or move {rec.parent} out of the study and pull round {rec.parent.name} again)"
                 )
-        return sorted(int(p.parent.name) for p in rounds.glob("*/ratings.csv") if p.parent.name.isdigit())
+        return sorted(int(p.parent.name) for p in rounds.glob("*/ratings.csv") if _ROUND_DIR.fullmatch(p.parent.name))
+
+    def stray_round_entries(self) -> list[tuple[str, int | None]]:
+        """The entries of ``rounds/`` that are not a round folder as goldboard names it
+        (``rounds/1``, ``rounds/2``, ...: no leading zero, no other character), each with the
+        round number its name reads as to a person (:func:`read_number`: ``01``, ``1`` with a
+        zero-width space, `` 1``, a full-width ``１``), or ``None`` (``sub``, ``old``).  Files a
+        file manager leaves (``.DS_Store``, ``Thumbs.db``, ``desktop.ini``) are not listed."""
+        root = self.path / "rounds"
+        if not root.is_dir():
+            return []
+        out = []
+        for p in sorted(root.iterdir(), key=lambda p: p.name):
+            if _ROUND_DIR.fullmatch(p.name) or p.name.casefold() in _OS_FILES:  # a file rounds/1: round 1 missing
+                continue
+            out.append((p.name, read_number(p.name)))
+        return out
+
+    def check_round_folders(self) -> None:
+        """Refuse (one line) a study whose round folders are not where its records put them:
+
+        * a round whose pull of files ``study.toml`` records (``tables``: a ratings table or a
+          tool's export, recorded once the round's files are written) with neither ``rounds/N/ratings.csv`` nor
+          ``rounds/N/pull.json`` (the folder deleted, emptied or renamed): named with the entry
+          of ``rounds/`` that holds it, if one reads as round N or holds round N's ``pull.json``;
+        * an entry of ``rounds/`` whose name reads as a round number but is not one
+          (``rounds/01``, ``1`` with an invisible character): renamed by hand, or a copy beside
+          the round's folder; every reader would otherwise pass it over in silence.
+
+        * an entry of ``rounds/`` holding round N's ``pull.json`` while ``rounds/N`` does not exist
+          (a round folder renamed ``rounds/old``, whatever study.toml records).
+
+        Other entries (``rounds/old``) are read by no command; ``status`` names them."""
+        stray = self.stray_round_entries()
+        root = self.path / "rounds"
+        for rnd in self.rounds:
+            n = rnd.number
+            if not rnd.tables:  # recorded after the round's files are written: a stopped pull never leaves it alone
+                continue
+            if self.ratings_path(n).exists() or self.pull_report_path(n).exists():
+                continue
+            what = "from " + ", ".join(map(str, rnd.tables))
+            moved = [name for name, m in stray if m == n or _pull_record_round(root / name) == n]
+            where = (
+                f"{_shown_entry(root, moved[0])} holds it: renamed? rename it back to {self.round_dir(n)}"
+                if moved
+                else "deleted by hand? restore it from a backup"
+            )
+            raise GoldboardError(
+                f"{self.round_dir(n)}: missing, but {self.path / STUDY_FILE} records round {n}'s pull ({what}); "
+                f"{where} (its ratings would otherwise drop out of every result)"
+            )
+        for name, n in stray:
+            if n is None:
+                continue
+            shown = _shown_entry(root, name)
+            if n >= 1 and self.round_dir(n).is_dir():
+                raise GoldboardError(
+                    f"{shown}: reads as round {n}, beside {self.round_dir(n)}, but no command reads it: a copy? "
+                    "move it out of the study"
+                )
+            to = f"rename it back to {self.round_dir(n)}" if n >= 1 else "rounds are numbered from 1: rename it"
+            raise GoldboardError(
+                f"{shown}: not a round folder name (goldboard names round folders {root / '1'}, {root / '2'}, ...), "
+                f"though it reads as round {n}: renamed by hand? {to} (or move it out of the study)"
+            )
+        for name, _ in stray:  # rounds/old holding round 1's pull record, rounds/1 gone (a Label Studio round too)
+            n = _pull_record_round(root / name)
+            if n is not None and n >= 1 and not self.round_dir(n).exists():
+                raise GoldboardError(
+                    f"{self.round_dir(n)}: missing, but {_shown_entry(root, name)} holds round {n}'s pull record "
+                    f"(pull.json): renamed? rename it back to {self.round_dir(n)} (its ratings would otherwise drop "
+                    "out of every result)"
+                )
+
+    def unexpected_round_entries(self) -> list[str]:
+        """One line per entry of ``rounds/`` that no command reads (not a round number): ``status``
+        names them.  (An entry that reads as a round number is refused: :meth:`check_round_folders`.)"""
+        root = self.path / "rounds"
+        return [
+            f"{_shown_entry(root, name)}: not a round folder (goldboard names them {root / '1'}, {root / '2'}, ...); "
+            "no command reads it: move it out of the study"
+            for name, n in self.stray_round_entries()
+            if n is None
+        ]
 
     def items_by_round(self) -> dict[int, set[str]]:
         """Round -> the item ids of its ``rounds/N/ratings.csv`` (every pulled round), read as
@@ -690,8 +777,9 @@ class Study:
 
     def lost_ratings_rounds(self) -> list[int]:
         """Rounds whose ``pull.json`` records a pull but whose ``ratings.csv`` is gone (deleted)."""
+        self.check_round_folders()
         pulls = (self.path / "rounds").glob("*/pull.json")
-        rounds = sorted(int(p.parent.name) for p in pulls if p.parent.name.isdigit())
+        rounds = sorted(int(p.parent.name) for p in pulls if _ROUND_DIR.fullmatch(p.parent.name))
         return [n for n in rounds if not self.ratings_path(n).exists()]
 
     def no_ratings_error(self) -> GoldboardError:
@@ -801,6 +889,21 @@ class Study:
         return pd.DataFrame(recs)
 
 
+def check_not_inside_a_study(path: Path) -> None:
+    """Refuse (one line) a new study folder inside another study's own folders (``rounds/``,
+    ``gold/``, ``judges/``, a hidden folder: :func:`~goldboard.fileio.study_own_file`), where every
+    reader of that study would meet it (and every ``-o`` refuses to write).  A study in a folder
+    directly in another study's folder (``X/sub``, or under ``X/reports/``) is another study
+    beside its files, and is made."""
+    own = study_own_file(path)
+    if own is not None:
+        folder, what = own
+        raise GoldboardError(
+            f"{path}: is inside the study in {folder} ({what}); a study is never made inside another study's own "
+            f"folders: give a folder outside them (a folder directly in {folder}, e.g. {folder / path.name}, is fine)"
+        )
+
+
 def check_loaded(study: Study, raters: Any) -> None:
     """A study.toml edited by hand into a study ``study init`` would refuse is refused by every
     command that opens it (one line naming study.toml and the entry): the raters are a list of
@@ -832,6 +935,50 @@ def check_loaded(study: Study, raters: Any) -> None:
         if n < 1 or n in numbers[:i]:
             what = "listed twice" if n >= 1 else "not a round number (rounds are numbered from 1)"
             raise GoldboardError(f"{f}: [[rounds]] number = {n}: {what}")
+
+
+#: a round folder's name as goldboard writes it (``rounds/1``, ``rounds/12``): ASCII digits, no leading zero
+_ROUND_DIR = re.compile(r"[1-9][0-9]*", re.ASCII)
+#: files a file manager or the OS leaves in any folder: never an unexpected entry of a study folder
+_OS_FILES = frozenset({".ds_store", "thumbs.db", "desktop.ini"})
+
+
+def read_number(name: str, prefix: str = "") -> int | None:
+    """The number a folder name reads as to a person, ``prefix`` (lower case) then digits: the
+    name in Unicode NFKC form, its invisible (Cf), control and space characters dropped, letter
+    case folded, digits of any script; ``None`` when it reads as no number.
+
+    >>> [read_number(x) for x in ("1", "01", "1\u200b", " 2", "\uff13", "sub", "1a", "")]
+    [1, 1, 1, 2, 3, None, None, None]
+    >>> [read_number(x, "v") for x in ("v2", "V2", "v02", " v2\u200b", "2", "vx")]
+    [2, 2, 2, 2, None, None]
+    """
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(ch for ch in text if unicodedata.category(ch)[0] not in "CZ" and not ch.isspace()).casefold()
+    if not text.startswith(prefix):
+        return None
+    digits = text[len(prefix) :]
+    return int(digits) if digits and all(ch.isdecimal() for ch in digits) else None
+
+
+def _shown_entry(folder: Path, name: str) -> str:
+    """``folder/name`` as a message shows it: a name with an invisible, control or surrounding
+    space character quoted with its escapes (``rounds/'1\\u200b'``), so the reader sees it."""
+    return str(folder / name) if name.isprintable() and name == name.strip() else f"{folder}/{name!r}"
+
+
+def _pull_record_round(folder: Path) -> int | None:
+    """The ``round`` a folder's ``pull.json`` records (a round folder moved under another name)."""
+    import json
+
+    try:
+        rec = json.loads((folder / "pull.json").read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+    n = rec.get("round") if isinstance(rec, dict) else None
+    return n if isinstance(n, int) else None
 
 
 def _plain_column(text: str, name: str) -> set[str] | None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions, read_decisions
 from goldboard.adjudicate.flags import flag_disagreements
 from goldboard.errors import GoldboardError, LabelStudioError
+from goldboard.exports.gold import unexpected_release_entries
 
 if TYPE_CHECKING:  # only for the annotations
     from goldboard.study import Study
@@ -159,6 +160,8 @@ def study_status(study: Study, client: Any = None) -> StudyStatus:
     res = StudyStatus(url="", adjudicator=str((study.adjudication or {}).get("adjudicator") or ""))
     res.problems += study.edited_rounds()  # a hand-edited ratings.csv, as agree says it
     res.problems += _not_study_raters(study)  # a rater renamed or removed in study.toml, as agree says it
+    res.problems += study.unexpected_round_entries()  # rounds/old: read by no command
+    res.problems += unexpected_release_entries(study.gold_dir)  # gold/old: read by no command
     _decisions_in_force(study, res)
     res.problems += _log_problems(study)
     ls_rounds = [r for r in study.rounds if r.projects]
@@ -306,22 +309,24 @@ def _kinds_text(kinds: list[str]) -> str:
 
 
 def _log_problems(study: Study) -> list[str]:
-    """The decisions log's refusal by gold export / sheet / report (cut short or edited since the
+    """A release deleted by hand that a later one names as its previous
+    (:func:`~goldboard.exports.gold.release_chain_problems`), and the decisions log's refusal by gold export / sheet / report (cut short or edited since the
     latest gold release: :func:`~goldboard.workflows.log_checks.check_log_prefix`) as a warning:
     status still shows the progress."""
     from goldboard.adjudicate.decisions import log_prefix_problem
-    from goldboard.exports.gold import list_releases, read_manifest
+    from goldboard.exports.gold import list_releases, read_manifest, release_chain_problems
 
-    releases = list_releases(study.gold_dir)
+    releases = list_releases(study.gold_dir, warn_chain=False)
     if not releases:
         return []
+    chain = release_chain_problems(study.gold_dir, releases)  # a release deleted by hand, as readers say it
     try:
         recorded = (read_manifest(releases[-1][1]).get("sources") or {}).get("decisions") or {}
         entries = read_decisions(study.decisions_path)
     except GoldboardError:
-        return []
+        return chain
     problem = log_prefix_problem(study.decisions_path, entries, recorded, releases[-1][1].name, None)
-    return [problem.removesuffix("; nothing written")] if problem else []  # status writes nothing anyway
+    return chain + ([problem.removesuffix("; nothing written")] if problem else [])  # status writes nothing anyway
 
 
 def _decisions_in_force(study: Study, res: StudyStatus) -> None:

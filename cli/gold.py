@@ -34,7 +34,20 @@ def gold_group() -> None:
     help="Release gold although a round's ratings.csv changed since its pull (edited by hand); "
     "the manifest lists the edited files (sources.edited_ratings).",
 )
-def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, allow_edited_ratings: bool) -> None:
+@click.option(
+    "--allow-missing-releases",
+    is_flag=True,
+    help="Release gold although a release a later one names as its previous is gone from gold/ (deleted "
+    "by hand); the manifest lists the missing releases (missing_releases).",
+)
+def export_cmd(
+    study_dir: str,
+    fmt: str,
+    force: bool,
+    round_number: int | None,
+    allow_edited_ratings: bool,
+    allow_missing_releases: bool,
+) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
 
     \b
@@ -52,11 +65,23 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
 
     If nothing changed since the latest release, no release is written (exit 0);
     use --force to cut one anyway, e.g. in another format.
+
+    Nothing is written while a folder under gold/ reads as a release but is not
+    one (v2 with an invisible character, V2), or while a release a later one
+    names as its previous is gone (deleted by hand; --allow-missing-releases
+    releases anyway, and the manifest lists the gap).
     """
 
     st = Study.open(study_dir)
     try:
-        rel = export_gold(st, fmt, force=force, round_number=round_number, allow_edited_ratings=allow_edited_ratings)
+        rel = export_gold(
+            st,
+            fmt,
+            force=force,
+            round_number=round_number,
+            allow_edited_ratings=allow_edited_ratings,
+            allow_missing_releases=allow_missing_releases,
+        )
     except RuleErrors as exc:
         for line in exc.errors:
             click.echo(one_line(line), err=True)
@@ -66,6 +91,11 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
         click.echo(
             f"Warning: {e['path']} {why or 'changed since its pull (edited by hand)'}; released as asked, "
             "the manifest says so",
+            err=True,
+        )
+    for name in rel.manifest.get("missing_releases") or [] if rel.created else []:
+        click.echo(
+            f"Warning: release {name} is missing from {st.gold_dir}; released as asked, the manifest says so",
             err=True,
         )
     for line in st.units_gaps() if rel.created else []:  # a rated item without its unit (units.jsonl)

@@ -47,10 +47,13 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
     With --url, the API token comes from $LABEL_STUDIO_API_KEY or from
     ~/.config/goldboard/credentials.toml (["URL"] token = "..."); it is never
     stored in the workspace.
+
+    DIRECTORY inside another study's own folders (rounds/, gold/, judges/, a
+    hidden folder) is refused; a folder directly in a study's folder is fine.
     """
-    if not data_dir and not url and os.environ.get("GOLDBOARD_SERVER_DIR"):
+    from_env = not data_dir and not url and bool(os.environ.get("GOLDBOARD_SERVER_DIR"))
+    if from_env:
         data_dir = str(srv.default_data_dir())  # recorded: a new shell without the variable finds the server
-        click.echo(f"Embedded server data dir {data_dir} (from GOLDBOARD_SERVER_DIR) recorded in study.toml", err=True)
     st = Study.init(
         directory,
         schema=schema,
@@ -59,6 +62,8 @@ def init_cmd(directory: str, schema: str, raters: str, url: str, name: str, data
         name=name,
         data_dir=str(Path(data_dir).expanduser().resolve()) if data_dir else "",
     )
+    if from_env:  # said once it is true (a refused init records nothing)
+        click.echo(f"Embedded server data dir {data_dir} (from GOLDBOARD_SERVER_DIR) recorded in study.toml", err=True)
     click.echo(
         f"Created study {st.name!r} in {st.path} (schema {st.schema.name} v{st.schema.version}, "
         f"raters: {', '.join(st.raters)})"

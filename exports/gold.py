@@ -36,6 +36,11 @@ another file format).
                  "decisions": {"path": "decisions.jsonl", "sha256": "...", "entries": 17,
                                "in_force": 15, "orphans": 0}},
      "previous": "v1", "forced": false, "goldboard_version": "0.1.0"}
+
+``missing_releases`` (``["v1"]``) is there when ``gold export --allow-missing-releases`` released
+although a release an earlier manifest names as its previous was gone from ``gold/``
+(:func:`release_chain_problems`); a folder whose name reads as a release but is not a release
+name (``v2`` with an invisible character, ``V2``) is refused by :func:`list_releases`.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ import re
 import shutil
 import stat
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +61,7 @@ from typing import Any
 from goldboard import __version__
 from goldboard.adjudicate.gold import gold_digest, method_counts
 from goldboard.cases.ratings_columns import PandasOnUse
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import (
     csv_text,
@@ -68,6 +74,7 @@ from goldboard.fileio import (
     sha256_file,
     umask,
 )
+from goldboard.study import read_number
 from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
 
 pd = PandasOnUse()  # imported when first used: the review sheet's log check lists releases only
@@ -76,7 +83,10 @@ FORMATS = ("csv", "jsonl", "json", "xlsx")
 #: release files are read-only; like every study file they follow the umask (README "Permissions")
 RELEASE_FILE_MODE = 0o444
 RELEASE_FORMAT = 2  # 2: gold rows carry "round"; manifest "rounds"
-_VERSION_RE = re.compile(r"^v(\d+)$")
+#: a release folder's name: ``v`` and ASCII digits (``v02`` is release 2, as ever)
+_VERSION_RE = re.compile(r"^v(\d+)$", re.ASCII)
+#: letters that look like ``v`` in a release folder's name (Greek nu, Cyrillic izhitsa)
+_V_LOOK_ALIKES = str.maketrans({"\u03bd": "v", "\u0475": "v"})
 
 
 @dataclass
@@ -97,21 +107,106 @@ class GoldRelease:
 # --------------------------------------------------------------------------- releases on disk
 
 
-def list_releases(gold_dir: str | Path) -> list[tuple[int, Path]]:
-    """Existing releases as ``(N, path)`` sorted by N (temporary folders ignored)."""
+def list_releases(gold_dir: str | Path, *, warn_chain: bool = True) -> list[tuple[int, Path]]:
+    """Existing releases as ``(N, path)`` sorted by N (temporary folders ignored).
+
+    A folder whose name reads as a release but is not one (:func:`check_release_folders`:
+    ``v2`` with an invisible character, ``V2``, `` v2``) is refused (one line): every reader of
+    the releases would otherwise take an earlier release for the latest.  A release named as
+    ``previous`` by a later release's manifest but gone (:func:`release_chain_problems`) is a
+    :class:`~goldboard.errors.GoldboardWarning` unless ``warn_chain`` is false (the caller
+    says it itself)."""
     gold_dir = Path(gold_dir)
     if not gold_dir.is_dir():
         return []
+    check_release_folders(gold_dir)
     out = []
     for p in gold_dir.iterdir():
         m = _VERSION_RE.match(p.name)
         if m and p.is_dir():
             out.append((int(m.group(1)), p))
-    return sorted(out)
+    out.sort()
+    for line in release_chain_problems(gold_dir, out) if warn_chain else []:
+        warnings.warn(line, GoldboardWarning, stacklevel=2)
+    return out
+
+
+def check_release_folders(gold_dir: Path) -> None:
+    """Refuse (one line) an entry of ``gold/`` whose name reads as a release (``v``, digits) to a
+    person but is not a release name: an invisible or space character in it, another letter case
+    (``V2``), a look-alike letter or digits of another script (:func:`~goldboard.study.read_number`).
+    Hidden names (an export's temporary ``.vN.*.tmp`` folder) are not read."""
+    for p in sorted(gold_dir.iterdir(), key=lambda p: p.name):
+        if p.name.startswith(".") or (_VERSION_RE.match(p.name) and p.is_dir()):
+            continue
+        n = read_number(p.name.translate(_V_LOOK_ALIKES), "v")
+        if n is None:
+            continue
+        shown = str(p) if p.name.isprintable() and p.name == p.name.strip() else f"{gold_dir}/{p.name!r}"
+        twin = [q for q in gold_dir.iterdir() if (m := _VERSION_RE.match(q.name)) and int(m.group(1)) == n]
+        why = (
+            f"beside release {twin[0].name}: a copy? move it out of {gold_dir}"
+            if twin
+            else (f"renamed by hand? rename it back to {gold_dir / f'v{n}'}")
+        )
+        raise GoldboardError(
+            f"{shown}: reads as release v{n} but is not a release name (releases are named v1, v2, ...): {why}; "
+            "until then no command reads the releases (an earlier release would be taken for the latest)"
+        )
+
+
+def unexpected_release_entries(gold_dir: str | Path) -> list[str]:
+    """One line per entry of ``gold/`` that no command reads: not a release folder (``v1``,
+    ``v2``, ...; ``v02`` is release 2), not hidden (an export's temporary folder), not a name that
+    reads as a release (refused: :func:`check_release_folders`); ``status`` names them."""
+    gold_dir = Path(gold_dir)
+    if not gold_dir.is_dir():
+        return []
+    out = []
+    for p in sorted(gold_dir.iterdir(), key=lambda p: p.name):
+        if p.name.startswith(".") or p.name.casefold() in ("thumbs.db", "desktop.ini"):
+            continue
+        if (_VERSION_RE.match(p.name) and p.is_dir()) or read_number(p.name.translate(_V_LOOK_ALIKES), "v") is not None:
+            continue
+        shown = str(p) if p.name.isprintable() and p.name == p.name.strip() else f"{gold_dir}/{p.name!r}"
+        out.append(
+            f"{shown}: not a release folder (releases are named {gold_dir / 'v1'}, {gold_dir / 'v2'}, ...); no command "
+            "reads it: move it out of the study"
+        )
+    return out
+
+
+def release_chain_problems(gold_dir: str | Path, releases: list[tuple[int, Path]] | None = None) -> list[str]:
+    """One line per release a later release's manifest names as its ``previous`` that is not in
+    ``gold/`` (deleted or moved by hand): the chain of releases is broken.  A release a manifest
+    lists in ``missing_releases`` (``gold export --allow-missing-releases`` released over the gap)
+    is known to be gone and not said again.  Manifests that cannot be read are left to the
+    readers of that release."""
+    gold_dir = Path(gold_dir)
+    releases = list_releases(gold_dir, warn_chain=False) if releases is None else releases
+    names = {p.name for _, p in releases}
+    previous = {}
+    for _, p in releases:
+        try:
+            manifest = read_manifest(p)
+        except GoldboardError:
+            continue
+        previous[p] = manifest.get("previous")
+        gone = manifest.get("missing_releases")
+        names |= {str(g) for g in gone} if isinstance(gone, list) else set()  # released anyway, as recorded
+    out = []
+    for p, prev in previous.items():
+        if isinstance(prev, str) and prev and prev not in names:
+            out.append(
+                f"{gold_dir / prev}: missing, but release {p.name}'s manifest ({p / 'manifest.json'}) names it as "
+                "its previous release: deleted or moved by hand? restore it from a backup"
+            )
+    return out
 
 
 def release_path(gold_dir: str | Path, version: str) -> Path:
     """Path of release ``version`` (``v2`` or ``2``); error when it does not exist."""
+    list_releases(gold_dir)  # a folder that reads as a release but is not one: refused; a broken chain: said
     v = str(version).strip()
     if v.isdigit():
         v = f"v{int(v)}"
@@ -361,7 +456,7 @@ def _write_gold_release(
     now: str | None,
 ) -> GoldRelease:
     digest = gold_digest(gold)
-    existing = list_releases(gold_dir)
+    existing = list_releases(gold_dir, warn_chain=False)  # a broken chain: refused by the caller, unless allowed
     previous = existing[-1] if existing else None
     if previous is not None:  # the new release names it as previous: it must be what it certifies
         problem = release_problem(previous[1])
@@ -512,6 +607,8 @@ __all__ = [
     "list_releases",
     "read_manifest",
     "read_release",
+    "release_chain_problems",
+    "unexpected_release_entries",
     "release_path",
     "release_problem",
     "write_gold_file",

@@ -375,3 +375,235 @@ def test_a_pull_record_of_an_older_goldboard_without_a_digest_is_read_without_a_
     res = run("agree", "--study", s, "--round", "1")
     assert res.exit_code == 0 and "pull.json" not in res.output, res.output
     assert run("gold", "export", "--study", s).exit_code == 0
+
+
+# --------------------------------------------------------------------------- campaign 6: H16, N35, N31, W12
+
+
+def _moved(s: Path, n: int, name: str) -> Path:
+    """Round ``n``'s folder renamed ``name`` (``None``: deleted)."""
+    src = s / "rounds" / str(n)
+    if name is None:
+        shutil.rmtree(src)
+        return src
+    src.rename(s / "rounds" / name)
+    return s / "rounds" / name
+
+
+def _tree(s: Path) -> list:
+    return sorted((p.relative_to(s), p.stat().st_size if p.is_file() else -1) for p in s.rglob("*"))
+
+
+@pytest.mark.parametrize("name", ["01", "1\u200b", " 1", "\uff11", "old"])
+def test_a_round_folder_renamed_is_named_by_every_reader(pulled, tmp_path, name):
+    """H16 (campaign 6, a regression): rounds/1 renamed rounds/01 -- status printed an empty
+    "round 1:" and exit 0; agree and gold export said "rounds/1/pull.json records it", which was
+    gone too.  Every reader now names the missing folder and the one that holds it (failed on the
+    code before: status exit 0, the others the false pull.json line)."""
+    s = _copy(pulled, tmp_path)
+    _moved(s, 1, name)
+    shown = str(s / "rounds" / name) if name.isprintable() and name == name.strip() else f"{s / 'rounds'}/{name!r}"
+    want = (
+        f"Error: {s / 'rounds' / '1'}: missing, but {s / 'study.toml'} records round 1's pull (from r1.csv); "
+        f"{shown} holds it: renamed? rename it back to {s / 'rounds' / '1'} (its ratings would otherwise drop out of "
+        "every result)"
+    )
+    before = _tree(s)
+    for cmd in _readers(s, tmp_path):
+        assert error_line(run(*cmd)) == want, cmd
+    assert _tree(s) == before  # nothing written
+    assert not (tmp_path / "f.csv").exists() and not (tmp_path / "r.md").exists()
+
+
+def test_a_round_folder_deleted_is_named_by_every_reader(pulled, tmp_path):
+    """Round 2's folder deleted: readers read round 1 alone as the whole study (failed on the code
+    before: every reader exit 0)."""
+    s = _copy(pulled, tmp_path)
+    _moved(s, 2, None)
+    want = (
+        f"Error: {s / 'rounds' / '2'}: missing, but {s / 'study.toml'} records round 2's pull (from r2.csv); "
+        "deleted by hand? restore it from a backup (its ratings would otherwise drop out of every result)"
+    )
+    for cmd in _readers(s, tmp_path):
+        assert error_line(run(*cmd)) == want, cmd
+
+
+def test_a_round_folder_renamed_is_named_without_a_record_in_study_toml(pulled, tmp_path):
+    """rounds/2 renamed rounds/old in a study whose study.toml records no pull of files for it
+    (a Label Studio round): its pull.json names the round (failed on the code before: exit 0,
+    round 1 read as the whole study)."""
+    s = _copy(pulled, tmp_path)
+    toml = s / "study.toml"
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text[: text.rindex("[rounds.tables")], encoding="utf-8")  # round 2: no tables
+    _moved(s, 2, "old")
+    want = (
+        f"Error: {s / 'rounds' / '2'}: missing, but {s / 'rounds' / 'old'} holds round 2's pull record (pull.json): "
+        f"renamed? rename it back to {s / 'rounds' / '2'} (its ratings would otherwise drop out of every result)"
+    )
+    for cmd in _readers(s, tmp_path):
+        assert error_line(run(*cmd)) == want, cmd
+
+
+@pytest.mark.parametrize("name", ["01", "2\u200b", "03"])
+def test_a_folder_that_reads_as_a_round_number_is_refused(pulled, tmp_path, name):
+    """A copy of a round folder beside it under a look-alike name, or a look-alike of a round the
+    study does not have: no reader reads it, so each says so (failed on the code before: exit 0,
+    and rounds/03 was read as round 3)."""
+    s = _copy(pulled, tmp_path)
+    shutil.copytree(s / "rounds" / "1", s / "rounds" / name)
+    n = int(name.strip("\u200b"))
+    shown = str(s / "rounds" / name) if name.isprintable() else f"{s / 'rounds'}/{name!r}"
+    for cmd in _readers(s, tmp_path):
+        line = error_line(run(*cmd))
+        if n <= 2:
+            assert line == (
+                f"Error: {shown}: reads as round {n}, beside {s / 'rounds' / str(n)}, but no command reads it: a "
+                "copy? move it out of the study"
+            ), cmd
+        else:
+            assert line.startswith(f"Error: {shown}: not a round folder name") and (
+                f"reads as round 3: renamed by hand? rename it back to {s / 'rounds' / '3'}" in line
+            ), (cmd, line)
+
+
+def test_status_names_an_entry_of_rounds_that_no_command_reads(pulled, tmp_path):
+    """rounds/sub (a study made inside rounds/ by an older goldboard, campaign 6 W12) is read by no
+    command: status names it (failed on the code before: not a word), the others read on."""
+    s = _copy(pulled, tmp_path)
+    (s / "rounds" / "sub").mkdir()
+    (s / "rounds" / ".DS_Store").write_bytes(b"\0")
+    res = run("status", "--study", s)
+    assert res.exit_code == 0, res.output
+    assert (
+        f"warning: {s / 'rounds' / 'sub'}: not a round folder (goldboard names them {s / 'rounds' / '1'}, "
+        f"{s / 'rounds' / '2'}, ...); no command reads it: move it out of the study"
+    ) in res.output
+    assert ".DS_Store" not in res.output
+    assert run("agree", "--study", s).exit_code == 0
+
+
+def test_status_names_an_entry_of_gold_that_no_command_reads(pulled, tmp_path):
+    """gold/v1_old (a release moved aside by hand) is read by no command: status names it (failed
+    on the code before: not a word); hidden folders (an export's temporary one) are not named."""
+    s = _released_twice(pulled, tmp_path)
+    (s / "gold" / "v1_old").mkdir()
+    (s / "gold" / ".v3.x.tmp").mkdir()
+    res = run("status", "--study", s)
+    assert res.exit_code == 0, res.output
+    assert (
+        f"warning: {s / 'gold' / 'v1_old'}: not a release folder (releases are named {s / 'gold' / 'v1'}, "
+        f"{s / 'gold' / 'v2'}, ...); no command reads it: move it out of the study"
+    ) in res.output
+    assert ".v3" not in res.output and "not a release folder" not in run("status", "--study", pulled).output
+
+
+def _release_readers(s: Path, tmp_path: Path) -> list[tuple]:
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"case_id": f"C-{n}", "predicted_label": "Supported"}) + "\n" for n in (1, 2)))
+    return [
+        ("score", "--study", s, "--predictions", pred),
+        ("gold", "list", "--study", s),
+        ("gold", "diff", "v1", "v2", "--study", s),
+        ("report", "--study", s, "--format", "markdown", "-o", tmp_path / "r.md", "--no-supplement"),
+        ("status", "--study", s),
+        ("gold", "export", "--study", s, "--force"),
+    ]
+
+
+@pytest.mark.parametrize("name", ["v2\u200b", "V2", " v2", "v2 ", "\u03bd2"])
+def test_a_release_folder_renamed_to_a_look_alike_is_refused_by_every_reader(pulled, tmp_path, name):
+    """N35: gold/v2 renamed 'v2<U+200B>' -- score took v1 for the latest release without a word, and
+    gold export --force wrote a new gold/v2 beside it (failed on the code before: exit 0 both)."""
+    s = _released_twice(pulled, tmp_path)
+    (s / "gold" / "v2").rename(s / "gold" / name)
+    shown = str(s / "gold" / name) if name.isprintable() and name == name.strip() else f"{s / 'gold'}/{name!r}"
+    want = (
+        f"Error: {shown}: reads as release v2 but is not a release name (releases are named v1, v2, ...): renamed "
+        f"by hand? rename it back to {s / 'gold' / 'v2'}; until then no command reads the releases (an earlier "
+        "release would be taken for the latest)"
+    )
+    for cmd in _release_readers(s, tmp_path):
+        assert error_line(run(*cmd)) == want, cmd
+    assert sorted(p.name for p in (s / "gold").iterdir()) == sorted(["v1", name])  # nothing written
+
+
+def test_a_release_folder_v02_and_hidden_folders_are_no_look_alikes(pulled, tmp_path):
+    """A guard: v02 is release 2 (campaign 5 H13), a hidden folder is an export's own."""
+    s = _released_twice(pulled, tmp_path)
+    (s / "gold" / "v2").rename(s / "gold" / "v02")
+    (s / "gold" / ".v3.x.tmp").mkdir()
+    res = run("score", "--study", s, "--predictions", _release_readers(s, tmp_path)[0][-1])
+    assert res.exit_code == 0 and "(v02)" in res.output, res.output
+
+
+def test_a_release_deleted_under_a_later_one_is_said_and_refused_by_gold_export(pulled, tmp_path):
+    """N31: gold/v1 deleted while v2's manifest names it as its previous -- gold export --force
+    wrote v3 and status said nothing (failed on the code before: exit 0, no word)."""
+    s = _released_twice(pulled, tmp_path)
+    v1 = s / "gold" / "v1"
+    for f in v1.iterdir():
+        f.chmod(0o644)
+    shutil.rmtree(v1)
+    said = (
+        f"{v1}: missing, but release v2's manifest ({s / 'gold' / 'v2' / 'manifest.json'}) names it as its previous "
+        "release: deleted or moved by hand? restore it from a backup"
+    )
+    for cmd in _release_readers(s, tmp_path)[:2] + _release_readers(s, tmp_path)[3:5]:
+        res = run(*cmd)
+        assert res.exit_code == 0 and said in res.output, (cmd, res.output)
+    assert f"warning: {said}" in run("status", "--study", s).output
+    for extra in ((), ("--force",)):
+        line = error_line(run("gold", "export", "--study", s, *extra))
+        assert line == (
+            f"Error: {said}; no gold release written: the release chain is broken (to release anyway, pass "
+            "--allow-missing-releases: the manifest records the missing releases)"
+        ), line
+    assert sorted(p.name for p in (s / "gold").iterdir()) == ["v2"]
+    res = run("gold", "export", "--study", s, "--force", "--allow-missing-releases")
+    assert res.exit_code == 0, res.output
+    assert f"Warning: release v1 is missing from {s / 'gold'}; released as asked, the manifest says so" in res.output
+    man = json.loads((s / "gold" / "v3" / "manifest.json").read_text(encoding="utf-8"))
+    assert man["missing_releases"] == ["v1"] and man["previous"] == "v2"
+    res = run("gold", "export", "--study", s, "--force")  # the gap is recorded: said once, not again
+    assert res.exit_code == 0 and "missing" not in res.output, res.output
+
+
+def test_an_intact_release_chain_says_nothing(pulled, tmp_path):
+    """A guard: no chain warning on releases as gold export wrote them."""
+    s = _released_twice(pulled, tmp_path)
+    for cmd in _release_readers(s, tmp_path):
+        res = run(*cmd)
+        assert res.exit_code == 0 and "missing" not in res.output and "reads as" not in res.output, (cmd, res.output)
+
+
+@pytest.mark.parametrize("inside", ["rounds/sub", "rounds", "gold/x", "judges/j", ".cache/s"])
+def test_study_init_inside_another_studys_own_folders_is_refused(pulled, tmp_path, inside):
+    """W12: `study init X/rounds/sub` made a study inside another study's rounds/ (failed on the
+    code before: exit 0, "Created study 'sub'")."""
+    s = _copy(pulled, tmp_path)
+    target = s / inside
+    before = _tree(s)
+    env = {"GOLDBOARD_SERVER_DIR": str(tmp_path / "srv")}  # "recorded in study.toml" was said before the refusal
+    res = run("study", "init", target, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", env=env)
+    assert "recorded in study.toml" not in res.output, res.output
+    line = error_line(res)
+    assert (
+        line.startswith(f"Error: {target}: is inside the study in {s} (")
+        and (
+            f"a study is never made inside another study's own folders: give a folder outside them (a folder directly "
+            f"in {s}, e.g. {s / target.name}, is fine)"
+        )
+        in line
+    ), line
+    assert _tree(s) == before
+
+
+@pytest.mark.parametrize("beside", ["sub", "reports/sub"])
+def test_study_init_beside_another_studys_files_is_made(pulled, tmp_path, beside):
+    """A guard: a study in a folder directly in another study's folder (or in its reports/) is
+    another study beside its files."""
+    s = _copy(pulled, tmp_path)
+    res = run("study", "init", s / beside, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    assert res.exit_code == 0 and (s / beside / "study.toml").is_file(), res.output
+    assert run("agree", "--study", s).exit_code == 0

@@ -147,6 +147,9 @@ def test_a_label_studio_round_with_imported_ratings_claims_no_blinding_for_them(
     rnd = st.get_or_add_round(1)
     rnd.mode, rnd.projects, rnd.tables = "blinded", {"onc_a": 11, "onc_b": 12}, {"c.csv": {}}
     st.save()
+    # the round's ratings, as a pull of c.csv leaves them (a table recorded without them: the folder deleted)
+    st.round_dir(1).mkdir(parents=True)
+    st.ratings_path(1).write_text(",".join(RATINGS_COLUMNS) + "\n", encoding="utf-8")
     st = Study.open(st.path)
     text = blinding_text(st.round(1))
     assert text.startswith("Blinded by convention")

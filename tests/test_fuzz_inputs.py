@@ -501,6 +501,10 @@ def _hand_edits() -> list[tuple[str, callable, bool, str]]:
         ("pull.json deleted", lambda st: pull_json(st, None), False, "pull.json: missing, so"),
         ("pull.json junk", lambda st: pull_json(st, hostile.BINARY[2]), False, "pull.json: cannot be read"),
         ("pull.json half", lambda st: pull_json(st, b'{"ratings_sha256": "ab'), False, "pull.json: not valid JSON"),
+        # campaign 6 H16: a round folder renamed to a name that reads as its number is refused by every reader
+        ("rounds/1 -> 01", lambda st: (st / "rounds" / "1").rename(st / "rounds" / "01"), True, ""),
+        ("rounds/1 -> 1+ZWSP", lambda st: (st / "rounds" / "1").rename(st / "rounds" / "1\u200b"), True, ""),
+        ("rounds/1 copied to 01", lambda st: shutil.copytree(st / "rounds" / "1", st / "rounds" / "01"), True, ""),
     ]
 
 
@@ -534,6 +538,49 @@ def test_hand_edited_study_files_are_named_by_every_reader(world, failures):
                 return None
 
             must_fail = refused or (gold and bool(says))
+            judge(f"{' '.join(cmd[:2])} <- {name}", res, must_fail=must_fail, oracle=oracle, must_pass=not must_fail)
+
+
+#: campaign 6 N35/N31: release folders renamed to a look-alike of a release name, or deleted under a later one
+RELEASE_EDITS = [
+    ("v2 -> v2+ZWSP", lambda g: (g / "v2").rename(g / "v2\u200b"), True),
+    ("v2 -> V2", lambda g: (g / "v2").rename(g / "V2"), True),
+    ("v2 -> ' v2'", lambda g: (g / "v2").rename(g / " v2"), True),
+    ("v2 -> v02", lambda g: (g / "v2").rename(g / "v02"), False),
+    ("v1 deleted", lambda g: shutil.rmtree(g / "v1"), False),
+]
+RELEASE_READERS = [
+    ["score", "--study", "{st}", "--predictions", "{predictions}"],
+    ["gold", "list", "--study", "{st}"],
+    ["report", "--study", "{st}", "--format", "markdown", "-o", "{tmp}/r.md", "--no-supplement"],
+    ["gold", "export", "--study", "{st}", "--force"],
+]
+
+
+def test_release_folders_renamed_or_deleted_are_named_by_every_reader(world, failures):
+    """A folder under gold/ that reads as a release but is not one is refused in one line by every
+    reader of the releases; v02 is release 2 (the oracle: score reads release v02, the latest); a
+    release deleted under a later one that names it as previous is a warning naming both for the
+    readers (the oracle), and refused by gold export (--force too)."""
+    for name, edit, refused in RELEASE_EDITS:
+        for cmd in RELEASE_READERS:
+            st = fresh_copy(world, "release", "released")
+            assert invoke(["gold", "export", "--study", st, "--force"]).exit_code == 0  # v2, previous v1
+            for f in (st / "gold" / "v1").iterdir():
+                f.chmod(0o644)
+            edit(st / "gold")
+            args = [a.format(st=st, tmp=world["root"], predictions=world["good"]["predictions"]) for a in cmd]
+            res = invoke(args)
+            chain = name == "v1 deleted"
+
+            def oracle(res, chain=chain, score=cmd[0] == "score", st=st):
+                if chain and f"{st / 'gold' / 'v1'}: missing, but release v2's manifest" not in res.stderr:
+                    return f"no warning naming the missing v1 and v2's manifest: {res.stderr[:200]!r}"
+                if score and not chain and "(v02)" not in res.stdout:
+                    return f"score did not read release v02, the latest: {res.stdout[:200]!r}"
+                return None
+
+            must_fail = refused or (chain and cmd[0] == "gold" and cmd[1] == "export")
             judge(f"{' '.join(cmd[:2])} <- {name}", res, must_fail=must_fail, oracle=oracle, must_pass=not must_fail)
 
 

@@ -418,14 +418,25 @@ def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[d
     ]
 
 
-def check_latest_release(study: Study) -> None:
+def check_latest_release(study: Study, allow_missing_releases: bool = False) -> list[str]:
     """Refuse (nothing written) a new release over a latest release that fails its own manifest
     (its gold file edited, replaced or missing: :func:`~goldboard.exports.gold.release_problem`):
     the new manifest would name it as ``previous``, and an unchanged gold would be answered with
-    it as already released."""
-    from goldboard.exports.gold import list_releases, release_problem
+    it as already released.  A release a later manifest names as its previous but gone from
+    ``gold/`` (:func:`~goldboard.exports.gold.release_chain_problems`) is refused unless
+    ``allow_missing_releases``; returns the missing releases' names (the manifest records them)."""
+    from goldboard.exports.gold import list_releases, release_chain_problems, release_problem
 
-    releases = list_releases(study.gold_dir)
+    releases = list_releases(study.gold_dir, warn_chain=False)
+    broken = release_chain_problems(study.gold_dir, releases)
+    if broken and not allow_missing_releases:
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        raise ParamError(
+            "{first}{more}; no gold release written: the release chain is broken (to release anyway, pass "
+            "{allow_missing_releases}: the manifest records the missing releases)",
+            first=broken[0],
+            more=more,
+        )
     problem = release_problem(releases[-1][1]) if releases else None
     if problem:  # without its hint to cut a new release: that is what is refused here
         what = problem.split("; a release is never edited")[0]
@@ -433,6 +444,7 @@ def check_latest_release(study: Study) -> None:
             f"{what}; no gold release written: a release is never edited, and the next one would name it as its "
             "previous: restore it from a backup first"
         )
+    return [Path(line.split(": missing, but ", 1)[0]).name for line in broken]
 
 
 def write_gold_release(*args: Any, **kwargs: Any) -> GoldRelease:
@@ -451,6 +463,7 @@ def export_gold(
     now: str | None = None,
     round_number: int | None = None,
     allow_edited_ratings: bool = False,
+    allow_missing_releases: bool = False,
 ) -> GoldRelease:
     """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
 
@@ -462,11 +475,13 @@ def export_gold(
     :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold item
     breaks a schema cross-field rule.  A ``rounds/N/ratings.csv`` changed since its pull
     (:meth:`~goldboard.study.Study.ratings_edit_problem`) is refused (nothing written) unless
-    ``allow_edited_ratings``; the manifest then lists it (``sources.edited_ratings``).
+    ``allow_edited_ratings``; the manifest then lists it (``sources.edited_ratings``).  A release
+    a later one names as its previous, gone from ``gold/``, is refused unless
+    ``allow_missing_releases`` (manifest: ``missing_releases``).
     """
 
     schema = study.schema
-    check_latest_release(study)
+    missing = check_latest_release(study, allow_missing_releases)
     # each input is read once; the manifest hashes exactly the bytes gold is built from
     # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
     digests: dict[int, str] = {}
@@ -513,6 +528,7 @@ def export_gold(
                 "orphans": len(orphans),
             },
         },
+        **({"missing_releases": missing} if missing else {}),
     }
     rel = write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
     rel.gold = gold
