@@ -13,6 +13,7 @@ an example.  This module imports nothing else from goldboard.
 from __future__ import annotations
 
 import decimal
+import difflib
 import json
 import math
 import re
@@ -648,7 +649,10 @@ def _schema_fields(raw_fields: Any, where: str, options: tuple[str, ...]) -> lis
         if f.shown_when is not None:
             ctl = by_name.get(f.shown_when.field)
             if ctl is None:
-                raise SchemaError(f"{where}: field {f.name}: shown_when.field {f.shown_when.field!r} is not a field")
+                raise SchemaError(
+                    f"{where}: field {f.name}: shown_when.field {f.shown_when.field!r} is not a field"
+                    f"{_did_you_mean(f.shown_when.field, by_name)}"
+                )
             for v in f.shown_when.values:
                 if v not in ctl.categories:
                     raise SchemaError(f"{where}: field {f.name}: shown_when value {v!r} is not a value of {ctl.name}")
@@ -924,7 +928,9 @@ def _parse_boundary(rb: Any, where: str, by_name: dict[str, Field]) -> Boundary:
     fname = _req_str(rb, "field", where)
     f = by_name.get(fname)
     if f is None or not f.is_rated:
-        raise SchemaError(f"{where} ({name}): field {fname!r} is not a rated field of this schema")
+        raise SchemaError(
+            f"{where} ({name}): field {fname!r} is not a rated field of this schema{_did_you_mean(fname, by_name)}"
+        )
     groups = []
     for side in ("a", "b"):
         vals = rb.get(side)
@@ -962,7 +968,7 @@ def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigg
     f = by_name.get(fname)
     targets = [f] if f is not None else [g for g in by_name.values() if g.base == fname]
     if not targets:
-        raise SchemaError(f"{where}: field {fname!r} is not a field of this schema")
+        raise SchemaError(f"{where}: field {fname!r} is not a field of this schema{_did_you_mean(fname, by_name)}")
     out = []
     for f in targets:
         w = f"{where} ({kind} on {f.name})"
@@ -1049,7 +1055,9 @@ def _parse_condition(rc: Any, where: str, by_name: dict[str, Field]) -> Conditio
     fname = _req_str(rc, "field", where)
     f = by_name.get(fname)
     if f is None or not f.is_rated:
-        raise SchemaError(f"{where}: field {fname!r} is not a rated field of this schema")
+        raise SchemaError(
+            f"{where}: field {fname!r} is not a rated field of this schema{_did_you_mean(fname, by_name)}"
+        )
     tests = [k for k in ("in", "not_in", "empty") if k in rc]
     if len(tests) != 1:
         raise SchemaError(f"{where}: give exactly one of in, not_in, empty")
@@ -1068,6 +1076,16 @@ def _parse_condition(rc: Any, where: str, by_name: dict[str, Field]) -> Conditio
         except ValueNotInSchema as exc:
             raise SchemaError(f"{where}: {test}: {exc}") from None
     return Condition(field=f.name, test=test, values=tuple(dict.fromkeys(canon)), multi=f.kind == "multi")
+
+
+def _did_you_mean(name: str, fields: dict[str, Field]) -> str:
+    """`` (did you mean 'label'?)`` for a field name close to one of the schema's, else ``""``."""
+    if name in fields:  # a field, just not of the kind wanted: the message says which kind
+        return ""
+    close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
+    if not close:
+        close = [f for f in fields if f.casefold() == name.casefold()]
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _only_keys(d: dict, allowed: set[str], where: str) -> None:

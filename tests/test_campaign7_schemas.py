@@ -322,3 +322,13 @@ def test_yaml_schema_is_named_not_called_invalid_toml(tmp_path):
         assert ".toml or .json" in msg
     res = _cli("schema", "show", tmp_path / "s.yaml")
     assert res.exit_code == 1 and "YAML is not read" in res.stderr
+
+
+def test_a_misspelt_field_name_gets_a_did_you_mean(tmp_path):
+    """k7's K_shown_missing: "shown_when.field 'labl' is not a field" named no candidate."""
+    base = HEAD + _field('["Safe", "Unsafe"]') + '[[fields]]\nname = "why"\nkind = "text"\n'
+    _refused(tmp_path, base + 'shown_when = { field = "labl", values = ["Unsafe"] }\n', "(did you mean 'label'?)")
+    bnd = '[[boundaries]]\nname = "b1"\nfield = "Label"\na = ["Safe"]\nb = ["Unsafe"]\n'
+    _refused(tmp_path, base + bnd, "field 'Label' is not a rated field", "(did you mean 'label'?)")
+    msg = _refused(tmp_path, base + bnd.replace('"Label"', '"why"'), "field 'why' is not a rated field")
+    assert "did you mean" not in msg
