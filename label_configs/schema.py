@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from goldboard.errors import GoldboardError
+from goldboard.fileio import key_twice, object_keeping_twice
 from goldboard.text import cell_text, unneutralize_formula
 
 try:  # Python 3.11+
@@ -477,7 +478,10 @@ def load_schema_file(path: str | Path) -> Schema:
     raw_text = _schema_text(path)
     try:
         if suffix == ".json":
-            data = json.loads(raw_text, object_pairs_hook=_json_object, parse_constant=_json_constant)
+            data = json.loads(raw_text, object_pairs_hook=object_keeping_twice, parse_constant=_json_constant)
+            twice = key_twice(data)
+            if twice is not None:  # json.loads alone would silently keep the last value
+                raise _JsonKeyError(f"key {twice!r} appears twice in one object (which value is meant?)")
         else:
             data = tomllib.loads(raw_text)
     except _JsonKeyError as exc:
@@ -512,17 +516,7 @@ def _schema_text(path: Path) -> str:
 
 
 class _JsonKeyError(ValueError):
-    """A JSON schema file gives one key twice in an object, or a NaN/Infinity number."""
-
-
-def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json`` object hook: a key given twice is refused (the last would silently win)."""
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _JsonKeyError(f"key {k!r} is given twice in one object (the last would silently win): keep one")
-        out[k] = v
-    return out
+    """A JSON schema file gives one key twice in an object, or holds a NaN/Infinity number."""
 
 
 def _json_constant(name: str) -> Any:

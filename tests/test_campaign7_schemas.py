@@ -191,9 +191,9 @@ def test_study_init_refuses_a_number_version(tmp_path):
 def test_json_key_given_twice_is_refused_naming_the_key(tmp_path):
     """Fails on the code before (checked: the last "kind" silently won, the field became ordinal)."""
     text = '{"name": "tri", "fields": [{"name": "label", "kind": "nominal", "values": ["Safe", "Unsafe"], "kind": "ordinal"}]}'
-    _refused(tmp_path, text, "invalid JSON", "key 'kind' is given twice", name="s.json")
+    _refused(tmp_path, text, "invalid JSON", "key 'kind' appears twice in one object", name="s.json")
     text = '{"name": "tri", "name": "tri2", "fields": [{"name": "x", "kind": "binary"}]}'
-    _refused(tmp_path, text, "key 'name' is given twice", name="s.json")
+    _refused(tmp_path, text, "key 'name' appears twice in one object", name="s.json")
 
 
 def test_toml_key_given_twice_is_refused(tmp_path):
