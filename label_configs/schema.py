@@ -834,7 +834,9 @@ _NUMBER_RE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d{1,3})?", re.IGNORECA
 
 def _spelling_key(text: str) -> str:
     """The key under which two spellings read as one: a number by its value (``4`` = ``4.0``),
-    otherwise the NFC form without invisible characters, inner spaces collapsed, case folded."""
+    otherwise the NFKC form (full-width letters, ligatures and the full-width ``＄`` the labeling page
+    shows for ``$`` read as their plain letters) without invisible characters, inner spaces
+    collapsed, case folded."""
     t = text.strip()
     if _NUMBER_RE.fullmatch(t):
         try:
@@ -843,7 +845,7 @@ def _spelling_key(text: str) -> str:
             value = None
         if value is not None:
             return "0" if value == 0 else format(value.normalize(), "f")
-    plain = "".join(ch for ch in unicodedata.normalize("NFC", t) if unicodedata.category(ch) != "Cf")
+    plain = "".join(ch for ch in unicodedata.normalize("NFKC", t) if unicodedata.category(ch) != "Cf")
     return " ".join(plain.split()).casefold()
 
 
@@ -855,7 +857,9 @@ def _how_twins_differ(a: str, b: str) -> str:
         return "differ only in their Unicode form (an accent stored as one letter or as a combining mark)"
     if " ".join(a.split()) == " ".join(b.split()):
         return "differ only in spaces"
-    return "differ only in letter case"
+    if " ".join(a.split()).casefold() == " ".join(b.split()).casefold():
+        return "differ only in letter case"
+    return "read alike (they differ only in letter case, spaces or Unicode form: full-width letters, a ligature)"
 
 
 def _check_spellings(values: list[Value], where: str) -> None:

@@ -332,3 +332,12 @@ def test_a_misspelt_field_name_gets_a_did_you_mean(tmp_path):
     _refused(tmp_path, base + bnd, "field 'Label' is not a rated field", "(did you mean 'label'?)")
     msg = _refused(tmp_path, base + bnd.replace('"Label"', '"why"'), "field 'why' is not a rated field")
     assert "did you mean" not in msg
+
+
+def test_compatibility_forms_read_alike(tmp_path):
+    """Full-width letters (a CJK keyboard), and the full-width ``＄`` the labeling page shows for
+    ``$`` (label_configs/xml.py), would make two choices that read the same."""
+    _refused(
+        tmp_path, HEAD + _field('["Safe", "\\uff33\\uff41\\uff46\\uff45"]'), "value 'Safe' and value", "read alike"
+    )
+    _refused(tmp_path, HEAD + _field('["$a", "\\uff04a"]'), "value '$a' and value", "read alike")
