@@ -639,18 +639,39 @@ def _schema_fields(raw_fields: Any, where: str, options: tuple[str, ...]) -> lis
         raise SchemaError(f"{where}: fields: at least one nominal, ordinal or binary field is needed")
     if sum(f.primary for f in fields) > 1:
         raise SchemaError(f"{where}: fields: only one field may be primary")
-    for f in fields:
-        if f.shown_when is not None:
-            ctl = by_name.get(f.shown_when.field)
-            if ctl is None:
-                raise SchemaError(
-                    f"{where}: field {f.name}: shown_when.field {f.shown_when.field!r} is not a field"
-                    f"{_did_you_mean(f.shown_when.field, by_name)}"
-                )
-            for v in f.shown_when.values:
-                if v not in ctl.categories:
-                    raise SchemaError(f"{where}: field {f.name}: shown_when value {v!r} is not a value of {ctl.name}")
+    _check_shown_when(fields, by_name, where)
     return fields
+
+
+def _check_shown_when(fields: list[Field], by_name: dict[str, Field], where: str) -> None:
+    """Each ``shown_when`` names another field and its values, and no field waits on itself: a
+    field shown only when it (or a field shown only when it) has a value is never shown."""
+    for f in fields:
+        if f.shown_when is None:
+            continue
+        ctl = by_name.get(f.shown_when.field)
+        if ctl is None:
+            raise SchemaError(
+                f"{where}: field {f.name}: shown_when.field {f.shown_when.field!r} is not a field"
+                f"{_did_you_mean(f.shown_when.field, by_name)}"
+            )
+        for v in f.shown_when.values:
+            if v not in ctl.categories:
+                raise SchemaError(f"{where}: field {f.name}: shown_when value {v!r} is not a value of {ctl.name}")
+    for f in fields:
+        chain = [f.name]
+        g = f
+        while g.shown_when is not None:
+            g = by_name[g.shown_when.field]
+            if g.name == f.name:
+                waits = " -> ".join([*chain, f.name])
+                raise SchemaError(
+                    f"{where}: field {f.name}: shown_when: the field waits on itself ({waits}: each is shown only "
+                    f"when the next has a value): raters would never see it; control it by another field"
+                )
+            if g.name in chain:
+                break  # a loop further up the chain: reported from its own fields
+            chain.append(g.name)
 
 
 def _schema_rules(raw_rules: Any, where: str, by_name: dict[str, Field]) -> list[Rule]:
@@ -726,6 +747,8 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
         _check_spellings(values, where)
         if kind == "binary" and len(values) != 2:
             raise SchemaError(f"{where}: values: a binary field has exactly two values (absent, present)")
+        if kind == "ordinal":
+            _check_numeric_order(values, where)
         if kind in ("nominal", "ordinal") and len(values) < 2:
             raise SchemaError(
                 f"{where}: values: {'an' if kind == 'ordinal' else 'a'} {kind} field needs at least two values ({values[0].value!r} alone cannot vary: "
@@ -899,6 +922,22 @@ def _check_spellings(values: list[Value], where: str) -> None:
             raise SchemaError(
                 f"{where}: values: {first[1]} and {what} {how}: "
                 f"a rating spelled so could mean either; make them distinct (or one an alias of the other)"
+            )
+
+
+def _check_numeric_order(values: list[Value], where: str) -> None:
+    """An ordinal field whose values are all numbers lists them lowest first: the ordinal statistics
+    rank the values in schema order, the interval ones use the numbers (Field.numeric_scores), and
+    gap/threshold triggers count steps in schema order."""
+    if not all(_NUMBER_RE.fullmatch(v.value) for v in values):
+        return
+    nums = [decimal.Decimal(v.value) for v in values]
+    for i in range(1, len(values)):
+        if nums[i] <= nums[i - 1]:
+            raise SchemaError(
+                f"{where}: values: an ordinal field lists its values lowest first, and {values[i].value!r} comes "
+                f"after {values[i - 1].value!r}: the ordinal statistics and triggers would rank them in that order while the "
+                f"interval ones use the numbers; list them in ascending order"
             )
 
 

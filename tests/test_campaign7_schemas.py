@@ -341,3 +341,29 @@ def test_compatibility_forms_read_alike(tmp_path):
         tmp_path, HEAD + _field('["Safe", "\\uff33\\uff41\\uff46\\uff45"]'), "value 'Safe' and value", "read alike"
     )
     _refused(tmp_path, HEAD + _field('["$a", "\\uff04a"]'), "value '$a' and value", "read alike")
+
+
+def test_a_field_that_waits_on_itself_is_refused(tmp_path):
+    """A field shown only when it has a value itself (or through another field shown only when
+    it has one) is never shown: accepted on the code before (checked)."""
+    a = '[[fields]]\nname = "a"\nkind = "nominal"\nvalues = ["x", "y"]\nshown_when = { field = "%s", values = ["%s"] }\n'
+    b = '[[fields]]\nname = "b"\nkind = "nominal"\nvalues = ["p", "q"]\nshown_when = { field = "a", values = ["x"] }\n'
+    _refused(tmp_path, HEAD + a % ("a", "x"), "field a: shown_when: the field waits on itself (a -> a")
+    _refused(tmp_path, HEAD + a % ("b", "p") + b, "field a: shown_when: the field waits on itself (a -> b -> a")
+    c = '[[fields]]\nname = "c"\nkind = "nominal"\nvalues = ["p", "q"]\n'
+    sch = load_schema_file(
+        _write(
+            tmp_path,
+            HEAD + a % ("b", "p") + b.replace('field = "a", values = ["x"]', 'field = "c", values = ["p"]') + c,
+        )
+    )
+    assert [f.shown_when.field for f in sch.fields if f.shown_when] == ["b", "c"]  # a chain, no loop
+
+
+@pytest.mark.parametrize("values", ['["1", "3", "2"]', '["5", "4", "3", "2", "1"]', '["0.5", "2", "1.5"]'])
+def test_numeric_ordinal_values_are_listed_lowest_first(tmp_path, values):
+    """Accepted on the code before (checked): the ordinal statistics and triggers ranked 3 below 2
+    while the interval ones used the numbers."""
+    _refused(tmp_path, HEAD + _field(values, kind="ordinal", name="sev"), "lowest first", "ascending")
+    ok = load_schema_file(_write(tmp_path, HEAD + _field('["0", "1.5", "2", "10"]', kind="ordinal", name="sev")))
+    assert ok.field("sev").numeric_scores() == [0.0, 1.5, 2.0, 10.0]

@@ -1136,6 +1136,8 @@ def _subtle_schemas() -> list[tuple[str, str, bytes, dict | None]]:
         ("required as text", "s.toml", good + 'required = "false"\n', None),
         ("JSON NaN value", "s.json", '{"name": "tri", "fields": [{"name": "s", "kind": "ordinal", "values": [1, NaN, 3]}]}', None),
         ("YAML file", "s.yaml", "name: tri\nfields:\n  - name: label\n", None),
+        ("shown_when on itself", "s.toml", good + 'shown_when = { field = "label", values = ["Safe"] }\n', None),
+        ("ordinal numbers out of order", "s.toml", head + fld('["1", "3", "2"]', "ordinal", "sev"), None),
         # the valid neighbours: read as written
         ("TOML with a BOM", "s.toml", "\ufeff" + good, {"version": "1", "label": ["Safe", "Unsafe"]}),
         ("JSON with a BOM", "s.json", "\ufeff" + json_dup.replace(', "kind": "ordinal"', ""), {"version": "1", "label": ["Safe", "Unsafe"]}),
