@@ -7,7 +7,7 @@ and the *adjudication triggers* that send an item to review.
 
 Schemas are written in TOML (``.toml``) or JSON (``.json``); the built-ins live
 in ``label_configs/builtin/``.  See ``docs/schema-format.md`` for the format and
-an example.  This module imports nothing else from goldboard.
+an example.  This module imports only the lowest layer of goldboard (errors, text, fileio).
 """
 
 from __future__ import annotations
