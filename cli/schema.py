@@ -116,7 +116,11 @@ def list_cmd() -> None:
 @click.argument("schema_ref", metavar="NAME|FILE")
 @format_option(["table", "json"], "table", old={"text": "table"})
 def show_cmd(schema_ref: str, fmt: str) -> None:
-    """Show a schema's fields, values, boundaries, triggers and display."""
+    """Show a schema's fields, values, boundaries, triggers and display.
+
+    A schema FILE (.toml or .json, UTF-8) is checked whole first: a problem, such as two values
+    differing only in letter case or a version written as a number, is one line naming the file,
+    the entry and the values (docs/schema-format.md)."""
     s = _load(schema_ref)
     if fmt == "json":
         click.echo(json.dumps(s.to_dict(), indent=2, ensure_ascii=False))

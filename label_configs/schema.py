@@ -7,18 +7,23 @@ and the *adjudication triggers* that send an item to review.
 
 Schemas are written in TOML (``.toml``) or JSON (``.json``); the built-ins live
 in ``label_configs/builtin/``.  See ``docs/schema-format.md`` for the format and
-an example.  This module imports nothing else from goldboard.
+an example.  This module imports only the lowest layer of goldboard (errors, text, fileio).
 """
 
 from __future__ import annotations
 
+import decimal
+import difflib
 import json
+import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from goldboard.errors import GoldboardError
+from goldboard.fileio import key_twice, object_keeping_twice
 from goldboard.text import cell_text, unneutralize_formula
 
 try:  # Python 3.11+
@@ -463,25 +468,60 @@ def load_schema(name_or_path: str | Path) -> Schema:
 
 
 def load_schema_file(path: str | Path) -> Schema:
+    """Read and check one schema file (``.toml`` or ``.json``; a leading UTF-8 BOM is dropped)."""
     path = Path(path)
     if not path.exists():
         raise SchemaError(f"{path}: schema file not found")
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        raise SchemaError(f"{path}: YAML is not read: a schema file is .toml or .json (write it as TOML or JSON)")
+    raw_text = _schema_text(path)
     try:
-        raw_text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SchemaError(f"{path}: cannot read schema file: {exc}") from None
-    try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(raw_text)
+        if suffix == ".json":
+            data = json.loads(raw_text, object_pairs_hook=object_keeping_twice, parse_constant=_json_constant)
+            twice = key_twice(data)
+            if twice is not None:  # json.loads alone would silently keep the last value
+                raise _JsonKeyError(f"key {twice!r} appears twice in one object (which value is meant?)")
         else:
             data = tomllib.loads(raw_text)
+    except _JsonKeyError as exc:
+        raise SchemaError(f"{path}: invalid JSON: {exc}") from None
     except json.JSONDecodeError as exc:
         raise SchemaError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
     except RecursionError:
         raise SchemaError(f"{path}: nested too deeply to read") from None
     except tomllib.TOMLDecodeError as exc:
-        raise SchemaError(f"{path}: invalid TOML: {exc}") from None
+        read_as = (
+            ""
+            if suffix == ".toml"
+            else f" (read as TOML: a schema file is .toml or .json, not {suffix or 'a file without an extension'})"
+        )
+        raise SchemaError(f"{path}: invalid TOML: {exc}{read_as}") from None
     return schema_from_dict(data, source=str(path))
+
+
+def _schema_text(path: Path) -> str:
+    """The schema file's text: UTF-8, a leading BOM dropped (as ``study.toml`` is read); UTF-16
+    and other encodings are named, not shown as a codec's message."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SchemaError(f"{path}: cannot read schema file: {exc.strerror or exc}") from None
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise SchemaError(f"{path}: the file is UTF-16 text: save it as UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"{path}: not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
+
+
+class _JsonKeyError(ValueError):
+    """A JSON schema file gives one key twice in an object, or holds a NaN/Infinity number."""
+
+
+def _json_constant(name: str) -> Any:
+    """``json`` constant hook: ``NaN``/``Infinity`` are no JSON and no value of a schema."""
+    raise _JsonKeyError(f'{name} is not a JSON value: write a value as text in quotes ("{name}")')
 
 
 def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
@@ -496,7 +536,7 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     name = _req_str(data, "name", where)
     if not NAME_RE.match(name):
         raise SchemaError(f"{where}: name: {name!r} must start with a letter and use letters, digits, _")
-    version = str(data.get("version", "1"))
+    version = _version(data.get("version", "1"), where)
     raw_display = data.get("display", {}) or {}
     if not isinstance(raw_display, dict):
         raise SchemaError(f"{where}: display: must be a table")
@@ -510,8 +550,9 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     for i, rt in enumerate(data.get("triggers", []) or []):
         triggers.extend(_parse_trigger(rt, f"{where}: triggers[{i}]", by_name))
     bnames = [b.name for b in boundaries]
-    if len(set(bnames)) != len(bnames):
-        raise SchemaError(f"{where}: boundaries: duplicate boundary name")
+    bdup = sorted({n for n in bnames if bnames.count(n) > 1})
+    if bdup:
+        raise SchemaError(f"{where}: boundaries: duplicate boundary name {bdup[0]!r}")
     rules = _schema_rules(data.get("rules", []) or [], where, by_name)
     return Schema(
         name=name,
@@ -547,6 +588,21 @@ _SCHEMA_KEYS = {
 }
 
 
+def _version(raw: Any, where: str) -> str:
+    """The schema ``version``: text as written.  A number is refused: TOML/JSON read ``1.10`` as
+    the number 1.1, so the version recorded with every study and release would not be the one typed."""
+    if isinstance(raw, str) and raw.strip():
+        return raw.strip()
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        said = f"written as a number (read as {raw!r})"
+    else:
+        said = f"{raw!r} is no version"
+    raise SchemaError(
+        f'{where}: version: {said}: write it as text in quotes exactly as meant (version = "1.10", not '
+        f"version = 1.10): that text is recorded with every study and release"
+    )
+
+
 def _display_options(raw_display: dict, where: str) -> tuple[str, ...]:
     """``display.options``: the answer options' letters (e.g. ``A``..``E``), each once."""
     options = tuple(str(o) for o in raw_display.get("options", []) or [])
@@ -570,20 +626,52 @@ def _schema_fields(raw_fields: Any, where: str, options: tuple[str, ...]) -> lis
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise SchemaError(f"{where}: fields: duplicate field name {dup[0]!r}")
+    folded: dict[str, str] = {}
+    for n in names:
+        first = folded.setdefault(n.casefold(), n)
+        if first != n:
+            raise SchemaError(
+                f"{where}: fields: {first!r} and {n!r} differ only in letter case: one field, or two? "
+                f"give two fields names that differ in more than case"
+            )
     by_name = {f.name: f for f in fields}
     if not any(f.level is not None for f in fields):
         raise SchemaError(f"{where}: fields: at least one nominal, ordinal or binary field is needed")
     if sum(f.primary for f in fields) > 1:
         raise SchemaError(f"{where}: fields: only one field may be primary")
-    for f in fields:
-        if f.shown_when is not None:
-            ctl = by_name.get(f.shown_when.field)
-            if ctl is None:
-                raise SchemaError(f"{where}: field {f.name}: shown_when.field {f.shown_when.field!r} is not a field")
-            for v in f.shown_when.values:
-                if v not in ctl.categories:
-                    raise SchemaError(f"{where}: field {f.name}: shown_when value {v!r} is not a value of {ctl.name}")
+    _check_shown_when(fields, by_name, where)
     return fields
+
+
+def _check_shown_when(fields: list[Field], by_name: dict[str, Field], where: str) -> None:
+    """Each ``shown_when`` names another field and its values, and no field waits on itself: a
+    field shown only when it (or a field shown only when it) has a value is never shown."""
+    for f in fields:
+        if f.shown_when is None:
+            continue
+        ctl = by_name.get(f.shown_when.field)
+        if ctl is None:
+            raise SchemaError(
+                f"{where}: field {f.name}: shown_when.field {f.shown_when.field!r} is not a field"
+                f"{_did_you_mean(f.shown_when.field, by_name)}"
+            )
+        for v in f.shown_when.values:
+            if v not in ctl.categories:
+                raise SchemaError(f"{where}: field {f.name}: shown_when value {v!r} is not a value of {ctl.name}")
+    for f in fields:
+        chain = [f.name]
+        g = f
+        while g.shown_when is not None:
+            g = by_name[g.shown_when.field]
+            if g.name == f.name:
+                waits = " -> ".join([*chain, f.name])
+                raise SchemaError(
+                    f"{where}: field {f.name}: shown_when: the field waits on itself ({waits}: each is shown only "
+                    f"when the next has a value): raters would never see it; control it by another field"
+                )
+            if g.name in chain:
+                break  # a loop further up the chain: reported from its own fields
+            chain.append(g.name)
 
 
 def _schema_rules(raw_rules: Any, where: str, by_name: dict[str, Field]) -> list[Rule]:
@@ -617,7 +705,7 @@ def _schema_display(raw_display: dict, options: tuple[str, ...], where: str) -> 
     return Display(
         case_fields=tuple(case_fields),
         hidden_case_fields=tuple(hidden),
-        show_output=bool(raw_display.get("show_output", True)),
+        show_output=_flag(raw_display, "show_output", True, f"{where}: display"),
         case_title=str(raw_display.get("case_title", "Case")),
         output_title=str(raw_display.get("output_title", "Model output")),
         options=options,
@@ -656,17 +744,16 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
             raise SchemaError(f"{where}: values: a {kind} field needs a list of values")
         for j, rv in enumerate(raw_values):
             values.append(_parse_value(rv, f"{where}: values[{j}]"))
-        seen: dict[str, str] = {}
-        for v in values:
-            for spelling in (v.value, *v.aliases):
-                if spelling in seen and seen[spelling] != v.value:
-                    raise SchemaError(f"{where}: values: {spelling!r} names both {seen[spelling]!r} and {v.value!r}")
-                seen[spelling] = v.value
-        canon = [v.value for v in values]
-        if len(set(canon)) != len(canon):
-            raise SchemaError(f"{where}: values: duplicate value")
+        _check_spellings(values, where)
         if kind == "binary" and len(values) != 2:
             raise SchemaError(f"{where}: values: a binary field has exactly two values (absent, present)")
+        if kind == "ordinal":
+            _check_numeric_order(values, where)
+        if kind in ("nominal", "ordinal") and len(values) < 2:
+            raise SchemaError(
+                f"{where}: values: {'an' if kind == 'ordinal' else 'a'} {kind} field needs at least two values ({values[0].value!r} alone cannot vary: "
+                f"every rating would agree); use a binary field for a flag"
+            )
     shown = None
     if rf.get("shown_when") is not None:
         sw = rf["shown_when"]
@@ -685,7 +772,7 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
                     f"whenChoiceValue on commas, so such a value cannot control visibility"
                 )
         shown = ShownWhen(sw["field"], tuple(vals))
-    required = bool(rf.get("required", kind in ("nominal", "ordinal")))
+    required = _flag(rf, "required", kind in ("nominal", "ordinal"), where)
     common = dict(
         kind=kind,
         title=str(rf.get("title", name.replace("_", " ").capitalize())),
@@ -693,9 +780,9 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
         values=tuple(values),
         required=required,
         shown_when=shown,
-        primary=bool(rf.get("primary", False)),
+        primary=_flag(rf, "primary", False, where),
     )
-    if rf.get("for_each_option"):
+    if _flag(rf, "for_each_option", False, where):
         if not options:
             raise SchemaError(f'{where}: for_each_option needs display.options (e.g. ["A", "B"])')
         return [Field(name=f"{name}_{o}", option=o, base=name, **common) for o in options]
@@ -708,16 +795,15 @@ def _parse_value(rv: Any, where: str) -> Value:
     if not isinstance(rv, dict) or "value" not in rv:
         raise SchemaError(f"{where}: give a string or {{value = ..., description = ...}}")
     _only_keys(rv, {"value", "description", "hint", "aliases", "display"}, where)
-    value = _as_text(rv["value"])
-    if not value.strip():
-        raise SchemaError(f"{where}: value: must not be empty")
+    value = _spelling(rv["value"], f"{where}: value")
     aliases = rv.get("aliases", []) or []
     if not isinstance(aliases, list):
         raise SchemaError(f"{where}: aliases: must be a list")
-    aliases = [_as_text(a) for a in aliases]
+    aliases = [_spelling(a, f"{where}: aliases[{k}]") for k, a in enumerate(aliases)]
     for spelling in (value, *aliases):
         if _XML_ILLEGAL_RE.search(spelling):
             raise SchemaError(f"{where}: value {spelling!r} contains a control character")
+        _no_invisible(spelling, f"{where}: value")
         if MULTI_SEP in spelling:
             raise SchemaError(
                 f"{where}: value {spelling!r} contains {MULTI_SEP!r}, the separator of multi-select values in "
@@ -738,7 +824,137 @@ def _display(raw: Any, where: str) -> str:
     text = " ".join(raw.split())
     if _XML_ILLEGAL_RE.search(text):
         raise SchemaError(f"{where}: display {raw!r} contains a control character")
+    _no_invisible(text, f"{where}: display")
     return text
+
+
+def _spelling(raw: Any, where: str) -> str:
+    """A value or alias as text: a string or a number (``4`` -> ``"4"``), never empty, never NaN."""
+    if isinstance(raw, float) and not math.isfinite(raw):
+        raise SchemaError(f"{where}: {raw!r} is not a number a rating can hold: write the value as text in quotes")
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise SchemaError(f"{where}: give text (or a number), not {type(raw).__name__} {raw!r}")
+    text = _as_text(raw)
+    if not text:
+        raise SchemaError(f"{where}: must not be empty (a blank rating is no rating, never a value)")
+    return text
+
+
+def _no_invisible(text: str, where: str) -> None:
+    """Refuse invisible format characters (zero-width space, joiners, BOM, bidi controls): a rater
+    would read a text that is not the one stored."""
+    hidden = sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) == "Cf"})
+    if hidden:
+        raise SchemaError(
+            f"{where} {text!r} holds an invisible character ({', '.join(hidden)}): "
+            f"what a rater reads would not be the text stored; delete it"
+        )
+
+
+#: a number as a file may spell a value (``4``, ``4.0``, ``04``, ``1E5``): twins by value
+_NUMBER_RE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d{1,3})?", re.IGNORECASE)
+
+
+def _spelling_key(text: str) -> str:
+    """The key under which two spellings read as one: a number by its value (``4`` = ``4.0``),
+    otherwise the NFKC form (full-width letters, ligatures and the full-width ``＄`` the labeling page
+    shows for ``$`` read as their plain letters) without invisible characters, inner spaces
+    collapsed, case folded."""
+    t = text.strip()
+    if _NUMBER_RE.fullmatch(t):
+        try:
+            value = decimal.Decimal(t)
+        except decimal.InvalidOperation:  # pragma: no cover - the pattern only matches numbers
+            value = None
+        if value is not None:
+            return "0" if value == 0 else format(value.normalize(), "f")
+    plain = "".join(ch for ch in unicodedata.normalize("NFKC", t) if unicodedata.category(ch) != "Cf")
+    return " ".join(plain.split()).casefold()
+
+
+def _how_twins_differ(a: str, b: str) -> str:
+    """How two spellings with one :func:`_spelling_key` differ, for a message."""
+    if _NUMBER_RE.fullmatch(a.strip()) and _NUMBER_RE.fullmatch(b.strip()):
+        return "are one number written two ways"
+    if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
+        return "differ only in their Unicode form (an accent stored as one letter or as a combining mark)"
+    if " ".join(a.split()) == " ".join(b.split()):
+        return "differ only in spaces"
+    if " ".join(a.split()).casefold() == " ".join(b.split()).casefold():
+        return "differ only in letter case"
+    return "read alike (they differ only in letter case, spaces or Unicode form: full-width letters, a ligature)"
+
+
+def _check_spellings(values: list[Value], where: str) -> None:
+    """Every spelling of a field (values, aliases, display names) reads as one value only: none
+    repeated for two values, and no two of different values that a reader could not tell apart
+    (letter case, spaces, Unicode form, a number written two ways) -- ratings are matched
+    case-insensitively, so ``safe`` beside ``Safe`` would be read as either."""
+    canon: set[str] = set()
+    for v in values:
+        if v.value in canon:
+            raise SchemaError(
+                f"{where}: values: duplicate value {v.value!r} (listed twice; spaces around a value are not part of it)"
+            )
+        canon.add(v.value)
+    by_value = {v.value: v for v in values}
+    seen: dict[str, tuple[str, str, str]] = {}  # key -> (spelling, "value 'Safe'", canonical value)
+    for v in values:
+        roles = [(v.value, f"value {v.value!r}")]
+        roles += [(a, f"alias {a!r} of {v.value!r}") for a in v.aliases]
+        if v.display:
+            roles.append((v.display, f"display {v.display!r} of {v.value!r}"))
+        for spelling, what in roles:
+            first = seen.setdefault(_spelling_key(spelling), (spelling, what, v.value))
+            if first[2] == v.value:
+                continue
+            both_shown = first[0] == by_value[first[2]].label and spelling == v.label
+            if first[0] == spelling and both_shown:
+                raise SchemaError(
+                    f"{where}: values: {first[2]!r} and {v.value!r} would both be shown as {spelling!r} on the labeling "
+                    f"page: raters could not tell them apart; give each value its own display"
+                )
+            if first[0] == spelling:
+                raise SchemaError(f"{where}: values: {spelling!r} names both {first[2]!r} and {v.value!r}")
+            how = _how_twins_differ(first[0], spelling)
+            if both_shown and not how.startswith("are one number"):
+                how += " (two choices on the labeling page would read alike)"
+            raise SchemaError(
+                f"{where}: values: {first[1]} and {what} {how}: "
+                f"a rating spelled so could mean either; make them distinct (or one an alias of the other)"
+            )
+
+
+def _check_numeric_order(values: list[Value], where: str) -> None:
+    """An ordinal field whose values are all numbers lists them lowest first: the ordinal statistics
+    rank the values in schema order, the interval ones use the numbers (Field.numeric_scores), and
+    gap/threshold triggers count steps in schema order."""
+    if not all(_NUMBER_RE.fullmatch(v.value) for v in values):
+        return
+    nums = [decimal.Decimal(v.value) for v in values]
+    for i in range(1, len(values)):
+        if nums[i] <= nums[i - 1]:
+            raise SchemaError(
+                f"{where}: values: an ordinal field lists its values lowest first, and {values[i].value!r} comes "
+                f"after {values[i - 1].value!r}: the ordinal statistics and triggers would rank them in that order while the "
+                f"interval ones use the numbers; list them in ascending order"
+            )
+
+
+def _flag(d: dict, key: str, default: bool, where: str) -> bool:
+    """A true/false key (``required``, ``primary`` ...): a TOML/JSON boolean, never the text "false"."""
+    raw = d.get(key, default)
+    if not isinstance(raw, bool):
+        raise SchemaError(f"{where}: {key}: give true or false (without quotes), not {raw!r}")
+    return raw
+
+
+def _priority(d: dict, where: str) -> int:
+    """An agenda ``priority``: a whole number >= 1 (1 = most serious; default 5)."""
+    raw = d.get("priority", 5)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise SchemaError(f"{where}: priority: give a whole number >= 1 (1 = most serious), not {raw!r}")
+    return raw
 
 
 def _parse_boundary(rb: Any, where: str, by_name: dict[str, Field]) -> Boundary:
@@ -749,7 +965,9 @@ def _parse_boundary(rb: Any, where: str, by_name: dict[str, Field]) -> Boundary:
     fname = _req_str(rb, "field", where)
     f = by_name.get(fname)
     if f is None or not f.is_rated:
-        raise SchemaError(f"{where} ({name}): field {fname!r} is not a rated field of this schema")
+        raise SchemaError(
+            f"{where} ({name}): field {fname!r} is not a rated field of this schema{_did_you_mean(fname, by_name)}"
+        )
     groups = []
     for side in ("a", "b"):
         vals = rb.get(side)
@@ -770,7 +988,7 @@ def _parse_boundary(rb: Any, where: str, by_name: dict[str, Field]) -> Boundary:
         a=groups[0],
         b=groups[1],
         explanation=str(rb.get("explanation", "")),
-        priority=int(rb.get("priority", 5)),
+        priority=_priority(rb, f"{where} ({name})"),
     )
 
 
@@ -787,7 +1005,7 @@ def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigg
     f = by_name.get(fname)
     targets = [f] if f is not None else [g for g in by_name.values() if g.base == fname]
     if not targets:
-        raise SchemaError(f"{where}: field {fname!r} is not a field of this schema")
+        raise SchemaError(f"{where}: field {fname!r} is not a field of this schema{_did_you_mean(fname, by_name)}")
     out = []
     for f in targets:
         w = f"{where} ({kind} on {f.name})"
@@ -798,18 +1016,33 @@ def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigg
             raise SchemaError(f"{w}: {kind} needs an ordinal field, {f.name} is {f.kind}")
         if kind == "gap":
             min_gap = rt.get("min_gap")
-            if not isinstance(min_gap, int) or min_gap < 1:
+            if not isinstance(min_gap, int) or isinstance(min_gap, bool) or min_gap < 1:
                 raise SchemaError(f"{w}: min_gap: give a whole number >= 1")
+            if min_gap > len(f.values) - 1:
+                raise SchemaError(
+                    f"{w}: min_gap: {min_gap} can never fire: {f.name} has {len(f.values)} values, so two ratings "
+                    f"differ by at most {len(f.values) - 1} steps"
+                )
         if kind == "threshold":
             try:
                 at = f.normalize(rt.get("at"))
             except ValueNotInSchema as exc:
                 raise SchemaError(f"{w}: at: {exc}") from None
+            if at == f.categories[0]:
+                raise SchemaError(
+                    f"{w}: at: {at!r} is the lowest value of {f.name}: no rating is below it, so the trigger can "
+                    f"never fire"
+                )
         if kind == "low_confidence":
             try:
                 at_most = f.normalize(rt.get("at_most"))
             except ValueNotInSchema as exc:
                 raise SchemaError(f"{w}: at_most: {exc}") from None
+            if at_most == f.categories[-1]:
+                raise SchemaError(
+                    f"{w}: at_most: {at_most!r} is the highest value of {f.name}: every rating is at most that, so "
+                    f"the trigger would fire on every item"
+                )
         compatible = []
         if rt.get("compatible") and f.kind == "multi":
             raise SchemaError(f"{w}: compatible: not supported on a multi-select field (its sets either match or not)")
@@ -830,7 +1063,7 @@ def _parse_trigger(rt: Any, where: str, by_name: dict[str, Field]) -> list[Trigg
                 at_most=at_most,
                 compatible=tuple(compatible),
                 explanation=str(rt.get("explanation", "")),
-                priority=int(rt.get("priority", 5)),
+                priority=_priority(rt, w),
             )
         )
     return out
@@ -848,9 +1081,7 @@ def _parse_rule(rr: Any, where: str, by_name: dict[str, Field]) -> Rule:
     then = _parse_condition(rr.get("then"), f"{w}: then", by_name)
     if when.field == then.field:
         raise SchemaError(f"{w}: when and then must name two different fields")
-    priority = rr.get("priority", 5)
-    if not isinstance(priority, int) or isinstance(priority, bool):
-        raise SchemaError(f"{w}: priority: give a whole number (1 = most serious)")
+    priority = _priority(rr, w)
     return Rule(name=name, when=when, then=then, explanation=str(rr.get("explanation", "")), priority=priority)
 
 
@@ -861,7 +1092,9 @@ def _parse_condition(rc: Any, where: str, by_name: dict[str, Field]) -> Conditio
     fname = _req_str(rc, "field", where)
     f = by_name.get(fname)
     if f is None or not f.is_rated:
-        raise SchemaError(f"{where}: field {fname!r} is not a rated field of this schema")
+        raise SchemaError(
+            f"{where}: field {fname!r} is not a rated field of this schema{_did_you_mean(fname, by_name)}"
+        )
     tests = [k for k in ("in", "not_in", "empty") if k in rc]
     if len(tests) != 1:
         raise SchemaError(f"{where}: give exactly one of in, not_in, empty")
@@ -880,6 +1113,16 @@ def _parse_condition(rc: Any, where: str, by_name: dict[str, Field]) -> Conditio
         except ValueNotInSchema as exc:
             raise SchemaError(f"{where}: {test}: {exc}") from None
     return Condition(field=f.name, test=test, values=tuple(dict.fromkeys(canon)), multi=f.kind == "multi")
+
+
+def _did_you_mean(name: str, fields: dict[str, Field]) -> str:
+    """`` (did you mean 'label'?)`` for a field name close to one of the schema's, else ``""``."""
+    if name in fields:  # a field, just not of the kind wanted: the message says which kind
+        return ""
+    close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
+    if not close:
+        close = [f for f in fields if f.casefold() == name.casefold()]
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _only_keys(d: dict, allowed: set[str], where: str) -> None:

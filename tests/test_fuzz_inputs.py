@@ -1215,6 +1215,75 @@ def test_schema_show_strips_control_characters_from_a_hostile_schema(world, fail
         judge(f"schema config hostile seed {seed}", res, must_fail=False, oracle=xml_oracle, must_pass=True)
 
 
+def _subtle_schemas() -> list[tuple[str, str, bytes, dict | None]]:
+    """(name, file name, bytes, expected) for test_subtle_schema_files; expected None: refused."""
+    head = 'name = "tri"\nversion = "1"\n'
+
+    def fld(values, kind="nominal", name="label"):
+        return f'[[fields]]\nname = "{name}"\nkind = "{kind}"\nvalues = {values}\n'
+
+    sev = fld('["1", "2", "3"]', "ordinal", "sev")
+    bnd = '[[boundaries]]\nname = "b1"\nfield = "label"\na = ["Safe"]\nb = ["Unsafe"]\npriority = {}\n'
+    gap = '[[triggers]]\nkind = "gap"\nfield = "sev"\nmin_gap = {}\n'
+    json_dup = '{"name": "tri", "fields": [{"name": "label", "kind": "nominal", "values": ["Safe", "Unsafe"], "kind": "ordinal"}]}'
+    good = head + fld('["Safe", "Unsafe"]')
+    cases = [
+        ("values Safe/safe", "s.toml", head + fld('["Safe", "safe", "Unsafe"]'), None),
+        ("values 4/4.0", "s.toml", head + fld('[4, "4.0", 5]', "ordinal"), None),
+        ("values NFC/NFD", "s.toml", head + fld('["Caf\\u00e9", "Cafe\\u0301"]'), None),
+        ("alias case-twin of another value", "s.toml", head + fld('["Safe", { value = "Unsafe", aliases = ["SAFE"] }]'), None),
+        ("display = another value", "s.toml", head + fld('[{ value = "Safe", display = "Unsafe" }, "Unsafe"]'), None),
+        ("boundary priority text", "s.toml", good + bnd.format('"high"'), None),
+        ("boundary priority -3", "s.toml", good + bnd.format("-3"), None),
+        ("version 1.10 unquoted", "s.toml", good.replace('"1"', "1.10"), None),
+        ("JSON key twice", "s.json", json_dup, None),
+        ("fields label/Label", "s.toml", good + fld('["Safe", "Unsafe"]', name="Label"), None),
+        ("gap 7 on 3 values", "s.toml", head + sev + gap.format(7), None),
+        ("ordinal with one value", "s.toml", head + fld('["1"]', "ordinal", "sev"), None),
+        ("empty alias", "s.toml", head + fld('[{ value = "Safe", aliases = [""] }, "Unsafe"]'), None),
+        ("required as text", "s.toml", good + 'required = "false"\n', None),
+        ("JSON NaN value", "s.json", '{"name": "tri", "fields": [{"name": "s", "kind": "ordinal", "values": [1, NaN, 3]}]}', None),
+        ("YAML file", "s.yaml", "name: tri\nfields:\n  - name: label\n", None),
+        ("shown_when on itself", "s.toml", good + 'shown_when = { field = "label", values = ["Safe"] }\n', None),
+        ("ordinal numbers out of order", "s.toml", head + fld('["1", "3", "2"]', "ordinal", "sev"), None),
+        # the valid neighbours: read as written
+        ("TOML with a BOM", "s.toml", "\ufeff" + good, {"version": "1", "label": ["Safe", "Unsafe"]}),
+        ("JSON with a BOM", "s.json", "\ufeff" + json_dup.replace(', "kind": "ordinal"', ""), {"version": "1", "label": ["Safe", "Unsafe"]}),
+        ("version 1.10 quoted", "s.toml", good.replace('"1"', '"1.10"'), {"version": "1.10", "label": ["Safe", "Unsafe"]}),
+        ("alias case-twin of its own value", "s.toml", head + fld('[{ value = "safe", display = "Safe", aliases = ["SAFE"] }, "Unsafe"]'),
+         {"version": "1", "label": ["safe", "Unsafe"]}),
+        ("priority 1", "s.toml", good + bnd.format(1), {"version": "1", "label": ["Safe", "Unsafe"], "priority": 1}),
+        ("gap 2 on 3 values", "s.toml", head + sev + gap.format(2), {"version": "1", "sev": ["1", "2", "3"], "min_gap": 2}),
+    ]  # fmt: skip
+    return [(n, f, t.encode("utf-8"), e) for n, f, t, e in cases]
+
+
+def test_subtle_schema_files(tmp_path, failures):
+    """Custom schema files with subtle errors (issue 23, campaign 7 K01-K09): each is refused in one
+    line, and each valid neighbour is read as written -- the oracle: the version, the values of
+    each field, the boundary priority and the gap, as written in the file."""
+    for i, (name, fname, data, want) in enumerate(_subtle_schemas()):
+        f = tmp_path / str(i) / fname
+        f.parent.mkdir()
+        f.write_bytes(data)
+        res = invoke(["schema", "show", f, "--format", "json"])
+
+        def oracle(res, want=want):
+            got = json.loads(res.stdout)
+            seen = {
+                "version": got["version"],
+                **{fd["name"]: [v["value"] for v in fd["values"]] for fd in got["fields"]},
+            }
+            for b in got["boundaries"]:
+                seen["priority"] = b["priority"]
+            for t in got["triggers"]:
+                seen["min_gap"] = t["min_gap"]
+            return None if seen == want else f"read as {seen!r}, written {want!r}"
+
+        judge(f"schema show {name}", res, must_fail=want is None, oracle=None if want is None else oracle,
+              must_pass=want is not None)  # fmt: skip
+
+
 # --------------------------------------------------------------------------- figures
 
 
