@@ -589,11 +589,14 @@ _SCHEMA_KEYS = {
 
 
 def _version(raw: Any, where: str) -> str:
-    """The schema ``version``: text as written.  A number is refused: TOML/JSON read ``1.10`` as
-    the number 1.1, so the version recorded with every study and release would not be the one typed."""
+    """The schema ``version``: text as written, or a whole number (``version = 2`` reads back as
+    typed).  A decimal is refused: TOML/JSON read ``1.10`` as the number 1.1, so the version recorded
+    with every study and release would not be the one typed."""
     if isinstance(raw, str) and raw.strip():
         return raw.strip()
-    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return str(raw)
+    if isinstance(raw, float):
         said = f"written as a number (read as {raw!r})"
     else:
         said = f"{raw!r} is no version"

@@ -161,11 +161,17 @@ def test_priority_text_is_one_line_not_an_internal_error(tmp_path):
 # --------------------------------------------------------------------------- K05: version
 
 
-@pytest.mark.parametrize("version", ["1.10", "2", "true", "[1]"])
+@pytest.mark.parametrize("version", ["1.10", "2.0", "true", "[1]"])
 def test_version_written_as_a_number_is_refused(tmp_path, version):
     """Fails on the code before (checked: 1.10 was recorded as "1.1", study init said "v1.1")."""
     text = f'name = "tri"\nversion = {version}\n' + _field('["Safe", "Unsafe"]')
     _refused(tmp_path, text, "version:", 'version = "1.10"')
+
+
+def test_version_as_a_whole_number_reads_as_typed(tmp_path):
+    """``version = 2`` is what was typed (no decimal to lose): kept as "2", so older custom schemas still load."""
+    sch = load_schema_file(_write(tmp_path, 'name = "tri"\nversion = 2\n' + _field('["Safe", "Unsafe"]')))
+    assert sch.version == "2"
 
 
 def test_version_as_text_is_kept_exactly(tmp_path):
