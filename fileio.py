@@ -380,7 +380,8 @@ def not_utf8(path: str | Path, data: bytes) -> tuple[int, str] | None:
     return line, f"not UTF-8 text (column {column}: byte 0x{obj[start]:02X}{other}); {advice}"
 
 
-def _not_utf8_error(path: Path, data: bytes) -> GoldboardError:
+def not_utf8_error(path: str | Path, data: bytes) -> GoldboardError:
+    """:func:`not_utf8` as the one-line error ``path:line: not UTF-8 text (...); advice``."""
     line, msg = not_utf8(path, data) or (1, "not UTF-8 text")
     return GoldboardError(f"{path}:{line}: {msg}")
 
@@ -390,7 +391,7 @@ def _decode_text(path: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise _not_utf8_error(path, data) from None
+        raise not_utf8_error(path, data) from None
 
 
 def _read_text(path: Path) -> str:
@@ -399,7 +400,7 @@ def _read_text(path: Path) -> str:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             return fh.read()
     except UnicodeDecodeError:
-        raise _not_utf8_error(path, path.read_bytes()) from None
+        raise not_utf8_error(path, path.read_bytes()) from None
     except IsADirectoryError:
         raise GoldboardError(f"{path}: is a folder, not a file") from None
 

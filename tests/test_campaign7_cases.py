@@ -253,3 +253,22 @@ def test_gold_diff_of_a_release_with_itself_is_refused(tmp_path):
             f"Error: {old} and {new} are both release v1: a release compared with itself (a typo?); give two "
             "different releases (releases: v1)"
         )
+
+
+@pytest.mark.parametrize("reader", ["flag", "doccano"])
+def test_the_other_readers_of_a_users_text_file_give_the_same_message(tmp_path, reader):
+    """`flag FILE` read a ratings CSV's codec error raw ("'utf-8' codec can't decode byte 0xe9 in
+    position 29"); a doccano export said only "not UTF-8 text"."""
+    if reader == "flag":
+        path = tmp_path / "r.csv"
+        path.write_bytes(b"item_id,rater,field,value\nC1,onc_a,safety_label,Supported\nCaf\xe9,onc_a,safety_label,x\n")
+        res = run("flag", path, "--schema", "mtb", code=1)
+        want = f"{path}:3: not UTF-8 text (column 4: byte 0xE9, 'é' in Windows-1252 or Latin-1); save it as 'CSV UTF-8'"
+    else:
+        s = tmp_path / "st"
+        run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b")
+        path = tmp_path / "d.jsonl"
+        path.write_bytes(b'{"id": 1, "text": "caf\xe9", "label": ["Supported"]}\n')
+        res = run("pull", "--study", s, "--from-file", f"doccano={path}", "--rater", "d=onc_a", code=1)
+        want = f"{path}:1: not UTF-8 text (column 23: byte 0xE9, 'é' in Windows-1252 or Latin-1); save it as UTF-8 text"
+    assert error_line(res).startswith(f"Error: {want}")
