@@ -272,3 +272,22 @@ def test_the_other_readers_of_a_users_text_file_give_the_same_message(tmp_path, 
         res = run("pull", "--study", s, "--from-file", f"doccano={path}", "--rater", "d=onc_a", code=1)
         want = f"{path}:1: not UTF-8 text (column 23: byte 0xE9, 'é' in Windows-1252 or Latin-1); save it as UTF-8 text"
     assert error_line(res).startswith(f"Error: {want}")
+
+
+@pytest.mark.parametrize("command", ["flag", "agree"])
+def test_a_plain_ratings_file_with_its_header_repeated_is_refused(tmp_path, command):
+    """`flag r.csv` counted the repeated header as an item 'item_id' missing a rating."""
+    head = "item_id,rater,field,value\n"
+    path = tmp_path / "r.csv"
+    path.write_text(
+        head
+        + "C1,onc_a,safety_label,Supported\nC1,onc_b,safety_label,Supported\n"
+        + head
+        + "C2,onc_a,safety_label,Supported\nC2,onc_b,safety_label,Unsupported\n"
+    )
+    args = ["--schema", "mtb"] if command == "flag" else []
+    res = run(command, path, *args, code=1)
+    assert (
+        error_line(res)
+        == f"Error: {path}:4: the header row repeated here (two files pasted together?): remove this line"
+    )
