@@ -20,10 +20,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio_xlsx import (  # noqa: F401 (re-exported: the readers of user workbooks)
+    REPEATED_HEADER,
     SPREADSHEETS_NOT_READ,
     _pick_sheet,
     _read_xlsx,
     hidden_cells,
+    is_header_row,
     load_workbook,
     merged_cells,
     merged_error,
@@ -356,13 +358,40 @@ def read_records(path: str | Path, sheet: str | None = None, *, sheet_option: bo
     raise GoldboardError(f"{path}: unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
 
 
+def not_utf8(path: str | Path, data: bytes) -> tuple[int, str] | None:
+    """Where the bytes ``data`` of file ``path`` stop being UTF-8 text and what to do, as
+    ``(line, message)`` -- the message names the column (characters), the byte and the character
+    it is in Windows-1252 (the usual other encoding of a spreadsheet export), and the advice --
+    or ``None`` when ``data`` decodes.  The one wording of every reader of a user's text file."""
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        obj, start = exc.object, exc.start
+    else:
+        return None
+    table = Path(path).suffix.lower() in (".csv", ".tsv")
+    advice = "save it as 'CSV UTF-8' (Excel: Save As, CSV UTF-8) or as UTF-8 text" if table else "save it as UTF-8 text"
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return 1, f"not UTF-8 text: it is UTF-16; {advice}"
+    line = obj.count(b"\n", 0, start) + 1
+    column = len(obj[obj.rfind(b"\n", 0, start) + 1 : start].decode("utf-8")) + 1
+    seen = bytes(obj[start : start + 1]).decode("cp1252", errors="replace")
+    other = f", {seen!r} in Windows-1252 or Latin-1" if seen.isprintable() and seen != "\ufffd" else ""
+    return line, f"not UTF-8 text (column {column}: byte 0x{obj[start]:02X}{other}); {advice}"
+
+
+def not_utf8_error(path: str | Path, data: bytes) -> GoldboardError:
+    """:func:`not_utf8` as the one-line error ``path:line: not UTF-8 text (...); advice``."""
+    line, msg = not_utf8(path, data) or (1, "not UTF-8 text")
+    return GoldboardError(f"{path}:{line}: {msg}")
+
+
 def _decode_text(path: Path, data: bytes) -> str:
     """``data`` (the bytes of ``path``) as text, as :func:`_read_text` reads the file."""
     try:
         return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        hint = " (it is UTF-16: save it as 'CSV UTF-8' or UTF-8 text)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-        raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start}){hint}") from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(path, data) from None
 
 
 def _read_text(path: Path) -> str:
@@ -370,11 +399,8 @@ def _read_text(path: Path) -> str:
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             return fh.read()
-    except UnicodeDecodeError as exc:
-        with open(path, "rb") as fh:
-            head = fh.read(2)
-        hint = " (it is UTF-16: save it as 'CSV UTF-8' or UTF-8 text)" if head in (b"\xff\xfe", b"\xfe\xff") else ""
-        raise GoldboardError(f"{path}: not UTF-8 text (byte {exc.start}){hint}") from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(path, path.read_bytes()) from None
     except IsADirectoryError:
         raise GoldboardError(f"{path}: is a folder, not a file") from None
 
@@ -544,10 +570,13 @@ def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
         raise GoldboardError(f"{path}: file is empty")
     rows = _csv_rows(path, text, delimiter, strict=True)
     header = rows[0][1]
+    names = [h.strip() for h in header]
     out = []
     for line, row in rows[1:]:
         if len(row) > len(header):
             raise GoldboardError(f"{path}:{line}: more cells than header columns")
+        if is_header_row(row, names):
+            raise GoldboardError(f"{path}:{line}: {REPEATED_HEADER}")
         out.append((line, {k: (row[i] if i < len(row) else None) for i, k in enumerate(header)}))
     if not out:
         raise GoldboardError(f"{path}: no data rows under the header")
@@ -598,11 +627,12 @@ def _csv_columns(reader: Any) -> pd.DataFrame | None:
     try:
         header = next(reader)
         width = len(header)
+        names = [h.strip() for h in header]
         chunks.extend([] for _ in header)
         start = reader.line_num + 1
         for row in reader:
-            if len(row) != width:
-                return None
+            if len(row) != width or (row[0].strip() == names[0] and is_header_row(row, names)):
+                return None  # the records reader names the line
             lines.append(start)
             rows.append(row)
             start = reader.line_num + 1

@@ -186,6 +186,22 @@ def merged_error(path: str | Path, title: str, rng: str) -> GoldboardError:
     )
 
 
+#: what a data row equal to the header row means (two tables pasted into one file)
+REPEATED_HEADER = "the header row repeated here (two files pasted together?): remove this line"
+
+
+def is_header_row(cells: Any, names: list[str]) -> bool:
+    """Whether a data row's cells are the header's ``names`` again (outer spaces and trailing
+    empty cells aside): a second table pasted under the first, never a record."""
+    texts = ["" if c is None else str(c).strip() for c in cells]
+    while texts and not texts[-1]:
+        texts.pop()
+    want = list(names)
+    while want and not want[-1]:
+        want.pop()
+    return bool(want) and texts == want
+
+
 def _read_xlsx(path: Path, sheet: str | None = None, sheet_option: bool = False) -> list[tuple[int, dict]]:
     wb = load_workbook(path, read_only=True, data_only=True)
     try:
@@ -210,6 +226,8 @@ def _read_xlsx(path: Path, sheet: str | None = None, sheet_option: bool = False)
                     continue
                 if any(c is None for c in row):
                     with_empty[r] = row
+                if is_header_row(row, names):
+                    raise GoldboardError(f"{path}: sheet {ws.title}, row {r}: {REPEATED_HEADER}")
                 out.append((r, {n: v for n, v in zip(names, row) if n}))
         except GoldboardError:
             raise

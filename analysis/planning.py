@@ -796,20 +796,35 @@ def _goal_text(p: SampleSizePlan) -> str:
 
 
 def plan_sentence(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> str:
-    """The methods sentence of the primary (first) plan, prefixed by the pilot it came from."""
+    """The methods sentence of the primary (first) plan, prefixed by what came from the pilot
+    (``pilot["used"]``, from ``plan_inputs_from_study``: the inputs taken from the pilot round;
+    absent: all of them) and what was given instead."""
     sentence = plans[0].sentence() if plans else ""
-    least = min(zip(pilot["prevalences"], pilot["categories"])) if pilot else None
-    if pilot and plans and plans[0].goal == "alpha_min":
-        if abs(least[0] - plans[0].least_frequent) > 1e-12:
+    if not pilot or not plans:
+        return sentence
+    used = pilot.get("used", ["least_frequent"] if plans[0].goal == "alpha_min" else ["kappa", "prevalences"])
+    least = min(zip(pilot["prevalences"], pilot["categories"]))
+    where = f"pilot round {pilot['round']} ({pilot['n_items']} items"
+    if plans[0].goal == "alpha_min":
+        if "least_frequent" not in used or abs(least[0] - plans[0].least_frequent) > 1e-12:
             return sentence  # an explicit probability, not the pilot's
-        sentence = (
-            f"Planning inputs came from pilot round {pilot['round']} ({pilot['n_items']} items; least frequent "
-            f"category {least[1]!r}, {least[0]:.2f} of the ratings). " + sentence
+        return (
+            f"Planning inputs came from {where}; least frequent category {least[1]!r}, {least[0]:.2f} of the ratings). "
+            + sentence
         )
-    elif pilot:
-        sentence = (
-            f"Planning inputs came from pilot round {pilot['round']} ({pilot['n_items']} items, "
-            f"observed kappa {pilot['kappa']:.2f}). " + sentence
+    observed = "not estimable" if pilot.get("kappa") is None else f"{pilot['kappa']:.2f}"
+    if "kappa" in used and "prevalences" in used:
+        return f"Planning inputs came from {where}, observed kappa {observed}). " + sentence
+    pilot_prev = ", ".join(f"{c} {x:.2f}" for c, x in zip(pilot["categories"], pilot["prevalences"]))
+    if "prevalences" in used:
+        return (
+            f"The expected category prevalences came from {where}); the expected kappa of {_num(plans[0].kappa)} "
+            f"was set for the plan, not taken from the pilot (observed kappa {observed}). " + sentence
+        )
+    if "kappa" in used:
+        return (
+            f"The expected kappa came from {where}, observed kappa {observed}); the category prevalences were set "
+            f"for the plan, not taken from the pilot (observed {pilot_prev}). " + sentence
         )
     return sentence
 
@@ -836,6 +851,8 @@ def plan_record(plans: Sequence[SampleSizePlan], pilot: dict | None = None) -> d
         rec.update(alpha_min=p.alpha_min, least_frequent=p.least_frequent, n_values=p.n_values)
     if pilot:
         rec["pilot_round"] = pilot["round"]
+        used = pilot.get("used", ["least_frequent"] if p.goal == "alpha_min" else ["kappa", "prevalences"])
+        rec["pilot_inputs"] = ", ".join(used)  # the inputs the pilot gave; the others were typed
     return rec
 
 

@@ -42,6 +42,7 @@ from goldboard.cases.names import name_key, shown_name
 from goldboard.cases.problems import CaseFileError, Problem, errors_only
 from goldboard.cases.records import Record, read_file
 from goldboard.cases.units import (
+    NOT_DOCUMENTED,
     UNIT_COLUMNS,
     compose_case_text,
     default_output_id,
@@ -369,7 +370,11 @@ class _Loader:
         return text
 
     # ---------------------------------------------------------------- outputs
-    def output_from_record(self, rec: Record, file: str, stem: str) -> _Output | None:
+    def output_from_record(
+        self, rec: Record, file: str, stem: str, text_keys: frozenset = frozenset()
+    ) -> _Output | None:
+        """One output record checked; ``text_keys``: the output-text keys other records of the
+        file fill (a record without the text then would show raters another kind of text)."""
         d = rec.data
         ck, cv = _first(d, OUTPUT_CASE_KEYS)
         case_id = _text(cv)
@@ -378,7 +383,18 @@ class _Loader:
             self.add(file, rec.line, "case_id", f"missing (give one of: {', '.join(OUTPUT_CASE_KEYS)})")
             ok = False
         _, mv = _first(d, MODEL_KEYS)
-        model = _text(mv) or (rec.group or "") or stem
+        model = _text(mv) or (rec.group or "")
+        blank_model = next((k for k in MODEL_KEYS if k in d), None) if not model else None
+        if blank_model is not None:  # the file's name stands in only for a file without a model column
+            self.add(
+                file,
+                rec.line,
+                blank_model,
+                "blank: name the model that wrote this output (the file's name is used only when the file has "
+                "no model column)",
+            )
+            ok = False
+        model = model or stem
         prediction: dict[str, str] = {}
         primary = self.schema.primary_field
         for key, raw in d.items():
@@ -398,9 +414,22 @@ class _Loader:
             else:
                 prediction[f.name] = val
         tk, tv = _first(d, OUTPUT_TEXT_KEYS)
+        predicted = "predicted_label" in d or any(k.startswith("predicted_") for k in d)
         if tk is not None:
             text = str(tv)
-        elif "predicted_label" in d or any(k.startswith("predicted_") for k in d):
+        elif text_keys and (predicted or not _blank(d.get("answer"))):
+            # raters would see a composed text where the file's other outputs show the model's own words
+            key = next((k for k in OUTPUT_TEXT_KEYS if k in d), sorted(text_keys)[0])
+            self.add(
+                file,
+                rec.line,
+                key,
+                f"{'blank' if key in d else 'missing'}: the file's other outputs give the model's text in "
+                f"{', '.join(sorted(text_keys))}; raters would see only a text composed from "
+                f"{'predicted_label' if predicted else 'answer'} here (give the text, or no text column at all)",
+            )
+            return None
+        elif predicted:
             text = prediction_text(d)
         elif not _blank(d.get("answer")):
             text = f"Answer: {_text(d['answer'])}"
@@ -518,6 +547,7 @@ def inspect_files(
         L, out_records, outputs_label, cases, first_line, cases_label, combined=combined, unreadable=cases_unreadable
     )
     hidden_by_design = _report_unseen_case_columns(L, case_records, cases, cases_label, combined)
+    _report_blank_displayed_columns(L, cases, cases_label)
     if outputs_path is not None and out_records and not outputs and not errors_only(L.problems):
         L.add(outputs_label, None, "", "no usable model outputs")
     rows = _unit_rows(L, cases, case_texts, outputs, cases_label)
@@ -628,8 +658,9 @@ def _read_outputs(
     stem = Path(outputs_label).stem if outputs_label else ""
     outputs: list[_Output] = []
     seen_out: dict[str, int] = {}
+    text_keys = frozenset(k for rec in out_records for k in OUTPUT_TEXT_KEYS if not _blank(rec.data.get(k)))
     for rec in out_records:
-        o = L.output_from_record(rec, outputs_label, stem)
+        o = L.output_from_record(rec, outputs_label, stem, text_keys)
         if o is None:
             continue
         if o.case_id not in cases:
@@ -797,6 +828,29 @@ def _report_unseen_case_columns(
             "warning",
         )
     return hidden
+
+
+def _report_blank_displayed_columns(L: _Loader, cases: dict[str, _Case], file: str) -> None:
+    """Warn about a displayed case column given but blank in every case (of two or more): each
+    rater would read ``Title: not documented`` throughout -- a column an export emptied?"""
+    if len(cases) < 2:
+        return
+    groups: dict[str, list[str]] = {}
+    for key, title in L.schema.display.case_fields:
+        if key != "case_id":
+            groups.setdefault(title, []).append(key)
+    first = next(iter(cases.values()))
+    for title, keys in groups.items():
+        given = [k for k in keys if any(k in c.data for c in cases.values())]
+        if given and not any(format_case_value(c.data.get(k)) != "" for c in cases.values() for k in keys):
+            L.add(
+                file,
+                first.line,
+                given[0],
+                f"blank in all {len(cases)} cases: raters will read '{title}: {NOT_DOCUMENTED}' in every case "
+                f"(was the column emptied by an export? fill it, or leave the column out)",
+                "warning",
+            )
 
 
 def _unit_row(c: _Case, case_text: str, o: _Output | None, sch: Schema) -> dict[str, Any]:

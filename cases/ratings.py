@@ -44,7 +44,7 @@ from goldboard.cases.names import check_file_names
 from goldboard.cases.ratings_columns import PandasOnUse
 from goldboard.cases.rounds import RoundSelection, round_numbers, select_rounds
 from goldboard.errors import GoldboardError, ParamError
-from goldboard.fileio import read_csv_frame, read_table
+from goldboard.fileio import REPEATED_HEADER, not_utf8_error, read_csv_frame, read_table
 from goldboard.label_configs.schema import MULTI_SEP, Field, Schema, ValueNotInSchema
 from goldboard.text import cell_text, natural_sorted
 
@@ -106,13 +106,22 @@ def load_ratings_file(path: str | Path) -> pd.DataFrame:
         try:
             with open(path, encoding="utf-8-sig", newline="") as fh:
                 _require_rating_columns(next(csv.reader(fh), []), path)
-        except (UnicodeDecodeError, csv.Error) as exc:
+        except UnicodeDecodeError:
+            raise not_utf8_error(path, path.read_bytes()) from None
+        except csv.Error as exc:
             raise GoldboardError(f"{path}: cannot read as a ratings CSV: {exc}") from None
         try:
             df = read_ratings_csv(path)
-        except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError:  # after the header: the line, column and byte, with the advice
+            raise not_utf8_error(path, path.read_bytes()) from None
+        except (ValueError, pd.errors.ParserError) as exc:
             raise GoldboardError(f"{path}: cannot read as a ratings CSV: {str(exc).splitlines()[0]}") from None
         df["_line"] = [str(i + 2) for i in range(len(df))]
+        again = df["item_id"].str.strip() == "item_id"  # the header pasted under the table again?
+        for c in ("rater", "field", "value"):
+            again &= df[c].str.strip() == c
+        if again.any():
+            raise GoldboardError(f"{path}:{df['_line'][again.to_numpy().argmax()]}: {REPEATED_HEADER}")
     else:
         df = read_table(path)
         _require_rating_columns(df.columns, path)

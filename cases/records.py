@@ -20,7 +20,7 @@ from typing import Any
 
 from goldboard.cases.problems import Problem
 from goldboard.errors import GoldboardError
-from goldboard.fileio import key_twice, object_keeping_twice, parse_jsonl, read_records
+from goldboard.fileio import key_twice, not_utf8, object_keeping_twice, parse_jsonl, read_records
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".xlsx", ".xlsm")
 
@@ -49,10 +49,12 @@ def read_file(path: str | Path, label: str | None = None) -> tuple[list[Record],
             Problem(label, None, "", f"unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
         ]
     if suffix in (".jsonl", ".ndjson", ".json"):
+        data = path.read_bytes()
         try:
-            text = path.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as exc:
-            return [], [Problem(label, None, "", f"not UTF-8 text (byte {exc.start})")]
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            line, msg = not_utf8(path, data) or (None, "not UTF-8 text")
+            return [], [Problem(label, line, "", msg)]
         if not text.strip():
             return [], [Problem(label, None, "", "file is empty")]
         if suffix == ".json":

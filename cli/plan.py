@@ -27,8 +27,8 @@ from goldboard.study import Study
 # so `plan size --alpha-min ...` (a closed formula) starts in a blink
 
 
-def pilot_inputs(*args, **kwargs):
-    from goldboard.workflows.planning import pilot_inputs as run
+def plan_inputs_from_study(*args, **kwargs):
+    from goldboard.workflows.planning import plan_inputs_from_study as run
 
     return run(*args, **kwargs)
 
@@ -125,7 +125,8 @@ def plan_group() -> None:
     "--from-study",
     "from_study",
     is_flag=True,
-    help="Use the --study's pilot round prevalences and kappa (with --alpha-min: its least frequent category).",
+    help="Use the --study's pilot round prevalences and kappa (with --alpha-min: its least frequent category); "
+    "a --kappa or --prevalence given replaces that input, and the sentence says so.",
 )
 @click.option("--no-record", is_flag=True, help="With --study: do not record the plan in study.toml.")
 @round_option(what="Pilot round")
@@ -194,12 +195,15 @@ def size_cmd(
         raise GoldboardError("--kappa: not used with --alpha-min (Krippendorff's minimum needs no expected value)")
     props = _floats(prevalence, "--prevalence")
     if from_study:
-        p = pilot_inputs(study, field=field, round_number=round_number, need_kappa=alpha_min is None)
-        pilot = p.to_dict()
-        if kappa is None and alpha_min is None:
-            kappa = p.kappa
-        if props is None:
-            props = list(p.prevalences)
+        kappa, props, pilot = plan_inputs_from_study(
+            study,
+            kappa,
+            props,
+            alpha_min=alpha_min,
+            least_frequent=least_frequent,
+            field=field,
+            round_number=round_number,
+        )
     elif alpha_min is not None:
         if least_frequent is None and props is None:
             raise GoldboardError("give --least-frequent (or --prevalence), or --study DIR --from-study")

@@ -589,9 +589,17 @@ def provenance_text(row: dict, width: int = 40) -> str:
 
 
 def diff_releases(gold_dir: str | Path, old: str, new: str) -> tuple[pd.DataFrame, dict, dict]:
-    """:func:`diff_gold` of two releases by version; also returns both manifests."""
-    a, ma = read_release(release_path(gold_dir, old))
-    b, mb = read_release(release_path(gold_dir, new))
+    """:func:`diff_gold` of two releases by version; also returns both manifests.  One release
+    named twice (``v1 v1``, ``1 v1``) is refused as a likely typo."""
+    pa, pb = release_path(gold_dir, old), release_path(gold_dir, new)
+    if pa == pb:
+        have = ", ".join(q.name for _, q in list_releases(gold_dir))
+        raise GoldboardError(
+            f"{old} and {new} are both release {pa.name}: a release compared with itself (a typo?); give two "
+            f"different releases (releases: {have})"
+        )
+    a, ma = read_release(pa)
+    b, mb = read_release(pb)
     return diff_gold(a, b), ma, mb
 
 

@@ -192,7 +192,7 @@ def test_every_problem_reported_at_once_with_file_line_field(tmp_path):
             {"case_id": "C-9", "model": "m", "output": "for an unknown case"},  # 2
             {"case_id": "C-1", "model": "m", "output": "same model again"},  # 3: duplicate output
             {"case_id": "C-2", "model": "m"},  # 4: no output text
-            {"case_id": "C-2", "model": "m2", "predicted_label": "Safe"},  # 5: label outside schema
+            {"case_id": "C-2", "model": "m2", "predicted_label": "Safe"},  # 5: label outside schema, no text
             {"model": "m", "output": "no case"},  # 6: missing case id
             {"output_id": "x", "case_id": "C-2", "model": "m3", "output": "a"},  # 7
             {"output_id": "x", "case_id": "C-7", "model": "m3", "output": "b"},  # 8: duplicate output id
@@ -213,6 +213,7 @@ def test_every_problem_reported_at_once_with_file_line_field(tmp_path):
         f"{o}:3: model: case 'C-1' already has an output from model 'm' at line 1 (add an output_id column to keep both)",
         f"{o}:4: output: missing (give one of:",
         f"{o}:5: predicted_label: 'Safe' is not a value of safety_label",
+        f"{o}:5: output: missing: the file's other outputs give the model's text in output",
         f"{o}:6: case_id: missing",
         f"{o}:8: output_id: duplicate id 'x' (first at line 7)",
     ]
@@ -355,7 +356,8 @@ def test_cli_validate_lists_all_problems_and_fails(tmp_path):
     assert lines[0] == f"{cases}:2: case_id: duplicate id 'A' (first at line 1)"
     assert lines[1] == f"{outs}:1: case_id: unknown case 'Z' (not in {cases})"
     assert lines[2].startswith(f"{outs}:2: predicted_label: 'Nope' is not a value of safety_label")
-    assert lines[-1] == "Error: 3 problems found (0 warnings)"
+    assert lines[3].startswith(f"{outs}:2: output: missing: the file's other outputs give the model's text in output")
+    assert lines[-1] == "Error: 4 problems found (0 warnings)"
 
 
 def test_cli_validate_bad_schema_and_missing_file(tmp_path):

@@ -802,6 +802,11 @@ def test_refused_study_commands_change_nothing(world, failures):
         ("pull the same export twice", ["pull", "--from-export", f"onc_a={export_a}", "--from-export",
                                         f"onc_b={export_a}", "--round", "2", "--item-key", "case_id"]),
         ("add-rater named like a judge", ["study", "add-rater", "{study}", "judge_x", "--no-account"]),
+        ("plan size --from-study with every input typed (campaign 7, R16)",
+         ["plan", "size", "--from-study", "--kappa", "0.7", "--prevalence", "0.5,0.5", "--lower", "0.5"]),
+        ("plan size --from-study --alpha-min with --least-frequent (R16)",
+         ["plan", "size", "--from-study", "--alpha-min", "0.8", "--least-frequent", "0.2"]),
+        ("gold diff of a release with itself (R13)", ["gold", "diff", "v1", "v1"]),
     ]  # fmt: skip
     for name, args in cases:
         st = fresh_copy(world, "refused_cmd", "released")
@@ -810,7 +815,11 @@ def test_refused_study_commands_change_nothing(world, failures):
         before = _tree(st)
         argv = [st if a == "{study}" else a for a in args]
         if argv[:2] != ["study", "add-rater"]:
-            argv = [*argv[:2], "--study", st, *argv[2:]] if argv[0] == "plan" else [argv[0], "--study", st, *argv[1:]]
+            argv = (
+                [*argv[:2], "--study", st, *argv[2:]]
+                if argv[0] in ("plan", "gold")
+                else [argv[0], "--study", st, *argv[1:]]
+            )
         res = invoke(argv)
         if judge(f"refused study command: {name}", res, must_fail=True) == "error" and _tree(st) != before:
             FAILURES.append(f"refused study command: {name}: the refused command changed the study")

@@ -376,7 +376,11 @@ def test_report_and_sheet_on_a_round_nobody_annotated(pulled, tmp_path):
             "xl/worksheets/sheet1.xml is not well-formed XML",
         ),
         ("bad.csv", b'item_id,rater,value\n"a,onc_a,x\n', "bad.csv"),
-        ("latin1.csv", "item_id,rater,value\nCaf\xe9,a,b\n".encode("latin-1"), "not UTF-8 text (byte 23)"),
+        (
+            "latin1.csv",
+            "item_id,rater,value\nCaf\xe9,a,b\n".encode("latin-1"),
+            "latin1.csv:2: not UTF-8 text (column 4: byte 0xE9",
+        ),
     ],
 )
 def test_once_seen_tracebacks_are_one_line(tmp_path, name, content, needle):

@@ -100,6 +100,45 @@ def pilot_inputs(
     )
 
 
+def plan_inputs_from_study(
+    study: Study,
+    kappa: float | None,
+    prevalence: list[float] | None,
+    *,
+    alpha_min: float | None = None,
+    least_frequent: float | None = None,
+    field: str | None = None,
+    round_number: int | None = None,
+) -> tuple[float | None, list[float] | None, dict]:
+    """``plan size --from-study``: the planning inputs the user did not give, from the pilot round.
+
+    Returns ``(kappa, prevalences, pilot)``; ``pilot["used"]`` names the inputs that came from
+    the pilot (``"kappa"``, ``"prevalences"``; with ``alpha_min``: ``"least_frequent"``), so the
+    methods sentence says which inputs were the pilot's and which were given.  A plan the pilot
+    feeds nothing (every input given) is refused: it would be recorded as planned from the pilot."""
+    p = pilot_inputs(study, field=field, round_number=round_number, need_kappa=alpha_min is None and kappa is None)
+    pilot = p.to_dict()
+    if alpha_min is not None:
+        given = "least_frequent" if least_frequent is not None else "prevalence" if prevalence is not None else None
+        if given:
+            raise ParamError(
+                f"{{{given}}}: with {{alpha_min}} {{from_study}} takes the least frequent category's probability "
+                f"from pilot round {{rnd}}; give {{{given}}} or {{from_study}}, not both",
+                rnd=p.round,
+            )
+        pilot["used"] = ["least_frequent"]
+        return kappa, list(p.prevalences), pilot
+    used = [name for name, value in (("kappa", kappa), ("prevalences", prevalence)) if value is None]
+    if not used:
+        raise ParamError(
+            "{from_study}: {kappa} and {prevalence} are both given, so no planning input comes from pilot round "
+            "{rnd}; leave out {from_study}, or one of them to take the pilot's",
+            rnd=p.round,
+        )
+    pilot["used"] = used
+    return (p.kappa if kappa is None else kappa), (list(p.prevalences) if prevalence is None else prevalence), pilot
+
+
 def _stratum(rec: dict, column: str) -> str | None:
     if column in rec:
         return cell_text(rec[column]).strip()

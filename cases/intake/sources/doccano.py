@@ -33,7 +33,7 @@ from typing import Any
 from goldboard.cases.intake.core import Annotation, Answer, choices_answer
 from goldboard.cases.intake.files import FileFormat, FileOptions, FileRead, ids_of, item_id, target_field
 from goldboard.errors import GoldboardError
-from goldboard.fileio import parse_jsonl
+from goldboard.fileio import not_utf8_error, parse_jsonl
 from goldboard.label_configs.schema import Schema
 
 
@@ -61,7 +61,7 @@ def _text(data: bytes, where: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise GoldboardError(f"{where}: not UTF-8 text") from None
+        raise not_utf8_error(where, data) from None
 
 
 def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
