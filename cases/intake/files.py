@@ -108,13 +108,17 @@ def _visible(text: str) -> str:
 
 
 def check_item_ids(items: Iterable[tuple[str, str]]) -> None:
-    """What every source's item ids are refused for, as a table's are: a missing-value placeholder or
+    """What every source's item ids are refused for, as a table's are: an id holding a hidden character
+    (:func:`goldboard.cases.ids.hidden_id_reason`: a zero-width space, a control character), a missing-value placeholder or
     a number in scientific notation, and two ids that are twins by the id rules
     (:func:`goldboard.cases.ids.id_key`: ``7``/``007``, ``C1``/``c1``) or that differ only by an
     invisible character (``C-1`` and ``C-1`` + a zero-width space).  ``items``: ``(item, where)``,
     ``where`` the file and line (or task) of its first answer, in file order."""
     seen: dict[str, tuple[str, str]] = {}
     for item, where in items:
+        hidden = ids.hidden_id_reason("item id", item)
+        if hidden:
+            raise GoldboardError(f"{where}: {hidden}")
         if ids.is_placeholder_id(item):
             raise GoldboardError(ids.placeholder_message(where, "item id", item))
         twin, twin_where = seen.setdefault(ids.id_key(_visible(item)), (item, where))

@@ -156,9 +156,7 @@ def check_export(files: list[tuple[str, list[dict]]], item_key: str | None = Non
         for task in tasks:
             n_tasks += 1
             where = f"{name}: task {task.get('id')}"
-            item = str((task.get("data") or {}).get("item_id", "") or "").strip()
-            if item:
-                first.append((item, f"{where} ({item_key or 'item_id'})"))
+            first.extend(_task_ids([(name, [task])], item_key))
             for ann in task.get("annotations") or []:
                 n_ann += 1
                 for key in ("created_at", "updated_at"):
@@ -175,6 +173,22 @@ def check_export(files: list[tuple[str, list[dict]]], item_key: str | None = Non
             f"(export the project after the raters have annotated, with its annotations)"
         )
     check_item_ids(first)
+
+
+def _task_ids(files: list[tuple[str, list[dict]]], item_key: str | None) -> Iterator[tuple[str, str]]:
+    """``(item id, where)`` of each task holding one (``data.item_id``, after ``--item-key`` mapped it)."""
+    for name, tasks in files:
+        for task in tasks:
+            item = str((task.get("data") or {}).get("item_id", "") or "").strip()
+            if item:
+                yield item, f"{name}: task {task.get('id')} ({item_key or 'item_id'})"
+
+
+def check_task_ids(files: list[tuple[str, list[dict]]], item_key: str | None) -> None:
+    """The ids of a hand-made project read from the server (``--project``, ``--item-key``) are refused
+    as an export's are (:func:`goldboard.cases.intake.files.check_item_ids`: a hidden character, a
+    placeholder, twins), naming the task; nothing is written."""
+    check_item_ids(_task_ids(files, item_key))
 
 
 def check_some_valid(summary: dict, names: str) -> None:
@@ -195,6 +209,7 @@ def check_some_valid(summary: dict, names: str) -> None:
 
 __all__ = [
     "check_some_valid",
+    "check_task_ids",
     "check_export",
     "entries",
     "annotation",
