@@ -285,7 +285,7 @@ def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
         for task in src.tasks:
             data = task.get("data") or {}
             if not str(data.get("item_id", "") or "").strip():
-                key = str(data.get(item_key, "") or "").strip()
+                key = str(data.get(item_key, "") or "").strip(" \t\r\n\u00a0")  # ids.ID_SPACE: a U+2028 stays
                 if key:
                     task["data"] = data = {**data, "item_id": key}
             item = str(data.get("item_id", "") or "")

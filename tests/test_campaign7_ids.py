@@ -215,3 +215,20 @@ def test_spaces_around_a_source_or_a_guideline_version_are_no_part_of_it(tmp_pat
     assert list(Study.open(s).round(1).tables) == ["good.csv"]
     run("study", "round", s, "1", "--guideline-version", " v2\n")
     assert Study.open(s).round(1).guideline_version == "v2"
+
+
+@pytest.mark.parametrize("end", ["\x1f", "\u2028", "\x85"], ids=["U+001F", "U+2028", "U+0085"])
+def test_a_hidden_character_at_the_end_of_a_file_id_is_refused_not_cut_off(tmp_path, end):
+    """``str.strip`` cut U+001F, U+2028, U+0085 off the end of a Prodigy or Label Studio id (a table
+    held the row out): only spaces and line ends around an id are no part of it."""
+    bad = f"MTB-1{end}"
+    s, f = study_and_file(tmp_path / "p", [task("MTB-0"), task(bad, who="p-ben")])
+    line = error_line(run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS))
+    assert line == f"Error: {f}:2: item id {hidden_id_problem(bad)}" and not (s / "rounds").exists()
+    s = _study(tmp_path / "e")
+    e = tmp_path / "e" / "e.json"
+    e.write_text(json.dumps(ls_tasks(("C-1", bad, "C-3"))))
+    line = error_line(
+        run("pull", "--study", s, "--from-export", e, "--item-key", "case_id", "--rater", "1=onc_a,2=onc_b")
+    )
+    assert line == f"Error: {e}: task 102 (case_id): item id {hidden_id_problem(bad)}"

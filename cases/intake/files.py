@@ -98,7 +98,7 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
                 f"{where}: {key} is {json.dumps(v)}: an empty item id (the record names no item); "
                 f"give the item's id, or delete the record"
             )
-        return str(v).strip()
+        return str(v).strip(ids.ID_SPACE)  # spaces and line ends only: a U+001F or U+2028 stays, to be refused
     return ""
 
 

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from goldboard.cases.ids import ID_SPACE
 from goldboard.cases.intake.core import Annotation, Answer, Shown, choices_answer, is_choice, short
 from goldboard.cases.intake.files import check_item_ids
 from goldboard.errors import GoldboardError
@@ -179,7 +180,7 @@ def _task_ids(files: list[tuple[str, list[dict]]], item_key: str | None) -> Iter
     """``(item id, where)`` of each task holding one (``data.item_id``, after ``--item-key`` mapped it)."""
     for name, tasks in files:
         for task in tasks:
-            item = str((task.get("data") or {}).get("item_id", "") or "").strip()
+            item = str((task.get("data") or {}).get("item_id", "") or "").strip(ID_SPACE)  # a U+2028 stays
             if item:
                 yield item, f"{name}: task {task.get('id')} ({item_key or 'item_id'})"
 
