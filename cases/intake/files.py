@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,18 +101,13 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
     return ""
 
 
-def _visible(text: str) -> str:
-    """``text`` without invisible format characters (zero-width space, bidi marks: Unicode Cf)."""
-    return "".join(c for c in text if unicodedata.category(c) != "Cf")
-
-
 def check_item_ids(items: Iterable[tuple[str, str]]) -> None:
-    """What every source's item ids are refused for, as a table's are: an id holding a hidden character
-    (:func:`goldboard.cases.ids.hidden_id_reason`: a zero-width space, a control character), a missing-value placeholder or
-    a number in scientific notation, and two ids that are twins by the id rules
-    (:func:`goldboard.cases.ids.id_key`: ``7``/``007``, ``C1``/``c1``) or that differ only by an
-    invisible character (``C-1`` and ``C-1`` + a zero-width space).  ``items``: ``(item, where)``,
-    ``where`` the file and line (or task) of its first answer, in file order."""
+    """What every source's item ids are refused for, as a table's are: an id holding a hidden
+    character (:func:`goldboard.cases.ids.hidden_id_reason`: a zero-width space, a control
+    character; alone or beside its visible twin), a missing-value placeholder or a number in
+    scientific notation, and two ids that are twins by the id rules
+    (:func:`goldboard.cases.ids.id_key`: ``7``/``007``, ``C1``/``c1``).  ``items``: ``(item,
+    where)``, ``where`` the file and line (or task) of its first answer, in file order."""
     seen: dict[str, tuple[str, str]] = {}
     for item, where in items:
         hidden = ids.hidden_id_reason("item id", item)
@@ -121,17 +115,11 @@ def check_item_ids(items: Iterable[tuple[str, str]]) -> None:
             raise GoldboardError(f"{where}: {hidden}")
         if ids.is_placeholder_id(item):
             raise GoldboardError(ids.placeholder_message(where, "item id", item))
-        twin, twin_where = seen.setdefault(ids.id_key(_visible(item)), (item, where))
+        twin, twin_where = seen.setdefault(ids.id_key(item), (item, where))
         if twin != item:
-            if ids.id_key(twin) == ids.id_key(item):
-                kind = ids.twin_kind(twin, item)
-            else:
-                hidden = sorted({c for c in twin + item if unicodedata.category(c) == "Cf"})
-                codes = ", ".join(f"U+{ord(c):04X}" for c in hidden)
-                kind = f"differ only by an invisible character ({codes}: they look the same)"
             raise GoldboardError(
                 f"{twin_where}, {where}: item ids {ids.escaped(twin)!r} and "
-                f"{ids.escaped(item)!r} {kind}; one item typed twice, or two items nobody can "
+                f"{ids.escaped(item)!r} {ids.twin_kind(twin, item)}; one item typed twice, or two items nobody can "
                 f"tell apart: make the ids the same, or clearly different"
             )
 
