@@ -285,7 +285,7 @@ def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
         for task in src.tasks:
             data = task.get("data") or {}
             if not str(data.get("item_id", "") or "").strip():
-                key = str(data.get(item_key, "") or "").strip(" \t\r\n\u00a0")  # ids.ID_SPACE: a U+2028 stays
+                key = str(data.get(item_key, "") or "").strip()
                 if key:
                     task["data"] = data = {**data, "item_id": key}
             item = str(data.get("item_id", "") or "")
@@ -381,6 +381,8 @@ def pull(
             study, rnd, client, write=write, progress=progress, jobs=jobs, item_key=item_key, rater_map=rater_map
         )
     sources, user_raters, others, server_users = read.sources, read.user_raters, read.others, read.server_users
+    if item_key or from_export:  # an id holding a hidden character, before _map_items strips the ids
+        ls_source.check_hidden_task_ids([(src.label or "project", src.tasks) for src in sources], item_key)
     items_data = _map_items(sources, item_key) if item_key else {}
     if from_export:  # what the other file sources are refused for (nothing written)
         ls_source.check_export([(src.label, src.tasks) for src in sources], item_key)
