@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,8 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
     the first of ``fallbacks`` the record has; ``""`` when none.  A key the record has whose value
     is null, empty or not text/number is refused (``where``: the file and line), never passed over
     for the next key (which would read the answer as another item)."""
+    _no_hidden_id(rec, options, fallbacks, where)
+
     meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
     for key in [options.item_key] if options.item_key else ["item_id", *fallbacks]:
         if key not in rec and key not in meta:
@@ -97,17 +100,36 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
                 f"{where}: {key} is {json.dumps(v)}: an empty item id (the record names no item); "
                 f"give the item's id, or delete the record"
             )
-        return str(v).strip(ids.ID_SPACE)  # spaces and line ends only: a U+001F or U+2028 stays, to be refused
+        return str(v).strip()
     return ""
 
 
+def _no_hidden_id(rec: dict, options: FileOptions, fallbacks: tuple[str, ...], where: str) -> None:
+    """The id :func:`item_id` reads, checked as it is in the file (before ``str.strip`` cuts a
+    U+001F or U+2028 off its end): one holding a hidden character is refused naming ``where``
+    (:func:`goldboard.cases.ids.hidden_id_reason`), as every intake refuses it."""
+    meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
+    for key in [options.item_key] if options.item_key else ["item_id", *fallbacks]:
+        if key in rec or key in meta:
+            v = rec[key] if key in rec else meta[key]
+            hidden = ids.hidden_id_reason("item id", v) if isinstance(v, str) else None
+            if hidden:
+                raise GoldboardError(f"{where}: {hidden}")
+            return
+
+
+def _visible(text: str) -> str:
+    """``text`` without invisible format characters (zero-width space, bidi marks: Unicode Cf)."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
 def check_item_ids(items: Iterable[tuple[str, str]]) -> None:
-    """What every source's item ids are refused for, as a table's are: an id holding a hidden
-    character (:func:`goldboard.cases.ids.hidden_id_reason`: a zero-width space, a control
-    character; alone or beside its visible twin), a missing-value placeholder or a number in
-    scientific notation, and two ids that are twins by the id rules
-    (:func:`goldboard.cases.ids.id_key`: ``7``/``007``, ``C1``/``c1``).  ``items``: ``(item,
-    where)``, ``where`` the file and line (or task) of its first answer, in file order."""
+    """What every source's item ids are refused for, as a table's are: an id holding a hidden character
+    (:func:`goldboard.cases.ids.hidden_id_reason`: a zero-width space, a control character), a missing-value placeholder or
+    a number in scientific notation, and two ids that are twins by the id rules
+    (:func:`goldboard.cases.ids.id_key`: ``7``/``007``, ``C1``/``c1``) or that differ only by an
+    invisible character (``C-1`` and ``C-1`` + a zero-width space).  ``items``: ``(item, where)``,
+    ``where`` the file and line (or task) of its first answer, in file order."""
     seen: dict[str, tuple[str, str]] = {}
     for item, where in items:
         hidden = ids.hidden_id_reason("item id", item)
@@ -115,11 +137,17 @@ def check_item_ids(items: Iterable[tuple[str, str]]) -> None:
             raise GoldboardError(f"{where}: {hidden}")
         if ids.is_placeholder_id(item):
             raise GoldboardError(ids.placeholder_message(where, "item id", item))
-        twin, twin_where = seen.setdefault(ids.id_key(item), (item, where))
+        twin, twin_where = seen.setdefault(ids.id_key(_visible(item)), (item, where))
         if twin != item:
+            if ids.id_key(twin) == ids.id_key(item):
+                kind = ids.twin_kind(twin, item)
+            else:
+                hidden = sorted({c for c in twin + item if unicodedata.category(c) == "Cf"})
+                codes = ", ".join(f"U+{ord(c):04X}" for c in hidden)
+                kind = f"differ only by an invisible character ({codes}: they look the same)"
             raise GoldboardError(
                 f"{twin_where}, {where}: item ids {ids.escaped(twin)!r} and "
-                f"{ids.escaped(item)!r} {ids.twin_kind(twin, item)}; one item typed twice, or two items nobody can "
+                f"{ids.escaped(item)!r} {kind}; one item typed twice, or two items nobody can "
                 f"tell apart: make the ids the same, or clearly different"
             )
 
