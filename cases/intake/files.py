@@ -104,20 +104,6 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
     return ""
 
 
-def _no_hidden_id(rec: dict, options: FileOptions, fallbacks: tuple[str, ...], where: str) -> None:
-    """The id :func:`item_id` reads, checked as it is in the file (before ``str.strip`` cuts a
-    U+001F or U+2028 off its end): one holding a hidden character is refused naming ``where``
-    (:func:`goldboard.cases.ids.hidden_id_reason`), as every intake refuses it."""
-    meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
-    for key in [options.item_key] if options.item_key else ["item_id", *fallbacks]:
-        if key in rec or key in meta:
-            v = rec[key] if key in rec else meta[key]
-            hidden = ids.hidden_id_reason("item id", v) if isinstance(v, str) else None
-            if hidden:
-                raise GoldboardError(f"{where}: {hidden}")
-            return
-
-
 def _visible(text: str) -> str:
     """``text`` without invisible format characters (zero-width space, bidi marks: Unicode Cf)."""
     return "".join(c for c in text if unicodedata.category(c) != "Cf")
@@ -150,6 +136,20 @@ def check_item_ids(items: Iterable[tuple[str, str]]) -> None:
                 f"{ids.escaped(item)!r} {kind}; one item typed twice, or two items nobody can "
                 f"tell apart: make the ids the same, or clearly different"
             )
+
+
+def _no_hidden_id(rec: dict, options: FileOptions, fallbacks: tuple[str, ...], where: str) -> None:
+    """The id :func:`item_id` reads, checked as it is in the file (before ``str.strip`` cuts a
+    U+001F or U+2028 off its end): one holding a hidden character is refused naming ``where``
+    (:func:`goldboard.cases.ids.hidden_id_reason`), as every intake refuses it."""
+    meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
+    for key in [options.item_key] if options.item_key else ["item_id", *fallbacks]:
+        if key in rec or key in meta:
+            v = rec[key] if key in rec else meta[key]
+            hidden = ids.hidden_id_reason("item id", v) if isinstance(v, str) else None
+            if hidden:
+                raise GoldboardError(f"{where}: {hidden}")
+            return
 
 
 def ids_of(rec: dict) -> dict[str, str]:
