@@ -159,8 +159,13 @@ def hidden_ranges() -> tuple[tuple[int, int], ...]:
 
 
 def invisible_chars(text: str) -> list[str]:
-    """The hidden characters (:func:`is_hidden`: control, invisible format, line separator ...)
-    in ``text``, as ``U+200B``."""
+    """The control (Cc) and invisible format (Cf) characters in ``text``, as ``U+200B``."""
+    return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in ("Cc", "Cf")})
+
+
+def hidden_chars(text: str) -> list[str]:
+    """The hidden characters (:func:`is_hidden`: control, invisible format, line separator,
+    variation selector ...) in ``text``, as ``U+200B``: :func:`invisible_chars` and more."""
     return sorted({f"U+{ord(ch):04X}" for ch in text if is_hidden(ch)})
 
 
@@ -200,7 +205,7 @@ def hidden_id_problem(text: str) -> str | None:
     True
     """
     text = text.strip(ID_SPACE)
-    bad = invisible_chars(text)
+    bad = hidden_chars(text)
     if not bad:
         return None
     return (
@@ -225,7 +230,7 @@ def hidden_text_message(text: str, what: str, echo: bool = True) -> str | None:
     >>> hidden_text_message("v2\u200b", "the version")
     "the version 'v2\\u200b' contains invisible or control character(s) U+200B ZERO WIDTH SPACE; type it again"
     """
-    bad = invisible_chars(text)
+    bad = hidden_chars(text)
     if not bad:
         return None
     shown = f" '{escape_hidden(text)}'" if echo else ""
@@ -291,6 +296,7 @@ __all__ = [
     "placeholder_message",
     "id_key",
     "invisible_chars",
+    "hidden_chars",
     "is_hidden",
     "hidden_ranges",
     "escape_hidden",

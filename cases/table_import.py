@@ -42,9 +42,9 @@ import pandas as pd
 
 from goldboard.cases.ids import (
     escaped,
+    hidden_chars,
     hidden_id_reason,
     id_key,
-    invisible_chars,
     is_placeholder_id,
     placeholder_message,
     twin_kind,
@@ -160,7 +160,7 @@ def id_controls(v: Any) -> list[str]:
     and other invisible format characters, ``U+0000``, ``U+200B``...) inside an id cell (spaces and
     line ends around it excepted): an id holding one is not the id it looks like, and
     ``str.strip`` would silently cut some of them (U+001F) off."""
-    return invisible_chars(value_text(v))
+    return hidden_chars(value_text(v))
 
 
 def cell_text(v: Any) -> str:
