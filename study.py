@@ -34,7 +34,7 @@ import tomli_w
 from goldboard.errors import GoldboardError, ParamError, case_twin, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
 from goldboard.fileio import iter_jsonl, study_own_file, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
-from goldboard.text import BIDI_CONTROLS, utc_now
+from goldboard.text import utc_now
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -363,7 +363,7 @@ class Study:
         if round_number < 1:
             raise ParamError("{round_number} {n}: rounds are numbered from 1", n=round_number)
         if guideline_version is not None:
-            check_free_text(guideline_version.strip(), "guideline_version", "the version")
+            guideline_version = free_text_option(guideline_version, "guideline_version", "the version")
         have = sorted(r.number for r in self.rounds)
         nxt = have[-1] + 1 if have else 1
         if round_number not in have and round_number != nxt:
@@ -1039,23 +1039,37 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}{url.split(parts.netloc, 1)[1]}"
 
 
-def check_free_text(text: str, param: str, what: str = "the text") -> None:
+def check_free_text(text: str, param: str, what: str = "the text", echo: bool = True) -> None:
     """Free text goldboard stores in ``study.toml`` and prints (a study name, a guideline
-    version, a URL, a rater's qualifications, the case source) holding a control, line-break
-    or bidi-control character is refused naming library parameter ``param``: in the report and every printed
-    summary such a character hides or reorders text, and a line break in a one-line fact
-    silently splits it."""
-    import unicodedata
+    version, a table's source name, a URL, a rater's qualifications, the case source) holding a
+    hidden character (:func:`goldboard.cases.ids.is_hidden`: a control, line-break, bidi-control,
+    zero-width or other invisible format character) is refused naming library parameter
+    ``param`` and the code point, the text shown with the character escaped (``'v2\\u200b'``;
+    ``echo=False``: not shown, as a URL may carry a password): in the report and every printed
+    summary such a character hides or reorders text, a line break in a one-line fact silently
+    splits it, and a key (a source name) holding one is not the key it looks like."""
+    from goldboard.cases.ids import hidden_text_message
 
-    bad = sorted(
-        {
-            f"U+{ord(ch):04X}"
-            for ch in text
-            if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in BIDI_CONTROLS + "\u200e\u200f\u061c"
-        }
-    )
-    if bad:
-        raise GoldboardError(f"{what} contains control character(s) {', '.join(bad)}; type it again", param=param)
+    msg = hidden_text_message(text, what, echo=echo)
+    if msg:
+        raise GoldboardError(msg, param=param)
+
+
+def free_text_option(text: str, param: str, what: str = "the text") -> str:
+    """A free-text option goldboard stores as a key or a label in the study's records (a round's
+    ``--guideline-version``, a pulled table's or file's ``--source`` name): spaces, tabs and line
+    ends around it are no part of it and are dropped (a pasted ``' v2 '`` is ``v2``, as an id's
+    are); a hidden character inside it is refused (:func:`check_free_text`, naming ``param``
+    and the code point).  Returns the text as stored.
+
+    >>> free_text_option("  v2 \\n", "guideline_version")
+    'v2'
+    """
+    from goldboard.cases.ids import ID_SPACE
+
+    text = text.strip(ID_SPACE)
+    check_free_text(text, param, what)
+    return text
 
 
 def check_study_name(name: str, param: str = "name") -> None:
@@ -1076,7 +1090,7 @@ def check_server_url(url: str, param: str = "url") -> str:
     if not url:
         return ""
     # before urlsplit, which silently drops a tab or line break inside the URL
-    check_free_text(url, param, "the URL")
+    check_free_text(url, param, "the URL", echo=False)
     try:
         parts = urlsplit(url)
         password = parts.password

@@ -382,9 +382,13 @@ def pull(
             study, rnd, client, write=write, progress=progress, jobs=jobs, item_key=item_key, rater_map=rater_map
         )
     sources, user_raters, others, server_users = read.sources, read.user_raters, read.others, read.server_users
+    if item_key or from_export:  # an id holding a hidden character, before _map_items strips the ids
+        ls_source.check_hidden_task_ids([(src.label or "project", src.tasks) for src in sources], item_key)
     items_data = _map_items(sources, item_key) if item_key else {}
     if from_export:  # what the other file sources are refused for (nothing written)
         ls_source.check_export([(src.label, src.tasks) for src in sources], item_key)
+    elif item_key:  # a hand-made project's ids come from its task data: checked as an export's
+        ls_source.check_task_ids([(src.label or "project", src.tasks) for src in sources], item_key)
     if rater_map:
         if server_users is None and client is not None:
             server_users = client.users()

@@ -62,7 +62,7 @@ from goldboard.errors import GoldboardError, LabelStudioError, ParamError
 from goldboard.exports.gold import list_releases, read_manifest
 from goldboard.fileio import iter_jsonl, write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.xml import instructions_text, task_data, to_label_studio_xml
-from goldboard.study import Study
+from goldboard.study import Study, free_text_option
 from goldboard.text import did_you_mean
 
 #: JSON bytes per import request: one request per few thousand tasks, so push runs near the
@@ -325,6 +325,8 @@ def push(
     adjudication decisions or a gold release (see :func:`check_round_choice`).
     """
 
+    if guideline_version is not None:  # checked before anything is read or made, as `study round` checks it
+        guideline_version = free_text_option(guideline_version, "guideline_version", "the version")
     units, kind = _checked_units(study, cases_path, outputs_path, units, batch_size, batch_bytes)
     if round_number is None:
         round_number = max((r.number for r in study.rounds), default=1)

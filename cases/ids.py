@@ -20,6 +20,7 @@ Goldboard's own readers never turn such text into a missing value (CSV cells are
 from __future__ import annotations
 
 import decimal
+import functools
 import re
 import unicodedata
 
@@ -107,9 +108,133 @@ def visible(text: str) -> str:
     return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
 
 
+#: code points Unicode draws as nothing although they are no control or format character
+#: (Default_Ignorable_Code_Point outside Cf: combining grapheme joiner, Hangul fillers, Khmer
+#: inherent vowels, Mongolian variation selectors, variation selectors, the tag-block fillers)
+_IGNORABLE_RANGES = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+
+
+def is_hidden(ch: str) -> bool:
+    """Whether character ``ch`` is one a reader cannot see or that breaks a line: a control
+    character (Cc: NUL, tab, ESC, U+001F ...), an invisible format character (Cf: zero-width
+    space U+200B, joiners, the BOM U+FEFF, soft hyphen, bidi controls), a line or paragraph
+    separator (U+2028, U+2029), or another default-ignorable code point (variation selectors,
+    Hangul fillers).  One rule for every id and every free-text option goldboard stores.
+
+    >>> [is_hidden(c) for c in ("\u200b", "\x1f", "\u2028", "\ufe0f", "\u3164", "a", "é", " ")]
+    [True, True, True, True, True, False, False, False]
+    """
+    cat = unicodedata.category(ch)
+    if cat in ("Cc", "Cf", "Zl", "Zp"):
+        return True
+    o = ord(ch)
+    return any(lo <= o <= hi for lo, hi in _IGNORABLE_RANGES)
+
+
+@functools.cache
+def hidden_ranges() -> tuple[tuple[int, int], ...]:
+    """Every character :func:`is_hidden` accepts, as sorted ``(first, last)`` code point ranges
+    (for a regular expression that finds them)."""
+    cat = unicodedata.category
+    codes = [o for o in range(0x20000) if cat(chr(o)) in ("Cc", "Cf", "Zl", "Zp")]  # none is assigned above
+    codes += [o for lo, hi in _IGNORABLE_RANGES for o in range(lo, hi + 1)]  # (the tags E0001.. are among these)
+    out: list[list[int]] = []
+    for o in sorted(set(codes)):
+        if out and o == out[-1][1] + 1:
+            out[-1][1] = o
+        else:
+            out.append([o, o])
+    return tuple((lo, hi) for lo, hi in out)
+
+
 def invisible_chars(text: str) -> list[str]:
     """The control (Cc) and invisible format (Cf) characters in ``text``, as ``U+200B``."""
     return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in ("Cc", "Cf")})
+
+
+def hidden_chars(text: str) -> list[str]:
+    """The hidden characters (:func:`is_hidden`: control, invisible format, line separator,
+    variation selector ...) in ``text``, as ``U+200B``: :func:`invisible_chars` and more."""
+    return sorted({f"U+{ord(ch):04X}" for ch in text if is_hidden(ch)})
+
+
+def escape_hidden(text: str) -> str:
+    r"""``text`` with each hidden character (:func:`is_hidden`) written as its escape
+    (``v2\u200b``, ``a\x1f``) and every other character as it is, for a message.
+
+    >>> print(escape_hidden("Café v2\u200b\x1f"))
+    Café v2\u200b\x1f
+    """
+    return "".join(ch.encode("unicode_escape").decode("ascii") if is_hidden(ch) else ch for ch in text)
+
+
+def _named(codes: list[str]) -> str:
+    """``U+200B ZERO WIDTH SPACE, U+001F`` (a control character has no name)."""
+    out = []
+    for code in codes:
+        name = unicodedata.name(chr(int(code[2:], 16)), "")
+        out.append(f"{code} {name}" if name else code)
+    return ", ".join(out)
+
+
+#: what is stripped around an id before it is checked: spaces and line ends only (``str.strip``
+#: would also silently cut U+001C..U+001F, which are held against the id)
+ID_SPACE = " \t\r\n\u00a0"
+
+
+def hidden_id_problem(text: str) -> str | None:
+    r"""What is wrong with an item, case or output id holding a hidden character
+    (:func:`is_hidden`), the same words in every intake (a table, a cases file, a Prodigy,
+    doccano or Label Studio export); ``None`` for an id without one.  Spaces and line ends
+    around the id are no part of it.
+
+    >>> hidden_id_problem("MTB-1\u200b")
+    "'MTB-1\\u200b' contains invisible or control character U+200B ZERO WIDTH SPACE, so it is not the id it looks like: type the id again"
+    >>> hidden_id_problem(" MTB-1 ") is None
+    True
+    """
+    text = text.strip(ID_SPACE)
+    bad = hidden_chars(text)
+    if not bad:
+        return None
+    return (
+        f"'{escape_hidden(text)}' contains invisible or control character {_named(bad)}, so it is not the id it "
+        f"looks like: type the id again"
+    )
+
+
+def hidden_id_reason(field: str, text: str) -> str | None:
+    """:func:`hidden_id_problem` after the id's column or key ``field`` (``case_id 'C-1\\u200b'
+    contains ...``): the reason a table row is held out, or a file refused, for it."""
+    problem = hidden_id_problem(text)
+    return f"{field} {problem}" if problem else None
+
+
+def hidden_text_message(text: str, what: str, echo: bool = True) -> str | None:
+    r"""The one line refusing free text an option stores in the study's records (a guideline
+    version, a table's source name, a study name ...) that holds a hidden character
+    (:func:`is_hidden`); ``None`` when it holds none.  ``what``: "the version", "the name" ...;
+    ``echo=False`` never repeats the text (a URL may carry a password).
+
+    >>> hidden_text_message("v2\u200b", "the version")
+    "the version 'v2\\u200b' contains invisible or control character(s) U+200B ZERO WIDTH SPACE; type it again"
+    """
+    bad = hidden_chars(text)
+    if not bad:
+        return None
+    shown = f" '{escape_hidden(text)}'" if echo else ""
+    return f"{what}{shown} contains invisible or control character(s) {_named(bad)}; type it again"
 
 
 def number_like_ids_warning(where: str, items) -> str | None:
@@ -171,6 +296,14 @@ __all__ = [
     "placeholder_message",
     "id_key",
     "invisible_chars",
+    "hidden_chars",
+    "is_hidden",
+    "hidden_ranges",
+    "escape_hidden",
+    "hidden_id_reason",
+    "hidden_id_problem",
+    "hidden_text_message",
+    "ID_SPACE",
     "number_like_ids_warning",
     "visible",
     "twin_kind",

@@ -277,6 +277,10 @@ class _Loader:
                 f"{case_id!r} is what a spreadsheet, R or pandas writes for a missing value, not a case id",
             )
             return None
+        hidden = ids.hidden_id_problem(raw_id if isinstance(raw_id, str) else case_id)
+        if hidden:  # a zero-width space or control character: not the id it looks like (as in every intake)
+            self.add(file, rec.line, id_key or "case_id", hidden)
+            return None
         d["case_id"] = case_id
         # synonyms the displayed-field lists rely on
         pk, pv = _first(d, PROMPT_KEYS)
@@ -443,6 +447,11 @@ class _Loader:
         if not ok:
             return None
         explicit = _text(d.get("output_id"))
+        for key, raw in (("output_id", d.get("output_id")), (ck or "case_id", cv)):
+            hidden = ids.hidden_id_problem(raw) if isinstance(raw, str) else None
+            if hidden:  # an output or case id holding a zero-width space: refused as a case id is
+                self.add(file, rec.line, key, hidden)
+                return None
         _, cond = _first(d, CONDITION_KEYS)
         out_id = explicit or default_output_id(case_id, model, condition=_text(cond))
         return _Output(rec.line, case_id, out_id, model, text, dict(d), prediction, _truthy(d.get("synthetic")))

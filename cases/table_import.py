@@ -32,7 +32,6 @@ import dataclasses
 import datetime
 import json
 import math
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,12 +40,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldboard.cases.ids import escaped, id_key, is_placeholder_id, placeholder_message, twin_kind
+from goldboard.cases.ids import (
+    escaped,
+    hidden_chars,
+    hidden_id_reason,
+    id_key,
+    is_placeholder_id,
+    placeholder_message,
+    twin_kind,
+)
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_records
 from goldboard.label_configs.schema import Schema
-from goldboard.text import BIDI_CONTROLS, did_you_mean
 from goldboard.text import cell_text as text_cell
+from goldboard.text import did_you_mean
 
 #: separators accepted between the values of a multi-select cell (goldboard's own ``|`` first)
 MULTI_SEPARATORS = ("|", ";", ",")
@@ -149,14 +156,11 @@ def value_text(v: Any) -> str:
 
 
 def id_controls(v: Any) -> list[str]:
-    """The control, bidi-control and other invisible format characters (``U+0000``, ``U+200B``...)
-    inside an id cell (spaces and
+    """The hidden characters (:func:`goldboard.cases.ids.is_hidden`: control, bidi-control, zero-width
+    and other invisible format characters, ``U+0000``, ``U+200B``...) inside an id cell (spaces and
     line ends around it excepted): an id holding one is not the id it looks like, and
     ``str.strip`` would silently cut some of them (U+001F) off."""
-    text = value_text(v)
-    return sorted(
-        {f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in ("Cc", "Cf") or ch in BIDI_CONTROLS}
-    )
+    return hidden_chars(value_text(v))
 
 
 def cell_text(v: Any) -> str:
@@ -685,12 +689,9 @@ class _TableReader:
             return
         self._no_placeholder_ids(rec, line)
         for col in dict.fromkeys(c for c in (self.layout.item_col, m.case_col, m.output_col) if c):
-            bad = id_controls(rec.get(col))
-            if bad:
-                shown = value_text(rec.get(col)).encode("unicode_escape").decode("ascii")
-                self.problems.append(
-                    (line, f"{col}: id '{shown}' contains control character {', '.join(bad)}", raw_cells)
-                )
+            reason = hidden_id_reason(col, value_text(rec.get(col))) if id_controls(rec.get(col)) else None
+            if reason:
+                self.problems.append((line, reason, raw_cells))
                 return
         info = {
             "case_id": cell_text(rec.get(m.case_col)) if m.case_col else "",

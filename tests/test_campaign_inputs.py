@@ -45,9 +45,9 @@ def test_item_id_with_control_character_held_out_by_row(tmp_path):
     held = pulled(s, "invalid.csv")
     assert held["annotation_id"].tolist() == ["ids.csv:3", "ids.csv:4", "ids.csv:5"]
     assert [r.split(" contains ")[1] for r in held["reason"]] == [
-        "control character U+0000",
-        "control character U+0007",
-        "control character U+001F",
+        "invisible or control character U+0000, so it is not the id it looks like: type the id again",
+        "invisible or control character U+0007, so it is not the id it looks like: type the id again",
+        "invisible or control character U+001F, so it is not the id it looks like: type the id again",
     ]
     assert "3 invalid" in res.output
 
@@ -378,10 +378,14 @@ def test_study_url_with_a_query_refused_without_repeating_it(tmp_path, url):
 
 @pytest.mark.parametrize("name,code", [("My\u202estudy", "U+202E"), ("a\x07b", "U+0007"), ("a\u2028b", "U+2028")])
 def test_study_name_with_control_or_bidi_character_refused(tmp_path, name, code):
+    from goldboard.cases.ids import escape_hidden
+
     s = table_study(tmp_path)
     toml = (s / "study.toml").read_bytes()
     line = error_line(run("study", "set", s, "--name", name))
-    assert line == f"Error: --name: the name contains control character(s) {code}; type it again"
+    assert line.startswith(
+        f"Error: --name: the name '{escape_hidden(name)}' contains invisible or control character(s) {code}"
+    )
     assert (s / "study.toml").read_bytes() == toml
     line = error_line(
         run("study", "init", tmp_path / "y", "--schema", "mtb", "--raters", "onc_a,onc_b", "--name", name)

@@ -362,7 +362,9 @@ ZW = "MTB-1\u200b"
 
 def test_a_table_id_with_a_zero_width_space_is_held_out_by_row(tmp_path):
     s, t, res = _table_study(tmp_path, [ZW, "MTB-1", "MTB-2"])
-    assert res.exit_code == 0 and "id 'MTB-1\\u200b' contains control character U+200B" in res.output, res.output
+    assert (
+        res.exit_code == 0 and "case_id 'MTB-1\\u200b' contains invisible or control character U+200B" in res.output
+    ), res.output
     assert set(read_ratings_csv(s / "rounds/1/ratings.csv")["item_id"]) == {"MTB-1", "MTB-2"}
     assert "U+200B" in (s / "rounds/1/invalid.csv").read_text() and ZW not in (s / "units.jsonl").read_text()
 
@@ -382,7 +384,10 @@ def test_cases_whose_ids_differ_by_an_invisible_character_are_twins(tmp_path):
     cases = tmp_path / "cases.csv"
     cases.write_text(f"case_id,patient_summary,proposed_therapy\nMTB-1,a,b\n{ZW},c,d\n", encoding="utf-8")
     res = run("cases", "validate", cases, "--schema", "mtb")
-    assert res.exit_code == 1 and "look the same but one holds an invisible character (U+200B" in res.output
+    assert (
+        res.exit_code == 1
+        and ":3: case_id: 'MTB-1\\u200b' contains invisible or control character U+200B" in res.output
+    )
 
 
 # --------------------------------------------------------------------------- 10. score options
@@ -466,7 +471,7 @@ def test_a_round_below_one_is_one_line(released, tmp_path, cmd, n):
 @pytest.mark.parametrize(
     "second,needle",
     [("007", "item ids '7' and '007' differ only in how a number is written"),
-     ("7\u200b", "look the same but one holds an invisible character (U+200B")],
+     ("7\u200b", "item id '7\\u200b' contains invisible or control character U+200B")],
 )  # fmt: skip
 def test_ids_of_a_hand_made_project_export_are_checked_like_a_table(tmp_path, second, needle):
     s = tmp_path / "s"

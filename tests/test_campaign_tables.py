@@ -310,20 +310,35 @@ def test_json_list_in_a_multi_select_field_is_read(tmp_path):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["round", "{s}", "1", "--guideline-version", "v1\x1b[31m"], "--guideline-version: the version contains"),
+        (
+            ["round", "{s}", "1", "--guideline-version", "v1\x1b[31m"],
+            "--guideline-version: the version 'v1\\x1b[31m' contains",
+        ),
         (["round", "{s}", "1", "--guideline-version", "v1\u202e"], "control character(s) U+202E"),
-        (["set", "{s}", "--url", "http://lab\tstudio:8080"], "--url: the URL contains control character(s) U+0009"),
+        (
+            ["set", "{s}", "--url", "http://lab\tstudio:8080"],
+            "--url: the URL contains invisible or control character(s) U+0009",
+        ),
         (
             ["set", "{s}", "--url", "http://ls.example\u202e:8080"],
-            "--url: the URL contains control character(s) U+202E",
+            "--url: the URL contains invisible or control character(s) U+202E",
         ),
-        (["set", "{s}", "--rater-info", "onc_a=oncologist\x07"], "--rater-info onc_a=...: the text contains"),
-        (["set", "{s}", "--rater-info", "onc_a=\u202eoncologist"], "--rater-info onc_a=...: the text contains"),
+        (
+            ["set", "{s}", "--rater-info", "onc_a=oncologist\x07"],
+            "--rater-info onc_a=...: the text 'oncologist\\x07' contains",
+        ),
+        (
+            ["set", "{s}", "--rater-info", "onc_a=\u202eoncologist"],
+            "--rater-info onc_a=...: the text '\\u202eoncologist' contains",
+        ),
         (
             ["set", "{s}", "--case-source", "OpenMTB\x1f"],
-            "--case-source: the text contains control character(s) U+001F",
+            "--case-source: the text 'OpenMTB\\x1f' contains invisible or control character(s) U+001F",
         ),
-        (["set", "{s}", "--data-dir", "/tmp/ls\x01"], "--data-dir: the path contains control character(s) U+0001"),
+        (
+            ["set", "{s}", "--data-dir", "/tmp/ls\x01"],
+            "--data-dir: the path '/tmp/ls\\x01' contains invisible or control character(s) U+0001",
+        ),
         (["set", "{s}", "--url", "http://127.0.0.1:99999"], "the port must be a number from 1 to 65535"),
         (["set", "{s}", "--url", "http://127.0.0.1:0"], "the port must be a number from 1 to 65535"),
     ],
@@ -363,7 +378,7 @@ def test_table_source_name_with_a_control_character_refused(tmp_path):
     t = tmp_path / "w.csv"
     t.write_text("case_id,a,b\nC1,Supported,Unsafe\n")
     line = error_line(run("pull", "--study", s, "--from-table", t, *WIDE, "--source", "clinic\x1b[8m"))
-    assert "--source: the name contains control character(s) U+001B" in line
+    assert "--source: the name 'clinic\\x1b[8m' contains invisible or control character(s) U+001B" in line
     assert not (s / "rounds").exists()
 
 

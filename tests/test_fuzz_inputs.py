@@ -596,7 +596,10 @@ def test_pull_keeps_every_rationale_and_id_exactly(world, failures):
     ratings.csv, with goldboard's reader, Python's csv module and pandas."""
     for seed in range(40):
         rng = random.Random(seed)
-        items = [f"{hostile.mixed(rng, 1).strip() or 'x'}{n}::m" for n in range(4)]
+        raw_items = [f"{hostile.mixed(rng, 1).strip() or 'x'}{n}::m" for n in range(4)]
+        items = [_visible_id(x) for x in raw_items]
+        if items != raw_items:  # an id holding a hidden character: refused (issue 23), the rest kept exactly
+            _pull_refuses_hidden_ids(world, seed, raw_items)
         want = {}
         files = {}
         for rater in RATERS:
@@ -648,6 +651,36 @@ def test_pull_keeps_every_rationale_and_id_exactly(world, failures):
             return None
 
         judge(f"pull hostile seed {seed}", invoke(pull_args(st, files)), must_fail=False, oracle=oracle, must_pass=True)
+
+
+def _hidden_char(ch: str) -> bool:
+    """Oracle (by Unicode category, not goldboard's rule): a character no reader sees or that
+    breaks a line -- control, format, line/paragraph separator -- or a variation selector."""
+    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") or 0xFE00 <= ord(ch) <= 0xFE0F
+
+
+def _visible_id(item: str) -> str:
+    return "".join(ch for ch in item if not _hidden_char(ch)) or "x"
+
+
+def _pull_refuses_hidden_ids(world, seed: int, items: list[str]) -> None:
+    """Item ids holding a hidden character (a zero-width space, a tab, U+2029 ...) are refused in
+    one line naming the task and a code point the ids hold; nothing is written."""
+    files = {}
+    for rater in RATERS:
+        f = world["root"] / f"pull_hidden_{seed}_{rater}.json"
+        f.write_text(json.dumps(export(rater, [(it, S, "why") for it in items])), encoding="utf-8")
+        files[rater] = f
+    st = fresh_copy(world, f"pull_hidden{seed}", "skeleton")
+    before = _tree(st)
+    res = invoke(pull_args(st, files))
+    codes = {f"U+{ord(ch):04X}" for it in items for ch in it if _hidden_char(ch)}
+    if judge(f"pull hidden ids seed {seed}", res, must_fail=True) == "error":
+        line = res.stderr.strip()
+        if "contains invisible or control character" not in line or not any(c in line for c in codes):
+            FAILURES.append(f"pull hidden ids seed {seed}: refused, but not for the hidden character: {line[:200]}")
+        if _tree(st) != before:
+            FAILURES.append(f"pull hidden ids seed {seed}: refused, but the study's files changed")
 
 
 def cell(v) -> str:
@@ -1398,10 +1431,55 @@ def _meaning_cases(world) -> list[tuple[str, dict[str, str | bytes], list, bool,
     ]  # fmt: skip
 
 
+def _hidden_meaning_cases() -> list[tuple[str, dict[str, str | bytes], list, bool, object]]:
+    """Issue 23 (campaign 6 U03/N55/N59/U16): ids and option texts holding a hidden character."""
+
+    def held_hidden(aid, ch):
+        def oracle(st, res):
+            got = read_ratings_csv(Study.open(st).ratings_path(1))
+            inv = read_csv_frame(Study.open(st).invalid_path(1))
+            reasons = dict(zip(inv["annotation_id"], inv["reason"]))
+            units = (Path(st) / "units.jsonl").read_text(encoding="utf-8")
+            if aid in set(got["annotation_id"]) or ch in units or any(ch in i for i in got["item_id"]):
+                return f"the id holding U+{ord(ch):04X} was stored"
+            code = f"U+{ord(ch):04X}"
+            return None if code in reasons.get(aid, "") else f"{aid} not held out naming {code}: {reasons!r:.200}"
+
+        return oracle
+
+    def source_stored(name):
+        def oracle(st, res):
+            got = list(Study.open(st).round(1).tables)
+            return None if got == [name] else f"sources {got!r} in study.toml, expected [{name!r}]"
+
+        return oracle
+
+    pull = ["pull", "--study", "{st}", "--from-table", "{d}/t.csv"]
+    cases_head = "case_id,patient_summary,proposed_therapy\nC0,a,b\n"
+    out = []
+    for ch in ("\u200b", "\u2060", "\u3164", "\ufe0f", "\u2029"):
+        code = f"U+{ord(ch):04X}"
+        table = f"case_id,rater,safety_label\nC1{ch},onc_a,Supported\nC2,onc_a,Supported\nC2,onc_b,Unsupported\n"
+        out += [
+            (f"a lone table id holding {code}", {"t.csv": table}, pull, False, held_hidden("t.csv:2", ch)),
+            (f"cases validate: a lone case id holding {code}", {"c.csv": cases_head + f"C1{ch},c,d\n"},
+             ["cases", "validate", "{d}/c.csv", "--schema", "mtb"], True, None),
+            (f"plan sample: a lone case id holding {code}", {"c.csv": cases_head + f"C1{ch},c,d\n"},
+             ["plan", "sample", "--cases", "{d}/c.csv", "-n", "1", "-o", "{d}/s.csv"], True, None),
+            (f"study round --guideline-version holding {code}", {},
+             ["study", "round", "{st}", "1", "--guideline-version", f"v2{ch}"], True, None),
+            (f"pull --source holding {code}", {"t.csv": "case_id,rater,safety_label\nC1,onc_a,Supported\n"},
+             pull + ["--source", f"t{ch}.csv"], True, None),
+        ]  # fmt: skip
+    out.append(("pull --source with spaces around it", {"t.csv": "case_id,rater,safety_label\nC1,onc_a,Supported\n"},
+                pull + ["--source", "  t.csv "], False, source_stored("t.csv")))  # fmt: skip
+    return out
+
+
 def test_typed_input_is_checked_against_its_meaning(world, failures):
     """Each input whose meaning the command cannot honour (issue 23): a clean error with nothing
     written to the study, or a correct result by the case's oracle."""
-    for name, files, argv, must_fail, oracle in _meaning_cases(world):
+    for name, files, argv, must_fail, oracle in _meaning_cases(world) + _hidden_meaning_cases():
         st = _table_study(world["root"], "study")
         d = world["root"] / "meaning" / "in"
         shutil.rmtree(d, ignore_errors=True)

@@ -113,3 +113,25 @@ def test_hand_made_project_live_and_from_export(convention_server, tmp_path):
     # a user the server does not have: one line with did-you-mean
     res = run("pull", "--study", s, "--project", pid, "--rater", "onc_c=dr_a", code=1)
     assert "no Label Studio user 'onc_c'" in res.output and "did you mean" in res.output
+
+
+def test_hand_made_project_ids_with_a_hidden_character_are_refused_live(convention_server, tmp_path):
+    """Issue 23 (campaign 6 U03): a task whose --item-key value holds a zero-width space was stored
+    as a new item that looks like 'H-1'; refused naming the task, study.toml and the round untouched."""
+    from goldboard.cases.ids import hidden_id_reason
+
+    s = tmp_path / "hidden"
+    Study.init(s, schema="mtb", raters=["dr_a", "dr_b"], data_dir=str(convention_server.data_dir))
+    creds = srv.read_credentials(convention_server.data_dir)
+    admin = connect(Study.open(s))
+    pid = admin.create_project("hand-made, a pasted id", CONFIG, maximum_annotations=2)
+    admin.import_tasks(pid, [{"data": {"case_id": "H-1\u200b", "patient_summary": "p", "proposed_therapy": "t"}}])
+    ((tid, _),) = admin.task_data(pid)
+    me = admin.as_token(creds.users["onc_a"].token, "onc_a's token")
+    me.create_annotation(tid, result("Supported", "fine"), lead_time=3.0)
+    me.close()
+    admin.close()
+    before = (s / "study.toml").read_bytes()
+    res = run("pull", "--study", s, "--project", pid, "--item-key", "case_id", "--rater", "onc_a=dr_a", code=1)
+    assert f"task {tid} (case_id): {hidden_id_reason('item id', 'H-1' + chr(0x200B))}" in res.output, res.output
+    assert (s / "study.toml").read_bytes() == before and not (s / "rounds").exists()

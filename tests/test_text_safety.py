@@ -171,11 +171,12 @@ def test_decisions_log_with_line_separators_reads_back(tmp_path):
 def test_pull_writes_ratings_invalid_and_pull_json_exactly(tmp_path):
     """Through the CLI: hostile rationales (also an invalid annotation's) and item ids come
     back exactly from ratings.csv, invalid.csv and pull.json."""
-    from test_fuzz_inputs import export, new_study, pull_args
+    from test_fuzz_inputs import _visible_id, export, new_study, pull_args
 
     st = new_study(tmp_path / "st")
     rng = random.Random(5)
-    items = [f"{t}#{k}::m" for k, t in enumerate(hostile.CORPUS)]
+    # an id holding a hidden character (zero-width space, tab, U+2028) is refused (test_campaign7_ids)
+    items = [_visible_id(f"{t}#{k}::m") for k, t in enumerate(hostile.CORPUS)]
     files, want = {}, {}
     for rater in RATERS:
         rows = []

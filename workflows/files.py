@@ -19,13 +19,12 @@ from typing import Any
 import pandas as pd
 
 from goldboard.annotate.pull import rule_warnings
-from goldboard.cases import ids
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.columns import relaxed_schema
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
 from goldboard.cases.intake.files import FileOptions, FileRead, check_item_ids, file_formats, source_kind
 from goldboard.errors import GoldboardError, ParamError
-from goldboard.study import Study, check_rater_map
+from goldboard.study import Study, check_rater_map, free_text_option
 from goldboard.text import did_you_mean, utc_now
 from goldboard.workflows.intake_round import (
     TABLE_MODE,
@@ -78,7 +77,7 @@ def pull_file(
     path = Path(path)
     if not path.is_file():
         raise GoldboardError(f"{path}: file not found")
-    source = source or path.name
+    source = free_text_option(source or path.name, "source", "the name")  # a key of study.toml's [rounds.tables]
     if ":" in source or not source.strip():
         raise ParamError("{source} {name!r}: give a name without ':'", name=source)
     read = reader.read(path, study.schema, FileOptions(field=field_name, item_key=item_key, source=source))
@@ -135,12 +134,6 @@ def check_read(read: FileRead, path: Path, noun: str) -> None:
     line = {}  # item -> the file line of its first answer, for a message
     for _, item, a in read.annotations:
         line.setdefault(item, _line(a, path))
-    for item in read.items:
-        if ids.invisible_chars(item):
-            raise GoldboardError(
-                f"{line.get(item, path)}: item id '{ids.escaped(item)}' contains invisible or control character "
-                f"{', '.join(ids.invisible_chars(item))}: it is not the id it looks like; type the id again"
-            )
     check_item_ids((item, str(line.get(item, path))) for item in read.items)
     _check_unordered_twins(read, path)
     field_name = read.fields[0]

@@ -164,7 +164,9 @@ def _write_records(records: list[dict], out: Path) -> None:
 
 def _distinct_case_ids(cases: str | Path, lines_recs: list[tuple[int, dict]]) -> None:
     """A case id given twice in the cases file is refused naming both lines (row numbers of a
-    table): the draw would count the case twice and could pick it twice."""
+    table): the draw would count the case twice and could pick it twice.  So is an id holding a
+    hidden character (a zero-width space: :func:`goldboard.cases.ids.hidden_id_problem`), as
+    ``cases validate`` refuses it."""
     from goldboard.cases import ids
 
     seen: dict[str, int] = {}
@@ -173,6 +175,10 @@ def _distinct_case_ids(cases: str | Path, lines_recs: list[tuple[int, dict]]) ->
         cid = _first_key(rec, ID_KEYS)
         if cid is None:
             continue
+        raw = next(rec[k] for k in ID_KEYS if k in rec and cell_text(rec[k]).strip())  # before any strip
+        hidden = ids.hidden_id_problem(raw) if isinstance(raw, str) else None
+        if hidden:  # refused as `cases validate` and `push` refuse it: the sample would carry it on
+            raise GoldboardError(f"{cases}: line {line}: case id {hidden}")
         if cid in seen:
             raise GoldboardError(
                 f"{cases}: lines {seen[cid]} and {line}: case id {cid!r} appears twice; keep one record per case"

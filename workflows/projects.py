@@ -24,7 +24,7 @@ from goldboard.annotate.pull import PullResult, pull, read_export_file
 from goldboard.cases.units import compose_case_text
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import atomic_write, iter_jsonl, write_jsonl_atomic
-from goldboard.study import STUDY_FILE, Study, check_rater_map
+from goldboard.study import STUDY_FILE, Study, check_rater_map, free_text_option
 from goldboard.text import did_you_mean
 
 SHARED = "*"
@@ -88,7 +88,8 @@ def pull_projects(
     raters = list(study.raters)
     extra = study.extra
     changed = False
-    if item_key:
+    if item_key:  # a key of the task data, stored in study.toml: a hidden character in it is refused
+        item_key = free_text_option(item_key, "item_key", "the key")
         if extra.get("item_key") != item_key:
             extra["item_key"] = item_key
             changed = True

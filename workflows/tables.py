@@ -62,7 +62,7 @@ from goldboard.fileio import (
     sha256_file,
     study_own_file,
 )
-from goldboard.study import Study, check_free_text, check_rater_map
+from goldboard.study import Study, check_rater_map, free_text_option
 from goldboard.text import did_you_mean, utc_now
 from goldboard.workflows.intake_round import (
     TABLE_MODE,
@@ -288,7 +288,7 @@ def pull_table(
     latest round, or round 1 of a study without rounds).  See the module docstring.  The cyclic
     garbage collector is paused while it runs (:func:`no_cycle_collection`)."""
     path = Path(path)
-    source = source or path.name
+    source = free_text_option(source or path.name, "source", "the name")  # a key of study.toml's [rounds.tables]
     read = _read_table_ratings(study, path, mapping, source, codes)
     raters = list(study.raters)
 
@@ -372,7 +372,6 @@ def _read_table_ratings(
     schema = study.schema
     if ":" in source or not source.strip():
         raise ParamError("{source} {name!r}: give a name without ':'", name=source)
-    check_free_text(source, "source", "the name")
     _not_the_studys_own(study, path)
     code_map = read_codes(codes) if codes else None
     df = _cells_frame(path, mapping.sheet)

@@ -243,12 +243,11 @@ def _patterns() -> dict[str, str]:
     """Regular expressions (RE2, as pyarrow runs them) that find every cell a Python rule *might*
     apply to -- a superset: each cell found is then checked by the rule itself, once per distinct
     cell.  ``space``: a cell ``str.strip`` would change (every character ``str.isspace`` knows, all
-    below U+3001); ``control``: a control or bidi-control character (``id_controls``);
+    below U+3001); ``control``: a hidden character (``id_controls``: control, invisible format, line separator ...);
     ``placeholder``: what ``is_placeholder_id`` could accept (only the characters of the
     placeholders, or scientific notation, digits as Python's ``\\d`` reads them); ``number``: an id ``id_key`` reads as a number;
     ``ascii``: a character beyond ASCII (NFC and ``casefold`` may change it)."""
-    from goldboard.cases.ids import PLACEHOLDER_IDS
-    from goldboard.text import BIDI_CONTROLS
+    from goldboard.cases.ids import PLACEHOLDER_IDS, hidden_ranges
 
     def cls(chars: str) -> str:
         return "".join(f"\\x{{{ord(c):x}}}" for c in sorted(set(chars)))
@@ -256,10 +255,10 @@ def _patterns() -> dict[str, str]:
     ws = cls("".join(chr(i) for i in range(0x3001) if chr(i).isspace()))
     ph = cls("".join(PLACEHOLDER_IDS) + "".join(PLACEHOLDER_IDS).upper())
     d = "\\p{Nd}"  # Python's \\d in a str pattern: any Unicode decimal digit
-    ctrl = "".join(chr(i) for i in [*range(0x20), *range(0x7F, 0xA0)]) + "".join(BIDI_CONTROLS)
+    hidden = "".join(f"\\x{{{lo:x}}}" + (f"-\\x{{{hi:x}}}" if hi > lo else "") for lo, hi in hidden_ranges())
     return {
         "space": f"^[{ws}]|[{ws}]$",
-        "control": f"[{cls(ctrl)}]",
+        "control": f"[{hidden}]",
         "placeholder": f"^[{ws}]*(?:[{ph}]*|[+-]?{d}(?:\\.{d}+)?[eE][+-]{d}+)[{ws}]*$",
         "number": f"^[{ws}]*[+-]?(?:{d}+(?:\\.{d}*)?|\\.{d}+)(?:[eE][+-]?{d}{{1,2}})?[{ws}]*$",
         "ascii": "[^\\x{0}-\\x{7f}]",

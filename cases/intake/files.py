@@ -88,6 +88,8 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
     the first of ``fallbacks`` the record has; ``""`` when none.  A key the record has whose value
     is null, empty or not text/number is refused (``where``: the file and line), never passed over
     for the next key (which would read the answer as another item)."""
+    _no_hidden_id(rec, options, fallbacks, where)
+
     meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
     for key in [options.item_key] if options.item_key else ["item_id", *fallbacks]:
         if key not in rec and key not in meta:
@@ -124,13 +126,17 @@ def _visible(text: str) -> str:
 
 
 def check_item_ids(items: Iterable[tuple[str, str]]) -> None:
-    """What every source's item ids are refused for, as a table's are: a missing-value placeholder or
+    """What every source's item ids are refused for, as a table's are: an id holding a hidden character
+    (:func:`goldboard.cases.ids.hidden_id_reason`: a zero-width space, a control character), a missing-value placeholder or
     a number in scientific notation, and two ids that are twins by the id rules
     (:func:`goldboard.cases.ids.id_key`: ``7``/``007``, ``C1``/``c1``) or that differ only by an
     invisible character (``C-1`` and ``C-1`` + a zero-width space).  ``items``: ``(item, where)``,
     ``where`` the file and line (or task) of its first answer, in file order."""
     seen: dict[str, tuple[str, str]] = {}
     for item, where in items:
+        hidden = ids.hidden_id_reason("item id", item)
+        if hidden:
+            raise GoldboardError(f"{where}: {hidden}")
         if ids.is_placeholder_id(item):
             raise GoldboardError(ids.placeholder_message(where, "item id", item))
         twin, twin_where = seen.setdefault(ids.id_key(_visible(item)), (item, where))
@@ -146,6 +152,20 @@ def check_item_ids(items: Iterable[tuple[str, str]]) -> None:
                 f"{ids.escaped(item)!r} {kind}; one item typed twice, or two items nobody can "
                 f"tell apart: make the ids the same, or clearly different"
             )
+
+
+def _no_hidden_id(rec: dict, options: FileOptions, fallbacks: tuple[str, ...], where: str) -> None:
+    """The id :func:`item_id` reads, checked as it is in the file (before ``str.strip`` cuts a
+    U+001F or U+2028 off its end): one holding a hidden character is refused naming ``where``
+    (:func:`goldboard.cases.ids.hidden_id_reason`), as every intake refuses it."""
+    meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
+    for key in [options.item_key] if options.item_key else ["item_id", *fallbacks]:
+        if key in rec or key in meta:
+            v = rec[key] if key in rec else meta[key]
+            hidden = ids.hidden_id_reason("item id", v) if isinstance(v, str) else None
+            if hidden:
+                raise GoldboardError(f"{where}: {hidden}")
+            return
 
 
 def ids_of(rec: dict) -> dict[str, str]:

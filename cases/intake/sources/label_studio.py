@@ -189,6 +189,39 @@ def check_export(files: list[tuple[str, list[dict]]], item_key: str | None = Non
     check_item_ids(first)
 
 
+def _task_ids(files: list[tuple[str, list[dict]]], item_key: str | None) -> Iterator[tuple[str, str]]:
+    """``(item id, where)`` of each task holding one (``data.item_id``, after ``--item-key`` mapped it)."""
+    for name, tasks in files:
+        for task in tasks:
+            item = str((task.get("data") or {}).get("item_id", "") or "").strip()
+            if item:
+                yield item, f"{name}: task {task.get('id')} ({item_key or 'item_id'})"
+
+
+def check_task_ids(files: list[tuple[str, list[dict]]], item_key: str | None) -> None:
+    """The ids of a hand-made project read from the server (``--project``, ``--item-key``) are refused
+    as an export's are (:func:`goldboard.cases.intake.files.check_item_ids`: a placeholder, twins),
+    naming the task; nothing is written."""
+    check_item_ids(_task_ids(files, item_key))
+
+
+def check_hidden_task_ids(files: list[tuple[str, list[dict]]], item_key: str | None) -> None:
+    """A task whose item id (``data.item_id``, else ``data[item_key]``) holds a hidden character
+    (:func:`goldboard.cases.ids.hidden_id_reason`: a zero-width space, a control character, a U+2028
+    at its end, which ``str.strip`` would cut off) is refused naming the task, as every intake
+    refuses such an id; checked on the raw value, before the ids are mapped and stripped."""
+    from goldboard.cases import ids
+
+    for name, tasks in files:
+        for task in tasks:
+            data = task.get("data") or {}
+            key = "item_id" if str(data.get("item_id", "") or "").strip() else item_key
+            raw = data.get(key) if key else None
+            hidden = ids.hidden_id_reason("item id", raw) if isinstance(raw, str) else None
+            if hidden:
+                raise GoldboardError(f"{name}: task {task.get('id')} ({item_key or 'item_id'}): {hidden}")
+
+
 def check_some_valid(summary: dict, names: str) -> None:
     """An export none of whose annotations is a valid rating (each one held out as invalid) is
     refused, nothing written, as ``--from-file`` refuses it; ``summary``: the intake's ``pull.json``."""
@@ -216,4 +249,6 @@ __all__ = [
     "pack",
     "unpack",
     "PackedResult",
+    "check_task_ids",
+    "check_hidden_task_ids",
 ]
