@@ -278,21 +278,36 @@ def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limi
     return out
 
 
-def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
-    """Tasks without ``item_id`` take it from ``data[item_key]``; returns item -> task data."""
+def _map_items(sources: list[Source], item_key: str, *, key_wins: bool = True) -> tuple[dict[str, dict], list[str]]:
+    """``--item-key``: each task's item is its ``data[item_key]`` (a task without it keeps its
+    ``item_id``); ``key_wins`` ``False`` (a round goldboard pushed, whose tasks carry goldboard's
+    own ``item_id``): only tasks without ``item_id`` take the key.  Returns ``(item -> task data,
+    warnings)``: a task whose ``item_id`` differs from the key the user named is said once, never
+    used silently instead of it (campaign 7b X08)."""
     out: dict[str, dict] = {}
+    differ: list[tuple[Any, str, str]] = []
     for src in sources:
         for task in src.tasks:
             data = task.get("data") or {}
             where = f"{src.label or f'project {src.project_id}'}: task {task.get('id')}"
-            if not ls_source.task_item(data.get("item_id"), where).strip():
+            own = ls_source.task_item(data.get("item_id"), where).strip()
+            if key_wins or not own:
                 key = ls_source.task_item(data.get(item_key), where, item_key).strip()
-                if key:
+                if key and key != own:
+                    if own and item_key != "item_id":
+                        differ.append((task.get("id"), own, key))
                     task["data"] = data = {**data, "item_id": key}
             item = ls_source.task_item(data.get("item_id"), where)
             if item:
                 out.setdefault(item, data)
-    return out
+    warnings = []
+    if differ:
+        tid, own, key = differ[0]
+        warnings.append(
+            f"{len(differ)} task(s) also hold a data.item_id that differs from their {item_key} (task {tid}: "
+            f"item_id {own!r}, {item_key} {key!r}): items are named by --item-key {item_key}, as given"
+        )
+    return out, warnings
 
 
 def map_users(
@@ -382,7 +397,7 @@ def pull(
             study, rnd, client, write=write, progress=progress, jobs=jobs, item_key=item_key, rater_map=rater_map
         )
     sources, user_raters, others, server_users = read.sources, read.user_raters, read.others, read.server_users
-    items_data = _map_items(sources, item_key) if item_key else {}
+    items_data, key_warnings = _map_items(sources, item_key, key_wins=not rnd.units) if item_key else ({}, [])
     if from_export:  # what the other file sources are refused for (nothing written)
         ls_source.check_export([(src.label, src.tasks) for src in sources], item_key)
     if rater_map:
@@ -397,7 +412,9 @@ def pull(
     _check_not_in_other_round(study, rnd.number, res.ratings, ", ".join(dict.fromkeys(src.label for src in sources)))
     if from_export:
         ls_source.check_some_valid(res.summary, ", ".join(dict.fromkeys(src.label for src in sources)))
-    res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
+    res.summary["warnings"] = (
+        read.warnings + key_warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
+    )
     res.summary["mode"] = rnd.mode
     res.summary["source"] = read.origin
     res.summary["projects"] = dict(rnd.projects)

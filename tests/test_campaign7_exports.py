@@ -111,3 +111,38 @@ def test_x21_re_pulling_the_same_round_is_still_allowed(tmp_path):
     invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=0)
     invoke_cli("pull", "--study", s, "--round", "1", "--from-export", f, *MAP, code=0)
     assert len(ratings(s)) == 8
+
+
+# --------------------------------------------------------------------------- 2. X08 --item-key wins
+
+
+def _with_item_id(tasks: list[dict]) -> list[dict]:
+    for t in tasks:  # keys a hand-made project's tasks may hold besides the one named by --item-key
+        t["data"].update(item_id="Z-" + t["data"]["case_id"], rater="onc_b", field="missing_info", value="Unsafe")
+    return tasks
+
+
+def test_x08_item_key_given_wins_over_a_data_item_id_and_is_said(tmp_path):
+    s, f = study_with_export(tmp_path, _with_item_id(export_tasks()))
+    res = invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=0)
+    assert {r["item_id"] for r in ratings(s)} == {"C-1", "C-2"}  # was Z-C-1, Z-C-2
+    assert (
+        "warning: 2 task(s) also hold a data.item_id that differs from their case_id (task 101: item_id 'Z-C-1', "
+        "case_id 'C-1'): items are named by --item-key case_id, as given"
+    ) in res.output, res.output
+    units = [json.loads(line) for line in (s / "units.jsonl").read_text().splitlines()]
+    assert {u["item_id"] for u in units} == {"C-1", "C-2"}
+    # the key recorded in study.toml is repeated by a plain re-pull: the same items
+    invoke_cli("pull", "--study", s, "--from-export", f, code=0)
+    assert {r["item_id"] for r in ratings(s)} == {"C-1", "C-2"}
+
+
+def test_x08_a_round_goldboard_pushed_keeps_its_own_item_ids(tmp_path):
+    s, f = study_with_export(tmp_path, _with_item_id(export_tasks()))
+    study = Study.open(s)
+    rnd = study.get_or_add_round(1, mode="shared")
+    rnd.projects, rnd.units = {"*": 5}, 2  # pushed by goldboard: its tasks' item_id is goldboard's
+    study.save()
+    res = invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=0)
+    assert {r["item_id"] for r in ratings(s)} == {"Z-C-1", "Z-C-2"}
+    assert "differs from their case_id" not in res.output
