@@ -786,7 +786,17 @@ def _embedded_ids(study: Study, raters: list[str]) -> tuple[dict[int, str], dict
 #: what :func:`collect` reads of an exported task, of its data and of each annotation
 TASK_KEYS = ("id", "project")
 DATA_KEYS = ("item_id", "case_id", "output_id", "model")
-ANNOTATION_KEYS = ("id", "completed_by", "result", "was_cancelled", "lead_time", "created_at", "updated_at")
+ANNOTATION_KEYS = (
+    "id",
+    "completed_by",
+    "result",
+    "was_cancelled",
+    "lead_time",
+    "created_at",
+    "updated_at",
+    "reviews",
+    "review_result",
+)
 
 
 def slim_task(t: Any) -> Any:

@@ -146,3 +146,63 @@ def test_x08_a_round_goldboard_pushed_keeps_its_own_item_ids(tmp_path):
     res = invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=0)
     assert {r["item_id"] for r in ratings(s)} == {"Z-C-1", "Z-C-2"}
     assert "differs from their case_id" not in res.output
+
+
+# --------------------------------------------------------------------------- 3. X20 rejected in review, X16 no annotator
+
+
+def _pull_one(tmp_path: Path, tasks: list[dict]):
+    s, f = study_with_export(tmp_path, tasks)
+    return s, invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=0)
+
+
+def test_x20_an_annotation_rejected_in_review_is_held_out_with_the_reason(tmp_path):
+    tasks = export_tasks()
+    tasks[1]["annotations"][0].update(reviews=[{"id": 1, "accepted": False, "created_by": 9}], review_result="rejected")
+    s, res = _pull_one(tmp_path, tasks)
+    assert "1 x rejected in review" in res.output, res.output
+    assert ("C-2", "onc_a") not in {(r["item_id"], r["rater"]) for r in ratings(s)}  # was pulled as a rating
+    held = invalid(s)
+    assert [(h["annotation_id"], h["reason"]) for h in held] == [
+        ("1004", 'rejected in review (review_result "rejected")')
+    ]
+    assert "Supported" in held[0]["result"]  # kept verbatim
+
+
+def test_x20_the_latest_review_decides(tmp_path):
+    tasks = export_tasks()
+    reviews = [
+        {"id": 1, "accepted": False, "created_at": "2026-01-02T10:00:00Z"},
+        {"id": 2, "accepted": True, "created_at": "2026-01-03T10:00:00Z"},  # fixed and accepted
+    ]
+    tasks[0]["annotations"][0]["reviews"] = reviews
+    tasks[1]["annotations"][1]["reviews"] = reviews[::-1]  # listed in another order: the later one still decides
+    tasks[1]["annotations"][0]["reviews"] = [
+        dict(reviews[1], accepted=True),
+        dict(reviews[0], created_at="2026-01-04T10:00:00Z"),
+    ]
+    s, res = _pull_one(tmp_path, tasks)
+    assert [h["annotation_id"] for h in invalid(s)] == ["1004"]
+    assert invalid(s)[0]["reason"] == "rejected in review (reviews[].accepted is false)"
+
+
+def test_x20_a_server_pull_keeps_the_reviews_it_reads(tmp_path):
+    from goldboard.annotate.pull import slim_task
+
+    task = export_tasks()[0]
+    task["annotations"][0].update(reviews=[{"accepted": False}], review_result="rejected", drafts=[1])
+    slim = slim_task(task)["annotations"][0]
+    assert slim["reviews"] == [{"accepted": False}] and slim["review_result"] == "rejected" and "drafts" not in slim
+
+
+def test_x16_an_annotation_with_no_annotator_is_named_as_such(tmp_path):
+    tasks = export_tasks()
+    tasks[0]["annotations"][0]["completed_by"] = None
+    tasks[1]["annotations"][0]["completed_by"] = "ana"
+    s, res = _pull_one(tmp_path, tasks)
+    assert "None" not in res.output, res.output  # was "annotated by user None, who is not a study rater"
+    reasons = sorted(h["reason"] for h in invalid(s))
+    assert reasons == [
+        "an annotation with no annotator (completed_by is null)",
+        "completed_by 'ana' is not a Label Studio user id",
+    ], reasons
