@@ -538,12 +538,44 @@ def _read_json(path: Path) -> list[tuple[int, dict]]:
     return out
 
 
+#: per delimiter goldboard reads: the delimiters of other dialects a table may be saved with (a
+#: spreadsheet in a locale whose decimal mark is a comma saves "CSV" separated by ";")
+OTHER_DELIMITERS = {",": (";", "\t"), "\t": (",", ";")}
+_DELIMITER_NAMES = {",": "commas", ";": "';'", "\t": "tabs"}
+
+
+def other_delimiter(path: str | Path, header: list[str], delimiter: str) -> str:
+    """The message for a table separated by another dialect's delimiter (``""`` when it is not):
+    its header is one column whose name that delimiter splits into two or more names.  It was
+    read as one column named ``case_id;model;predicted_label``, then "missing column" (campaign 7b
+    S08); goldboard reads commas in .csv and tabs in .tsv, never guesses."""
+    if len(header) != 1:
+        return ""
+    for d in OTHER_DELIMITERS.get(delimiter, ()):
+        parts = header[0].split(d)
+        if len(parts) > 1 and all(p.strip() for p in parts):
+            fix = (
+                "name it .tsv, or save it as CSV UTF-8 (comma delimited)"
+                if d == "\t"
+                else "name it .csv"
+                if d == ","
+                else "save it as CSV UTF-8 (comma delimited), or as .xlsx"
+            )
+            return (
+                f"{path}:1: the file is separated by {_DELIMITER_NAMES[d]}, not {_DELIMITER_NAMES[delimiter]} "
+                f"(header {header[0][:80]!r}): {fix}"
+            )
+    return ""
+
+
 def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
     text = _read_text(path)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
     rows = _csv_rows(path, text, delimiter, strict=True)
     header = rows[0][1]
+    if other_delimiter(path, header, delimiter):
+        raise GoldboardError(other_delimiter(path, header, delimiter))
     out = []
     for line, row in rows[1:]:
         if len(row) > len(header):
@@ -597,6 +629,8 @@ def _csv_columns(reader: Any) -> pd.DataFrame | None:
     start = 1
     try:
         header = next(reader)
+        if len(header) == 1:  # perhaps another dialect's delimiter: read_records names it
+            return None
         width = len(header)
         chunks.extend([] for _ in header)
         start = reader.line_num + 1
