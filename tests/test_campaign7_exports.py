@@ -284,3 +284,48 @@ def test_s08_a_one_column_table_is_still_read(tmp_path):
     p = tmp_path / "ids.csv"
     p.write_text("case_id\nC;1\nC2\n")  # one column; a ';' in a cell is data
     assert read_table(p)["case_id"].tolist() == ["C;1", "C2"]
+
+
+# --------------------------------------------------------------------------- 5. S05 columns score does not read
+
+
+def _jsonl(path: Path, recs: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
+
+
+def test_s05_probabilities_and_a_label_mode_confidence_are_said_to_be_unused(tmp_path):
+    recs = [
+        {"case_id": f"C{n}", "model": "gpt", "predicted_label": "Supported", "confidence": 1.7,
+         "probabilities": {"Supported": 0.9, "Unsupported": 0.9}}
+        for n in range(1, 9)
+    ]  # fmt: skip
+    preds = _jsonl(tmp_path / "p.jsonl", recs)
+    res = invoke_cli("score", "--gold", _reference(tmp_path), "--schema", "mtb", "--predictions", preds, code=0)
+    out = res.output
+    assert out.count("- confidence: not used by label scoring") == 1, out  # once, not per row; was not said
+    assert out.count("- probabilities: not used by score (it scores the predicted label)") == 1, out
+    plain = _jsonl(
+        tmp_path / "q.jsonl",
+        [{k: v for k, v in r.items() if k in ("case_id", "model", "predicted_label")} for r in recs],
+    )
+    out2 = invoke_cli("score", "--gold", _reference(tmp_path), "--schema", "mtb", "--predictions", plain, code=0).output
+    assert "not used" not in out2
+
+
+def test_s05_options_confidence_mixing_scales_is_refused():
+    import pandas as pd
+
+    from goldboard.analysis.scoring_inputs import _confidences
+    from goldboard.errors import GoldboardError
+
+    df = pd.DataFrame({"confidence": ["0.9", "1.7", ""], "_line": [2, 3, 4]})
+    with pytest.raises(GoldboardError) as exc:  # was: both divided by 100, 0.9 read as 0.009
+        _confidences(df, "confidence", df["_line"].to_numpy(), "p.csv")
+    assert str(exc.value) == (
+        "p.csv:3: confidence: '1.7' is above 1 while line 2 holds '0.9': one file mixes 0-1 and 0-100 % "
+        "confidences; write them all on one scale"
+    )
+    ok = pd.DataFrame({"confidence": ["90", "17", "0"], "_line": [2, 3, 4]})
+    conf, rescaled = _confidences(ok, "confidence", ok["_line"].to_numpy(), "p.csv")
+    assert rescaled and conf.tolist() == [0.9, 0.17, 0.0]
