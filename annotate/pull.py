@@ -442,24 +442,29 @@ def _check_not_in_other_round(study: Study, round_number: int, ratings: pd.DataF
     if not len(ratings):
         return
     mine = ratings[(sources_of(ratings) == LABEL_STUDIO) & (ratings["annotation_id"].astype(str) != "")]
-    keys = set(zip(*(mine[c].astype(str) for c in ("rater", "task_id", "annotation_id"))))
-    if not keys:
+    keys = pd.Index(_annotation_keys(mine).unique())
+    if not len(keys):
         return
     for other in sorted(study.rounds, key=lambda r: r.number):
         path = study.ratings_path(other.number)
         if other.number == round_number or not path.exists():
             continue
         old = read_ratings_csv(path)
-        old = old[sources_of(old) == LABEL_STUDIO]
-        same = sorted(keys & set(zip(*(old[c].astype(str) for c in ("rater", "task_id", "annotation_id")))))
+        old_keys = _annotation_keys(old[sources_of(old) == LABEL_STUDIO])
+        same = sorted(keys[keys.isin(old_keys)])
         if same:
-            rater, task, ann = same[0]
+            rater, task, ann = same[0].split("\x1f")
             raise GoldboardError(
                 f"{labels}: {len(same)} of its annotations were already pulled into round {other.number} "
                 f"({path}; e.g. annotation {ann} by {rater} on task {task}): the same annotations given for "
                 f"round {round_number}? A round's ratings are new annotations (a retest round is annotated "
                 f"anew, in a new project); nothing pulled"
             )
+
+
+def _annotation_keys(df: pd.DataFrame) -> pd.Series:
+    """``rater<US>task_id<US>annotation_id`` of each row: which rater's Label Studio annotation it is."""
+    return df["rater"].astype(str) + "\x1f" + df["task_id"].astype(str) + "\x1f" + df["annotation_id"].astype(str)
 
 
 @dataclass(frozen=True)
