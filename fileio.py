@@ -593,7 +593,8 @@ def read_csv_cells(path: str | Path) -> pd.DataFrame | None:
     same strict csv-module reader as :func:`read_records`; ``None`` wherever the two could
     differ or the file needs a message -- not a .csv/.tsv, empty, a NUL, a line of blanks or a
     bare CR, a malformed record, a row shorter or longer than the header, a repeated or blank
-    header name, no data row -- and the caller reads it with :func:`read_records`."""
+    header name, no data row, a header of one column (perhaps another dialect's delimiter,
+    :func:`other_delimiter`) -- and the caller reads it with :func:`read_records`."""
     import importlib.util
 
     path = Path(path)
