@@ -116,6 +116,41 @@ def test_x21_re_pulling_the_same_round_is_still_allowed(tmp_path):
     assert len(ratings(s)) == 8
 
 
+class _OneProjectServer:
+    """A Label Studio server holding one shared project (5) with :func:`export_tasks`: what a server
+    pull reads (its users, the project, the export)."""
+
+    url = "http://127.0.0.1:1"
+    conn = type("Conn", (), {"credentials": None, "workers": 1})()
+
+    def users(self):
+        return [{"id": 1, "email": "ana@x.org", "username": "ana"}, {"id": 2, "email": "ben@x.org", "username": "ben"}]
+
+    def project(self, pid):
+        return {"label_config": "<View/>"}
+
+    def export(self, pid, each=None):
+        tasks = export_tasks()
+        return [each(t) for t in tasks] if each else tasks
+
+
+def test_x21_a_server_pull_of_the_same_project_into_round_2_is_refused(tmp_path):
+    from goldboard.annotate.pull import pull
+    from goldboard.errors import GoldboardError
+
+    s, _ = study_with_export(tmp_path, [])
+    study = Study.open(s)
+    for n in (1, 2):  # a hand-made project recorded for two rounds
+        study.get_or_add_round(n, mode="shared").projects = {"*": 5}
+    study.save()
+    users = {"ana@x.org": "onc_a", "ben@x.org": "onc_b"}
+    pull(study, 1, client=_OneProjectServer(), item_key="case_id", rater_map=users, progress=False)
+    with pytest.raises(GoldboardError) as exc:
+        pull(study, 2, client=_OneProjectServer(), item_key="case_id", rater_map=users, progress=False)
+    assert str(exc.value).startswith("project 5: 4 of its annotations were already pulled into round 1 ("), exc.value
+    assert not (s / "rounds/2").exists()
+
+
 # --------------------------------------------------------------------------- 2. X08 --item-key wins
 
 
