@@ -382,7 +382,8 @@ def pull(
     them -- the embedded server's ``--workers`` -- else 1).
 
     Projects goldboard did not create: ``item_key`` names the task data key that holds the
-    item id when a task has no ``item_id`` (e.g. ``case_id``); ``rater_map`` maps Label Studio
+    item id (e.g. ``case_id``; it wins over an ``item_id`` the data also hold, with a warning,
+    except in a round goldboard pushed); ``rater_map`` maps Label Studio
     users -- e-mail, username or user id -- to study raters (``{"ana@x.org": "onc_a"}``).
     """
 
