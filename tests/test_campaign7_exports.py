@@ -239,9 +239,10 @@ def test_x16_an_annotation_with_no_annotator_is_named_as_such(tmp_path):
     tasks[1]["annotations"][0]["completed_by"] = "ana"
     s, res = _pull_one(tmp_path, tasks)
     assert "None" not in res.output, res.output  # was "annotated by user None, who is not a study rater"
+    assert "1 x an annotation with no annotator: completed_by is null" in res.output, res.output
     reasons = sorted(h["reason"] for h in invalid(s))
     assert reasons == [
-        "an annotation with no annotator (completed_by is null)",
+        "an annotation with no annotator: completed_by is null",
         "completed_by 'ana' is not a Label Studio user id",
     ], reasons
 

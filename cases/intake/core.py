@@ -57,7 +57,7 @@ INVALID_COLUMNS = [
     "result",
 ]
 #: why an annotation without an annotator (Label Studio ``completed_by: null``) is held out: no one to credit
-NO_ANNOTATOR = "an annotation with no annotator (completed_by is null)"
+NO_ANNOTATOR = "an annotation with no annotator: completed_by is null"
 NO_ITEM = "task has no item_id in its data (not pushed by goldboard: map one with --item-key KEY)"
 
 
