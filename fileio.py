@@ -573,9 +573,9 @@ def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
     rows = _csv_rows(path, text, delimiter, strict=True)
+    if other_delimiter(path, rows[0][1], delimiter):
+        raise GoldboardError(other_delimiter(path, rows[0][1], delimiter))
     header = rows[0][1]
-    if other_delimiter(path, header, delimiter):
-        raise GoldboardError(other_delimiter(path, header, delimiter))
     out = []
     for line, row in rows[1:]:
         if len(row) > len(header):
