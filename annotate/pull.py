@@ -162,7 +162,10 @@ def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]
         raise GoldboardError(f"{path}: file not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
-        raise GoldboardError(f"{path}{where}: not a Label Studio JSON export ({type(exc).__name__})") from None
+        what = f"not JSON: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8 text"
+        if path.suffix.lower() in (".csv", ".tsv"):  # Label Studio's CSV/TSV export: it drops who annotated what
+            what += "; a CSV/TSV export: export the project as JSON (or JSON_MIN) instead"
+        raise GoldboardError(f"{path}{where}: not a Label Studio JSON export ({what})") from None
     except RecursionError:
         raise GoldboardError(f"{path}: not a Label Studio JSON export (nested too deeply to read)") from None
     except IsADirectoryError:

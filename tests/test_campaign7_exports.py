@@ -365,3 +365,14 @@ def test_s05_options_confidence_mixing_scales_is_refused():
     ok = pd.DataFrame({"confidence": ["90", "17", "0"], "_line": [2, 3, 4]})
     conf, rescaled = _confidences(ok, "confidence", ok["_line"].to_numpy(), "p.csv")
     assert rescaled and conf.tolist() == [0.9, 0.17, 0.0]
+
+
+def test_x11_a_csv_export_is_named_without_programmer_text(tmp_path):
+    s, _ = study_with_export(tmp_path, [])
+    f = tmp_path / "project-5.csv"
+    f.write_text("id,case_id,safety_label,annotator\n101,C-1,Supported,1\n")
+    line = error_line(invoke_cli("pull", "--study", s, "--from-export", f, *MAP))
+    assert line == (
+        f"Error: {f}:1: not a Label Studio JSON export (not JSON: Expecting value; a CSV/TSV export: export the "
+        "project as JSON (or JSON_MIN) instead)"
+    ), line  # was "(JSONDecodeError)"
