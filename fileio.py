@@ -564,11 +564,43 @@ def _read_json(path: Path) -> list[tuple[int, dict]]:
     return out
 
 
+#: per delimiter goldboard reads: the delimiters of other dialects a table may be saved with (a
+#: spreadsheet in a locale whose decimal mark is a comma saves "CSV" separated by ";")
+OTHER_DELIMITERS = {",": (";", "\t"), "\t": (",", ";")}
+_DELIMITER_NAMES = {",": "commas", ";": "';'", "\t": "tabs"}
+
+
+def other_delimiter(path: str | Path, header: list[str], delimiter: str) -> str:
+    """The message for a table separated by another dialect's delimiter (``""`` when it is not):
+    its header is one column whose name that delimiter splits into two or more names.  It was
+    read as one column named ``case_id;model;predicted_label``, then "missing column" (campaign 7b
+    S08); goldboard reads commas in .csv and tabs in .tsv, never guesses."""
+    if len(header) != 1:
+        return ""
+    for d in OTHER_DELIMITERS.get(delimiter, ()):
+        parts = header[0].split(d)
+        if len(parts) > 1 and all(p.strip() for p in parts):
+            fix = (
+                "name it .tsv, or save it as CSV UTF-8 (comma delimited)"
+                if d == "\t"
+                else "name it .csv"
+                if d == ","
+                else "save it as CSV UTF-8 (comma delimited), or as .xlsx"
+            )
+            return (
+                f"{path}:1: the file is separated by {_DELIMITER_NAMES[d]}, not {_DELIMITER_NAMES[delimiter]} "
+                f"(header {header[0][:80]!r}): {fix}"
+            )
+    return ""
+
+
 def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
     text = _read_text(path)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
     rows = _csv_rows(path, text, delimiter, strict=True)
+    if other_delimiter(path, rows[0][1], delimiter):
+        raise GoldboardError(other_delimiter(path, rows[0][1], delimiter))
     header = rows[0][1]
     names = [h.strip() for h in header]
     out = []
@@ -590,7 +622,8 @@ def read_csv_cells(path: str | Path) -> pd.DataFrame | None:
     same strict csv-module reader as :func:`read_records`; ``None`` wherever the two could
     differ or the file needs a message -- not a .csv/.tsv, empty, a NUL, a line of blanks or a
     bare CR, a malformed record, a row shorter or longer than the header, a repeated or blank
-    header name, no data row -- and the caller reads it with :func:`read_records`."""
+    header name, no data row, a header of one column (perhaps another dialect's delimiter,
+    :func:`other_delimiter`) -- and the caller reads it with :func:`read_records`."""
     import importlib.util
 
     path = Path(path)
@@ -626,6 +659,8 @@ def _csv_columns(reader: Any) -> pd.DataFrame | None:
     start = 1
     try:
         header = next(reader)
+        if len(header) == 1:  # perhaps another dialect's delimiter: read_records names it
+            return None
         width = len(header)
         names = [h.strip() for h in header]
         chunks.extend([] for _ in header)

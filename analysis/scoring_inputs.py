@@ -59,6 +59,17 @@ MODEL_COL_CANDIDATES = ("model", "model_name", "system")
 CONDITION_COL_CANDIDATES = ("condition", "deployment_condition", "setting")
 ABSTAIN_COL_CANDIDATES = ("predicted_abstain", "abstain")
 CONFIDENCE_COL_CANDIDATES = ("confidence", "predicted_confidence", "confidence_score")
+#: columns a predictions file may hold that no scoring mode reads (per-label probabilities, scores):
+#: said once as not used, never read silently as if they counted (campaign 7b S05)
+PROBABILITY_COL_CANDIDATES = (
+    "probabilities",
+    "probability",
+    "probs",
+    "label_probabilities",
+    "scores",
+    "logprobs",
+    "logits",
+)
 SHOULD_ABSTAIN_CANDIDATES = ("should_abstain",)
 
 UNANSWERED_TOKENS = {"", "none", "null", "nan", "na", "n/a", "-", "abstain", "unanswered", "no answer"}
@@ -513,6 +524,8 @@ class Predictions:
     has_confidence: bool
     skipped_unresolved: int = 0
     confidence_rescaled: bool = False
+    #: one line per column the file has that this scoring does not read (a confidence in labels mode)
+    unused: list[str] = _dfield(default_factory=list)
 
 
 def _map_ids(
@@ -666,8 +679,37 @@ def _confidences(df: pd.DataFrame, fcol: str | None, lines: np.ndarray, source: 
             raise GoldboardError(f"{source}:{line}: {fcol}: {v!r} is outside 0-1 (or 0-100 %)")
         conf[i] = x
     if np.nanmax(conf, initial=0) > 1:
+        fraction = (conf > 0) & (conf < 1)
+        if fraction.any():  # 0.9 beside 1.7: rescaling all by 100 would make 0.9 a confidence of 0.009
+            hi, lo = int(np.nanargmax(conf)), int(fraction.argmax())
+            raise GoldboardError(
+                f"{source}:{lines[hi]}: {fcol}: {df[fcol].iloc[hi]!r} is above 1 while line {lines[lo]} holds "
+                f"{df[fcol].iloc[lo]!r}: one file mixes 0-1 and 0-100 % confidences; write them all on one scale"
+            )
         return conf / 100.0, True
     return conf, False
+
+
+def unused_columns(df: pd.DataFrame, kind: str) -> list[str]:
+    """One warning per column that means something to a reader but that ``kind`` scoring does not
+    use: a confidence (read only for multiple-choice options) and per-label probabilities or scores
+    (never read; accuracy and the other label metrics use the predicted label).  Their values are
+    not checked: a confidence of 1.7 or probabilities summing to 1.8 change nothing here."""
+    cols = [c for c in df.columns if c != "_line"]
+    out = []
+    if kind == "labels":
+        out += [
+            f"{c}: not used by label scoring (confidence is read only with --mode options); its values are not checked"
+            for c in cols
+            if c in CONFIDENCE_COL_CANDIDATES
+        ]
+    out += [
+        f"{c}: not used by score (it scores the predicted {'label' if kind == 'labels' else 'option'}); "
+        "its values are not checked"
+        for c in cols
+        if c in PROBABILITY_COL_CANDIDATES
+    ]
+    return out
 
 
 def _check_unique(table: pd.DataFrame, cols: _PredictionColumns, source: str) -> None:
@@ -758,6 +800,7 @@ def prepare_predictions(
         has_confidence=cols.confidence is not None,
         skipped_unresolved=skipped,
         confidence_rescaled=rescaled,
+        unused=unused_columns(df, kind),
     )
 
 

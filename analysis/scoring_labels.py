@@ -248,6 +248,7 @@ def score_labels(
         warnings.append(f"{n_unres} unresolved gold label(s) of {fld.name} excluded")
     if preds.skipped_unresolved:
         warnings.append(f"{preds.skipped_unresolved} prediction(s) for items with unresolved gold skipped")
+    warnings += preds.unused
     groups, outcomes, valid = _score_groups(preds.table, partial(_score_label_group, st), o.progress, warnings)
     comparisons = _comparisons(
         _parse_pairs(o.compare), outcomes, preds.has_condition, "correct", st.ci, warnings, valid

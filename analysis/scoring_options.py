@@ -381,5 +381,6 @@ def score_radsafe(
     groups, outcomes, valid = _score_groups(preds.table, partial(_score_option_group, st), o.progress, warnings)
     if preds.confidence_rescaled:
         warnings.append("confidence values above 1 read as percentages (divided by 100)")
+    warnings += preds.unused
     comparisons = _comparisons(_parse_pairs(o.compare), outcomes, preds.has_condition, "correct", ci, warnings, valid)
     return _options_result(st, schema, gold, preds, all_fields, key_from, groups, comparisons, warnings)

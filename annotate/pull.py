@@ -162,7 +162,10 @@ def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]
         raise GoldboardError(f"{path}: file not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
-        raise GoldboardError(f"{path}{where}: not a Label Studio JSON export ({type(exc).__name__})") from None
+        what = f"not JSON: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8 text"
+        if path.suffix.lower() in (".csv", ".tsv"):  # Label Studio's CSV/TSV export: it drops who annotated what
+            what += "; a CSV/TSV export: export the project as JSON (or JSON_MIN) instead"
+        raise GoldboardError(f"{path}{where}: not a Label Studio JSON export ({what})") from None
     except RecursionError:
         raise GoldboardError(f"{path}: not a Label Studio JSON export (nested too deeply to read)") from None
     except IsADirectoryError:
@@ -278,21 +281,36 @@ def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limi
     return out
 
 
-def _map_items(sources: list[Source], item_key: str) -> dict[str, dict]:
-    """Tasks without ``item_id`` take it from ``data[item_key]``; returns item -> task data."""
+def _map_items(sources: list[Source], item_key: str, *, key_wins: bool = True) -> tuple[dict[str, dict], list[str]]:
+    """``--item-key``: each task's item is its ``data[item_key]`` (a task without it keeps its
+    ``item_id``); ``key_wins`` ``False`` (a round goldboard pushed, whose tasks carry goldboard's
+    own ``item_id``): only tasks without ``item_id`` take the key.  Returns ``(item -> task data,
+    warnings)``: a task whose ``item_id`` differs from the key the user named is said once, never
+    used silently instead of it (campaign 7b X08)."""
     out: dict[str, dict] = {}
+    differ: list[tuple[Any, str, str]] = []
     for src in sources:
         for task in src.tasks:
             data = task.get("data") or {}
             where = f"{src.label or f'project {src.project_id}'}: task {task.get('id')}"
-            if not ls_source.task_item(data.get("item_id"), where).strip():
+            own = ls_source.task_item(data.get("item_id"), where).strip()
+            if key_wins or not own:
                 key = ls_source.task_item(data.get(item_key), where, item_key).strip()
-                if key:
+                if key and key != own:
+                    if own and item_key != "item_id":
+                        differ.append((task.get("id"), own, key))
                     task["data"] = data = {**data, "item_id": key}
             item = ls_source.task_item(data.get("item_id"), where)
             if item:
                 out.setdefault(item, data)
-    return out
+    warnings = []
+    if differ:
+        tid, own, key = differ[0]
+        warnings.append(
+            f"{len(differ)} task(s) also hold a data.item_id that differs from their {item_key} (task {tid}: "
+            f"item_id {own!r}, {item_key} {key!r}): items are named by --item-key {item_key}, as given"
+        )
+    return out, warnings
 
 
 def map_users(
@@ -367,7 +385,8 @@ def pull(
     them -- the embedded server's ``--workers`` -- else 1).
 
     Projects goldboard did not create: ``item_key`` names the task data key that holds the
-    item id when a task has no ``item_id`` (e.g. ``case_id``); ``rater_map`` maps Label Studio
+    item id (e.g. ``case_id``; it wins over an ``item_id`` the data also hold, with a warning,
+    except in a round goldboard pushed); ``rater_map`` maps Label Studio
     users -- e-mail, username or user id -- to study raters (``{"ana@x.org": "onc_a"}``).
     """
 
@@ -384,7 +403,7 @@ def pull(
     sources, user_raters, others, server_users = read.sources, read.user_raters, read.others, read.server_users
     if item_key or from_export:  # an id holding a hidden character, before _map_items strips the ids
         ls_source.check_hidden_task_ids([(src.label or "project", src.tasks) for src in sources], item_key)
-    items_data = _map_items(sources, item_key) if item_key else {}
+    items_data, key_warnings = _map_items(sources, item_key, key_wins=not rnd.units) if item_key else ({}, [])
     if from_export:  # what the other file sources are refused for (nothing written)
         ls_source.check_export([(src.label, src.tasks) for src in sources], item_key)
     elif item_key:  # a hand-made project's ids come from its task data: checked as an export's
@@ -398,9 +417,12 @@ def pull(
         sources, schema, raters, rnd.number, user_raters=user_raters, known_users=others, units=units, item_key=item_key
     )
     res.items_data = items_data
+    _check_not_in_other_round(study, rnd.number, res.ratings, ", ".join(dict.fromkeys(src.label for src in sources)))
     if from_export:
         ls_source.check_some_valid(res.summary, ", ".join(dict.fromkeys(src.label for src in sources)))
-    res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
+    res.summary["warnings"] = (
+        read.warnings + key_warnings + res.summary["warnings"] + rule_warnings(res.ratings, schema, raters)
+    )
     res.summary["mode"] = rnd.mode
     res.summary["source"] = read.origin
     res.summary["projects"] = dict(rnd.projects)
@@ -418,6 +440,39 @@ def pull(
     if write:
         _write_pull(study, rnd, res, sources, from_export=bool(from_export))
     return res
+
+
+def _check_not_in_other_round(study: Study, round_number: int, ratings: pd.DataFrame, labels: str) -> None:
+    """Refuse Label Studio annotations another round already holds (the same rater, task and
+    annotation id in that round's ratings): round 1's export pulled again as round 2 made a
+    test-retest of each annotation with itself (campaign 7b X21).  A later round's ratings are
+    new annotations (a new project, or new annotations in it), never the ones pulled before."""
+    if not len(ratings):
+        return
+    mine = ratings[(sources_of(ratings) == LABEL_STUDIO) & (ratings["annotation_id"].astype(str) != "")]
+    keys = pd.Index(_annotation_keys(mine).unique())
+    if not len(keys):
+        return
+    for other in sorted(study.rounds, key=lambda r: r.number):
+        path = study.ratings_path(other.number)
+        if other.number == round_number or not path.exists():
+            continue
+        old = read_ratings_csv(path)
+        old_keys = _annotation_keys(old[sources_of(old) == LABEL_STUDIO])
+        same = sorted(keys[keys.isin(old_keys)])
+        if same:
+            rater, task, ann = same[0].split("\x1f")
+            raise GoldboardError(
+                f"{labels}: {len(same)} of its annotations were already pulled into round {other.number} "
+                f"({path}; e.g. annotation {ann} by {rater} on task {task}): the same annotations given for "
+                f"round {round_number}? A round's ratings are new annotations (a retest round is annotated "
+                f"anew, in a new project); nothing pulled"
+            )
+
+
+def _annotation_keys(df: pd.DataFrame) -> pd.Series:
+    """``rater<US>task_id<US>annotation_id`` of each row: which rater's Label Studio annotation it is."""
+    return df["rater"].astype(str) + "\x1f" + df["task_id"].astype(str) + "\x1f" + df["annotation_id"].astype(str)
 
 
 @dataclass(frozen=True)
@@ -744,7 +799,17 @@ def _embedded_ids(study: Study, raters: list[str]) -> tuple[dict[int, str], dict
 #: what :func:`collect` reads of an exported task, of its data and of each annotation
 TASK_KEYS = ("id", "project")
 DATA_KEYS = ("item_id", "case_id", "output_id", "model")
-ANNOTATION_KEYS = ("id", "completed_by", "result", "was_cancelled", "lead_time", "created_at", "updated_at")
+ANNOTATION_KEYS = (
+    "id",
+    "completed_by",
+    "result",
+    "was_cancelled",
+    "lead_time",
+    "created_at",
+    "updated_at",
+    "reviews",
+    "review_result",
+)
 
 
 def slim_task(t: Any) -> Any:

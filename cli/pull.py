@@ -190,13 +190,14 @@ def pull_cmd(
     """Pull a round's annotations into rounds/N/ratings.csv.
 
     Invalid annotations (unknown value or field, missing required field, empty,
-    skipped), annotations by anyone else in a rater's project and superseded
-    repeats are kept verbatim in rounds/N/invalid.csv and reported;
+    skipped, rejected in review, no annotator), annotations by anyone else in a
+    rater's project and superseded repeats are kept verbatim in rounds/N/invalid.csv and reported;
     rounds/N/pull.json has the counts.
 
     With --from-export, an export of another round's project, one given for the
     wrong rater (the tasks' project id says whose it is) or the same export given
-    twice is an error.
+    twice is an error; so are annotations another round already holds (the same
+    rater, task and annotation id: round 1's export pulled as round 2).
 
     \b
     Ratings tables (--from-table FILE), validated the same way:

@@ -817,6 +817,83 @@ def test_refused_export_pulls_change_nothing(world, failures):
             FAILURES.append(f"pull --from-export refused: {name}: the refused pull changed the study")
 
 
+def _ratings_and_invalid(st: Path) -> tuple[list[dict], list[dict]]:
+    r = _csv_rows(Path(st, "rounds/1/ratings.csv").read_text(encoding="utf-8"))
+    i = _csv_rows(Path(st, "rounds/1/invalid.csv").read_text(encoding="utf-8"))
+    return r, i
+
+
+def test_campaign7b_export_shapes_and_score_columns(world, failures):
+    """Campaign 7b (issue 23, j7), each with its oracle: X21 the same exports pulled into round 2
+    (refused, the study byte for byte unchanged); X20 an annotation rejected in review (held out
+    with its reason, never a rating); X08 --item-key beside a differing data.item_id (items named by
+    the key, said once); S08 a ';'-separated predictions CSV (named as such); S05 a label-mode
+    confidence and per-label probabilities (said to be unused)."""
+    root, good = world["root"], world["good"]
+    st = fresh_copy(world, "x21")
+    study = Study.open(st)
+    study.get_or_add_round(2).projects = dict(PROJECTS)  # round 2 recorded with round 1's projects
+    study.save()
+    before = _tree(st)
+    res = invoke(pull_args(st, {"onc_a": good["export_a"], "onc_b": root / "onc_b.json"}) + ["--round", "2"])
+    if judge("pull --round 2 of round 1's exports", res, must_fail=True) == "error" and _tree(st) != before:
+        FAILURES.append("pull --round 2 of round 1's exports: the refused pull changed the study")
+    rows = [(f"C{n}::m", BASE_A[n - 1], f"why {n}") for n in range(1, 5)]
+    for review in ({"review_result": "rejected"}, {"reviews": [{"id": 1, "accepted": False}]}):
+        data = export("onc_a", rows)
+        data[1]["annotations"][0].update(review)
+        f = root / "x20.json"
+        f.write_text(json.dumps(data), encoding="utf-8")
+        st = fresh_copy(world, "x20", "skeleton")
+
+        def rejected_held_out(res, st=st):
+            r, i = _ratings_and_invalid(st)
+            if any(x["item_id"] == "C2::m" for x in r):
+                return "the annotation rejected in review became a rating"
+            if [x["reason"][:18] for x in i] != ["rejected in review"]:
+                return f"invalid.csv does not hold it as rejected: {[x['reason'] for x in i]}"
+            return None
+
+        judge(f"pull --from-export rejected in review {review}", invoke(pull_args(st, {"onc_a": f})),
+              must_fail=False, oracle=rejected_held_out, must_pass=True)  # fmt: skip
+    data = export("onc_a", rows)
+    for t in data:
+        t["data"]["case_id"] = "K-" + t["data"]["item_id"].split("::")[0]
+    f = root / "x08.json"
+    f.write_text(json.dumps(data), encoding="utf-8")
+    st = fresh_copy(world, "x08", "skeleton")
+
+    def key_wins(res, st=st):
+        items = {x["item_id"] for x in _ratings_and_invalid(st)[0]}
+        if items != {f"K-C{n}" for n in range(1, 5)}:
+            return f"items are not the --item-key's values: {sorted(items)}"
+        return None if "differs from their case_id" in res.output else "the differing item_id was not said"
+
+    args = pull_args(st, {"onc_a": f}) + ["--item-key", "case_id", "--rater", "2=onc_a"]
+    judge("pull --item-key beside a differing item_id", invoke(args), must_fail=False, oracle=key_wins, must_pass=True)
+    semi = root / "semi.csv"
+    semi.write_bytes(
+        b"\xef\xbb\xbfcase_id;predicted_label\r\n" + b"".join(f"C{n};{S}\r\n".encode() for n in range(1, 9))
+    )
+    res = invoke(["score", "--gold", good["reference"], "--schema", "mtb", "--predictions", semi])
+    if (
+        judge("score --predictions ';'-separated", res, must_fail=True) == "error"
+        and "separated by ';'" not in res.stderr
+    ):
+        FAILURES.append(f"score --predictions ';'-separated: the error does not name the ';': {res.stderr[:200]}")
+    probs = root / "probs.jsonl"
+    probs.write_text("".join(json.dumps({"case_id": f"C{n}", "predicted_label": S, "confidence": 1.7,
+                                         "probabilities": {S: 0.9, U: 0.9}}) + "\n" for n in range(1, 9)))  # fmt: skip
+
+    def said_unused(res):
+        out = res.output
+        ok = out.count("confidence: not used") == 1 and out.count("probabilities: not used") == 1
+        return None if ok else "the unused confidence/probabilities columns were not each said once"
+
+    res = invoke(["score", "--gold", good["reference"], "--schema", "mtb", "--predictions", probs])
+    judge("score with unused confidence/probabilities", res, must_fail=False, oracle=said_unused, must_pass=True)
+
+
 def test_refused_study_commands_change_nothing(world, failures):
     """Commands that write into a study, given a bad input, refuse it with one line -- and the
     oracle: the study is byte for byte as it was (issue 23, j23: J05/K11, E13/E14, W14, Y01)."""

@@ -56,6 +56,8 @@ INVALID_COLUMNS = [
     "was_cancelled",
     "result",
 ]
+#: why an annotation without an annotator (Label Studio ``completed_by: null``) is held out: no one to credit
+NO_ANNOTATOR = "an annotation with no annotator: completed_by is null"
 NO_ITEM = "task has no item_id in its data (not pushed by goldboard: map one with --item-key KEY)"
 
 
@@ -483,12 +485,15 @@ def _attribute(
                         seen.by_project_only.add(rater)
                 elif uid != own:
                     foreign = True
-                    reasons.append(f"annotated by {who} in {rater}'s project")
+                    reasons.append(f"annotated by {who} in {rater}'s project" if uid is not None else NO_ANNOTATOR)
             else:
                 rater = user_raters.get(uid, "") if uid is not None else ""
                 if not rater:
                     seen.unattributed += 1
-                    reasons.append(f"annotated by {who}, who is not a study rater")
+                    if uid is not None:
+                        reasons.append(f"annotated by {who}, who is not a study rater")
+                    elif not ann.held:  # a held reason names what completed_by is instead
+                        reasons.append(NO_ANNOTATOR)
             if not item:
                 reasons.append(sh.no_item or NO_ITEM)
             if ann.held:

@@ -93,6 +93,34 @@ def _text_of(item: dict) -> Answer:
     return Answer(text="\n".join(t))
 
 
+def rejected_in_review(ann: dict) -> str:
+    """Why an annotation a reviewer rejected is no rating (``""`` when none did).  Label Studio
+    Enterprise's review step writes ``review_result`` and a ``reviews`` list (``accepted`` true or
+    false; the latest review decides); Community exports neither.  A rejected annotation is
+    held out with this reason, as a skipped one is (campaign 7b X20)."""
+    result = ann.get("review_result")
+    if isinstance(result, dict):
+        result = "rejected" if result.get("accepted") is False else ""
+    if isinstance(result, str) and result.strip():
+        return 'rejected in review (review_result "rejected")' if result.strip().casefold() == "rejected" else ""
+    reviews = ann.get("reviews")
+    reviews = [r for r in reviews if isinstance(r, dict)] if isinstance(reviews, list) else []
+    if not reviews:
+        return ""
+    _, last = max(enumerate(reviews), key=lambda p: (str(p[1].get("updated_at") or p[1].get("created_at") or ""), p[0]))
+    return "rejected in review (reviews[].accepted is false)" if last.get("accepted") is False else ""
+
+
+def _held(ann: dict) -> str:
+    """The reasons a source-level fact holds an annotation out: rejected in review, or a
+    ``completed_by`` that names no user id (``"ana"``: not the null of an annotation with no annotator)."""
+    reasons = [rejected_in_review(ann)]
+    by = ann.get("completed_by")
+    if by is not None and user_id(by) is None:
+        reasons.append(f"completed_by {short(by)!r} is not a Label Studio user id")
+    return "; ".join(r for r in reasons if r)
+
+
 def annotation(ann: dict, schema: Schema) -> Annotation:
     """One exported annotation as an intake record (its ``result`` read unless it was skipped)."""
     result = ann.get("result")
@@ -101,6 +129,7 @@ def annotation(ann: dict, schema: Schema) -> Annotation:
     return Annotation(
         entries=found,
         unreadable=unreadable,
+        held=_held(ann),
         user=user_id(ann.get("completed_by")),
         cancelled=cancelled,
         at=ann.get("updated_at") or ann.get("created_at"),
@@ -240,6 +269,7 @@ def check_some_valid(summary: dict, names: str) -> None:
 
 __all__ = [
     "task_item",
+    "rejected_in_review",
     "check_some_valid",
     "check_export",
     "entries",
