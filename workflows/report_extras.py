@@ -70,11 +70,13 @@ def record_rules(
     max_looks: int | None = None,
     looks: int | None = None,
     level: float | None = None,
+    look_rounds: list[int] | None = None,
 ) -> None:
     """Record the stopping rule in ``study.toml``, with the planned maximum looks, the looks
-    taken so far and the adjusted per-look level (the report cites them)."""
+    taken so far (and the rounds they were taken on, in order) and the adjusted per-look level
+    (the report cites them)."""
     rec: dict[str, Any] = {"rules": list(rules), "fields": list(fields), "bootstrap": n_resamples, "seed": seed}
-    for k, v in (("max_looks", max_looks), ("looks", looks), ("level", level)):
+    for k, v in (("max_looks", max_looks), ("looks", looks), ("level", level), ("look_rounds", look_rounds)):
         if v is not None:
             rec[k] = v
     study.extra[CALIBRATION_KEY] = rec

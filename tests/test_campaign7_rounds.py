@@ -1,0 +1,93 @@
+"""Issue 23, campaign 7b (i7): rounds, calibration looks and report outputs.  Each test builds the
+study, runs the command and reads the sentence; each fails on the code before its fix (checked by
+hand on the commit before, by reverting the fix).
+
+1. M10: a stopping-rule look recorded on round 1 vanished once round 1 was re-marked main and round 2
+   calibration: study.toml kept ``looks = 1`` after two looks, calibrate showed round 2 as "Look 1 of
+   5" and the report said "1 look taken (round 2): met".  Every look ever taken is recorded (the
+   rounds, in order) and counted; re-marking a round warns and never forgets it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import run_cli  # noqa: E402
+
+from goldboard.study import Study  # noqa: E402
+
+V = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information", "Unsafe"]
+IDS = [f"I{k:02d}" for k in range(1, 31)]
+A = [V[k % 4] for k in range(30)]
+B = [(V[(k + 1) % 4] if k < 6 else A[k]) for k in range(30)]
+C = [(V[(k + 2) % 4] if k >= 24 else A[k]) for k in range(30)]
+PULL = ("--item-col", "case_id", "--field", "safety_label")
+
+
+@pytest.fixture(autouse=True)
+def _server_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOLDBOARD_SERVER_DIR", str(tmp_path / "srv"))
+
+
+def _table(path: Path, cols: dict[str, list[str]]) -> Path:
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["case_id", *cols])
+        w.writerows(zip(IDS, *cols.values()))
+    return path
+
+
+def three_rater_study(tmp_path: Path, name: str = "ST") -> Path:
+    """30 items rated by onc_a, onc_b, onc_c in round 1 (a/b differ on 6 items, a/c on 6 others)."""
+    st = tmp_path / name
+    run_cli("study", "init", st, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b,onc_c")
+    t3 = _table(tmp_path / f"{name}_t3.csv", {"a": A, "b": B, "c": C})
+    run_cli("pull", "--study", st, "--from-table", t3, *PULL, "--rater-cols", "onc_a=a,onc_b=b,onc_c=c")
+    return st
+
+
+# --------------------------------------------------------------------------- 1. M10: a look is never forgotten
+
+
+def _remarked_study(tmp_path: Path) -> Path:
+    st = three_rater_study(tmp_path)
+    t2 = _table(tmp_path / "t2.csv", {"a": A, "b": B})
+    run_cli("pull", "--study", st, "--from-table", t2, *PULL, "--rater-cols", "onc_a=a,onc_b=b", "--round", 2)
+    run_cli("study", "round", st, 1, "--calibration")
+    run_cli("calibrate", "--study", st, "--rule", "kappa_lower>=0.3")
+    res = run_cli("study", "round", st, 1, "--main")
+    assert "Warning: calibration look 1 was taken on round 1; it stays counted" in res.output
+    run_cli("study", "round", st, 2, "--calibration")
+    return st
+
+
+def test_m10_a_look_on_a_round_marked_main_later_still_counts(tmp_path):
+    st = _remarked_study(tmp_path)
+    res = run_cli("calibrate", "--study", st, "--rule", "kappa_lower>=0.3", "--format", "json")
+    data = json.loads(res.stdout)
+    assert [(r["round"], r["look"]) for r in data["rounds"]] == [(1, 1), (2, 2)]
+    assert data["looks"] == 2
+    cal = Study.open(st).extra["calibration"]
+    assert cal["looks"] == 2 and cal["look_rounds"] == [1, 2]
+    table = run_cli("calibrate", "--study", st, "--rule", "kappa_lower>=0.3").output
+    assert "Looks: 2 of 5 planned" in table
+    assert "round 1 is not marked calibration now, but look 1 was taken on it: it stays a look" in table
+    run_cli("report", "--study", st, "--format", "markdown", "-o", tmp_path / "rep" / "r.md")
+    text = (tmp_path / "rep" / "r.md").read_text()
+    assert "2 looks taken (rounds 1, 2): met at the latest look (round 2)" in text
+    assert "1 look taken" not in text
+    assert "a calibration look (look 1) was taken on round 1" in text
+
+
+def test_m10_showing_one_round_keeps_the_look_numbers(tmp_path):
+    st = _remarked_study(tmp_path)
+    run_cli("calibrate", "--study", st, "--rule", "kappa_lower>=0.3")
+    out = run_cli("calibrate", "--study", st, "--rule", "kappa_lower>=0.3", "--round", 2).output
+    assert "2 of 5" in out and "Looks: 2 of 5 planned" in out
+    assert Study.open(st).extra["calibration"]["look_rounds"] == [1, 2]
