@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import run_cli  # noqa: E402
+from conftest import error_line, invoke_cli, run_cli  # noqa: E402
 
 from goldboard.study import Study  # noqa: E402
 
@@ -91,3 +91,48 @@ def test_m10_showing_one_round_keeps_the_look_numbers(tmp_path):
     out = run_cli("calibrate", "--study", st, "--rule", "kappa_lower>=0.3", "--round", 2).output
     assert "2 of 5" in out and "Looks: 2 of 5 planned" in out
     assert Study.open(st).extra["calibration"]["look_rounds"] == [1, 2]
+
+
+# --------------------------------------------------------------------------- 3. R_sup: one supplement per report
+
+
+def _two_rater_study(tmp_path: Path, name: str) -> Path:
+    st = tmp_path / name
+    run_cli("study", "init", st, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    t2 = _table(tmp_path / f"{name}_t2.csv", {"a": A, "b": B})
+    run_cli("pull", "--study", st, "--from-table", t2, *PULL, "--rater-cols", "onc_a=a,onc_b=b")
+    return st
+
+
+def test_r_sup_another_studys_report_never_replaces_a_supplement(tmp_path):
+    a, b = three_rater_study(tmp_path, "A"), _two_rater_study(tmp_path, "B")
+    out = tmp_path / "out"
+    run_cli("report", "--study", a, "--format", "markdown", "-o", out / "a.md")
+    before = {p.name: p.read_bytes() for p in (out / "supplement").iterdir()}
+    assert any("onc_c" in n for n in before)
+    res = invoke_cli("report", "--study", b, "--format", "markdown", "-o", out / "b.md")
+    line = error_line(res)
+    assert "out/supplement/ holds the CSV supplement of the report a.md of another study (A," in line
+    assert "--no-supplement" in line and "--output" in line
+    assert not (out / "b.md").exists()
+    assert {p.name: p.read_bytes() for p in (out / "supplement").iterdir()} == before
+    run_cli("report", "--study", b, "--format", "markdown", "-o", out / "b.md", "--no-supplement")
+    assert (out / "b.md").exists() and {p.name: p.read_bytes() for p in (out / "supplement").iterdir()} == before
+
+
+def test_r_sup_the_same_report_rewritten_or_its_study_moved_keeps_its_supplement(tmp_path):
+    a = three_rater_study(tmp_path, "A")
+    out = tmp_path / "out"
+    run_cli("report", "--study", a, "--format", "markdown", "-o", out / "a.md")
+    run_cli("report", "--study", a, "-o", out / "a.html")  # the same report as HTML
+    moved = a.rename(tmp_path / "A_moved")
+    res = run_cli("report", "--study", moved, "--format", "markdown", "-o", out / "a.md")
+    assert str(out / "supplement") in res.output
+    rec = json.loads((out / "supplement" / ".goldboard-supplement.json").read_text())
+    assert rec["study_name"] == "A" and rec["report"] == "a.md" and rec["files"]
+    assert "Warning" not in res.output
+    # the same study's report under another name replaces the tables a.md points at: said so
+    res = run_cli("report", "--study", moved, "--format", "markdown", "-o", out / "a2.md", "--round", 1)
+    assert "Warning: " + str(out / "supplement") + "/ held the CSV supplement of a.md (this study); it now holds" in (
+        res.output
+    )
