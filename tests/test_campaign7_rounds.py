@@ -136,3 +136,18 @@ def test_r_sup_the_same_report_rewritten_or_its_study_moved_keeps_its_supplement
     assert "Warning: " + str(out / "supplement") + "/ held the CSV supplement of a.md (this study); it now holds" in (
         res.output
     )
+
+
+# --------------------------------------------------------------------------- 4. S04: the score header counts the file
+
+
+def test_s04_score_header_counts_the_files_rows_and_the_skipped_ones(tmp_path):
+    st = _two_rater_study(tmp_path, "ST")
+    run_cli("gold", "export", "--study", st)  # a/b differ on 6 items: 6 unresolved
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(
+        "".join(json.dumps({"case_id": i, "model": "gpt", "predicted_label": "Supported"}) + "\n" for i in IDS)
+    )
+    out = run_cli("score", "--study", st, "--predictions", preds, "--bootstrap", 0).stdout
+    assert f"predictions: {preds}, 30 rows, 24 scored (6 on items with unresolved gold, skipped)" in out
+    assert "24 rows" not in out
