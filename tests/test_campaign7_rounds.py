@@ -151,3 +151,47 @@ def test_s04_score_header_counts_the_files_rows_and_the_skipped_ones(tmp_path):
     out = run_cli("score", "--study", st, "--predictions", preds, "--bootstrap", 0).stdout
     assert f"predictions: {preds}, 30 rows, 24 scored (6 on items with unresolved gold, skipped)" in out
     assert "24 rows" not in out
+
+
+# --------------------------------------------------------------------------- 2. M06: what a later round is
+
+RETEST = [V[4] if k in (1, 5, 9, 13) else A[k] for k in range(30)]  # onc_a changes 4 of 30 labels
+
+
+def test_m06_a_round_one_rater_re_rated_is_named_and_its_retest_agreement_reported(tmp_path):
+    st = three_rater_study(tmp_path)
+    t = _table(tmp_path / "retest.csv", {"a": RETEST})
+    run_cli("pull", "--study", st, "--from-table", t, *PULL, "--rater-cols", "onc_a=a", "--round", 2)
+    agree = run_cli("agree", "--study", st, "--test-retest", "--rounds", "1,2").stdout
+    assert "onc_a  Percent agreement               30  0.867  0.745 to 0.988" in agree
+    assert "onc_a  Cohen's kappa                   30  0.830  0.684 to 0.976" in agree
+    run_cli("report", "--study", st, "--format", "markdown", "-o", tmp_path / "rep" / "r.md")
+    text = (tmp_path / "rep" / "r.md").read_text()
+    assert "nothing to analyse yet" not in text and "is in progress" not in text
+    assert (
+        "- Round analysed: round 1, the latest complete round; round 2 has ratings from onc_a only (30 items, each "
+        "rated in round 1 too): a test-retest round or a round in progress, with no inter-rater agreement to analyse "
+        "(onc_a's test-retest agreement: goldboard agree --test-retest --rounds 1,2)"
+    ) in text
+    section = text[text.index("## Test-retest (intra-rater) agreement") :]
+    assert "Round 2 has ratings from onc_a only, of items onc_a rated in round 1 too" in section
+    assert "| onc_a | 1 vs 2 | Percent agreement | 30 | 0.867 | 0.745 to 0.988 | asymptotic |" in section
+    assert "| onc_a | 1 vs 2 | Cohen's kappa | 30 | 0.830 | 0.684 to 0.976 | asymptotic |" in section
+    sup = (tmp_path / "rep" / "supplement" / "test_retest.csv").read_text()
+    assert "0.867" in sup and "onc_a" in sup
+
+
+def test_m06_a_round_fewer_raters_rated_is_not_nothing_to_analyse(tmp_path):
+    st = three_rater_study(tmp_path)
+    t2 = _table(tmp_path / "t2.csv", {"a": A, "b": B})
+    run_cli("pull", "--study", st, "--from-table", t2, *PULL, "--rater-cols", "onc_a=a,onc_b=b", "--round", 2)
+    run_cli("report", "--study", st, "--format", "markdown", "-o", tmp_path / "rep" / "r.md")
+    text = (tmp_path / "rep" / "r.md").read_text()
+    assert "nothing to analyse yet" not in text
+    assert (
+        "round 2 has ratings from onc_a, onc_b only (onc_c rated none of its 30 items): a round with fewer raters, "
+        "or one in progress; --round 2 analyses it as it is"
+    ) in text
+    assert "## Test-retest" not in text
+    res = run_cli("agree", "--study", st, "--round", 2)
+    assert "30" in res.stdout  # the round the sentence points at is analysable as it is

@@ -6,6 +6,7 @@ Each section is plain data ``{"id", "title", "paragraphs", "tables": [{"title", 
 
 * the sample-size plan (recorded by ``goldboard plan size --study``)
 * calibration rounds against the stopping rule (recorded by ``goldboard calibrate``)
+* test-retest agreement of a round one rater alone re-rated
 * the gold-label distribution
 * disagreement -> resolution per named boundary
 * time on task per rater and per label (Label Studio ``lead_time``)
@@ -138,6 +139,70 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
     }
 
 
+def _retest_rounds(study: Study) -> list[tuple[int, int, str]]:
+    """``(earlier round, round, rater)`` for each pulled round that one rater alone rated, every
+    item of it rated in an earlier round too (the latest such): a test-retest round."""
+    frames = {n: study.ratings(n) for n in study.pulled_rounds()}
+    items = {n: set(df["item_id"].astype(str)) for n, df in frames.items()}
+    out = []
+    for n, df in frames.items():
+        raters = sorted(set(df["rater"].astype(str)))
+        if len(raters) != 1 or not items[n]:
+            continue
+        before = [m for m in sorted(frames) if m < n and items[n] <= items[m]]
+        if before:
+            out.append((before[-1], n, raters[0]))
+    return out
+
+
+def retest_section(study: Study) -> dict | None:
+    """Test-retest (intra-rater) agreement of each round one rater alone re-rated (the numbers
+    ``goldboard agree --test-retest --rounds A,B`` gives), for the schema's primary field."""
+    from goldboard.analysis.retest import retest_rows
+    from goldboard.workflows.agreement import retest_for_study
+
+    pairs = _retest_rounds(study)
+    if not pairs:
+        return None
+    field = study.schema.primary_field.name
+    rows, paras = [], []
+    for a, b, rater in pairs:
+        result = retest_for_study(study, (a, b), field)
+        got = [r for r in retest_rows(result) if r["rater"] == rater]
+        rows += [
+            [
+                rater,
+                f"{a} vs {b}",
+                r["statistic"],
+                r["n"],
+                _f(r["value"]),
+                "–" if r["ci_low"] is None else f"{r['ci_low']:.3f} to {r['ci_high']:.3f}",
+                r["ci_method"],
+            ]
+            for r in got
+        ]
+        paras.append(
+            f"Round {b} has ratings from {rater} only, of items {rater} rated in round {a} too: {rater}'s "
+            f"agreement with their own round-{a} ratings on {field} (intra-rater, as goldboard agree --test-retest "
+            f"--rounds {a},{b} computes it). If round {b} is still being rated, these numbers are interim."
+        )
+    return {
+        "id": "retest",
+        "title": "Test-retest (intra-rater) agreement",
+        "paragraphs": paras,
+        "tables": [
+            {
+                "title": "",
+                "header": ["Rater", "Rounds", "Statistic", "n", "Value", "95% CI", "CI method"],
+                "rows": rows,
+                "right": [3, 4, 5],
+                "csv": "test_retest",
+            }
+        ],
+        "images": [],
+    }
+
+
 def gold_section(gold: pd.DataFrame, provisional: bool, fields: list[str]) -> dict | None:
     rows = gold_distribution(gold, fields)
     if not rows:
@@ -258,6 +323,7 @@ def reviewer_sections(
     out = [
         plan_section(study),
         calibration_section(study, rules),
+        retest_section(study),
         gold_section(gold, provisional, fields),
         resolution_section(flags, gold, schema),
         time_section(ratings, schema.primary_field.name),
