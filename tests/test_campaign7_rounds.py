@@ -6,6 +6,14 @@ hand on the commit before, by reverting the fix).
    calibration: study.toml kept ``looks = 1`` after two looks, calibrate showed round 2 as "Look 1 of
    5" and the report said "1 look taken (round 2): met".  Every look ever taken is recorded (the
    rounds, in order) and counted; re-marking a round warns and never forgets it.
+2. M06: a finished test-retest round (onc_a alone re-rated the 30 items) and a round two of three raters
+   rated were "in progress ... nothing to analyse yet", and the report never gave the test-retest
+   agreement: the sentence says what the ratings show, and the report adds the rater's test-retest
+   agreement (the numbers of ``agree --test-retest``).
+3. R_sup: two studies' reports written into one folder shared supplement/: the second replaced the first's
+   CSVs.  The manifest records whose supplement it is; another study's report is refused before anything
+   is written; the same study's report under another name replaces it with a warning.
+4. S04: the score header said "34 rows" for a 50-row predictions file (16 skipped on unresolved gold).
 """
 
 from __future__ import annotations

@@ -142,7 +142,10 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
 def _retest_rounds(study: Study) -> list[tuple[int, int, str]]:
     """``(earlier round, round, rater)`` for each pulled round that one rater alone rated, every
     item of it rated in an earlier round too (the latest such): a test-retest round."""
-    frames = {n: study.ratings(n) for n in study.pulled_rounds()}
+    pulled = study.pulled_rounds()
+    if len(pulled) < 2:  # one round: nothing re-rated (and nothing read again)
+        return []
+    frames = {n: study.ratings(n) for n in pulled}
     items = {n: set(df["item_id"].astype(str)) for n, df in frames.items()}
     out = []
     for n, df in frames.items():
