@@ -203,3 +203,9 @@ def test_m06_a_round_fewer_raters_rated_is_not_nothing_to_analyse(tmp_path):
     assert "## Test-retest" not in text
     res = run_cli("agree", "--study", st, "--round", 2)
     assert "30" in res.stdout  # the round the sentence points at is analysable as it is
+    run_cli("study", "round", st, 2, "--calibration")
+    out = run_cli("calibrate", "--study", st, "--rule", "kappa_lower>=0.3", "--no-record").output
+    assert (
+        "Note: round 2 has ratings from onc_a, onc_b only (30 items; a round with fewer raters, or one in progress): "
+        "evaluated as it is"
+    ) in out

@@ -34,6 +34,8 @@ class RoundChoice:
     rule: str
     #: later rounds still in progress, passed over: round -> (items rated by every rater they need, items)
     in_progress: dict[int, tuple[int, int]]
+    #: the raters with ratings in each of those later rounds
+    later_raters: dict[int, list[str]] = dataclasses.field(default_factory=dict)
 
 
 def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) -> RoundChoice:
@@ -142,7 +144,7 @@ def _round_choice(
     use = complete[-1]
     d, t = progress[use]
     what = "the latest complete round" if d == t else f"the latest round {every} took part in ({d} of {t} items)"
-    return RoundChoice(use, f"round {use}, {what}; {busy}", later)
+    return RoundChoice(use, f"round {use}, {what}; {busy}", later, {n: _items_and_raters(pairs[n])[1] for n in later})
 
 
 def _items_and_raters(cols: tuple[list[str], list[str]] | _CodedRound) -> tuple[set[str], list[str]]:

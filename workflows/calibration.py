@@ -309,11 +309,18 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str],
     chosen, note = calibration_rounds(study)
     if note:
         notes.append(note)
-    busy = analysis_round(study).in_progress  # a round still being rated is not judged on part of it
+    choice = analysis_round(study)
+    busy = choice.in_progress  # a round still being rated is not judged on part of it
     for n, (done, total) in busy.items():
         if n not in chosen or n in taken:  # a look already taken is shown (and counted) as it is
             continue
-        state = f"round {n} is in progress ({done} of {total} items rated by every rater so far)"
+        who = choice.later_raters.get(n) or []
+        state = (
+            f"round {n} has ratings from {', '.join(who)} only ({total} items; a round with fewer raters, or one in "
+            "progress)"
+            if not done and len(who) >= 2
+            else f"round {n} is in progress ({done} of {total} items rated by every rater so far)"
+        )
         if len(chosen) > 1:
             chosen.remove(n)
             notes.append(f"{state}: not evaluated" + (f" (--round {n} evaluates it as it is)" if done else ""))
