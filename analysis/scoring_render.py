@@ -282,6 +282,18 @@ def header_lines(result: dict) -> list[str]:
     return _header(result)
 
 
+def _predictions_line(p: dict) -> str:
+    """``predictions: p.jsonl, 30 rows, 24 scored (6 on items with unresolved gold, skipped)``: the
+    file's rows, never only the rows left after the skipped ones."""
+    skipped = int(p.get("skipped_unresolved") or 0)
+    if not skipped:
+        return f"predictions: {p['source']}, {p['rows']} rows"
+    return (
+        f"predictions: {p['source']}, {p['rows'] + skipped} rows, {p['rows']} scored ({skipped} on items with "
+        "unresolved gold, skipped)"
+    )
+
+
 def _header(result: dict) -> list[str]:
     g = result["gold"]
     st = result["settings"]
@@ -296,7 +308,7 @@ def _header(result: dict) -> list[str]:
         + (f", {g['unresolved_excluded']} unresolved excluded" if g["unresolved_excluded"] else ""),
     ]
     if result.get("predictions"):
-        lines.append(f"predictions: {result['predictions']['source']}, {result['predictions']['rows']} rows")
+        lines.append(_predictions_line(result["predictions"]))
     ci = (
         f"{int(round(st['level'] * 100))}% CIs: bootstrap percentile ({st['bootstrap']} resamples, seed {st['seed']}) "
         "for accuracy, macro-F1, mean severity; Wilson for proportions"

@@ -97,7 +97,15 @@ def calibrate_cmd(
     if not no_record:
         changes = list(recorded.get("rule_changes") or [])
         record_rules(
-            study, data["rules"], data["fields"], bootstrap, seed, data["max_looks"], data["looks"], data["level"]
+            study,
+            data["rules"],
+            data["fields"],
+            bootstrap,
+            seed,
+            data["max_looks"],
+            data["looks"],
+            data["level"],
+            data["look_rounds"],
         )
         if change_rule and change:
             changes.append(f"after look {recorded.get('looks')}: {change}")

@@ -10,6 +10,7 @@ from goldboard.cli._options import RESAMPLES, SEED, OutputFile, format_option, o
 from goldboard.study import Study
 from goldboard.text import one_line
 from goldboard.workflows import write_report
+from goldboard.workflows.report import supplement_replaced
 
 
 @click.command("report")
@@ -80,6 +81,7 @@ def report_cmd(
     check_report_names(output, fmt, pdf)
     study = Study.open(study_dir)
     edited = study.edited_rounds()  # a hand-edited ratings.csv: said in the report, and on screen once written
+    replaced = None if no_supplement else supplement_replaced(study, output, fmt)
     path = write_report(
         study,
         output,
@@ -96,7 +98,7 @@ def report_cmd(
         paper=paper,
         edited=edited,
     )
-    for line in edited:
+    for line in [*edited, *([replaced] if replaced else [])]:
         click.echo(f"Warning: {one_line(line)}", err=True)
     click.echo(str(path))
     if not no_supplement:

@@ -12,6 +12,7 @@ from goldboard.annotate import server as srv
 from goldboard.errors import GoldboardError
 from goldboard.study import Study, check_free_text, shown_url
 from goldboard.text import did_you_mean
+from goldboard.workflows.calibration import recorded_looks
 from goldboard.workflows.methods import set_study_facts
 from goldboard.workflows.study_edit import add_rater
 
@@ -228,6 +229,13 @@ def round_cmd(directory: str, round_number: int, calibration: bool | None, guide
         + (f", guideline {r.guideline_version}" if r.guideline_version else "")
         + (f" (entry put back in study.toml for the ratings {st.round_dir(r.number)} holds)" if r.restored else "")
     )
+    taken = recorded_looks(st)
+    if calibration is False and r.number in taken:
+        click.echo(
+            f"Warning: calibration look {taken.index(r.number) + 1} was taken on round {r.number}; it stays counted "
+            "by `goldboard calibrate` and the report (the false-stop rate counts every look taken)",
+            err=True,
+        )
 
 
 #: ``study round DIR NUMBER``: the round is an argument (see goldboard.cli.flag_for)

@@ -147,11 +147,25 @@ def _column_cells(values: list) -> list[str]:
 SUPPLEMENT_MANIFEST = ".goldboard-supplement.json"
 
 
-def write_supplement(data: dict, directory: str | Path) -> list[Path]:
+def supplement_owner(directory: str | Path) -> dict[str, str]:
+    """Whose supplement the folder holds, as its manifest records it: ``{"study", "study_name",
+    "study_created", "report"}`` (the study folder, its name and creation time, the report file);
+    empty when the folder has no manifest or one written before goldboard recorded the owner."""
+    try:
+        rec = json.loads((Path(directory) / SUPPLEMENT_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(rec, dict):
+        return {}
+    return {k: str(rec[k]) for k in ("study", "study_name", "study_created", "report") if isinstance(rec.get(k), str)}
+
+
+def write_supplement(data: dict, directory: str | Path, owner: dict[str, str] | None = None) -> list[Path]:
     """Write :func:`supplement_cells` as ``<directory>/<stem>.csv`` (each atomically; exact
     cells, the project's CSV policy).  CSVs an earlier report wrote there (listed in the
     folder's manifest) that this one no longer has are removed; no other file is touched.
-    Returns the paths written."""
+    ``owner`` (``{"study", "study_name", "report"}``) is recorded in the manifest
+    (:func:`supplement_owner`).  Returns the paths written."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     manifest = d / SUPPLEMENT_MANIFEST
@@ -170,5 +184,5 @@ def write_supplement(data: dict, directory: str | Path) -> list[Path]:
         old = d / Path(str(name)).name
         if old.suffix == ".csv" and old.exists():
             old.unlink()
-    write_text_atomic(manifest, json.dumps({"files": sorted(keep)}, indent=1) + "\n")
+    write_text_atomic(manifest, json.dumps({**(owner or {}), "files": sorted(keep)}, indent=1) + "\n")
     return written

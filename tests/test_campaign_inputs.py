@@ -503,7 +503,7 @@ def test_agree_hint_never_points_at_a_round_nobody_finished(tmp_path):
     assert res.exit_code == 0, res.output
     res = run("agree", "--study", s)
     assert res.exit_code == 0, res.output
-    assert "round 2 is in progress (0 of 2 items rated by every rater so far; nothing to analyse yet)" in res.output
+    assert "round 2 has ratings from onc_a only (2 items, each rated in round 1 too): a test-retest round" in res.output
     assert "--round 2 analyses it" not in res.output
 
 

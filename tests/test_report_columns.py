@@ -106,7 +106,8 @@ def test_the_generated_studies_mostly_take_the_column_path(tmp_path, monkeypatch
     """Most generated studies are reported from the columns (else the comparison proves little)."""
     taken = 0
     for seed in range(24):
-        _, got = _report_both_ways(tfc._random_study(tmp_path, seed), tmp_path, monkeypatch, VARIANTS[:1])
+        # a folder per study: a report's supplement folder is never another study's (issue 23, R_sup)
+        _, got = _report_both_ways(tfc._random_study(tmp_path, seed), tmp_path / f"s{seed}", monkeypatch, VARIANTS[:1])
         taken += bool(got and got[0] is not None)
     assert taken >= 12, taken
 

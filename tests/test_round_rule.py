@@ -14,7 +14,12 @@ from test_flags import ratings_frame
 from goldboard.fileio import write_csv_atomic
 from goldboard.study import Study
 
-RULE = "round 1, the latest complete round; round 2 is in progress (0 of 3 items rated by every rater so far"
+RULE = "round 1, the latest complete round; round 2 has ratings from onc_a only (3 items, each rated in round 1 too"
+#: what follows RULE: one rater re-rating items of round 1 is a test-retest round or one in progress (issue 23, M06)
+RETEST = (
+    "): a test-retest round or a round in progress, with no inter-rater agreement to analyse (onc_a's test-retest "
+    "agreement: goldboard agree --test-retest --rounds 1,2)"
+)
 
 
 @pytest.fixture()
@@ -32,7 +37,7 @@ def study(tmp_path):
 def test_agree_uses_the_latest_complete_round_and_says_so(study):
     res = invoke_cli("agree", "--study", study.path)
     assert res.exit_code == 0, res.output
-    assert f"Warning: analysing {RULE}; nothing to analyse yet)" in res.output
+    assert f"Warning: analysing {RULE}{RETEST}" in res.output
     assert "12" in res.output  # the 12 items of round 1
     res = invoke_cli("agree", "--study", study.path, "--round", "2")
     assert res.exit_code != 0 and "Traceback" not in res.output  # round 2 as it is: one rater so far (issue 23:
@@ -43,7 +48,7 @@ def test_report_states_the_round_rule(study, tmp_path):
     out = tmp_path / "report.md"
     res = invoke_cli("report", "--study", study.path, "-o", out, "--format", "markdown")
     assert res.exit_code == 0, res.output
-    assert f"- Round analysed: {RULE}; nothing to analyse yet)" in out.read_text()
+    assert f"- Round analysed: {RULE}{RETEST}" in out.read_text()
     html = tmp_path / "report.html"
     assert invoke_cli("report", "--study", study.path, "-o", html).exit_code == 0
     assert "<th>Round analysed</th><td>round 1, the latest complete round" in html.read_text()
@@ -89,5 +94,5 @@ def test_a_round_with_a_gap_is_still_preferred_to_a_round_in_progress(study, tmp
     assert res.exit_code == 0, res.output
     assert (
         "Warning: analysing round 1, the latest round every rater took part in (11 of 12 items); "
-        "round 2 is in progress (0 of 3 items rated by every rater so far; nothing to analyse yet)"
+        "round 2 has ratings from onc_a only (3 items, each rated in round 1 too" + RETEST
     ) in res.output

@@ -34,6 +34,8 @@ class RoundChoice:
     rule: str
     #: later rounds still in progress, passed over: round -> (items rated by every rater they need, items)
     in_progress: dict[int, tuple[int, int]]
+    #: the raters with ratings in each of those later rounds
+    later_raters: dict[int, list[str]] = dataclasses.field(default_factory=dict)
 
 
 def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) -> RoundChoice:
@@ -69,6 +71,7 @@ class _CodedRound:
     n_items: int
     rater_codes: np.ndarray
     raters: list[str]
+    items: tuple = ()
 
     @classmethod
     def of(cls, item_ids: pd.Series, raters: pd.Series) -> _CodedRound:
@@ -76,7 +79,7 @@ class _CodedRound:
 
         ic, items = pd.factorize(item_ids)
         rc, names = pd.factorize(raters)
-        return cls(ic, len(items), rc, [str(r) for r in names])
+        return cls(ic, len(items), rc, [str(r) for r in names], tuple(str(i) for i in items))
 
     def done(self, need: set[str]) -> int:
         """Items rated by every rater of ``need`` (each item when ``need`` is empty)."""
@@ -137,17 +140,52 @@ def _round_choice(
             )
         complete = [use]
     later = {n: progress[n] for n in pulled if n > complete[-1]}
-    busy = "; ".join(
-        f"round {n} is in progress ({d} of {t} items rated by {every} so far; "
-        + (f"--round {n} analyses it as it is)" if d else "nothing to analyse yet)")
-        if t
-        else f"round {n} has no ratings yet"
-        for n, (d, t) in later.items()
-    )
+    busy = "; ".join(_later_round_text(n, progress[n], every, pairs, need_all) for n in later)
     use = complete[-1]
     d, t = progress[use]
     what = "the latest complete round" if d == t else f"the latest round {every} took part in ({d} of {t} items)"
-    return RoundChoice(use, f"round {use}, {what}; {busy}", later)
+    return RoundChoice(use, f"round {use}, {what}; {busy}", later, {n: _items_and_raters(pairs[n])[1] for n in later})
+
+
+def _items_and_raters(cols: tuple[list[str], list[str]] | _CodedRound) -> tuple[set[str], list[str]]:
+    if isinstance(cols, _CodedRound):
+        return set(cols.items), list(cols.raters)
+    return {str(i) for i in cols[0]}, list(dict.fromkeys(str(r) for r in cols[1]))
+
+
+def _later_round_text(
+    n: int,
+    progress: tuple[int, int],
+    every: str,
+    pairs: dict[int, tuple[list[str], list[str]] | _CodedRound],
+    need_all: set[str],
+) -> str:
+    """What a later round passed over is, as far as its ratings tell: in progress, a round one
+    rater re-rated (a test-retest round, or one in progress: the data cannot tell which), or a
+    round fewer raters rated -- never "nothing to analyse" when two raters rated items of it."""
+    d, t = progress
+    if not t:
+        return f"round {n} has no ratings yet"
+    items, raters = _items_and_raters(pairs[n])
+    missing = sorted(need_all - set(raters))
+    if len(raters) == 1:
+        who = raters[0]
+        before = [m for m in sorted(pairs) if m < n and items <= _items_and_raters(pairs[m])[0]]
+        if before:
+            return (
+                f"round {n} has ratings from {who} only ({t} items, each rated in round {before[-1]} too): a "
+                f"test-retest round or a round in progress, with no inter-rater agreement to analyse ({who}'s "
+                f"test-retest agreement: goldboard agree --test-retest --rounds {before[-1]},{n})"
+            )
+        return f"round {n} has ratings from {who} only so far ({t} items): nothing to analyse yet"
+    if missing and not d:
+        return (
+            f"round {n} has ratings from {', '.join(raters)} only ({', '.join(missing)} rated none of its {t} "
+            f"items): a round with fewer raters, or one in progress; --round {n} analyses it as it is"
+        )
+    return f"round {n} is in progress ({d} of {t} items rated by {every} so far; " + (
+        f"--round {n} analyses it as it is)" if d else "nothing to analyse yet)"
+    )
 
 
 def agreement_for_study(

@@ -76,21 +76,27 @@ def calibration_for_study(
     :func:`calibration_rounds`; ``max_looks``: the planned maximum number of looks (default:
     the one recorded in ``study.toml``, else :data:`DEFAULT_MAX_LOOKS`); each look is tested at
     one-sided level ``0.025 / max_looks``.  A round after the planned looks is not tested.
+    Every look ever taken keeps its number and stays counted (``look_rounds`` recorded in
+    ``study.toml``, see :func:`recorded_looks`), also after its round is marked main.
     Rules that contradict each other are refused; so are rules or fields other than the ones
     recorded in ``study.toml`` once a look is recorded, unless ``change_rule`` (the caller
     records the change).
     Returns ``{"rules", "fields", "rounds": [{"round", "look", "calibration",
     "guideline_version", "n_items", "checks", "met", "decided", "verdict"}], "met_at",
-    "verdict", "latest_round", "max_looks", "looks", "level", "notes"}``."""
+    "verdict", "latest_round", "max_looks", "looks", "look_rounds", "level", "notes"}``."""
     parsed, fields = _checked_rules(study, rules, fields)
     max_looks = int(max_looks or (study.extra.get("calibration") or {}).get("max_looks") or DEFAULT_MAX_LOOKS)
     level = look_level(max_looks)
     notes = []
-    chosen = _chosen_rounds(study, rounds, notes)
+    taken = recorded_looks(study)
+    chosen = _chosen_rounds(study, rounds, notes, taken)
     _same_rule_after_a_look(study, parsed, fields, change_rule)
     info = {r.number: r for r in study.rounds}
+    order = taken + [rn for rn in chosen if rn not in taken]  # every look ever taken keeps its number
+    chosen = _with_taken_looks(study, chosen, taken, rounds, notes)
     out_rounds = []
-    for look, rn in enumerate(chosen, start=1):
+    for rn in chosen:
+        look = order.index(rn) + 1
         results = agreement_for_study(study, round_number=rn, fields=fields, n_resamples=n_resamples, seed=seed)
         _unrated_fields(rn, fields, results)
         ev = evaluate_round(results, parsed, fields, max_looks)
@@ -138,7 +144,8 @@ def calibration_for_study(
         "rounds": out_rounds,
         **calibration_verdict(out_rounds),
         "max_looks": max_looks,
-        "looks": len(out_rounds),
+        "looks": len(order),
+        "look_rounds": order,
         "level": level,
         "nominal": NOMINAL,
         "ci_method": f"percentile bootstrap, {n_resamples} resamples, seed {seed}"
@@ -146,6 +153,49 @@ def calibration_for_study(
         else "Wald (large-sample SE)",
         "notes": notes,
     }
+
+
+def recorded_looks(study: Study) -> list[int]:
+    """The rounds a look was taken on, in the order taken, as ``goldboard calibrate`` recorded them
+    in ``study.toml`` (``[extra.calibration] look_rounds``); a look stays taken whatever the round
+    is marked later."""
+    rec = study.extra.get("calibration") or {}
+    out: list[int] = []
+    for r in rec.get("look_rounds") or []:
+        try:
+            n = int(r)
+        except (TypeError, ValueError):
+            continue
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def _with_taken_looks(
+    study: Study, chosen: list[int], taken: list[int], rounds: Sequence[int] | None, notes: list[str]
+) -> list[int]:
+    """The rounds shown, in look order: the looks already taken come first (unless ``rounds`` names
+    the rounds to show), each named when its round is no longer marked calibration or no longer
+    pulled -- the false-stop control counts every look taken, so none is dropped."""
+    if rounds:
+        return [rn for rn in taken if rn in chosen] + [rn for rn in chosen if rn not in taken]
+    info = {r.number: r for r in study.rounds}
+    pulled = set(study.pulled_rounds())
+    shown = []
+    for look, rn in enumerate(taken, start=1):
+        if rn not in pulled:
+            notes.append(
+                f"round {rn}: look {look} was taken on it, but its ratings are no longer in the study; the look "
+                "still counts against the planned looks"
+            )
+            continue
+        if not (info.get(rn) and info[rn].calibration):
+            notes.append(
+                f"round {rn} is not marked calibration now, but look {look} was taken on it: it stays a look (the "
+                "false-stop rate counts every look taken)"
+            )
+        shown.append(rn)
+    return shown + [rn for rn in chosen if rn not in taken]
 
 
 #: the statistics a stopping rule tests (analysis.calibration.STATISTICS), as a note names them
@@ -248,7 +298,7 @@ def _same_rule_after_a_look(study: Study, rules: Sequence[Rule], fields: Sequenc
     )
 
 
-def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str]) -> list[int]:
+def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str], taken: Sequence[int]) -> list[int]:
     if rounds:
         chosen = sorted(set(int(r) for r in rounds))
         for r in chosen:
@@ -259,11 +309,18 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str])
     chosen, note = calibration_rounds(study)
     if note:
         notes.append(note)
-    busy = analysis_round(study).in_progress  # a round still being rated is not judged on part of it
+    choice = analysis_round(study)
+    busy = choice.in_progress  # a round still being rated is not judged on part of it
     for n, (done, total) in busy.items():
-        if n not in chosen:
+        if n not in chosen or n in taken:  # a look already taken is shown (and counted) as it is
             continue
-        state = f"round {n} is in progress ({done} of {total} items rated by every rater so far)"
+        who = choice.later_raters.get(n) or []
+        state = (
+            f"round {n} has ratings from {', '.join(who)} only ({total} items; a round with fewer raters, or one in "
+            "progress)"
+            if not done and len(who) >= 2
+            else f"round {n} is in progress ({done} of {total} items rated by every rater so far)"
+        )
         if len(chosen) > 1:
             chosen.remove(n)
             notes.append(f"{state}: not evaluated" + (f" (--round {n} evaluates it as it is)" if done else ""))

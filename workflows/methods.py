@@ -547,6 +547,9 @@ def clause_calibration(f: MethodsFacts) -> str:
         f"{'' if inc else ' (calibration rounds excluded)'}."
     )
     c = f.calibration
+    looked = [int(r) for r in (c or {}).get("look_rounds") or [] if str(r).isdigit()]
+    if not inc and f.round in looked:
+        text = text[:-1] + f"; a calibration look (look {looked.index(f.round) + 1}) was taken on round {f.round}."
     if c and c.get("rules"):
         text += f" Stopping rule: {' and '.join(c['rules'])}"
         if c.get("max_looks"):

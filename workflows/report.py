@@ -36,7 +36,7 @@ from goldboard.exports.report import (
     render_markdown,
     software_versions,
 )
-from goldboard.exports.report_extras import SUPPLEMENT_DIR, write_supplement
+from goldboard.exports.report_extras import SUPPLEMENT_DIR, supplement_owner, write_supplement
 from goldboard.fileio import write_text_atomic
 from goldboard.study import Study, study_ratings
 from goldboard.text import utc_now
@@ -739,6 +739,67 @@ def _add_judge(judge: dict[str, Any] | None, data: dict[str, Any]) -> None:
         data["warnings"] = [*data["warnings"], *judge["warnings"]]
 
 
+def _owner(study: Study, path: Path) -> dict[str, str]:
+    return {
+        "study": str(study.path.resolve()),
+        "study_name": study.name,
+        "study_created": str(study.created_at or ""),
+        "report": path.name,
+    }
+
+
+def _same_study(other: dict[str, str], owner: dict[str, str]) -> bool:
+    """A study is known by its name and creation time (a moved or renamed study folder stays itself)."""
+    if other.get("study_created") and owner["study_created"]:
+        return (other.get("study_name"), other["study_created"]) == (owner["study_name"], owner["study_created"])
+    return other.get("study") == owner["study"]
+
+
+def _supplement_owner(study: Study, path: Path) -> dict[str, str]:
+    """The owner this report records in its supplement folder's manifest; a folder holding another
+    study's supplement is refused before anything is written -- its CSVs would be replaced under
+    the other study's report."""
+    owner = _owner(study, path)
+    sup = path.parent / SUPPLEMENT_DIR
+    other = supplement_owner(sup)
+    if other.get("study") and not _same_study(other, owner):
+        raise ParamError(
+            "{output} {path}: {sup}/ holds the CSV supplement of the report {report} of another study ({name}, "
+            "{where}); this report's supplement would replace its tables: write this report into another folder, "
+            "or pass {no_supplement}",
+            path=str(path),
+            sup=str(sup),
+            report=other.get("report", "?"),
+            name=other.get("study_name", "?"),
+            where=other["study"],
+        )
+    return owner
+
+
+def report_path(study: Study, path: str | Path | None, fmt: str = "html") -> Path:
+    """Where :func:`write_report` writes: ``path``, default ``<study>/reports/report.<ext>``."""
+    if path is None:
+        return study.reports_dir / ("report.html" if fmt == "html" else "report.md")
+    return Path(path)
+
+
+def supplement_replaced(study: Study, path: str | Path | None, fmt: str = "html") -> str | None:
+    """The warning to print when this report's supplement replaces the one another report of the
+    same study wrote into the folder (that report's pointer to supplement/ then shows this one's
+    tables); ``None`` otherwise."""
+    path = report_path(study, path, fmt)
+    other = supplement_owner(path.parent / SUPPLEMENT_DIR)
+    if not other.get("report") or not _same_study(other, _owner(study, path)):
+        return None
+    if Path(other["report"]).stem == path.stem:
+        return None
+    return (
+        f"{path.parent / SUPPLEMENT_DIR}/ held the CSV supplement of {other['report']} (this study); it now holds "
+        f"{path.name}'s tables, and {other['report']} points at them (write reports with different options into "
+        "different folders to keep both)"
+    )
+
+
 def write_report(
     study: Study,
     path: str | Path | None = None,
@@ -758,16 +819,15 @@ def write_report(
     paper = (paper or default_paper()).lower()
     if paper not in PAPERS:
         raise GoldboardError(f"{paper!r}: give one of {', '.join(PAPERS)}", param="paper")
-    data = build_report(study, images=fmt == "html", **kwargs)
-    data["paper"] = PAPERS[paper]
-    if path is None:
-        path = study.reports_dir / ("report.html" if fmt == "html" else "report.md")
-    path = Path(path)
+    path = report_path(study, path, fmt)
     if pdf is not None and fmt != "html":
         raise ParamError("{pdf}: a PDF is printed from the HTML report: use {fmt} html")
+    owner = _supplement_owner(study, path) if supplement else {}
+    data = build_report(study, images=fmt == "html", **kwargs)
+    data["paper"] = PAPERS[paper]
     if supplement:
         sup = path.parent / SUPPLEMENT_DIR
-        files = write_supplement(data, sup)
+        files = write_supplement(data, sup, owner)
         data["supplement"] = SUPPLEMENT_DIR
         data["supplement_files"] = [p.name for p in files]
     text = render_html(data) if fmt == "html" else render_markdown(data)

@@ -6,6 +6,7 @@ Each section is plain data ``{"id", "title", "paragraphs", "tables": [{"title", 
 
 * the sample-size plan (recorded by ``goldboard plan size --study``)
 * calibration rounds against the stopping rule (recorded by ``goldboard calibrate``)
+* test-retest agreement of a round one rater alone re-rated
 * the gold-label distribution
 * disagreement -> resolution per named boundary
 * time on task per rater and per label (Label Studio ``lead_time``)
@@ -70,11 +71,13 @@ def record_rules(
     max_looks: int | None = None,
     looks: int | None = None,
     level: float | None = None,
+    look_rounds: list[int] | None = None,
 ) -> None:
     """Record the stopping rule in ``study.toml``, with the planned maximum looks, the looks
-    taken so far and the adjusted per-look level (the report cites them)."""
+    taken so far (and the rounds they were taken on, in order) and the adjusted per-look level
+    (the report cites them)."""
     rec: dict[str, Any] = {"rules": list(rules), "fields": list(fields), "bootstrap": n_resamples, "seed": seed}
-    for k, v in (("max_looks", max_looks), ("looks", looks), ("level", level)):
+    for k, v in (("max_looks", max_looks), ("looks", looks), ("level", level), ("look_rounds", look_rounds)):
         if v is not None:
             rec[k] = v
     study.extra[CALIBRATION_KEY] = rec
@@ -133,6 +136,73 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
             }
         ],
         "data": data,
+    }
+
+
+def _retest_rounds(study: Study) -> list[tuple[int, int, str]]:
+    """``(earlier round, round, rater)`` for each pulled round that one rater alone rated, every
+    item of it rated in an earlier round too (the latest such): a test-retest round."""
+    pulled = study.pulled_rounds()
+    if len(pulled) < 2:  # one round: nothing re-rated (and nothing read again)
+        return []
+    frames = {n: study.ratings(n) for n in pulled}
+    items = {n: set(df["item_id"].astype(str)) for n, df in frames.items()}
+    out = []
+    for n, df in frames.items():
+        raters = sorted(set(df["rater"].astype(str)))
+        if len(raters) != 1 or not items[n]:
+            continue
+        before = [m for m in sorted(frames) if m < n and items[n] <= items[m]]
+        if before:
+            out.append((before[-1], n, raters[0]))
+    return out
+
+
+def retest_section(study: Study) -> dict | None:
+    """Test-retest (intra-rater) agreement of each round one rater alone re-rated (the numbers
+    ``goldboard agree --test-retest --rounds A,B`` gives), for the schema's primary field."""
+    from goldboard.analysis.retest import retest_rows
+    from goldboard.workflows.agreement import retest_for_study
+
+    pairs = _retest_rounds(study)
+    if not pairs:
+        return None
+    field = study.schema.primary_field.name
+    rows, paras = [], []
+    for a, b, rater in pairs:
+        result = retest_for_study(study, (a, b), field)
+        got = [r for r in retest_rows(result) if r["rater"] == rater]
+        rows += [
+            [
+                rater,
+                f"{a} vs {b}",
+                r["statistic"],
+                r["n"],
+                _f(r["value"]),
+                "–" if r["ci_low"] is None else f"{r['ci_low']:.3f} to {r['ci_high']:.3f}",
+                r["ci_method"],
+            ]
+            for r in got
+        ]
+        paras.append(
+            f"Round {b} has ratings from {rater} only, of items {rater} rated in round {a} too: {rater}'s "
+            f"agreement with their own round-{a} ratings on {field} (intra-rater, as goldboard agree --test-retest "
+            f"--rounds {a},{b} computes it). If round {b} is still being rated, these numbers are interim."
+        )
+    return {
+        "id": "retest",
+        "title": "Test-retest (intra-rater) agreement",
+        "paragraphs": paras,
+        "tables": [
+            {
+                "title": "",
+                "header": ["Rater", "Rounds", "Statistic", "n", "Value", "95% CI", "CI method"],
+                "rows": rows,
+                "right": [3, 4, 5],
+                "csv": "test_retest",
+            }
+        ],
+        "images": [],
     }
 
 
@@ -256,6 +326,7 @@ def reviewer_sections(
     out = [
         plan_section(study),
         calibration_section(study, rules),
+        retest_section(study),
         gold_section(gold, provisional, fields),
         resolution_section(flags, gold, schema),
         time_section(ratings, schema.primary_field.name),
