@@ -6,6 +6,7 @@ import json
 
 import click
 
+from goldboard.adjudicate.gold import decision_round_lines
 from goldboard.adjudicate.rules import RuleErrors
 from goldboard.cli._options import format_option, round_option, study_option
 from goldboard.cli._output import echo_data
@@ -43,8 +44,9 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
     not used; those items are listed in a warning and in the manifest
     (rounds.incomplete_later_rounds). Each gold row says which round it
     came from (column round). --round N uses round N only. A decision made
-    on an earlier round than the item's ratings now come from stays in
-    force and is listed in a warning.
+    on an earlier round than the item's ratings now come from is listed in
+    a warning: it stays in force unless the later round's raters all gave
+    another value, which is then gold (method unanimous).
 
     Schema cross-field rules (e.g. mtb: missing_info only with Insufficient
     Information or Partially Supported) are checked: a gold item that breaks one
@@ -75,13 +77,9 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
     if rel.gold is not None:
         for line in rel.gold.attrs["round_selection"].warning_lines():
             click.echo(f"Warning: {one_line(line)}" if not line.startswith("  ") else one_line(line), err=True)
-        for d in rel.gold.attrs["decisions_on_earlier_rounds"]:
-            click.echo(
-                f"Warning: item {d['item_id']} {d['field']}: decision {d['decision_id']} ({d['decision']!r}) was made "
-                f"on round {d['decision_round']}, its ratings now come from round {d['round']}; the decision stays "
-                f"in force -- decide again if round {d['round']} changes it",
-                err=True,
-            )
+        attrs = rel.gold.attrs
+        for line in decision_round_lines(attrs["decisions_on_earlier_rounds"], attrs["decisions_superseded"]):
+            click.echo(one_line(line), err=True)
     c = rel.manifest["counts"]["all"]
     summary = (
         f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, "

@@ -501,7 +501,11 @@ def export_gold(
         "raters": raters,
         # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
         "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in gold_fields],
-        "rounds": selection.to_dict() | {"decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"]},
+        "rounds": selection.to_dict()
+        | {
+            "decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"],
+            "decisions_superseded": gold.attrs["decisions_superseded"],
+        },
         "sources": {
             "ratings": sources,
             **({"edited_ratings": edited} if edited else {}),
@@ -509,7 +513,8 @@ def export_gold(
                 "path": dec_path.name,
                 "sha256": log_sha256,
                 **log_rec,
-                "in_force": len(latest_decisions(entries)) - len(orphans),
+                # a decision a later round's unanimous answer superseded is not in force (adjudicate.gold)
+                "in_force": len(latest_decisions(entries)) - len(orphans) - len(gold.attrs["decisions_superseded"]),
                 "orphans": len(orphans),
             },
         },

@@ -1,0 +1,142 @@
+"""Gold resolution against what the study holds (issue 23, misuse campaign 7b: A07, A04b, M05g).
+
+- A07: a decision made on round 1's disagreement stayed in force in gold v2 although both raters of
+  round 2 gave another value (gold "Supported", method adjudicated, beside two "Partially Supported");
+  the warnings said "decide again if round 2 changes it" though it did, and the report said "none has
+  been adjudicated yet; 6 decisions in force are on rows no longer flagged".
+- A04b: a rater removed from study.toml by hand: `gold export` dropped their ratings without a word
+  (agree, flag and status warn).
+- M05g: a k-of-N table (each item rated by 2 of 4 raters, no design recorded): "0 unanimous, 0
+  adjudicated, 30 unresolved" with no reason.
+
+Each test builds the study with the CLI and reads what it prints or writes; each failed on the code
+before its fix (checked).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import openpyxl
+from conftest import run_cli as run
+
+V = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information"]
+IDS = [f"I{k:02d}" for k in range(1, 31)]
+A = [V[k % 4] for k in range(30)]
+B = [V[(k + 1) % 4] if k < 6 else A[k] for k in range(30)]  # onc_b differs from onc_a on I01-I06
+C = [V[(k + 2) % 4] if k >= 24 else A[k] for k in range(30)]  # onc_c differs from onc_a on I25-I30
+TABLE = ["--item-col", "case_id", "--field", "safety_label"]
+
+
+def _wide(path: Path, cols: dict[str, list[str]]) -> Path:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["case_id", *cols])
+        w.writerows(zip(IDS, *cols.values()))
+    return path
+
+
+def _gold(s: Path, version: str) -> dict[str, dict[str, str]]:
+    with (s / "gold" / version / "gold.csv").open() as fh:
+        return {r["item_id"]: r for r in csv.DictReader(fh)}
+
+
+def _decide_as(s: Path, tmp: Path, rater: str) -> None:
+    """Write the review sheet, fill every Decision with ``rater``'s value, import it (dr_chair)."""
+    sheet = tmp / "review.xlsx"
+    run("adjudicate", "sheet", "--study", s, "-o", sheet)
+    wb = openpyxl.load_workbook(sheet)
+    ws = wb["Disagreements"]
+    head = [c.value for c in ws[1]]
+    for row in ws.iter_rows(min_row=2):
+        rec = dict(zip(head, row))
+        if rec["Key (do not edit)"].value is None:
+            continue
+        rec["Decision"].value = rec[f"{rater} value"].value
+        rec["Reason"].value = "guideline 4.2"
+    wb.save(sheet)
+    run("adjudicate", "import", "--study", s, sheet, "--adjudicator", "dr_chair")
+
+
+def _two_rounds(tmp: Path, round2: dict[str, list[str]]) -> Path:
+    """Round 1: onc_a/onc_b disagree on I01-I06, decided as onc_a rated; gold v1; then ``round2``."""
+    s = tmp / "s"
+    run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b")
+    run("pull", "--study", s, "--from-table", _wide(tmp / "r1.csv", {"a": A, "b": B}), *TABLE,
+        "--rater-cols", "onc_a=a,onc_b=b")  # fmt: skip
+    _decide_as(s, tmp, "onc_a")
+    run("gold", "export", "--study", s)
+    run("pull", "--study", s, "--round", 2, "--from-table", _wide(tmp / "r2.csv", round2), *TABLE,
+        "--rater-cols", "onc_a=a,onc_b=b", "--identical-columns-ok")  # fmt: skip
+    return s
+
+
+# --------------------------------------------------------------------------- A07
+
+
+def test_a_unanimous_later_round_supersedes_a_decision_made_on_an_earlier_disagreement(tmp_path):
+    """Round 2: both raters give onc_b's round-1 value on I01-I06 (the decisions took onc_a's)."""
+    s = _two_rounds(tmp_path, {"a": B, "b": B})
+    res = run("gold", "export", "--study", s)
+    g = _gold(s, "v2")
+    # before: I01 gold 'Supported', adjudicated, beside value_onc_a = value_onc_b = 'Partially Supported'
+    assert (g["I01"]["gold_value"], g["I01"]["method"], g["I01"]["round"]) == ("Partially Supported", "unanimous", "2")
+    assert g["I01"]["decision_id"] == "" and g["I01"]["adjudicator"] == ""
+    assert all(g[i]["gold_value"] == B[k] and g[i]["method"] == "unanimous" for k, i in enumerate(IDS))
+    assert "(30 rows: 30 unanimous, 0 adjudicated, 0 unresolved)" in res.stdout
+    assert (
+        "Warning: item I01 safety_label: decision D000002 ('Supported') was made on round 1's disagreement; "
+        "round 2's raters all gave 'Partially Supported', so the decision no longer settles the item: gold is "
+        "round 2's unanimous value (the decision stays in the log)" in res.stderr
+    )
+    assert "decide again" not in res.stderr and res.stderr.count("no longer settles") == 6
+    man = json.loads((s / "gold" / "v2" / "manifest.json").read_text())
+    sup = {d["item_id"]: d for d in man["rounds"]["decisions_superseded"]}
+    assert sorted(sup) == IDS[:6] and man["rounds"]["decisions_on_earlier_rounds"] == []
+    assert sup["I01"] == {
+        "item_id": "I01",
+        "field": "safety_label",
+        "decision_id": "D000002",
+        "decision": "Supported",
+        "decision_round": 1,
+        "round": 2,
+        "unanimous_value": "Partially Supported",
+    }
+    assert man["sources"]["decisions"]["entries"] == 6 and man["sources"]["decisions"]["in_force"] == 0
+    # the report: no "none has been adjudicated yet; 6 decisions in force ..." beside "16 adjudicated"
+    out = tmp_path / "rep" / "r.md"
+    run("report", "--study", s, "--format", "markdown", "-o", out, "--no-supplement")
+    text = out.read_text().replace("\\", "")
+    assert "none has been adjudicated yet" not in text and "decisions in force" not in text
+    assert (
+        "(0 label disagreements); 6 decisions made on an earlier round's disagreement no longer settle their "
+        "rows: the raters of the item's later round all gave another value, which gold takes (the decisions "
+        "stay in the log)." in text
+    )
+    assert "- Decisions logged: 6" in text and "- safety_label: 30 unanimous, 0 adjudicated, 0 unresolved" in text
+
+
+def test_a_later_round_that_agrees_or_disagrees_again_keeps_the_decision_and_says_which(tmp_path):
+    """Round 2: I01-I03 unanimous on the decided value (onc_a's), I04-I06 disagree again."""
+    a2 = list(A)
+    b2 = [A[k] if k < 3 else B[k] for k in range(30)]
+    s = _two_rounds(tmp_path, {"a": a2, "b": b2})
+    res = run("gold", "export", "--study", s)
+    g = _gold(s, "v2")
+    assert [(g[i]["gold_value"], g[i]["method"]) for i in IDS[:6]] == [(A[k], "adjudicated") for k in range(6)]
+    assert "(30 rows: 24 unanimous, 6 adjudicated, 0 unresolved)" in res.stdout
+    assert (
+        "Note: item I01 safety_label: decision D000002 ('Supported') was made on round 1; round 2's raters all "
+        "gave the decided value; the decision stays in force" in res.stderr
+    )
+    assert (
+        "Warning: item I04 safety_label: decision D000001 ('Insufficient Information') was made on round 1; "
+        "round 2's raters disagree again (the item is on the review sheet's agenda, with this decision in "
+        "force); the decision stays in force" in res.stderr
+    )
+    man = json.loads((s / "gold" / "v2" / "manifest.json").read_text())
+    later = {d["item_id"]: d["later"] for d in man["rounds"]["decisions_on_earlier_rounds"]}
+    assert later == {"I01": "agrees", "I02": "agrees", "I03": "agrees"} | dict.fromkeys(IDS[3:6], "disagrees")
+    assert man["rounds"]["decisions_superseded"] == [] and man["sources"]["decisions"]["in_force"] == 6
