@@ -35,7 +35,21 @@ def gold_group() -> None:
     help="Release gold although a round's ratings.csv changed since its pull (edited by hand); "
     "the manifest lists the edited files (sources.edited_ratings).",
 )
-def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, allow_edited_ratings: bool) -> None:
+@click.option(
+    "--only-study-raters",
+    is_flag=True,
+    help="Release gold although a round holds ratings by a name study.toml does not list as a rater "
+    "(removed or renamed by hand): their ratings are left out, and the manifest lists them "
+    "(sources.left_out_raters).",
+)
+def export_cmd(
+    study_dir: str,
+    fmt: str,
+    force: bool,
+    round_number: int | None,
+    allow_edited_ratings: bool,
+    only_study_raters: bool,
+) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
 
     \b
@@ -58,7 +72,14 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
 
     st = Study.open(study_dir)
     try:
-        rel = export_gold(st, fmt, force=force, round_number=round_number, allow_edited_ratings=allow_edited_ratings)
+        rel = export_gold(
+            st,
+            fmt,
+            force=force,
+            round_number=round_number,
+            allow_edited_ratings=allow_edited_ratings,
+            only_study_raters=only_study_raters,
+        )
     except RuleErrors as exc:
         for line in exc.errors:
             click.echo(one_line(line), err=True)
@@ -68,6 +89,12 @@ def export_cmd(study_dir: str, fmt: str, force: bool, round_number: int | None, 
         click.echo(
             f"Warning: {e['path']} {why or 'changed since its pull (edited by hand)'}; released as asked, "
             "the manifest says so",
+            err=True,
+        )
+    for e in (rel.manifest.get("sources") or {}).get("left_out_raters") or [] if rel.created else []:
+        click.echo(
+            f"Warning: round {e['round']}: {e['ratings']} ratings by {one_line(e['rater'])!r}, not a rater of the "
+            "study, left out of this release as asked (--only-study-raters); the manifest says so",
             err=True,
         )
     for line in st.units_gaps() if rel.created else []:  # a rated item without its unit (units.jsonl)

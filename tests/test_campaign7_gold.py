@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 import openpyxl
+from conftest import error_line
 from conftest import run_cli as run
 
 V = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information"]
@@ -140,3 +141,37 @@ def test_a_later_round_that_agrees_or_disagrees_again_keeps_the_decision_and_say
     later = {d["item_id"]: d["later"] for d in man["rounds"]["decisions_on_earlier_rounds"]}
     assert later == {"I01": "agrees", "I02": "agrees", "I03": "agrees"} | dict.fromkeys(IDS[3:6], "disagrees")
     assert man["rounds"]["decisions_superseded"] == [] and man["sources"]["decisions"]["in_force"] == 6
+
+
+# --------------------------------------------------------------------------- A04b
+
+
+def test_gold_export_refuses_ratings_by_a_rater_removed_from_study_toml(tmp_path):
+    """3 raters, 12 decisions (I25-I30 only because onc_c disagreed), onc_c removed by hand."""
+    s = tmp_path / "s"
+    run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b,onc_c")
+    run("pull", "--study", s, "--from-table", _wide(tmp_path / "t3.csv", {"a": A, "b": B, "c": C}), *TABLE,
+        "--rater-cols", "onc_a=a,onc_b=b,onc_c=c")  # fmt: skip
+    _decide_as(s, tmp_path, "onc_a")
+    run("gold", "export", "--study", s)
+    toml = s / "study.toml"
+    toml.write_text(toml.read_text().replace('    "onc_c",\n', ""))
+    assert "onc_c" not in toml.read_text()
+    # before: v2 written without onc_c's 30 ratings and no word (rows I25-I30 'adjudicated', a = b)
+    res = run("gold", "export", "--study", s, "--force", code=None)
+    assert error_line(res) == (
+        f"Error: {s}/rounds/1/ratings.csv: 30 ratings by 'onc_c', not a rater of the study ({s}/study.toml "
+        "lists onc_a, onc_b): removed or renamed by hand? no gold release written: add them back with "
+        "`goldboard study add-rater`, or pass --only-study-raters to release gold from the study raters' ratings "
+        "only (the manifest records who was left out)"
+    )
+    assert sorted(p.name for p in (s / "gold").iterdir()) == ["v1"]
+    # on purpose: released from the study raters, said on stderr and in the manifest
+    res = run("gold", "export", "--study", s, "--only-study-raters")
+    assert (
+        "Warning: round 1: 30 ratings by 'onc_c', not a rater of the study, left out of this release as asked "
+        "(--only-study-raters); the manifest says so" in res.stderr
+    )
+    man = json.loads((s / "gold" / "v2" / "manifest.json").read_text())
+    assert man["sources"]["left_out_raters"] == [{"rater": "onc_c", "round": 1, "ratings": 30}]
+    assert man["raters"] == ["onc_a", "onc_b"] and "value_onc_c" not in _gold(s, "v2")["I25"]

@@ -435,6 +435,40 @@ def check_latest_release(study: Study) -> None:
         )
 
 
+def removed_raters(study: Study, ratings: pd.DataFrame, round_number: int | None, allow: bool) -> list[dict]:
+    """The ratings by names study.toml does not list as raters (a rater removed or renamed by hand),
+    per round read (``round_number``: that round only), as the manifest lists them
+    (``sources.left_out_raters``: rater, round, ratings); gold is built from the study raters only.
+    A :class:`ParamError` naming the first file and rater (and how many more) unless ``allow``
+    (library parameter ``only_study_raters``): ``agree``, ``flag`` and ``status`` warn about these
+    ratings, and a release that left them out in silence would read as if they never existed."""
+    rounds = ratings["round"].astype(str)
+    keep = ~ratings["rater"].astype(str).isin(set(study.raters))
+    if round_number is not None:
+        keep &= rounds == str(round_number)
+    if not keep.any():
+        return []
+    counts = ratings[keep].assign(_round=rounds[keep]).groupby(["_round", "rater"]).size()
+    out = [{"rater": str(r), "round": int(n), "ratings": int(c)} for (n, r), c in counts.items()]
+    out.sort(key=lambda d: (d["round"], d["rater"]))
+    if not allow:
+        first = out[0]
+        more = f" (and {len(out) - 1} more such rater(s) or round(s))" if len(out) > 1 else ""
+        raise ParamError(
+            "{path}: {n} ratings by {rater!r}, not a rater of the study ({toml} lists {listed}){more}: removed "
+            "or renamed by hand? no gold release written: add them back with `goldboard study add-rater`, "
+            "or pass {only_study_raters} to release gold from the study raters' ratings only (the manifest "
+            "records who was left out)",
+            path=str(study.ratings_path(first["round"])),
+            n=first["ratings"],
+            rater=first["rater"],
+            toml=str(study.path / "study.toml"),
+            listed=", ".join(study.raters) or "none",
+            more=more,
+        )
+    return out
+
+
 def write_gold_release(*args: Any, **kwargs: Any) -> GoldRelease:
     """:func:`goldboard.exports.gold.write_gold_release`, imported when a release is written
     (it imports pandas; the review sheet of a small study does not)."""
@@ -451,6 +485,7 @@ def export_gold(
     now: str | None = None,
     round_number: int | None = None,
     allow_edited_ratings: bool = False,
+    only_study_raters: bool = False,
 ) -> GoldRelease:
     """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
 
@@ -462,7 +497,9 @@ def export_gold(
     :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold item
     breaks a schema cross-field rule.  A ``rounds/N/ratings.csv`` changed since its pull
     (:meth:`~goldboard.study.Study.ratings_edit_problem`) is refused (nothing written) unless
-    ``allow_edited_ratings``; the manifest then lists it (``sources.edited_ratings``).
+    ``allow_edited_ratings``; the manifest then lists it (``sources.edited_ratings``).  Ratings
+    by a name study.toml does not list as a rater are refused (nothing written) unless
+    ``only_study_raters`` (:func:`removed_raters`; manifest: ``sources.left_out_raters``).
     """
 
     schema = study.schema
@@ -472,6 +509,7 @@ def export_gold(
     digests: dict[int, str] = {}
     ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
     edited = edited_ratings(study, digests, allow_edited_ratings)
+    left_out = removed_raters(study, ratings, round_number, only_study_raters)
     lines: list[int] = []
     entries, log_sha256 = read_decisions_snapshot(study.decisions_path, lines)
     bad = decision_item_errors(entries, study.items_by_round(), study.decisions_path, lines)
@@ -509,6 +547,7 @@ def export_gold(
         "sources": {
             "ratings": sources,
             **({"edited_ratings": edited} if edited else {}),
+            **({"left_out_raters": left_out} if left_out else {}),
             "decisions": {
                 "path": dec_path.name,
                 "sha256": log_sha256,
