@@ -3,7 +3,10 @@
 Rules (in order):
 
 1. the latest logged decision for the item x field wins -> ``adjudicated``
-   (a decision of ``unresolved`` -> ``unresolved``, with who left it open and why);
+   (a decision of ``unresolved`` -> ``unresolved``, with who left it open and why) -- unless
+   it was made on an earlier round than the item's ratings now come from and that round's
+   raters all gave another value: the decision settled a disagreement the item no longer
+   has, and rule 2 gives gold (the decision is listed as superseded);
 2. otherwise, when every rater rated the item and all gave the same value ->
    ``unanimous``;
 3. otherwise, when the study's design gave the item to one rater only (``push --overlap``:
@@ -87,7 +90,10 @@ def resolve_gold(
     ``"false"`` or ``""``), rows ordered by item (natural order) then schema field
     order.  ``attrs["orphan_decisions"]`` lists decisions whose item x field is not in
     the ratings; ``attrs["decisions_on_earlier_rounds"]`` lists decisions in force that were
-    made on an earlier round than the item's ratings now come from (they stay in force);
+    made on an earlier round than the item's ratings now come from and still in force (``later``:
+    what that round's raters gave), ``attrs["decisions_superseded"]`` those a later round's unanimous
+    answer on another value superseded (rule 1), ``attrs["unresolved_for_missing"]`` the rows
+    unresolved only because a rating is missing (the raters who rated agree);
     ``attrs["round_selection"]`` is the
     :class:`~goldboard.cases.rounds.RoundSelection` (which round each item uses, which
     items have an incomplete later round).
@@ -97,13 +103,19 @@ def resolve_gold(
     grid = rating_grid(ratings, schema, raters, source=source, round_number=round_number)
     cols = gold_columns(grid.raters)
     frames = [_field_rows(grid, f, single_items) for f in grid.fields]
-    gold = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols + ["_order"])
+    gold = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=cols + ["_order", "_disagree", "_missing"])
+    )
     forder = {f.name: k for k, f in enumerate(grid.fields)}
     gold["_forder"] = gold["field"].map(forder)
     gold = gold.sort_values(["_order", "_forder"], kind="stable").drop(columns=["_order", "_forder"])
     gold = gold.reset_index(drop=True)
     orphans, earlier, superseded = _apply_decisions(gold, latest_decisions(decisions), grid.selection.rounds)
+    only_missing = _unresolved_for_missing(gold)
     gold = gold[cols].astype(str)
+    gold.attrs["unresolved_for_missing"] = only_missing
     gold.attrs["orphan_decisions"] = orphans
     gold.attrs["round_selection"] = grid.selection
     gold.attrs["decisions_on_earlier_rounds"] = earlier
@@ -111,13 +123,13 @@ def resolve_gold(
     return gold
 
 
-def _field_gold(grid, f, single_items: Collection[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _field_gold(grid, f, single_items: Collection[str]) -> tuple[np.ndarray, ...]:
     """Rules 2-4 for field ``f``: per item (grid order) the gold value, the method, the
-    items x raters values and whether the raters disagree -- whichever way the grid was read
-    (DataFrame or columns)."""
+    items x raters values, whether the raters disagree and whether a rating is missing --
+    whichever way the grid was read (DataFrame or columns)."""
     n = len(grid.items)
     vals = grid.values(f.name)
-    present, disagree, _missing = grid.status(f.name)
+    present, disagree, missing = grid.status(f.name)
     # every rater asked to rate the item agreed (a round's design may ask only some raters)
     unanimous = grid.complete(f.name) & ~disagree if n else np.zeros(0, dtype=bool)
     # the value of the first rater who gave one (rater 0 may not have been asked)
@@ -127,7 +139,7 @@ def _field_gold(grid, f, single_items: Collection[str]) -> tuple[np.ndarray, np.
         one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
     value = np.where(unanimous | one, first, "")
     method = np.where(unanimous, "unanimous", np.where(one, "single", "unresolved"))
-    return value, method, vals, disagree
+    return value, method, vals, disagree, missing
 
 
 def _item_rounds(items: Sequence[str], rounds: Mapping[str, Any]) -> list[str]:
@@ -141,7 +153,7 @@ def _item_rounds(items: Sequence[str], rounds: Mapping[str, Any]) -> list[str]:
 def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
     """Gold rows of field ``f`` from the ratings alone (rules 2-4), in item order (``_order``)."""
     n = len(grid.items)
-    value, method, vals, disagree = _field_gold(grid, f, single_items)
+    value, method, vals, disagree, missing = _field_gold(grid, f, single_items)
     df = pd.DataFrame(
         {
             "item_id": grid.items,
@@ -160,6 +172,7 @@ def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
         df[c] = ""
     df["_order"] = np.arange(n)
     df["_disagree"] = disagree if n else []
+    df["_missing"] = missing if n else []
     return df
 
 
@@ -187,7 +200,7 @@ def gold_rows_of_grid(grid) -> dict[str, list[str]]:
     per_field = [(f.name, *_field_gold(grid, f, ())) for f in grid.fields]
     rounds = [str(grid.selection.rounds.get(str(i), "")) for i in grid.items]
     for k, item in enumerate(grid.items):
-        for name, value, method, vals, _disagree in per_field:
+        for name, value, method, vals, _disagree, _missing in per_field:
             out["item_id"].append(str(item))
             for c in ("case_id", "output_id", "model"):
                 out[c].append(str(grid.meta[c][k]))
@@ -239,6 +252,18 @@ def _apply_decisions(gold: pd.DataFrame, latest: dict, rounds: dict) -> tuple[li
             earlier.append(rec | {"later": later})
         _set_decision(gold, k, e, decided)
     return orphans, earlier, superseded
+
+
+def _unresolved_for_missing(gold: pd.DataFrame) -> list[dict]:
+    """The rows left ``unresolved`` (no decision) only because a rater's rating is missing: the
+    raters who rated agree (or one rated), e.g. a k-of-N table pulled without a design, where
+    every study rater's rating is expected.  ``[{"item_id", "field", "round"}]``."""
+    if not len(gold) or "_missing" not in gold.columns:
+        return []
+    hit = (gold["method"] == "unresolved") & (gold["decision_id"] == "") & gold["_missing"].astype(bool)
+    hit &= ~gold["_disagree"].astype(bool)
+    sub = gold[hit]
+    return [{"item_id": i, "field": f, "round": r} for i, f, r in zip(sub["item_id"], sub["field"], sub["round"])]
 
 
 def _later_round_answer(gold: pd.DataFrame, k: int, decided: str) -> str:

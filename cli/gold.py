@@ -17,6 +17,7 @@ from goldboard.fileio import csv_text
 from goldboard.study import Study
 from goldboard.text import one_line
 from goldboard.workflows import export_gold
+from goldboard.workflows.adjudication import missing_rating_line
 
 
 @click.group("gold")
@@ -104,6 +105,9 @@ def export_cmd(
     if rel.gold is not None:
         for line in rel.gold.attrs["round_selection"].warning_lines():
             click.echo(f"Warning: {one_line(line)}" if not line.startswith("  ") else one_line(line), err=True)
+        missing = missing_rating_line(st, (rel.manifest.get("rounds") or {}).get("unresolved_missing_rating") or {})
+        if missing:
+            click.echo(one_line(missing), err=True)
         attrs = rel.gold.attrs
         for line in decision_round_lines(attrs["decisions_on_earlier_rounds"], attrs["decisions_superseded"]):
             click.echo(one_line(line), err=True)
@@ -113,6 +117,9 @@ def export_cmd(
         + (f"{c['single']} single (one rater by design), " if c.get("single") else "")
         + f"{c['unresolved']} unresolved"
     )
+    short = (rel.manifest.get("rounds") or {}).get("unresolved_missing_rating") or {}
+    if short:
+        summary += f", {short['rows']} of them only for a missing rating: see the warning"
     if not rel.created:
         click.echo(
             f"Gold unchanged since {rel.version} ({summary}); nothing written. Use --force to cut a new release anyway."

@@ -30,13 +30,16 @@ another file format).
                     "later": "disagrees"}],
                 "decisions_superseded": [{"item_id": "C-5::m1", "field": "safety_label",
                     "decision_id": "D000006", "decision": "Unsupported", "decision_round": 1, "round": 2,
-                    "unanimous_value": "Supported"}]},
+                    "unanimous_value": "Supported"}],
+                "unresolved_missing_rating": {"rows": 2, "items": 2, "rounds": [1],
+                                              "first_items": ["C-8::m1", "C-9::m1"]}},
      "format": "csv", "rows": 120, "items": 60,
      "counts": {"safety_label": {"unanimous": 44, "adjudicated": 14, "unresolved": 2},
                 "missing_info": {...}, "all": {...}},
      "files": {"gold.csv": {"sha256": "...", "bytes": 9876}},
      "gold_sha256": "<content digest, independent of format>",
      "sources": {"ratings": [{"path": "rounds/1/ratings.csv", "round": 1, "sha256": "..."}],
+                 "left_out_raters": [{"rater": "onc_c", "round": 1, "ratings": 30}],  (--only-study-raters)
                  "decisions": {"path": "decisions.jsonl", "sha256": "...", "entries": 17,
                                "in_force": 15, "orphans": 0}},
      "previous": "v1", "forced": false, "goldboard_version": "0.1.0"}

@@ -175,3 +175,44 @@ def test_gold_export_refuses_ratings_by_a_rater_removed_from_study_toml(tmp_path
     man = json.loads((s / "gold" / "v2" / "manifest.json").read_text())
     assert man["sources"]["left_out_raters"] == [{"rater": "onc_c", "round": 1, "ratings": 30}]
     assert man["raters"] == ["onc_a", "onc_b"] and "value_onc_c" not in _gold(s, "v2")["I25"]
+
+
+# --------------------------------------------------------------------------- M05g
+
+
+def test_k_of_n_table_gold_says_why_agreeing_pairs_are_unresolved(tmp_path):
+    """4 raters, each item rated by 2 of them (blank cells), the pair agreeing on 24 items."""
+    cols: dict[str, list[str]] = {c: [""] * 30 for c in "abcd"}
+    pairs = [(0, 1), (2, 3), (0, 2), (1, 3), (0, 3), (1, 2)]
+    for k in range(30):
+        p, q = pairs[k % 6]
+        cols["abcd"[p]][k] = V[k % 4]
+        cols["abcd"[q]][k] = V[k % 4] if k % 5 else V[(k + 1) % 4]  # I01, I06, I11, ... disagree
+    s = tmp_path / "s"
+    run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b,onc_c,onc_d")
+    run("pull", "--study", s, "--from-table", _wide(tmp_path / "kofn.csv", cols), *TABLE,
+        "--rater-cols", "onc_a=a,onc_b=b,onc_c=c,onc_d=d")  # fmt: skip
+    res = run("gold", "export", "--study", s)
+    # before: "(30 rows: 0 unanimous, 0 adjudicated, 30 unresolved)" and not a word why
+    assert (
+        "(30 rows: 0 unanimous, 0 adjudicated, 30 unresolved, 24 of them only for a missing rating: see the "
+        "warning)" in res.stdout
+    )
+    assert (
+        "Warning: 24 gold rows are unresolved only because a study rater's rating is missing (24 items: I02, I03, "
+        "I04, ...): the raters who rated them agree, or one rated; round 1 records no design, so every study "
+        "rater (onc_a, onc_b, onc_c, onc_d) is expected to rate every item (a table pull cannot record that each "
+        "item went to only some raters, k of N; `push --per-item` does); decide them on the review sheet "
+        "(`goldboard adjudicate sheet` lists them as flagged rows with a missing rating), or pull the missing "
+        "ratings" in res.stderr
+    )
+    man = json.loads((s / "gold" / "v1" / "manifest.json").read_text())
+    rec = man["rounds"]["unresolved_missing_rating"]
+    agreeing = [i for k, i in enumerate(IDS) if k % 5]
+    assert rec == {"rows": 24, "items": 24, "rounds": [1], "first_items": agreeing[:10]}
+    # the review sheet the warning points to lists them, each with its missing raters
+    sheet = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", s, "-o", sheet)
+    ws = openpyxl.load_workbook(sheet)["Disagreements"]
+    listed = {r[2] for r in ws.iter_rows(min_row=2, values_only=True) if r[2]}
+    assert set(agreeing) <= listed

@@ -469,6 +469,45 @@ def removed_raters(study: Study, ratings: pd.DataFrame, round_number: int | None
     return out
 
 
+def missing_rating_record(gold: pd.DataFrame) -> dict[str, Any]:
+    """The manifest's ``unresolved_missing_rating``: how many gold rows are unresolved only because a
+    study rater's rating is missing (``gold.attrs["unresolved_for_missing"]``), on how many items, from
+    which rounds, the first ten items; ``{}`` when none."""
+    rows = gold.attrs.get("unresolved_for_missing") or []
+    if not rows:
+        return {}
+    items = list(dict.fromkeys(str(r["item_id"]) for r in rows))
+    rounds = sorted({int(r["round"]) for r in rows if str(r["round"]).isdigit()})
+    return {"rows": len(rows), "items": len(items), "rounds": rounds, "first_items": items[:10]}
+
+
+def missing_rating_line(study: Study, record: dict[str, Any]) -> str:
+    """Why gold rows are unresolved although the raters who rated them agree (one line, ``""`` when
+    none): a study rater's rating is missing -- in a round without a design (a table pull), every
+    study rater is expected on every item -- and what to do."""
+    if not record:
+        return ""
+    shown = ", ".join(record["first_items"][:3]) + (", ..." if record["items"] > 3 else "")
+    rounds = record["rounds"]
+    plain = [n for n in rounds if not any(r.number == n and r.design for r in study.rounds)]
+    rows, items = record["rows"], record["items"]
+    text = (
+        f"Warning: {rows} gold row{'s are' if rows != 1 else ' is'} unresolved only because a study "
+        f"rater's rating is missing ({items} item{'s' if items != 1 else ''}: {shown}): the raters who rated "
+        f"{'them' if rows != 1 else 'it'} agree, or one rated"
+    )
+    if plain:
+        text += (
+            f"; round {', '.join(map(str, plain))} records no design, so every study rater "
+            f"({', '.join(study.raters)}) is expected to rate every item (a table pull cannot record that each "
+            "item went to only some raters, k of N; `push --per-item` does)"
+        )
+    return text + (
+        "; decide them on the review sheet (`goldboard adjudicate sheet` lists them as flagged rows with a "
+        "missing rating), or pull the missing ratings"
+    )
+
+
 def write_gold_release(*args: Any, **kwargs: Any) -> GoldRelease:
     """:func:`goldboard.exports.gold.write_gold_release`, imported when a release is written
     (it imports pandas; the review sheet of a small study does not)."""
@@ -543,7 +582,8 @@ def export_gold(
         | {
             "decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"],
             "decisions_superseded": gold.attrs["decisions_superseded"],
-        },
+        }
+        | ({"unresolved_missing_rating": missing} if (missing := missing_rating_record(gold)) else {}),
         "sources": {
             "ratings": sources,
             **({"edited_ratings": edited} if edited else {}),
