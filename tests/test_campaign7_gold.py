@@ -113,7 +113,7 @@ def test_a_unanimous_later_round_supersedes_a_decision_made_on_an_earlier_disagr
     assert "none has been adjudicated yet" not in text and "decisions in force" not in text
     assert (
         "(0 label disagreements); 6 decisions made on an earlier round's disagreement no longer settle their "
-        "rows: the raters of the item's later round all gave another value, which gold takes (the decisions "
+        "rows: the raters of each item's later round all gave another value, which gold takes (the decisions "
         "stay in the log)." in text
     )
     assert "- Decisions logged: 6" in text and "- safety_label: 30 unanimous, 0 adjudicated, 0 unresolved" in text

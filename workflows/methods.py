@@ -510,8 +510,8 @@ def _superseded_text(n: int) -> str:
     one = n == 1
     return (
         f"; {_plural(n, 'decision')} made on an earlier round's disagreement no longer "
-        f"{'settles its row' if one else 'settle their rows'}: the raters of the item's later round all gave "
-        "another value, which gold takes (the decisions stay in the log)"
+        f"{'settles its row' if one else 'settle their rows'}: the raters of {'the' if one else 'each'} item's later "
+        f"round all gave another value, which gold takes (the {'decision stays' if one else 'decisions stay'} in the log)"
     )
 
 
