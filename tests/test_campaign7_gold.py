@@ -216,3 +216,45 @@ def test_k_of_n_table_gold_says_why_agreeing_pairs_are_unresolved(tmp_path):
     ws = openpyxl.load_workbook(sheet)["Disagreements"]
     listed = {r[2] for r in ws.iter_rows(min_row=2, values_only=True) if r[2]}
     assert set(agreeing) <= listed
+
+
+def test_resolve_gold_decisions_on_an_earlier_round_by_what_the_later_round_gave():
+    """Library level: each case of a decision made on round 1, the item re-rated in round 2 -- the
+    raters agree on another value (an ``unresolved`` decision too; a multi-select set in another
+    order), agree with it, disagree again."""
+    import sys
+
+    import pandas as pd
+
+    from goldboard.adjudicate.gold import resolve_gold
+    from goldboard.label_configs.schema import load_schema
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_flags import ratings_frame
+
+    r1 = [(i, r, "safety_label", v) for i in ("X1", "X2", "X3", "X4", "X5") for r, v in (("a", V[0]), ("b", V[1]))]
+    r1 += [("X5", r, "missing_info", v) for r, v in (("a", "stage"), ("b", "stage|ecog_status"))]
+    r2 = [("X1", r, "safety_label", V[2]) for r in "ab"] + [("X2", r, "safety_label", V[2]) for r in "ab"]
+    r2 += [("X3", r, "safety_label", V[0]) for r in "ab"] + [("X4", "a", "safety_label", V[0])]
+    r2 += [("X4", "b", "safety_label", V[1])] + [("X5", r, "safety_label", V[3]) for r in "ab"]
+    r2 += [("X5", r, "missing_info", "stage|ecog_status") for r in "ab"]
+    one, two = ratings_frame(r1), ratings_frame(r2).assign(round=2)
+
+    def dec(n, item, field, value):
+        return {"id": f"D{n:06d}", "item_id": item, "field": field, "decision": value, "round": 1}
+
+    log = [dec(1, "X1", "safety_label", V[0]), dec(2, "X2", "safety_label", "unresolved")]
+    log += [dec(3, "X3", "safety_label", V[0]), dec(4, "X4", "safety_label", V[0])]
+    log += [dec(5, "X5", "safety_label", V[3]), dec(6, "X5", "missing_info", "ecog_status|stage")]
+    gold = resolve_gold(pd.concat([one, two], ignore_index=True), load_schema("mtb"), log, ["a", "b"])
+    got = {
+        (i, f): (v, m, d) for i, f, v, m, d in gold[["item_id", "field", "gold_value", "method", "decision_id"]].values
+    }
+    assert got[("X1", "safety_label")] == (V[2], "unanimous", "")  # superseded: another unanimous value
+    assert got[("X2", "safety_label")] == (V[2], "unanimous", "")  # an 'unresolved' decision too
+    assert got[("X3", "safety_label")] == (V[0], "adjudicated", "D000003")  # agrees
+    assert got[("X4", "safety_label")] == (V[0], "adjudicated", "D000004")  # disagrees again
+    assert got[("X5", "missing_info")][1:] == ("adjudicated", "D000006")  # the same set, in another order
+    assert [d["decision_id"] for d in gold.attrs["decisions_superseded"]] == ["D000001", "D000002"]
+    later = {d["decision_id"]: d["later"] for d in gold.attrs["decisions_on_earlier_rounds"]}
+    assert later == {"D000003": "agrees", "D000004": "disagrees", "D000005": "agrees", "D000006": "agrees"}
