@@ -141,6 +141,15 @@ def test_a_later_round_that_agrees_or_disagrees_again_keeps_the_decision_and_say
     later = {d["item_id"]: d["later"] for d in man["rounds"]["decisions_on_earlier_rounds"]}
     assert later == {"I01": "agrees", "I02": "agrees", "I03": "agrees"} | dict.fromkeys(IDS[3:6], "disagrees")
     assert man["rounds"]["decisions_superseded"] == [] and man["sources"]["decisions"]["in_force"] == 6
+    # the warning's claim: the item is on the review sheet's agenda, with this decision in force
+    sheet = tmp_path / "r2.xlsx"
+    run("adjudicate", "sheet", "--study", s, "-o", sheet)
+    ws = openpyxl.load_workbook(sheet)["Disagreements"]
+    head = [c.value for c in ws[1]]
+    rows = {r[head.index("Item ID")]: r for r in ws.iter_rows(min_row=2, values_only=True) if r[0]}
+    assert sorted(rows) == ["I04", "I05", "I06"]
+    assert rows["I04"][head.index("Decision")] == "Insufficient Information"
+    assert rows["I04"][head.index("Adjudicator")] == "dr_chair"
 
 
 # --------------------------------------------------------------------------- A04b
@@ -214,8 +223,12 @@ def test_k_of_n_table_gold_says_why_agreeing_pairs_are_unresolved(tmp_path):
     sheet = tmp_path / "review.xlsx"
     run("adjudicate", "sheet", "--study", s, "-o", sheet)
     ws = openpyxl.load_workbook(sheet)["Disagreements"]
-    listed = {r[2] for r in ws.iter_rows(min_row=2, values_only=True) if r[2]}
-    assert set(agreeing) <= listed
+    head = [c.value for c in ws[1]]
+    flags = {
+        r[head.index("Item ID")]: r[head.index("Flags")] for r in ws.iter_rows(min_row=2, values_only=True) if r[0]
+    }
+    assert set(agreeing) <= set(flags), flags
+    assert all("missing" in flags[i].lower() for i in agreeing), flags
 
 
 def test_resolve_gold_decisions_on_an_earlier_round_by_what_the_later_round_gave():
