@@ -117,6 +117,12 @@ def test_a_unanimous_later_round_supersedes_a_decision_made_on_an_earlier_disagr
         "stay in the log)." in text
     )
     assert "- Decisions logged: 6" in text and "- safety_label: 30 unanimous, 0 adjudicated, 0 unresolved" in text
+    # status: before, not a word about the 6 decisions
+    assert (
+        f"warning: {s}/decisions.jsonl: 6 decisions made on round 1 (D000001, D000002, D000003, ...) no longer "
+        "settle their items: the raters of each item's later round all gave another value, which gold takes "
+        "(`goldboard gold export` lists them)" in run("status", "--study", s).stdout
+    )
 
 
 def test_a_later_round_that_agrees_or_disagrees_again_keeps_the_decision_and_says_which(tmp_path):
@@ -141,6 +147,7 @@ def test_a_later_round_that_agrees_or_disagrees_again_keeps_the_decision_and_say
     later = {d["item_id"]: d["later"] for d in man["rounds"]["decisions_on_earlier_rounds"]}
     assert later == {"I01": "agrees", "I02": "agrees", "I03": "agrees"} | dict.fromkeys(IDS[3:6], "disagrees")
     assert man["rounds"]["decisions_superseded"] == [] and man["sources"]["decisions"]["in_force"] == 6
+    assert "no longer settle" not in run("status", "--study", s).output
     # the warning's claim: the item is on the review sheet's agenda, with this decision in force
     sheet = tmp_path / "r2.xlsx"
     run("adjudicate", "sheet", "--study", s, "-o", sheet)
