@@ -3,7 +3,10 @@
 Rules (in order):
 
 1. the latest logged decision for the item x field wins -> ``adjudicated``
-   (a decision of ``unresolved`` -> ``unresolved``, with who left it open and why);
+   (a decision of ``unresolved`` -> ``unresolved``, with who left it open and why) -- unless
+   it was made on an earlier round than the item's ratings now come from and that round's
+   raters all gave another value: the decision settled a disagreement the item no longer
+   has, and rule 2 gives gold (the decision is listed as superseded);
 2. otherwise, when every rater rated the item and all gave the same value ->
    ``unanimous``;
 3. otherwise, when the study's design gave the item to one rater only (``push --overlap``:
@@ -87,7 +90,10 @@ def resolve_gold(
     ``"false"`` or ``""``), rows ordered by item (natural order) then schema field
     order.  ``attrs["orphan_decisions"]`` lists decisions whose item x field is not in
     the ratings; ``attrs["decisions_on_earlier_rounds"]`` lists decisions in force that were
-    made on an earlier round than the item's ratings now come from (they stay in force);
+    made on an earlier round than the item's ratings now come from and still in force (``later``:
+    what that round's raters gave), ``attrs["decisions_superseded"]`` those a later round's unanimous
+    answer on another value superseded (rule 1), ``attrs["unresolved_for_missing"]`` the rows
+    unresolved only because a rating is missing (the raters who rated agree);
     ``attrs["round_selection"]`` is the
     :class:`~goldboard.cases.rounds.RoundSelection` (which round each item uses, which
     items have an incomplete later round).
@@ -97,25 +103,33 @@ def resolve_gold(
     grid = rating_grid(ratings, schema, raters, source=source, round_number=round_number)
     cols = gold_columns(grid.raters)
     frames = [_field_rows(grid, f, single_items) for f in grid.fields]
-    gold = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols + ["_order"])
+    gold = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=cols + ["_order", "_disagree", "_missing"])
+    )
     forder = {f.name: k for k, f in enumerate(grid.fields)}
     gold["_forder"] = gold["field"].map(forder)
     gold = gold.sort_values(["_order", "_forder"], kind="stable").drop(columns=["_order", "_forder"])
     gold = gold.reset_index(drop=True)
-    orphans, earlier = _apply_decisions(gold, latest_decisions(decisions), grid.selection.rounds)
+    orphans, earlier, superseded = _apply_decisions(gold, latest_decisions(decisions), grid.selection.rounds)
+    only_missing = _unresolved_for_missing(gold)
     gold = gold[cols].astype(str)
+    gold.attrs["unresolved_for_missing"] = only_missing
     gold.attrs["orphan_decisions"] = orphans
     gold.attrs["round_selection"] = grid.selection
     gold.attrs["decisions_on_earlier_rounds"] = earlier
+    gold.attrs["decisions_superseded"] = superseded
     return gold
 
 
-def _field_gold(grid, f, single_items: Collection[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rules 2-4 for field ``f``: per item (grid order) the gold value, the method, and the
-    items x raters values -- whichever way the grid was read (DataFrame or columns)."""
+def _field_gold(grid, f, single_items: Collection[str]) -> tuple[np.ndarray, ...]:
+    """Rules 2-4 for field ``f``: per item (grid order) the gold value, the method, the
+    items x raters values, whether the raters disagree and whether a rating is missing --
+    whichever way the grid was read (DataFrame or columns)."""
     n = len(grid.items)
     vals = grid.values(f.name)
-    present, disagree, _missing = grid.status(f.name)
+    present, disagree, missing = grid.status(f.name)
     # every rater asked to rate the item agreed (a round's design may ask only some raters)
     unanimous = grid.complete(f.name) & ~disagree if n else np.zeros(0, dtype=bool)
     # the value of the first rater who gave one (rater 0 may not have been asked)
@@ -125,7 +139,7 @@ def _field_gold(grid, f, single_items: Collection[str]) -> tuple[np.ndarray, np.
         one = np.array([it in single_items for it in grid.items]) & (present.sum(axis=1) == 1)
     value = np.where(unanimous | one, first, "")
     method = np.where(unanimous, "unanimous", np.where(one, "single", "unresolved"))
-    return value, method, vals
+    return value, method, vals, disagree, missing
 
 
 def _item_rounds(items: Sequence[str], rounds: Mapping[str, Any]) -> list[str]:
@@ -139,7 +153,7 @@ def _item_rounds(items: Sequence[str], rounds: Mapping[str, Any]) -> list[str]:
 def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
     """Gold rows of field ``f`` from the ratings alone (rules 2-4), in item order (``_order``)."""
     n = len(grid.items)
-    value, method, vals = _field_gold(grid, f, single_items)
+    value, method, vals, disagree, missing = _field_gold(grid, f, single_items)
     df = pd.DataFrame(
         {
             "item_id": grid.items,
@@ -157,6 +171,8 @@ def _field_rows(grid, f, single_items: Collection[str]) -> pd.DataFrame:
     for c in GOLD_TAIL:
         df[c] = ""
     df["_order"] = np.arange(n)
+    df["_disagree"] = disagree if n else []
+    df["_missing"] = missing if n else []
     return df
 
 
@@ -184,7 +200,7 @@ def gold_rows_of_grid(grid) -> dict[str, list[str]]:
     per_field = [(f.name, *_field_gold(grid, f, ())) for f in grid.fields]
     rounds = [str(grid.selection.rounds.get(str(i), "")) for i in grid.items]
     for k, item in enumerate(grid.items):
-        for name, value, method, vals in per_field:
+        for name, value, method, vals, _disagree, _missing in per_field:
             out["item_id"].append(str(item))
             for c in ("case_id", "output_id", "model"):
                 out[c].append(str(grid.meta[c][k]))
@@ -199,13 +215,18 @@ def gold_rows_of_grid(grid) -> dict[str, list[str]]:
     return out
 
 
-def _apply_decisions(gold: pd.DataFrame, latest: dict, rounds: dict) -> tuple[list[dict], list[dict]]:
-    """Rule 1, in place: each decision in force sets its row's gold.  Returns the orphan decisions
-    and those made on an earlier round than the item's ratings now come from (``rounds``: item -> round)."""
+def _apply_decisions(gold: pd.DataFrame, latest: dict, rounds: dict) -> tuple[list[dict], list[dict], list[dict]]:
+    """Rule 1, in place: each decision in force sets its row's gold -- unless it was made on an
+    earlier round than the item's ratings now come from (``rounds``: item -> round) and the raters
+    of that later round unanimously gave another answer: the decision settled a disagreement the
+    item no longer has, and gold is the later round's unanimous value (rule 2).  Returns the
+    orphan decisions, those made on an earlier round that stay in force (``later``: what the later
+    round's raters gave -- ``agrees``, ``disagrees`` or ``incomplete``), and those superseded."""
     orphans: list[dict] = []
     earlier: list[dict] = []
+    superseded: list[dict] = []
     if not latest:
-        return orphans, earlier
+        return orphans, earlier, superseded
     index = {(i, f): k for k, (i, f) in enumerate(zip(gold["item_id"].tolist(), gold["field"].tolist()))}
     for key, e in latest.items():
         k = index.get(key)
@@ -213,30 +234,91 @@ def _apply_decisions(gold: pd.DataFrame, latest: dict, rounds: dict) -> tuple[li
             orphans.append(e)
             continue
         decided = str(e.get("decision", ""))
-        if decided == UNRESOLVED:
-            gold.at[k, "gold_value"] = ""
-            gold.at[k, "method"] = "unresolved"
-        else:
-            gold.at[k, "gold_value"] = decided
-            gold.at[k, "method"] = "adjudicated"
-        gold.at[k, "adjudicator"] = str(e.get("adjudicator") or "")
-        gold.at[k, "independent"] = "true" if e.get("independent", True) else "false"
-        gold.at[k, "reason"] = str(e.get("reason") or "")
-        gold.at[k, "decided_at"] = str(e.get("timestamp") or "")
-        gold.at[k, "decision_id"] = str(e.get("id") or "")
         made_on, now_on = e.get("round"), rounds.get(str(key[0]))
+        later = None
         if isinstance(made_on, int) and now_on is not None and made_on < now_on:
-            earlier.append(
-                {
-                    "item_id": key[0],
-                    "field": key[1],
-                    "decision_id": str(e.get("id") or ""),
-                    "decision": decided,
-                    "decision_round": made_on,
-                    "round": int(now_on),
-                }
-            )
-    return orphans, earlier
+            later = _later_round_answer(gold, k, decided)
+            rec = {
+                "item_id": key[0],
+                "field": key[1],
+                "decision_id": str(e.get("id") or ""),
+                "decision": decided,
+                "decision_round": made_on,
+                "round": int(now_on),
+            }
+            if later == "differs":  # the later round's raters agree on another answer: it is gold
+                superseded.append(rec | {"unanimous_value": str(gold.at[k, "gold_value"])})
+                continue
+            earlier.append(rec | {"later": later})
+        _set_decision(gold, k, e, decided)
+    return orphans, earlier, superseded
+
+
+def _unresolved_for_missing(gold: pd.DataFrame) -> list[dict]:
+    """The rows left ``unresolved`` (no decision) only because a rater's rating is missing: the
+    raters who rated agree (or one rated), e.g. a k-of-N table pulled without a design, where
+    every study rater's rating is expected.  ``[{"item_id", "field", "round"}]``."""
+    if not len(gold) or "_missing" not in gold.columns:
+        return []
+    hit = (gold["method"] == "unresolved") & (gold["decision_id"] == "") & gold["_missing"].astype(bool)
+    hit &= ~gold["_disagree"].astype(bool)
+    sub = gold[hit]
+    return [{"item_id": i, "field": f, "round": r} for i, f, r in zip(sub["item_id"], sub["field"], sub["round"])]
+
+
+def _later_round_answer(gold: pd.DataFrame, k: int, decided: str) -> str:
+    """What the raters of row ``k``'s later round gave, beside a decision made on an earlier round
+    (rules 2-4 only have set the row): ``agrees`` (unanimous, the decided value), ``differs``
+    (unanimous, another value -- a decision ``unresolved`` included), ``disagrees`` (two raters
+    gave different values) or ``incomplete`` (no disagreement, but a rating missing, or one rater
+    by design)."""
+    method, value = str(gold.at[k, "method"]), str(gold.at[k, "gold_value"])
+    if method != "unanimous":
+        return "disagrees" if bool(gold.at[k, "_disagree"]) else "incomplete"
+    same = value == decided or (decided != UNRESOLVED and set(value.split("|")) == set(decided.split("|")))
+    return "agrees" if same else "differs"
+
+
+def _set_decision(gold: pd.DataFrame, k: int, e: dict, decided: str) -> None:
+    """Row ``k`` of ``gold`` takes decision ``e`` (value ``decided``) and its provenance."""
+    if decided == UNRESOLVED:
+        gold.at[k, "gold_value"] = ""
+        gold.at[k, "method"] = "unresolved"
+    else:
+        gold.at[k, "gold_value"] = decided
+        gold.at[k, "method"] = "adjudicated"
+    gold.at[k, "adjudicator"] = str(e.get("adjudicator") or "")
+    gold.at[k, "independent"] = "true" if e.get("independent", True) else "false"
+    gold.at[k, "reason"] = str(e.get("reason") or "")
+    gold.at[k, "decided_at"] = str(e.get("timestamp") or "")
+    gold.at[k, "decision_id"] = str(e.get("id") or "")
+
+
+def decision_round_lines(earlier: Sequence[dict], superseded: Sequence[dict]) -> list[str]:
+    """One line per decision made on an earlier round than its item's ratings now come from
+    (``attrs["decisions_on_earlier_rounds"]`` / ``["decisions_superseded"]`` of :func:`resolve_gold`),
+    saying what the later round's raters gave and what gold is: ``Warning: ...`` or ``Note: ...``."""
+    out = []
+    for d in superseded:
+        out.append(
+            f"Warning: item {d['item_id']} {d['field']}: decision {d['decision_id']} ({d['decision']!r}) was made on "
+            f"round {d['decision_round']}'s disagreement; round {d['round']}'s raters all gave "
+            f"{d['unanimous_value']!r}, so the decision no longer settles the item: gold is round {d['round']}'s "
+            "unanimous value (the decision stays in the log)"
+        )
+    said = {
+        "agrees": "all gave the decided value",
+        "disagrees": "disagree again (the item is on the review sheet's agenda, with this decision in force)",
+        "incomplete": "gave no unanimous answer (a rating is missing)",
+    }
+    for d in earlier:
+        later = d.get("later", "disagrees")
+        out.append(
+            f"{'Note' if later == 'agrees' else 'Warning'}: item {d['item_id']} {d['field']}: decision "
+            f"{d['decision_id']} ({d['decision']!r}) was made on round {d['decision_round']}; round {d['round']}'s "
+            f"raters {said.get(later, said['disagrees'])}; the decision stays in force"
+        )
+    return out
 
 
 def method_counts(gold: pd.DataFrame) -> dict[str, dict[str, int]]:
@@ -331,6 +413,7 @@ __all__ = [
     "METHODS",
     "gold_columns",
     "gold_digest",
+    "decision_round_lines",
     "gold_rows_of_grid",
     "method_counts",
     "resolve_gold",

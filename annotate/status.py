@@ -364,6 +364,29 @@ def _decisions_in_force(study: Study, res: StudyStatus) -> None:
         res.decisions[str(fname)] = d
     if people:
         res.adjudicator = ", ".join(k for k, _ in people.most_common())
+    flagged = set(zip(flags["item_id"].astype(str), flags["field"].astype(str))) if len(flags) else set()
+    if set(in_force) - flagged:  # a decision on a row no longer flagged: a later round may have settled it
+        res.problems += _superseded_lines(study, ratings, list(in_force.values()))
+
+
+def _superseded_lines(study: Study, ratings: Any, decisions: list[dict]) -> list[str]:
+    """One line when decisions made on an earlier round no longer settle their items (the raters of
+    the item's later round all gave another value: :func:`~goldboard.adjudicate.gold.resolve_gold`),
+    as ``gold export`` will warn, so that the progress above is not read as counting them."""
+    from goldboard.adjudicate.gold import resolve_gold
+
+    sup = resolve_gold(ratings, study.schema, decisions, study.raters).attrs.get("decisions_superseded") or []
+    if not sup:
+        return []
+    ids = [str(d["decision_id"]) for d in sup]
+    shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+    rounds = ", ".join(str(n) for n in sorted({int(d["decision_round"]) for d in sup}))
+    one = len(sup) == 1
+    return [
+        f"{study.decisions_path}: {_n(len(sup), 'decision')} made on round {rounds} ({shown}) no longer "
+        f"{'settles its item' if one else 'settle their items'}: the raters of {'the' if one else 'each'} item's "
+        "later round all gave another value, which gold takes (`goldboard gold export` lists them)"
+    ]
 
 
 __all__ = ["study_status", "StudyStatus", "RaterProgress"]

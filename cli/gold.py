@@ -6,6 +6,7 @@ import json
 
 import click
 
+from goldboard.adjudicate.gold import decision_round_lines
 from goldboard.adjudicate.rules import RuleErrors
 from goldboard.cli._options import format_option, round_option, study_option
 from goldboard.cli._output import echo_data
@@ -16,6 +17,7 @@ from goldboard.fileio import csv_text
 from goldboard.study import Study
 from goldboard.text import one_line
 from goldboard.workflows import export_gold
+from goldboard.workflows.adjudication import missing_rating_line
 
 
 @click.group("gold")
@@ -39,6 +41,13 @@ def gold_group() -> None:
     is_flag=True,
     help="Release gold although a release a later one names as its previous is gone from gold/ (deleted "
     "by hand); the manifest lists the missing releases (missing_releases).",
+),
+@click.option(
+    "--only-study-raters",
+    is_flag=True,
+    help="Release gold although a round holds ratings by a name study.toml does not list as a rater "
+    "(removed or renamed by hand): their ratings are left out, and the manifest lists them "
+    "(sources.left_out_raters).",
 )
 def export_cmd(
     study_dir: str,
@@ -47,6 +56,7 @@ def export_cmd(
     round_number: int | None,
     allow_edited_ratings: bool,
     allow_missing_releases: bool,
+    only_study_raters: bool,
 ) -> None:
     """Resolve gold (decisions > unanimous > unresolved) and write release gold/vN.
 
@@ -56,8 +66,9 @@ def export_cmd(
     not used; those items are listed in a warning and in the manifest
     (rounds.incomplete_later_rounds). Each gold row says which round it
     came from (column round). --round N uses round N only. A decision made
-    on an earlier round than the item's ratings now come from stays in
-    force and is listed in a warning.
+    on an earlier round than the item's ratings now come from is listed in
+    a warning: it stays in force unless the later round's raters all gave
+    another value, which is then gold (method unanimous).
 
     Schema cross-field rules (e.g. mtb: missing_info only with Insufficient
     Information or Partially Supported) are checked: a gold item that breaks one
@@ -81,6 +92,7 @@ def export_cmd(
             round_number=round_number,
             allow_edited_ratings=allow_edited_ratings,
             allow_missing_releases=allow_missing_releases,
+            only_study_raters=only_study_raters,
         )
     except RuleErrors as exc:
         for line in exc.errors:
@@ -98,6 +110,12 @@ def export_cmd(
             f"Warning: release {name} is missing from {st.gold_dir}; released as asked, the manifest says so",
             err=True,
         )
+    for e in (rel.manifest.get("sources") or {}).get("left_out_raters") or [] if rel.created else []:
+        click.echo(
+            f"Warning: round {e['round']}: {e['ratings']} ratings by {one_line(e['rater'])!r}, not a rater of the "
+            "study, left out of this release as asked (--only-study-raters); the manifest says so",
+            err=True,
+        )
     for line in st.units_gaps() if rel.created else []:  # a rated item without its unit (units.jsonl)
         click.echo(f"Warning: {one_line(line)}", err=True)
     for name in rel.cleaned:
@@ -105,19 +123,21 @@ def export_cmd(
     if rel.gold is not None:
         for line in rel.gold.attrs["round_selection"].warning_lines():
             click.echo(f"Warning: {one_line(line)}" if not line.startswith("  ") else one_line(line), err=True)
-        for d in rel.gold.attrs["decisions_on_earlier_rounds"]:
-            click.echo(
-                f"Warning: item {d['item_id']} {d['field']}: decision {d['decision_id']} ({d['decision']!r}) was made "
-                f"on round {d['decision_round']}, its ratings now come from round {d['round']}; the decision stays "
-                f"in force -- decide again if round {d['round']} changes it",
-                err=True,
-            )
+        missing = missing_rating_line(st, (rel.manifest.get("rounds") or {}).get("unresolved_missing_rating") or {})
+        if missing:
+            click.echo(one_line(missing), err=True)
+        attrs = rel.gold.attrs
+        for line in decision_round_lines(attrs["decisions_on_earlier_rounds"], attrs["decisions_superseded"]):
+            click.echo(one_line(line), err=True)
     c = rel.manifest["counts"]["all"]
     summary = (
         f"{c['unanimous']} unanimous, {c['adjudicated']} adjudicated, "
         + (f"{c['single']} single (one rater by design), " if c.get("single") else "")
         + f"{c['unresolved']} unresolved"
     )
+    short = (rel.manifest.get("rounds") or {}).get("unresolved_missing_rating") or {}
+    if short:
+        summary += f", {short['rows']} of them only for a missing rating: see the warning"
     if not rel.created:
         click.echo(
             f"Gold unchanged since {rel.version} ({summary}); nothing written. Use --force to cut a new release anyway."

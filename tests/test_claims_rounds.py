@@ -31,9 +31,11 @@ def _table(path: Path, rows: list[tuple[str, str, str]]) -> Path:
     return path
 
 
-def two_rounds(tmp: Path) -> Path:
+def two_rounds(tmp: Path, c2: tuple[str, str] = (S, S)) -> Path:
     """Round 1: 6 items, c2 c3 c4 disagree; c2 and c3 decided 'Supported' on the sheet (c4 open).
-    Round 2 re-rates c1 (now a disagreement) and c2 (now both 'Unsupported')."""
+    Round 2 re-rates c1 (now a disagreement) and c2 (now both 'Supported', the value decided on round 1:
+    the decision stays in force; a unanimous round 2 on another value would supersede it,
+    tests/test_campaign7_gold.py)."""
     r1 = {"c1": (S, S), "c2": (S, U), "c3": (S, U), "c4": (U, S), "c5": (U, U), "c6": (S, S)}
     rows = [(c, r, v) for c, vals in r1.items() for r, v in zip(("onc_a", "onc_b"), vals)]
     s = tmp / "s"
@@ -50,7 +52,7 @@ def two_rounds(tmp: Path) -> Path:
             rec["Decision"].value, rec["Reason"].value = S, "guideline 4.2"
     wb.save(sheet)
     run("adjudicate", "import", "--study", s, sheet, "--adjudicator", "dr_chair")
-    r2 = [("c1", "onc_a", S), ("c1", "onc_b", U), ("c2", "onc_a", U), ("c2", "onc_b", U)]
+    r2 = [("c1", "onc_a", S), ("c1", "onc_b", U), ("c2", "onc_a", c2[0]), ("c2", "onc_b", c2[1])]
     run("pull", "--study", s, "--round", 2, "--from-table", _table(tmp / "r2.csv", r2), *TABLE)
     return s
 
@@ -154,8 +156,10 @@ def test_the_html_report_says_which_ratings_the_gold_comes_from(tmp_path):
 
 
 def test_rater_against_gold_never_prints_a_collapsed_interval(tmp_path):
-    """Round 2: each rater against gold on one item; the table said "0.000 (0.000 to 0.000)"."""
-    s = two_rounds(tmp_path)
+    """Round 2: each rater against gold on one item; the table said "0.000 (0.000 to 0.000)".
+    (c2 disagrees again in round 2: round 1's decision 'Supported' stays in force, onc_a's 'Unsupported'
+    differs from it.)"""
+    s = two_rounds(tmp_path, c2=(U, S))
     text = report_md(s, "--round", 2)
     assert "(0.000 to 0.000)" not in text, text
     assert "| onc_a | 1 | 0.0% | 0.000 (CI not estimable: degenerate table) |" in text

@@ -94,6 +94,7 @@ def test_incomplete_later_round_does_not_demote_gold(study):
             {"item_id": "X1", "round": 2, "used_round": 1, "rated_by": ["onc_a"], "missing": ["onc_b"]}
         ],
         "decisions_on_earlier_rounds": [],
+        "decisions_superseded": [],
     }
     assert [s["path"] for s in man["sources"]["ratings"]] == ["rounds/1/ratings.csv"]
     # flags use the same rule and say so
@@ -425,15 +426,17 @@ def test_decision_records_its_round_and_a_newer_round_is_flagged(study, tmp_path
     assert (entry["item_id"], entry["round"]) == ("X2", 1)
     res = run("gold", "export", "--study", study.path)
     assert res.exit_code == 0 and "Warning" not in res.stderr
-    # round 2 re-rates X2 completely: the decision stays in force, and the export says so
-    put(study, 2, [("X2", "onc_a", S), ("X2", "onc_b", S)])
+    # round 2 re-rates X2 completely and its raters disagree again: the decision stays in force, and the
+    # export says so (a unanimous round 2 on another value supersedes it: tests/test_campaign7_gold.py)
+    put(study, 2, [("X2", "onc_a", S), ("X2", "onc_b", U)])
     res = run("gold", "export", "--study", study.path)
     assert res.exit_code == 0, res.output
     g = gold_rows(study.gold_dir / "v2")
     assert (g["X2"]["method"], g["X2"]["gold_value"], g["X2"]["round"]) == ("adjudicated", I, "2")
     assert (
-        "Warning: item X2 safety_label: decision D000001 ('Insufficient Information') was made on round 1, "
-        "its ratings now come from round 2; the decision stays in force" in res.stderr
+        "Warning: item X2 safety_label: decision D000001 ('Insufficient Information') was made on round 1; "
+        "round 2's raters disagree again (the item is on the review sheet's agenda, with this decision in force); "
+        "the decision stays in force" in res.stderr
     )
     man = json.loads((study.gold_dir / "v2" / "manifest.json").read_text())
     assert man["rounds"]["decisions_on_earlier_rounds"] == [
@@ -444,8 +447,10 @@ def test_decision_records_its_round_and_a_newer_round_is_flagged(study, tmp_path
             "decision": I,
             "decision_round": 1,
             "round": 2,
+            "later": "disagrees",
         }
     ]
+    assert man["rounds"]["decisions_superseded"] == []
 
 
 def test_flag_file_round_that_has_no_ratings_is_an_error(tmp_path):

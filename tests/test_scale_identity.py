@@ -131,6 +131,9 @@ def study_digests(cli, root: Path, table: Path, decided: int = 0) -> dict[str, s
         # issue 23: the entries' digest (random batch ids too) and last id, pinned before they existed
         manifest["sources"]["decisions"].pop("entries_sha256", None)
         manifest["sources"]["decisions"].pop("last_id", None)
+    # issue 23 (h7): gold resolution's new manifest entries, pinned before they existed
+    manifest["rounds"].pop("decisions_superseded", None)
+    manifest["rounds"].pop("unresolved_missing_rating", None)
     out["gold-manifest"] = _sha(json.dumps(manifest, sort_keys=True).encode())
     _run(cli, "report", "--study", s, "--format", "markdown", "-o", root / "report.md")
     lines = (root / "report.md").read_text(encoding="utf-8").splitlines()

@@ -447,6 +447,79 @@ def check_latest_release(study: Study, allow_missing_releases: bool = False) -> 
     return [Path(line.split(": missing, but ", 1)[0]).name for line in broken]
 
 
+def removed_raters(study: Study, ratings: pd.DataFrame, round_number: int | None, allow: bool) -> list[dict]:
+    """The ratings by names study.toml does not list as raters (a rater removed or renamed by hand),
+    per round read (``round_number``: that round only), as the manifest lists them
+    (``sources.left_out_raters``: rater, round, ratings); gold is built from the study raters only.
+    A :class:`ParamError` naming the first file and rater (and how many more) unless ``allow``
+    (library parameter ``only_study_raters``): ``agree``, ``flag`` and ``status`` warn about these
+    ratings, and a release that left them out in silence would read as if they never existed."""
+    rounds = ratings["round"].astype(str)
+    keep = ~ratings["rater"].astype(str).isin(set(study.raters))
+    if round_number is not None:
+        keep &= rounds == str(round_number)
+    if not keep.any():
+        return []
+    counts = ratings[keep].assign(_round=rounds[keep]).groupby(["_round", "rater"]).size()
+    out = [{"rater": str(r), "round": int(n), "ratings": int(c)} for (n, r), c in counts.items()]
+    out.sort(key=lambda d: (d["round"], d["rater"]))
+    if not allow:
+        first = out[0]
+        more = f" (and {len(out) - 1} more such rater(s) or round(s))" if len(out) > 1 else ""
+        raise ParamError(
+            "{path}: {n} ratings by {rater!r}, not a rater of the study ({toml} lists {listed}){more}: removed "
+            "or renamed by hand? no gold release written: add them back with `goldboard study add-rater`, "
+            "or pass {only_study_raters} to release gold from the study raters' ratings only (the manifest "
+            "records who was left out)",
+            path=str(study.ratings_path(first["round"])),
+            n=first["ratings"],
+            rater=first["rater"],
+            toml=str(study.path / "study.toml"),
+            listed=", ".join(study.raters) or "none",
+            more=more,
+        )
+    return out
+
+
+def missing_rating_record(gold: pd.DataFrame) -> dict[str, Any]:
+    """The manifest's ``unresolved_missing_rating``: how many gold rows are unresolved only because a
+    study rater's rating is missing (``gold.attrs["unresolved_for_missing"]``), on how many items, from
+    which rounds, the first ten items; ``{}`` when none."""
+    rows = gold.attrs.get("unresolved_for_missing") or []
+    if not rows:
+        return {}
+    items = list(dict.fromkeys(str(r["item_id"]) for r in rows))
+    rounds = sorted({int(r["round"]) for r in rows if str(r["round"]).isdigit()})
+    return {"rows": len(rows), "items": len(items), "rounds": rounds, "first_items": items[:10]}
+
+
+def missing_rating_line(study: Study, record: dict[str, Any]) -> str:
+    """Why gold rows are unresolved although the raters who rated them agree (one line, ``""`` when
+    none): a study rater's rating is missing -- in a round without a design (a table pull), every
+    study rater is expected on every item -- and what to do."""
+    if not record:
+        return ""
+    shown = ", ".join(record["first_items"][:3]) + (", ..." if record["items"] > 3 else "")
+    rounds = record["rounds"]
+    plain = [n for n in rounds if not any(r.number == n and r.design for r in study.rounds)]
+    rows, items = record["rows"], record["items"]
+    text = (
+        f"Warning: {rows} gold row{'s are' if rows != 1 else ' is'} unresolved only because a study "
+        f"rater's rating is missing ({items} item{'s' if items != 1 else ''}: {shown}): the raters who rated "
+        f"{'them' if rows != 1 else 'it'} agree, or one rated"
+    )
+    if plain:
+        text += (
+            f"; round {', '.join(map(str, plain))} records no design, so every study rater "
+            f"({', '.join(study.raters)}) is expected to rate every item (a table pull cannot record that each "
+            "item went to only some raters, k of N; `push --per-item` does)"
+        )
+    return text + (
+        "; decide them on the review sheet (`goldboard adjudicate sheet` lists them as flagged rows with a "
+        "missing rating), or pull the missing ratings"
+    )
+
+
 def write_gold_release(*args: Any, **kwargs: Any) -> GoldRelease:
     """:func:`goldboard.exports.gold.write_gold_release`, imported when a release is written
     (it imports pandas; the review sheet of a small study does not)."""
@@ -464,6 +537,7 @@ def export_gold(
     round_number: int | None = None,
     allow_edited_ratings: bool = False,
     allow_missing_releases: bool = False,
+    only_study_raters: bool = False,
 ) -> GoldRelease:
     """Resolve a study's gold and write the next release (see :func:`write_gold_release`).
 
@@ -477,7 +551,8 @@ def export_gold(
     (:meth:`~goldboard.study.Study.ratings_edit_problem`) is refused (nothing written) unless
     ``allow_edited_ratings``; the manifest then lists it (``sources.edited_ratings``).  A release
     a later one names as its previous, gone from ``gold/``, is refused unless
-    ``allow_missing_releases`` (manifest: ``missing_releases``).
+    ``allow_missing_releases`` (manifest: ``missing_releases``).  Ratings by a name study.toml does not list as a rater are refused (nothing written) unless
+    ``only_study_raters`` (:func:`removed_raters`; manifest: ``sources.left_out_raters``).
     """
 
     schema = study.schema
@@ -487,6 +562,7 @@ def export_gold(
     digests: dict[int, str] = {}
     ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
     edited = edited_ratings(study, digests, allow_edited_ratings)
+    left_out = removed_raters(study, ratings, round_number, only_study_raters)
     lines: list[int] = []
     entries, log_sha256 = read_decisions_snapshot(study.decisions_path, lines)
     bad = decision_item_errors(entries, study.items_by_round(), study.decisions_path, lines)
@@ -516,15 +592,22 @@ def export_gold(
         "raters": raters,
         # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
         "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in gold_fields],
-        "rounds": selection.to_dict() | {"decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"]},
+        "rounds": selection.to_dict()
+        | {
+            "decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"],
+            "decisions_superseded": gold.attrs["decisions_superseded"],
+        }
+        | ({"unresolved_missing_rating": missing} if (missing := missing_rating_record(gold)) else {}),
         "sources": {
             "ratings": sources,
             **({"edited_ratings": edited} if edited else {}),
+            **({"left_out_raters": left_out} if left_out else {}),
             "decisions": {
                 "path": dec_path.name,
                 "sha256": log_sha256,
                 **log_rec,
-                "in_force": len(latest_decisions(entries)) - len(orphans),
+                # a decision a later round's unanimous answer superseded is not in force (adjudicate.gold)
+                "in_force": len(latest_decisions(entries)) - len(orphans) - len(gold.attrs["decisions_superseded"]),
                 "orphans": len(orphans),
             },
         },

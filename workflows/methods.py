@@ -74,6 +74,9 @@ class MethodsFacts:
     flag_summary: dict = field(default_factory=dict)
     #: the flagged (item, field) rows: a decision in force on another row is not one of theirs
     flagged_keys: set[tuple[str, str]] | None = None
+    #: decisions made on an earlier round whose item's later round is unanimous on another value:
+    #: they no longer settle it (:func:`~goldboard.adjudicate.gold.resolve_gold`), gold takes that value
+    superseded_keys: set[tuple[str, str]] = field(default_factory=set)
     #: which ratings the flagged rows and gold come from when the study has several rounds
     #: ("per item, the latest round ...", "round 2 only ..."); "" in a study of one round
     adjudication_scope: str = ""
@@ -461,12 +464,13 @@ def clause_adjudication(f: MethodsFacts) -> str:
         # other rounds may hold open rows
         return f"No disagreements were flagged{_where(f)} by the schema's named boundaries and adjudication triggers."
     head = _flagged_text(f)
-    latest = latest_decisions(f.decisions)
+    latest = {k: e for k, e in latest_decisions(f.decisions).items() if k not in f.superseded_keys}
     # a decision in force on a row no longer flagged (its item re-rated since) is counted apart
     in_force = [e for k, e in latest.items() if f.flagged_keys is None or k in f.flagged_keys]
     elsewhere = _unflagged_decisions_text(len(latest) - len(in_force), bool(in_force))
+    elsewhere += _superseded_text(len(f.superseded_keys))
     if not in_force:
-        return f"{head}; none has been adjudicated yet{elsewhere}."
+        return f"{head}{'; none has been adjudicated yet' if f.n_flagged else ''}{elsewhere}."
     decided = [e for e in in_force if e.get("decision") != "unresolved"]
     open_ = len(in_force) - len(decided)
     who: dict[str, set[str]] = {}
@@ -496,6 +500,18 @@ def _unflagged_decisions_text(n: int, more: bool) -> str:
     return (
         f"; {_plural(n, 'more decision' if more else 'decision')} in force {'is' if one else 'are'} on "
         f"{'a row' if one else 'rows'} no longer flagged (gold keeps {'it' if one else 'them'})"
+    )
+
+
+def _superseded_text(n: int) -> str:
+    """``; 6 decisions made on an earlier round's disagreement no longer settle their rows: ...``."""
+    if not n:
+        return ""
+    one = n == 1
+    return (
+        f"; {_plural(n, 'decision')} made on an earlier round's disagreement no longer "
+        f"{'settles its row' if one else 'settle their rows'}: the raters of {'the' if one else 'each'} item's later "
+        f"round all gave another value, which gold takes (the {'decision stays' if one else 'decisions stay'} in the log)"
     )
 
 

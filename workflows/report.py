@@ -10,7 +10,7 @@ import base64
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from goldboard.adjudicate.decisions import identity_key, log_item_problem, read_decisions
+from goldboard.adjudicate.decisions import identity_key, latest_decisions, log_item_problem, read_decisions
 from goldboard.adjudicate.flags import FlagColumns, flag_disagreements, summarize_flags, summary_lines
 from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.agreement import agreement
@@ -134,6 +134,7 @@ def _adjudication(study: Study, ratings: pd.DataFrame, release: str | None, roun
     view, view_round = _gold_view(study, ratings, round_number)
     decisions, gold, manifest, gold_name, provisional = _decisions_and_gold(study, view, release, view_round)
     flags = flag_disagreements(view, study.schema, study.raters, round_number=view_round)
+    flags.attrs["superseded_keys"] = _superseded_keys(study, view, decisions, view_round, flags)
     return (
         decisions,
         gold,
@@ -145,10 +146,30 @@ def _adjudication(study: Study, ratings: pd.DataFrame, release: str | None, roun
     )
 
 
+def _superseded_keys(
+    study: Study, view: pd.DataFrame, decisions: list[dict], view_round: int | None, flags: pd.DataFrame
+) -> set[tuple[str, str]]:
+    """The (item, field) rows whose decision, made on an earlier round, a later round's unanimous
+    answer superseded (:func:`resolve_gold`), as ``gold export`` reads the study now; resolved
+    only when a decision in force is on a row not flagged (else there is none)."""
+    latest = latest_decisions(decisions)
+    flagged = set(zip(map(str, flags["item_id"]), map(str, flags["field"])))
+    if not latest or set(latest) <= flagged:
+        return set()
+    gold = resolve_gold(view, study.schema, decisions, study.raters, round_number=view_round)
+    return {(str(d["item_id"]), str(d["field"])) for d in gold.attrs.get("decisions_superseded", [])}
+
+
 def _flag_facts(flags: pd.DataFrame, summary: dict, scope: str) -> dict[str, Any]:
     """The flagged rows' facts for :class:`MethodsFacts` (count, summary, which rows, from where)."""
     keys = set(zip(map(str, flags["item_id"]), map(str, flags["field"])))
-    return {"n_flagged": len(flags), "flag_summary": summary, "flagged_keys": keys, "adjudication_scope": scope}
+    return {
+        "n_flagged": len(flags),
+        "flag_summary": summary,
+        "flagged_keys": keys,
+        "adjudication_scope": scope,
+        "superseded_keys": flags.attrs.get("superseded_keys") or set(),
+    }
 
 
 def _flags_data(study: Study, flags: pd.DataFrame, summary: dict, scope: str) -> dict[str, Any]:
