@@ -41,7 +41,7 @@ def gold_group() -> None:
     is_flag=True,
     help="Release gold although a release a later one names as its previous is gone from gold/ (deleted "
     "by hand); the manifest lists the missing releases (missing_releases).",
-),
+)
 @click.option(
     "--only-study-raters",
     is_flag=True,
