@@ -268,4 +268,9 @@ def test_a_rerating_round_does_not_hide_the_open_rows_of_the_first(tmp_path):
         "4 unresolved." in text
     )
     out = run("gold", "export", "--study", s).output
-    assert "(6 rows: 2 unanimous, 0 adjudicated, 4 unresolved)" in out, out
+    # since h7 the summary says which unresolved rows lack only a rating (c4, c5: the others agree or one rated)
+    assert (
+        "(6 rows: 2 unanimous, 0 adjudicated, 4 unresolved, 2 of them only for a missing rating: see the warning)"
+        in out
+    )
+    assert "(2 items: c4, c5)" in out, out

@@ -556,7 +556,7 @@ def export_gold(
     """
 
     schema = study.schema
-    missing = check_latest_release(study, allow_missing_releases)
+    gone_releases = check_latest_release(study, allow_missing_releases)
     # each input is read once; the manifest hashes exactly the bytes gold is built from
     # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
     digests: dict[int, str] = {}
@@ -611,7 +611,7 @@ def export_gold(
                 "orphans": len(orphans),
             },
         },
-        **({"missing_releases": missing} if missing else {}),
+        **({"missing_releases": gone_releases} if gone_releases else {}),
     }
     rel = write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
     rel.gold = gold
