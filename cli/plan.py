@@ -249,8 +249,15 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
     help="Record the draw (cases file, n, strata, seed) in this study's study.toml: the report's methods cite it.",
 )
 def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output, study_dir) -> None:
-    """Draw the double-rated set: N cases stratified by a case column, at least one per stratum,
-    proportional otherwise, with a seed. The files it writes feed `goldboard push`.
+    """Draw the double-rated set: N cases stratified by a case column, with a seed. The files it
+    writes feed `goldboard push`.
+
+    \b
+    N at least the number of strata: one case from every stratum, the rest proportional to
+    the cases each stratum has left (largest remainders; a tie goes to the larger stratum,
+    then is drawn with the seed). N below the number of strata: a warning (not every stratum
+    can be represented); N strata are drawn at random with the seed, each equally likely
+    whatever its size (a simple random sample of strata, Cochran 1977), one case from each.
 
     
     Example (a calibration set, its outputs, and the rest for the main round):
@@ -261,13 +268,15 @@ def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output,
     res = sample_cases_file(cases, by, n, seed, output, outputs, outputs_output, rest_output)
     if study is not None:
         available = sum(a for a, _ in res["strata"].values())
-        record_sampling(study, Path(cases).name, res["n"], available, seed, by)
+        record_sampling(study, Path(cases).name, res["n"], available, seed, by, res["strata"])
         click.echo(f"Recorded the draw in {study.path / 'study.toml'} (the report's methods cite it)", err=True)
     click.echo(f"Wrote {res['n']} cases to {res['output']} (seed {seed}{', by ' + by if by else ''})", err=True)
     if res["outputs_output"]:
         click.echo(f"Wrote their {res['n_outputs']} outputs to {res['outputs_output']}", err=True)
     if res["rest_output"]:
         click.echo(f"Wrote the other cases to {res['rest_output']}", err=True)
+    for w in res["warnings"]:
+        click.echo(f"Warning: {w}", err=True)
     width = max(len(s) for s in res["strata"])
     click.echo(f"{'stratum'.ljust(width)}  available  drawn")
     for s, (avail, drawn) in sorted(res["strata"].items()):
