@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import invoke_cli
+from conftest import error_line, invoke_cli
 
 from goldboard.analysis import planning as pl
 
@@ -151,3 +151,76 @@ def test_methods_say_how_many_strata_gave_a_case(tmp_path):
     invoke_cli("report", "--study", s, "--format", "markdown", "-o", out, "--no-supplement", code=0)
     text = " ".join(out.read_text(encoding="utf-8").replace("\\", "").split())
     assert "(seed 1, stratified by specialty)." in text
+
+
+# -- W01: a second Disagreements sheet in the review workbook --------------------------------------
+
+LABELS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information"]
+
+
+@pytest.fixture()
+def sheet_study(tmp_path):
+    """A study whose round 1 has 10 disagreements among 30 items, and its review workbook."""
+    s = tmp_path / "st"
+    invoke_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b", code=0)
+    rows = ["case_id,a,b"]
+    for i in range(30):
+        a = LABELS[i % 4]
+        rows.append(f"C{i:02d},{a},{a if i % 3 else LABELS[(i + 1) % 4]}")
+    table = tmp_path / "t.csv"
+    table.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    pull = ["--item-col", "case_id", "--field", "safety_label", "--rater-cols", "onc_a=a,onc_b=b"]
+    invoke_cli("pull", "--study", s, "--from-table", table, *pull, code=0)
+    sheet = tmp_path / "review.xlsx"
+    invoke_cli("adjudicate", "sheet", "--study", s, "-o", sheet, code=0)
+    return s, sheet
+
+
+def _fill(ws, label: str) -> None:
+    head = [c.value for c in ws[1]]
+    col = head.index("Decision") + 1
+    for r in range(2, ws.max_row + 1):
+        ws.cell(r, col).value = label
+
+
+@pytest.mark.parametrize("how", ["copy", "pasted rows"])
+def test_import_refuses_a_second_disagreements_sheet(sheet_study, tmp_path, how):
+    """Before: only 'Disagreements' was read (10 new decisions), the copy's decisions ignored."""
+    import openpyxl
+
+    s, sheet = sheet_study
+    wb = openpyxl.load_workbook(sheet)
+    ws = wb["Disagreements"]
+    _fill(ws, "Supported")
+    if how == "copy":
+        other = wb.copy_worksheet(ws)
+        other.title = "Disagreements (2)"
+        _fill(other, "Unsupported")
+    else:  # the rows pasted into a sheet of one's own, without the header
+        other = wb.create_sheet("meeting 2")
+        for row in ws.iter_rows(min_row=2, values_only=True):
+            other.append(list(row))
+    filled = tmp_path / "filled.xlsx"
+    wb.save(filled)
+    log = s / "decisions.jsonl"
+    before = log.read_bytes() if log.exists() else b""
+    res = invoke_cli("adjudicate", "import", "--study", s, filled, "--adjudicator", "dr_chair")
+    line = error_line(res)
+    assert f"sheets 'Disagreements', '{other.title}' each hold Disagreements rows" in line
+    assert "keep 'Disagreements' with the decisions that count" in line
+    assert (log.read_bytes() if log.exists() else b"") == before
+
+
+def test_sheet_output_counts_decisions_typed_into_a_copy(sheet_study, tmp_path):
+    """`adjudicate sheet -o` over a workbook whose decisions were typed into a copy of the sheet
+    is refused like one typed into Disagreements (before: replaced without a word)."""
+    import openpyxl
+
+    s, sheet = sheet_study
+    wb = openpyxl.load_workbook(sheet)
+    other = wb.copy_worksheet(wb["Disagreements"])
+    other.title = "Disagreements (2)"
+    _fill(other, "Unsupported")
+    wb.save(sheet)
+    line = error_line(invoke_cli("adjudicate", "sheet", "--study", s, "-o", sheet))
+    assert "holds 10 decision(s) not in the decisions log (e.g. 'Disagreements (2)'!F2;" in line
