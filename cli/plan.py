@@ -95,7 +95,7 @@ def plan_group() -> None:
     help="With --alpha-min: probability of the least frequent category (1/k for k equally used categories). "
     "Default: the smallest --prevalence, or the pilot's with --from-study.",
 )
-@click.option("--power", type=float, default=0.80, show_default=True, help="Power of the test (with --null).")
+@click.option("--power", type=float, default=0.80, show_default=True, help="Power of the test (only with --null).")
 @click.option(
     "--alpha",
     type=float,
@@ -118,7 +118,9 @@ def plan_group() -> None:
     help="With --assurance: simulated studies per n.",
 )
 @click.option("--seed", type=SEED, default=1, show_default=True, help="With --assurance: simulation seed.")
-@click.option("--two-sided", is_flag=True, help="Two-sided Cantor / Flack tests (the chi-square test always is).")
+@click.option(
+    "--two-sided", is_flag=True, help="With --null: two-sided Cantor / Flack tests (the chi-square test always is)."
+)
 @click.option("--rates", default=None, help="Binary, Cantor (1996): the two raters' own positive rates, e.g. 0.3,0.4.")
 @study_option(required=False, help="The study this plan is for: recorded in its study.toml for the report.")
 @click.option(
@@ -261,7 +263,7 @@ def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output,
 
     
     Example (a calibration set, its outputs, and the rest for the main round):
-      goldboard plan sample --cases cases.jsonl --by error_type -n 12 --seed 1 -o cal.jsonl \
+      goldboard plan sample --cases cases.jsonl --by error_type -n 12 --seed 1 -o cal.jsonl \\
           --outputs outputs.jsonl --outputs-output cal_outputs.jsonl --rest main.jsonl
     """
     study = Study.open(study_dir) if study_dir else None
@@ -282,6 +284,15 @@ def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output,
     for s, (avail, drawn) in sorted(res["strata"].items()):
         click.echo(f"{s.ljust(width)}  {avail:9d}  {drawn:5d}")
 
+
+#: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
+size_cmd.applies_only_with = {
+    "simulations": ("--assurance", lambda kw: kw["assurance"] is not None),
+    "seed": ("--assurance", lambda kw: kw["assurance"] is not None),
+    "power": ("--null", lambda kw: kw["kappa_null"] is not None),
+    "two_sided": ("--null", lambda kw: kw["kappa_null"] is not None),
+    "no_record": ("--study", lambda kw: kw["study_dir"] is not None),
+}
 
 sample_cmd.param_flags = {"output": "--output", "outputs": "--outputs"}
 

@@ -9,11 +9,13 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import click
 import numpy as np
 import pytest
 from conftest import error_line, invoke_cli
 
 from goldboard.analysis import planning as pl
+from goldboard.cli._output import FORMAT_SUFFIXES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -224,3 +226,166 @@ def test_sheet_output_counts_decisions_typed_into_a_copy(sheet_study, tmp_path):
     wb.save(sheet)
     line = error_line(invoke_cli("adjudicate", "sheet", "--study", s, "-o", sheet))
     assert "holds 10 decision(s) not in the decisions log (e.g. 'Disagreements (2)'!F2;" in line
+
+
+# -- T15: a pull that takes nothing ------------------------------------------------------------------
+
+PULL_AB = ["--item-col", "case_id", "--field", "safety_label", "--rater-cols", "onc_a=a,onc_b=b"]
+
+
+def _table(path: Path, rows: list[str]) -> Path:
+    path.write_text("case_id,a,b\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _study_files(s: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(s)): p.read_bytes() for p in sorted(s.rglob("*")) if p.is_file()}
+
+
+def test_repull_of_a_round_from_another_file_is_refused_and_says_how_to_replace(tmp_path):
+    """Before: "0 valid ratings ... 6 x already rated from another source", exit 0, and the
+    corrected file recorded in study.toml as a source of round 1."""
+    s = tmp_path / "st"
+    invoke_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b", code=0)
+    t1 = _table(tmp_path / "t1.csv", ["C1,Supported,Unsupported", "C2,Supported,Supported", "C3,Unsupported,Supported"])
+    invoke_cli("pull", "--study", s, "--from-table", t1, *PULL_AB, code=0)
+    fixed = ["C1,Unsupported,Unsupported", "C2,Supported,Supported", "C3,Supported,Unsupported"]
+    t2 = _table(tmp_path / "t1_corrected.csv", fixed)
+    before = _study_files(s)
+    line = error_line(invoke_cli("pull", "--study", s, "--from-table", t2, *PULL_AB, "--round", 1))
+    assert "t1_corrected.csv: nothing pulled: all 6 of its ratings are already in round 1 from 't1.csv'" in line
+    assert "pull it as that source (--source t1.csv: the output lists each change)" in line
+    assert "to add it as a new round, give --round 2" in line
+    assert _study_files(s) == before
+    # the advice works: the corrected table replaces t1.csv's ratings
+    res = invoke_cli("pull", "--study", s, "--from-table", t2, *PULL_AB, "--round", 1, "--source", "t1.csv", code=0)
+    assert "3 changed" in res.output
+    rows = (s / "rounds/1/ratings.csv").read_text(encoding="utf-8")
+    assert "C1,C1,,,onc_a,safety_label,Unsupported" in rows
+
+
+def test_table_without_a_valid_rating_is_refused_and_writes_nothing(tmp_path):
+    """Before: exit 0, an empty round 1 written and the 2 items recorded as new units."""
+    s = tmp_path / "st"
+    invoke_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b", code=0)
+    before = _study_files(s)
+    bad = _table(tmp_path / "bad.csv", ["C1,Supportd,Unsup", "C2,x,y"])
+    line = error_line(invoke_cli("pull", "--study", s, "--from-table", bad, *PULL_AB))
+    assert "bad.csv: nothing pulled: no valid rating in this table (4 held out as invalid; e.g. bad.csv:2: " in line
+    assert "'Supportd' is not a value of safety_label" in line
+    assert _study_files(s) == before
+
+
+# -- O09/O10/O13: an output named for another format; options that do nothing ---------------------
+
+
+def _commands() -> list[tuple[tuple[str, ...], click.Command]]:
+    from test_campaign_options import _leaf_commands
+
+    return _leaf_commands()
+
+
+def _ratings(tmp_path: Path) -> Path:
+    r = tmp_path / "r.csv"
+    rows = ["item_id,rater,value"] + [
+        f"I{i},{rater},{v}" for i in range(1, 21) for rater, v in (("a", i % 3), ("b", i % 2))
+    ]
+    r.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return r
+
+
+def test_agree_csv_into_a_json_name_is_refused(tmp_path):
+    """O09: ``agree --format csv -o out.json`` wrote CSV into a .json file, exit 0."""
+    out = tmp_path / "out.json"
+    res = invoke_cli("agree", _ratings(tmp_path), "--format", "csv", "-o", out)
+    assert (
+        res.exit_code == 2
+        and "'out.json' ends in .json but -o writes csv (--format csv); --format json writes it"
+        in error_line(res).replace(str(tmp_path) + "/", "")
+    )
+    assert not out.exists()
+    invoke_cli("agree", _ratings(tmp_path), "--format", "json", "-o", out, code=0)  # its own ending
+    invoke_cli("agree", _ratings(tmp_path), "--format", "csv", "-o", tmp_path / "out.txt", code=0)  # no known ending
+
+
+def test_every_format_and_output_command_refuses_another_formats_ending():
+    """One rule for every command with --format and -o: each format choice, with an output named
+    for another format (one the command writes, else .pdf), is refused before the command runs."""
+    walked = 0
+    for path, cmd in _commands():
+        names = {p.name: p for p in cmd.params}
+        if "fmt" not in names or "output" not in names:
+            continue
+        choices = list(names["fmt"].type.choices)
+        for fmt in choices:
+            other = next((c for c in choices if c != fmt and c in FORMAT_SUFFIXES), "pdf")
+            if other == fmt:
+                continue
+            args = [*path, *_required_args(cmd), "--format", fmt, "-o", f"x{FORMAT_SUFFIXES[other][0]}"]
+            res = invoke_cli(*args)
+            assert res.exit_code == 2 and f"-o writes {fmt} (--format {fmt})" in res.output, (args, res.output)
+            walked += 1
+    assert (
+        walked >= 20
+    )  # agree, calibrate, flag, gold diff? (no -o), judge x2, plan size, report, schema, score, status ...
+
+
+def _required_args(cmd: click.Command) -> list[str]:
+    args: list[str] = []
+    for p in cmd.params:
+        if not p.required:
+            continue
+        if isinstance(p, click.Argument):
+            args.append("x")
+        else:
+            args += [p.opts[0], "x"]
+    return args
+
+
+#: (command, option) -> arguments that leave the option without the one it needs; every
+#: declared pair is walked (the declarations: each command's ``applies_only_with``)
+IDLE = {
+    ("agree", "seed"): (["x.csv", "--seed", "5"], "--bootstrap N (N > 0)"),
+    ("report", "seed"): (["--study", "S", "--seed", "5"], "--bootstrap N (N > 0) or --ci auto"),
+    ("calibrate", "seed"): (["--study", "S", "--rule", "kappa_lower>=0.6", "--seed", "5"], "--bootstrap N (N > 0)"),
+    ("score", "seed"): (["--study", "S", "--bootstrap", "0", "--seed", "5"], "--bootstrap N (N > 0)"),
+    ("plan size", "simulations"): (["--kappa", ".7", "--lower", ".5", "--simulations", "200"], "--assurance"),
+    ("plan size", "seed"): (["--kappa", ".7", "--lower", ".5", "--seed", "3"], "--assurance"),
+    ("plan size", "power"): (["--kappa", ".7", "--lower", ".5", "--power", ".9"], "--null"),
+    ("plan size", "two_sided"): (["--kappa", ".7", "--lower", ".5", "--two-sided"], "--null"),
+    ("plan size", "no_record"): (["--kappa", ".7", "--lower", ".5", "--no-record"], "--study"),
+}
+
+
+def test_options_that_do_nothing_are_refused_everywhere(tmp_path, monkeypatch):
+    """O10/O13: ``plan size --simulations 200`` without --assurance and ``agree --seed 5`` without
+    --bootstrap were ignored without a word.  Every declared pair is walked, and the table above
+    is exactly the declarations; an option whose help says "With --X" is declared (or refused by
+    its command's own code: listed in OWN_CHECK)."""
+    monkeypatch.chdir(tmp_path)
+    declared = {
+        (" ".join(path), name): companion
+        for path, cmd in _commands()
+        for name, (companion, _) in getattr(cmd, "applies_only_with", {}).items()
+    }
+    assert set(declared) == set(IDLE)
+    for (path, name), (args, companion) in IDLE.items():
+        assert declared[(path, name)] == companion
+        res = invoke_cli(*path.split(), *args)
+        line = error_line(res)
+        flag = "--" + name.replace("_", "-")
+        assert f"{flag}: applies only with {companion}: leave it out" in line, (path, line)
+    own_check = {("plan size", "least_frequent"), ("plan size", "assurance"), ("judge", "labels")}
+    own_check |= {("agree", "test_retest"), ("agree", "wide_raters")}  # input modes, checked by agree
+    for path, cmd in _commands():
+        for p in cmd.params:
+            key = (" ".join(path), p.name)
+            if isinstance(p, click.Option) and (p.help or "").startswith("With --"):
+                assert key in declared or key in own_check, key
+
+
+def test_the_options_still_work_with_what_they_need(tmp_path):
+    invoke_cli("agree", _ratings(tmp_path), "--bootstrap", 200, "--seed", 5, code=0)
+    args = ["plan", "size", "--kappa", ".7", "--prevalence", ".5,.5"]
+    invoke_cli(*args, "--lower", ".5", "--assurance", ".8", "--simulations", 200, "--seed", 3, code=0)
+    invoke_cli(*args, "--null", ".4", "--power", ".9", "--two-sided", code=0)
