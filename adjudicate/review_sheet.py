@@ -265,6 +265,14 @@ def read_review_sheet(
             raise GoldboardError(
                 f"{path}: no sheet named {SHEET_DISAGREEMENTS!r} (is this a goldboard review workbook?)"
             )
+        copies = disagreements_copies(wb)
+        if copies:
+            names = ", ".join(repr(n) for n in [SHEET_DISAGREEMENTS, *copies])
+            raise GoldboardError(
+                f"{path}: sheets {names} each hold Disagreements rows (the review sheet's header or its rows' "
+                f"keys); the import reads decisions from one sheet only: keep {SHEET_DISAGREEMENTS!r} with the "
+                "decisions that count (copy them in, delete the other sheet) and import again"
+            )
         rows = wb[SHEET_DISAGREEMENTS].iter_rows()
         try:
             header = next(rows)
@@ -282,6 +290,25 @@ def read_review_sheet(
         wb.close()
     reader.warnings.extend(missing_row_warnings(path, expected, reader.seen))
     return reader.proposed, reader.errors, reader.warnings, reader.blank_keys
+
+
+def disagreements_copies(wb) -> list[str]:
+    """The sheets other than Disagreements that look like it: a copy ('Disagreements (2)', made
+    by Excel's Move or Copy) or pasted rows -- a cell holding the key column's header or a row
+    key (``gb1:...``).  Only the Disagreements sheet is read, so decisions in a copy would
+    be ignored without a word."""
+    key_header = HEADERS["key"]
+    found = []
+    for name in wb.sheetnames:
+        if name == SHEET_DISAGREEMENTS:
+            continue
+        for row in wb[name].iter_rows(values_only=True):
+            if any(
+                _stripped(v) in (key_header,) or _stripped(v).startswith(_KEY_PREFIX) for v in row if isinstance(v, str)
+            ):
+                found.append(name)
+                break
+    return found
 
 
 def missing_row_warnings(path: Path, expected: Sequence[tuple[str, str]], seen) -> list[str]:

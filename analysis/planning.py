@@ -657,11 +657,17 @@ def plan_sample_size(
 def stratified_sample(strata: Sequence[str], n: int, seed: int = 1) -> list[int]:
     """Positions of ``n`` of the items, drawn without replacement within each stratum.
 
-    Allocation is proportional to stratum size (largest remainders; ties to the larger
-    stratum, then the stratum name), with at least one item from every stratum when ``n``
-    allows, so a rare error type or specialty is never left out of the double-rated set.
-    Within a stratum the items are drawn by ``numpy.random.default_rng(seed)``; the same
-    inputs and seed give the same set.  Returned in the items' original order."""
+    ``n`` at least the number of strata: one item from every stratum, so a rare error type or
+    specialty is never left out of the double-rated set, and the rest allocated proportionally
+    to the items each stratum has left (largest remainders, in exact integer arithmetic; a tie
+    goes to the larger stratum, then is broken at random with the seed -- never by the
+    stratum's name).  ``n`` below the number of strata: not every stratum can be represented;
+    ``n`` strata are drawn as a simple random sample without replacement (Cochran WG,
+    *Sampling Techniques*, 3rd ed., Wiley 1977, ch. 2), so every stratum has the same chance
+    ``n / strata`` whatever its size, and one item is drawn from each.  Which strata get the
+    remainder or a place is drawn from a stream of its own (``SeedSequence(seed).spawn``); the
+    items within a stratum by ``numpy.random.default_rng(seed)``; the same inputs and seed give
+    the same set.  Returned in the items' original order."""
     n = int(n)
     total = len(strata)
     if n < 1:
@@ -672,33 +678,37 @@ def stratified_sample(strata: Sequence[str], n: int, seed: int = 1) -> list[int]
     for i, s in enumerate(strata):
         groups.setdefault(s, []).append(i)
     names = sorted(groups)
-    size = {g: len(groups[g]) for g in names}
-    alloc = {g: 0 for g in names}
-    remaining = n
-    if n >= len(names):
-        for g in names:
-            alloc[g] = 1
-        remaining -= len(names)
-    if remaining:
-        spare = {g: size[g] - alloc[g] for g in names}
-        pool = sum(spare.values())
-        quota = {g: remaining * spare[g] / pool for g in names}
-        for g in names:
-            alloc[g] += int(math.floor(quota[g]))
-        left = n - sum(alloc.values())
-        order = sorted(names, key=lambda g: (-(quota[g] - math.floor(quota[g])), -size[g], g))
-        for g in order:
-            if left == 0:
-                break
-            if alloc[g] < size[g]:
-                alloc[g] += 1
-                left -= 1
+    alloc = _stratum_allocation([len(groups[g]) for g in names], n, seed)
     rng = np.random.default_rng(seed)
     chosen: list[int] = []
-    for g in names:
-        if alloc[g]:
-            chosen += [int(x) for x in rng.choice(groups[g], size=alloc[g], replace=False)]
+    for g, k in zip(names, alloc):
+        if k:
+            chosen += [int(x) for x in rng.choice(groups[g], size=k, replace=False)]
     return sorted(chosen)
+
+
+def _stratum_allocation(sizes: Sequence[int], n: int, seed: int) -> list[int]:
+    """How many of ``n`` items each stratum (of ``sizes``, in name order) gives, as
+    :func:`stratified_sample` describes."""
+    draw = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    k = len(sizes)
+    if n < k:
+        alloc = [0] * k
+        for j in draw.choice(k, size=n, replace=False):
+            alloc[int(j)] = 1
+        return alloc
+    remaining = n - k
+    spare = [s - 1 for s in sizes]
+    pool = sum(spare)
+    if not remaining:
+        return [1] * k
+    alloc = [1 + remaining * sp // pool for sp in spare]
+    rest = [remaining * sp % pool for sp in spare]  # the remainders, over the common denominator pool
+    tie = draw.random(k)
+    order = sorted(range(k), key=lambda j: (-rest[j], -sizes[j], tie[j]))
+    for j in order[: n - sum(alloc)]:
+        alloc[j] += 1
+    return alloc
 
 
 # -- renderings -------------------------------------------------------------------------------------

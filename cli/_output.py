@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 import click
@@ -100,12 +101,67 @@ def refuse_empty_text(cmd: click.Command, kwargs: dict) -> None:
             )
 
 
+#: the file-name endings of each ``--format`` (and of ``report --pdf``): ``-o`` with another
+#: format's ending is refused (:func:`refuse_format_mismatch`)
+FORMAT_SUFFIXES = {
+    "csv": (".csv",),
+    "json": (".json",),
+    "jsonl": (".jsonl",),
+    "markdown": (".md", ".markdown"),
+    "html": (".html", ".htm"),
+    "xlsx": (".xlsx",),
+    "pdf": (".pdf",),
+}
+
+
+def refuse_format_mismatch(cmd: click.Command, kwargs: dict) -> None:
+    """One rule for every command with ``--format`` and ``-o``: an output named with another
+    format's ending (``agree --format csv -o out.json``, ``report -o r.pdf``) is refused, saying
+    which option writes that format; a name with no known ending (``out.txt``) is the user's choice."""
+    output, fmt = kwargs.get("output"), kwargs.get("fmt")
+    if not output or not fmt or "fmt" not in {p.name for p in cmd.params}:
+        return
+    suffix = os.path.splitext(str(output))[1].lower()
+    other = next((f for f, ends in FORMAT_SUFFIXES.items() if suffix in ends), None)
+    if other is None or other == fmt:
+        return
+    choices = next((list(p.type.choices) for p in cmd.params if p.name == "fmt" and hasattr(p.type, "choices")), [])
+    if other in choices:
+        how = f"--format {other} writes it"
+    elif other == "pdf" and any(p.name == "pdf" for p in cmd.params):
+        how = "--pdf FILE prints the report to PDF"
+    else:
+        own = FORMAT_SUFFIXES.get(fmt)
+        how = f"name the file {' or '.join(own)}" if own else "name the file for what it holds (e.g. .txt)"
+    raise click.BadParameter(
+        f"{str(output)!r} ends in {suffix} but -o writes {fmt} (--format {fmt}); {how}", param_hint="-o/--output"
+    )
+
+
+def refuse_idle_options(cmd: click.Command, kwargs: dict) -> None:
+    """An option given on the command line that has no effect in this run is an error, never
+    silently ignored (``agree --seed 5`` without ``--bootstrap``; ``plan size --simulations``
+    without ``--assurance``).  A command declares them as ``cmd.applies_only_with = {param:
+    (what it needs, as the user types it, predicate over the parameters)}``."""
+    needs = getattr(cmd, "applies_only_with", None)
+    ctx = click.get_current_context(silent=True)
+    if not needs or ctx is None:
+        return
+    for name, (companion, applies) in needs.items():
+        source = ctx.get_parameter_source(name)
+        if source in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP) or applies(kwargs):
+            continue
+        raise GoldboardError(f"applies only with {companion}: leave it out", param=name)
+
+
 def guard_outputs(cmd: click.Command, kwargs: dict) -> None:
     """The one output guard, run before every command (:mod:`goldboard.cli`): each value of
     an :class:`OutputFile` option must not be a study's own file, another output of the
-    command or one of its input files (:func:`goldboard.fileio.check_output_paths`)."""
+    command or one of its input files (:func:`goldboard.fileio.check_output_paths`); an
+    output named for another format, and an option that does nothing here, are refused."""
     refuse_empty_paths(cmd, kwargs)
     refuse_empty_text(cmd, kwargs)
+    refuse_idle_options(cmd, kwargs)
     outputs, inputs, studies = [], [], []
     for param in cmd.params:
         value = kwargs.get(param.name)
@@ -119,3 +175,4 @@ def guard_outputs(cmd: click.Command, kwargs: dict) -> None:
         elif param.name in STUDY_PARAMS:
             studies += list(values)
     check_output_paths(outputs, inputs, studies)
+    refuse_format_mismatch(cmd, kwargs)  # after: a study's own file is named as such first

@@ -127,7 +127,7 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
     show_default=True,
     help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).",
 )
-@click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed (only with --bootstrap N > 0).")
 @click.option("--cluster-col", help="Resample clusters of items (e.g. case_id) instead of items.")
 @format_option(["table", "markdown", "csv", "json"], "table")
 @output_option()
@@ -275,5 +275,8 @@ agree_cmd.param_flags = {
     "files": "--from-label-studio",
     "rounds": "--rounds",
 }
+
+#: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
+agree_cmd.applies_only_with = {"seed": ("--bootstrap N (N > 0)", lambda kw: kw["bootstrap"] > 0)}
 
 commands = [agree_cmd]

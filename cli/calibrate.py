@@ -34,7 +34,7 @@ from goldboard.workflows.report_extras import record_rules
     help="Bootstrap the 95% CIs shown (0: Wald); alpha/ac1 rules then use the bootstrap SE; kappa rules always "
     "test the goodness-of-fit/Wald limit.",
 )
-@click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed (only with --bootstrap N > 0).")
 @click.option("--plot", type=OutputFile(), default=None, help="Also write the round curve as PNG.")
 @click.option(
     "--max-looks",
@@ -121,5 +121,8 @@ def calibrate_cmd(
 
 
 calibrate_cmd.param_flags = {"rule": "--rule", "field": "--field", "max_looks": "--max-looks"}
+
+#: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
+calibrate_cmd.applies_only_with = {"seed": ("--bootstrap N (N > 0)", lambda kw: kw["bootstrap"] > 0)}
 
 commands = [calibrate_cmd]

@@ -95,7 +95,7 @@ def plan_group() -> None:
     help="With --alpha-min: probability of the least frequent category (1/k for k equally used categories). "
     "Default: the smallest --prevalence, or the pilot's with --from-study.",
 )
-@click.option("--power", type=float, default=0.80, show_default=True, help="Power of the test (with --null).")
+@click.option("--power", type=float, default=0.80, show_default=True, help="Power of the test (only with --null).")
 @click.option(
     "--alpha",
     type=float,
@@ -118,7 +118,9 @@ def plan_group() -> None:
     help="With --assurance: simulated studies per n.",
 )
 @click.option("--seed", type=SEED, default=1, show_default=True, help="With --assurance: simulation seed.")
-@click.option("--two-sided", is_flag=True, help="Two-sided Cantor / Flack tests (the chi-square test always is).")
+@click.option(
+    "--two-sided", is_flag=True, help="With --null: two-sided Cantor / Flack tests (the chi-square test always is)."
+)
 @click.option("--rates", default=None, help="Binary, Cantor (1996): the two raters' own positive rates, e.g. 0.3,0.4.")
 @study_option(required=False, help="The study this plan is for: recorded in its study.toml for the report.")
 @click.option(
@@ -253,30 +255,48 @@ size_cmd.param_flags = {"kappa_lower": "--lower", "kappa_upper": "--width", "kap
     help="Record the draw (cases file, n, strata, seed) in this study's study.toml: the report's methods cite it.",
 )
 def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output, study_dir) -> None:
-    """Draw the double-rated set: N cases stratified by a case column, at least one per stratum,
-    proportional otherwise, with a seed. The files it writes feed `goldboard push`.
+    """Draw the double-rated set: N cases stratified by a case column, with a seed. The files it
+    writes feed `goldboard push`.
+
+    \b
+    N at least the number of strata: one case from every stratum, the rest proportional to
+    the cases each stratum has left (largest remainders; a tie goes to the larger stratum,
+    then is drawn with the seed). N below the number of strata: a warning (not every stratum
+    can be represented); N strata are drawn at random with the seed, each equally likely
+    whatever its size (a simple random sample of strata, Cochran 1977), one case from each.
 
     
     Example (a calibration set, its outputs, and the rest for the main round):
-      goldboard plan sample --cases cases.jsonl --by error_type -n 12 --seed 1 -o cal.jsonl \
+      goldboard plan sample --cases cases.jsonl --by error_type -n 12 --seed 1 -o cal.jsonl \\
           --outputs outputs.jsonl --outputs-output cal_outputs.jsonl --rest main.jsonl
     """
     study = Study.open(study_dir) if study_dir else None
     res = sample_cases_file(cases, by, n, seed, output, outputs, outputs_output, rest_output)
     if study is not None:
         available = sum(a for a, _ in res["strata"].values())
-        record_sampling(study, Path(cases).name, res["n"], available, seed, by)
+        record_sampling(study, Path(cases).name, res["n"], available, seed, by, res["strata"])
         click.echo(f"Recorded the draw in {study.path / 'study.toml'} (the report's methods cite it)", err=True)
     click.echo(f"Wrote {res['n']} cases to {res['output']} (seed {seed}{', by ' + by if by else ''})", err=True)
     if res["outputs_output"]:
         click.echo(f"Wrote their {res['n_outputs']} outputs to {res['outputs_output']}", err=True)
     if res["rest_output"]:
         click.echo(f"Wrote the other cases to {res['rest_output']}", err=True)
+    for w in res["warnings"]:
+        click.echo(f"Warning: {w}", err=True)
     width = max(len(s) for s in res["strata"])
     click.echo(f"{'stratum'.ljust(width)}  available  drawn")
     for s, (avail, drawn) in sorted(res["strata"].items()):
         click.echo(f"{s.ljust(width)}  {avail:9d}  {drawn:5d}")
 
+
+#: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
+size_cmd.applies_only_with = {
+    "simulations": ("--assurance", lambda kw: kw["assurance"] is not None),
+    "seed": ("--assurance", lambda kw: kw["assurance"] is not None),
+    "power": ("--null", lambda kw: kw["kappa_null"] is not None),
+    "two_sided": ("--null", lambda kw: kw["kappa_null"] is not None),
+    "no_record": ("--study", lambda kw: kw["study_dir"] is not None),
+}
 
 sample_cmd.param_flags = {"output": "--output", "outputs": "--outputs"}
 

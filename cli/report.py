@@ -26,7 +26,9 @@ from goldboard.workflows.report import supplement_replaced
     show_default=True,
     help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).",
 )
-@click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed (only with --bootstrap N > 0 or --ci auto)."
+)
 @click.option(
     "--predictions",
     type=click.Path(dir_okay=False),
@@ -107,24 +109,16 @@ def report_cmd(
         click.echo(str(pdf))
 
 
-#: file-name endings of each report format (another format's ending is refused)
-REPORT_SUFFIXES = {"html": (".html", ".htm"), "markdown": (".md", ".markdown"), "pdf": (".pdf",)}
-
-
 def check_report_names(output: str | None, fmt: str, pdf: str | None) -> None:
-    """``-o r.pdf`` wrote HTML into a file named .pdf: an output named with another format's
-    ending is refused, saying which option chooses the format."""
-    if output:
-        suffix = Path(output).suffix.lower()
-        for other, endings in REPORT_SUFFIXES.items():
-            if other != fmt and suffix in endings:
-                how = "--pdf FILE prints the report to PDF" if other == "pdf" else f"--format {other} writes it"
-                raise click.BadParameter(
-                    f"{output!r} ends in {suffix} but -o writes the {fmt} report (--format {fmt}); {how}",
-                    param_hint="-o/--output",
-                )
+    """``--pdf`` names a PDF (``-o`` named for another format is refused for every command by
+    :func:`goldboard.cli._output.refuse_format_mismatch`)."""
     if pdf and Path(pdf).suffix.lower() != ".pdf":
         raise click.BadParameter(f"{pdf!r}: --pdf writes a PDF; give a name ending in .pdf", param_hint="--pdf")
 
+
+#: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
+report_cmd.applies_only_with = {
+    "seed": ("--bootstrap N (N > 0) or --ci auto", lambda kw: kw["bootstrap"] > 0 or kw["ci"] == "auto")
+}
 
 commands = [report_cmd]

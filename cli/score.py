@@ -72,7 +72,9 @@ _SUFFIX_FORMAT = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown"
     show_default=True,
     help="Bootstrap resamples (0: no bootstrap CIs).",
 )
-@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed of the bootstrap.")
+@click.option(
+    "--seed", type=SEED, default=1, show_default=True, help="Random seed of the bootstrap (not with --bootstrap 0)."
+)
 @aliased_option(
     ["--confidence-level"],
     "confidence_level",
@@ -112,5 +114,8 @@ score_cmd.param_flags = {
     "gate_field": "--field",
     "schema": "--schema",
 }
+
+#: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
+score_cmd.applies_only_with = {"seed": ("--bootstrap N (N > 0)", lambda kw: kw["n_resamples"] > 0)}
 
 commands = [score_cmd]

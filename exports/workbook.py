@@ -71,6 +71,7 @@ from goldboard.adjudicate.review_sheet import (
     SHEET_DISAGREEMENTS,
     SHEET_FORMAT,
     SHEET_META,
+    disagreements_copies,
     make_key,
     parse_key,
     row_check_color,
@@ -982,8 +983,9 @@ def _decision_key(f: Any, text: Any) -> str:
 def unimported_decisions(path: str | Path, schema: Schema, decisions: Sequence[dict]) -> list[str]:
     """The Disagreements cells of an existing review workbook at ``path`` that hold a Decision or
     Reason the decisions log does not have in force (typed in a meeting, not yet imported), as
-    ``Disagreements!F7``.  ``[]`` when ``path`` is no goldboard review workbook (or cannot be read):
-    such a file is replaced as any output is."""
+    ``Disagreements!F7`` -- in a copy of the sheet too (``'Disagreements (2)'!F7``,
+    :func:`~goldboard.adjudicate.review_sheet.disagreements_copies`).  ``[]`` when ``path`` is
+    no goldboard review workbook (or cannot be read): such a file is replaced as any output is."""
     from openpyxl import load_workbook
 
     try:
@@ -993,27 +995,35 @@ def unimported_decisions(path: str | Path, schema: Schema, decisions: Sequence[d
     try:
         if SHEET_DISAGREEMENTS not in wb.sheetnames:
             return []
-        rows = wb[SHEET_DISAGREEMENTS].iter_rows(values_only=True)
-        header = [cell_text(v).strip() if v is not None else "" for v in next(rows, ())]
-        col = {k: header.index(HEADERS[k]) for k in ("key", "decision", "reason") if HEADERS[k] in header}
-        if len(col) < 3:
-            return []
         latest = latest_decisions(decisions)
         fields = {f.name: f for f in adjudicable_fields(schema)}
         found = []
-        for n, row in enumerate(rows, start=2):
-            cells = {k: (row[c] if c < len(row) else None) for k, c in col.items()}
-            parsed = parse_key(cells["key"])
-            if parsed is None:
-                continue
-            prev = latest.get((parsed[0], parsed[1]))
-            f = fields.get(parsed[1])
-            had = _decision_key(f, format_decision(f, str(prev["decision"]))) if prev else ""
-            typed = {"decision": _decision_key(f, cells["decision"]), "reason": _norm(cells["reason"])}
-            for k, written in (("decision", had), ("reason", _norm((prev or {}).get("reason") or ""))):
-                if typed[k] and typed[k] != written:
-                    found.append(f"{SHEET_DISAGREEMENTS}!{get_column_letter(col[k] + 1)}{n}")
-                    break
+        for i, name in enumerate([SHEET_DISAGREEMENTS, *disagreements_copies(wb)]):
+            ref = name if i == 0 else "'" + name.replace("'", "''") + "'"
+            found += _typed_cells(wb[name].iter_rows(values_only=True), ref, latest, fields)
         return found
     finally:
         wb.close()
+
+
+def _typed_cells(rows, ref: str, latest: dict, fields: dict) -> list[str]:
+    """:func:`unimported_decisions` for one sheet's rows (header first); ``ref``: its name in a cell reference."""
+    header = [cell_text(v).strip() if v is not None else "" for v in next(rows, ())]
+    col = {k: header.index(HEADERS[k]) for k in ("key", "decision", "reason") if HEADERS[k] in header}
+    if len(col) < 3:
+        return []
+    found = []
+    for n, row in enumerate(rows, start=2):
+        cells = {k: (row[c] if c < len(row) else None) for k, c in col.items()}
+        parsed = parse_key(cells["key"])
+        if parsed is None:
+            continue
+        prev = latest.get((parsed[0], parsed[1]))
+        f = fields.get(parsed[1])
+        had = _decision_key(f, format_decision(f, str(prev["decision"]))) if prev else ""
+        typed = {"decision": _decision_key(f, cells["decision"]), "reason": _norm(cells["reason"])}
+        for k, written in (("decision", had), ("reason", _norm((prev or {}).get("reason") or ""))):
+            if typed[k] and typed[k] != written:
+                found.append(f"{ref}!{get_column_letter(col[k] + 1)}{n}")
+                break
+    return found

@@ -61,7 +61,7 @@ def test_every_reader_says_a_hand_edited_ratings_file(tmp_path, how):
         at = doc.index(f"{ratings}: {EDITED}")
         assert at < doc.index("Study"), "the warning is at the top, before the Study section"
         assert "Warning:" in doc[: at + 1] or "**Warning:**" in doc[: at + 1]
-    res = run("flag", "--study", s, "-o", tmp_path / "f.csv")
+    res = run("flag", "--study", s, "--format", "csv", "-o", tmp_path / "f.csv")
     assert res.exit_code == 0 and res.stderr.count(want) == 1, res.stderr
     res = run("adjudicate", "sheet", "--study", s, "-o", tmp_path / "s.xlsx")
     assert res.exit_code == 0 and res.stderr.count(want) == 1, res.stderr

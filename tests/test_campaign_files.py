@@ -59,7 +59,7 @@ def _readers(s: Path, tmp_path: Path) -> list[tuple]:
     return [
         ("status", "--study", s),
         ("agree", "--study", s),
-        ("flag", "--study", s, "-o", tmp_path / "f.csv"),
+        ("flag", "--study", s, "--format", "csv", "-o", tmp_path / "f.csv"),
         ("adjudicate", "sheet", "--study", s, "-o", tmp_path / "s.xlsx"),
         ("report", "--study", s, "--format", "markdown", "-o", tmp_path / "r.md", "--no-supplement"),
         ("gold", "export", "--study", s),

@@ -19,7 +19,13 @@ TABLE = ["--item-col", "case_id", "--rater-col", "rater", "--label-col", "label"
 PRODIGY = Path(__file__).parent / "data" / "prodigy" / "mtb_review.jsonl"
 
 
-def held_out_only(tmp: Path) -> Path:
+def held_out_only(tmp: Path, monkeypatch) -> Path:
+    """A round whose every rating was held out.  A Label Studio server pull records such a round;
+    a table (or file) with no valid rating is refused, nothing written (test_campaign7_options),
+    so the table's refusal is switched off here to build the state the server pull leaves."""
+    from goldboard.workflows import tables
+
+    monkeypatch.setattr(tables, "_refuse_nothing_pulled", lambda *a, **k: None)
     t = tmp / "t.csv"
     t.write_text("case_id,rater,label\nc1,onc_a,Zzz\nc1,onc_b,Yyy\nc2,onc_a,Qqq\nc2,onc_b,Www\n")
     s = tmp / "s"
@@ -28,16 +34,16 @@ def held_out_only(tmp: Path) -> Path:
     return s
 
 
-def test_status_counts_the_items_of_a_round_whose_ratings_were_all_held_out(tmp_path):
-    s = held_out_only(tmp_path)
+def test_status_counts_the_items_of_a_round_whose_ratings_were_all_held_out(tmp_path, monkeypatch):
+    s = held_out_only(tmp_path, monkeypatch)
     out = run("status", "--study", s).output
     assert "0 / 0" not in out, out
     assert "onc_a              0 / 2     items rated (  0%)  from a ratings table, last pulled " in out
     assert "; 2 held out as invalid (invalid.csv)" in out
 
 
-def test_report_flag_and_gold_say_the_ratings_were_held_out_not_missing(tmp_path):
-    s = held_out_only(tmp_path)
+def test_report_flag_and_gold_say_the_ratings_were_held_out_not_missing(tmp_path, monkeypatch):
+    s = held_out_only(tmp_path, monkeypatch)
     why = f"all 4 ratings pulled were held out as invalid: see {s / 'rounds' / '1' / 'invalid.csv'}"
     res = run("report", "--study", s, "--format", "markdown", "-o", tmp_path / "r.md", code=1)
     assert "nobody has annotated it" not in res.output and why in res.output, res.output

@@ -510,7 +510,7 @@ def _hand_edits() -> list[tuple[str, callable, bool, str]]:
 
 HAND_EDIT_READERS = [
     ["agree", "--study", "{st}", "--format", "json"],
-    ["flag", "--study", "{st}", "-o", "{tmp}/f.csv"],
+    ["flag", "--study", "{st}", "--format", "csv", "-o", "{tmp}/f.csv"],
     ["report", "--study", "{st}", "--format", "markdown", "-o", "{tmp}/r.md", "--no-supplement"],
     ["gold", "export", "--study", "{st}", "--force"],
 ]

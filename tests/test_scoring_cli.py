@@ -406,13 +406,13 @@ def test_every_score_flag_is_one_field_of_the_request(monkeypatch, openmtb):
     monkeypatch.setattr(cli_score, "run_score", run_score)
     monkeypatch.setattr("goldboard.analysis.scoring.score_labels", score_labels)
     ref, preds = openmtb
-    res = invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--bootstrap", "0", "--seed", "5")
+    res = invoke("--gold", ref, "--schema", "mtb", "--predictions", preds, "--bootstrap", "10", "--seed", "5")
     assert res.exit_code == 0, res.output
     (_, args, kwargs), (_, _, scorer_kwargs) = seen
     assert kwargs == {} and len(args) == 1 and isinstance(args[0], ScoreRequest)
-    assert args[0].n_resamples == 0 and args[0].seed == 5 and args[0].schema == "mtb"
+    assert args[0].n_resamples == 10 and args[0].seed == 5 and args[0].schema == "mtb"
     opts = scorer_kwargs["options"]
-    assert isinstance(opts, LabelScoring) and opts.n_resamples == 0 and opts.seed == 5
+    assert isinstance(opts, LabelScoring) and opts.n_resamples == 10 and opts.seed == 5
     assert opts.default_model == "agent_predictions" and opts.missing == "unanswered"
 
 

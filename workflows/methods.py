@@ -228,14 +228,21 @@ def set_study_facts(
     return changes
 
 
-def record_sampling(study: Study, cases: str, n: int, available: int, seed: int, by: str | None) -> None:
-    """Record a ``plan sample`` draw (the GRRAS sampling item) in ``study.toml``."""
+def record_sampling(
+    study: Study, cases: str, n: int, available: int, seed: int, by: str | None, strata: dict | None = None
+) -> None:
+    """Record a ``plan sample`` draw (the GRRAS sampling item) in ``study.toml``; ``strata``
+    (``{value: [available, drawn]}``): how many strata there were and how many gave a case."""
+    drawn = (
+        {} if not (by and strata) else {"strata": len(strata), "strata_drawn": sum(1 for _, d in strata.values() if d)}
+    )
     study.extra[SAMPLING_KEY] = {
         "cases": str(cases),
         "n": int(n),
         "available": int(available),
         "seed": int(seed),
         **({"by": by} if by else {}),
+        **drawn,
     }
     study.save()
 
@@ -595,6 +602,8 @@ def clause_grras(f: MethodsFacts) -> str:
     s = extra.get(SAMPLING_KEY) or {}
     if s:
         strat = f", stratified by {s['by']}" if s.get("by") else ""
+        if s.get("by") and s.get("strata_drawn", 0) < s.get("strata", 0):  # fewer cases than strata
+            strat += f": {s['strata_drawn']} of its {s['strata']} strata drawn at random, one case each"
         sampling = (
             f"{s.get('n')} of {s.get('available')} cases of {s.get('cases')} drawn at random by goldboard plan "
             f"sample (seed {s.get('seed')}{strat})"

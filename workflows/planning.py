@@ -211,7 +211,8 @@ def sample_cases_file(
     ``outputs`` + ``outputs_output``: also write the model outputs of the drawn cases (so the
     pair can be pushed as is).  ``rest_output``: the cases not drawn (e.g. the main round after
     a calibration set).  Returns ``{"n", "seed", "by", "strata": {value: [available, drawn]},
-    "output", "outputs_output", "rest_output"}``."""
+    "output", "outputs_output", "rest_output", "warnings"}``; a warning when ``n`` is below the
+    number of strata (not every stratum can be represented)."""
     lines_recs = read_records(cases)
     records = [rec for _, rec in lines_recs]
     if not records:
@@ -248,7 +249,16 @@ def sample_cases_file(
         table.setdefault(s, [0, 0])[0] += 1
     for i in picked:
         table[strata[i]][1] += 1
+    warnings = []
+    if len(table) > len(chosen):
+        empty = [s for s in sorted(table) if not table[s][1]]
+        warnings.append(
+            f"-n {len(chosen)} is below the {len(table)} strata of {by!r}: not every stratum can be represented; "
+            f"{len(chosen)} strata were drawn at random with the seed (each equally likely), one case each; "
+            f"no case from {', '.join(repr(s) for s in empty)}"
+        )
     return {
+        "warnings": warnings,
         "n": len(chosen),
         "seed": seed,
         "by": by,

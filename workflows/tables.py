@@ -13,7 +13,8 @@ name and its 1-based row, header = row 1) and empty ``task_id``/``project_id``. 
 records each table (file, SHA-256, rows) in study.toml.  Re-pulling the same table changes
 nothing; a changed table *replaces* the round's ratings from that source (ratings from other
 sources -- Label Studio, other tables -- stay) and the result says what changed.  An item x rater
-already rated in the round by another source is held out, never overwritten.
+already rated in the round by another source is held out, never overwritten; a table from which the
+round would take no rating at all (all held out, or none valid) is refused, nothing written.
 
 Items: in a table-born study (no units pushed to Label Studio) an item the study does not know is
 new: it is recorded in ``units.jsonl`` (the item is the case id unless ``--output-col`` says
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shlex
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -314,8 +316,10 @@ def pull_table(
     old_mine, others = intake_rounds.split(intake_rounds.previous(rpath), source)
     taken = intake_rounds.given_by(others)
     counts = {r: Counter() for r in raters}
+    given = ratings
     if len(ratings) and (held_unknown or taken):
         ratings = _hold_out(ratings, read, source, n, held_unknown, taken, counts, extra_invalid)
+    _refuse_nothing_pulled(study, path, n, ratings, given, taken, held_unknown, invalid)
     if extra_invalid:
         invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
 
@@ -668,6 +672,67 @@ def _hold_out(
         extra_invalid.append(_held_row(n, source, read, line, rater, item, reason, cells))
         counts[rater]["moved"] += 1
     return ratings[[not d for d in drop]]
+
+
+def _refuse_nothing_pulled(
+    study: Study,
+    path: Path,
+    n: int,
+    kept: pd.DataFrame,
+    given: pd.DataFrame,
+    taken: dict[tuple[str, str], str],
+    held_unknown: set[str],
+    invalid: pd.DataFrame,
+) -> None:
+    """A table from which the round would take no rating is refused, nothing written ("nothing
+    pulled", exit 1), naming why: every rating already given in the round by another source
+    (with the way to replace that source, or to add a round), every item unknown to a pushed
+    study, or no valid rating at all."""
+    if len(kept):
+        return
+    pairs = list(zip(given["item_id"], given["rater"])) if len(given) else []
+    by = Counter(taken[k] for k in pairs if k in taken and k[0] not in held_unknown)
+    unknown = sum(1 for item, _ in pairs if item in held_unknown)
+    nxt = max(r.number for r in study.rounds) + 1
+    if by:
+        names = ", ".join(f"{name!r}" for name, _ in by.most_common())
+        files = [
+            name for name, _ in by.most_common() if not name.startswith("Label Studio") and name != "another source"
+        ]
+        held = sum(by.values())
+        count = f"all {held} of its ratings" if held == len(pairs) else f"{held} of its {len(pairs)} ratings"
+        also = f", and {unknown} are of items not in this study" if unknown else ""
+        replace = (
+            "To replace the ratings from {first} with this table's, pull it as that source ({source} {quoted}: "
+            "the output lists each change); to add it as a new round"
+            if files
+            else "To add it as a new round"
+        )
+        raise ParamError(
+            "{path}: nothing pulled: {count} are already in round {n} from {names}{also}; a source's ratings are "
+            "never overwritten by another's. " + replace + ", give {round_number} {nxt}",
+            path=str(path),
+            count=count,
+            n=n,
+            names=names,
+            also=also,
+            first=repr(files[0]) if files else "",
+            quoted=shlex.quote(files[0]) if files else "",
+            nxt=nxt,
+        )
+    if unknown:
+        raise ParamError(
+            "{path}: nothing pulled: all {unknown} ratings are of items not in this study's units "
+            "(push them first, or check {item_col})",
+            path=str(path),
+            unknown=unknown,
+        )
+    held = invalid[invalid["kind"] == "invalid"] if len(invalid) else invalid
+    first = f"; e.g. {held['annotation_id'].iloc[0]}: {held['reason'].iloc[0]}" if len(held) else ""
+    raise GoldboardError(
+        f"{path}: nothing pulled: no valid rating in this table ({len(held)} held out as invalid{first}); "
+        "check the rater columns and the field's values"
+    )
 
 
 def _table_summary(
