@@ -77,7 +77,7 @@ def test_case_twins_refused_by_agree_and_flag_in_one_line(tmp_path):
     s = _write(tmp_path, HEAD + _field('["Safe", "safe", "Unsafe"]'))
     r = tmp_path / "r.csv"
     r.write_text("item_id,rater,field,value\nC1,a,label,SAFE\nC1,b,label,Safe\nC2,a,label,safe\nC2,b,label,Safe\n")
-    for args in (["agree", r, "--schema", s], ["flag", r, "--schema", s, "-o", tmp_path / "f.csv"]):
+    for args in (["agree", r, "--schema", s], ["flag", r, "--schema", s, "--format", "csv", "-o", tmp_path / "f.csv"]):
         res = _cli(*args)
         assert res.exit_code == 1, res.output
         lines = [ln for ln in res.stderr.splitlines() if ln.strip()]

@@ -161,12 +161,12 @@ def _retest_rounds(study: Study) -> list[tuple[int, int, str]]:
 def retest_section(study: Study) -> dict | None:
     """Test-retest (intra-rater) agreement of each round one rater alone re-rated (the numbers
     ``goldboard agree --test-retest --rounds A,B`` gives), for the schema's primary field."""
+    pairs = _retest_rounds(study)
+    if not pairs:  # before the imports: a one-round report stays pandas-free (test_cli_startup)
+        return None
     from goldboard.analysis.retest import retest_rows
     from goldboard.workflows.agreement import retest_for_study
 
-    pairs = _retest_rounds(study)
-    if not pairs:
-        return None
     field = study.schema.primary_field.name
     rows, paras = [], []
     for a, b, rater in pairs:
