@@ -245,3 +245,37 @@ def test_plan_sample_allocation_is_unchanged_by_the_move():
         sizes = [int(x) for x in rng.integers(1, 30, size=int(rng.integers(1, 10)))]
         n, seed = int(rng.integers(1, sum(sizes) + 1)), int(rng.integers(0, 1000))
         assert pl.stratum_allocation(sizes, n, seed) == _old_plan_sample_allocation(sizes, n, seed), (sizes, n)
+
+
+def test_agree_and_the_report_print_the_strata_sentence(tmp_path):
+    """The study built (push on the in-memory server, the raters' ratings written as a pull
+    writes them): `agree` and the report's methods read '6 of its 8 strata drawn at random, each
+    equally likely, one item each' (fails on the code before: the sentence ended at 'stratified
+    by error_type', checked)."""
+    import csv
+
+    from conftest import run_cli
+    from test_push_offline import FakeServer, units
+
+    from goldboard.annotate.push import push
+    from goldboard.cases.ratings import RATINGS_COLUMNS
+
+    u = units(30)
+    u["error_type"] = [f"e{i % 8}" for i in range(30)]
+    st = Study.init(tmp_path / "s", schema="mtb", raters=["onc_a", "onc_b"], url="http://fake")
+    push(st, units=u, client=FakeServer(), overlap=0.2, seed=5, stratify_by="error_type", progress=False)
+    assigned = Study.open(st.path).assignment_path(1).read_text().splitlines()[1:]
+    path = st.path / "rounds" / "1" / "ratings.csv"
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=RATINGS_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for line in assigned:
+            item, rater = line.rsplit(",", 1)
+            value = "Unsupported" if rater == "onc_b" and item.endswith(("3::m", "7::m")) else "Supported"
+            row = {"round": "1", "item_id": item, "rater": rater, "field": "safety_label", "value": value}
+            w.writerow({c: row.get(c, "") for c in RATINGS_COLUMNS})
+    sentence = "stratified by error_type: 6 of its 8 strata drawn at random, each equally likely, one item each)"
+    assert sentence in run_cli("agree", "--study", st.path).stdout
+    report = tmp_path / "report.md"
+    run_cli("report", "--study", st.path, "--format", "markdown", "-o", report)
+    assert sentence in report.read_text()
