@@ -40,6 +40,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from goldboard.cases.assignment import stratum_allocation
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.text import md_table
 
@@ -667,7 +668,8 @@ def stratified_sample(strata: Sequence[str], n: int, seed: int = 1) -> list[int]
     ``n / strata`` whatever its size, and one item is drawn from each.  Which strata get the
     remainder or a place is drawn from a stream of its own (``SeedSequence(seed).spawn``); the
     items within a stratum by ``numpy.random.default_rng(seed)``; the same inputs and seed give
-    the same set.  Returned in the items' original order."""
+    the same set.  Returned in the items' original order.  The allocation is
+    :func:`goldboard.cases.assignment.stratum_allocation`, which push's overlap design shares."""
     n = int(n)
     total = len(strata)
     if n < 1:
@@ -678,37 +680,13 @@ def stratified_sample(strata: Sequence[str], n: int, seed: int = 1) -> list[int]
     for i, s in enumerate(strata):
         groups.setdefault(s, []).append(i)
     names = sorted(groups)
-    alloc = _stratum_allocation([len(groups[g]) for g in names], n, seed)
+    alloc = stratum_allocation([len(groups[g]) for g in names], n, seed)
     rng = np.random.default_rng(seed)
     chosen: list[int] = []
     for g, k in zip(names, alloc):
         if k:
             chosen += [int(x) for x in rng.choice(groups[g], size=k, replace=False)]
     return sorted(chosen)
-
-
-def _stratum_allocation(sizes: Sequence[int], n: int, seed: int) -> list[int]:
-    """How many of ``n`` items each stratum (of ``sizes``, in name order) gives, as
-    :func:`stratified_sample` describes."""
-    draw = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-    k = len(sizes)
-    if n < k:
-        alloc = [0] * k
-        for j in draw.choice(k, size=n, replace=False):
-            alloc[int(j)] = 1
-        return alloc
-    remaining = n - k
-    spare = [s - 1 for s in sizes]
-    pool = sum(spare)
-    if not remaining:
-        return [1] * k
-    alloc = [1 + remaining * sp // pool for sp in spare]
-    rest = [remaining * sp % pool for sp in spare]  # the remainders, over the common denominator pool
-    tie = draw.random(k)
-    order = sorted(range(k), key=lambda j: (-rest[j], -sizes[j], tie[j]))
-    for j in order[: n - sum(alloc)]:
-        alloc[j] += 1
-    return alloc
 
 
 # -- renderings -------------------------------------------------------------------------------------

@@ -472,6 +472,8 @@ def _push_to(study: Study, client: Client, plan: _PushPlan) -> PushResult:
     result = PushResult(round=rnd.number, mode=plan.mode, url=client.url, projects={}, units=0)
     result.warnings.extend(account_warnings)
     result.warnings.extend(_case_file_warnings(plan.units))
+    if plan.assignment is not None:  # strata an overlap draw left without a double-rated item
+        result.warnings.extend(plan.assignment.warnings)
 
     # 1. projects: verify the recorded ones, create the missing ones (recorded at once)
     for key in keys:

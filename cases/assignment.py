@@ -3,8 +3,11 @@
 * **Overlap subset** (:func:`overlap_assignment`): the first (primary) rater rates every item;
   the other raters rate the same random share of the items (``share`` = 0.2: 20%), drawn with a
   seed, optionally stratified by a column (proportional allocation per stratum, rounded by largest
-  remainder so the total is exactly ``round(share * n)``).  Agreement is then measured on the
-  double-rated share; the other items have one rating each (gold method ``single``).
+  remainder so the total is exactly ``round(share * n)``; a tie goes to the larger stratum, then
+  is drawn with the seed; with fewer double-rated items than strata, that many strata are drawn at
+  random, each equally likely, one item each: :func:`stratum_allocation`, the rule ``plan sample``
+  uses too).  Agreement is then measured on the double-rated share; the other items have one
+  rating each (gold method ``single``).
 * **k ratings per item** (:func:`per_item_assignment`): each item is rated by ``k`` of the ``N``
   raters; items are dealt, in a seeded random order (within strata when stratified), over the
   ``C(N, k)`` rater combinations in turn, so every combination -- hence every pair of raters --
@@ -21,6 +24,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -36,6 +40,8 @@ class Assignment:
 
     items: dict[str, list[str]]
     design: dict[str, Any] = field(default_factory=dict)
+    #: what the draw could not do as asked (strata left without a double-rated item), for push to print
+    warnings: list[str] = field(default_factory=list)
 
     def for_rater(self, rater: str) -> list[str]:
         return [it for it, rs in self.items.items() if rater in rs]
@@ -100,15 +106,13 @@ def overlap_assignment(
     rng = np.random.default_rng(seed)
     groups = _strata(items, strata)
     keys = list(groups)
-    exact = np.array([share * len(groups[k]) for k in keys])
-    take = np.floor(exact).astype(int)
-    rest = target - int(take.sum())
-    if rest > 0:
-        # largest remainder, ties broken at random (seeded)
-        frac = exact - take
-        order = sorted(range(len(keys)), key=lambda j: (-round(frac[j], 12), rng.random()))
-        for j in order[:rest]:
-            take[j] += 1
+    sizes = [len(groups[k]) for k in keys]
+    quotas = [_exact(share) * size for size in sizes]
+    take = stratum_allocation(sizes, target, seed, quotas=quotas)
+    if target > sum(math.floor(q) for q in quotas):
+        # the draw before issue 23 took one number per stratum here (its tie-break): kept, so an
+        # allocation without a tie draws the same items with the same seed as before
+        rng.random(len(keys))
     chosen: set[int] = set()
     for j, k in enumerate(keys):
         idx = np.array(groups[k])
@@ -125,9 +129,74 @@ def overlap_assignment(
         "items": n,
         "double_rated": len(chosen),
     }
+    warnings: list[str] = []
     if strata is not None:
         design["strata"] = {str(k): {"items": len(groups[k]), "double_rated": int(take[j])} for j, k in enumerate(keys)}
-    return Assignment(out, design)
+        design["allocation"] = "random_strata" if target < len(keys) else "proportional"
+        warnings = _left_out_warnings(design, target)
+    return Assignment(out, design, warnings)
+
+
+def _exact(share: float) -> Fraction:
+    """``share`` as the decimal the user typed (0.2 is 1/5, not the float next to it)."""
+    return Fraction(repr(float(share)))
+
+
+def _left_out_warnings(design: dict[str, Any], target: int) -> list[str]:
+    """The strata an overlap draw left without a double-rated item, in one warning."""
+    strata = design["strata"]
+    empty = [s for s, v in strata.items() if not v["double_rated"]]
+    if not empty:
+        return []
+    names = ", ".join(repr(s) for s in empty[:10]) + (f" and {len(empty) - 10} more" if len(empty) > 10 else "")
+    if design["allocation"] == "random_strata":
+        return [
+            f"the overlap share gives {target} double-rated items for {len(strata)} strata: not every stratum can "
+            f"get one; {target} strata were drawn at random with the seed (each equally likely), one item each; "
+            f"none from {names}"
+        ]
+    return [
+        f"proportional allocation of the {target} double-rated items gives no item to {len(empty)} of the "
+        f"{len(strata)} strata (their share rounds to 0): {names}"
+    ]
+
+
+def stratum_allocation(
+    sizes: Sequence[int], n: int, seed: int, *, quotas: Sequence[Fraction] | None = None
+) -> list[int]:
+    """How many of ``n`` items each stratum (of ``sizes`` items) gives: the one allocation rule
+    of ``plan sample`` (:func:`goldboard.analysis.planning.stratified_sample`) and of push's
+    overlap design (:func:`overlap_assignment`).
+
+    ``n`` below the number of strata: not every stratum can be represented; ``n`` strata are
+    drawn as a simple random sample without replacement (Cochran WG, *Sampling Techniques*, 3rd
+    ed., Wiley 1977, ch. 2), each with the same chance ``n / strata`` whatever its size, one
+    item from each.  Otherwise each stratum gives its exact ``quotas`` (default: one item from
+    every stratum and the rest proportional to the items each has left -- plan sample's rule)
+    rounded by largest remainder, in exact arithmetic, so the total is ``n``: a tie goes to the
+    larger stratum, then is broken at random with the seed -- never by the stratum's name or
+    place.  The random choices come from a stream of their own (``SeedSequence(seed).spawn``),
+    so they do not shift the draw of the items within the strata."""
+    draw = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    k = len(sizes)
+    if n < k:
+        alloc = [0] * k
+        for j in draw.choice(k, size=n, replace=False):
+            alloc[int(j)] = 1
+        return alloc
+    if quotas is None:
+        remaining = n - k
+        spare = [s - 1 for s in sizes]
+        if not remaining:
+            return [1] * k
+        quotas = [1 + Fraction(remaining * sp, sum(spare)) for sp in spare]
+    alloc = [math.floor(q) for q in quotas]
+    rest = [q - a for q, a in zip(quotas, alloc)]
+    tie = draw.random(k)
+    order = sorted(range(k), key=lambda j: (-rest[j], -sizes[j], tie[j]))
+    for j in order[: n - sum(alloc)]:
+        alloc[j] += 1
+    return alloc
 
 
 def per_item_assignment(
@@ -156,6 +225,21 @@ def per_item_assignment(
     return Assignment(out, design)
 
 
+def _strata_clause(design: dict[str, Any]) -> str:
+    """How an overlap draw spread its items over the strata, as recorded: with fewer items than
+    strata, which strata got one was drawn at random; strata proportional allocation left out
+    are counted.  Nothing for a round recorded before the rule was (no ``allocation``)."""
+    strata = design.get("strata") or {}
+    if not strata or not design.get("stratify_by") or design.get("allocation") is None:
+        return ""
+    got = sum(1 for v in strata.values() if v.get("double_rated"))
+    if design["allocation"] == "random_strata":
+        return f": {got} of its {len(strata)} strata drawn at random, each equally likely, one item each"
+    if got < len(strata):
+        return f": proportional allocation, no item from {len(strata) - got} of its {len(strata)} strata"
+    return ""
+
+
 def design_note(design: dict[str, Any], n_multi: int) -> str:
     """One sentence for agreement output: the round's design and the ``n_multi`` items (rated
     by two or more raters) that agreement is measured on."""
@@ -163,6 +247,7 @@ def design_note(design: dict[str, Any], n_multi: int) -> str:
     seed = design.get("seed")
     strat = f", stratified by {design['stratify_by']}" if design.get("stratify_by") else ""
     if kind == "overlap":
+        strat += _strata_clause(design)
         others = [r for r in design.get("raters", []) if r != design.get("primary")]
         return (
             f"Design: overlap subset -- {design.get('primary')} rated all {design.get('items')} items, "
@@ -178,4 +263,11 @@ def design_note(design: dict[str, Any], n_multi: int) -> str:
     return ""
 
 
-__all__ = ["design_note", "Assignment", "overlap_assignment", "per_item_assignment", "ASSIGNMENT_COLUMNS"]
+__all__ = [
+    "design_note",
+    "Assignment",
+    "overlap_assignment",
+    "per_item_assignment",
+    "stratum_allocation",
+    "ASSIGNMENT_COLUMNS",
+]

@@ -49,7 +49,10 @@ from goldboard.text import terminal_text
     "--stratify-by",
     default=None,
     metavar="COLUMN",
-    help="Draw --overlap/--per-item within strata of a case field or item column (e.g. case_type).",
+    help="Draw --overlap/--per-item within strata of a case field or item column (e.g. case_type). "
+    "--overlap allocates proportionally (largest remainders; a tie goes to the larger stratum, then to the "
+    "seed); with fewer double-rated items than strata, that many strata are drawn at random with the seed, "
+    "each equally likely, one item each, and a warning names the strata left without one.",
 )
 @click.option(
     "--batch-size",
