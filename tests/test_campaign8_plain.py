@@ -222,3 +222,20 @@ def test_file_pull_with_some_new_answers_is_still_taken(tmp_path):
                "--label-col", "label", "--field", "safety_label", code=0)  # fmt: skip
     res = invoke_cli("pull", "--study", s, "--from-file", f"prodigy={PRODIGY}", *RATERS, "--round", 1, code=0)
     assert "1 x already rated from another source" in res.output, res.output
+
+
+def test_file_pull_whose_every_item_the_pushed_study_lacks_is_refused(tmp_path):
+    """A study whose units were pushed: a file all of whose items it does not know is refused,
+    pointing at --item-key (before: exit 0, the file recorded as a source of round 1)."""
+    s = tmp_path / "st"
+    st = Study.init(s, schema="mtb", raters=["onc_a", "onc_b", "onc_c"])
+    rnd = st.get_or_add_round(1)
+    rnd.projects = {"onc_a": 11, "onc_b": 12, "onc_c": 13}
+    st.save()
+    unit = {"item_id": "MTB-9", "case_id": "MTB-9", "output_id": "", "model": "", "case_text": "x", "rounds": [1]}
+    (s / "units.jsonl").write_text(json.dumps(unit) + "\n")
+    before = _study_files(s)
+    err = one_error(invoke_cli("pull", "--study", s, "--from-file", f"prodigy={PRODIGY}", *RATERS))
+    assert "nothing pulled: all 6 ratings are of items not in this study's units" in err, err
+    assert "check --item-key" in err, err
+    assert _study_files(s) == before

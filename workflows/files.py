@@ -101,7 +101,8 @@ def pull_file(
     res.ratings = res.ratings[res.ratings["field"].isin(read.fields)].reset_index(drop=True)
     res.summary["rating_rows"] = int(len(res.ratings))
     if any(a.held for _, _, a in read.annotations):  # held by the study (another source, an unknown item)
-        given = pd.DataFrame([(item, who[name]) for name, item, _ in read.annotations], columns=["item_id", "rater"])
+        answered = [(item, who[name]) for name, item, a in read.annotations if _rates(a, read.fields[0])]
+        given = pd.DataFrame(answered, columns=["item_id", "rater"])
         kept = res.ratings[res.ratings["field"] == read.fields[0]]
         refuse_nothing_pulled(
             study, path, n, kept, given, taken, held_unknown, res.invalid, noun="file", id_param="item_key"
@@ -170,6 +171,11 @@ def _refuse_no_rating(res: IntakeResult, path: Path, field_name: str, noun: str)
         noun=noun,
         what=f"{len(res.invalid)} answers held out{top}",
     )
+
+
+def _rates(a: Annotation, field_name: str) -> bool:
+    """Whether answer ``a`` holds a rating of field ``field_name`` (not skipped, not unreadable)."""
+    return not a.cancelled and not a.unreadable and any(n == field_name for n, _ in a.entries)
 
 
 def _check_unordered_twins(read: FileRead, path: Path) -> None:
