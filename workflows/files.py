@@ -4,7 +4,8 @@ The format's reader (:mod:`goldboard.cases.intake.files`: one adapter module per
 scanning :mod:`goldboard.cases.intake.sources`) yields normalised annotations; this workflow maps
 the file's annotators to study raters (``--rater NAME=RATER``, else the same name), holds out what
 the study cannot take (an item it does not have, in a study whose units were pushed; an item x
-rater another source already rated in the round), runs the intake core and writes the round with
+rater another source already rated in the round; a file of which the round would take nothing is
+refused, as a table is), runs the intake core and writes the round with
 :meth:`Study.write_round`, as for a ratings table: provenance ``<source>:<row>``, the file (SHA-256,
 rows, format) recorded in study.toml, re-pulling the same source replacing its own rows only.
 """
