@@ -25,7 +25,7 @@ def held_out_only(tmp: Path, monkeypatch) -> Path:
     so the table's refusal is switched off here to build the state the server pull leaves."""
     from goldboard.workflows import tables
 
-    monkeypatch.setattr(tables, "_refuse_nothing_pulled", lambda *a, **k: None)
+    monkeypatch.setattr(tables, "refuse_nothing_pulled", lambda *a, **k: None)
     t = tmp / "t.csv"
     t.write_text("case_id,rater,label\nc1,onc_a,Zzz\nc1,onc_b,Yyy\nc2,onc_a,Qqq\nc2,onc_b,Www\n")
     s = tmp / "s"

@@ -940,15 +940,23 @@ def _expected_flagged(table: pd.DataFrame) -> set[str]:
     return {i for i, r in lab.iterrows() if r["onc_a"] != r["onc_b"]}
 
 
+#: the blanks around an id that are no part of it (README: "the blanks around an id are stripped")
+ID_BLANKS = " \t\r\n\u00a0"
+
+
 def test_flag_and_agree_on_hostile_tables(world, failures):
     """A ratings table whose item ids and rationales are hostile: flag lists exactly the
-    disagreeing items (ids read back from its CSV exactly), agree counts exactly."""
+    disagreeing items (ids read back from its CSV exactly, the blanks around them stripped),
+    agree counts exactly; a table whose ids hold a hidden character is refused naming one."""
     for seed in range(40):
         rng = random.Random(1000 + seed)
         rows = []
         n = rng.randint(3, 8)
+        raw = [f"{hostile.mixed(rng, 2)}#{k}".strip(ID_BLANKS) for k in range(n)]
+        if any(_hidden_char(ch) for item in raw for ch in item):
+            _plain_refuses_hidden_ids(world, seed, raw)
         for k in range(n):
-            item = f"{hostile.mixed(rng, 2)}#{k}"
+            item = _visible_id(raw[k])
             for rater in RATERS:
                 rows.append(
                     {
@@ -992,6 +1000,103 @@ def test_flag_and_agree_on_hostile_tables(world, failures):
             invoke(["agree", f, "--field", "safety_label", "--schema", "mtb", "--format", "json"]),
             must_fail=False,
             oracle=agree_oracle,
+            must_pass=True,
+        )
+
+
+def _plain_table(path: Path, items: list[str], a: list[str], b: list[str], rater_b: str = "onc_b") -> Path:
+    rows = [
+        {"item_id": it, "rater": r, "field": "safety_label", "value": v}
+        for it, va, vb in zip(items, a, b)
+        for r, v in (("onc_a", va), (rater_b, vb))
+    ]
+    path.write_text(
+        csv_text(pd.DataFrame(rows).reindex(columns=RATINGS_COLUMNS).astype(object).where(lambda d: d.notna(), "")),
+        encoding="utf-8",
+    )
+    return path
+
+
+def _plain_refuses_hidden_ids(world, seed: int, items: list[str]) -> None:
+    """flag and agree refuse a plain table whose item ids hold a hidden character, in one line
+    naming a code point the ids hold."""
+    f = _plain_table(world["root"] / f"plain_hidden_{seed}.csv", items, [S] * len(items), [S] * len(items))
+    codes = {f"U+{ord(ch):04X}" for it in items for ch in it if _hidden_char(ch)}
+    for cmd in (["flag", f, "--schema", "mtb", "--format", "csv"], ["agree", f, "--schema", "mtb"]):
+        res = invoke(cmd)
+        if judge(f"{cmd[0]} plain hidden ids seed {seed}", res, must_fail=True) == "error":
+            line = res.stderr.strip()
+            if "invisible or control character" not in line or not any(c in line for c in codes):
+                FAILURES.append(
+                    f"{cmd[0]} plain hidden ids seed {seed}: refused, not for the hidden character: {line[:200]}"
+                )
+
+
+def _twin_of(rng: random.Random, item: str) -> tuple[str, str]:
+    """A twin of ``item`` by the id rules, made independently: another letter case, the NFD form,
+    a zero-width character inside, or (a number) leading zeros / a decimal point."""
+    if item.isdigit():
+        return rng.choice([("0" + item, "number"), (item + ".0", "number"), ("00" + item, "number")])
+    kinds = [("case", item.swapcase())] if item.swapcase() != item else []
+    if unicodedata.normalize("NFD", item) != item:
+        kinds.append(("Unicode form", unicodedata.normalize("NFD", item)))
+    cut = rng.randint(1, len(item) - 1) if len(item) > 1 else 1
+    zw = rng.choice(["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"])
+    kinds.append((f"U+{ord(zw):04X}", item[:cut] + zw + item[cut:]))
+    kind, twin = rng.choice(kinds)
+    return twin, kind
+
+
+def test_plain_ratings_with_twin_item_ids_are_refused(world, failures):
+    """flag, agree and judge on a plain table where one rater wrote an item id as a twin of the
+    other's (issue 23): refused in one line naming both lines (CSV line 2k and 2k+1 of item k)
+    and the kind of difference; the table with the ids written one way gives the right result."""
+    words = ["MTB-001", "case_a", "Zoë", "Café", "ÅRHUS-7", "item", "x1", "Ωmega", "q"]
+    for seed in range(30):
+        rng = random.Random(5000 + seed)
+        n = rng.randint(3, 7)
+        items = [
+            rng.choice(words) + f"-{k}" if rng.random() < 0.7 else str(rng.randint(1, 999) * 10 + k) for k in range(n)
+        ]
+        items = [unicodedata.normalize("NFC", it) for it in items]
+        a = [rng.choice(LABELS[:2]) for _ in items]
+        b = [rng.choice(LABELS[:2]) for _ in items]
+        k = rng.randrange(n)
+        twin, kind = _twin_of(rng, items[k])
+        b_items = items[:k] + [twin] + items[k + 1 :]
+        bad = world["root"] / f"plain_twins_{seed}.csv"
+        rows = [{"item_id": it, "rater": "onc_a", "field": "safety_label", "value": v} for it, v in zip(items, a)]
+        rows += [{"item_id": it, "rater": "gpt", "field": "safety_label", "value": v} for it, v in zip(b_items, b)]
+        bad.write_text(
+            csv_text(pd.DataFrame(rows).reindex(columns=RATINGS_COLUMNS).astype(object).where(lambda d: d.notna(), "")),
+            encoding="utf-8",
+        )
+        lines = (f"{bad}:{k + 2}", f"{bad}:{n + k + 2}")  # onc_a's rows first, then gpt's
+        words_of = {"case": "letter case", "number": "how a number is written", "Unicode form": "Unicode form"}
+        for cmd in (
+            ["flag", bad, "--schema", "mtb", "--format", "csv"],
+            ["agree", bad, "--schema", "mtb", "--field", "safety_label"],
+            ["judge", bad, "--judge", "gpt", "--epsilon", "0.2"],
+        ):
+            res = invoke(cmd)
+            if judge(f"{cmd[0]} twin ids seed {seed} ({kind})", res, must_fail=True) == "error":
+                line = res.stderr.strip()
+                if not (line.startswith(f"Error: {lines[1]}: item_id ") and f"({lines[0]})" in line):
+                    FAILURES.append(f"{cmd[0]} twin ids seed {seed}: not naming both lines {lines}: {line[:250]}")
+                elif words_of.get(kind, kind) not in line:
+                    FAILURES.append(f"{cmd[0]} twin ids seed {seed}: not naming the difference {kind}: {line[:250]}")
+        good = _plain_table(world["root"] / f"plain_ok_{seed}.csv", items, a, b)
+        want = {it for it, x, y in zip(items, a, b) if x != y}
+
+        def flag_oracle(res, want=want):
+            got = {r["item_id"] for r in _csv_rows(res.stdout_bytes.decode("utf-8"))}
+            return None if got == want else f"flagged {sorted(got)!r:.200} instead of {sorted(want)!r:.200}"
+
+        judge(
+            f"flag twin-free seed {seed}",
+            invoke(["flag", good, "--schema", "mtb", "--format", "csv"]),
+            must_fail=False,
+            oracle=flag_oracle,
             must_pass=True,
         )
 

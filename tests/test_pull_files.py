@@ -80,13 +80,26 @@ def test_a_file_source_into_a_table_born_study(fake, tmp_path):
     # a second file source into the same round: the first one's rows stay; a rating it gave is held out
     g = tmp_path / "y.json"
     g.write_text(json.dumps([{"who": "onc_a", "item": "C-1", "label": "Unsupported"}]))
+    res = run("pull", "--study", s, "--from-file", f"fake={g}", code=1)  # it takes nothing: refused
+    assert "nothing pulled: all 1 of its ratings are already in round 1 from 'x.json'" in res.output
+    g.write_text(
+        json.dumps(
+            [
+                {"who": "onc_a", "item": "C-1", "label": "Unsupported"},
+                {"who": "onc_b", "item": "C-2", "label": "Supported"},
+            ]
+        )
+    )
     res = run("pull", "--study", s, "--from-file", f"fake={g}")
     assert "onc_a: 0 rated, 1 invalid" in res.output and "1 x already rated from another source" in res.output
     inv = pd.read_csv(s / "rounds/1/invalid.csv", dtype=str, keep_default_na=False).set_index("annotation_id")
     assert "onc_a already rated 'C-1' in round 1 (x.json)" in inv.loc["y.json:1", "reason"]
     assert "x.json:2" in inv.index  # the first source's held-out row stays
     got = pd.read_csv(s / "rounds/1/ratings.csv", dtype=str, keep_default_na=False)
-    assert got["value"].tolist() == ["Supported"]
+    assert got[["item_id", "rater", "value"]].values.tolist() == [
+        ["C-1", "onc_a", "Supported"],
+        ["C-2", "onc_b", "Supported"],
+    ]
 
 
 def test_unknown_format_names_the_formats(fake, tmp_path):

@@ -64,15 +64,25 @@ def one_error_line(res, *needles):
     return lines[0]
 
 
-def ratings_frame(texts: list[str]) -> pd.DataFrame:
-    """A ratings table with one hostile text per row in item_id, rationale and case_id."""
+def plain_id(text: str, k: int) -> str:
+    """Item id ``k`` made of hostile ``text`` as a plain ratings file may hold it: without its
+    hidden characters (control, format, line separators, variation selectors: refused in an id,
+    issue 23) and the blanks around it (no part of an id)."""
+    from test_fuzz_inputs import _hidden_char
+
+    return ("".join(ch for ch in text if not _hidden_char(ch)) + f"#{k}").strip(" \u00a0")
+
+
+def ratings_frame(texts: list[str], *, raw_ids: bool = False) -> pd.DataFrame:
+    """A ratings table with one hostile text per row in rationale and case_id, and in item_id
+    without what an id may not hold (:func:`plain_id`; ``raw_ids``: as it is, ``TEXT#k``)."""
     rows = []
     for k, t in enumerate(texts):
         for r in RATERS:
             rows.append(
                 {
                     "round": "1",
-                    "item_id": f"{t}#{k}",
+                    "item_id": f"{t}#{k}" if raw_ids else plain_id(t, k),
                     "case_id": t,
                     "rater": r,
                     "field": "safety_label",
@@ -102,7 +112,7 @@ def test_csv_writer_quotes_every_line_break():
 
 def test_ratings_csv_round_trip_every_hostile_string(tmp_path):
     texts = hostile.corpus_with_huge()
-    df = ratings_frame(texts)
+    df = ratings_frame(texts, raw_ids=True)
     path = tmp_path / "ratings.csv"
     write_csv_atomic(df, path)
     back = read_ratings_csv(path)
@@ -212,7 +222,7 @@ def test_flags_csv_and_agree_csv_round_trip(tmp_path):
     assert res.exit_code == 0, res.output
     with open(out, encoding="utf-8", newline="") as fh:
         flagged = [r["item_id"] for r in csv.DictReader(fh)]
-    assert sorted(flagged) == sorted(f"{t}#{k}" for k, t in enumerate(hostile.CORPUS) if k % 2 == 0)
+    assert sorted(flagged) == sorted(plain_id(t, k) for k, t in enumerate(hostile.CORPUS) if k % 2 == 0)
     # agree --format csv: strata named by hostile text (--by) come back exactly
     df["stratum"] = df["case_id"].map(lambda t: t if t.strip() else "blank")
     write_csv_atomic(df, path)
@@ -293,6 +303,11 @@ def test_terminal_tables_strip_control_and_bidi(tmp_path):
         assert res.exit_code == 0, res.output
         shown = res.stdout_bytes.decode("utf-8")
         assert not (set(shown) & TERMINAL_UNSAFE), (args[0], sorted(set(shown) & TERMINAL_UNSAFE))
+    df["item_id"] = ratings_frame(hostile.BIDI_CONTROL + ["\x1b[2J\x1b[Hcleared", "a\rb"], raw_ids=True)["item_id"]
+    write_csv_atomic(df, path)  # the hostile text in the ids: refused (issue 23), the refusal escaped
+    res = run("flag", path, "--schema", "mtb")
+    assert res.exit_code == 1 and "invisible or control character" in res.output, res.output
+    assert not (set(res.output) & TERMINAL_UNSAFE)
     # model names, item ids and values from the files, in the one-line summaries too
     cases, outputs = tmp_path / "c.jsonl", tmp_path / "o.jsonl"
     cases.write_text(json.dumps({"case_id": "C1", "text": "x"}) + "\n")

@@ -489,8 +489,11 @@ def export_agreement_input(
 
     df = pd.concat([read_label_studio_export(f, base, schema) for f in files], ignore_index=True)
     if len(df):  # 'Onc@x.org' in one export, 'onc@x.org' in another: one annotator, refused as two
-        from goldboard.cases.ratings import check_rater_column
+        from goldboard.cases.ratings import check_item_column, check_rater_column
 
+        df["item_id"] = check_item_column(
+            df["item_id"], lambda i: str(df["_where"].iloc[i])
+        )  # 'C1' in one export, 'c1' in another
         df["rater"] = check_rater_column(df["rater"], lambda i: str(df["_where"].iloc[i]))
     source = files[0] if len(files) == 1 else "label-studio exports"
     return AgreementInput(df, source, fname)

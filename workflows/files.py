@@ -4,7 +4,8 @@ The format's reader (:mod:`goldboard.cases.intake.files`: one adapter module per
 scanning :mod:`goldboard.cases.intake.sources`) yields normalised annotations; this workflow maps
 the file's annotators to study raters (``--rater NAME=RATER``, else the same name), holds out what
 the study cannot take (an item it does not have, in a study whose units were pushed; an item x
-rater another source already rated in the round), runs the intake core and writes the round with
+rater another source already rated in the round; a file of which the round would take nothing is
+refused, as a table is), runs the intake core and writes the round with
 :meth:`Study.write_round`, as for a ratings table: provenance ``<source>:<row>``, the file (SHA-256,
 rows, format) recorded in study.toml, re-pulling the same source replacing its own rows only.
 """
@@ -35,7 +36,7 @@ from goldboard.workflows.intake_round import (
     sha256_of,
     units_records,
 )
-from goldboard.workflows.tables import check_changes_under_adjudication
+from goldboard.workflows.tables import check_changes_under_adjudication, refuse_nothing_pulled
 
 
 @dataclass
@@ -95,12 +96,19 @@ def pull_file(
     held_unknown = set() if table_born else unknown
     check_additions(study, path, read, known, n, None if table_born else unknown, add_to_adjudicated_round)
     old_mine, others = intake_rounds.split(intake_rounds.previous(study.ratings_path(n)), source)
-    shown = _shown(read, who, raters, source, held_unknown, intake_rounds.given_by(others), n)
+    taken = intake_rounds.given_by(others)
+    shown = _shown(read, who, raters, source, held_unknown, taken, n)
     res = collect(shown, relaxed_schema(study.schema, set(read.fields)), raters, n, units=_unit_frame(read, units))
     res.ratings = res.ratings[res.ratings["field"].isin(read.fields)].reset_index(drop=True)
     res.summary["rating_rows"] = int(len(res.ratings))
-    if not any(a.held for _, _, a in read.annotations):  # held out by the study (another source): recorded
-        _refuse_no_rating(res, path, read.fields[0], source_kind({"format": reader.name}))
+    if any(a.held for _, _, a in read.annotations):  # held by the study (another source, an unknown item)
+        answered = [(item, who[name]) for name, item, a in read.annotations if _rates(a, read.fields[0])]
+        given = pd.DataFrame(answered, columns=["item_id", "rater"])
+        kept = res.ratings[res.ratings["field"] == read.fields[0]]
+        refuse_nothing_pulled(
+            study, path, n, kept, given, taken, held_unknown, res.invalid, noun="file", id_param="item_key"
+        )
+    _refuse_no_rating(res, path, read.fields[0], source_kind({"format": reader.name}))
     under: dict[str, Any] = {"text": ""}  # a changed rating under decisions or a release: refused unless allowed
     check_changes_under_adjudication(study, n, old_mine, res.ratings, under, add_to_adjudicated_round, "file")
     if under.get("under_adjudication"):
@@ -151,7 +159,8 @@ def check_read(read: FileRead, path: Path, noun: str) -> None:
 def _refuse_no_rating(res: IntakeResult, path: Path, field_name: str, noun: str) -> None:
     """A file none of whose answers is a valid rating of the field is refused (nothing written); a
     file whose answers the study held out (rated from another source, an item not in a pushed
-    study) is recorded with them, as before."""
+    study) is refused before, by :func:`~goldboard.workflows.tables.refuse_nothing_pulled`, as a
+    table is, naming the source that gave them."""
     if (res.ratings["field"] == field_name).any():
         return
     reasons = res.invalid["reason"].value_counts() if "reason" in res.invalid else pd.Series(dtype=int)
@@ -163,6 +172,11 @@ def _refuse_no_rating(res: IntakeResult, path: Path, field_name: str, noun: str)
         noun=noun,
         what=f"{len(res.invalid)} answers held out{top}",
     )
+
+
+def _rates(a: Annotation, field_name: str) -> bool:
+    """Whether answer ``a`` holds a rating of field ``field_name`` (not skipped, not unreadable)."""
+    return not a.cancelled and not a.unreadable and any(n == field_name for n, _ in a.entries)
 
 
 def _check_unordered_twins(read: FileRead, path: Path) -> None:

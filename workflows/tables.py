@@ -319,7 +319,7 @@ def pull_table(
     given = ratings
     if len(ratings) and (held_unknown or taken):
         ratings = _hold_out(ratings, read, source, n, held_unknown, taken, counts, extra_invalid)
-    _refuse_nothing_pulled(study, path, n, ratings, given, taken, held_unknown, invalid)
+    refuse_nothing_pulled(study, path, n, ratings, given, taken, held_unknown, invalid)
     if extra_invalid:
         invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
 
@@ -674,7 +674,7 @@ def _hold_out(
     return ratings[[not d for d in drop]]
 
 
-def _refuse_nothing_pulled(
+def refuse_nothing_pulled(
     study: Study,
     path: Path,
     n: int,
@@ -683,11 +683,16 @@ def _refuse_nothing_pulled(
     taken: dict[tuple[str, str], str],
     held_unknown: set[str],
     invalid: pd.DataFrame,
+    *,
+    noun: str = "table",
+    id_param: str = "item_col",
 ) -> None:
-    """A table from which the round would take no rating is refused, nothing written ("nothing
-    pulled", exit 1), naming why: every rating already given in the round by another source
-    (with the way to replace that source, or to add a round), every item unknown to a pushed
-    study, or no valid rating at all."""
+    """A table (``pull --from-table``) or another tool's file (``pull --from-file``, ``noun``
+    "file", its item ids chosen by ``id_param`` "item_key") from which the round would take no
+    rating is refused, nothing written ("nothing pulled", exit 1), naming why: every rating
+    already given in the round by another source (with the way to replace that source, or to add
+    a round), every item unknown to a pushed study, or no valid rating at all.  ``kept``: the
+    ratings the round would take; ``given``: every rating read (``item_id``, ``rater``)."""
     if len(kept):
         return
     pairs = list(zip(given["item_id"], given["rater"])) if len(given) else []
@@ -703,7 +708,7 @@ def _refuse_nothing_pulled(
         count = f"all {held} of its ratings" if held == len(pairs) else f"{held} of its {len(pairs)} ratings"
         also = f", and {unknown} are of items not in this study" if unknown else ""
         replace = (
-            "To replace the ratings from {first} with this table's, pull it as that source ({source} {quoted}: "
+            "To replace the ratings from {first} with this " + noun + "'s, pull it as that source ({source} {quoted}: "
             "the output lists each change); to add it as a new round"
             if files
             else "To add it as a new round"
@@ -723,14 +728,14 @@ def _refuse_nothing_pulled(
     if unknown:
         raise ParamError(
             "{path}: nothing pulled: all {unknown} ratings are of items not in this study's units "
-            "(push them first, or check {item_col})",
+            "(push them first, or check {" + id_param + "})",
             path=str(path),
             unknown=unknown,
         )
     held = invalid[invalid["kind"] == "invalid"] if len(invalid) else invalid
     first = f"; e.g. {held['annotation_id'].iloc[0]}: {held['reason'].iloc[0]}" if len(held) else ""
     raise GoldboardError(
-        f"{path}: nothing pulled: no valid rating in this table ({len(held)} held out as invalid{first}); "
+        f"{path}: nothing pulled: no valid rating in this {noun} ({len(held)} held out as invalid{first}); "
         "check the rater columns and the field's values"
     )
 
@@ -771,4 +776,4 @@ def _table_summary(
         res.summary.pop(k, None)
 
 
-__all__ = ["pull_table", "TablePullResult", "describe_changes", "TABLE_MODE"]
+__all__ = ["pull_table", "TablePullResult", "describe_changes", "refuse_nothing_pulled", "TABLE_MODE"]
