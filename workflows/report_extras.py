@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from goldboard.analysis.report_tables import gold_distribution, resolution_by_boundary, time_on_task
 from goldboard.exports.calibration import calibration_curve_png, calibration_rows, verdict_sentence
 from goldboard.study import Study
-from goldboard.workflows.calibration import calibration_for_study
+from goldboard.workflows.calibration import calibration_for_study, nothing_to_test
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -105,6 +105,15 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
         fields = fields or rec_fields
     if not rules:
         return None
+    waiting = nothing_to_test(study)
+    if waiting:  # the rule is not tested on a main round in the calibration round's place
+        return {
+            "id": "calibration",
+            "title": "Calibration rounds and the stopping rule",
+            "paragraphs": [f"Stopping rule: {' and '.join(rules)}. {waiting[0].upper()}{waiting[1:]}."],
+            "tables": [],
+            "images": [],
+        }
     # a report takes no look and records nothing: `report --rule` shows the rule it is given (issue 23
     # refuses a changed rule in `calibrate` only)
     data = calibration_for_study(study, rules, fields=fields or None, n_resamples=boot, seed=seed, change_rule=True)
