@@ -98,3 +98,64 @@ def test_calibrate_tests_the_pulled_calibration_round_and_names_the_one_not_pull
     assert "round 3 marked as calibration but not pulled yet: not evaluated" in data["notes"]
     assert not any("no round is marked" in n for n in data["notes"])
     assert Study.open(st).extra["calibration"]["look_rounds"] == [2]
+
+
+# -- 2. F04: a round whose second rater's ratings were all held out as invalid -----------------
+
+
+def _report(st: Path, out: Path) -> str:
+    run_cli("report", "--study", st, "--format", "markdown", "-o", out, "--no-supplement")
+    return out.read_text()
+
+
+def test_report_names_held_out_ratings_and_never_calls_the_round_test_retest(tmp_path):
+    st = two_rater_study(tmp_path)
+    bad = _table(tmp_path / "t2.csv", {"a": A, "b": ["Perhaps"] * 30})
+    res = run_cli("pull", "--study", st, "--round", 2, "--from-table", bad, *PULL, *COLS)
+    assert "onc_b: 0 rated, 30 invalid" in res.output
+    text = _report(st, tmp_path / "r.md")
+    where = f"see {st / 'rounds' / '2' / 'invalid.csv'}"
+    assert (
+        "- Round analysed: round 1, the latest complete round; round 2 has valid ratings from onc_a only (30 items; "
+        f"onc_b's ratings of 30 items held out as invalid at pull, {where}): not a test-retest round" in text
+    )
+    assert "a test-retest round or a round in progress" not in text
+    assert "Test-retest (intra-rater) agreement" not in text  # no retest section on onc_a alone
+    warnings = text[text.index("## Warnings") :]
+    assert "- none" not in warnings
+    assert (
+        f"- round 2: onc_b's ratings of 30 items were held out as invalid at pull ({where}); they are in none of this "
+        "report's statistics" in warnings
+    )
+    # agree names the round the same way
+    res = run_cli("agree", "--study", st)
+    assert "onc_b's ratings of 30 items held out as invalid at pull" in res.output
+
+
+def test_true_retest_round_keeps_its_section_and_counts_its_own_held_out_ratings(tmp_path):
+    """onc_a alone re-rates the 30 items, 2 of them with a value the schema does not have: still a
+    test-retest round (no other rater's rating was held out); the sentence, the section and the warnings
+    count the 2 held out."""
+    st = two_rater_study(tmp_path)
+    a2 = ["Perhaps", "Perhaps", *A[2:]]
+    run_cli(
+        "pull",
+        "--study",
+        st,
+        "--round",
+        2,
+        "--from-table",
+        _table(tmp_path / "t2.csv", {"a": a2}),
+        *PULL,
+        "--rater-cols",
+        "onc_a=a",
+    )
+    text = _report(st, tmp_path / "r.md")
+    where = f"see {st / 'rounds' / '2' / 'invalid.csv'}"
+    assert (
+        f"round 2 has ratings from onc_a only (28 items, each rated in round 1 too; onc_a's ratings of 2 items held "
+        f"out as invalid at pull, {where}): a test-retest round or a round in progress" in text
+    )
+    assert "## Test-retest (intra-rater) agreement" in text
+    assert "2 of onc_a's round-2 ratings were held out as invalid at pull and are not in these numbers" in text
+    assert "- round 2: onc_a's ratings of 2 items were held out as invalid at pull" in text
