@@ -159,3 +159,20 @@ def test_true_retest_round_keeps_its_section_and_counts_its_own_held_out_ratings
     assert "## Test-retest (intra-rater) agreement" in text
     assert "2 of onc_a's round-2 ratings were held out as invalid at pull and are not in these numbers" in text
     assert "- round 2: onc_a's ratings of 2 items were held out as invalid at pull" in text
+
+
+def test_calibrate_names_held_out_ratings_of_a_round_it_leaves_out(tmp_path):
+    """Rounds 1 and 2 marked calibration; onc_b's round-2 ratings all held out: calibrate tests round 1
+    and says why round 2 is left out (not "in progress")."""
+    st = two_rater_study(tmp_path)
+    bad = _table(tmp_path / "t2.csv", {"a": A, "b": ["Perhaps"] * 30})
+    run_cli("pull", "--study", st, "--round", 2, "--from-table", bad, *PULL, *COLS)
+    for n in (1, 2):
+        run_cli("study", "round", st, n, "--calibration")
+    data = json.loads(run_cli("calibrate", "--study", st, "--rule", "kappa_lower>=0.3", "--format", "json").stdout)
+    assert [r["round"] for r in data["rounds"]] == [1]
+    where = st / "rounds" / "2" / "invalid.csv"
+    assert (
+        f"round 2 has valid ratings from onc_a only (30 items; onc_b's ratings of 30 items held out as invalid at "
+        f"pull, see {where}): not evaluated" in data["notes"]
+    )

@@ -19,7 +19,7 @@ from goldboard.analysis.report_tables import SMALL_N
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study
 from goldboard.text import did_you_mean
-from goldboard.workflows.agreement import agreement_for_study, analysis_round
+from goldboard.workflows.agreement import agreement_for_study, analysis_round, held_text
 
 
 def check_field(study: Study, name: str) -> None:
@@ -353,12 +353,18 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str],
         if n not in chosen or n in taken:  # a look already taken is shown (and counted) as it is
             continue
         who = choice.later_raters.get(n) or []
+        held = choice.held_out.get(n)
         state = (
             f"round {n} has ratings from {', '.join(who)} only ({total} items; a round with fewer raters, or one in "
             "progress)"
             if not done and len(who) >= 2
             else f"round {n} is in progress ({done} of {total} items rated by every rater so far)"
         )
+        if held:  # ratings held out at pull: not a round still being rated
+            state = (
+                f"round {n} has valid ratings from {', '.join(who) or 'no rater'} only ({total} items; {held_text(held)} "
+                f"held out as invalid at pull, see {study.invalid_path(n)})"
+            )
         if len(chosen) > 1:
             chosen.remove(n)
             notes.append(f"{state}: not evaluated" + (f" (--round {n} evaluates it as it is)" if done else ""))
