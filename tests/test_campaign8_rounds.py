@@ -10,7 +10,8 @@ builds the study, runs the command and reads the sentence; each fails on the cod
 2. F04: when every one of onc_b's round-2 ratings was held out as invalid at pull, the report called
    round 2 "ratings from onc_a only ...: a test-retest round", showed onc_a's test-retest agreement and
    said "Warnings: none".  The round sentence counts the held-out ratings, the round is not called a
-   test-retest round, and the warnings name them.
+   test-retest round, and the warnings name them (also for the round analysed, and in calibrate's note on
+   a calibration round it leaves out).
 """
 
 from __future__ import annotations
@@ -176,3 +177,17 @@ def test_calibrate_names_held_out_ratings_of_a_round_it_leaves_out(tmp_path):
         f"round 2 has valid ratings from onc_a only (30 items; onc_b's ratings of 30 items held out as invalid at "
         f"pull, see {where}): not evaluated" in data["notes"]
     )
+
+
+def test_report_counts_held_out_ratings_of_the_round_it_analyses(tmp_path):
+    st = tmp_path / "S"
+    run_cli("study", "init", st, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    b = ["Perhaps"] * 5 + B[5:]
+    run_cli("pull", "--study", st, "--from-table", _table(tmp_path / "t1.csv", {"a": A, "b": b}), *PULL, *COLS)
+    text = _report(st, tmp_path / "r.md")
+    where = f"see {st / 'rounds' / '1' / 'invalid.csv'}"
+    assert (
+        "- Round analysed: round 1, the latest round, as it is (25 of 30 items rated by every rater; onc_b's ratings "
+        f"of 5 items held out as invalid at pull, {where})" in text
+    )
+    assert f"- round 1: onc_b's ratings of 5 items were held out as invalid at pull ({where})" in text
