@@ -36,6 +36,9 @@ class RoundChoice:
     in_progress: dict[int, tuple[int, int]]
     #: the raters with ratings in each of those later rounds
     later_raters: dict[int, list[str]] = dataclasses.field(default_factory=dict)
+    #: per pulled round with ratings held out as invalid at pull: rater -> items held out (and not
+    #: rated validly by that rater in the round), as ``status`` counts them
+    held_out: dict[int, dict[str, int]] = dataclasses.field(default_factory=dict)
 
 
 def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) -> RoundChoice:
@@ -126,25 +129,86 @@ def _round_choice(
         progress[n], took = _tally(n, cols, need_all, assigned)
         if took is not None:
             took_part[n] = took
+    held = {n: h for n, cols in pairs.items() if (h := _held_counts(study, n, cols))}
     pulled = [n for n in sorted(progress) if n <= latest]
     complete = [n for n in pulled if progress[n][0] == progress[n][1] > 0]
     if complete and complete[-1] == latest:
-        return RoundChoice(latest, f"round {latest}, the latest round (complete: {every} rated each of its items)", {})
+        return RoundChoice(
+            latest,
+            f"round {latest}, the latest round (complete: {every} rated each of its items"
+            f"{_held_clause(study, latest, held)})",
+            {},
+            held_out=held,
+        )
     if not complete:  # rounds with gaps: the latest that every rater took part in, as it is
         started = [n for n in pulled if took_part.get(n)]
         use = started[-1] if started else latest
         d, t = progress.get(use, (0, 0))
         if use == latest:
             return RoundChoice(
-                latest, f"round {latest}, the latest round, as it is ({d} of {t} items rated by {every})", {}
+                latest,
+                f"round {latest}, the latest round, as it is ({d} of {t} items rated by {every}"
+                f"{_held_clause(study, latest, held)})",
+                {},
+                held_out=held,
             )
         complete = [use]
     later = {n: progress[n] for n in pulled if n > complete[-1]}
-    busy = "; ".join(_later_round_text(n, progress[n], every, pairs, need_all) for n in later)
+    busy = "; ".join(
+        _later_round_text(n, progress[n], every, pairs, need_all, held.get(n, {}), _held_clause(study, n, held))
+        for n in later
+    )
     use = complete[-1]
     d, t = progress[use]
-    what = "the latest complete round" if d == t else f"the latest round {every} took part in ({d} of {t} items)"
-    return RoundChoice(use, f"round {use}, {what}; {busy}", later, {n: _items_and_raters(pairs[n])[1] for n in later})
+    clause = _held_clause(study, use, held)
+    what = (
+        f"the latest complete round{f' ({clause[2:]})' if clause else ''}"
+        if d == t
+        else f"the latest round {every} took part in ({d} of {t} items{clause})"
+    )
+    return RoundChoice(
+        use,
+        f"round {use}, {what}; {busy}",
+        later,
+        {n: _items_and_raters(pairs[n])[1] for n in later},
+        held,
+    )
+
+
+def _held_counts(study: Study, n: int, cols: tuple[list[str], list[str]] | _CodedRound) -> dict[str, int]:
+    """Rater -> the items of round ``n`` whose rating by the rater its pull held out as invalid
+    (``invalid.csv``) and that the rater has no valid rating of in the round."""
+    held = study.held_out(n)
+    if not held:
+        return {}
+    rated: dict[str, set[str]] = {}
+    if isinstance(cols, _CodedRound):
+        for k, rater in enumerate(cols.raters):
+            if rater in held:
+                rated[rater] = {cols.items[i] for i in np.unique(cols.item_codes[cols.rater_codes == k])}
+    else:
+        for item, who in zip(cols[0], cols[1]):
+            if str(who) in held:
+                rated.setdefault(str(who), set()).add(str(item))
+    out = {r: len(items - rated.get(r, set())) for r, items in held.items()}
+    return {r: k for r, k in out.items() if k}
+
+
+def _held_clause(study: Study, n: int, held: dict[int, dict[str, int]]) -> str:
+    """``; onc_b's ratings of 50 items held out as invalid at pull, see S/rounds/2/invalid.csv`` (to close a
+    parenthesis), or ``""``."""
+    if not held.get(n):
+        return ""
+    return f"; {held_text(held[n])} held out as invalid at pull, see {study.invalid_path(n)}"
+
+
+def held_text(held: dict[str, int]) -> str:
+    """``onc_b's ratings of 50 items`` / ``onc_a's ratings of 2 items and onc_b's of 1 item``."""
+    parts = [
+        f"{r}'s{' ratings' if i == 0 else ''} of {k} item{'s' if k != 1 else ''}"
+        for i, (r, k) in enumerate(held.items())
+    ]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _items_and_raters(cols: tuple[list[str], list[str]] | _CodedRound) -> tuple[set[str], list[str]]:
@@ -159,31 +223,52 @@ def _later_round_text(
     every: str,
     pairs: dict[int, tuple[list[str], list[str]] | _CodedRound],
     need_all: set[str],
+    held: dict[str, int] | None = None,
+    held_clause: str = "",
 ) -> str:
     """What a later round passed over is, as far as its ratings tell: in progress, a round one
     rater re-rated (a test-retest round, or one in progress: the data cannot tell which), or a
-    round fewer raters rated -- never "nothing to analyse" when two raters rated items of it."""
+    round fewer raters rated -- never "nothing to analyse" when two raters rated items of it.
+    ``held``: rater -> items whose rating the pull held out as invalid (``held_clause`` names them):
+    a round whose other raters' ratings were held out is not a test-retest round."""
+    return _later_round_state(n, progress, every, pairs, need_all, held or {}, held_clause)
+
+
+def _later_round_state(
+    n: int,
+    progress: tuple[int, int],
+    every: str,
+    pairs: dict[int, tuple[list[str], list[str]] | _CodedRound],
+    need_all: set[str],
+    held: dict[str, int],
+    clause: str,
+) -> str:
     d, t = progress
     if not t:
-        return f"round {n} has no ratings yet"
+        return f"round {n} has no valid ratings ({clause[2:]})" if clause else f"round {n} has no ratings yet"
     items, raters = _items_and_raters(pairs[n])
     missing = sorted(need_all - set(raters))
+    if len(raters) == 1 and any(r != raters[0] for r in held):
+        return (
+            f"round {n} has valid ratings from {raters[0]} only ({t} items{clause}): not a test-retest round, and no "
+            "inter-rater agreement to analyse until the held-out ratings are corrected and pulled again"
+        )
     if len(raters) == 1:
         who = raters[0]
         before = [m for m in sorted(pairs) if m < n and items <= _items_and_raters(pairs[m])[0]]
         if before:
             return (
-                f"round {n} has ratings from {who} only ({t} items, each rated in round {before[-1]} too): a "
+                f"round {n} has ratings from {who} only ({t} items, each rated in round {before[-1]} too{clause}): a "
                 f"test-retest round or a round in progress, with no inter-rater agreement to analyse ({who}'s "
                 f"test-retest agreement: goldboard agree --test-retest --rounds {before[-1]},{n})"
             )
-        return f"round {n} has ratings from {who} only so far ({t} items): nothing to analyse yet"
+        return f"round {n} has ratings from {who} only so far ({t} items{clause}): nothing to analyse yet"
     if missing and not d:
         return (
             f"round {n} has ratings from {', '.join(raters)} only ({', '.join(missing)} rated none of its {t} "
-            f"items): a round with fewer raters, or one in progress; --round {n} analyses it as it is"
+            f"items{clause}): a round with fewer raters, or one in progress; --round {n} analyses it as it is"
         )
-    return f"round {n} is in progress ({d} of {t} items rated by {every} so far; " + (
+    return f"round {n} is in progress ({d} of {t} items rated by {every} so far{clause}; " + (
         f"--round {n} analyses it as it is)" if d else "nothing to analyse yet)"
     )
 

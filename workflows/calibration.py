@@ -19,7 +19,7 @@ from goldboard.analysis.report_tables import SMALL_N
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study
 from goldboard.text import did_you_mean
-from goldboard.workflows.agreement import agreement_for_study, analysis_round
+from goldboard.workflows.agreement import agreement_for_study, analysis_round, held_text
 
 
 def check_field(study: Study, name: str) -> None:
@@ -46,16 +46,42 @@ def check_field(study: Study, name: str) -> None:
         )
 
 
-def calibration_rounds(study: Study) -> tuple[list[int], str]:
-    """The pulled rounds marked as calibration in ``study.toml``; when none is marked, every
-    pulled round (with a note saying so)."""
+def calibration_rounds(study: Study) -> tuple[list[int], list[str]]:
+    """The pulled rounds marked as calibration in ``study.toml``, with notes. A round marked
+    calibration but not pulled yet is named and not evaluated; the other rounds are never used in
+    its place (they are main rounds). Only when no round at all is marked: every pulled round
+    (with a note saying so)."""
     pulled = set(study.pulled_rounds())
-    marked = [r.number for r in study.rounds if r.calibration and r.number in pulled]
-    if marked:
-        return sorted(marked), ""
-    if not pulled:
-        raise study.no_ratings_error()
-    return sorted(pulled), "no round is marked as calibration (push --calibration); every pulled round is shown"
+    declared = sorted(r.number for r in study.rounds if r.calibration)
+    if not declared:
+        if not pulled:
+            raise study.no_ratings_error()
+        return sorted(pulled), ["no round is marked as calibration (push --calibration); every pulled round is shown"]
+    waiting = [n for n in declared if n not in pulled]
+    notes = [f"{_rounds_text(waiting)} marked as calibration but not pulled yet: not evaluated"] if waiting else []
+    return [n for n in declared if n in pulled], notes
+
+
+def _rounds_text(numbers: Sequence[int]) -> str:
+    """``round 2`` / ``rounds 2, 3``."""
+    return ("round " if len(numbers) == 1 else "rounds ") + ", ".join(str(n) for n in numbers)
+
+
+def nothing_to_test(study: Study) -> str | None:
+    """Why calibrate has no round to test (every round marked calibration is not pulled yet and no
+    look was taken), or ``None``: the sentence ``calibrate`` refuses with and the report prints."""
+    declared = sorted(r.number for r in study.rounds if r.calibration)
+    if not declared or recorded_looks(study):
+        return None
+    pulled = set(study.pulled_rounds())
+    if any(n in pulled for n in declared):
+        return None
+    main = sorted(pulled)
+    others = f"; {_rounds_text(main)} {'is a main round' if len(main) == 1 else 'are main rounds'}" if main else ""
+    return (
+        f"{_rounds_text(declared)} {'is' if len(declared) == 1 else 'are'} marked as calibration but not pulled yet: "
+        f"no calibration round has ratings to test the stopping rule on{others}; nothing evaluated, no look recorded"
+    )
 
 
 def calibration_for_study(
@@ -305,22 +331,40 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str],
             if not study.ratings_path(r).exists():
                 study.check_round(r)  # a round the study does not have is named as such
                 raise GoldboardError(f"{study.ratings_path(r)}: round {r} is not pulled yet", param="rounds")
+        marked = {r.number for r in study.rounds if r.calibration}
+        main = [r for r in chosen if marked and r not in marked and r not in taken]
+        if main:  # a look on a main round would test the stopping rule on ratings that are not calibration
+            raise GoldboardError(
+                f"round {main[0]} is a main round, not a calibration round ({_rounds_text(sorted(marked))} "
+                f"{'is' if len(marked) == 1 else 'are'} marked as calibration): a look is taken on calibration "
+                f"rounds only; nothing evaluated, no look recorded (goldboard study round {study.path} {main[0]} "
+                "--calibration marks it, if it is one)",
+                param="rounds",
+            )
         return chosen
-    chosen, note = calibration_rounds(study)
-    if note:
-        notes.append(note)
+    waiting = nothing_to_test(study)
+    if waiting:
+        raise GoldboardError(f"{waiting} (pull the calibration round first)")
+    chosen, round_notes = calibration_rounds(study)
+    notes.extend(round_notes)
     choice = analysis_round(study)
     busy = choice.in_progress  # a round still being rated is not judged on part of it
     for n, (done, total) in busy.items():
         if n not in chosen or n in taken:  # a look already taken is shown (and counted) as it is
             continue
         who = choice.later_raters.get(n) or []
+        held = choice.held_out.get(n)
         state = (
             f"round {n} has ratings from {', '.join(who)} only ({total} items; a round with fewer raters, or one in "
             "progress)"
             if not done and len(who) >= 2
             else f"round {n} is in progress ({done} of {total} items rated by every rater so far)"
         )
+        if held:  # ratings held out at pull: not a round still being rated
+            state = (
+                f"round {n} has valid ratings from {', '.join(who) or 'no rater'} only ({total} items; {held_text(held)} "
+                f"held out as invalid at pull, see {study.invalid_path(n)})"
+            )
         if len(chosen) > 1:
             chosen.remove(n)
             notes.append(f"{state}: not evaluated" + (f" (--round {n} evaluates it as it is)" if done else ""))

@@ -7,6 +7,7 @@ ratings, agreement, flags, decisions, gold release and (optionally) model scores
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,7 @@ from goldboard.exports.report_extras import SUPPLEMENT_DIR, supplement_owner, wr
 from goldboard.fileio import write_text_atomic
 from goldboard.study import Study, study_ratings
 from goldboard.text import utc_now
-from goldboard.workflows.agreement import agreement_for_study, analysis_round
+from goldboard.workflows.agreement import agreement_for_study, analysis_round, held_text
 from goldboard.workflows.log_checks import check_log_prefix
 from goldboard.workflows.methods import (
     ALL_AGREE_NAME,
@@ -318,6 +319,7 @@ def build_report(
         "warnings": warnings,
     }
     data["sections"] = reviewer_sections(study, ratings, gold, provisional, flags, rules)
+    data["warnings"] = [*held_out_warnings(study), *data["warnings"]]
     _add_edited(data, study, edited)
     _methods_with_calibration(data, facts, study, predictions is not None)
     _add_judge(judge, data)
@@ -348,6 +350,27 @@ def _report_inputs(
     else:  # one pulled round, no decision and no release (report_columns): the provisional gold of rules 2-4
         adjudication = ([], quick.gold, None, "", True, quick.flags, "")
     return rnd, ratings, round_rule, adjudication, results, ci_note
+
+
+def held_out_warnings(study: Study) -> list[str]:
+    """One warning per pulled round whose pull held ratings out as invalid (``pull.json``'s per-rater
+    counts, as ``status`` shows them): ``round 2: onc_b's ratings of 50 items were held out as invalid at
+    pull (see S/rounds/2/invalid.csv); they are in none of this report's statistics``."""
+    out = []
+    for n in study.pulled_rounds():
+        try:
+            rec = json.loads(study.pull_report_path(n).read_text(encoding="utf-8-sig"))
+            held = {str(r): int(c.get("invalid") or 0) for r, c in (rec.get("raters") or {}).items()}
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue  # no readable pull record: edited_rounds names a changed round
+        held = {r: k for r, k in held.items() if k > 0}
+        if held:
+            out.append(
+                f"round {n}: {held_text(held)} {'was' if sum(held.values()) == 1 else 'were'} held out as invalid at "
+                f"pull (see {study.invalid_path(n)}); they are in none of this report's statistics (correct them and "
+                "pull again)"
+            )
+    return out
 
 
 def _add_edited(data: dict[str, Any], study: Study, edited: list[str] | None) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from goldboard.analysis.report_tables import gold_distribution, resolution_by_boundary, time_on_task
 from goldboard.exports.calibration import calibration_curve_png, calibration_rows, verdict_sentence
 from goldboard.study import Study
-from goldboard.workflows.calibration import calibration_for_study
+from goldboard.workflows.calibration import calibration_for_study, nothing_to_test
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -105,6 +105,15 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
         fields = fields or rec_fields
     if not rules:
         return None
+    waiting = nothing_to_test(study)
+    if waiting:  # the rule is not tested on a main round in the calibration round's place
+        return {
+            "id": "calibration",
+            "title": "Calibration rounds and the stopping rule",
+            "paragraphs": [f"Stopping rule: {' and '.join(rules)}. {waiting[0].upper()}{waiting[1:]}."],
+            "tables": [],
+            "images": [],
+        }
     # a report takes no look and records nothing: `report --rule` shows the rule it is given (issue 23
     # refuses a changed rule in `calibrate` only)
     data = calibration_for_study(study, rules, fields=fields or None, n_resamples=boot, seed=seed, change_rule=True)
@@ -141,7 +150,8 @@ def calibration_section(study: Study, rules: list[str] | None = None, fields: li
 
 def _retest_rounds(study: Study) -> list[tuple[int, int, str]]:
     """``(earlier round, round, rater)`` for each pulled round that one rater alone rated, every
-    item of it rated in an earlier round too (the latest such): a test-retest round."""
+    item of it rated in an earlier round too (the latest such), and no other rater's rating of it held out
+    as invalid at pull: a test-retest round."""
     pulled = study.pulled_rounds()
     if len(pulled) < 2:  # one round: nothing re-rated (and nothing read again)
         return []
@@ -152,6 +162,8 @@ def _retest_rounds(study: Study) -> list[tuple[int, int, str]]:
         raters = sorted(set(df["rater"].astype(str)))
         if len(raters) != 1 or not items[n]:
             continue
+        if any(r != raters[0] for r in study.held_out(n)):
+            continue  # another rater's ratings were held out as invalid: not a round one rater alone re-rated
         before = [m for m in sorted(frames) if m < n and items[n] <= items[m]]
         if before:
             out.append((before[-1], n, raters[0]))
@@ -184,10 +196,17 @@ def retest_section(study: Study) -> dict | None:
             ]
             for r in got
         ]
+        held = len(study.held_out(b).get(rater, set()))
         paras.append(
             f"Round {b} has ratings from {rater} only, of items {rater} rated in round {a} too: {rater}'s "
             f"agreement with their own round-{a} ratings on {field} (intra-rater, as goldboard agree --test-retest "
             f"--rounds {a},{b} computes it). If round {b} is still being rated, these numbers are interim."
+            + (
+                f" {held} of {rater}'s round-{b} ratings were held out as invalid at pull and are not in these "
+                f"numbers (see {study.invalid_path(b)})."
+                if held
+                else ""
+            )
         )
     return {
         "id": "retest",
