@@ -125,4 +125,7 @@ calibrate_cmd.param_flags = {"rule": "--rule", "field": "--field", "max_looks": 
 #: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
 calibrate_cmd.applies_only_with = {"seed": ("--bootstrap N (N > 0)", lambda kw: kw["bootstrap"] > 0)}
 
+#: what --plot writes (cli._output.refuse_output_named_for_another_format)
+calibrate_cmd.output_formats = {"plot": ("a PNG image", ("png",), False)}
+
 commands = [calibrate_cmd]

@@ -121,4 +121,7 @@ report_cmd.applies_only_with = {
     "seed": ("--bootstrap N (N > 0) or --ci auto", lambda kw: kw["bootstrap"] > 0 or kw["ci"] == "auto")
 }
 
+#: what --pdf writes (cli._output.refuse_output_named_for_another_format; -o: refuse_format_mismatch)
+report_cmd.output_formats = {"pdf": ("a PDF", ("pdf",), False)}
+
 commands = [report_cmd]

@@ -1,0 +1,161 @@
+"""Campaign 8 (issue 23), helper q9: outputs named for another format, options that do nothing,
+misleading messages.  Each test fails on the code before its fix (checked by running it there)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import click
+from conftest import error_line, invoke_cli
+
+from goldboard.cli._options import OutputFile
+from goldboard.cli._output import FORMAT_SUFFIXES
+
+PULL_AB = [
+    "--item-col",
+    "case_id",
+    "--field",
+    "safety_label",
+    "--rater-cols",
+    "onc_a=oncologist_a_label,onc_b=oncologist_b_label",
+]
+
+
+def _commands() -> list[tuple[tuple[str, ...], click.Command]]:
+    from test_campaign_options import _leaf_commands
+
+    return _leaf_commands()
+
+
+def _study(tmp_path: Path, gold: bool = True) -> Path:
+    """The README walk-through study (openmtb, onc_a/onc_b), gold v1 released."""
+    t = tmp_path / "t.csv"
+    invoke_cli("cases", "example", "openmtb", "-o", t, code=0)
+    s = tmp_path / "S"
+    invoke_cli("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", code=0)
+    invoke_cli("pull", "--study", s, "--from-table", t, *PULL_AB, code=0)
+    if gold:
+        invoke_cli("gold", "export", "--study", s, code=0)
+    return s
+
+
+def _predictions(tmp_path: Path) -> Path:
+    p = tmp_path / "pred.jsonl"
+    with open(tmp_path / "t.csv", encoding="utf-8") as fh, open(p, "w", encoding="utf-8") as out:
+        for r in csv.DictReader(fh):
+            label = r["benchmark_label"].replace("Insufficient Info", "Insufficient Information")
+            out.write(json.dumps({"case_id": r["case_id"], "model": "m1", "predicted_label": label}) + "\n")
+    return p
+
+
+# -- D46/D47/D37: score -o s.xlsx wrote a text table into it ---------------------------------------
+
+
+def test_score_refuses_an_output_named_for_a_format_it_does_not_write(tmp_path):
+    """Before: ``score -o s.xlsx`` (s.pdf, s.htm) wrote the plain-text table, exit 0."""
+    s = _study(tmp_path)
+    pred = _predictions(tmp_path)
+    for name in ("s.xlsx", "s.pdf", "s.htm", "s.jsonl"):
+        res = invoke_cli("score", "--study", s, "--predictions", pred, "-o", tmp_path / name)
+        line = error_line(res).replace(str(tmp_path) + "/", "")
+        assert res.exit_code == 2, (name, res.output)
+        suffix = Path(name).suffix
+        assert f"'{name}' ends in {suffix} but -o writes the table, or Markdown, CSV or JSON by the file's" in line
+        assert "name the file .md, .markdown, .csv, .json or e.g. .txt" in line
+        assert not (tmp_path / name).exists()
+    # the endings it writes still work, and name the format
+    invoke_cli("score", "--study", s, "--predictions", pred, "-o", tmp_path / "s.csv", code=0)
+    assert (tmp_path / "s.csv").read_text(encoding="utf-8").startswith("kind,model,")
+    invoke_cli("score", "--study", s, "--predictions", pred, "-o", tmp_path / "s.txt", code=0)
+    # --format given: the --format rule names the option that writes it
+    res = invoke_cli("score", "--study", s, "--predictions", pred, "--format", "csv", "-o", tmp_path / "s.md")
+    assert res.exit_code == 2 and "-o writes csv (--format csv); --format markdown writes it" in res.output
+
+
+def _arg(p: click.Parameter) -> str:
+    if isinstance(p.type, click.Choice):
+        return str(p.type.choices[0])
+    if isinstance(p.type, (click.types.IntParamType, click.types.FloatParamType)):
+        return "1"
+    return "x_in"
+
+
+def _required(cmd: click.Command) -> list[str]:
+    args: list[str] = []
+    for p in cmd.params:
+        if p.required:
+            value = _arg(p)
+            if isinstance(p.type, OutputFile):  # a required output: a name of its own format
+                own = sorted(_writes(cmd, p)[0] & set(FORMAT_SUFFIXES))
+                value = f"ok{FORMAT_SUFFIXES[own[0]][0] if own else '.txt'}"
+            args += [value] if isinstance(p, click.Argument) else [p.opts[0], value]
+    return args
+
+
+#: options required through their deprecated alias's callback (click does not see them as required)
+EXTRA = {("plan", "sample"): ["-n", "1"]}
+
+
+def _writes(cmd: click.Command, param: click.Parameter) -> tuple[set[str], bool] | None:
+    """The formats of FORMAT_SUFFIXES ``param`` writes, and whether any other name is taken;
+    None when the command declares nothing for it."""
+    declared = getattr(cmd, "output_formats", {})
+    if param.name in declared:
+        _, formats, any_name = declared[param.name]
+        return set(formats), any_name
+    fmt = next((p for p in cmd.params if p.name == "fmt"), None)
+    if param.name == "output" and fmt is not None and fmt.default is not None:
+        return {fmt.default}, True  # the --format rule, with the default format
+    return None
+
+
+def test_every_output_option_refuses_an_ending_of_a_format_it_does_not_write(tmp_path, monkeypatch):
+    """One rule for every option that writes a file: each ending of FORMAT_SUFFIXES that the
+    option does not write (a text table into .xlsx/.pdf/.html, XML into .json, JSONL into .json)
+    is refused before the command reads anything, exit 2, nothing written.  Every output option
+    of every command is covered: by --format or by its command's ``output_formats``."""
+    monkeypatch.chdir(tmp_path)
+    walked, commands = 0, set()
+    for path, cmd in _commands():
+        for param in cmd.params:
+            if not isinstance(param.type, OutputFile) or param.name.startswith("deprecated_"):
+                continue
+            writes = _writes(cmd, param)
+            assert writes is not None, (path, param.name)  # declare what it writes
+            formats, _ = writes
+            flag = "-o" if "-o" in param.opts else max(param.opts, key=len)
+            for other, ends in FORMAT_SUFFIXES.items():
+                if other in formats:
+                    continue
+                name = f"x{ends[0]}"
+                base = _required(cmd) + EXTRA.get(path, [])
+                if param.required:  # given by _required: replace its value
+                    i = base.index(param.opts[0])
+                    base = base[:i] + base[i + 2 :]
+                main = next((p for p in cmd.params if "-o" in p.opts), None)
+                if (
+                    main is not None and main is not param and not set(main.opts) & set(base)
+                ):  # -o (required by its callback)
+                    own = sorted(_writes(cmd, main)[0] & set(FORMAT_SUFFIXES))
+                    base += ["-o", f"ok{FORMAT_SUFFIXES[own[0]][0] if own else '.txt'}"]
+                res = invoke_cli(*path, *base, param.opts[0], name)
+                assert res.exit_code == 2, (path, name, res.output)
+                assert f"'{name}' ends in {ends[0]} but {flag} writes" in res.output, (path, name, res.output)
+                assert not (tmp_path / name).exists()
+                walked += 1
+                commands.add(" ".join(path))
+    expected = {"score", "agree", "flag", "calibrate", "judge", "plan judge", "plan size", "plan sample", "report"}
+    expected |= {"cases synth", "cases example", "cases template", "schema config", "adjudicate sheet", "server login"}
+    assert expected <= commands, expected - commands
+    assert walked >= 120
+
+
+def test_a_name_with_no_known_ending_is_refused_where_only_one_format_is_written(tmp_path):
+    """cases synth, cases template and adjudicate sheet write only their own formats: any other name
+    is refused by the same rule (it was their own check, exit 1)."""
+    res = invoke_cli("cases", "synth", "--schema", "mtb", "-n", "3", "-o", tmp_path / "c.txt")
+    assert res.exit_code == 2 and "but -o writes synthetic records as JSONL or JSON; name the file" in res.output
+    assert "name the file .jsonl, .ndjson or .json" in res.output
+    invoke_cli("cases", "synth", "--schema", "mtb", "-n", "3", "-o", tmp_path / "c.ndjson", code=0)
