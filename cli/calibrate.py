@@ -84,6 +84,13 @@ def calibrate_cmd(
             param="max_looks",
         )
     change = rule_change(study, [parse_rule(r) for r in rules], list(fields) or [study.schema.primary_field.name])
+    if change_rule and not recorded.get("looks"):
+        raise GoldboardError(
+            "applies only after a recorded look (study.toml records none: the rule is not fixed yet): leave it out",
+            param="change_rule",
+        )
+    if change_rule and change is None:
+        click.echo("Note: --change-rule: the rule and fields are the recorded ones; nothing to change", err=True)
     data = calibration_for_study(
         study,
         rules,

@@ -118,7 +118,8 @@ def check_report_names(output: str | None, fmt: str, pdf: str | None) -> None:
 
 #: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
 report_cmd.applies_only_with = {
-    "seed": ("--bootstrap N (N > 0) or --ci auto", lambda kw: kw["bootstrap"] > 0 or kw["ci"] == "auto")
+    "seed": ("--bootstrap N (N > 0) or --ci auto", lambda kw: kw["bootstrap"] > 0 or kw["ci"] == "auto"),
+    "paper": ("the HTML report or --pdf (not --format markdown)", lambda kw: kw["fmt"] == "html" or bool(kw["pdf"])),
 }
 
 #: what --pdf writes (cli._output.refuse_output_named_for_another_format; -o: refuse_format_mismatch)

@@ -159,3 +159,55 @@ def test_a_name_with_no_known_ending_is_refused_where_only_one_format_is_written
     assert res.exit_code == 2 and "but -o writes synthetic records as JSONL or JSON; name the file" in res.output
     assert "name the file .jsonl, .ndjson or .json" in res.output
     invoke_cli("cases", "synth", "--schema", "mtb", "-n", "3", "-o", tmp_path / "c.ndjson", code=0)
+
+
+# -- D24/D14/D23/D17/D20: options ignored without a note; A26: a CI sentence for no bootstrap -------
+
+
+def test_options_that_do_nothing_on_a_study_are_refused(tmp_path):
+    """Before: each exit 0, the option ignored (agree's output byte-identical without it)."""
+    s = _study(tmp_path, gold=False)
+    cases = [
+        (["agree", "--study", s, "--cluster-col", "case_id"], "--cluster-col: applies only with --bootstrap N (N > 0)"),
+        (["agree", "--study", s, "--item-col", "case_id"], "--item-col: applies only with a TABLE (not --study"),
+        (["agree", "--study", s, "--rater-col", "who", "--label-col", "lab"], "--rater-col: applies only with a long"),
+        (["agree", "--study", s, "--label-col", "lab"], "--label-col: applies only with a long TABLE"),
+        (
+            ["calibrate", "--study", s, "--rule", "kappa_lower>=0.5", "--change-rule", "--no-record"],
+            "--change-rule: applies only after a recorded look (study.toml records none",
+        ),
+        (
+            ["report", "--study", s, "--paper", "a4", "--format", "markdown", "-o", tmp_path / "r.md"],
+            "--paper: applies only with the HTML report or --pdf (not --format markdown): leave it out",
+        ),
+    ]
+    before = {p: p.read_bytes() for p in s.rglob("*") if p.is_file()}
+    for args, message in cases:
+        res = invoke_cli(*args)
+        assert res.exit_code == 1 and message in error_line(res), (args, res.output)
+    assert {p: p.read_bytes() for p in s.rglob("*") if p.is_file()} == before
+    assert not (tmp_path / "r.md").exists()
+    # with what they need they still run
+    invoke_cli("agree", "--study", s, "--cluster-col", "case_id", "--bootstrap", "50", code=0)
+    invoke_cli("report", "--study", s, "--paper", "a4", "-o", tmp_path / "r.html", "--no-supplement", code=0)
+
+
+def test_change_rule_after_a_look_still_changes_it_and_the_same_rule_gets_a_note(tmp_path):
+    s = _study(tmp_path, gold=False)
+    invoke_cli("study", "round", s, "1", "--calibration", code=0)
+    invoke_cli("calibrate", "--study", s, "--rule", "kappa_lower>=0.5", code=0)  # look 1 recorded
+    res = invoke_cli("calibrate", "--study", s, "--rule", "kappa_lower>=0.5", "--change-rule", code=0)
+    assert "Note: --change-rule: the rule and fields are the recorded ones; nothing to change" in res.output
+    invoke_cli("calibrate", "--study", s, "--rule", "kappa_lower>=0.3", "--change-rule", code=0)
+    assert "kappa_lower>=0.5 -> kappa_lower>=0.3" in (s / "study.toml").read_text(encoding="utf-8")
+
+
+def test_score_without_bootstrap_does_not_claim_bootstrap_intervals(tmp_path):
+    """A26: ``--bootstrap 0`` printed '95% CIs: bootstrap percentile (0 resamples, seed 1) ...'."""
+    s = _study(tmp_path)
+    pred = _predictions(tmp_path)
+    out = invoke_cli("score", "--study", s, "--predictions", pred, "--bootstrap", "0", code=0).output
+    assert "bootstrap percentile" not in out and "0 resamples" not in out
+    assert "95% CIs: Wilson for proportions; none for accuracy, macro-F1, mean severity (--bootstrap 0" in out
+    out = invoke_cli("score", "--study", s, "--predictions", pred, "--bootstrap", "20", code=0).output
+    assert "95% CIs: bootstrap percentile (20 resamples, seed 1) for accuracy, macro-F1, mean severity" in out
