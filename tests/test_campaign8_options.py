@@ -211,3 +211,53 @@ def test_score_without_bootstrap_does_not_claim_bootstrap_intervals(tmp_path):
     assert "95% CIs: Wilson for proportions; none for accuracy, macro-F1, mean severity (--bootstrap 0" in out
     out = invoke_cli("score", "--study", s, "--predictions", pred, "--bootstrap", "20", code=0).output
     assert "95% CIs: bootstrap percentile (20 resamples, seed 1) for accuracy, macro-F1, mean severity" in out
+
+
+# -- E14p: one export given for two raters was called 'swapped' ------------------------------------
+
+
+def _ls_export(path: Path) -> Path:
+    """A real-shaped Label Studio export: tasks and annotations carry ``"project": 5``."""
+
+    def ann(i: int, user: int, value: str) -> dict:
+        return {
+            "id": i,
+            "completed_by": user,
+            "project": 5,
+            "was_cancelled": False,
+            "created_at": "2026-01-01T10:00:00Z",
+            "result": [
+                {"from_name": "safety_label", "to_name": "case", "type": "choices", "value": {"choices": [value]}}
+            ],
+        }
+
+    tasks = [
+        {"id": 101, "project": 5, "data": {"case_id": "C-1", "text": "x"}, "annotations": [ann(1002, 1, "Supported")]},
+        {"id": 102, "project": 5, "data": {"case_id": "C-2", "text": "y"}, "annotations": [ann(1004, 2, "Unsafe")]},
+    ]
+    path.write_text(json.dumps(tasks), encoding="utf-8")
+    return path
+
+
+def test_one_export_given_for_two_raters_is_named_so_whatever_its_project_ids(tmp_path):
+    """Before: 'its tasks are from project 5, which is onc_b's project in round 1 (onc_a's is 5);
+    exports swapped between raters? Give it as onc_b=good.json' -- self-contradictory advice."""
+    good = _ls_export(tmp_path / "good.json")
+    copy = tmp_path / "good_copy.json"
+    copy.write_bytes(good.read_bytes())
+    s = tmp_path / "ST"
+    invoke_cli("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", code=0)
+    before = {p: p.read_bytes() for p in s.rglob("*") if p.is_file()}
+    for second in (good, copy):
+        res = invoke_cli(
+            *["pull", "--study", s, "--from-export", f"onc_a={good}", "--from-export", f"onc_b={second}"],
+            *["--item-key", "case_id", "--rater", "1=onc_a,2=onc_b"],
+        )
+        line = error_line(res)
+        assert res.exit_code == 1, res.output
+        assert (
+            f"onc_b={second}: holds the same Label Studio tasks as onc_a={good} (task 101): one export given twice?"
+            in line
+        )
+        assert "swapped" not in line
+        assert {p: p.read_bytes() for p in s.rglob("*") if p.is_file()} == before
