@@ -261,3 +261,13 @@ def test_one_export_given_for_two_raters_is_named_so_whatever_its_project_ids(tm
         )
         assert "swapped" not in line
         assert {p: p.read_bytes() for p in s.rglob("*") if p.is_file()} == before
+
+
+def test_a_missing_choice_option_lists_its_choices_on_one_line(tmp_path):
+    """A00: ``cases synth -o c.jsonl`` printed 'Choose from:\\n\\tmtb,\\n\\t...' (escaped click layout)."""
+    res = invoke_cli("cases", "synth", "-o", tmp_path / "c.jsonl")
+    assert res.exit_code == 2
+    line = error_line(res)
+    assert "Missing option '--schema'. Choose from: mtb, mtb_unsafe, medfail, radsafe" in line
+    assert "\\n" not in line and "\\t" not in line
+    assert not (tmp_path / "c.jsonl").exists()
