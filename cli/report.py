@@ -52,8 +52,8 @@ from goldboard.workflows.report import supplement_replaced
     "--paper",
     type=click.Choice(["a4", "letter"], case_sensitive=False),
     default=None,
-    help="Printed page size of the HTML report and the PDF (default: from the locale -- Letter for "
-    "en_US and other Letter countries, else A4).",
+    help="Printed page size of the HTML report and the PDF, not of Markdown (default: from the locale -- "
+    "Letter for en_US and other Letter countries, else A4).",
 )
 @click.option("--no-supplement", is_flag=True, help="Do not write the CSV supplement (every table as CSV).")
 def report_cmd(
