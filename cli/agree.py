@@ -284,8 +284,11 @@ def _long_table(kw: dict) -> bool:
 #: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
 agree_cmd.applies_only_with = {
     "seed": ("--bootstrap N (N > 0)", lambda kw: kw["bootstrap"] > 0),
-    # clusters are resampled by the bootstrap only: the asymptotic CIs do not use them
-    "cluster_col": ("--bootstrap N (N > 0)", lambda kw: kw["bootstrap"] > 0),
+    # clusters are resampled by the between-rater bootstrap only: the asymptotic CIs and test-retest do not use them
+    "cluster_col": (
+        "--bootstrap N (N > 0), between raters (not --test-retest)",
+        lambda kw: kw["bootstrap"] > 0 and not (kw["test_retest"] or kw["rounds_"]),
+    ),
     # they name a TABLE's columns; a study's ratings and an export have their own
     "item_col": ("a TABLE (not --study or --from-label-studio)", lambda kw: kw["table"] is not None),
     "rater_col": ("a long TABLE (not --raters, --study or --from-label-studio)", _long_table),

@@ -342,6 +342,7 @@ def _required_args(cmd: click.Command) -> list[str]:
     return args
 
 
+_CLUSTER = "--bootstrap N (N > 0), between raters (not --test-retest)"
 _LONG = "a long TABLE (not --raters, --study or --from-label-studio)"
 _HTML = "the HTML report or --pdf (not --format markdown)"
 
@@ -350,7 +351,7 @@ _HTML = "the HTML report or --pdf (not --format markdown)"
 IDLE = {
     ("agree", "seed"): (["x.csv", "--seed", "5"], "--bootstrap N (N > 0)"),
     # campaign 8b D24/D14/D23/D20 (tests/test_campaign8_options.py reads each on a real study)
-    ("agree", "cluster_col"): (["x.csv", "--cluster-col", "case_id"], "--bootstrap N (N > 0)"),
+    ("agree", "cluster_col"): (["x.csv", "--cluster-col", "case_id"], _CLUSTER),
     ("agree", "item_col"): (["--study", "S", "--item-col", "c"], "a TABLE (not --study or --from-label-studio)"),
     ("agree", "rater_col"): (["--study", "S", "--rater-col", "c"], _LONG),
     ("agree", "label_col"): (["x.csv", "--raters", "a,b", "--label-col", "c"], _LONG),

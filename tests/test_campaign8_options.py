@@ -169,6 +169,10 @@ def test_options_that_do_nothing_on_a_study_are_refused(tmp_path):
     s = _study(tmp_path, gold=False)
     cases = [
         (["agree", "--study", s, "--cluster-col", "case_id"], "--cluster-col: applies only with --bootstrap N (N > 0)"),
+        (
+            ["agree", "--study", s, "--test-retest", "--rounds", "1,2", "--bootstrap", "50", "--cluster-col", "c"],
+            "--cluster-col: applies only with --bootstrap N (N > 0), between raters (not --test-retest)",
+        ),
         (["agree", "--study", s, "--item-col", "case_id"], "--item-col: applies only with a TABLE (not --study"),
         (["agree", "--study", s, "--rater-col", "who", "--label-col", "lab"], "--rater-col: applies only with a long"),
         (["agree", "--study", s, "--label-col", "lab"], "--label-col: applies only with a long TABLE"),
