@@ -312,6 +312,9 @@ def _header(result: dict) -> list[str]:
     ci = (
         f"{int(round(st['level'] * 100))}% CIs: bootstrap percentile ({st['bootstrap']} resamples, seed {st['seed']}) "
         "for accuracy, macro-F1, mean severity; Wilson for proportions"
+        if st["bootstrap"]
+        else f"{int(round(st['level'] * 100))}% CIs: Wilson for proportions; none for accuracy, macro-F1, "
+        "mean severity (--bootstrap 0: no bootstrap)"
     )
     if result["kind"] == "options":
         ci = (

@@ -517,8 +517,7 @@ def _read_exports(
             )
         tasks, fmt = read_export_file(path, schema)
         label = f"{rater}={path}" if rater else str(path)
-        _check_export_owner(tasks, label, rater, rnd, project_rater, user_raters)
-        for t in tasks:
+        for t in tasks:  # before the owner check: one export given twice is that, whatever its project ids
             tid = t.get("id")
             if tid is None:
                 continue
@@ -531,6 +530,7 @@ def _read_exports(
                     tid=tid,
                 )
             seen_tasks[tid] = (n_spec, label)
+        _check_export_owner(tasks, label, rater, rnd, project_rater, user_raters)
         origin.append({"file": str(path), "format": fmt, "rater": rater})
         if fmt == "JSON_MIN":
             warnings.append(f"{path}: JSON_MIN export has no skipped annotations and no project id")
@@ -729,7 +729,7 @@ def _check_export_owner(
                 n=rnd.number,
                 projects=projects,
             )
-        if rater is not None and owner is not None and owner != rater:
+        if rater is not None and owner is not None and owner != rater and rnd.projects.get(rater) != pid:
             raise ParamError(
                 "{from_export} {label}: its tasks are from project {pid}, which is {owner}'s project in round "
                 "{n} ({rater}'s is {theirs}); exports swapped between raters? Give it as {owner}={path}",

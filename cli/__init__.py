@@ -74,6 +74,14 @@ SHARED_PARAM_FLAGS = {
 }
 
 
+def _click_layout(message: str) -> str:
+    """Click's missing-choice message lays its choices out as ``Choose from:\n\tmtb,\n\t...``:
+    one line, ``Choose from: mtb, mtb_unsafe, ...`` (the choices are the command's, not data;
+    any other line break still shows escaped)."""
+    head, sep, tail = message.partition("Choose from:\n\t")
+    return head + "Choose from: " + tail.replace(",\n\t", ", ") if sep else message
+
+
 def flag_for(cmd: click.Command, param: str) -> str | None:
     """The flag of ``cmd`` that carries library parameter ``param``: the command's own
     ``param_flags`` mapping first (e.g. ``score``: ``severity_field`` -> ``--field``),
@@ -189,7 +197,7 @@ class GoldboardGroup(click.Group):
             raise
         except click.UsageError as exc:  # one line too (click would add two lines of usage)
             where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
-            click.echo(f"Error: {one_line(exc.format_message())} (see `{where} --help`)", err=True)
+            click.echo(f"Error: {one_line(_click_layout(exc.format_message()))} (see `{where} --help`)", err=True)
             sys.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise  # click's own control flow (--help, prompts) and messages

@@ -106,11 +106,13 @@ def refuse_empty_text(cmd: click.Command, kwargs: dict) -> None:
 FORMAT_SUFFIXES = {
     "csv": (".csv",),
     "json": (".json",),
-    "jsonl": (".jsonl",),
+    "jsonl": (".jsonl", ".ndjson"),
     "markdown": (".md", ".markdown"),
     "html": (".html", ".htm"),
     "xlsx": (".xlsx",),
     "pdf": (".pdf",),
+    "png": (".png",),
+    "xml": (".xml",),
 }
 
 
@@ -136,6 +138,30 @@ def refuse_format_mismatch(cmd: click.Command, kwargs: dict) -> None:
     raise click.BadParameter(
         f"{str(output)!r} ends in {suffix} but -o writes {fmt} (--format {fmt}); {how}", param_hint="-o/--output"
     )
+
+
+def refuse_output_named_for_another_format(cmd: click.Command, kwargs: dict) -> None:
+    """The same rule for an output option without ``--format`` (``score -o s.xlsx`` wrote a text
+    table into it): a command declares what each writes, ``cmd.output_formats = {param: (what,
+    formats of FORMAT_SUFFIXES it writes, any_name)}``; a name ending in another format's ending
+    is refused, and so is a name with no known ending unless ``any_name``.  ``score -o`` with
+    ``--format`` is left to :func:`refuse_format_mismatch`."""
+    for name, (what, formats, any_name) in getattr(cmd, "output_formats", {}).items():
+        value = kwargs.get(name)
+        if not value or (name == "output" and kwargs.get("fmt")):
+            continue
+        suffix = os.path.splitext(str(value))[1].lower()
+        other = next((f for f, ends in FORMAT_SUFFIXES.items() if suffix in ends), None)
+        if other in formats or (other is None and any_name):
+            continue
+        param = next(p for p in cmd.params if p.name == name)
+        flag = "-o" if "-o" in param.opts else _flag(param)
+        endings = [e for f in formats for e in FORMAT_SUFFIXES[f]] + (["e.g. .txt"] if any_name else [])
+        names = " or ".join([", ".join(endings[:-1]), endings[-1]] if len(endings) > 1 else endings)
+        raise click.BadParameter(
+            f"{str(value)!r} ends in {suffix or '(no ending)'} but {flag} writes {what}; name the file {names}",
+            param_hint="/".join(param.opts),
+        )
 
 
 def refuse_idle_options(cmd: click.Command, kwargs: dict) -> None:
@@ -176,3 +202,4 @@ def guard_outputs(cmd: click.Command, kwargs: dict) -> None:
             studies += list(values)
     check_output_paths(outputs, inputs, studies)
     refuse_format_mismatch(cmd, kwargs)  # after: a study's own file is named as such first
+    refuse_output_named_for_another_format(cmd, kwargs)

@@ -306,4 +306,7 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str | None) -> 
     click.echo(terminal_text(res.describe()) + f" -> {st.decisions_path}")
 
 
+#: what -o writes (cli._output.refuse_output_named_for_another_format)
+sheet_cmd.output_formats = {"output": ("the review workbook (XLSX)", ("xlsx",), False)}
+
 commands = [adjudicate_group]

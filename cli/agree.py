@@ -100,9 +100,9 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
     help="Label Studio JSON export (full or JSON_MIN); repeat for one export per rater.",
 )
 @click.option("--field", help="Field to analyse; FIELD:VALUE for one value of a multi-select field.")
-@click.option("--item-col", default="item_id", show_default=True, help="Item column (long and wide tables).")
-@click.option("--rater-col", default="rater", show_default=True, help="Rater column (long table).")
-@click.option("--label-col", default=None, help="Label column (default: label, else value).")
+@click.option("--item-col", default="item_id", show_default=True, help="Item column of a TABLE (long and wide).")
+@click.option("--rater-col", default="rater", show_default=True, help="Rater column of a long TABLE.")
+@click.option("--label-col", default=None, help="Label column of a long TABLE (default: label, else value).")
 @click.option(
     "--raters",
     "wide_raters",
@@ -128,7 +128,7 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
     help="Bootstrap resamples for percentile CIs (0: asymptotic CIs).",
 )
 @click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed (only with --bootstrap N > 0).")
-@click.option("--cluster-col", help="Resample clusters of items (e.g. case_id) instead of items.")
+@click.option("--cluster-col", help="With --bootstrap N: resample clusters of items (e.g. case_id) instead of items.")
 @format_option(["table", "markdown", "csv", "json"], "table")
 @output_option()
 def agree_cmd(
@@ -276,7 +276,23 @@ agree_cmd.param_flags = {
     "rounds": "--rounds",
 }
 
+
+def _long_table(kw: dict) -> bool:
+    return kw["table"] is not None and kw["wide_raters"] is None
+
+
 #: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
-agree_cmd.applies_only_with = {"seed": ("--bootstrap N (N > 0)", lambda kw: kw["bootstrap"] > 0)}
+agree_cmd.applies_only_with = {
+    "seed": ("--bootstrap N (N > 0)", lambda kw: kw["bootstrap"] > 0),
+    # clusters are resampled by the between-rater bootstrap only: the asymptotic CIs and test-retest do not use them
+    "cluster_col": (
+        "--bootstrap N (N > 0), between raters (not --test-retest)",
+        lambda kw: kw["bootstrap"] > 0 and not (kw["test_retest"] or kw["rounds_"]),
+    ),
+    # they name a TABLE's columns; a study's ratings and an export have their own
+    "item_col": ("a TABLE (not --study or --from-label-studio)", lambda kw: kw["table"] is not None),
+    "rater_col": ("a long TABLE (not --raters, --study or --from-label-studio)", _long_table),
+    "label_col": ("a long TABLE (not --raters, --study or --from-label-studio)", _long_table),
+}
 
 commands = [agree_cmd]

@@ -84,6 +84,13 @@ def calibrate_cmd(
             param="max_looks",
         )
     change = rule_change(study, [parse_rule(r) for r in rules], list(fields) or [study.schema.primary_field.name])
+    if change_rule and not recorded.get("looks"):
+        raise GoldboardError(
+            "applies only after a recorded look (study.toml records none: the rule is not fixed yet): leave it out",
+            param="change_rule",
+        )
+    if change_rule and change is None:
+        click.echo("Note: --change-rule: the rule and fields are the recorded ones; nothing to change", err=True)
     data = calibration_for_study(
         study,
         rules,
@@ -124,5 +131,8 @@ calibrate_cmd.param_flags = {"rule": "--rule", "field": "--field", "max_looks": 
 
 #: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
 calibrate_cmd.applies_only_with = {"seed": ("--bootstrap N (N > 0)", lambda kw: kw["bootstrap"] > 0)}
+
+#: what --plot writes (cli._output.refuse_output_named_for_another_format)
+calibrate_cmd.output_formats = {"plot": ("a PNG image", ("png",), False)}
 
 commands = [calibrate_cmd]

@@ -135,4 +135,12 @@ def synth_cmd(schema: str, n: int, seed: int, out: str, outputs_out: str | None,
     click.echo(msg)
 
 
+#: what each output option writes (cli._output.refuse_output_named_for_another_format)
+example_cmd.output_formats = {"out": ("a byte copy of the example (CSV)", ("csv",), True)}
+template_cmd.output_formats = {"out": ("cases as JSONL, JSON or CSV", ("jsonl", "json", "csv"), False)}
+synth_cmd.output_formats = {
+    "out": ("synthetic records as JSONL or JSON", ("jsonl", "json"), False),
+    "outputs_out": ("synthetic records as JSONL or JSON", ("jsonl", "json"), False),
+}
+
 commands = [cases_group]

@@ -300,6 +300,12 @@ size_cmd.applies_only_with = {
 
 sample_cmd.param_flags = {"output": "--output", "outputs": "--outputs"}
 
+#: what each output option writes (cli._output.refuse_output_named_for_another_format)
+sample_cmd.output_formats = {
+    name: ("cases as JSONL (CSV for a .csv name)", ("jsonl", "csv"), True)
+    for name in ("output", "outputs_output", "rest_output")
+}
+
 commands = [plan_group]
 
 # `goldboard plan judge` (how many items the alt-test needs) lives with `goldboard judge`

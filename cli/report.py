@@ -52,8 +52,8 @@ from goldboard.workflows.report import supplement_replaced
     "--paper",
     type=click.Choice(["a4", "letter"], case_sensitive=False),
     default=None,
-    help="Printed page size of the HTML report and the PDF (default: from the locale -- Letter for "
-    "en_US and other Letter countries, else A4).",
+    help="Printed page size of the HTML report and the PDF, not of Markdown (default: from the locale -- "
+    "Letter for en_US and other Letter countries, else A4).",
 )
 @click.option("--no-supplement", is_flag=True, help="Do not write the CSV supplement (every table as CSV).")
 def report_cmd(
@@ -118,7 +118,11 @@ def check_report_names(output: str | None, fmt: str, pdf: str | None) -> None:
 
 #: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
 report_cmd.applies_only_with = {
-    "seed": ("--bootstrap N (N > 0) or --ci auto", lambda kw: kw["bootstrap"] > 0 or kw["ci"] == "auto")
+    "seed": ("--bootstrap N (N > 0) or --ci auto", lambda kw: kw["bootstrap"] > 0 or kw["ci"] == "auto"),
+    "paper": ("the HTML report or --pdf (not --format markdown)", lambda kw: kw["fmt"] == "html" or bool(kw["pdf"])),
 }
+
+#: what --pdf writes (cli._output.refuse_output_named_for_another_format; -o: refuse_format_mismatch)
+report_cmd.output_formats = {"pdf": ("a PDF", ("pdf",), False)}
 
 commands = [report_cmd]

@@ -162,4 +162,7 @@ def config_cmd(schema_ref: str, out: str | None, check: bool, case_level: bool) 
     click.echo(f"Wrote the Label Studio config for {s.name} v{s.version} to {out}", err=True)
 
 
+#: what -o writes (cli._output.refuse_output_named_for_another_format)
+config_cmd.output_formats = {"out": ("the Label Studio labeling config (XML)", ("xml",), True)}
+
 commands = [schema_group]

@@ -118,4 +118,9 @@ score_cmd.param_flags = {
 #: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)
 score_cmd.applies_only_with = {"seed": ("--bootstrap N (N > 0)", lambda kw: kw["n_resamples"] > 0)}
 
+#: what -o writes without --format: the format its ending names (cli._output.refuse_output_named_for_another_format)
+score_cmd.output_formats = {
+    "output": ("the table, or Markdown, CSV or JSON by the file's ending", ("markdown", "csv", "json"), True)
+}
+
 commands = [score_cmd]

@@ -202,4 +202,7 @@ def stop_cmd(data_dir: str | None) -> None:
 #: library parameters that reach the server under another name (see goldboard.cli.flag_for)
 start_cmd.param_flags = {"password_file": "--db-password-file"}
 
+#: what --card writes (cli._output.refuse_output_named_for_another_format)
+login_cmd.output_formats = {"card": ("a plain-text login card", (), True)}
+
 commands = [server_group]

@@ -342,10 +342,20 @@ def _required_args(cmd: click.Command) -> list[str]:
     return args
 
 
+_CLUSTER = "--bootstrap N (N > 0), between raters (not --test-retest)"
+_LONG = "a long TABLE (not --raters, --study or --from-label-studio)"
+_HTML = "the HTML report or --pdf (not --format markdown)"
+
 #: (command, option) -> arguments that leave the option without the one it needs; every
 #: declared pair is walked (the declarations: each command's ``applies_only_with``)
 IDLE = {
     ("agree", "seed"): (["x.csv", "--seed", "5"], "--bootstrap N (N > 0)"),
+    # campaign 8b D24/D14/D23/D20 (tests/test_campaign8_options.py reads each on a real study)
+    ("agree", "cluster_col"): (["x.csv", "--cluster-col", "case_id"], _CLUSTER),
+    ("agree", "item_col"): (["--study", "S", "--item-col", "c"], "a TABLE (not --study or --from-label-studio)"),
+    ("agree", "rater_col"): (["--study", "S", "--rater-col", "c"], _LONG),
+    ("agree", "label_col"): (["x.csv", "--raters", "a,b", "--label-col", "c"], _LONG),
+    ("report", "paper"): (["--study", "S", "--format", "markdown", "--paper", "a4"], _HTML),
     ("report", "seed"): (["--study", "S", "--seed", "5"], "--bootstrap N (N > 0) or --ci auto"),
     ("calibrate", "seed"): (["--study", "S", "--rule", "kappa_lower>=0.6", "--seed", "5"], "--bootstrap N (N > 0)"),
     ("score", "seed"): (["--study", "S", "--bootstrap", "0", "--seed", "5"], "--bootstrap N (N > 0)"),

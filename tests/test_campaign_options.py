@@ -208,7 +208,7 @@ def demo_study(tmp_path):
         (["-o", "r.pdf"], "--pdf FILE"),
         (["-o", "r.md"], "--format markdown"),
         (["-o", "r.html", "--format", "markdown"], "--format html"),
-        (["--pdf", "r.html"], "ending in .pdf"),
+        (["--pdf", "r.html"], "but --pdf writes a PDF; name the file .pdf"),  # the one -o rule (q9)
     ],
 )
 def test_report_output_named_for_another_format_is_refused(tmp_path, monkeypatch, args, needle):
