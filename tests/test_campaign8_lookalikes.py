@@ -1,0 +1,177 @@
+"""Issue 23, look-alike spellings campaign 8 found past the earlier fixes (k8a C10b; k8b A11,
+A12b, A13, A14, A22, H01, H02, H07, K1, K6, K7).  Each test fails on the code before its fix
+(checked by running this file against the tree of the commit before).
+
+1. Grouping values (``plan sample --by``, ``agree --by``, ``push --stratify-by``): one value
+   spelled NFC in some rows and NFD in others (``Zürich``), or with a zero-width space
+   (``none`` / ``none<U+200B>``), became two strata printed under one name (separate kappas).
+   Now an error naming the file, both rows (or items) and the difference; values that differ only
+   in letter case stay two strata with a warning naming both.
+2. Model names ``gpt-4o`` and ``gpt<U+2010>4o`` (a hyphen look-alike) or a full-width spelling were
+   scored as two models reading alike: refused as the other look-alikes are.
+3. An outputs record without the ``model`` key in a file whose other records have it took the
+   file's name as its model ("models: m1, outs"): an error naming file:line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+from conftest import error_line, invoke_cli
+
+from goldboard.cases.examples import example_path
+from goldboard.errors import GoldboardError
+
+NFC = unicodedata.normalize("NFC", "Z\u00fcrich")
+NFD = unicodedata.normalize("NFD", "Z\u00fcrich")
+
+
+def run(*args, code=None):
+    return invoke_cli(*args, code=code)
+
+
+# --------------------------------------------------------------------------- 1. grouping values
+
+
+def _cases(path: Path, values: list[str]) -> Path:
+    recs = [{"case_id": f"C{i}", "text": f"case {i}", "specialty": v} for i, v in enumerate(values, 1)]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "a, b, kind",
+    [(NFC, NFD, "Unicode form"), ("none", "none\u200b", "U+200B"), ("pre-op", "pre\u2013op", "U+2013")],
+    ids=["nfc-nfd", "zero-width", "en-dash"],
+)
+def test_plan_sample_refuses_lookalike_strata(tmp_path, a, b, kind):
+    cases = _cases(tmp_path / "cases.jsonl", [a, b] * 10 + ["Basel"] * 10)
+    out = tmp_path / "s.jsonl"
+    err = error_line(run("plan", "sample", "--cases", cases, "--by", "specialty", "-n", "6", "-o", out))
+    assert f"{cases}: line 2: specialty" in err and f"({cases}: line 1)" in err and kind in err, err
+    assert "two strata shown under one name" in err
+    assert not out.exists()
+
+
+def test_plan_sample_warns_of_strata_that_differ_only_in_case(tmp_path):
+    cases = _cases(tmp_path / "cases.jsonl", ["Oncology"] * 5 + ["oncology"] * 5)
+    res = run("plan", "sample", "--cases", cases, "--by", "specialty", "-n", "4", "-o", tmp_path / "s.jsonl", code=0)
+    assert "'Oncology' (" in res.stderr and "'oncology' (" in res.stderr and "differ only in letter case" in res.stderr
+    assert "counted as two strata" in res.stderr
+
+
+def test_plan_sample_shows_a_hidden_character_in_a_stratum_escaped(tmp_path):
+    cases = _cases(tmp_path / "cases.jsonl", ["none\u200b"] * 4 + ["other"] * 4)
+    res = run("plan", "sample", "--cases", cases, "--by", "specialty", "-n", "4", "-o", tmp_path / "s.jsonl", code=0)
+    assert "none\\u200b" in res.stdout, res.stdout
+
+
+def test_plan_sample_missing_column_says_it_differs_only_in_unicode_form(tmp_path):
+    """A13: the NFD spelling of an NFC column name was "no record has a column 'spécialité'"."""
+    col = unicodedata.normalize("NFC", "sp\u00e9cialit\u00e9")
+    recs = [{"case_id": f"C{i}", "text": "t", col: "x"} for i in range(4)]
+    cases = tmp_path / "c.jsonl"
+    cases.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+    by = unicodedata.normalize("NFD", col)
+    err = error_line(run("plan", "sample", "--cases", cases, "--by", by, "-n", "2", "-o", tmp_path / "s.jsonl"))
+    assert f"did you mean {col!r}?" in err and "Unicode form" in err, err
+
+
+def _wide(path: Path, site: list[str]) -> Path:
+    rows = list(csv.DictReader(example_path("openmtb").open(encoding="utf-8")))
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["case_id", "onc_a", "onc_b", "site"])
+        for r, s in zip(rows, site):
+            w.writerow([r["case_id"], r["oncologist_a_label"], r["oncologist_b_label"], s])
+    return path
+
+
+def _agree_by(table: Path):
+    return run(
+        "agree", table, "--item-col", "case_id", "--raters", "onc_a,onc_b", "--schema", "mtb_unsafe", "--by", "site"
+    )
+
+
+def test_agree_by_refuses_a_group_spelled_two_ways(tmp_path):
+    """A14: Zürich NFC in even rows, NFD in odd rows: two groups of 12 and 13 with separate kappas."""
+    site = [(NFD if i % 2 else NFC) if i < 25 else "Basel" for i in range(50)]
+    table = _wide(tmp_path / "w.csv", site)
+    err = error_line(_agree_by(table))
+    assert "site 'Z" in err and "Unicode form" in err and "two strata shown under one name" in err, err
+    assert err.count("item ") == 2, err  # both items named
+
+
+def test_agree_by_keeps_case_variants_as_two_groups_with_a_warning(tmp_path):
+    site = ["Basel"] * 25 + ["basel"] * 25
+    table = _wide(tmp_path / "w.csv", site)
+    res = _agree_by(table)
+    assert res.exit_code == 0, res.output
+    assert "'Basel'" in res.stderr and "'basel'" in res.stderr and "differ only in letter case" in res.stderr
+
+
+def test_check_value_spellings_unit():
+    from goldboard.cases.names import check_value_spellings
+
+    with pytest.raises(GoldboardError, match="full-width"):
+        check_value_spellings(["ICU", "\uff29\uff23\uff35"], lambda i: f"row {i}", column="ward")
+    assert check_value_spellings(["a", "b", "a"], lambda i: f"row {i}", column="x") == []
+
+
+# --------------------------------------------------------------------------- 2. dash look-alikes in names
+
+
+def test_name_key_folds_dashes_and_full_width_forms():
+    from goldboard.cases.names import lookalike_kind, name_key, spelling_key
+
+    assert name_key("gpt\u20104o") == name_key("gpt-4o") == name_key("GPT\u22124o") == name_key("\uff47pt-4o")
+    assert spelling_key("a\ufe63b") == spelling_key("a\uff0db") == "a-b"
+    assert "U+2010 HYPHEN" in lookalike_kind("gpt-4o", "gpt\u20104o")
+    assert "full-width" in lookalike_kind("gpt", "\uff47pt")
+    assert name_key("1.1") != name_key("1.10")
+
+
+@pytest.mark.parametrize("twin", ["gpt\u20104o", "gpt\u20134o", "gpt\uff0d4o", "\uff47pt-4o"])
+def test_score_refuses_model_names_with_a_dash_or_full_width_look_alike(tmp_path, twin):
+    """A22: 'gpt-4o' and 'gpt‐4o' (U+2010) were two summary rows printed alike."""
+    ref = tmp_path / "reference.jsonl"
+    ref.write_text("".join(json.dumps({"case_id": f"C{n}", "support_label": "Supported"}) + "\n" for n in range(1, 5)))
+    preds = tmp_path / "p.jsonl"
+    recs = [
+        {"case_id": f"C{n}", "predicted_label": "Supported", "model": m} for m in ("gpt-4o", twin) for n in range(1, 5)
+    ]
+    preds.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+    err = error_line(run("score", "--gold", ref, "--schema", "mtb", "--predictions", preds))
+    assert f"{preds}:5: model" in err and f"({preds}:1)" in err and "two models" in err, err
+
+
+# --------------------------------------------------------------------------- 3. outputs without the model key
+
+
+def test_outputs_record_without_the_files_model_key_is_refused(tmp_path):
+    """C10b: record 2 without "model" beside record 1 with it became model 'outs' (the file's name)."""
+    cases = tmp_path / "cases.csv"
+    cases.write_text("case_id,patient_summary,proposed_therapy\nC-1,a,b\nC-2,c,d\n", encoding="utf-8")
+    outs = tmp_path / "outs.jsonl"
+    outs.write_text(
+        '{"case_id":"C-1","output_id":"o1","model":"m1","output":"t1"}\n'
+        '{"case_id":"C-2","output_id":"o2","output":"t2"}\n',
+        encoding="utf-8",
+    )
+    res = run("cases", "validate", cases, "--schema", "mtb_unsafe", "--outputs", outs)
+    assert res.exit_code != 0, res.output
+    assert f"{outs.name}:2: model: missing: name the model" in res.output, res.output
+    assert "models: m1, outs" not in res.output
+
+
+def test_outputs_file_without_any_model_key_still_takes_its_name(tmp_path):
+    cases = tmp_path / "cases.csv"
+    cases.write_text("case_id,patient_summary,proposed_therapy\nC-1,a,b\nC-2,c,d\n", encoding="utf-8")
+    outs = tmp_path / "outs.jsonl"
+    outs.write_text('{"case_id":"C-1","output":"t1"}\n{"case_id":"C-2","output":"t2"}\n', encoding="utf-8")
+    res = run("cases", "validate", cases, "--schema", "mtb_unsafe", "--outputs", outs, code=0)
+    assert "models: outs" in res.output, res.output
