@@ -29,28 +29,11 @@ versions ``1.1`` and ``1.10`` are two models.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Sequence
 
-from goldboard.cases.ids import escaped, invisible_chars, twin_kind, visible
+from goldboard.cases.ids import escaped, invisible_chars
 from goldboard.errors import GoldboardError
-from goldboard.text import did_you_mean
-
-#: characters drawn like ``-`` (U+002D): hyphen, non-breaking hyphen, figure dash, en dash, em
-#: dash, horizontal bar, minus sign, small and full-width hyphen-minus
-DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
-_DASH_TO_HYPHEN = {ord(c): "-" for c in DASHES}
-
-
-def spelling_key(text: str) -> str:
-    """The key under which two spellings read alike: outer blanks stripped, invisible characters
-    dropped, Unicode NFKC form (NFC, and full-width or other compatibility forms as their plain
-    letters), each dash look-alike (:data:`DASHES`) as ``-``.  Letter case is kept.
-
-    >>> [spelling_key(x) for x in ("Zu\\u0308rich", "none\\u200b", "gpt\\u20104o", "\\uff47pt", "GPT")]
-    ['Zürich', 'none', 'gpt-4o', 'gpt', 'GPT']
-    """
-    return unicodedata.normalize("NFKC", visible(text.strip())).translate(_DASH_TO_HYPHEN)
+from goldboard.text import DASHES, did_you_mean, spelling_difference, spelling_key
 
 
 def name_key(text: str) -> str:
@@ -65,24 +48,10 @@ def name_key(text: str) -> str:
 
 def lookalike_kind(a: str, b: str) -> str:
     """How two different spellings with one :func:`name_key` differ, for a message: an invisible
-    character, the Unicode form (:func:`~goldboard.cases.ids.twin_kind`), a dash look-alike, a
-    full-width (compatibility) form, or letter case."""
-    nfc_a, nfc_b = unicodedata.normalize("NFC", visible(a)), unicodedata.normalize("NFC", visible(b))
-    if visible(a) != a or visible(b) != b or nfc_a == nfc_b:
-        return twin_kind(a, b)
-    dashes = sorted({c for c in a + b if c in DASHES})
-    if dashes and nfc_a.translate(_DASH_TO_HYPHEN) == nfc_b.translate(_DASH_TO_HYPHEN):
-        named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c)}" for c in dashes)
-        return (
-            f"look the same but one writes a dash with another character ({named}) where the other has '-' "
-            f"(U+002D HYPHEN-MINUS, typed by an editor's autocorrect)"
-        )
-    if unicodedata.normalize("NFKC", nfc_a) == unicodedata.normalize("NFKC", nfc_b):
-        wide = sorted({c for c in a + b if unicodedata.normalize("NFKC", c) != c})
-        named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() for c in wide[:3])
-        return f"look alike but one is written in full-width or another compatibility form ({named}; Unicode NFKC)"
+    character, the Unicode form, a dash look-alike, a full-width (compatibility) form
+    (:func:`goldboard.text.spelling_difference`), or letter case."""
     if spelling_key(a) == spelling_key(b):
-        return "look alike but differ in how they are written (a dash look-alike, a full-width or compatibility form)"
+        return spelling_difference(a, b)
     return "differ only in letter case"
 
 

@@ -175,3 +175,115 @@ def test_outputs_file_without_any_model_key_still_takes_its_name(tmp_path):
     outs.write_text('{"case_id":"C-1","output":"t1"}\n{"case_id":"C-2","output":"t2"}\n', encoding="utf-8")
     res = run("cases", "validate", cases, "--schema", "mtb_unsafe", "--outputs", outs, code=0)
     assert "models: outs" in res.output, res.output
+
+
+def test_push_stratify_by_refuses_lookalike_values():
+    """push --stratify-by reads the units' column through the same check (no server needed)."""
+    import pandas as pd
+
+    from goldboard.annotate.push import _strata_values
+
+    units = pd.DataFrame({"item_id": ["I1", "I2", "I3"], "site": [NFC, "Basel", NFD]})
+    with pytest.raises(GoldboardError, match="item I3: site .* Unicode form"):
+        _strata_values(units, "site")
+    units = pd.DataFrame({"item_id": ["I1", "I2"], "site": ["Basel", "basel"]})
+    assert _strata_values(units, "site") == ["Basel", "basel"]
+    assert "letter case" in units.attrs["strata_warnings"][0]
+
+
+# --------------------------------------------------------------------------- 4. table headers, did-you-mean
+
+
+E_NFC = unicodedata.normalize("NFC", "\u00e9valuateur")
+E_NFD = unicodedata.normalize("NFD", "\u00e9valuateur")
+
+
+def _two_column_table(path: Path, h1: str, h2: str) -> Path:
+    rows = list(csv.DictReader(example_path("openmtb").open(encoding="utf-8")))
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["case_id", h1, h2])
+        for r in rows:
+            w.writerow([r["case_id"], r["oncologist_a_label"], r["oncologist_b_label"]])
+    return path
+
+
+@pytest.mark.parametrize(
+    "h1, h2, kind", [(E_NFC, E_NFD, "Unicode form"), ("onc_a", "onc_a\u200b", "U+200B")], ids=["nfc-nfd", "zero-width"]
+)
+def test_pull_from_table_refuses_lookalike_headers(tmp_path, h1, h2, kind):
+    """H01/H02: two columns headed alike were pulled as two raters' columns."""
+    study = tmp_path / "S"
+    run("study", "init", study, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", code=0)
+    table = _two_column_table(tmp_path / "h.csv", h1, h2)
+    res = run(
+        "pull", "--study", study, "--from-table", table, "--item-col", "case_id", "--field", "safety_label",
+        "--rater-cols", f"onc_a={h1},onc_b={h2}",
+    )  # fmt: skip
+    err = error_line(res)
+    assert f"{table}:1: columns 2 and 3 are headed" in err and kind in err and "rename one" in err, err
+    assert not (study / "rounds").exists() or not any((study / "rounds").rglob("ratings.csv"))
+
+
+def test_agree_table_and_xlsx_refuse_lookalike_headers(tmp_path):
+    table = _two_column_table(tmp_path / "h.csv", E_NFC, E_NFD)
+    err = error_line(run("agree", table, "--item-col", "case_id", "--raters", f"{E_NFC},{E_NFD}"))
+    assert "columns 2 and 3 are headed" in err and "Unicode form" in err, err
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["case_id", "onc_a", "onc_a\u200b"])
+    ws.append(["C1", "Supported", "Supported"])
+    wb.save(tmp_path / "h.xlsx")
+    from goldboard.fileio import read_records
+
+    with pytest.raises(GoldboardError, match="columns 2 and 3 are headed .*U\\+200B"):
+        read_records(tmp_path / "h.xlsx")
+
+
+def test_missing_column_names_its_unicode_form_twin(tmp_path):
+    """H07: --rater-cols onc_a=<NFD> on an NFC header said "did you mean 'évaluateur_a'?" only."""
+    study = tmp_path / "S"
+    run("study", "init", study, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", code=0)
+    a_nfc, a_nfd = E_NFC + "_a", E_NFD + "_a"
+    table = _two_column_table(tmp_path / "h.csv", a_nfc, "onc_b_col")
+    res = run(
+        "pull", "--study", study, "--from-table", table, "--item-col", "case_id", "--field", "safety_label",
+        "--rater-cols", f"onc_a={a_nfd},onc_b=onc_b_col",
+    )  # fmt: skip
+    err = error_line(res)
+    assert "did you mean" in err and "Unicode form" in err, err
+
+
+# --------------------------------------------------------------------------- 5. schema titles
+
+
+def _schema(tmp_path: Path, old: str, new: str) -> Path:
+    from goldboard.label_configs import schema as sch
+
+    base = (Path(sch.__file__).parent / "builtin" / "mtb_unsafe.toml").read_text(encoding="utf-8")
+    assert old in base
+    p = tmp_path / "s.toml"
+    p.write_text(base.replace('name = "mtb_unsafe"', 'name = "k7"').replace(old, new), encoding="utf-8")
+    return p
+
+
+def test_schema_refuses_two_fields_with_one_title(tmp_path):
+    """K7: two fields titled 'Safety label' loaded; the labeling page showed two identical questions."""
+    p = _schema(tmp_path, 'title = "Missing critical information"', 'title = "Safety label"')
+    err = error_line(run("schema", "show", p))
+    assert "field 'safety_label' and field 'missing_info' have the same title" in err, err
+    p = _schema(tmp_path, 'title = "Missing critical information"', 'title = "Safety label\u200b"')
+    assert "U+200B" in error_line(run("schema", "show", p))
+
+
+def test_schema_refuses_case_field_titles_that_look_alike_but_keeps_exact_aliases(tmp_path):
+    """K1: case fields titled 'Stage' and 'Stage<U+200B>'.  Two case fields with exactly one title
+    stay allowed (K6): the built-in schemas give one title to the keys of one value in different
+    input formats (radsafe: case_id / question / text, all "Question")."""
+    p = _schema(tmp_path, 'title = "ECOG" }', 'title = "Stage\u200b" }')
+    err = error_line(run("schema", "show", p))
+    assert "case field 'stage' and case field 'ecog'" in err and "U+200B" in err, err
+    for builtin in ("radsafe", "medfail", "mtb", "mtb_unsafe"):
+        run("schema", "show", builtin, code=0)
