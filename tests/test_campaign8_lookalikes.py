@@ -287,3 +287,20 @@ def test_schema_refuses_case_field_titles_that_look_alike_but_keeps_exact_aliase
     assert "case field 'stage' and case field 'ecog'" in err and "U+200B" in err, err
     for builtin in ("radsafe", "medfail", "mtb", "mtb_unsafe"):
         run("schema", "show", builtin, code=0)
+
+
+def test_push_stratify_by_lookalike_values_is_one_line_before_the_server(tmp_path):
+    """push --stratify-by on a case field spelled NFC and NFD: refused before any server is asked."""
+    from goldboard.cases.synth import synthesize, write_records
+    from goldboard.study import Study
+
+    cases, _ = synthesize("mtb", 4, seed=1)
+    for i, c in enumerate(cases):
+        c["site"] = NFD if i % 2 else NFC
+    cpath = tmp_path / "cases.jsonl"
+    write_records(cases, cpath)
+    s = tmp_path / "st"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:9")
+    res = run("push", "--study", s, cpath, "--overlap", "0.5", "--seed", "1", "--stratify-by", "site", code=1)
+    err = error_line(res)
+    assert "site 'Z" in err and "Unicode form" in err and "two strata" in err, err
