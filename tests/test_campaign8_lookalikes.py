@@ -304,3 +304,57 @@ def test_push_stratify_by_lookalike_values_is_one_line_before_the_server(tmp_pat
     res = run("push", "--study", s, cpath, "--overlap", "0.5", "--seed", "1", "--stratify-by", "site", code=1)
     err = error_line(res)
     assert "site 'Z" in err and "Unicode form" in err and "two strata" in err, err
+
+
+# --------------------------------------------------------------------------- 6. generated strata (fuzz, with an oracle)
+
+_BASES = ["Zürich", "pédiatrie", "pre-op", "ICU", "none", "Genève-Est", "café", "β-blocker", "onc_a", "São Paulo"]
+
+
+def _twin(base: str, how: str) -> str | None:
+    """A spelling of ``base`` made by ``how``, or None when ``how`` cannot change it."""
+    if how == "nfd":
+        t = unicodedata.normalize("NFD", base)
+    elif how == "zwsp":
+        t = base[:1] + "\u200b" + base[1:]
+    elif how == "dash":
+        t = base.replace("-", "\u2010")
+    elif how == "wide":
+        t = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in base)
+    elif how == "case":
+        t = base.swapcase()
+    else:
+        return None
+    return t if t != base else None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_strata_are_refused_or_counted_exactly(tmp_path, seed):
+    """Oracle: a value and a twin made by NFD, a zero-width space, a dash look-alike or a full-width
+    form -> one Error line naming both lines, nothing written; a letter-case twin or none -> exit 0,
+    each exact value one stratum with its count (a warning for the case twin)."""
+    import random
+
+    rng = random.Random(seed)
+    bases = rng.sample(_BASES, 3)
+    how = ["nfd", "zwsp", "dash", "wide", "case", "none"][seed % 6]
+    twin = next((t for b in bases if (t := _twin(b, how)) is not None), None)
+    values = [rng.choice(bases) for _ in range(12)] + ([twin] * 3 if twin else [])
+    rng.shuffle(values)
+    cases = _cases(tmp_path / "c.jsonl", values)
+    out = tmp_path / "s.jsonl"
+    res = run("plan", "sample", "--cases", cases, "--by", "specialty", "-n", "8", "-o", out)
+    if twin is not None and how != "case":
+        err = error_line(res)
+        assert err.count(f"{cases}: line ") == 2 and "two strata shown under one name" in err, err
+        assert not out.exists()
+        return
+    assert res.exit_code == 0, res.output
+    from collections import Counter
+
+    table = {}
+    for line in res.stdout.splitlines()[1:]:
+        name, avail, _drawn = line.rsplit(None, 2)
+        table[name.strip()] = int(avail)
+    assert table == dict(Counter(values)), res.stdout
+    assert ("differ only in letter case" in res.stderr) == (twin is not None), res.stderr
