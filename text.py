@@ -590,6 +590,12 @@ def did_you_mean(word: str, choices) -> str:
 
     >>> did_you_mean("onc_bb", ["onc_a", "onc_b"])
     " (did you mean 'onc_b' or 'onc_a'?)"
+
+    A ``word`` that differs from a choice only in Unicode form, an invisible character, a dash
+    look-alike or a full-width form (:func:`spelling_key`) is told how, as the two print alike:
+
+    >>> print(did_you_mean("Jose\u0301", ["Jos\u00e9"])[:64])
+     (did you mean 'José' ('Jos\\xe9')? they look the same but differ
     """
     choices = [str(c) for c in choices]
     twin = next((c for c in choices if c != word and spelling_key(c) == spelling_key(word)), None)
