@@ -586,7 +586,7 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
     grp = _per_item(df, work, items, opts.by, opts.groups, "by", source)
     if grp is not None:
         warnings += check_value_spellings(
-            [str(g) for g in grp], lambda i: f"{_prefix(source)}item {items[i]}", column=opts.by or "by"
+            [str(g) for g in grp], lambda i: f"item {items[i]}", column=opts.by or "by", prefix=_prefix(source)
         )
     clu = _clusters(df, work, items, opts, warnings)
     _single_rated_warning(codes, warnings)

@@ -137,10 +137,10 @@ def look_alike_hint(name: str, known) -> str:
 
 
 def check_value_spellings(
-    values: Sequence[str], where: Callable[[int], str], *, column: str, nouns: str = "strata"
+    values: Sequence[str], where: Callable[[int], str], *, column: str, nouns: str = "strata", prefix: str = ""
 ) -> list[str]:
     """Refuse two values of grouping column ``column`` (``values`` one per row, ``where(i)`` the
-    place of row ``i``) that differ only by Unicode form, an invisible character, a dash look-alike
+    place of row ``i``; ``prefix``: the file, before the message) that differ only by Unicode form, an invisible character, a dash look-alike
     or a full-width form (one :func:`spelling_key`): they would be two ``nouns`` printed under one
     name.  Raises :class:`~goldboard.errors.GoldboardError` naming both rows and the difference.
     Returns a warning for each pair that differs only in letter case: kept as two (values are
@@ -159,14 +159,14 @@ def check_value_spellings(
         other = by_key.setdefault(spelling_key(value), value)
         if other != value:
             raise GoldboardError(
-                f"{where(i)}: {column} {shown_name(value)} and {shown_name(other)} ({where(first[other])}) "
+                f"{prefix}{where(i)}: {column} {shown_name(value)} and {shown_name(other)} ({where(first[other])}) "
                 f"{lookalike_kind(other, value)}; they would be two {nouns} shown under one name: write the value "
                 f"one way"
             )
         twin = by_fold.setdefault(name_key(value), value)
         if twin != value:
             warnings.append(
-                f"{column}: {twin!r} ({where(first[twin])}) and {value!r} ({where(i)}) differ only in letter case: "
+                f"{prefix}{column}: {twin!r} ({where(first[twin])}) and {value!r} ({where(i)}) differ only in letter case: "
                 f"counted as two {nouns} (values are compared exactly); write them one way if they are one"
             )
     return warnings

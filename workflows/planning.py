@@ -227,7 +227,9 @@ def sample_cases_file(
             }
             raise GoldboardError(f"{cases}: no record has a column {by!r}{look_alike_hint(by, columns)}", param="by")
         strata = [v if v else "(blank)" for v in values]
-        spelling_warnings = check_value_spellings(strata, lambda i: f"{cases}: line {lines_recs[i][0]}", column=by)
+        spelling_warnings = check_value_spellings(
+            strata, lambda i: f"line {lines_recs[i][0]}", column=by, prefix=f"{cases}: "
+        )
     else:
         spelling_warnings = []
         strata = ["(all)"] * len(records)
