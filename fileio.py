@@ -30,6 +30,7 @@ from goldboard.fileio_xlsx import (  # noqa: F401 (re-exported: the readers of u
     merged_cells,
     merged_error,
 )
+from goldboard.text import lookalike_columns_message
 
 if TYPE_CHECKING:  # pandas is imported where a table is read: `goldboard --help` stays fast
     import pandas as pd
@@ -166,6 +167,8 @@ def read_csv_frame(path: str | Path, what: str = "", *, data: bytes | None = Non
         raise GoldboardError(f"{path}: file is empty{what}")
     fast = _csv_frame_c(text)
     if fast is not None:
+        if lookalike_columns_message(f"{path}:1", list(fast.columns)):
+            raise GoldboardError(lookalike_columns_message(f"{path}:1", list(fast.columns)))
         return fast
     rows = _csv_rows(path, text, ",")
     header, body = rows[0][1], rows[1:]
@@ -177,6 +180,8 @@ def read_csv_frame(path: str | Path, what: str = "", *, data: bytes | None = Non
         if name in seen:
             raise GoldboardError(f"{path}:1: column {name!r} appears twice{what}")
         seen.add(name)
+    if lookalike_columns_message(f"{path}:1", header):
+        raise GoldboardError(lookalike_columns_message(f"{path}:1", header))
     cells = [row for _, row in body]
     if all(len(row) == len(header) for row in cells):  # every file goldboard writes: transpose at once
         cols = dict(zip(header, map(list, zip(*cells)))) if cells else {name: [] for name in header}
@@ -603,6 +608,8 @@ def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
         raise GoldboardError(other_delimiter(path, rows[0][1], delimiter))
     header = rows[0][1]
     names = [h.strip() for h in header]
+    if lookalike_columns_message(f"{path}:1", names):
+        raise GoldboardError(lookalike_columns_message(f"{path}:1", names))
     out = []
     for line, row in rows[1:]:
         if len(row) > len(header):
@@ -621,8 +628,8 @@ def read_csv_cells(path: str | Path) -> pd.DataFrame | None:
     column (the 1-based line each record starts on, header = 1).  The cells are split by the
     same strict csv-module reader as :func:`read_records`; ``None`` wherever the two could
     differ or the file needs a message -- not a .csv/.tsv, empty, a NUL, a line of blanks or a
-    bare CR, a malformed record, a row shorter or longer than the header, a repeated or blank
-    header name, no data row, a header of one column (perhaps another dialect's delimiter,
+    bare CR, a malformed record, a row shorter or longer than the header, a repeated, blank or
+    look-alike header name, no data row, a header of one column (perhaps another dialect's delimiter,
     :func:`other_delimiter`) -- and the caller reads it with :func:`read_records`."""
     import importlib.util
 
@@ -663,6 +670,8 @@ def _csv_columns(reader: Any) -> pd.DataFrame | None:
             return None
         width = len(header)
         names = [h.strip() for h in header]
+        if lookalike_columns_message("", names):
+            return None  # two look-alike headers: read_records names them
         chunks.extend([] for _ in header)
         start = reader.line_num + 1
         for row in reader:

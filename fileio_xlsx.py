@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from goldboard.errors import GoldboardError, ParamError
+from goldboard.text import lookalike_columns_message
 
 #: spreadsheet formats goldboard does not read (LibreOffice's default, legacy Excel, Numbers)
 SPREADSHEETS_NOT_READ = (".ods", ".xls", ".xlsb", ".numbers", ".fods")
@@ -215,6 +216,8 @@ def _read_xlsx(path: Path, sheet: str | None = None, sheet_option: bool = False)
         except StopIteration:
             raise GoldboardError(f"{path}: sheet {ws.title} is empty") from None
         names = [str(h).strip() if h is not None else "" for h in header]
+        if lookalike_columns_message(f"{path}: sheet {ws.title}: row 1", names):
+            raise GoldboardError(lookalike_columns_message(f"{path}: sheet {ws.title}: row 1", names))
         out = []
         with_empty: dict[int, tuple] = {}  # row -> its values, for rows with an empty cell
         if any(h is None for h in header):

@@ -493,12 +493,114 @@ def progress_bar(iterable=None, **kwargs):
     return tqdm(iterable, **kwargs)
 
 
+#: characters drawn like ``-`` (U+002D): hyphen, non-breaking hyphen, figure dash, en dash, em
+#: dash, horizontal bar, minus sign, small and full-width hyphen-minus
+DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
+_DASH_TO_HYPHEN = {ord(c): "-" for c in DASHES}
+
+
+def _drop_format(text: str) -> str:
+    """``text`` without its invisible format characters (Unicode Cf: zero-width space, joiners,
+    BOM, soft hyphen, bidi controls)."""
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def spelling_key(text: str) -> str:
+    """The key under which two spellings read alike: outer blanks stripped, invisible characters
+    dropped, Unicode NFKC form (NFC, and full-width or other compatibility forms as their plain
+    letters), each dash look-alike (:data:`DASHES`) as ``-``.  Letter case is kept.
+
+    >>> [spelling_key(x) for x in ("Zu\u0308rich", "none\u200b", "gpt\u20104o", "\uff47pt", "GPT")]
+    ['Zürich', 'none', 'gpt-4o', 'gpt', 'GPT']
+    """
+    return unicodedata.normalize("NFKC", _drop_format(str(text).strip())).translate(_DASH_TO_HYPHEN)
+
+
+def spelling_difference(a: str, b: str) -> str:
+    """How two different texts with one :func:`spelling_key` differ, for a message ("look the
+    same but differ in their Unicode form (NFC vs NFD ...)")."""
+    if _drop_format(a) != a or _drop_format(b) != b:
+        codes = sorted({f"U+{ord(c):04X}" for c in a + b if unicodedata.category(c) == "Cf"})
+        return (
+            f"look the same but one holds an invisible character ({', '.join(codes)}: a zero-width space, joiner "
+            f"or mark pasted in)"
+        )
+    nfc_a, nfc_b = unicodedata.normalize("NFC", a), unicodedata.normalize("NFC", b)
+    if nfc_a == nfc_b:
+        return (
+            "look the same but differ in their Unicode form (NFC vs NFD: an accent stored as one letter or as a "
+            "combining mark)"
+        )
+    dashes = sorted({c for c in a + b if c in DASHES})
+    if dashes and nfc_a.translate(_DASH_TO_HYPHEN) == nfc_b.translate(_DASH_TO_HYPHEN):
+        named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c)}" for c in dashes)
+        return (
+            f"look the same but one writes a dash with another character ({named}) where the other has '-' "
+            f"(U+002D HYPHEN-MINUS, typed by an editor's autocorrect)"
+        )
+    if unicodedata.normalize("NFKC", a) == unicodedata.normalize("NFKC", b):
+        wide = sorted({c for c in a + b if unicodedata.normalize("NFKC", c) != c})
+        named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() for c in wide[:3])
+        return f"look alike but one is written in full-width or another compatibility form ({named}; Unicode NFKC)"
+    return "look alike but differ in how they are written (a dash look-alike, a full-width or compatibility form)"
+
+
+def shown_text(text: str) -> str:
+    """``text`` quoted for a message, with its escapes beside it when it holds anything but
+    printable ASCII (``'José' ('Jose\\u0301')``), so two look-alikes are told apart."""
+    plain = text.encode("unicode_escape").decode("ascii")
+    return repr(text) if plain == text or not text.isprintable() else f"{text!r} ('{plain}')"
+
+
+def lookalike_pair(texts: Sequence[str]) -> tuple[int, int] | None:
+    """The positions ``(i, j)``, ``i < j``, of the first two different texts in ``texts`` with one
+    :func:`spelling_key` (they read alike), else ``None``.
+
+    >>> lookalike_pair(["case_id", "onc_a", "onc_a\u200b"])
+    (1, 2)
+    >>> lookalike_pair(["onc_a", "ONC_A", "onc_a"]) is None
+    True
+    """
+    seen: dict[str, int] = {}
+    for j, t in enumerate(texts):
+        i = seen.setdefault(spelling_key(t), j)
+        if i != j and texts[i] != t:
+            return i, j
+    return None
+
+
+def lookalike_columns_message(where: str, names: Sequence[Any]) -> str | None:
+    """The one line refusing a header row (``names``, ``where``: the file and line) whose two
+    column names read alike (:func:`lookalike_pair`: NFC / NFD, a zero-width space, a dash
+    look-alike, a full-width form): each would be read as its own column, shown under one name.
+    ``None`` when no two do.  Names that differ in letter case are visibly two."""
+    texts = ["" if n is None else str(n).strip() for n in names]
+    pair = lookalike_pair(texts)
+    if pair is None:
+        return None
+    i, j = pair
+    return (
+        f"{where}: columns {i + 1} and {j + 1} are headed {shown_text(texts[i])} and {shown_text(texts[j])}, which "
+        f"{spelling_difference(texts[i], texts[j])}: a reader cannot tell the two columns apart; rename one"
+    )
+
+
 def did_you_mean(word: str, choices) -> str:
     """``" (did you mean 'x'?)"`` / ``" (did you mean 'x' or 'y'?)"``, or ``""`` when nothing is close.
 
     >>> did_you_mean("onc_bb", ["onc_a", "onc_b"])
     " (did you mean 'onc_b' or 'onc_a'?)"
+
+    A ``word`` that differs from a choice only in Unicode form, an invisible character, a dash
+    look-alike or a full-width form (:func:`spelling_key`) is told how, as the two print alike:
+
+    >>> print(did_you_mean("Jose\u0301", ["Jos\u00e9"])[:64])
+     (did you mean 'José' ('Jos\\xe9')? they look the same but differ
     """
+    choices = [str(c) for c in choices]
+    twin = next((c for c in choices if c != word and spelling_key(c) == spelling_key(word)), None)
+    if twin is not None:  # identical on screen: say how they differ
+        return f" (did you mean {shown_text(twin)}? they {spelling_difference(word, twin)})"
     hits = close_matches(word, choices)
     if not hits:
         return ""
@@ -506,6 +608,12 @@ def did_you_mean(word: str, choices) -> str:
 
 
 __all__ = [
+    "DASHES",
+    "lookalike_pair",
+    "lookalike_columns_message",
+    "shown_text",
+    "spelling_difference",
+    "spelling_key",
     "natural_sorted",
     "EXCEL_CELL_LIMIT",
     "FORMULA_TRIGGERS",

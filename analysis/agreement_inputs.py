@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from goldboard.cases.names import check_value_spellings
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import MULTI_SEP
 from goldboard.text import cell_text, is_number, natural_key
@@ -583,6 +584,10 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
     order = _rater_order(work, rated, opts, warnings)
     codes, items = _code_matrix(work, rated, order, scale.categories, field, warnings)
     grp = _per_item(df, work, items, opts.by, opts.groups, "by", source)
+    if grp is not None:
+        warnings += check_value_spellings(
+            [str(g) for g in grp], lambda i: f"item {items[i]}", column=opts.by or "by", prefix=_prefix(source)
+        )
     clu = _clusters(df, work, items, opts, warnings)
     _single_rated_warning(codes, warnings)
     prepared = PreparedRatings(codes=codes, items=items, raters=order, groups=grp, clusters=clu, warnings=warnings)

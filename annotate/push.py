@@ -57,6 +57,7 @@ from goldboard.cases.assignment import (
     per_item_assignment,
 )
 from goldboard.cases.load import load_units
+from goldboard.cases.names import check_value_spellings
 from goldboard.cases.units import item_kind
 from goldboard.errors import GoldboardError, LabelStudioError, ParamError
 from goldboard.exports.gold import list_releases, read_manifest
@@ -198,7 +199,11 @@ def _strata_values(units: pd.DataFrame, column: str) -> list[Any]:
             column=column,
             cols=", ".join(cols),
         )
-    return ["" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v) for v in vals]
+    out = ["" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v) for v in vals]
+    items = units["item_id"].tolist() if "item_id" in units.columns else list(range(len(out)))
+    # look-alike values are refused; values that differ only in case reach push's warnings
+    units.attrs["strata_warnings"] = check_value_spellings(out, lambda i: f"item {items[i]}", column=column)
+    return out
 
 
 def resolve_assignment(
@@ -474,6 +479,7 @@ def _push_to(study: Study, client: Client, plan: _PushPlan) -> PushResult:
     result.warnings.extend(_case_file_warnings(plan.units))
     if plan.assignment is not None:  # strata an overlap draw left without a double-rated item
         result.warnings.extend(plan.assignment.warnings)
+    result.warnings.extend(plan.units.attrs.get("strata_warnings", []))
 
     # 1. projects: verify the recorded ones, create the missing ones (recorded at once)
     for key in keys:

@@ -38,7 +38,7 @@ from typing import Any
 import pandas as pd
 
 from goldboard.cases import ids
-from goldboard.cases.names import name_key, shown_name
+from goldboard.cases.names import lookalike_kind, name_key, shown_name
 from goldboard.cases.problems import CaseFileError, Problem, errors_only
 from goldboard.cases.records import Record, read_file
 from goldboard.cases.units import (
@@ -373,12 +373,36 @@ class _Loader:
                 self.add(file, c.line, "options", "a question needs at least two options")
         return text
 
+    def _model_of(self, rec: Record, file: str, stem: str, model_keys: frozenset) -> str | None:
+        """The model of output record ``rec``: its model column, else the JSON list name, else the
+        file's name ``stem`` -- only in a file with no model column (``model_keys``: the model keys
+        the file's records fill); ``None`` (a problem added) for a blank or missing one."""
+        d = rec.data
+        _, mv = _first(d, MODEL_KEYS)
+        model = _text(mv) or (rec.group or "")
+        if model:
+            return model
+        key = next((k for k in MODEL_KEYS if k in d), None)
+        if key is None and not model_keys:
+            return stem
+        how = "blank" if key is not None else "missing"
+        self.add(
+            file,
+            rec.line,
+            key or sorted(model_keys)[0],
+            f"{how}: name the model that wrote this output (the file's name is used only when the file has "
+            f"no model column)",
+        )
+        return None
+
     # ---------------------------------------------------------------- outputs
     def output_from_record(
-        self, rec: Record, file: str, stem: str, text_keys: frozenset = frozenset()
+        self, rec: Record, file: str, stem: str, text_keys: frozenset = frozenset(), model_keys: frozenset = frozenset()
     ) -> _Output | None:
         """One output record checked; ``text_keys``: the output-text keys other records of the
-        file fill (a record without the text then would show raters another kind of text)."""
+        file fill (a record without the text then would show raters another kind of text);
+        ``model_keys``: the model keys other records of the file fill (a record without one then
+        has no model: the file's name stands in only for a file with no model column)."""
         d = rec.data
         ck, cv = _first(d, OUTPUT_CASE_KEYS)
         case_id = _text(cv)
@@ -386,19 +410,9 @@ class _Loader:
         if not case_id:
             self.add(file, rec.line, "case_id", f"missing (give one of: {', '.join(OUTPUT_CASE_KEYS)})")
             ok = False
-        _, mv = _first(d, MODEL_KEYS)
-        model = _text(mv) or (rec.group or "")
-        blank_model = next((k for k in MODEL_KEYS if k in d), None) if not model else None
-        if blank_model is not None:  # the file's name stands in only for a file without a model column
-            self.add(
-                file,
-                rec.line,
-                blank_model,
-                "blank: name the model that wrote this output (the file's name is used only when the file has "
-                "no model column)",
-            )
+        model = self._model_of(rec, file, stem, model_keys)
+        if model is None:
             ok = False
-        model = model or stem
         prediction: dict[str, str] = {}
         primary = self.schema.primary_field
         for key, raw in d.items():
@@ -668,8 +682,9 @@ def _read_outputs(
     outputs: list[_Output] = []
     seen_out: dict[str, int] = {}
     text_keys = frozenset(k for rec in out_records for k in OUTPUT_TEXT_KEYS if not _blank(rec.data.get(k)))
+    model_keys = frozenset(k for rec in out_records for k in MODEL_KEYS if not _blank(rec.data.get(k)))
     for rec in out_records:
-        o = L.output_from_record(rec, outputs_label, stem, text_keys)
+        o = L.output_from_record(rec, outputs_label, stem, text_keys, model_keys)
         if o is None:
             continue
         if o.case_id not in cases:
@@ -718,7 +733,7 @@ def _check_model_names(L: _Loader, outputs: list[_Output], label: str) -> None:
                 o.line,
                 "model",
                 f"{shown_name(name)} and {shown_name(other.model)} (line {other.line}) "
-                f"{ids.twin_kind(name, other.model)}: one model written two ways; write it one way",
+                f"{lookalike_kind(name, other.model)}: one model written two ways; write it one way",
             )
         elif ids.invisible_chars(name):
             L.add(

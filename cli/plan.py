@@ -22,6 +22,7 @@ from goldboard.cli._output import emit
 from goldboard.cli.judge import plan_judge_cmd
 from goldboard.errors import GoldboardError
 from goldboard.study import Study
+from goldboard.text import terminal_text
 
 # the study workflows load pandas (and the report's plotting): imported when a command uses them,
 # so `plan size --alpha-min ...` (a closed formula) starts in a blink
@@ -283,10 +284,11 @@ def sample_cmd(cases, by, n, seed, output, outputs, outputs_output, rest_output,
         click.echo(f"Wrote the other cases to {res['rest_output']}", err=True)
     for w in res["warnings"]:
         click.echo(f"Warning: {w}", err=True)
-    width = max(len(s) for s in res["strata"])
+    shown = {s: terminal_text(s) for s in res["strata"]}  # a zero-width space shows as \u200b
+    width = max(len("stratum"), *(len(t) for t in shown.values()))
     click.echo(f"{'stratum'.ljust(width)}  available  drawn")
     for s, (avail, drawn) in sorted(res["strata"].items()):
-        click.echo(f"{s.ljust(width)}  {avail:9d}  {drawn:5d}")
+        click.echo(f"{shown[s].ljust(width)}  {avail:9d}  {drawn:5d}")
 
 
 #: options that do nothing without another (refused when given alone: cli._output.refuse_idle_options)

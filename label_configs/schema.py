@@ -24,7 +24,7 @@ from typing import Any
 
 from goldboard.errors import GoldboardError
 from goldboard.fileio import key_twice, object_keeping_twice
-from goldboard.text import cell_text, unneutralize_formula
+from goldboard.text import cell_text, shown_text, spelling_difference, spelling_key, unneutralize_formula
 
 try:  # Python 3.11+
     import tomllib
@@ -554,6 +554,9 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
     if bdup:
         raise SchemaError(f"{where}: boundaries: duplicate boundary name {bdup[0]!r}")
     rules = _schema_rules(data.get("rules", []) or [], where, by_name)
+    display = _schema_display(raw_display, options, where)
+    _distinct_titles([(f"field {f.name!r}", f.title or f.name, f) for f in fields], where)
+    _distinct_titles([(f"case field {k!r}", t, None) for k, t in display.case_fields], where, same_ok=True)
     return Schema(
         name=name,
         version=version,
@@ -565,7 +568,7 @@ def schema_from_dict(data: Any, source: str = "<schema>") -> Schema:
         boundaries=tuple(boundaries),
         triggers=tuple(triggers),
         rules=tuple(rules),
-        display=_schema_display(raw_display, options, where),
+        display=display,
         source=source,
         scoring=dict(scoring),
     )
@@ -687,6 +690,38 @@ def _schema_rules(raw_rules: Any, where: str, by_name: dict[str, Field]) -> list
     if dup:
         raise SchemaError(f"{where}: rules: duplicate rule name {dup[0]!r}")
     return rules
+
+
+def _distinct_titles(titled: list[tuple[str, str, Field | None]], where: str, *, same_ok: bool = False) -> None:
+    """Two questions (or two case fields) of one page with one title, or titles a rater cannot
+    tell apart (NFC / NFD, a zero-width space, a dash look-alike, a full-width form, letter case),
+    are an error naming both: the labeling page would show two identical headings.  Per-option
+    fields share a title across options (each under its option); two fields both shown only when
+    another field has a value may share one (the page never shows them together).  ``same_ok``:
+    one title given exactly twice is meant (case fields: the keys of one value in different input
+    formats, ``case_id`` / ``question`` both "Question"; a case holds one of them), a look-alike
+    spelling of it is not."""
+    seen: dict[tuple[str | None, str], tuple[str, str, Field | None]] = {}
+    for label, title, f in titled:
+        key = (f.option if f is not None else None, spelling_key(title).casefold())
+        other = seen.setdefault(key, (label, title, f))
+        if other[0] == label or (same_ok and other[1] == title):
+            continue
+        if f is not None and f.shown_when is not None and other[2] is not None and other[2].shown_when is not None:
+            continue
+        how = (
+            "have the same title"
+            if other[1] == title
+            else (
+                spelling_difference(other[1], title)
+                if spelling_key(other[1]) == spelling_key(title)
+                else "have titles that differ only in letter case"
+            )
+        )
+        raise SchemaError(
+            f"{where}: {other[0]} and {label} {how} ({shown_text(other[1])}, {shown_text(title)}): the labeling page "
+            f"would show two headings a rater cannot tell apart; give each its own title"
+        )
 
 
 def _schema_display(raw_display: dict, options: tuple[str, ...], where: str) -> Display:

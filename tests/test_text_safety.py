@@ -224,7 +224,12 @@ def test_flags_csv_and_agree_csv_round_trip(tmp_path):
         flagged = [r["item_id"] for r in csv.DictReader(fh)]
     assert sorted(flagged) == sorted(plain_id(t, k) for k, t in enumerate(hostile.CORPUS) if k % 2 == 0)
     # agree --format csv: strata named by hostile text (--by) come back exactly
-    df["stratum"] = df["case_id"].map(lambda t: t if t.strip() else "blank")
+    # (look-alike spellings of one stratum -- '=1+1' and its full-width twin -- are refused since
+    # issue 23's campaign 8: each is written here as the first spelling of its look-alike group)
+    from goldboard.text import spelling_key
+
+    spelled: dict[str, str] = {}
+    df["stratum"] = df["case_id"].map(lambda t: spelled.setdefault(spelling_key(t), t) if t.strip() else "blank")
     write_csv_atomic(df, path)
     res = run("agree", path, "--label-col", "value", "--by", "stratum", "--format", "csv")
     assert res.exit_code == 0, res.output

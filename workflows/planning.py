@@ -9,6 +9,7 @@ import pandas as pd
 
 from goldboard.analysis.planning import stratified_sample
 from goldboard.cases.load import ID_KEYS, OUTPUT_CASE_KEYS
+from goldboard.cases.names import check_value_spellings, look_alike_hint
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import read_records, write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
@@ -221,9 +222,16 @@ def sample_cases_file(
     if by:
         values = [_stratum(rec, by) for rec in records]
         if all(v is None for v in values):
-            raise GoldboardError(f"{cases}: no record has a column {by!r}", param="by")
+            columns = {k for rec in records for k in rec} | {
+                k for rec in records if isinstance(rec.get("case"), dict) for k in rec["case"]
+            }
+            raise GoldboardError(f"{cases}: no record has a column {by!r}{look_alike_hint(by, columns)}", param="by")
         strata = [v if v else "(blank)" for v in values]
+        spelling_warnings = check_value_spellings(
+            strata, lambda i: f"line {lines_recs[i][0]}", column=by, prefix=f"{cases}: "
+        )
     else:
+        spelling_warnings = []
         strata = ["(all)"] * len(records)
     picked = stratified_sample(strata, n, seed)
     chosen = [records[i] for i in picked]
@@ -249,7 +257,7 @@ def sample_cases_file(
         table.setdefault(s, [0, 0])[0] += 1
     for i in picked:
         table[strata[i]][1] += 1
-    warnings = []
+    warnings = list(spelling_warnings)
     if len(table) > len(chosen):
         empty = [s for s in sorted(table) if not table[s][1]]
         warnings.append(
