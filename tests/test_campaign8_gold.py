@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 from pathlib import Path
 
 import openpyxl
@@ -148,3 +149,78 @@ def test_c13b_one_raters_later_rating_does_not_supersede_a_decision(tmp_path):
         assert gold[item]["method"] == "adjudicated", gold[item]
         assert gold[item]["gold_value"] == A[IDS.index(item)]
     assert _manifest(s, "v2")["rounds"]["decisions_superseded"] == []
+
+
+# --------------------------------------------------------------------------- B06r / C10 / C11
+
+
+def _two_studies(tmp: Path) -> tuple[Path, Path]:
+    """Studies A and B on the same table (A created one second earlier in study.toml); A has gold v1."""
+    a = _study(tmp, "onc_a,onc_b", {"a": A, "b": B}, "onc_a=a,onc_b=b", name="A")
+    toml = a / "study.toml"
+    toml.write_text(
+        re.sub(r'created_at = "[^"]*"', 'created_at = "2026-01-01T00:00:00+00:00"', toml.read_text(), count=1)
+    )
+    run("gold", "export", "--study", a)
+    b = _study(tmp, "onc_a,onc_b", {"a": A, "b": B}, "onc_a=a,onc_b=b", name="B")
+    return a, b
+
+
+def test_b06r_a_release_of_another_study_is_refused_by_every_reader(tmp_path):
+    a, b = _two_studies(tmp_path)
+    run("gold", "export", "--study", b)
+    assert _manifest(b)["study_created"] != _manifest(a)["study_created"]
+    v1 = b / "gold" / "v1"
+    for f in v1.iterdir():
+        f.chmod(0o644)
+        f.unlink()
+    v1.rmdir()
+    v1.symlink_to(a / "gold" / "v1")  # B's v1 replaced by a link to A's
+    want = f"{v1}: a release of study 'A', created 2026-01-01T00:00:00+00:00, not of this study ('B'"
+    for args in (
+        ("gold", "export", "--study", b, "--force"),
+        ("gold", "list", "--study", b),
+        ("report", "--study", b, "-o", tmp_path / "out" / "r.html"),
+        ("adjudicate", "sheet", "--study", b, "-o", tmp_path / "r.xlsx"),
+    ):
+        res = run(*args, code=None)
+        assert res.exit_code == 1, (args, res.output)
+        line = [ln for ln in res.output.splitlines() if ln.startswith("Error:")][0]
+        assert want in line and "a copy or a link? (v1 is a link to" in line, (args, line)
+    assert sorted(p.name for p in (b / "gold").iterdir()) == ["v1"]  # no v2 written over it
+    # a copy of the study itself (cp -a) keeps its releases: the same study
+    run("gold", "export", "--study", a, "--force")
+
+
+def test_b06r_release_of_another_study_in_gold_diff(tmp_path):
+    a, b = _two_studies(tmp_path)
+    run("gold", "export", "--study", b)
+    shutil.copytree(a / "gold" / "v1", b / "gold" / "v2")  # A's v1 copied in as B's v2
+    res = run("gold", "diff", "--study", b, "v1", "v2", code=1)
+    assert f"{b / 'gold' / 'v2'}: a release of study 'A'" in res.output and "a copy or a link?" in res.output
+
+
+def test_c10_an_empty_release_folder_is_named_as_one(tmp_path):
+    s = _study(tmp_path, "onc_a,onc_b", {"a": A, "b": B}, "onc_a=a,onc_b=b")
+    run("gold", "export", "--study", s)
+    (s / "gold" / "v2").mkdir()
+    res = run("gold", "export", "--study", s, "--force", code=1)
+    assert f"{s / 'gold' / 'v2'}: an empty folder, not a release (an interrupted copy?)" in res.output
+
+
+def test_c11_a_file_with_a_release_name_is_a_file_not_a_look_alike(tmp_path):
+    s = _study(tmp_path, "onc_a,onc_b", {"a": A, "b": B}, "onc_a=a,onc_b=b")
+    run("gold", "export", "--study", s)
+    (s / "gold" / "v10").write_text("")
+    res = run("gold", "export", "--study", s, "--force", code=1)
+    line = [ln for ln in res.output.splitlines() if ln.startswith("Error:")][0]
+    assert f"{s / 'gold' / 'v10'}: a file, not a release folder" in line and "not a release name" not in line
+
+
+def test_b06r_score_refuses_another_studys_release_given_as_a_folder(tmp_path):
+    a, b = _two_studies(tmp_path)
+    shutil.copytree(a / "gold" / "v1", b / "gold" / "v1")  # A's release copied into B
+    preds = tmp_path / "p.csv"
+    preds.write_text("case_id,model,predicted_label\nI01,m1,Supported\n")
+    res = run("score", "--gold", b / "gold" / "v1", "--predictions", preds, code=None)
+    assert res.exit_code != 0 and f"{b / 'gold' / 'v1'}: a release of study 'A'" in res.output, res.output

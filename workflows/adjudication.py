@@ -598,6 +598,8 @@ def export_gold(
     gold_fields = set(gold["field"].unique().tolist())  # once, not one set of every row per field
     manifest = {
         "study": study.name,
+        # the study is known by its creation time: every reader refuses another study's release (issue 23 B06r)
+        **({"study_created": study.created_at} if study.created_at else {}),
         "schema": {"name": schema.name, "version": schema.version},
         "raters": raters,
         # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
