@@ -206,6 +206,9 @@ def test_c10_an_empty_release_folder_is_named_as_one(tmp_path):
     (s / "gold" / "v2").mkdir()
     res = run("gold", "export", "--study", s, "--force", code=1)
     assert f"{s / 'gold' / 'v2'}: an empty folder, not a release (an interrupted copy?)" in res.output
+    # status shows the progress, and says it (it said nothing about gold)
+    st = run("status", "--study", s)
+    assert f"warning: {s / 'gold' / 'v2'}: an empty folder, not a release" in st.output
 
 
 def test_c11_a_file_with_a_release_name_is_a_file_not_a_look_alike(tmp_path):
