@@ -20,7 +20,8 @@ another file format).
 ``manifest.json``::
 
     {"release_format": 2, "version": "v2", "number": 2, "created_at": "...",
-     "study": "...", "schema": {"name", "version"}, "raters": [...], "fields": [...],
+     "study": "...", "study_created": "<study.toml created_at>",
+     "schema": {"name", "version"}, "raters": [...], "fields": [...],
      "rounds": {"rule": "latest_complete_per_item", "round": null,
                 "items_per_round": {"1": 58, "2": 2},
                 "incomplete_later_rounds": [{"item_id": "C-7::m1", "round": 3, "used_round": 2,
@@ -32,7 +33,8 @@ another file format).
                     "decision_id": "D000006", "decision": "Unsupported", "decision_round": 1, "round": 2,
                     "unanimous_value": "Supported"}],
                 "unresolved_missing_rating": {"rows": 2, "items": 2, "rounds": [1],
-                                              "first_items": ["C-8::m1", "C-9::m1"]}},
+                                              "first_items": ["C-8::m1", "C-9::m1"],
+                                              "raters_without_ratings": ["onc_c"]}},  (when one rated none)
      "format": "csv", "rows": 120, "items": 60,
      "counts": {"safety_label": {"unanimous": 44, "adjudicated": 14, "unresolved": 2},
                 "missing_info": {...}, "all": {...}},
