@@ -18,8 +18,8 @@ that needs adjudication, with every *kind* of problem that applies:
                     an item with only this kind is a *plain* disagreement)
 ``low_confidence``  a rater's confidence is <= the trigger's ``at_most`` (raised even
                     when the raters agree; attached to the primary field's row)
-``missing``         a rater who rated other items did not rate this one, or left a
-                    required field empty
+``missing``         a rater (of ``raters``: one who rated nothing too) did not rate this
+                    item, or left a required field empty
 
 Schema trigger names (e.g. ``keep_drop_disagreement``, ``crosses_safety_critical``)
 are listed in ``triggers``; named boundaries in ``boundaries``.  With more than two
@@ -137,7 +137,7 @@ def flag_disagreements(
         rated it is used (:mod:`goldboard.cases.rounds`; ``round_number`` picks one round).
     schema : the study schema (fields, boundaries, triggers, priorities).
     raters : rater names in display order (default: sorted names found in ``ratings``).
-        Raters without a single rating are left out (they are not "missing" everywhere);
+        A rater without a single rating is missing on every item (issue 23: never an absent rater);
         ratings by raters not in the list are ignored.
     source : file name used in error messages.
     single_items : items the study's design gave to one rater only (``push --overlap``); their
@@ -533,7 +533,7 @@ def _column_grid(table: Mapping[str, list[str]], schema: Schema, raters: Sequenc
     items_all, who, fields_all = table["item_id"], table["rater"], table["field"]
     if len(set(zip(items_all, who, fields_all))) != n:
         return None  # a rating given twice: the DataFrame path warns or names both rows
-    rlist = [r for r in raters if r in set(who)]
+    rlist = list(dict.fromkeys(raters))  # a study rater who rated nothing is missing on every item (rating_grid)
     stamp = col("annotated_at")
     # the ratings in force: sorted by annotation time (stable), the raters' own
     rows = [i for i in sorted(range(n), key=stamp.__getitem__) if who[i] in set(rlist)]

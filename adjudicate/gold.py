@@ -14,7 +14,9 @@ Rules (in order):
    (the one rating is the gold value; no agreement was measured on it);
 4. otherwise -> ``unresolved`` (``gold_value`` empty).
 
-"Every rater" means every rater with at least one rating in the table.  Ratings
+"Every rater" means every rater in ``raters`` (the study's raters): one who rated nothing
+is a missing rating on every item, so gold is never unanimous on the word of the raters who
+happen to have rated (without ``raters``: every rater with a rating in the table).  Ratings
 come from :func:`goldboard.cases.ratings.current_ratings`: per item, the latest
 round in which every rater rated it (an incomplete later round is left out and
 listed in ``attrs["round_selection"]``, see :mod:`goldboard.cases.rounds`); the

@@ -316,12 +316,15 @@ def _log_problems(study: Study) -> list[str]:
     from goldboard.adjudicate.decisions import log_prefix_problem
     from goldboard.exports.gold import list_releases, read_manifest, release_chain_problems
 
-    releases = list_releases(study.gold_dir, warn_chain=False)
+    releases = list_releases(study.gold_dir, warn_chain=False)  # another study's release: refused, as every reader
     if not releases:
         return []
     chain = release_chain_problems(study.gold_dir, releases)  # a release deleted by hand, as readers say it
     try:
         recorded = (read_manifest(releases[-1][1]).get("sources") or {}).get("decisions") or {}
+    except GoldboardError as exc:  # an empty release folder, a manifest gone: as gold export says it
+        return [*chain, str(exc)]
+    try:
         entries = read_decisions(study.decisions_path)
     except GoldboardError:
         return chain

@@ -638,11 +638,12 @@ def rating_grid(
 
     Values are mapped to canonical spellings (aliases allowed); a value outside the
     schema raises :class:`GoldboardError` naming ``source``, the line and the field.
-    Raters without a single rating in ``ratings`` are left out; a rater with ratings in
-    other rounds stays in (and shows as missing) when the round in force lacks them.
+    Every rater in ``raters`` (the study's raters) is a column: one who rated nothing is missing
+    on every item -- gold is never "unanimous" from the raters who happen to have rated
+    (issue 23, G1).  Without ``raters``: the raters with at least one rating, sorted.
     """
     cur, selection = ratings_in_force(ratings, raters, round_number=round_number)
-    rlist = active_raters(ratings, raters)
+    rlist = list(dict.fromkeys(raters)) if raters is not None else active_raters(ratings)
     fields = adjudicable_fields(schema)
     cur = cur[cur["rater"].isin(rlist)] if len(cur) else cur
     if len(cur) == 0 or not rlist:

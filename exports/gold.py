@@ -20,7 +20,8 @@ another file format).
 ``manifest.json``::
 
     {"release_format": 2, "version": "v2", "number": 2, "created_at": "...",
-     "study": "...", "schema": {"name", "version"}, "raters": [...], "fields": [...],
+     "study": "...", "study_created": "<study.toml created_at>",
+     "schema": {"name", "version"}, "raters": [...], "fields": [...],
      "rounds": {"rule": "latest_complete_per_item", "round": null,
                 "items_per_round": {"1": 58, "2": 2},
                 "incomplete_later_rounds": [{"item_id": "C-7::m1", "round": 3, "used_round": 2,
@@ -32,7 +33,8 @@ another file format).
                     "decision_id": "D000006", "decision": "Unsupported", "decision_round": 1, "round": 2,
                     "unanimous_value": "Supported"}],
                 "unresolved_missing_rating": {"rows": 2, "items": 2, "rounds": [1],
-                                              "first_items": ["C-8::m1", "C-9::m1"]}},
+                                              "first_items": ["C-8::m1", "C-9::m1"],
+                                              "raters_without_ratings": ["onc_c"]}},  (when one rated none)
      "format": "csv", "rows": 120, "items": 60,
      "counts": {"safety_label": {"unanimous": 44, "adjudicated": 14, "unresolved": 2},
                 "missing_info": {...}, "all": {...}},
@@ -47,7 +49,9 @@ another file format).
 ``missing_releases`` (``["v1"]``) is there when ``gold export --allow-missing-releases`` released
 although a release an earlier manifest names as its previous was gone from ``gold/``
 (:func:`release_chain_problems`); a folder whose name reads as a release but is not a release
-name (``v2`` with an invisible character, ``V2``) is refused by :func:`list_releases`.
+name (``v2`` with an invisible character, ``V2``), a file named like a release, and a release of
+another study (the manifest's ``study`` and ``study_created``: a copy or a symlink,
+:func:`check_release_owner`) are refused by :func:`list_releases`.
 """
 
 from __future__ import annotations
@@ -133,9 +137,63 @@ def list_releases(gold_dir: str | Path, *, warn_chain: bool = True) -> list[tupl
         if m and p.is_dir():
             out.append((int(m.group(1)), p))
     out.sort()
+    check_release_owner(gold_dir, out)
     for line in release_chain_problems(gold_dir, out) if warn_chain else []:
         warnings.warn(line, GoldboardWarning, stacklevel=2)
     return out
+
+
+def _study_identity(gold_dir: Path) -> tuple[str, str] | None:
+    """``(name, created_at)`` of the study whose ``gold/`` folder this is (its study.toml), or
+    ``None`` (not a study's gold folder, or a study.toml the commands refuse themselves)."""
+    f = gold_dir.parent / "study.toml"
+    if gold_dir.name != "gold" or not f.is_file():
+        return None
+    from goldboard.study import tomllib
+
+    try:
+        st = tomllib.loads(f.read_text(encoding="utf-8-sig")).get("study")
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(st, dict):
+        return None
+    return str(st.get("name", gold_dir.parent.name)), str(st.get("created_at", ""))
+
+
+def release_owner_problem(path: Path, manifest: dict[str, Any], name: str, created: str) -> str | None:
+    """One line when release folder ``path`` holds a release of another study than the one named
+    ``name``, created at ``created`` (a study is known by its creation time, so a renamed study keeps
+    its releases; a release without that time, by its name), else ``None``."""
+    said, said_created = manifest.get("study"), str(manifest.get("study_created") or "")
+    if said is None:
+        return None  # a release that does not say whose it is: nothing to compare
+    same = said_created == created if said_created and created else str(said) == name
+    if same:
+        return None
+    link = f" ({path.name} is a link to {os.path.realpath(path)})" if path.is_symlink() else ""
+    made = f", created {said_created}" if said_created else ""
+    return (
+        f"{path}: a release of study {said!r}{made}, not of this study ({name!r}{', created ' + created if created else ''})"
+        f": a copy or a link?{link} move it out of {path.parent}; no command reads another study's release "
+        "(gold diff would compare two studies, and the next release would name it as its previous)"
+    )
+
+
+def check_release_owner(gold_dir: Path, releases: list[tuple[int, Path]]) -> None:
+    """Refuse (one line naming the folder) a release in a study's ``gold/`` whose manifest is
+    another study's (:func:`release_owner_problem`): every reader of the study's releases lists them
+    here.  Manifests that cannot be read are left to the readers of that release."""
+    ident = _study_identity(gold_dir)
+    if ident is None:
+        return
+    for _, p in releases:
+        try:
+            manifest = read_manifest(p)
+        except GoldboardError:
+            continue
+        problem = release_owner_problem(p, manifest, *ident)
+        if problem:
+            raise GoldboardError(problem)
 
 
 def check_release_folders(gold_dir: Path) -> None:
@@ -146,6 +204,11 @@ def check_release_folders(gold_dir: Path) -> None:
     for p in sorted(gold_dir.iterdir(), key=lambda p: p.name):
         if p.name.startswith(".") or (_VERSION_RE.match(p.name) and p.is_dir()):
             continue
+        if _VERSION_RE.match(p.name):  # a release name, but a file (or a broken link)
+            raise GoldboardError(
+                f"{p}: a file, not a release folder (a release is a folder holding its gold file and "
+                f"manifest.json): move it out of {gold_dir}; until then no command reads the releases"
+            )
         n = read_number(p.name.translate(_V_LOOK_ALIKES), "v")
         if n is None:
             continue
@@ -229,6 +292,17 @@ def release_path(gold_dir: str | Path, version: str) -> Path:
 def read_manifest(path: str | Path) -> dict[str, Any]:
     p = Path(path) / "manifest.json"
     if not p.exists():
+        folder = Path(path)
+        if folder.is_dir() and not any(folder.iterdir()):
+            raise GoldboardError(
+                f"{folder}: an empty folder, not a release (an interrupted copy?): remove it, or restore the "
+                "release from a backup"
+            )
+        if folder.is_dir():
+            raise GoldboardError(
+                f"{p}: not found: {folder} is not a complete release (an interrupted copy, or its manifest "
+                "deleted?): restore the release from a backup, or move the folder out"
+            )
         raise GoldboardError(f"{p}: not found")
     data = read_json_file(p)
     if not isinstance(data, dict):
@@ -285,10 +359,13 @@ def read_release(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     The gold file is verified against its manifest first: its bytes are read once, and
     a file whose SHA-256 is not the recorded one (edited, replaced), or whose content
     no longer has the recorded gold digest, raises :class:`ChangedRelease` -- every
-    reader of a release (``gold diff``, ``report``, ``score``) refuses it."""
+    reader of a release (``gold diff``, ``report``, ``score``) refuses it.  So is a release in a
+    study's ``gold/`` whose manifest is another study's (:func:`release_owner_problem`)."""
     path = Path(path)
     manifest = read_manifest(path)
-    misplaced = _misplaced_manifest(path, manifest)
+    ident = _study_identity(path.parent)  # a study's release folder given on its own (score --gold)
+    foreign = release_owner_problem(path, manifest, *ident) if ident else None
+    misplaced = foreign or _misplaced_manifest(path, manifest)
     if misplaced:
         raise ChangedRelease(misplaced)
     fmt = manifest.get("format", "csv")

@@ -284,7 +284,8 @@ def test_round_trip_import_export_every_row(study, tmp_path):
 
     res = run("gold", "export", "--study", study.path)
     assert res.exit_code == 0, res.output
-    assert "(50 rows: 21 unanimous, 7 adjudicated, 22 unresolved)" in res.output
+    # C-99 missing_info: onc_b missing, onc_a ticked nothing (h7: unresolved only for the missing rating)
+    assert "(50 rows: 21 unanimous, 7 adjudicated, 22 unresolved, 1 of them only for a missing rating" in res.output
     gold = pd.read_csv(study.gold_dir / "v1" / "gold.csv", dtype=str, keep_default_na=False)
     assert list(gold.columns) == [
         "item_id",

@@ -126,6 +126,7 @@ def study_digests(cli, root: Path, table: Path, decided: int = 0) -> dict[str, s
     out["gold.csv"] = _sha((s / "gold" / "v1" / "gold.csv").read_bytes())
     manifest = json.loads((s / "gold" / "v1" / "manifest.json").read_text(encoding="utf-8"))
     manifest.pop("created_at")
+    manifest.pop("study_created", None)  # issue 23 (n9): the study's creation time, a new entry (a time)
     if "decisions" in manifest["sources"]:  # the log holds a random batch id per write
         manifest["sources"]["decisions"].pop("sha256")
         # issue 23: the entries' digest (random batch ids too) and last id, pinned before they existed

@@ -490,7 +490,11 @@ def missing_rating_record(gold: pd.DataFrame) -> dict[str, Any]:
         return {}
     items = list(dict.fromkeys(str(r["item_id"]) for r in rows))
     rounds = sorted({int(r["round"]) for r in rows if str(r["round"]).isdigit()})
-    return {"rows": len(rows), "items": len(items), "rounds": rounds, "first_items": items[:10]}
+    out = {"rows": len(rows), "items": len(items), "rounds": rounds, "first_items": items[:10]}
+    # a study rater with no rating in any gold row: the raters who did rate are not "every rater"
+    cols = [c for c in gold.columns if c.startswith("value_")]
+    none = [c[len("value_") :] for c in cols if not (gold[c].astype(str) != "").any()]
+    return out | ({"raters_without_ratings": none} if none else {})
 
 
 def missing_rating_line(study: Study, record: dict[str, Any]) -> str:
@@ -508,6 +512,12 @@ def missing_rating_line(study: Study, record: dict[str, Any]) -> str:
         f"rater's rating is missing ({items} item{'s' if items != 1 else ''}: {shown}): the raters who rated "
         f"{'them' if rows != 1 else 'it'} agree, or one rated"
     )
+    none = record.get("raters_without_ratings") or []
+    if none:
+        text += (
+            f"; {', '.join(none)} rated none of the items: gold is never taken from the other "
+            f"rater{'s' if len(study.raters) - len(none) != 1 else ''} alone"
+        )
     if plain:
         text += (
             f"; round {', '.join(map(str, plain))} records no design, so every study rater "
@@ -588,6 +598,8 @@ def export_gold(
     gold_fields = set(gold["field"].unique().tolist())  # once, not one set of every row per field
     manifest = {
         "study": study.name,
+        # the study is known by its creation time: every reader refuses another study's release (issue 23 B06r)
+        **({"study_created": study.created_at} if study.created_at else {}),
         "schema": {"name": schema.name, "version": schema.version},
         "raters": raters,
         # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)

@@ -25,6 +25,7 @@ from goldboard.adjudicate.gold import resolve_gold
 from goldboard.analysis.alttest import EPSILON_GUIDANCE, AltTestResult, alt_test, check_options
 from goldboard.analysis.coefficients import cohen_kappa, krippendorff_alpha, rating_counts, wald_ci
 from goldboard.cases.ratings import (
+    active_raters,
     adjudicable_fields,
     category_codes,
     check_rater_column,
@@ -558,7 +559,8 @@ def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts:
     """The test on the ratings in force, plus agreement and the judge-vs-gold confusion."""
     schema = study.schema
     ratings = study_ratings(study)
-    grid = rating_grid(ratings, schema, study.raters, source="ratings")
+    # the clinicians who rated (a study rater with no rating is no human in the test; gold counts them missing)
+    grid = rating_grid(ratings, schema, active_raters(ratings, study.raters), source="ratings")
     f = grid.field(run["field"])
     k = len(f.categories)
     humans = _codes_as_float(grid.codes[f.name], k)
