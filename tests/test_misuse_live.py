@@ -155,13 +155,13 @@ def test_pull_from_export_right_way_round_works(annotated, suffix):
 @pytest.mark.parametrize(
     "specs,needle",
     [
-        (("onc_a=a", "onc_b=a"), "which is onc_a's project"),
+        (("onc_a=a", "onc_b=a"), "one export given twice?"),  # not "swapped" (campaign 8 E14p)
         (("onc_a=b", "onc_b=a"), "exports swapped"),
         (("onc_a=a", "onc_b=b", "a"), "same Label Studio tasks"),
         (("onc_a=a", "onc_a=a"), "same Label Studio tasks"),
         (("onc_c=a",), "did you mean"),
         (("onc_a=bmin", "onc_b=amin"), "made by onc_b's account, not onc_a's"),
-        (("onc_a=amin", "onc_b=amin"), "made by onc_a's account, not onc_b's"),
+        (("onc_a=amin", "onc_b=amin"), "one export given twice?"),
     ],
     ids=[
         "same-export-two-raters",

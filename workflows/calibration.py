@@ -337,8 +337,8 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str],
             raise GoldboardError(
                 f"round {main[0]} is a main round, not a calibration round ({_rounds_text(sorted(marked))} "
                 f"{'is' if len(marked) == 1 else 'are'} marked as calibration): a look is taken on calibration "
-                f"rounds only; nothing evaluated, no look recorded (goldboard study round {study.path} {main[0]} "
-                "--calibration marks it, if it is one)",
+                f"rounds only; nothing evaluated, no look recorded (`goldboard study round {study.path} {main[0]} "
+                "--calibration` marks it, if it is one)",
                 param="rounds",
             )
         return chosen
