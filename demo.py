@@ -456,7 +456,7 @@ def _analyse(study: Study, out: Path, echo) -> _Made:
     write_text_atomic(out / "agreement.md", md)
 
     _step(echo, 9, total, "Flagging disagreements (named boundaries first)")
-    flags = flag_disagreements(ratings, study.schema, study.raters)
+    flags = flag_disagreements(ratings, study.schema, study.grid_raters())
     write_csv_atomic(flags_for_output(flags), out / "flags.csv")
     for line in summary_lines(summarize_flags(flags, study.schema)):
         echo(f"      {line}")

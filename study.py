@@ -649,6 +649,30 @@ class Study:
     def reports_dir(self) -> Path:
         return self.path / "reports"
 
+    def grid_raters(self) -> list[str]:
+        """The study raters the flags, the review sheet and gold expect a rating from: each rater
+        some round's pull recorded (``rounds/N/pull.json``: ``raters``, which lists every study
+        rater at the time of the pull, one whose column was blank too), in study order.  So a rater
+        who rated nothing in a pulled round is a missing rating there (gold is never "unanimous" from
+        the others alone), while a rater added after the last pull (``study add-rater`` for a later
+        round) is not yet expected on the rounds pulled before.  Every study rater when a round's
+        pull record is missing or unreadable, when no round is pulled, or when a pull recorded a
+        rater study.toml no longer lists (renamed or removed by hand: who is new cannot be told)."""
+        import json
+
+        seen: set[str] = set()
+        for n in self.pulled_rounds():
+            try:
+                names = json.loads(self.pull_report_path(n).read_text(encoding="utf-8-sig")).get("raters")
+            except (OSError, ValueError, AttributeError):
+                return list(self.raters)
+            if not isinstance(names, dict):
+                return list(self.raters)
+            seen.update(map(str, names))
+        if not seen or seen - set(self.raters):
+            return list(self.raters)
+        return [r for r in self.raters if r in seen]
+
     def pulled_rounds(self) -> list[int]:
         """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10).
         A round whose ``pull.json`` is there without its ``ratings.csv`` (deleted by hand: a pull

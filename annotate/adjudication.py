@@ -448,7 +448,7 @@ def push_adjudication(
 
     schema = study.schema
     ratings = study_ratings(study, round_number)
-    flags = flag_disagreements(ratings, schema, study.raters, round_number=round_number)
+    flags = flag_disagreements(ratings, schema, study.grid_raters(), round_number=round_number)
     raters = [c[len("value_") :] for c in flags.columns if c.startswith("value_")]
     adj = dict(study.adjudication or {})
     projects = {str(k): int(v) for k, v in (adj.get("projects") or {}).items()}
@@ -677,7 +677,7 @@ def pull_adjudication(
     client = client or connect(study)
     raters_by_uid, others = rater_user_ids(client, list(study.raters))
     names = {**others, **raters_by_uid}
-    grid = rating_grid(study_ratings(study), schema, study.raters)
+    grid = rating_grid(study_ratings(study), schema, study.grid_raters())
     item_pos = {it: i for i, it in enumerate(grid.items)}
     errors: list[str] = []
     found: list[tuple[str, Proposed]] = []
@@ -740,7 +740,7 @@ def pull_adjudication(
         if rnd is not None:
             p.extra.setdefault("round", int(rnd))
     # the gold these decisions would make must keep the schema's cross-field rules
-    gold = resolve_gold(study_ratings(study), schema, read_decisions(study.decisions_path), study.raters)
+    gold = resolve_gold(study_ratings(study), schema, read_decisions(study.decisions_path), study.grid_raters())
     errors = errors + decision_rule_errors([p for _, p in found], gold, schema)
     rec = record_decisions(  # checks the changes too, then lists every problem at once
         study.decisions_path, [p for _, p in found], source="label_studio", now=now, schema=schema, problems=errors

@@ -340,7 +340,7 @@ def _decisions_in_force(study: Study, res: StudyStatus) -> None:
         ratings = study_ratings(study)
     except GoldboardError:
         return  # nothing pulled yet
-    flags = flag_disagreements(ratings, study.schema, study.raters)
+    flags = flag_disagreements(ratings, study.schema, study.grid_raters())
     sel = flags.attrs.get("round_selection")
     res.round_rule = sel.rule if sel is not None else "per item, the latest round in which every rater rated it"
     in_force = latest_decisions(read_decisions(study.decisions_path))
@@ -378,7 +378,7 @@ def _superseded_lines(study: Study, ratings: Any, decisions: list[dict]) -> list
     as ``gold export`` will warn, so that the progress above is not read as counting them."""
     from goldboard.adjudicate.gold import resolve_gold
 
-    sup = resolve_gold(ratings, study.schema, decisions, study.raters).attrs.get("decisions_superseded") or []
+    sup = resolve_gold(ratings, study.schema, decisions, study.grid_raters()).attrs.get("decisions_superseded") or []
     if not sup:
         return []
     ids = [str(d["decision_id"]) for d in sup]

@@ -92,6 +92,40 @@ def test_g1_three_raters_one_who_rated_nothing_is_missing_on_every_item(tmp_path
     assert _manifest(s)["raters"] == ["onc_a", "onc_b", "onc_c"]
 
 
+def test_a_rater_added_after_the_last_pull_is_not_expected_on_the_rounds_before(tmp_path):
+    """`study add-rater` for a later round: the rounds pulled before did not include the new rater
+    (their pull.json lists the raters of the pull), so their gold, flags and status stay as they were.
+    With n9's first G1 fix every row became "unresolved for a missing rating" at once (checked: 34
+    unanimous rows -> 0); the rater a pull recorded with a blank column stays missing (G1 above)."""
+    a = [V[k % 4] for k in range(12)]
+    s = _study(tmp_path, "onc_a,onc_b", {"a": a, "b": a[:11] + [V[1]]}, "onc_a=a,onc_b=b")
+    first = run("gold", "export", "--study", s)
+    assert "(12 rows: 11 unanimous, 0 adjudicated, 1 unresolved)" in first.output, first.output
+    flagged = run("status", "--study", s).output
+    assert "1 of 1 flagged row still to decide" in flagged, flagged
+    assert run("study", "add-rater", s, "onc_c", "--no-account").exit_code == 0
+    again = run("gold", "export", "--study", s)
+    assert "Gold unchanged since v1 (11 unanimous, 0 adjudicated, 1 unresolved)" in again.output, again.output
+    assert "1 of 1 flagged row still to decide" in run("status", "--study", s).output
+    sheet = run("adjudicate", "sheet", "--study", s, "-o", tmp_path / "r.xlsx")
+    assert "1 row to decide" in sheet.output, sheet.output
+    # a pull of the round that names onc_c (blank column) makes onc_c a rater of that round: missing there
+    run(
+        "pull",
+        "--study",
+        s,
+        "--round",
+        2,
+        "--from-table",
+        _wide(tmp_path / "r2.csv", {"a": a, "b": a[:11] + [V[1]], "c": [""] * 12}),
+        *TABLE,
+        "--rater-cols",
+        "onc_a=a,onc_b=b,onc_c=c",
+    )
+    third = run("gold", "export", "--study", s)
+    assert "0 unanimous" in third.output, third.output
+
+
 def test_g1_flags_of_a_rater_list_count_a_rater_without_ratings_as_missing():
     from test_flags import ratings_frame
 

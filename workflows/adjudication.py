@@ -205,7 +205,7 @@ def write_study_workbook(
         path,
         ratings,
         study.schema,
-        raters=study.raters,
+        raters=study.grid_raters(),
         units=study.units(),
         decisions=entries,
         base_url=study.url,
@@ -244,7 +244,7 @@ def study_review_columns(
     n = len(table["item_id"])
     for c in ("rationale", "annotated_at", "task_id", "project_id"):
         table.setdefault(c, [""] * n)
-    raters = list(study.raters)
+    raters = study.grid_raters()
     flags = flag_columns(table, study.schema, raters, round_number=round_number)
     gold = resolve_gold_columns(table, study.schema, raters, round_number=round_number)
     if flags is None or gold is None:
@@ -352,7 +352,7 @@ def import_study_sheet(
         study.decisions_path,
         adjudicator=adjudicator,
         independent=independent,
-        raters=study.raters,
+        raters=study.grid_raters(),
         now=now,
         overrule_newer=overrule_newer,
         study=study.name,
@@ -516,12 +516,12 @@ def missing_rating_line(study: Study, record: dict[str, Any]) -> str:
     if none:
         text += (
             f"; {', '.join(none)} rated none of the items: gold is never taken from the other "
-            f"rater{'s' if len(study.raters) - len(none) != 1 else ''} alone"
+            f"rater{'s' if len(study.grid_raters()) - len(none) != 1 else ''} alone"
         )
     if plain:
         text += (
             f"; round {', '.join(map(str, plain))} records no design, so every study rater "
-            f"({', '.join(study.raters)}) is expected to rate every item (a table pull cannot record that each "
+            f"({', '.join(study.grid_raters())}) is expected to rate every item (a table pull cannot record that each "
             "item went to only some raters, k of N; `push --per-item` does)"
         )
     return text + (
@@ -583,7 +583,7 @@ def export_gold(
     log_rec = log_record(entries)
     # the log still begins with what the latest release was built from
     check_log_prefix(study, entries, log_rec["entries_sha256"])
-    gold = resolve_gold(ratings, schema, entries, study.raters, round_number=round_number)
+    gold = resolve_gold(ratings, schema, entries, study.grid_raters(), round_number=round_number)
     check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
     selection = gold.attrs["round_selection"]
     orphans = gold.attrs.get("orphan_decisions", [])

@@ -601,7 +601,7 @@ def _gold_codes(study: Study, ratings: pd.DataFrame, items: list[str], f: Field)
         where = f"gold release {releases[-1][1].name}"
     else:
         decisions = read_decisions(study.decisions_path) if study.decisions_path.exists() else []
-        gold = resolve_gold(ratings, study.schema, decisions, study.raters)
+        gold = resolve_gold(ratings, study.schema, decisions, study.grid_raters())
         where = "provisional gold (unanimous and adjudicated items; no release yet)"
     g = gold[(gold["field"] == f.name) & (gold["gold_value"].astype(str) != "")]
     lookup = {v: i for i, v in enumerate(f.categories)}

@@ -122,7 +122,7 @@ def _decisions_and_gold(
     gold, manifest, gold_name = _gold_release(study, release)
     provisional = gold is None
     if gold is None:
-        gold = resolve_gold(ratings, study.schema, decisions, study.raters, round_number=round_number)
+        gold = resolve_gold(ratings, study.schema, decisions, study.grid_raters(), round_number=round_number)
     # the report reads these four columns of gold; the rest (raters' values, reasons, dates) is let go
     gold = gold[[c for c in GOLD_READ if c in gold.columns]]
     return decisions, gold, manifest, gold_name, provisional
@@ -134,7 +134,7 @@ def _adjudication(study: Study, ratings: pd.DataFrame, release: str | None, roun
     flags, scope)``; ``scope``: which ratings they come from (:func:`_adjudication_scope`)."""
     view, view_round = _gold_view(study, ratings, round_number)
     decisions, gold, manifest, gold_name, provisional = _decisions_and_gold(study, view, release, view_round)
-    flags = flag_disagreements(view, study.schema, study.raters, round_number=view_round)
+    flags = flag_disagreements(view, study.schema, study.grid_raters(), round_number=view_round)
     flags.attrs["superseded_keys"] = _superseded_keys(study, view, decisions, view_round, flags)
     return (
         decisions,
@@ -157,7 +157,7 @@ def _superseded_keys(
     flagged = set(zip(map(str, flags["item_id"]), map(str, flags["field"])))
     if not latest or set(latest) <= flagged:
         return set()
-    gold = resolve_gold(view, study.schema, decisions, study.raters, round_number=view_round)
+    gold = resolve_gold(view, study.schema, decisions, study.grid_raters(), round_number=view_round)
     return {(str(d["item_id"]), str(d["field"])) for d in gold.attrs.get("decisions_superseded", [])}
 
 

@@ -66,7 +66,7 @@ def report_columns(study: Study, round_number: int | None, release: str | None) 
         return None
     n = len(cols["item_id"])
     table = {c: cols.get(c, [""] * n) for c in RATINGS_COLUMNS} | cols  # read_ratings_csv's missing columns
-    raters = list(study.raters)
+    raters = study.grid_raters()
     flags = flag_columns(table, study.schema, raters)
     gold = resolve_gold_columns(table, study.schema, raters)
     if flags is None or gold is None:
