@@ -134,7 +134,7 @@ def _study_flag_columns(
     if table is None:
         return None
     source = str(st.ratings_path(round_number)) if round_number is not None else "ratings"
-    order = _check_raters(table["rater"], order, st.raters, source)
+    order = _check_raters(table["rater"], order, st.raters, source, expected=st.grid_raters())
     return flag_columns(table, schema, order, round_number=round_number)
 
 
@@ -159,7 +159,13 @@ def _frame_flags(
                 raise GoldboardError(
                     f"{source}: --round {round_number}: no ratings in that round (rounds: {', '.join(map(str, rounds))})"
                 )
-    order = _check_raters(df["rater"].astype(str).tolist(), order, st.raters if st is not None else None, source)
+    order = _check_raters(
+        df["rater"].astype(str).tolist(),
+        order,
+        st.raters if st is not None else None,
+        source,
+        expected=st.grid_raters() if st is not None else None,
+    )
     for w in duplicate_ratings(df, source):
         click.echo(f"Warning: {one_line(w)}", err=True)
     flags = flag_disagreements(df, schema, order, source=source, round_number=round_number)
@@ -178,16 +184,24 @@ def _csv_text(columns: dict[str, list]) -> str:
 
 
 def _check_raters(
-    rater_values: list[str], order: list[str] | None, study_raters: list[str] | None, source: str
+    rater_values: list[str],
+    order: list[str] | None,
+    study_raters: list[str] | None,
+    source: str,
+    expected: list[str] | None = None,
 ) -> list:
     """The raters to compare: every name must be a study rater (or, for a RATINGS file, a rater
     in the file) with ratings, and at least two must have ratings -- never a silent "No
     disagreements." because a name was mistyped or only one rater is there.  ``rater_values``:
-    the ratings' rater column."""
+    the ratings' rater column.  ``expected`` (a study's :meth:`~goldboard.study.Study.grid_raters`):
+    by default these are compared, a rater of them without a rating (a blank column) being missing on
+    every item, as gold, the review sheet and ``status`` count it."""
     if len(rater_values) == 0:
         raise GoldboardError(f"{source}: no ratings (nothing to compare)")
     present = [r for r in dict.fromkeys(rater_values) if r.strip()]
-    if order is None:
+    if order is None and expected is not None:
+        order = list(expected) + [r for r in present if r not in expected and r not in (study_raters or ())]
+    elif order is None:
         order = [r for r in (study_raters or sorted(present)) if r in present] + (
             [r for r in present if r not in study_raters] if study_raters else []
         )

@@ -90,6 +90,10 @@ def test_g1_three_raters_one_who_rated_nothing_is_missing_on_every_item(tmp_path
     assert "(12 rows: 0 unanimous, 0 adjudicated, 12 unresolved, 9 of them only for a missing rating" in res.output
     assert "onc_c rated none of the items: gold is never taken from the other raters alone" in res.stderr
     assert _manifest(s)["raters"] == ["onc_a", "onc_b", "onc_c"]
+    # flag --study counts the same rows as the sheet and status (campaign 10 F1: it left onc_c out, 3 items)
+    sheet = run("adjudicate", "sheet", "--study", s, "-o", tmp_path / "r.xlsx")
+    assert "12 rows to decide (12 items)" in sheet.output, sheet.output
+    assert "12 items flagged" in run("flag", "--study", s).output
 
 
 def test_a_rater_added_after_the_last_pull_is_not_expected_on_the_rounds_before(tmp_path):
