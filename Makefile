@@ -1,12 +1,14 @@
 # The set-up commands: `make demo`, `make test` (lint, then the suite, as CI runs it), `make test-fast` (the
-# developer's loop: no live Label Studio, no slow tests) and `make lint`. Each creates .venv and installs what it
-# needs.
+# developer's loop: no live Label Studio, no slow tests), `make lint`, `make docs` (the manual, warnings as
+# errors) and `make docs-cli` (regenerates docs/cli.md from the commands). Each creates .venv and installs what
+# it needs.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.goldboard-installed
+DOCS_STAMP = $(VENV)/.goldboard-docs-installed
 
-.PHONY: demo test test-fast lint install clean wheel-check
+.PHONY: demo test test-fast lint install clean wheel-check docs docs-cli
 
 # Python and pytest cache compiled modules (and pytest its rewritten test modules) in __pycache__: an environment
 # that turns that off makes every run compile the package and the suite again
@@ -41,9 +43,22 @@ test: lint
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope -m "not live and not slow"
 
+# the manual: MkDocs + Material (the `docs` extra); --strict turns every warning, a broken internal link or
+# anchor included, into a failed build. NO_MKDOCS_2_WARNING: Material's end-of-life notice is not a warning
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# docs/cli.md is generated from the click commands; tests/test_docs.py fails while it is stale
+docs-cli: $(STAMP)
+	$(BIN)/python docs/gen_cli.py
+
 # a plain (non-editable) install from a wheel built from the sdist runs the study flow (.ci/wheel-check)
 wheel-check:
 	bash .ci/wheel-check $(PYTHON)
 
 clean:
-	rm -rf $(VENV) goldboard-demo
+	rm -rf $(VENV) goldboard-demo site

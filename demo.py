@@ -322,7 +322,7 @@ def run_demo(
         echo(f"  Stop it with: goldboard server stop --data-dir {server_dir}")
     echo("")
     echo(
-        "Next, with real raters: see README.md, 'A real two-oncologist study' "
+        "Next, with real raters: see README.md, 'Your own study' (every step: docs/walkthrough.md) "
         "(goldboard study init -> push -> pull -> agree -> flag -> adjudicate -> gold export -> report)."
     )
     return {"paths": paths, "results": made.results, "push": pres}

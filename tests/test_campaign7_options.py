@@ -17,7 +17,8 @@ from conftest import error_line, invoke_cli
 from goldboard.analysis import planning as pl
 from goldboard.cli._output import FORMAT_SUFFIXES
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+#: the manual page that was README "Planning and calibration"
+README = Path(__file__).resolve().parents[1] / "docs" / "calibration-reference.md"
 
 # -- O12: plan sample with fewer cases than strata ------------------------------------------------
 

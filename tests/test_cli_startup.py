@@ -47,6 +47,30 @@ def test_light_commands_load_no_heavy_library(args, tmp_path):
     assert got["loaded"] == [], f"`goldboard {' '.join(args)}` imported {got['loaded']}"
 
 
+API_PROBE = """
+import json, sys
+import goldboard as gb
+before = sorted(m for m in json.loads(sys.argv[1]) + ["goldboard.api"] if m in sys.modules)
+import goldboard.api as api
+print(json.dumps({"before": before, "all": sorted(gb.__all__), "api": sorted(api.__all__),
+                  "same": all(getattr(gb, n) is getattr(api, n) for n in api.__all__),
+                  "api_loads": sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)}))
+"""
+
+
+def test_import_goldboard_is_cheap_and_hands_on_the_api():
+    """`import goldboard as gb` loads no heavy library and not the API; `gb.X` is `goldboard.api.X`
+    for every public name, and importing the API itself loads none of the heavy libraries either
+    (each function imports what it needs)."""
+    out = subprocess.run(
+        [sys.executable, "-c", API_PROBE, json.dumps(HEAVY)], capture_output=True, text=True, timeout=120, check=True
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["before"] == [], got
+    assert set(got["all"]) - {"__version__"} == set(got["api"]) and got["same"], got
+    assert got["api_loads"] == [], f"import goldboard.api loaded {got['api_loads']}"
+
+
 def test_help_lists_every_command_with_its_own_help():
     """The listing read from source says what each command's own --help says (no drift)."""
     import importlib

@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOT_SHIPPED = {"tests", "benchmarks", "docs", "build"}
 #: files the code reads at run time (not .py): they must be in the wheel
-DATA_GLOBS = ["label_configs/builtin/*.toml", "exports/templates/*", "cases/example_data/*"]
+DATA_GLOBS = ["label_configs/builtin/*.toml", "exports/templates/*", "cases/example_data/*", "py.typed"]
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +66,7 @@ def test_every_subpackage_is_in_the_wheel(wheel_names: set[str]) -> None:
 def test_every_data_file_the_code_reads_is_in_the_wheel(wheel_names: set[str]) -> None:
     wanted = {f"goldboard/{p.relative_to(ROOT).as_posix()}" for g in DATA_GLOBS for p in ROOT.glob(g)}
     assert any(w.endswith("openmtb_expert_annotations_50cases.csv") for w in wanted)
+    assert "goldboard/py.typed" in wanted  # PEP 561 marker: type checkers read the API's hints
     assert wanted - wheel_names == set()
 
 
