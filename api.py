@@ -161,9 +161,9 @@ def open_study(path: str | Path) -> Study:
     Examples
     --------
     >>> import goldboard as gb, tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> _ = gb.example_study(f"{folder}/openmtb")
-    >>> study = gb.open_study(f"{folder}/openmtb")
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> _ = gb.example_study(f"{tmp.name}/openmtb")
+    >>> study = gb.open_study(f"{tmp.name}/openmtb")
     >>> study.raters, study.schema.name
     (['onc_a', 'onc_b'], 'mtb_unsafe')
     """
@@ -191,7 +191,8 @@ def example_study(path: str | Path, name: str = "openmtb") -> Study:
     Examples
     --------
     >>> import goldboard as gb, tempfile
-    >>> study = gb.example_study(tempfile.mkdtemp() + "/openmtb")
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> study = gb.example_study(tmp.name + "/openmtb")
     >>> study.pulled_rounds()
     [1]
     """
@@ -236,7 +237,8 @@ def ratings(study: Study | str | Path, round_number: int | None = None) -> pd.Da
     Examples
     --------
     >>> import goldboard as gb, tempfile
-    >>> study = gb.example_study(tempfile.mkdtemp() + "/openmtb")
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> study = gb.example_study(tmp.name + "/openmtb")
     >>> gb.ratings(study).groupby("rater").size().to_dict()
     {'onc_a': 50, 'onc_b': 50}
     """
@@ -303,7 +305,8 @@ class AgreementResult:
         Examples
         --------
         >>> import goldboard as gb, tempfile
-        >>> res = gb.agreement(gb.example_study(tempfile.mkdtemp() + "/s"))
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> res = gb.agreement(gb.example_study(tmp.name + "/s"))
         >>> res.to_frame().round(3).loc[1, ["statistic", "estimate", "ci_low", "ci_high", "method"]].to_dict()
         {'statistic': "Cohen's kappa", 'estimate': 0.6, 'ci_low': 0.444, 'ci_high': 0.756, 'method': 'asymptotic'}
         """
@@ -334,7 +337,8 @@ class AgreementResult:
         Examples
         --------
         >>> import goldboard as gb, tempfile
-        >>> res = gb.agreement(gb.example_study(tempfile.mkdtemp() + "/s"))
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> res = gb.agreement(gb.example_study(tmp.name + "/s"))
         >>> round(res.estimate("Krippendorff's alpha (nominal)"), 3)
         0.599
         """
@@ -412,7 +416,8 @@ def agreement(
     Examples
     --------
     >>> import goldboard as gb, tempfile
-    >>> study = gb.example_study(tempfile.mkdtemp() + "/openmtb")
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> study = gb.example_study(tmp.name + "/openmtb")
     >>> frame = gb.agreement(study).to_frame()
     >>> frame[["statistic", "estimate", "ci_low", "ci_high"]].round(3).head(2).to_string(index=False)
     "        statistic  estimate  ci_low  ci_high\\nPercent agreement      0.68   0.551    0.809\\n    Cohen's kappa      0.60   0.444    0.756"
@@ -490,7 +495,8 @@ def flags(
     Examples
     --------
     >>> import goldboard as gb, tempfile
-    >>> agenda = gb.flags(gb.example_study(tempfile.mkdtemp() + "/openmtb"))
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> agenda = gb.flags(gb.example_study(tmp.name + "/openmtb"))
     >>> len(agenda), agenda["boundaries"].value_counts().to_dict()["sufficiency_vs_optimization"]
     (16, 9)
     """
@@ -531,7 +537,8 @@ def gold(study: Study | str | Path, release: str | None = None) -> pd.DataFrame:
     Examples
     --------
     >>> import goldboard as gb, tempfile
-    >>> study = gb.example_study(tempfile.mkdtemp() + "/openmtb")
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> study = gb.example_study(tmp.name + "/openmtb")
     >>> from goldboard.workflows.adjudication import export_gold
     >>> _ = export_gold(study)
     >>> g = gb.gold(study)
