@@ -2,8 +2,9 @@
 
 - ``docs/cli.md`` is what ``docs/gen_cli.py`` writes from the click commands today (``make docs-cli``),
   and every visible command and option has an entry in it;
-- every ``console`` block of the README is run, command by command, and what it shows is what the
-  command prints (a last line ``...`` stands for the lines left out);
+- every ``console`` block of the README and of the manual's pages is run, command by command, in an
+  empty folder, and what it shows is what the command prints (a last line ``...`` stands for the
+  lines left out);
 - the ``>>>`` examples of ``docs/python-api.md`` run (doctest);
 - the README is a front door (at most 250 lines) whose links into ``docs/`` resolve, and every page
   of ``docs/`` is in the manual's nav (``mkdocs build --strict`` then checks every link and anchor:
@@ -117,16 +118,22 @@ def check_shown(command: str, shown: list[str], printed: str) -> None:
         assert got == shown, f"$ {command}\nshown:\n" + "\n".join(shown) + "\nprinted:\n" + printed
 
 
-def test_the_readme_has_shown_output_to_check():
+#: every page that may show a command's output (the pages written alongside other work check their own)
+SHOWN = [README, *sorted(p for p in DOCS.glob("*.md") if p.name not in hooks.OWNED_ELSEWHERE)]
+BLOCKS = [(page, i) for page in SHOWN for i in range(len(console_blocks(page.read_text(encoding="utf-8"))))]
+
+
+def test_the_readme_and_the_manual_have_shown_output_to_check():
     blocks = console_blocks(README.read_text(encoding="utf-8"))
     assert blocks and sum(len(b) for b in blocks) >= 4
+    assert len({page for page, _ in BLOCKS}) >= 2
 
 
-@pytest.mark.parametrize("index", range(len(console_blocks(README.read_text(encoding="utf-8")))))
-def test_the_readme_shows_what_the_commands_print(index, tmp_path, monkeypatch):
-    """Each README console block, run in an empty folder, prints what it shows."""
+@pytest.mark.parametrize("page,index", BLOCKS, ids=[f"{p.name}-{i}" for p, i in BLOCKS])
+def test_the_shown_output_is_what_the_commands_print(page, index, tmp_path, monkeypatch):
+    """Each console block, run in an empty folder, prints what it shows."""
     monkeypatch.chdir(tmp_path)
-    for command, shown in console_blocks(README.read_text(encoding="utf-8"))[index]:
+    for command, shown in console_blocks(page.read_text(encoding="utf-8"))[index]:
         argv = shlex.split(command)
         assert argv[0] == "goldboard", command
         res = invoke_cli(*argv[1:], code=0)
