@@ -2,9 +2,11 @@
 
 The notebook's code cells are run here in one namespace, in-process (no Jupyter kernel: starting one
 costs seconds and needs ipykernel; the cells are plain Python), each cell's last expression shown as
-its ``text/plain`` output, as IPython shows it. ``tests/test_quickstart.py`` runs the notebook's cells
-the same way and fails when an output differs from the one stored (the notebook is stale: run
-``python docs/gen_quickstart.py``), so every output the notebook shows is what the code prints today.
+its ``text/plain`` output, as IPython shows it with pandas' notebook defaults (80 columns, at most 20
+shown). ``tests/test_quickstart.py`` runs the notebook's cells the same way and fails when an output
+differs from the one stored (the notebook is stale: run ``python docs/gen_quickstart.py``), so every
+output the notebook shows is what the code prints today; with the docs extra installed (nbclient,
+ipykernel) it also runs the notebook in a real Jupyter kernel and compares.
 
     python docs/gen_quickstart.py
 """
@@ -83,7 +85,8 @@ def run_cells(sources: list[str]) -> list[str | None]:
 
     namespace: dict = {"__name__": "__main__"}
     shown: list[str | None] = []
-    with pd.option_context("display.width", 100, "display.max_columns", 20, "display.max_colwidth", 40):
+    # pandas' defaults outside a terminal, as a Jupyter kernel has them
+    with pd.option_context("display.width", 80, "display.max_columns", 20, "display.max_colwidth", 50):
         for src in sources:
             tree = ast.parse(src)
             last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
@@ -106,7 +109,7 @@ def build() -> dict:
     outputs = iter(run_cells(codes))
     cells, n = [], 0
     for kind, src in CELLS:
-        cell = {"cell_type": kind, "metadata": {}, "source": _lines(src)}
+        cell = {"cell_type": kind, "id": f"cell-{len(cells) + 1}", "metadata": {}, "source": _lines(src)}
         if kind == "code":
             n += 1
             text = next(outputs)

@@ -3,7 +3,9 @@
 Its code cells are executed in-process, in one namespace, by ``docs/gen_quickstart.py``'s
 :func:`run_cells` (no Jupyter kernel: a kernel start costs seconds and needs ipykernel, and the cells
 are plain Python); each cell's shown text must equal the ``text/plain`` output stored in the notebook.
-A stale notebook is rewritten with ``python docs/gen_quickstart.py``.
+A stale notebook is rewritten with ``python docs/gen_quickstart.py``. With the docs extra installed
+(nbclient, nbformat, ipykernel) the notebook also runs in a real Jupyter kernel, as a new user runs
+it, and shows the same outputs.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+
+import pytest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 NOTEBOOK = DOCS / "quickstart.ipynb"
@@ -51,6 +55,22 @@ def test_five_lines_give_kappa_and_alpha_with_cis_as_a_dataframe():
     assert len([ln for ln in first.splitlines() if ln.strip()]) == 5
     out = _stored(_code_cells()[0])
     assert "Cohen's kappa" in out and "Krippendorff's alpha" in out and "ci_low" in out
+
+
+@pytest.mark.slow
+def test_the_notebook_runs_in_a_jupyter_kernel(tmp_path):
+    """A fresh kernel runs every cell with no error and shows the stored outputs (about 10 s)."""
+    nbformat = pytest.importorskip("nbformat", reason="the docs extra (nbformat) is not installed")
+    nbclient = pytest.importorskip("nbclient", reason="the docs extra (nbclient) is not installed")
+    pytest.importorskip("ipykernel", reason="the docs extra (ipykernel) is not installed")
+    nb = nbformat.read(str(NOTEBOOK), as_version=4)
+    stored = [_stored(c) for c in _code_cells()]
+    nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    ran = [c for c in nb.cells if c.cell_type == "code"]
+    assert not [o for c in ran for o in c.outputs if o.get("output_type") == "error"]
+    assert [_stored(c) for c in ran] == stored
 
 
 def test_a_changed_output_is_caught(monkeypatch):
