@@ -32,7 +32,11 @@ under an old spelling are hidden from `--help` and from this page.
 def walk(cmd: click.Command, path: tuple[str, ...], ctx: click.Context | None = None):
     """``(path, command, context)`` for ``cmd`` and every visible subcommand, depth first, in
     the order ``--help`` lists them."""
-    ctx = click.Context(cmd, info_name=path[-1], parent=ctx, terminal_width=WIDTH, max_content_width=WIDTH)
+    # the command's own context settings (the group's ``-h/--help``), as ``make_context`` applies them:
+    # click caches a command's help option from the first context that asks for it, so a context
+    # without them would print ``--help`` alone, or not, depending on what ran before
+    settings = {**cmd.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
+    ctx = click.Context(cmd, info_name=path[-1], parent=ctx, **settings)
     yield path, cmd, ctx
     if isinstance(cmd, click.Group):
         for name in cmd.list_commands(ctx):
