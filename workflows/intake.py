@@ -29,7 +29,7 @@ from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult
 from goldboard.cases.intake.files import FileRead
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.errors import GoldboardError, GoldboardWarning, ParamError
-from goldboard.exports.round_use import round_use
+from goldboard.exports.round_use import round_items, round_use
 from goldboard.fileio import iter_jsonl, read_csv_frame, write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
@@ -272,8 +272,11 @@ def check_changes_under_adjudication(
     touched = sorted({k for k in a if b.get(k) != a[k]})
     if not touched:
         return
-    use = round_use(study, n)  # the whole round's decisions and releases, as the message describes them
-    if not use.releases and not round_use(study, n, {k[0] for k in touched}).decisions:
+    touched_items = {k[0] for k in touched}
+    # the whole round's decisions and releases, as the message describes them (with the items touched: a
+    # hand-made project's round may have no units recorded)
+    use = round_use(study, n, round_items(study, n) | touched_items)
+    if not use.releases and not round_use(study, n, touched_items).decisions:
         return
     shown = "; ".join(
         f"{i} {r} {f}: {a[(i, r, f)]!r} -> {b[(i, r, f)]!r}"
@@ -372,7 +375,7 @@ def take_into_round(
         return {}
     if changes.get("under_adjudication"):
         kept = _keep_replaced(study, n, read)
-        summary["superseded_kept"] = len(kept)
+        summary["superseded_kept"] = len(kept) - 1  # the rows, after the line that names the file
         summary.setdefault("warnings", []).extend(kept)
     return study.write_round(n, ratings, invalid, summary)
 
