@@ -139,3 +139,23 @@ def test_a_server_re_pull_replacing_an_adjudicated_round_with_nothing_is_refused
     assert "round 1 already has 1 adjudication decision on 1 of its 2 items" in str(exc.value), exc.value
     assert "would change what was adjudicated" in str(exc.value)
     assert snapshot(s) == before
+
+
+def test_an_export_re_pull_under_a_gold_release_is_refused(tmp_path):
+    """No decision, but gold v1 was made from the round (every item unanimous): the edited export is refused."""
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb_unsafe", raters=["onc_a", "onc_b"])
+    tasks = export_tasks()
+    for t in tasks:
+        for a in t["annotations"]:
+            a["result"][0]["value"]["choices"] = ["Supported"]
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps(tasks))
+    invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=0)
+    invoke_cli("gold", "export", "--study", s, code=0)
+    f.write_text(json.dumps(_edited(tasks)))
+    before = snapshot(s)
+    line = error_line(invoke_cli("pull", "--study", s, "--from-export", f, *MAP, code=1))
+    assert line.startswith("Error: round 1 already has gold release v1; this pull changes"), line
+    assert "would change what was adjudicated" in line, line
+    assert snapshot(s) == before
