@@ -39,7 +39,6 @@ from goldboard.adjudicate.review_sheet import HEADERS, SHEET_DISAGREEMENTS
 from goldboard.analysis.agreement_render import render_markdown
 from goldboard.analysis.planning import plan_record, plan_sample_size, plan_sentence
 from goldboard.annotate.client import connect
-from goldboard.annotate.pull import pull
 from goldboard.annotate.push import push
 from goldboard.annotate.server import DEFAULT_PORT, EmbeddedServer, free_port, port_is_free
 from goldboard.annotate.simulate import post_ratings
@@ -54,6 +53,7 @@ from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
 from goldboard.workflows import agreement_for_study, export_gold, import_study_sheet, write_report, write_study_workbook
 from goldboard.workflows.calibration import calibration_for_study
+from goldboard.workflows.intake import pull
 from goldboard.workflows.judge import judge_study
 from goldboard.workflows.planning import pilot_inputs, sample_cases_file
 from goldboard.workflows.report_extras import record_plan, record_rules

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from goldboard.adjudicate.decisions import UNRESOLVED
-from goldboard.cases.ratings import RatingGrid
+from goldboard.cases.ratings import RatingGrid, rating_grid
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Rule, Schema
 
@@ -206,7 +206,20 @@ def decision_rule_errors(proposed: Iterable[Any], gold: pd.DataFrame, schema: Sc
     return errors
 
 
+def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limit: int = 20) -> list[str]:
+    """Ratings that break a schema cross-field rule: kept as rated (never changed), reported,
+    and flagged for adjudication (see :mod:`goldboard.adjudicate.rules`)."""
+    if not schema.rules or not len(ratings):
+        return []
+    breaks = rating_rule_breaks(rating_grid(ratings, schema, raters), schema)
+    out = [b.describe() for b in breaks[:limit]]
+    if len(breaks) > limit:
+        out.append(f"... and {len(breaks) - limit} more ratings that break a schema rule (see `goldboard flag`)")
+    return out
+
+
 __all__ = [
+    "rule_warnings",
     "RatingBreak",
     "RuleErrors",
     "check_gold_rules",

@@ -3,7 +3,7 @@
 The Label Studio source of the ratings intake: this module reads a server's projects (or
 hand-downloaded exports), :mod:`goldboard.cases.intake.sources.label_studio` turns each task into
 intake records, the intake core (:mod:`goldboard.cases.intake.core`) runs the steps below, and
-:meth:`Study.write_round` writes the round.
+:func:`goldboard.workflows.intake.pull` puts the read into the round.
 
 One export request per project (``GET /api/projects/<id>/export?exportType=JSON
 &download_all_tasks=true``), never one request per task.  Every annotation is
@@ -55,16 +55,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from goldboard.adjudicate.rules import rating_rule_breaks
+from goldboard.adjudicate.rules import rule_warnings
 from goldboard.annotate.client import connect, jobs_for
 from goldboard.annotate.config_match import configs_match
 from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult, int_or, validate
 from goldboard.cases.intake.core import collect as intake_collect
-from goldboard.cases.intake.rounds import LABEL_STUDIO, keep_others, sources_of
+from goldboard.cases.intake.rounds import LABEL_STUDIO, sources_of
 from goldboard.cases.intake.sources import label_studio as ls_source
-from goldboard.cases.ratings import RATINGS_COLUMNS, rating_grid, read_ratings_csv
+from goldboard.cases.ratings import read_ratings_csv
 from goldboard.errors import GoldboardError, LabelStudioError, ParamError, check_rater_map
-from goldboard.fileio import iter_jsonl, read_csv_frame
+from goldboard.fileio import iter_jsonl
 from goldboard.label_configs.schema import Schema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
 from goldboard.text import did_you_mean
@@ -269,18 +269,6 @@ def rater_user_ids(
     return out, others
 
 
-def rule_warnings(ratings: pd.DataFrame, schema: Schema, raters: list[str], limit: int = 20) -> list[str]:
-    """Ratings that break a schema cross-field rule: kept as rated (never changed), reported,
-    and flagged for adjudication (see :mod:`goldboard.adjudicate.rules`)."""
-    if not schema.rules or not len(ratings):
-        return []
-    breaks = rating_rule_breaks(rating_grid(ratings, schema, raters), schema)
-    out = [b.describe() for b in breaks[:limit]]
-    if len(breaks) > limit:
-        out.append(f"... and {len(breaks) - limit} more ratings that break a schema rule (see `goldboard flag`)")
-    return out
-
-
 def _map_items(sources: list[Source], item_key: str, *, key_wins: bool = True) -> tuple[dict[str, dict], list[str]]:
     """``--item-key``: each task's item is its ``data[item_key]`` (a task without it keeps its
     ``item_id``); ``key_wins`` ``False`` (a round goldboard pushed, whose tasks carry goldboard's
@@ -364,7 +352,7 @@ def map_users(
     return user_raters, others
 
 
-def pull(
+def read_pull(
     study: Study,
     round_number: int | None = None,
     *,
@@ -376,7 +364,9 @@ def pull(
     item_key: str | None = None,
     rater_map: dict[str, str] | None = None,
 ) -> PullResult:
-    """Pull a round's annotations into ``rounds/N/ratings.csv`` (+ invalid.csv, pull.json).
+    """Read a round's annotations (Label Studio's source of the round intake: nothing is written;
+    :func:`goldboard.workflows.intake.pull` puts the read into ``rounds/N/ratings.csv``, invalid.csv
+    and pull.json).  ``write``: the read is for a write (a blinded round's access is checked).
 
     ``from_export``: hand-downloaded export files instead of the server; an item may be
     ``(rater, path)`` to say whose project the file is (needed for a blinded round when
@@ -434,12 +424,18 @@ def pull(
         res.summary["warnings"] = res.summary["warnings"] + (
             [] if access_check.get("enforced") or access_check.get("note") else [describe_access(access_check)]
         )
-        if write:
-            rnd.access = {**rnd.access, "pull": access_check}
-            study.save()
-    if write:
-        _write_pull(study, rnd, res, sources, from_export=bool(from_export))
+    if from_export and rnd.mode == "blinded":
+        res.read_raters = _covered_raters(sources, res)
     return res
+
+
+def _covered_raters(sources: list[Source], res: PullResult) -> set[str]:
+    """The raters whose blinded projects this pull read: named exports, and the raters an
+    unnamed export's annotations were attributed to."""
+    covered = {s.rater for s in sources if s.rater}
+    if any(not s.rater for s in sources):
+        covered |= set(res.ratings["rater"].astype(str)) | set(res.invalid["rater"].astype(str))
+    return covered - {""}
 
 
 def _check_not_in_other_round(study: Study, round_number: int, ratings: pd.DataFrame, labels: str) -> None:
@@ -641,16 +637,6 @@ def _read_server(
     return _Read(sources, user_raters, others, origin, warnings, access_check, server_users)
 
 
-def _write_pull(study: Study, rnd: Any, res: PullResult, sources: list[Source], *, from_export: bool) -> None:
-    """Write the round (:meth:`Study.write_round`), keeping the other sources' ratings and, for a
-    partial export pull, the raters it did not read."""
-    paths = {"ratings": study.ratings_path(rnd.number), "invalid": study.invalid_path(rnd.number)}
-    res.ratings = keep_others(paths["ratings"], res.ratings, res.summary, tables=rnd.tables)
-    if from_export and rnd.mode == "blinded":
-        _keep_uncovered_raters(paths, res, _covered_raters(sources, res))
-    res.paths = study.write_round(rnd.number, res.ratings, res.invalid, res.summary)
-
-
 def _check_access_at_pull(client: Any, study: Study, rnd: Any, sources: list[Source]) -> dict:
     """The blinding check of :mod:`goldboard.annotate.blinding` at pull time, with one
     annotation id per project (so reading an annotation by id is tried too)."""
@@ -664,45 +650,6 @@ def _check_access_at_pull(client: Any, study: Study, rnd: Any, sources: list[Sou
                 ann_ids[int(src.project_id)] = int(a["id"])
                 break
     return check_round_access(client, study, rnd, when="pull", annotation_ids=ann_ids)
-
-
-def _covered_raters(sources: list[Source], res: PullResult) -> set[str]:
-    """The raters whose blinded projects this pull read: named exports, and the raters an
-    unnamed export's annotations were attributed to."""
-    covered = {s.rater for s in sources if s.rater}
-    if any(not s.rater for s in sources):
-        covered |= set(res.ratings["rater"].astype(str)) | set(res.invalid["rater"].astype(str))
-    return covered - {""}
-
-
-def _keep_uncovered_raters(paths: dict[str, Path], res: PullResult, covered: set[str]) -> None:
-    """``pull --from-export onc_a=FILE`` reads onc_a's project only: the round's ratings (and
-    held-out annotations) of the other raters stay as the last pull left them -- a partial
-    pull never deletes a rater's ratings."""
-    kept: dict[str, int] = {}
-    for key, cols in (("ratings", RATINGS_COLUMNS), ("invalid", INVALID_COLUMNS)):
-        path = paths[key]
-        if not path.exists():
-            continue
-        old = read_ratings_csv(path) if key == "ratings" else read_csv_frame(path, " (invalid annotations)")
-        if not len(old) or "rater" not in old.columns:
-            continue
-        mine = getattr(res, key)
-        keep = old[~old["rater"].astype(str).isin(covered)]
-        if key == "ratings":  # other sources' rows were already kept by keep_others
-            keep = keep[sources_of(keep) == LABEL_STUDIO]
-        if not len(keep):
-            continue
-        setattr(res, key, pd.concat([mine, keep.reindex(columns=cols, fill_value="")], ignore_index=True))
-        for r in keep["rater"].astype(str):
-            kept[r] = kept.get(r, 0) + 1
-    if kept:
-        res.summary["kept_from_previous_pull"] = kept
-        res.summary.setdefault("warnings", []).append(
-            "kept the earlier pull's rows of raters whose projects this pull did not read: "
-            + ", ".join(f"{r} ({n})" for r, n in sorted(kept.items()))
-        )
-    res.summary["rating_rows"] = int(len(res.ratings))
 
 
 def _check_export_owner(
@@ -867,7 +814,8 @@ def _progress(items: list, show: bool, label: str):
 
 
 __all__ = [
-    "pull",
+    "read_pull",
+    "rule_warnings",
     "collect",
     "parse_result",
     "read_export_file",

@@ -34,7 +34,6 @@ rewritten atomically.
 
 from __future__ import annotations
 
-import datetime as _dt
 import html
 import json
 import sys
@@ -47,7 +46,6 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.adjudicate.decisions import read_decisions
 from goldboard.annotate.client import Client, ConfigChanged, ProjectGone, ProjectNotFound, connect, jobs_for
 from goldboard.annotate.pull import configs_match, rater_user_ids
 from goldboard.cases.assignment import (
@@ -60,7 +58,7 @@ from goldboard.cases.load import load_units
 from goldboard.cases.names import check_value_spellings
 from goldboard.cases.units import item_kind
 from goldboard.errors import GoldboardError, LabelStudioError, ParamError
-from goldboard.exports.gold import list_releases, read_manifest
+from goldboard.exports.round_use import RoundUse, round_items, round_use  # noqa: F401 (re-exported)
 from goldboard.fileio import iter_jsonl, write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.xml import instructions_text, task_data, to_label_studio_xml
 from goldboard.study import Study, free_text_option
@@ -794,65 +792,6 @@ def _map(fn: Any, keys: list[str], workers: int, stop: threading.Event | None = 
     return [f.result() for f in futures]
 
 
-@dataclass
-class RoundUse:
-    """What has been built on a round: adjudication decisions and gold releases."""
-
-    decisions: int = 0
-    decided_items: int = 0
-    items: int = 0
-    releases: list[str] = field(default_factory=list)
-
-    def describe(self) -> str:
-        parts = []
-        if self.decisions:
-            parts.append(
-                f"{self.decisions} adjudication decision{'s' if self.decisions != 1 else ''} on "
-                f"{self.decided_items} of its {self.items} items (decisions.jsonl)"
-            )
-        if self.releases:
-            parts.append(f"gold release{'s' if len(self.releases) != 1 else ''} {', '.join(self.releases)}")
-        return " and ".join(parts)
-
-
-def round_use(study: Study, round_number: int, items: set[str] | None = None) -> RoundUse:
-    """Decisions made on the round (a decision records the round it was made on; an older
-    entry without one counts when it is about one of the round's items and was logged after
-    the round was created), and the gold releases whose gold rows come from the round
-    (older releases: that list the round's ratings file among their sources)."""
-    if items is None:
-        items = _round_items(study, round_number)
-    rnd = next((r for r in study.rounds if r.number == round_number), None)
-    since = _when(rnd.created_at) if rnd is not None else None
-    use = RoundUse(items=len(items))
-    decided = set()
-    for e in read_decisions(study.decisions_path):
-        if str(e.get("item_id")) not in items:
-            continue
-        made_on = e.get("round")
-        if isinstance(made_on, int) and not isinstance(made_on, bool):
-            if made_on != round_number:
-                continue  # decided on another round's ratings
-        else:
-            at = _when(str(e.get("timestamp") or ""))
-            if since is not None and at is not None and at < since:
-                continue  # decided before this round existed
-        use.decisions += 1
-        decided.add(str(e["item_id"]))
-    use.decided_items = len(decided)
-    source = f"rounds/{round_number}/ratings.csv"
-    for _, path in list_releases(study.gold_dir):
-        man = read_manifest(path)
-        rounds = man.get("rounds")
-        if isinstance(rounds, dict) and isinstance(rounds.get("items_per_round"), dict):
-            used = str(round_number) in rounds["items_per_round"]
-        else:
-            used = any(s.get("path") == source for s in (man.get("sources") or {}).get("ratings") or [])
-        if used:
-            use.releases.append(path.name)
-    return use
-
-
 def check_round_choice(
     study: Study, round_number: int, item_ids: Iterable[str], add_to_adjudicated_round: bool = False
 ) -> None:
@@ -879,7 +818,7 @@ def check_round_choice(
                 nxt=nxt,
             )
         return
-    in_round = _round_items(study, round_number)
+    in_round = round_items(study, round_number)
     new = [i for i in dict.fromkeys(item_ids) if i not in in_round]
     if not new or add_to_adjudicated_round:
         return
@@ -896,22 +835,6 @@ def check_round_choice(
             item=new[0],
             nxt=nxt,
         )
-
-
-def _round_items(study: Study, round_number: int) -> set[str]:
-    return {
-        str(rec["item_id"])
-        for rec in _read_units_file(study.units_path)
-        if round_number in {int(r) for r in (rec.get("rounds") or [])}
-    }
-
-
-def _when(text: str) -> _dt.datetime | None:
-    try:
-        t = _dt.datetime.fromisoformat(text)
-    except (TypeError, ValueError):
-        return None
-    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
 
 
 class PushInterrupted(GoldboardError):

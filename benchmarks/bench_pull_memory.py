@@ -104,8 +104,8 @@ def write_exports(root: Path, n_tasks: int) -> tuple[int, list[str]]:
 def child(study_dir: str, url: str) -> None:
     """Pull the study's round from the file server; print seconds and peak RSS (JSON)."""
     from goldboard.annotate.client import Client, Connection
-    from goldboard.annotate.pull import pull
     from goldboard.study import Study
+    from goldboard.workflows.intake import pull
 
     class Served(Client):  # the project and user calls answered locally; the exports over HTTP
         def project(self, project_id):

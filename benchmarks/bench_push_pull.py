@@ -43,13 +43,13 @@ import pandas as pd
 
 from goldboard.annotate import server as srv
 from goldboard.annotate.client import Client, connect
-from goldboard.annotate.pull import pull
 from goldboard.annotate.push import push
 from goldboard.annotate.simulate import annotation_result
 from goldboard.cases.load import load_units
 from goldboard.cases.synth import synthesize, write_records
 from goldboard.label_configs.xml import task_data, to_label_studio_xml
 from goldboard.study import Study
+from goldboard.workflows.intake import pull
 
 RATERS = ["onc_a", "onc_b"]
 LABELS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information"]

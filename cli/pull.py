@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from goldboard.annotate.pull import pull
 from goldboard.cases.intake.files import file_formats, formats_help
 from goldboard.cases.table_import import TableMapping, parse_pairs
 from goldboard.cli._options import aliased_option, round_option, study_option
@@ -15,6 +14,7 @@ from goldboard.errors import GoldboardError
 from goldboard.study import Study
 from goldboard.text import did_you_mean, terminal_text
 from goldboard.workflows.files import pull_file
+from goldboard.workflows.intake import pull
 from goldboard.workflows.projects import pull_projects
 from goldboard.workflows.tables import pull_table
 
@@ -154,8 +154,9 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option(
     "--add-to-adjudicated-round",
     is_flag=True,
-    help="Table or --from-file: add items new to a round that already has adjudication decisions or a gold "
-    "release, or change or remove ratings of items under them; recorded in pull.json.",
+    help="Add items new to a round that already has adjudication decisions or a gold release (table or "
+    "--from-file), or change or remove ratings of items under them (every source; the replaced ratings are "
+    "kept in rounds/N/superseded.csv and listed); recorded in pull.json.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def pull_cmd(
@@ -247,7 +248,7 @@ def pull_cmd(
         opts = (round_number, field_name, item_key, rater_names, source, add_to_adjudicated_round)
         return _pull_from_file(study, from_file, *opts, other_source=bool(table or exports or projects))
     if table is None:
-        given = [k for k, v in table_opts.items() if v]
+        given = [k for k, v in table_opts.items() if v and k != "--add-to-adjudicated-round"]
         if given:
             raise GoldboardError(f"{given[0]}: a ratings-table option; use it with --from-table FILE")
     if table is not None:
@@ -255,7 +256,17 @@ def pull_cmd(
             raise GoldboardError("--from-table: give one source per pull (not with --from-export/--project/--item-key)")
         _pull_from_table(study, table, _table_mapping(table_opts, rater_names), round_number, table_opts)
         return
-    _pull_label_studio(study, round_number, exports, projects, item_key, rater_names, jobs=jobs, quiet=quiet)
+    _pull_label_studio(
+        study,
+        round_number,
+        exports,
+        projects,
+        item_key,
+        rater_names,
+        jobs=jobs,
+        quiet=quiet,
+        add_to_adjudicated_round=add_to_adjudicated_round,
+    )
 
 
 def _refuse_empty(opts: dict[str, Any]) -> None:
@@ -275,6 +286,7 @@ def _pull_label_studio(
     *,
     jobs: int | None,
     quiet: bool,
+    add_to_adjudicated_round: bool = False,
 ) -> None:
     """A pull from Label Studio: the server, hand-downloaded exports, or projects goldboard did
     not create (``--project``/``--item-key``/``--rater``, or a mapping study.toml recorded)."""
@@ -290,12 +302,20 @@ def _pull_label_studio(
             rater_map=_pairs(rater_names, "--rater") if rater_names else None,
             round_number=round_number,
             progress=not quiet,
+            add_to_adjudicated_round=add_to_adjudicated_round,
         )
         click.echo(terminal_text(res.describe()))
         if res.summary.get("new_units"):
             click.echo(f"  {res.summary['new_units']} new items recorded in units.jsonl")
     else:
-        res = pull(study, round_number, from_export=specs, progress=not quiet, jobs=jobs)
+        res = pull(
+            study,
+            round_number,
+            from_export=specs,
+            progress=not quiet,
+            jobs=jobs,
+            add_to_adjudicated_round=add_to_adjudicated_round,
+        )
         click.echo(terminal_text(res.describe()))
     click.echo(f"wrote {res.paths['ratings']}")
 

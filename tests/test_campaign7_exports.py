@@ -135,8 +135,8 @@ class _OneProjectServer:
 
 
 def test_x21_a_server_pull_of_the_same_project_into_round_2_is_refused(tmp_path):
-    from goldboard.annotate.pull import pull
     from goldboard.errors import GoldboardError
+    from goldboard.workflows.intake import pull
 
     s, _ = study_with_export(tmp_path, [])
     study = Study.open(s)

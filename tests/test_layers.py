@@ -59,6 +59,7 @@ WITHIN = {
         # the generic xlsx layout kit: knows no review sheet
         **dict.fromkeys(["xlsx_layout", "gold", "calibration", "report"], 1),
         "workbook": 2,  # the review-meeting workbook, laid out with xlsx_layout
+        "round_use": 2,  # what was built on a round: decisions and the gold releases (reads gold's manifests)
     },
     "analysis": {
         **dict.fromkeys(
@@ -419,3 +420,16 @@ def test_study_is_the_one_writer_of_a_round(tmp_path):
         "def h(study, df):\n    src = str(study.ratings_path(1))\n    write_csv_atomic(df, 'flags.csv')\n"
     )
     assert round_writers([probe], tmp_path) == ["x.py:f", "x.py:g"]
+
+
+def test_only_the_round_intake_writes_a_round():
+    """One policy puts a source's read into a round (workflows/intake.py): no other module calls
+    ``Study.write_round`` (a reader that wrote its round itself would skip the intake's checks,
+    e.g. the refusal of a re-pull that changes what was adjudicated)."""
+    callers = sorted(
+        str(p.relative_to(ROOT))
+        for p in MODULES
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "write_round"
+    )
+    assert callers == ["workflows/intake.py"], callers

@@ -15,7 +15,6 @@ from conftest import invoke_cli
 
 from goldboard.annotate import server as srv
 from goldboard.annotate.client import Client, ServerUnreachable, connect
-from goldboard.annotate.pull import pull
 from goldboard.annotate.push import push
 from goldboard.annotate.simulate import annotation_result, post_ratings, push_with_ratings
 from goldboard.cases.load import load_units
@@ -25,6 +24,7 @@ from goldboard.errors import LabelStudioError
 from goldboard.label_configs.schema import builtin_names, load_schema
 from goldboard.label_configs.xml import to_label_studio_xml
 from goldboard.study import Study
+from goldboard.workflows.intake import pull
 
 pytestmark = pytest.mark.live
 RATERS = ["onc_a", "onc_b"]

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.annotate.pull import rule_warnings
+from goldboard.adjudicate.rules import rule_warnings
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.columns import relaxed_schema
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
@@ -27,16 +27,18 @@ from goldboard.cases.intake.files import FileOptions, FileRead, check_item_ids, 
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study, check_rater_map, free_text_option
 from goldboard.text import did_you_mean, utc_now
-from goldboard.workflows.intake_round import (
+from goldboard.workflows.intake import (
     TABLE_MODE,
+    SourceRead,
     check_additions,
     file_round,
     merge_invalid,
     record_units,
     sha256_of,
+    take_into_round,
     units_records,
 )
-from goldboard.workflows.tables import check_changes_under_adjudication, refuse_nothing_pulled
+from goldboard.workflows.tables import refuse_nothing_pulled
 
 
 @dataclass
@@ -109,10 +111,8 @@ def pull_file(
             study, path, n, kept, given, taken, held_unknown, res.invalid, noun="file", id_param="item_key"
         )
     _refuse_no_rating(res, path, read.fields[0], source_kind({"format": reader.name}))
-    under: dict[str, Any] = {"text": ""}  # a changed rating under decisions or a release: refused unless allowed
-    check_changes_under_adjudication(study, n, old_mine, res.ratings, under, add_to_adjudicated_round, "file")
-    if under.get("under_adjudication"):
-        res.summary["changes"] = {"under_adjudication": under["under_adjudication"], "text": under["text"].lstrip("; ")}
+    take = SourceRead(source, old_mine, res.ratings, "file")  # a changed rating under adjudication: refused
+    take_into_round(study, n, take, res.ratings, res.invalid, res.summary, accept=add_to_adjudicated_round, write=False)
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, study.schema, raters)
     res.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
     sha = sha256_of(path)
@@ -124,7 +124,8 @@ def pull_file(
     if not write:
         return result
     record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
-    result.paths = result.pull.paths = study.write_round(n, merged, merged_invalid, res.summary)
+    paths = take_into_round(study, n, take, merged, merged_invalid, res.summary, accept=add_to_adjudicated_round)
+    result.paths = result.pull.paths = paths
     rnd.tables[source] = {"file": str(path), "sha256": sha, "rows": read.rows, "format": reader.name}
     rnd.tables[source]["pulled_at"] = utc_now()
     if new_round:

@@ -20,12 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from goldboard.annotate.pull import PullResult, pull, read_export_file
+from goldboard.annotate.pull import PullResult, read_export_file
 from goldboard.cases.units import compose_case_text
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import atomic_write, iter_jsonl, write_jsonl_atomic
 from goldboard.study import STUDY_FILE, Study, check_rater_map, free_text_option
 from goldboard.text import did_you_mean
+from goldboard.workflows.intake import pull
 
 SHARED = "*"
 
@@ -83,6 +84,7 @@ def pull_projects(
     round_number: int | None = None,
     client: Any = None,
     progress: bool = True,
+    add_to_adjudicated_round: bool = False,
 ) -> PullResult:
     """Pull hand-made projects (or their exports) into a round; see the module docstring."""
     raters = list(study.raters)
@@ -146,6 +148,7 @@ def pull_projects(
         progress=progress,
         item_key=item_key,
         rater_map=stored or None,
+        add_to_adjudicated_round=add_to_adjudicated_round,
     )
     if changed:
         study.save()

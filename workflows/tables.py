@@ -36,8 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from goldboard.annotate.pull import rule_warnings
-from goldboard.annotate.push import round_use
+from goldboard.adjudicate.rules import rule_warnings
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.columns import ColumnRead, collect_columns, read_columns, relaxed_schema, respellings
 from goldboard.cases.intake.core import INVALID_COLUMNS, collect
@@ -66,13 +65,17 @@ from goldboard.fileio import (
 )
 from goldboard.study import Study, check_rater_map, free_text_option
 from goldboard.text import did_you_mean, utc_now
-from goldboard.workflows.intake_round import (
+from goldboard.workflows.intake import (  # noqa: F401 (describe_changes, check_changes_under_adjudication: re-exported)
     TABLE_MODE,
+    SourceRead,
     check_additions,
+    check_changes_under_adjudication,
+    describe_changes,
     file_round,
     merge_invalid,
     record_units,
     sha256_of,
+    take_into_round,
     units_records,
 )
 
@@ -102,161 +105,6 @@ def normalised_spellings(read: TableRead, schema) -> list[dict[str, Any]]:
     :meth:`Field.normalize` maps (case, spaces, declared aliases, display names)."""
     seen: Counter = Counter(key for tr in read.ratings for key in respellings(tr.values, schema))
     return [{"field": k[0], "from": k[1], "to": k[2], "n": n} for k, n in seen.most_common()]
-
-
-def _key_values(df: pd.DataFrame) -> dict[tuple[str, str, str], tuple[str, str]]:
-    cols = [df[c].astype(str).tolist() for c in ("item_id", "rater", "field", "value", "rationale")]
-    return {(i, r, f): (v, why) for i, r, f, v, why in zip(*cols)}
-
-
-_KEY = ["item_id", "rater", "field"]
-
-
-def _changes_by_dicts(old: pd.DataFrame, new: pd.DataFrame) -> tuple[list, int, list, int, list, int, int]:
-    """``(added, n, removed, n, changed, n, rows)``: the first added (3), removed (3) and changed (5)
-    keys with their values, in key order, their counts, and the new rows (distinct keys)."""
-    a, b = _key_values(old), _key_values(new)
-    added = sorted(set(b) - set(a))
-    removed = sorted(set(a) - set(b))
-    changed = sorted(k for k in set(a) & set(b) if a[k] != b[k])
-    return (
-        [(k, b[k][0]) for k in added[:3]],
-        len(added),
-        [(k, a[k][0]) for k in removed[:3]],
-        len(removed),
-        [(k, a[k][0], b[k][0]) for k in changed[:5]],
-        len(changed),
-        len(b),
-    )
-
-
-def _changes_by_columns(old: pd.DataFrame, new: pd.DataFrame) -> tuple[list, int, list, int, list, int, int] | None:
-    """:func:`_changes_by_dicts` over whole columns (no tuple per rating); ``None`` when a key
-    repeats in ``old`` or ``new`` (the dicts keep its last row)."""
-    cols = [*_KEY, "value", "rationale"]
-    a, b = old[cols].astype(str), new[cols].astype(str)
-    if a.duplicated(_KEY).any() or b.duplicated(_KEY).any():
-        return None
-
-    def first(df: pd.DataFrame, k: int) -> list[tuple]:
-        rows = df.sort_values(_KEY, kind="stable").head(k)
-        return [tuple(r) for r in rows.itertuples(index=False)]
-
-    if not len(a):
-        return [((i, r, f), v) for i, r, f, v, _ in first(b, 3)], len(b), [], 0, [], 0, len(b)
-    m = a.merge(b, on=_KEY, how="outer", suffixes=("_0", "_1"), indicator=True)
-    add, gone = m[m["_merge"] == "right_only"], m[m["_merge"] == "left_only"]
-    both = m[m["_merge"] == "both"]
-    diff = both[(both["value_0"] != both["value_1"]) | (both["rationale_0"] != both["rationale_1"])]
-    return (
-        [((i, r, f), v) for i, r, f, v in first(add[[*_KEY, "value_1"]], 3)],
-        len(add),
-        [((i, r, f), v) for i, r, f, v in first(gone[[*_KEY, "value_0"]], 3)],
-        len(gone),
-        [((i, r, f), v0, v1) for i, r, f, v0, v1 in first(diff[[*_KEY, "value_0", "value_1"]], 5)],
-        len(diff),
-        len(b),
-    )
-
-
-def describe_changes(old: pd.DataFrame, new: pd.DataFrame, source: str, first: bool) -> dict[str, Any]:
-    """What replacing ``old`` (this source's rating rows before) by ``new`` changes."""
-    got = _changes_by_columns(old, new)
-    added, n_added, removed, n_removed, changed, n_changed, n_rows = got or _changes_by_dicts(old, new)
-    examples = []
-    for k, v0, v1 in changed:
-        what = f"{v0!r} -> {v1!r}" if v0 != v1 else "rationale changed"
-        examples.append(f"{k[0]} {k[1]} {k[2]}: {what}")
-    for k, v in added:
-        examples.append(f"{k[0]} {k[1]} {k[2]}: new {v!r}")
-    for k, v in removed:
-        examples.append(f"{k[0]} {k[1]} {k[2]}: removed (was {v!r})")
-    if first:
-        text = f"first pull of {source}: {n_rows} rating rows"
-    elif not (n_added or n_removed or n_changed):
-        text = f"no change: {source} gives the same {n_rows} rating rows as its last pull"
-    else:
-        text = (
-            f"{source} changed since its last pull: replaced its ratings in this round "
-            f"({n_added} added, {n_removed} removed, {n_changed} changed)"
-        )
-        if examples:
-            text += "; " + "; ".join(examples)
-    return {
-        "first_pull": first,
-        "added": n_added,
-        "removed": n_removed,
-        "changed": n_changed,
-        "examples": examples,
-        "text": text,
-    }
-
-
-def check_changes_under_adjudication(
-    study: Study,
-    n: int,
-    old: pd.DataFrame,
-    new: pd.DataFrame,
-    changes: dict[str, Any],
-    allow: bool,
-    what: str = "table",
-) -> None:
-    """Refuse a re-pull that changes or removes a rating (its value) of an item of round ``n``
-    that has adjudication decisions or a gold release: they were made on the old values
-    (``allow``: ``--add-to-adjudicated-round``, which covers changes too).  When allowed, the
-    items are recorded in ``changes`` (``under_adjudication``, pull.json) and said in its text."""
-    if not len(old):
-        return
-    a = {k: v for k, (v, _) in _key_values(old).items()}
-    b = {k: v for k, (v, _) in _key_values(new).items()}
-    touched = sorted({k for k in a if b.get(k) != a[k]})
-    if not touched:
-        return
-    use = round_use(study, n)  # the whole round's decisions and releases, as the message describes them
-    if not use.releases and not round_use(study, n, {k[0] for k in touched}).decisions:
-        return
-    shown = "; ".join(
-        f"{i} {r} {f}: {a[(i, r, f)]!r} -> {b[(i, r, f)]!r}"
-        if (i, r, f) in b
-        else f"{i} {r} {f}: {a[(i, r, f)]!r} -> no rating (removed or held out)"
-        for i, r, f in touched[:3]
-    ) + (f"; and {len(touched) - 3} more" if len(touched) > 3 else "")
-    items = sorted({k[0] for k in touched})
-    edit = study.ratings_edit_problem(n) if not allow else None
-    if edit:  # the differences may be the hand edit of the study's file, not a change of the table
-        raise ParamError(
-            "{edit}; the {what} differs from it in {k} rating{s} ({shown}): if the {what} is the one pulled before, "
-            "these are the hand edit, not a change of the {what}. Restore {path} (pull the {what} into a new round "
-            "{round_number} {next}, or pass {add_to_adjudicated_round} to put the {what}'s ratings back)",
-            edit=edit,
-            what=what,
-            k=len(touched),
-            s="s" if len(touched) != 1 else "",
-            shown=shown,
-            path=study.ratings_path(n),
-            next=max(r.number for r in study.rounds) + 1,
-        )
-    if not allow:
-        raise ParamError(
-            "round {n} already has {use}; this {what} changes {k} rating{s} of {m} item{ms} in it ({shown}), which "
-            "would change what was adjudicated on the old values. Pull it into a new round ({round_number} {next}), "
-            "or pass {add_to_adjudicated_round} (it covers changed ratings too; pull.json records them) to replace "
-            "them anyway",
-            n=n,
-            use=use.describe(),
-            k=len(touched),
-            s="s" if len(touched) != 1 else "",
-            m=len(items),
-            ms="s" if len(items) != 1 else "",
-            shown=shown,
-            what=what,
-            next=max(r.number for r in study.rounds) + 1,
-        )
-    changes["under_adjudication"] = items
-    changes["text"] += (
-        f"; {len(touched)} changed rating(s) of {len(items)} item(s) that round {n}'s decisions or gold release were "
-        f"made on ({', '.join(items[:5])}{', ...' if len(items) > 5 else ''}): decide them again"
-    )
 
 
 @contextmanager
@@ -303,9 +151,7 @@ def pull_table(
     pushed = [u for u in units if not str(u.get("source", "")).startswith("table:")]
     table_born = not pushed and not any(r.projects for r in study.rounds)
     unknown = [it for it in read.items if it not in known]
-    held_unknown: set[str] = set()
-    if unknown and not table_born:
-        held_unknown = set(unknown)
+    held_unknown: set[str] = set(unknown) if unknown and not table_born else set()
     check_additions(study, path, read, known, n, None if table_born else set(unknown), add_to_adjudicated_round)
 
     res, ratings, invalid = _validate_table(study, read, source, path, n, units)
@@ -326,7 +172,8 @@ def pull_table(
     _table_summary(res, raters, counts, read, invalid, ratings, rnd)
     _table_notes(res, study, read, ratings)
     changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
-    check_changes_under_adjudication(study, n, old_mine, ratings, changes, add_to_adjudicated_round)
+    take = SourceRead(source, old_mine, ratings, "table", changes)
+    take_into_round(study, n, take, ratings, invalid, res.summary, accept=add_to_adjudicated_round, write=False)
     sha = sha256_of(path)
     res.summary["table"] = {
         "source": source,
@@ -351,7 +198,7 @@ def pull_table(
         return result
 
     in_round = _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
-    paths = study.write_round(n, merged, merged_invalid, res.summary)
+    paths = take_into_round(study, n, take, merged, merged_invalid, res.summary, accept=add_to_adjudicated_round)
     rnd.tables[source] = {
         "file": str(path),
         "sha256": sha,

@@ -275,6 +275,8 @@ class IntakeResult:
     notes: list[str] = field(default_factory=list)
     #: rater -> (items, unannotated) as collected (a table's pull.json leaves them out; the text shows them)
     item_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the raters a partial read covered (``pull --from-export onc_a=FILE`` of a blinded round); None: every rater
+    read_raters: set[str] | None = None
 
     def describe(self) -> str:
         """The one summary text of a pull, whatever the source (read from :attr:`summary`)."""
