@@ -84,10 +84,12 @@ def target_field(schema: Schema, options: FileOptions) -> Field:
 
 
 def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -> str:
-    """A record's item id: ``--item-key`` (in the record or its ``meta``), else ``item_id``, else
+    """A record's item id: ``--item-key`` (in the record or its ``meta``; dotted, ``metadata.id``,
+    for a key nested in objects), else ``item_id``, else
     the first of ``fallbacks`` the record has; ``""`` when none.  A key the record has whose value
     is null, empty or not text/number is refused (``where``: the file and line), never passed over
     for the next key (which would read the answer as another item)."""
+    rec = _nested(rec, options.item_key)
     _no_hidden_id(rec, options, fallbacks, where)
 
     meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
@@ -103,6 +105,21 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
             )
         return str(v).strip()
     return ""
+
+
+def _nested(rec: dict, key: str | None) -> dict:
+    """A record with a dotted ``--item-key`` (``metadata.id``, ``data.case.id``: a key nested in
+    objects, as doccano keeps an example's import keys under ``metadata``) also holding that key at
+    its top level, its value the nested one; the record unchanged when the key is not dotted, is a
+    top-level key itself, or names no nested value."""
+    if not key or "." not in key or key in rec:
+        return rec
+    node: object = rec
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return rec
+        node = node[part]
+    return {**rec, key: node}
 
 
 def not_an_id(v: object) -> str:

@@ -13,7 +13,10 @@ Format (Prodigy's documentation; read 2026-12):
   (``DATASET-alex``); ``_input_hash``/``_task_hash`` identify the input and the question;
   ``_timestamp`` is when the answer was saved (Unix seconds).
 
-Reading: the annotator is ``_annotator_id`` (else ``_session_id``); the item is ``--item-key``,
+Reading: the annotator is ``_annotator_id`` (else ``_session_id``); a file in which no record
+names its annotator (an older Prodigy, one file per annotator) is read as one annotator named by
+the file (``ana.jsonl`` -> ``ana``, said aloud; map it with ``--rater``), and a file naming the
+annotator on some lines only is refused naming a line of each; the item is ``--item-key``,
 else ``item_id``, at the top level or in ``meta``, else ``_input_hash`` (only when the record has no
 item key at all: ``item_id: null`` or ``""`` is refused naming the line).  A ``_timestamp`` that is
 not a number is refused naming the line.  A choice answer is the
@@ -45,16 +48,12 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
     field = target_field(schema, options)
     rationale = schema.rationale_field
     out = FileRead([], {}, {}, rows=0, fields=[field.name])
+    first: dict[str, int] = {}  # the first line that names its annotator, and that names none
     for line, rec in iter_jsonl(path, " (a Prodigy db-out export)"):
         out.rows += 1
         if not isinstance(rec, dict):
             raise GoldboardError(f"{path}:{line}: not a Prodigy task (a JSON object)")
-        who = rec.get("_annotator_id") or rec.get("_session_id")
-        if not isinstance(who, str) or not who.strip():
-            raise GoldboardError(
-                f"{path}:{line}: no _annotator_id or _session_id: annotate with named sessions (?session=NAME) "
-                f"so each answer says whose it is"
-            )
+        who = _annotator(rec, path, line, out, first)
         item = item_id(rec, options, "_input_hash", where=f"{path}:{line}")
         if not item:
             raise GoldboardError(f"{path}:{line}: no item id ({options.item_key or 'item_id'} or _input_hash)")
@@ -77,6 +76,35 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
     if rationale is not None and any(n == rationale.name for _, _, a in out.annotations for n, _ in a.entries):
         out.fields.append(rationale.name)
     return out
+
+
+def _annotator(rec: dict, path: Path, line: int, out: FileRead, first: dict[str, int]) -> str:
+    """Whose answer a record is: its ``_annotator_id`` (else ``_session_id``); in a file whose
+    records name no annotator at all (an older Prodigy, one file per annotator), the file's name,
+    said aloud.  A file naming the annotator on some lines only is refused naming a line of each."""
+    who = rec.get("_annotator_id") or rec.get("_session_id")
+    has = isinstance(who, str) and bool(who.strip())
+    key = "named" if has else "unnamed"
+    first.setdefault(key, line)
+    if "named" in first and "unnamed" in first:
+        raise _mixed(path, first["named"], first["unnamed"])
+    if has:
+        return str(who)
+    if line == first["unnamed"]:
+        out.warnings.append(
+            f"no _annotator_id or _session_id (an older Prodigy, or one file per annotator): every answer is read "
+            f"as annotator {path.stem!r}, the file's name; map it with --rater {path.stem}=RATER"
+        )
+    return path.stem
+
+
+def _mixed(path: Path, with_id: int, without: int) -> GoldboardError:
+    return GoldboardError(
+        f"{path}:{max(with_id, without)}: line {without} names no annotator (_annotator_id, _session_id) and "
+        f"line {with_id} does: whose "
+        f"answer is it? give each annotator's answers in a file of their own (one file per annotator is read "
+        f"as the file's name)"
+    )
 
 
 def _annotation(rec: dict, field: Field, rationale: Field | None) -> Annotation:

@@ -1,0 +1,204 @@
+"""Issue 33: other people's exports read as their users exported them (real files under
+tests/data/real/, their source, commit and licence in tests/data/real/SOURCES.md), each checked
+end to end against an independent computation and the project's published figure; and the
+shapes that were read wrong or refused for the wrong reason."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import run_cli as run
+
+REAL = Path(__file__).parent / "data" / "real"
+S, U, P = "Supported", "Unsupported", "Partially Supported"
+
+
+def openmtb_study(tmp_path: Path, raters: str = "onc_a,onc_b") -> Path:
+    s = tmp_path / "openmtb"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", raters)
+    return s
+
+
+def ratings(s: Path, n: int = 1) -> pd.DataFrame:
+    return pd.read_csv(s / "rounds" / str(n) / "ratings.csv", dtype=str, keep_default_na=False)
+
+
+# --- tables: the item key ---------------------------------------------------------------------
+
+
+def test_case_and_output_columns_key_items_by_both(tmp_path):
+    """Two papers' "Fig. 1" are two items (it merged them, dropped a case's rating and called the
+    two rows "repeated"): without --item-col the key is (case, output), named CASE::OUTPUT, said aloud."""
+    s = openmtb_study(tmp_path)
+    t = tmp_path / "figs.csv"
+    t.write_text(
+        "paper,figure,rater,safety_label\nP1,Fig. 1,onc_a,Supported\nP2,Fig. 1,onc_a,Supported\n"
+        "P1,Fig. 1,onc_b,Unsupported\nP2,Fig. 1,onc_b,Supported\n",
+        encoding="utf-8",
+    )
+    res = run("pull", "--study", s, "--from-table", t, "--case-col", "paper", "--output-col", "figure")
+    assert "repeated row" not in res.output
+    assert "output id 'Fig. 1' is under cases 'P1', 'P2'" in res.output
+    got = ratings(s)
+    assert sorted(got[["item_id", "case_id", "output_id", "rater", "value"]].values.tolist()) == [
+        ["P1::Fig. 1", "P1", "Fig. 1", "onc_a", S],
+        ["P1::Fig. 1", "P1", "Fig. 1", "onc_b", U],
+        ["P2::Fig. 1", "P2", "Fig. 1", "onc_a", S],
+        ["P2::Fig. 1", "P2", "Fig. 1", "onc_b", S],
+    ]
+
+
+def test_case_and_output_columns_keep_unique_output_ids(tmp_path):
+    """Output ids that are under one case each stay the item ids (a study's outputs-file ids)."""
+    s = openmtb_study(tmp_path)
+    t = tmp_path / "outs.csv"
+    t.write_text("case,out,rater,safety_label\nC-1,C-1::gpt,onc_a,Supported\nC-2,C-2::gpt,onc_a,Unsupported\n")
+    run("pull", "--study", s, "--from-table", t, "--case-col", "case", "--output-col", "out")
+    assert ratings(s)["item_id"].tolist() == ["C-1::gpt", "C-2::gpt"]
+
+
+def test_item_key_of_two_columns(tmp_path):
+    """--item-col A,B keys an item by two columns (a table whose key is two columns), never by one."""
+    s = openmtb_study(tmp_path)
+    t = tmp_path / "two.csv"
+    t.write_text(
+        "patient,visit,rater,safety_label\n17,1,onc_a,Supported\n17,2,onc_a,Unsupported\n17,1,onc_b,Supported\n"
+    )
+    res = run("pull", "--study", s, "--from-table", t, "--item-col", "patient,visit")
+    assert "onc_a: 2 rated" in res.output, res.output
+    got = ratings(s)
+    assert sorted(got[["item_id", "rater", "value"]].values.tolist()) == [
+        ["17::1", "onc_a", S],
+        ["17::1", "onc_b", S],
+        ["17::2", "onc_a", U],
+    ]
+    assert "patient,visit" not in (s / "rounds/1/ratings.csv").read_text().splitlines()[0]
+
+
+def test_pandas_unnamed_index_column_is_named_by_its_pandas_name(tmp_path):
+    """A table whose item ids are pandas' unnamed index (``df.to_csv()``: a blank header cell):
+    the error says so and ``--item-col 'Unnamed: 0'`` reads it."""
+    s = openmtb_study(tmp_path)
+    t = tmp_path / "idx.csv"
+    t.write_text(",onc_a,onc_b\nC-1,Supported,Supported\nC-2,Unsupported,Supported\n", encoding="utf-8")
+    wide = ["--rater-cols", "onc_a=onc_a,onc_b=onc_b", "--field", "safety_label"]
+    res = run("pull", "--study", s, "--from-table", t, *wide, code=1)
+    assert "column 1 has no name (pandas' index" in res.output and "--item-col 'Unnamed: 0'" in res.output
+    run("pull", "--study", s, "--from-table", t, "--item-col", "Unnamed: 0", *wide)
+    assert sorted(ratings(s)[["item_id", "rater", "value"]].values.tolist()) == [
+        ["C-1", "onc_a", S],
+        ["C-1", "onc_b", S],
+        ["C-2", "onc_a", U],
+        ["C-2", "onc_b", S],
+    ]
+
+
+def test_headerless_csv_says_no_header_row(tmp_path):
+    """A CSV written without its header row: the error says "no header row?" (it reported the
+    first data row's cells as the table's columns)."""
+    s = openmtb_study(tmp_path)
+    t = tmp_path / "nohead.csv"
+    t.write_text("C-1,onc_a,Supported\nC-2,onc_a,Unsupported\n", encoding="utf-8")
+    for extra in ([], ["--item-col", "case_id"]):
+        res = run("pull", "--study", s, "--from-table", t, *extra, code=1)
+        assert "no header row? the first row (C-1, onc_a, Supported) reads as data" in res.output
+    assert not (s / "rounds").exists()
+
+
+# --- Prodigy db-out: real dumps -----------------------------------------------------------------
+
+PRESTO_RATERS = "presto_distortion-xavi=xavi,presto_distortion-mireia=mireia,presto_distortion-miriam=miriam"
+
+
+def presto(tmp_path: Path) -> tuple[Path, Path]:
+    """The PRESTO project's three-annotator db-out (1,779 answers, unmodified) and a study for it."""
+    f = tmp_path / "presto_distortion.jsonl"
+    f.write_bytes(gzip.decompress((REAL / "presto_distortion.jsonl.gz").read_bytes()))
+    s = tmp_path / "presto"
+    run("study", "init", s, "--schema", REAL / "presto_distortion.toml", "--raters", "xavi,mireia,miriam")
+    return f, s
+
+
+def test_presto_three_annotators_equal_sklearn_and_the_published_kappa(tmp_path):
+    """Real Prodigy choice answers of three annotators: goldboard's pairwise Cohen's kappa equals
+    sklearn's on the items both rated, and the project's published figure (mireia-miriam 0.64598...,
+    cohens_scores_distortion.jsonl) is reproduced exactly from what goldboard read plus what it held
+    out (the project counted the 2 rejects and 1 empty accept as a category of their own)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    f, s = presto(tmp_path)
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--item-key", "id", "--rater", PRESTO_RATERS)
+    assert "xavi: 592 rated, 1 invalid" in res.output and "mireia: 591 rated, 2 invalid" in res.output
+    assert "miriam: 593 rated, 0 invalid" in res.output
+    got = ratings(s)
+    agree = json.loads(run("agree", "--study", s, "--format", "json").stdout)
+    kappa = {tuple(st["raters"]): st["value"] for st in agree["statistics"] if st["statistic"] == "cohen_kappa"}
+    by = {r: dict(zip(g["item_id"], g["value"])) for r, g in got.groupby("rater")}
+    for (a, b), value in kappa.items():
+        both = sorted(set(by[a]) & set(by[b]))
+        assert value == pytest.approx(cohen_kappa_score([by[a][i] for i in both], [by[b][i] for i in both]), abs=1e-12)
+    assert kappa[("xavi", "mireia")] == pytest.approx(0.7241283, abs=1e-7)
+    # the published figure: the held-out answers as the project counted them (an empty category)
+    inv = pd.read_csv(s / "rounds/1/invalid.csv", dtype=str, keep_default_na=False)
+    held = {
+        (r["rater"], json.loads(r["result"])["id"]): ",".join(json.loads(r["result"]).get("accept", []))
+        for _, r in inv.iterrows()
+    }
+    full = {r: {**by[r], **{i: v for (rr, i), v in held.items() if rr == r}} for r in by}
+    ids = sorted(full["mireia"])
+    published = json.loads((REAL / "presto_cohens_scores_distortion.jsonl").read_text().splitlines()[1])
+    value = cohen_kappa_score([full["mireia"][i] for i in ids], [full["miriam"][i] for i in ids])
+    assert value == pytest.approx(published["miriam-mireia"]["exact"], abs=1e-12)
+
+
+def test_older_prodigy_file_without_annotator_is_the_files_annotator(tmp_path):
+    """explosion/projects' docs_issues_eval.jsonl (2019: no _annotator_id nor _session_id; first
+    40 answers): read as one annotator named by the file, said aloud, mapped with --rater."""
+    s = tmp_path / "d"
+    run("study", "init", s, "--schema", REAL / "docs_issues.toml", "--raters", "ines,matt")
+    f = REAL / "docs_issues_eval_head40.jsonl"
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", "docs_issues_eval_head40=ines")
+    assert "every answer is read as annotator 'docs_issues_eval_head40', the file's name" in res.output
+    got = ratings(s)
+    recs = [json.loads(line) for line in f.read_text().splitlines()]
+    assert len(got) == 40 and got["rater"].unique().tolist() == ["ines"]
+    want = ["yes" if r["answer"] == "accept" else "no" for r in recs]
+    assert (
+        got.sort_values("annotation_id", key=lambda c: c.str.split(":").str[-1].astype(int))["value"].tolist() == want
+    )
+
+
+def test_prodigy_file_naming_some_annotators_only_is_refused(tmp_path):
+    f, s = presto(tmp_path)
+    lines = f.read_text().splitlines()[:3]
+    rec = json.loads(lines[2])
+    del rec["_annotator_id"], rec["_session_id"]
+    g = tmp_path / "mixed.jsonl"
+    g.write_text("\n".join([*lines[:2], json.dumps(rec)]) + "\n", encoding="utf-8")
+    res = run("pull", "--study", s, "--from-file", f"prodigy={g}", "--item-key", "id", code=1)
+    assert "mixed.jsonl:3: line 3 names no annotator (_annotator_id, _session_id) and line 1 does" in res.output
+
+
+# --- nested item keys -----------------------------------------------------------------------------
+
+
+def test_doccano_metadata_id_as_item_key(tmp_path):
+    """doccano keeps an example's import keys under ``metadata``: ``--item-key metadata.id`` reads
+    the nested key (it said "no item id" though the id was there).  Shape: tests/data/doccano/ana.jsonl
+    with each item id moved under ``metadata``."""
+    from goldboard.study import Study
+
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    src = [json.loads(line) for line in (Path(__file__).parent / "data/doccano/ana.jsonl").read_text().splitlines()]
+    for rec in src:
+        rec["metadata"] = {"id": rec.pop("item_id")}
+        rec.pop("case_id", None)
+    f = tmp_path / "ana.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in src), encoding="utf-8")
+    run("pull", "--study", s, "--from-file", f"doccano={f}", "--rater", "ana=onc_a", "--item-key", "metadata.id")
+    assert ratings(s)["item_id"].tolist()[:3] == ["MTB-0001", "MTB-0002", "MTB-0003"]
