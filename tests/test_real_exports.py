@@ -202,3 +202,29 @@ def test_doccano_metadata_id_as_item_key(tmp_path):
     f.write_text("".join(json.dumps(r) + "\n" for r in src), encoding="utf-8")
     run("pull", "--study", s, "--from-file", f"doccano={f}", "--rater", "ana=onc_a", "--item-key", "metadata.id")
     assert ratings(s)["item_id"].tolist()[:3] == ["MTB-0001", "MTB-0002", "MTB-0003"]
+
+
+# --- Label Studio: a multi-select answer is a set ---------------------------------------------
+
+
+def test_agree_from_label_studio_without_schema_compares_multi_select_as_sets(tmp_path):
+    """``agree --from-label-studio FILE --field F`` without ``--schema``: a multi-choice (or
+    Taxonomy) answer clicked as B, A equals A, B (it was the category 'B|A', disagreeing with 'A|B').
+    Shape: Label Studio's JSON export (annotations[].result[].value.choices / value.taxonomy)."""
+
+    def task(i, a, b, key="choices"):
+        res = [
+            {"id": i * 10 + k, "completed_by": k, "result": [{"from_name": "tags", "type": key, "value": {key: v}}]}
+            for k, v in ((1, a), (2, b))
+        ]
+        return {"id": i, "data": {"item_id": f"T{i}"}, "annotations": res}
+
+    pairs = [(["A", "B"], ["B", "A"]), (["A"], ["A"]), (["B"], ["A", "B"]), (["C", "A"], ["A", "C"])] * 3
+    tasks = [task(i, a, b) for i, (a, b) in enumerate(pairs)]
+    tasks += [task(100 + i, [["Drug", "Dose"], ["Drug"]], [["Drug"], ["Drug", "Dose"]], "taxonomy") for i in range(3)]
+    p = tmp_path / "export.json"
+    p.write_text(json.dumps(tasks), encoding="utf-8")
+    out = json.loads(run("agree", "--from-label-studio", p, "--field", "tags", "--format", "json").stdout)
+    pa = next(r for r in out["statistics"] if r["statistic"] == "percent_agreement")
+    assert pa["value"] == pytest.approx(12 / 15)  # only ["B"] vs ["A", "B"] disagree
+    assert "B|A" not in out["categories"] and "A|B" in out["categories"]
