@@ -228,3 +228,41 @@ def test_agree_from_label_studio_without_schema_compares_multi_select_as_sets(tm
     pa = next(r for r in out["statistics"] if r["statistic"] == "percent_agreement")
     assert pa["value"] == pytest.approx(12 / 15)  # only ["B"] vs ["A", "B"] disagree
     assert "B|A" not in out["categories"] and "A|B" in out["categories"]
+
+
+def test_label_studio_span_control_beside_the_classification_is_ignored_and_counted(tmp_path):
+    """A project with a NER ``Labels`` control (``label``) beside the schema's classification: its
+    span regions are no rating, ignored and counted (it was "N x unknown field 'label'", nothing
+    pulled).  Shape: Label Studio's JSON export (result items of type labels, value start/end)."""
+    from goldboard.study import Study
+
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+
+    def span(start, end, lab):
+        v = {"start": start, "end": end, "text": "x", "labels": [lab]}
+        return {"from_name": "label", "to_name": "text", "type": "labels", "value": v}
+
+    def choice(v):
+        return [
+            {"from_name": "safety_label", "to_name": "text", "type": "choices", "value": {"choices": [v]}},
+            {"from_name": "rationale", "to_name": "text", "type": "textarea", "value": {"text": ["ok"]}},
+        ]
+
+    tasks = [
+        {
+            "id": i,
+            "data": {"item_id": f"MTB-{i:04d}", "text": "..."},
+            "annotations": [
+                {"id": 100 + i, "completed_by": 7, "result": [span(0, 4, "DRUG"), *choice(v), span(9, 12, "GENE")]}
+            ],
+        }
+        for i, v in enumerate(["Supported", "Unsupported", "Supported"], start=1)
+    ]
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps(tasks), encoding="utf-8")
+    res = run("pull", "--study", s, "--from-export", f, "--rater", "7=onc_a")
+    assert "onc_a: 3 rated, 0 invalid" in res.output, res.output
+    assert "6 answer(s) of control(s) the schema has no field for ignored: 'label' (6)" in res.output
+    got = ratings(s)
+    assert got[got["field"] == "safety_label"]["value"].tolist() == ["Supported", "Unsupported", "Supported"]
