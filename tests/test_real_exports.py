@@ -266,3 +266,28 @@ def test_label_studio_span_control_beside_the_classification_is_ignored_and_coun
     assert "6 answer(s) of control(s) the schema has no field for ignored: 'label' (6)" in res.output
     got = ratings(s)
     assert got[got["field"] == "safety_label"]["value"].tolist() == ["Supported", "Unsupported", "Supported"]
+
+
+def test_json_min_export_of_a_project_goldboard_did_not_create_keeps_its_task_data(tmp_path):
+    """A JSON_MIN export whose tasks carry their own keys (``image``): ``--item-key image`` reads
+    them (it said "task has no image in its data": only goldboard's own task keys were kept).
+    Shape: Label Studio's JSON_MIN export (one flat row per annotation, task data beside the answers)."""
+    from goldboard.study import Study
+
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    rows = [
+        {"id": i, "image": f"https://example.org/slides/{i}.png", "safety_label": v, "rationale": "seen",
+         "annotator": 7, "annotation_id": 100 + i, "created_at": "2024-05-01T10:00:00Z",
+         "updated_at": "2024-05-01T10:00:00Z", "lead_time": 3.5}
+        for i, v in enumerate(["Supported", "Unsupported"], start=1)
+    ]  # fmt: skip
+    f = tmp_path / "min.json"
+    f.write_text(json.dumps(rows), encoding="utf-8")
+    res = run("pull", "--study", s, "--from-export", f, "--item-key", "image", "--rater", "7=onc_a")
+    assert "onc_a: 2 rated, 0 invalid" in res.output, res.output
+    got = ratings(s)
+    assert got[got["field"] == "safety_label"][["item_id", "value"]].values.tolist() == [
+        ["https://example.org/slides/1.png", "Supported"],
+        ["https://example.org/slides/2.png", "Unsupported"],
+    ]
