@@ -183,6 +183,27 @@ def test_prodigy_file_naming_some_annotators_only_is_refused(tmp_path):
     assert "mixed.jsonl:3: line 3 names no annotator (_annotator_id, _session_id) and line 1 does" in res.output
 
 
+def test_prodigy_accept_with_nothing_ticked_is_not_rated(tmp_path):
+    """A choice task accepted with no option ticked (the PRESTO dump has one) holds no rating: held
+    out with the reason, never counted rated -- for a multi-select field too (it was the empty set,
+    "rated").  Shape: the PRESTO records (options/accept) on mtb's multi-select missing_info."""
+    from goldboard.study import Study
+
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    opts = [{"id": "stage", "text": "stage"}, {"id": "ecog_status", "text": "ECOG"}]
+    recs = [
+        {"item_id": "MTB-0001", "options": opts, "accept": ["stage"], "answer": "accept", "_annotator_id": "a"},
+        {"item_id": "MTB-0002", "options": opts, "accept": [], "answer": "accept", "_annotator_id": "a"},
+    ]
+    f = tmp_path / "mi.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--field", "missing_info", "--rater", "a=onc_a")
+    assert "onc_a: 1 rated, 1 invalid" in res.output, res.output
+    inv = pd.read_csv(s / "rounds/1/invalid.csv", dtype=str, keep_default_na=False)
+    assert "answer 'accept' with no option ticked" in inv["reason"].iloc[0]
+
+
 # --- nested item keys -----------------------------------------------------------------------------
 
 

@@ -24,8 +24,8 @@ accepted option ids, read as values of the field (``--field``, default the schem
 field; option ids are the schema's values or aliases); a classification answer is its ``label``
 when accepted; for a yes/no (binary) field, whose name, title or present value is the label,
 accept is the present value and reject the absent one (elsewhere a rejected label holds no rating).  An
-``ignore`` answer is a skipped annotation and a ``reject`` of a choice holds no rating: both are
-held out with the reason, never dropped.  A text answer under the schema's rationale field name (a
+``ignore`` answer is a skipped annotation, and a ``reject`` of a choice or an ``accept`` with no
+option ticked holds no rating: each is held out with the reason, never dropped nor counted rated.  A text answer under the schema's rationale field name (a
 ``text_input`` with that ``field_id``) or ``user_input`` is the rationale.
 """
 
@@ -134,6 +134,11 @@ def _value(rec: dict, answer: str, field: Field) -> Answer | str:
     if isinstance(rec.get("options"), list):
         if answer == "reject":
             return "answer 'reject' of a choice task: the rater rejected the question, it holds no rating"
+        if rec.get("accept") in (None, [], ""):
+            return (
+                "answer 'accept' with no option ticked: accept was pressed with nothing chosen, it holds no rating "
+                "(for 'none of these', give the choice block an option saying so)"
+            )
         return choices_answer(rec.get("accept", []))
     label = rec.get("label")
     if label is None:
