@@ -312,3 +312,64 @@ def test_json_min_export_of_a_project_goldboard_did_not_create_keeps_its_task_da
         ["https://example.org/slides/1.png", "Supported"],
         ["https://example.org/slides/2.png", "Unsupported"],
     ]
+
+
+# --- a fourth tool: one adapter file ----------------------------------------------------------
+
+ARGILLA_ADAPTER = '''
+"""Argilla (FeedbackDataset records as JSONL: responses[].values[FIELD].value) -> intake records."""
+import json
+from goldboard.cases.intake.core import Annotation, choices_answer
+from goldboard.cases.intake.files import FileFormat, FileRead, ids_of, item_id, target_field
+from goldboard.fileio import iter_jsonl
+
+
+def read(path, schema, options):
+    field = target_field(schema, options)
+    out = FileRead([], {}, {}, rows=0, fields=[field.name])
+    for line, rec in iter_jsonl(path, " (an Argilla export)"):
+        out.rows += 1
+        item = item_id(rec, options, "id", where=f"{path}:{line}")
+        out.item_info.setdefault(item, ids_of(rec))
+        for n, resp in enumerate(rec.get("responses") or []):
+            who = str(resp["user_id"])
+            out.shown.setdefault(who, []).append(item)
+            if resp.get("status") != "submitted":
+                continue
+            value = (resp.get("values") or {}).get(field.name, {}).get("value")
+            ann = Annotation(entries=[(field.name, choices_answer(value if isinstance(value, list) else [value]))])
+            ann.annotation_id, ann.raw, ann.raw_is_text = f"{options.source}:{line}:{n}", json.dumps(resp), True
+            out.annotations.append((who, item, ann))
+    return out
+
+
+FORMAT = FileFormat("argilla", "Argilla FeedbackDataset records (JSONL)", read, noun="Argilla export")
+'''
+
+
+def test_a_fourth_tool_needs_one_adapter_file(tmp_path, monkeypatch):
+    """Done-when of issue 33: an Argilla adapter is one module in the sources package and nothing
+    else (the registry scans the package; pull, its --help and the round's claims name it)."""
+    from goldboard.cases.intake import sources
+    from goldboard.study import Study
+
+    pkg = tmp_path / "more_sources"
+    pkg.mkdir()
+    (pkg / "argilla.py").write_text(ARGILLA_ADAPTER, encoding="utf-8")
+    monkeypatch.setattr(sources, "__path__", [*sources.__path__, str(pkg)])
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    recs = [
+        {"id": "MTB-0001", "fields": {"text": "..."}, "responses": [
+            {"user_id": "u1", "status": "submitted", "values": {"safety_label": {"value": "Supported"}}},
+            {"user_id": "u2", "status": "discarded", "values": {}}]},
+        {"id": "MTB-0002", "fields": {"text": "..."}, "responses": [
+            {"user_id": "u1", "status": "submitted", "values": {"safety_label": {"value": "Unsupported"}}},
+            {"user_id": "u2", "status": "submitted", "values": {"safety_label": {"value": "Unsupported"}}}]},
+    ]  # fmt: skip
+    f = tmp_path / "argilla.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    assert "argilla" in run("pull", "--help").output
+    res = run("pull", "--study", s, "--from-file", f"argilla={f}", "--rater", "u1=onc_a,u2=onc_b")
+    assert "onc_a: 2 rated" in res.output and "onc_b: 1 rated" in res.output, res.output
+    assert "Argilla export" in res.output
