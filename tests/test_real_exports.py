@@ -204,6 +204,32 @@ def test_prodigy_accept_with_nothing_ticked_is_not_rated(tmp_path):
     assert "answer 'accept' with no option ticked" in inv["reason"].iloc[0]
 
 
+def test_prodigy_choice_block_carrying_two_fields_is_read_one_field_at_a_time(tmp_path):
+    """A ``choice`` block whose options are the values of two fields (the verdict and the missing
+    information): ``--field safety_label`` reads the verdict, ``--field missing_info`` the rest; a
+    block with no tick of the field read is held out saying why (it was "'stage' is not a value of
+    safety_label" on nearly every answer).  Shape: the PRESTO records' options/accept."""
+    from goldboard.study import Study
+
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    opts = [{"id": v, "text": v} for v in ("Supported", "Unsupported", "stage", "ecog_status")]
+    ticks = [["Supported", "stage"], ["ecog_status", "Unsupported", "stage"], ["stage"]]
+    recs = [
+        {"item_id": f"MTB-000{i}", "options": opts, "accept": t, "answer": "accept", "_annotator_id": "a"}
+        for i, t in enumerate(ticks, start=1)
+    ]
+    f = tmp_path / "block.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--field", "safety_label", "--rater", "a=onc_a")
+    assert "onc_a: 2 rated, 1 invalid" in res.output, res.output
+    got = ratings(s)
+    assert got[got["field"] == "safety_label"]["value"].tolist() == ["Supported", "Unsupported"]
+    inv = pd.read_csv(s / "rounds/1/invalid.csv", dtype=str, keep_default_na=False)
+    assert "no option of safety_label ticked: the block's ticks are 'stage' of missing_info" in inv["reason"].iloc[0]
+    assert "--field missing_info" in inv["reason"].iloc[0]
+
+
 # --- nested item keys -----------------------------------------------------------------------------
 
 

@@ -66,7 +66,7 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
                 f"the time decides which of an annotator's answers is the latest"
             )
         _check_stamp(stamp, f"{path}:{line}")
-        ann = _annotation(rec, field, rationale)
+        ann = _annotation(rec, field, rationale, schema)
         ann.annotation_id, ann.raw, ann.raw_is_text = (
             f"{options.source}:{line}",
             json.dumps(rec, ensure_ascii=False),
@@ -107,7 +107,7 @@ def _mixed(path: Path, with_id: int, without: int) -> GoldboardError:
     )
 
 
-def _annotation(rec: dict, field: Field, rationale: Field | None) -> Annotation:
+def _annotation(rec: dict, field: Field, rationale: Field | None, schema: Schema) -> Annotation:
     """One task's answer: its choice or label, and the rationale text when there is one."""
     answer = rec.get("answer")
     ann = Annotation(at=_when(rec.get("_timestamp")))
@@ -117,7 +117,7 @@ def _annotation(rec: dict, field: Field, rationale: Field | None) -> Annotation:
     if answer not in ("accept", "reject"):
         ann.unreadable = f"answer {answer!r} is not accept, reject or ignore"
         return ann
-    value = _value(rec, answer, field)
+    value = _value(rec, answer, field, schema)
     if isinstance(value, str):
         ann.unreadable = value
         return ann
@@ -129,7 +129,7 @@ def _annotation(rec: dict, field: Field, rationale: Field | None) -> Annotation:
     return ann
 
 
-def _value(rec: dict, answer: str, field: Field) -> Answer | str:
+def _value(rec: dict, answer: str, field: Field, schema: Schema) -> Answer | str:
     """The field's answer of an accepted/rejected task, or the reason it holds none."""
     if isinstance(rec.get("options"), list):
         if answer == "reject":
@@ -139,7 +139,7 @@ def _value(rec: dict, answer: str, field: Field) -> Answer | str:
                 "answer 'accept' with no option ticked: accept was pressed with nothing chosen, it holds no rating "
                 "(for 'none of these', give the choice block an option saying so)"
             )
-        return choices_answer(rec.get("accept", []))
+        return _block_answer(rec, field, schema)
     label = rec.get("label")
     if label is None:
         return "neither options/accept (a choice task) nor label (a classification task)"
@@ -152,6 +152,39 @@ def _value(rec: dict, answer: str, field: Field) -> Answer | str:
     if answer == "accept":
         return choices_answer(label)
     return f"answer 'reject' of label {label!r}: says what the item is not, which only a yes/no field records"
+
+
+def _knows(f: Field, value: Any) -> bool:
+    try:
+        f.normalize(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _block_answer(rec: dict, field: Field, schema: Schema) -> Answer | str:
+    """The accepted options of a choice block that may carry several schema fields (its option ids
+    the values of two fields: ``Supported`` and ``stage``): read one field at a time, the ticks that
+    are another field's values left to that field (``--field`` reads it).  A tick that is no field's
+    value stays, so the core names it; a block with ticks of other fields only is held out saying so."""
+    ticked = rec.get("accept")
+    if not isinstance(ticked, list):
+        return choices_answer(ticked)
+    others = [f for f in schema.rated_fields if f.name != field.name and f.kind != "text"]
+    mine, elsewhere = [], {}
+    for v in ticked:
+        owner = next((f for f in others if _knows(f, v)), None) if not _knows(field, v) else None
+        if owner is None:
+            mine.append(v)
+        else:
+            elsewhere.setdefault(owner.name, []).append(str(v))
+    if elsewhere and not mine:
+        names = ", ".join(f"{', '.join(map(repr, vs))} of {n}" for n, vs in elsewhere.items())
+        return (
+            f"no option of {field.name} ticked: the block's ticks are {names} (a block carrying several fields is read "
+            f"one field at a time: give --field {next(iter(elsewhere))} to read that one)"
+        )
+    return choices_answer(mine)
 
 
 #: the latest plausible answer time (2100-01-01 UTC, Unix seconds)
