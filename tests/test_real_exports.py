@@ -424,3 +424,32 @@ def test_medfailbench_core_sample_validates_without_showing_its_severity(tmp_pat
         ln.split(": ")[1:2] in (["severity"], ["safety_gate"]) and "display.case_fields" in ln
         for ln in res.output.splitlines()
     )
+
+
+# --- a rater who shares no item ---------------------------------------------------------------
+
+
+def test_pull_warns_when_a_raters_items_overlap_nothing_in_the_round(tmp_path):
+    """Two doccano projects (or Label Studio instances) give one item different ids: the second
+    rater's pull shares no item with the round and says so at pull time (it was silent, agreement
+    later had nothing to compare).  Shape: tests/data/doccano/ana.jsonl, a second project's copy
+    keyed by its own example ids."""
+    from goldboard.study import Study
+
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    src = Path(__file__).parent / "data/doccano/ana.jsonl"
+    run("pull", "--study", s, "--from-file", f"doccano={src}", "--rater", "ana=onc_a")
+    recs = [json.loads(line) for line in src.read_text().splitlines()]
+    for n, rec in enumerate(recs):
+        rec.pop("item_id"), rec.pop("case_id", None)
+        rec["id"] = 500 + n  # the other project's example ids
+    f = tmp_path / "ben.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    res = run("pull", "--study", s, "--from-file", f"doccano={f}", "--rater", "ben=onc_b")
+    assert "onc_b (ben.jsonl): none of their" in res.output and "round 1 already holds" in res.output, res.output
+    # a table that shares the items says nothing
+    t = tmp_path / "t.csv"
+    t.write_text("item_id,rater,safety_label\nMTB-0001,onc_b,Supported\n", encoding="utf-8")
+    res = run("pull", "--study", s, "--from-table", t)
+    assert "already holds" not in res.output

@@ -114,6 +114,7 @@ def pull_file(
     if under.get("under_adjudication"):
         res.summary["changes"] = {"under_adjudication": under["under_adjudication"], "text": under["text"].lstrip("; ")}
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, study.schema, raters)
+    res.summary["warnings"] += intake_rounds.overlap_warnings(others, res.ratings, n, path.name)  # issue 33
     res.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
     sha = sha256_of(path)
     res.summary["file"] = {"source": source, "format": reader.name, "file": str(path), "sha256": sha, "rows": read.rows}

@@ -325,6 +325,7 @@ def pull_table(
 
     _table_summary(res, raters, counts, read, invalid, ratings, rnd)
     _table_notes(res, study, read, ratings)
+    res.summary.setdefault("warnings", []).extend(intake_rounds.overlap_warnings(others, ratings, n, path.name))
     changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
     check_changes_under_adjudication(study, n, old_mine, ratings, changes, add_to_adjudicated_round)
     sha = sha256_of(path)
