@@ -230,6 +230,29 @@ def test_prodigy_choice_block_carrying_two_fields_is_read_one_field_at_a_time(tm
     assert "--field missing_info" in inv["reason"].iloc[0]
 
 
+def test_several_prodigy_sessions_mapped_to_one_rater(tmp_path):
+    """One annotator's default timestamp sessions (Prodigy names a session started without
+    ?session= by its start time, ``2022-05-17_13-11-45``) mapped to one rater with --rater, said
+    aloud (it was refused: "two names mapped to one rater").  Named sessions still may not share a
+    rater.  Derived from the PRESTO dump: xavi's answers split in two such sessions."""
+    f, s = presto(tmp_path)
+    recs = [json.loads(line) for line in f.read_text().splitlines()]
+    xavi = [r for r in recs if r["_annotator_id"] == "presto_distortion-xavi"]
+    for n, r in enumerate(xavi):
+        r["_annotator_id"] = r["_session_id"] = "2022-05-17_13-11-45" if n < 300 else "2022-05-18_09-02-10"
+    g = tmp_path / "sessions.jsonl"
+    g.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in xavi), encoding="utf-8")
+    res = run(
+        "pull", "--study", s, "--from-file", f"prodigy={g}", "--item-key", "id",
+        "--rater", "2022-05-17_13-11-45=xavi,2022-05-18_09-02-10=xavi",
+    )  # fmt: skip
+    assert "xavi: 592 rated, 1 invalid" in res.output, res.output
+    assert "2022-05-17_13-11-45, 2022-05-18_09-02-10 are read as one rater, xavi" in res.output
+    both = "presto_distortion-xavi=xavi,presto_distortion-mireia=xavi"
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--item-key", "id", "--rater", both, code=1)
+    assert "two names mapped to one rater would merge two people's ratings" in res.output
+
+
 # --- nested item keys -----------------------------------------------------------------------------
 
 

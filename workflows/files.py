@@ -23,7 +23,14 @@ from goldboard.annotate.pull import rule_warnings
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.columns import relaxed_schema
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
-from goldboard.cases.intake.files import FileOptions, FileRead, check_item_ids, file_formats, source_kind
+from goldboard.cases.intake.files import (
+    FileOptions,
+    FileRead,
+    check_item_ids,
+    file_formats,
+    source_kind,
+    split_sessions,
+)
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study, check_rater_map, free_text_option
 from goldboard.text import did_you_mean, utc_now
@@ -212,7 +219,9 @@ def _format(fmt: str, path: str | Path) -> Any:
 
 def _annotators(read: FileRead, raters: list[str], rater_map: dict[str, str], path: Path) -> dict[str, str]:
     """Annotator (as the file names them) -> study rater: ``--rater NAME=RATER``, else the same name."""
-    check_rater_map(rater_map, raters)
+    people, notes = split_sessions(read, rater_map, raters)  # issue 33: several unnamed sessions -> one person
+    check_rater_map(people, raters)
+    read.warnings.extend(notes)
     names = list(dict.fromkeys([*read.shown, *(a for a, _, _ in read.annotations)]))
     who = {}
     for name in names:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,8 @@ def _annotator(rec: dict, path: Path, line: int, out: FileRead, first: dict[str,
     if "named" in first and "unnamed" in first:
         raise _mixed(path, first["named"], first["unnamed"])
     if has:
+        if UNNAMED_SESSION.fullmatch(str(who)):
+            out.sessions.add(str(who))
         return str(who)
     if line == first["unnamed"]:
         out.warnings.append(
@@ -96,6 +99,11 @@ def _annotator(rec: dict, path: Path, line: int, out: FileRead, first: dict[str,
             f"as annotator {path.stem!r}, the file's name; map it with --rater {path.stem}=RATER"
         )
     return path.stem
+
+
+#: Prodigy's name for a session started without ``?session=NAME``: its start time (``2024-02-06_10-17-19``,
+#: after ``DATASET-`` in ``_annotator_id``): a session, not a person -- several may be mapped to one rater
+UNNAMED_SESSION = re.compile(r"(?:.*-)?\d{4}-\d{2}-\d{2}(?:_\d{2}-\d{2}-\d{2})?")
 
 
 def _mixed(path: Path, with_id: int, without: int) -> GoldboardError:
