@@ -60,6 +60,7 @@ from goldboard.annotate.client import connect, jobs_for
 from goldboard.annotate.config_match import configs_match
 from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult, int_or, validate
 from goldboard.cases.intake.core import collect as intake_collect
+from goldboard.cases.intake.files import nested_value
 from goldboard.cases.intake.rounds import LABEL_STUDIO, keep_others, sources_of
 from goldboard.cases.intake.sources import label_studio as ls_source
 from goldboard.cases.ratings import RATINGS_COLUMNS, rating_grid, read_ratings_csv
@@ -298,7 +299,7 @@ def _map_items(sources: list[Source], item_key: str, *, key_wins: bool = True) -
             where = f"{src.label or f'project {src.project_id}'}: task {task.get('id')}"
             own = ls_source.task_item(data.get("item_id"), where).strip()
             if key_wins or not own:
-                key = ls_source.task_item(data.get(item_key), where, item_key).strip()
+                key = ls_source.task_item(nested_value(data, item_key), where, item_key).strip()  # dotted: issue 33
                 if key and key != own:
                     if own and item_key != "item_id":
                         differ.append((task.get("id"), own, key))

@@ -426,6 +426,29 @@ def test_a_fourth_tool_needs_one_adapter_file(tmp_path, monkeypatch):
     assert "Argilla export" in res.output
 
 
+def test_label_studio_export_with_a_nested_item_key(tmp_path):
+    """``--item-key meta.case.id`` reads a task data key nested in objects, as the file sources do
+    (it said "task has no meta.case.id in its data").  Shape: Label Studio's JSON export."""
+    from goldboard.study import Study
+
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    res = [
+        {"from_name": "safety_label", "type": "choices", "value": {"choices": ["Supported"]}},
+        {"from_name": "rationale", "type": "textarea", "value": {"text": ["ok"]}},
+    ]
+    tasks = [
+        {"id": i, "data": {"text": "...", "meta": {"case": {"id": f"C-{i}"}}},
+         "annotations": [{"id": 10 + i, "completed_by": 7, "result": res}]}
+        for i in (1, 2)
+    ]  # fmt: skip
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps(tasks), encoding="utf-8")
+    run("pull", "--study", s, "--from-export", f, "--item-key", "meta.case.id", "--rater", "7=onc_a")
+    got = ratings(s)
+    assert got[got["field"] == "safety_label"]["item_id"].tolist() == ["C-1", "C-2"]
+
+
 # --- MedFailBench's core sample ---------------------------------------------------------------
 
 

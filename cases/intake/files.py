@@ -146,6 +146,12 @@ def _nested(rec: dict, key: str | None) -> dict:
     return {**rec, key: node}
 
 
+def nested_value(rec: dict, key: str) -> object:
+    """``rec[key]``, else for a dotted key (``meta.case.id``) the value nested under it; ``None``
+    when there is none (every file source reads ``--item-key`` so)."""
+    return _nested(rec, key).get(key)
+
+
 def not_an_id(v: object) -> str:
     """Why a JSON value that is there (not null) is no item id, ``""`` when it is one: an id is
     text or a whole number.  ``true``, ``["MTB-0001"]``, ``{"id": 1}`` or ``1.5`` named as what they
@@ -281,6 +287,7 @@ __all__ = [
     "target_field",
     "split_sessions",
     "item_id",
+    "nested_value",
     "ids_of",
     "check_item_ids",
 ]

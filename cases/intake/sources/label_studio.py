@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from goldboard.cases.intake.core import Annotation, Answer, Shown, choices_answer, is_choice, short
-from goldboard.cases.intake.files import check_item_ids, not_an_id
+from goldboard.cases.intake.files import check_item_ids, nested_value, not_an_id
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Schema
 
@@ -276,7 +276,7 @@ def check_hidden_task_ids(files: list[tuple[str, list[dict]]], item_key: str | N
         for task in tasks:
             data = task.get("data") or {}
             key = "item_id" if str(data.get("item_id", "") or "").strip() else item_key
-            raw = data.get(key) if key else None
+            raw = nested_value(data, key) if key else None
             hidden = ids.hidden_id_reason("item id", raw) if isinstance(raw, str) else None
             if hidden:
                 raise GoldboardError(f"{name}: task {task.get('id')} ({item_key or 'item_id'}): {hidden}")
