@@ -324,8 +324,7 @@ def pull_table(
         invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
 
     _table_summary(res, raters, counts, read, invalid, ratings, rnd)
-    _table_notes(res, study, read, ratings)
-    res.summary.setdefault("warnings", []).extend(intake_rounds.overlap_warnings(others, ratings, n, path.name))
+    _table_notes(res, study, read, ratings, intake_rounds.overlap_warnings(others, ratings, n, path.name))
     changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
     check_changes_under_adjudication(study, n, old_mine, ratings, changes, add_to_adjudicated_round)
     sha = sha256_of(path)
@@ -588,9 +587,12 @@ def _validate_table(
     return res, ratings, invalid
 
 
-def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame) -> None:
+def _table_notes(
+    res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame, overlap: list[str] | None = None
+) -> None:
     """The summary's notes on the table: repeated rows read once, ratings without a rationale,
-    ratings that break a schema rule (kept as rated, as a Label Studio pull reports them)."""
+    ratings that break a schema rule (kept as rated, as a Label Studio pull reports them), and
+    ``overlap`` (a rater sharing no item with the round: issue 33)."""
     warnings = res.summary.setdefault("warnings", [])
     if read.repeats:
         shown = ", ".join(f"row {a} = row {b}" for a, b in read.repeats[:5])
@@ -599,6 +601,7 @@ def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.Dat
             f"rater and were read once ({shown}{', ...' if len(read.repeats) > 5 else ''})"
         )
     warnings.extend(read.merged)
+    warnings.extend(overlap or [])
     res.summary["table_repeated_rows"] = len(read.repeats)
     _rationale_counts(res, study, read, ratings)
     if _rules_may_fire(ratings, study.schema):
