@@ -45,6 +45,10 @@ def _ls_value(value: Any) -> str:
         return ""
     if isinstance(value, dict):
         for key in ("choices", "rating", "number", "text", "labels", "taxonomy"):
+            if key in value and key in ("choices", "labels", "taxonomy") and isinstance(value[key], list):
+                # a multi-select answer is a set: its values in one order (click order is no part of it)
+                parts = {_ls_value([v]) for v in value[key]} - {""}
+                return MULTI_SEP.join(sorted(parts))
             if key in value:
                 return _ls_value(value[key])
         return ""
@@ -69,7 +73,8 @@ def read_label_studio_export(path: str | Path, field: str, schema=None) -> pd.Da
     (:func:`goldboard.annotate.pull.parse_result`): an unticked binary box is the
     absent value, an empty multi-select is ``""``, a field hidden by ``shown_when``
     is missing; a value the schema does not know is a one-line error naming the
-    task and annotation.  Without a schema, multi-choice answers are joined with ``|``.
+    task and annotation.  Without a schema, a multi-choice (or Taxonomy) answer is a set: its
+    values sorted and joined with ``|`` (``B|A`` as clicked reads ``A|B``), never in click order.
     """
     path = Path(path)
     data = _export_records(path)
@@ -177,7 +182,7 @@ def _annotation_value(ann: dict, base: str, schema: Any, where: str) -> str:
             parts = [
                 _ls_value(res.get("value")) for res in result if isinstance(res, dict) and res.get("from_name") == base
             ]
-            value = MULTI_SEP.join(p for p in parts if p)
+            value = MULTI_SEP.join(sorted({q for p in parts for q in p.split(MULTI_SEP) if q}))
     return value
 
 

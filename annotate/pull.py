@@ -60,6 +60,7 @@ from goldboard.annotate.client import connect, jobs_for
 from goldboard.annotate.config_match import configs_match
 from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult, int_or, validate
 from goldboard.cases.intake.core import collect as intake_collect
+from goldboard.cases.intake.files import nested_value
 from goldboard.cases.intake.rounds import LABEL_STUDIO, sources_of
 from goldboard.cases.intake.sources import label_studio as ls_source
 from goldboard.cases.ratings import read_ratings_csv
@@ -112,22 +113,25 @@ def parse_result(result: Any, schema: Schema) -> tuple[dict[str, str], list[str]
 
 def tasks_from_json_min(rows: list[dict], schema: Schema) -> list[dict]:
     """Convert a ``JSON_MIN`` export (one flat row per annotation, choices flattened)
-    into full-JSON-shaped tasks.  Keys that are neither task data (``item_id`` ...),
-    annotation metadata nor schema fields become results with that ``from_name``, so
-    validation reports them as unknown fields."""
+    into full-JSON-shaped tasks.  Every key that is neither annotation metadata nor a schema
+    field is task data (kept whole: a project goldboard did not create has its own, e.g.
+    ``image``); such a key holding an object or list (a control's answer) also becomes a result
+    with that ``from_name``, so validation reports it as an unknown field."""
 
     data_keys = set(TASK_DATA_KEYS) | {f"option_{o}" for o in schema.display.options}
     fields = {f.name: f for f in schema.fields}
     tasks: dict[Any, dict] = {}
     for row in rows:
         tid = row.get("id")
-        task = tasks.setdefault(tid, {"id": tid, "data": {k: row[k] for k in data_keys if k in row}, "annotations": []})
+        # issue 33: the task data kept whole (a project goldboard did not create has its own keys: image, ...)
+        data = {k: v for k, v in row.items() if k not in JSON_MIN_META and k not in fields}
+        task = tasks.setdefault(tid, {"id": tid, "data": data, "annotations": []})
         if row.get("annotation_id") is None and row.get("annotator") is None:
             continue  # a task without annotation
         result = []
         for k, v in row.items():
-            if k in data_keys or k in JSON_MIN_META:
-                continue
+            if k in data_keys or k in JSON_MIN_META or (k not in fields and not isinstance(v, (dict, list))):
+                continue  # task data, or annotation metadata (a control's answer is an object or a list)
             f = fields.get(k)
             if f is not None and f.kind == "text":
                 value = v if isinstance(v, dict) else {"text": [v] if isinstance(v, str) else v}
@@ -283,7 +287,7 @@ def _map_items(sources: list[Source], item_key: str, *, key_wins: bool = True) -
             where = f"{src.label or f'project {src.project_id}'}: task {task.get('id')}"
             own = ls_source.task_item(data.get("item_id"), where).strip()
             if key_wins or not own:
-                key = ls_source.task_item(data.get(item_key), where, item_key).strip()
+                key = ls_source.task_item(nested_value(data, item_key), where, item_key).strip()  # dotted: issue 33
                 if key and key != own:
                     if own and item_key != "item_id":
                         differ.append((task.get("id"), own, key))

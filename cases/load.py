@@ -52,8 +52,8 @@ from goldboard.cases.units import (
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema, load_schema
 from goldboard.text import cell_text, close_matches
 
-ID_KEYS = ("case_id", "scenario_id", "question_id", "id")
-OUTPUT_CASE_KEYS = ("case_id", "scenario_id", "question_id")
+ID_KEYS = ("case_id", "scenario_id", "question_id", "prompt_id", "id")
+OUTPUT_CASE_KEYS = ("case_id", "scenario_id", "question_id", "prompt_id")
 OUTPUT_TEXT_KEYS = ("output", "output_text", "model_answer", "response", "completion", "answer_text")
 MODEL_KEYS = ("model", "model_name", "system")
 PROMPT_KEYS = ("prompt_text", "prompt")

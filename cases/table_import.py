@@ -28,11 +28,14 @@ before any row is read.  A blank cell is no rating (counted, not an error).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import json
 import math
+import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -376,13 +379,19 @@ def read_ratings_table(
     missing or the mapping is ambiguous.  Rater names are mapped with
     ``mapping.rater_names`` but not checked against the study (the caller knows the raters).
     """
-    layout = _layout(df, mapping, schema, source)
+    with headerless_hint(df, schema):
+        df, mapping, key_parts, notes = composite_key(df, mapping, source)
+        layout = _layout(df, mapping, schema, source)
     _check_codes(codes or {}, layout, schema)
     reader = _TableReader(layout, schema, codes or {}, source)
+    reader.key_parts = key_parts
     records = df.to_dict("records")
     for rec in records:
         reader.read(rec)
     field_names = list(schema.field_names)
+    columns = [col for _, _, _, col in _column_roles(layout)]
+    if key_parts:  # the key column is made from its parts: the table's columns are the parts
+        columns = [*key_parts, *(c for c in columns if c != layout.item_col)]
     return TableRead(
         ratings=[reader.ratings[k] for k in reader.order],
         fields=[f for f in field_names if f in reader.fields_seen],
@@ -392,8 +401,71 @@ def read_ratings_table(
         item_info=reader.item_info,
         problems=reader.problems,
         repeats=reader.repeats,
-        columns=list(dict.fromkeys(col for _, _, _, col in _column_roles(layout))),
+        columns=list(dict.fromkeys(columns)),
+        merged=notes,
     )
+
+
+#: what joins the parts of a composite item key (:func:`composite_key`): ``P1::Fig. 1``
+KEY_JOIN = "::"
+
+
+def composite_key(
+    df: pd.DataFrame, m: TableMapping, source: str
+) -> tuple[pd.DataFrame, TableMapping, list[str], list[str]]:
+    """An item keyed by two or more columns: ``--item-col A,B`` (when no column is named ``A,B``),
+    or ``--case-col C --output-col O`` without ``--item-col`` and without an ``item_id`` column
+    (an output is the output of one case: two papers' "Fig. 1" are two items, never one).
+
+    Returns the table with the key column added (its cells ``A::B``; blank when a part is blank),
+    the mapping naming it, the key's columns (``[]``: a one-column key, the table unchanged) and
+    the notes to say.  For ``--case-col/--output-col`` the item id stays the output id when no
+    output id is under two cases (the ids a study made from an outputs file); else every item is
+    named ``CASE::OUTPUT``, said aloud."""
+    if m.item_col is not None and m.item_col not in df.columns and "," in m.item_col:
+        parts = [c.strip() for c in m.item_col.split(",")]
+        for c in parts:
+            _need(df, c, "item_col", source)
+        if len(set(parts)) != len(parts) or len(parts) < 2 or not all(parts):
+            raise ParamError("{item_col} {col!r}: name two or more different columns", col=m.item_col)
+        return _with_key(df, m, parts)
+    if m.item_col is not None or "item_id" in df.columns or not (m.case_col and m.output_col):
+        return df, m, [], []
+    for param, c in (("case_col", m.case_col), ("output_col", m.output_col)):
+        _need(df, c, param, source)
+    if m.case_col == m.output_col:
+        return df, m, [], []
+    cases: dict[str, dict[str, None]] = {}
+    for case, out in zip(df[m.case_col].tolist(), df[m.output_col].tolist()):
+        if not is_blank(out) and not is_blank(case):
+            cases.setdefault(cell_text(out), {}).setdefault(cell_text(case), None)
+    shared = {o: list(c) for o, c in cases.items() if len(c) > 1}
+    if not shared:
+        return df, dataclasses.replace(m, item_col=m.output_col), [], []
+    out, under = next(iter(shared.items()))
+    note = (
+        f"output id {out!r} is under cases {', '.join(repr(c) for c in under[:3])} ({len(shared)} output id(s) repeat "
+        f"across cases): each item is keyed by its case and output, named CASE{KEY_JOIN}OUTPUT "
+        f"({under[0]}{KEY_JOIN}{out}); give --item-col to name items otherwise"
+    )
+    df2, m2, parts, _ = _with_key(df, m, [m.case_col, m.output_col])
+    return df2, m2, parts, [note]
+
+
+def _with_key(
+    df: pd.DataFrame, m: TableMapping, parts: list[str]
+) -> tuple[pd.DataFrame, TableMapping, list[str], list[str]]:
+    name = "+".join(parts)
+    while name in df.columns:
+        name += "+"
+    cols = [df[c].tolist() for c in parts]
+    keys = []
+    for cells in zip(*cols):
+        texts = [cell_text(v) if not isinstance(v, (list, dict)) else "" for v in cells]
+        keys.append(KEY_JOIN.join(texts) if all(texts) else "")
+    df = df.copy()
+    df[name] = keys
+    return df, dataclasses.replace(m, item_col=name), parts, []
 
 
 def _layout(df: pd.DataFrame, mapping: TableMapping, schema: Schema, source: str) -> _Layout:
@@ -506,18 +578,67 @@ def _one_role_per_column(layout: _Layout, source: str) -> None:
         )
 
 
+def _looks_like_data(names: list[str], schema: Schema) -> bool:
+    """Whether a header row reads as a data row: a cell is a value of a schema field
+    (``Supported``), or most cells are numbers -- a CSV written without its header row."""
+    values = {str(c).casefold() for f in schema.fields for c in getattr(f, "categories", None) or ()}
+    texts = [str(n).strip() for n in names if str(n).strip()]
+    numbers = sum(1 for t in texts if t.replace(".", "", 1).lstrip("-").isdigit())
+    return any(t.casefold() in values for t in texts) or (bool(texts) and numbers * 2 > len(texts))
+
+
+@contextlib.contextmanager
+def headerless_hint(df: pd.DataFrame, schema: Schema) -> Iterator[None]:
+    """A column the mapping names that the table lacks, in a table whose first row reads as data,
+    is said as "no header row?" (it was reported through the first data row's cells as if they
+    were the column names)."""
+    try:
+        yield
+    except ParamError as e:
+        names = [str(c) for c in df.columns if c != "_line"]
+        missing = "no such column" in e.template or "no item column" in e.template
+        if not missing or not _looks_like_data(names, schema):
+            raise
+        hint = (
+            f"; no header row? the first row ({', '.join(names)[:80]}) reads as data, not column names: "
+            f"add a header row naming the columns"
+        )
+        raise ParamError(e.template + "{headerless}", **e.values, headerless=hint) from None
+
+
+def _blank_named(df: pd.DataFrame, col: str) -> str | None:
+    """``Unnamed: N`` (pandas' name for a column whose header cell is blank, e.g. the index
+    ``DataFrame.to_csv`` writes) names the table's column N when its header cell is blank."""
+    match = re.fullmatch(r"Unnamed: (\d+)", col.strip())
+    names = [c for c in df.columns if c != "_line"]
+    if match and int(match.group(1)) < len(names) and not str(names[int(match.group(1))]).strip():
+        return names[int(match.group(1))]
+    return None
+
+
 def _item_column(df: pd.DataFrame, m: TableMapping, source: str) -> str:
     """The item column (named, else item_id, the output or case column, case_id); the other
     named columns must exist too."""
     item_col = m.item_col
+    if item_col is not None and item_col not in df.columns and _blank_named(df, item_col) is not None:
+        item_col = _blank_named(df, item_col)
     if item_col is None:
         for cand in ("item_id", m.output_col, m.case_col, "case_id"):
             if cand and cand in df.columns:
                 item_col = cand
                 break
         else:
+            names = [c for c in df.columns if c != "_line"]
+            blank = next((i for i, c in enumerate(names) if not str(c).strip()), None)
+            tail = (
+                ""
+                if blank is None
+                else f"; column {blank + 1} has no name (pandas' index, written by DataFrame.to_csv?): give "
+                f"{{item_col}} 'Unnamed: {blank}' to read it as the item id"
+            )
             raise ParamError(
-                "{source}: no item column: looked for item_id and case_id; name it with {item_col}", source=source
+                "{source}: no item column: looked for item_id and case_id; name it with {item_col}" + tail,
+                source=source,
             )
     _need(df, item_col, "item_col", source)
     for param, col in (
@@ -663,6 +784,7 @@ class _TableReader:
         self.fields_seen: list[str] = []
         self.nfc_first: dict[str, tuple[str, int]] = {}  # id_key of an item id -> (the id, its first row)
         self._static_cols: dict[str, str] | None = None  # _value_columns of a table without field/value pairs
+        self.key_parts: list[str] = []  # the columns of a composite item key (composite_key)
 
     def note_field(self, f: str) -> None:
         """Schema field ``f`` is carried by the table (kept in first-seen order)."""
@@ -673,7 +795,11 @@ class _TableReader:
         """One row: its item, then its ratings (one per rater of a wide row)."""
         m = self.m
         line = int(rec.get("_line", 0))
-        raw_cells = {k: v for k, v in rec.items() if not str(k).startswith("_") and not is_blank(v)}
+        raw_cells = {
+            k: v
+            for k, v in rec.items()
+            if not str(k).startswith("_") and not is_blank(v) and not (self.key_parts and k == self.layout.item_col)
+        }
         raw_item = rec.get(self.layout.item_col)
         if isinstance(raw_item, (datetime.date, datetime.time)):  # datetime is a date
             raise GoldboardError(

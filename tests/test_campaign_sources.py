@@ -91,7 +91,8 @@ def test_n06_doccano_twin_ids_are_refused_in_the_shared_path(tmp_path):
 def test_n102_a_field_whose_answers_are_all_invalid_is_refused(tmp_path):
     s, f = study_and_file(tmp_path, [task("MTB-1"), task("MTB-2")])
     out = pull_refused(s, f, "--field", "missing_info")
-    assert f"{f}: no valid rating of field missing_info" in out and "'Supported' is not a value of missing_info" in out
+    # issue 33: a choice block is read one field at a time: the ticks are safety_label's, said so
+    assert f"{f}: no answer of field missing_info" in out and "--field safety_label to read that one" in out
 
 
 def test_n13_two_different_answers_at_one_time_are_refused_naming_both_lines(tmp_path):

@@ -205,7 +205,7 @@ def test_every_problem_reported_at_once_with_file_line_field(tmp_path):
         f"{c}:2: support_label: 'Maybe' is not a value of safety_label (allowed: Supported, Partially Supported, "
         f"Unsupported, Insufficient Information)",
         f"{c}:3: case_id: duplicate id 'C-1' (first at line 1)",
-        f"{c}:4: case_id: missing (give one of: case_id, scenario_id, question_id, id)",
+        f"{c}:4: case_id: missing (give one of: case_id, scenario_id, question_id, prompt_id, id)",
         f"{c}:5: invalid JSON: Expecting value (column 28)",
         f"{c}:6: text: no case text to show",
         f"{c}:7: missing_info_flags: 'smoking' is not a value of missing_info",

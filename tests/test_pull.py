@@ -359,14 +359,17 @@ def test_json_min_unknown_key_is_unknown_field():
             "id": 1,
             "safety_label": "Supported",
             "rationale": "r",
-            "surprise": "x",
+            "surprise": ["x"],
+            "image": "https://example.org/1.png",
             "annotator": 2,
             "annotation_id": 5,
         }
     ]
     tasks = tasks_from_json_min(rows, MTB)
     res = collect([Source(tasks, 1, "onc_a")], MTB, ["onc_a", "onc_b"], 1, user_raters=USERS)
-    assert "unknown field 'surprise'" in res.invalid.reason.iloc[0]
+    assert "unknown field 'surprise'" in res.invalid.reason.iloc[0]  # a control's answer (a list) the schema lacks
+    # issue 33: a plain key is task data, kept whole (a project goldboard did not create has its own)
+    assert "image" not in res.invalid.reason.iloc[0] and tasks[0]["data"]["image"] == "https://example.org/1.png"
 
 
 @pytest.mark.parametrize(

@@ -102,10 +102,15 @@ def test_prodigy_yes_no_classification(tmp_path):
     assert "not a rated field of schema medfail" in res.output and "likely_harm" in res.output
 
 
-def test_a_task_without_annotator_is_a_one_line_error(tmp_path):
+def test_a_file_without_annotators_is_the_files_annotator(tmp_path):
+    """No line names its annotator (an older Prodigy, one file per annotator): the file's name is
+    the annotator, to map with --rater (issue 33; it was refused).  A file naming the annotator on
+    some lines only is refused: tests/test_real_exports.py."""
     s = tmp_path / "s"
     Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
     f = tmp_path / "bad.jsonl"
     f.write_text(json.dumps({"text": "x", "label": "Supported", "answer": "accept", "_input_hash": 1}) + "\n")
     res = run("pull", "--study", s, "--from-file", f"prodigy={f}", code=1)
-    assert f"{f}:1: no _annotator_id or _session_id" in res.output
+    assert "annotator 'bad' is not a rater of this study" in res.output and "--rater bad=RATER" in res.output
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", "bad=onc_a")
+    assert "every answer is read as annotator 'bad', the file's name" in res.output

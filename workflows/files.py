@@ -23,7 +23,14 @@ from goldboard.adjudicate.rules import rule_warnings
 from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.columns import relaxed_schema
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
-from goldboard.cases.intake.files import FileOptions, FileRead, check_item_ids, file_formats, source_kind
+from goldboard.cases.intake.files import (
+    FileOptions,
+    FileRead,
+    check_item_ids,
+    file_formats,
+    source_kind,
+    split_sessions,
+)
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study, check_rater_map, free_text_option
 from goldboard.text import did_you_mean, utc_now
@@ -114,6 +121,7 @@ def pull_file(
     take = SourceRead(source, old_mine, res.ratings, "file")  # a changed rating under adjudication: refused
     take_into_round(study, n, take, res.ratings, res.invalid, res.summary, accept=add_to_adjudicated_round, write=False)
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, study.schema, raters)
+    res.summary["warnings"] += intake_rounds.overlap_warnings(others, res.ratings, n, path.name)  # issue 33
     res.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
     sha = sha256_of(path)
     res.summary["file"] = {"source": source, "format": reader.name, "file": str(path), "sha256": sha, "rows": read.rows}
@@ -212,7 +220,9 @@ def _format(fmt: str, path: str | Path) -> Any:
 
 def _annotators(read: FileRead, raters: list[str], rater_map: dict[str, str], path: Path) -> dict[str, str]:
     """Annotator (as the file names them) -> study rater: ``--rater NAME=RATER``, else the same name."""
-    check_rater_map(rater_map, raters)
+    people, notes = split_sessions(read, rater_map, raters)  # issue 33: several unnamed sessions -> one person
+    check_rater_map(people, raters)
+    read.warnings.extend(notes)
     names = list(dict.fromkeys([*read.shown, *(a for a, _, _ in read.annotations)]))
     who = {}
     for name in names:

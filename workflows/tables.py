@@ -170,7 +170,7 @@ def pull_table(
         invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
 
     _table_summary(res, raters, counts, read, invalid, ratings, rnd)
-    _table_notes(res, study, read, ratings)
+    _table_notes(res, study, read, ratings, intake_rounds.overlap_warnings(others, ratings, n, path.name))
     changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
     take = SourceRead(source, old_mine, ratings, "table", changes)
     take_into_round(study, n, take, ratings, invalid, res.summary, accept=add_to_adjudicated_round, write=False)
@@ -434,9 +434,12 @@ def _validate_table(
     return res, ratings, invalid
 
 
-def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame) -> None:
+def _table_notes(
+    res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame, overlap: list[str] | None = None
+) -> None:
     """The summary's notes on the table: repeated rows read once, ratings without a rationale,
-    ratings that break a schema rule (kept as rated, as a Label Studio pull reports them)."""
+    ratings that break a schema rule (kept as rated, as a Label Studio pull reports them), and
+    ``overlap`` (a rater sharing no item with the round: issue 33)."""
     warnings = res.summary.setdefault("warnings", [])
     if read.repeats:
         shown = ", ".join(f"row {a} = row {b}" for a, b in read.repeats[:5])
@@ -445,6 +448,7 @@ def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.Dat
             f"rater and were read once ({shown}{', ...' if len(read.repeats) > 5 else ''})"
         )
     warnings.extend(read.merged)
+    warnings.extend(overlap or [])
     res.summary["table_repeated_rows"] = len(read.repeats)
     _rationale_counts(res, study, read, ratings)
     if _rules_may_fire(ratings, study.schema):

@@ -48,6 +48,8 @@ from goldboard.cases.table_import import (
     _multi_parts,
     cell_text,
     cells_json,
+    composite_key,
+    headerless_hint,
     id_controls,
     is_blank,
 )
@@ -179,7 +181,10 @@ def read_columns(
     """The table's ratings, read and validated by columns; ``None`` where the row-wise reader
     must read it (see the module docstring).  Mapping errors are the row-wise reader's own
     (:func:`~goldboard.cases.table_import._layout`, the codes check)."""
-    layout = _layout(df, mapping, schema, source)
+    with headerless_hint(df, schema):
+        if composite_key(df, mapping, source)[2]:  # an item keyed by two columns: read row by row
+            return None
+        layout = _layout(df, mapping, schema, source)
     _check_codes(codes or {}, layout, schema)
     m, rationale = layout.mapping, schema.rationale_field
     if codes or layout.pair or layout.checkbox_cols or not len(df):

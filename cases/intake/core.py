@@ -97,6 +97,9 @@ class Annotation:
     raw_is_text: bool = False
     #: a reason the caller holds it out for (the study's view: an unknown item, a rating another source gave)
     held: str = ""
+    #: answers of the source's controls the schema has no field for and that are no rating (a Label
+    #: Studio span or region control beside the classification): their names, ignored and counted
+    ignored: tuple[str, ...] = ()
 
 
 @dataclass
@@ -393,11 +396,21 @@ def collect(
     output_id, model) fills ids a record lacks and orders the ratings.
     """
     unit_info = _unit_info(units)
+    shown = list(shown)
     seen = _attribute(shown, schema, raters, round_number, dict(user_raters or {}), known_users, unit_info)
     kept = _keep_latest(seen, schema, raters, round_number)
     ratings = _sorted_ratings(pd.DataFrame(kept.rows, columns=RATINGS_COLUMNS), unit_info, raters, schema)
     invalid = pd.DataFrame(seen.invalid_rows, columns=INVALID_COLUMNS)
     summary = _summary(seen, kept, schema, raters, round_number, ratings)
+    ignored = Counter(name for sh in shown for ann in sh.annotations for name in ann.ignored)
+    if ignored:
+        names = ", ".join(f"{n!r} ({c})" for n, c in ignored.most_common())
+        summary["warnings"].insert(
+            0,
+            f"{sum(ignored.values())} answer(s) of control(s) the schema has no field for ignored: {names} "
+            f"(span or region labels, no rating); the schema's fields were read",
+        )
+        summary["ignored_controls"] = dict(ignored)
     counts = {r: (c["items"], c["unannotated"]) for r, c in summary["raters"].items()}
     return IntakeResult(ratings=ratings, invalid=invalid, summary=summary, item_counts=counts)
 

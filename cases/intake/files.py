@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from goldboard.cases import ids
-from goldboard.errors import GoldboardError
+from goldboard.errors import GoldboardError, check_rater_map
 from goldboard.label_configs.schema import Field, Schema
 from goldboard.text import did_you_mean
 
@@ -54,6 +54,9 @@ class FileRead:
     rows: int
     fields: list[str]  # the schema fields the file answers (others are not asked of it)
     warnings: list[str] = field(default_factory=list)
+    #: annotators that are unnamed sessions, not people (Prodigy's default ``2024-02-06_10-17-19``):
+    #: several may be mapped to one rater (:func:`split_sessions`)
+    sessions: set[str] = field(default_factory=set)
 
     @property
     def items(self) -> list[str]:
@@ -67,6 +70,27 @@ class FileFormat:
     read: Callable[[Path, Schema, FileOptions], FileRead]
     #: what a printed claim calls one such file ("Prodigy db-out export"); default "<name> export"
     noun: str = ""
+
+
+def split_sessions(read: FileRead, rater_map: dict[str, str], raters: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``--rater`` split into the mapping of named annotators (people: :func:`goldboard.errors.check_rater_map`
+    keeps two of them from one rater) and that of unnamed sessions (:attr:`FileRead.sessions`), several
+    of which may be one person's: ``(people's map, notes)``, each rater given several sessions said aloud.
+    A session mapped to a name that is no rater is refused as any mapping is."""
+    people = {k: v for k, v in rater_map.items() if k not in read.sessions}
+    by_rater: dict[str, list[str]] = {}
+    for k, v in rater_map.items():
+        if k in read.sessions:
+            if v not in raters:
+                check_rater_map({k: v}, raters)
+            by_rater.setdefault(v, []).append(k)
+    notes = [
+        f"{', '.join(sorted(names))} are read as one rater, {rater}: unnamed sessions (no ?session=NAME) mapped "
+        f"to one person with --rater; a session of another person needs a rater of its own"
+        for rater, names in by_rater.items()
+        if len(names) > 1 or rater in people.values()
+    ]
+    return people, notes
 
 
 def target_field(schema: Schema, options: FileOptions) -> Field:
@@ -84,10 +108,12 @@ def target_field(schema: Schema, options: FileOptions) -> Field:
 
 
 def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -> str:
-    """A record's item id: ``--item-key`` (in the record or its ``meta``), else ``item_id``, else
+    """A record's item id: ``--item-key`` (in the record or its ``meta``; dotted, ``metadata.id``,
+    for a key nested in objects), else ``item_id``, else
     the first of ``fallbacks`` the record has; ``""`` when none.  A key the record has whose value
     is null, empty or not text/number is refused (``where``: the file and line), never passed over
     for the next key (which would read the answer as another item)."""
+    rec = _nested(rec, options.item_key)
     _no_hidden_id(rec, options, fallbacks, where)
 
     meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
@@ -103,6 +129,27 @@ def item_id(rec: dict, options: FileOptions, *fallbacks: str, where: str = "") -
             )
         return str(v).strip()
     return ""
+
+
+def _nested(rec: dict, key: str | None) -> dict:
+    """A record with a dotted ``--item-key`` (``metadata.id``, ``data.case.id``: a key nested in
+    objects, as doccano keeps an example's import keys under ``metadata``) also holding that key at
+    its top level, its value the nested one; the record unchanged when the key is not dotted, is a
+    top-level key itself, or names no nested value."""
+    if not key or "." not in key or key in rec:
+        return rec
+    node: object = rec
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return rec
+        node = node[part]
+    return {**rec, key: node}
+
+
+def nested_value(rec: dict, key: str) -> object:
+    """``rec[key]``, else for a dotted key (``meta.case.id``) the value nested under it; ``None``
+    when there is none (every file source reads ``--item-key`` so)."""
+    return _nested(rec, key).get(key)
 
 
 def not_an_id(v: object) -> str:
@@ -238,7 +285,9 @@ __all__ = [
     "file_formats",
     "formats_help",
     "target_field",
+    "split_sessions",
     "item_id",
+    "nested_value",
     "ids_of",
     "check_item_ids",
 ]

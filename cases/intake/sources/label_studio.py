@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from goldboard.cases.intake.core import Annotation, Answer, Shown, choices_answer, is_choice, short
-from goldboard.cases.intake.files import check_item_ids, not_an_id
+from goldboard.cases.intake.files import check_item_ids, nested_value, not_an_id
 from goldboard.errors import GoldboardError
 from goldboard.label_configs.schema import Schema
 
@@ -59,11 +59,41 @@ def entries(result: Any, schema: Schema) -> tuple[list[tuple[str | None, Answer]
         name = item.get("from_name")
         if not isinstance(name, str):
             out.append((None, Answer(error=f"unknown field {short(name)!r}")))
+        elif name not in kinds and _region(item):
+            continue  # a span/region control beside the classification: no rating (counted by ignored())
         elif name not in kinds:
             out.append((name, Answer()))
         else:
             out.append((name, _text_of(item) if kinds[name] == "text" else _choices_of(item)))
     return out, ""
+
+
+#: Label Studio result types that mark a region (a span of text, a box, a polygon...) or a relation
+#: between regions, never an answer to a question
+REGION_TYPES = frozenset(
+    "labels hypertextlabels paragraphlabels rectanglelabels polygonlabels keypointlabels brushlabels "
+    "ellipselabels timeserieslabels videorectangle rectangle polygon keypoint ellipse brush relation".split()
+)
+
+
+def _region(item: dict) -> bool:
+    """Whether a result item marks a region or relation (its ``type``, or a value with offsets or
+    coordinates) rather than answering a question."""
+    value = item.get("value") if isinstance(item.get("value"), dict) else {}
+    return str(item.get("type", "")).lower() in REGION_TYPES or any(k in value for k in ("start", "x", "points"))
+
+
+def ignored(result: Any, schema: Schema) -> tuple[str, ...]:
+    """The controls of a ``result`` that :func:`entries` passes over: region or span controls the
+    schema has no field for (a NER ``Labels`` beside the classification), one name per result item."""
+    if not isinstance(result, list):
+        return ()
+    names = set(schema.field_names)
+    return tuple(
+        str(item.get("from_name"))
+        for item in result
+        if isinstance(item, dict) and item.get("from_name") not in names and _region(item)
+    )
 
 
 def _choices_of(item: dict) -> Answer:
@@ -128,6 +158,7 @@ def annotation(ann: dict, schema: Schema) -> Annotation:
     found, unreadable = ([], "") if cancelled else entries(unpack(result), schema)
     return Annotation(
         entries=found,
+        ignored=() if cancelled else ignored(unpack(result), schema),
         unreadable=unreadable,
         held=_held(ann),
         user=user_id(ann.get("completed_by")),
@@ -245,7 +276,7 @@ def check_hidden_task_ids(files: list[tuple[str, list[dict]]], item_key: str | N
         for task in tasks:
             data = task.get("data") or {}
             key = "item_id" if str(data.get("item_id", "") or "").strip() else item_key
-            raw = data.get(key) if key else None
+            raw = nested_value(data, key) if key else None
             hidden = ids.hidden_id_reason("item id", raw) if isinstance(raw, str) else None
             if hidden:
                 raise GoldboardError(f"{name}: task {task.get('id')} ({item_key or 'item_id'}): {hidden}")

@@ -13,7 +13,10 @@ Format (Prodigy's documentation; read 2026-12):
   (``DATASET-alex``); ``_input_hash``/``_task_hash`` identify the input and the question;
   ``_timestamp`` is when the answer was saved (Unix seconds).
 
-Reading: the annotator is ``_annotator_id`` (else ``_session_id``); the item is ``--item-key``,
+Reading: the annotator is ``_annotator_id`` (else ``_session_id``); a file in which no record
+names its annotator (an older Prodigy, one file per annotator) is read as one annotator named by
+the file (``ana.jsonl`` -> ``ana``, said aloud; map it with ``--rater``), and a file naming the
+annotator on some lines only is refused naming a line of each; the item is ``--item-key``,
 else ``item_id``, at the top level or in ``meta``, else ``_input_hash`` (only when the record has no
 item key at all: ``item_id: null`` or ``""`` is refused naming the line).  A ``_timestamp`` that is
 not a number is refused naming the line.  A choice answer is the
@@ -21,8 +24,8 @@ accepted option ids, read as values of the field (``--field``, default the schem
 field; option ids are the schema's values or aliases); a classification answer is its ``label``
 when accepted; for a yes/no (binary) field, whose name, title or present value is the label,
 accept is the present value and reject the absent one (elsewhere a rejected label holds no rating).  An
-``ignore`` answer is a skipped annotation and a ``reject`` of a choice holds no rating: both are
-held out with the reason, never dropped.  A text answer under the schema's rationale field name (a
+``ignore`` answer is a skipped annotation, and a ``reject`` of a choice or an ``accept`` with no
+option ticked holds no rating: each is held out with the reason, never dropped nor counted rated.  A text answer under the schema's rationale field name (a
 ``text_input`` with that ``field_id``) or ``user_input`` is the rationale.
 """
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +49,12 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
     field = target_field(schema, options)
     rationale = schema.rationale_field
     out = FileRead([], {}, {}, rows=0, fields=[field.name])
+    first: dict[str, int] = {}  # the first line that names its annotator, and that names none
     for line, rec in iter_jsonl(path, " (a Prodigy db-out export)"):
         out.rows += 1
         if not isinstance(rec, dict):
             raise GoldboardError(f"{path}:{line}: not a Prodigy task (a JSON object)")
-        who = rec.get("_annotator_id") or rec.get("_session_id")
-        if not isinstance(who, str) or not who.strip():
-            raise GoldboardError(
-                f"{path}:{line}: no _annotator_id or _session_id: annotate with named sessions (?session=NAME) "
-                f"so each answer says whose it is"
-            )
+        who = _annotator(rec, path, line, out, first)
         item = item_id(rec, options, "_input_hash", where=f"{path}:{line}")
         if not item:
             raise GoldboardError(f"{path}:{line}: no item id ({options.item_key or 'item_id'} or _input_hash)")
@@ -67,7 +67,7 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
                 f"the time decides which of an annotator's answers is the latest"
             )
         _check_stamp(stamp, f"{path}:{line}")
-        ann = _annotation(rec, field, rationale)
+        ann = _annotation(rec, field, rationale, schema)
         ann.annotation_id, ann.raw, ann.raw_is_text = (
             f"{options.source}:{line}",
             json.dumps(rec, ensure_ascii=False),
@@ -79,7 +79,43 @@ def read(path: Path, schema: Schema, options: FileOptions) -> FileRead:
     return out
 
 
-def _annotation(rec: dict, field: Field, rationale: Field | None) -> Annotation:
+def _annotator(rec: dict, path: Path, line: int, out: FileRead, first: dict[str, int]) -> str:
+    """Whose answer a record is: its ``_annotator_id`` (else ``_session_id``); in a file whose
+    records name no annotator at all (an older Prodigy, one file per annotator), the file's name,
+    said aloud.  A file naming the annotator on some lines only is refused naming a line of each."""
+    who = rec.get("_annotator_id") or rec.get("_session_id")
+    has = isinstance(who, str) and bool(who.strip())
+    key = "named" if has else "unnamed"
+    first.setdefault(key, line)
+    if "named" in first and "unnamed" in first:
+        raise _mixed(path, first["named"], first["unnamed"])
+    if has:
+        if UNNAMED_SESSION.fullmatch(str(who)):
+            out.sessions.add(str(who))
+        return str(who)
+    if line == first["unnamed"]:
+        out.warnings.append(
+            f"no _annotator_id or _session_id (an older Prodigy, or one file per annotator): every answer is read "
+            f"as annotator {path.stem!r}, the file's name; map it with --rater {path.stem}=RATER"
+        )
+    return path.stem
+
+
+#: Prodigy's name for a session started without ``?session=NAME``: its start time (``2024-02-06_10-17-19``,
+#: after ``DATASET-`` in ``_annotator_id``): a session, not a person -- several may be mapped to one rater
+UNNAMED_SESSION = re.compile(r"(?:.*-)?\d{4}-\d{2}-\d{2}(?:_\d{2}-\d{2}-\d{2})?")
+
+
+def _mixed(path: Path, with_id: int, without: int) -> GoldboardError:
+    return GoldboardError(
+        f"{path}:{max(with_id, without)}: line {without} names no annotator (_annotator_id, _session_id) and "
+        f"line {with_id} does: whose "
+        f"answer is it? give each annotator's answers in a file of their own (one file per annotator is read "
+        f"as the file's name)"
+    )
+
+
+def _annotation(rec: dict, field: Field, rationale: Field | None, schema: Schema) -> Annotation:
     """One task's answer: its choice or label, and the rationale text when there is one."""
     answer = rec.get("answer")
     ann = Annotation(at=_when(rec.get("_timestamp")))
@@ -89,7 +125,7 @@ def _annotation(rec: dict, field: Field, rationale: Field | None) -> Annotation:
     if answer not in ("accept", "reject"):
         ann.unreadable = f"answer {answer!r} is not accept, reject or ignore"
         return ann
-    value = _value(rec, answer, field)
+    value = _value(rec, answer, field, schema)
     if isinstance(value, str):
         ann.unreadable = value
         return ann
@@ -101,12 +137,17 @@ def _annotation(rec: dict, field: Field, rationale: Field | None) -> Annotation:
     return ann
 
 
-def _value(rec: dict, answer: str, field: Field) -> Answer | str:
+def _value(rec: dict, answer: str, field: Field, schema: Schema) -> Answer | str:
     """The field's answer of an accepted/rejected task, or the reason it holds none."""
     if isinstance(rec.get("options"), list):
         if answer == "reject":
             return "answer 'reject' of a choice task: the rater rejected the question, it holds no rating"
-        return choices_answer(rec.get("accept", []))
+        if rec.get("accept") in (None, [], ""):
+            return (
+                "answer 'accept' with no option ticked: accept was pressed with nothing chosen, it holds no rating "
+                "(for 'none of these', give the choice block an option saying so)"
+            )
+        return _block_answer(rec, field, schema)
     label = rec.get("label")
     if label is None:
         return "neither options/accept (a choice task) nor label (a classification task)"
@@ -119,6 +160,39 @@ def _value(rec: dict, answer: str, field: Field) -> Answer | str:
     if answer == "accept":
         return choices_answer(label)
     return f"answer 'reject' of label {label!r}: says what the item is not, which only a yes/no field records"
+
+
+def _knows(f: Field, value: Any) -> bool:
+    try:
+        f.normalize(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _block_answer(rec: dict, field: Field, schema: Schema) -> Answer | str:
+    """The accepted options of a choice block that may carry several schema fields (its option ids
+    the values of two fields: ``Supported`` and ``stage``): read one field at a time, the ticks that
+    are another field's values left to that field (``--field`` reads it).  A tick that is no field's
+    value stays, so the core names it; a block with ticks of other fields only is held out saying so."""
+    ticked = rec.get("accept")
+    if not isinstance(ticked, list):
+        return choices_answer(ticked)
+    others = [f for f in schema.rated_fields if f.name != field.name and f.kind != "text"]
+    mine, elsewhere = [], {}
+    for v in ticked:
+        owner = next((f for f in others if _knows(f, v)), None) if not _knows(field, v) else None
+        if owner is None:
+            mine.append(v)
+        else:
+            elsewhere.setdefault(owner.name, []).append(str(v))
+    if elsewhere and not mine:
+        names = ", ".join(f"{', '.join(map(repr, vs))} of {n}" for n, vs in elsewhere.items())
+        return (
+            f"no option of {field.name} ticked: the block's ticks are {names} (a block carrying several fields is read "
+            f"one field at a time: give --field {next(iter(elsewhere))} to read that one)"
+        )
+    return choices_answer(mine)
 
 
 #: the latest plausible answer time (2100-01-01 UTC, Unix seconds)
