@@ -183,7 +183,7 @@ class Study:
         f = path / STUDY_FILE
         st = data.get("study", {})
         try:
-            rounds = [_round_from_toml(r) for r in data.get("rounds", [])]
+            rounds = [_round_from_toml(r, f) for r in data.get("rounds", [])]
             rounds.sort(key=lambda r: r.number)  # numeric order: round 10 after round 2
             study = cls(
                 path=path,
@@ -969,15 +969,28 @@ def _read_toml(f: Path) -> dict[str, Any]:
         raise GoldboardError(f"{f}: invalid TOML: {exc}") from None
 
 
-def _round_from_toml(r: dict[str, Any]) -> Round:
+def _toml_bool(r: dict[str, Any], key: str, default: bool, f: Path) -> bool:
+    """A round's ``key`` as TOML wrote it: ``true`` or ``false``; a string (``"false"``, which
+    ``bool()`` reads as true) or a number is refused, naming the round and the entry."""
+    v = r.get(key, default)
+    if isinstance(v, bool):
+        return v
+    word = v.strip().lower() if isinstance(v, str) and v.strip().lower() in ("true", "false") else "true or false"
+    raise GoldboardError(
+        f"{f}: [[rounds]] number = {r.get('number')}: {key} = {v!r} is not true or false (edited by hand?); "
+        f"write {key} = {word}, without quotes"
+    )
+
+
+def _round_from_toml(r: dict[str, Any], f: Path = Path(STUDY_FILE)) -> Round:
     return Round(
         number=int(r["number"]),
         mode=str(r.get("mode", "blinded")),
         projects={str(k): int(v) for k, v in (r.get("projects") or {}).items()},
         created_at=str(r.get("created_at", "")),
         units=int(r.get("units", 0)),
-        show_model=bool(r.get("show_model", True)),
-        calibration=bool(r.get("calibration", False)),
+        show_model=_toml_bool(r, "show_model", True, f),
+        calibration=_toml_bool(r, "calibration", False, f),
         guideline_version=str(r.get("guideline_version", "")),
         access=dict(r.get("access") or {}),
         tables={str(k): dict(v) for k, v in (r.get("tables") or {}).items()},
