@@ -10,7 +10,6 @@ from test_flags import P, S
 
 from goldboard.study import Study
 
-
 # --------------------------------------------------------------------------- rater names
 
 
