@@ -87,3 +87,88 @@ def test_status_escapes_bidi_controls_and_bare_cr_in_adjudicator_names(tmp_path)
     out = run("status", "--study", s).output
     assert "\u202e" not in out and "\r" not in out
     assert "dr_\\u202ex" in out and "dr\\rchair" in out
+
+
+# --------------------------------------------------------------------------- who decided, who imported
+
+
+def test_changed_decision_under_the_prefilled_adjudicator_refused_and_importer_recorded(tmp_path):
+    import json
+
+    from test_adjudication_roundtrip import fill, make_study
+    from test_flags import U
+
+    st = make_study(tmp_path)
+    sheet = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", st.path, "-o", sheet)
+    fill(sheet, {"C-10": (S, None, None)})
+    run("adjudicate", "import", "--study", st.path, sheet, "--adjudicator", "dr_x")
+    log = [json.loads(x) for x in st.decisions_path.read_text().splitlines()]
+    assert log[-1]["imported_by"] == "dr_x"
+    sheet2 = tmp_path / "review2.xlsx"
+    run("adjudicate", "sheet", "--study", st.path, "-o", sheet2)
+    fill(sheet2, {"C-10": (U, "the trial excluded ECOG 2", "dr_x")})  # the pre-filled name left in the cell
+    before = st.decisions_path.read_bytes()
+    res = run("adjudicate", "import", "--study", st.path, sheet2, "--adjudicator", "dr_y", code=None)
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert 'Adjudicator cell still holds "dr_x", as the sheet pre-filled it' in res.output
+    assert "Disagreements!" in res.output
+    assert st.decisions_path.read_bytes() == before
+    fill(sheet2, {"C-10": (U, "the trial excluded ECOG 2", "dr_y")})
+    run("adjudicate", "import", "--study", st.path, sheet2, "--adjudicator", "dr_y")
+    last = json.loads(st.decisions_path.read_text().splitlines()[-1])
+    assert (last["decision"], last["adjudicator"], last["imported_by"]) == (U, "dr_y", "dr_y")
+
+
+# --------------------------------------------------------------------------- look-alike item ids
+
+
+def test_item_ids_differing_by_a_lookalike_dash_refused(tmp_path):
+    s = tmp_path / "st"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    t = tmp_path / "dash.csv"
+    t.write_text("case_id,a,b\nC-0001,Supported,Unsafe\nC\u20100001,Unsafe,Unsafe\n", encoding="utf-8")
+    line = error_line(
+        run(
+            "pull",
+            "--study",
+            s,
+            "--from-table",
+            t,
+            "--item-col",
+            "case_id",
+            "--rater-cols",
+            "onc_a=a,onc_b=b",
+            "--field",
+            "safety_label",
+            code=None,
+        )  # fmt: skip
+    )
+    assert "dash.csv: rows 2 and 3" in line and "U+2010 HYPHEN" in line
+    assert not (s / "rounds").exists()
+
+
+def test_item_ids_differing_by_a_fullwidth_letter_refused_in_agree(tmp_path):
+    t = tmp_path / "long.csv"
+    t.write_text(
+        "item_id,rater,field,value\nC-0001,onc_a,safety_label,Supported\nC-0001,onc_b,safety_label,Supported\n"
+        "\uff23-0002,onc_a,safety_label,Unsafe\nC-0002,onc_b,safety_label,Unsafe\n",
+        encoding="utf-8",
+    )
+    line = error_line(run("agree", t, "--schema", "mtb_unsafe", code=None))
+    assert "long.csv:5" in line and "FULLWIDTH LATIN CAPITAL LETTER C" in line
+
+
+# --------------------------------------------------------------------------- a study named like a formula
+
+
+def test_study_named_like_a_formula_imports_its_own_review_sheet(tmp_path):
+    from test_adjudication_roundtrip import fill, make_study
+
+    st = make_study(tmp_path)
+    run("study", "set", st.path, "--name", "=pilot+2")
+    sheet = tmp_path / "review.xlsx"
+    run("adjudicate", "sheet", "--study", st.path, "-o", sheet)
+    fill(sheet, {"C-10": (S, None, None)})
+    res = run("adjudicate", "import", "--study", st.path, sheet, "--adjudicator", "dr_x")
+    assert "1 new decisions" in res.output
