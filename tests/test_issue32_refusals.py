@@ -172,3 +172,45 @@ def test_study_named_like_a_formula_imports_its_own_review_sheet(tmp_path):
     fill(sheet, {"C-10": (S, None, None)})
     res = run("adjudicate", "import", "--study", st.path, sheet, "--adjudicator", "dr_x")
     assert "1 new decisions" in res.output
+
+
+# --------------------------------------------------------------------------- server commands find the study's server
+
+
+def test_server_status_uses_the_data_dir_the_study_records(tmp_path, monkeypatch):
+    s = tmp_path / "st"
+    ls = tmp_path / "lsdata"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", "--data-dir", ls)
+    monkeypatch.delenv("GOLDBOARD_SERVER_DIR", raising=False)
+    assert f"data dir:     {ls}" in run("server", "status", "--study", s).output
+    monkeypatch.chdir(s)  # a new shell in the study's folder
+    assert f"data dir:     {ls}" in run("server", "status").output
+
+
+def test_server_login_for_a_study_on_a_remote_server_refused(tmp_path):
+    s = tmp_path / "st"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b", "--url", "https://ls.example.org")
+    line = error_line(run("server", "login", "onc_a", "--study", s, code=None))
+    assert "study.toml: the study uses the Label Studio server at https://ls.example.org" in line
+
+
+# --------------------------------------------------------------------------- half an emoji in JSON
+
+
+def test_lone_surrogate_in_json_is_a_located_error_not_exit_3(tmp_path):
+    jsonl = tmp_path / "cases.jsonl"
+    jsonl.write_text('{"case_id": "C1", "text": "half \\ud83d emoji"}\n')
+    js = tmp_path / "cases.json"
+    js.write_text('[{"case_id": "C1", "text": "half \\ud83d emoji"}]')
+    for f in (jsonl, js):
+        res = run("cases", "validate", f, "--schema", "mtb_unsafe", code=None)
+        assert res.exit_code == 1, res.output
+        assert (
+            f"{f.name}" in res.output and "lone surrogate \\ud83d" in res.output and "internal error" not in res.output
+        )
+    table = tmp_path / "ratings.jsonl"
+    table.write_text(
+        '{"item_id": "C1", "rater": "onc_a", "field": "safety_label", "value": "Unsafe", "rationale": "x \\udc00"}\n'
+    )
+    line = error_line(run("agree", table, "--schema", "mtb_unsafe", code=None))
+    assert "ratings.jsonl:1" in line and "lone surrogate" in line
