@@ -214,3 +214,14 @@ def test_lone_surrogate_in_json_is_a_located_error_not_exit_3(tmp_path):
     )
     line = error_line(run("agree", table, "--schema", "mtb_unsafe", code=None))
     assert "ratings.jsonl:1" in line and "lone surrogate" in line
+
+
+# --------------------------------------------------------------------------- NaN and NUL labels without a schema
+
+
+def test_nan_and_nul_labels_without_a_schema_refused_by_row(tmp_path):
+    for name, bad in (("nan.csv", "NaN"), ("nul.csv", "ye\x00s")):
+        t = tmp_path / name
+        t.write_text(f"item_id,rater,field,value\nC1,a,f,yes\nC1,b,f,{bad}\nC2,a,f,no\nC2,b,f,no\n")
+        line = error_line(run("agree", t, code=None))
+        assert f"{name}:3: field f: value" in line
