@@ -225,3 +225,16 @@ def test_nan_and_nul_labels_without_a_schema_refused_by_row(tmp_path):
         t.write_text(f"item_id,rater,field,value\nC1,a,f,yes\nC1,b,f,{bad}\nC2,a,f,no\nC2,b,f,no\n")
         line = error_line(run("agree", t, code=None))
         assert f"{name}:3: field f: value" in line
+
+
+# --------------------------------------------------------------------------- flag names a field it cannot compare
+
+
+def test_flag_names_an_unknown_field_instead_of_dropping_it(tmp_path):
+    t = tmp_path / "fl.csv"
+    t.write_text(
+        "item_id,rater,field,value\nC1,onc_a,safety_label,Supported\nC1,onc_b,safety_label,Unsafe\n"
+        "C1,onc_a,bogus,x\nC1,onc_b,bogus,y\n"
+    )
+    res = run("flag", t, "--schema", "mtb_unsafe")
+    assert "field 'bogus' (2 ratings) is not a field of schema mtb_unsafe" in res.stderr
