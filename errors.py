@@ -112,13 +112,24 @@ def check_names(names, known, *, param: str, what: str) -> list[str]:
 RESERVED_RATER_NAMES = frozenset({"unresolved", "unanimous", "adjudicated", "single", "none", "gold", "admin"})
 
 
+#: the longest rater name (a Label Studio username holds 150 characters; a column header far fewer)
+MAX_RATER_NAME = 64
+
+
 def check_rater_name(name: str, param: str) -> None:
     """Rater names are ids: ASCII letters, digits, ``_ - .``, and not a word goldboard writes
     itself (:data:`RESERVED_RATER_NAMES`: "16 unresolved" must not read as a rater's count).
     The one check of a rater name: ``study init``, ``study add-rater``, ``server add-raters``,
     ``--rater`` mappings); an error names library parameter ``param``."""
+    if len(name) > MAX_RATER_NAME:  # a pasted paragraph: every table and column header would carry it
+        raise GoldboardError(
+            f"{name[:20]!r}... ({len(name)} characters): a rater name is at most {MAX_RATER_NAME} characters",
+            param=param,
+        )
     if not name or not name.isascii() or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
         raise GoldboardError(f"{name!r}: use letters, digits, _ - . only", param=param)
+    if not name[0].isalnum():  # '-1-x' reads as an option on every command line that names the rater
+        raise GoldboardError(f"{name!r}: begin a rater name with a letter or digit", param=param)
     if name == "admin":
         raise GoldboardError("'admin' is reserved for the embedded server's admin user", param=param)
     if name.casefold() in RESERVED_RATER_NAMES:

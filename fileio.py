@@ -424,12 +424,18 @@ def loads_json(text: str, where: str, what: str = "", *, object_pairs_hook: Any 
     """``json.loads`` whose failures (malformed or too deeply nested) are a one-line
     :class:`GoldboardError` starting with ``where`` (e.g. ``file:line``)."""
     try:
-        return json.loads(text, object_pairs_hook=object_pairs_hook)
+        value = json.loads(text, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError as exc:
         line = f":{exc.lineno}" if exc.lineno > 1 else ""
         raise GoldboardError(f"{where}{line}: invalid JSON{what}: {exc.msg} (column {exc.colno})") from None
     except RecursionError:
         raise GoldboardError(f"{where}: JSON nested too deeply to read{what}") from None
+    bad = lone_surrogate(text, value)
+    if bad:
+        m = _ESCAPED_SURROGATE_RE.search(text)
+        line = text.count("\n", 0, m.start()) + 1 if m else 1
+        raise GoldboardError(f"{where}{f':{line}' if line > 1 else ''}: invalid JSON{what}: {bad}")
+    return value
 
 
 class _DuplicateKey(ValueError):
@@ -453,6 +459,35 @@ def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict:
 TRAILING_COMMA = "a comma after the record; JSON Lines has one object per line, no commas"
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE_RE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogate(text: str, value: Any) -> str | None:
+    """What is wrong when JSON ``text`` (parsed: ``value``) holds a lone surrogate escape
+    (``\\ud83d`` without its pair: half an emoji, cut by the program that wrote it), which no
+    file can hold as UTF-8; ``None`` when it holds none (the text is searched first: quick)."""
+    if not _ESCAPED_SURROGATE_RE.search(text):
+        return None
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            m = _SURROGATE_RE.search(v)
+            if m:
+                return (
+                    f"a lone surrogate \\u{ord(m.group()):04x} in '{v[:30].encode('utf-8', 'backslashreplace').decode()}' "
+                    "(half of an emoji or other character, cut by the program that wrote the file); write the "
+                    "whole character or remove it"
+                )
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return None
+
+
 def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | None]]:
     """The one JSONL parser: ``(line, record, None)`` for each non-blank line, or
     ``(line, None, error)`` for a line that is not JSON or is nested too deeply to read
@@ -463,7 +498,9 @@ def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | No
         if not line.strip():
             continue
         try:
-            yield i, json.loads(line, object_pairs_hook=_one_value_per_key), None
+            rec = json.loads(line, object_pairs_hook=_one_value_per_key)
+            bad = lone_surrogate(line, rec)
+            yield (i, None, json.JSONDecodeError(bad, line, 0)) if bad else (i, rec, None)
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data" and line[exc.pos :].strip() == ",":  # a record ending in a comma
                 exc = json.JSONDecodeError(TRAILING_COMMA, line, exc.pos)

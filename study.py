@@ -18,9 +18,13 @@ the embedded server's 0600 credentials file, or a user config file.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import hashlib
 import io
+import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +36,7 @@ except ModuleNotFoundError:  # pragma: no cover
 import tomli_w
 
 from goldboard.errors import GoldboardError, ParamError, case_twin, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
-from goldboard.fileio import iter_jsonl, study_own_file, write_text_atomic
+from goldboard.fileio import file_lock, iter_jsonl, study_own_file, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
 from goldboard.text import utc_now
 
@@ -113,6 +117,8 @@ class Study:
     adjudication: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     _schema: Schema | None = None
+    #: study.toml as this object read it (or last saved it); ``None``: a study not yet written
+    _base: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ create / open
     @classmethod
@@ -168,29 +174,16 @@ class Study:
             raise GoldboardError(
                 f"{path}: not a goldboard study (no {STUDY_FILE}; create one with `goldboard study init`)"
             )
-        try:
-            data = tomllib.loads(f.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's re-save) is no content
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise GoldboardError(f"{f}: invalid TOML: {exc}") from None
+        study = cls._from_toml(path, _read_toml(f))
+        study._base = study._data()
+        return study
+
+    @classmethod
+    def _from_toml(cls, path: Path, data: dict[str, Any]) -> Study:
+        f = path / STUDY_FILE
         st = data.get("study", {})
         try:
-            rounds = [
-                Round(
-                    number=int(r["number"]),
-                    mode=str(r.get("mode", "blinded")),
-                    projects={str(k): int(v) for k, v in (r.get("projects") or {}).items()},
-                    created_at=str(r.get("created_at", "")),
-                    units=int(r.get("units", 0)),
-                    show_model=bool(r.get("show_model", True)),
-                    calibration=bool(r.get("calibration", False)),
-                    guideline_version=str(r.get("guideline_version", "")),
-                    access=dict(r.get("access") or {}),
-                    tables={str(k): dict(v) for k, v in (r.get("tables") or {}).items()},
-                    design=dict(r.get("design") or {}),
-                    item_kind=str(r.get("item_kind", "")),
-                )
-                for r in data.get("rounds", [])
-            ]
+            rounds = [_round_from_toml(r, f) for r in data.get("rounds", [])]
             rounds.sort(key=lambda r: r.number)  # numeric order: round 10 after round 2
             study = cls(
                 path=path,
@@ -209,12 +202,13 @@ class Study:
         check_loaded(study, st.get("raters"))
         return study
 
-    def save(self) -> None:
+    def _data(self) -> dict[str, Any]:
+        """What :meth:`save` writes to study.toml (a TOML document as a dict)."""
         data: dict[str, Any] = {
             "study": {
                 "name": self.name,
                 "schema": self.schema_ref,
-                "raters": self.raters,
+                "raters": list(self.raters),
                 "created_at": self.created_at,
             },
             "server": {"url": self.url, "data_dir": self.data_dir},
@@ -224,8 +218,62 @@ class Study:
             data["adjudication"] = self.adjudication
         if self.extra:
             data["extra"] = self.extra
-        header = "# goldboard study workspace. No secrets are stored here.\n"
-        write_text_atomic(self.path / STUDY_FILE, header + tomli_w.dumps(data))
+        return copy.deepcopy(data)
+
+    def locked(self):
+        """The study-wide lock (a context manager): every read-modify-write of the study's own
+        files (study.toml, units.jsonl) holds it, so two commands writing one study take turns."""
+        return study_lock(self.path)
+
+    def save(self) -> None:
+        """Write this command's changes to study.toml, keeping every other command's.
+
+        Under the study lock, study.toml is read again: when another command saved since this
+        one read it, only what this command changed (against what it read) is applied to what
+        is there now (a three-way merge: rounds by number, new raters appended), so ``push
+        --round 2`` during a ``pull`` keeps both.  Two commands that changed one entry to
+        different values: the later one is refused (one line naming the entry) and writes
+        nothing.  This object then holds what was written."""
+        f = self.path / STUDY_FILE
+        ours = self._data()
+        with self.locked():
+            if self._base is None:
+                if f.exists():  # another `study init` wrote it since this one checked
+                    raise GoldboardError(f"{self.path / STUDY_FILE}: a study already exists here")
+                merged = ours
+            else:
+                theirs = Study.open(self.path)._data() if f.exists() else None
+                if theirs is None:
+                    raise GoldboardError(
+                        f"{f}: deleted while this command ran (by hand, or another command?); nothing saved to it: "
+                        "put it back (from a backup) and run the command again"
+                    )
+                merged = ours if theirs == self._base else merge_study_data(self._base, ours, theirs, f)
+            header = "# goldboard study workspace. No secrets are stored here.\n"
+            write_text_atomic(f, header + tomli_w.dumps(merged))
+        if merged is not ours:
+            self._adopt(merged)
+        self._base = copy.deepcopy(merged)
+
+    def _adopt(self, data: dict[str, Any]) -> None:
+        """Take what another command saved (``data``: the merged study.toml) into this object,
+        keeping the Round objects a caller may hold."""
+        fresh = Study._from_toml(self.path, data)
+        self.name, self.schema_ref, self.raters = fresh.name, fresh.schema_ref, fresh.raters
+        self.url, self.data_dir, self.created_at = fresh.url, fresh.data_dir, fresh.created_at
+        self.adjudication, self.extra = fresh.adjudication, fresh.extra
+        mine = {r.number: r for r in self.rounds}
+        rounds = []
+        for r in fresh.rounds:
+            have = mine.get(r.number)
+            if have is None:
+                rounds.append(r)
+                continue
+            for name in Round.__dataclass_fields__:
+                if name not in ("number", "restored"):
+                    setattr(have, name, getattr(r, name))
+            rounds.append(have)
+        self.rounds = rounds
 
     # ------------------------------------------------------------------ edit
     def set(self, *, url: str | None = None, data_dir: str | None = None, name: str | None = None) -> list[str]:
@@ -482,11 +530,12 @@ class Study:
             "invalid": self.invalid_path(round_number),
             "summary": self.pull_report_path(round_number),
         }
-        write_csv_atomic(ratings, paths["ratings"])
-        write_csv_atomic(invalid, paths["invalid"])
-        # what was written: readers that build gold or agreement notice a hand edit (ratings_edit_problem)
-        summary = {**summary, "ratings_sha256": hashlib.sha256(paths["ratings"].read_bytes()).hexdigest()}
-        write_text_atomic(paths["summary"], json.dumps(summary, indent=1, ensure_ascii=False, default=str) + "\n")
+        with self.locked():  # the three files of one pull together: another pull's never interleave
+            write_csv_atomic(ratings, paths["ratings"])
+            write_csv_atomic(invalid, paths["invalid"])
+            # what was written: readers that build gold or agreement notice a hand edit (ratings_edit_problem)
+            summary = {**summary, "ratings_sha256": hashlib.sha256(paths["ratings"].read_bytes()).hexdigest()}
+            write_text_atomic(paths["summary"], json.dumps(summary, indent=1, ensure_ascii=False, default=str) + "\n")
         return paths
 
     def ratings_edit_problem(self, round_number: int, sha256: str | None = None) -> str | None:
@@ -911,6 +960,135 @@ class Study:
         if not recs:
             return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
         return pd.DataFrame(recs)
+
+
+def _read_toml(f: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(f.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's re-save) is no content
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise GoldboardError(f"{f}: invalid TOML: {exc}") from None
+
+
+def _toml_bool(r: dict[str, Any], key: str, default: bool, f: Path) -> bool:
+    """A round's ``key`` as TOML wrote it: ``true`` or ``false``; a string (``"false"``, which
+    ``bool()`` reads as true) or a number is refused, naming the round and the entry."""
+    v = r.get(key, default)
+    if isinstance(v, bool):
+        return v
+    word = v.strip().lower() if isinstance(v, str) and v.strip().lower() in ("true", "false") else "true or false"
+    raise GoldboardError(
+        f"{f}: [[rounds]] number = {r.get('number')}: {key} = {v!r} is not true or false (edited by hand?); "
+        f"write {key} = {word}, without quotes"
+    )
+
+
+def _round_from_toml(r: dict[str, Any], f: Path = Path(STUDY_FILE)) -> Round:
+    return Round(
+        number=int(r["number"]),
+        mode=str(r.get("mode", "blinded")),
+        projects={str(k): int(v) for k, v in (r.get("projects") or {}).items()},
+        created_at=str(r.get("created_at", "")),
+        units=int(r.get("units", 0)),
+        show_model=_toml_bool(r, "show_model", True, f),
+        calibration=_toml_bool(r, "calibration", False, f),
+        guideline_version=str(r.get("guideline_version", "")),
+        access=dict(r.get("access") or {}),
+        tables={str(k): dict(v) for k, v in (r.get("tables") or {}).items()},
+        design=dict(r.get("design") or {}),
+        item_kind=str(r.get("item_kind", "")),
+    )
+
+
+#: study folders this process holds the lock of (a save inside a locked block takes it again)
+_HELD: dict[str, int] = {}
+_HELD_GUARD = threading.RLock()
+
+
+@contextlib.contextmanager
+def study_lock(folder: str | Path):
+    """Hold the study-wide lock of ``folder`` (an exclusive advisory lock on the study folder
+    itself: no lock file is left in it; the kernel drops it when the holder dies, so a killed
+    command never blocks the next one).  Re-entrant within a process; other processes wait."""
+    key = os.path.realpath(folder)
+    with _HELD_GUARD:
+        if _HELD.get(key):
+            _HELD[key] += 1
+            try:
+                yield
+            finally:
+                _HELD[key] -= 1
+            return
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        with file_lock(folder, create=False):
+            _HELD[key] = 1
+            try:
+                yield
+            finally:
+                del _HELD[key]
+
+
+_MISSING = object()
+
+
+def merge_study_data(base: dict, ours: dict, theirs: dict, f: Path | str = STUDY_FILE) -> dict:
+    """Three-way merge of study.toml documents: ``base`` (what a command read), ``ours`` (what it
+    would write), ``theirs`` (what is there now).  Rounds merge by number, raters by appending
+    each side's new names; an entry both sides changed to different values is a one-line
+    :class:`GoldboardError` naming it.
+
+    >>> b = {"study": {"raters": ["a", "b"]}, "rounds": [{"number": 1, "units": 0}]}
+    >>> o = {"study": {"raters": ["a", "b"]}, "rounds": [{"number": 1, "units": 5}]}
+    >>> t = {"study": {"raters": ["a", "b", "c"]}, "rounds": [{"number": 1, "units": 0}, {"number": 2}]}
+    >>> merge_study_data(b, o, t)
+    {'study': {'raters': ['a', 'b', 'c']}, 'rounds': [{'number': 1, 'units': 5}, {'number': 2}]}
+    """
+
+    def by_number(doc: dict) -> dict:
+        doc = dict(doc)
+        doc["rounds"] = {str(r.get("number")): r for r in doc.get("rounds") or []}
+        return doc
+
+    merged = _merge3(by_number(base), by_number(ours), by_number(theirs), (), Path(f))
+    merged["rounds"] = sorted(merged.get("rounds", {}).values(), key=lambda r: int(r.get("number", 0)))
+    if not merged["rounds"] and "rounds" not in ours and "rounds" not in theirs:
+        del merged["rounds"]
+    return merged
+
+
+def _merge3(base: Any, ours: Any, theirs: Any, where: tuple[str, ...], f: Path) -> Any:
+    if ours == base or ours == theirs:
+        return theirs
+    if theirs == base:
+        return ours
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        base = base if isinstance(base, dict) else {}
+        out = {}
+        for k in dict.fromkeys([*theirs, *ours]):
+            v = _merge3(base.get(k, _MISSING), ours.get(k, _MISSING), theirs.get(k, _MISSING), (*where, k), f)
+            if v is not _MISSING:
+                out[k] = v
+        return out
+    if where == ("study", "raters") and isinstance(base, list) and isinstance(ours, list) and isinstance(theirs, list):
+        if ours[: len(base)] == base and theirs[: len(base)] == base:  # both added raters
+            return list(dict.fromkeys([*theirs, *ours[len(base) :]]))
+    raise GoldboardError(
+        f"{f}: {_entry_name(where)} was changed by another goldboard command while this one ran "
+        f"(to {_shown_value(theirs)}; this one: {_shown_value(ours)}); nothing of this command's changes saved to "
+        f"{f.name}: run it again"
+    )
+
+
+def _entry_name(where: tuple[str, ...]) -> str:
+    if len(where) >= 2 and where[0] == "rounds":
+        return f"round {where[1]}" + (f" {'.'.join(where[2:])}" if len(where) > 2 else "")
+    return f"[{where[0]}] {'.'.join(where[1:])}" if len(where) > 1 else ".".join(where)
+
+
+def _shown_value(v: Any) -> str:
+    if v is _MISSING:
+        return "removed"
+    text = repr(v)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def check_not_inside_a_study(path: Path) -> None:

@@ -548,11 +548,20 @@ class Conflict:
     #: the newer decision was imported from a sheet with this sheet's id (another filled copy
     #: of the same workbook, or this workbook imported before and edited since)
     same_sheet: bool = False
+    #: a Label Studio adjudication answer older than the decision in force (not a sheet row)
+    label_studio: bool = False
 
     def line(self, show=None) -> str:
         show = show or (lambda f, v: v)
         n = self.newer
         src = "Label Studio" if n.get("source") == "label_studio" else (n.get("sheet") or n.get("source") or "?")
+        if self.label_studio:
+            return (
+                f"{self.where}: the Label Studio answer {_q(show(self.field, self.sheet_decision))} is older than the "
+                f"decision in force {_q(show(self.field, str(n.get('decision', ''))))} ({n.get('id', '?')} by "
+                f"{n.get('adjudicator') or '?'} at {n.get('timestamp') or '?'}, from {src}); Label Studio still shows "
+                "the old answer, and submitting it again would put the old decision back"
+            )
         if self.reimported:
             what = "was imported from this sheet before and has since been replaced by"
         elif self.same_sheet:
@@ -576,6 +585,16 @@ class DecisionConflicts(ParamError):
         self.conflicts = conflicts
         self.errors = [c.line(show) for c in conflicts]
         n = len(conflicts)
+        if conflicts and all(c.label_studio for c in conflicts):
+            super().__init__(
+                "{what}: {n} answer{s} older than the decision{s} in force; nothing pulled (choose the "
+                "decision anew in Label Studio, or pass {overrule_newer} to put the old answer{s} back in force, "
+                "which the log records)",
+                what=what,
+                n=n,
+                s="s" if n != 1 else "",
+            )
+            return
         super().__init__(
             "{what}: {n} row{s} would replace decisions made after this sheet was written; nothing imported "
             "(write a fresh sheet with `goldboard adjudicate sheet`, or pass {overrule_newer} to replace them, "
@@ -817,6 +836,8 @@ class _Batch:
             return
         already = bool(p.origin) and (p.origin, p.item_id, p.field, p.decision, p.reason) in self.seen
         newer = cur is not None and base is not None and self.pos.get(id(cur), -1) >= base.entries
+        if cur is not None and base is None and not already and not confirm:
+            newer = self._ls_stale(p, cur)
         if already and not newer:
             self.unchanged += 1  # e.g. a Label Studio annotation logged before and since superseded
             return
@@ -827,7 +848,16 @@ class _Batch:
             # also a decision imported before from this very sheet id: two filled copies of one
             # workbook (or one edited after its import) must not silently replace each other
             self.conflicts.append(
-                Conflict(p.where, p.item_id, p.field, p.decision, cur, reimported=already, same_sheet=self._own(cur))
+                Conflict(
+                    p.where,
+                    p.item_id,
+                    p.field,
+                    p.decision,
+                    cur,
+                    reimported=already,
+                    same_sheet=self._own(cur),
+                    label_studio=self.template["source"] == "label_studio",
+                )
             )
             return
         if cur is not None and not confirm:
@@ -842,6 +872,22 @@ class _Batch:
             entry["overrules_newer"] = cur.get("id")
         self.appended.append(entry)
         self.latest[key] = entry
+
+    def _ls_stale(self, p: Proposed, cur: dict) -> bool:
+        """A Label Studio answer older than the decision in force (``cur``, made elsewhere): the
+        answer this same annotation gave before, logged and since replaced (Label Studio keeps
+        it selected, and clicking Update re-submits it), or an answer saved before ``cur`` was
+        logged.  Like a review-sheet row written before a newer decision, it is a conflict."""
+        mine = _ls_annotation(p.origin)
+        if mine is None or _ls_annotation(str(cur.get("origin") or "")) == mine:
+            return False
+        at = self.pos.get(id(cur), len(self.entries))
+        earlier = [e for e in self.entries[:at] if _ls_annotation(str(e.get("origin") or "")) == mine]
+        if any(e.get("item_id") == p.item_id and e.get("field") == p.field for e in earlier):
+            # logged before cur: the same answer again is the old one; a new value is a new decision
+            return any(e.get("decision") == p.decision for e in earlier if e.get("item_id") == p.item_id)
+        saved, logged = _when(p.origin.split(":", 3)[-1]), _when(str(cur.get("timestamp") or ""))
+        return saved is not None and logged is not None and saved < logged
 
     def _own(self, cur: dict) -> bool:
         """``cur`` was imported from the sheet being imported (the adjudicator edited it again)."""
@@ -885,6 +931,23 @@ class _Batch:
         if self.base is not None and self.base.sheet_id:
             entry["sheet_id"] = self.base.sheet_id
         return entry
+
+
+def _ls_annotation(origin: str) -> tuple[str, str] | None:
+    """``(project id, annotation id)`` of a Label Studio origin ``label_studio:PID:AID:UPDATED``."""
+    parts = origin.split(":", 3)
+    return (parts[1], parts[2]) if len(parts) == 4 and parts[0] == "label_studio" else None
+
+
+def _when(text: str):
+    """An ISO 8601 time (Label Studio's ``...Z`` or goldboard's ``+00:00``) as an aware datetime, or ``None``."""
+    import datetime as _dt
+
+    try:
+        d = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return d if d.tzinfo is not None else d.replace(tzinfo=_dt.timezone.utc)
 
 
 def _q(text: str) -> str:

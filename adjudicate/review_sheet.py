@@ -633,7 +633,9 @@ def read_sheet_meta(path: str | Path) -> dict[str, str]:
         meta = {}
         for row in wb[SHEET_META].iter_rows(min_row=1, max_col=2, values_only=True):
             if row and row[0] is not None:
-                meta[_stripped(row[0])] = _stripped(row[1]) if len(row) > 1 and row[1] is not None else ""
+                # written as inert text (a study named '=x' has a quote put before it): read back as written
+                value = unneutralize_formula(_stripped(row[1])) if len(row) > 1 and row[1] is not None else ""
+                meta[_stripped(row[0])] = value
         return meta
     finally:
         wb.close()
@@ -835,22 +837,13 @@ def import_review_sheet(
     logged = read_decisions(decisions_path)
     gold = resolve_gold(ratings, schema, logged, raters)
     errors = errors + decision_rule_errors(proposed, gold, schema)
-    who_notes: list[str] = []
-    if adjudicators is not None:
-        who_errors, who_notes = resolve_adjudicators(
-            [p for p in proposed if p.adjudicator_explicit], [adjudicator, *adjudicators], adjudicator_names
-        )
-        errors += who_errors
-        who_notes += unused_names(proposed, adjudicator_names)
-    by_rater = [p for p in proposed if p.adjudicator in grid.raters]
-    for p in by_rater:  # a rater adjudicating (also when a mapped spelling names them) is never independent
-        p.independent = False
-    for who in sorted({p.adjudicator for p in by_rater}):
-        n = sum(p.adjudicator == who for p in by_rater)
-        who_notes.append(f"{n} decision(s) by {who}, a rater of this study: recorded as not independent")
+    who_errors, who_notes = _who_decided(proposed, grid, adjudicator, adjudicators, adjudicator_names)
+    shown = logged[: base.entries] if base is not None else logged  # the log the sheet was written from
+    errors += who_errors + prefilled_adjudicator_errors(proposed, shown, adjudicator)
     sha = sha256_file(sheet)
     for p in proposed:  # the sheet's identity survives a re-save by Excel or LibreOffice; its bytes do not
         p.origin = f"sheet:{base.sheet_id or sha}"
+        p.extra["imported_by"] = adjudicator  # who ran the import (--adjudicator), beside who decided
         _note_round(p, grid)
         if unverified:
             p.extra["unverified_origin"] = True
@@ -884,6 +877,50 @@ def _decided(keys: Sequence[tuple[str, str]], logged: list[dict]) -> int:
     """How many of ``keys`` (item, field) have a decision in force in the log ``logged``."""
     in_force = latest_decisions(logged)
     return sum(1 for k in keys if in_force.get(k, {}).get("decision", UNRESOLVED) != UNRESOLVED)
+
+
+def _who_decided(
+    proposed: list[Proposed], grid, adjudicator: str, adjudicators, adjudicator_names
+) -> tuple[list[str], list[str]]:
+    """``(errors, notes)`` of the Adjudicator cells: spellings of the study's identities
+    (:func:`resolve_adjudicators`, when ``adjudicators`` is given), and raters adjudicating
+    (recorded as not independent)."""
+    errors: list[str] = []
+    who_notes: list[str] = []
+    if adjudicators is not None:
+        errors, who_notes = resolve_adjudicators(
+            [p for p in proposed if p.adjudicator_explicit], [adjudicator, *adjudicators], adjudicator_names
+        )
+        who_notes += unused_names(proposed, adjudicator_names)
+    by_rater = [p for p in proposed if p.adjudicator in grid.raters]
+    for p in by_rater:  # a rater adjudicating (also when a mapped spelling names them) is never independent
+        p.independent = False
+    for who in sorted({p.adjudicator for p in by_rater}):
+        n = sum(p.adjudicator == who for p in by_rater)
+        who_notes.append(f"{n} decision(s) by {who}, a rater of this study: recorded as not independent")
+    return errors, who_notes
+
+
+def prefilled_adjudicator_errors(proposed: Sequence[Proposed], shown: Sequence[dict], importer: str) -> list[str]:
+    """A row that changes the decision the sheet pre-filled while its Adjudicator cell still holds
+    the pre-filled name (the previous adjudicator), imported by someone else: the change would be
+    logged under the previous adjudicator.  One error naming the cell each.  ``shown``: the log
+    entries the sheet was written from."""
+    prefilled = latest_decisions(list(shown))
+    out = []
+    for p in proposed:
+        prev = prefilled.get((p.item_id, p.field))
+        if prev is None or not p.adjudicator_explicit or p.decision == prev.get("decision"):
+            continue
+        who = str(prev.get("adjudicator") or "")
+        if who and p.adjudicator == who and who != importer:
+            out.append(
+                f"{p.where_adjudicator or p.where}: this row changes the decision {_q(str(prev.get('decision')))} "
+                f"({prev.get('id', '?')} by {who}) but its Adjudicator cell still holds {_q(who)}, as the sheet "
+                f"pre-filled it; write who made the change in the cell (or, if {who} did, import with "
+                f"--adjudicator {who})"
+            )
+    return out
 
 
 def unused_names(proposed: Sequence[Proposed], names: dict[str, str] | None) -> list[str]:

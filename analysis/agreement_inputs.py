@@ -279,6 +279,8 @@ def _canonical_labels(
     canon_of: dict[str, str] = {}
     for raw in pd.unique(values[~missing]):
         try:
+            if spelled_freely:
+                _no_missing_marker(raw)
             canon_of[raw] = norm(raw)
         except ValueError as exc:
             pos = np.flatnonzero(((values == raw) & ~missing).to_numpy())[0]
@@ -299,6 +301,22 @@ def _canonical_labels(
     if n_missing:
         warnings.append(f"{n_missing} rating(s) of field {field} dropped as missing (empty value)")
     return labels
+
+
+#: what pandas, R, Excel or a database write for an empty cell: never a category of their own
+MISSING_MARKERS = frozenset({"nan", "null", "#n/a", "<na>", "nat"})
+
+
+def _no_missing_marker(raw: str) -> None:
+    """Without a schema every text is a category; ``NaN`` (a missing value as pandas writes it)
+    or a NUL character is none: a ValueError saying so."""
+    if raw.strip().casefold() in MISSING_MARKERS:
+        raise ValueError(
+            f"value {raw!r} is how a program writes a missing value, not a category; leave the cell empty, "
+            "or give a schema or categories that list it"
+        )
+    if any(ord(c) < 32 and c not in "\t\n\r" for c in raw):
+        raise ValueError(f"value {raw!r} holds a control character (a NUL or similar); retype the label")
 
 
 def _measurement_levels(

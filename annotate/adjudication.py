@@ -666,9 +666,19 @@ def _annotation_values(result: Any, multi: bool = False) -> tuple[Any, str, str]
 
 
 def pull_adjudication(
-    study: Study, *, client: Any = None, independent: bool = True, adjudicator: str = "", now: str | None = None
+    study: Study,
+    *,
+    client: Any = None,
+    independent: bool = True,
+    adjudicator: str = "",
+    now: str | None = None,
+    overrule_newer: bool = False,
 ) -> AdjudicationPull:
-    """Read the adjudication projects' annotations into the decisions log (all or nothing)."""
+    """Read the adjudication projects' annotations into the decisions log (all or nothing).
+
+    An answer older than the decision in force (made since in a review sheet, say: Label Studio
+    keeps the old answer selected, and Update re-submits it) is a conflict, as a review-sheet row
+    written before a newer decision: nothing is recorded, unless ``overrule_newer``."""
 
     schema = study.schema
     projects = {str(k): int(v) for k, v in ((study.adjudication or {}).get("projects") or {}).items()}
@@ -681,6 +691,7 @@ def pull_adjudication(
     item_pos = {it: i for i, it in enumerate(grid.items)}
     errors: list[str] = []
     found: list[tuple[str, Proposed]] = []
+    shown: list[tuple[int, Any, dict, tuple[str, str], Field | None]] = []  # tasks whose page names a decision
     n_ann = skipped = 0
     for fname, pid in projects.items():
         try:
@@ -698,6 +709,7 @@ def pull_adjudication(
                 errors.append(problem)
                 continue
             item_id, case_id = parsed
+            shown.append((pid, tid, task.get("data") or {}, (item_id, fname), f))
             i = item_pos[item_id]
             present = grid.codes[fname][i] >= 0
             rater_values = [v for v, ok in zip(grid.values(fname)[i], present) if ok]
@@ -712,29 +724,9 @@ def pull_adjudication(
                 if problems:
                     errors.extend(problems)
                     continue
-                uid = a.get("completed_by")
-                if isinstance(uid, dict):
-                    uid = uid.get("id")
-                who = adjudicator or names.get(int(uid) if str(uid).isdigit() else -1, f"label-studio-user-{uid}")
-                is_rater = who in study.raters
-                origin = f"label_studio:{pid}:{a.get('id')}:{a.get('updated_at') or a.get('created_at') or ''}"
-                found.append(
-                    (
-                        aw,
-                        Proposed(
-                            item_id=item_id,
-                            field=fname,
-                            decision=decision,
-                            reason=reason,
-                            adjudicator=who,
-                            independent=independent and not is_rater,
-                            case_id=case_id,
-                            where=aw,
-                            origin=origin,
-                            extra={"ls_project_id": pid, "ls_task_id": tid, "ls_annotation_id": a.get("id")},
-                        ),
-                    )
-                )
+                who = _annotator(a, adjudicator, names)
+                found.append((aw, _proposal(a, pid, tid, item_id, case_id, fname, decision, reason, who, aw)))
+                found[-1][1].independent = independent and who not in study.raters
     for _, p in found:  # which round's ratings each decision was made on
         rnd = grid.selection.rounds.get(p.item_id)
         if rnd is not None:
@@ -742,10 +734,52 @@ def pull_adjudication(
     # the gold these decisions would make must keep the schema's cross-field rules
     gold = resolve_gold(study_ratings(study), schema, read_decisions(study.decisions_path), study.grid_raters())
     errors = errors + decision_rule_errors([p for _, p in found], gold, schema)
-    rec = record_decisions(  # checks the changes too, then lists every problem at once
-        study.decisions_path, [p for _, p in found], source="label_studio", now=now, schema=schema, problems=errors
-    )
+    try:
+        rec = record_decisions(  # checks the changes too, then lists every problem at once
+            study.decisions_path,
+            [p for _, p in found],
+            source="label_studio",
+            now=now,
+            schema=schema,
+            problems=errors,
+            overrule_newer=overrule_newer,
+        )
+    finally:  # also on a conflict: the chair then sees on the page which decision is in force
+        _refresh_current(client, shown, latest_decisions(read_decisions(study.decisions_path)))
     return AdjudicationPull(record=rec, annotations=n_ann, skipped=skipped)
+
+
+def _annotator(a: dict, adjudicator: str, names: dict) -> str:
+    """Who made annotation ``a``: ``adjudicator`` when given, else its Label Studio user's study name."""
+    uid = a.get("completed_by")
+    if isinstance(uid, dict):
+        uid = uid.get("id")
+    return adjudicator or names.get(int(uid) if str(uid).isdigit() else -1, f"label-studio-user-{uid}")
+
+
+def _proposal(a, pid, tid, item_id, case_id, fname, decision, reason, who, aw) -> Proposed:
+    """The decision annotation ``a`` proposes (its origin: project, annotation id and update time)."""
+    origin = f"label_studio:{pid}:{a.get('id')}:{a.get('updated_at') or a.get('created_at') or ''}"
+    return Proposed(
+        item_id=item_id,
+        field=fname,
+        decision=decision,
+        reason=reason,
+        adjudicator=who,
+        case_id=case_id,
+        where=aw,
+        origin=origin,
+        extra={"ls_project_id": pid, "ls_task_id": tid, "ls_annotation_id": a.get("id")},
+    )
+
+
+def _refresh_current(client: Any, shown: list, in_force: dict) -> None:
+    """Bring each annotated task's "Current decision" line up to the decision in force (a decision
+    made since in a review sheet, or just pulled), so the page never shows an old one as current."""
+    for pid, tid, data, key, f in shown:
+        want = current_decision_text(in_force.get(key), f)
+        if isinstance(data, dict) and "current_decision" in data and str(data.get("current_decision")) != want:
+            client.update_task_data(pid, tid, {**data, "current_decision": want})
 
 
 def _task_item(

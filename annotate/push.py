@@ -649,10 +649,11 @@ def _record_units(study: Study, rnd: Any, plan: _PushPlan, result: PushResult) -
         write_csv_atomic(pd.DataFrame(assignment.rows(), columns=ASSIGNMENT_COLUMNS), study.assignment_path(rnd.number))
         rnd.design = {**assignment.design, "assigned": {r: len(assignment.for_rater(r)) for r in study.raters}}
         result.design = rnd.design
-    merged = _merge_units(study, plan.units, rnd.number)
-    write_jsonl_atomic(merged, study.units_path)
-    rnd.units = sum(1 for r in merged if rnd.number in r["rounds"])
-    study.save()
+    with study.locked():  # another push's units are read and kept (two pushes at once take turns)
+        merged = _merge_units(study, plan.units, rnd.number)
+        write_jsonl_atomic(merged, study.units_path)
+        rnd.units = sum(1 for r in merged if rnd.number in r["rounds"])
+        study.save()
 
 
 def _import_missing(

@@ -28,6 +28,7 @@ from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions, read_de
 from goldboard.adjudicate.flags import flag_disagreements
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.exports.gold import unexpected_release_entries
+from goldboard.text import one_line
 
 if TYPE_CHECKING:  # only for the annotations
     from goldboard.study import Study
@@ -103,7 +104,7 @@ class StudyStatus:
     def _decision_lines(self) -> list[str]:
         if not self.decisions:
             return []
-        who = f" ({self.adjudicator})" if self.adjudicator else ""
+        who = f" ({one_line(self.adjudicator)})" if self.adjudicator else ""  # a name from the log: shown as there
         rows = sum(d["rows"] for d in self.decisions.values())
         dis = sum(d.get("disagreements", d["rows"]) for d in self.decisions.values())
         why = _n(dis, "label disagreement") + (f", {_n(rows - dis, 'other trigger')}" if rows > dis else "")
@@ -114,11 +115,18 @@ class StudyStatus:
         for f, d in self.decisions.items():
             src = d["sources"]
             where = ", ".join(f"{n} {_WHERE.get(k, k)}" for k, n in src.items() if n)
-            by = ", ".join(d["by"])
+            by = one_line(", ".join(d["by"]))  # a bidi control or a bare CR in a name never reorders the line
             extra = f" ({where}; by {by})" if where else ""
             unres = f", {d['unresolved']} left unresolved" if d["unresolved"] else ""
             last = f", last decision {_short(d['last'])}" if d.get("last") else ""
             lines.append(f"  {f:<14} {d['decided']:>5} / {d['rows']:<5} decided{extra}{unres}{last}")
+            if d.get("kept"):
+                items = d.get("kept_items") or []
+                shown = ", ".join(items[:3]) + (", ..." if len(items) > 3 else "")
+                lines.append(
+                    f"  {'':<14} + {_n(d['kept'], 'decision')} in force on {_n(d['kept'], 'row')} no longer flagged "
+                    f"({shown}: its ratings changed after the decision); gold keeps {'it' if d['kept'] == 1 else 'them'}"
+                )
             ls = self.adjudication.get(f)
             if ls:
                 lines.append(
@@ -370,6 +378,39 @@ def _decisions_in_force(study: Study, res: StudyStatus) -> None:
     flagged = set(zip(flags["item_id"].astype(str), flags["field"].astype(str))) if len(flags) else set()
     if set(in_force) - flagged:  # a decision on a row no longer flagged: a later round may have settled it
         res.problems += _superseded_lines(study, ratings, list(in_force.values()))
+        _count_kept(study, ratings, in_force, flagged, res)
+
+
+def _count_kept(study: Study, ratings: Any, in_force: dict, flagged: set, res: StudyStatus) -> None:
+    """Decisions in force on rows no longer flagged (a rater edited a rating after the decision)
+    that gold still takes: counted beside their field (``kept``), as gold counts them adjudicated."""
+    from goldboard.adjudicate.gold import resolve_gold
+
+    gold = resolve_gold(ratings, study.schema, list(in_force.values()), study.grid_raters())
+    if not len(gold) or "decision_id" not in gold.columns:
+        return
+    for rec in gold[["item_id", "field", "method", "decision_id"]].astype(str).to_dict("records"):
+        key = (rec["item_id"], rec["field"])
+        e = in_force.get(key)
+        if key in flagged or e is None or rec["method"] not in ("adjudicated", "unresolved"):
+            continue
+        if str(e.get("id")) != rec["decision_id"]:
+            continue
+        d = res.decisions.setdefault(
+            rec["field"],
+            {
+                "rows": 0,
+                "decided": 0,
+                "unresolved": 0,
+                "open": 0,
+                "by": [],
+                "sources": {},
+                "last": "",
+                "disagreements": 0,
+            },
+        )
+        d["kept"] = d.get("kept", 0) + 1
+        d.setdefault("kept_items", []).append(rec["item_id"])
 
 
 def _superseded_lines(study: Study, ratings: Any, decisions: list[dict]) -> list[str]:

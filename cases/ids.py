@@ -86,16 +86,24 @@ def placeholder_message(where: str, col: str, text: str) -> str:
 
 
 def id_key(text: str) -> str:
-    """The key under which two ids count as one: Unicode NFC form, letter case folded, and a
-    number by its value (``1`` = ``1.0`` = ``001``, ``1E5`` = ``100000``, ``-0`` = ``0``).
+    """The key under which two ids count as one: Unicode NFKC form (NFC, and a full-width or other
+    compatibility letter as its plain letter), each dash look-alike as ``-`` (``C‐0001`` as Word
+    types it), letter case folded, and a number by its value (``1`` = ``1.0`` = ``001``,
+    ``1E5`` = ``100000``, ``-0`` = ``0``).
 
     >>> [id_key(x) for x in ("C1", "c1", "7", "007", "1.0", "1.5", "C007", "1E5", "100000", "-0", "-5")]
     ['c1', 'c1', '7', '7', '1', '1.5', 'c007', '100000', '100000', '0', '-5']
+    >>> [id_key(x) for x in ("C-0001", "C\u20100001", "\uff23-0001")]
+    ['c-0001', 'c-0001', 'c-0001']
     """
     if _NUMBER.fullmatch(text.strip()):
         value = decimal.Decimal(text.strip())
         return "0" if value == 0 else format(value.normalize(), "f")
-    return unicodedata.normalize("NFC", visible(text)).casefold()
+    return unicodedata.normalize("NFKC", visible(text)).translate(_DASH_TO_HYPHEN).casefold()
+
+
+#: dash look-alikes (as goldboard.text.DASHES) read as ``-`` in an id key
+_DASH_TO_HYPHEN = {ord(c): "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"}
 
 
 def visible(text: str) -> str:
@@ -281,6 +289,14 @@ def twin_kind(a: str, b: str) -> str:
             "look the same but differ in their Unicode form (NFC vs NFD: an accent stored as one letter or as a "
             "combining mark)"
         )
+    dashes = sorted({c for c in a + b if ord(c) in _DASH_TO_HYPHEN})
+    if dashes:
+        named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() for c in dashes)
+        return f"look alike but one writes a dash with another character ({named}) where the other has '-'"
+    wide = sorted({c for c in a + b if unicodedata.normalize("NFKC", c) != c})
+    if wide:
+        named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() for c in wide[:3])
+        return f"look alike but one is written in full-width or another compatibility form ({named})"
     return "differ only in letter case"
 
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import csv
 import functools
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -220,7 +219,7 @@ def _plain_id_key(text: str) -> tuple[str, bool]:
         return id_key(text), True  # a control character
     if _hidden_pattern().search(text):
         return id_key(text), True
-    return (id_key(text) if number else unicodedata.normalize("NFC", text).casefold()), False
+    return id_key(text), False  # NFKC, dash look-alikes as '-', case folded
 
 
 @functools.cache

@@ -20,7 +20,7 @@ from typing import Any
 
 from goldboard.cases.problems import Problem
 from goldboard.errors import GoldboardError
-from goldboard.fileio import key_twice, not_utf8, object_keeping_twice, parse_jsonl, read_records
+from goldboard.fileio import key_twice, lone_surrogate, not_utf8, object_keeping_twice, parse_jsonl, read_records
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".xlsx", ".xlsm")
 
@@ -128,6 +128,9 @@ def _read_json(text: str, label: str) -> tuple[list[Record], list[Problem]]:
         return [], [Problem(label, exc.lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})")]
     except RecursionError:
         return [], [Problem(label, None, "", "JSON nested too deeply to read")]
+    bad = lone_surrogate(text, data)
+    if bad:  # no file can hold it as UTF-8: every later write would fail (exit 3)
+        return [], [Problem(label, None, "", f"invalid JSON: {bad}")]
     lines = _Lines(text)
     dec = json.JSONDecoder()
     start = _WS.match(text, 0).end()

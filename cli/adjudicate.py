@@ -278,13 +278,21 @@ def push_cmd(
 @study_option()
 @click.option("--not-independent", is_flag=True, help="The adjudicator is not independent (e.g. the project lead).")
 @click.option("--adjudicator", default=None, help="Record this name instead of the Label Studio user.")
-def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str | None) -> None:
+@click.option(
+    "--overrule-newer",
+    is_flag=True,
+    help="Put back in force Label Studio answers older than the decision in force (listed as conflicts "
+    "without this flag); each replacing entry names the decision it overrules.",
+)
+def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str | None, overrule_newer: bool) -> None:
     """Append the decisions made in the Label Studio adjudication projects to decisions.jsonl.
 
     Every annotation is checked first; if any is invalid, all problems are listed and
     nothing is recorded.  Every new or changed decision is printed (item, field,
     old -> new, by whom); an annotation that changes a decision in force needs a new
-    reason.  Pulling again changes nothing.
+    reason.  Pulling again changes nothing.  An answer older than the decision in force
+    (decided since in a review sheet: Label Studio keeps the old answer selected) is a
+    conflict: nothing is recorded, unless --overrule-newer.
     """
 
     from goldboard.annotate.adjudication import pull_adjudication  # the Label Studio side: not for `sheet`
@@ -294,8 +302,13 @@ def pull_cmd(study_dir: str, not_independent: bool, adjudicator: str | None) -> 
         check_adjudicator_id(adjudicator.strip(), "--adjudicator")
         check_adjudicator_name(st, adjudicator.strip())
     try:
-        res = pull_adjudication(st, independent=not not_independent, adjudicator=(adjudicator or "").strip())
-    except SheetErrors as exc:
+        res = pull_adjudication(
+            st,
+            independent=not not_independent,
+            adjudicator=(adjudicator or "").strip(),
+            overrule_newer=overrule_newer,
+        )
+    except (SheetErrors, DecisionConflicts) as exc:
         for line in exc.errors:
             click.echo(one_line(line), err=True)
         raise  # the Error line after the rows it sums up (its flag named by the CLI)

@@ -168,6 +168,16 @@ def _frame_flags(
     )
     for w in duplicate_ratings(df, source):
         click.echo(f"Warning: {one_line(w)}", err=True)
+    if st is None:  # a field the schema does not have is never compared: said, never dropped silently
+        known = {f.name for f in schema.fields}
+        counts = df["field"].astype(str).value_counts()
+        for name, n in counts.items():
+            if name not in known:
+                click.echo(
+                    f"Warning: {one_line(source)}: field {one_line(repr(name))} ({n} rating{'s' if n != 1 else ''}) is "
+                    f"not a field of schema {schema.name} ({', '.join(sorted(known))}): not compared",
+                    err=True,
+                )
     flags = flag_disagreements(df, schema, order, source=source, round_number=round_number)
     for line in flags.attrs["round_selection"].warning_lines():
         click.echo(one_line(line) if line.startswith("  ") else f"Warning: {one_line(line)}", err=True)

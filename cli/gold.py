@@ -156,8 +156,9 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
     the provenance -- method, round, adjudicator, reason, independence, decision.
 
     change: added | removed | value | method | provenance (same value and method,
-    other adjudicator, reason or round). The csv and json formats give every
-    old_/new_ pair.
+    other adjudicator, reason or round) | ratings (only the raters' values under
+    the gold value changed: a rating edited after its decision). The csv and json
+    formats give every old_/new_ pair.
     """
 
     st = Study.open(study_dir)

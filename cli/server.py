@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from goldboard.annotate import server as srv
-from goldboard.cli._options import OutputFile
+from goldboard.cli._options import OutputFile, study_option
 from goldboard.errors import GoldboardError
 
 _data_dir = click.option(
@@ -14,6 +14,33 @@ _data_dir = click.option(
     default=None,
     help="Server data dir (default: $GOLDBOARD_SERVER_DIR or ~/.goldboard/server).",
 )
+
+
+_study = study_option(
+    required=False,
+    help="Study workspace: the server its study.toml records (default: the current folder, when it is a study).",
+)
+
+
+def _study_data_dir(data_dir: str | None, study_dir: str | None) -> str | None:
+    """The data dir to use: --data-dir, else the one the study records (--study, or the current
+    folder when it holds study.toml), else None ($GOLDBOARD_SERVER_DIR or the default).  A study
+    on a remote server is refused in one line: it has no embedded server to show or log in to."""
+    from pathlib import Path
+
+    from goldboard.study import STUDY_FILE, Study, shown_url
+
+    if data_dir is not None:
+        return data_dir
+    if study_dir is None and not (Path.cwd() / STUDY_FILE).is_file():
+        return None
+    st = Study.open(study_dir or ".")
+    if st.url:
+        raise GoldboardError(
+            f"{st.path / STUDY_FILE}: the study uses the Label Studio server at {shown_url(st.url)}, not an embedded "
+            "server: open it there (or give --data-dir for an embedded one)"
+        )
+    return st.data_dir or None
 
 
 @click.group("server")
@@ -140,14 +167,15 @@ def start_cmd(
     help="The address this person opens, if not the server's own (e.g. http://localhost:8080 through an SSH "
     "tunnel, or your reverse proxy's https:// address).",
 )
-def login_cmd(name: str, data_dir: str | None, card: str | None, url: str | None) -> None:
+@_study
+def login_cmd(name: str, data_dir: str | None, card: str | None, url: str | None, study_dir: str | None) -> None:
     """Give one rater or adjudicator a fresh password and show their login.
 
     Prints NAME's URL, e-mail and a new random password (or writes them to
     --card FILE, mode 0600) -- never anyone else's. The previous password stops
     working at once: running it again is the password reset.
     """
-    login = srv.new_login(data_dir, name, url=url)
+    login = srv.new_login(_study_data_dir(data_dir, study_dir), name, url=url)
     if card:
         path = srv.write_login_card(login, card)
         click.echo(f"Wrote {name}'s login card to {path} (mode 0600). Hand it to {name} only.")
@@ -184,9 +212,11 @@ def add_raters_cmd(raters: str, data_dir: str | None) -> None:
 
 @server_group.command("status")
 @_data_dir
-def status_cmd(data_dir: str | None) -> None:
-    """Show whether the server runs, its URL, database, workers, users and the credentials file."""
-    click.echo(srv.server_status(data_dir).describe())
+@_study
+def status_cmd(data_dir: str | None, study_dir: str | None) -> None:
+    """Show whether the server runs, its URL, database, workers, users and the credentials file
+    (of the server the study records, with --study or in a study's folder)."""
+    click.echo(srv.server_status(_study_data_dir(data_dir, study_dir)).describe())
 
 
 @server_group.command("stop")

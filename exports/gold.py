@@ -602,7 +602,7 @@ def _write_gold_release(
 
 
 #: what :func:`diff_gold` compares per item x field, besides presence: the gold value and its provenance
-DIFF_ASPECTS = ("value", "method", "round", "adjudicator", "reason", "independent", "decision")
+DIFF_ASPECTS = ("value", "method", "round", "adjudicator", "reason", "independent", "decision", "ratings")
 _ASPECT_COLUMN = {"value": "gold_value", "decision": "decision_id"}
 DIFF_COLUMNS = ["item_id", "field", "change", "changed"] + [
     f"{side}_{a}" for a in DIFF_ASPECTS for side in ("old", "new")
@@ -614,7 +614,8 @@ def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
 
     ``change`` is the headline: ``added`` / ``removed`` (item x field only in one
     table), ``value`` (gold value changed), ``method`` (same value, different method)
-    or ``provenance`` (same value and method, but another adjudicator, reason,
+    ``ratings`` (same value, method and provenance, but the raters' values under it
+    changed: a rating edited after its decision) or ``provenance`` (same value and method, but another adjudicator, reason,
     independence, decision or round).  ``changed`` lists every aspect that differs
     (:data:`DIFF_ASPECTS`, e.g. ``"value, method, adjudicator, reason"``); the
     ``old_*`` / ``new_*`` columns hold both sides of each aspect (``decision`` is the
@@ -625,10 +626,19 @@ def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     cols = {a: _ASPECT_COLUMN.get(a, a) for a in DIFF_ASPECTS}
     both_have = [a for a in DIFF_ASPECTS if cols[a] in old.columns and cols[a] in new.columns]
 
+    raters = [c for c in old.columns if c.startswith("value_") and c in new.columns]
+    if raters:
+        both_have.append("ratings")
+
     def side(df: pd.DataFrame, name: str) -> pd.DataFrame:
         out = df[key].astype(str).copy()
         for a in DIFF_ASPECTS:
             out[f"{name}_{a}"] = df[cols[a]].map(cell_text) if cols[a] in df.columns else ""
+        # the raters' values under the gold value: a rating edited after a decision is a change
+        out[f"{name}_ratings"] = [
+            "; ".join(f"{c[len('value_') :]}={cell_text(v)}" for c, v in zip(raters, vals))
+            for vals in (df[raters].itertuples(index=False, name=None) if raters else [() for _ in range(len(df))])
+        ]
         return out
 
     m = side(old, "old").merge(side(new, "new"), on=key, how="outer", indicator=True).fillna("")
@@ -649,6 +659,8 @@ def diff_gold(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
             change.append("value")
         elif "method" in c:
             change.append("method")
+        elif c == ["ratings"]:
+            change.append("ratings")
         else:
             change.append("provenance" if c else "")
     m["change"] = change

@@ -19,6 +19,7 @@ from goldboard.adjudicate.decisions import (
     decision_independence_errors,
     decision_item_errors,
     decision_value_errors,
+    identity_key,
     latest_decisions,
     log_record,
     read_decisions,
@@ -40,7 +41,6 @@ from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
-from goldboard.text import close_matches
 from goldboard.workflows.log_checks import check_log_items, check_log_prefix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -366,9 +366,12 @@ def import_study_sheet(
 
 def check_adjudicator_name(study: Study, adjudicator: str) -> list[str]:
     """The study's people (:func:`study_adjudicators`); a :class:`ParamError` naming ``adjudicator``
-    when it is another spelling of one of them (``Dr Chair`` for ``dr_chair``): one person, one name."""
+    when it is another spelling of one of them (``Dr Chair`` for ``dr_chair``: the same letters and
+    digits, case, spaces and punctuation aside): one person, one name.  A name merely close to one
+    (``dr_y`` beside ``dr_x``) is another person: ``--adjudicator`` declares a new adjudicator."""
     known = study_adjudicators(study)
-    hits = [] if adjudicator in known else close_matches(adjudicator, known, 2)
+    key = identity_key(adjudicator)
+    hits = [] if adjudicator in known else [k for k in known if identity_key(k) == key]
     if hits:
         raise ParamError(
             "{adjudicator} {name!r}: another spelling of {hits}? (this study's adjudicators and raters: {known}); "

@@ -164,6 +164,11 @@ def record_units(study: Study, res: PullResult, round_number: int) -> int:
     the task data); returns how many were added."""
     if not res.items_data:
         return 0
+    with study.locked():  # read and rewritten under the study lock: another command's units are kept
+        return _record_units(study, res, round_number)
+
+
+def _record_units(study: Study, res: PullResult, round_number: int) -> int:
     path: Path = study.units_path
     units = [rec for _, rec in iter_jsonl(path, " (units.jsonl)")] if path.exists() else []
     known = {str(u["item_id"]) for u in units}
