@@ -102,6 +102,22 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _rounded_json(text: str) -> bytes:
+    """agree's JSON with every number to 10 significant digits: the last bits of a float sum move with
+    the numpy/pandas build (pandas 3 vs 2 moved the 2,000-item study's), a value of the study does not."""
+
+    def rounded(x):
+        if isinstance(x, float):
+            return float(f"{x:.10g}")
+        if isinstance(x, dict):
+            return {k: rounded(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [rounded(v) for v in x]
+        return x
+
+    return json.dumps(rounded(json.loads(text)), sort_keys=True).encode()
+
+
 def study_digests(cli, root: Path, table: Path, decided: int = 0) -> dict[str, str]:
     """Build the study from ``table`` in ``root`` (with :func:`add_decisions` over ``decided``
     items when not 0) and digest every pinned output."""
@@ -121,7 +137,7 @@ def study_digests(cli, root: Path, table: Path, decided: int = 0) -> dict[str, s
     _run(cli, "flag", "--study", s, "--format", "json", "-o", root / "flags.json")
     out["flag.json"] = _sha((root / "flags.json").read_bytes())
     _run(cli, "agree", "--study", s, "--format", "json", "-o", root / "agree.json")
-    out["agree.json"] = _sha((root / "agree.json").read_bytes())
+    out["agree.json"] = _sha(_rounded_json((root / "agree.json").read_text(encoding="utf-8")))
     _run(cli, "gold", "export", "--study", s)
     out["gold.csv"] = _sha((s / "gold" / "v1" / "gold.csv").read_bytes())
     manifest = json.loads((s / "gold" / "v1" / "manifest.json").read_text(encoding="utf-8"))
