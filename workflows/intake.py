@@ -139,7 +139,32 @@ def record_units(
     in_table: set[str],
     new_items: list[str],
 ) -> None:
-    """units.jsonl: new items of a table-born study; every item of the table is in this round (written when changed)."""
+    """units.jsonl: new items of a table-born study; every item of the table is in this round (written when changed).
+
+    Under the study lock, units.jsonl is read again first (``units`` is updated in place), so an
+    item another command recorded since this one read the file is kept, never overwritten."""
+    with study.locked():
+        _record_units(study, units, read, n, source, in_table, new_items)
+
+
+def fresh_units(study: Study, units: list[dict], new_items: list[str]) -> list[str]:
+    """Under the study lock: ``units`` refreshed in place from units.jsonl; the ``new_items`` not
+    recorded meanwhile by another command."""
+    units[:] = units_records(study)
+    have = {str(u["item_id"]) for u in units}
+    return [it for it in new_items if it not in have]
+
+
+def _record_units(
+    study: Study,
+    units: list[dict],
+    read: TableRead | FileRead,
+    n: int,
+    source: str,
+    in_table: set[str],
+    new_items: list[str],
+) -> None:
+    new_items = fresh_units(study, units, new_items)
     changed_units = False
     for u in units:
         if str(u["item_id"]) in in_table and n not in (u.get("rounds") or []):

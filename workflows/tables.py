@@ -72,6 +72,7 @@ from goldboard.workflows.intake import (  # noqa: F401 (describe_changes, check_
     check_changes_under_adjudication,
     describe_changes,
     file_round,
+    fresh_units,
     merge_invalid,
     record_units,
     sha256_of,
@@ -283,6 +284,13 @@ def _record_units(
     if not isinstance(read, ColumnRead) or not new_items:
         record_units(study, units, read, n, source, in_table, new_items)
         return sum(1 for u in units if n in (u.get("rounds") or []))
+    with study.locked():  # units.jsonl is read again under the lock: another command's items kept
+        return _write_column_units(study, units, read, n, source, in_table, fresh_units(study, units, new_items))
+
+
+def _write_column_units(
+    study: Study, units: list[dict], read: ColumnRead, n: int, source: str, in_table: set[str], new_items: list[str]
+) -> int:
     import json
 
     enc = json.encoder.encode_basestring  # what json.dumps(..., ensure_ascii=False) writes a str as
