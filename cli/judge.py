@@ -197,6 +197,9 @@ def plan_judge_cmd(
 @click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed sent with each request (sample s: seed+s).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=256, show_default=True, help="Answer length cap.")
+@click.option("--response-format", type=click.Choice(["json_schema", "json_object", "none"]), default="json_schema",
+              show_default=True, help="How the schema's values are enforced: json_schema (OpenAI, vLLM, Ollama), "
+              "json_object (llama-cpp-python's server: a grammar), none (the prompt only).")  # fmt: skip
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Answers per item; samples after the first shuffle the value order (self-consistency, position bias).")  # fmt: skip
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Requests in flight.")
@@ -207,8 +210,8 @@ def plan_judge_cmd(
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N items (a trial run).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 def judge_run_cmd(
-    study_dir, judge, model, base_url, key_file, round_number, template, temperature, seed, max_tokens, samples,
-    concurrency, timeout, retries, limit, progress,
+    study_dir, judge, model, base_url, key_file, round_number, template, temperature, seed, max_tokens, response_format,
+    samples, concurrency, timeout, retries, limit, progress,
 ) -> None:  # fmt: skip
     """Run an LLM judge on the study's items through an OpenAI-compatible endpoint.
 
@@ -226,7 +229,8 @@ def judge_run_cmd(
 
     summary = run_judge(
         study_dir, judge=judge, model=model, base_url=base_url, key_file=key_file, round_number=round_number,
-        template=template, temperature=temperature, seed=seed, max_tokens=max_tokens, samples=samples,
+        template=template, temperature=temperature, seed=seed, max_tokens=max_tokens, response_format=response_format,
+        samples=samples,
         concurrency=concurrency, timeout=timeout, retries=retries, limit=limit, progress=progress,
         echo=lambda s: click.echo(s, err=True),
     )  # fmt: skip

@@ -159,20 +159,25 @@ def prompt_vars(schema: Schema, unit: dict, guideline: str, rng: random.Random |
     }
 
 
-def answer_schema(schema: Schema) -> dict[str, Any]:
-    """The ``response_format`` JSON schema: a rationale and one of each field's values."""
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+
+
+def answer_schema(schema: Schema, kind: str = "json_schema") -> dict[str, Any] | None:
+    """The ``response_format``: a rationale and one of each field's values, as a JSON schema.
+
+    ``json_schema``: OpenAI's form (hosted APIs, vLLM, Ollama); ``json_object``: the same schema
+    in llama-cpp-python's form (``{"type": "json_object", "schema": ...}``, a grammar on the
+    server); ``none``: the prompt alone asks for the JSON."""
     props: dict[str, Any] = {"rationale": {"type": "string", "maxLength": 400}}
     for f in judged_fields(schema):
         extra = [NOT_SHOWN] if f.shown_when else []
         props[f.name] = {"type": "string", "enum": [v.value for v in f.values] + extra + [CANNOT_JUDGE]}
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": "rating",
-            "strict": True,
-            "schema": {"type": "object", "properties": props, "required": list(props), "additionalProperties": False},
-        },
-    }
+    body = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    if kind == "json_object":
+        return {"type": "json_object", "schema": body}
+    if kind == "none":
+        return None
+    return {"type": "json_schema", "json_schema": {"name": "rating", "strict": True, "schema": body}}
 
 
 def load_template(path: str | Path | None):
@@ -339,7 +344,7 @@ def plan_requests(
     study: Study, units: list[dict], guideline: str, template, template_hash: str, params: dict[str, Any], samples: int
 ) -> list[dict[str, Any]]:
     """One request per (item, sample): its rendered prompt, body and cache key."""
-    fmt = answer_schema(study.schema)
+    fmt = answer_schema(study.schema, params["response_format"])
     out = []
     for unit in units:
         for s in range(samples):
@@ -351,8 +356,9 @@ def plan_requests(
                 "temperature": params["temperature"],
                 "max_tokens": params["max_tokens"],
                 "seed": params["seed"] + s,
-                "response_format": fmt,
             }
+            if fmt is not None:
+                body["response_format"] = fmt
             phash = sha256_text(prompt)
             key = sha256_text(json.dumps([params, phash, s], sort_keys=True))
             out.append({"item_id": unit["item_id"], "sample": s, "prompt_hash": phash, "body": body, "key": key})
@@ -439,6 +445,7 @@ def run_judge(
     temperature: float = 0.0,
     seed: int = 0,
     max_tokens: int = 256,
+    response_format: str = "json_schema",
     samples: int = 1,
     concurrency: int = 4,
     timeout: float = 120.0,
@@ -462,7 +469,8 @@ def run_judge(
     if limit:
         units = units[:limit]
     tmpl, thash = load_template(template)
-    params = {"model": model, "temperature": temperature, "seed": seed, "max_tokens": max_tokens, "template": thash}
+    params = {"model": model, "temperature": temperature, "seed": seed, "max_tokens": max_tokens, "template": thash,
+              "response_format": response_format}  # fmt: skip
     reqs = plan_requests(study, units, study.round(number).guideline_version, tmpl, thash, params, samples)
     out = responses_path(study, judge)
     have = read_responses(out)
