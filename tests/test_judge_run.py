@@ -129,11 +129,14 @@ def test_the_key_is_nowhere_on_disk_or_in_output(study, stub, tmp_path):
     keyfile.chmod(0o600)
     res = judge_run(study, stub, "--key-file", keyfile)
     assert stub.headers[-1] == f"Bearer {KEY}"
+    run("judge", "--study", study, "--judge", "stub", "--expertise", "expert")
     out = run("report", "--study", study, "-o", tmp_path / "r.html", code=None).output
     for p in list(study.rglob("*")) + [tmp_path / "r.html"]:
         if p.is_file():
             assert KEY.encode() not in p.read_bytes(), p
     assert KEY not in res.output + out
+    html = (tmp_path / "r.html").read_text()
+    assert "Judge stub was stub-model-1 on a local server" in html
 
 
 def test_rerun_asks_only_the_missing_and_a_full_rerun_sends_nothing(study, stub):
