@@ -14,7 +14,16 @@ EPSILON_HELP = (
 )
 
 
-@click.command("judge")
+class _JudgeCommand(click.Command):
+    """``goldboard judge run ...`` goes to :data:`judge_run_cmd`; anything else is the alt-test."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        if args and args[0] == "run":
+            return judge_run_cmd.make_context("run", list(args[1:]), parent=parent, **extra)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+
+@click.command("judge", cls=_JudgeCommand)
 @click.argument("ratings", required=False, type=click.Path(dir_okay=False))
 @study_option(required=False, help="Study workspace (instead of RATINGS): its raters are the humans.")
 @click.option("--judge", "judges", multiple=True, help="Judge name(s): NAME[,NAME...] (repeatable).")
@@ -73,6 +82,8 @@ def judge_cmd(
     In a study (judge labels are kept apart: never a clinician in agree, flag, gold or methods):
       goldboard judge --study S --judge gpt-4o --labels gpt4o.csv --expertise expert
       goldboard judge --study S
+    Run the judge on the study's items first (see goldboard judge run --help):
+      goldboard judge run --study S --judge NAME --model MODEL --base-url http://127.0.0.1:8000/v1
     \b
     Needs >= 2 humans per item (3 or more recommended) and >= 30 items per human for the
     t-test (fewer: Wilcoxon signed-rank, see --small-sample). In a study, beside the test:
@@ -171,6 +182,62 @@ def plan_judge_cmd(
     )  # fmt: skip
     data["settings"]["epsilon_reason"] = why
     emit(render_plan(data, fmt), output, terminal=fmt == "table")
+
+
+@click.command("run")
+@study_option(required=True, help="Study workspace whose items the judge labels.")
+@click.option("--judge", required=True, help="The judge's name in the study (not a rater's).")
+@click.option("--model", required=True, help="Model name sent to the endpoint.")
+@click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
+              help="A 0600 file holding the API key (default: $OPENAI_API_KEY; none for a local server).")  # fmt: skip
+@click.option("--round", "round_number", type=int, default=None, help="Round whose items are judged (default: latest).")
+@click.option("--template", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Jinja prompt template (default: built from the schema; same variables).")  # fmt: skip
+@click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed sent with each request (sample s: seed+s).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=256, show_default=True, help="Answer length cap.")
+@click.option("--response-format", type=click.Choice(["json_schema", "json_object", "none"]), default="json_schema",
+              show_default=True, help="How the schema's values are enforced: json_schema (OpenAI, vLLM, Ollama), "
+              "json_object (llama-cpp-python's server: a grammar), none (the prompt only).")  # fmt: skip
+@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Answers per item; samples after the first shuffle the value order (self-consistency, position bias).")  # fmt: skip
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Requests in flight.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+              help="Seconds per request.")  # fmt: skip
+@click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Retries (exponential backoff) on 429, 5xx, timeouts.")  # fmt: skip
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N items (a trial run).")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
+def judge_run_cmd(
+    study_dir, judge, model, base_url, key_file, round_number, template, temperature, seed, max_tokens, response_format,
+    samples, concurrency, timeout, retries, limit, progress,
+) -> None:  # fmt: skip
+    """Run an LLM judge on the study's items through an OpenAI-compatible endpoint.
+
+    \b
+    The prompt is built from the schema (titles, values, definitions, hints, shown_when), the case
+    and model output as raters see them, and the guideline version; the answer is JSON constrained
+    to the schema's values, with a rationale and an explicit "cannot judge" (abstention). Answers
+    off the schema are held out and counted. Labels are recorded as judge labels (never a
+    clinician's), each answer with its provenance in judges/NAME/responses.jsonl; a rerun asks
+    only what is missing. The key is never printed or stored.
+      goldboard judge run --study S --judge gemma --model gemma --base-url http://127.0.0.1:8000/v1
+      goldboard judge --study S --judge gemma --expertise expert --format json
+    """
+    from goldboard.workflows.judge_run import run_judge, run_text
+
+    summary = run_judge(
+        study_dir, judge=judge, model=model, base_url=base_url, key_file=key_file, round_number=round_number,
+        template=template, temperature=temperature, seed=seed, max_tokens=max_tokens, response_format=response_format,
+        samples=samples,
+        concurrency=concurrency, timeout=timeout, retries=retries, limit=limit, progress=progress,
+        echo=lambda s: click.echo(s, err=True),
+    )  # fmt: skip
+    click.echo(run_text(summary))
+
+
+judge_run_cmd.param_flags = {"judge": "--judge", "key_file": "--key-file", "base_url": "--base-url"}
 
 
 plan_judge_cmd.param_flags = {"n_categories": "--n-categories", "n_humans": "--n-humans", "sizes": "--datasets"}

@@ -770,7 +770,26 @@ def judge_report(study: Study) -> dict[str, Any] | None:
         }  # fmt: skip
     return {
         "section": judge_section(data),
-        "methods": judge_methods_sentence(data),
+        "methods": " ".join([judge_methods_sentence(data), *run_sentences(settings)]),
         "warnings": [f"LLM judge: {w}" for w in data["warnings"]],
         "data": data,
     }
+
+
+def run_sentences(settings: dict[str, Any]) -> list[str]:
+    """One methods sentence per judge run by ``goldboard judge run``: model, endpoint kind, prompt
+    template hash, date and parameters."""
+    out = []
+    for name, entry in (settings.get("judges") or {}).items():
+        r = entry.get("run")
+        if not r:
+            continue
+        model = ", ".join(r.get("models_reported") or []) or r.get("model", "")
+        out.append(
+            f"Judge {name} was {model} on a {r.get('endpoint_kind', 'endpoint')}, prompted from the schema "
+            f"(template sha256 {str(r.get('template', ''))[:12]}) on {str(r.get('ran_at', ''))[:10]}, temperature "
+            f"{r.get('temperature')}, seed {r.get('seed')}, at most {r.get('max_tokens')} tokens, answers constrained "
+            f"to the schema's values ({r.get('response_format')}); {r.get('abstained', 0)} items abstained and "
+            f"{r.get('off_schema', 0)} answers off the schema were held out."
+        )
+    return out
