@@ -68,10 +68,13 @@ def calibrate_cmd(
 
     The lower limit is the safe thing to demand of a small round. Checking after every round
     is a sequential test: each round is a look, tested at the Bonferroni-adjusted one-sided
-    level 0.025/MAX_LOOKS, so a false stop over all planned looks has at most a 2.5% chance.
-    Cohen's kappa is tested with the more conservative of the Donner-Eliasziw goodness-of-fit
-    limit (which does not collapse at perfect agreement) and the Wald limit; a limit that cannot be computed reads "cannot be decided:
-    rate more items" and never meets a rule (a note says whether more items can help). The rule, fields, planned and taken looks are
+    level 0.025/MAX_LOOKS. Cohen's kappa is tested with the more conservative of the
+    Donner-Eliasziw goodness-of-fit limit (which does not collapse at perfect agreement) and the
+    Wald limit (the Wald limit alone where the goodness-of-fit model misfits), and keeps a 2.5%
+    chance of a false stop over the planned looks; the Wald limits of Fleiss' kappa, AC1 and
+    alpha do not, and the verdict prints the rate a seeded simulation measured for them. A limit
+    that cannot be computed reads "cannot be decided" and never meets a rule (a note says whether
+    more items can help). The rule, fields, planned and taken looks are
     recorded in study.toml so `goldboard report` shows the same curve and verdict (unless
     --no-record). Exit status is 0 either way.
     """

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from goldboard.analysis.calibration import (
     DEFAULT_MAX_LOOKS,
+    MISFIT,
     NOMINAL,
     UNDECIDED,
     Rule,
@@ -148,6 +149,7 @@ def calibration_for_study(
                     f"round {rn}: {c['rule']} cannot be met at n = {c['n_items']}: even perfect agreement would give "
                     f"a limit of {c['best_possible']:.3f} at this look's level {level:.3g}; rate more items per round"
                 )
+        notes.extend(_misfit_notes(rn, ev["checks"]) if look <= max_looks else [])
         if look <= max_looks and not ev["decided"]:
             notes.append(_undecided_note(rn, n_items, ev["checks"]))
         r = info.get(rn)
@@ -179,6 +181,16 @@ def calibration_for_study(
         else "Wald (large-sample SE)",
         "notes": notes,
     }
+
+
+def _misfit_notes(rn: int, checks: Sequence[dict]) -> list[str]:
+    """A kappa rule whose goodness-of-fit model misfits tests the Wald limit: say so (never "rate more items")."""
+    return [
+        f"round {rn}: {c['field']}: {MISFIT}, so {c['rule']} tests the Wald limit alone (kappa - z SE); more items "
+        "do not repair a misfit"
+        for c in checks
+        if MISFIT in c["tested_how"]
+    ]
 
 
 def recorded_looks(study: Study) -> list[int]:

@@ -1,0 +1,160 @@
+"""Benchmark: the false-stop rate of every stopping rule over 5 looks, at the boundary.
+
+A calibration that checks ``STAT_lower>=0.6`` after each of 5 rounds (``goldboard calibrate``,
+each look at the Bonferroni level 0.025 / 5 = 0.005) stops falsely when a look meets the rule
+although the population's statistic is exactly 0.6.  Simulated here with goldboard's own code:
+the coefficient functions the agreement engine calls (``analysis.coefficients``) and the limit the
+rule tests (``analysis.calibration.tested_limit`` logic: the goodness-of-fit/Wald limit for Cohen's
+kappa, the estimate minus z(0.995) SE for the others).
+
+Populations (``r`` raters rate each of ``n`` items per round):
+
+* common: with probability ``rho`` every rater gives the item's category (drawn from ``p``),
+  else each rater draws from ``p`` independently (the common-correlation model);
+* category-specific: the same with a probability ``rho_c`` per category (``rho_c`` proportional
+  to ``shape``), so agreement differs by category and the common-correlation model misfits.
+
+``rho`` (or the scale of ``rho_c``) is solved so that the population's statistic equals 0.6.
+
+Run: ``python benchmarks/bench_stopping.py [--reps 4000] [--looks 5]``; prints one row per
+scenario x statistic: the false-stop rate, its Monte Carlo SE and whether it is within 0.025 + 2 SE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+from goldboard.analysis import coefficients as C
+from goldboard.analysis.calibration import kappa_rule_limits, look_level, stated_false_stop
+
+THRESHOLD = 0.6
+
+#: name -> (raters, items per round, prevalences, per-category agreement shape or None)
+SCENARIOS = {
+    "2 raters, 4 balanced, 30 items": (2, 30, [0.25] * 4, None),
+    "2 raters, 4 balanced, 100 items": (2, 100, [0.25] * 4, None),
+    "2 raters, binary 0.15, 50 items": (2, 50, [0.85, 0.15], None),
+    "2 raters, binary 0.15, 100 items": (2, 100, [0.85, 0.15], None),
+    "2 raters, category-specific, 100 items": (2, 100, [0.5, 0.3, 0.2], [1.0, 0.4, 0.1]),
+    "2 raters, category-specific, 200 items": (2, 200, [0.5, 0.3, 0.2], [1.0, 0.4, 0.1]),
+    "3 raters, 4 balanced, 30 items": (3, 30, [0.25] * 4, None),
+    "3 raters, binary 0.15, 100 items": (3, 100, [0.85, 0.15], None),
+    "3 raters, category-specific, 100 items": (3, 100, [0.5, 0.3, 0.2], [1.0, 0.4, 0.1]),
+}
+
+
+#: the rule statistics a scenario tests: Cohen's kappa for two raters, Fleiss' for more
+def statistics(raters: int) -> list[str]:
+    return ["cohen_kappa" if raters == 2 else "fleiss_kappa", "gwet_ac1", "krippendorff_alpha"]
+
+
+def population_value(stat: str, p: np.ndarray, rho: np.ndarray) -> float:
+    """The statistic of the population (large-sample value): observed agreement of two ratings of an
+    item, chance agreement from the rating marginals ``m``."""
+    rbar = float(np.sum(p * rho))
+    m = p * rho + p * (1 - rbar)
+    pa = float(np.sum(p * (rho + (1 - rho) * np.sum(p * p))))  # item's ratings: agree branch or independent draws
+    if stat == "gwet_ac1":
+        pe = float(np.sum(m * (1 - m)) / (len(p) - 1))
+    else:
+        pe = float(np.sum(m * m))
+    return (pa - pe) / (1 - pe)
+
+
+def boundary_rho(stat: str, p, shape) -> np.ndarray | None:
+    """Per-category agreement probabilities putting ``stat`` at :data:`THRESHOLD`; None when even
+    raters who agree only by chance give more (AC1 on a skewed label: no boundary in this model)."""
+    p = np.asarray(p, dtype=float)
+    base = np.ones_like(p) if shape is None else np.asarray(shape, dtype=float) / max(shape)
+    if population_value(stat, p, 0 * base) >= THRESHOLD:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if population_value(stat, p, mid * base) < THRESHOLD else (lo, mid)
+    return (lo + hi) / 2 * base
+
+
+def simulate_counts(rng, reps, n, raters, p, rho) -> np.ndarray:
+    """``(reps, n, K)`` counts of the ratings of each item."""
+    k = len(p)
+    cat = rng.choice(k, size=(reps, n), p=p)
+    agree = rng.random((reps, n)) < rho[cat]
+    own = rng.choice(k, size=(reps, n, raters), p=p)
+    ratings = np.where(agree[..., None], cat[..., None], own)
+    return np.stack([(ratings == c).sum(axis=-1) for c in range(k)], axis=-1).astype(float), ratings
+
+
+def tested_limits(stat: str, counts: np.ndarray, ratings: np.ndarray, level: float) -> np.ndarray:
+    """The limit the rule tests in each simulated round (what ``calibrate`` computes)."""
+    z = float(-np.asarray(__import__("scipy.stats", fromlist=["norm"]).norm.ppf(level)))
+    k = counts.shape[-1]
+    if ratings.shape[-1] == 2 and stat in ("cohen_kappa", "gwet_ac1"):
+        a, b = ratings[..., 0], ratings[..., 1]
+        idx = a * k + b
+        tables = np.stack([np.bincount(row, minlength=k * k) for row in idx]).reshape(-1, k, k).astype(float)
+        if stat == "cohen_kappa":
+            return kappa_rule_limits(tables, level, "lower")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            est = C.gwet_ac(tables)
+        v, se = np.asarray(est.value), np.asarray(est.se)
+        return np.where(se > 0, v - z * se, np.nan)
+    fn = {"fleiss_kappa": C.fleiss_kappa, "gwet_ac1": C.gwet_ac_multi}.get(stat)
+    out = np.empty(len(counts))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i, c in enumerate(counts):
+            est = fn(c) if fn else C.krippendorff_alpha(c, "nominal")
+            out[i] = est.value - z * est.se if est.se and est.se > 0 else np.nan
+    return out
+
+
+def false_stop_rate(name: str, stat: str, reps: int, looks: int = 5, seed: int = 34) -> tuple[float, float] | None:
+    """Share of ``reps`` simulated calibrations of scenario ``name`` that stop falsely within ``looks``
+    (with its Monte Carlo SE); None when the scenario has no boundary for ``stat``."""
+    raters, n, p, shape = SCENARIOS[name]
+    p = np.asarray(p, dtype=float)
+    rho = boundary_rho(stat, p, shape)
+    if rho is None:
+        return None
+    rng = np.random.default_rng([seed, sum(map(ord, name + stat))])
+    level = look_level(looks)
+    stopped = np.zeros(reps, dtype=bool)
+    for _ in range(looks):
+        counts, ratings = simulate_counts(rng, reps, n, raters, p, rho)
+        lim = tested_limits(stat, counts, ratings, level)
+        stopped |= np.nan_to_num(lim, nan=-np.inf) >= THRESHOLD
+    rate = float(stopped.mean())
+    return rate, math.sqrt(max(rate * (1 - rate), 1e-12) / reps)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=4000)
+    ap.add_argument("--looks", type=int, default=5)
+    args = ap.parse_args()
+    print(
+        f"rule STAT_lower>={THRESHOLD}, {args.looks} looks at level {look_level(args.looks):.3g}, {args.reps} calibrations"
+    )
+    print(f"{'scenario':42} {'statistic':20} {'false stops':>11} {'MC SE':>7}  {'stated':>8}  within stated + 2 SE")
+    for name in SCENARIOS:
+        for stat in statistics(SCENARIOS[name][0]):
+            t0 = time.time()
+            got = false_stop_rate(name, stat, args.reps, args.looks)
+            if got is None:
+                print(f"{name:42} {stat:20} {'no boundary: chance agreement alone exceeds the threshold':>40}")
+                continue
+            rate, se = got
+            stated = stated_false_stop(stat, args.looks)
+            ok = rate <= stated + 2 * se
+            print(
+                f"{name:42} {stat:20} {rate:11.4f} {se:7.4f}  {stated:8.3f}  {'yes' if ok else 'NO'}  "
+                f"({time.time() - t0:.0f} s)"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Stopping rules say the false-stop rate they have (issue 34, item 2).
+
+* A 200-item round with kappa 0.657 (Wald 0.571-0.743, wholly above 0.5) whose goodness-of-fit
+  model misfits used to read "cannot be decided: rate more items"; now the rule tests the Wald
+  limit alone and says the model misfits.
+* ``calibrate`` printed "at most 0.025" for every rule; the Wald limits of AC1, alpha and Fleiss'
+  kappa stop falsely far more often (benchmarks/bench_stopping.py), and the verdict says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli as run
+
+from goldboard.analysis.calibration import MISFIT, NOMINAL, stated_false_stop
+
+LABELS = ["Supported", "Partially Supported", "Unsupported"]
+MISFIT_TABLE = [[56, 2, 11], [5, 100, 19], [2, 0, 5]]  # kappa 0.657, Wald 0.571-0.743
+
+
+def table_study(tmp: Path, table) -> Path:
+    path = tmp / "t.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["case_id", "a", "b"])
+        i = 0
+        for r, row in enumerate(table):
+            for c, count in enumerate(row):
+                for _ in range(count):
+                    w.writerow([f"C{i:03d}", LABELS[r], LABELS[c]])
+                    i += 1
+    s = tmp / "s"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    run("pull", "--study", s, "--from-table", path, "--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b",
+        "--field", "safety_label")  # fmt: skip
+    run("study", "round", s, 1, "--calibration", "--guideline-version", "v1")
+    return s
+
+
+def test_a_misfitting_model_falls_back_to_wald_and_says_so(tmp_path):
+    s = table_study(tmp_path, MISFIT_TABLE)
+    data = json.loads(run("calibrate", "--study", s, "--rule", "kappa_lower>=0.5", "--format", "json").stdout)
+    c = data["rounds"][0]["checks"][0]
+    assert c["value"] == pytest.approx(0.6573, abs=1e-4) and c["ci_low"] > 0.5
+    assert MISFIT in c["tested_how"] and c["decided"] and c["met"] and data["verdict"] == "rule met"
+    assert c["tested"] == pytest.approx(0.6573 - 2.5758 * 0.043908, abs=1e-3)
+    out = run("calibrate", "--study", s, "--rule", "kappa_lower>=0.5", "--no-record").stdout
+    assert "rate more items" not in out and "cannot be decided" not in out
+    assert "the common-correlation model misfits" in out and "more items do not repair a misfit" in out
+
+
+def test_the_verdict_names_the_false_stop_rate_each_statistic_has(tmp_path):
+    s = table_study(tmp_path, MISFIT_TABLE)
+    out = run("calibrate", "--study", s, "--rule", "kappa_lower>=0.5", "--no-record").stdout
+    assert "the chance of a false stop over all 5 looks is at most 0.025 for Cohen's kappa." in out
+    out = run("calibrate", "--study", s, "--rule", "ac1_lower>=0.5", "--no-record").stdout
+    ac1 = stated_false_stop("gwet_ac1", 5)
+    assert ac1 > NOMINAL
+    assert f"for Gwet's AC1 it is not: its Wald limit stopped falsely in up to {ac1:.0%}" in out
+    assert "at most 0.025" not in out
+    out = run("calibrate", "--study", s, "--rule", "alpha_lower>=0.5", "--max-looks", 3, "--no-record").stdout
+    assert "for Krippendorff's alpha the false-stop rate over 3 looks was not measured" in out
+    out = run("calibrate", "--study", s, "--rule", "kappa_value>=0.5", "--no-record").stdout
+    assert "a rule on the estimate (_value) has no error control" in out and "at most 0.025" not in out
+
+
+def _bench():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stopping.py"
+    spec = importlib.util.spec_from_file_location("bench_stopping", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.slow  # a seeded simulation of 5 looks, a few thousand calibrations per cell
+@pytest.mark.parametrize(
+    "name,stat",
+    [
+        ("2 raters, 4 balanced, 100 items", "cohen_kappa"),
+        ("2 raters, category-specific, 200 items", "cohen_kappa"),
+        ("2 raters, 4 balanced, 30 items", "gwet_ac1"),
+        ("3 raters, 4 balanced, 30 items", "fleiss_kappa"),
+        ("2 raters, binary 0.15, 50 items", "krippendorff_alpha"),
+    ],
+)
+def test_false_stop_rate_at_the_boundary_is_within_the_stated_rate(name, stat):
+    rate, se = _bench().false_stop_rate(name, stat, reps=1500, seed=7)
+    assert rate <= stated_false_stop(stat, 5) + 2 * se, (name, stat, rate, se)
