@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from goldboard.analysis import coefficients as C
-from goldboard.analysis.calibration import kappa_rule_limits, look_level, stated_false_stop
+from goldboard.analysis.calibration import NOMINAL, kappa_rule_limits, look_level, stated_false_stop, wald_critical
 
 THRESHOLD = 0.6
 
@@ -39,6 +39,7 @@ SCENARIOS = {
     "2 raters, 4 balanced, 100 items": (2, 100, [0.25] * 4, None),
     "2 raters, binary 0.15, 50 items": (2, 50, [0.85, 0.15], None),
     "2 raters, binary 0.15, 100 items": (2, 100, [0.85, 0.15], None),
+    "2 raters, binary 0.15, 200 items": (2, 200, [0.85, 0.15], None),
     "2 raters, category-specific, 100 items": (2, 100, [0.5, 0.3, 0.2], [1.0, 0.4, 0.1]),
     "2 raters, category-specific, 200 items": (2, 200, [0.5, 0.3, 0.2], [1.0, 0.4, 0.1]),
     "3 raters, 4 balanced, 30 items": (3, 30, [0.25] * 4, None),
@@ -89,26 +90,60 @@ def simulate_counts(rng, reps, n, raters, p, rho) -> np.ndarray:
     return np.stack([(ratings == c).sum(axis=-1) for c in range(k)], axis=-1).astype(float), ratings
 
 
-def tested_limits(stat: str, counts: np.ndarray, ratings: np.ndarray, level: float) -> np.ndarray:
-    """The limit the rule tests in each simulated round (what ``calibrate`` computes)."""
-    z = float(-np.asarray(__import__("scipy.stats", fromlist=["norm"]).norm.ppf(level)))
+def estimates(stat: str, counts: np.ndarray, ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The estimate and SE of a non-Cohen rule statistic in each simulated round (the engine's functions)."""
     k = counts.shape[-1]
-    if ratings.shape[-1] == 2 and stat in ("cohen_kappa", "gwet_ac1"):
-        a, b = ratings[..., 0], ratings[..., 1]
-        idx = a * k + b
+    if ratings.shape[-1] == 2 and stat == "gwet_ac1":
+        idx = ratings[..., 0] * k + ratings[..., 1]
         tables = np.stack([np.bincount(row, minlength=k * k) for row in idx]).reshape(-1, k, k).astype(float)
-        if stat == "cohen_kappa":
-            return kappa_rule_limits(tables, level, "lower")
         with np.errstate(divide="ignore", invalid="ignore"):
             est = C.gwet_ac(tables)
-        v, se = np.asarray(est.value), np.asarray(est.se)
-        return np.where(se > 0, v - z * se, np.nan)
+        return np.asarray(est.value, dtype=float), np.asarray(est.se, dtype=float)
     fn = {"fleiss_kappa": C.fleiss_kappa, "gwet_ac1": C.gwet_ac_multi}.get(stat)
-    out = np.empty(len(counts))
+    v, se = np.empty(len(counts)), np.empty(len(counts))
     with np.errstate(divide="ignore", invalid="ignore"):
         for i, c in enumerate(counts):
             est = fn(c) if fn else C.krippendorff_alpha(c, "nominal")
-            out[i] = est.value - z * est.se if est.se and est.se > 0 else np.nan
+            v[i], se[i] = est.value, est.se
+    return v, se
+
+
+def tested_limits(stat: str, counts: np.ndarray, ratings: np.ndarray, level: float) -> np.ndarray:
+    """The limit the rule tests in each simulated round (what ``calibrate`` computes:
+    :func:`kappa_rule_limits` for Cohen's kappa, else the estimate minus :func:`wald_critical` SE)."""
+    k = counts.shape[-1]
+    if ratings.shape[-1] == 2 and stat == "cohen_kappa":
+        idx = ratings[..., 0] * k + ratings[..., 1]
+        tables = np.stack([np.bincount(row, minlength=k * k) for row in idx]).reshape(-1, k, k).astype(float)
+        return kappa_rule_limits(tables, level, "lower")
+    v, se = estimates(stat, counts, ratings)
+    n = counts.shape[1]
+    return np.where(np.isfinite(se) & (se > 0), v - wald_critical(stat, level, n) * se, np.nan)
+
+
+def needed_widening(name: str, stat: str, reps: int, seed: int = 99) -> dict[int, float] | None:
+    """The factor ``B`` of :func:`wald_critical` each number of looks (1, 5) needs in scenario ``name``:
+    from the studentized statistic ``(estimate - 0.6) / SE`` at the boundary, the critical value
+    ``c`` whose false-stop rate over the looks is 0.025, and ``B = (c / z - 1) sqrt(n)``."""
+    from scipy import stats
+
+    raters, n, p, shape = SCENARIOS[name]
+    p = np.asarray(p, dtype=float)
+    rho = boundary_rho(stat, p, shape)
+    if rho is None:
+        return None
+    rng = np.random.default_rng([seed, sum(map(ord, name + stat))])
+    t = []
+    for _ in range(5):
+        counts, ratings = simulate_counts(rng, reps, n, raters, p, rho)
+        v, se = estimates(stat, counts, ratings)
+        t.append(np.where(np.isfinite(se) & (se > 0), (v - THRESHOLD) / np.where(se > 0, se, 1), -np.inf))
+    t = np.array(t)  # looks x reps
+    out = {}
+    for looks in (1, 5):
+        c = float(np.quantile(t[:looks].max(axis=0), 1 - NOMINAL))
+        z = float(stats.norm.ppf(1 - NOMINAL / looks))
+        out[looks] = max(0.0, (c / z - 1) * math.sqrt(n))
     return out
 
 
@@ -135,7 +170,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=4000)
     ap.add_argument("--looks", type=int, default=5)
+    ap.add_argument("--fit", action="store_true", help="print the widening factor B each scenario needs")
     args = ap.parse_args()
+    if args.fit:
+        for name in SCENARIOS:
+            for stat in statistics(SCENARIOS[name][0])[1:] if SCENARIOS[name][0] == 2 else statistics(3):
+                print(f"{name:42} {stat:20} {needed_widening(name, stat, args.reps)}", flush=True)
+        return
     print(
         f"rule STAT_lower>={THRESHOLD}, {args.looks} looks at level {look_level(args.looks):.3g}, {args.reps} calibrations"
     )

@@ -134,10 +134,12 @@ def calibration_for_study(
                 f"round {rn} is look {look}, after the {max_looks} planned looks: not tested (the false-stop "
                 "guarantee covers the planned looks only)"
             )
-        elif any(" SE, " in c["tested_how"] for c in ev["checks"]) and n_items < SMALL_N:
+        elif any(c["tested_how"].startswith("estimate ") and " SE" in c["tested_how"] for c in ev["checks"]) and (
+            n_items < SMALL_N
+        ):
             notes.append(
                 f"round {rn}: {n_items} items (< {SMALL_N}): the Wald-type limit is unreliable this small "
-                "(its false-stop rate is not covered by the simulation, which checks Cohen's kappa)"
+                "(the simulation that checks its false-stop rate covers 30 to 200 items a round)"
             )
         for c in ev["checks"]:
             if (
