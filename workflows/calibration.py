@@ -134,9 +134,7 @@ def calibration_for_study(
                 f"round {rn} is look {look}, after the {max_looks} planned looks: not tested (the false-stop "
                 "guarantee covers the planned looks only)"
             )
-        elif any(c["tested_how"].startswith("estimate ") and " SE" in c["tested_how"] for c in ev["checks"]) and (
-            n_items < SMALL_N
-        ):
+        elif _wald_type(ev["checks"]) and n_items < SMALL_N:
             notes.append(
                 f"round {rn}: {n_items} items (< {SMALL_N}): the Wald-type limit is unreliable this small "
                 "(the simulation that checks its false-stop rate covers 30 to 200 items a round)"
@@ -183,6 +181,11 @@ def calibration_for_study(
         else "Wald (large-sample SE)",
         "notes": notes,
     }
+
+
+def _wald_type(checks: Sequence[dict]) -> bool:
+    """Whether a check tests a (widened) Wald-type limit ``estimate -/+ c SE``."""
+    return any(c["tested_how"].startswith("estimate ") and " SE" in c["tested_how"] for c in checks)
 
 
 def _misfit_notes(rn: int, checks: Sequence[dict]) -> list[str]:
