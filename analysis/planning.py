@@ -762,7 +762,7 @@ def report_limits(tables, alpha_side: float, method: str) -> tuple[np.ndarray, n
     if method not in _SIMULABLE:
         raise GoldboardError(
             f"the report's interval for Cohen's kappa is {method!r}, which the assurance simulation cannot compute; "
-            "plan without --assurance",
+            "plan for the expected value instead (no assurance)",
             param="assurance",
         )
     with np.errstate(divide="ignore", invalid="ignore"):
