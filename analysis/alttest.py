@@ -390,8 +390,8 @@ def simulate_items_needed(
     n_humans: int = 3,
     epsilon: float = 0.2,
     sizes: Sequence[int] = tuple(range(30, 201, 10)),
-    n_datasets: int = 20,
-    n_boots: int = 10,
+    n_datasets: int = 200,
+    n_boots: int = 1,
     max_items: int = 500,
     max_humans: int = 6,
     q: float = 0.05,
@@ -400,7 +400,8 @@ def simulate_items_needed(
     """How many items the alt-test needs: the authors' simulation (paper, appendix C; the
     notebook's "Simulation" section), seeded.
 
-    ``n_datasets`` datasets, each with category priors drawn from a flat Dirichlet, ``max_items``
+    ``n_datasets`` datasets (default 200, one study each: independent studies; the authors used 20
+    datasets resampled 10 times, which are not 200 independent studies), each with category priors drawn from a flat Dirichlet, ``max_items``
     items with a gold label drawn from the priors, ``max_humans`` annotators and one judge that
     give the gold label with probability ``1 - noise`` and otherwise a draw from the priors (the
     notebook: noise 0.1 -> human kappa about 0.80, 0.2 -> 0.63, 0.3 -> 0.48, 0.4 -> 0.36).  For each
@@ -410,7 +411,11 @@ def simulate_items_needed(
     pairwise Cohen's kappa and the judge's accuracy against gold.  ``items_needed``: the smallest
     size from which on the mean winning rate stays at 0.5 or more (the authors' curves against the
     0.5 line); ``items_for_80``: the smallest size from which on the judge passes in at least 80% of
-    the simulated studies (None: not within ``sizes``).
+    the simulated studies (None: not within ``sizes``).  Each row has the Monte Carlo SE of its
+    mean winning rate and pass share (``winning_rate_se``, ``passed_se``: from the spread between
+    datasets, since resamples of one dataset are not independent); ``passed_se_near_80`` is the
+    largest pass-share SE near 80%, the precision of ``items_for_80`` (another seed can move it by
+    a step of ``sizes`` where the share lies within about 2 SE of 0.8).
     """
     if not 2 <= n_categories <= 50:
         raise GoldboardError(f"{n_categories}: give 2 to 50 categories", param="n_categories")
@@ -451,11 +456,21 @@ def simulate_items_needed(
 
 def _simulation_summary(sizes, wr, rho, kappa, acc, args) -> dict:
     flat = lambda x: x.reshape(len(sizes), -1)  # noqa: E731
+    passed = (wr >= 0.5).mean(axis=2)  # sizes x datasets: each dataset's share of resamples passed
+    n_ds = wr.shape[1]
+
+    def cluster_se(per_dataset: np.ndarray) -> float:
+        """Monte Carlo SE of a mean over datasets x resamples: from the spread between datasets (the
+        resamples of one dataset are not independent studies)."""
+        return float(per_dataset.std(ddof=1) / np.sqrt(n_ds)) if n_ds > 1 else float("nan")
+
     rows = [
         {
             "items": int(s),
             "winning_rate": float(flat(wr)[i].mean()),
+            "winning_rate_se": cluster_se(wr[i].mean(axis=1)),
             "passed_share": float((flat(wr)[i] >= 0.5).mean()),
+            "passed_se": cluster_se(passed[i]),
             "rho": float(flat(rho)[i].mean()),
             "rho_p05": float(np.percentile(flat(rho)[i], 5)),
             "rho_p95": float(np.percentile(flat(rho)[i], 95)),
@@ -480,4 +495,10 @@ def _simulation_summary(sizes, wr, rho, kappa, acc, args) -> dict:
         "rows": rows,
         "items_needed": first(lambda r: r["winning_rate"] >= 0.5),
         "items_for_80": first(lambda r: r["passed_share"] >= 0.8),
+        # the largest Monte Carlo SE of the pass share near 80% (rows within 0.15 of it): how far the
+        # count read off the curve can move with another seed
+        "winning_rate_se_near_50": max(
+            (r["winning_rate_se"] for r in rows if abs(r["winning_rate"] - 0.5) <= 0.15), default=None
+        ),
+        "passed_se_near_80": max((r["passed_se"] for r in rows if abs(r["passed_share"] - 0.8) <= 0.15), default=None),
     }

@@ -92,6 +92,10 @@ class SampleSizePlan:
     #: ``n`` (asked and simulated), the simulation's size and seed, and the expected-value ``n``
     assurance: float | None = None
     assurance_simulated: float | None = None
+    #: the one-sided 95% Wilson lower confidence bound of ``assurance_simulated``, and the interval
+    #: simulated (the report's, :func:`report_interval_method`)
+    assurance_lower: float | None = None
+    interval: str | None = None
     simulations: int | None = None
     seed: int | None = None
     n_expected: int | None = None
@@ -145,17 +149,20 @@ class SampleSizePlan:
             else f"a two-sided {conf}% confidence interval for kappa no wider than "
             f"{_num(self.kappa_upper - self.kappa_lower)}"
         )
+        stream = "one fixed set of studies" if self.seed is None else f"seed {self.seed}"
         return (
             f"A sample of {self.n} double-rated items gives {target} with probability {self.assurance:g} "
-            f"(assurance) if kappa is {_num(self.kappa)} (expected category prevalences {prev}): in "
-            f"{self.simulations} simulated studies of {self.n} items (seed {self.seed}; two raters under the "
-            f"common-correlation model, the {self.method.replace(' confidence interval', '')} limits with "
-            f"prevalences estimated from each study) the target was met in {self.assurance_simulated:.1%}. "
+            f"(assurance) if kappa is {_num(self.kappa)} (expected category prevalences {prev}), for the interval "
+            f"the report prints ({self.interval}): in {self.simulations} simulated studies of "
+            f"{self.n} items ({stream}; two raters under the common-correlation model, the same items "
+            f"extended for every size tried) the target was met in {self.assurance_simulated:.1%} (one-sided 95% "
+            f"lower confidence bound {self.assurance_lower:.1%}; {self.n} is the smallest size whose bound reaches "
+            f"{self.assurance:.0%}). "
             + (
-                f"{self.n_expected} items meet it only on average (the expected-value plan)."
+                f"{self.n_expected} items meet it only on average (the expected-value plan, goodness-of-fit limits)."
                 if self.n_expected is not None and self.n_expected <= self.n
-                else f"The expected-value plan ({self.n_expected} items) asks more: each expected limit within "
-                f"{_num((self.kappa_upper - self.kappa_lower) / 2)} of kappa."
+                else f"The expected-value plan ({self.n_expected} items, goodness-of-fit limits) asks more: each "
+                f"expected limit within {_num((self.kappa_upper - self.kappa_lower) / 2)} of kappa."
             )
         )
 
@@ -700,63 +707,227 @@ def _num(x: float) -> str:
     return f"{round(float(x), 3):g}"
 
 
+#: simulated studies per n of an assurance plan (``plan size --assurance``): enough that the share's
+#: 95% lower confidence bound lies within about 0.5 percentage points of the share at P = 0.8
+ASSURANCE_SIMULATIONS = 20000
+#: at most this many batches of ``simulations`` studies at one size, while the share's bounds straddle P
+ASSURANCE_MAX_BATCHES = 16
+#: the seed of the one fixed set of simulated studies every assurance plan uses (none given): the same
+#: plan gives the same n on every run, whatever seed the rest of a session uses
+ASSURANCE_STREAM = 34
+#: confidence of the lower bound an assurance plan's share must reach (one-sided, Wilson score)
+ASSURANCE_CONFIDENCE = 0.95
+
+#: interval methods of the agreement engine's rows (``ci_method``) the assurance simulation can
+#: compute for a batch of tables, and the words that name them
+_SIMULABLE = {"asymptotic": "Wald (Fleiss-Cohen-Everitt SE)"}
+
+
+def report_interval_method(statistic: str = "cohen_kappa") -> str:
+    """The interval method the agreement engine reports by default for ``statistic`` (two raters):
+    the ``ci_method`` of its row for a small study, asked of :func:`goldboard.analysis.agreement.agreement`
+    itself, so an assurance plan follows the report when the default changes."""
+    row = _engine_row(np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]), statistic)
+    return str(row.get("ci_method") or "")
+
+
+def _engine_row(table: np.ndarray, statistic: str = "cohen_kappa") -> dict:
+    """The agreement engine's overall row of ``statistic`` for a two-rater ``table`` (K x K counts)."""
+    import pandas as pd
+
+    from goldboard.analysis.agreement import agreement
+
+    k = table.shape[0]
+    recs, item = [], 0
+    for i in range(k):
+        for j in range(k):
+            for _ in range(int(table[i, j])):
+                recs += [(f"i{item}", "a", f"c{i}"), (f"i{item}", "b", f"c{j}")]
+                item += 1
+    df = pd.DataFrame(recs, columns=["item_id", "rater", "value"])
+    res = agreement(df, "label", categories=[f"c{i}" for i in range(k)])
+    return next(
+        r
+        for r in res["statistics"]
+        if r["statistic"] == statistic and r.get("group") is None and r.get("weights") in ("none", None)
+    )
+
+
+def report_limits(tables, alpha_side: float, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """The lower and upper limits the report prints for each two-rater table ``(..., K, K)``, at
+    one-sided level ``alpha_side`` per side, by the engine's ``method``
+    (:func:`report_interval_method`); NaN where the report prints "not estimable" (a zero SE)."""
+    from goldboard.analysis.coefficients import cohen_kappa
+
+    if method not in _SIMULABLE:
+        raise GoldboardError(
+            f"the report's interval for Cohen's kappa is {method!r}, which the assurance simulation cannot compute; "
+            "plan for the expected value instead (no assurance)",
+            param="assurance",
+        )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = cohen_kappa(np.asarray(tables, dtype=float))
+    v, se = np.asarray(est.value, dtype=float), np.asarray(est.se, dtype=float)
+    z = ndtri(1 - alpha_side)
+    ok = np.isfinite(v) & np.isfinite(se) & (se > 0)
+    lo = np.where(ok, np.clip(v - z * se, -1.0, 1.0), np.nan)
+    hi = np.where(ok, np.clip(v + z * se, -1.0, 1.0), np.nan)
+    return lo, hi
+
+
+def _check_report_limits(tables: np.ndarray, method: str) -> None:
+    """The simulated 95% limits equal the engine's own on a few of the simulated tables: a plan never
+    simulates an interval other than the one the report prints."""
+    lo, hi = report_limits(tables, 0.025, method)
+    for t, a, b in zip(tables, lo, hi):
+        row = _engine_row(t)
+        got = (row.get("ci_low"), row.get("ci_high"))
+        if a != a:  # not estimable here: the engine prints no interval (or a collapsed one)
+            continue
+        if got[0] is None or abs(got[0] - a) > 1e-9 or abs(got[1] - b) > 1e-9:
+            raise GoldboardError(
+                f"the simulated interval ({a:.4f} to {b:.4f}) is not the report's ({got[0]} to {got[1]}, "
+                f"{row.get('ci_method')}); the assurance plan cannot promise what the report shows",
+                param="assurance",
+            )
+
+
+def _straddles(hits: int, total: int, target: float) -> bool:
+    """Whether the two-sided 99% Wilson bounds of ``hits / total`` still hold ``target`` between them."""
+    return wilson_lower(hits, total, 0.995) < target < 1 - wilson_lower(total - hits, total, 0.995)
+
+
+def wilson_lower(hits: int, total: int, confidence: float = ASSURANCE_CONFIDENCE) -> float:
+    """One-sided Wilson score lower confidence bound of a share ``hits / total``."""
+    if total <= 0:
+        return 0.0
+    z = ndtri(confidence)
+    p = hits / total
+    centre = p + z * z / (2 * total)
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total))
+    return max(0.0, (centre - half) / (1 + z * z / total))
+
+
+class _Studies:
+    """Simulated studies of the plan's model, drawn in batches of ``batch`` studies whose items come
+    in blocks with seeds of their own ``(seed, batch, block)``: the study of ``n`` items is the first
+    ``n`` items of each study (common random numbers), so the share meeting the target changes with
+    ``n`` only through the items added, and the same seed gives the same tables whatever the order
+    the sizes are asked in."""
+
+    BLOCK = 16
+
+    def __init__(self, plan: SampleSizePlan, batch: int, seed: int):
+        self.p = cell_table(plan.kappa, np.asarray(plan.prevalences, dtype=float)).ravel()
+        self.k = len(plan.prevalences)
+        self.s, self.seed = int(batch), int(seed)
+
+    def _counts(self, cells: np.ndarray) -> np.ndarray:
+        kk = self.k * self.k
+        idx = cells + (np.arange(self.s) * kk)[:, None]
+        return np.bincount(idx.ravel(), minlength=self.s * kk).reshape(self.s, kk)
+
+    def tables(self, n: int, batch: int = 0) -> np.ndarray:
+        """The tables ``(batch, K, K)`` of the first ``n`` items of the studies of batch ``batch``."""
+        t = np.zeros((self.s, self.k * self.k), dtype=np.int64)
+        for b, start in enumerate(range(0, int(n), self.BLOCK)):
+            rng = np.random.default_rng([self.seed, int(batch), b])
+            cells = rng.choice(self.k * self.k, size=(self.s, self.BLOCK), p=self.p)
+            t += self._counts(cells[:, : min(self.BLOCK, int(n) - start)])
+        return t.reshape(self.s, self.k, self.k).astype(float)
+
+
 def assured_sample_size(
-    plan: SampleSizePlan, assurance: float, simulations: int = 2000, seed: int = 1, max_n: int = 20000
+    plan: SampleSizePlan,
+    assurance: float,
+    simulations: int = ASSURANCE_SIMULATIONS,
+    seed: int | None = None,
+    max_n: int = 20000,
 ) -> SampleSizePlan:
     """The smallest ``n`` at which a confidence-interval plan's target (``plan.goal == "ci"``) is
-    met with probability ``assurance``, by a seeded simulation: ``simulations`` studies of ``n``
-    items from the Donner-Eliasziw common-correlation model (the plan's kappa and prevalences),
-    each analysed with the goodness-of-fit limits of Donner & Eliasziw (1992) as planned, the
-    prevalences estimated from the study (:func:`goldboard.analysis.calibration.gof_limits`).
-    The target: the one-sided lower limit at least ``kappa_lower``; or, two-sided, an interval no
-    wider than ``kappa_upper - kappa_lower``.  Each ``n`` is simulated with its own seed
-    ``(seed, n)``, so an answer is reproducible; the search doubles from the expected-value ``n``
-    and then bisects."""
+    met with probability ``assurance``, by a seeded simulation of the interval the report prints.
+
+    ``simulations`` studies of ``n`` items from the Donner-Eliasziw common-correlation model (the
+    plan's kappa and prevalences), each analysed with the agreement engine's default interval for
+    Cohen's kappa (:func:`report_interval_method`; checked equal to the engine's own limits on
+    some of the simulated tables).  The target: the one-sided ``1 - alpha`` lower limit at least
+    ``kappa_lower``; or, two-sided, a ``1 - alpha`` interval no wider than ``kappa_upper -
+    kappa_lower``; a study whose interval is not estimable misses it.  ``n`` is the smallest size
+    whose share of studies meeting the target has a one-sided 95% Wilson lower confidence bound of
+    at least ``assurance`` -- so the promise holds whatever the seed, up to that bound's 5%.  The
+    studies of every size share their items (:class:`_Studies`: the study of ``n + 1`` items is
+    the study of ``n`` plus one item), so the share grows with ``n`` smoothly and the answer does
+    not move with the seed but for a size where the lower bound lies within its Monte Carlo error
+    of ``assurance``.  The search doubles from the expected-value ``n`` and then bisects.
+
+    The studies are one fixed set (:data:`ASSURANCE_STREAM`) unless ``seed`` is given: the Wald
+    share is not monotone in ``n`` (tables are discrete), so other sets of studies can put the
+    smallest size whose bound reaches ``assurance`` an item or two apart (``benchmarks/bench_assurance.py``
+    measures how far); with the fixed set the planned ``n`` never moves, and its promise rests on the
+    lower bound, checked there on 40,000 fresh studies."""
     if plan.goal != "ci":
         raise ParamError("{assurance}: applies to a confidence-interval goal ({kappa_lower} or {width})")
     assurance = _unit("assurance", assurance)
     if int(simulations) < 100:
         raise GoldboardError(f"must be at least 100, got {simulations!r}", param="simulations")
+    method = report_interval_method("cohen_kappa")
+    studies = _Studies(plan, simulations, ASSURANCE_STREAM if seed is None else seed)
+    _check_report_limits(studies.tables(max(plan.n, 10))[:8], method)
+    seen: dict[int, tuple[int, int]] = {}
 
-    def met(n: int) -> float:
-        return _assurance_at(plan, n, simulations, seed)
+    def ok(n: int) -> bool:
+        """The share at ``n`` is settled above ``assurance`` (its lower bound reaches it); more batches
+        are simulated (up to ``MAX_BATCHES``) while the two-sided 99% bounds still straddle it."""
+        hit, total = seen.get(n, (0, 0))
+        while True:
+            if total and not _straddles(hit, total, assurance):
+                break
+            if total >= ASSURANCE_MAX_BATCHES * int(simulations):
+                break
+            hit += _hits_at(plan, studies.tables(n, total // int(simulations)), method)
+            total += int(simulations)
+        seen[n] = (hit, total)
+        return wilson_lower(hit, total) >= assurance
 
     lo, hi = 1, max(plan.n, 2)
-    while met(hi) < assurance:
+    while not ok(hi):
         lo, hi = hi, hi * 2
         if hi > max_n:
             raise GoldboardError(f"{assurance:g} is not reached with {max_n} items for this plan", param="assurance")
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if met(mid) >= assurance else (mid, hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return replace(
         plan,
+        method=f"simulation of the report's interval, {_SIMULABLE[method]}",
         n=hi,
         n_exact=float(hi),
         assurance=assurance,
-        assurance_simulated=met(hi),
-        simulations=int(simulations),
-        seed=int(seed),
+        assurance_simulated=seen[hi][0] / seen[hi][1],
+        assurance_lower=wilson_lower(*seen[hi]),
+        interval=_SIMULABLE[method],
+        simulations=seen[hi][1],
+        seed=None if seed is None else int(seed),
         n_expected=plan.n,
         warnings=_small_cells(np.asarray(plan.prevalences), hi),
     )
 
 
+def _hits_at(plan: SampleSizePlan, tables: np.ndarray, method: str) -> int:
+    """How many of the simulated studies (``tables``) meet a CI plan's target with the report's interval."""
+    if plan.kappa_upper is None:
+        lower, _ = report_limits(tables, plan.alpha, method)
+        ok = lower >= plan.kappa_lower
+    else:
+        lower, upper = report_limits(tables, plan.alpha / 2, method)
+        ok = (upper - lower) <= (plan.kappa_upper - plan.kappa_lower) + 1e-12
+    return int(np.sum(np.nan_to_num(ok, nan=0.0)))
+
+
 def _assurance_at(plan: SampleSizePlan, n: int, simulations: int, seed: int) -> float:
     """Share of ``simulations`` seeded studies of ``n`` items that meet a CI plan's target."""
-    from goldboard.analysis.calibration import gof_limits
-
-    p = np.asarray(plan.prevalences, dtype=float)
-    k = len(p)
-    rng = np.random.default_rng([int(seed), int(n)])
-    tables = rng.multinomial(int(n), cell_table(plan.kappa, p).ravel(), size=int(simulations)).reshape(-1, k, k)
-    if plan.kappa_upper is None:
-        ok = gof_limits(tables, plan.alpha, "lower") >= plan.kappa_lower
-    else:
-        lower = gof_limits(tables, plan.alpha / 2, "lower")
-        upper = gof_limits(tables, plan.alpha / 2, "upper")
-        ok = (upper - lower) <= (plan.kappa_upper - plan.kappa_lower) + 1e-12
-    return float(np.mean(np.nan_to_num(ok, nan=0.0)))
+    method = report_interval_method("cohen_kappa")
+    return _hits_at(plan, _Studies(plan, simulations, seed).tables(n), method) / int(simulations)
 
 
 def cell_table(kappa: float, props: Sequence[float]) -> np.ndarray:

@@ -31,8 +31,8 @@ from goldboard.workflows.report_extras import record_rules
     type=RESAMPLES,
     default=0,
     show_default=True,
-    help="Bootstrap the 95% CIs shown (0: Wald); alpha/ac1 rules then use the bootstrap SE; kappa rules always "
-    "test the goodness-of-fit/Wald limit.",
+    help="Bootstrap the 95% CIs shown (0: Wald); alpha/ac1 rules then use the bootstrap SE (with the same widened "
+    "critical value); kappa rules always test the goodness-of-fit/Wald limit.",
 )
 @click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed (only with --bootstrap N > 0).")
 @click.option("--plot", type=OutputFile(), default=None, help="Also write the round curve as PNG.")
@@ -41,7 +41,8 @@ from goldboard.workflows.report_extras import record_rules
     type=click.IntRange(min=1),
     default=None,
     help="Planned maximum number of looks (rounds checked against the rule); each look is tested at one-sided "
-    "level 0.025/MAX_LOOKS (Bonferroni). Default: the number recorded in study.toml, else 5. Fixed once a look "
+    "level 0.025/MAX_LOOKS (Bonferroni; checked by simulation up to 5 looks). Default: the number recorded in "
+    "study.toml, else 5. Fixed once a look "
     "is recorded.",
 )
 @click.option(
@@ -68,10 +69,15 @@ def calibrate_cmd(
 
     The lower limit is the safe thing to demand of a small round. Checking after every round
     is a sequential test: each round is a look, tested at the Bonferroni-adjusted one-sided
-    level 0.025/MAX_LOOKS, so a false stop over all planned looks has at most a 2.5% chance.
-    Cohen's kappa is tested with the more conservative of the Donner-Eliasziw goodness-of-fit
-    limit (which does not collapse at perfect agreement) and the Wald limit; a limit that cannot be computed reads "cannot be decided:
-    rate more items" and never meets a rule (a note says whether more items can help). The rule, fields, planned and taken looks are
+    level 0.025/MAX_LOOKS. Cohen's kappa is tested with the more conservative of the
+    Donner-Eliasziw goodness-of-fit limit (which does not collapse at perfect agreement) and the
+    Wald limit (the Wald limit alone where the goodness-of-fit model misfits), and keeps a 2.5%
+    chance of a false stop over the planned looks; Fleiss' kappa, AC1 and alpha test a Wald limit
+    whose critical value is widened for small n so that they keep it too, as a seeded simulation
+    at the boundary checks for up to 5 planned looks (beyond them the verdict says it is not
+    checked). A limit
+    that cannot be computed reads "cannot be decided" and never meets a rule (a note says whether
+    more items can help). The rule, fields, planned and taken looks are
     recorded in study.toml so `goldboard report` shows the same curve and verdict (unless
     --no-record). Exit status is 0 either way.
     """

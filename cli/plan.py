@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from goldboard.analysis.planning import assured_sample_size, plan_record, plan_sample_size, render_plans
+from goldboard.analysis.planning import (
+    ASSURANCE_SIMULATIONS,
+    assured_sample_size,
+    plan_record,
+    plan_sample_size,
+    render_plans,
+)
 from goldboard.cli._options import (
     MAX_RESAMPLES,
     SEED,
@@ -108,17 +114,24 @@ def plan_group() -> None:
     "--assurance",
     type=float,
     default=None,
-    help="With --lower/--width: the n at which the target is met with this probability (e.g. 0.8), by a seeded "
-    "simulation of the goodness-of-fit limits; without it the target is met on average (expected) only.",
+    help="With --lower/--width: the n at which the target is met with this probability (e.g. 0.8), by a "
+    "simulation of the interval the report prints (the share's 95% lower confidence bound reaches it); without it "
+    "the target is met on average (expected) only.",
 )
 @click.option(
     "--simulations",
     type=click.IntRange(100, MAX_RESAMPLES),
-    default=2000,
+    default=ASSURANCE_SIMULATIONS,
     show_default=True,
-    help="With --assurance: simulated studies per n.",
+    help="With --assurance: simulated studies per n (up to 16 times as many where the share is close to P).",
 )
-@click.option("--seed", type=SEED, default=1, show_default=True, help="With --assurance: simulation seed.")
+@click.option(
+    "--seed",
+    type=SEED,
+    default=None,
+    help="With --assurance: draw the simulated studies from this seed instead of the one fixed set (the n can then "
+    "differ by an item or two between seeds).",
+)
 @click.option(
     "--two-sided", is_flag=True, help="With --null: two-sided Cantor / Flack tests (the chi-square test always is)."
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from goldboard.analysis.calibration import parse_rule
+from goldboard.analysis.calibration import MEASURED_LOOKS, parse_rule, stated_false_stop
 from goldboard.exports.plots import png_bytes
 from goldboard.text import md_table
 
@@ -51,15 +51,49 @@ def _ci95(c: dict) -> str:
     return f"{_f(c['ci_low'])} to {_f(c['ci_high'])}"
 
 
+#: how a sentence names a rule's statistic
+_NAMES = {
+    "cohen_kappa": "Cohen's kappa",
+    "fleiss_kappa": "Fleiss' kappa",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "gwet_ac1": "Gwet's AC1",
+}
+
+
 def control_sentence(data: dict) -> str:
-    """How the looks are controlled, with the adjusted level."""
+    """How the looks are controlled, with the adjusted level, and the false-stop rate each rule's
+    statistic has over the planned looks (:func:`stated_false_stop`: 0.025 for Cohen's kappa, the
+    measured rate for the others) -- never a 0.025 a statistic does not keep."""
     if "max_looks" not in data:
         return ""
-    return (
-        f"Looks: {data['looks']} of {data['max_looks']} planned; each look is tested at the Bonferroni-adjusted "
-        f"one-sided level {data['level']:.3g} ({data['nominal']:g} / {data['max_looks']}), so the chance of a false "
-        f"stop over all {data['max_looks']} looks is at most {data['nominal']:g}."
+    k = data["max_looks"]
+    head = (
+        f"Looks: {data['looks']} of {k} planned; each look is tested at the Bonferroni-adjusted one-sided level "
+        f"{data['level']:.3g} ({data['nominal']:g} / {k})"
     )
+    stats = dict.fromkeys(
+        c["statistic"]
+        for r in data["rounds"]
+        for c in r["checks"]
+        if not c["rule"].split("_", 1)[1].startswith("value")
+    )
+    keeps = [_NAMES.get(s, s) for s in stats if stated_false_stop(s, k) == data["nominal"]]
+    parts = []
+    if keeps:
+        checked = " (checked by a seeded simulation at the boundary)" if any(s != "cohen_kappa" for s in stats) else ""
+        parts.append(
+            f"the chance of a false stop over all {k} looks is at most {data['nominal']:g} for "
+            f"{' and '.join(keeps)}{checked}"
+        )
+    for s in stats:
+        if stated_false_stop(s, k) is None:
+            parts.append(
+                f"for {_NAMES.get(s, s)} the false-stop rate over {k} looks is not checked (the simulation covers "
+                f"up to {MEASURED_LOOKS} looks)"
+            )
+    if any(c["rule"].split("_", 1)[1].startswith("value") for r in data["rounds"] for c in r["checks"]):
+        parts.append("a rule on the estimate (_value) has no error control")
+    return head + (": " + "; ".join(parts) if parts else "") + "."
 
 
 def verdict_sentence(data: dict) -> str:

@@ -67,3 +67,23 @@ def test_cli_json_and_sentence():
 def test_cli_error_names_the_flag():
     res = invoke_cli("plan", "judge", "--n-humans", "1", "--epsilon", "0.2")
     assert res.exit_code == 1 and "Error: --n-humans: 1: give 2 to 6 humans" in res.output, res.output
+
+
+def test_the_sentence_says_what_was_simulated_and_its_monte_carlo_error():
+    """Issue 34: "200 simulated studies" were 20 datasets resampled 10 times, and the item count
+    moved with the seed (30 or 40) with no word of its precision."""
+    from goldboard.workflows.judge import plan_sentence
+
+    sizes = (30, 40, 50, 60, 70)
+    data = simulate_items_needed(n_datasets=60, n_boots=1, sizes=sizes, seed=3)
+    s = plan_sentence(data)
+    assert "In 60 simulated studies per item count (each its own dataset)" in s
+    assert "Monte Carlo error (from the spread between datasets)" in s and "another seed can move" in s
+    assert all(r["passed_se"] > 0 for r in data["rows"] if 0 < r["passed_share"] < 1)
+    # the SE is a binomial one for independent studies
+    r = data["rows"][0]
+    assert r["passed_se"] == pytest.approx((r["passed_share"] * (1 - r["passed_share"]) / 59) ** 0.5, rel=1e-6)
+    resampled = simulate_items_needed(n_datasets=6, n_boots=5, sizes=sizes, seed=3)
+    assert "30 simulated studies per item count (6 datasets resampled 5 times: not independent studies)" in (
+        plan_sentence(resampled)
+    )

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from goldboard.analysis.calibration import (
     DEFAULT_MAX_LOOKS,
+    MISFIT,
     NOMINAL,
     UNDECIDED,
     Rule,
@@ -133,10 +134,10 @@ def calibration_for_study(
                 f"round {rn} is look {look}, after the {max_looks} planned looks: not tested (the false-stop "
                 "guarantee covers the planned looks only)"
             )
-        elif any(" SE, " in c["tested_how"] for c in ev["checks"]) and n_items < SMALL_N:
+        elif _wald_type(ev["checks"]) and n_items < SMALL_N:
             notes.append(
                 f"round {rn}: {n_items} items (< {SMALL_N}): the Wald-type limit is unreliable this small "
-                "(its false-stop rate is not covered by the simulation, which checks Cohen's kappa)"
+                "(the simulation that checks its false-stop rate covers 30 to 200 items a round)"
             )
         for c in ev["checks"]:
             if (
@@ -148,6 +149,7 @@ def calibration_for_study(
                     f"round {rn}: {c['rule']} cannot be met at n = {c['n_items']}: even perfect agreement would give "
                     f"a limit of {c['best_possible']:.3f} at this look's level {level:.3g}; rate more items per round"
                 )
+        notes.extend(_misfit_notes(rn, ev["checks"]) if look <= max_looks else [])
         if look <= max_looks and not ev["decided"]:
             notes.append(_undecided_note(rn, n_items, ev["checks"]))
         r = info.get(rn)
@@ -179,6 +181,21 @@ def calibration_for_study(
         else "Wald (large-sample SE)",
         "notes": notes,
     }
+
+
+def _wald_type(checks: Sequence[dict]) -> bool:
+    """Whether a check tests a (widened) Wald-type limit ``estimate -/+ c SE``."""
+    return any(c["tested_how"].startswith("estimate ") and " SE" in c["tested_how"] for c in checks)
+
+
+def _misfit_notes(rn: int, checks: Sequence[dict]) -> list[str]:
+    """A kappa rule whose goodness-of-fit model misfits tests the Wald limit: say so (never "rate more items")."""
+    return [
+        f"round {rn}: {c['field']}: {MISFIT}, so {c['rule']} tests the Wald limit alone (kappa - z SE); more items "
+        "do not repair a misfit"
+        for c in checks
+        if MISFIT in c["tested_how"]
+    ]
 
 
 def recorded_looks(study: Study) -> list[int]:

@@ -322,13 +322,35 @@ def plan_sentence(data: dict[str, Any]) -> str:
     need, need80 = data["items_needed"], data["items_for_80"]
     first = f"{need} items" if need is not None else "more than the largest count simulated"
     eighty = f"{need80} items" if need80 is not None else "more than the largest count simulated"
+    studies = (
+        f"{st['n_datasets']} simulated studies per item count (each its own dataset)"
+        if st["n_boots"] == 1
+        else f"{st['n_datasets'] * st['n_boots']} simulated studies per item count ({st['n_datasets']} datasets "
+        f"resampled {st['n_boots']} times: not independent studies)"
+    )
+    se, wse = data.get("passed_se_near_80"), data.get("winning_rate_se_near_50")
+    known = [x for x in (se, wse) if x is not None and x == x]
+    precision = (
+        " Monte Carlo error (from the spread between datasets): "
+        + "; ".join(
+            ([f"the mean winning rate has an SE of up to {wse:.3f} near 0.5"] if wse is not None and wse == wse else [])
+            + (
+                [f"the pass share up to {100 * se:.1f} percentage points near 80%"]
+                if se is not None and se == se
+                else []
+            )
+        )
+        + ", so another seed can move either count by a step of the simulated counts."
+        if known
+        else ""
+    )
     return (
-        f"In {st['n_datasets'] * st['n_boots']} simulated studies per item count ({st['n_categories']} categories, "
+        f"In {studies} ({st['n_categories']} categories, "
         f"{st['n_humans']} humans with noise {st['human_noise']:g} -- mean pairwise kappa {data['human_kappa']:.2f} -- "
         f"and a judge with noise {st['judge_noise']:g} -- accuracy {data['judge_accuracy']:.2f} against the truth; "
         f"epsilon {st['epsilon']:g}, seed {st['seed']}), the judge's mean winning rate stays at 0.5 or more from "
         f"{first} on, and it passes in at least 80% of the studies from {eighty} on (Calderon et al. 2025, "
-        f"appendix C)."
+        f"appendix C).{precision}"
     )
 
 
@@ -338,9 +360,11 @@ def render_plan(data: dict[str, Any], fmt: str = "table") -> str:
 
     if fmt == "json":
         return json.dumps({**data, "sentence": plan_sentence(data)}, indent=2) + "\n"
-    head = ["items", "mean winning rate", "passed", "rho (5th-95th pct)"]
+    head = ["items", "mean winning rate", "passed (MC SE)", "rho (5th-95th pct)"]
     rows = [
-        [str(r["items"]), f"{r['winning_rate']:.2f}", f"{100 * r['passed_share']:.0f}%",
+        [str(r["items"]), f"{r['winning_rate']:.2f}",
+         f"{100 * r['passed_share']:.0f}% ({100 * r['passed_se']:.1f})" if r["passed_se"] == r["passed_se"]
+         else f"{100 * r['passed_share']:.0f}%",
          f"{r['rho']:.2f} ({r['rho_p05']:.2f}-{r['rho_p95']:.2f})"]
         for r in data["rows"]
     ]  # fmt: skip
