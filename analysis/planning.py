@@ -720,7 +720,11 @@ ASSURANCE_CONFIDENCE = 0.95
 
 #: interval methods of the agreement engine's rows (``ci_method``) the assurance simulation can
 #: compute for a batch of tables, and the words that name them
-_SIMULABLE = {"asymptotic": "Wald (Fleiss-Cohen-Everitt SE)"}
+_SIMULABLE = {
+    "asymptotic": "Wald (Fleiss-Cohen-Everitt SE)",
+    "wald": "Wald (Fleiss-Cohen-Everitt SE)",
+    "wilson": "Wilson score at the effective sample size (Fleiss-Cohen-Everitt SE; Korn & Graubard 1998)",
+}
 
 
 def report_interval_method(statistic: str = "cohen_kappa") -> str:
@@ -769,6 +773,14 @@ def report_limits(tables, alpha_side: float, method: str) -> tuple[np.ndarray, n
         est = cohen_kappa(np.asarray(tables, dtype=float))
     v, se = np.asarray(est.value, dtype=float), np.asarray(est.se, dtype=float)
     z = ndtri(1 - alpha_side)
+    if method == "wilson":
+        from goldboard.analysis.intervals import wilson
+
+        n = np.asarray(tables, dtype=float).sum(axis=(-2, -1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo, hi = wilson(v, se, n, -1.0, 1.0, z=z)
+        bad = ~(np.isfinite(v) & np.isfinite(se))
+        return np.where(bad, np.nan, lo), np.where(bad, np.nan, hi)
     ok = np.isfinite(v) & np.isfinite(se) & (se > 0)
     lo = np.where(ok, np.clip(v - z * se, -1.0, 1.0), np.nan)
     hi = np.where(ok, np.clip(v + z * se, -1.0, 1.0), np.nan)
