@@ -68,8 +68,6 @@ WITHIN = {
                 "coefficients",
                 "estimate",
                 "resampling",
-                "intervals",
-                "statistics",
                 "scoring_inputs",
                 "scoring_settings",
                 "agreement_inputs",
