@@ -119,10 +119,7 @@ def test_cli_says_expected_and_assured_and_rounds_the_goal(tmp_path):
     assert assured["assurance"] == 0.8 and assured["n_expected"] == expected["n"] and assured["n"] > expected["n"]
     assert data["sentence"].startswith(f"A sample of {assured['n']} double-rated items gives a lower limit")
     assert "20000 simulated studies" in data["sentence"] and "one fixed set of studies" in data["sentence"]
-    assert (
-        "for the interval the report prints (Wilson score at the effective sample size (Fleiss-Cohen-Everitt SE; Korn & Graubard 1998))"
-        in data["sentence"]
-    )
+    assert "for the interval the report prints (Wald (Fleiss-Cohen-Everitt SE))" in data["sentence"]
     assert "one-sided 95% lower confidence bound" in data["sentence"]
     res = run("plan", "size", "--kappa", 0.6, "--null", 0.4, "--prevalence", "0.3,0.7", "--assurance", 0.8, code=1)
     assert "--assurance: applies to --lower or --width" in res.output
@@ -173,10 +170,6 @@ def test_assured_n_does_not_move_across_runs_and_simulates_the_reported_interval
             ns.add(pl.assured_sample_size(plan, 0.8).n)
         assert len(ns) == 1, ns
     assured = pl.assured_sample_size(width, 0.8)
-    assert (
-        assured.assurance_lower >= 0.8
-        and assured.interval
-        == "Wilson score at the effective sample size (Fleiss-Cohen-Everitt SE; Korn & Graubard 1998)"
-    )
-    assert pl.report_interval_method("cohen_kappa") == "wilson"  # the engine's default (analysis/statistics.py)
+    assert assured.assurance_lower >= 0.8 and assured.interval == "Wald (Fleiss-Cohen-Everitt SE)"
+    assert pl.report_interval_method("cohen_kappa") == "asymptotic"
     assert wald_share(assured, assured.n, seed=5, reps=8000) >= 0.8 - 2 * np.sqrt(0.16 / 8000)
