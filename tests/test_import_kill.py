@@ -59,7 +59,9 @@ def template(tmp_path_factory):
     assert cli("adjudicate", "sheet", "--study", st.path, "-o", sheet).exit_code == 0
     rows = {
         "C-10": (U, "trial evidence reread", "dr_lee"),  # changes D000001
-        "C-1": (I, "no PD-L1 result", "dr_kim"),  # changes D000002
+        # changes D000002 (dr_kim's); by dr_lee, who runs the import: a change left under the pre-filled
+        # dr_kim while dr_lee imports is refused (issue 32, prefilled_adjudicator_errors)
+        "C-1": (I, "no PD-L1 result", "dr_lee"),
         ("C-2", MI): ("stage", "staging missing", "dr_lee"),  # changes the empty set
     }
     for n in (2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14):

@@ -92,7 +92,10 @@ def ignored(result: Any, schema: Schema) -> tuple[str, ...]:
     return tuple(
         str(item.get("from_name"))
         for item in result
-        if isinstance(item, dict) and item.get("from_name") not in names and _region(item)
+        if isinstance(item, dict)
+        and isinstance(item.get("from_name"), str)  # any other from_name is an error of entries()
+        and item["from_name"] not in names
+        and _region(item)
     )
 
 
