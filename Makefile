@@ -36,11 +36,11 @@ lint: $(STAMP)
 # (no workers: a failing test's output in order, pdb works)
 WORKERS ?= auto
 
-test: lint
+test: lint $(DOCS_STAMP)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadscope
 
 # the developer's loop: every test but the live Label Studio ones (-m live) and the slow ones (-m slow)
-test-fast: $(STAMP)
+test-fast: $(DOCS_STAMP)
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope -m "not live and not slow"
 
 # the manual: MkDocs + Material (the `docs` extra); --strict turns every warning, a broken internal link or
