@@ -13,12 +13,10 @@ from mkdocs.structure.files import File
 
 OWNED_ELSEWHERE = (
     "judge.md",
-    "intervals.md",
     "planning.md",
     "other-tools.md",
     "intake.md",
     "safety.md",
-    "report-sentences.md",
 )
 
 
