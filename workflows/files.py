@@ -43,6 +43,7 @@ from goldboard.workflows.intake import (
     record_units,
     sha256_of,
     take_into_round,
+    units_in_round,
     units_records,
 )
 from goldboard.workflows.tables import refuse_nothing_pulled
@@ -121,7 +122,9 @@ def pull_file(
     take = SourceRead(source, old_mine, res.ratings, "file")  # a changed rating under adjudication: refused
     take_into_round(study, n, take, res.ratings, res.invalid, res.summary, accept=add_to_adjudicated_round, write=False)
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, study.schema, raters)
-    res.summary["warnings"] += intake_rounds.overlap_warnings(others, res.ratings, n, path.name)  # issue 33
+    res.summary["warnings"] += intake_rounds.overlap_warnings(
+        others, res.ratings, n, path.name, units_in_round(known, n)
+    )  # issue 33
     res.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
     sha = sha256_of(path)
     res.summary["file"] = {"source": source, "format": reader.name, "file": str(path), "sha256": sha, "rows": read.rows}

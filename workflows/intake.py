@@ -130,6 +130,11 @@ def merge_invalid(ipath: Path, invalid: pd.DataFrame, source: str) -> pd.DataFra
     )
 
 
+def units_in_round(known: dict[str, dict], n: int) -> set[str]:
+    """The items the study's units (``known``: by id) put in round ``n``."""
+    return {k for k, u in known.items() if n in (u.get("rounds") or [])}
+
+
 def record_units(
     study: Study,
     units: list[dict],

@@ -77,6 +77,7 @@ from goldboard.workflows.intake import (  # noqa: F401 (describe_changes, check_
     record_units,
     sha256_of,
     take_into_round,
+    units_in_round,
     units_records,
 )
 
@@ -171,7 +172,13 @@ def pull_table(
         invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
 
     _table_summary(res, raters, counts, read, invalid, ratings, rnd)
-    _table_notes(res, study, read, ratings, intake_rounds.overlap_warnings(others, ratings, n, path.name))
+    _table_notes(
+        res,
+        study,
+        read,
+        ratings,
+        intake_rounds.overlap_warnings(others, ratings, n, path.name, units_in_round(known, n)),
+    )
     changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
     take = SourceRead(source, old_mine, ratings, "table", changes)
     take_into_round(study, n, take, ratings, invalid, res.summary, accept=add_to_adjudicated_round, write=False)

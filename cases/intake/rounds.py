@@ -104,18 +104,26 @@ def _kinds(names: dict[str, None], tables: dict[str, dict]) -> str:
 __all__ = ["LABEL_STUDIO", "sources_of", "previous", "split", "given_by", "keep_others"]
 
 
-def overlap_warnings(others: pd.DataFrame, new: pd.DataFrame, round_number: int, where: str) -> list[str]:
+def overlap_warnings(
+    others: pd.DataFrame,
+    new: pd.DataFrame,
+    round_number: int,
+    where: str,
+    round_items: set[str] | frozenset = frozenset(),
+) -> list[str]:
     """A rater a pull brings whose items overlap none of the items the round already holds from its
     other sources: said at pull time (separate Label Studio instances, or separate doccano projects,
     give one item different ids: the raters would share no item and agreement would have nothing to
-    compare).  ``others``: the round's rows from the other sources; ``new``: this pull's rows."""
+    compare).  ``others``: the round's rows from the other sources; ``new``: this pull's rows;
+    ``round_items``: the items the study's units already put in the round (pushed or pulled
+    before): an item of those is one of the round's, rated by others or not."""
     if not len(others) or not len(new):
         return []
     held = set(others["item_id"].astype(str))
     out = []
     for rater, rows in new.groupby("rater", sort=False):
         items = list(dict.fromkeys(rows["item_id"].astype(str)))
-        if items and not held & set(items):
+        if items and not (held | set(round_items)) & set(items):
             out.append(
                 f"{rater} ({where}): none of their {len(items)} item(s) is an item round {round_number} already holds "
                 f"(e.g. {items[0]!r}; the round has e.g. {sorted(held)[0]!r}): one item given different ids by two "
