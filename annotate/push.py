@@ -58,8 +58,8 @@ from goldboard.cases.load import load_units
 from goldboard.cases.names import check_value_spellings
 from goldboard.cases.units import item_kind
 from goldboard.errors import GoldboardError, LabelStudioError, ParamError
-from goldboard.exports.round_use import RoundUse, round_items, round_use  # noqa: F401 (re-exported)
-from goldboard.fileio import iter_jsonl, write_csv_atomic, write_jsonl_atomic
+from goldboard.exports.round_use import RoundUse, read_units_file, round_items, round_use  # noqa: F401 (re-exported)
+from goldboard.fileio import write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.xml import instructions_text, task_data, to_label_studio_xml
 from goldboard.study import Study, free_text_option
 from goldboard.text import did_you_mean
@@ -130,21 +130,10 @@ def project_title(study_name: str, key: str, round_number: int) -> str:
     return title if len(title) <= 50 else title[:49] + "…"
 
 
-def _read_units_file(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    out = []
-    for i, rec in iter_jsonl(path, " in the units file"):
-        if not isinstance(rec, dict) or "item_id" not in rec:
-            raise GoldboardError(f"{path}:{i}: not an item record (a JSON object with an item_id)")
-        out.append(rec)
-    return out
-
-
 def _merge_units(study: Study, units: pd.DataFrame, round_number: int) -> list[dict]:
     """All units ever pushed (existing order, then new), each with the rounds it is in."""
     records: dict[str, dict] = {}
-    for rec in _read_units_file(study.units_path):
+    for rec in read_units_file(study.units_path):
         rec["rounds"] = [int(r) for r in (rec.get("rounds") or [])]
         records[str(rec["item_id"])] = rec
     # pandas' JSON writer turns NaN into null and numpy scalars into numbers, nested dicts included

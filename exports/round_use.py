@@ -77,7 +77,7 @@ def round_use(study: Study, round_number: int, items: set[str] | None = None) ->
 def round_items(study: Study, round_number: int) -> set[str]:
     return {
         str(rec["item_id"])
-        for rec in _units(study.units_path)
+        for rec in read_units_file(study.units_path)
         if round_number in {int(r) for r in (rec.get("rounds") or [])}
     }
 
@@ -90,7 +90,8 @@ def _when(text: str) -> _dt.datetime | None:
     return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
 
 
-def _units(path: Path) -> list[dict]:
+def read_units_file(path: Path) -> list[dict]:
+    """units.jsonl's item records (none when the file is absent); a line that is not one is a located error."""
     if not path.exists():
         return []
     out = []
