@@ -130,6 +130,9 @@ def project_title(study_name: str, key: str, round_number: int) -> str:
     return title if len(title) <= 50 else title[:49] + "…"
 
 
+_read_units_file = read_units_file  # the name tests/test_text_safety.py reads it by
+
+
 def _merge_units(study: Study, units: pd.DataFrame, round_number: int) -> list[dict]:
     """All units ever pushed (existing order, then new), each with the rounds it is in."""
     records: dict[str, dict] = {}
