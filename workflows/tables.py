@@ -183,14 +183,7 @@ def pull_table(
     take = SourceRead(source, old_mine, ratings, "table", changes)
     take_into_round(study, n, take, ratings, invalid, res.summary, accept=add_to_adjudicated_round, write=False)
     sha = sha256_of(path)
-    res.summary["table"] = {
-        "source": source,
-        "file": str(path),
-        "sha256": sha,
-        "rows": read.rows,
-        "fields": read.fields,
-        "shape": "wide" if mapping.wide else "long",
-    }
+    res.summary["table"] = _table_provenance(source, path, sha, read, mapping)
     res.summary["changes"] = changes
 
     merged = pd.concat([others, ratings], ignore_index=True)[RATINGS_COLUMNS] if len(others) else ratings
@@ -207,7 +200,30 @@ def pull_table(
 
     in_round = _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
     paths = take_into_round(study, n, take, merged, merged_invalid, res.summary, accept=add_to_adjudicated_round)
-    rnd.tables[source] = {
+    rnd.tables[source] = _round_table_record(path, sha, read, mapping)
+    if new_round:
+        rnd.mode = TABLE_MODE
+    rnd.units = in_round
+    study.save()
+    result.paths = paths
+    return result
+
+
+def _table_provenance(source: str, path: Path, sha: str, read: TableRead, mapping: TableMapping) -> dict[str, Any]:
+    """pull.json's ``table`` entry: which file (and its SHA-256) gave this source's rows, in which shape."""
+    return {
+        "source": source,
+        "file": str(path),
+        "sha256": sha,
+        "rows": read.rows,
+        "fields": read.fields,
+        "shape": "wide" if mapping.wide else "long",
+    }
+
+
+def _round_table_record(path: Path, sha: str, read: TableRead, mapping: TableMapping) -> dict[str, Any]:
+    """study.toml's ``[rounds.tables.SOURCE]`` entry: the file read, when, and the options a re-pull repeats."""
+    return {
         "file": str(path),
         "sha256": sha,
         "rows": read.rows,
@@ -216,12 +232,6 @@ def pull_table(
         **({"hidden_read": read.hidden} if read.hidden else {}),
         **({"sheet": mapping.sheet} if mapping.sheet else {}),
     }
-    if new_round:
-        rnd.mode = TABLE_MODE
-    rnd.units = in_round
-    study.save()
-    result.paths = paths
-    return result
 
 
 def _read_table_ratings(
