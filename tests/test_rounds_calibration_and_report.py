@@ -10,12 +10,11 @@ campaigns; grouped here by what it protects in issue 31).
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import pytest
-from builders import WIDE, table_study
+from builders import WIDE, table_study, wide_table
 from conftest import error_line, invoke_cli, run_cli
 from conftest import invoke_cli as run
 
@@ -35,11 +34,7 @@ def _server_dir(tmp_path, monkeypatch):
 
 
 def _table(path: Path, cols: dict[str, list[str]]) -> Path:
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["case_id", *cols])
-        w.writerows(zip(IDS, *cols.values()))
-    return path
+    return wide_table(path, IDS, cols)
 
 
 def three_rater_study(tmp_path: Path, name: str = "ST") -> Path:
