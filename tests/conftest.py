@@ -87,6 +87,22 @@ def seeds(n: int, quick: int) -> list:
 
 
 @pytest.fixture()
+def released(tmp_path):
+    """The hand-counted MTB study with two decisions and gold release v1 (:func:`builders.released_study`)."""
+    from builders import released_study
+
+    return released_study(tmp_path)
+
+
+@pytest.fixture()
+def openmtb_pulled(tmp_path):
+    """A study whose round 1 is the OpenMTB table, pulled (:func:`builders.openmtb_study`)."""
+    from builders import openmtb_study
+
+    return openmtb_study(tmp_path)
+
+
+@pytest.fixture()
 def cli():
     """The CLI runner: ``cli("agree", "--study", path)`` -> click ``Result``."""
     return invoke_cli

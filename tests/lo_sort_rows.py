@@ -1,6 +1,6 @@
 """Sort whole rows of the Disagreements sheet with LibreOffice's own UI command (.uno:SortDescending
 on a selected range, through UNO), as a user would; prints whether the Item IDs were reordered.
-Run by a Python that has python3-uno (Debian: /usr/bin/python3), from tests/test_campaign_sheet.py.
+Run by a Python that has python3-uno (Debian: /usr/bin/python3), from tests/test_review_sheet.py.
 usage: lo_sort_rows.py IN.xlsx RANGE PROFILE_DIR   (e.g. A2:Q17)"""
 
 import os

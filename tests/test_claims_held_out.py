@@ -21,7 +21,7 @@ PRODIGY = Path(__file__).parent / "data" / "prodigy" / "mtb_review.jsonl"
 
 def held_out_only(tmp: Path, monkeypatch) -> Path:
     """A round whose every rating was held out.  A Label Studio server pull records such a round;
-    a table (or file) with no valid rating is refused, nothing written (test_campaign7_options),
+    a table (or file) with no valid rating is refused, nothing written (test_table_intake),
     so the table's refusal is switched off here to build the state the server pull leaves."""
     from goldboard.workflows import tables
 

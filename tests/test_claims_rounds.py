@@ -35,7 +35,7 @@ def two_rounds(tmp: Path, c2: tuple[str, str] = (S, S)) -> Path:
     """Round 1: 6 items, c2 c3 c4 disagree; c2 and c3 decided 'Supported' on the sheet (c4 open).
     Round 2 re-rates c1 (now a disagreement) and c2 (now both 'Supported', the value decided on round 1:
     the decision stays in force; a unanimous round 2 on another value would supersede it,
-    tests/test_campaign7_gold.py)."""
+    tests/test_gold_rounds.py)."""
     r1 = {"c1": (S, S), "c2": (S, U), "c3": (S, U), "c4": (U, S), "c5": (U, U), "c6": (S, S)}
     rows = [(c, r, v) for c, vals in r1.items() for r, v in zip(("onc_a", "onc_b"), vals)]
     s = tmp / "s"

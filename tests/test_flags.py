@@ -186,7 +186,7 @@ def test_three_raters_pairwise():
         ("X3", "b", "safety_label", U),
         ("X3", "c", "safety_label", U),
     ]
-    # (a study rater who rated nothing is missing on every item: tests/test_campaign8_gold.py)
+    # (a study rater who rated nothing is missing on every item: tests/test_gold_raters.py)
     flags = flag_disagreements(ratings_frame(rows), schema, raters=["c", "a", "b"])
     assert list(flags["item_id"]) == ["X2", "X1"]
     x2 = flags.iloc[0]

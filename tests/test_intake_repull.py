@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from builders import MAP, export_tasks, ratings  # noqa: E402
+from builders import OneProjectServer as _OneProjectServer  # noqa: E402
 from conftest import error_line, invoke_cli  # noqa: E402
-from test_campaign7_exports import MAP, _OneProjectServer, export_tasks, ratings  # noqa: E402
 
 from goldboard.study import Study  # noqa: E402
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
+from builders import study_files as _snapshot
 from conftest import error_line
 from conftest import invoke_cli as run
 
@@ -504,10 +505,6 @@ def test_foreign_annotation_never_supersedes_the_raters_own():
 
 
 # --------------------------------------------------------------------------- 12. outputs never overwrite the study
-
-
-def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture()

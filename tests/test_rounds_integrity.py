@@ -427,7 +427,7 @@ def test_decision_records_its_round_and_a_newer_round_is_flagged(study, tmp_path
     res = run("gold", "export", "--study", study.path)
     assert res.exit_code == 0 and "Warning" not in res.stderr
     # round 2 re-rates X2 completely and its raters disagree again: the decision stays in force, and the
-    # export says so (a unanimous round 2 on another value supersedes it: tests/test_campaign7_gold.py)
+    # export says so (a unanimous round 2 on another value supersedes it: tests/test_gold_rounds.py)
     put(study, 2, [("X2", "onc_a", S), ("X2", "onc_b", U)])
     res = run("gold", "export", "--study", study.path)
     assert res.exit_code == 0, res.output

@@ -185,7 +185,7 @@ def test_pull_writes_ratings_invalid_and_pull_json_exactly(tmp_path):
 
     st = new_study(tmp_path / "st")
     rng = random.Random(5)
-    # an id holding a hidden character (zero-width space, tab, U+2028) is refused (test_campaign7_ids)
+    # an id holding a hidden character (zero-width space, tab, U+2028) is refused (test_ids_hidden_characters)
     items = [_visible_id(f"{t}#{k}::m") for k, t in enumerate(hostile.CORPUS)]
     files, want = {}, {}
     for rater in RATERS:

@@ -1,33 +1,167 @@
-"""Issue 23 (m8): push's stratified overlap draw follows plan sample's allocation rule.
+"""One allocation for plan sample's strata and push's stratified overlap draw
+(:func:`goldboard.cases.assignment.stratum_allocation`): fewer items than strata draws that many
+strata at random with the seed, each equally likely (Cochran 1977 ch. 2), one item each; a
+remainder tie goes to the larger stratum, then to the seed; a warning names the strata left
+without an item, and the recorded design and the methods say how the strata were drawn.
 
-``push --overlap SHARE --stratify-by X`` rounded each stratum's proportional share by largest
-remainder with nothing random in it but exact ties: with fewer double-rated items than strata
-(30 items in 8 error types at 20% = 6 items), the strata with the largest remainders -- the
-largest strata -- got the items whatever the seed, and nothing said that some strata had none.
-Now one function (``cases.assignment.stratum_allocation``) allocates for both plan sample and
-push: fewer items than strata draws that many strata at random with the seed, each equally
-likely (Cochran 1977 ch. 2), one item each; a remainder tie goes to the larger stratum, then to
-the seed.  A warning names the strata left without a double-rated item; the round's recorded
-design and the design sentence (agree, report) say how the strata were drawn.
-
-Tolerances of the simulations: 2000 seeds, an inclusion probability p estimated with standard
-deviation sqrt(p(1-p)/2000) <= 0.0112; the tolerance 0.05 is 4.5 of them (a false failure about
-once in 150 000 runs per stratum) and far below the gap the old rule shows (0 or 1).
+Each test failed on the code before its fix (checked when it was written, in issue 23's misuse
+campaigns; grouped here by what it protects in issue 31).
 """
 
 from __future__ import annotations
 
+import csv
 import math
+import re
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
+import pytest
+from conftest import invoke_cli
 
 from goldboard.analysis import planning as pl
 from goldboard.cases.assignment import design_note, overlap_assignment
 from goldboard.study import Study
 
+#: the manual page that was README "Planning and calibration"
+README = Path(__file__).resolve().parents[1] / "docs" / "calibration-reference.md"
+
+
+def _drawn_strata(strata: list[str], n: int, seed: int) -> Counter:
+    return Counter(strata[i] for i in pl.stratified_sample(strata, n, seed))
+
+
+#: seeds of each simulation: a frequency p over 2000 draws has an SD of at most 0.0112 (p = 0.5);
+#: the tolerance 0.05 is 4.5 SDs, so a correct sampler fails one stratum's check with probability
+#: about 1e-5 (and the seeds are fixed: the test is deterministic)
+SIMS, TOL = 2000, 0.05
+
+
+@pytest.mark.parametrize(
+    "sizes,n",
+    [([5] * 8, 5), (list(range(1, 9)), 3), ([40, 1, 1, 1], 2)],
+    ids=["8 equal strata, n 5", "sizes 1..8, n 3", "one large stratum, n 2"],
+)
+def test_fewer_cases_than_strata_draws_each_stratum_equally_often(sizes, n):
+    """Each stratum is drawn with probability n / strata whatever its size (README), one case;
+    before the fix the first n strata in sort order were always drawn (s6..s8 never)."""
+    strata = [f"s{j + 1}" for j, size in enumerate(sizes) for _ in range(size)]
+    hits = Counter()
+    for seed in range(SIMS):
+        drawn = _drawn_strata(strata, n, seed)
+        assert sum(drawn.values()) == n and set(drawn.values()) == {1}
+        hits.update(drawn.keys())
+    expected = n / len(sizes)
+    for j in range(len(sizes)):
+        freq = hits[f"s{j + 1}"] / SIMS
+        assert abs(freq - expected) < TOL, (f"s{j + 1}", freq, expected)
+
+
+def test_remainder_ties_are_drawn_with_the_seed_not_by_name():
+    """8 strata of 5 cases, n 10: one each, and the 2 spare cases tie across all 8 strata; each
+    stratum gets the second case with probability 2/8 (before: always s1 and s2)."""
+    strata = [f"s{j + 1}" for j in range(8) for _ in range(5)]
+    twos = Counter()
+    for seed in range(SIMS):
+        drawn = _drawn_strata(strata, 10, seed)
+        assert sorted(drawn.values()) == [1] * 6 + [2] * 2
+        twos.update(s for s, k in drawn.items() if k == 2)
+    for j in range(8):
+        assert abs(twos[f"s{j + 1}"] / SIMS - 0.25) < TOL, (j, twos)
+
+
+def test_readme_description_of_the_sampler_holds_in_every_case():
+    """500 random designs (1-10 strata of 1-15 cases, every n): the allocation README "Planning
+    and calibration" describes -- one per stratum and largest remainders of the proportional
+    share of the cases left (n >= strata), or one case in each of n strata (n < strata) -- the
+    same set for the same seed, no case twice."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    for phrase in (
+        "every stratum gives one case and the rest are allocated proportionally to the cases each stratum has left",
+        "N strata are drawn at random with the seed, each equally likely whatever its size",
+        "a warning says so and names the strata left without a case",
+    ):
+        assert phrase in text, phrase
+    rng = np.random.default_rng(2026)
+    for _ in range(500):
+        sizes = [int(x) for x in rng.integers(1, 16, int(rng.integers(1, 11)))]
+        strata = [f"g{j}" for j, size in enumerate(sizes) for _ in range(size)]
+        n, seed = int(rng.integers(1, len(strata) + 1)), int(rng.integers(0, 2**32 - 1))
+        picked = pl.stratified_sample(strata, n, seed)
+        assert picked == pl.stratified_sample(strata, n, seed) and len(set(picked)) == n == len(picked)
+        got = Counter(strata[i] for i in picked)
+        alloc = [got[f"g{j}"] for j in range(len(sizes))]
+        if n < len(sizes):
+            assert sorted(alloc) == [0] * (len(sizes) - n) + [1] * n
+            continue
+        pool, rest = sum(sizes) - len(sizes), n - len(sizes)
+        extra = [a - 1 for a in alloc]
+        floor = [rest * (s - 1) // pool if pool else 0 for s in sizes]
+        rem = [rest * (s - 1) % pool if pool else 0 for s in sizes]
+        assert all(e - f in (0, 1) for e, f in zip(extra, floor)), (sizes, n, alloc)
+        up = [r for e, f, r in zip(extra, floor, rem) if e > f]
+        down = [r for e, f, r in zip(extra, floor, rem) if e == f and r]
+        assert not up or not down or min(up) >= max(down), (sizes, n, alloc)
+
+
+def _cases_csv(path: Path, n_strata: int = 8, per: int = 5) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["case_id", "text", "specialty"])
+        for i in range(n_strata * per):
+            w.writerow([f"C{i:03d}", f"case {i}", f"s{i % n_strata + 1}"])
+    return path
+
+
+def test_plan_sample_below_the_strata_warns_and_varies_with_the_seed(tmp_path):
+    cases = _cases_csv(tmp_path / "cases.csv")
+    sets = set()
+    for seed in range(1, 7):
+        out = tmp_path / f"s{seed}.csv"
+        res = invoke_cli("plan", "sample", "--cases", cases, "-n", 5, "--by", "specialty", "--seed", seed, "-o", out)
+        assert res.exit_code == 0, res.output
+        with out.open(encoding="utf-8") as fh:
+            drawn = sorted(r["specialty"] for r in csv.DictReader(fh))
+        assert len(drawn) == 5 == len(set(drawn))
+        sets.add(tuple(drawn))
+        warning = [ln for ln in res.stderr.splitlines() if ln.startswith("Warning:")]
+        assert len(warning) == 1, res.output
+        missing = sorted(set(f"s{j}" for j in range(1, 9)) - set(drawn))
+        assert "below the 8 strata of 'specialty': not every stratum can be represented" in warning[0]
+        assert re.findall(r"'(s\d)'", warning[0].split("no case from")[1]) == missing
+    assert len(sets) > 1  # before the fix: always s1..s5
+    # n at least the strata: no warning
+    res = invoke_cli("plan", "sample", "--cases", cases, "-n", 8, "--by", "specialty", "-o", tmp_path / "all.csv")
+    assert res.exit_code == 0 and "Warning" not in res.output, res.output
+
+
+def test_methods_say_how_many_strata_gave_a_case(tmp_path):
+    """The recorded draw of -n 5 over 8 strata is cited as such, never as a plain stratified draw."""
+    s = tmp_path / "st"
+    invoke_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b", code=0)
+    table = tmp_path / "t.csv"
+    rows = ["case_id,a,b"] + [f"C{i:03d},Supported,{'Supported' if i % 3 else 'Unsupported'}" for i in range(12)]
+    table.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    pull = ["--item-col", "case_id", "--field", "safety_label", "--rater-cols", "onc_a=a,onc_b=b"]
+    invoke_cli("pull", "--study", s, "--from-table", table, *pull, code=0)
+    cases = _cases_csv(tmp_path / "cases.csv")
+    sample = ["plan", "sample", "--cases", cases, "--by", "specialty", "--study", s]
+    invoke_cli(*sample, "-n", 5, "-o", tmp_path / "cal.csv", code=0)
+    out = tmp_path / "r.md"
+    invoke_cli("report", "--study", s, "--format", "markdown", "-o", out, "--no-supplement", code=0)
+    text = " ".join(out.read_text(encoding="utf-8").replace("\\", "").split())
+    assert (
+        "Item sampling: 5 of 40 cases of cases.csv drawn at random by goldboard plan sample (seed 1, stratified by "
+        "specialty: 5 of its 8 strata drawn at random, one case each)." in text
+    )
+    invoke_cli(*sample, "-n", 10, "-o", tmp_path / "cal2.csv", code=0)
+    invoke_cli("report", "--study", s, "--format", "markdown", "-o", out, "--no-supplement", code=0)
+    text = " ".join(out.read_text(encoding="utf-8").replace("\\", "").split())
+    assert "(seed 1, stratified by specialty)." in text
+
+
 SEEDS = range(2000)
-TOL = 0.05
 
 
 def _items(sizes: list[int]) -> tuple[list[str], list[str]]:
@@ -139,7 +273,7 @@ def test_an_untied_allocation_draws_the_same_items_as_before():
 
 def test_plan_sample_and_push_use_one_allocation():
     """plan sample's allocation is the shared function (its f7 draws unchanged: the same
-    function body moved, checked by test_campaign7_options); the overlap design calls it."""
+    function body moved, checked by the plan sample tests of this file); the overlap design calls it."""
     from goldboard.cases.assignment import stratum_allocation
 
     assert pl.stratum_allocation is stratum_allocation

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 import openpyxl
+from builders import wide_table
 from conftest import error_line
 from conftest import run_cli as run
 
@@ -32,11 +33,7 @@ TABLE = ["--item-col", "case_id", "--field", "safety_label"]
 
 
 def _wide(path: Path, cols: dict[str, list[str]]) -> Path:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["case_id", *cols])
-        w.writerows(zip(IDS, *cols.values()))
-    return path
+    return wide_table(path, IDS, cols)
 
 
 def _gold(s: Path, version: str) -> dict[str, dict[str, str]]:

@@ -1,40 +1,171 @@
-"""Issue 23, the review sheet, decisions log, gold and calibrate: the silent acceptances an
-independent re-run of the misuse campaign still found.  Each test failed on the code before
-its fix (checked by hand on the commit before).
+"""The review sheet and the decisions log: the Disagreements sheet is structure-protected (an
+unprotected, sorted or re-saved copy is refused unless said), a deleted row, an edited read-only
+cell, a second Disagreements sheet, a sheet over typed but unimported decisions, hand-added or
+repeated log lines, hand-edited decisions the schema cannot hold, adjudicator names (reserved words,
+case twins, a rater mapped in) -- each named, never imported or logged in silence.
 
-1. the Disagreements sheet is structure-protected (no sorting, inserting or deleting rows);
-   a sheet whose protection was removed is refused unless --unprotected-sheet (recorded):
-   a value-only sort (which moves no format, so no per-row check sees it) needs that;
-2. a flagged row deleted from the sheet is named;
-3. a hand-added log line (an item the study does not have, a repeated id) is refused by
-   every reader, naming the line;
-4. calibrate refuses a field without ratings and a field named twice, before a look;
-5. an edited read-only cell (Agreed value, rater value, model) needs the protection
-   removed: refused, saying what the sheet can and cannot change;
-6. adjudicator names: reserved words, ids, unknown mapping targets, raters, case twins;
-7. a duplicated hidden key names the real row.
+Each test failed on the code before its fix (checked when it was written, in issue 23's misuse
+campaigns; grouped here by what it protects in issue 31).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import sys
 from copy import copy
 from pathlib import Path
 
 import openpyxl
 import pandas as pd
 import pytest
+from builders import error_naming, fill_sheet, import_, sheet_for
+from conftest import error_line, invoke_cli
+from conftest import invoke_cli as run
+from conftest import run_cli as run_ok
+from test_adjudication_roundtrip import fill, make_study, rows_by_item
+from test_flags import I, P, S, U
 
 from goldboard.adjudicate import review_sheet
 from goldboard.adjudicate.decisions import read_decisions
 from goldboard.fileio import write_csv_atomic
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_adjudication_roundtrip import fill, make_study, rows_by_item  # noqa: E402
-from test_flags import I, P, S, U  # noqa: E402
-from test_misuse_inputs import error_line, run  # noqa: E402
+LABELS = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information"]
+
+
+@pytest.fixture()
+def sheet_study(tmp_path):
+    """A study whose round 1 has 10 disagreements among 30 items, and its review workbook."""
+    s = tmp_path / "st"
+    invoke_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b", code=0)
+    rows = ["case_id,a,b"]
+    for i in range(30):
+        a = LABELS[i % 4]
+        rows.append(f"C{i:02d},{a},{a if i % 3 else LABELS[(i + 1) % 4]}")
+    table = tmp_path / "t.csv"
+    table.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    pull = ["--item-col", "case_id", "--field", "safety_label", "--rater-cols", "onc_a=a,onc_b=b"]
+    invoke_cli("pull", "--study", s, "--from-table", table, *pull, code=0)
+    sheet = tmp_path / "review.xlsx"
+    invoke_cli("adjudicate", "sheet", "--study", s, "-o", sheet, code=0)
+    return s, sheet
+
+
+def _fill(ws, label: str) -> None:
+    head = [c.value for c in ws[1]]
+    col = head.index("Decision") + 1
+    for r in range(2, ws.max_row + 1):
+        ws.cell(r, col).value = label
+
+
+@pytest.mark.parametrize("how", ["copy", "pasted rows"])
+def test_import_refuses_a_second_disagreements_sheet(sheet_study, tmp_path, how):
+    """Before: only 'Disagreements' was read (10 new decisions), the copy's decisions ignored."""
+    import openpyxl
+
+    s, sheet = sheet_study
+    wb = openpyxl.load_workbook(sheet)
+    ws = wb["Disagreements"]
+    _fill(ws, "Supported")
+    if how == "copy":
+        other = wb.copy_worksheet(ws)
+        other.title = "Disagreements (2)"
+        _fill(other, "Unsupported")
+    else:  # the rows pasted into a sheet of one's own, without the header
+        other = wb.create_sheet("meeting 2")
+        for row in ws.iter_rows(min_row=2, values_only=True):
+            other.append(list(row))
+    filled = tmp_path / "filled.xlsx"
+    wb.save(filled)
+    log = s / "decisions.jsonl"
+    before = log.read_bytes() if log.exists() else b""
+    res = invoke_cli("adjudicate", "import", "--study", s, filled, "--adjudicator", "dr_chair")
+    line = error_line(res)
+    assert f"sheets 'Disagreements', '{other.title}' each hold Disagreements rows" in line
+    assert "keep 'Disagreements' with the decisions that count" in line
+    assert (log.read_bytes() if log.exists() else b"") == before
+
+
+def test_sheet_output_counts_decisions_typed_into_a_copy(sheet_study, tmp_path):
+    """`adjudicate sheet -o` over a workbook whose decisions were typed into a copy of the sheet
+    is refused like one typed into Disagreements (before: replaced without a word)."""
+    import openpyxl
+
+    s, sheet = sheet_study
+    wb = openpyxl.load_workbook(sheet)
+    other = wb.copy_worksheet(wb["Disagreements"])
+    other.title = "Disagreements (2)"
+    _fill(other, "Unsupported")
+    wb.save(sheet)
+    line = error_line(invoke_cli("adjudicate", "sheet", "--study", s, "-o", sheet))
+    assert "holds 10 decision(s) not in the decisions log (e.g. 'Disagreements (2)'!F2;" in line
+
+
+def _sheet(study, tmp_path, rows):
+    p = tmp_path / "review.xlsx"
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", p).exit_code == 0
+    fill(p, rows)
+    return p
+
+
+def test_gold_export_refuses_a_hand_edited_decision_the_schema_cannot_hold(tmp_path):
+    study = make_study(tmp_path)
+    sheet = _sheet(study, tmp_path, {"C-1": (P, "ECOG 2", "dr_lee")})
+    assert run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_lee").exit_code == 0
+    log = study.decisions_path
+    entry = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
+    entry["decision"], entry["id"] = "Bogus", "D000002"  # a new id: a repeated one is refused first
+    log.write_text(log.read_text(encoding="utf-8") + json.dumps(entry) + "\n", encoding="utf-8")
+    res = run("gold", "export", "--study", study.path)
+    assert res.exit_code != 0
+    line = res.output.strip().splitlines()[-1]
+    assert "decisions.jsonl: entry" in line and "'Bogus' is not a value of safety_label" in line, line
+    assert "item 'C-1'" in line or 'item "C-1"' in line, line
+    assert not study.gold_dir.exists() or not any(study.gold_dir.iterdir())  # nothing written
+
+
+def test_gold_export_accepts_the_log_goldboard_wrote(tmp_path):
+    study = make_study(tmp_path)
+    sheet = _sheet(study, tmp_path, {"C-1": (P, "ECOG 2", "dr_lee")})
+    assert run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_lee").exit_code == 0
+    res = run("gold", "export", "--study", study.path)
+    assert res.exit_code == 0, res.output
+
+
+def test_a_spelling_mapped_to_a_rater_is_recorded_as_not_independent(tmp_path):
+    study = make_study(tmp_path)
+    sheet = _sheet(study, tmp_path, {"C-1": (P, "ECOG 2", "dr_chair")})
+    res = run(
+        "adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_chair",
+        "--adjudicator-name", "dr_chair=onc_a",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (d,) = read_decisions(study.decisions_path)
+    assert d["adjudicator"] == "onc_a" and d["adjudicator_as_written"] == "dr_chair"
+    assert d["independent"] is False
+    assert "by onc_a, a rater of this study: recorded as not independent" in res.output
+
+
+def test_an_adjudicator_who_is_not_a_rater_stays_independent(tmp_path):
+    study = make_study(tmp_path)
+    sheet = _sheet(study, tmp_path, {"C-1": (P, "ECOG 2", "dr_chair")})
+    res = run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_chair")
+    assert res.exit_code == 0, res.output
+    (d,) = read_decisions(study.decisions_path)
+    assert d["independent"] is True
+
+
+def test_a_reason_cell_excel_turned_into_a_date_is_refused_naming_the_cell(tmp_path):
+    import datetime as dt
+
+    study = make_study(tmp_path)
+    sheet = _sheet(study, tmp_path, {"C-1": (P, dt.datetime(2024, 3, 1), "dr_lee")})
+    before = study.decisions_path.read_bytes() if study.decisions_path.exists() else None
+    res = run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", "dr_lee")
+    assert res.exit_code != 0
+    assert "Disagreements!" in res.output and "the Reason cell holds a date or time (2024-03-01" in res.output
+    after = study.decisions_path.read_bytes() if study.decisions_path.exists() else None
+    assert after == before  # nothing imported
+
 
 SL = "safety_label"
 
@@ -42,17 +173,6 @@ SL = "safety_label"
 @pytest.fixture()
 def study(tmp_path):
     return make_study(tmp_path)
-
-
-def sheet_for(study, tmp_path, name="review.xlsx") -> Path:
-    p = tmp_path / name
-    res = run("adjudicate", "sheet", "--study", study.path, "-o", p)
-    assert res.exit_code == 0, res.output
-    return p
-
-
-def import_(study, sheet, *extra, who="dr_lee"):
-    return run("adjudicate", "import", "--study", study.path, sheet, "--adjudicator", who, *extra)
 
 
 def unprotect(path: Path, sheet: str = "Disagreements") -> None:
@@ -82,9 +202,6 @@ def sort_values_only(path: Path) -> None:
 
 #: nine decisions (I and P: allowed with any missing_info, mtb rule)
 ALL_FILLED = {f"C-{n}": ((P if n % 2 else I), f"reason {n}", None) for n in range(1, 10)}
-
-
-# --------------------------------------------------------------------------- 1. value-only sort, protection
 
 
 def test_the_sheet_is_protected_and_an_unprotected_one_is_refused_unless_the_flag_recorded(study, tmp_path):
@@ -163,9 +280,6 @@ def test_libreoffice_does_not_sort_the_protected_sheet_but_an_unprotected_one(st
     assert out == {"protected": "protected=True reordered=False", "unprotected": "protected=False reordered=True"}, out
 
 
-# --------------------------------------------------------------------------- 2. a deleted row
-
-
 def test_a_deleted_row_is_named(study, tmp_path):
     sheet = sheet_for(study, tmp_path)
     fill(sheet, {"C-1": (U, "no data", None), "C-7": (I, "no stage", None)})
@@ -182,9 +296,6 @@ def test_a_deleted_row_is_named(study, tmp_path):
     # an intact sheet: nothing said
     res = import_(study, sheet_for(study, tmp_path, "fresh.xlsx"))
     assert "missing" not in res.output, res.output
-
-
-# --------------------------------------------------------------------------- 3. hand-edited log lines
 
 
 def _decided(study, tmp_path) -> Path:
@@ -218,9 +329,6 @@ def test_a_repeated_decision_id_is_refused_by_every_reader(study, tmp_path):
     assert not study.gold_dir.exists() or not any(study.gold_dir.iterdir())
 
 
-# --------------------------------------------------------------------------- 4. calibrate
-
-
 def test_calibrate_refuses_a_field_without_ratings_and_a_field_named_twice(study):
     ratings = pd.read_csv(study.ratings_path(1), dtype=str, keep_default_na=False)
     write_csv_atomic(ratings[ratings["field"] != "missing_info"], study.ratings_path(1))  # nobody rated it
@@ -234,9 +342,6 @@ def test_calibrate_refuses_a_field_without_ratings_and_a_field_named_twice(study
     assert (study.path / "study.toml").read_bytes() == toml  # no look, no rule recorded
     res = run("calibrate", "--study", study.path, "--rule", "kappa_lower>=0.6", "--field", SL)
     assert res.exit_code == 0, res.output
-
-
-# --------------------------------------------------------------------------- 5. read-only cells
 
 
 @pytest.mark.parametrize("where", ["Agreed", "Disagreements"])
@@ -305,9 +410,6 @@ def test_a_sheet_of_an_earlier_round_is_compared_with_that_round(study, tmp_path
     wb.save(edited)
     res = import_(study, edited)
     assert f'Disagreements!{cell.coordinate}: onc_a value "{I}" was edited to "{U}"' in res.output, res.output
-
-
-# --------------------------------------------------------------------------- 6. adjudicator names
 
 
 def _adjudicators(sheet: Path, cells: dict[str, str]) -> None:
@@ -381,9 +483,6 @@ def test_a_case_twin_of_a_known_adjudicator_is_refused_in_a_cell_and_in_a_mappin
     assert res.exit_code == 0 and "new adjudicator" not in res.output, res.output
 
 
-# --------------------------------------------------------------------------- 7. a duplicated key
-
-
 def test_a_duplicated_hidden_key_names_the_real_row(study, tmp_path):
     sheet = sheet_for(study, tmp_path)
     fill(sheet, {"C-1": (U, "no data", None), "C-7": (I, "no stage", None)})
@@ -430,3 +529,137 @@ def test_log_items_are_checked_against_every_round(study, tmp_path):
         fh.write(json.dumps(entry) + "\n")
     res = run("report", "--study", study.path, "--format", "markdown", "-o", tmp_path / "r3.md")
     assert res.exit_code != 0 and "C-404" in error_line(res)
+
+
+def test_sheet_over_a_filled_unimported_workbook_is_refused_and_replaced_once_imported(tmp_path):
+    import openpyxl
+
+    study = make_study(tmp_path)
+    sheet = sheet_for(study, tmp_path)
+    fill(sheet, {"C-1": (U, "no data", None), "C-7": (I, "no stage", None)})
+    typed = sheet.read_bytes()
+    res = run("adjudicate", "sheet", "--study", study.path, "-o", sheet)
+    line = error_line(res)
+    assert res.exit_code == 1 and line.startswith(f"Error: -o {sheet}: holds 2 decision(s) not in the decisions log"), (
+        line
+    )
+    assert "import it first" in line and "--force" in line, line
+    assert sheet.read_bytes() == typed and not study.decisions_path.exists()
+    assert import_(study, sheet).exit_code == 0
+    res = run("adjudicate", "sheet", "--study", study.path, "-o", sheet)  # imported: replaced, pre-filled
+    assert res.exit_code == 0 and sheet.read_bytes() != typed, res.output
+    res = run("adjudicate", "sheet", "--study", study.path, "-o", sheet)  # only the decisions in force: replaced
+    assert res.exit_code == 0, res.output
+    other = tmp_path / "other.xlsx"
+    openpyxl.Workbook().save(other)  # not a review workbook: replaced as the README says
+    assert run("adjudicate", "sheet", "--study", study.path, "-o", other).exit_code == 0
+
+
+def _sheet_items(path, field="safety_label") -> list[str]:
+    import openpyxl
+    from test_adjudication_roundtrip import rows_by_item
+
+    return list(rows_by_item(openpyxl.load_workbook(path)["Disagreements"], field)[1])
+
+
+def test_blank_row_keeping_a_decision_in_force_says_so_not_unresolved(tmp_path):
+    """C10/ML4: a fresh sheet with a decided row's Decision cleared (or laptop A re-imported after
+    laptop B) said "1 left blank (unresolved)" while the earlier decision stays in force."""
+    from test_adjudication_roundtrip import fill, make_study
+
+    from goldboard.adjudicate.decisions import read_decisions
+
+    st = make_study(tmp_path)
+    first = tmp_path / "first.xlsx"
+    assert run("adjudicate", "sheet", "--study", st.path, "-o", first).exit_code == 0
+    item = _sheet_items(first)[0]
+    fill(first, {item: ("Supported", "guideline", "dr_lee")})
+    res = run("adjudicate", "import", "--study", st.path, first, "--adjudicator", "dr_lee")
+    assert res.exit_code == 0, res.output
+    again = tmp_path / "again.xlsx"
+    assert run("adjudicate", "sheet", "--study", st.path, "-o", again).exit_code == 0
+    fill(again, {item: (None, None, None)})  # the adjudicator cleared the pre-filled decision
+    n_rows = len(_sheet_items(again)) + len(_sheet_items(again, "missing_info"))
+    before = read_decisions(st.path / "decisions.jsonl")
+    res = run("adjudicate", "import", "--study", st.path, again, "--adjudicator", "dr_lee")
+    assert res.exit_code == 0, res.output
+    summary = next(ln for ln in res.output.splitlines() if ln.startswith("again.xlsx:"))
+    assert f"{n_rows} left blank (1 keep the decision already in force, {n_rows - 1} still to decide;" in summary, (
+        summary
+    )
+    assert "write unresolved to reopen it" in summary
+    assert read_decisions(st.path / "decisions.jsonl") == before  # the decision stays in force
+
+
+def test_adjudicator_name_mapping_that_matches_no_cell_is_noted(tmp_path):
+    """LS12b: ``--adjudicator-name X=zed`` where no Adjudicator cell says X was silently unused."""
+    from test_adjudication_roundtrip import fill, make_study
+
+    st = make_study(tmp_path)
+    sheet = tmp_path / "s.xlsx"
+    assert run("adjudicate", "sheet", "--study", st.path, "-o", sheet).exit_code == 0
+    fill(sheet, {_sheet_items(sheet)[0]: ("Supported", "guideline", "Dr Lee")})
+    res = run(
+        "adjudicate",
+        "import",
+        "--study",
+        st.path,
+        sheet,
+        "--adjudicator",
+        "dr_lee",
+        "--adjudicator-name",
+        "Dr Lee=dr_lee",
+        "--adjudicator-name",
+        "X=zed",
+    )
+    assert res.exit_code == 0, res.output
+    notes = [ln for ln in res.output.splitlines() if ln.startswith("Note: --adjudicator-name")]
+    assert notes == [
+        "Note: --adjudicator-name X=zed: no Adjudicator cell of the sheet says 'X'; the mapping was not used"
+    ]
+
+
+def test_y01_sheet_refuses_to_overwrite_typed_decisions(openmtb_pulled, tmp_path):
+    review = tmp_path / "review.xlsx"
+    run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", review)
+    run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", review)  # nothing typed: replaced as before
+    typed = fill_sheet(review, 3)
+    filled = review.read_bytes()
+    res = run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", review, code=1)
+    error_naming(res, f"holds {typed} decision(s) not in the decisions log (e.g. Disagreements!F2")
+    assert "import it first" in res.output and "--force" in res.output
+    assert review.read_bytes() == filled  # the typed decisions are still there
+    run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", tmp_path / "other.xlsx")  # another -o is free
+    run_ok("adjudicate", "import", "--study", openmtb_pulled, review, "--adjudicator", "dr_chair")
+    run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", review)  # imported: the log has them, replaced
+    assert review.read_bytes() != filled
+
+
+def test_y01_force_replaces_a_filled_sheet_and_other_files_are_replaced(openmtb_pulled, tmp_path):
+    review = tmp_path / "review.xlsx"
+    run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", review)
+    fill_sheet(review)
+    filled = review.read_bytes()
+    run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", review, "--force")
+    assert review.read_bytes() != filled
+    other = tmp_path / "notes.xlsx"
+    other.write_bytes(b"not a workbook")
+    run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", other)
+    assert other.read_bytes()[:2] == b"PK"
+
+
+def test_y01_a_decision_imported_in_another_spelling_counts_as_imported(openmtb_pulled, tmp_path):
+    from openpyxl import load_workbook
+
+    review = tmp_path / "review.xlsx"
+    run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", review)
+    fill_sheet(review, 3)
+    wb = load_workbook(review)
+    ws = wb["Disagreements"]
+    col = [c.value for c in ws[1]].index("Decision") + 1
+    for r in range(2, 5):
+        ws.cell(r, col).value = f"  {str(ws.cell(r, col).value).upper()} "  # the import forgives case and spaces
+    wb.save(review)
+    error_naming(run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", review, code=1), "holds 3 decision(s)")
+    run_ok("adjudicate", "import", "--study", openmtb_pulled, review, "--adjudicator", "dr_chair")
+    run_ok("adjudicate", "sheet", "--study", openmtb_pulled, "-o", review)  # the log has them as the import read them

@@ -1,55 +1,35 @@
-"""Issue 23, campaign 6 U03/U16/N15/N55/N59: invisible characters in ids, sources and option texts.
+"""Ids holding a hidden character (a control character, a zero-width space or other invisible format
+character, a line separator, a variation selector: :func:`goldboard.cases.ids.is_hidden`) are not
+the id they look like: held out by row in a ratings table, refused naming the file and line (or
+task) in a Prodigy, doccano or Label Studio export, a cases file and a sampler's cases file, always
+with the same words (:func:`goldboard.cases.ids.hidden_id_problem`); free-text options holding one
+are one line naming the flag.
 
-One rule for every intake: an item, case or output id holding a hidden character (a control
-character, a zero-width space or other invisible format character, a line separator, a variation
-selector: :func:`goldboard.cases.ids.is_hidden`) is not the id it looks like.  It is held out by
-row in a ratings table and refused, naming the file and line (or task), in a Prodigy, doccano or
-Label Studio export, a cases file (``cases validate``, ``push``) and a sampler's cases file
-(``plan sample``), always with the same words (:func:`goldboard.cases.ids.hidden_id_problem`).
-Before: a lone ``MTB-1<U+200B>`` was stored raw by ``pull --from-table`` (its twin beside
-``MTB-1`` was held out) and by ``pull --from-export``, and ``cases validate`` accepted it.
-
-Every free-text option stored as a key or a label in the study's records (``--source``,
-``--guideline-version`` of ``study round`` and ``push``, ``--item-key``, ``study set/init
---name``, ``--case-source``, ``--rater-info``) goes through one helper
-(:func:`goldboard.study.free_text_option` / ``check_free_text``): a hidden character is one
-line naming the flag and the code point with the text escaped (``'v2\\u200b'``), nothing
-written; spaces around the text are dropped (``--source ' good.csv '`` is ``good.csv``).
-Before: ``--source $'good\\u200b.csv'`` and ``study round --guideline-version $'v2\\u200b'`` were
-stored raw, ``--source`` of ``--from-file`` and ``push --guideline-version`` were not checked at all.
-
-Each test here fails on the commit before the fix (checked by running this file there).
+Each test failed on the code before its fix (checked when it was written, in issue 23's misuse
+campaigns; grouped here by what it protects in issue 31).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import unicodedata
 from pathlib import Path
 
 import openpyxl
 import pandas as pd
 import pytest
+from builders import RATERS, WIDE, ls_tasks, pulled_table, study_and_file, study_files, table_of_ids, table_study, task
+from conftest import error_line
+from conftest import invoke_cli as run
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_campaign_refusals import ls_tasks  # noqa: E402
-from test_campaign_sources import RATERS, study_and_file, task  # noqa: E402
-from test_misuse_inputs import error_line, run  # noqa: E402
-
-from goldboard.cases.ids import hidden_id_problem, hidden_id_reason  # noqa: E402
-from goldboard.cases.ratings import read_ratings_csv  # noqa: E402
-from goldboard.study import Study  # noqa: E402
+from goldboard.cases.ids import hidden_id_problem, hidden_id_reason
+from goldboard.cases.ratings import read_ratings_csv
+from goldboard.study import Study
 
 #: one hidden character of each kind: zero-width space, word joiner, BOM inside an id, soft hyphen,
 #: zero-width joiner, Hangul filler and variation selector (default-ignorable, no Cf), a line
 #: separator (Zl) and BEL (Cc)
 HIDDEN = ["\u200b", "\u2060", "\ufeff", "\u00ad", "\u200d", "\u3164", "\ufe0f", "\u2028", "\x07"]
-WIDE = ["--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b", "--field", "safety_label"]
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _study(tmp_path: Path, **kw) -> Path:
@@ -60,9 +40,6 @@ def _study(tmp_path: Path, **kw) -> Path:
 
 def _units_text(s: Path) -> str:
     return (s / "units.jsonl").read_text(encoding="utf-8") if (s / "units.jsonl").exists() else ""
-
-
-# --------------------------------------------------------------------------- 1. ids: one rule for every intake
 
 
 @pytest.mark.parametrize("ch", HIDDEN, ids=[f"U+{ord(c):04X}" for c in HIDDEN])
@@ -110,11 +87,11 @@ def test_the_same_words_in_every_intake(tmp_path):
     s = _study(tmp_path / "e")
     e = tmp_path / "e" / "e.json"
     e.write_text(json.dumps(ls_tasks(("C-1", bad, "C-3"))))
-    before = _files(s)
+    before = study_files(s)
     line = error_line(
         run("pull", "--study", s, "--from-export", e, "--item-key", "case_id", "--rater", "1=onc_a,2=onc_b")
     )
-    assert line == f"Error: {e}: task 102 (case_id): item id {problem}" and _files(s) == before
+    assert line == f"Error: {e}: task 102 (case_id): item id {problem}" and study_files(s) == before
     # a cases file (accepted before: N55)
     c = tmp_path / "c.csv"
     c.write_text(f"case_id,patient_summary,proposed_therapy\nC-0,a,b\n{bad},c,d\n", encoding="utf-8")
@@ -137,11 +114,11 @@ def test_push_refuses_a_cases_file_with_a_hidden_id_before_reaching_the_server(t
     s = _study(tmp_path, url="http://127.0.0.1:9")
     c = tmp_path / "c.csv"
     c.write_text("case_id,patient_summary,proposed_therapy\nC-1\u2060,a,b\n", encoding="utf-8")
-    before = _files(s)
+    before = study_files(s)
     res = run("push", "--study", s, c)
     problem = hidden_id_problem("C-1\u2060")
     assert res.exit_code == 1 and f"{c}:2: case_id: {problem}" in res.output, res.output
-    assert _files(s) == before
+    assert study_files(s) == before
 
 
 def test_the_column_reader_finds_every_hidden_character():
@@ -155,9 +132,6 @@ def test_the_column_reader_finds_every_hidden_character():
     assert _found(col, "control").all()
     plain = pd.Series(["MTB-1", "Café", "C 1", "日本", "a\u00a0b"], dtype="str")
     assert not _found(plain, "control").any()
-
-
-# --------------------------------------------------------------------------- 2. free-text options
 
 
 def _table(tmp_path: Path) -> Path:
@@ -192,7 +166,7 @@ def test_a_free_text_option_with_a_hidden_character_is_one_line_naming_the_flag(
     e.write_text(json.dumps(ls_tasks()))
     c = tmp_path / "c.csv"
     c.write_text("case_id,patient_summary,proposed_therapy\nC-1,a,b\n")
-    before = _files(s)
+    before = study_files(s)
     res = run(*[a.format(s=s, t=t, p=p, e=e, c=c) for a in argv])
     ch = next(c for c in text if not c.isascii())
     code = f"U+{ord(ch):04X} {unicodedata.name(ch)}"
@@ -201,7 +175,7 @@ def test_a_free_text_option_with_a_hidden_character_is_one_line_naming_the_flag(
     assert error_line(res) == (
         f"Error: {flag}: {what} '{escaped}' contains invisible or control character(s) {code}; type it again"
     )
-    assert _files(s) == before
+    assert study_files(s) == before
 
 
 def test_spaces_around_a_source_or_a_guideline_version_are_no_part_of_it(tmp_path):
@@ -232,3 +206,57 @@ def test_a_hidden_character_at_the_end_of_a_file_id_is_refused_not_cut_off(tmp_p
         run("pull", "--study", s, "--from-export", e, "--item-key", "case_id", "--rater", "1=onc_a,2=onc_b")
     )
     assert line == f"Error: {e}: task 102 (case_id): item id {hidden_id_problem(bad)}"
+
+
+def test_item_id_with_control_character_held_out_by_row(tmp_path):
+    """``C6\\x00`` and ``C\\x07`` are not the ids they look like (and ``C\\x1f`` would be cut to
+    ``C`` by a strip): each row is held out naming the character, like a label holding one."""
+    s = table_study(tmp_path)
+    t = tmp_path / "ids.csv"
+    t.write_bytes(
+        b"case_id,a,b\nC1,Supported,Unsafe\nC6\x00,Supported,Supported\nC\x07,Unsafe,Unsafe\nC\x1f,Unsafe,Unsafe\n"
+    )
+    res = run("pull", "--study", s, "--from-table", t, *WIDE)
+    assert res.exit_code == 0, res.output
+    assert sorted(set(pulled_table(s)["item_id"])) == ["C1"]
+    held = pulled_table(s, "invalid.csv")
+    assert held["annotation_id"].tolist() == ["ids.csv:3", "ids.csv:4", "ids.csv:5"]
+    assert [r.split(" contains ")[1] for r in held["reason"]] == [
+        "invisible or control character U+0000, so it is not the id it looks like: type the id again",
+        "invisible or control character U+0007, so it is not the id it looks like: type the id again",
+        "invisible or control character U+001F, so it is not the id it looks like: type the id again",
+    ]
+    assert "3 invalid" in res.output
+
+
+ZW = "MTB-1\u200b"
+
+
+def test_a_table_id_with_a_zero_width_space_is_held_out_by_row(tmp_path):
+    s, t, res = table_of_ids(tmp_path, [ZW, "MTB-1", "MTB-2"])
+    assert (
+        res.exit_code == 0 and "case_id 'MTB-1\\u200b' contains invisible or control character U+200B" in res.output
+    ), res.output
+    assert set(read_ratings_csv(s / "rounds/1/ratings.csv")["item_id"]) == {"MTB-1", "MTB-2"}
+    assert "U+200B" in (s / "rounds/1/invalid.csv").read_text() and ZW not in (s / "units.jsonl").read_text()
+
+
+def test_a_prodigy_id_with_a_zero_width_space_is_refused_naming_the_line(tmp_path):
+    s, f = study_and_file(tmp_path, [task("MTB-1"), task(ZW, who="p-ben")])
+    res = run("pull", "--study", s, "--from-file", f"prodigy={f}", "--rater", RATERS)
+    line = error_line(res)
+    assert res.exit_code == 1 and line.startswith(f"Error: {f}:2: item id 'MTB-1\\u200b' contains invisible"), line
+    assert not (s / "rounds").exists()
+
+
+def test_cases_whose_ids_differ_by_an_invisible_character_are_twins(tmp_path):
+    from goldboard.cases.ids import id_key
+
+    assert id_key(ZW) == id_key("MTB-1") == id_key("mtb-1\ufeff")
+    cases = tmp_path / "cases.csv"
+    cases.write_text(f"case_id,patient_summary,proposed_therapy\nMTB-1,a,b\n{ZW},c,d\n", encoding="utf-8")
+    res = run("cases", "validate", cases, "--schema", "mtb")
+    assert (
+        res.exit_code == 1
+        and ":3: case_id: 'MTB-1\\u200b' contains invisible or control character U+200B" in res.output
+    )

@@ -1,17 +1,11 @@
-"""Issue 23, the H group of the misuse campaign (``/tmp/campaign5``): a study's own files edited
-by hand or damaged are named by every reader (``status``, ``agree``, ``flag``, ``adjudicate
-sheet``, ``gold export``, ``report``, ``calibrate``), never read on in silence or a crash.
-Each test failed on the code before its fix (checked on the commit before).
+"""A study's own files edited by hand or damaged are named by every reader (``status``, ``agree``,
+``flag``, ``adjudicate sheet``, ``gold export``, ``report``, ``calibrate``), never read on in
+silence or a crash: study.toml entries study init would refuse (a rater listed twice, a BOM), a
+schema changed under pulled ratings, missing or damaged pull records, round and release folders
+renamed, deleted or looking alike, rated items without their unit.
 
-- H01: study.toml lists a rater twice (or anything else ``study init`` refuses): every reader
-  refuses, one line naming study.toml and the entry (one check, when the study is loaded);
-- H02: study.toml's schema changed under pulled ratings: one line naming study.toml, the round's
-  pull.json and the first rating (file:line, field) the new schema cannot hold;
-- H04: study.toml saved with a UTF-8 BOM (Windows Notepad): read as meant;
-- H05/H06: rounds/N/pull.json missing or damaged: the ratings cannot be checked against their pull:
-  every reader warns naming the file, gold export refuses unless --allow-edited-ratings;
-- H15: a round's [[rounds]] entry deleted while its pulled ratings stay: every reader says so,
-  gold export refuses, ``study round`` puts the entry back.
+Each test failed on the code before its fix (checked when it was written, in issue 23's misuse
+campaigns; grouped here by what it protects in issue 31).
 """
 
 from __future__ import annotations
@@ -21,15 +15,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from builders import OPENMTB, OPENMTB_WIDE, demo_study, error_naming, study_files, write_table
 from conftest import error_line
 from conftest import invoke_cli as run
+from conftest import run_cli as run_ok
 
 from goldboard.study import Study
-
-
-def _table(path: Path, rows: list[str]) -> Path:
-    path.write_text("case_id,a,b\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +32,10 @@ def pulled(tmp_path_factory) -> Path:
     rows = ["C-1,Supported,Unsupported", "C-2,Supported,Supported", "C-3,Unsupported,Unsafe"]
     rows += [f"C-{n},Supported,Supported" for n in range(4, 11)]
     cols = ["--field", "safety_label", "--rater-cols", "onc_a=a,onc_b=b"]
-    res = run("pull", "--study", s, "--from-table", _table(root / "r1.csv", rows), *cols)
+    res = run("pull", "--study", s, "--from-table", write_table(root / "r1.csv", rows), *cols)
     assert res.exit_code == 0, res.output
     again = ["C-1,Supported,Supported", "C-2,Supported,Unsupported", "C-3,Unsupported,Unsupported"]
-    res = run("pull", "--study", s, "--from-table", _table(root / "r2.csv", again), "--round", "2", *cols)
+    res = run("pull", "--study", s, "--from-table", write_table(root / "r2.csv", again), "--round", "2", *cols)
     assert res.exit_code == 0, res.output
     return s
 
@@ -65,9 +56,6 @@ def _readers(s: Path, tmp_path: Path) -> list[tuple]:
         ("gold", "export", "--study", s),
         ("calibrate", "--study", s, "--rule", "kappa_lower>=0.6"),
     ]
-
-
-# --------------------------------------------------------------------------- H01
 
 
 def _edit_toml(s: Path, old: str, new: str) -> None:
@@ -106,9 +94,6 @@ def test_the_raters_as_study_init_wrote_them_still_open(pulled):
     assert Study.open(pulled).raters == ["onc_a", "onc_b"]
 
 
-# --------------------------------------------------------------------------- H02
-
-
 def test_a_schema_changed_under_pulled_ratings_is_named_with_file_line_and_field(pulled, tmp_path):
     s = _copy(pulled, tmp_path)
     _edit_toml(s, 'schema = "mtb_unsafe"', 'schema = "mtb"')  # 'Unsafe' is not a value of it
@@ -134,9 +119,6 @@ def test_a_schema_without_the_ratings_field_names_the_field(pulled, tmp_path):
     assert f"{s / 'rounds' / '1' / 'ratings.csv'}:2: field: 'safety_label' is not one of its fields" in line, line
 
 
-# --------------------------------------------------------------------------- H04
-
-
 def test_a_study_toml_saved_with_a_bom_is_read_as_meant(pulled, tmp_path):
     s = _copy(pulled, tmp_path)
     want = run("agree", "--study", pulled, "--format", "json")
@@ -147,9 +129,6 @@ def test_a_study_toml_saved_with_a_bom_is_read_as_meant(pulled, tmp_path):
     assert got.exit_code == 0, got.output
     assert json.loads(got.stdout) == json.loads(want.stdout)
     assert run("status", "--study", s).exit_code == 0
-
-
-# --------------------------------------------------------------------------- H05 / H06
 
 
 DAMAGE = {
@@ -209,9 +188,6 @@ def test_a_ratings_file_put_there_by_hand_on_its_own_is_not_warned(pulled, tmp_p
     assert res.exit_code == 0 and "pull.json" not in res.output, res.output
 
 
-# --------------------------------------------------------------------------- H15
-
-
 def _drop_last_round_entry(s: Path) -> None:
     toml = s / "study.toml"
     text = toml.read_text(encoding="utf-8")
@@ -246,9 +222,6 @@ def test_a_round_entry_deleted_under_pulled_ratings_is_said_refused_and_put_back
     assert res.exit_code == 0 and "no [[rounds]] entry" not in res.output, res.output
 
 
-# --------------------------------------------------------------------------- H07
-
-
 def test_a_rated_item_without_its_unit_is_named_by_every_reader(pulled, tmp_path):
     s = _copy(pulled, tmp_path)
     units = s / "units.jsonl"
@@ -272,9 +245,6 @@ def test_a_study_whose_units_are_all_there_says_nothing_of_them(pulled, tmp_path
     for cmd in _readers(s, tmp_path)[:6]:
         res = run(*cmd)
         assert res.exit_code == 0 and "no unit for" not in res.output, (cmd, res.output)
-
-
-# --------------------------------------------------------------------------- M09, M08 (later findings)
 
 
 @pytest.mark.parametrize("n", [1, 2])
@@ -305,9 +275,6 @@ def test_status_names_ratings_by_a_rater_renamed_in_study_toml(pulled, tmp_path)
             f"({s / 'study.toml'} lists onc_a, onc_bb): renamed or removed by hand?"
         ) in res.output, res.output
     assert "not a rater of the study" not in run("status", "--study", pulled).output
-
-
-# --------------------------------------------------------------------------- G05, M06, T04 (gold releases)
 
 
 def _released_twice(pulled: Path, tmp_path: Path) -> Path:
@@ -375,9 +342,6 @@ def test_a_pull_record_of_an_older_goldboard_without_a_digest_is_read_without_a_
     res = run("agree", "--study", s, "--round", "1")
     assert res.exit_code == 0 and "pull.json" not in res.output, res.output
     assert run("gold", "export", "--study", s).exit_code == 0
-
-
-# --------------------------------------------------------------------------- campaign 6: H16, N35, N31, W12
 
 
 def _moved(s: Path, n: int, name: str) -> Path:
@@ -607,3 +571,67 @@ def test_study_init_beside_another_studys_files_is_made(pulled, tmp_path, beside
     res = run("study", "init", s / beside, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
     assert res.exit_code == 0 and (s / beside / "study.toml").is_file(), res.output
     assert run("agree", "--study", s).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "extra,needle",
+    [("onc_b", "rater 'onc_b' is listed twice in [study] raters"), ("ONC_B", "'onc_b' and 'ONC_B' in [study] raters")],
+)
+@pytest.mark.parametrize(
+    "cmd",
+    [("agree",), ("status",), ("flag",), ("report", "--format", "markdown"), ("gold", "export", "--force"),
+     ("calibrate", "--rule", "kappa_lower>=0.5")],
+    ids=lambda c: c[0] if len(c) == 1 or c[0] != "gold" else "gold export",
+)  # fmt: skip
+def test_a_rater_listed_twice_in_study_toml_is_one_error_for_every_reader(released, tmp_path, extra, needle, cmd):
+    toml = released.path / "study.toml"
+    text = toml.read_text()
+    assert '    "onc_b",\n' in text
+    toml.write_text(text.replace('    "onc_b",\n', f'    "onc_b",\n    "{extra}",\n', 1))
+    before = study_files(released.path)
+    out = tmp_path / "out.txt"
+    res = run(*cmd[:2] if cmd[0] == "gold" else cmd[:1], "--study", released.path, *cmd[2 if cmd[0] == "gold" else 1 :],
+              *(["-o", out] if cmd[0] in ("agree", "flag", "report") else []))  # fmt: skip
+    line = error_line(res)
+    assert res.exit_code == 1 and line.startswith(f"Error: {toml}: ") and needle in line, res.output
+    assert study_files(released.path) == before and not out.exists()
+
+
+def test_a_study_toml_with_a_bom_is_read(released):
+    toml = released.path / "study.toml"
+    toml.write_bytes(b"\xef\xbb\xbf" + toml.read_bytes())
+    res = run("status", "--study", released.path)
+    assert res.exit_code == 0 and "adjudication (dr_lee)" in res.output, res.output
+
+
+@pytest.mark.parametrize("extra", [[], ["--by", "case_id"]])  # the column fast path, and the pandas path
+def test_agree_names_ratings_by_a_rater_removed_from_study_toml(tmp_path, extra):
+    """MD9: onc_b removed from study.toml by hand was still analysed by agree with no note."""
+    import re
+
+    s = demo_study(tmp_path)
+    toml = s / "study.toml"
+    text = toml.read_text()
+    edited = re.sub(r'"onc_b",?\s*', "", text, count=1)
+    assert edited != text
+    toml.write_text(edited)
+    # a study of one rater is one that `study init` refuses: every reader refuses it, naming study.toml
+    # (campaign 5 H01); a rater removed from a larger study is named by status (test_status_names_ratings_by_a_rater_renamed_in_study_toml above)
+    res = run("agree", "--study", s, *extra, code=1)
+    err = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
+    assert len(err) == 1 and f"{toml}: [study] raters: 1 rater(s); a study needs at least two" in err[0], res.output
+    res = run("agree", "--study", demo_study(tmp_path / "b"))
+    assert "not a rater of the study" not in res.output
+
+
+def test_m09_a_deleted_ratings_file_is_named(openmtb_pulled):
+    (openmtb_pulled / "rounds/1/ratings.csv").unlink()
+    for args in (["agree"], ["flag"], ["calibrate", "--rule", "kappa_lower>=0.6"]):
+        error_naming(run_ok(*args, "--study", openmtb_pulled, code=1), "rounds/1/ratings.csv: missing, but ")
+
+
+def test_m09_a_deleted_later_round_is_named_not_passed_over(openmtb_pulled):
+    run_ok("pull", "--study", openmtb_pulled, "--round", "2", "--from-table", OPENMTB, *OPENMTB_WIDE)
+    (openmtb_pulled / "rounds/2/ratings.csv").unlink()
+    for args in (["agree"], ["flag"], ["adjudicate", "sheet", "-o", openmtb_pulled.parent / "r.xlsx"]):
+        error_naming(run_ok(*args, "--study", openmtb_pulled, code=1), "rounds/2/ratings.csv: missing, but ")

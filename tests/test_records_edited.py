@@ -1,47 +1,28 @@
-"""Issue 23, the study's records: silent acceptances an independent misuse campaign found
-(``/tmp/campaign3``: MD4, MD8, MD12, D02).  Each test failed on the code before its fix
-(checked on the commit before).
+"""The study's records edited by hand after the fact: a decisions log emptied, deleted or cut short
+after a gold release, a round's ratings.csv edited after its pull, a log entry naming a rater as an
+independent adjudicator, a re-pull changing a rating under a decision or a release: every reader
+says it, gold export refuses unless told (and records it).
 
-1. MD4: the append-only decisions log emptied, deleted or cut short after a gold release:
-   every reader that builds gold refuses, naming the release and the missing entries;
-2. MD8: a round's ratings.csv edited by hand after its pull: agree warns, gold export refuses
-   unless --allow-edited-ratings, which the manifest records;
-3. MD12: a log entry naming a study rater as an independent adjudicator: gold export refuses,
-   naming the line;
-4. D02: a re-pull (table or tool export) that changes a rating under a decision or a gold release:
-   refused unless --add-to-adjudicated-round, then named and recorded in pull.json.
+Each test failed on the code before its fix (checked when it was written, in issue 23's misuse
+campaigns; grouped here by what it protects in issue 31).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
+from builders import import_, sheet_for, table_pulled
+from conftest import error_line
+from conftest import invoke_cli as run
+from test_adjudication_roundtrip import fill
+from test_flags import I
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_adjudication_roundtrip import fill, make_study  # noqa: E402
-from test_campaign_sheet import import_, sheet_for  # noqa: E402
-from test_flags import I, U  # noqa: E402
-from test_misuse_inputs import error_line, run  # noqa: E402
-
-from goldboard.adjudicate.decisions import log_prefix_problem, read_decisions  # noqa: E402
-from goldboard.errors import GoldboardWarning  # noqa: E402
-from goldboard.study import Study  # noqa: E402
-
-
-@pytest.fixture()
-def released(tmp_path):
-    """The hand-counted MTB study with two decisions (D000001, D000002) and gold release v1."""
-    study = make_study(tmp_path)
-    sheet = sheet_for(study, tmp_path)
-    fill(sheet, {"C-1": (U, "no data", None), "C-7": (I, "no stage", None)})
-    assert import_(study, sheet).exit_code == 0
-    res = run("gold", "export", "--study", study.path)
-    assert res.exit_code == 0, res.output
-    return study
+from goldboard.adjudicate.decisions import log_prefix_problem, read_decisions
+from goldboard.errors import GoldboardWarning
+from goldboard.study import Study
 
 
 def _readers(study, tmp_path):
@@ -50,9 +31,6 @@ def _readers(study, tmp_path):
         ("report", "--study", study.path, "--format", "markdown", "-o", tmp_path / "r.md", "--no-supplement"),
         ("adjudicate", "sheet", "--study", study.path, "-o", tmp_path / "again.xlsx"),
     )
-
-
-# --------------------------------------------------------------------------- 1. MD4
 
 
 @pytest.mark.parametrize("how", ["emptied", "deleted", "cut short", "edited"])
@@ -111,9 +89,6 @@ def test_an_older_release_without_the_entries_digest_is_noted_not_a_crash(tmp_pa
     assert log_prefix_problem(log, [], {}, "v1") is None  # a release built from no decisions
 
 
-# --------------------------------------------------------------------------- 3. MD12
-
-
 @pytest.mark.parametrize("independent", [True, None])
 def test_a_log_entry_naming_a_rater_as_an_independent_adjudicator_is_refused(released, tmp_path, independent):
     log = released.decisions_path
@@ -134,23 +109,8 @@ def test_a_log_entry_naming_a_rater_as_an_independent_adjudicator_is_refused(rel
     assert "changed or moved" in error_line(run("gold", "export", "--study", released.path))
 
 
-# --------------------------------------------------------------------------- 2. MD8
-
-
-def _table_pulled(tmp_path) -> Path:
-    s = tmp_path / "t"
-    assert run("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b").exit_code == 0
-    t = tmp_path / "wide.csv"
-    rows = ["C-1,Supported,Unsupported", "C-2,Supported,Supported", "C-3,Unsupported,Unsupported"]
-    rows += [f"C-{n},Supported,Supported" for n in range(4, 11)]
-    t.write_text("case_id,a,b\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    res = run("pull", "--study", s, "--from-table", t, "--field", "safety_label", "--rater-cols", "onc_a=a,onc_b=b")
-    assert res.exit_code == 0, res.output
-    return s
-
-
 def test_ratings_edited_after_their_pull_are_noted_by_agree_and_refused_by_gold_export(tmp_path):
-    s = _table_pulled(tmp_path)
+    s = table_pulled(tmp_path)
     rec = json.loads((s / "rounds" / "1" / "pull.json").read_text(encoding="utf-8"))
     assert len(rec["ratings_sha256"]) == 64
     res = run("agree", "--study", s)
@@ -174,11 +134,8 @@ def test_ratings_edited_after_their_pull_are_noted_by_agree_and_refused_by_gold_
     ]
 
 
-# --------------------------------------------------------------------------- 4. D02
-
-
 def test_a_changed_rating_under_a_decision_is_refused_unless_the_adjudicated_round_flag(tmp_path):
-    s = _table_pulled(tmp_path)
+    s = table_pulled(tmp_path)
     sheet = tmp_path / "review.xlsx"
     assert run("adjudicate", "sheet", "--study", s, "-o", sheet).exit_code == 0
     fill(sheet, {"C-1": ("Unsupported", "no evidence", None)})
@@ -242,3 +199,81 @@ def test_a_changed_rating_from_a_tool_export_under_a_gold_release_is_refused(tmp
     assert res.exit_code == 0, res.output
     rec = json.loads((s / "rounds" / "1" / "pull.json").read_text(encoding="utf-8"))
     assert rec["changes"]["under_adjudication"] == ["MTB-0001"]
+
+
+EDITED = "changed since its pull (its SHA-256 is not the one pull.json recorded)"
+
+
+def _edit(s: Path, how: str) -> Path:
+    ratings = s / "rounds" / "1" / "ratings.csv"
+    data = ratings.read_bytes()
+    if how == "crlf":  # re-saved by a spreadsheet: same cells, other record ends
+        ratings.write_bytes(
+            data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+            if b"\r\n" not in data
+            else data.replace(b"\r\n", b"\n")
+        )
+    else:
+        text = data.decode("utf-8")
+        i = text.index("Unsupported")
+        ratings.write_text(text[:i] + "Supported" + text[i + len("Unsupported") :], encoding="utf-8")
+    assert ratings.read_bytes() != data
+    return ratings
+
+
+@pytest.mark.parametrize("how", ["value", "crlf"])
+def test_every_reader_says_a_hand_edited_ratings_file(tmp_path, how):
+    s = table_pulled(tmp_path)
+    for argv in (("flag", "--study", s), ("status", "--study", s)):  # an unedited study: not a word
+        assert EDITED not in run(*argv).output
+    ratings = _edit(s, how)
+    want = f"Warning: {ratings}: {EDITED}"
+    for fmt, name in (("html", "r.html"), ("markdown", "r.md")):
+        out = tmp_path / name
+        res = run("report", "--study", s, "--format", fmt, "-o", out, "--no-supplement")
+        assert res.exit_code == 0, res.output
+        assert want in res.stderr, res.stderr
+        doc = out.read_text(encoding="utf-8")
+        at = doc.index(f"{ratings}: {EDITED}")
+        assert at < doc.index("Study"), "the warning is at the top, before the Study section"
+        assert "Warning:" in doc[: at + 1] or "**Warning:**" in doc[: at + 1]
+    res = run("flag", "--study", s, "--format", "csv", "-o", tmp_path / "f.csv")
+    assert res.exit_code == 0 and res.stderr.count(want) == 1, res.stderr
+    res = run("adjudicate", "sheet", "--study", s, "-o", tmp_path / "s.xlsx")
+    assert res.exit_code == 0 and res.stderr.count(want) == 1, res.stderr
+    res = run("status", "--study", s)
+    assert res.exit_code == 0, res.output
+    assert f"warning: {ratings}: {EDITED}" in res.output, res.output
+    assert "items rated" in res.output  # the progress is still shown
+
+
+def test_status_says_a_decisions_log_cut_short_and_still_shows_progress(released):  # noqa: F811
+    log = released.decisions_path
+    res = run("status", "--study", released.path)
+    assert res.exit_code == 0 and "append-only" not in res.output, res.output
+    log.write_text(log.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
+    res = run("status", "--study", released.path)
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if ln.startswith("warning: ") and str(log) in ln)
+    assert "gold release v1 was built from its first 2 decisions" in line and "append-only" in line, line
+    assert "1 of them are missing (D000002)" in line and "nothing written" not in line, line
+    assert "still to decide" in res.output  # the progress is still shown
+
+
+def test_a_refused_re_pull_after_a_hand_edit_names_the_edit_not_the_table(tmp_path):
+    s = table_pulled(tmp_path)
+    sheet = tmp_path / "review.xlsx"
+    assert run("adjudicate", "sheet", "--study", s, "-o", sheet).exit_code == 0
+    from test_adjudication_roundtrip import fill
+
+    fill(sheet, {"C-1": ("Unsupported", "no evidence", None)})
+    assert run("adjudicate", "import", "--study", s, sheet, "--adjudicator", "dr_lee").exit_code == 0
+    ratings = _edit(s, "value")
+    before = ratings.read_bytes()
+    base = ["pull", "--study", s, "--from-table", tmp_path / "wide.csv", "--field", "safety_label"]
+    line = error_line(run(*base, "--rater-cols", "onc_a=a,onc_b=b"))
+    assert line.startswith(f"Error: {ratings}: {EDITED}"), line
+    assert "these are the hand edit, not a change of the table" in line, line
+    assert "'Supported' -> 'Unsupported'" in line and "--add-to-adjudicated-round" in line, line
+    assert "this table changes" not in line, line
+    assert ratings.read_bytes() == before  # nothing written

@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 
 import openpyxl
+from builders import wide_table
 from conftest import run_cli as run
 
 V = ["Supported", "Partially Supported", "Unsupported", "Insufficient Information"]
@@ -29,11 +30,7 @@ TABLE = ["--item-col", "case_id", "--field", "safety_label"]
 
 
 def _wide(path: Path, cols: dict[str, list[str]]) -> Path:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["case_id", *cols])
-        w.writerows(zip(IDS, *cols.values()))
-    return path
+    return wide_table(path, IDS, cols)
 
 
 def _gold(s: Path, version: str = "v1") -> dict[str, dict[str, str]]:

@@ -1,45 +1,25 @@
-"""Issue 23, campaign 6 (d7): messages that misled or printed what they name raw.  Each test builds the
-input, runs the CLI and reads the line; each fails on the code before its fix (checked by hand on the
-commit before, by reverting the fix).
+"""Messages that say what they name: a ``--round`` the study does not have (or below 1) names the
+rounds it has and never advises a pull that is refused; an item id that is no id says what it is
+(a list, a number, a blank); the hints and warnings escape an invisible character they show.
 
-1. P24: ``--round 7`` in a study with round 1 said "rounds/7/ratings.csv: not pulled yet (run `goldboard
-   pull --study S --round 7`)", advice ``pull`` refuses ("a new round is round 2"): every command that
-   reads ``--round`` (agree, flag, report, calibrate, adjudicate sheet/push, gold export, plan size
-   --from-study) names the rounds the study has ("the study has round 1; round 7 does not exist");
-   a round recorded in study.toml but not pulled is still "not pulled yet".
-2. F03/F04: an item id that is ``true``, ``["MTB-0001"]``, an object or ``1.5`` was "an empty item
-   id (the record names no item)" in a Prodigy or doccano file, and in a Label Studio export it was
-   stored as the item ``True`` / ``['C-1']`` / ``{'a': 1}`` (``false`` and ``0`` held out as "no
-   item id"): refused naming what the value is, the file and the line or task; ``0`` is item ``0``.
-3. J04/N53: the judge warning "labels of items no clinician rated are not used (e.g. MTB-1<U+200B>)"
-   and the sheet import error 'decision "Supported<U+200B>" is not a value of ...' printed the
-   zero-width space raw, so the line named a value that looks like an allowed one: the value is
-   quoted with the invisible character escaped, and every Error/Warning line escapes characters
-   that print as nothing or as a plain space (Cf, Zs: ``text.one_line``).
-4. the same for the warnings commands print themselves (flag's rule breaks, gold export's rule
-   errors, the edited-ratings and round-selection lines of agree, flag, report, adjudicate sheet) and
-   for the terminal tables (``text.terminal_text``: the flag agenda showed 'C-1<U+200B>' as C-1).
+Each test failed on the code before its fix (checked when it was written, in issue 23's misuse
+campaigns; grouped here by what it protects in issue 31).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from builders import RATERS, WIDE, import_, sheet_for, study_and_file, table_study, task
+from conftest import error_line, invoke_cli
+from conftest import invoke_cli as run
+from test_adjudication_roundtrip import fill, make_study
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import error_line, invoke_cli  # noqa: E402
-from test_adjudication_roundtrip import fill, make_study  # noqa: E402
-from test_campaign_sheet import import_, sheet_for  # noqa: E402
-from test_campaign_sources import RATERS, study_and_file, task  # noqa: E402
-
-from goldboard.cases.examples import example_path  # noqa: E402
-from goldboard.study import Study  # noqa: E402
-
-# --------------------------------------------------------------------------- 1. a round beyond the last
+from goldboard.cases.examples import example_path
+from goldboard.study import Study
 
 ROUND_CMDS = [
     ("agree",), ("flag",), ("report", "--format", "markdown"), ("calibrate", "--rule", "kappa_lower>=0.5"),
@@ -84,8 +64,6 @@ def test_p24_rounds_with_a_gap_are_listed(tmp_path):
     line = error_line(invoke_cli("flag", "--study", study.path, "--round", 2))
     assert line == f"Error: {study.path}: --round 2: the study has rounds 1, 3; round 2 does not exist"
 
-
-# --------------------------------------------------------------------------- 2. an item id that is no id
 
 NOT_IDS = [
     (True, "true: a boolean (true/false), not an item id (text or a whole number)"),
@@ -178,9 +156,6 @@ def test_f03_label_studio_item_zero_is_item_zero(tmp_path):
     assert items == {"C-1", "0"}  # was held out as "no item id"
 
 
-# --------------------------------------------------------------------------- 3. invisible characters shown
-
-
 def test_j04_judge_warning_escapes_the_item_id(tmp_path):
     s = tmp_path / "openmtb"
     wide = ["--item-col", "case_id", "--rater-cols", "onc_a=oncologist_a_label,onc_b=oncologist_b_label"]
@@ -235,7 +210,51 @@ def _zw_ratings(tmp_path: Path) -> Path:
 
 def test_flag_refuses_the_invisible_character_it_once_showed(tmp_path):
     """The rule warning and the agenda showed 'C-1\\u200b' escaped; a plain file's item id holding
-    an invisible character is now refused (issue 23: test_campaign8_plain), the refusal escaped."""
+    an invisible character is now refused (issue 23: test_ids_twins), the refusal escaped."""
     res = invoke_cli("flag", _zw_ratings(tmp_path), "--schema", "mtb", code=1)
     assert "item_id 'C-1\\u200b' contains invisible or control character U+200B" in res.output, res.output
     assert "\u200b" not in res.output
+
+
+def test_agree_hint_never_points_at_a_round_nobody_finished(tmp_path):
+    s = table_study(tmp_path)
+    t = tmp_path / "w.csv"
+    t.write_text("case_id,a,b\nC1,Supported,Unsafe\nC2,Unsafe,Unsafe\nC3,Supported,Supported\n")
+    assert run("pull", "--study", s, "--from-table", t, *WIDE).exit_code == 0
+    t2 = tmp_path / "r2.csv"
+    t2.write_text("case_id,a\nC1,Supported\nC2,Unsafe\n")
+    res = run(
+        "pull",
+        "--study",
+        s,
+        "--from-table",
+        t2,
+        "--item-col",
+        "case_id",
+        "--rater-cols",
+        "onc_a=a",
+        "--field",
+        "safety_label",
+        "--round",
+        "2",
+    )
+    assert res.exit_code == 0, res.output
+    res = run("agree", "--study", s)
+    assert res.exit_code == 0, res.output
+    assert "round 2 has ratings from onc_a only (2 items, each rated in round 1 too): a test-retest round" in res.output
+    assert "--round 2 analyses it" not in res.output
+
+
+ROUND_CMDS_BELOW_ONE = [
+    ("agree",), ("report", "--format", "markdown"), ("flag",), ("calibrate", "--rule", "kappa_lower>=0.5"),
+    ("adjudicate", "sheet", "-o", "{tmp}/s.xlsx"), ("gold", "export"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("n", ["0", "-1"])
+@pytest.mark.parametrize("cmd", ROUND_CMDS_BELOW_ONE, ids=lambda c: " ".join(c[:2]))
+def test_a_round_below_one_is_one_line(released, tmp_path, cmd, n):
+    sub = 2 if cmd[0] in ("adjudicate", "gold") else 1
+    args = [a.format(tmp=tmp_path) for a in cmd[sub:]]
+    res = run(*cmd[:sub], "--study", released.path, *args, "--round", n)
+    assert res.exit_code == 1 and error_line(res) == f"Error: --round {n}: rounds are numbered from 1", res.output
