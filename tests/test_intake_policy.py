@@ -140,3 +140,57 @@ def test_a_file_source_the_round_takes_nothing_from_is_refused_in_the_same_words
     line = error_line(res)
     assert ": nothing pulled: all 2 of its ratings are already in round 1 from 'other.csv'; " in line, line
     assert f"To replace the ratings from 'other.csv' with this {kind}'s, pull it as that source" in line, line
+
+
+def _both(tmp: Path, kind: str, raters: tuple[str, ...]) -> list[str]:
+    """``kind``'s read of C-1 and C-2 by ``raters`` (each rater's own file for a doccano zip and Label Studio exports)."""
+    if kind == "table":
+        f = tmp / "sheet.csv"
+        pd.DataFrame([{"case_id": it, "rater": r, "safety_label": "Supported"} for r in raters for it in ITEMS]).to_csv(
+            f, index=False
+        )
+        return ["--from-table", str(f), "--item-col", "case_id"]
+    if kind == "file":
+        import zipfile
+
+        f = tmp / "team.zip"  # one <username>.jsonl per member
+        with zipfile.ZipFile(f, "w") as z:
+            for r in raters:
+                lines = [{"id": k, "text": "t", "item_id": it, "label": ["Supported"]} for k, it in enumerate(ITEMS)]
+                z.writestr(f"{r}.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
+        return ["--from-file", f"doccano={f}"]
+    args = []
+    for r, pid in (("onc_a", 11), ("onc_b", 12)):
+        if r not in raters:
+            continue
+        f = tmp / f"{r}.json"
+        result = [
+            {"from_name": "safety_label", "to_name": "output", "type": "choices", "value": {"choices": ["Supported"]}},
+            {"from_name": "rationale", "to_name": "output", "type": "textarea", "value": {"text": ["x"]}},
+        ]
+        ann = {"completed_by": 1, "was_cancelled": False, "created_at": "2026-01-01T10:00:00Z", "result": result}
+        tasks = [
+            {"id": pid * 10 + k, "project": pid, "data": {"item_id": it}, "annotations": [{"id": pid * 10 + k, **ann}]}
+            for k, it in enumerate(ITEMS)
+        ]
+        f.write_text(json.dumps(tasks), encoding="utf-8")
+        args += ["--from-export", f"{r}={f}"]
+    return args
+
+
+@pytest.mark.parametrize("kind", SOURCES)
+def test_a_partial_re_pull_keeps_or_replaces_an_unread_raters_rows_as_the_one_rule_says(tmp_path, kind):
+    """A re-pull of the same source that no longer holds onc_b: onc_b's earlier rows stay when
+    :data:`RULES` says a re-pull keeps the raters it did not read (a blinded round's exports), and
+    go with the source's other rows when it says the source's rows are replaced (a file)."""
+    s = tmp_path / "s"
+    st = Study.init(s, schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:9")
+    if kind == "pull":  # a blinded round pushed to two projects
+        st.get_or_add_round(1).projects = {"onc_a": 11, "onc_b": 12}
+        st.save()
+    invoke_cli("pull", "--study", s, *_both(tmp_path, kind, ("onc_a", "onc_b")), code=0)
+    invoke_cli("pull", "--study", s, *_both(tmp_path, kind, ("onc_a",)), code=0)
+    rows = pd.read_csv(s / "rounds/1/ratings.csv", dtype=str, keep_default_na=False)
+    onc_b = rows[(rows["rater"] == "onc_b") & (rows["field"] == "safety_label")]["item_id"].tolist()
+    assert onc_b == (list(ITEMS) if RULES[kind].keeps_unread_raters else []), rows
+    assert sorted(rows[rows["rater"] == "onc_a"]["item_id"].unique()) == list(ITEMS)

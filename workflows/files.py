@@ -124,6 +124,7 @@ def _source_read(intake: RoundIntake, reader: Any, read: FileRead, who: dict[str
         noun=source_kind({"format": reader.name}),
         provenance={"format": reader.name, "rows": read.rows},
         record={"rows": read.rows, "format": reader.name},
+        raters_read=set(who.values()),
     )
 
 

@@ -567,6 +567,11 @@ class RoundIntake:
         return {"file": str(read.path), "sha256": sha, **read.record, "pulled_at": utc_now()}
 
 
+def raters_in(*frames: pd.DataFrame) -> set[str]:
+    """The raters named by the rows of ``frames`` (a read's ratings and held-out rows): the raters a read covers."""
+    return {str(r) for df in frames if len(df) and "rater" in df.columns for r in df["rater"].unique()} - {""}
+
+
 def refuse_nothing_pulled(intake: RoundIntake, read: SourceRead) -> None:
     """A table (``pull --from-table``) or another tool's file (``pull --from-file``) from which the
     round would take no rating is refused, nothing written ("nothing pulled", exit 1), naming why:
@@ -751,6 +756,7 @@ __all__ = [
     "RoundIntake",
     "SourceRead",
     "Taken",
+    "raters_in",
     "refuse_nothing_pulled",
     "refuse_no_rating",
     "superseded_path",

@@ -68,6 +68,7 @@ from goldboard.workflows.intake import (  # noqa: F401 (re-exported: the intake'
     SourceRead,
     check_changes_under_adjudication,
     describe_changes,
+    raters_in,
     refuse_nothing_pulled,
 )
 
@@ -175,6 +176,7 @@ def _source_read(
         checked_invalid=checked,
         provenance=_table_provenance(read, mapping),
         record=_round_table_record(read, mapping),
+        raters_read=raters_in(given, invalid),
     )
 
 
