@@ -3,8 +3,11 @@ source (a ratings table, :mod:`goldboard.workflows.tables`; another tool's expor
 :mod:`goldboard.workflows.files`; Label Studio, :func:`pull` over
 :func:`goldboard.annotate.pull.read_pull`): the round it goes into, the study's units it adds to or is
 checked against, this source's rows replaced and the other sources' kept, what changed, the
-adjudication check, the invalid rows it replaces, and the one write (:func:`take_into_round`, the
-only caller of :meth:`Study.write_round`).
+adjudication check, the invalid rows it replaces, and the one write (:meth:`RoundIntake.take`, the
+only caller of :meth:`Study.write_round`).  Each source is a reader: it reads and validates, asks
+the intake which ratings the study cannot take (:meth:`RoundIntake.held_reason`), and hands a
+:class:`SourceRead` to :meth:`RoundIntake.take`.  What differs between kinds of source is said in
+one table, :data:`RULES` (a Label Studio rating replaces a file's; a file's is held out).
 
 A re-pull that changes or removes a rating of an item under a decision or a gold release is
 refused, whatever the source (:func:`check_changes_under_adjudication`); accepted
