@@ -23,9 +23,9 @@ def held_out_only(tmp: Path, monkeypatch) -> Path:
     """A round whose every rating was held out.  A Label Studio server pull records such a round;
     a table (or file) with no valid rating is refused, nothing written (test_table_intake),
     so the table's refusal is switched off here to build the state the server pull leaves."""
-    from goldboard.workflows import tables
+    from goldboard.workflows import intake
 
-    monkeypatch.setattr(tables, "refuse_nothing_pulled", lambda *a, **k: None)
+    monkeypatch.setattr(intake, "refuse_nothing_pulled", lambda *a, **k: None)
     t = tmp / "t.csv"
     t.write_text("case_id,rater,label\nc1,onc_a,Zzz\nc1,onc_b,Yyy\nc2,onc_a,Qqq\nc2,onc_b,Www\n")
     s = tmp / "s"

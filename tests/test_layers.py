@@ -433,3 +433,23 @@ def test_only_the_round_intake_writes_a_round():
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "write_round"
     )
     assert callers == ["workflows/intake.py"], callers
+
+
+#: the pulls that read a source and hand it to the round intake (issue 31): readers, not a policy
+READERS = {"workflows/tables.py": "pull_table", "workflows/files.py": "pull_file"}
+READER_LIMIT = 30
+
+
+@pytest.mark.parametrize("rel", sorted(READERS))
+def test_the_table_and_file_pulls_are_readers_of_the_one_intake(rel):
+    """``pull_table`` and ``pull_file`` read their source and hand a ``SourceRead`` to the round
+    intake (``RoundIntake``): at most 30 code lines each (counted as test_function_size counts),
+    so the merge policy cannot grow back into them."""
+    from test_function_size import code_lines
+
+    text = (ROOT / rel).read_text(encoding="utf-8")
+    fn = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef) and n.name == READERS[rel])
+    n = code_lines(fn, text.splitlines())
+    assert n <= READER_LIMIT, f"{rel}:{fn.lineno} {fn.name}: {n} code lines (at most {READER_LIMIT})"
+    calls = {c.func.attr for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)}
+    assert "take" in calls, f"{fn.name} does not hand its read to RoundIntake.take"

@@ -20,7 +20,6 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.rules import rule_warnings
-from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.columns import relaxed_schema
 from goldboard.cases.intake.core import Annotation, IntakeResult, Shown, collect
 from goldboard.cases.intake.files import (
@@ -33,20 +32,8 @@ from goldboard.cases.intake.files import (
 )
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study, check_rater_map, free_text_option
-from goldboard.text import did_you_mean, utc_now
-from goldboard.workflows.intake import (
-    TABLE_MODE,
-    SourceRead,
-    check_additions,
-    file_round,
-    merge_invalid,
-    record_units,
-    sha256_of,
-    take_into_round,
-    units_in_round,
-    units_records,
-)
-from goldboard.workflows.tables import refuse_nothing_pulled
+from goldboard.text import did_you_mean
+from goldboard.workflows.intake import RoundIntake, SourceRead
 
 
 @dataclass
@@ -81,9 +68,23 @@ def pull_file(
     add_to_adjudicated_round: bool = False,
 ) -> FilePullResult:
     """Read ``path``, an export of the tool ``fmt`` (a name of :func:`file_formats`), into round
-    ``round_number`` (default: the latest; round 1 of a study without rounds).
-    ``add_to_adjudicated_round``: add items new to a round that already has decisions or a gold
-    release (else refused, as for a table)."""
+    ``round_number`` (default: the latest; round 1 of a study without rounds) through the round
+    intake (:class:`~goldboard.workflows.intake.RoundIntake`).  ``add_to_adjudicated_round``: add
+    items new to a round that already has decisions or a gold release (else refused, as for a table)."""
+    reader, path, source = _open(fmt, path, source)
+    read = reader.read(path, study.schema, FileOptions(field=field_name, item_key=item_key, source=source))
+    check_read(read, path, reader.noun or f"{reader.name} export")
+    who = _annotators(read, list(study.raters), dict(rater_map or {}), path)
+    intake = RoundIntake(study, source, "file", round_number, accept=add_to_adjudicated_round)
+    intake.admit(path, read)
+    taken = intake.take(_source_read(intake, reader, read, who, path), write=write)
+    result = FilePullResult(IntakeResult(taken.ratings, taken.invalid, taken.summary), source, taken.new_items)
+    result.paths = result.pull.paths = taken.paths
+    return result
+
+
+def _open(fmt: str, path: str | Path, source: str | None) -> tuple[Any, Path, str]:
+    """``(the format's reader, the file, the source's name)``, each checked."""
     reader = _format(fmt, path)
     path = Path(path)
     if not path.is_file():
@@ -91,59 +92,40 @@ def pull_file(
     source = free_text_option(source or path.name, "source", "the name")  # a key of study.toml's [rounds.tables]
     if ":" in source or not source.strip():
         raise ParamError("{source} {name!r}: give a name without ':'", name=source)
-    read = reader.read(path, study.schema, FileOptions(field=field_name, item_key=item_key, source=source))
-    check_read(read, path, reader.noun or f"{reader.name} export")
+    return reader, path, source
+
+
+def _source_read(intake: RoundIntake, reader: Any, read: FileRead, who: dict[str, str], path: Path) -> SourceRead:
+    """The file's read for the intake: each answer validated by the intake core, what the study
+    cannot take held out (:meth:`RoundIntake.held_reason`), the summary's warnings."""
+    study, n, source = intake.study, intake.n, intake.source
     raters = list(study.raters)
-    who = _annotators(read, raters, dict(rater_map or {}), path)
-    rnd, new_round = file_round(study, round_number)
-    n = rnd.number
-    units = units_records(study)
-    known = {str(u["item_id"]): u for u in units}
-    table_born = not any(not str(u.get("source", "")).startswith("table:") for u in units) and not any(
-        r.projects for r in study.rounds
+    shown = _shown(read, who, raters, source, intake)
+    res = collect(
+        shown, relaxed_schema(study.schema, set(read.fields)), raters, n, units=_unit_frame(read, intake.units)
     )
-    unknown = {it for it in read.items if it not in known}
-    held_unknown = set() if table_born else unknown
-    check_additions(study, path, read, known, n, None if table_born else unknown, add_to_adjudicated_round)
-    old_mine, others = intake_rounds.split(intake_rounds.previous(study.ratings_path(n)), source)
-    taken = intake_rounds.given_by(others)
-    shown = _shown(read, who, raters, source, held_unknown, taken, n)
-    res = collect(shown, relaxed_schema(study.schema, set(read.fields)), raters, n, units=_unit_frame(read, units))
     res.ratings = res.ratings[res.ratings["field"].isin(read.fields)].reset_index(drop=True)
     res.summary["rating_rows"] = int(len(res.ratings))
+    given = None
     if any(a.held for _, _, a in read.annotations):  # held by the study (another source, an unknown item)
         answered = [(item, who[name]) for name, item, a in read.annotations if _rates(a, read.fields[0])]
         given = pd.DataFrame(answered, columns=["item_id", "rater"])
-        kept = res.ratings[res.ratings["field"] == read.fields[0]]
-        refuse_nothing_pulled(
-            study, path, n, kept, given, taken, held_unknown, res.invalid, noun="file", id_param="item_key"
-        )
-    _refuse_no_rating(res, path, read.fields[0], source_kind({"format": reader.name}))
-    take = SourceRead(source, old_mine, res.ratings, "file")  # a changed rating under adjudication: refused
-    take_into_round(study, n, take, res.ratings, res.invalid, res.summary, accept=add_to_adjudicated_round, write=False)
     res.summary["warnings"] = read.warnings + res.summary["warnings"] + rule_warnings(res.ratings, study.schema, raters)
-    res.summary["warnings"] += intake_rounds.overlap_warnings(
-        others, res.ratings, n, path.name, units_in_round(known, n)
-    )  # issue 33
-    res.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
-    sha = sha256_of(path)
-    res.summary["file"] = {"source": source, "format": reader.name, "file": str(path), "sha256": sha, "rows": read.rows}
-    merged = pd.concat([others, res.ratings], ignore_index=True) if len(others) else res.ratings
-    merged_invalid = merge_invalid(study.invalid_path(n), res.invalid, source)
-    new_items = [it for it in read.items if it not in known and table_born]
-    result = FilePullResult(IntakeResult(merged, merged_invalid, res.summary), source, new_items)
-    if not write:
-        return result
-    record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
-    paths = take_into_round(study, n, take, merged, merged_invalid, res.summary, accept=add_to_adjudicated_round)
-    result.paths = result.pull.paths = paths
-    rnd.tables[source] = {"file": str(path), "sha256": sha, "rows": read.rows, "format": reader.name}
-    rnd.tables[source]["pulled_at"] = utc_now()
-    if new_round:
-        rnd.mode = TABLE_MODE
-    rnd.units = sum(1 for u in units if n in (u.get("rounds") or []))
-    study.save()
-    return result
+    return SourceRead(
+        source,
+        "file",
+        res.ratings,
+        res.invalid,
+        res.summary,
+        path,
+        read,
+        given=given,
+        rated_field=read.fields[0],
+        noun=source_kind({"format": reader.name}),
+        provenance={"format": reader.name, "rows": read.rows},
+        record={"rows": read.rows, "format": reader.name},
+        raters_read=set(who.values()),
+    )
 
 
 def check_read(read: FileRead, path: Path, noun: str) -> None:
@@ -166,24 +148,6 @@ def check_read(read: FileRead, path: Path, noun: str) -> None:
             noun=noun,
             what=f"{read.rows} records, {len(read.annotations)} answers{'; e.g. ' + reasons[0] if reasons else ''}",
         )
-
-
-def _refuse_no_rating(res: IntakeResult, path: Path, field_name: str, noun: str) -> None:
-    """A file none of whose answers is a valid rating of the field is refused (nothing written); a
-    file whose answers the study held out (rated from another source, an item not in a pushed
-    study) is refused before, by :func:`~goldboard.workflows.tables.refuse_nothing_pulled`, as a
-    table is, naming the source that gave them."""
-    if (res.ratings["field"] == field_name).any():
-        return
-    reasons = res.invalid["reason"].value_counts() if "reason" in res.invalid else pd.Series(dtype=int)
-    top = f"; {reasons.iloc[0]} x {reasons.index[0]}" if len(reasons) else ""
-    raise ParamError(
-        "{where}: no valid rating of field {name} in this {noun} ({what}); nothing pulled (check the file and {field})",
-        where=path,
-        name=field_name,
-        noun=noun,
-        what=f"{len(res.invalid)} answers held out{top}",
-    )
 
 
 def _rates(a: Annotation, field_name: str) -> bool:
@@ -248,9 +212,7 @@ def _shown(
     who: dict[str, str],
     raters: list[str],
     source: str,
-    held_unknown: set[str],
-    taken: dict[tuple[str, str], str],
-    n: int,
+    intake: RoundIntake,
 ) -> list[Shown]:
     """Each item shown to each rater with the rater's annotations of it; what the study cannot take is held."""
     anns: dict[tuple[str, str], list[Annotation]] = defaultdict(list)
@@ -259,10 +221,7 @@ def _shown(
         items_of[who[name]].extend(items)
     for name, item, a in read.annotations:
         rater = who[name]
-        if item in held_unknown:
-            a.held = f"item {item!r} is not in this study's units (push it, or use a table-born study)"
-        elif (item, rater) in taken:
-            a.held = f"{rater} already rated {item!r} in round {n} ({taken[(item, rater)]})"
+        a.held = intake.held_reason(item, rater) or a.held
         anns[(rater, item)].append(a)
         items_of[rater].append(item)
     order = [r for r in raters if r in items_of] + [r for r in items_of if r not in raters]

@@ -3,8 +3,11 @@ source (a ratings table, :mod:`goldboard.workflows.tables`; another tool's expor
 :mod:`goldboard.workflows.files`; Label Studio, :func:`pull` over
 :func:`goldboard.annotate.pull.read_pull`): the round it goes into, the study's units it adds to or is
 checked against, this source's rows replaced and the other sources' kept, what changed, the
-adjudication check, the invalid rows it replaces, and the one write (:func:`take_into_round`, the
-only caller of :meth:`Study.write_round`).
+adjudication check, the invalid rows it replaces, and the one write (:meth:`RoundIntake.take`, the
+only caller of :meth:`Study.write_round`).  Each source is a reader: it reads and validates, asks
+the intake which ratings the study cannot take (:meth:`RoundIntake.held_reason`), and hands a
+:class:`SourceRead` to :meth:`RoundIntake.take`.  What differs between kinds of source is said in
+one table, :data:`RULES` (a Label Studio rating replaces a file's; a file's is held out).
 
 A re-pull that changes or removes a rating of an item under a decision or a gold release is
 refused, whatever the source (:func:`check_changes_under_adjudication`); accepted
@@ -14,9 +17,11 @@ listed in the pull's output."""
 from __future__ import annotations
 
 import hashlib
+import json
+import shlex
 import warnings
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +30,13 @@ import pandas as pd
 from goldboard.annotate.pull import read_pull
 from goldboard.cases.ids import escaped, id_key, number_like_ids_warning, twin_kind
 from goldboard.cases.intake import rounds as intake_rounds
+from goldboard.cases.intake.columns import ColumnRead
 from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult
 from goldboard.cases.intake.files import FileRead
 from goldboard.cases.ratings import RATINGS_COLUMNS, read_ratings_csv
 from goldboard.errors import GoldboardError, GoldboardWarning, ParamError
 from goldboard.exports.round_use import round_items, round_use
-from goldboard.fileio import iter_jsonl, read_csv_frame, write_csv_atomic, write_jsonl_atomic
+from goldboard.fileio import atomic_write, iter_jsonl, read_csv_frame, write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
 from goldboard.text import utc_now
 
@@ -138,18 +144,48 @@ def units_in_round(known: dict[str, dict], n: int) -> set[str]:
 def record_units(
     study: Study,
     units: list[dict],
-    read: TableRead | FileRead,
+    read: TableRead | ColumnRead | FileRead,
     n: int,
     source: str,
     in_table: set[str],
     new_items: list[str],
-) -> None:
-    """units.jsonl: new items of a table-born study; every item of the table is in this round (written when changed).
+) -> int:
+    """units.jsonl: new items of a table-born study; every item of the table is in this round
+    (written when changed).  Returns the number of units of round ``n``.
 
     Under the study lock, units.jsonl is read again first (``units`` is updated in place), so an
-    item another command recorded since this one read the file is kept, never overwritten."""
+    item another command recorded since this one read the file is kept, never overwritten.  A
+    table read by columns writes its new items' lines from the columns, never a dict per item."""
     with study.locked():
+        if isinstance(read, ColumnRead) and new_items:
+            return _write_column_units(study, units, read, n, source, in_table, fresh_units(study, units, new_items))
         _record_units(study, units, read, n, source, in_table, new_items)
+    return sum(1 for u in units if n in (u.get("rounds") or []))
+
+
+def _write_column_units(
+    study: Study, units: list[dict], read: ColumnRead, n: int, source: str, in_table: set[str], new_items: list[str]
+) -> int:
+    enc = json.encoder.encode_basestring  # what json.dumps(..., ensure_ascii=False) writes a str as
+    for u in units:
+        if str(u["item_id"]) in in_table and n not in (u.get("rounds") or []):
+            u["rounds"] = sorted({*(int(x) for x in u.get("rounds") or []), n})
+    new = set(new_items)
+    at = [i for i, it in enumerate(read.items) if it in new]
+    info = read.item_info
+    tail = f', "case_text": "", "output_text": "", "rounds": [{int(n)}], "source": {enc(f"table:{source}")}}}\n'
+    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+    with atomic_write(study.units_path) as fh:
+        fh.write("".join(encode(u) + "\n" for u in units))
+        for start in range(0, len(at), 4096):
+            fh.write(
+                "".join(
+                    f'{{"item_id": {enc(read.items[i])}, "case_id": {enc(info.case[i] or read.items[i])}, '
+                    f'"output_id": {enc(info.output[i])}, "model": {enc(info.model[i])}{tail}'
+                    for i in at[start : start + 4096]
+                )
+            )
+    return sum(1 for u in units if n in (u.get("rounds") or [])) + len(at)
 
 
 def fresh_units(study: Study, units: list[dict], new_items: list[str]) -> list[str]:
@@ -352,62 +388,268 @@ def check_changes_under_adjudication(
     )
 
 
-# --------------------------------------------------------------------------- the one write
+# --------------------------------------------------------------------------- the one intake
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the intake does differently for one kind of source: :data:`RULES` is the one place that
+    says it (a merge-policy change is an edit of this table or of :class:`RoundIntake`)."""
+
+    opens_rounds: bool  # may open the next round and record new items (files); a Label Studio round is pushed
+    clash: str  # an item x rater another source rated: "held" (this source's rating is held out) or "replaces"
+    keeps_others_invalid: bool  # the other sources' invalid.csv rows stay (else invalid.csv is this pull's)
+    keeps_unread_raters: bool  # a re-pull keeps the earlier rows of the raters it did not read
+    describes_changes: bool  # pull.json's ``changes`` says what changed since the source's last pull
+    refuses_empty: bool  # a read from which the round would take no rating is refused, nothing written
+    id_param: str = "item_col"  # the option that chooses the item ids (named by the nothing-pulled refusal)
+
+
+RULES: dict[str, Rules] = {
+    "table": Rules(True, "held", True, False, True, True),
+    "file": Rules(True, "held", True, False, False, True, "item_key"),
+    "pull": Rules(False, "replaces", False, True, False, False),
+}
+
+#: why a file source's rating is held out at the study level, whatever the source
+UNKNOWN_ITEM = "item {item!r} is not in this study's units (push it, or use a table-born study)"
+ALREADY_RATED = "{rater} already rated {item!r} in round {n} ({where})"
 
 
 @dataclass
 class SourceRead:
-    """One source's read of a round, as the intake compares it with the round before the write:
-    ``old`` (this source's rating rows in the round before) and ``new`` (after), ``changes`` (what
-    changed, in pull.json; ``None``: pull.json records only changes under adjudication), and the
-    noun the messages use for the source (``table``, ``file``, ``pull``)."""
+    """One source's read, as a reader hands it to :meth:`RoundIntake.take`: the source's name and
+    kind (``what``: ``table``, ``file`` or ``pull``, a key of :data:`RULES` and the noun of the
+    messages), its rating rows and held-out rows, its pull.json summary, and what the intake needs
+    for the refusals, the study's units and the provenance."""
 
     source: str
-    old: pd.DataFrame
-    new: pd.DataFrame
-    what: str = "table"
-    changes: dict[str, Any] | None = None
-    checked: bool = False  # the adjudication check ran (a dry run's call): the write does not repeat it
+    what: str
+    ratings: pd.DataFrame
+    invalid: pd.DataFrame
+    summary: dict[str, Any]
+    path: Path | None = None  # the file read: messages and provenance
+    units_of: Any = None  # the read whose items (and their ``item_info``) the study's units record
+    given: pd.DataFrame | None = None  # every rating read (item_id, rater), for the nothing-pulled refusal
+    checked_invalid: pd.DataFrame | None = None  # the validation's held-out rows the refusal cites (None: invalid)
+    rated_field: str | None = None  # the field the refusal counts (None: every rating row)
+    noun: str = ""  # the source's long name in the refusal without a held-out rating ("Prodigy db-out export")
+    provenance: dict[str, Any] = field(default_factory=dict)  # pull.json's entry for the file (with its SHA-256)
+    record: dict[str, Any] = field(default_factory=dict)  # study.toml's [rounds.tables.SOURCE] entry
+    raters_read: set[str] | None = None  # the raters this read covers (None: every rater)
+
+
+@dataclass
+class Taken:
+    """What the intake put into the round: every source's rows, the items new to the study, the paths written."""
+
+    ratings: pd.DataFrame
+    invalid: pd.DataFrame
+    summary: dict[str, Any]
+    changes: dict[str, Any] | None
+    new_items: list[str]
+    paths: dict[str, Path]
+
+
+class RoundIntake:
+    """The one policy for putting one source's read into a round (see the module docstring).
+
+    Made before the source validates its read (it names the round, the study's items, and the
+    other sources' ratings, which a file source must not overwrite: :meth:`held_reason`), then
+    :meth:`take` puts the read in: the nothing-pulled refusal, this source's rows replaced and the
+    others kept (:data:`RULES`' clash), what changed and the adjudication check, the invalid rows,
+    the one write (:meth:`Study.write_round`), the units and the provenance."""
+
+    def __init__(self, study: Study, source: str, what: str, round_number: int | None, *, accept: bool = False):
+        self.study, self.source, self.what, self.rules, self.accept = study, source, what, RULES[what], accept
+        if self.rules.opens_rounds:
+            self.round, self.new_round = file_round(study, round_number)
+        else:
+            self.round, self.new_round = study.round(round_number), False
+        self.n = self.round.number
+        self.units = units_records(study) if self.rules.opens_rounds else []
+        self.known = {str(u["item_id"]): u for u in self.units}
+        pushed = any(not str(u.get("source", "")).startswith("table:") for u in self.units)
+        self.table_born = not pushed and not any(r.projects for r in study.rounds)
+        self.old, self.others = intake_rounds.split(intake_rounds.previous(study.ratings_path(self.n)), source)
+        self.taken = intake_rounds.given_by(self.others) if self.rules.clash == "held" else {}
+        self.held_unknown: set[str] = set()
+
+    def admit(self, path: Path, read: Any) -> None:
+        """The read's items checked against the study's (:func:`check_additions`); an item a pushed
+        study does not know is held out (:meth:`held_reason`)."""
+        unknown = [it for it in read.items if it not in self.known]
+        self.held_unknown = set(unknown) if unknown and not self.table_born else set()
+        held = None if self.table_born else set(unknown)
+        check_additions(self.study, path, read, self.known, self.n, held, self.accept)
+
+    def held_reason(self, item: str, rater: str) -> str | None:
+        """Why the round does not take ``rater``'s rating of ``item`` from this source (``None``: it does)."""
+        if item in self.held_unknown:
+            return UNKNOWN_ITEM.format(item=item)
+        if (item, rater) in self.taken:
+            return ALREADY_RATED.format(rater=rater, item=item, n=self.n, where=self.taken[(item, rater)])
+        return None
+
+    def take(self, read: SourceRead, *, write: bool = True) -> Taken:
+        """Put ``read`` into the round (``write`` ``False``: every check, nothing written)."""
+        study, n, rules, rnd = self.study, self.n, self.rules, self.round
+        if rules.refuses_empty:
+            refuse_nothing_pulled(self, read)
+        if rules.opens_rounds:
+            where = read.path.name if read.path else read.source
+            known_in_round = units_in_round(self.known, n)
+            read.summary["warnings"] += intake_rounds.overlap_warnings(
+                self.others, read.ratings, n, where, known_in_round
+            )
+            read.summary["mode"] = TABLE_MODE if not rnd.projects else rnd.mode
+        ratings, invalid, new = self._merge(read)
+        first = self.source not in rnd.tables
+        changes = describe_changes(self.old, new, self.source, first) if rules.describes_changes else None
+        under = changes if changes is not None else {"text": ""}
+        check_changes_under_adjudication(study, n, self.old, new, under, self.accept, read.what)
+        if changes is not None:
+            read.summary["changes"] = changes
+        elif under.get("under_adjudication"):
+            read.summary["changes"] = {
+                "under_adjudication": under["under_adjudication"],
+                "text": under["text"].lstrip("; "),
+            }
+        record = self._provenance(read)
+        new_items = (
+            [it for it in read.units_of.items if it not in self.known]
+            if self.table_born and read.units_of is not None
+            else []
+        )
+        taken = Taken(ratings, invalid, read.summary, changes, new_items, {})
+        if not write:
+            return taken
+        if rules.opens_rounds:
+            in_table = set(read.units_of.items) - self.held_unknown
+            rnd.units = record_units(study, self.units, read.units_of, n, self.source, in_table, new_items)
+        if under.get("under_adjudication"):
+            kept = _keep_replaced(study, n, self.source, self.old, new)
+            read.summary["superseded_kept"] = len(kept) - 1  # the rows, after the line that names the file
+            read.summary.setdefault("warnings", []).extend(kept)
+        taken.paths = study.write_round(n, ratings, invalid, read.summary)
+        if record is not None:
+            rnd.tables[self.source] = record
+            if self.new_round:
+                rnd.mode = TABLE_MODE
+            study.save()
+        return taken
+
+    def _merge(self, read: SourceRead) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+        """``(the round's ratings, its invalid rows, this source's ratings)``: this source's rows
+        replace its earlier ones; the other sources' stay (:data:`RULES`' clash: a file source's
+        rating of an item x rater another rated was held out by the reader, a Label Studio
+        rating replaces the file's, said in a warning)."""
+        study, n, source = self.study, self.n, self.source
+        ratings, invalid, new = read.ratings, read.invalid, read.ratings
+        if self.rules.clash == "replaces":
+            ratings = intake_rounds.keep_others(study.ratings_path(n), ratings, read.summary, tables=self.round.tables)
+        elif len(self.others):
+            ratings = pd.concat([self.others, ratings], ignore_index=True)[RATINGS_COLUMNS]
+        if self.rules.keeps_others_invalid:
+            invalid = merge_invalid(study.invalid_path(n), invalid, source)
+        if self.rules.keeps_unread_raters and read.raters_read is not None:
+            ratings, invalid, kept = keep_unread_raters(study, n, self, read, ratings, invalid)
+            if len(kept):
+                new = pd.concat([new, kept], ignore_index=True)
+        if self.rules.clash == "replaces":
+            new, _ = intake_rounds.split(ratings, source)
+        return ratings, invalid, new
+
+    def _provenance(self, read: SourceRead) -> dict[str, Any] | None:
+        """pull.json's entry for the file read (``summary[what]``) and study.toml's
+        ``[rounds.tables.SOURCE]`` record, returned (``None``: a source that is not a file)."""
+        if read.path is None or not self.rules.opens_rounds:
+            return None
+        sha = sha256_of(read.path)
+        read.summary[read.what] = {"source": self.source, "file": str(read.path), "sha256": sha, **read.provenance}
+        return {"file": str(read.path), "sha256": sha, **read.record, "pulled_at": utc_now()}
+
+
+def raters_in(*frames: pd.DataFrame) -> set[str]:
+    """The raters named by the rows of ``frames`` (a read's ratings and held-out rows): the raters a read covers."""
+    return {str(r) for df in frames if len(df) and "rater" in df.columns for r in df["rater"].unique()} - {""}
+
+
+def refuse_nothing_pulled(intake: RoundIntake, read: SourceRead) -> None:
+    """A table (``pull --from-table``) or another tool's file (``pull --from-file``) from which the
+    round would take no rating is refused, nothing written ("nothing pulled", exit 1), naming why:
+    every rating already given in the round by another source (with the way to replace that
+    source, or to add a round), every item unknown to a pushed study, or no valid rating at all.
+    ``read.given``: every rating read (``item_id``, ``rater``); ``None``: none was held out by the
+    study, and a file without a valid rating of ``read.rated_field`` says that (:func:`refuse_no_rating`)."""
+    kept = read.ratings if read.rated_field is None else read.ratings[read.ratings["field"] == read.rated_field]
+    if len(kept):
+        return
+    if read.given is None:
+        refuse_no_rating(read)
+    study, n, taken, held_unknown, path = intake.study, intake.n, intake.taken, intake.held_unknown, read.path
+    given, noun = read.given, read.what
+    pairs = list(zip(given["item_id"], given["rater"])) if len(given) else []
+    by = Counter(taken[k] for k in pairs if k in taken and k[0] not in held_unknown)
+    unknown = sum(1 for item, _ in pairs if item in held_unknown)
+    nxt = max(r.number for r in study.rounds) + 1
+    if by:
+        names = ", ".join(f"{name!r}" for name, _ in by.most_common())
+        files = [
+            name for name, _ in by.most_common() if not name.startswith("Label Studio") and name != "another source"
+        ]
+        held = sum(by.values())
+        count = f"all {held} of its ratings" if held == len(pairs) else f"{held} of its {len(pairs)} ratings"
+        also = f", and {unknown} are of items not in this study" if unknown else ""
+        replace = (
+            "To replace the ratings from {first} with this " + noun + "'s, pull it as that source ({source} {quoted}: "
+            "the output lists each change); to add it as a new round"
+            if files
+            else "To add it as a new round"
+        )
+        raise ParamError(
+            "{path}: nothing pulled: {count} are already in round {n} from {names}{also}; a source's ratings are "
+            "never overwritten by another's. " + replace + ", give {round_number} {nxt}",
+            path=str(path),
+            count=count,
+            n=n,
+            names=names,
+            also=also,
+            first=repr(files[0]) if files else "",
+            quoted=shlex.quote(files[0]) if files else "",
+            nxt=nxt,
+        )
+    if unknown:
+        raise ParamError(
+            "{path}: nothing pulled: all {unknown} ratings are of items not in this study's units "
+            "(push them first, or check {" + intake.rules.id_param + "})",
+            path=str(path),
+            unknown=unknown,
+        )
+    invalid = read.invalid if read.checked_invalid is None else read.checked_invalid
+    held = invalid[invalid["kind"] == "invalid"] if len(invalid) else invalid
+    first = f"; e.g. {held['annotation_id'].iloc[0]}: {held['reason'].iloc[0]}" if len(held) else ""
+    raise GoldboardError(
+        f"{path}: nothing pulled: no valid rating in this {noun} ({len(held)} held out as invalid{first}); "
+        "check the rater columns and the field's values"
+    )
+
+
+def refuse_no_rating(read: SourceRead) -> None:
+    """A file none of whose answers is a valid rating of its field is refused (nothing written)."""
+    reasons = read.invalid["reason"].value_counts() if "reason" in read.invalid else pd.Series(dtype=int)
+    top = f"; {reasons.iloc[0]} x {reasons.index[0]}" if len(reasons) else ""
+    raise ParamError(
+        "{where}: no valid rating of field {name} in this {noun} ({what}); nothing pulled (check the file and {field})",
+        where=read.path,
+        name=read.rated_field,
+        noun=read.noun,
+        what=f"{len(read.invalid)} answers held out{top}",
+    )
 
 
 #: a replaced rating kept in ``rounds/N/superseded.csv``: the row as it was, with when and by what
 SUPERSEDED_COLUMNS = [*RATINGS_COLUMNS, "replaced_at", "replaced_by", "new_value"]
-
-
-def take_into_round(
-    study: Study,
-    n: int,
-    read: SourceRead,
-    ratings: pd.DataFrame,
-    invalid: pd.DataFrame,
-    summary: dict[str, Any],
-    *,
-    accept: bool = False,
-    write: bool = True,
-) -> dict[str, Path]:
-    """Check ``read`` against what was built on round ``n`` and write the round (``ratings``: every
-    source's rows, ``invalid``, ``summary`` = pull.json): a changed or removed rating under a
-    decision or a gold release is refused unless ``accept`` (``--add-to-adjudicated-round``); an
-    accepted one is kept in ``rounds/N/superseded.csv`` and listed in ``summary``'s warnings.
-    ``write`` ``False``: the check alone (returns ``{}``)."""
-    if read.changes is None:
-        read.changes = {"text": ""}
-        under_only = True
-    else:
-        under_only = "first_pull" not in read.changes
-    if not read.checked:
-        check_changes_under_adjudication(study, n, read.old, read.new, read.changes, accept, read.what)
-        read.checked = True
-    changes = read.changes
-    if under_only and changes.get("under_adjudication"):
-        summary["changes"] = {"under_adjudication": changes["under_adjudication"], "text": changes["text"].lstrip("; ")}
-    if not write:
-        return {}
-    if changes.get("under_adjudication"):
-        kept = _keep_replaced(study, n, read)
-        summary["superseded_kept"] = len(kept) - 1  # the rows, after the line that names the file
-        summary.setdefault("warnings", []).extend(kept)
-    return study.write_round(n, ratings, invalid, summary)
 
 
 def superseded_path(study: Study, n: int) -> Path:
@@ -415,11 +657,11 @@ def superseded_path(study: Study, n: int) -> Path:
     return study.ratings_path(n).with_name("superseded.csv")
 
 
-def _keep_replaced(study: Study, n: int, read: SourceRead) -> list[str]:
-    """Add the rows of ``read.old`` whose value the new read changes or removes to superseded.csv; one line each."""
-    old = read.old.astype(str)
+def _keep_replaced(study: Study, n: int, source: str, old: pd.DataFrame, new_rows: pd.DataFrame) -> list[str]:
+    """Add the rows of ``old`` whose value ``new_rows`` changes or removes to superseded.csv; one line each."""
+    old = old.astype(str)
     new = {
-        (i, r, f): v for i, r, f, v in zip(*(read.new[c].astype(str) for c in ("item_id", "rater", "field", "value")))
+        (i, r, f): v for i, r, f, v in zip(*(new_rows[c].astype(str) for c in ("item_id", "rater", "field", "value")))
     }
     keys = list(zip(old["item_id"], old["rater"], old["field"]))
     gone = [new.get(k) != v for k, v in zip(keys, old["value"])]
@@ -427,7 +669,7 @@ def _keep_replaced(study: Study, n: int, read: SourceRead) -> list[str]:
     if not len(rows):
         return []
     rows["replaced_at"] = utc_now()
-    rows["replaced_by"] = read.source
+    rows["replaced_by"] = source
     rows["new_value"] = [new.get(k, "") for k, g in zip(keys, gone) if g]
     path = superseded_path(study, n)
     before = (
@@ -439,6 +681,45 @@ def _keep_replaced(study: Study, n: int, read: SourceRead) -> list[str]:
         now = f"-> {r['new_value']!r}" if (r["item_id"], r["rater"], r["field"]) in new else "-> removed"
         lines.append(f"  {r['item_id']} {r['rater']} {r['field']}: {r['value']!r} {now}")
     return lines
+
+
+def keep_unread_raters(
+    study: Study, n: int, intake: RoundIntake, read: SourceRead, ratings: pd.DataFrame, invalid: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``pull --from-export onc_a=FILE`` reads onc_a's project only: the round's ratings (and
+    held-out annotations) of the other raters stay as the last pull left them -- a partial
+    pull never deletes a rater's ratings.  Returns ``(ratings, invalid, this source's ratings kept)``."""
+    covered = set(read.raters_read or ())
+    kept: dict[str, int] = {}
+    out = {"ratings": ratings, "invalid": invalid}
+    mine_kept = pd.DataFrame(columns=RATINGS_COLUMNS)
+    paths = {"ratings": study.ratings_path(n), "invalid": study.invalid_path(n)}
+    for key, cols in (("ratings", RATINGS_COLUMNS), ("invalid", INVALID_COLUMNS)):
+        path = paths[key]
+        if not path.exists():
+            continue
+        old = read_ratings_csv(path) if key == "ratings" else read_csv_frame(path, " (invalid annotations)")
+        if not len(old) or "rater" not in old.columns:
+            continue
+        keep = old[~old["rater"].astype(str).isin(covered)]
+        if key == "ratings" or intake.rules.keeps_others_invalid:  # the other sources' rows are kept already
+            keep = keep[intake_rounds.sources_of(keep) == intake.source]
+        if not len(keep):
+            continue
+        keep = keep.reindex(columns=cols, fill_value="")
+        out[key] = pd.concat([out[key], keep], ignore_index=True)
+        if key == "ratings":
+            mine_kept = keep
+        for r in keep["rater"].astype(str):
+            kept[r] = kept.get(r, 0) + 1
+    if kept:
+        read.summary["kept_from_previous_pull"] = kept
+        read.summary.setdefault("warnings", []).append(
+            "kept the earlier pull's rows of raters whose projects this pull did not read: "
+            + ", ".join(f"{r} ({n})" for r, n in sorted(kept.items()))
+        )
+    read.summary["rating_rows"] = int(read.summary.get("rating_rows", len(ratings))) + len(mine_kept)
+    return out["ratings"], out["invalid"], mine_kept
 
 
 # --------------------------------------------------------------------------- Label Studio
@@ -454,64 +735,33 @@ def pull(
 ) -> IntakeResult:
     """Pull a round's Label Studio annotations (the server, or ``from_export`` files; the options of
     :func:`goldboard.annotate.pull.read_pull`) into ``rounds/N/ratings.csv`` (+ invalid.csv,
-    pull.json): the other sources' rows stay, a partial export pull keeps the raters it did not
-    read, and a change under adjudication is refused unless ``add_to_adjudicated_round``."""
+    pull.json) through the round intake (:class:`RoundIntake`): the other sources' rows stay, a
+    partial export pull keeps the raters it did not read, and a change under adjudication is
+    refused unless ``add_to_adjudicated_round``."""
     res = read_pull(study, round_number, write=write, **options)
-    rnd = study.round(res.summary["round"])
     if not write:
         return res
-    path = study.ratings_path(rnd.number)
-    old = intake_rounds.previous(path)
-    old_mine, _ = intake_rounds.split(old, intake_rounds.LABEL_STUDIO)
-    res.ratings = intake_rounds.keep_others(path, res.ratings, res.summary, tables=rnd.tables)
-    if res.read_raters is not None:
-        keep_unread_raters(study, rnd.number, res, res.read_raters)
-    mine, _ = intake_rounds.split(res.ratings, intake_rounds.LABEL_STUDIO)
-    read = SourceRead(intake_rounds.LABEL_STUDIO, old_mine, mine, what="pull")
-    res.paths = take_into_round(
-        study, rnd.number, read, res.ratings, res.invalid, res.summary, accept=add_to_adjudicated_round
+    intake = RoundIntake(
+        study, intake_rounds.LABEL_STUDIO, "pull", res.summary["round"], accept=add_to_adjudicated_round
     )
+    read = SourceRead(intake.source, "pull", res.ratings, res.invalid, res.summary, raters_read=res.read_raters)
+    taken = intake.take(read)
+    res.ratings, res.invalid, res.paths = taken.ratings, taken.invalid, taken.paths
     if "blinding" in res.summary:
-        rnd.access = {**rnd.access, "pull": res.summary["blinding"]}
+        intake.round.access = {**intake.round.access, "pull": res.summary["blinding"]}
         study.save()
     return res
 
 
-def keep_unread_raters(study: Study, n: int, res: IntakeResult, covered: Iterable[str]) -> None:
-    """``pull --from-export onc_a=FILE`` reads onc_a's project only: the round's ratings (and
-    held-out annotations) of the other raters stay as the last pull left them -- a partial
-    pull never deletes a rater's ratings."""
-    covered = set(covered)
-    kept: dict[str, int] = {}
-    paths = {"ratings": study.ratings_path(n), "invalid": study.invalid_path(n)}
-    for key, cols in (("ratings", RATINGS_COLUMNS), ("invalid", INVALID_COLUMNS)):
-        path = paths[key]
-        if not path.exists():
-            continue
-        old = read_ratings_csv(path) if key == "ratings" else read_csv_frame(path, " (invalid annotations)")
-        if not len(old) or "rater" not in old.columns:
-            continue
-        mine = getattr(res, key)
-        keep = old[~old["rater"].astype(str).isin(covered)]
-        if key == "ratings":  # other sources' rows were already kept by keep_others
-            keep = keep[intake_rounds.sources_of(keep) == intake_rounds.LABEL_STUDIO]
-        if not len(keep):
-            continue
-        setattr(res, key, pd.concat([mine, keep.reindex(columns=cols, fill_value="")], ignore_index=True))
-        for r in keep["rater"].astype(str):
-            kept[r] = kept.get(r, 0) + 1
-    if kept:
-        res.summary["kept_from_previous_pull"] = kept
-        res.summary.setdefault("warnings", []).append(
-            "kept the earlier pull's rows of raters whose projects this pull did not read: "
-            + ", ".join(f"{r} ({n})" for r, n in sorted(kept.items()))
-        )
-    res.summary["rating_rows"] = int(len(res.ratings))
-
-
 __all__ = [
+    "RULES",
+    "Rules",
+    "RoundIntake",
     "SourceRead",
-    "take_into_round",
+    "Taken",
+    "raters_in",
+    "refuse_nothing_pulled",
+    "refuse_no_rating",
     "superseded_path",
     "pull",
     "keep_unread_raters",

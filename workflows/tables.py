@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import gc
 import os
-import shlex
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,12 +36,11 @@ from typing import Any
 import pandas as pd
 
 from goldboard.adjudicate.rules import rule_warnings
-from goldboard.cases.intake import rounds as intake_rounds
 from goldboard.cases.intake.columns import ColumnRead, collect_columns, read_columns, relaxed_schema, respellings
 from goldboard.cases.intake.core import INVALID_COLUMNS, collect
 from goldboard.cases.intake.core import IntakeResult as PullResult
 from goldboard.cases.intake.sources import table as table_source
-from goldboard.cases.ratings import RATINGS_COLUMNS, adjudicable_fields, read_ratings_csv
+from goldboard.cases.ratings import adjudicable_fields, read_ratings_csv
 from goldboard.cases.table_import import (
     TableMapping,
     TableRead,
@@ -53,7 +51,6 @@ from goldboard.cases.table_import import (
 )
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio import (
-    atomic_write,
     duplicate_headers,
     hidden_cells,
     merged_cells,
@@ -64,21 +61,15 @@ from goldboard.fileio import (
     study_own_file,
 )
 from goldboard.study import Study, check_rater_map, free_text_option
-from goldboard.text import did_you_mean, utc_now
-from goldboard.workflows.intake import (  # noqa: F401 (describe_changes, check_changes_under_adjudication: re-exported)
+from goldboard.text import did_you_mean
+from goldboard.workflows.intake import (  # noqa: F401 (re-exported: the intake's names a table pull used)
     TABLE_MODE,
+    RoundIntake,
     SourceRead,
-    check_additions,
     check_changes_under_adjudication,
     describe_changes,
-    file_round,
-    fresh_units,
-    merge_invalid,
-    record_units,
-    sha256_of,
-    take_into_round,
-    units_in_round,
-    units_records,
+    raters_in,
+    refuse_nothing_pulled,
 )
 
 
@@ -137,97 +128,72 @@ def pull_table(
     add_to_adjudicated_round: bool = False,
 ) -> TablePullResult:
     """Read the ratings table ``path`` into round ``round_number`` of ``study`` (default: the
-    latest round, or round 1 of a study without rounds).  See the module docstring.  The cyclic
+    latest round, or round 1 of a study without rounds) through the round intake
+    (:class:`~goldboard.workflows.intake.RoundIntake`).  See the module docstring.  The cyclic
     garbage collector is paused while it runs (:func:`no_cycle_collection`)."""
     path = Path(path)
     source = free_text_option(source or path.name, "source", "the name")  # a key of study.toml's [rounds.tables]
     read = _read_table_ratings(study, path, mapping, source, codes)
-    raters = list(study.raters)
+    intake = RoundIntake(study, source, "table", round_number, accept=add_to_adjudicated_round)
+    intake.admit(path, read)
+    res, ratings, invalid = _validate_table(study, read, source, path, intake.n, intake.units)
+    taken = intake.take(_source_read(intake, read, res, ratings, invalid, path, mapping), write=write)
+    pull = PullResult(ratings=taken.ratings, invalid=taken.invalid, summary=res.summary, item_counts=res.item_counts)
+    return TablePullResult(pull, source, taken.changes, taken.new_items, taken.paths)
 
-    rnd, new_round = file_round(study, round_number)
-    n = rnd.number
 
-    # items: known units, or new ones for a table-born study
-    units = units_records(study)
-    known = {str(u["item_id"]): u for u in units}
-    pushed = [u for u in units if not str(u.get("source", "")).startswith("table:")]
-    table_born = not pushed and not any(r.projects for r in study.rounds)
-    unknown = [it for it in read.items if it not in known]
-    held_unknown: set[str] = set(unknown) if unknown and not table_born else set()
-    check_additions(study, path, read, known, n, None if table_born else set(unknown), add_to_adjudicated_round)
-
-    res, ratings, invalid = _validate_table(study, read, source, path, n, units)
+def _source_read(
+    intake: RoundIntake,
+    read: TableRead | ColumnRead,
+    res: PullResult,
+    ratings: pd.DataFrame,
+    invalid: pd.DataFrame,
+    path: Path,
+    mapping: TableMapping,
+) -> SourceRead:
+    """The table's read for the intake: what the study cannot take held out (:meth:`RoundIntake.held_reason`),
+    the problem rows and the held ones in invalid.csv with their cells, the summary's counts and notes."""
+    study, n, source = intake.study, intake.n, intake.source
     extra_invalid = [_held_row(n, source, read, line, "", "", reason, cells) for line, reason, cells in read.problems]
-
-    # the round's other sources stay; this source's previous rows are replaced
-    rpath, ipath = study.ratings_path(n), study.invalid_path(n)
-    old_mine, others = intake_rounds.split(intake_rounds.previous(rpath), source)
-    taken = intake_rounds.given_by(others)
-    counts = {r: Counter() for r in raters}
+    counts = {r: Counter() for r in study.raters}
     given = ratings
-    if len(ratings) and (held_unknown or taken):
-        ratings = _hold_out(ratings, read, source, n, held_unknown, taken, counts, extra_invalid)
-    refuse_nothing_pulled(study, path, n, ratings, given, taken, held_unknown, invalid)
+    if len(ratings) and (intake.held_unknown or intake.taken):
+        ratings = _hold_out(ratings, read, source, intake, counts, extra_invalid)
+    checked = invalid
     if extra_invalid:
         invalid = pd.concat([invalid, pd.DataFrame(extra_invalid, columns=INVALID_COLUMNS)], ignore_index=True)
-
-    _table_summary(res, raters, counts, read, invalid, ratings, rnd)
-    _table_notes(
-        res,
-        study,
-        read,
+    _table_summary(res, list(study.raters), counts, read, invalid, ratings)
+    _table_notes(res, study, read, ratings)
+    return SourceRead(
+        source,
+        "table",
         ratings,
-        intake_rounds.overlap_warnings(others, ratings, n, path.name, units_in_round(known, n)),
+        invalid,
+        res.summary,
+        path,
+        read,
+        given=given,
+        checked_invalid=checked,
+        provenance=_table_provenance(read, mapping),
+        record=_round_table_record(read, mapping),
+        raters_read=raters_in(given, invalid),
     )
-    changes = describe_changes(old_mine, ratings, source, first=source not in rnd.tables)
-    take = SourceRead(source, old_mine, ratings, "table", changes)
-    take_into_round(study, n, take, ratings, invalid, res.summary, accept=add_to_adjudicated_round, write=False)
-    sha = sha256_of(path)
-    res.summary["table"] = _table_provenance(source, path, sha, read, mapping)
-    res.summary["changes"] = changes
-
-    merged = pd.concat([others, ratings], ignore_index=True)[RATINGS_COLUMNS] if len(others) else ratings
-    merged_invalid = merge_invalid(ipath, invalid, source)
-    new_items = [it for it in read.items if it not in known and table_born]
-    result = TablePullResult(
-        pull=PullResult(ratings=merged, invalid=merged_invalid, summary=res.summary, item_counts=res.item_counts),
-        source=source,
-        changes=changes,
-        new_items=new_items,
-    )
-    if not write:
-        return result
-
-    in_round = _record_units(study, units, read, n, source, set(read.items) - held_unknown, new_items)
-    paths = take_into_round(study, n, take, merged, merged_invalid, res.summary, accept=add_to_adjudicated_round)
-    rnd.tables[source] = _round_table_record(path, sha, read, mapping)
-    if new_round:
-        rnd.mode = TABLE_MODE
-    rnd.units = in_round
-    study.save()
-    result.paths = paths
-    return result
 
 
-def _table_provenance(source: str, path: Path, sha: str, read: TableRead, mapping: TableMapping) -> dict[str, Any]:
-    """pull.json's ``table`` entry: which file (and its SHA-256) gave this source's rows, in which shape."""
+def _table_provenance(read: TableRead, mapping: TableMapping) -> dict[str, Any]:
+    """pull.json's ``table`` entry (after the source, the file and its SHA-256): the rows, fields and shape read."""
     return {
-        "source": source,
-        "file": str(path),
-        "sha256": sha,
         "rows": read.rows,
         "fields": read.fields,
         "shape": "wide" if mapping.wide else "long",
     }
 
 
-def _round_table_record(path: Path, sha: str, read: TableRead, mapping: TableMapping) -> dict[str, Any]:
-    """study.toml's ``[rounds.tables.SOURCE]`` entry: the file read, when, and the options a re-pull repeats."""
+def _round_table_record(read: TableRead, mapping: TableMapping) -> dict[str, Any]:
+    """study.toml's ``[rounds.tables.SOURCE]`` entry (after the file and its SHA-256): the rows read and the
+    options a re-pull repeats."""
     return {
-        "file": str(path),
-        "sha256": sha,
         "rows": read.rows,
-        "pulled_at": utc_now(),
         **({"identical_columns_ok": True} if mapping.identical_ok else {}),
         **({"hidden_read": read.hidden} if read.hidden else {}),
         **({"sheet": mapping.sheet} if mapping.sheet else {}),
@@ -285,51 +251,6 @@ def _read_table_ratings(
     if not read.rating_count:
         raise GoldboardError(f"{path}: no ratings found (every rating cell is blank)")
     return read
-
-
-def _record_units(
-    study: Study,
-    units: list[dict],
-    read: TableRead | ColumnRead,
-    n: int,
-    source: str,
-    in_table: set[str],
-    new_items: list[str],
-) -> int:
-    """units.jsonl as :func:`record_units` writes it (returns the units of round ``n``); a table
-    read by columns writes its new items' lines from the columns, never a dict per item."""
-    if not isinstance(read, ColumnRead) or not new_items:
-        record_units(study, units, read, n, source, in_table, new_items)
-        return sum(1 for u in units if n in (u.get("rounds") or []))
-    with study.locked():  # units.jsonl is read again under the lock: another command's items kept
-        return _write_column_units(study, units, read, n, source, in_table, fresh_units(study, units, new_items))
-
-
-def _write_column_units(
-    study: Study, units: list[dict], read: ColumnRead, n: int, source: str, in_table: set[str], new_items: list[str]
-) -> int:
-    import json
-
-    enc = json.encoder.encode_basestring  # what json.dumps(..., ensure_ascii=False) writes a str as
-    for u in units:
-        if str(u["item_id"]) in in_table and n not in (u.get("rounds") or []):
-            u["rounds"] = sorted({*(int(x) for x in u.get("rounds") or []), n})
-    new = set(new_items)
-    at = [i for i, it in enumerate(read.items) if it in new]
-    info = read.item_info
-    tail = f', "case_text": "", "output_text": "", "rounds": [{int(n)}], "source": {enc(f"table:{source}")}}}\n'
-    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
-    with atomic_write(study.units_path) as fh:
-        fh.write("".join(encode(u) + "\n" for u in units))
-        for start in range(0, len(at), 4096):
-            fh.write(
-                "".join(
-                    f'{{"item_id": {enc(read.items[i])}, "case_id": {enc(info.case[i] or read.items[i])}, '
-                    f'"output_id": {enc(info.output[i])}, "model": {enc(info.model[i])}{tail}'
-                    for i in at[start : start + 4096]
-                )
-            )
-    return sum(1 for u in units if n in (u.get("rounds") or [])) + len(at)
 
 
 def _not_the_studys_own(study: Study, path: Path) -> None:
@@ -459,12 +380,9 @@ def _validate_table(
     return res, ratings, invalid
 
 
-def _table_notes(
-    res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame, overlap: list[str] | None = None
-) -> None:
-    """The summary's notes on the table: repeated rows read once, ratings without a rationale,
-    ratings that break a schema rule (kept as rated, as a Label Studio pull reports them), and
-    ``overlap`` (a rater sharing no item with the round: issue 33)."""
+def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.DataFrame) -> None:
+    """The summary's notes on the table: repeated rows read once, ratings without a rationale, and
+    ratings that break a schema rule (kept as rated, as a Label Studio pull reports them)."""
     warnings = res.summary.setdefault("warnings", [])
     if read.repeats:
         shown = ", ".join(f"row {a} = row {b}" for a, b in read.repeats[:5])
@@ -473,7 +391,6 @@ def _table_notes(
             f"rater and were read once ({shown}{', ...' if len(read.repeats) > 5 else ''})"
         )
     warnings.extend(read.merged)
-    warnings.extend(overlap or [])
     res.summary["table_repeated_rows"] = len(read.repeats)
     _rationale_counts(res, study, read, ratings)
     if _rules_may_fire(ratings, study.schema):
@@ -528,92 +445,23 @@ def _hold_out(
     ratings: pd.DataFrame,
     read: TableRead,
     source: str,
-    n: int,
-    held_unknown: set[str],
-    taken: dict[tuple[str, str], str],
+    intake: RoundIntake,
     counts: dict[str, Counter],
     extra_invalid: list[dict],
 ) -> pd.DataFrame:
-    """Drop ratings of unknown items and of item x rater another source gave, each held out as an invalid row."""
+    """Drop the ratings the round does not take (an unknown item, an item x rater another source
+    gave: :meth:`RoundIntake.held_reason`), each held out as an invalid row with its cells."""
     by_line = {tr.line: tr.cells for tr in read.ratings}
+    n, held_unknown, taken = intake.n, intake.held_unknown, intake.taken
     drop = [item in held_unknown or (item, rater) in taken for item, rater in zip(ratings["item_id"], ratings["rater"])]
     held = ratings[drop]
     for (item, rater, aid), _ in held.groupby(["item_id", "rater", "annotation_id"], sort=False):
         line = int(str(aid).rsplit(":", 1)[1])
         cells = read.cells_at(line) if isinstance(read, ColumnRead) else by_line.get(line, {})
-        if item in held_unknown:
-            reason = f"item {item!r} is not in this study's units (push it, or use a table-born study)"
-        else:
-            reason = f"{rater} already rated {item!r} in round {n} ({taken[(item, rater)]})"
+        reason = intake.held_reason(item, rater)
         extra_invalid.append(_held_row(n, source, read, line, rater, item, reason, cells))
         counts[rater]["moved"] += 1
     return ratings[[not d for d in drop]]
-
-
-def refuse_nothing_pulled(
-    study: Study,
-    path: Path,
-    n: int,
-    kept: pd.DataFrame,
-    given: pd.DataFrame,
-    taken: dict[tuple[str, str], str],
-    held_unknown: set[str],
-    invalid: pd.DataFrame,
-    *,
-    noun: str = "table",
-    id_param: str = "item_col",
-) -> None:
-    """A table (``pull --from-table``) or another tool's file (``pull --from-file``, ``noun``
-    "file", its item ids chosen by ``id_param`` "item_key") from which the round would take no
-    rating is refused, nothing written ("nothing pulled", exit 1), naming why: every rating
-    already given in the round by another source (with the way to replace that source, or to add
-    a round), every item unknown to a pushed study, or no valid rating at all.  ``kept``: the
-    ratings the round would take; ``given``: every rating read (``item_id``, ``rater``)."""
-    if len(kept):
-        return
-    pairs = list(zip(given["item_id"], given["rater"])) if len(given) else []
-    by = Counter(taken[k] for k in pairs if k in taken and k[0] not in held_unknown)
-    unknown = sum(1 for item, _ in pairs if item in held_unknown)
-    nxt = max(r.number for r in study.rounds) + 1
-    if by:
-        names = ", ".join(f"{name!r}" for name, _ in by.most_common())
-        files = [
-            name for name, _ in by.most_common() if not name.startswith("Label Studio") and name != "another source"
-        ]
-        held = sum(by.values())
-        count = f"all {held} of its ratings" if held == len(pairs) else f"{held} of its {len(pairs)} ratings"
-        also = f", and {unknown} are of items not in this study" if unknown else ""
-        replace = (
-            "To replace the ratings from {first} with this " + noun + "'s, pull it as that source ({source} {quoted}: "
-            "the output lists each change); to add it as a new round"
-            if files
-            else "To add it as a new round"
-        )
-        raise ParamError(
-            "{path}: nothing pulled: {count} are already in round {n} from {names}{also}; a source's ratings are "
-            "never overwritten by another's. " + replace + ", give {round_number} {nxt}",
-            path=str(path),
-            count=count,
-            n=n,
-            names=names,
-            also=also,
-            first=repr(files[0]) if files else "",
-            quoted=shlex.quote(files[0]) if files else "",
-            nxt=nxt,
-        )
-    if unknown:
-        raise ParamError(
-            "{path}: nothing pulled: all {unknown} ratings are of items not in this study's units "
-            "(push them first, or check {" + id_param + "})",
-            path=str(path),
-            unknown=unknown,
-        )
-    held = invalid[invalid["kind"] == "invalid"] if len(invalid) else invalid
-    first = f"; e.g. {held['annotation_id'].iloc[0]}: {held['reason'].iloc[0]}" if len(held) else ""
-    raise GoldboardError(
-        f"{path}: nothing pulled: no valid rating in this {noun} ({len(held)} held out as invalid{first}); "
-        "check the rater columns and the field's values"
-    )
 
 
 def _table_summary(
@@ -623,7 +471,6 @@ def _table_summary(
     read: TableRead,
     invalid: pd.DataFrame,
     ratings: pd.DataFrame,
-    rnd: Any,
 ) -> None:
     """Rewrite the pull summary's counts after the study-level checks (and drop what a table has no use for)."""
     per = res.summary["raters"]
@@ -646,10 +493,9 @@ def _table_summary(
         superseded_annotations=int(len(invalid) - n_invalid),
         rating_rows=int(len(ratings)),
         invalid_reasons=dict(reasons.most_common()),
-        mode=TABLE_MODE if not rnd.projects else rnd.mode,
     )
     for k in ("tasks", "annotations", "unattributed_annotations", "duplicate_tasks"):
         res.summary.pop(k, None)
 
 
-__all__ = ["pull_table", "TablePullResult", "describe_changes", "refuse_nothing_pulled", "TABLE_MODE"]
+__all__ = ["pull_table", "TablePullResult", "describe_changes", "TABLE_MODE"]
