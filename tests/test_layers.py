@@ -68,6 +68,8 @@ WITHIN = {
                 "coefficients",
                 "estimate",
                 "resampling",
+                "intervals",
+                "statistics",
                 "scoring_inputs",
                 "scoring_settings",
                 "agreement_inputs",

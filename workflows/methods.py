@@ -383,21 +383,29 @@ def clause_intervals(f: MethodsFacts) -> str:
     rows = [r for r in rows if not _not_estimable(r)]
     boot = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "bootstrap" for r in rows)]
     wald = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "asymptotic" for r in rows)]
+    wilson = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "wilson" for r in rows)]
     many = any(len(s["raters"]) > 2 for s in f.field_sections)
     parts = []
-    if wald:
-        by_source: dict[str, list[str]] = {}
-        for s in wald:
+    by_source: dict[str, list[str]] = {}
+    if wald or wilson:
+        for s in [x for x in NAMES if x in wald or x in wilson]:
             two = any(r["statistic"] == s and len(r["raters"]) == 2 for r in rows)
             srcs = {SE_SOURCE[s][0]} if two else set()
             if many and any(r["statistic"] == s and len(r["raters"]) > 2 for r in rows):
                 srcs.add(SE_SOURCE[s][1])
             for src in sorted(srcs):
                 by_source.setdefault(src, []).append(NAMES[s])
-        se = "; ".join(f"{src} for {_join(names)}" for src, names in by_source.items())
+    se = "; ".join(f"{src} for {_join(names)}" for src, names in by_source.items())
+    if wald:
         parts.append(
             "two-sided Wald (z) intervals, estimate -/+ 1.96 standard errors, "
             f"truncated to the coefficient's range, with standard errors from {se}"
+        )
+    if wilson:
+        parts.append(
+            "Wilson score intervals at each estimate's effective sample size (Korn & Graubard 1998; "
+            f"asymmetric near 1, one-sided at perfect agreement) for {_join([NAMES[s] for s in wilson])}"
+            + ("" if wald else f", with standard errors from {se}")
         )
     if boot:
         b = f.n_resamples or 2000
