@@ -250,6 +250,14 @@ _RULE_NAMES = {
 }
 
 
+def _zero_width_wald(c: dict) -> bool:
+    """The rule's Wald limit has zero width: perfect agreement, SE 0 (the reported interval may be
+    the one-sided Wilson interval, which is not zero-width; the tested Wald limit is)."""
+    if c.get("ci_low") is not None and c.get("ci_low") == c.get("ci_high"):
+        return True
+    return c.get("value") == 1.0 and "zero or missing SE" in str(c.get("tested_how") or "")
+
+
 def _undecided_note(rn: int, n_items: int, checks: Sequence[dict]) -> str:
     """Why a round cannot be decided, and whether more items can change that: an undefined estimate
     (the ratings do not vary, e.g. one category only) is settled only by items that bring other
@@ -265,7 +273,7 @@ def _undecided_note(rn: int, n_items: int, checks: Sequence[dict]) -> str:
                 f"{what} is undefined (the ratings do not vary, e.g. every rating in one category): more items "
                 "settle it only if they bring other categories"
             )
-        elif c.get("ci_low") is not None and c.get("ci_low") == c.get("ci_high"):
+        elif _zero_width_wald(c):
             why.append(
                 f"{what} has a zero-width Wald interval (perfect agreement, standard error 0), which more items "
                 "leave at zero width while agreement stays perfect"
