@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from goldboard.analysis import coefficients as C
 from goldboard.analysis.intervals import METHODS
 
-__all__ = ["BY_KEY", "STATISTICS", "Statistic", "ci_method_for", "keys"]
+__all__ = ["BY_KEY", "STATISTICS", "Statistic", "ci_method_for", "headline_keys", "keys", "names", "summary_keys"]
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,10 @@ class Statistic:
     high: float = 1.0
     ci_methods: tuple[str, ...] = METHODS
     default_ci: str = "wilson"
-    #: shown in the report's headline table and the workbook's summary
+    #: shown in the report's headline table
     headline: bool = True
+    #: shown in the review workbook's summary (the adjudication's headline agreement)
+    summary: bool = False
 
 
 _LIN = "Gwet's (2008) linearisation"
@@ -69,6 +71,7 @@ STATISTICS: tuple[Statistic, ...] = (
         every_pair=True,
         multi=C.percent_agreement_multi,
         low=0.0,
+        summary=True,
     ),
     Statistic(
         "cohen_kappa",
@@ -78,14 +81,16 @@ STATISTICS: tuple[Statistic, ...] = (
         pair=C.cohen_kappa,
         every_pair=True,
         weighted=True,
+        summary=True,
     ),
-    Statistic("fleiss_kappa", "Fleiss' kappa", "Fleiss' kappa", (_DESIGN, _DESIGN), multi=C.fleiss_kappa),
+    Statistic("fleiss_kappa", "Fleiss' kappa", "Fleiss' kappa", (_DESIGN, _DESIGN), multi=C.fleiss_kappa, summary=True),
     Statistic("scott_pi", "Scott's pi", "Scott's pi", (_LIN, _LIN), pair=C.scott_pi),
     Statistic(
         "krippendorff_alpha",
         "Krippendorff's alpha",
         "Krippendorff's alpha",
         ("Gwet's (2014) linearisation", "Gwet's (2014) linearisation"),
+        summary=True,
     ),
     Statistic(
         "gwet_ac1", "Gwet's AC1", "Gwet's AC1", (_LIN, _DESIGN), pair=C.gwet_ac, multi=C.gwet_ac_multi, weighted=True
@@ -115,6 +120,21 @@ BY_KEY = {s.key: s for s in STATISTICS}
 def keys() -> tuple[str, ...]:
     """The statistics' keys in report order."""
     return tuple(BY_KEY)
+
+
+def headline_keys() -> tuple[str, ...]:
+    """The statistics of the report's headline table, in report order."""
+    return tuple(s.key for s in STATISTICS if s.headline)
+
+
+def summary_keys() -> tuple[str, ...]:
+    """The statistics of the review workbook's summary (the adjudication's headline agreement)."""
+    return tuple(s.key for s in STATISTICS if s.summary)
+
+
+def names(prose: bool = False) -> dict[str, str]:
+    """``{key: name}`` in report order: the tables' names, or (``prose``) the methods text's."""
+    return {s.key: s.prose if prose else s.name for s in STATISTICS}
 
 
 def ci_method_for(key: str, ci: str | None) -> str:

@@ -24,6 +24,7 @@ import click
 
 from goldboard.analysis.agreement import LEVELS, agreement
 from goldboard.analysis.agreement_render import render_csv, render_json, render_markdown, render_table
+from goldboard.analysis.intervals import METHODS
 from goldboard.cli._options import RESAMPLES, SEED, format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
@@ -132,7 +133,7 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 @click.option(
     "--ci",
     "ci",
-    type=click.Choice(["default", "wilson", "wald"]),
+    type=click.Choice(["default", *METHODS]),
     default="default",
     show_default=True,
     help="Interval method without --bootstrap: default = each statistic's (Wilson score at the effective "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from goldboard.analysis import statistics as SD
 from goldboard.analysis.calibration import (
     DEFAULT_MAX_LOOKS,
     MISFIT,
@@ -242,12 +243,7 @@ def _with_taken_looks(
 
 
 #: the statistics a stopping rule tests (analysis.calibration.STATISTICS), as a note names them
-_RULE_NAMES = {
-    "cohen_kappa": "Cohen's kappa",
-    "fleiss_kappa": "Fleiss' kappa",
-    "krippendorff_alpha": "Krippendorff's alpha",
-    "gwet_ac1": "Gwet's AC1",
-}
+_RULE_NAMES = SD.names()  # declared in analysis/statistics.py
 
 
 def _zero_width_wald(c: dict) -> bool:
