@@ -15,7 +15,10 @@ the population value, with its Monte-Carlo SE, for every interval method in
     .venv/bin/python benchmarks/bench_coverage.py [--reps 400] [--seed 1] [--json out.json]
 
 Prints the table and, per method, the cells below 93%.  ``--json`` records the table
-(``docs/intervals.md`` is written from such a record).
+(``docs/intervals.md`` is written from such a record).  ``--summary analysis/coverage_record.py``
+writes the default interval's cells below 93% as the module the methods text reads
+(:mod:`goldboard.analysis.coverage`); ``--record benchmarks/coverage_record.json`` takes the rows
+of a recorded run instead of simulating again.
 """
 
 from __future__ import annotations
@@ -194,14 +197,51 @@ def summary(rows: list[dict], threshold: float = 0.93) -> dict:
     return out
 
 
+def summary_module(record: dict, method: str = "wilson", threshold: float = 0.93) -> str:
+    """The Python source of ``analysis/coverage_record.py``: the run's settings and, for interval
+    ``method``, every cell and statistic whose coverage is below ``threshold``."""
+    mine = [r for r in record["rows"] if r["method"] == method]
+    below = [r for r in mine if r["coverage"] < threshold]
+    meta = {
+        "method": method,
+        "reps": record["reps"],
+        "seed": record["seed"],
+        "kappa": record["kappa"],
+        "threshold": threshold,
+        "cells": len(mine),
+        "below": len(below),
+    }
+    lines = [
+        '"""Written by ``benchmarks/bench_coverage.py --summary`` from ``benchmarks/coverage_record.json``:',
+        f"the cells of the coverage simulation where the {method} interval covered less than {threshold:.0%}",
+        '(read by :mod:`goldboard.analysis.coverage`; do not edit by hand)."""',
+        "",
+        f"META = {json.dumps(meta)}",
+        "",
+        "#: (n, raters, categories, prevalence, statistic, coverage, Monte-Carlo SE)",
+        "BELOW = (",
+    ]
+    for r in below:
+        cell = (r["n"], r["raters"], r["categories"], r["prevalence"], r["statistic"])
+        lines.append(f"    ({json.dumps([*cell, round(r['coverage'], 4), round(r['mc_se'], 4)])[1:-1]}),")
+    return "\n".join([*lines, ")", ""])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--record", default=None, help="rows of a recorded run (--json) instead of a new one")
+    ap.add_argument("--summary", default=None, help="write analysis/coverage_record.py here")
     a = ap.parse_args(argv)
     t0 = time.time()
-    rows = run(a.reps, a.seed)
+    if a.record:
+        with open(a.record) as fh:
+            rec = json.load(fh)
+        rows, a.reps, a.seed = rec["rows"], rec["reps"], rec["seed"]
+    else:
+        rows = run(a.reps, a.seed)
     secs = time.time() - t0
     print(f"{'n':>4} {'m':>2} {'k':>2} {'prev':<8} {'statistic':<36} " + " ".join(f"{m:>14}" for m in METHODS))
     key = lambda r: (r["n"], r["raters"], r["categories"], r["prevalence"], r["statistic"])  # noqa: E731
@@ -219,9 +259,13 @@ def main(argv=None) -> int:
             f"({w['statistic']}, n {w['n']}, {w['raters']} raters, {w['categories']} categories, {w['prevalence']})"
         )
     print(f"{a.reps} studies per cell, seed {a.seed}, {secs:.0f} s")
+    record = {"reps": a.reps, "seed": a.seed, "kappa": KAPPA, "seconds": secs, "rows": rows}
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump({"reps": a.reps, "seed": a.seed, "kappa": KAPPA, "seconds": secs, "rows": rows}, fh, indent=1)
+            json.dump(record, fh, indent=1)
+    if a.summary:
+        with open(a.summary, "w") as fh:
+            fh.write(summary_module(record))
     return 0
 
 

@@ -69,6 +69,8 @@ WITHIN = {
                 "estimate",
                 "resampling",
                 "intervals",
+                "coverage_record",
+                "coverage",
                 "statistics",
                 "scoring_inputs",
                 "scoring_settings",
