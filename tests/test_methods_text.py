@@ -337,7 +337,13 @@ def test_not_estimable_says_whether_the_estimate_or_its_interval(tmp_path):
     m = methods(report(s))
     assert "Not estimable" not in m
     # perfect agreement now gets the one-sided Wilson interval (issue 34), not "no interval"
-    assert "one-sided at perfect agreement" in m and "percent agreement" in m
+    wilson = "Wilson score intervals at each estimate's effective sample size (Korn & Graubard 1998; asymmetric "
+    assert wilson + "near 1, one-sided at perfect agreement) for percent agreement, Cohen's kappa" in " ".join(m.split())
+    assert "No confidence interval" not in m
+    # with --ci wald the intervals collapse, as before: the estimate without an interval, said so
+    mw = methods(report(s, "--ci", "wald"))
+    assert "No Wald or bootstrap 95% confidence interval could be computed. No confidence interval (degenerate" in mw
+    assert "percent agreement on safety_label" in mw.split("No confidence interval")[1]
     # every statistic has its one-sided interval, and no note on Wald intervals follows (cl21)
     assert "No Wald or bootstrap 95% confidence interval could be computed" not in m
     assert "Wald intervals may undercover" not in m and "Wald (z)" not in m
@@ -349,5 +355,7 @@ def test_not_estimable_says_whether_the_estimate_or_its_interval(tmp_path):
     m1 = methods(report(s1))
     undefined = m1.split("Not estimable (undefined estimate): ")[1].split(".")[0]
     assert "Cohen's kappa on safety_label" in undefined and "percent agreement" not in undefined
-    # percent agreement 1.000 has its one-sided Wilson interval (issue 34)
-    assert "one-sided at perfect agreement for percent agreement" in m1.replace("\n", " ") or "Wilson score" in m1
+    # percent agreement 1.000 has its one-sided Wilson interval (issue 34); with --ci wald it has none
+    assert wilson + "near 1, one-sided at perfect agreement) for percent agreement," in " ".join(m1.split())
+    m1w = methods(report(s1, "--ci", "wald"))
+    assert "percent agreement on safety_label" in m1w.split("No confidence interval")[1]
