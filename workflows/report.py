@@ -246,7 +246,6 @@ def build_report(
     fields: list[str] | None = None,
     predictions: str | Path | None = None,
     rules: list[str] | None = None,
-    ci_auto: bool = False,
     images: bool = True,
     ci: str | None = None,
     edited: list[str] | None = None,
@@ -257,17 +256,17 @@ def build_report(
     With ``predictions`` (a model predictions file), a model-scoring section scores
     them against the study's gold release (see ``goldboard score``).  ``rules``: stopping
     rules for the calibration section (default: those recorded by ``goldboard calibrate``).
-    ``ci_auto``: where the Wald interval behaves badly (few items, estimates near 1), use
-    percentile bootstrap intervals instead (:data:`AUTO_BOOTSTRAP` resamples) and say so.
-    ``ci``: the interval method without a bootstrap (``"wald"``; default: each statistic's declared
-    one, :mod:`goldboard.analysis.statistics`).
+    ``ci``: the interval method without a bootstrap: ``"wald"``, or ``"auto"`` (Wald, and where the
+    Wald interval behaves badly -- few items, estimates near 1 -- percentile bootstrap intervals,
+    :data:`AUTO_BOOTSTRAP` resamples, said so); default (None, ``"default"``): each statistic's
+    declared one (:mod:`goldboard.analysis.statistics`).
     ``images=False``: no confusion heatmaps (``png`` None; the matrices stay): the Markdown report
     shows none, and drawing them costs matplotlib.
     ``edited``: :meth:`~goldboard.study.Study.edited_rounds` when the caller already said them
     (default: checked here); shown at the top of the report and among its warnings.
     """
     rnd, ratings, round_rule, adjudication, results, ci_note = _report_inputs(
-        study, round_number, release, fields, n_resamples, seed, ci_auto, ci
+        study, round_number, release, fields, n_resamples, seed, ci
     )
     decisions, gold, manifest, gold_name, provisional, flags, scope = adjudication
     fsum = summarize_flags(flags, study.schema)
@@ -343,7 +342,6 @@ def _report_inputs(
     fields: list[str] | None,
     n_resamples: int,
     seed: int,
-    ci_auto: bool,
     ci: str | None = None,
 ) -> tuple:
     """``(round, ratings, round rule, (decisions, gold, manifest, release name, provisional, flags,
@@ -355,7 +353,7 @@ def _report_inputs(
         rnd, ratings, round_rule = _round_ratings(study, round_number)
     else:
         rnd, ratings, round_rule = quick.round, quick.ratings, quick.round_rule
-    results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto, ci)
+    results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci)
     if quick is None:
         adjudication = _adjudication(study, ratings, release, round_number)
     else:  # one pulled round, no decision and no release (report_columns): the provisional gold of rules 2-4
@@ -401,11 +399,11 @@ def _agreement_results(
     fields: list[str] | None,
     n_resamples: int,
     seed: int,
-    ci_auto: bool,
     ci: str | None = None,
 ) -> tuple[dict[str, dict], str]:
     """The agreement results of the round (with the Wald/bootstrap choice and the threshold views)
-    and the note on the interval choice."""
+    and the note on the interval choice (``ci``: see :func:`build_report`)."""
+    ci_auto, ci = ci == "auto", ("wald" if ci in ("wald", "auto") else None)
     if isinstance(ratings, RatingColumns):
         results = agreement_columns(study, round_number, ratings, fields, n_resamples, seed, ci)
     else:
