@@ -338,7 +338,9 @@ def test_not_estimable_says_whether_the_estimate_or_its_interval(tmp_path):
     assert "Not estimable" not in m
     # perfect agreement now gets the one-sided Wilson interval (issue 34), not "no interval"
     wilson = "Wilson score intervals at each estimate's effective sample size (Korn & Graubard 1998; asymmetric "
-    assert wilson + "near 1, one-sided at perfect agreement) for percent agreement, Cohen's kappa" in " ".join(m.split())
+    assert wilson + "near 1, one-sided at perfect agreement) for percent agreement, Cohen's kappa" in " ".join(
+        m.split()
+    )
     assert "No confidence interval" not in m
     # with --ci wald the intervals collapse, as before: the estimate without an interval, said so
     mw = methods(report(s, "--ci", "wald"))
