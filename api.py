@@ -308,7 +308,7 @@ class AgreementResult:
         >>> tmp = tempfile.TemporaryDirectory()
         >>> res = gb.agreement(gb.example_study(tmp.name + "/s"))
         >>> res.to_frame().round(3).loc[1, ["statistic", "estimate", "ci_low", "ci_high", "method"]].to_dict()
-        {'statistic': "Cohen's kappa", 'estimate': 0.6, 'ci_low': 0.444, 'ci_high': 0.756, 'method': 'asymptotic'}
+        {'statistic': "Cohen's kappa", 'estimate': 0.6, 'ci_low': 0.423, 'ci_high': 0.733, 'method': 'wilson'}
         """
         import pandas as pd
 
@@ -420,7 +420,7 @@ def agreement(
     >>> study = gb.example_study(tmp.name + "/openmtb")
     >>> frame = gb.agreement(study).to_frame()
     >>> frame[["statistic", "estimate", "ci_low", "ci_high"]].round(3).head(2).to_string(index=False)
-    "        statistic  estimate  ci_low  ci_high\\nPercent agreement      0.68   0.551    0.809\\n    Cohen's kappa      0.60   0.444    0.756"
+    "        statistic  estimate  ci_low  ci_high\\nPercent agreement      0.68   0.542    0.792\\n    Cohen's kappa      0.60   0.423    0.733"
     """
     from goldboard.analysis.agreement import agreement as compute
 

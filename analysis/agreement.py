@@ -75,6 +75,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from goldboard.analysis import coefficients as C
+from goldboard.analysis import statistics as SD
 from goldboard.analysis.agreement_inputs import (
     LEVELS,
     AgreementOptions,
@@ -84,7 +85,8 @@ from goldboard.analysis.agreement_inputs import (
     prepare_frame,
     prepare_ratings,
 )
-from goldboard.analysis.estimate import EstimateCI, finite_or_none
+from goldboard.analysis.estimate import finite_or_none
+from goldboard.analysis.intervals import interval
 from goldboard.analysis.resampling import bootstrap_sums, percentile_summary
 from goldboard.cases.ratings_columns import RatingColumns
 from goldboard.errors import GoldboardError
@@ -105,16 +107,7 @@ __all__ = [
     "statistic_name",
 ]
 
-STATISTICS = (
-    "percent_agreement",
-    "cohen_kappa",
-    "fleiss_kappa",
-    "krippendorff_alpha",
-    "gwet_ac1",
-    "brennan_prediger",
-    "scott_pi",
-    "pabak",
-)
+STATISTICS = SD.keys()
 #: below this many items a 95% CI is flagged as unstable (asymptotic SEs of kappa-type
 #: coefficients need a few dozen subjects; cf. Fleiss, Levin & Paik 2003, ch. 18)
 MIN_ITEMS_FOR_CI = 30
@@ -146,8 +139,18 @@ def landis_koch_band(value: float | None) -> str | None:
 _num = finite_or_none
 
 
-def _estimate_dict(value, se, low=-1.0, high=1.0) -> dict:
-    return EstimateCI.wald(value, se, low, high).agreement_dict()
+#: the ``ci_method`` column of each interval method (Wald keeps its historical "asymptotic")
+CI_METHOD_NAMES = {"wald": "asymptotic", "wilson": "wilson"}
+
+
+def _estimate_dict(value, se, low=-1.0, high=1.0, n=0, method="wald") -> dict:
+    """Estimate, SE and the ``method`` interval (:func:`goldboard.analysis.intervals.interval`)
+    from ``n`` items; no interval without a finite estimate and SE."""
+    value, se = _num(value), _num(se)
+    lo = hi = None
+    if value is not None and se is not None:
+        lo, hi = (_num(x) for x in interval(method, value, se, n, low, high))
+    return {"value": value, "se": se, "ci_low": lo, "ci_high": hi}
 
 
 # --------------------------------------------------------------------------- multi-rater features
@@ -185,9 +188,11 @@ def _multi_value(kind: str, w: np.ndarray, pa, two, one, pi):
 # --------------------------------------------------------------------------- the analysis of one stratum
 
 
-def _row(statistic, weights, level, raters, group, n_items, value, se, low=-1.0, high=1.0) -> dict:
-    """One ``statistics`` row of the contract (``level``: the measurement level of an alpha row)."""
-    est = _estimate_dict(value, se, low, high)
+def _row(statistic, weights, level, raters, group, n_items, value, se, low=-1.0, high=1.0, ci=None) -> dict:
+    """One ``statistics`` row of the contract (``level``: the measurement level of an alpha row;
+    ``ci``: the interval method asked for, else the statistic's declared default)."""
+    method = SD.ci_method_for(statistic, ci)
+    est = _estimate_dict(value, se, low, high, n_items, method)
     return {
         "statistic": statistic,
         "weights": weights,
@@ -198,7 +203,7 @@ def _row(statistic, weights, level, raters, group, n_items, value, se, low=-1.0,
         "se": est["se"],
         "ci_low": est["ci_low"],
         "ci_high": est["ci_high"],
-        "ci_method": "asymptotic" if est["ci_low"] is not None else None,
+        "ci_method": CI_METHOD_NAMES[method] if est["ci_low"] is not None else None,
         "n_items": int(n_items),
     }
 
@@ -268,6 +273,7 @@ class _Stratum:
     inverse: np.ndarray  # item -> its pattern
     pattern_counts: np.ndarray  # items per pattern
     Rp: np.ndarray  # patterns x categories rating counts
+    ci: str | None = None  # the interval method asked for (None: each statistic's default)
 
     @property
     def k(self) -> int:
@@ -307,7 +313,7 @@ def unique_rows(codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.n
     return codes[first], inverse.reshape(-1), counts
 
 
-def _stratum(codes: np.ndarray, raters: list[str], cfg: ScaleConfig, group: str | None) -> _Stratum:
+def _stratum(codes: np.ndarray, raters: list[str], cfg: ScaleConfig, group: str | None, ci=None) -> _Stratum:
     """Rating counts, weights and the distinct rating patterns of one stratum."""
     k = len(cfg.categories)
     weight_kinds = ["none"] + (["linear", "quadratic"] if cfg.ordered else [])
@@ -325,6 +331,7 @@ def _stratum(codes: np.ndarray, raters: list[str], cfg: ScaleConfig, group: str 
         inverse=inverse.reshape(-1),
         pattern_counts=pcounts,
         Rp=C.rating_counts(patterns, k),
+        ci=ci,
     )
 
 
@@ -395,7 +402,9 @@ def _table_stat(st: _Stratum, boot: _Boot, pair: _Pair, statistic, wkind, fn, lo
     k = st.k
     w = st.weights[wkind] if wkind is not None else None
     est = fn(pair.table, w) if w is not None else fn(pair.table)
-    row = _row(statistic, wkind or "none", None, pair.names, st.group, pair.n_items, est.value, est.se, low, high)
+    row = _row(
+        statistic, wkind or "none", None, pair.names, st.group, pair.n_items, est.value, est.se, low, high, st.ci
+    )
     boot.row_spec(
         f"{statistic} ({wkind or 'none'}) {'/'.join(pair.names)}",
         pair.cols,
@@ -410,15 +419,13 @@ def _table_stat(st: _Stratum, boot: _Boot, pair: _Pair, statistic, wkind, fn, lo
 def _pair_rows(st: _Stratum, boot: _Boot, pair: _Pair, warnings: list[str]) -> list[dict]:
     """The statistics of one pair of raters (the two-rater coefficients only when there are two raters)."""
     stat = functools.partial(_table_stat, st, boot, pair)
-    rows = [stat("percent_agreement", None, C.percent_agreement, 0.0, 1.0)]
-    kappas = [stat("cohen_kappa", wk, C.cohen_kappa) for wk in st.weight_kinds]
-    rows += kappas
-    if st.n_raters == 2:
-        rows.append(stat("scott_pi", "none", C.scott_pi))
-        rows += [stat("gwet_ac1", wk, C.gwet_ac) for wk in st.weight_kinds]
-        rows.append(stat("brennan_prediger", "none", C.brennan_prediger))
-        if st.k == 2:
-            rows.append(stat("pabak", None, C.pabak))
+    rows = []
+    for d in SD.STATISTICS:
+        if d.pair is None or (st.n_raters > 2 and not d.every_pair) or (d.binary_only and st.k != 2):
+            continue
+        kinds = st.weight_kinds if d.weighted else [None]
+        rows += [stat(d.key, wk, d.pair, d.low, d.high) for wk in kinds]
+    kappas = [r for r in rows if r["statistic"] == "cohen_kappa"]
     a, b = pair.names
     for kr in kappas:
         if kr["value"] is None:
@@ -492,7 +499,7 @@ def _multi_stat(st: _Stratum, boot: _Boot, cols: _MultiColumns | None, statistic
     """One all-raters statistic row; its bootstrap evaluates :func:`_multi_value` on resampled sums."""
     w = st.weights[wk]
     est = fn(st.R, w)
-    row = _row(statistic, wk, None, st.raters, st.group, st.n_pairable, est.value, est.se, low, high)
+    row = _row(statistic, wk, None, st.raters, st.group, st.n_pairable, est.value, est.se, low, high, st.ci)
     if cols is not None:
         boot.spec(
             f"{statistic} ({wk})",
@@ -509,12 +516,13 @@ def _multi_stat(st: _Stratum, boot: _Boot, cols: _MultiColumns | None, statistic
 def _multi_rater_statistics(st: _Stratum, boot: _Boot, cols: _MultiColumns | None, warnings: list[str]) -> list[dict]:
     """More than two raters: percent agreement, Fleiss' kappa, AC1/AC2, Brennan-Prediger (PABAK)."""
     stat = functools.partial(_multi_stat, st, boot, cols)
-    pa_row = stat("percent_agreement", "none", C.percent_agreement_multi, 0.0, 1.0)
-    fk = stat("fleiss_kappa", "none", C.fleiss_kappa)
-    rows = [pa_row, fk] + [stat("gwet_ac1", wk, C.gwet_ac_multi) for wk in st.weight_kinds]
-    rows.append(stat("brennan_prediger", "none", C.brennan_prediger_multi))
-    if st.k == 2:
-        rows.append(stat("pabak", "none", C.brennan_prediger_multi))
+    rows = []
+    for d in SD.STATISTICS:
+        if d.multi is None or (d.binary_only and st.k != 2):
+            continue
+        rows += [stat(d.key, wk, d.multi, d.low, d.high) for wk in (st.weight_kinds if d.weighted else ["none"])]
+    pa_row = next(r for r in rows if r["statistic"] == "percent_agreement")
+    fk = next(r for r in rows if r["statistic"] == "fleiss_kappa")
     if fk["value"] is None:
         warnings.append(f"{st.tag}Fleiss' kappa undefined: every rating is in one category")
     paradox = _paradox_warning(st, pa_row, fk, st.raters)
@@ -542,7 +550,7 @@ def _alpha_statistics(st: _Stratum, boot: _Boot, warnings: list[str]) -> list[di
     rows = []
     for level in st.cfg.alpha_levels:
         est = C.krippendorff_alpha(st.R, level, scores)
-        row = _row("krippendorff_alpha", "none", level, st.raters, st.group, st.n_pairable, est.value, est.se)
+        row = _row("krippendorff_alpha", "none", level, st.raters, st.group, st.n_pairable, est.value, est.se, ci=st.ci)
         if row["value"] is None:
             warnings.append(f"{st.tag}Krippendorff's alpha ({level}) undefined: the pairable ratings do not vary")
         boot.row_spec(
@@ -628,13 +636,14 @@ def _label_entry(st: _Stratum, le: _LabelEstimates, c: int) -> dict:
         "count_by_rater": {r: int(le.counts_by_rater[r][c]) for r in st.raters},
         "prevalence": _num(le.prevalence[c]),
     }
+    method = SD.ci_method_for("", st.ci)
     for key, low in _LABEL_ESTIMATES:
         est = le.estimates[key]
-        entry[key] = _estimate_dict(np.asarray(est.value)[c], np.asarray(est.se)[c], low, 1.0)
+        entry[key] = _estimate_dict(np.asarray(est.value)[c], np.asarray(est.se)[c], low, 1.0, le.n_items, method)
     entry["kappa_method"] = "cohen" if st.n_raters == 2 else "fleiss"
     entry["prevalence_index"] = _num(le.prevalence_index[c]) if le.prevalence_index is not None else None
     entry["bias_index"] = _num(le.bias_index[c]) if le.bias_index is not None else None
-    entry["ci_method"] = "asymptotic" if le.n_items else None
+    entry["ci_method"] = CI_METHOD_NAMES[method] if le.n_items else None
     return entry
 
 
@@ -761,10 +770,11 @@ def _analyse(
     n_resamples: int,
     rng: np.random.Generator | None,
     progress: bool,
+    ci: str | None = None,
 ) -> _StratumResult:
     """All statistics of one stratum: pairs of raters, all raters together, alpha, per label,
     then (``n_resamples > 0``) one bootstrap for every estimate at once."""
-    st = _stratum(codes, raters, cfg, group)
+    st = _stratum(codes, raters, cfg, group, ci)
     warnings = _coverage_warnings(st)
     if st.n_pairable == 0:
         return _StratumResult([], [], [], [], warnings)
@@ -808,6 +818,7 @@ def agreement(
     clusters: Mapping[str, Any] | None = None,
     source: str | None = None,
     progress: bool = False,
+    ci: str | None = None,
 ) -> dict:
     """Agreement statistics of one field, in the JSON contract of ``goldboard agree``.
 
@@ -843,6 +854,10 @@ def agreement(
         The input file name, for error messages.
     progress : bool
         Show a progress bar on stderr for long bootstraps.
+    ci : str, optional
+        The interval method of every row without a bootstrap (``"wilson"``, ``"wald"``; see
+        :mod:`goldboard.analysis.intervals`); default: each statistic's declared default
+        (:mod:`goldboard.analysis.statistics`).
 
     Returns
     -------
@@ -871,12 +886,16 @@ def agreement(
     else:  # plain ratings are coded from whole columns; anything else row by row, as before
         prepared = prepare_frame(ratings, opts)
     return agreement_prepared(
-        prepared if prepared is not None else prepare_ratings(ratings, opts), n_resamples, seed, progress
+        prepared if prepared is not None else prepare_ratings(ratings, opts), n_resamples, seed, progress, ci
     )
 
 
 def agreement_prepared(
-    prepared: tuple[PreparedRatings, ScaleConfig], n_resamples: int = 0, seed: int = 1, progress: bool = False
+    prepared: tuple[PreparedRatings, ScaleConfig],
+    n_resamples: int = 0,
+    seed: int = 1,
+    progress: bool = False,
+    ci: str | None = None,
 ) -> dict:
     """:func:`agreement` of ratings already validated and coded (``(PreparedRatings, ScaleConfig)``
     from :func:`~goldboard.analysis.agreement_inputs.prepare_ratings` or one of its column-wise
@@ -887,7 +906,9 @@ def agreement_prepared(
         prep.warnings.append(
             f"only {n_resamples} bootstrap resamples: percentile CIs need about 1,000-2,000 to be stable"
         )
-    results, used, warnings = _analyse_strata(prep, cfg, n_resamples, seed, progress)
+    if ci not in (None, "default", *CI_METHOD_NAMES):
+        raise GoldboardError(f"unknown interval method {ci!r} ({', '.join(CI_METHOD_NAMES)})", param="ci")
+    results, used, warnings = _analyse_strata(prep, cfg, n_resamples, seed, progress, ci)
     if n_resamples and prep.clusters is not None:
         n_clusters = len(set(prep.clusters))
         if n_clusters < MIN_ITEMS_FOR_CI:
@@ -909,7 +930,7 @@ def _strata(prep: PreparedRatings) -> list[tuple[str | None, np.ndarray]]:
 
 
 def _analyse_strata(
-    prep: PreparedRatings, cfg: ScaleConfig, n_resamples: int, seed: int, progress: bool
+    prep: PreparedRatings, cfg: ScaleConfig, n_resamples: int, seed: int, progress: bool, ci: str | None = None
 ) -> tuple[list[_StratumResult], np.ndarray, list[str]]:
     """Analyse every stratum with one random stream (strata in order): (results, categories
     used by any rater, warnings so far)."""
@@ -928,7 +949,7 @@ def _analyse_strata(
         if group is None:
             used = np.bincount(codes[codes >= 0], minlength=len(cfg.categories)) > 0
         clu = prep.clusters[mask] if prep.clusters is not None else None
-        result = _analyse(codes, rs, cfg, group, clu, n_resamples, rng, progress)
+        result = _analyse(codes, rs, cfg, group, clu, n_resamples, rng, progress, ci)
         results.append(result)
         warnings += result.warnings
     return results, used, warnings
@@ -956,16 +977,7 @@ def _contract(prep: PreparedRatings, cfg: ScaleConfig, results: list[_StratumRes
 
 # --------------------------------------------------------------------------- names
 
-_NAMES = {
-    "percent_agreement": "Percent agreement",
-    "cohen_kappa": "Cohen's kappa",
-    "fleiss_kappa": "Fleiss' kappa",
-    "krippendorff_alpha": "Krippendorff's alpha",
-    "gwet_ac1": "Gwet's AC1",
-    "brennan_prediger": "Brennan-Prediger",
-    "scott_pi": "Scott's pi",
-    "pabak": "PABAK",
-}
+_NAMES = {d.key: d.name for d in SD.STATISTICS}
 
 
 def statistic_name(row: dict) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldboard.analysis import statistics as SD
 from goldboard.analysis.agreement import agreement
 from goldboard.errors import ParamError
 from goldboard.label_configs.schema import Schema
@@ -86,11 +87,7 @@ def intra_rater_agreement(
     return out
 
 
-LABELS = {
-    "percent_agreement": "Percent agreement",
-    "cohen_kappa": "Cohen's kappa",
-    "krippendorff_alpha": "Krippendorff's alpha",
-}
+LABELS = SD.names()  # declared in analysis/statistics.py
 
 
 def _name(s: dict) -> str:

@@ -24,6 +24,7 @@ import click
 
 from goldboard.analysis.agreement import LEVELS, agreement
 from goldboard.analysis.agreement_render import render_csv, render_json, render_markdown, render_table
+from goldboard.analysis.intervals import METHODS
 from goldboard.cli._options import RESAMPLES, SEED, format_option, output_option, round_option, study_option
 from goldboard.cli._output import emit
 from goldboard.errors import GoldboardError
@@ -129,6 +130,15 @@ def _choose_field(df: pd.DataFrame, field: str | None, schema, source: str) -> s
 )
 @click.option("--seed", type=SEED, default=1, show_default=True, help="Bootstrap seed (only with --bootstrap N > 0).")
 @click.option("--cluster-col", help="With --bootstrap N: resample clusters of items (e.g. case_id) instead of items.")
+@click.option(
+    "--ci",
+    "ci",
+    type=click.Choice(["default", *METHODS]),
+    default="default",
+    show_default=True,
+    help="Interval method without --bootstrap: default = each statistic's (Wilson score at the effective "
+    "sample size; docs/intervals.md), or wald (estimate -/+ 1.96 SE).",
+)
 @format_option(["table", "markdown", "csv", "json"], "table")
 @output_option()
 def agree_cmd(
@@ -151,6 +161,7 @@ def agree_cmd(
     bootstrap,
     seed,
     cluster_col,
+    ci,
     fmt,
     output,
 ) -> None:
@@ -206,6 +217,7 @@ def agree_cmd(
             clusters=inp.clusters,
             source=inp.source,
             progress=bootstrap > 0,
+            ci=ci,
         )
     except GoldboardError:
         for w in table_warnings:  # they may explain the error (e.g. the wrong 'rater' column was read)

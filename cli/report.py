@@ -38,11 +38,12 @@ from goldboard.workflows.report import supplement_replaced
 @click.option(
     "--ci",
     "ci",
-    type=click.Choice(["wald", "auto"]),
-    default="wald",
+    type=click.Choice(["default", "wald", "auto"]),
+    default="default",
     show_default=True,
-    help="auto: percentile bootstrap (2000 resamples) for fields where Wald intervals behave badly "
-    "(n < 30, estimates near 1); the methods text says which.",
+    help="default: each statistic's interval (Wilson score at the effective sample size; docs/intervals.md); "
+    "wald: estimate -/+ 1.96 SE; auto: Wald, with percentile bootstrap (2000 resamples) for fields where Wald "
+    "intervals behave badly (n < 30, estimates near 1); the methods text says which.",
 )
 @click.option(
     "--rule", "rules", multiple=True, help="Stopping rule for the calibration section (default: calibrate's)."
@@ -94,7 +95,7 @@ def report_cmd(
         release=release,
         predictions=predictions,
         rules=list(rules) or None,
-        ci_auto=ci == "auto",
+        ci=ci,
         supplement=not no_supplement,
         pdf=pdf,
         paper=paper,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from goldboard.analysis import statistics as SD
 from goldboard.analysis.calibration import MEASURED_LOOKS, parse_rule, stated_false_stop
 from goldboard.exports.plots import png_bytes
 from goldboard.text import md_table
@@ -52,12 +53,7 @@ def _ci95(c: dict) -> str:
 
 
 #: how a sentence names a rule's statistic
-_NAMES = {
-    "cohen_kappa": "Cohen's kappa",
-    "fleiss_kappa": "Fleiss' kappa",
-    "krippendorff_alpha": "Krippendorff's alpha",
-    "gwet_ac1": "Gwet's AC1",
-}
+_NAMES = SD.names()  # declared in analysis/statistics.py
 
 
 def control_sentence(data: dict) -> str:

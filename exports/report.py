@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from goldboard import __version__
+from goldboard.analysis import statistics as SD
 from goldboard.analysis.agreement import agreement, agreement_prepared, landis_koch_band, statistic_name
 from goldboard.analysis.agreement_inputs import AgreementOptions, prepare_pair
 from goldboard.analysis.agreement_render import LK_EDGES
@@ -49,16 +50,7 @@ else:
     pd = PandasOnUse()  # imported when first used: the report of a small study reads columns (issue 19)
 
 #: statistics shown in the headline table, in this order
-HEADLINE = (
-    "percent_agreement",
-    "cohen_kappa",
-    "fleiss_kappa",
-    "scott_pi",
-    "krippendorff_alpha",
-    "gwet_ac1",
-    "brennan_prediger",
-    "pabak",
-)
+HEADLINE = SD.headline_keys()  # declared in analysis/statistics.py
 LANDIS_KOCH_NOTE = (
     f"Bands follow the Landis & Koch (1977) convention ({LK_EDGES}). They are a labelling "
     "convention, not a statistical test."

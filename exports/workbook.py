@@ -76,6 +76,7 @@ from goldboard.adjudicate.review_sheet import (
     parse_key,
     row_check_color,
 )
+from goldboard.analysis import statistics as SD
 from goldboard.cases.ratings import adjudicable_fields
 from goldboard.exports.sanitize import set_text_cell
 from goldboard.exports.xlsx_layout import (
@@ -135,12 +136,7 @@ def task_url(base_url: str, project_id: Any, task_id: Any) -> str:
 
 
 #: the Summary's names of the headline statistics (:func:`goldboard.workflows.adjudication.headline_agreement`)
-_STAT_NAMES = {
-    "percent_agreement": "Percent agreement",
-    "cohen_kappa": "Cohen's kappa",
-    "fleiss_kappa": "Fleiss' kappa",
-    "krippendorff_alpha": "Krippendorff's alpha",
-}
+_STAT_NAMES = SD.names()  # declared in analysis/statistics.py
 
 
 def _stat_label(row: dict) -> str:

@@ -215,7 +215,9 @@ def test_sas_proc_freq_agreement_study_kappa_and_weighted_kappa():
     The ASE is the Fleiss-Cohen-Everitt (1969) non-null SE."""
     table = table_from_counts(DATA / "sas_skin_condition.csv", "derm1", "derm2", SKIN)
     assert table.sum() == 88
-    res = agreement(long_from_table(table, SKIN, ("derm1", "derm2")), "f", categories=SKIN, levels=["ordinal"])
+    res = agreement(
+        long_from_table(table, SKIN, ("derm1", "derm2")), "f", categories=SKIN, levels=["ordinal"], ci="wald"
+    )
     k = stat(res, "cohen_kappa")
     assert [round(k[x], 4) for x in ("value", "se", "ci_low", "ci_high")] == [0.3449, 0.0724, 0.2030, 0.4868]
     assert k["ci_method"] == "asymptotic" and k["n_items"] == 88
@@ -257,7 +259,9 @@ def test_vcd_kappa_sexualfun_weighted_kappa_ase_z_and_ci():
     vincentarelbundock/Rdatasets)."""
     table = table_from_counts(DATA / "vcd_sexualfun.csv", "husband", "wife", SEXFUN)
     assert table.sum() == 91
-    res = agreement(long_from_table(table, SEXFUN, ("husband", "wife")), "f", categories=SEXFUN, levels=["ordinal"])
+    res = agreement(
+        long_from_table(table, SEXFUN, ("husband", "wife")), "f", categories=SEXFUN, levels=["ordinal"], ci="wald"
+    )
     published = {
         "none": (0.1293, 0.06860, 1.885, -0.00512, 0.2638),
         "linear": (0.2374, 0.07832, 3.031, 0.08388, 0.3909),
@@ -556,7 +560,7 @@ def test_contract_shape_exactly():
             "pabak",
         )
         assert row["weights"] in ("none", "linear", "quadratic")
-        assert row["ci_method"] in ("asymptotic", "bootstrap", None)
+        assert row["ci_method"] in ("asymptotic", "wilson", "bootstrap", None)
     # krippendorff_alpha appears once per level; weighted kappa rows carry their weights
     assert sum(r["statistic"] == "krippendorff_alpha" for r in res["statistics"]) == 1
     assert {r["weights"] for r in res["statistics"] if r["statistic"] == "cohen_kappa"} == {
@@ -695,7 +699,9 @@ def test_landis_koch_bands_are_the_published_cutpoints():
 
 def test_renderers_label_the_landis_koch_convention():
     table = table_from_counts(DATA / "sas_skin_condition.csv", "derm1", "derm2", SKIN)
-    res = agreement(long_from_table(table, SKIN, ("derm1", "derm2")), "f", categories=SKIN, levels=["ordinal"])
+    res = agreement(
+        long_from_table(table, SKIN, ("derm1", "derm2")), "f", categories=SKIN, levels=["ordinal"], ci="wald"
+    )
     for text in (render_table(res, "Skin"), render_markdown(res, "Skin")):
         assert "Landis & Koch (1977) convention" in text and "0.345" in text and "0.203 to 0.487" in text
     csv_text = render_csv(res)

@@ -97,7 +97,7 @@ SEVERITY_PAIRS = [
 
 def test_long_csv_table_matches_sas(long_csv):
     """SAS PROC FREQ Agreement Study: simple kappa 0.3449, ASE 0.0724 (CL 0.2030, 0.4868)."""
-    res = ok(long_csv, "--categories", ",".join(SKIN), "--level", "ordinal", "--format", "json")
+    res = ok(long_csv, "--categories", ",".join(SKIN), "--level", "ordinal", "--format", "json", "--ci", "wald")
     out = json.loads(res.stdout)
     k = next(r for r in out["statistics"] if r["statistic"] == "cohen_kappa" and r["weights"] == "none")
     assert [round(k[x], 4) for x in ("value", "se", "ci_low", "ci_high")] == [0.3449, 0.0724, 0.2030, 0.4868]
@@ -484,7 +484,7 @@ def test_table_prints_not_estimable_where_the_report_does():
     from goldboard.exports.report import LANDIS_KOCH_NOTE, _ci_est, _with_ci
 
     rows = [(f"i{i}", r, v) for i in range(12) for r, v in (("a", "yes"), ("b", "yes" if i % 3 else "no"))]
-    res = agreement(pd.DataFrame(rows, columns=["item_id", "rater", "value"]), "f", categories=["yes", "no"])
+    res = agreement(pd.DataFrame(rows, columns=["item_id", "rater", "value"]), "f", categories=["yes", "no"], ci="wald")
     text = render_table(res)
     kappa = next(r for r in res["statistics"] if r["statistic"] == "cohen_kappa")
     assert kappa["se"] == 0 and _ci_est(kappa) == "not estimable (degenerate table)"

@@ -72,7 +72,9 @@ def test_agreement_is_what_agree_prints(study, tmp_path):
     frame = gb.agreement(study).to_frame()
     assert list(frame.columns) == list(api.FRAME_COLUMNS)
     kappa = frame.set_index("statistic").loc["Cohen's kappa"]
-    assert (round(kappa["estimate"], 3), round(kappa["ci_low"], 3), round(kappa["ci_high"], 3)) == (0.6, 0.444, 0.756)
+    assert (round(kappa["estimate"], 3), round(kappa["ci_low"], 3), round(kappa["ci_high"], 3)) == (0.6, 0.423, 0.733)
+    # the default interval is Wilson at the effective sample size (issue 34; Wald was 0.444 to 0.756)
+    assert kappa["method"] == "wilson"
 
 
 def test_agreement_on_the_table_equals_agreement_on_the_study(study):

@@ -59,7 +59,11 @@ def test_perfect_agreement_on_12_items_does_not_meet_a_strict_rule(tmp_path):
     s = perfect_study(tmp_path)
     agree = json.loads(run("agree", "--study", s, "--format", "json").stdout)
     kappa = next(r for r in agree["statistics"] if r["statistic"] == "cohen_kappa")
-    assert (kappa["value"], kappa["ci_low"], kappa["ci_high"], kappa["se"]) == (1.0, 1.0, 1.0, 0.0)  # collapsed
+    # the default interval at perfect agreement is the one-sided Wilson interval, -1 + 2 n / (n + z^2)
+    # to 1 (issue 34; the Wald interval collapsed to 1.000 to 1.000)
+    one_sided = -1 + 2 * 12 / (12 + 1.959963984540054**2)
+    assert (kappa["value"], kappa["ci_high"], kappa["se"]) == (1.0, 1.0, 0.0)
+    assert kappa["ci_low"] == pytest.approx(one_sided, abs=1e-12) and kappa["ci_method"] == "wilson"
     for extra in ([], ["--bootstrap", 2000]):
         data = json.loads(
             run("calibrate", "--study", s, "--rule", "kappa_lower>=0.95", *extra, "--format", "json").stdout
@@ -69,7 +73,8 @@ def test_perfect_agreement_on_12_items_does_not_meet_a_strict_rule(tmp_path):
         assert not c["met"] and data["verdict"] == "continue calibrating"
         assert any("kappa_lower>=0.95 cannot be met at n = 12: even perfect agreement" in n for n in data["notes"])
     out = run("calibrate", "--study", s, "--rule", "kappa_lower>=0.95").stdout
-    assert "not estimable (degenerate table)" in out and "1.000 to 1.000" not in out and "rule met" not in out
+    # the 95% CI column is the one-sided Wilson interval (it was "not estimable (degenerate table)")
+    assert f"{one_sided:.3f} to 1.000" in out and "1.000 to 1.000" not in out and "rule met" not in out
     # a statistic tested by its Wald limit with a zero SE: cannot be decided, in the verdict and the report
     out = run("calibrate", "--study", s, "--rule", "alpha_lower>=0.5", "--change-rule").stdout
     assert "cannot be decided in round 1 at n = 12: rate more items" in out

@@ -111,7 +111,10 @@ def test_a_rater_who_decided_is_named_as_one(tmp_path):
 
 def test_no_interval_method_is_named_when_no_statistic_has_an_interval(tmp_path):
     rows = [(f"c{i}", r, [S, U][i % 2]) for i in range(10) for r in ("onc_a", "onc_b")]
-    text = methods(_study(tmp_path, "agreeing", "onc_a,onc_b", rows))
+    s = _study(tmp_path, "agreeing", "onc_a,onc_b", rows)
+    # Wald intervals (--ci wald) at perfect agreement collapse: no statistic has one (the default
+    # Wilson interval is one-sided there instead: test_methods_text)
+    text = methods(s, "--ci", "wald")
     assert "Wald (z)" not in text and "Wald intervals may" not in text, text
     assert "bootstrap intervals are offered" not in text
     assert "No Wald or bootstrap 95% confidence interval could be computed. No confidence interval (degenerate " in (
@@ -131,7 +134,7 @@ def test_one_category_only_names_no_interval_method(tmp_path):
 
 
 def test_wald_intervals_are_still_named_where_there_are_some(tmp_path):
-    text = methods(_gaps(tmp_path))
+    text = methods(_gaps(tmp_path), "--ci", "wald")  # the default is Wilson (issue 34): Wald on request
     assert "95% confidence intervals are two-sided Wald (z) intervals" in text
     assert "Wald intervals may undercover for safety_label (" in text and "n = 6 &lt; 30)" in text
 

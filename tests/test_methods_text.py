@@ -194,7 +194,8 @@ def test_percent_agreement_definition_with_three_raters(plain, two_of_three):
 
 def test_interval_method_per_statistic(plain, two_of_three, tmp_path):
     m = methods(plain)
-    assert "two-sided Wald (z) intervals" in m
+    # the default interval (issue 34): Wilson score at the effective sample size, from the same SEs
+    assert "Wilson score intervals at each estimate's effective sample size" in m
     assert "Fleiss, Cohen & Everitt (1969) for Cohen's kappa" in m
     assert "Gwet's (2008) linearisation for percent agreement, Scott's pi, Gwet's AC1" in m
     assert "Gwet's (2014) linearisation for Krippendorff's alpha" in m
@@ -335,10 +336,18 @@ def test_not_estimable_says_whether_the_estimate_or_its_interval(tmp_path):
     run("pull", "--study", s, "--from-table", t, *cols, "--identical-columns-ok")
     m = methods(report(s))
     assert "Not estimable" not in m
-    assert "No confidence interval (degenerate table" in m and "percent agreement on safety_label" in m
-    # no statistic has an interval (every table is degenerate): no interval method is named and no
-    # note on Wald intervals follows (there is none to undercover; cl21)
-    assert "No Wald or bootstrap 95% confidence interval could be computed. No confidence interval" in m
+    # perfect agreement now gets the one-sided Wilson interval (issue 34), not "no interval"
+    wilson = "Wilson score intervals at each estimate's effective sample size (Korn & Graubard 1998; asymmetric "
+    assert wilson + "near 1, one-sided at perfect agreement) for percent agreement, Cohen's kappa" in " ".join(
+        m.split()
+    )
+    assert "No confidence interval" not in m
+    # with --ci wald the intervals collapse, as before: the estimate without an interval, said so
+    mw = methods(report(s, "--ci", "wald"))
+    assert "No Wald or bootstrap 95% confidence interval could be computed. No confidence interval (degenerate" in mw
+    assert "percent agreement on safety_label" in mw.split("No confidence interval")[1]
+    # every statistic has its one-sided interval, and no note on Wald intervals follows (cl21)
+    assert "No Wald or bootstrap 95% confidence interval could be computed" not in m
     assert "Wald intervals may undercover" not in m and "Wald (z)" not in m
     one = tmp_path / "one.csv"
     one.write_text("case_id,a,b\n" + "".join(f"C-{i},Supported,Supported\n" for i in range(1, 4)), encoding="utf-8")
@@ -348,4 +357,7 @@ def test_not_estimable_says_whether_the_estimate_or_its_interval(tmp_path):
     m1 = methods(report(s1))
     undefined = m1.split("Not estimable (undefined estimate): ")[1].split(".")[0]
     assert "Cohen's kappa on safety_label" in undefined and "percent agreement" not in undefined
-    assert "percent agreement on safety_label" in m1.split("No confidence interval")[1]
+    # percent agreement 1.000 has its one-sided Wilson interval (issue 34); with --ci wald it has none
+    assert wilson + "near 1, one-sided at perfect agreement) for percent agreement," in " ".join(m1.split())
+    m1w = methods(report(s1, "--ci", "wald"))
+    assert "percent agreement on safety_label" in m1w.split("No confidence interval")[1]

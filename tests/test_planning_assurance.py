@@ -17,6 +17,8 @@ from scipy import optimize, stats
 from goldboard.analysis import planning as pl
 
 PREV = [0.3, 0.4, 0.3]
+#: how a plan names the interval the report prints by default (analysis/planning._SIMULABLE)
+WILSON = "Wilson score at the effective sample size (Fleiss-Cohen-Everitt SE; Korn & Graubard 1998)"
 
 
 def gof_bounds(table: np.ndarray, alpha_one_sided: float) -> tuple[float, float]:
@@ -46,7 +48,7 @@ def gof_bounds(table: np.ndarray, alpha_one_sided: float) -> tuple[float, float]
 
 
 def wald_share(plan, n: int, seed: int, reps: int = 20000) -> float:
-    """Share of fresh studies (another seed) whose report interval (Wald, the engine's default, as
+    """Share of fresh studies (another seed) whose report interval (the engine's default, Wilson, as
     ``analysis.planning.report_limits`` checks) meets the plan's target."""
     rng = np.random.default_rng(seed)
     k = len(plan.prevalences)
@@ -119,7 +121,7 @@ def test_cli_says_expected_and_assured_and_rounds_the_goal(tmp_path):
     assert assured["assurance"] == 0.8 and assured["n_expected"] == expected["n"] and assured["n"] > expected["n"]
     assert data["sentence"].startswith(f"A sample of {assured['n']} double-rated items gives a lower limit")
     assert "20000 simulated studies" in data["sentence"] and "one fixed set of studies" in data["sentence"]
-    assert "for the interval the report prints (Wald (Fleiss-Cohen-Everitt SE))" in data["sentence"]
+    assert f"for the interval the report prints ({WILSON})" in data["sentence"]  # the engine's default
     assert "one-sided 95% lower confidence bound" in data["sentence"]
     res = run("plan", "size", "--kappa", 0.6, "--null", 0.4, "--prevalence", "0.3,0.7", "--assurance", 0.8, code=1)
     assert "--assurance: applies to --lower or --width" in res.output
@@ -170,6 +172,6 @@ def test_assured_n_does_not_move_across_runs_and_simulates_the_reported_interval
             ns.add(pl.assured_sample_size(plan, 0.8).n)
         assert len(ns) == 1, ns
     assured = pl.assured_sample_size(width, 0.8)
-    assert assured.assurance_lower >= 0.8 and assured.interval == "Wald (Fleiss-Cohen-Everitt SE)"
-    assert pl.report_interval_method("cohen_kappa") == "asymptotic"
+    assert assured.assurance_lower >= 0.8 and assured.interval == WILSON
+    assert pl.report_interval_method("cohen_kappa") == "wilson"  # the engine's default (analysis/statistics.py)
     assert wald_share(assured, assured.n, seed=5, reps=8000) >= 0.8 - 2 * np.sqrt(0.16 / 8000)

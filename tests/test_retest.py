@@ -80,7 +80,7 @@ def test_intra_rater_kappa_and_alpha_match_independent_computations(two_rounds):
     kb = stat(b, "cohen_kappa")
     assert kb["value"] == pytest.approx(cohen_kappa_score(x, y), abs=1e-12)
     assert stat(b, "percent_agreement")["value"] == pytest.approx(np.mean(np.array(x) == np.array(y)))
-    assert kb["ci_low"] < kb["value"] < kb["ci_high"] and kb["ci_method"] == "asymptotic"
+    assert kb["ci_low"] < kb["value"] < kb["ci_high"] and kb["ci_method"] == "wilson"  # the default interval (issue 34)
     table = run("agree", "--study", s, "--test-retest", "--rounds", "1,2").stdout
     assert "Test-retest (intra-rater) agreement on safety_label: round 1 vs round 2" in table
     assert f"{kb['value']:.3f}" in table

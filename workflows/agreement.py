@@ -281,6 +281,7 @@ def agreement_for_study(
     seed: int = 1,
     by: str | None = None,
     ratings: pd.DataFrame | None = None,
+    ci: str | None = None,
 ) -> dict[str, dict]:
     """Agreement for every analysable field of a study round: ``{field: contract dict}``.
 
@@ -289,7 +290,8 @@ def agreement_for_study(
     Fields that fewer than two raters rated are left out.  ``by`` may name a
     ratings column (``model``) or a unit/case column of ``units.jsonl``
     (``error_type``, ``specialty``).  ``ratings``: the round's ratings as ``study.ratings(round)``
-    returned them, when the caller has read them already (not changed here).
+    returned them, when the caller has read them already (not changed here).  ``ci``: the interval
+    method without a bootstrap (default: each statistic's, :mod:`goldboard.analysis.statistics`).
     """
     schema = study.schema
     if round_number is None:
@@ -316,6 +318,7 @@ def agreement_for_study(
             n_resamples=n_resamples,
             seed=seed,
             source=source,
+            ci=ci,
         )
     return out
 

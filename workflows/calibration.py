@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from goldboard.analysis import statistics as SD
 from goldboard.analysis.calibration import (
     DEFAULT_MAX_LOOKS,
     MISFIT,
@@ -242,12 +243,15 @@ def _with_taken_looks(
 
 
 #: the statistics a stopping rule tests (analysis.calibration.STATISTICS), as a note names them
-_RULE_NAMES = {
-    "cohen_kappa": "Cohen's kappa",
-    "fleiss_kappa": "Fleiss' kappa",
-    "krippendorff_alpha": "Krippendorff's alpha",
-    "gwet_ac1": "Gwet's AC1",
-}
+_RULE_NAMES = SD.names()  # declared in analysis/statistics.py
+
+
+def _zero_width_wald(c: dict) -> bool:
+    """The rule's Wald limit has zero width: perfect agreement, SE 0 (the reported interval may be
+    the one-sided Wilson interval, which is not zero-width; the tested Wald limit is)."""
+    if c.get("ci_low") is not None and c.get("ci_low") == c.get("ci_high"):
+        return True
+    return c.get("value") == 1.0 and "zero or missing SE" in str(c.get("tested_how") or "")
 
 
 def _undecided_note(rn: int, n_items: int, checks: Sequence[dict]) -> str:
@@ -265,7 +269,7 @@ def _undecided_note(rn: int, n_items: int, checks: Sequence[dict]) -> str:
                 f"{what} is undefined (the ratings do not vary, e.g. every rating in one category): more items "
                 "settle it only if they bring other categories"
             )
-        elif c.get("ci_low") is not None and c.get("ci_low") == c.get("ci_high"):
+        elif _zero_width_wald(c):
             why.append(
                 f"{what} has a zero-width Wald interval (perfect agreement, standard error 0), which more items "
                 "leave at zero width while agreement stays perfect"

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from goldboard.adjudicate.decisions import latest_decisions
+from goldboard.analysis import coverage as COV
+from goldboard.analysis import statistics as SD
 from goldboard.cases.intake.files import sources_text
 from goldboard.cases.ratings_columns import RatingColumns
 from goldboard.errors import GoldboardError
@@ -35,28 +37,10 @@ CASE_SOURCE_KEY = "case_source"
 ALL_AGREE_NAME = "All raters agree (items rated by every rater)"
 
 #: the statistics' names in the methods text, in report order
-NAMES = {
-    "percent_agreement": "percent agreement",
-    "cohen_kappa": "Cohen's kappa",
-    "fleiss_kappa": "Fleiss' kappa",
-    "scott_pi": "Scott's pi",
-    "krippendorff_alpha": "Krippendorff's alpha",
-    "gwet_ac1": "Gwet's AC1",
-    "brennan_prediger": "Brennan-Prediger's coefficient",
-    "pabak": "PABAK",
-}
+NAMES = SD.names(prose=True)
 
-#: where each statistic's Wald standard error comes from (two raters, more raters)
-SE_SOURCE = {
-    "cohen_kappa": ("Fleiss, Cohen & Everitt (1969)", "Fleiss, Cohen & Everitt (1969)"),
-    "scott_pi": ("Gwet's (2008) linearisation", "Gwet's (2008) linearisation"),
-    "gwet_ac1": ("Gwet's (2008) linearisation", "Gwet's (2014) design-based variance"),
-    "brennan_prediger": ("Gwet's (2008) linearisation", "Gwet's (2014) design-based variance"),
-    "percent_agreement": ("Gwet's (2008) linearisation", "Gwet's (2014) design-based variance"),
-    "pabak": ("k/(k-1) times the SE of percent agreement", "k/(k-1) times the SE of percent agreement"),
-    "fleiss_kappa": ("Gwet's (2014) design-based variance", "Gwet's (2014) design-based variance"),
-    "krippendorff_alpha": ("Gwet's (2014) linearisation", "Gwet's (2014) linearisation"),
-}
+#: where each statistic's standard error comes from (two raters, more raters)
+SE_SOURCE = {s.key: s.se_source for s in SD.STATISTICS}
 
 
 @dataclass
@@ -383,21 +367,29 @@ def clause_intervals(f: MethodsFacts) -> str:
     rows = [r for r in rows if not _not_estimable(r)]
     boot = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "bootstrap" for r in rows)]
     wald = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "asymptotic" for r in rows)]
+    wilson = [s for s in NAMES if any(r["statistic"] == s and r.get("ci_method") == "wilson" for r in rows)]
     many = any(len(s["raters"]) > 2 for s in f.field_sections)
     parts = []
-    if wald:
-        by_source: dict[str, list[str]] = {}
-        for s in wald:
+    by_source: dict[str, list[str]] = {}
+    if wald or wilson:
+        for s in [x for x in NAMES if x in wald or x in wilson]:
             two = any(r["statistic"] == s and len(r["raters"]) == 2 for r in rows)
             srcs = {SE_SOURCE[s][0]} if two else set()
             if many and any(r["statistic"] == s and len(r["raters"]) > 2 for r in rows):
                 srcs.add(SE_SOURCE[s][1])
             for src in sorted(srcs):
                 by_source.setdefault(src, []).append(NAMES[s])
-        se = "; ".join(f"{src} for {_join(names)}" for src, names in by_source.items())
+    se = "; ".join(f"{src} for {_join(names)}" for src, names in by_source.items())
+    if wald:
         parts.append(
             "two-sided Wald (z) intervals, estimate -/+ 1.96 standard errors, "
             f"truncated to the coefficient's range, with standard errors from {se}"
+        )
+    if wilson:
+        parts.append(
+            "Wilson score intervals at each estimate's effective sample size (Korn & Graubard 1998; "
+            f"asymmetric near 1, one-sided at perfect agreement) for {_join([NAMES[s] for s in wilson])}"
+            + ("" if wald else f", with standard errors from {se}")
         )
     if boot:
         b = f.n_resamples or 2000
@@ -407,9 +399,70 @@ def clause_intervals(f: MethodsFacts) -> str:
     if not parts:  # no statistic has an interval: no method, no note on Wald intervals
         return "No Wald or bootstrap 95% confidence interval could be computed." + _not_estimable_text(f)
     text = "95% confidence intervals are " + "; and ".join(parts) + "." + _not_estimable_text(f)
+    text += coverage_text(f) if wilson else ""
     if f.ci_note:
         text += " " + f.ci_note
     return text
+
+
+def _prose(bench: str) -> str:
+    """The methods text's name of a statistic of the coverage simulation."""
+    base, _, rest = bench.partition(" (")
+    if base == "specific agreement":
+        return "positive specific agreement of the rarest label"
+    if base == "gwet_ac2":
+        return "Gwet's AC2 (quadratic weights)"
+    name = NAMES.get(base, base)
+    if rest and base == "krippendorff_alpha":
+        return f"{name} ({rest.rstrip(')')} level)"
+    return f"{name} ({rest.rstrip(')')} weights)" if rest else name
+
+
+def _cell_words(cell: tuple) -> str:
+    n, m, k, prev = cell
+    return f"{n} items, {m} raters, {k} categories, {prev} prevalence"
+
+
+def coverage_text(f: MethodsFacts) -> str:
+    """What the seeded coverage simulation (:mod:`goldboard.analysis.coverage`) says of each field's
+    Wilson intervals: the statistics whose default interval covered less than 93% in the simulated
+    cell nearest the field (its items, raters, categories and prevalence), or that none did, and
+    the reported statistics it did not simulate."""
+    said, unsimulated = [], []
+    for sec in f.field_sections:
+        res = sec["result"]
+        rows = [r for r in res["statistics"] if _is_reported(r, res) and r.get("ci_method") == "wilson"]
+        top = max((e.get("prevalence") or 0.0 for e in res.get("per_label", []) if e.get("group") is None), default=0)
+        seen: dict[tuple, set[str]] = {}
+        for r in rows:
+            bench = COV.bench_name(r["statistic"], r.get("weights"), r.get("level"), len(r["raters"]))
+            if bench is None:
+                unsimulated.append(NAMES[r["statistic"]])
+                continue
+            cell = COV.nearest_cell(r["n_items"], len(r["raters"]), len(res["categories"]), top)
+            seen.setdefault(cell, set()).add(bench)
+        for cell, benches in seen.items():
+            low = [(s, cov, se) for s, cov, se in COV.shortfalls(cell) if s in benches]
+            where = f"at the cell nearest {sec['name']} ({_cell_words(cell)})"
+            if low:
+                what = _join([f"{cov:.1%} for {_prose(s)}" for s, cov, _ in low])
+                mc = max(se for _, _, se in low)
+                said.append(
+                    f"{where} the Wilson interval covered {what} (below 93%; Monte-Carlo SE up to {100 * mc:.1f} points)"
+                )
+            else:
+                said.append(f"{where} it covered at least 93% for every simulated statistic")
+    if not said:
+        return ""
+    m = COV.META
+    text = (
+        f" In goldboard's seeded coverage simulation ({m['reps']} studies per cell, kappa {m['kappa']}; "
+        f"benchmarks/bench_coverage.py), {'; '.join(said)}"
+    )
+    if unsimulated:
+        names = list(dict.fromkeys(unsimulated))
+        text += f"; {_join(names)} {'was' if len(names) == 1 else 'were'} not simulated"
+    return text + "."
 
 
 def _not_estimable_text(f: MethodsFacts) -> str:

@@ -61,7 +61,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _with_threshold_views(
-    results: dict[str, dict], study: Study, ratings: pd.DataFrame, n_resamples: int, seed: int, explicit: bool
+    results: dict[str, dict],
+    study: Study,
+    ratings: pd.DataFrame,
+    n_resamples: int,
+    seed: int,
+    explicit: bool,
+    ci: str | None = None,
 ) -> dict[str, dict]:
     """Add, after each ordinal field with a schema ``threshold`` trigger (medfail: severity
     4-5 vs 1-3), its agreement dichotomised at that threshold, as ``"<field>>=<at>"``."""
@@ -80,6 +86,7 @@ def _with_threshold_views(
                     dichotomize=t.at,
                     n_resamples=n_resamples,
                     seed=seed,
+                    ci=ci,
                 )
     return out
 
@@ -239,8 +246,8 @@ def build_report(
     fields: list[str] | None = None,
     predictions: str | Path | None = None,
     rules: list[str] | None = None,
-    ci_auto: bool = False,
     images: bool = True,
+    ci: str | None = None,
     edited: list[str] | None = None,
 ) -> dict[str, Any]:
     """Collect everything the report shows for a study round (default: the latest complete round,
@@ -249,15 +256,17 @@ def build_report(
     With ``predictions`` (a model predictions file), a model-scoring section scores
     them against the study's gold release (see ``goldboard score``).  ``rules``: stopping
     rules for the calibration section (default: those recorded by ``goldboard calibrate``).
-    ``ci_auto``: where the Wald interval behaves badly (few items, estimates near 1), use
-    percentile bootstrap intervals instead (:data:`AUTO_BOOTSTRAP` resamples) and say so.
+    ``ci``: the interval method without a bootstrap: ``"wald"``, or ``"auto"`` (Wald, and where the
+    Wald interval behaves badly -- few items, estimates near 1 -- percentile bootstrap intervals,
+    :data:`AUTO_BOOTSTRAP` resamples, said so); default (None, ``"default"``): each statistic's
+    declared one (:mod:`goldboard.analysis.statistics`).
     ``images=False``: no confusion heatmaps (``png`` None; the matrices stay): the Markdown report
     shows none, and drawing them costs matplotlib.
     ``edited``: :meth:`~goldboard.study.Study.edited_rounds` when the caller already said them
     (default: checked here); shown at the top of the report and among its warnings.
     """
     rnd, ratings, round_rule, adjudication, results, ci_note = _report_inputs(
-        study, round_number, release, fields, n_resamples, seed, ci_auto
+        study, round_number, release, fields, n_resamples, seed, ci
     )
     decisions, gold, manifest, gold_name, provisional, flags, scope = adjudication
     fsum = summarize_flags(flags, study.schema)
@@ -333,7 +342,7 @@ def _report_inputs(
     fields: list[str] | None,
     n_resamples: int,
     seed: int,
-    ci_auto: bool,
+    ci: str | None = None,
 ) -> tuple:
     """``(round, ratings, round rule, (decisions, gold, manifest, release name, provisional, flags,
     scope), agreement results, CI note)``: read as columns for a small plain study (no pandas, issue
@@ -344,7 +353,7 @@ def _report_inputs(
         rnd, ratings, round_rule = _round_ratings(study, round_number)
     else:
         rnd, ratings, round_rule = quick.round, quick.ratings, quick.round_rule
-    results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci_auto)
+    results, ci_note = _agreement_results(study, rnd, ratings, fields, n_resamples, seed, ci)
     if quick is None:
         adjudication = _adjudication(study, ratings, release, round_number)
     else:  # one pulled round, no decision and no release (report_columns): the provisional gold of rules 2-4
@@ -390,20 +399,21 @@ def _agreement_results(
     fields: list[str] | None,
     n_resamples: int,
     seed: int,
-    ci_auto: bool,
+    ci: str | None = None,
 ) -> tuple[dict[str, dict], str]:
     """The agreement results of the round (with the Wald/bootstrap choice and the threshold views)
-    and the note on the interval choice."""
+    and the note on the interval choice (``ci``: see :func:`build_report`)."""
+    ci_auto, ci = ci == "auto", ("wald" if ci in ("wald", "auto") else None)
     if isinstance(ratings, RatingColumns):
-        results = agreement_columns(study, round_number, ratings, fields, n_resamples, seed)
+        results = agreement_columns(study, round_number, ratings, fields, n_resamples, seed, ci)
     else:
         results = agreement_for_study(
-            study, round_number=round_number, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings
+            study, round_number=round_number, fields=fields, n_resamples=n_resamples, seed=seed, ratings=ratings, ci=ci
         )
     if not results:
         raise GoldboardError(f"{study.ratings_path(round_number)}: no field has ratings from two raters yet")
     results, ci_note = _wald_choice(study, round_number, results, n_resamples, seed, ci_auto)
-    results = _with_threshold_views(results, study, ratings, n_resamples, seed, explicit=fields is not None)
+    results = _with_threshold_views(results, study, ratings, n_resamples, seed, explicit=fields is not None, ci=ci)
     return results, ci_note
 
 

@@ -87,6 +87,7 @@ def agreement_columns(
     fields: list[str] | None,
     n_resamples: int,
     seed: int,
+    ci: str | None = None,
 ) -> dict[str, dict]:
     """:func:`~goldboard.workflows.agreement.agreement_for_study` of a round held as columns: the
     same fields, the same raters-with-ratings rule, the agreement engine on the columns (where
@@ -110,7 +111,7 @@ def agreement_columns(
         if len(with_) < 2:
             continue
         out[name] = agreement(
-            table, name, schema, raters=study.raters, n_resamples=n_resamples, seed=seed, source=source
+            table, name, schema, raters=study.raters, n_resamples=n_resamples, seed=seed, source=source, ci=ci
         )
     return out
 
