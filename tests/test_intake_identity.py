@@ -340,7 +340,10 @@ SU = ("Supported", "Unsafe")  # onc_b's Label Studio rating of item 0 is invalid
 LIVE_DIGESTS: dict[str, dict[str, str]] = {
     "blinded": {"ratings": "7f9525f91b2490eb", "invalid": "d22b31a6edcc116c", "pull": "c6fa76c4633de6ec"},
     "mixed_table": {"ratings": "de4eac0d2baed359", "invalid": "db58b432d9200264", "pull": "0d0fc9f51da6e105"},
-    "mixed_again": {"ratings": "de4eac0d2baed359", "invalid": "d22b31a6edcc116c", "pull": "6da48e6f0f2ef76a"},
+    # re-pinned when a Label Studio re-pull stopped dropping the table's held-out rows: the unchanged
+    # re-pull now writes the same invalid.csv as the table pull before it (was d22b31a6edcc116c, the
+    # Label Studio rows alone)
+    "mixed_again": {"ratings": "de4eac0d2baed359", "invalid": "db58b432d9200264", "pull": "6da48e6f0f2ef76a"},
 }
 
 

@@ -194,3 +194,40 @@ def test_a_partial_re_pull_keeps_or_replaces_an_unread_raters_rows_as_the_one_ru
     onc_b = rows[(rows["rater"] == "onc_b") & (rows["field"] == "safety_label")]["item_id"].tolist()
     assert onc_b == (list(ITEMS) if RULES[kind].keeps_unread_raters else []), rows
     assert sorted(rows[rows["rater"] == "onc_a"]["item_id"].unique()) == list(ITEMS)
+
+
+def test_every_file_source_says_what_its_re_pull_removed(tmp_path):
+    """A re-pull of the same file that no longer holds onc_b removes onc_b's rows (the file is the
+    source): the pull says so, rater by rater, in its output and pull.json, as a table pull does."""
+    for kind in ("table", "file"):
+        s = tmp_path / kind / "s"
+        Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+        invoke_cli("pull", "--study", s, *_both(tmp_path / kind, kind, ("onc_a", "onc_b")), code=0)
+        res = invoke_cli("pull", "--study", s, *_both(tmp_path / kind, kind, ("onc_a",)), code=0)
+        assert "(0 added, 2 removed, 0 changed)" in res.output, (kind, res.output)
+        assert "C-1 onc_b safety_label: removed (was 'Supported')" in res.output, (kind, res.output)
+        summary = json.loads((s / "rounds/1/pull.json").read_text(encoding="utf-8"))
+        assert summary["changes"]["removed"] == 2, (kind, summary)
+
+
+def test_a_label_studio_re_pull_keeps_the_other_sources_held_out_rows(tmp_path):
+    """Nothing a rater entered is lost: a table's held-out row (onc_a's second rating of C-1) stays in
+    invalid.csv when the round is pulled again from Label Studio, as it does for every other source."""
+    s = tmp_path / "s"
+    st = Study.init(s, schema="mtb", raters=["onc_a", "onc_b"], url="http://127.0.0.1:9")
+    st.get_or_add_round(1).projects = {"onc_a": 11, "onc_b": 12}
+    st.save()
+    units = [
+        {"item_id": it, "case_id": it, "output_id": "", "model": "", "rounds": [1], "source": "push"} for it in ITEMS
+    ]
+    st.units_path.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
+    (tmp_path / "ls").mkdir()
+    export = _both(tmp_path / "ls", "pull", ("onc_a",))
+    invoke_cli("pull", "--study", s, *export, code=0)
+    sheet = tmp_path / "onc_c.csv"
+    sheet.write_text("item_id,rater,safety_label\nC-1,onc_a,Unsupported\nC-1,onc_b,Supported\n", encoding="utf-8")
+    invoke_cli("pull", "--study", s, "--from-table", sheet, code=0)
+    before = (s / "rounds/1/invalid.csv").read_bytes()
+    assert b"onc_a already rated 'C-1' in round 1" in before, before
+    invoke_cli("pull", "--study", s, *export, code=0)
+    assert (s / "rounds/1/invalid.csv").read_bytes() == before  # the same rows, in the same order

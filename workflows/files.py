@@ -51,6 +51,8 @@ class FilePullResult:
         s = self.summary
         f = s["file"]
         self.pull.notes = [f"  {len(self.new_items)} new items recorded in units.jsonl"] if self.new_items else []
+        if s.get("changes", {}).get("text"):  # what a re-pull of this file changed (RULES: every file source says it)
+            self.pull.notes.append("  " + s["changes"]["text"])
         return f"{source_kind(f)} {self.source} ({f['rows']} records):\n" + self.pull.describe()
 
 

@@ -7,7 +7,10 @@ adjudication check, the invalid rows it replaces, and the one write (:meth:`Roun
 only caller of :meth:`Study.write_round`).  Each source is a reader: it reads and validates, asks
 the intake which ratings the study cannot take (:meth:`RoundIntake.held_reason`), and hands a
 :class:`SourceRead` to :meth:`RoundIntake.take`.  What differs between kinds of source is said in
-one table, :data:`RULES` (a Label Studio rating replaces a file's; a file's is held out).
+one table, :data:`RULES` (a Label Studio rating replaces a file's; a file's is held out).  What
+every source obeys alike: the other sources' ratings and held-out rows stay where they stood (a
+re-pull of unchanged sources writes the same bytes, whichever is pulled last), and a file source's
+re-pull says what it added, removed or changed.
 
 A re-pull that changes or removes a rating of an item under a decision or a gold release is
 refused, whatever the source (:func:`check_changes_under_adjudication`); accepted
@@ -123,17 +126,19 @@ def file_round(study: Study, round_number: int | None) -> tuple[Any, bool]:
 
 
 def merge_invalid(ipath: Path, invalid: pd.DataFrame, source: str) -> pd.DataFrame:
-    """The round's invalid rows: other sources' kept, this source's replaced by ``invalid``."""
+    """The round's invalid rows: other sources' kept, this source's replaced by ``invalid`` where
+    its earlier rows stood (after the others when it had none), so that a re-pull of unchanged
+    sources writes the same bytes whichever source is pulled last."""
     old_invalid = (
         read_csv_frame(ipath, " (invalid annotations)") if ipath.exists() else pd.DataFrame(columns=INVALID_COLUMNS)
     )
-    if len(old_invalid):
-        old_invalid = old_invalid[intake_rounds.sources_of(old_invalid) != source]
-    return (
-        pd.concat([old_invalid.astype(str), invalid.astype(str)], ignore_index=True)[INVALID_COLUMNS]
-        if len(old_invalid)
-        else invalid
-    )
+    if not len(old_invalid):
+        return invalid
+    mine = (intake_rounds.sources_of(old_invalid) == source).to_numpy()
+    at = int(mine.argmax()) if mine.any() else len(old_invalid)
+    before, after = old_invalid.iloc[:at][~mine[:at]], old_invalid.iloc[at:][~mine[at:]]
+    parts = [df.astype(str) for df in (before, invalid, after) if len(df)]
+    return pd.concat(parts, ignore_index=True)[INVALID_COLUMNS] if parts else invalid
 
 
 def units_in_round(known: dict[str, dict], n: int) -> set[str]:
@@ -398,7 +403,6 @@ class Rules:
 
     opens_rounds: bool  # may open the next round and record new items (files); a Label Studio round is pushed
     clash: str  # an item x rater another source rated: "held" (this source's rating is held out) or "replaces"
-    keeps_others_invalid: bool  # the other sources' invalid.csv rows stay (else invalid.csv is this pull's)
     keeps_unread_raters: bool  # a re-pull keeps the earlier rows of the raters it did not read
     describes_changes: bool  # pull.json's ``changes`` says what changed since the source's last pull
     refuses_empty: bool  # a read from which the round would take no rating is refused, nothing written
@@ -406,9 +410,9 @@ class Rules:
 
 
 RULES: dict[str, Rules] = {
-    "table": Rules(True, "held", True, False, True, True),
-    "file": Rules(True, "held", True, False, False, True, "item_key"),
-    "pull": Rules(False, "replaces", False, True, False, False),
+    "table": Rules(True, "held", False, True, True),
+    "file": Rules(True, "held", False, True, True, "item_key"),
+    "pull": Rules(False, "replaces", True, False, False),
 }
 
 #: why a file source's rating is held out at the study level, whatever the source
@@ -550,8 +554,7 @@ class RoundIntake:
             ratings = intake_rounds.keep_others(study.ratings_path(n), ratings, read.summary, tables=self.round.tables)
         elif len(self.others):
             ratings = pd.concat([self.others, ratings], ignore_index=True)[RATINGS_COLUMNS]
-        if self.rules.keeps_others_invalid:
-            invalid = merge_invalid(study.invalid_path(n), invalid, source)
+        invalid = merge_invalid(study.invalid_path(n), invalid, source)  # every source: the others' rows stay
         if self.rules.keeps_unread_raters and read.raters_read is not None:
             ratings, invalid, kept = keep_unread_raters(study, n, self, read, ratings, invalid)
             if len(kept):
@@ -702,8 +705,7 @@ def keep_unread_raters(
         if not len(old) or "rater" not in old.columns:
             continue
         keep = old[~old["rater"].astype(str).isin(covered)]
-        if key == "ratings" or intake.rules.keeps_others_invalid:  # the other sources' rows are kept already
-            keep = keep[intake_rounds.sources_of(keep) == intake.source]
+        keep = keep[intake_rounds.sources_of(keep) == intake.source]  # the other sources' rows are kept already
         if not len(keep):
             continue
         keep = keep.reindex(columns=cols, fill_value="")
