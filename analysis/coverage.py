@@ -9,7 +9,7 @@ field in the grid, :func:`shortfalls` lists the statistics of that cell below 93
 >>> nearest_cell(34, 2, 5, 0.7)
 (30, 2, 5, 'skewed')
 >>> [s for s, _, _ in shortfalls((30, 2, 5, "skewed"))][:2]
-['percent_agreement', 'cohen_kappa']
+['cohen_kappa', 'krippendorff_alpha (nominal)']
 """
 
 from __future__ import annotations
