@@ -289,7 +289,7 @@ def _table_round(study: Study, rnd: Any) -> list[RaterProgress]:
     rated = df.groupby("rater")["item_id"].nunique().to_dict() if len(df) else {}
     by_rater = df.assign(_source=sources_of(df)).groupby("rater")["_source"].unique().to_dict() if len(df) else {}
     out = []
-    for r in study.raters:
+    for r in _round_raters(study, rnd.number, rated):
         names = [s for s in by_rater.get(r, []) if s in rnd.tables] or list(rnd.tables)
         last = max((str(rnd.tables[s].get("pulled_at") or "") for s in names), default="")
         kinds = _kinds_text([source_kind(rnd.tables[s]) for s in names])
@@ -308,6 +308,22 @@ def _table_round(study: Study, rnd: Any) -> list[RaterProgress]:
             )
         )
     return out
+
+
+def _round_raters(study: Study, n: int, rated: dict) -> list[str]:
+    """The study raters round ``n``'s pull recorded (``pull.json``'s ``raters``: every study rater
+    at the time of the pull) or who rated in it, in study order: a rater added after the round's
+    last pull (``study add-rater`` for a later round) is not listed under it as "0 items rated".
+    Every study rater when the record is missing or unreadable."""
+    import json
+
+    try:
+        names = json.loads(study.pull_report_path(n).read_text(encoding="utf-8-sig")).get("raters")
+    except (OSError, ValueError, AttributeError):
+        return list(study.raters)
+    if not isinstance(names, dict):
+        return list(study.raters)
+    return [r for r in study.raters if r in names or r in rated]
 
 
 def _kinds_text(kinds: list[str]) -> str:

@@ -221,6 +221,12 @@ def _check_raters(
         else:
             order = check_names(order, present, param="raters", what=f"a rater in {source}")
         idle = [r for r in order if r not in present]
+        pulled = [r for r in idle if r in (expected or ())]  # a pull recorded them: a blank column, rated nothing
+        if pulled:
+            raise GoldboardError(
+                f"--raters: {pulled[0]} rated nothing in {source} (a pull recorded the rater with a blank "
+                "column: every item is a missing rating); name raters with ratings"
+            )
         if idle:
             raise GoldboardError(f"--raters: {idle[0]} has no ratings in {source} (pull them first)")
         if len(order) < 2:
