@@ -826,7 +826,11 @@ def _report_unseen_case_columns(
         by_design |= {*OUTPUT_TEXT_KEYS, *MODEL_KEYS, *CONDITION_KEYS, "output_id"}
         by_design.update(k for k in first_line if k.startswith(("predicted_", "synthetic_")))
     displayed = [k for k, _ in sch.display.case_fields if k != "case_id"]
-    titles = {t: k for k, t in sch.display.case_fields if k != "case_id"}
+    titles: dict[str, list[str]] = {}  # a title to its keys (alternative spellings share one title)
+    for k, t in sch.display.case_fields:
+        if k != "case_id":
+            titles.setdefault(t, []).append(k)
+    shown_as = {k: t for k, t in sch.display.case_fields}
     hidden = []
     n = len(cases)
     for col, line in first_line.items():
@@ -836,10 +840,9 @@ def _report_unseen_case_columns(
             hidden.append(col)
             continue
         hits = close_matches(col, [*displayed, *titles])
-        keys = list(dict.fromkeys(titles.get(h, h) for h in hits))
+        keys = list(dict.fromkeys(k for h in hits for k in titles.get(h, [h])))
         hint = ""
         if keys:
-            shown_as = {k: t for t, k in titles.items()}
             hint = " (did you mean " + " or ".join(f"{k!r}, shown as {shown_as.get(k, k)!r}" for k in keys) + "?)"
         shown_list = "" if hint else f" (displayed: {', '.join(displayed)})"
         L.add(
