@@ -346,7 +346,7 @@ class Schema:
         for f in self.fields:
             if f.primary:
                 return f
-        return self.analysable_fields[0]
+        return (self.analysable_fields or self.rated_fields)[0]  # a multi-select-only schema: its first field
 
     @property
     def rationale_field(self) -> Field | None:
@@ -641,17 +641,10 @@ def _schema_fields(raw_fields: Any, where: str, options: tuple[str, ...]) -> lis
                 f"give two fields names that differ in more than case"
             )
     by_name = {f.name: f for f in fields}
-    if not any(f.level is not None for f in fields):
-        multi = next((f for f in fields if f.kind == "multi"), None)
-        if multi is not None:  # issue 33: say the way in, so no dummy field is added (it shows up in flag)
-            per_value = ", ".join(f"{multi.name}_{c}" for c in multi.categories[:3])
-            per_value += ", ..." if len(multi.categories) > 3 else ""
-            raise SchemaError(
-                f"{where}: fields: the only rated field, {multi.name}, is multi-select, which agreement, flags and "
-                f"gold read one value at a time: give each value as a binary field ({per_value}) instead "
-                f"(a dummy field would be flagged and released like a real one)"
-            )
-        raise SchemaError(f"{where}: fields: at least one nominal, ordinal or binary field is needed")
+    if not any(f.level is not None for f in fields) and not any(f.kind == "multi" for f in fields):
+        # a schema whose only rated field is multi-select is read as it is: agreement, flags and gold
+        # compare its answers as sets, one value at a time (``--field tags:a``), never as ordered strings
+        raise SchemaError(f"{where}: fields: at least one nominal, ordinal, binary or multi-select field is needed")
     if sum(f.primary for f in fields) > 1:
         raise SchemaError(f"{where}: fields: only one field may be primary")
     _check_shown_when(fields, by_name, where)
