@@ -785,6 +785,7 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
         for j, rv in enumerate(raw_values):
             values.append(_parse_value(rv, f"{where}: values[{j}]"))
         _check_spellings(values, where)
+        _no_reserved_word(values, kind, where)
         if kind == "binary" and len(values) != 2:
             raise SchemaError(f"{where}: values: a binary field has exactly two values (absent, present)")
         if kind == "ordinal":
@@ -856,6 +857,32 @@ def _parse_value(rv: Any, where: str) -> Value:
         aliases=tuple(aliases),
         display=_display(rv.get("display", ""), where),
     )
+
+
+#: words goldboard itself writes where a value stands: ``unresolved`` is the decision that leaves an
+#: item open (decisions.jsonl, the review sheet, gold.csv's method) in every field; ``(none)`` the empty
+#: set of a multi-select field whose values include ``none`` (a ``none`` value is kept: the sheet then
+#: writes the empty set ``(none)``)
+RESERVED_VALUES = {"unresolved": None, "(none)": "multi"}
+
+
+def _no_reserved_word(values: list[Value], kind: str, where: str) -> None:
+    """Refuse a value or alias that is one of goldboard's own words (:data:`RESERVED_VALUES`): a
+    decision or a release could not tell the rating from the word."""
+    for j, v in enumerate(values):
+        for spelling in (v.value, *v.aliases):
+            word = " ".join(spelling.split()).casefold()
+            if word in RESERVED_VALUES and RESERVED_VALUES[word] in (None, kind):
+                meaning = (
+                    "the decision that leaves an item unresolved (review sheet, decisions.jsonl, gold.csv)"
+                    if word == "unresolved"
+                    else "the empty set of a multi-select field with a value none (review sheet, flag)"
+                )
+                raise SchemaError(
+                    f"{where}: values[{j}]: value {spelling!r} is a word goldboard writes for {meaning}: a "
+                    f"decision could not tell the two apart; spell the stored value otherwise (raters may still read "
+                    f'it: {{ value = "{spelling.strip("()")}_value", display = "{spelling}" }})'
+                )
 
 
 def _display(raw: Any, where: str) -> str:
