@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -550,12 +551,50 @@ def read_json_array(fh: Any, each: Callable[[Any], Any] | None = None) -> list:
     try:
         import ijson
     except ImportError:  # pragma: no cover - ijson comes with goldboard
-        data = json.load(fh)
+        ijson = None
+    if ijson is None or _lone_surrogate_escape(fh):
+        # ijson turns half an emoji (a lone surrogate escape) into "?" without a word: json keeps it
+        try:
+            data = json.load(fh)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise ValueError(str(exc)) from None
+        if not isinstance(data, list):
+            raise ValueError("not a JSON array")
         return [each(x) for x in data] if each is not None else data
     try:
         return [each(x) if each is not None else x for x in ijson.items(fh, "item", use_float=True)]
     except ijson.JSONError as exc:
         raise ValueError(str(exc)) from None
+
+
+#: a lone surrogate escape in JSON text: a high half not followed by a low one, or a low half alone
+_LONE_SURROGATE_ESCAPE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def _lone_surrogate_escape(fh: Any, chunk: int = 1 << 20) -> bool:
+    """Whether binary JSON file ``fh`` holds a lone surrogate escape (``\\ud83d``: half an emoji),
+    read in chunks that overlap by 18 bytes (a match near a chunk's edge is decided with the next
+    chunk); ``fh`` is left at its start."""
+    chunk = max(chunk, 64)
+    buf, at_start = b"", True
+    try:
+        while True:
+            block = fh.read(chunk)
+            text = buf + block
+            for m in _LONE_SURROGATE_ESCAPE.finditer(text):
+                if (m.start() >= 6 or at_start) and (m.end() <= len(text) - 6 or not block):
+                    return True
+            if not block:
+                return False
+            if len(text) > 18:
+                buf, at_start = text[-18:], False
+            else:
+                buf = text
+    finally:
+        fh.seek(0)
 
 
 def _detail(body: Any) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from goldboard.errors import GoldboardError
-from goldboard.fileio import key_twice, object_keeping_twice
+from goldboard.fileio import key_twice, lone_surrogate, object_keeping_twice
 from goldboard.text import cell_text, shown_text, spelling_difference, spelling_key, unneutralize_formula
 
 try:  # Python 3.11+
@@ -482,6 +482,9 @@ def load_schema_file(path: str | Path) -> Schema:
             twice = key_twice(data)
             if twice is not None:  # json.loads alone would silently keep the last value
                 raise _JsonKeyError(f"key {twice!r} appears twice in one object (which value is meant?)")
+            half = lone_surrogate(raw_text, data)
+            if half:  # half an emoji: the label config and every file written from the schema would fail
+                raise _JsonKeyError(half)
         else:
             data = tomllib.loads(raw_text)
     except _JsonKeyError as exc:
