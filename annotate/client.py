@@ -359,11 +359,15 @@ class Client:
                 raise ProjectNotFound(
                     f"project {project} no longer exists on {self.url} (deleted?) -- found while {action}", project
                 ) from None
+            if 200 <= code < 300:  # the SDK could not read a 2xx answer: not JSON, or cut short
+                raise _not_json(self.url, action) from None
             raise ServerError(
                 self._scrub(
                     f"Label Studio at {self.url} answered HTTP {code} while {action}: {_detail(exc.body)[:300]}"
                 )
             ) from None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise _not_json(self.url, action) from None
         except httpx.TimeoutException:
             raise ServerUnreachable(
                 f"Label Studio at {self.url} did not answer within {timeout or self.timeout:.0f} s while {action}"
@@ -434,6 +438,26 @@ class Client:
         self._routes[int(p.id)] = sdk
         return int(p.id)
 
+    def find_projects(self, title: str, org: str | None = None) -> list[dict]:
+        """The projects titled exactly ``title`` (``{"id", "title", "description", "task_number"}``), in
+        ``org``'s organization as :meth:`create_project` puts them: a project whose creation answer
+        was lost is found again by its title."""
+        sdk = self._org_sdk(org) if org is not None and self.routes_by_org else self.sdk
+        with self._call(f"looking for project {title!r}"):
+            found = [p for p in sdk.projects.list(title=title, request_options=READ_RETRIES) if p.title == title]
+        out = []
+        for p in found:
+            self._routes[int(p.id)] = sdk
+            out.append(
+                {
+                    "id": int(p.id),
+                    "title": p.title,
+                    "description": p.description or "",
+                    "task_number": getattr(p, "task_number", None),
+                }
+            )
+        return out
+
     def delete_project(self, project_id: int) -> None:
         with self._call(f"deleting project {project_id}", project_id):
             self._sdk(project_id).projects.delete(project_id, request_options=NO_RETRIES)
@@ -470,7 +494,10 @@ class Client:
                 if r.status_code == 404 and page > 1:
                     break  # past the last page
                 _raise_for(r)
-                body = r.json()
+                try:
+                    body = r.json()
+                except ValueError:
+                    raise _not_json(self.url, f"{what} of project {project_id} (GET api/tasks/, page {page})") from None
                 tasks = body.get("tasks", []) if isinstance(body, dict) else body
                 yield from tasks
                 seen += len(tasks)
@@ -595,6 +622,14 @@ def _lone_surrogate_escape(fh: Any, chunk: int = 1 << 20) -> bool:
                 buf = text
     finally:
         fh.seek(0)
+
+
+def _not_json(url: str, action: str) -> ServerError:
+    """A 2xx answer that is not whole JSON (a proxy or a worker cut it short): one line naming the call."""
+    return ServerError(
+        f"Label Studio at {url} sent an answer that is not valid JSON (cut short?) while {action}: run the "
+        f"command again, and if it recurs check the server's log (or a proxy in front of it)"
+    )
 
 
 def _detail(body: Any) -> str:
