@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from goldboard.adjudicate.rules import rule_warnings
-from goldboard.annotate.client import connect, jobs_for
+from goldboard.annotate.client import ServerError, connect, jobs_for
 from goldboard.annotate.config_match import configs_match
 from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult, int_or, validate
 from goldboard.cases.intake.core import collect as intake_collect
@@ -635,7 +635,15 @@ def _read_server(
             halves += n
             return task if item_key else slim_task(task)
 
-        tasks = client.export(pid, each=each)
+        try:
+            tasks = client.export(pid, each=each)
+        except ServerError as exc:
+            if "surrogates not allowed" not in str(exc):
+                raise
+            # half an emoji in a text: Label Studio's export (and every read of the task) fails with HTTP 500
+            tasks, db = client.export_from_database(pid, each=each)
+            read = f"project {pid} ({r}): Label Studio cannot export it (a text holds half an emoji); read from {db}"
+            warn = f"{warn}; {read}" if warn else read
         if halves:
             kept = surrogates_kept_note(f"project {pid} ({r})", halves)
             warn = f"{warn}; {kept}" if warn else kept

@@ -13,6 +13,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from builders import MAP, OneProjectServer, export_tasks, ls_tasks, study_with_export
 from conftest import error_line
 from conftest import run_cli as run
@@ -95,3 +97,49 @@ def test_a_json_array_error_names_the_record_and_field(tmp_path):
     t.write_text(json.dumps(rows).replace('"x"', f'"x {HALF}"'))
     line = error_line(run("agree", t, "--schema", "mtb_unsafe", code=1))
     assert f"{t}: invalid JSON: a lone surrogate \\ud83d in 'x \\ud83d' (record 2, field rationale)" in line
+
+
+def _label_studio_db(path):
+    """A Label Studio SQLite file holding the two tables a pull reads (the columns it reads)."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE task (id INTEGER, data TEXT, project_id INTEGER)")
+    con.execute(
+        "CREATE TABLE task_completion (id INTEGER, task_id INTEGER, completed_by_id INTEGER, result TEXT, "
+        "was_cancelled BOOL, lead_time REAL, created_at TEXT, updated_at TEXT, project_id INTEGER)"
+    )
+    con.execute("INSERT INTO task VALUES (7, ?, 3)", ('{"item_id": "C-1"}',))
+    con.execute("INSERT INTO task VALUES (8, ?, 4)", ('{"item_id": "other project"}',))
+    result = '[{"from_name": "rationale", "type": "textarea", "value": {"text": ["cut \\ud83d"]}}]'
+    con.execute(
+        "INSERT INTO task_completion VALUES (70, 7, 2, ?, 0, 4.5, '2026-01-01 10:00:00.5', '2026-01-01 10:00:01', 3)",
+        (result,),
+    )
+    con.commit()
+    con.close()
+
+
+def test_a_project_label_studio_cannot_export_is_read_from_its_database(tmp_path):
+    from goldboard.annotate.client import Client, Connection, ServerError
+    from goldboard.fileio import escape_lone_surrogates
+
+    ddir = tmp_path / "lsdata"
+    (ddir / "ls").mkdir(parents=True)
+    _label_studio_db(ddir / "ls" / "label_studio.sqlite3")
+    client = Client(Connection("http://127.0.0.1:1", "t", "test", ddir))
+    tasks, db = client.export_from_database(3, each=lambda t: escape_lone_surrogates(t)[0])
+    assert db == str(ddir / "ls" / "label_studio.sqlite3")
+    assert tasks == [
+        {
+            "id": 7, "project": 3, "data": {"item_id": "C-1"},
+            "annotations": [{
+                "id": 70, "completed_by": 2, "was_cancelled": False, "lead_time": 4.5,
+                "created_at": "2026-01-01T10:00:00.5Z", "updated_at": "2026-01-01T10:00:01Z",
+                "result": [{"from_name": "rationale", "type": "textarea", "value": {"text": ["cut \\ud83d"]}}],
+            }],
+        }
+    ]  # fmt: skip
+    remote = Client(Connection("https://ls.example.org", "t", "test"))
+    with pytest.raises(ServerError, match="cannot export project 3: a text in it holds half an emoji"):
+        remote.export_from_database(3)  # a remote server: no database to read, the way in said

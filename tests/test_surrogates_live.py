@@ -1,7 +1,10 @@
 """Live: a rationale holding half an emoji (a lone surrogate, ``\\ud83d``: what a browser sends when a
 text is cut between the two halves of a character) reaches Label Studio's database through its API;
-``goldboard pull`` still takes the round, the text kept losslessly as the escape ``\\ud83d`` and said so.
-Before, the pull failed (exit 3, or an export error) and the round could not be pulled at all."""
+Label Studio stores it, and from then on every export of the project and every read of the task fails
+with HTTP 500 (its JSON writer cannot encode the half).  ``goldboard pull`` still takes the round: it
+reads the embedded server's database, keeps the text losslessly as the escape ``\\ud83d`` and says both.
+Before, the pull exited 2 ("answered HTTP 500 while exporting project 1") and the round could not be
+pulled at all."""
 
 from __future__ import annotations
 
@@ -56,5 +59,6 @@ def test_a_rationale_with_half_an_emoji_is_pulled_and_kept_escaped(live_server, 
     assert "lone surrogate" in res.output and "\\ud83d" in res.output, res.output
     got = read_ratings_csv(st.ratings_path(1))
     mine = got[(got["item_id"] == items[0]) & (got["rater"] == "onc_a")]
-    assert mine.set_index("field")["value"].to_dict() == {"safety_label": "Unsupported"}
-    assert mine["rationale"].tolist() == ["cut \\ud83d"]
+    assert mine.set_index("field")["value"]["safety_label"] == "Unsupported"
+    assert set(mine["rationale"]) == {"cut \\ud83d"}  # the six characters of the escape
+    assert "Label Studio cannot export it (a text holds half an emoji); read from" in res.output
