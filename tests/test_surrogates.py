@@ -14,7 +14,6 @@ import io
 import json
 
 import pytest
-
 from builders import MAP, OneProjectServer, export_tasks, ls_tasks, study_with_export
 from conftest import error_line
 from conftest import run_cli as run
