@@ -469,23 +469,71 @@ def lone_surrogate(text: str, value: Any) -> str | None:
     file can hold as UTF-8; ``None`` when it holds none (the text is searched first: quick)."""
     if not _ESCAPED_SURROGATE_RE.search(text):
         return None
-    stack = [value]
+    stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
-        v = stack.pop()
+        v, at = stack.pop()
         if isinstance(v, str):
             m = _SURROGATE_RE.search(v)
             if m:
                 return (
                     f"a lone surrogate \\u{ord(m.group()):04x} in '{v[:30].encode('utf-8', 'backslashreplace').decode()}' "
-                    "(half of an emoji or other character, cut by the program that wrote the file); write the "
-                    "whole character or remove it"
+                    f"{_json_place(at)}(half of an emoji or other character, cut by the program that wrote the file); "
+                    "write the whole character or remove it"
                 )
         elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
+            for k, x in reversed(v.items()):
+                stack.append((x, f"{at}.{k}" if at else str(k)))
+                stack.append((k, at or "."))
         elif isinstance(v, list):
-            stack.extend(v)
+            for i in reversed(range(len(v))):
+                stack.append((v[i], f"{at}[{i}]" if at else f"#{i + 1}"))
     return None
+
+
+def _json_place(at: str) -> str:
+    """Where in a JSON document a text is, for a message: ``(record 2, field annotations[0].result)``
+    (``#2...``: the second element of a top-level array), ``(field rationale)``; ``""`` at the top."""
+    if not at or at == ".":
+        return "(a key) " if at == "." else ""
+    if at.startswith("#"):
+        rec, _, rest = at[1:].partition(".")
+        rec, bracket, more = rec.partition("[")
+        rest = f"[{more}{'.' + rest if rest else ''}" if bracket else rest
+        return f"(record {rec}{', field ' + rest if rest else ''}) "
+    return f"(field {at.lstrip('.')}) "
+
+
+def escape_lone_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` (parsed JSON) with each lone surrogate (half an emoji, which no UTF-8 file can
+    hold) in its strings and keys written as the six characters of its escape, ``\\ud83d``: the
+    text is kept whole and every later write works; ``(value, number of strings changed)``.  For
+    the readers that must take such a text rather than refuse it (a Label Studio round whose
+    rationale holds one); they say how many they kept so."""
+    count = 0
+
+    def fix(v: Any) -> Any:
+        nonlocal count
+        if isinstance(v, str):
+            if _SURROGATE_RE.search(v) is None:
+                return v
+            count += 1
+            return _SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", v)
+        if isinstance(v, dict):
+            return {fix(k): fix(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        return v
+
+    return fix(value), count
+
+
+#: what a reader that kept lone surrogates escaped says (``n`` texts, ``where``: the file or project)
+def surrogates_kept_note(where: str, n: int) -> str:
+    return (
+        f"{where}: {n} text(s) held half an emoji or other character (a lone surrogate, cut by the program "
+        f"that wrote it), which no file can hold: kept whole with that half written as its escape, e.g. "
+        f"\\ud83d, in ratings.csv"
+    )
 
 
 def parse_jsonl(text: str) -> Iterator[tuple[int, Any, json.JSONDecodeError | None]]:

@@ -726,7 +726,10 @@ def value_words(f: Field, value: str) -> str:
     labels = {v.value: v.label for v in f.values}
     if f.kind == "multi":
         parts = [p for p in str(value).split("|") if p]
-        return " | ".join(labels.get(p, p) for p in parts) if parts else "none"
+        if parts:
+            return " | ".join(labels.get(p, p) for p in parts)
+        # the empty set: "none", or "(none)" when a value reads "none" (as the review sheet writes it)
+        return "(none)" if any("none" in (v.value.casefold(), v.label.casefold()) for v in f.values) else "none"
     return labels.get(str(value), str(value))
 
 

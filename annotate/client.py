@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -358,11 +359,15 @@ class Client:
                 raise ProjectNotFound(
                     f"project {project} no longer exists on {self.url} (deleted?) -- found while {action}", project
                 ) from None
+            if 200 <= code < 300:  # the SDK could not read a 2xx answer: not JSON, or cut short
+                raise _not_json(self.url, action) from None
             raise ServerError(
                 self._scrub(
                     f"Label Studio at {self.url} answered HTTP {code} while {action}: {_detail(exc.body)[:300]}"
                 )
             ) from None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise _not_json(self.url, action) from None
         except httpx.TimeoutException:
             raise ServerUnreachable(
                 f"Label Studio at {self.url} did not answer within {timeout or self.timeout:.0f} s while {action}"
@@ -433,6 +438,26 @@ class Client:
         self._routes[int(p.id)] = sdk
         return int(p.id)
 
+    def find_projects(self, title: str, org: str | None = None) -> list[dict]:
+        """The projects titled exactly ``title`` (``{"id", "title", "description", "task_number"}``), in
+        ``org``'s organization as :meth:`create_project` puts them: a project whose creation answer
+        was lost is found again by its title."""
+        sdk = self._org_sdk(org) if org is not None and self.routes_by_org else self.sdk
+        with self._call(f"looking for project {title!r}"):
+            found = [p for p in sdk.projects.list(title=title, request_options=READ_RETRIES) if p.title == title]
+        out = []
+        for p in found:
+            self._routes[int(p.id)] = sdk
+            out.append(
+                {
+                    "id": int(p.id),
+                    "title": p.title,
+                    "description": p.description or "",
+                    "task_number": getattr(p, "task_number", None),
+                }
+            )
+        return out
+
     def delete_project(self, project_id: int) -> None:
         with self._call(f"deleting project {project_id}", project_id):
             self._sdk(project_id).projects.delete(project_id, request_options=NO_RETRIES)
@@ -469,7 +494,10 @@ class Client:
                 if r.status_code == 404 and page > 1:
                     break  # past the last page
                 _raise_for(r)
-                body = r.json()
+                try:
+                    body = r.json()
+                except ValueError:
+                    raise _not_json(self.url, f"{what} of project {project_id} (GET api/tasks/, page {page})") from None
                 tasks = body.get("tasks", []) if isinstance(body, dict) else body
                 yield from tasks
                 seen += len(tasks)
@@ -514,6 +542,23 @@ class Client:
                     f"Label Studio at {self.url} sent an export of project {project_id} that is not a JSON list of tasks"
                 ) from None
 
+    def export_from_database(self, project_id: int, each: Callable[[Any], Any] | None = None) -> tuple[list, str]:
+        """Every task of a project with its annotations, read from the embedded server's SQLite
+        database (read only) in the shape of the export: for a project Label Studio cannot export
+        (a text holding half an emoji makes every export and task read fail with HTTP 500).
+        ``(tasks, the database file)``; a server that is not embedded on SQLite is a one-line error."""
+        from goldboard.annotate import serverdb
+
+        ddir = self.conn.data_dir
+        db = Path(ddir) / "ls" / "label_studio.sqlite3" if ddir else None
+        if db is None or not db.exists() or serverdb.read_settings(Path(ddir)).database is not None:
+            raise ServerError(
+                f"Label Studio at {self.url} cannot export project {project_id}: a text in it holds half an emoji "
+                f"(a lone surrogate), which its export cannot write; ask the server's administrator to correct "
+                f"that annotation (its database, or the rater re-typing it), then pull again"
+            )
+        return [each(t) if each is not None else t for t in _sqlite_tasks(db, project_id)], str(db)
+
     def create_annotation(
         self, task_id: int, result: list[dict], lead_time: float | None = None, was_cancelled: bool = False
     ) -> int:
@@ -539,6 +584,49 @@ class Client:
             self._sdk(project_id).projects.update(project_id, label_config=label_config, request_options=NO_RETRIES)
 
 
+def _sqlite_time(value: Any) -> Any:
+    """Django's SQLite datetime text (UTC, ``2026-01-01 10:00:00.123456``) as the export writes it."""
+    if not isinstance(value, str) or not value:
+        return value
+    text = value.replace(" ", "T", 1)
+    return text if text.endswith("Z") or "+" in text[10:] else text + "Z"
+
+
+def _sqlite_tasks(db: Path, project_id: int) -> list[dict]:
+    """The tasks of ``project_id`` with their annotations, from Label Studio's SQLite file (read only)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        tasks = {
+            tid: {"id": tid, "project": project_id, "data": json.loads(data) if data else None, "annotations": []}
+            for tid, data in con.execute("SELECT id, data FROM task WHERE project_id = ? ORDER BY id", (project_id,))
+        }
+        rows = con.execute(
+            "SELECT id, task_id, completed_by_id, result, was_cancelled, lead_time, created_at, updated_at "
+            "FROM task_completion WHERE project_id = ? ORDER BY id",
+            (project_id,),
+        )
+        for aid, tid, who, result, cancelled, lead, created, updated in rows:
+            if tid in tasks:
+                tasks[tid]["annotations"].append(
+                    {
+                        "id": aid,
+                        "completed_by": who,
+                        "result": json.loads(result) if result else [],
+                        "was_cancelled": bool(cancelled),
+                        "lead_time": lead,
+                        "created_at": _sqlite_time(created),
+                        "updated_at": _sqlite_time(updated),
+                    }
+                )
+    except (sqlite3.Error, ValueError) as exc:
+        raise ServerError(f"{db}: cannot read project {project_id} from Label Studio's database ({exc})") from None
+    finally:
+        con.close()
+    return list(tasks.values())
+
+
 def read_json_array(fh: Any, each: Callable[[Any], Any] | None = None) -> list:
     """The items of the JSON array in binary file ``fh``, each passed through ``each`` as it is
     read (streamed with ijson when installed, so the whole document is never in memory at once).
@@ -550,12 +638,58 @@ def read_json_array(fh: Any, each: Callable[[Any], Any] | None = None) -> list:
     try:
         import ijson
     except ImportError:  # pragma: no cover - ijson comes with goldboard
-        data = json.load(fh)
+        ijson = None
+    if ijson is None or _lone_surrogate_escape(fh):
+        # ijson turns half an emoji (a lone surrogate escape) into "?" without a word: json keeps it
+        try:
+            data = json.load(fh)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise ValueError(str(exc)) from None
+        if not isinstance(data, list):
+            raise ValueError("not a JSON array")
         return [each(x) for x in data] if each is not None else data
     try:
         return [each(x) if each is not None else x for x in ijson.items(fh, "item", use_float=True)]
     except ijson.JSONError as exc:
         raise ValueError(str(exc)) from None
+
+
+#: a lone surrogate escape in JSON text: a high half not followed by a low one, or a low half alone
+_LONE_SURROGATE_ESCAPE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def _lone_surrogate_escape(fh: Any, chunk: int = 1 << 20) -> bool:
+    """Whether binary JSON file ``fh`` holds a lone surrogate escape (``\\ud83d``: half an emoji),
+    read in chunks that overlap by 18 bytes (a match near a chunk's edge is decided with the next
+    chunk); ``fh`` is left at its start."""
+    chunk = max(chunk, 64)
+    buf, at_start = b"", True
+    try:
+        while True:
+            block = fh.read(chunk)
+            text = buf + block
+            for m in _LONE_SURROGATE_ESCAPE.finditer(text):
+                if (m.start() >= 6 or at_start) and (m.end() <= len(text) - 6 or not block):
+                    return True
+            if not block:
+                return False
+            if len(text) > 18:
+                buf, at_start = text[-18:], False
+            else:
+                buf = text
+    finally:
+        fh.seek(0)
+
+
+def _not_json(url: str, action: str) -> ServerError:
+    """A 2xx answer that is not whole JSON (a proxy or a worker cut it short): one line naming the call."""
+    return ServerError(
+        f"Label Studio at {url} sent an answer that is not valid JSON (cut short?) while {action}: run the "
+        f"command again, and if it recurs check the server's log (or a proxy in front of it)"
+    )
 
 
 def _detail(body: Any) -> str:

@@ -7,6 +7,7 @@ exactly as ``goldboard pull`` does when a schema is given.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pandas as pd
 
 from goldboard.annotate.pull import parse_result, tasks_from_json_min
 from goldboard.cases.ratings import MULTI_SEP
-from goldboard.errors import GoldboardError, ParamError
+from goldboard.errors import GoldboardError, GoldboardWarning, ParamError
 from goldboard.fileio import read_json_file
 from goldboard.text import cell_text
 
@@ -135,14 +136,17 @@ def _task_rows(
 ) -> list[dict]:
     """One ratings row per annotation of a full JSON export (``json_min_where``: rows converted from JSON_MIN)."""
     rows: list[dict] = []
+    no_data: list[tuple[Any, int]] = []  # (task id, annotations) of tasks whose data is null
     for i, task in enumerate(data, start=1):
         tid = task.get("id", i)
-        tdata = task.get("data") or {}
-        tdata = tdata if isinstance(tdata, dict) else {}
-        item = _ls_item(tdata, tid)
+        tdata = task.get("data")
         anns = task.get("annotations") or []
         if not isinstance(anns, list):
             raise GoldboardError(f"{path}: task {tid}: 'annotations' is not a list")
+        if not isinstance(tdata, dict):  # data: null -- no item to rate: never the task id as an item
+            no_data.append((tid, len(anns)))
+            continue
+        item = _ls_item(tdata, tid)
         for ann in anns:
             if not isinstance(ann, dict):
                 raise GoldboardError(f"{path}: task {tid}: an annotation is not an object")
@@ -164,6 +168,15 @@ def _task_rows(
                 if key in tdata:
                     row[key] = tdata[key]
             rows.append(row)
+    if no_data:
+        shown = ", ".join(str(t) for t, _ in no_data[:5]) + (", ..." if len(no_data) > 5 else "")
+        warnings.warn(
+            GoldboardWarning(
+                f"{path}: {len(no_data)} task(s) with no data (data: null: task {shown}) skipped, their "
+                f"{sum(n for _, n in no_data)} annotation(s) not read: no item to attribute them to"
+            ),
+            stacklevel=2,
+        )
     return rows
 
 

@@ -47,6 +47,7 @@ project id and omits skipped annotations, so prefer ``JSON``).
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from goldboard.adjudicate.rules import rule_warnings
-from goldboard.annotate.client import connect, jobs_for
+from goldboard.annotate.client import ServerError, connect, jobs_for
 from goldboard.annotate.config_match import configs_match
 from goldboard.cases.intake.core import INVALID_COLUMNS, IntakeResult, int_or, validate
 from goldboard.cases.intake.core import collect as intake_collect
@@ -64,8 +65,8 @@ from goldboard.cases.intake.files import nested_value
 from goldboard.cases.intake.rounds import LABEL_STUDIO, sources_of
 from goldboard.cases.intake.sources import label_studio as ls_source
 from goldboard.cases.ratings import read_ratings_csv
-from goldboard.errors import GoldboardError, LabelStudioError, ParamError, check_rater_map
-from goldboard.fileio import iter_jsonl
+from goldboard.errors import GoldboardError, GoldboardWarning, LabelStudioError, ParamError, check_rater_map
+from goldboard.fileio import escape_lone_surrogates, iter_jsonl, surrogates_kept_note
 from goldboard.label_configs.schema import Schema
 from goldboard.label_configs.xml import TASK_DATA_KEYS, to_label_studio_xml
 from goldboard.text import did_you_mean
@@ -176,6 +177,9 @@ def read_export_file(path: str | Path, schema: Schema) -> tuple[list[dict], str]
         raise GoldboardError(f"{path}: is a folder, not a file") from None
     if not isinstance(data, list):
         raise GoldboardError(f"{path}: a Label Studio export is a JSON array of tasks")
+    data, halves = escape_lone_surrogates(data)  # half an emoji in a rationale: kept whole, said so
+    if halves:
+        warnings.warn(GoldboardWarning(surrogates_kept_note(str(path), halves)), stacklevel=2)
     for i, rec in enumerate(data, start=1):
         if not isinstance(rec, dict):
             raise GoldboardError(f"{path}: record {i}: not a JSON object")
@@ -623,7 +627,26 @@ def _read_server(
             )
         # goldboard's own projects: keep only what collect reads (the whole task for --item-key,
         # whose task data become units)
-        tasks = client.export(pid, each=None if item_key else slim_task)
+        halves = 0
+
+        def each(task: Any) -> Any:
+            nonlocal halves
+            task, n = escape_lone_surrogates(task)  # half an emoji in a rationale: kept whole, said so
+            halves += n
+            return task if item_key else slim_task(task)
+
+        try:
+            tasks = client.export(pid, each=each)
+        except ServerError as exc:
+            if "surrogates not allowed" not in str(exc):
+                raise
+            # half an emoji in a text: Label Studio's export (and every read of the task) fails with HTTP 500
+            tasks, db = client.export_from_database(pid, each=each)
+            read = f"project {pid} ({r}): Label Studio cannot export it (a text holds half an emoji); read from {db}"
+            warn = f"{warn}; {read}" if warn else read
+        if halves:
+            kept = surrogates_kept_note(f"project {pid} ({r})", halves)
+            warn = f"{warn}; {kept}" if warn else kept
         return Source(tasks, pid, None if r == "*" else r, f"project {pid}"), warn
 
     sources: list[Source] = []

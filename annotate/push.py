@@ -592,17 +592,40 @@ def _project_for(
         + f"; schema {schema.name} v{schema.version}."
     )
     instr = html.escape(instructions_text(schema)).replace("\n", "<br>")
-    pid = client.create_project(
-        project_title(study.name, key, rnd.number),
-        xml,
-        desc,
-        maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
-        instructions_html=instr,
-        **({"org": key} if routes and key != SHARED_KEY else {}),
-    )
+    title = project_title(study.name, key, rnd.number)
+    org = {"org": key} if routes and key != SHARED_KEY else {}
+    pid = _orphan_project(client, title, desc, result, who, **org)
+    if pid is None:
+        pid = client.create_project(
+            title,
+            xml,
+            desc,
+            maximum_annotations=len(study.raters) if key == SHARED_KEY else 1,
+            instructions_html=instr,
+            **org,
+        )
     rnd.projects[key] = pid
     study.save()
     result.created_projects.append(key)
+    return pid
+
+
+def _orphan_project(client: Client, title: str, desc: str, result: PushResult, who: str, **org: str) -> int | None:
+    """An empty project with this push's title and description that no study records: made by an
+    earlier push whose answer to the creation was lost (a dropped connection, a cut answer).  It is
+    taken, said aloud, rather than a second project made beside it; ``None`` when there is none."""
+    found = sorted(
+        (p for p in client.find_projects(title, **org) if p["description"] == desc and not p["task_number"]),
+        key=lambda p: p["id"],
+    )
+    if not found:
+        return None
+    pid = found[0]["id"]
+    others = f" ({len(found) - 1} more such empty projects are left as they are)" if len(found) > 1 else ""
+    result.warnings.append(
+        f"{who}: took the empty project {pid} ({title!r}) an earlier push made and never recorded (its "
+        f"answer was lost) instead of making a second one{others}"
+    )
     return pid
 
 

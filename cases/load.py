@@ -49,6 +49,7 @@ from goldboard.cases.units import (
     format_case_value,
     shown_case_keys,
 )
+from goldboard.fileio import lone_surrogate
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema, load_schema
 from goldboard.text import cell_text, close_matches
 
@@ -134,7 +135,7 @@ def _as_list(v: Any) -> list[Any]:
             parsed = json.loads(s)
         except (json.JSONDecodeError, RecursionError):
             parsed = None
-        if isinstance(parsed, list):
+        if isinstance(parsed, list) and not lone_surrogate(s, parsed):  # half an emoji: read as the text
             return parsed
     for sep in ("|", ";", ","):
         if sep in s:
@@ -320,10 +321,15 @@ class _Loader:
         raw = d.get("options")
         opts: dict[str, str] = {}
         if isinstance(raw, str) and raw.strip().startswith(("{", "[")):
+            text = raw
             try:
                 raw = json.loads(raw)
             except (json.JSONDecodeError, RecursionError):
                 self.add(file, line, "options", 'not valid JSON (give {"A": "...", ...} or option_A columns)')
+                raw = None
+            half = lone_surrogate(text, raw)
+            if half:  # half an emoji: no file could hold the option's text (exit 3 at the first write)
+                self.add(file, line, "options", f"invalid JSON: {half}")
                 raw = None
         if isinstance(raw, dict):
             opts = {str(k).strip(): _text(v) for k, v in raw.items() if not _blank(v)}

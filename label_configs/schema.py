@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from goldboard.errors import GoldboardError
-from goldboard.fileio import key_twice, object_keeping_twice
+from goldboard.fileio import key_twice, lone_surrogate, object_keeping_twice
 from goldboard.text import cell_text, shown_text, spelling_difference, spelling_key, unneutralize_formula
 
 try:  # Python 3.11+
@@ -346,7 +346,7 @@ class Schema:
         for f in self.fields:
             if f.primary:
                 return f
-        return self.analysable_fields[0]
+        return (self.analysable_fields or self.rated_fields)[0]  # a multi-select-only schema: its first field
 
     @property
     def rationale_field(self) -> Field | None:
@@ -482,6 +482,9 @@ def load_schema_file(path: str | Path) -> Schema:
             twice = key_twice(data)
             if twice is not None:  # json.loads alone would silently keep the last value
                 raise _JsonKeyError(f"key {twice!r} appears twice in one object (which value is meant?)")
+            half = lone_surrogate(raw_text, data)
+            if half:  # half an emoji: the label config and every file written from the schema would fail
+                raise _JsonKeyError(half)
         else:
             data = tomllib.loads(raw_text)
     except _JsonKeyError as exc:
@@ -641,17 +644,10 @@ def _schema_fields(raw_fields: Any, where: str, options: tuple[str, ...]) -> lis
                 f"give two fields names that differ in more than case"
             )
     by_name = {f.name: f for f in fields}
-    if not any(f.level is not None for f in fields):
-        multi = next((f for f in fields if f.kind == "multi"), None)
-        if multi is not None:  # issue 33: say the way in, so no dummy field is added (it shows up in flag)
-            per_value = ", ".join(f"{multi.name}_{c}" for c in multi.categories[:3])
-            per_value += ", ..." if len(multi.categories) > 3 else ""
-            raise SchemaError(
-                f"{where}: fields: the only rated field, {multi.name}, is multi-select, which agreement, flags and "
-                f"gold read one value at a time: give each value as a binary field ({per_value}) instead "
-                f"(a dummy field would be flagged and released like a real one)"
-            )
-        raise SchemaError(f"{where}: fields: at least one nominal, ordinal or binary field is needed")
+    if not any(f.level is not None for f in fields) and not any(f.kind == "multi" for f in fields):
+        # a schema whose only rated field is multi-select is read as it is: agreement, flags and gold
+        # compare its answers as sets, one value at a time (``--field tags:a``), never as ordered strings
+        raise SchemaError(f"{where}: fields: at least one nominal, ordinal, binary or multi-select field is needed")
     if sum(f.primary for f in fields) > 1:
         raise SchemaError(f"{where}: fields: only one field may be primary")
     _check_shown_when(fields, by_name, where)
@@ -792,6 +788,7 @@ def _parse_field(rf: Any, where: str, options: tuple[str, ...]) -> list[Field]:
         for j, rv in enumerate(raw_values):
             values.append(_parse_value(rv, f"{where}: values[{j}]"))
         _check_spellings(values, where)
+        _no_reserved_word(values, kind, where)
         if kind == "binary" and len(values) != 2:
             raise SchemaError(f"{where}: values: a binary field has exactly two values (absent, present)")
         if kind == "ordinal":
@@ -863,6 +860,32 @@ def _parse_value(rv: Any, where: str) -> Value:
         aliases=tuple(aliases),
         display=_display(rv.get("display", ""), where),
     )
+
+
+#: words goldboard itself writes where a value stands: ``unresolved`` is the decision that leaves an
+#: item open (decisions.jsonl, the review sheet, gold.csv's method) in every field; ``(none)`` the empty
+#: set of a multi-select field whose values include ``none`` (a ``none`` value is kept: the sheet then
+#: writes the empty set ``(none)``)
+RESERVED_VALUES = {"unresolved": None, "(none)": "multi"}
+
+
+def _no_reserved_word(values: list[Value], kind: str, where: str) -> None:
+    """Refuse a value or alias that is one of goldboard's own words (:data:`RESERVED_VALUES`): a
+    decision or a release could not tell the rating from the word."""
+    for j, v in enumerate(values):
+        for spelling in (v.value, *v.aliases):
+            word = " ".join(spelling.split()).casefold()
+            if word in RESERVED_VALUES and RESERVED_VALUES[word] in (None, kind):
+                meaning = (
+                    "the decision that leaves an item unresolved (review sheet, decisions.jsonl, gold.csv)"
+                    if word == "unresolved"
+                    else "the empty set of a multi-select field with a value none (review sheet, flag)"
+                )
+                raise SchemaError(
+                    f"{where}: values[{j}]: value {spelling!r} is a word goldboard writes for {meaning}: a "
+                    f"decision could not tell the two apart; spell the stored value otherwise (raters may still read "
+                    f'it: {{ value = "{spelling.strip("()")}_value", display = "{spelling}" }})'
+                )
 
 
 def _display(raw: Any, where: str) -> str:

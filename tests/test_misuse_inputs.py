@@ -822,7 +822,7 @@ def test_label_studio_malformed_annotations_are_held_out_and_named(tmp_path):
     reasons = dict(zip(inv.annotation_id, inv.reason))
     assert "result is not a list" in reasons["11"]
     assert "safety_label: no value" in reasons["12"]
-    assert "no item_id" in reasons["13"]
+    assert "task has no data (data: null)" in reasons["13"]
     assert "unknown field 'mood'" in reasons["14"]
     assert "malformed choices" in reasons["15"]
     assert read_ratings_csv(st.ratings_path(1))["item_id"].unique().tolist() == ["C-6"]

@@ -148,8 +148,13 @@ class FakeServer(Client):
 
     def create_project(self, title, label_config, description="", **kw):
         pid = len(self.projects) + 1
-        self.projects[pid] = {"id": pid, "title": title, "label_config": label_config, "tasks": []}
+        self.projects[pid] = {
+            "id": pid, "title": title, "label_config": label_config, "tasks": [], "description": description,
+        }  # fmt: skip
         return pid
+
+    def find_projects(self, title, org=None):
+        return [{**p, "task_number": len(p["tasks"])} for p in self.projects.values() if p["title"] == title]
 
     def task_data(self, pid, page_size=1000):
         return [(i, d) for i, d in enumerate(self.projects[pid]["tasks"], start=1)]

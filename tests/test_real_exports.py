@@ -501,17 +501,3 @@ def test_pull_warns_when_a_raters_items_overlap_nothing_in_the_round(tmp_path):
     t.write_text("item_id,rater,safety_label\nMTB-0001,onc_b,Supported\n", encoding="utf-8")
     res = run("pull", "--study", s, "--from-table", t)
     assert "already holds" not in res.output
-
-
-def test_a_schema_whose_only_rated_field_is_multi_select_says_the_way_in(tmp_path):
-    """Refused with the true reason and the way in (one binary field per value), never a bare
-    "at least one nominal field is needed" that led users to add a dummy field (flagged in `flag`)."""
-    f = tmp_path / "findings.toml"
-    f.write_text(
-        'name = "findings"\n\n[[fields]]\nname = "findings"\nkind = "multi"\nvalues = [\n'
-        '  { value = "bleed", description = "Haemorrhage." },\n  { value = "mass", description = "Mass." },\n]\n',
-        encoding="utf-8",
-    )
-    res = run("study", "init", tmp_path / "s", "--schema", f, "--raters", "r1,r2", code=1)
-    assert "the only rated field, findings, is multi-select" in res.output
-    assert "give each value as a binary field (findings_bleed, findings_mass)" in res.output

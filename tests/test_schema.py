@@ -194,7 +194,10 @@ def _with(path: str, value) -> dict:
             },
             "only one field may be primary",
         ),
-        ({"name": "t", "fields": [{"name": "note", "kind": "text"}]}, "at least one nominal, ordinal or binary field"),
+        (
+            {"name": "t", "fields": [{"name": "note", "kind": "text"}]},
+            "at least one nominal, ordinal, binary or multi-select field",
+        ),
         (_with("fields.0.for_each_option", True), "for_each_option needs display.options"),
         (_with("display", {"options": ["A", "A"]}), "display.options: duplicate option"),
         (_with("display", {"options": ["A-1"]}), "display.options: 'A-1' must be letters/digits only"),

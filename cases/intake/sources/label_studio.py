@@ -193,7 +193,9 @@ def shown(
     given, named when a task lacks it."""
     no_item = f"task has no {item_key} in its data (the --item-key given) and no item_id" if item_key else ""
     for task in tasks:
-        data = task.get("data") or {}
+        data = task.get("data")
+        nothing = "task has no data (data: null): no item to attribute its annotations to"
+        data, why = (data, no_item) if isinstance(data, dict) else ({}, nothing)
         pid = task.get("project", project_id)
         yield Shown(
             item_id=task_item(data.get("item_id"), f"project {pid}: task {task.get('id')}"),
@@ -203,7 +205,7 @@ def shown(
             group=pid,
             task_id=task.get("id"),
             project_id=pid,
-            no_item=no_item,
+            no_item=why,
         )
 
 
