@@ -27,6 +27,7 @@ from goldboard.errors import GoldboardError, check_names
 from goldboard.fileio import CSV_LINETERMINATOR, csv_text, write_text_atomic
 from goldboard.label_configs.schema import Schema, load_schema
 from goldboard.study import Study, study_ratings
+from goldboard.study_checks import edited_rounds
 from goldboard.text import one_line, terminal_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,7 +80,7 @@ def flag_cmd(ratings, study_dir, round_number, schema_ref, raters, triggered_onl
         flags, schema = _frame_flags(ratings, st, schema if st is not None else None, schema_ref, order, round_number)
     # a hand-edited ratings.csv is said, as agree says it (once the ratings were read: a file that
     # cannot be read is one Error line)
-    for line in st.edited_rounds() if st is not None else []:
+    for line in edited_rounds(st) if st is not None else []:
         click.echo(f"Warning: {one_line(line)}", err=True)
     for b in flags.attrs.get("rule_breaks", []):
         click.echo(f"Warning: {one_line(b.describe())}", err=True)

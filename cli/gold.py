@@ -15,6 +15,7 @@ from goldboard.errors import GoldboardError
 from goldboard.exports.gold import diff_releases, list_releases, provenance_text, read_manifest, release_problem
 from goldboard.fileio import csv_text
 from goldboard.study import Study
+from goldboard.study_checks import units_gaps
 from goldboard.text import one_line
 from goldboard.workflows import export_gold
 from goldboard.workflows.adjudication import missing_rating_line
@@ -116,7 +117,7 @@ def export_cmd(
             "study, left out of this release as asked (--only-study-raters); the manifest says so",
             err=True,
         )
-    for line in st.units_gaps() if rel.created else []:  # a rated item without its unit (units.jsonl)
+    for line in units_gaps(st) if rel.created else []:  # a rated item without its unit (units.jsonl)
         click.echo(f"Warning: {one_line(line)}", err=True)
     for name in rel.cleaned:
         click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")

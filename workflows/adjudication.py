@@ -42,6 +42,7 @@ from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
+from goldboard.study_checks import ratings_edit_problem, recorded_ratings_sha256, unlisted_rounds
 from goldboard.workflows.log_checks import check_log_items, check_log_prefix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -397,11 +398,11 @@ def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[d
     cannot be checked against it (its ``pull.json`` missing or damaged: ``"unchecked": true``),
     as the manifest lists them; a :class:`GoldboardError` naming the first (and how many more)
     unless ``allow`` (library parameter ``allow_edited_ratings``).  A pulled round study.toml
-    does not list (:meth:`~goldboard.study.Study.unlisted_rounds`) is refused, whatever ``allow``."""
-    unlisted = study.unlisted_rounds()
+    does not list (:func:`~goldboard.study_checks.unlisted_rounds`) is refused, whatever ``allow``."""
+    unlisted = unlisted_rounds(study)
     if unlisted:
         raise GoldboardError(f"{unlisted[0]}; no gold release written")
-    problems = {n: study.ratings_edit_problem(n, sha) for n, sha in sorted(digests.items())}
+    problems = {n: ratings_edit_problem(study, n, sha) for n, sha in sorted(digests.items())}
     problems = {n: p for n, p in problems.items() if p}
     if problems and not allow:
         more = f" (and {len(problems) - 1} more round(s))" if len(problems) > 1 else ""
@@ -416,7 +417,7 @@ def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[d
             "round": n,
             "path": study.ratings_path(n).relative_to(study.path).as_posix(),
             "sha256": digests[n],
-            **({"unchecked": True} if study.recorded_ratings_sha256(n)[1] else {}),
+            **({"unchecked": True} if recorded_ratings_sha256(study, n)[1] else {}),
         }
         for n in problems
     ]
@@ -562,7 +563,7 @@ def export_gold(
     than the item's ratings in ``rounds.decisions_on_earlier_rounds``).  Raises
     :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold item
     breaks a schema cross-field rule.  A ``rounds/N/ratings.csv`` changed since its pull
-    (:meth:`~goldboard.study.Study.ratings_edit_problem`) is refused (nothing written) unless
+    (:func:`~goldboard.study_checks.ratings_edit_problem`) is refused (nothing written) unless
     ``allow_edited_ratings``; the manifest then lists it (``sources.edited_ratings``).  A release
     a later one names as its previous, gone from ``gold/``, is refused unless
     ``allow_missing_releases`` (manifest: ``missing_releases``).  Ratings by a name study.toml does not list as a rater are refused (nothing written) unless

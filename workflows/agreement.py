@@ -16,6 +16,7 @@ from goldboard.errors import ParamError, check_names
 from goldboard.fileio import duplicate_headers
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
+from goldboard.study_checks import no_ratings_error, ratings_edit_problem, units_gaps, unlisted_rounds
 from goldboard.text import cell_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -402,7 +403,7 @@ def retest_for_study(
     schema = schema or study.schema
     ratings = study.all_ratings()
     if not len(ratings):
-        raise study.no_ratings_error()
+        raise no_ratings_error(study)
     return intra_rater_agreement(
         ratings,
         field or schema.primary_field.name,
@@ -478,9 +479,9 @@ def study_agreement_input(
 
 def _edit_note(inp: AgreementInput) -> AgreementInput:
     """``inp`` with a warning when the analysed round's ratings.csv changed since its pull
-    (:meth:`~goldboard.study.Study.ratings_edit_problem`: the file is hashed once)."""
-    problem = inp.study.ratings_edit_problem(inp.round_number) if inp.study and inp.round_number else None
-    lines = ([problem] if problem else []) + (inp.study.unlisted_rounds() + inp.study.units_gaps() if inp.study else [])
+    (:func:`~goldboard.study_checks.ratings_edit_problem`: the file is hashed once)."""
+    problem = ratings_edit_problem(inp.study, inp.round_number) if inp.study and inp.round_number else None
+    lines = ([problem] if problem else []) + (unlisted_rounds(inp.study) + units_gaps(inp.study) if inp.study else [])
     if lines:
         return dataclasses.replace(inp, warnings=(*inp.warnings, *lines))
     return inp
