@@ -47,6 +47,7 @@ from goldboard.study_checks import (  # noqa: F401 (check_loaded, unit_ids: re-e
     check_round_files,
     check_round_folders,
     no_ratings_error,
+    no_ratings_text,
 )
 from goldboard.study_checks import unit_ids as _unit_ids  # noqa: F401 (re-exported)
 from goldboard.study_options import (  # noqa: F401 (re-exported: the option checks of a study)
@@ -788,9 +789,9 @@ def study_ratings(
         if len(study.ratings(round_number)) == 0:  # not pulled yet: study.ratings names the file
             raise GoldboardError(
                 f"{study.ratings_path(round_number)}: round {round_number} has no ratings yet "
-                f"({study.no_ratings_text(round_number)}; pull again once raters have)"
+                f"({no_ratings_text(study, round_number)}; pull again once raters have)"
             )
     df = study.all_ratings(digests=digests)
     if len(df) == 0:
-        raise study.no_ratings_error()
+        raise no_ratings_error(study)
     return df
