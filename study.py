@@ -14,6 +14,11 @@
 
 No API token is ever written here: tokens come from ``LABEL_STUDIO_API_KEY``,
 the embedded server's 0600 credentials file, or a user config file.
+
+:class:`Study` keeps the workspace's files and its round records.  The integrity checks every
+reader of those records runs (a hand-edited ``ratings.csv``, a renamed round folder, the error
+of a study without ratings) are in :mod:`goldboard.study_checks`; the checks of the options a
+study is made or changed with (raters, URL, names, round numbers) in :mod:`goldboard.study_options`.
 """
 
 from __future__ import annotations
@@ -129,6 +134,8 @@ class Round:
 
 @dataclass
 class Study:
+    """A study workspace (:meth:`init` makes one, :meth:`open` reads one): its files, its rounds."""
+
     path: Path
     name: str
     schema_ref: str

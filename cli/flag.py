@@ -258,7 +258,7 @@ def format_table(flags: pd.DataFrame | FlagColumns, summary: list[str], width: i
         "triggers",
     ]
     heads = ["#", "item", "field", *raters, "prio", "gap", "kinds", "boundary", "triggers"]
-    rows = [[_clip(str(v).replace("\n", " "), width) for v in rec] for rec in zip(*(out[c] for c in cols))]
+    rows = [[clipped(str(v).replace("\n", " "), width) for v in rec] for rec in zip(*(out[c] for c in cols))]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(heads)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
@@ -267,7 +267,7 @@ def format_table(flags: pd.DataFrame | FlagColumns, summary: list[str], width: i
     return "\n".join(lines + [""] + summary) + "\n"
 
 
-def _clip(text: str, width: int) -> str:
+def clipped(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -10,7 +10,7 @@ from goldboard.adjudicate.gold import decision_round_lines
 from goldboard.adjudicate.rules import RuleErrors
 from goldboard.cli._options import format_option, round_option, study_option
 from goldboard.cli._output import echo_data
-from goldboard.cli.flag import _clip
+from goldboard.cli.flag import clipped
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import diff_releases, list_releases, provenance_text, read_manifest, release_problem
 from goldboard.fileio import csv_text
@@ -187,7 +187,7 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         for rec in diff.to_dict("records"):
             cells = [rec["item_id"], rec["field"], rec["change"], rec["old_value"], rec["new_value"]]
             cells += [rec["old_method"], rec["new_method"]]
-            rows.append([_clip(one_line(x), 30) for x in cells] + [one_line(provenance_text(rec))])
+            rows.append([clipped(one_line(x), 30) for x in cells] + [one_line(provenance_text(rec))])
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
         click.echo("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
         for r in rows:
