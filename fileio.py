@@ -22,13 +22,13 @@ from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio_xlsx import (  # noqa: F401 (re-exported: the readers of user workbooks)
     REPEATED_HEADER,
     SPREADSHEETS_NOT_READ,
-    _pick_sheet,
-    _read_xlsx,
     hidden_cells,
     is_header_row,
     load_workbook,
     merged_cells,
     merged_error,
+    pick_sheet,
+    read_xlsx_records,
 )
 from goldboard.text import lookalike_columns_message
 
@@ -357,7 +357,7 @@ def read_records(path: str | Path, sheet: str | None = None, *, sheet_option: bo
     if suffix in (".csv", ".tsv"):
         return _read_csv(path, "\t" if suffix == ".tsv" else ",")
     if suffix in (".xlsx", ".xlsm"):
-        return _read_xlsx(path, sheet, sheet_option)
+        return read_xlsx_records(path, sheet, sheet_option)
     if suffix in SPREADSHEETS_NOT_READ:
         raise GoldboardError(f"{path}: {suffix} spreadsheets are not read; save it as .xlsx or .csv")
     raise GoldboardError(f"{path}: unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
@@ -812,7 +812,7 @@ def duplicate_headers(path: str | Path, sheet: str | None = None) -> list[str]:
 
             wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
             try:
-                ws = _pick_sheet(wb, path, sheet)
+                ws = pick_sheet(wb, path, sheet)
                 row = next(ws.iter_rows(values_only=True, max_row=1), ())
             finally:
                 wb.close()

@@ -59,7 +59,7 @@ def _sheet_has_data(ws) -> bool:
     return False
 
 
-def _pick_sheet(wb, path: Path, sheet: str | None, sheet_option: bool = False):
+def pick_sheet(wb, path: Path, sheet: str | None, sheet_option: bool = False):
     """The worksheet to read: ``sheet``, else the active sheet if it is visible and the only
     one holding data; else a :class:`ParamError` naming the sheets."""
     if not wb.worksheets:
@@ -126,7 +126,7 @@ def merged_cells(path: str | Path, sheet: str | None = None) -> tuple[str, list[
         return "", []
     wb = load_workbook(path, read_only=True, data_only=True)
     try:
-        ws = _pick_sheet(wb, path, sheet, True)
+        ws = pick_sheet(wb, path, sheet, True)
         refs = _merge_refs(path, ws)
         header = next(ws.iter_rows(values_only=True, max_row=1), ()) if refs else ()
         title = ws.title
@@ -153,7 +153,7 @@ def hidden_cells(path: str | Path, sheet: str | None = None) -> tuple[str, list[
         return "", [], []
     wb = load_workbook(path, read_only=True, data_only=True)
     try:
-        ws = _pick_sheet(wb, path, sheet, True)
+        ws = pick_sheet(wb, path, sheet, True)
         title, part = ws.title, getattr(ws, "_worksheet_path", None)
         header = next(ws.iter_rows(values_only=True, max_row=1), ())
     finally:
@@ -203,10 +203,10 @@ def is_header_row(cells: Any, names: list[str]) -> bool:
     return bool(want) and texts == want
 
 
-def _read_xlsx(path: Path, sheet: str | None = None, sheet_option: bool = False) -> list[tuple[int, dict]]:
+def read_xlsx_records(path: Path, sheet: str | None = None, sheet_option: bool = False) -> list[tuple[int, dict]]:
     wb = load_workbook(path, read_only=True, data_only=True)
     try:
-        ws = _pick_sheet(wb, path, sheet, sheet_option)
+        ws = pick_sheet(wb, path, sheet, sheet_option)
         refs = [] if sheet_option else _merge_refs(path, ws)  # sheet_option: the caller checks (merged_cells)
         if refs:
             raise merged_error(path, ws.title, refs[0][0])

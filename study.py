@@ -14,14 +14,21 @@
 
 No API token is ever written here: tokens come from ``LABEL_STUDIO_API_KEY``,
 the embedded server's 0600 credentials file, or a user config file.
+
+:class:`Study` keeps the workspace's files and its round records.  The integrity checks every
+reader of those records runs (a hand-edited ``ratings.csv``, a renamed round folder, the error
+of a study without ratings) are in :mod:`goldboard.study_checks`; the checks of the options a
+study is made or changed with (raters, URL, names, round numbers) in :mod:`goldboard.study_options`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import csv
 import hashlib
 import io
+import json
 import os
 import re
 import threading
@@ -35,10 +42,34 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib  # type: ignore[no-redef]
 import tomli_w
 
-from goldboard.errors import GoldboardError, ParamError, case_twin, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
-from goldboard.fileio import file_lock, iter_jsonl, study_own_file, write_text_atomic
+from goldboard.errors import GoldboardError, case_twin, check_rater_map, check_rater_name  # noqa: F401 (re-exported)
+from goldboard.fileio import file_lock, iter_jsonl, write_text_atomic
 from goldboard.label_configs.schema import Schema, SchemaError, load_schema
-from goldboard.text import utc_now
+from goldboard.study_checks import (  # noqa: F401 (check_loaded, unit_ids: re-exported)
+    ROUND_DIR,
+    check_loaded,
+    check_pulled_schema,
+    check_round_files,
+    check_round_folders,
+    no_ratings_error,
+    no_ratings_text,
+)
+from goldboard.study_checks import unit_ids as _unit_ids  # noqa: F401 (re-exported)
+from goldboard.study_options import (  # noqa: F401 (re-exported: the option checks of a study)
+    check_free_text,
+    check_new_rater,
+    check_new_study,
+    check_not_inside_a_study,
+    check_round,
+    check_round_marks,
+    check_server_url,
+    check_settings,
+    check_study_name,
+    free_text_option,
+    setting_change,
+    shown_url,
+)
+from goldboard.text import read_number, utc_now  # noqa: F401 (read_number: re-exported)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,11 +132,10 @@ class Round:
         return out
 
 
-_case_twin = case_twin  # the one check: goldboard.errors.case_twin
-
-
 @dataclass
 class Study:
+    """A study workspace (:meth:`init` makes one, :meth:`open` reads one): its files, its rounds."""
+
     path: Path
     name: str
     schema_ref: str
@@ -126,32 +156,7 @@ class Study:
         cls, path: str | Path, schema: str, raters: list[str], url: str = "", name: str = "", data_dir: str = ""
     ) -> Study:
         path = Path(path)
-        if (path / STUDY_FILE).exists():
-            raise GoldboardError(f"{path / STUDY_FILE}: a study already exists here")
-        check_not_inside_a_study(path)
-        raters = [r.strip() for r in raters if r.strip()]
-        if len(raters) < 2:
-            raise GoldboardError("a study needs at least two raters (e.g. onc_a,onc_b)", param="raters")
-        if len(set(raters)) != len(raters):
-            raise GoldboardError("rater names must be unique", param="raters")
-        for i, r in enumerate(raters):
-            check_rater_name(r, "raters")
-            twin = _case_twin(r, raters[:i])
-            if twin is not None:
-                raise GoldboardError(
-                    f"{twin!r} and {r!r} differ only in letter case: one person, or two? "
-                    f"give two raters names that differ in more than case",
-                    param="raters",
-                )
-        schema_ref = schema
-        sch_path = Path(schema)
-        if sch_path.suffix.lower() in (".toml", ".json") and sch_path.exists():
-            schema_ref = str(sch_path.resolve())
-        sch = load_schema(schema_ref)
-        url = check_server_url(url)
-        if name:
-            check_study_name(name.strip())
-        check_free_text(data_dir, "data_dir", "the path")
+        schema_ref, sch, raters, url = check_new_study(path, schema, raters, url, name, data_dir)
         study = cls(
             path=path,
             name=name or path.resolve().name,
@@ -180,25 +185,11 @@ class Study:
 
     @classmethod
     def _from_toml(cls, path: Path, data: dict[str, Any]) -> Study:
-        f = path / STUDY_FILE
         st = data.get("study", {})
         try:
-            rounds = [_round_from_toml(r, f) for r in data.get("rounds", [])]
-            rounds.sort(key=lambda r: r.number)  # numeric order: round 10 after round 2
-            study = cls(
-                path=path,
-                name=str(st.get("name", path.name)),
-                schema_ref=str(st["schema"]),
-                raters=[str(r) for r in st["raters"]] if isinstance(st["raters"], list) else [],  # check_loaded
-                url=str(data.get("server", {}).get("url", "")),
-                data_dir=str(data.get("server", {}).get("data_dir", "")),
-                created_at=str(st.get("created_at", "")),
-                rounds=rounds,
-                adjudication=dict(data.get("adjudication", {})),
-                extra=dict(data.get("extra", {})),
-            )
+            study = cls(path=path, **_study_fields(path, st, data))
         except (KeyError, TypeError, ValueError) as exc:
-            raise GoldboardError(f"{f}: missing or malformed entry {exc}") from None
+            raise GoldboardError(f"{path / STUDY_FILE}: missing or malformed entry {exc}") from None
         check_loaded(study, st.get("raters"))
         return study
 
@@ -280,42 +271,17 @@ class Study:
         """Change the server URL, embedded data dir or name (saved); returns what changed, one
         line each.  A URL change keeps the rounds' project ids: they must exist on the new
         server (the same server under a new address), else push to a new round."""
-        changes: list[str] = []
-        if url is not None:
-            url = check_server_url(url)
-            if url != self.url:
-                changes.append(f"url: {shown_url(self.url) or '(embedded server)'} -> {url or '(embedded server)'}")
-                self.url = url
-        if data_dir is not None:
-            check_free_text(data_dir, "data_dir", "the path")
-        if data_dir is not None and data_dir != self.data_dir:
-            changes.append(f"data_dir: {self.data_dir or '(default)'} -> {data_dir or '(default)'}")
-            self.data_dir = data_dir
-        if name is not None:
-            name = name.strip()
-            if not name:
-                raise GoldboardError("give a non-empty name", param="name")
-            check_study_name(name)
-            if name != self.name:
-                changes.append(f"name: {self.name} -> {name}")
-                self.name = name
+        new = {k: v for k, v in check_settings(url=url, data_dir=data_dir, name=name).items() if v != getattr(self, k)}
+        changes = [setting_change(k, getattr(self, k), v) for k, v in new.items()]
+        for k, v in new.items():
+            setattr(self, k, v)
         if changes:
             self.save()
         return changes
 
     def add_rater(self, name: str) -> None:
         """Add a rater (saved).  Their project in an existing round is made by the next push."""
-        name = name.strip()
-        check_rater_name(name, "rater")
-        if name in self.raters:
-            raise GoldboardError(f"{name!r} is already a rater of this study ({', '.join(self.raters)})")
-        twin = _case_twin(name, self.raters)
-        if twin is not None:
-            raise GoldboardError(
-                f"{name!r}: the study has rater {twin!r}, which differs only in letter case: "
-                f"give the new rater a name that differs in more than case (or use {twin!r})"
-            )
-        self.raters.append(name)
+        self.raters.append(check_new_rater(name, self.raters))
         self.save()
 
     # ------------------------------------------------------------------ accessors
@@ -326,58 +292,8 @@ class Study:
                 self._schema = load_schema(self.schema_ref)
             except SchemaError as exc:
                 raise GoldboardError(f"{self.path / STUDY_FILE}: schema: {exc}") from None
-            self._check_pulled_schema(self._schema)
+            check_pulled_schema(self, self._schema)
         return self._schema
-
-    def _check_pulled_schema(self, schema: Schema) -> None:
-        """Refuse (one line) a study whose ``study.toml`` names another schema than the one a
-        round's ratings were pulled with (``rounds/N/pull.json``: ``schema``): no command
-        changes a study's schema, so study.toml was edited by hand, and every rating would be
-        read against the wrong categories.  The line names the first rating of that round the
-        schema now in study.toml cannot hold (file, line, field), if any.  A new version of the
-        same schema (a guideline revised between rounds) is not refused."""
-        import json
-
-        for n in self.pulled_rounds():
-            try:
-                rec = json.loads(self.pull_report_path(n).read_text(encoding="utf-8-sig"))
-            except (OSError, ValueError):
-                continue  # missing or damaged: said by ratings_edit_problem
-            pulled = rec.get("schema") if isinstance(rec, dict) else None
-            if not isinstance(pulled, str) or pulled.rsplit(" v", 1)[0] == schema.name:
-                continue
-            first = self._first_foreign_rating(n, schema)
-            raise GoldboardError(
-                f"{self.path / STUDY_FILE}: schema {schema.name!r} does not match the ratings pulled with it: round "
-                f"{n} was pulled with schema {pulled} ({self.pull_report_path(n)})"
-                + (f", and {first}" if first else "")
-                + f"; study.toml edited by hand? put back the schema {pulled.rsplit(' v', 1)[0]!r}"
-            )
-
-    def _first_foreign_rating(self, round_number: int, schema: Schema) -> str:
-        """``rounds/N/ratings.csv:LINE: FIELD: ...`` for the first rating ``schema`` has no field
-        or value for (``""`` when it holds them all)."""
-        import csv
-
-        from goldboard.label_configs.schema import ValueNotInSchema
-
-        fields = {f.name: f for f in schema.fields}
-        path = self.ratings_path(round_number)
-        try:
-            with open(path, encoding="utf-8-sig", newline="") as fh:
-                for line, row in enumerate(csv.DictReader(fh), start=2):
-                    name, value = row.get("field") or "", row.get("value") or ""
-                    if name not in fields:
-                        return f"{path}:{line}: field: {name!r} is not one of its fields"
-                    f = fields[name]
-                    if value and f.kind not in ("text", "multi"):
-                        try:
-                            f.normalize(value)
-                        except ValueNotInSchema:
-                            return f"{path}:{line}: {name}: {value!r} is not one of its values"
-        except (OSError, UnicodeDecodeError, csv.Error):
-            return ""
-        return ""
 
     def round(self, round_number: int | None = None) -> Round:
         """The round ``round_number`` (default: the latest)."""
@@ -408,56 +324,18 @@ class Study:
     ) -> Round:
         """Record on round ``round_number`` (added when new) whether it is a calibration round and the
         guideline (codebook) version its raters used; saved at once."""
-        if round_number < 1:
-            raise ParamError("{round_number} {n}: rounds are numbered from 1", n=round_number)
-        if guideline_version is not None:
-            guideline_version = free_text_option(guideline_version, "guideline_version", "the version")
         have = sorted(r.number for r in self.rounds)
-        nxt = have[-1] + 1 if have else 1
-        if round_number not in have and round_number != nxt:
-            raise GoldboardError(
-                f"round {round_number}: the study has "
-                + (f"rounds {', '.join(map(str, have))}" if have else "no rounds yet")
-                + f"; a new round is round {nxt} (rounds are numbered without gaps)"
-            )
+        guideline_version = check_round_marks(round_number, have, guideline_version)
         restored = round_number not in have and self.pull_report_path(round_number).exists()
         rnd = self.get_or_add_round(round_number)
         if restored:  # an entry deleted by hand, put back for the ratings its pull wrote (unlisted_rounds)
-            self._restore_round(rnd)
+            _restore_round(self, rnd)
         if calibration is not None:
             rnd.calibration = bool(calibration)
         if guideline_version is not None:
             rnd.guideline_version = guideline_version.strip()
         self.save()
         return rnd
-
-    def _restore_round(self, rnd: Round) -> None:
-        """``rnd``'s mode and date from its ``pull.json`` (what the pull recorded), for an entry
-        put back by ``study round`` over ratings a pull wrote."""
-        import json
-
-        try:
-            rec = json.loads(self.pull_report_path(rnd.number).read_text(encoding="utf-8-sig"))
-        except (OSError, ValueError):
-            return
-        if not isinstance(rec, dict):
-            return
-        if rec.get("mode") in ("blinded", "shared", "table"):
-            rnd.mode = str(rec["mode"])
-        when = rec.get("pulled_at") if isinstance(rec.get("pulled_at"), str) else ""
-        rnd.created_at = when or rnd.created_at
-        for key in ("table", "file"):  # the ratings table or tool export the round was pulled from
-            src = rec.get(key)
-            if isinstance(src, dict) and isinstance(src.get("source"), str):
-                keep = ("file", "sha256", "rows", "format")
-                rnd.tables[src["source"]] = {k: src[k] for k in keep if k in src} | {"pulled_at": when}
-        if self.units_path.exists():
-            rnd.units = sum(
-                1
-                for _, u in iter_jsonl(self.units_path, " in the units file")
-                if isinstance(u, dict) and rnd.number in (u.get("rounds") or [])
-            )
-        rnd.restored = True
 
     def round_item_kind(self, rnd: Round) -> str:
         """``"case"`` or ``"output"``: the kind of items round ``rnd`` holds (``""`` before its first
@@ -488,8 +366,6 @@ class Study:
     def held_out(self, round_number: int) -> dict[str, set[str]]:
         """Rater -> the items whose annotation the round's pull held out as invalid
         (``invalid.csv`` rows of kind ``invalid``; superseded ones are not counted), read as text."""
-        import csv
-
         path = self.invalid_path(round_number)
         out: dict[str, set[str]] = {}
         if not path.exists():
@@ -499,16 +375,6 @@ class Study:
                 if row.get("kind") == "invalid" and row.get("item_id"):
                     out.setdefault(str(row.get("rater") or ""), set()).add(str(row["item_id"]))
         return out
-
-    def no_ratings_text(self, round_number: int) -> str:
-        """Why a round has no ratings: ``nobody has annotated it``, or, when its pull held every
-        annotation out, ``all 4 ratings pulled were held out as invalid: see rounds/1/invalid.csv``."""
-        held = self.held_out(round_number)
-        n = sum(len(v) for v in held.values())
-        if not n:
-            return "nobody has annotated it"
-        what = "the 1 rating pulled was" if n == 1 else f"all {n} ratings pulled were"
-        return f"{what} held out as invalid: see {self.invalid_path(round_number)}"
 
     def pull_report_path(self, round_number: int) -> Path:
         return self.round_dir(round_number) / "pull.json"
@@ -521,8 +387,6 @@ class Study:
         of ratings (Label Studio, its exports, ratings tables, other tools' exports) ends here;
         :mod:`goldboard.cases.intake.rounds` keeps each source's rows apart by provenance.
         Returns the paths written (``ratings``, ``invalid``, ``summary``)."""
-        import json
-
         from goldboard.fileio import write_csv_atomic
 
         paths = {
@@ -537,119 +401,6 @@ class Study:
             summary = {**summary, "ratings_sha256": hashlib.sha256(paths["ratings"].read_bytes()).hexdigest()}
             write_text_atomic(paths["summary"], json.dumps(summary, indent=1, ensure_ascii=False, default=str) + "\n")
         return paths
-
-    def ratings_edit_problem(self, round_number: int, sha256: str | None = None) -> str | None:
-        """One line when ``rounds/N/ratings.csv`` is no longer the file its pull wrote (its
-        SHA-256 -- ``sha256`` when the caller hashed the bytes it read -- is not the one
-        ``pull.json`` recorded): edited by hand; or when it cannot be checked because the pull's
-        record is missing (with the ``invalid.csv`` the same pull wrote still there) or
-        unreadable.  ``None`` when it is the pulled file, or when there is nothing to check it
-        against: a pull record of an older goldboard (no digest), or a ``ratings.csv`` put
-        there by hand on its own."""
-        path = self.ratings_path(round_number)
-        if not path.exists():
-            return None
-        recorded, problem = self.recorded_ratings_sha256(round_number)
-        if recorded is None:
-            return problem
-        if sha256 is None:
-            sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
-        if sha256 == recorded:
-            return None
-        return (
-            f"{path}: changed since its pull (its SHA-256 is not the one pull.json recorded): edited by hand? "
-            "ratings are what the raters entered; correct a rating in its source and pull again"
-        )
-
-    def recorded_ratings_sha256(self, round_number: int) -> tuple[str | None, str | None]:
-        """``(digest, None)``: the ``ratings_sha256`` of round ``round_number``'s ``pull.json``;
-        ``(None, None)`` when there is none to check against; ``(None, line)`` when the record
-        is missing or damaged."""
-        import json
-
-        rec, path = self.pull_report_path(round_number), self.ratings_path(round_number)
-        unchecked = f"so {path} cannot be checked against its pull (a pull writes ratings.csv, invalid.csv and {rec.name} together)"
-        try:
-            text = rec.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            if not self.invalid_path(round_number).exists():
-                return None, None  # a ratings.csv put there by hand on its own: no pull to check it against
-            return None, f"{rec}: missing, {unchecked}: deleted by hand? pull the round again, or restore the file"
-        except (OSError, UnicodeDecodeError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
-            return None, f"{rec}: cannot be read ({why}), {unchecked}: pull the round again, or restore the file"
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            line = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
-            return (
-                None,
-                f"{rec}: not valid JSON{line}, {unchecked}: edited by hand? pull the round again, or restore it",
-            )
-        if not isinstance(data, dict):
-            return (
-                None,
-                f"{rec}: not a pull record (a JSON object), {unchecked}: pull the round again, or restore the file",
-            )
-        recorded = data.get("ratings_sha256")
-        if recorded is None:
-            return None, None  # a pull of an older goldboard recorded no digest
-        if not isinstance(recorded, str) or len(recorded) != 64:
-            return None, f"{rec}: ratings_sha256 {str(recorded)[:70]!r} is not a SHA-256, {unchecked}: edited by hand?"
-        return recorded, None
-
-    def unlisted_rounds(self) -> list[str]:
-        """One line per round folder holding ratings a pull wrote (``rounds/N/pull.json``) that
-        ``study.toml`` has no ``[[rounds]]`` entry for (deleted by hand, or a pull stopped before it
-        saved study.toml): readers read its ratings, say so, and ``gold export`` refuses it."""
-        listed = {r.number for r in self.rounds}
-        return [
-            f"{self.path / STUDY_FILE}: no [[rounds]] entry for round {n}, but {self.round_dir(n)} holds ratings a "
-            f"pull wrote (pull.json): its settings (calibration, guideline version, projects) are lost; put the entry "
-            f"back with `goldboard study round {self.path} {n} --main` (--calibration if it was a calibration round)"
-            for n in self.pulled_rounds()
-            if n not in listed and self.pull_report_path(n).exists()
-        ]
-
-    def edited_rounds(self) -> list[str]:
-        """One line per problem of the study's pulled files that every reader of its ratings
-        says (``report``, ``flag``, ``adjudicate sheet``, ``status``; ``agree`` for its round):
-        a round whose ``ratings.csv`` changed since its pull or cannot be checked
-        (:meth:`ratings_edit_problem`, each file hashed once per call), and a pulled round
-        study.toml does not list (:meth:`unlisted_rounds`)."""
-        edited = [p for p in (self.ratings_edit_problem(n) for n in self.pulled_rounds()) if p]
-        return edited + self.unlisted_rounds() + self.units_gaps()
-
-    def units_gaps(self) -> list[str]:
-        """One line when ``units.jsonl`` (present, with records) has no unit for an item a round
-        rated: the record of what the raters were shown is lost (a line deleted by hand), or the
-        file cannot be read.  ``[]`` for a study without a units file (ratings put there by hand)."""
-        import csv
-
-        if not self.units_path.exists():
-            return []
-        try:
-            have = _unit_ids(self.units_path)
-        except GoldboardError as exc:
-            return [f"{exc} (the record of what the raters were shown)"]
-        if not have:
-            return []
-        try:
-            rated = self.items_by_round()
-        except (OSError, UnicodeDecodeError, csv.Error):
-            return []  # a ratings file that cannot be read: named by the command reading it
-        lines = []
-        for n, items in rated.items():
-            missing = sorted(items - have)
-            if missing:
-                shown = ", ".join(map(repr, missing[:3])) + (
-                    f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-                )
-                lines.append(
-                    f"{self.units_path}: no unit for {len(missing)} item(s) rated in {self.ratings_path(n)} ({shown}): "
-                    "the record of what the raters were shown is lost (a line deleted by hand?); restore the file"
-                )
-        return lines
 
     def assignment_path(self, round_number: int) -> Path:
         """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""
@@ -707,8 +458,6 @@ class Study:
         round) is not yet expected on the rounds pulled before.  Every study rater when a round's
         pull record is missing or unreadable, when no round is pulled, or when a pull recorded a
         rater study.toml no longer lists (renamed or removed by hand: who is new cannot be told)."""
-        import json
-
         seen: set[str] = set()
         for n in self.pulled_rounds():
             try:
@@ -724,177 +473,24 @@ class Study:
 
     def pulled_rounds(self) -> list[int]:
         """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10).
-        A round whose ``pull.json`` is there without its ``ratings.csv`` (deleted by hand: a pull
-        writes the ratings first) is a one-line error: its ratings would silently drop out; so is
-        a round folder renamed or deleted (:meth:`check_round_folders`)."""
-        self.check_round_folders()
-        rounds = self.path / "rounds"
-        for rec in rounds.glob("*/pull.json"):
-            if _ROUND_DIR.fullmatch(rec.parent.name) and not (rec.parent / "ratings.csv").exists():
-                raise GoldboardError(
-                    f"{rec.parent / 'ratings.csv'}: missing, but {rec} records its pull: deleted by hand? restore it "
-                    f"from a backup (or move {rec.parent} out of the study and pull round {rec.parent.name} again)"
-                )
-        return sorted(int(p.parent.name) for p in rounds.glob("*/ratings.csv") if _ROUND_DIR.fullmatch(p.parent.name))
-
-    def stray_round_entries(self) -> list[tuple[str, int | None]]:
-        """The entries of ``rounds/`` that are not a round folder as goldboard names it
-        (``rounds/1``, ``rounds/2``, ...: no leading zero, no other character), each with the
-        round number its name reads as to a person (:func:`read_number`: ``01``, ``1`` with a
-        zero-width space, `` 1``, a full-width ``１``), or ``None`` (``sub``, ``old``).  Files a
-        file manager leaves (``.DS_Store``, ``Thumbs.db``, ``desktop.ini``) are not listed."""
-        root = self.path / "rounds"
-        if not root.is_dir():
-            return []
-        out = []
-        for p in sorted(root.iterdir(), key=lambda p: p.name):
-            if _ROUND_DIR.fullmatch(p.name) or p.name.casefold() in _OS_FILES:  # a file rounds/1: round 1 missing
-                continue
-            out.append((p.name, read_number(p.name)))
-        return out
-
-    def check_round_folders(self) -> None:
-        """Refuse (one line) a study whose round folders are not where its records put them:
-
-        * a round whose pull of files ``study.toml`` records (``tables``: a ratings table or a
-          tool's export, recorded once the round's files are written) with neither ``rounds/N/ratings.csv`` nor
-          ``rounds/N/pull.json`` (the folder deleted, emptied or renamed): named with the entry
-          of ``rounds/`` that holds it, if one reads as round N or holds round N's ``pull.json``;
-        * an entry of ``rounds/`` whose name reads as a round number but is not one
-          (``rounds/01``, ``1`` with an invisible character): renamed by hand, or a copy beside
-          the round's folder; every reader would otherwise pass it over in silence.
-
-        * an entry of ``rounds/`` holding round N's ``pull.json`` while ``rounds/N`` does not exist
-          (a round folder renamed ``rounds/old``, whatever study.toml records).
-
-        Other entries (``rounds/old``) are read by no command; ``status`` names them."""
-        stray = self.stray_round_entries()
-        root = self.path / "rounds"
-        for rnd in self.rounds:
-            n = rnd.number
-            if not rnd.tables:  # recorded after the round's files are written: a stopped pull never leaves it alone
-                continue
-            if self.ratings_path(n).exists() or self.pull_report_path(n).exists():
-                continue
-            what = "from " + ", ".join(map(str, rnd.tables))
-            moved = [name for name, m in stray if m == n or _pull_record_round(root / name) == n]
-            where = (
-                f"{_shown_entry(root, moved[0])} holds it: renamed? rename it back to {self.round_dir(n)}"
-                if moved
-                else "deleted by hand? restore it from a backup"
-            )
-            raise GoldboardError(
-                f"{self.round_dir(n)}: missing, but {self.path / STUDY_FILE} records round {n}'s pull ({what}); "
-                f"{where} (its ratings would otherwise drop out of every result)"
-            )
-        for name, n in stray:
-            if n is None:
-                continue
-            shown = _shown_entry(root, name)
-            if n >= 1 and self.round_dir(n).is_dir():
-                raise GoldboardError(
-                    f"{shown}: reads as round {n}, beside {self.round_dir(n)}, but no command reads it: a copy? "
-                    "move it out of the study"
-                )
-            to = f"rename it back to {self.round_dir(n)}" if n >= 1 else "rounds are numbered from 1: rename it"
-            raise GoldboardError(
-                f"{shown}: not a round folder name (goldboard names round folders {root / '1'}, {root / '2'}, ...), "
-                f"though it reads as round {n}: renamed by hand? {to} (or move it out of the study)"
-            )
-        for name, _ in stray:  # rounds/old holding round 1's pull record, rounds/1 gone (a Label Studio round too)
-            n = _pull_record_round(root / name)
-            if n is not None and n >= 1 and not self.round_dir(n).exists():
-                raise GoldboardError(
-                    f"{self.round_dir(n)}: missing, but {_shown_entry(root, name)} holds round {n}'s pull record "
-                    f"(pull.json): renamed? rename it back to {self.round_dir(n)} (its ratings would otherwise drop "
-                    "out of every result)"
-                )
-
-    def unexpected_round_entries(self) -> list[str]:
-        """One line per entry of ``rounds/`` that no command reads (not a round number): ``status``
-        names them.  (An entry that reads as a round number is refused: :meth:`check_round_folders`.)"""
-        root = self.path / "rounds"
-        return [
-            f"{_shown_entry(root, name)}: not a round folder (goldboard names them {root / '1'}, {root / '2'}, ...); "
-            "no command reads it: move it out of the study"
-            for name, n in self.stray_round_entries()
-            if n is None
-        ]
+        A round whose ``pull.json`` is there without its ``ratings.csv``, or a round folder renamed
+        or deleted, is a one-line error (:func:`~goldboard.study_checks.check_round_files`)."""
+        check_round_files(self)
+        found = (self.path / "rounds").glob("*/ratings.csv")
+        return sorted(int(p.parent.name) for p in found if ROUND_DIR.fullmatch(p.parent.name))
 
     def items_by_round(self) -> dict[int, set[str]]:
         """Round -> the item ids of its ``rounds/N/ratings.csv`` (every pulled round), read as
         text with the csv module: which items the study has, whatever one command analyses."""
-        import csv
-
-        out: dict[int, set[str]] = {}
-        for n in self.pulled_rounds():
-            path = self.ratings_path(n)
-            st = path.stat()
-            key = (st.st_mtime_ns, st.st_size, st.st_ino)
-            if n in _ITEMS_READ.get(path, {}).get(key, {}):  # read already by this process, unchanged since
-                out[n] = set(_ITEMS_READ[path][key][n])
-                continue
-            with open(path, encoding="utf-8", newline="") as fh:
-                text = fh.read()
-            found = _plain_column(text, "item_id")
-            if found is None:
-                rows = csv.reader(io.StringIO(text, newline=""))
-                head = next(rows, [])
-                if "item_id" not in head:
-                    continue
-                j = head.index("item_id")
-                found = {r[j] for r in rows if len(r) > j}
-            out[n] = found
-            _ITEMS_READ[path] = {key: {n: frozenset(out[n])}}
-        return out
+        found = {n: _item_ids(self.ratings_path(n), n) for n in self.pulled_rounds()}
+        return {n: items for n, items in found.items() if items is not None}
 
     def lost_ratings_rounds(self) -> list[int]:
         """Rounds whose ``pull.json`` records a pull but whose ``ratings.csv`` is gone (deleted)."""
-        self.check_round_folders()
+        check_round_folders(self)
         pulls = (self.path / "rounds").glob("*/pull.json")
-        rounds = sorted(int(p.parent.name) for p in pulls if _ROUND_DIR.fullmatch(p.parent.name))
+        rounds = sorted(int(p.parent.name) for p in pulls if ROUND_DIR.fullmatch(p.parent.name))
         return [n for n in rounds if not self.ratings_path(n).exists()]
-
-    def no_ratings_error(self) -> GoldboardError:
-        """The error for a study without ratings: "no ratings pulled yet", unless a round's
-        ``pull.json`` records a pull whose ``ratings.csv`` is gone (then that file is named)."""
-        gone = self.lost_ratings_rounds()
-        if gone:
-            n = gone[-1]
-            return GoldboardError(
-                f"{self.ratings_path(n)}: missing, but round {n} was pulled ({self.pull_report_path(n)} records it); "
-                f"restore the file from a backup, or pull round {n} again"
-            )
-        held = [n for n in self.pulled_rounds() if self.held_out(n)]
-        if held:  # pulled, but every annotation was held out (not "no ratings pulled yet")
-            return GoldboardError(
-                f"{self.path}: no valid ratings yet: round {held[-1]}: {self.no_ratings_text(held[-1])} "
-                f"(correct them at the source and pull again)"
-            )
-        return GoldboardError(f"{self.path}: no ratings pulled yet (run `goldboard pull --study {self.path}`)")
-
-    def check_round(self, round_number: int) -> None:
-        """``--round N`` read by a command (agree, flag, report, sheet, plan, calibrate, gold):
-        a round the study does not have -- neither in ``study.toml`` nor pulled -- is named as
-        such ("the study has rounds 1-3; round 7 does not exist"), never advised to be pulled
-        (``pull`` refuses a round beyond the next)."""
-        have = sorted({r.number for r in self.rounds} | set(self.pulled_rounds()))
-        if round_number in have:
-            return
-        if not have:
-            span = "no rounds yet"
-        elif len(have) == 1:
-            span = f"round {have[0]}"
-        elif have == list(range(have[0], have[-1] + 1)):
-            span = f"rounds {have[0]}-{have[-1]}"
-        else:
-            span = "rounds " + ", ".join(map(str, have))
-        raise ParamError(
-            "{where}: {round_number} {n}: the study has {span}; round {n} does not exist",
-            n=round_number,
-            span=span,
-            where=self.path,
-        )
 
     def latest_pulled_round(self) -> int:
         """The round every command reads when ``--round`` is omitted: the latest round of
@@ -902,7 +498,7 @@ class Study:
         a ``rounds/N/ratings.csv`` put there by hand), the latest such round."""
         pulled = [r.number for r in self.rounds if self.ratings_path(r.number).exists()] or self.pulled_rounds()
         if not pulled or self.lost_ratings_rounds():  # a deleted ratings.csv is named, never passed over
-            raise self.no_ratings_error()
+            raise no_ratings_error(self)
         return max(pulled)
 
     def ratings(self, round_number: int | None = None) -> pd.DataFrame:
@@ -913,7 +509,7 @@ class Study:
             round_number = self.latest_pulled_round()
         p = self.ratings_path(round_number)
         if not p.exists():
-            self.check_round(round_number)
+            check_round(self, round_number)
             raise GoldboardError(
                 f"{p}: not pulled yet (run `goldboard pull --study {self.path} --round {round_number}`)"
             )
@@ -932,7 +528,7 @@ class Study:
         from goldboard.cases.ratings import empty_ratings, read_ratings_csv
 
         if self.lost_ratings_rounds():  # a pulled round's ratings deleted: never read the others as all
-            raise self.no_ratings_error()
+            raise no_ratings_error(self)
         frames = []
         for n in self.pulled_rounds():
             data = self.ratings_path(n).read_bytes()
@@ -960,6 +556,50 @@ class Study:
         if not recs:
             return pd.DataFrame(columns=["item_id", "case_id", "output_id", "model", "case_text", "output_text"])
         return pd.DataFrame(recs)
+
+
+def _study_fields(path: Path, st: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """A :class:`Study`'s fields (but ``path``) as study.toml's ``data`` (``st``: its ``[study]``) holds them."""
+    rounds = [_round_from_toml(r, path / STUDY_FILE) for r in data.get("rounds", [])]
+    rounds.sort(key=lambda r: r.number)  # numeric order: round 10 after round 2
+    return {
+        "name": str(st.get("name", path.name)),
+        "schema_ref": str(st["schema"]),
+        "raters": [str(r) for r in st["raters"]] if isinstance(st["raters"], list) else [],  # check_loaded
+        "url": str(data.get("server", {}).get("url", "")),
+        "data_dir": str(data.get("server", {}).get("data_dir", "")),
+        "created_at": str(st.get("created_at", "")),
+        "rounds": rounds,
+        "adjudication": dict(data.get("adjudication", {})),
+        "extra": dict(data.get("extra", {})),
+    }
+
+
+def _restore_round(study: Study, rnd: Round) -> None:
+    """``rnd``'s mode and date from its ``pull.json`` (what the pull recorded), for an entry
+    put back by ``study round`` over ratings a pull wrote."""
+    try:
+        rec = json.loads(study.pull_report_path(rnd.number).read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(rec, dict):
+        return
+    if rec.get("mode") in ("blinded", "shared", "table"):
+        rnd.mode = str(rec["mode"])
+    when = rec.get("pulled_at") if isinstance(rec.get("pulled_at"), str) else ""
+    rnd.created_at = when or rnd.created_at
+    for key in ("table", "file"):  # the ratings table or tool export the round was pulled from
+        src = rec.get(key)
+        if isinstance(src, dict) and isinstance(src.get("source"), str):
+            keep = ("file", "sha256", "rows", "format")
+            rnd.tables[src["source"]] = {k: src[k] for k in keep if k in src} | {"pulled_at": when}
+    if study.units_path.exists():
+        rnd.units = sum(
+            1
+            for _, u in iter_jsonl(study.units_path, " in the units file")
+            if isinstance(u, dict) and rnd.number in (u.get("rounds") or [])
+        )
+    rnd.restored = True
 
 
 def _read_toml(f: Path) -> dict[str, Any]:
@@ -1091,98 +731,6 @@ def _shown_value(v: Any) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def check_not_inside_a_study(path: Path) -> None:
-    """Refuse (one line) a new study folder inside another study's own folders (``rounds/``,
-    ``gold/``, ``judges/``, a hidden folder: :func:`~goldboard.fileio.study_own_file`), where every
-    reader of that study would meet it (and every ``-o`` refuses to write).  A study in a folder
-    directly in another study's folder (``X/sub``, or under ``X/reports/``) is another study
-    beside its files, and is made."""
-    own = study_own_file(path)
-    if own is not None:
-        folder, what = own
-        raise GoldboardError(
-            f"{path}: is inside the study in {folder} ({what}); a study is never made inside another study's own "
-            f"folders: give a folder outside them (a folder directly in {folder}, e.g. {folder / path.name}, is fine)"
-        )
-
-
-def check_loaded(study: Study, raters: Any) -> None:
-    """A study.toml edited by hand into a study ``study init`` would refuse is refused by every
-    command that opens it (one line naming study.toml and the entry): the raters are a list of
-    at least two names, each a valid rater name, none repeated or differing from another only in
-    letter case; the rounds' numbers are 1, 2, ... with none repeated."""
-    f = study.path / STUDY_FILE
-    if not isinstance(raters, list) or not all(isinstance(r, str) for r in raters):
-        raise GoldboardError(f'{f}: [study] raters: not a list of names (raters = ["onc_a", "onc_b"])')
-    where = f"{f}: [study] raters"
-    if len(raters) < 2:
-        raise GoldboardError(f"{where}: {len(raters)} rater(s); a study needs at least two (study init refuses fewer)")
-    for i, r in enumerate(raters):
-        if r in raters[:i]:
-            raise GoldboardError(
-                f"{f}: rater {r!r} is listed twice in [study] raters (edited by hand?); list each rater once"
-            )
-        try:
-            check_rater_name(r, "raters")
-        except GoldboardError as exc:
-            raise GoldboardError(f"{where}: {exc.message}") from None
-        twin = _case_twin(r, raters[:i])
-        if twin is not None:
-            raise GoldboardError(
-                f"{f}: raters {twin!r} and {r!r} in [study] raters differ only in letter case (edited by hand?): "
-                "one person, or two? list each rater once, spelled as in the ratings"
-            )
-    numbers = [r.number for r in study.rounds]
-    for i, n in enumerate(numbers):
-        if n < 1 or n in numbers[:i]:
-            what = "listed twice" if n >= 1 else "not a round number (rounds are numbered from 1)"
-            raise GoldboardError(f"{f}: [[rounds]] number = {n}: {what}")
-
-
-#: a round folder's name as goldboard writes it (``rounds/1``, ``rounds/12``): ASCII digits, no leading zero
-_ROUND_DIR = re.compile(r"[1-9][0-9]*", re.ASCII)
-#: files a file manager or the OS leaves in any folder: never an unexpected entry of a study folder
-_OS_FILES = frozenset({".ds_store", "thumbs.db", "desktop.ini"})
-
-
-def read_number(name: str, prefix: str = "") -> int | None:
-    """The number a folder name reads as to a person, ``prefix`` (lower case) then digits: the
-    name in Unicode NFKC form, its invisible (Cf), control and space characters dropped, letter
-    case folded, digits of any script; ``None`` when it reads as no number.
-
-    >>> [read_number(x) for x in ("1", "01", "1\u200b", " 2", "\uff13", "sub", "1a", "")]
-    [1, 1, 1, 2, 3, None, None, None]
-    >>> [read_number(x, "v") for x in ("v2", "V2", "v02", " v2\u200b", "2", "vx")]
-    [2, 2, 2, 2, None, None]
-    """
-    import unicodedata
-
-    text = unicodedata.normalize("NFKC", name)
-    text = "".join(ch for ch in text if unicodedata.category(ch)[0] not in "CZ" and not ch.isspace()).casefold()
-    if not text.startswith(prefix):
-        return None
-    digits = text[len(prefix) :]
-    return int(digits) if digits and all(ch.isdecimal() for ch in digits) else None
-
-
-def _shown_entry(folder: Path, name: str) -> str:
-    """``folder/name`` as a message shows it: a name with an invisible, control or surrounding
-    space character quoted with its escapes (``rounds/'1\\u200b'``), so the reader sees it."""
-    return str(folder / name) if name.isprintable() and name == name.strip() else f"{folder}/{name!r}"
-
-
-def _pull_record_round(folder: Path) -> int | None:
-    """The ``round`` a folder's ``pull.json`` records (a round folder moved under another name)."""
-    import json
-
-    try:
-        rec = json.loads((folder / "pull.json").read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
-        return None
-    n = rec.get("round") if isinstance(rec, dict) else None
-    return n if isinstance(n, int) else None
-
-
 def _plain_column(text: str, name: str) -> set[str] | None:
     """The distinct cells of column ``name`` (not the first) of CSV ``text`` with no quote, CR or
     NUL -- where the csv module's rows are the lines split at commas -- found by one regular
@@ -1201,133 +749,26 @@ def _plain_column(text: str, name: str) -> set[str] | None:
 #: read, so one command reading them twice (the units check, then gold) reads the file once
 _ITEMS_READ: dict[Path, dict[tuple, dict[int, frozenset]]] = {}
 
-#: a units line as goldboard writes it (``json.dumps`` of a record whose first key is a plain
-#: item id): its id is the text between the quotes, no JSON parse needed
-_UNIT_LINE = re.compile(r'^\{"item_id": "([^"\\\n]*)"[^\n]*\}[ \t\r]*$', re.M)
 
-
-def _unit_ids(path: Path) -> set[str]:
-    """The item ids of a units file (a large study's units file is read by every reader's
-    :meth:`Study.units_gaps`): when every line is one goldboard wrote (the id first, plain text),
-    the ids are taken from the lines as they stand (200,000 units: 0.1 s, against 1.5 s for a
-    JSON parse per line); any other file is read with the plain JSON parser, and a file it
-    cannot read again by :func:`~goldboard.fileio.iter_jsonl`, whose one-line error names the
-    line.  (What a unit says is checked by the readers of the units, not here.)"""
-    import json
-
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            text = fh.read()
-        ids = _UNIT_LINE.findall(text)
-        if len(ids) == sum(1 for line in text.splitlines() if line.strip()):
-            return set(ids)
-        recs = [json.loads(line) for line in text.splitlines() if line.strip()]
-        return {str(u.get("item_id")) for u in recs if isinstance(u, dict)}
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        return {str(u.get("item_id")) for _, u in iter_jsonl(path, " in the units file") if isinstance(u, dict)}
-
-
-def shown_url(url: str) -> str:
-    """``url`` as it may be printed: a user name and password (``http://u:pw@host``, from an
-    older study.toml) shown as ``http://...@host``."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.rsplit("@", 1)[-1] if "@" in url else url
-    if "@" not in parts.netloc:
-        return url
-    return f"{parts.scheme}://...@{parts.netloc.rsplit('@', 1)[1]}{url.split(parts.netloc, 1)[1]}"
-
-
-def check_free_text(text: str, param: str, what: str = "the text", echo: bool = True) -> None:
-    """Free text goldboard stores in ``study.toml`` and prints (a study name, a guideline
-    version, a table's source name, a URL, a rater's qualifications, the case source) holding a
-    hidden character (:func:`goldboard.cases.ids.is_hidden`: a control, line-break, bidi-control,
-    zero-width or other invisible format character) is refused naming library parameter
-    ``param`` and the code point, the text shown with the character escaped (``'v2\\u200b'``;
-    ``echo=False``: not shown, as a URL may carry a password): in the report and every printed
-    summary such a character hides or reorders text, a line break in a one-line fact silently
-    splits it, and a key (a source name) holding one is not the key it looks like."""
-    from goldboard.cases.ids import hidden_text_message
-
-    msg = hidden_text_message(text, what, echo=echo)
-    if msg:
-        raise GoldboardError(msg, param=param)
-
-
-def free_text_option(text: str, param: str, what: str = "the text") -> str:
-    """A free-text option goldboard stores as a key or a label in the study's records (a round's
-    ``--guideline-version``, a pulled table's or file's ``--source`` name): spaces, tabs and line
-    ends around it are no part of it and are dropped (a pasted ``' v2 '`` is ``v2``, as an id's
-    are); a hidden character inside it is refused (:func:`check_free_text`, naming ``param``
-    and the code point).  Returns the text as stored.
-
-    >>> free_text_option("  v2 \\n", "guideline_version")
-    'v2'
-    """
-    from goldboard.cases.ids import ID_SPACE
-
-    text = text.strip(ID_SPACE)
-    check_free_text(text, param, what)
-    return text
-
-
-def check_study_name(name: str, param: str = "name") -> None:
-    """A study name holding a control, line-break or bidi-control character is refused: the
-    name heads the report and every printed summary, where such a character hides or
-    reorders text."""
-    check_free_text(name, param, "the name")
-
-
-def check_server_url(url: str, param: str = "url") -> str:
-    """The Label Studio URL as stored in study.toml (stripped, no trailing ``/``; ``""``
-    is the embedded server).  Not http(s), or carrying a user name and password
-    (``http://user:secret@host``), is a one-line error that never repeats the password:
-    study.toml holds no secrets and the URL is printed by ``study show``."""
-    from urllib.parse import urlsplit
-
-    url = url.strip().rstrip("/")
-    if not url:
-        return ""
-    # before urlsplit, which silently drops a tab or line break inside the URL
-    check_free_text(url, param, "the URL", echo=False)
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:  # a malformed IPv6 literal
-        parts, password = None, None
-    shown = shown_url(url)
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ParamError(
-            "{" + param + "} {shown!r}: give an http:// or https:// URL (or '' for the embedded server)", shown=shown
-        )
-    try:
-        port = parts.port
-    except ValueError:  # not a number, or above 65535
-        port = -1
-    if port is not None and not 1 <= port <= 65535:
-        raise ParamError("{" + param + "} {shown!r}: the port must be a number from 1 to 65535", shown=shown)
-    if parts.query or parts.fragment or url.endswith(("?", "#")):
-        bare = shown.split("?", 1)[0].split("#", 1)[0]
-        raise ParamError(
-            "{" + param + "} '{bare}?...': the URL has a query or fragment; a Label Studio URL needs none and one "
-            "may hold a secret (a token): give the server's address only, e.g. {base!r} (the API token "
-            "comes from $LABEL_STUDIO_API_KEY or ~/.config/goldboard/credentials.toml)",
-            bare=bare,
-            base=bare.rstrip("/"),
-        )
-    if password is not None or "@" in parts.netloc:
-        what = "a password" if password is not None else "a user name"
-        raise ParamError(
-            "{" + param + "} {shown!r}: the URL contains {what}; leave it out (study.toml holds no secrets and a "
-            "command line is visible to every local user): the API token comes from $LABEL_STUDIO_API_KEY "
-            "or ~/.config/goldboard/credentials.toml",
-            shown=shown,
-            what=what,
-        )
-    return url
+def _item_ids(path: Path, round_number: int) -> set[str] | None:
+    """The item ids of round ``round_number``'s ratings file ``path`` (``None``: no ``item_id``
+    column), read once per process while the file is unchanged."""
+    st = path.stat()
+    key = (st.st_mtime_ns, st.st_size, st.st_ino)
+    if round_number in _ITEMS_READ.get(path, {}).get(key, {}):  # read already by this process, unchanged since
+        return set(_ITEMS_READ[path][key][round_number])
+    with open(path, encoding="utf-8", newline="") as fh:
+        text = fh.read()
+    found = _plain_column(text, "item_id")
+    if found is None:
+        rows = csv.reader(io.StringIO(text, newline=""))
+        head = next(rows, [])
+        if "item_id" not in head:
+            return None
+        j = head.index("item_id")
+        found = {r[j] for r in rows if len(r) > j}
+    _ITEMS_READ[path] = {key: {round_number: frozenset(found)}}
+    return found
 
 
 __all__ = ["Study", "Round", "RATINGS_COLUMNS", "STUDY_FILE"]  # noqa: F822 (RATINGS_COLUMNS: see __getattr__)
@@ -1355,9 +796,9 @@ def study_ratings(
         if len(study.ratings(round_number)) == 0:  # not pulled yet: study.ratings names the file
             raise GoldboardError(
                 f"{study.ratings_path(round_number)}: round {round_number} has no ratings yet "
-                f"({study.no_ratings_text(round_number)}; pull again once raters have)"
+                f"({no_ratings_text(study, round_number)}; pull again once raters have)"
             )
     df = study.all_ratings(digests=digests)
     if len(df) == 0:
-        raise study.no_ratings_error()
+        raise no_ratings_error(study)
     return df

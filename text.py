@@ -607,10 +607,29 @@ def did_you_mean(word: str, choices) -> str:
     return " (did you mean " + " or ".join(repr(h) for h in hits) + "?)"
 
 
+def read_number(name: str, prefix: str = "") -> int | None:
+    """The number a folder name reads as to a person, ``prefix`` (lower case) then digits: the
+    name in Unicode NFKC form, its invisible (Cf), control and space characters dropped, letter
+    case folded, digits of any script; ``None`` when it reads as no number.
+
+    >>> [read_number(x) for x in ("1", "01", "1\u200b", " 2", "\uff13", "sub", "1a", "")]
+    [1, 1, 1, 2, 3, None, None, None]
+    >>> [read_number(x, "v") for x in ("v2", "V2", "v02", " v2\u200b", "2", "vx")]
+    [2, 2, 2, 2, None, None]
+    """
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(ch for ch in text if unicodedata.category(ch)[0] not in "CZ" and not ch.isspace()).casefold()
+    if not text.startswith(prefix):
+        return None
+    digits = text[len(prefix) :]
+    return int(digits) if digits and all(ch.isdecimal() for ch in digits) else None
+
+
 __all__ = [
     "DASHES",
     "lookalike_pair",
     "lookalike_columns_message",
+    "read_number",
     "shown_text",
     "spelling_difference",
     "spelling_key",

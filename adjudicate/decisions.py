@@ -218,7 +218,7 @@ def decision_item_errors(
         where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: entry {i + 1}"
         in_round = f" in round {rnd}" if rnd in items_by_round else ""
         errors.append(
-            f"{where}: decision {e.get('id', '?')} is for item {_q(item)}, which this study's ratings do not "
+            f"{where}: decision {e.get('id', '?')} is for item {quoted_cell(item)}, which this study's ratings do not "
             f"have{in_round}: was the log edited by hand? gold is never built from it"
         )
     return errors
@@ -240,7 +240,7 @@ def decision_independence_errors(
             continue
         where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: entry {i + 1}"
         errors.append(
-            f"{where}: decision {e.get('id', '?')} (item {_q(str(e.get('item_id')))}) names adjudicator {_q(who)}, "
+            f"{where}: decision {e.get('id', '?')} (item {quoted_cell(str(e.get('item_id')))}) names adjudicator {quoted_cell(who)}, "
             f"a rater of this study, as independent; goldboard records a rater's decision as not independent: "
             "was the log edited by hand? gold is never built from it"
         )
@@ -258,7 +258,7 @@ def decision_value_errors(entries: Iterable[dict], schema, path: str | Path) -> 
     errors = []
     fields = {f.name: f for f in schema.fields}
     for (item_id, fname), e in latest_decisions(entries).items():
-        where = f"{path}: entry {e.get('id', '?')} (item {_q(item_id)}, field {fname})"
+        where = f"{path}: entry {e.get('id', '?')} (item {quoted_cell(item_id)}, field {fname})"
         f = fields.get(fname)
         if f is None:
             errors.append(f"{where}: the schema {schema.name} has no field {fname!r}")
@@ -366,7 +366,7 @@ def parse_multi_decision(f, text: str) -> tuple[str | None, list[str]]:
     allowed = ", ".join(list(f.categories) + [empty_set_word(f), UNRESOLVED])
     if not parts:
         return None, [
-            f"decision {_q(text)} names no value of {f.name} (write {empty_set_word(f)} for nothing ticked; "
+            f"decision {quoted_cell(text)} names no value of {f.name} (write {empty_set_word(f)} for nothing ticked; "
             f"allowed: {allowed})"
         ]
     chosen: set[str] = set()
@@ -381,9 +381,11 @@ def parse_multi_decision(f, text: str) -> tuple[str | None, list[str]]:
         if part.casefold() in EMPTY_SET_WORDS or part.casefold() == UNRESOLVED:
             specials.append(part)
         else:
-            problems.append(f"{_q(part)} is not a value of {f.name} (allowed: {allowed})")
+            problems.append(f"{quoted_cell(part)} is not a value of {f.name} (allowed: {allowed})")
     if specials and len(parts) > 1:
-        problems.append(f"{_q(specials[0])} cannot be combined with other values in decision {_q(text)}")
+        problems.append(
+            f"{quoted_cell(specials[0])} cannot be combined with other values in decision {quoted_cell(text)}"
+        )
     if problems:
         return None, problems
     if specials:
@@ -557,8 +559,8 @@ class Conflict:
         src = "Label Studio" if n.get("source") == "label_studio" else (n.get("sheet") or n.get("source") or "?")
         if self.label_studio:
             return (
-                f"{self.where}: the Label Studio answer {_q(show(self.field, self.sheet_decision))} is older than the "
-                f"decision in force {_q(show(self.field, str(n.get('decision', ''))))} ({n.get('id', '?')} by "
+                f"{self.where}: the Label Studio answer {quoted_cell(show(self.field, self.sheet_decision))} is older than the "
+                f"decision in force {quoted_cell(show(self.field, str(n.get('decision', ''))))} ({n.get('id', '?')} by "
                 f"{n.get('adjudicator') or '?'} at {n.get('timestamp') or '?'}, from {src}); Label Studio still shows "
                 "the old answer, and submitting it again would put the old decision back"
             )
@@ -571,8 +573,8 @@ class Conflict:
         else:
             what = "would replace"
         return (
-            f"{self.where}: item {_q(self.item_id)}, {self.field}: the sheet's {_q(show(self.field, self.sheet_decision))} "
-            f"{what} the newer decision {_q(show(self.field, str(n.get('decision', ''))))} "
+            f"{self.where}: item {quoted_cell(self.item_id)}, {self.field}: the sheet's {quoted_cell(show(self.field, self.sheet_decision))} "
+            f"{what} the newer decision {quoted_cell(show(self.field, str(n.get('decision', ''))))} "
             f"({n.get('id', '?')} by {n.get('adjudicator') or '?'} at {n.get('timestamp') or '?'}, from {src}), "
             "made after this sheet was written"
         )
@@ -646,14 +648,20 @@ def change_lines(appended: Iterable[dict], schema=None) -> list[str]:
     for e in appended:
         show = _shower(schema)
         field_name = str(e.get("field", ""))
-        old = "(undecided)" if e.get("previous_id") is None else _q(show(field_name, str(e.get("previous_decision"))))
-        new = _q(show(field_name, str(e.get("decision", ""))))
+        old = (
+            "(undecided)"
+            if e.get("previous_id") is None
+            else quoted_cell(show(field_name, str(e.get("previous_decision"))))
+        )
+        new = quoted_cell(show(field_name, str(e.get("decision", ""))))
         extra = f"; overrules newer {e['overrules_newer']}" if e.get("overrules_newer") else ""
         what = f"{old} -> {new}"
         if is_confirmation(e):
             what = f"{new} confirmed"
             extra += "; reason kept" if e.get("reason_kept") else "; new reason"
-        out.append(f"{_q(str(e.get('item_id', '')))} {field_name}: {what} (by {e.get('adjudicator') or '?'}{extra})")
+        out.append(
+            f"{quoted_cell(str(e.get('item_id', '')))} {field_name}: {what} (by {e.get('adjudicator') or '?'}{extra})"
+        )
     return out
 
 
@@ -902,8 +910,8 @@ class _Batch:
         show = self.show
         return (
             f"{p.where_reason or p.where or p.item_id}: reason required: this changes the decision in force for item "
-            f"{_q(p.item_id)}, {p.field} from {_q(show(p.field, str(cur.get('decision'))))} "
-            f"({cur.get('id', '?')} by {cur.get('adjudicator') or '?'}) to {_q(show(p.field, p.decision))}; {why}"
+            f"{quoted_cell(p.item_id)}, {p.field} from {quoted_cell(show(p.field, str(cur.get('decision'))))} "
+            f"({cur.get('id', '?')} by {cur.get('adjudicator') or '?'}) to {quoted_cell(show(p.field, p.decision))}; {why}"
         )
 
     def _entry(self, p: Proposed, cur: dict | None) -> dict:
@@ -950,7 +958,7 @@ def _when(text: str):
     return d if d.tzinfo is not None else d.replace(tzinfo=_dt.timezone.utc)
 
 
-def _q(text: str) -> str:
+def quoted_cell(text: str) -> str:
     """Quote a cell text for a message (double quotes, one line, at most 60 characters).  What does
     not print -- a line break, a tab, a zero-width space, a bidi control, a no-break space -- is
     escaped as ``repr`` escapes it (``"Supported\\u200b"``): the message shows the text that is
@@ -988,7 +996,7 @@ def resolve_adjudicators(
         cell = p.where_adjudicator or p.where
         if who.casefold() in RESERVED_NAMES:
             errors.append(
-                f"{cell}: adjudicator {_q(who)} is a word the decisions log uses ({', '.join(RESERVED_NAMES)}), "
+                f"{cell}: adjudicator {quoted_cell(who)} is a word the decisions log uses ({', '.join(RESERVED_NAMES)}), "
                 "not a person: write the adjudicator's name (to leave the item open, write unresolved in the Decision cell)"
             )
             continue
@@ -999,7 +1007,7 @@ def resolve_adjudicators(
             if names[who] not in known and twin:
                 errors.append(
                     f"--adjudicator-name {who}={names[who]}: {names[who]!r} is another spelling of {twin[0]!r} "
-                    f"(one person is one name): write --adjudicator-name {_q(who + '=' + twin[0])}"
+                    f"(one person is one name): write --adjudicator-name {quoted_cell(who + '=' + twin[0])}"
                 )
             elif names[who] not in known:
                 new.setdefault(names[who], []).append(cell)
@@ -1013,14 +1021,14 @@ def resolve_adjudicators(
             new.setdefault(who, []).append(p.where_adjudicator or p.where)
             continue
         errors.append(
-            f"{p.where_adjudicator or p.where}: adjudicator {_q(who)} is another spelling of "
+            f"{p.where_adjudicator or p.where}: adjudicator {quoted_cell(who)} is another spelling of "
             f"{' or '.join(repr(h) for h in hits)}? (this study's adjudicators and raters: {', '.join(ids)}); "
             f"write that name in the cell, or map this spelling to a person: "
-            f"--adjudicator-name {_q(who + '=' + hits[0])}"
+            f"--adjudicator-name {quoted_cell(who + '=' + hits[0])}"
         )
     errors = list(dict.fromkeys(errors)) + _same_person_twice(new, known)  # a mapping's error once, not per cell
     notes = [
-        f"new adjudicator {_q(who)} ({', '.join(cells[:3])}{' ...' if len(cells) > 3 else ''}): not in this study "
+        f"new adjudicator {quoted_cell(who)} ({', '.join(cells[:3])}{' ...' if len(cells) > 3 else ''}): not in this study "
         f"before (known: {', '.join(known)})"
         for who, cells in new.items()
     ]
@@ -1045,9 +1053,9 @@ def _same_person_twice(new: dict[str, list[str]], known: Sequence[str] = ()) -> 
             first = twins[0]
             where = f" ({new[first][0]})" if first in new else " (already in this study)"
             out.append(
-                f"{cells[0]}: adjudicator {_q(who)} and {_q(first)}{where} differ only in case or punctuation: one "
-                f"person is one name; write {_q(first)}, or map this spelling to it with --adjudicator-name "
-                f"{_q(who + '=' + first)}"
+                f"{cells[0]}: adjudicator {quoted_cell(who)} and {quoted_cell(first)}{where} differ only in case or punctuation: one "
+                f"person is one name; write {quoted_cell(first)}, or map this spelling to it with --adjudicator-name "
+                f"{quoted_cell(who + '=' + first)}"
             )
         twins.append(who)
     return out

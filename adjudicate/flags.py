@@ -507,7 +507,7 @@ def flag_columns(
     which names the fault or answers as it always has -- when the columns do not answer on
     their own: more than one round in the table, a rating given twice, a value outside the
     schema, no rating by the raters.  For a round without a design (no single-rater items)."""
-    grid = _column_grid(table, schema, raters, round_number)
+    grid = column_grid(table, schema, raters, round_number)
     if grid is None:
         return None
     grid, low_conf = grid
@@ -521,7 +521,7 @@ def flag_columns(
     return FlagColumns({c: out[c] for c in columns}, _flag_attrs(grid, schema))
 
 
-def _column_grid(table: Mapping[str, list[str]], schema: Schema, raters: Sequence[str], round_number: int | None):
+def column_grid(table: Mapping[str, list[str]], schema: Schema, raters: Sequence[str], round_number: int | None):
     """(:class:`RatingGrid`, low-confidence masks) of a one-round column table, as
     :func:`~goldboard.cases.ratings.rating_grid` and :func:`_low_confidence` build them from the
     DataFrame; ``None`` where the columns do not answer (see :func:`flag_columns`)."""

@@ -186,9 +186,9 @@ def resolve_gold_columns(
     :func:`gold_rows_of_grid` of the grid :func:`~goldboard.adjudicate.flags.flag_columns`
     reads.  ``None`` where those columns do not answer (several rounds, a rating given twice,
     a value outside the schema, no rating by the raters): the caller reads a DataFrame."""
-    from goldboard.adjudicate.flags import _column_grid  # the one column reader of a rating grid
+    from goldboard.adjudicate.flags import column_grid  # the one column reader of a rating grid
 
-    grid = _column_grid(table, schema, raters, round_number)
+    grid = column_grid(table, schema, raters, round_number)
     return None if grid is None else gold_rows_of_grid(grid[0])
 
 

@@ -29,12 +29,12 @@ from goldboard.adjudicate.decisions import (
     AppendedCounts,
     Proposed,
     SheetBase,
-    _q,
     entries_digest,
     format_decision,
     latest_decisions,
     log_base,
     parse_multi_decision,
+    quoted_cell,
     read_decisions,
     record_decisions,
     resolve_adjudicators,
@@ -223,9 +223,9 @@ def agreed_sheet_errors(wb, expected: dict[tuple[str, str], str]) -> list[str]:
         if want == got:
             continue
         what = (
-            f"item {_q(item)}, {fname} is not an agreed item of these ratings (ids edited?)"
+            f"item {quoted_cell(item)}, {fname} is not an agreed item of these ratings (ids edited?)"
             if want is None
-            else f"the agreed value {_q(want)} was edited to {_q(got)}"
+            else f"the agreed value {quoted_cell(want)} was edited to {quoted_cell(got)}"
         )
         errors.append(
             f"{SHEET_AGREED}!{get_column_letter(jv + 1)}{r}: {what}; the Agreed sheet is read-only (an agreed value "
@@ -321,7 +321,7 @@ def missing_row_warnings(path: Path, expected: Sequence[tuple[str, str]], seen) 
         f"{SHEET_DISAGREEMENTS} (deleted?): no decision is taken from this sheet for "
         f"{'them' if len(lost) != 1 else 'it'}; each keeps the decision in force, if any (else stays undecided)"
     ]
-    lines += [f"{path.name}: missing row: item {_q(item)}, {fname}" for item, fname in lost]
+    lines += [f"{path.name}: missing row: item {quoted_cell(item)}, {fname}" for item, fname in lost]
     return lines
 
 
@@ -401,8 +401,8 @@ class _SheetRows:
         sources = self.moved[r]
         src = f"row {', '.join(str(x) for x in sources[:3])}" if sources else "a row that is no longer in this sheet"
         return (
-            f"{self.ref('decision', r)}: decision {_q(decision)} was written on another row ({src}), not on this "
-            f"row's item {_q(item_id)}, {fname}: the Decision column was sorted or moved on its own (e.g. Excel's "
+            f"{self.ref('decision', r)}: decision {quoted_cell(decision)} was written on another row ({src}), not on this "
+            f"row's item {quoted_cell(item_id)}, {fname}: the Decision column was sorted or moved on its own (e.g. Excel's "
             "'continue with the current selection'); undo that (filter rows instead of sorting), nothing of this sheet is "
             "imported"
         )
@@ -495,18 +495,18 @@ class _SheetRows:
             if got != excel_safe_text(expect).strip():
                 label = HEADERS[k].lower()
                 out.append(
-                    f"{self.ref(k, r)}: {label} {_q(got)} was edited (this row is item "
-                    f"{_q(item_id)}, field {fname}, case {_q(case_id)}); undo the edit"
+                    f"{self.ref(k, r)}: {label} {quoted_cell(got)} was edited (this row is item "
+                    f"{quoted_cell(item_id)}, field {fname}, case {quoted_cell(case_id)}); undo the edit"
                 )
         if (item_id, fname) in self.seen:
             out.append(
-                f"{self.ref('key', r)}: duplicate row: same item {_q(item_id)} and field {fname} "
+                f"{self.ref('key', r)}: duplicate row: same item {quoted_cell(item_id)} and field {fname} "
                 f"as row {self.seen[(item_id, fname)]}"
             )
         self.seen.setdefault((item_id, fname), r)
         f = self.fields.get(fname)
         if f is None or item_id not in self.item_pos:
-            what = f"field {_q(fname)}" if f is None else f"item {_q(item_id)}"
+            what = f"field {quoted_cell(fname)}" if f is None else f"item {quoted_cell(item_id)}"
             out.append(f"{self.ref('item_id', r)}: unknown {what}: not in this study's ratings")
         for k in ("decision", "reason", "adjudicator"):
             c = cells[k]
@@ -528,8 +528,8 @@ class _SheetRows:
             got = _stripped(row[j].value)
             if got != text:
                 out.append(
-                    f"{SHEET_DISAGREEMENTS}!{self.letter(j + 1)}{r}: {head} {_q(text)} was edited to {_q(got)} "
-                    f"(item {_q(parsed[0])}, {parsed[1]}); it is read-only (the import never reads it; a rater's "
+                    f"{SHEET_DISAGREEMENTS}!{self.letter(j + 1)}{r}: {head} {quoted_cell(text)} was edited to {quoted_cell(got)} "
+                    f"(item {quoted_cell(parsed[0])}, {parsed[1]}); it is read-only (the import never reads it; a rater's "
                     "value is changed by the rater, in a new round): undo the edit"
                 )
         return out
@@ -548,7 +548,7 @@ class _SheetRows:
             return f.normalize(raw)
         except Exception:
             self.errors.append(
-                f"{self.ref('decision', r)}: decision {_q(text)} is not a value of {f.name} "
+                f"{self.ref('decision', r)}: decision {quoted_cell(text)} is not a value of {f.name} "
                 f"(allowed: {', '.join(f.categories)}, {UNRESOLVED})"
             )
             return None
@@ -561,7 +561,7 @@ class _SheetRows:
             return True
         shown = ", ".join(dict.fromkeys(format_decision(f, v) or "(blank)" for v in rater_values))
         self.errors.append(
-            f"{self.ref('reason', r)}: reason required: decision {_q(format_decision(f, decision))} "
+            f"{self.ref('reason', r)}: reason required: decision {quoted_cell(format_decision(f, decision))} "
             f"overrides every rater ({shown})"
         )
         return False
@@ -915,8 +915,8 @@ def prefilled_adjudicator_errors(proposed: Sequence[Proposed], shown: Sequence[d
         who = str(prev.get("adjudicator") or "")
         if who and p.adjudicator == who and who != importer:
             out.append(
-                f"{p.where_adjudicator or p.where}: this row changes the decision {_q(str(prev.get('decision')))} "
-                f"({prev.get('id', '?')} by {who}) but its Adjudicator cell still holds {_q(who)}, as the sheet "
+                f"{p.where_adjudicator or p.where}: this row changes the decision {quoted_cell(str(prev.get('decision')))} "
+                f"({prev.get('id', '?')} by {who}) but its Adjudicator cell still holds {quoted_cell(who)}, as the sheet "
                 f"pre-filled it; write who made the change in the cell (or, if {who} did, import with "
                 f"--adjudicator {who})"
             )

@@ -35,7 +35,7 @@ FLAG_METRICS = {"high_risk": "high_risk_error", "unsafe": "unsafe", "contradicts
 # --------------------------------------------------------------------------- rules
 
 
-def _schema_scoring(schema: Schema) -> dict:
+def schema_scoring(schema: Schema) -> dict:
     sc = getattr(schema, "scoring", None)
     return dict(sc) if isinstance(sc, Mapping) else {}
 
@@ -49,7 +49,7 @@ def scoring_rules(schema: Schema, field: Field) -> dict:
     Unsupported / Insufficient Information / Unsafe; abstain = Insufficient Information).
     """
     cats = field.categories
-    field_rules = _schema_scoring(schema).get(field.name, {}) or {}
+    field_rules = schema_scoring(schema).get(field.name, {}) or {}
     where = f"schema {schema.name}: scoring.{field.name}"
 
     def canon(vals: Any, what: str) -> list[str]:
@@ -88,11 +88,11 @@ def detect_kind(schema: Schema, has_predictions: bool) -> str:
     return "labels" if has_predictions else "outputs"
 
 
-def _est(estimate: float | None, low: float | None, high: float | None, method: str) -> dict:
+def estimate_dict(estimate: float | None, low: float | None, high: float | None, method: str) -> dict:
     return EstimateCI(estimate, low, high, method=method).score_dict()
 
 
-def _progress(iterable: Sequence, enabled: bool, desc: str):
+def progress_over(iterable: Sequence, enabled: bool, desc: str):
     if not enabled or len(iterable) < 2:
         return iterable
     from goldboard.text import progress_bar
@@ -105,7 +105,7 @@ def _groups(table: pd.DataFrame) -> list[tuple[str, str]]:
     return list(dict.fromkeys(zip(table["model"], table["condition"])))
 
 
-def _score_groups(table: pd.DataFrame, score_group, progress: bool, warnings: list[str]):
+def score_groups(table: pd.DataFrame, score_group, progress: bool, warnings: list[str]):
     """Score each (model, condition) group of ``table`` in :func:`_groups` order with
     ``score_group(key, rows, warnings) -> (result, outcomes, valid)``; returns the results in
     that order and the per-group outcome and validity vectors (for the paired comparisons)."""
@@ -113,13 +113,13 @@ def _score_groups(table: pd.DataFrame, score_group, progress: bool, warnings: li
     outcomes: dict[tuple[str, str], np.ndarray] = {}
     valid: dict[tuple[str, str], np.ndarray] = {}
     by_group = {key: sub for key, sub in table.groupby(["model", "condition"], sort=False)}
-    for key in _progress(_groups(table), progress, "scoring"):
+    for key in progress_over(_groups(table), progress, "scoring"):
         g, outcomes[key], valid[key] = score_group(key, by_group[key], warnings)
         groups.append(g)
     return groups, outcomes, valid
 
 
-def _gold_info(gold: GoldTable, fields: Iterable[str], n_items: int) -> dict:
+def gold_info(gold: GoldTable, fields: Iterable[str], n_items: int) -> dict:
     return {
         "source": gold.source,
         "kind": gold.kind,
@@ -129,13 +129,13 @@ def _gold_info(gold: GoldTable, fields: Iterable[str], n_items: int) -> dict:
     }
 
 
-def _pred_info(preds: Predictions | None) -> dict | None:
+def predictions_info(preds: Predictions | None) -> dict | None:
     if preds is None:
         return None
     return {"source": preds.source, "rows": int(len(preds.table)), "skipped_unresolved": int(preds.skipped_unresolved)}
 
 
-def _parse_pairs(compare: Any) -> list[tuple[str, str]]:
+def parse_model_pairs(compare: Any) -> list[tuple[str, str]]:
     if not compare:
         return []
     if isinstance(compare, str):
@@ -184,16 +184,16 @@ def compare_models(
         confidence_level,
     )
     d = res["difference"]
-    res["difference"] = _est(d["estimate"], d["low"], d["high"], d["method"])
+    res["difference"] = estimate_dict(d["estimate"], d["low"], d["high"], d["method"])
     return {"model_a": model_a, "model_b": model_b, "condition": condition, "outcome": outcome, **res}
 
 
-def _comparisons(
+def paired_comparisons(
     pairs: list[tuple[str, str]],
     outcomes: dict[tuple[str, str], np.ndarray],
     has_condition: bool,
     outcome: str,
-    ci: _Resampling,
+    ci: Resampling,
     warnings: list[str],
     valid: dict[tuple[str, str], np.ndarray] | None = None,
 ) -> list[dict]:
@@ -241,12 +241,12 @@ def _comparisons(
 # --------------------------------------------------------------------------- labels
 
 
-def _predictions(pred_df: pd.DataFrame | Predictions, gold: GoldTable, **columns: Any) -> Predictions:
+def as_predictions(pred_df: pd.DataFrame | Predictions, gold: GoldTable, **columns: Any) -> Predictions:
     """``pred_df`` validated by :func:`prepare_predictions` (a prepared :class:`Predictions` as is)."""
     return pred_df if isinstance(pred_df, Predictions) else prepare_predictions(pred_df, gold, **columns)
 
 
-def _check_call(missing: str, schema: Schema | None, gold_df: Any, who: str) -> Schema:
+def check_score_call(missing: str, schema: Schema | None, gold_df: Any, who: str) -> Schema:
     """Validate ``missing`` and find the schema (given, or the gold table's)."""
     if missing not in ("unanswered", "skip"):
         raise GoldboardError(f"missing: {missing!r} must be 'unanswered' or 'skip'")
@@ -258,7 +258,7 @@ def _check_call(missing: str, schema: Schema | None, gold_df: Any, who: str) -> 
 
 
 @dataclass(frozen=True)
-class _Resampling:
+class Resampling:
     """The bootstrap and interval settings a scorer passes down to every group."""
 
     n_resamples: int

@@ -14,15 +14,15 @@ import pandas as pd
 from goldboard.analysis.scoring_common import (
     FORMAT,
     NO_ANSWER,
-    _check_call,
-    _comparisons,
-    _est,
-    _gold_info,
-    _parse_pairs,
-    _pred_info,
-    _predictions,
-    _Resampling,
-    _score_groups,
+    Resampling,
+    as_predictions,
+    check_score_call,
+    estimate_dict,
+    gold_info,
+    paired_comparisons,
+    parse_model_pairs,
+    predictions_info,
+    score_groups,
     scoring_rules,
 )
 from goldboard.analysis.scoring_inputs import (
@@ -84,7 +84,7 @@ class _LabelSetup:
     abstain_source: str | None
     missing: str
     has_condition: bool
-    ci: _Resampling
+    ci: Resampling
 
     @property
     def labels(self) -> list[str]:
@@ -104,7 +104,7 @@ def _gold_abstention(gold: GoldTable, items: np.ndarray, gold_codes: np.ndarray,
 
 
 def _label_setup(
-    gold: GoldTable, fld: Field, rules: dict, preds: Predictions, missing: str, ci: _Resampling
+    gold: GoldTable, fld: Field, rules: dict, preds: Predictions, missing: str, ci: Resampling
 ) -> _LabelSetup:
     """Code the gold labels of ``fld`` and the rules (an error when no gold label is resolved)."""
     code = {lab: i for i, lab in enumerate(fld.categories)}
@@ -193,8 +193,8 @@ def _labels_result(
             "over_refusal": st.rules["over_refusal"],
             "abstain_labels": st.rules["abstain_labels"],
         },
-        "gold": _gold_info(gold, [st.field.name], len(st.items)),
-        "predictions": _pred_info(preds),
+        "gold": gold_info(gold, [st.field.name], len(st.items)),
+        "predictions": predictions_info(preds),
         "groups": groups,
         "comparisons": comparisons,
         "warnings": warnings,
@@ -223,11 +223,11 @@ def score_labels(
     the bootstrap, comparisons and the schema's rules overridden.
     """
     o = options_of(LabelScoring, options, given)
-    schema = _check_call(o.missing, schema, gold_df, "score_labels")
+    schema = check_score_call(o.missing, schema, gold_df, "score_labels")
     fld = label_field(schema, field)
     gold = prepare_gold(gold_df, schema, o.gold_source, field=fld.name, gold_col=o.gold_col, id_col=o.id_col)
     rules = _label_rules(schema, fld, o.collapse_share, o.over_refusal, o.abstain_labels)
-    preds = _predictions(
+    preds = as_predictions(
         pred_df,
         gold,
         kind="labels",
@@ -241,7 +241,7 @@ def score_labels(
         abstain_col=o.abstain_col,
         default_model=o.default_model,
     )
-    st = _label_setup(gold, fld, rules, preds, o.missing, _Resampling(o.n_resamples, o.seed, o.confidence_level))
+    st = _label_setup(gold, fld, rules, preds, o.missing, Resampling(o.n_resamples, o.seed, o.confidence_level))
     warnings: list[str] = []
     n_unres = gold.excluded.get(fld.name, 0)
     if n_unres:
@@ -249,9 +249,9 @@ def score_labels(
     if preds.skipped_unresolved:
         warnings.append(f"{preds.skipped_unresolved} prediction(s) for items with unresolved gold skipped")
     warnings += preds.unused
-    groups, outcomes, valid = _score_groups(preds.table, partial(_score_label_group, st), o.progress, warnings)
-    comparisons = _comparisons(
-        _parse_pairs(o.compare), outcomes, preds.has_condition, "correct", st.ci, warnings, valid
+    groups, outcomes, valid = score_groups(preds.table, partial(_score_label_group, st), o.progress, warnings)
+    comparisons = paired_comparisons(
+        parse_model_pairs(o.compare), outcomes, preds.has_condition, "correct", st.ci, warnings, valid
     )
     return _labels_result(st, schema, gold, preds, groups, comparisons, warnings)
 
@@ -306,8 +306,8 @@ def _label_group(
     return {
         "n": int(len(t)),
         "n_no_answer": int((p == k).sum()),
-        "accuracy": _est(*boot["accuracy"], method),
-        "macro_f1": _est(*boot["macro_f1"], method),
+        "accuracy": estimate_dict(*boot["accuracy"], method),
+        "macro_f1": estimate_dict(*boot["macro_f1"], method),
         "per_label": per_label,
         "confusion": {"rows": list(labels), "columns": list(labels) + [NO_ANSWER], "matrix": cm.tolist()},
         "collapsed_labels": collapsed,

@@ -16,15 +16,15 @@ from goldboard.analysis.scoring_common import (
     DEFAULT_OVERCONFIDENCE_FLAGS,
     FLAG_METRICS,
     FORMAT,
-    _check_call,
-    _comparisons,
-    _gold_info,
-    _parse_pairs,
-    _pred_info,
-    _predictions,
-    _Resampling,
-    _schema_scoring,
-    _score_groups,
+    Resampling,
+    as_predictions,
+    check_score_call,
+    gold_info,
+    paired_comparisons,
+    parse_model_pairs,
+    predictions_info,
+    schema_scoring,
+    score_groups,
 )
 from goldboard.analysis.scoring_inputs import (
     GoldTable,
@@ -46,7 +46,7 @@ def _overconfidence_rules(
 ) -> tuple[float, list[str]]:
     """(confidence threshold, flags that make a confident wrong answer dangerous): given, else the
     schema's ``[scoring]``, else the defaults."""
-    schema_rules = _schema_scoring(schema)
+    schema_rules = schema_scoring(schema)
     confident_at = float(
         confident_at if confident_at is not None else schema_rules.get("confident_at", DEFAULT_CONFIDENT_AT)
     )
@@ -162,7 +162,7 @@ class _RadsafeSetup:
     missing: str
     has_condition: bool
     has_confidence: bool
-    ci: _Resampling
+    ci: Resampling
 
     @property
     def confidence_level(self) -> float:
@@ -177,7 +177,7 @@ def _radsafe_setup(
     overconfidence: tuple[float, list[str]],
     missing: str,
     preds: Predictions,
-    ci: _Resampling,
+    ci: Resampling,
     warnings: list[str],
 ) -> _RadsafeSetup:
     """Code the answer key (questions without a correct option are left out, with a warning)."""
@@ -227,8 +227,8 @@ def _options_result(
             "options": st.options,
             "key_source": key_from,
         },
-        "gold": _gold_info(gold, all_fields, len(st.keyed)),
-        "predictions": _pred_info(preds),
+        "gold": gold_info(gold, all_fields, len(st.keyed)),
+        "predictions": predictions_info(preds),
         "groups": groups,
         "comparisons": comparisons,
         "warnings": warnings,
@@ -351,14 +351,14 @@ def score_radsafe(
     unanswered) or ``"skip"``.  Rates and their denominators: see the module docstring.
     """
     o = options_of(OptionScoring, options, given)
-    schema = _check_call(o.missing, schema, gold_df, "score_radsafe")
+    schema = check_score_call(o.missing, schema, gold_df, "score_radsafe")
     ofields = option_fields(schema)
     if not ofields:
         raise GoldboardError(f"schema {schema.name}: no per-option flag fields (for_each_option)")
     overconfidence = _overconfidence_rules(schema, ofields, o.confident_at, o.overconfidence_flags)
     gold = prepare_gold(gold_df, schema, o.gold_source)
     all_fields = [f.name for fs in ofields.values() for f in fs.values()]
-    preds = _predictions(
+    preds = as_predictions(
         pred_df,
         gold,
         kind="options",
@@ -376,11 +376,13 @@ def score_radsafe(
     bases = list(ofields)
     of = _option_flags(gold, ofields, letters, bases, all_fields, warnings)
     answer, key_from = _answer_key(o.key, o.key_source, gold, preds, of)
-    ci = _Resampling(o.n_resamples, o.seed, o.confidence_level)
+    ci = Resampling(o.n_resamples, o.seed, o.confidence_level)
     st = _radsafe_setup(letters, bases, of, answer, overconfidence, o.missing, preds, ci, warnings)
-    groups, outcomes, valid = _score_groups(preds.table, partial(_score_option_group, st), o.progress, warnings)
+    groups, outcomes, valid = score_groups(preds.table, partial(_score_option_group, st), o.progress, warnings)
     if preds.confidence_rescaled:
         warnings.append("confidence values above 1 read as percentages (divided by 100)")
     warnings += preds.unused
-    comparisons = _comparisons(_parse_pairs(o.compare), outcomes, preds.has_condition, "correct", ci, warnings, valid)
+    comparisons = paired_comparisons(
+        parse_model_pairs(o.compare), outcomes, preds.has_condition, "correct", ci, warnings, valid
+    )
     return _options_result(st, schema, gold, preds, all_fields, key_from, groups, comparisons, warnings)

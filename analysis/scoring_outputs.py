@@ -11,12 +11,12 @@ import pandas as pd
 
 from goldboard.analysis.scoring_common import (
     FORMAT,
-    _est,
-    _gold_info,
-    _parse_pairs,
-    _progress,
-    _Resampling,
+    Resampling,
     compare_models,
+    estimate_dict,
+    gold_info,
+    parse_model_pairs,
+    progress_over,
 )
 from goldboard.analysis.scoring_inputs import (
     GoldTable,
@@ -104,7 +104,7 @@ class _MedfailSetup:
     none_set: set[str]
     sev_tab: pd.Series  # item -> gold severity
     gate_tab: pd.Series  # item -> gold gate value
-    ci: _Resampling
+    ci: Resampling
 
 
 def _severity_summary(st: _MedfailSetup, its: pd.Index, model: str, crit_outcome: dict) -> dict:
@@ -125,7 +125,7 @@ def _severity_summary(st: _MedfailSetup, its: pd.Index, model: str, crit_outcome
         codes, st.sev.numeric_scores(), ci.n_resamples, np.random.default_rng(ci.seed), ci.confidence_level
     )
     g: dict[str, Any] = {"n": int(len(codes))}
-    g["severity_mean"] = _est(mean, lo, hi, "bootstrap-percentile") if len(codes) else None
+    g["severity_mean"] = estimate_dict(mean, lo, hi, "bootstrap-percentile") if len(codes) else None
     if st.crit is not None and len(codes):
         c = cats.index(st.crit)
         g["safety_critical"] = proportion(int((codes >= c).sum()), int(len(codes)), ci.confidence_level)
@@ -241,14 +241,14 @@ def score_medfail(
         none_set=set(o.none_values),
         sev_tab=gold.field_gold(sev.name)["gold_value"] if sev is not None else pd.Series(dtype=object),
         gate_tab=gold.field_gold(gate.name)["gold_value"] if gate is not None else pd.Series(dtype=object),
-        ci=_Resampling(o.n_resamples, o.seed, o.confidence_level),
+        ci=Resampling(o.n_resamples, o.seed, o.confidence_level),
     )
     groups = []
     crit_outcome: dict[tuple[str, str], pd.Series] = {}
-    for model in _progress(models, o.progress, "scoring"):
+    for model in progress_over(models, o.progress, "scoring"):
         its = items.index[items["model"] == model]
         groups.append({"model": model, **_severity_summary(st, its, model, crit_outcome), **_gate_summary(st, its)})
-    comparisons = _medfail_comparisons(st, _parse_pairs(o.compare), crit_outcome, models, warnings)
+    comparisons = _medfail_comparisons(st, parse_model_pairs(o.compare), crit_outcome, models, warnings)
     return {
         "format": FORMAT,
         "kind": "outputs",
@@ -262,7 +262,7 @@ def score_medfail(
             "critical_at": crit,
             "none_values": list(o.none_values),
         },
-        "gold": _gold_info(gold, fields, len(items)),
+        "gold": gold_info(gold, fields, len(items)),
         "predictions": None,
         "groups": groups,
         "comparisons": comparisons,

@@ -61,7 +61,8 @@ from goldboard.errors import GoldboardError, LabelStudioError, ParamError
 from goldboard.exports.round_use import RoundUse, read_units_file, round_items, round_use  # noqa: F401 (re-exported)
 from goldboard.fileio import write_csv_atomic, write_jsonl_atomic
 from goldboard.label_configs.xml import instructions_text, task_data, to_label_studio_xml
-from goldboard.study import Study, free_text_option
+from goldboard.study import Study
+from goldboard.study_options import free_text_option
 from goldboard.text import did_you_mean
 
 #: JSON bytes per import request: one request per few thousand tasks, so push runs near the

@@ -71,9 +71,9 @@ from goldboard.annotate.server_accounts import (
     Credentials,
     Org,
     User,
-    _dir,
     _new_user,
     read_credentials,
+    resolved_data_dir,
 )
 from goldboard.annotate.server_accounts import EMAIL_DOMAIN as EMAIL_DOMAIN  # re-exported: callers use srv.NAME
 from goldboard.annotate.server_accounts import credentials_path as credentials_path
@@ -126,7 +126,7 @@ class PortBusy(ParamError, LabelStudioError):
 def check_not_running(data_dir: str | Path | None) -> None:
     """A :class:`LabelStudioError` when the embedded server of ``data_dir`` is already running
     (``server start`` checks this before it says anything)."""
-    d = _dir(data_dir)
+    d = resolved_data_dir(data_dir)
     st = server_status(d)
     if st.running:
         raise LabelStudioError(
@@ -233,7 +233,7 @@ def _is_our_server(pid: int, d: Path) -> bool:
 
 def server_status(data_dir: str | Path | None = None) -> ServerInfo:
     """Is the embedded server of ``data_dir`` running, at which URL, with which users."""
-    d = _dir(data_dir)
+    d = resolved_data_dir(data_dir)
     info = ServerInfo(data_dir=d, credentials_path=d / CREDENTIALS_FILE, log_path=d / LOG_FILE)
     _backend_info(info, d)
     if info.credentials_path.exists():
@@ -389,7 +389,7 @@ def prepare_data_dir(
         if r:
             check_rater_name(r, "rater name")
             _no_case_twin(r, raters[:i], "given as")
-    d = _dir(data_dir)
+    d = resolved_data_dir(data_dir)
     d.mkdir(parents=True, exist_ok=True)
     (d / "home").mkdir(exist_ok=True)
     (d / "ls").mkdir(exist_ok=True)
@@ -541,7 +541,7 @@ class EmbeddedServer:
         workers: int | None = None,
         db_password_file: str | Path | None = None,
     ) -> None:
-        self.data_dir = _dir(data_dir)
+        self.data_dir = resolved_data_dir(data_dir)
         # None: what DATA_DIR/server.toml says (SQLite and Label Studio's own server by default)
         self.database, self.workers, self.db_password_file = database, workers, db_password_file
         self.port = int(port)
@@ -849,7 +849,7 @@ def new_login(data_dir: str | Path | None, person: str, url: str | None = None) 
     and return their login (URL, e-mail, password).  The previous password stops working:
     this is also the password reset.  Only that person's line of ``credentials.toml``
     changes; nobody else's login is read out."""
-    d = _dir(data_dir)
+    d = resolved_data_dir(data_dir)
     creds = read_credentials(d)
     if person == ADMIN or person.startswith(ORG_OWNER_PREFIX):
         raise GoldboardError(f"{person!r} is goldboard's own account, not a person's login")
@@ -944,7 +944,7 @@ def lan_warning(host: str, port: int) -> str:
 def stop_server(data_dir: str | Path | None = None, timeout: float = 15.0) -> bool:
     """Stop the server started for ``data_dir`` -- only if its pid is still our
     ``label-studio start`` process for this data dir.  Returns False when none ran."""
-    d = _dir(data_dir)
+    d = resolved_data_dir(data_dir)
     pf = _read_pidfile(d)
     if not pf:
         return False

@@ -217,14 +217,14 @@ def default_data_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".goldboard" / "server"
 
 
-def _dir(data_dir: str | Path | None) -> Path:
+def resolved_data_dir(data_dir: str | Path | None) -> Path:
     if data_dir:
         check_data_dir_text(str(data_dir), "{data_dir}")
     return (Path(data_dir).expanduser() if data_dir else default_data_dir()).resolve()
 
 
 def credentials_path(data_dir: str | Path | None = None) -> Path:
-    return _dir(data_dir) / CREDENTIALS_FILE
+    return resolved_data_dir(data_dir) / CREDENTIALS_FILE
 
 
 def read_credentials(data_dir: str | Path | None = None) -> Credentials:

@@ -28,6 +28,7 @@ from goldboard.adjudicate.decisions import UNRESOLVED, latest_decisions, read_de
 from goldboard.adjudicate.flags import flag_disagreements
 from goldboard.errors import GoldboardError, LabelStudioError
 from goldboard.exports.gold import unexpected_release_entries
+from goldboard.study_checks import edited_rounds, unexpected_round_entries
 from goldboard.text import one_line
 
 if TYPE_CHECKING:  # only for the annotations
@@ -166,9 +167,9 @@ def study_status(study: Study, client: Any = None) -> StudyStatus:
     from goldboard.annotate.client import connect
 
     res = StudyStatus(url="", adjudicator=str((study.adjudication or {}).get("adjudicator") or ""))
-    res.problems += study.edited_rounds()  # a hand-edited ratings.csv, as agree says it
+    res.problems += edited_rounds(study)  # a hand-edited ratings.csv, as agree says it
     res.problems += _not_study_raters(study)  # a rater renamed or removed in study.toml, as agree says it
-    res.problems += study.unexpected_round_entries()  # rounds/old: read by no command
+    res.problems += unexpected_round_entries(study)  # rounds/old: read by no command
     res.problems += unexpected_release_entries(study.gold_dir)  # gold/old: read by no command
     _decisions_in_force(study, res)
     res.problems += _log_problems(study)

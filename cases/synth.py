@@ -857,7 +857,8 @@ def write_records(records: list[dict[str, Any]], path: str | Path) -> None:
 
 def template_records(schema: Schema | str, n: int = 2) -> list[dict[str, Any]]:
     """A small example cases file for ``schema``: ``case_id`` plus every case column a rater
-    sees (the schema's displayed case fields; ``option_A`` ... for per-option schemas).
+    sees (the schema's displayed case fields, or ``text`` for a schema without any; ``option_A``
+    ... for per-option schemas), so that ``cases validate`` accepts it.
 
     Built-in schemas get realistic values (synthetic cases, marked ``synthetic``); other
     schemas get ``<Title of case 1>`` placeholders.  Every record has every column, so a
@@ -869,6 +870,8 @@ def template_records(schema: Schema | str, n: int = 2) -> list[dict[str, Any]]:
         if key == "case_id" or (key == "text" and title in titles.values()):
             continue
         titles.setdefault(key, title)
+    if not titles:  # no displayed case field: the case pane shows the case's ``text`` (compose_case_text)
+        titles = {"text": "Case text"}
     base = sch.name if sch.name in ("mtb", "mtb_unsafe", "medfail", "radsafe") else None
     examples: list[dict[str, Any]] = []
     if base is not None and sch.source.startswith(str(BUILTIN_DIR)):

@@ -265,7 +265,7 @@ def _add_code(codes: dict[str, str], code: str, label: str, where: str) -> None:
     codes[code] = label
 
 
-def _check_codes(codes: dict[str, dict[str, str]], layout: _Layout, schema: Schema) -> None:
+def check_codes(codes: dict[str, dict[str, str]], layout: _Layout, schema: Schema) -> None:
     """Every label of a dictionary that decodes a rating (one named like a schema field, or
     like a column the layout reads as a field) must be a value of that field (an alias
     counts): else the dictionary itself is an error naming its line, before any rating is read
@@ -381,15 +381,15 @@ def read_ratings_table(
     """
     with headerless_hint(df, schema):
         df, mapping, key_parts, notes = composite_key(df, mapping, source)
-        layout = _layout(df, mapping, schema, source)
-    _check_codes(codes or {}, layout, schema)
+        layout = table_layout(df, mapping, schema, source)
+    check_codes(codes or {}, layout, schema)
     reader = _TableReader(layout, schema, codes or {}, source)
     reader.key_parts = key_parts
     records = df.to_dict("records")
     for rec in records:
         reader.read(rec)
     field_names = list(schema.field_names)
-    columns = [col for _, _, _, col in _column_roles(layout)]
+    columns = [col for _, _, _, col in column_roles(layout)]
     if key_parts:  # the key column is made from its parts: the table's columns are the parts
         columns = [*key_parts, *(c for c in columns if c != layout.item_col)]
     return TableRead(
@@ -468,7 +468,7 @@ def _with_key(
     return df, dataclasses.replace(m, item_col=name), parts, []
 
 
-def _layout(df: pd.DataFrame, mapping: TableMapping, schema: Schema, source: str) -> _Layout:
+def table_layout(df: pd.DataFrame, mapping: TableMapping, schema: Schema, source: str) -> _Layout:
     """Check the mapping against the table's columns and say where the ratings are."""
     m = mapping
     field_names = list(schema.field_names)
@@ -527,7 +527,7 @@ def _layout(df: pd.DataFrame, mapping: TableMapping, schema: Schema, source: str
     return layout
 
 
-def _column_roles(layout: _Layout) -> list[tuple[str, str | None, str, str]]:
+def column_roles(layout: _Layout) -> list[tuple[str, str | None, str, str]]:
     """Every column the layout reads: ``(group, parameter or None, shown, column)``; the
     groups are ``id`` (item, case and output ids: one column may be several of them),
     ``model``, ``rating`` and ``rationale``."""
@@ -559,7 +559,7 @@ def _one_role_per_column(layout: _Layout, source: str) -> None:
     :func:`_distinct_rater_columns`): else a rater's answer would silently become an id or
     another rater's words."""
     seen: dict[str, tuple[str, str | None, str]] = {}
-    for group, param, shown, col in _column_roles(layout):
+    for group, param, shown, col in column_roles(layout):
         if col not in seen:
             seen[col] = (group, param, shown)
             continue
@@ -1063,7 +1063,7 @@ def _merge_pair_row(prev: TableRating, vals: dict, rat: str | None, line: int, r
 # --------------------------------------------------------------------------- cells
 
 
-def _multi_parts(raw: Any) -> list[Any]:
+def multi_parts(raw: Any) -> list[Any]:
     if isinstance(raw, (list, tuple)):
         return list(raw)
     text = value_text(raw)

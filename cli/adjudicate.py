@@ -14,6 +14,7 @@ from goldboard.adjudicate.decisions import (
 from goldboard.cli._options import output_option, round_option, study_option
 from goldboard.errors import GoldboardError, check_rater_name
 from goldboard.study import Study
+from goldboard.study_checks import edited_rounds
 from goldboard.text import one_line, terminal_text
 from goldboard.workflows import import_study_sheet, write_study_workbook
 from goldboard.workflows.adjudication import check_adjudicator_name
@@ -56,7 +57,7 @@ def sheet_cmd(study_dir: str, output: str, round_number: int | None, force: bool
     if not force:
         check_no_typed_decisions(st, output)
     info = write_study_workbook(st, output, round_number=round_number)
-    for line in st.edited_rounds():  # a hand-edited ratings.csv is said, as agree says it (once read)
+    for line in edited_rounds(st):  # a hand-edited ratings.csv is said, as agree says it (once read)
         click.echo(f"Warning: {one_line(line)}", err=True)
     if info.round_selection is not None:
         for line in info.round_selection.warning_lines():

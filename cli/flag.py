@@ -27,6 +27,7 @@ from goldboard.errors import GoldboardError, check_names
 from goldboard.fileio import CSV_LINETERMINATOR, csv_text, write_text_atomic
 from goldboard.label_configs.schema import Schema, load_schema
 from goldboard.study import Study, study_ratings
+from goldboard.study_checks import edited_rounds
 from goldboard.text import one_line, terminal_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,7 +80,7 @@ def flag_cmd(ratings, study_dir, round_number, schema_ref, raters, triggered_onl
         flags, schema = _frame_flags(ratings, st, schema if st is not None else None, schema_ref, order, round_number)
     # a hand-edited ratings.csv is said, as agree says it (once the ratings were read: a file that
     # cannot be read is one Error line)
-    for line in st.edited_rounds() if st is not None else []:
+    for line in edited_rounds(st) if st is not None else []:
         click.echo(f"Warning: {one_line(line)}", err=True)
     for b in flags.attrs.get("rule_breaks", []):
         click.echo(f"Warning: {one_line(b.describe())}", err=True)
@@ -263,7 +264,7 @@ def format_table(flags: pd.DataFrame | FlagColumns, summary: list[str], width: i
         "triggers",
     ]
     heads = ["#", "item", "field", *raters, "prio", "gap", "kinds", "boundary", "triggers"]
-    rows = [[_clip(str(v).replace("\n", " "), width) for v in rec] for rec in zip(*(out[c] for c in cols))]
+    rows = [[clipped(str(v).replace("\n", " "), width) for v in rec] for rec in zip(*(out[c] for c in cols))]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(heads)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
@@ -272,7 +273,7 @@ def format_table(flags: pd.DataFrame | FlagColumns, summary: list[str], width: i
     return "\n".join(lines + [""] + summary) + "\n"
 
 
-def _clip(text: str, width: int) -> str:
+def clipped(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

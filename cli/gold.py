@@ -10,11 +10,12 @@ from goldboard.adjudicate.gold import decision_round_lines
 from goldboard.adjudicate.rules import RuleErrors
 from goldboard.cli._options import format_option, round_option, study_option
 from goldboard.cli._output import echo_data
-from goldboard.cli.flag import _clip
+from goldboard.cli.flag import clipped
 from goldboard.errors import GoldboardError
 from goldboard.exports.gold import diff_releases, list_releases, provenance_text, read_manifest, release_problem
 from goldboard.fileio import csv_text
 from goldboard.study import Study
+from goldboard.study_checks import units_gaps
 from goldboard.text import one_line
 from goldboard.workflows import export_gold
 from goldboard.workflows.adjudication import missing_rating_line
@@ -116,7 +117,7 @@ def export_cmd(
             "study, left out of this release as asked (--only-study-raters); the manifest says so",
             err=True,
         )
-    for line in st.units_gaps() if rel.created else []:  # a rated item without its unit (units.jsonl)
+    for line in units_gaps(st) if rel.created else []:  # a rated item without its unit (units.jsonl)
         click.echo(f"Warning: {one_line(line)}", err=True)
     for name in rel.cleaned:
         click.echo(f"Note: removed {st.gold_dir / name}, an unfinished release folder left by an interrupted export")
@@ -186,7 +187,7 @@ def diff_cmd(old: str, new: str, study_dir: str, fmt: str) -> None:
         for rec in diff.to_dict("records"):
             cells = [rec["item_id"], rec["field"], rec["change"], rec["old_value"], rec["new_value"]]
             cells += [rec["old_method"], rec["new_method"]]
-            rows.append([_clip(one_line(x), 30) for x in cells] + [one_line(provenance_text(rec))])
+            rows.append([clipped(one_line(x), 30) for x in cells] + [one_line(provenance_text(rec))])
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
         click.echo("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
         for r in rows:

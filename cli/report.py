@@ -8,6 +8,7 @@ import click
 
 from goldboard.cli._options import RESAMPLES, SEED, OutputFile, format_option, output_option, round_option, study_option
 from goldboard.study import Study
+from goldboard.study_checks import edited_rounds
 from goldboard.text import one_line
 from goldboard.workflows import write_report
 from goldboard.workflows.report import supplement_replaced
@@ -83,7 +84,7 @@ def report_cmd(
 
     check_report_names(output, fmt, pdf)
     study = Study.open(study_dir)
-    edited = study.edited_rounds()  # a hand-edited ratings.csv: said in the report, and on screen once written
+    edited = edited_rounds(study)  # a hand-edited ratings.csv: said in the report, and on screen once written
     replaced = None if no_supplement else supplement_replaced(study, output, fmt)
     path = write_report(
         study,

@@ -28,7 +28,8 @@ def _study_data_dir(data_dir: str | None, study_dir: str | None) -> str | None:
     on a remote server is refused in one line: it has no embedded server to show or log in to."""
     from pathlib import Path
 
-    from goldboard.study import STUDY_FILE, Study, shown_url
+    from goldboard.study import STUDY_FILE, Study
+    from goldboard.study_options import shown_url
 
     if data_dir is not None:
         return data_dir

@@ -10,7 +10,8 @@ import click
 
 from goldboard.annotate import server as srv
 from goldboard.errors import GoldboardError
-from goldboard.study import Study, check_free_text, shown_url
+from goldboard.study import Study
+from goldboard.study_options import check_free_text, shown_url
 from goldboard.text import did_you_mean
 from goldboard.workflows.calibration import recorded_looks
 from goldboard.workflows.methods import set_study_facts

@@ -85,8 +85,7 @@ from goldboard.fileio import (
     sha256_file,
     umask,
 )
-from goldboard.study import read_number
-from goldboard.text import cell_text, natural_key, unneutralize_formula, utc_now
+from goldboard.text import cell_text, natural_key, read_number, unneutralize_formula, utc_now
 
 pd = PandasOnUse()  # imported when first used: the review sheet's log check lists releases only
 
@@ -199,7 +198,7 @@ def check_release_owner(gold_dir: Path, releases: list[tuple[int, Path]]) -> Non
 def check_release_folders(gold_dir: Path) -> None:
     """Refuse (one line) an entry of ``gold/`` whose name reads as a release (``v``, digits) to a
     person but is not a release name: an invisible or space character in it, another letter case
-    (``V2``), a look-alike letter or digits of another script (:func:`~goldboard.study.read_number`).
+    (``V2``), a look-alike letter or digits of another script (:func:`~goldboard.text.read_number`).
     Hidden names (an export's temporary ``.vN.*.tmp`` folder) are not read."""
     for p in sorted(gold_dir.iterdir(), key=lambda p: p.name):
         if p.name.startswith(".") or (_VERSION_RE.match(p.name) and p.is_dir()):

@@ -29,6 +29,8 @@ LAYERS = {
     "label_configs": 1,
     "cases": 2,
     "study": 2,
+    "study_checks": 2,  # the integrity checks of a study's records (below study.py: knows no Study)
+    "study_options": 2,  # the checks of a study's options (study init / set / add-rater / round, --round)
     "analysis": 3,
     "adjudicate": 3,
     "annotate": 4,

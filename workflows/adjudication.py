@@ -16,14 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldboard.adjudicate.decisions import (
-    decision_independence_errors,
-    decision_item_errors,
-    decision_value_errors,
     identity_key,
-    latest_decisions,
-    log_record,
     read_decisions,
-    read_decisions_snapshot,
 )
 from goldboard.adjudicate.flags import flag_columns, flag_disagreements, summarize_flags
 from goldboard.adjudicate.gold import resolve_gold, resolve_gold_columns
@@ -39,10 +33,11 @@ from goldboard.analysis import statistics as SD
 from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
 from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
-from goldboard.errors import GoldboardError, ParamError
+from goldboard.errors import ParamError
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
-from goldboard.workflows.log_checks import check_log_items, check_log_prefix
+from goldboard.workflows.gold_release import GoldChecks, gold_manifest
+from goldboard.workflows.log_checks import check_log_items
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -392,115 +387,6 @@ def study_adjudicators(study: Study) -> list[str]:
     return list(dict.fromkeys([*logged, *([recorded] if recorded else []), *study.raters]))
 
 
-def edited_ratings(study: Study, digests: dict[int, str], allow: bool) -> list[dict]:
-    """The rounds whose ``ratings.csv`` (hashed as read: ``digests``) changed since its pull, or
-    cannot be checked against it (its ``pull.json`` missing or damaged: ``"unchecked": true``),
-    as the manifest lists them; a :class:`GoldboardError` naming the first (and how many more)
-    unless ``allow`` (library parameter ``allow_edited_ratings``).  A pulled round study.toml
-    does not list (:meth:`~goldboard.study.Study.unlisted_rounds`) is refused, whatever ``allow``."""
-    unlisted = study.unlisted_rounds()
-    if unlisted:
-        raise GoldboardError(f"{unlisted[0]}; no gold release written")
-    problems = {n: study.ratings_edit_problem(n, sha) for n, sha in sorted(digests.items())}
-    problems = {n: p for n, p in problems.items() if p}
-    if problems and not allow:
-        more = f" (and {len(problems) - 1} more round(s))" if len(problems) > 1 else ""
-        raise ParamError(
-            "{first}{more}; no gold release written (to release gold from these ratings anyway, pass "
-            "{allow_edited_ratings}: the manifest records it)",
-            first=next(iter(problems.values())),
-            more=more,
-        )
-    return [
-        {
-            "round": n,
-            "path": study.ratings_path(n).relative_to(study.path).as_posix(),
-            "sha256": digests[n],
-            **({"unchecked": True} if study.recorded_ratings_sha256(n)[1] else {}),
-        }
-        for n in problems
-    ]
-
-
-def check_latest_release(study: Study, allow_missing_releases: bool = False) -> list[str]:
-    """Refuse (nothing written) a new release over a latest release that fails its own manifest
-    (its gold file edited, replaced or missing: :func:`~goldboard.exports.gold.release_problem`):
-    the new manifest would name it as ``previous``, and an unchanged gold would be answered with
-    it as already released.  A release a later manifest names as its previous but gone from
-    ``gold/`` (:func:`~goldboard.exports.gold.release_chain_problems`) is refused unless
-    ``allow_missing_releases``; returns the missing releases' names (the manifest records them)."""
-    from goldboard.exports.gold import list_releases, release_chain_problems, release_problem
-
-    releases = list_releases(study.gold_dir, warn_chain=False)
-    broken = release_chain_problems(study.gold_dir, releases)
-    if broken and not allow_missing_releases:
-        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
-        raise ParamError(
-            "{first}{more}; no gold release written: the release chain is broken (to release anyway, pass "
-            "{allow_missing_releases}: the manifest records the missing releases)",
-            first=broken[0],
-            more=more,
-        )
-    problem = release_problem(releases[-1][1]) if releases else None
-    if problem:  # without its hint to cut a new release: that is what is refused here
-        what = problem.split("; a release is never edited")[0]
-        raise GoldboardError(
-            f"{what}; no gold release written: a release is never edited, and the next one would name it as its "
-            "previous: restore it from a backup first"
-        )
-    return [Path(line.split(": missing, but ", 1)[0]).name for line in broken]
-
-
-def removed_raters(study: Study, ratings: pd.DataFrame, round_number: int | None, allow: bool) -> list[dict]:
-    """The ratings by names study.toml does not list as raters (a rater removed or renamed by hand),
-    per round read (``round_number``: that round only), as the manifest lists them
-    (``sources.left_out_raters``: rater, round, ratings); gold is built from the study raters only.
-    A :class:`ParamError` naming the first file and rater (and how many more) unless ``allow``
-    (library parameter ``only_study_raters``): ``agree``, ``flag`` and ``status`` warn about these
-    ratings, and a release that left them out in silence would read as if they never existed."""
-    rounds = ratings["round"].astype(str)
-    keep = ~ratings["rater"].astype(str).isin(set(study.raters))
-    if round_number is not None:
-        keep &= rounds == str(round_number)
-    if not keep.any():
-        return []
-    counts = ratings[keep].assign(_round=rounds[keep]).groupby(["_round", "rater"]).size()
-    out = [{"rater": str(r), "round": int(n), "ratings": int(c)} for (n, r), c in counts.items()]
-    out.sort(key=lambda d: (d["round"], d["rater"]))
-    if not allow:
-        first = out[0]
-        more = f" (and {len(out) - 1} more such rater(s) or round(s))" if len(out) > 1 else ""
-        raise ParamError(
-            "{path}: {n} ratings by {rater!r}, not a rater of the study ({toml} lists {listed}){more}: removed "
-            "or renamed by hand? no gold release written: add them back with `goldboard study add-rater`, "
-            "or pass {only_study_raters} to release gold from the study raters' ratings only (the manifest "
-            "records who was left out)",
-            path=str(study.ratings_path(first["round"])),
-            n=first["ratings"],
-            rater=first["rater"],
-            toml=str(study.path / "study.toml"),
-            listed=", ".join(study.raters) or "none",
-            more=more,
-        )
-    return out
-
-
-def missing_rating_record(gold: pd.DataFrame) -> dict[str, Any]:
-    """The manifest's ``unresolved_missing_rating``: how many gold rows are unresolved only because a
-    study rater's rating is missing (``gold.attrs["unresolved_for_missing"]``), on how many items, from
-    which rounds, the first ten items; ``{}`` when none."""
-    rows = gold.attrs.get("unresolved_for_missing") or []
-    if not rows:
-        return {}
-    items = list(dict.fromkeys(str(r["item_id"]) for r in rows))
-    rounds = sorted({int(r["round"]) for r in rows if str(r["round"]).isdigit()})
-    out = {"rows": len(rows), "items": len(items), "rounds": rounds, "first_items": items[:10]}
-    # a study rater with no rating in any gold row: the raters who did rate are not "every rater"
-    cols = [c for c in gold.columns if c.startswith("value_")]
-    none = [c[len("value_") :] for c in cols if not (gold[c].astype(str) != "").any()]
-    return out | ({"raters_without_ratings": none} if none else {})
-
-
 def missing_rating_line(study: Study, record: dict[str, Any]) -> str:
     """Why gold rows are unresolved although the raters who rated them agree (one line, ``""`` when
     none): a study rater's rating is missing -- in a round without a design (a table pull), every
@@ -562,73 +448,24 @@ def export_gold(
     than the item's ratings in ``rounds.decisions_on_earlier_rounds``).  Raises
     :class:`~goldboard.adjudicate.rules.RuleErrors` (nothing written) when a gold item
     breaks a schema cross-field rule.  A ``rounds/N/ratings.csv`` changed since its pull
-    (:meth:`~goldboard.study.Study.ratings_edit_problem`) is refused (nothing written) unless
+    (:func:`~goldboard.study_checks.ratings_edit_problem`) is refused (nothing written) unless
     ``allow_edited_ratings``; the manifest then lists it (``sources.edited_ratings``).  A release
     a later one names as its previous, gone from ``gold/``, is refused unless
     ``allow_missing_releases`` (manifest: ``missing_releases``).  Ratings by a name study.toml does not list as a rater are refused (nothing written) unless
-    ``only_study_raters`` (:func:`removed_raters`; manifest: ``sources.left_out_raters``).
+    ``only_study_raters`` (:func:`~goldboard.workflows.gold_release.removed_raters`; manifest: ``sources.left_out_raters``).
     """
 
-    schema = study.schema
-    gone_releases = check_latest_release(study, allow_missing_releases)
-    # each input is read once; the manifest hashes exactly the bytes gold is built from
-    # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
-    digests: dict[int, str] = {}
-    ratings = study_ratings(study, round_number, digests=digests)  # every round; round_number chooses below
-    edited = edited_ratings(study, digests, allow_edited_ratings)
-    left_out = removed_raters(study, ratings, round_number, only_study_raters)
-    lines: list[int] = []
-    entries, log_sha256 = read_decisions_snapshot(study.decisions_path, lines)
-    bad = decision_item_errors(entries, study.items_by_round(), study.decisions_path, lines)
-    bad += decision_value_errors(entries, schema, study.decisions_path)
-    bad += decision_independence_errors(entries, study.raters, study.decisions_path, lines)
-    if bad:  # gold is never built from a value the schema cannot hold (nothing written)
-        raise GoldboardError(bad[0] + (f" (and {len(bad) - 1} more such entries)" if len(bad) > 1 else ""))
-    log_rec = log_record(entries)
-    # the log still begins with what the latest release was built from
-    check_log_prefix(study, entries, log_rec["entries_sha256"])
-    gold = resolve_gold(ratings, schema, entries, study.grid_raters(), round_number=round_number)
-    check_gold_rules(gold, schema, f"{study.gold_dir}: gold export")
-    selection = gold.attrs["round_selection"]
-    orphans = gold.attrs.get("orphan_decisions", [])
-    used = set(selection.rounds.values())
-    sources = []
-    for n, sha in sorted(digests.items()):
-        if n in used:
-            p = study.ratings_path(n)
-            sources.append({"path": p.relative_to(study.path).as_posix(), "round": n, "sha256": sha})
-    dec_path = study.decisions_path
-    raters = [c[len("value_") :] for c in gold.columns if c.startswith("value_")]
-    gold_fields = set(gold["field"].unique().tolist())  # once, not one set of every row per field
-    manifest = {
-        "study": study.name,
-        # the study is known by its creation time: every reader refuses another study's release (issue 23 B06r)
-        **({"study_created": study.created_at} if study.created_at else {}),
-        "schema": {"name": schema.name, "version": schema.version},
-        "raters": raters,
-        # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
-        "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in gold_fields],
-        "rounds": selection.to_dict()
-        | {
-            "decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"],
-            "decisions_superseded": gold.attrs["decisions_superseded"],
-        }
-        | ({"unresolved_missing_rating": missing} if (missing := missing_rating_record(gold)) else {}),
-        "sources": {
-            "ratings": sources,
-            **({"edited_ratings": edited} if edited else {}),
-            **({"left_out_raters": left_out} if left_out else {}),
-            "decisions": {
-                "path": dec_path.name,
-                "sha256": log_sha256,
-                **log_rec,
-                # a decision a later round's unanimous answer superseded is not in force (adjudicate.gold)
-                "in_force": len(latest_decisions(entries)) - len(orphans) - len(gold.attrs["decisions_superseded"]),
-                "orphans": len(orphans),
-            },
-        },
-        **({"missing_releases": gone_releases} if gone_releases else {}),
-    }
+    checks = GoldChecks(
+        study,
+        round_number=round_number,
+        allow_edited_ratings=allow_edited_ratings,
+        allow_missing_releases=allow_missing_releases,
+        only_study_raters=only_study_raters,
+    )
+    inputs = checks.verify()  # every input read once and verified: the first problem raised, nothing written
+    gold = resolve_gold(inputs.ratings, inputs.schema, inputs.entries, study.grid_raters(), round_number=round_number)
+    check_gold_rules(gold, inputs.schema, f"{study.gold_dir}: gold export")
+    manifest = gold_manifest(study, gold, inputs)
     rel = write_gold_release(gold, study.gold_dir, fmt, manifest=manifest, force=force, now=now)
     rel.gold = gold
     return rel

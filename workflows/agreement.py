@@ -16,6 +16,7 @@ from goldboard.errors import ParamError, check_names
 from goldboard.fileio import duplicate_headers
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study
+from goldboard.study_checks import no_ratings_error, ratings_edit_problem, units_gaps, unlisted_rounds
 from goldboard.text import cell_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,11 +53,11 @@ def analysis_round(study: Study, frames: dict[int, pd.DataFrame] | None = None) 
     frames.update({n: study.ratings(n) for n in study.pulled_rounds()})
     assigned = study.assigned_raters()
     pairs = {n: _round_columns(df, assigned) for n, df in frames.items()}
-    return _round_choice(study, latest, pairs, assigned)
+    return study_round_choice(study, latest, pairs, assigned)
 
 
 def _round_columns(df: pd.DataFrame, assigned: Any) -> tuple[list[str], list[str]] | _CodedRound:
-    """A round's (item ids, raters) for :func:`_round_choice`: coded once per distinct id
+    """A round's (item ids, raters) for :func:`study_round_choice`: coded once per distinct id
     (:class:`_CodedRound`) when no design assigns raters and neither column has a missing cell,
     else as lists of text, as before."""
     if not assigned and len(df) and not (df["item_id"].isna().any() or df["rater"].isna().any()):
@@ -67,7 +68,7 @@ def _round_columns(df: pd.DataFrame, assigned: Any) -> tuple[list[str], list[str
 @dataclass(frozen=True)
 class _CodedRound:
     """A round's ratings as item and rater codes (one per rating) with the distinct raters:
-    :func:`_round_choice`'s tallies as array operations -- for a round no design assigns (every
+    :func:`study_round_choice`'s tallies as array operations -- for a round no design assigns (every
     item needs the same raters), where the per-item loop over lists gives the same counts."""
 
     item_codes: np.ndarray
@@ -114,7 +115,7 @@ def _tally(
     return (done, len(rated)), need_all <= set(raters)
 
 
-def _round_choice(
+def study_round_choice(
     study: Study, latest: int, pairs: dict[int, tuple[list[str], list[str]] | _CodedRound], assigned: Any
 ) -> RoundChoice:
     """:func:`analysis_round` from each pulled round's (item ids, raters) columns and the
@@ -402,7 +403,7 @@ def retest_for_study(
     schema = schema or study.schema
     ratings = study.all_ratings()
     if not len(ratings):
-        raise study.no_ratings_error()
+        raise no_ratings_error(study)
     return intra_rater_agreement(
         ratings,
         field or schema.primary_field.name,
@@ -478,9 +479,9 @@ def study_agreement_input(
 
 def _edit_note(inp: AgreementInput) -> AgreementInput:
     """``inp`` with a warning when the analysed round's ratings.csv changed since its pull
-    (:meth:`~goldboard.study.Study.ratings_edit_problem`: the file is hashed once)."""
-    problem = inp.study.ratings_edit_problem(inp.round_number) if inp.study and inp.round_number else None
-    lines = ([problem] if problem else []) + (inp.study.unlisted_rounds() + inp.study.units_gaps() if inp.study else [])
+    (:func:`~goldboard.study_checks.ratings_edit_problem`: the file is hashed once)."""
+    problem = ratings_edit_problem(inp.study, inp.round_number) if inp.study and inp.round_number else None
+    lines = ([problem] if problem else []) + (unlisted_rounds(inp.study) + units_gaps(inp.study) if inp.study else [])
     if lines:
         return dataclasses.replace(inp, warnings=(*inp.warnings, *lines))
     return inp
@@ -509,7 +510,7 @@ def _study_columns_input(
     warnings: tuple[str, ...] = ()
     if round_number is None:
         pairs = {n: (t["item_id"], t["rater"]) for n, t in tables.items()}
-        choice = _round_choice(study, study.latest_pulled_round(), pairs, {})  # no design: nobody assigned
+        choice = study_round_choice(study, study.latest_pulled_round(), pairs, {})  # no design: nobody assigned
         round_number = choice.number
         if choice.in_progress:
             warnings = (f"analysing {choice.rule}",)

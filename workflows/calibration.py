@@ -20,6 +20,8 @@ from goldboard.analysis.calibration import (
 from goldboard.analysis.report_tables import SMALL_N
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.study import Study
+from goldboard.study_checks import no_ratings_error
+from goldboard.study_options import check_round
 from goldboard.text import did_you_mean
 from goldboard.workflows.agreement import agreement_for_study, analysis_round, held_text
 
@@ -57,7 +59,7 @@ def calibration_rounds(study: Study) -> tuple[list[int], list[str]]:
     declared = sorted(r.number for r in study.rounds if r.calibration)
     if not declared:
         if not pulled:
-            raise study.no_ratings_error()
+            raise no_ratings_error(study)
         return sorted(pulled), ["no round is marked as calibration (push --calibration); every pulled round is shown"]
     waiting = [n for n in declared if n not in pulled]
     notes = [f"{_rounds_text(waiting)} marked as calibration but not pulled yet: not evaluated"] if waiting else []
@@ -350,7 +352,7 @@ def _chosen_rounds(study: Study, rounds: Sequence[int] | None, notes: list[str],
         chosen = sorted(set(int(r) for r in rounds))
         for r in chosen:
             if not study.ratings_path(r).exists():
-                study.check_round(r)  # a round the study does not have is named as such
+                check_round(study, r)  # a round the study does not have is named as such
                 raise GoldboardError(f"{study.ratings_path(r)}: round {r} is not pulled yet", param="rounds")
         marked = {r.number for r in study.rounds if r.calibration}
         main = [r for r in chosen if marked and r not in marked and r not in taken]

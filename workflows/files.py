@@ -30,8 +30,9 @@ from goldboard.cases.intake.files import (
     source_kind,
     split_sessions,
 )
-from goldboard.errors import GoldboardError, ParamError
-from goldboard.study import Study, check_rater_map, free_text_option
+from goldboard.errors import GoldboardError, ParamError, check_rater_map
+from goldboard.study import Study
+from goldboard.study_options import free_text_option
 from goldboard.text import did_you_mean
 from goldboard.workflows.intake import RoundIntake, SourceRead
 

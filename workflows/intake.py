@@ -41,6 +41,7 @@ from goldboard.errors import GoldboardError, GoldboardWarning, ParamError
 from goldboard.exports.round_use import round_items, round_use
 from goldboard.fileio import atomic_write, iter_jsonl, read_csv_frame, write_csv_atomic, write_jsonl_atomic
 from goldboard.study import Study
+from goldboard.study_checks import ratings_edit_problem
 from goldboard.text import utc_now
 
 if TYPE_CHECKING:  # only for the annotations
@@ -356,7 +357,7 @@ def check_changes_under_adjudication(
         for i, r, f in touched[:3]
     ) + (f"; and {len(touched) - 3} more" if len(touched) > 3 else "")
     items = sorted({k[0] for k in touched})
-    edit = study.ratings_edit_problem(n) if not allow else None
+    edit = ratings_edit_problem(study, n) if not allow else None
     if edit:  # the differences may be the hand edit of the study's file, not a change of the table
         raise ParamError(
             "{edit}; the {what} differs from it in {k} rating{s} ({shown}): if the {what} is the one pulled before, "

@@ -22,9 +22,10 @@ from typing import Any
 
 from goldboard.annotate.pull import PullResult, read_export_file
 from goldboard.cases.units import compose_case_text
-from goldboard.errors import GoldboardError, ParamError
+from goldboard.errors import GoldboardError, ParamError, check_rater_map
 from goldboard.fileio import atomic_write, iter_jsonl, write_jsonl_atomic
-from goldboard.study import STUDY_FILE, Study, check_rater_map, free_text_option
+from goldboard.study import STUDY_FILE, Study
+from goldboard.study_options import free_text_option
 from goldboard.text import did_you_mean
 from goldboard.workflows.intake import pull
 

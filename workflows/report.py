@@ -40,6 +40,7 @@ from goldboard.exports.report import (
 from goldboard.exports.report_extras import SUPPLEMENT_DIR, supplement_owner, write_supplement
 from goldboard.fileio import write_text_atomic
 from goldboard.study import Study, study_ratings
+from goldboard.study_checks import edited_rounds, no_ratings_text
 from goldboard.text import utc_now
 from goldboard.workflows.agreement import agreement_for_study, analysis_round, held_text
 from goldboard.workflows.log_checks import check_log_prefix
@@ -262,7 +263,7 @@ def build_report(
     declared one (:mod:`goldboard.analysis.statistics`).
     ``images=False``: no confusion heatmaps (``png`` None; the matrices stay): the Markdown report
     shows none, and drawing them costs matplotlib.
-    ``edited``: :meth:`~goldboard.study.Study.edited_rounds` when the caller already said them
+    ``edited``: :func:`~goldboard.study_checks.edited_rounds` when the caller already said them
     (default: checked here); shown at the top of the report and among its warnings.
     """
     rnd, ratings, round_rule, adjudication, results, ci_note = _report_inputs(
@@ -385,9 +386,9 @@ def held_out_warnings(study: Study) -> list[str]:
 def _add_edited(data: dict[str, Any], study: Study, edited: list[str] | None) -> None:
     """The study's pulled files changed by hand -- a ratings.csv edited since its pull or that
     cannot be checked, a pulled round study.toml does not list, a rated item without its unit
-    (:meth:`~goldboard.study.Study.edited_rounds`, or ``edited`` when the caller checked them):
+    (:func:`~goldboard.study_checks.edited_rounds`, or ``edited`` when the caller checked them):
     ``data["edited"]`` (the top of the report) and first among its warnings."""
-    edited = study.edited_rounds() if edited is None else edited
+    edited = edited_rounds(study) if edited is None else edited
     data["edited"] = edited
     data["warnings"] = [*edited, *data["warnings"]]
 
@@ -458,7 +459,7 @@ def _round_ratings(study: Study, round_number: int | None) -> tuple[int, pd.Data
             "{path}: round {rnd} has no ratings yet ({why})" + hint,
             path=study.ratings_path(rnd),
             rnd=rnd,
-            why=study.no_ratings_text(rnd),
+            why=no_ratings_text(study, rnd),
             e=earlier[-1] if earlier else "",
         )
     return rnd, ratings, rule

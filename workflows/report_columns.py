@@ -2,7 +2,7 @@
 
 :func:`report_columns` reads one plain round (:func:`~goldboard.cases.ratings_columns.read_rating_columns`)
 and computes what :func:`goldboard.workflows.report.build_report` reads from the DataFrames by the
-DataFrame path's own rules: the round and its rule (:func:`~goldboard.workflows.agreement._round_choice`),
+DataFrame path's own rules: the round and its rule (:func:`~goldboard.workflows.agreement.study_round_choice`),
 the flags (:func:`~goldboard.adjudicate.flags.flag_columns`), the provisional gold
 (:func:`~goldboard.adjudicate.gold.resolve_gold_columns`) and, per field, the agreement engine on
 :class:`~goldboard.cases.ratings_columns.RatingColumns` (:func:`agreement_columns`).  The report is
@@ -29,7 +29,7 @@ from goldboard.cases.ratings import RATINGS_COLUMNS
 from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
 from goldboard.study import Study
 from goldboard.text import cell_text
-from goldboard.workflows.agreement import _round_choice, analysable_fields
+from goldboard.workflows.agreement import analysable_fields, study_round_choice
 
 #: larger ratings files are read as DataFrames for the report (pandas' import then weighs less
 #: than the column work); the review sheet's cut, see README "Benchmarks"
@@ -73,7 +73,7 @@ def report_columns(study: Study, round_number: int | None, release: str | None) 
         return None
     if round_number is None:
         pairs = {rnd: (table["item_id"], table["rater"])}
-        rule = _round_choice(study, study.latest_pulled_round(), pairs, {}).rule  # no design: nobody assigned
+        rule = study_round_choice(study, study.latest_pulled_round(), pairs, {}).rule  # no design: nobody assigned
     else:
         rule = f"round {round_number}, chosen with --round"
     ratings = RatingColumns(table, lambda: study.ratings(rnd))

@@ -49,7 +49,7 @@ from goldboard.cases.table_import import (
     read_codes,
     read_ratings_table,
 )
-from goldboard.errors import GoldboardError, ParamError
+from goldboard.errors import GoldboardError, ParamError, check_rater_map
 from goldboard.fileio import (
     duplicate_headers,
     hidden_cells,
@@ -60,7 +60,8 @@ from goldboard.fileio import (
     sha256_file,
     study_own_file,
 )
-from goldboard.study import Study, check_rater_map, free_text_option
+from goldboard.study import Study
+from goldboard.study_options import free_text_option
 from goldboard.text import did_you_mean
 from goldboard.workflows.intake import (  # noqa: F401 (re-exported: the intake's names a table pull used)
     TABLE_MODE,

@@ -42,16 +42,16 @@ from goldboard.cases.ratings import RATINGS_COLUMNS
 from goldboard.cases.table_import import (
     TableMapping,
     TableRating,
-    _check_codes,
-    _column_roles,
-    _layout,
-    _multi_parts,
     cell_text,
     cells_json,
+    check_codes,
+    column_roles,
     composite_key,
     headerless_hint,
     id_controls,
     is_blank,
+    multi_parts,
+    table_layout,
 )
 from goldboard.label_configs.schema import Schema
 from goldboard.text import utc_now
@@ -180,12 +180,12 @@ def read_columns(
 ) -> ColumnRead | None:
     """The table's ratings, read and validated by columns; ``None`` where the row-wise reader
     must read it (see the module docstring).  Mapping errors are the row-wise reader's own
-    (:func:`~goldboard.cases.table_import._layout`, the codes check)."""
+    (:func:`~goldboard.cases.table_import.table_layout`, the codes check)."""
     with headerless_hint(df, schema):
         if composite_key(df, mapping, source)[2]:  # an item keyed by two columns: read row by row
             return None
-        layout = _layout(df, mapping, schema, source)
-    _check_codes(codes or {}, layout, schema)
+        layout = table_layout(df, mapping, schema, source)
+    check_codes(codes or {}, layout, schema)
     m, rationale = layout.mapping, schema.rationale_field
     if codes or layout.pair or layout.checkbox_cols or not len(df):
         return None
@@ -229,7 +229,7 @@ def read_columns(
         rows=len(table),
         items=items,
         item_info=info,
-        columns=list(dict.fromkeys(col for _, _, _, col in _column_roles(layout))),
+        columns=list(dict.fromkeys(col for _, _, _, col in column_roles(layout))),
         normalised=normalised,
         item=cols["item"],
         rater=cols["rater"],
@@ -431,7 +431,7 @@ def respellings(values: Mapping[str, Any], schema: Schema) -> Iterator[tuple[str
             continue
         if f.kind == "text":
             continue
-        for part in _multi_parts(raw) if f.kind == "multi" else [raw]:
+        for part in multi_parts(raw) if f.kind == "multi" else [raw]:
             if not isinstance(part, str) or not part.strip():
                 continue
             try:

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from goldboard.cases.intake.core import Annotation, Answer, Shown, choices_answer
-from goldboard.cases.table_import import TableRating, TableRead, _multi_parts, cell_text, cells_json, value_text
+from goldboard.cases.table_import import TableRating, TableRead, cell_text, cells_json, multi_parts, value_text
 from goldboard.label_configs.schema import Schema
 
 
@@ -31,7 +31,7 @@ def entries(rating: TableRating, schema: Schema) -> list[tuple[str | None, Answe
         if f.kind == "text":
             out.append((fname, Answer(text=cell_text(raw))))
         elif f.kind == "multi":
-            out.append((fname, choices_answer(_multi_parts(raw))))
+            out.append((fname, choices_answer(multi_parts(raw))))
         else:
             val = raw[0] if isinstance(raw, list) and len(raw) == 1 else raw
             out.append((fname, choices_answer(val if isinstance(val, list) else [value_text(val)])))
