@@ -225,8 +225,8 @@ def _check_raters(
         pulled = [r for r in idle if r in (expected or ())]  # a pull recorded them: a blank column, rated nothing
         if pulled:
             raise GoldboardError(
-                f"--raters: {pulled[0]} rated nothing in {source} (a pull recorded the rater with a blank "
-                "column: every item is a missing rating); name raters with ratings"
+                f"--raters: {pulled[0]} has no ratings in {source}: a pull recorded the rater with a blank "
+                "column (every item is a missing rating); name raters with ratings"
             )
         if idle:
             raise GoldboardError(f"--raters: {idle[0]} has no ratings in {source} (pull them first)")

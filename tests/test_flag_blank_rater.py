@@ -14,7 +14,7 @@ def test_a_blank_pulled_rater_is_named_as_rated_nothing_and_an_unpulled_one_as_n
     wide = ("--rater-cols", "onc_a=onc_a,onc_b=onc_b", "--field", "safety_label")
     invoke_cli("pull", "--study", s, "--from-table", t, "--item-col", "case_id", *wide, code=0)
     blank = error_line(invoke_cli("flag", "--study", s, "--raters", "onc_a,onc_b", code=1))
-    assert blank.startswith("Error: --raters: onc_b rated nothing in ratings (a pull recorded the rater"), blank
+    assert blank.startswith("Error: --raters: onc_b has no ratings in ratings: a pull recorded the rater"), blank
     invoke_cli("study", "add-rater", s, "onc_c", "--no-account", code=0)
     later = error_line(invoke_cli("flag", "--study", s, "--raters", "onc_a,onc_c", code=1))
     assert later == "Error: --raters: onc_c has no ratings in ratings (pull them first)", later
