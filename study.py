@@ -460,16 +460,22 @@ class Study:
         rater study.toml no longer lists (renamed or removed by hand: who is new cannot be told)."""
         seen: set[str] = set()
         for n in self.pulled_rounds():
-            try:
-                names = json.loads(self.pull_report_path(n).read_text(encoding="utf-8-sig")).get("raters")
-            except (OSError, ValueError, AttributeError):
+            names = self.pull_raters(n)
+            if names is None:
                 return list(self.raters)
-            if not isinstance(names, dict):
-                return list(self.raters)
-            seen.update(map(str, names))
+            seen.update(names)
         if not seen or seen - set(self.raters):
             return list(self.raters)
         return [r for r in self.raters if r in seen]
+
+    def pull_raters(self, n: int) -> set[str] | None:
+        """The raters round ``n``'s ``pull.json`` recorded (``raters``: every study rater at the time
+        of the pull); ``None`` when the record is missing or unreadable."""
+        try:
+            names = json.loads(self.pull_report_path(n).read_text(encoding="utf-8-sig")).get("raters")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return set(map(str, names)) if isinstance(names, dict) else None
 
     def pulled_rounds(self) -> list[int]:
         """Numbers of the rounds that have a ``rounds/N/ratings.csv``, in numeric order (2 before 10).

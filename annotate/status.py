@@ -316,13 +316,8 @@ def _round_raters(study: Study, n: int, rated: dict) -> list[str]:
     at the time of the pull) or who rated in it, in study order: a rater added after the round's
     last pull (``study add-rater`` for a later round) is not listed under it as "0 items rated".
     Every study rater when the record is missing or unreadable."""
-    import json
-
-    try:
-        names = json.loads(study.pull_report_path(n).read_text(encoding="utf-8-sig")).get("raters")
-    except (OSError, ValueError, AttributeError):
-        return list(study.raters)
-    if not isinstance(names, dict):
+    names = study.pull_raters(n)
+    if names is None:
         return list(study.raters)
     return [r for r in study.raters if r in names or r in rated]
 
