@@ -36,6 +36,7 @@ from goldboard.exports.report import (
     render_html,
     render_markdown,
     software_versions,
+    vs_gold_title,
 )
 from goldboard.exports.report_extras import SUPPLEMENT_DIR, supplement_owner, write_supplement
 from goldboard.fileio import write_text_atomic
@@ -505,10 +506,13 @@ def _field_sections(
                 "per_label": [flat_label(e) for e in res["per_label"] if e.get("group") is None],
                 "confusions": _confusion_images(res, title, images),
                 "vs_gold": rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold and not at else [],
+                "vs_gold_adjudicated": _any_adjudicated(gold),
                 "warnings": res["warnings"],
                 "result": res,
             }
         )
+    for sec in field_sections:
+        sec["vs_gold_title"] = vs_gold_title(sec["vs_gold"], sec["vs_gold_adjudicated"])
     return field_sections, multi_sections, warnings
 
 
