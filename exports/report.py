@@ -291,7 +291,7 @@ def _leave_one_out(in_field: pd.DataFrame, g: pd.DataFrame, rater: str) -> tuple
     others: dict[str, set] = {}
     for item, r, value in zip(in_field["item_id"].tolist(), in_field["rater"].tolist(), in_field["value"].tolist()):
         if r != rater:
-            others.setdefault(item, set()).add(value)
+            others.setdefault(item, set()).add(str(value).strip())  # " 4" is the 4 the ratings table reads
     items, values, left_out = [], [], 0
     for item in dict.fromkeys(mine["item_id"].tolist()):
         if item in decided:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from builders import fill_sheet
 from conftest import run_cli as run
 
 S, U = "Supported", "Unsupported"
@@ -59,8 +60,6 @@ def test_rater_against_gold_is_leave_one_out(tmp_path):
 
 
 def test_after_adjudication_only_with_a_decision(tmp_path):
-    from test_campaign_refusals import fill_sheet
-
     s = _study(tmp_path)
     sheet = tmp_path / "review.xlsx"
     run("adjudicate", "sheet", "--study", s, "-o", sheet)
@@ -69,3 +68,10 @@ def test_after_adjudication_only_with_a_decision(tmp_path):
     run("gold", "export", "--study", s)
     head, rows = _table(s)
     assert "(after adjudication)" in head and "(no decision made yet)" not in head, head
+    # the first disagreement (c3) decided as onc_a's value (Supported): it now has a gold for every
+    # rater; onc_a keeps only c11 left out and disagrees with onc_b on c6, c9 (9 of 11); onc_b meets
+    # the decision on c3 and onc_a on c6, c9 (8 of 11); onc_c's 4 items all agree
+    assert rows["onc_a"][:2] == ["11", "81.8%"], rows
+    assert rows["onc_b"][:2] == ["11", "72.7%"], rows
+    assert rows["onc_c"][:2] == ["4", "100.0%"], rows
+    assert "onc_a 1 item(s) left out" in head, head
