@@ -79,6 +79,8 @@ class MethodsFacts:
     versions: dict[str, str] = field(default_factory=dict)
     uses_scipy: bool = False
     judge_methods: str = ""
+    #: the test-retest analysis the results report (the retest section's ``methods``); "" when none
+    retest: str = ""
 
     @property
     def primary(self) -> str:
@@ -685,10 +687,16 @@ def _table_source(f: MethodsFacts) -> str:
 
 def computing_versions(f: MethodsFacts) -> dict[str, str]:
     """The packages that computed the reported numbers, with versions: goldboard, Python, numpy and
-    pandas (the agreement engine), scipy when it computed the recorded plan, the model scores or the
-    judges' alt-test."""
+    pandas (the agreement engine), scipy when it computed the recorded plan, the model scores, the
+    judges' alt-test or the stopping rule's limits."""
     names = ["goldboard", "python", "numpy", "pandas"] + (["scipy"] if f.uses_scipy else [])
     return {k: f.versions[k] for k in names if k in f.versions}
+
+
+def clause_retest(f: MethodsFacts) -> str:
+    """The test-retest (intra-rater) analysis of a round one rater alone re-rated, when the results
+    report it (``workflows.report_extras.retest_section``)."""
+    return f.retest
 
 
 def clause_judge(f: MethodsFacts) -> str:
@@ -715,6 +723,7 @@ CLAUSES: list[Callable[[MethodsFacts], str]] = [
     clause_gold,
     clause_plan,
     clause_calibration,
+    clause_retest,
     clause_grras,
     clause_judge,
     clause_software,
