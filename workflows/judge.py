@@ -324,6 +324,21 @@ def render_judge(data: dict[str, Any], fmt: str = "table") -> str:
     return "\n".join(parts) + "\n"
 
 
+def _seed_words(data: dict[str, Any]) -> str:
+    """Whether another seed can move the counts: datasets were added (``max_batches``) until no count
+    lay within 2 Monte Carlo SEs of 0.5 or 80%, or some still do."""
+    batches, left = data["settings"].get("batches", 1), data.get("ambiguous")
+    if left is None or (batches == 1 and left):
+        return ", so another seed can move either count by a step of the simulated counts."
+    added = f" (datasets added in {batches} batches until none did)" if batches > 1 else ""
+    if not left:
+        return f"; no simulated count lies within 2 SEs of 0.5 or 80%{added}, so another seed is unlikely to move either count."
+    return (
+        f"; after {batches} batches of datasets, {', '.join(map(str, left))} items still lie within 2 SEs of 0.5 "
+        "or 80%, so another seed can move a count there by a step."
+    )
+
+
 def plan_sentence(data: dict[str, Any]) -> str:
     st = data["settings"]
     need, need80 = data["items_needed"], data["items_for_80"]
@@ -347,7 +362,7 @@ def plan_sentence(data: dict[str, Any]) -> str:
                 else []
             )
         )
-        + ", so another seed can move either count by a step of the simulated counts."
+        + _seed_words(data)
         if known
         else ""
     )
