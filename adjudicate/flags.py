@@ -45,8 +45,9 @@ matter).  Rules:
   labels Supported and one who labels Supported both "agree" on ``missing_info``.
 - A rater who did not rate the item, or has no row for the field while the field
   has rows elsewhere in the table, is *missing* for it.
-- A multi field with no rows at all in the ratings (e.g. a ratings file holding only
-  the primary label) was not collected: it gets no flags and no gold rows.
+- A field with no rows at all in the ratings (e.g. a ratings file holding only
+  the primary label, a table pulled with another ``--field``) was not collected: it gets no
+  flags and no gold rows (its blank is no one's answer, never a unanimous one).
 - The field disagrees when the raters' sets differ (kind ``disagree``; a plain
   disagreement unless the schema names a trigger or boundary on the field).
   Schema triggers allowed on a multi field: ``disagree``, ``missing`` and
@@ -541,7 +542,7 @@ def column_grid(table: Mapping[str, list[str]], schema: Schema, raters: Sequence
         return None
     fields = adjudicable_fields(schema)
     collected = {fields_all[i] for i in rows}
-    fields = [f for f in fields if f.kind != "multi" or f.name in collected]
+    fields = [f for f in fields if f.name in collected]  # a field never collected: no flags (rating_grid)
     names = {f.name: f for f in adjudicable_fields(schema)}
     meta = {c: col(c) for c in ("case_id", "output_id", "model")}
     first: dict[str, list[str]] = {}  # item -> its first non-empty case_id, output_id, model

@@ -29,8 +29,8 @@ in schema order.  ``gold_value == ""`` is the *empty set* when ``method`` is
 ``unanimous`` or ``adjudicated`` (every rater ticked nothing / the adjudicator decided
 "none"), and means "no gold" only when ``method`` is ``unresolved`` -- read the
 method, never the empty cell alone.  Raters agree when their sets are equal (see
-:mod:`goldboard.adjudicate.flags` for hidden fields and missing rows); a multi field
-with no rows in the ratings at all has no gold rows.
+:mod:`goldboard.adjudicate.flags` for hidden fields and missing rows).  A field (of any
+kind) with no rows in the ratings at all was never collected and has no gold rows.
 """
 
 from __future__ import annotations

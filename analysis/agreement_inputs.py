@@ -614,11 +614,15 @@ def prepare_ratings(ratings: pd.DataFrame, opts: AgreementOptions) -> tuple[Prep
 
 def _single_rated_warning(codes: np.ndarray, warnings: list[str]) -> None:
     single = int(((codes >= 0).sum(axis=1) == 1).sum())
-    if single:
-        warnings.append(
-            f"{single} item(s) rated by only one rater: left out of every comparison of raters "
-            f"(Fleiss' kappa and AC1 still count them in the category prevalence, as Gwet 2014 does)"
-        )
+    if not single:
+        return
+    if codes.shape[1] <= 2:  # two raters: every statistic is the pair's, on the items both rated
+        warnings.append(f"{single} item(s) rated by only one rater: left out of every statistic")
+        return
+    warnings.append(
+        f"{single} item(s) rated by only one rater: left out of every comparison of raters "
+        f"(Fleiss' kappa and AC1 still count them in the category prevalence, as Gwet 2014 does)"
+    )
 
 
 # --------------------------------------------------------------------------- without pandas

@@ -396,6 +396,7 @@ def simulate_items_needed(
     max_humans: int = 6,
     q: float = 0.05,
     seed: int = 1,
+    max_batches: int = 1,
 ) -> dict:
     """How many items the alt-test needs: the authors' simulation (paper, appendix C; the
     notebook's "Simulation" section), seeded.
@@ -426,7 +427,49 @@ def simulate_items_needed(
         raise GoldboardError(f"{n_humans}: give 2 to {max_humans} humans", param="n_humans")
     if not sizes or min(sizes) < 2 or max(sizes) > max_items:
         raise GoldboardError(f"item counts must lie in 2..{max_items}", param="sizes")
-    rng = np.random.default_rng(seed)
+    args = dict(locals())
+    parts = [_simulated_batch(np.random.default_rng(seed), sizes, n_datasets, n_boots, n_categories, human_noise,
+                              judge_noise, n_humans, max_items, max_humans, epsilon, q)]  # fmt: skip
+    out = _simulation_summary(sizes, *_joined(parts), args)
+    # more datasets, each batch from its own stream (seed, batch), while a count's winning rate or pass
+    # share lies within AMBIGUOUS_SE Monte Carlo SEs of 0.5 or 80%: the counts read off the curve then
+    # no longer move with the seed, but where the truth sits on the line (then the sentence says so)
+    while len(parts) < int(max_batches) and ambiguous_counts(out):
+        rng = np.random.default_rng([int(seed), len(parts)])
+        parts.append(_simulated_batch(rng, sizes, n_datasets, n_boots, n_categories, human_noise, judge_noise,
+                                      n_humans, max_items, max_humans, epsilon, q))  # fmt: skip
+        out = _simulation_summary(sizes, *_joined(parts), args | {"n_datasets": n_datasets * len(parts)})
+    out["settings"]["batches"] = len(parts)
+    out["ambiguous"] = ambiguous_counts(out)
+    return out
+
+
+def _joined(parts: list[tuple]) -> list[np.ndarray]:
+    """The batches' arrays side by side along the datasets axis."""
+    return [np.concatenate(arrays, axis=1) for arrays in zip(*parts)]
+
+
+#: a count is ambiguous while its winning rate (pass share) lies within this many Monte Carlo SEs of
+#: 0.5 (80%): ``plan judge`` adds datasets until none is, or ``max_batches`` is reached
+AMBIGUOUS_SE = 2.0
+
+
+def ambiguous_counts(data: dict) -> list[int]:
+    """The simulated item counts whose mean winning rate lies within :data:`AMBIGUOUS_SE` Monte Carlo
+    SEs of 0.5, or whose pass share within as many of 80% (those another seed could put on the
+    other side of the line)."""
+    out = []
+    for r in data["rows"]:
+        near = [(r["winning_rate"], r["winning_rate_se"], 0.5), (r["passed_share"], r["passed_se"], 0.8)]
+        if any(se == se and abs(v - line) < AMBIGUOUS_SE * se for v, se, line in near):
+            out.append(r["items"])
+    return out
+
+
+def _simulated_batch(rng, sizes, n_datasets, n_boots, n_categories, human_noise, judge_noise, n_humans,
+                     max_items, max_humans, epsilon, q):  # fmt: skip
+    """One batch of ``n_datasets`` simulated datasets: (winning rate, rho, kappa, accuracy), each
+    sizes x datasets x resamples."""
     wr = np.zeros((len(sizes), n_datasets, n_boots))
     rho, kappa, acc = np.zeros_like(wr), np.zeros_like(wr), np.zeros_like(wr)
     for ds in range(n_datasets):
@@ -451,7 +494,7 @@ def simulate_items_needed(
                     ]
                 )
                 acc[si, ds, b] = (j[:, 0] == gold[items]).mean()
-    return _simulation_summary(sizes, wr, rho, kappa, acc, locals())
+    return wr, rho, kappa, acc
 
 
 def _simulation_summary(sizes, wr, rho, kappa, acc, args) -> dict:

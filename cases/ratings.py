@@ -660,7 +660,9 @@ def rating_grid(
             selection,
         )
     collected = set(cur["field"].unique().tolist())
-    fields = [f for f in fields if f.kind != "multi" or f.name in collected]  # multi never collected: left out
+    # a field no rater has a row for (never collected: a table pulled with other --field, a form
+    # without it) is left out -- no flags, no gold: its blank is no one's answer, never "unanimous"
+    fields = [f for f in fields if f.name in collected]
     vals = normalized_values(cur, schema, source)
     meta = item_meta(cur)
     items = natural_sorted(meta.index.tolist())

@@ -7,6 +7,9 @@ import click
 from goldboard.cli._options import SEED, aliased_option, format_option, output_option, study_option
 from goldboard.cli._output import emit
 
+#: at most this many batches of --datasets simulated datasets for `plan judge` (analysis.alttest)
+PLAN_JUDGE_BATCHES = 8
+
 EPSILON_HELP = (
     "Cost-benefit margin epsilon: how much of the excluded human's advantage the judge may lose and still "
     "win. The authors' rule of thumb: 0.2 when the humans are experts (clinicians), 0.15 skilled annotators, "
@@ -171,7 +174,9 @@ def plan_judge_cmd(
     priors; for 30, 40, ..., 200 items the alt-test (accuracy) is run on resamples. Prints the
     mean winning rate, the share of studies the judge passes (with its Monte Carlo SE) and rho per
     item count, and the smallest count whose mean winning rate reaches 0.5 and that passes 80% of
-    the time; another seed can move that count by a step where the share is within its MC error.
+    the time. Datasets are added (up to 8 batches) while a count's winning rate or pass share lies
+    within 2 Monte Carlo SEs of 0.5 or 80%, so another seed gives the same counts; the sentence
+    names any count still that close.
       goldboard plan judge --categories 5 --humans 3 --human-noise 0.2 --judge-noise 0.25 --expertise expert
     """
     from goldboard.analysis.alttest import simulate_items_needed
@@ -180,7 +185,7 @@ def plan_judge_cmd(
     eps, why = epsilon_choice(epsilon, expertise)
     data = simulate_items_needed(
         n_categories=n_categories, human_noise=human_noise, judge_noise=judge_noise, n_humans=n_humans,
-        epsilon=eps, n_datasets=n_datasets, n_boots=n_boots, seed=seed,
+        epsilon=eps, n_datasets=n_datasets, n_boots=n_boots, seed=seed, max_batches=PLAN_JUDGE_BATCHES,
     )  # fmt: skip
     data["settings"]["epsilon_reason"] = why
     emit(render_plan(data, fmt), output, terminal=fmt == "table")

@@ -279,29 +279,58 @@ def _is_in(col: pd.Series, values: pd.Series) -> np.ndarray:
     return np.fromiter((v in have for v in col.tolist()), dtype=bool, count=len(col))
 
 
-def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters: list[str], schema) -> list[dict]:
-    """Each rater's agreement with the resolved gold label (items with a gold value)."""
+def _leave_one_out(in_field: pd.DataFrame, g: pd.DataFrame, rater: str) -> tuple[pd.DataFrame, int]:
+    """``rater``'s gold without ``rater``: on each item ``rater`` rated, the decision in force
+    (method ``adjudicated``), else the value every other rater who rated the item gave.  Items
+    with no other rating (gold resting on ``rater`` alone) or whose other raters disagree are
+    left out: ``(item_id/gold_value rows, items left out)``."""
+    decided = dict(
+        zip(g.loc[g["method"] == "adjudicated", "item_id"], g.loc[g["method"] == "adjudicated", "gold_value"])
+    )
+    mine = in_field[in_field["rater"] == rater]
+    others: dict[str, set] = {}
+    for item, r, value in zip(in_field["item_id"].tolist(), in_field["rater"].tolist(), in_field["value"].tolist()):
+        if r != rater:
+            others.setdefault(item, set()).add(str(value).strip())  # " 4" is the 4 the ratings table reads
+    items, values, left_out = [], [], 0
+    for item in dict.fromkeys(mine["item_id"].tolist()):
+        if item in decided:
+            items.append(item), values.append(decided[item])
+        elif len(others.get(item, ())) == 1:
+            items.append(item), values.append(next(iter(others[item])))
+        else:
+            left_out += 1
+    return pd.DataFrame({"item_id": items, "gold_value": values}, dtype=object), left_out
 
-    g = gold[(gold["field"] == field) & (gold["gold_value"] != "")]
+
+def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters: list[str], schema) -> list[dict]:
+    """Each rater against leave-one-out gold (:func:`_leave_one_out`): ``n`` is the rater's own
+    rated items that have such a gold; ``left_out`` the rater's items that have none (their gold
+    would rest on the rater alone, or the other raters disagree and no decision is in force)."""
+
+    g = gold[gold["field"] == field]
     out = []
     if g.empty:
         return out
     # the four columns agreement reads, before any row is copied (a round's table has a dozen)
     cols = ratings[["item_id", "rater", "field", "value"]]
     in_field = cols[(cols["field"] == field) & (cols["value"] != "")]
+    # the items of this round's gold (the study's gold holds other rounds' items too)
     in_field = in_field[_is_in(in_field["item_id"], g["item_id"])]
-    # gold of the items these ratings rate (the study's gold holds other rounds' items too)
-    g = g[_is_in(g["item_id"], in_field["item_id"])]
-    if g.empty:
-        return out
-    gold_rows = pd.DataFrame({"item_id": g["item_id"], "rater": "gold", "field": field, "value": g["gold_value"]})
-    gold_items, gold_values = g["item_id"].to_numpy(dtype=object), g["gold_value"].to_numpy(dtype=object)
     rater_col = in_field["rater"].to_numpy(dtype=object)
     for r in raters:
         at = rater_col == r
         if not at.any():
             continue
+        loo, left_out = _leave_one_out(in_field, g, r)
+        if loo.empty:
+            continue
         mine = in_field[at]
+        mine = mine[_is_in(mine["item_id"], loo["item_id"])]
+        gold_items, gold_values = loo["item_id"].to_numpy(dtype=object), loo["gold_value"].to_numpy(dtype=object)
+        gold_rows = pd.DataFrame(
+            {"item_id": loo["item_id"], "rater": "gold", "field": field, "value": loo["gold_value"]}
+        )
         try:  # the pair coded from whole columns; the ratings table's way where that does not answer
             pair = prepare_pair(
                 mine["item_id"].to_numpy(dtype=object),
@@ -319,6 +348,7 @@ def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters:
         row = {
             "rater": r,
             "n": res["n_items"],
+            "left_out": left_out,
             "percent_agreement": None,
             "kappa": None,
             "kappa_low": None,
@@ -338,6 +368,20 @@ def rater_vs_gold(ratings: pd.DataFrame, gold: pd.DataFrame, field: str, raters:
                 row["kappa_w"], row["kappa_w_low"], row["kappa_w_high"] = s["value"], s["ci_low"], s["ci_high"]
         out.append(row)
     return out
+
+
+def vs_gold_title(rows: list[dict], adjudicated: bool) -> str:
+    """The heading of the rater-against-gold table: what its gold is, what it leaves out."""
+    left = sum(r.get("left_out", 0) for r in rows)
+    head = "Each rater against gold" + (" (after adjudication)" if adjudicated else " (no decision made yet)")
+    head += (
+        ": leave-one-out gold (each rater's own rated items, against the decision in force or else the value "
+        "the other raters who rated the item agree on)"
+    )
+    if left:
+        head += "; " + ", ".join(f"{r['rater']} {r['left_out']}" for r in rows if r.get("left_out"))
+        head += " item(s) left out, their gold resting on that rater alone or the other raters disagreeing"
+    return head + ":"
 
 
 def _day(ts: Any) -> str:
@@ -642,7 +686,7 @@ def _md_field(f: dict) -> list[str]:
             [[f"**{_md(lab)}**"] + list(row) for lab, row in zip(c["labels"], c["matrix"])],
         )
     if f["vs_gold"]:
-        out += ["Each rater against gold (after adjudication):", ""]
+        out += [_md(vs_gold_title(f["vs_gold"], f.get("vs_gold_adjudicated", False))), ""]
         out += _md_table(
             ["Rater", "n", "Percent agreement", "Kappa (95% CI)"],
             [

@@ -79,9 +79,12 @@ def test_the_report_rows_are_those_of_the_ratings_table_way():
     gold = pd.DataFrame({"item_id": g["item_id"], "field": "severity", "gold_value": g["value"], "method": "x"})
     rows = rater_vs_gold(ratings, gold, "severity", ["a", "b"], SCHEMA)
     want = []
-    rated = g[g["item_id"].isin(ratings["item_id"])]  # gold of the items the ratings rate (not the study's others)
-    for r in ("a", "b"):
-        mine = ratings[(ratings["rater"] == r) & ratings["item_id"].isin(gold["item_id"])]
+    # leave-one-out gold (no decision in force): the other rater's value, on the items of the gold
+    # both rated (the study's other gold items, and items one rater alone rated, are left out)
+    for r, other in (("a", "b"), ("b", "a")):
+        theirs = ratings[(ratings["rater"] == other) & ratings["item_id"].isin(gold["item_id"])]
+        mine = ratings[(ratings["rater"] == r) & ratings["item_id"].isin(theirs["item_id"])]
+        rated = theirs[theirs["item_id"].isin(mine["item_id"])].assign(rater="gold")
         both = pd.concat([mine, rated], ignore_index=True)
         res = agreement(both, "severity", SCHEMA, raters=[r, "gold"])
         kappa = next(s for s in res["statistics"] if s["statistic"] == "cohen_kappa" and s["weights"] in ("none", None))

@@ -156,17 +156,19 @@ def test_the_html_report_says_which_ratings_the_gold_comes_from(tmp_path):
 
 
 def test_rater_against_gold_never_prints_a_collapsed_interval(tmp_path):
-    """Round 2: each rater against gold on one item; the table said "0.000 (0.000 to 0.000)".
+    """Round 2: each rater against gold on few items; the table said "0.000 (0.000 to 0.000)".
     (c2 disagrees again in round 2: round 1's decision 'Supported' stays in force, onc_a's 'Unsupported'
-    differs from it.)"""
+    differs from it.  Leave-one-out gold: on c1, undecided, each rater meets the other's value, so onc_b
+    is scored on c1 (onc_a's Supported vs its Unsupported) and c2 (the decision, Supported, as it rated):
+    1 of 2, against a gold that is Supported on both -- a one-category gold, kappa 0 and no interval.)"""
     s = two_rounds(tmp_path, c2=(U, S))
     text = report_md(s, "--round", 2)
     assert "(0.000 to 0.000)" not in text, text
-    assert "| onc_a | 1 | 0.0% | 0.000 (CI not estimable: degenerate table) |" in text
+    assert "| onc_b | 2 | 50.0% | 0.000 (CI not estimable: degenerate table) |" in text
     out = tmp_path / "r.html"
     run("report", "--study", s, "--round", 2, "-o", out, "--no-supplement")
     html = out.read_text()
     assert "0.000 to 0.000" not in html and "0.000 (CI not estimable: degenerate table)</td>" in html
-    # the default report (round 2 analysed, gold of the study): n is round 2's item with a gold label, not
-    # every gold item of the study (it said n = 4)
-    assert "| onc_a | 1 | 0.0% |" in report_md(s)
+    # the default report (round 2 analysed, gold of the study): n is onc_a's 2 items of round 2, not every
+    # gold item of the study (it said n = 4); onc_a's S on c1 meets onc_b's U, its U on c2 the decision S
+    assert "| onc_a | 2 | 0.0% |" in report_md(s)

@@ -131,7 +131,9 @@ def test_the_column_path_is_taken(tmp_path, monkeypatch):
     monkeypatch.setattr(F, "study_ratings", lambda *a, **k: pytest.fail("read the DataFrame"))
     res = invoke_cli("flag", "--study", study, "--format", "json", code=0)
     first = res.stdout.split('"flags": [')[1]
-    assert first.index('"item_id": "I0"') < first.index('"item_id": "I2"') < first.index('"item_id": "I1"')
+    # I1 (2 and 2) is not flagged: the study collects severity only (safety_gate and keep_in_benchmark,
+    # with no rating row at all, are no missing ratings)
+    assert first.index('"item_id": "I0"') < first.index('"item_id": "I2"') and '"item_id": "I1"' not in first
     assert '"gap": 4' in first and '"gap": 1' in first  # the larger gap first
 
 

@@ -152,8 +152,9 @@ def test_medfail_kinds_and_priorities():
     assert not by["M5", "severity"].disagree
     assert by["M6", "safety_gate"].kinds == ["incompatible", "disagree"]
     assert by["M7", "keep_in_benchmark"].triggers == ["keep_drop_disagreement"]
-    # rated by r1 only: every adjudicable field is missing for r2
-    assert {f for (i, f) in by if i == "M8"} == {"severity", "safety_gate", "likely_harm", "keep_in_benchmark"}
+    # rated by r1 only: every adjudicable field is missing for r2 -- every field collected: likely_harm
+    # has no row at all (never collected), so it gets no flag (it was a "missing rating" of nobody's answer)
+    assert {f for (i, f) in by if i == "M8"} == {"severity", "safety_gate", "keep_in_benchmark"}
     assert by["M8", "severity"].triggers == ["missing_rating"]
     assert "M9" not in {i for i, _ in by}
     assert not any(f == "confidence" for _, f in by)  # rater confidence is never adjudicated

@@ -77,7 +77,8 @@ def test_resolution_rules_three_raters(tmp_path):
 
 def test_medfail_gold_fields_exclude_rater_confidence():
     gold = resolve_gold(ratings_frame(medfail_rows()), load_schema("medfail"))
-    assert set(gold.field) == {"severity", "safety_gate", "likely_harm", "keep_in_benchmark"}
+    # likely_harm has no row in the ratings (never collected): no gold, never "9 unanimous" of blanks
+    assert set(gold.field) == {"severity", "safety_gate", "keep_in_benchmark"}
     m5 = gold[(gold.item_id == "M5") & (gold.field == "severity")].iloc[0]
     assert (m5.method, m5.gold_value) == ("unanimous", "2")  # low confidence, but the raters agree
     m8 = gold[gold.item_id == "M8"]

@@ -112,8 +112,8 @@ def gold_manifest(study: Study, gold: pd.DataFrame, inputs: GoldInputs) -> dict[
         **({"study_created": study.created_at} if study.created_at else {}),
         "schema": {"name": schema.name, "version": schema.version},
         "raters": raters,
-        # multi-select fields never collected in the ratings have no gold rows (adjudicate.flags)
-        "fields": [f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in gold_fields],
+        # fields never collected in the ratings have no gold rows (adjudicate.flags)
+        "fields": [f.name for f in adjudicable_fields(schema) if f.name in gold_fields],
         "rounds": selection.to_dict()
         | {
             "decisions_on_earlier_rounds": gold.attrs["decisions_on_earlier_rounds"],

@@ -279,9 +279,15 @@ def _ci_text(est: dict[str, Any] | None) -> str:
     return f"{est['value']:.2f} ({est['low']:.2f} to {est['high']:.2f})"
 
 
+LOO_NOTE = (
+    "each clinician against leave-one-out gold: the decision in force, else the value the other clinicians "
+    "who rated the item agree on; items whose gold would rest on that clinician alone are left out"
+)
+
+
 def agreement_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Who agrees with whom: clinician pairs, each judge vs each clinician and gold, clinicians vs gold."""
-    what = {"clinicians": "clinician vs clinician", "judge": "judge", "gold": "clinician vs gold"}
+    what = {"clinicians": "clinician vs clinician", "judge": "judge", "gold": "clinician vs leave-one-out gold"}
     head = ["", "rater", "with", "items", "kappa (95% CI)", "alpha (95% CI)"]
     rows = [
         [what[r["kind"]], r["a"], r["b"], str(r["n_items"]), _ci_text(r.get("kappa")), _ci_text(r.get("alpha"))]
@@ -307,7 +313,8 @@ def render_judge(data: dict[str, Any], fmt: str = "table") -> str:
     for d in data["judges"]:
         parts += ["", line(f"{d['judge']}: each human left out in turn"), "", table(*human_rows(d), right=[1, 2, 3, 5])]
     if data.get("agreement"):
-        parts += ["", line(f"Agreement on {data['field']} (Cohen's kappa, Krippendorff's alpha; gold: {data['gold']})")]
+        title = f"Agreement on {data['field']} (Cohen's kappa, Krippendorff's alpha; gold: {data['gold']}; {LOO_NOTE})"
+        parts += ["", line(title)]
         parts += ["", table(*agreement_table(data), right=[3])]
     for conf in data.get("confusion", []):
         parts += ["", line(f"{conf['judge']} against gold ({conf['n_items']} items): rows gold, columns judge")]
@@ -315,6 +322,21 @@ def render_judge(data: dict[str, Any], fmt: str = "table") -> str:
         parts += ["", table(head, rows, right=range(1, len(head)))]
     parts += [f"Warning: {line(w)}" for w in data["warnings"]] if fmt == "markdown" else []
     return "\n".join(parts) + "\n"
+
+
+def _seed_words(data: dict[str, Any]) -> str:
+    """Whether another seed can move the counts: datasets were added (``max_batches``) until no count
+    lay within 2 Monte Carlo SEs of 0.5 or 80%, or some still do."""
+    batches, left = data["settings"].get("batches", 1), data.get("ambiguous")
+    if left is None or (batches == 1 and left):
+        return ", so another seed can move either count by a step of the simulated counts."
+    added = f" (datasets added in {batches} batches until none did)" if batches > 1 else ""
+    if not left:
+        return f"; no simulated count lies within 2 SEs of 0.5 or 80%{added}, so another seed is unlikely to move either count."
+    return (
+        f"; after {batches} batches of datasets, {', '.join(map(str, left))} items still lie within 2 SEs of 0.5 "
+        "or 80%, so another seed can move a count there by a step."
+    )
 
 
 def plan_sentence(data: dict[str, Any]) -> str:
@@ -340,7 +362,7 @@ def plan_sentence(data: dict[str, Any]) -> str:
                 else []
             )
         )
-        + ", so another seed can move either count by a step of the simulated counts."
+        + _seed_words(data)
         if known
         else ""
     )
@@ -617,8 +639,10 @@ def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts:
     return data
 
 
-def _gold_codes(study: Study, ratings: pd.DataFrame, items: list[str], f: Field) -> tuple[np.ndarray, str]:
-    """Gold category codes per item (-1: none) and where gold came from (release or provisional)."""
+def _gold_codes(study: Study, ratings: pd.DataFrame, items: list[str], f: Field) -> tuple[np.ndarray, str, np.ndarray]:
+    """Gold category codes per item (-1: none), where gold came from (release or provisional), and
+    which items' gold is a decision in force (method ``adjudicated``: the gold a clinician's
+    leave-one-out comparison keeps, :func:`leave_one_out_gold`)."""
     releases = list_releases(study.gold_dir)
     if releases:
         gold, _ = read_release(releases[-1][1])
@@ -630,7 +654,22 @@ def _gold_codes(study: Study, ratings: pd.DataFrame, items: list[str], f: Field)
     g = gold[(gold["field"] == f.name) & (gold["gold_value"].astype(str) != "")]
     lookup = {v: i for i, v in enumerate(f.categories)}
     by_item = dict(zip(g["item_id"].astype(str), g["gold_value"].map(lambda v: lookup.get(v, -1))))
-    return np.array([by_item.get(i, -1) for i in items], dtype=int), where
+    decided = set(g.loc[g["method"].astype(str) == "adjudicated", "item_id"].astype(str))
+    codes = np.array([by_item.get(i, -1) for i in items], dtype=int)
+    return codes, where, np.array([i in decided for i in items], dtype=bool)
+
+
+def leave_one_out_gold(hcodes: np.ndarray, x: int, gold: np.ndarray, decided: np.ndarray, k: int) -> np.ndarray:
+    """Clinician ``x``'s gold without clinician ``x`` (codes per item, -1: none): the decision in
+    force where there is one, else the value every other clinician who rated the item gave; none
+    where no other clinician rated it (gold would rest on ``x`` alone) or they disagree.  A gold
+    made of ``x``'s own unanimity with the others would score ``x`` against itself."""
+    others = np.delete(hcodes, x, axis=1)
+    valid = (others >= 0) & (others < k)
+    lo = np.where(valid, others, k).min(axis=1)
+    hi = np.where(valid, others, -1).max(axis=1)
+    out = np.where(valid.any(axis=1) & (lo == hi), lo, -1)
+    return np.where(decided, gold, out).astype(int)
 
 
 def _pair_stats(a: np.ndarray, b: np.ndarray, f: Field) -> dict[str, Any]:
@@ -660,9 +699,10 @@ def _finite(x: float) -> float | None:
 
 
 def agreement_rows(
-    hcodes: np.ndarray, humans: list[str], jcodes: np.ndarray, judges: list[str], gold: tuple[np.ndarray, str], f: Field
+    hcodes: np.ndarray, humans: list[str], jcodes: np.ndarray, judges: list[str], gold: tuple, f: Field
 ) -> list[dict[str, Any]]:
-    """Clinician pairs, each judge against each clinician and gold, each clinician against gold."""
+    """Clinician pairs, each judge against each clinician and gold, each clinician against
+    leave-one-out gold (:func:`leave_one_out_gold`; ``gold`` is :func:`_gold_codes`)."""
     rows = []
     for x in range(len(humans)):
         for y in range(x + 1, len(humans)):
@@ -673,14 +713,14 @@ def agreement_rows(
         for x, h in enumerate(humans):
             rows.append({"kind": "judge", "a": name, "b": h, **_pair_stats(jcodes[:, j], hcodes[:, x], f)})
         rows.append({"kind": "judge", "a": name, "b": "gold", **_pair_stats(jcodes[:, j], gold[0], f)})
+    k = len(f.categories)
     for x, h in enumerate(humans):
-        rows.append({"kind": "gold", "a": h, "b": "gold", **_pair_stats(hcodes[:, x], gold[0], f)})
+        loo = leave_one_out_gold(hcodes, x, gold[0], gold[2], k)
+        rows.append({"kind": "gold", "a": h, "b": f"gold without {h}", **_pair_stats(hcodes[:, x], loo, f)})
     return rows
 
 
-def confusion_tables(
-    jcodes: np.ndarray, judges: list[str], gold: tuple[np.ndarray, str], f: Field
-) -> list[dict[str, Any]]:
+def confusion_tables(jcodes: np.ndarray, judges: list[str], gold: tuple, f: Field) -> list[dict[str, Any]]:
     """Per judge: gold (rows) x judge (columns) counts over the items with both."""
     k = len(f.categories)
     out = []
@@ -754,7 +794,8 @@ def judge_section(data: dict[str, Any]) -> dict[str, Any]:
     if data.get("agreement"):
         h, r = agreement_table(data)
         tables.append(
-            {"title": f"Agreement on {data['field']} (gold: {data['gold']})", "header": h, "rows": r, "right": [3],
+            {"title": f"Agreement on {data['field']} (gold: {data['gold']}; {LOO_NOTE})", "header": h, "rows": r,
+             "right": [3],
              "csv": "judge_agreement"}
         )  # fmt: skip
     for conf in data.get("confusion", []):

@@ -79,6 +79,8 @@ class MethodsFacts:
     versions: dict[str, str] = field(default_factory=dict)
     uses_scipy: bool = False
     judge_methods: str = ""
+    #: the test-retest analysis the results report (the retest section's ``methods``); "" when none
+    retest: str = ""
 
     @property
     def primary(self) -> str:
@@ -325,7 +327,46 @@ def clause_statistics(f: MethodsFacts) -> str:
     if not names:
         return ""
     multi = " and, per value of each multi-select field, percent agreement, Cohen's kappa and Krippendorff's alpha"
-    return f"Agreement was summarised as {_join(names)}{multi if f.multi_sections else ''}."
+    text = f"Agreement was summarised as {_join(names)}{multi if f.multi_sections else ''}."
+    return " ".join([text, *_scale_sentences(f, rows)])
+
+
+def _numeric_levels(categories: list[str]) -> list[float] | None:
+    try:
+        return [float(c) for c in categories]
+    except ValueError:
+        return None
+
+
+def _scale_sentences(f: MethodsFacts, rows: list[dict]) -> list[str]:
+    """What the weights and alpha's distances rest on, where a reader could not tell: a field whose
+    levels are unequally spaced numbers (weights on ranks, interval/ratio alpha on values), and the
+    SE of ordinal alpha (its metric held fixed; irrCAC's ``krippen.alpha.raw`` has no such metric)."""
+    out = []
+    for sec in f.field_sections:
+        mine = [r for r in sec["result"]["statistics"] if r in rows]
+        cats = list(sec["result"].get("categories") or [])
+        vals = _numeric_levels(cats) if len(cats) > 2 else None
+        gaps = {round(b - a, 12) for a, b in zip(vals, vals[1:])} if vals else set()
+        weighted = any(r.get("weights") not in (None, "none") for r in mine)
+        valued = sorted({r["level"] for r in mine if r.get("level") in ("interval", "ratio")})
+        if len(gaps) > 1 and (weighted or valued):
+            parts = []
+            if weighted:
+                parts.append(
+                    f"the linear and quadratic weights use the levels' ranks (1 to {len(cats)}), not their values"
+                )
+            if valued:
+                parts.append(f"{_join(valued)} alpha uses the values")
+            out.append(
+                f"On {sec['name']}, whose levels ({', '.join(cats)}) are unequally spaced numbers, {'; '.join(parts)}."
+            )
+    if any(r["statistic"] == "krippendorff_alpha" and r.get("level") == "ordinal" for r in rows):
+        out.append(
+            "The SE of ordinal alpha holds Krippendorff's observed ordinal metric fixed (irrCAC's krippen.alpha.raw, "
+            "which goldboard's nominal, interval and ratio alpha SEs equal with missing ratings, offers no such metric)."
+        )
+    return out
 
 
 def clause_percent_agreement(f: MethodsFacts) -> str:
@@ -685,10 +726,16 @@ def _table_source(f: MethodsFacts) -> str:
 
 def computing_versions(f: MethodsFacts) -> dict[str, str]:
     """The packages that computed the reported numbers, with versions: goldboard, Python, numpy and
-    pandas (the agreement engine), scipy when it computed the recorded plan, the model scores or the
-    judges' alt-test."""
+    pandas (the agreement engine), scipy when it computed the recorded plan, the model scores, the
+    judges' alt-test or the stopping rule's limits."""
     names = ["goldboard", "python", "numpy", "pandas"] + (["scipy"] if f.uses_scipy else [])
     return {k: f.versions[k] for k in names if k in f.versions}
+
+
+def clause_retest(f: MethodsFacts) -> str:
+    """The test-retest (intra-rater) analysis of a round one rater alone re-rated, when the results
+    report it (``workflows.report_extras.retest_section``)."""
+    return f.retest
 
 
 def clause_judge(f: MethodsFacts) -> str:
@@ -715,6 +762,7 @@ CLAUSES: list[Callable[[MethodsFacts], str]] = [
     clause_gold,
     clause_plan,
     clause_calibration,
+    clause_retest,
     clause_grras,
     clause_judge,
     clause_software,

@@ -36,6 +36,7 @@ from goldboard.exports.report import (
     render_html,
     render_markdown,
     software_versions,
+    vs_gold_title,
 )
 from goldboard.exports.report_extras import SUPPLEMENT_DIR, supplement_owner, write_supplement
 from goldboard.fileio import write_text_atomic
@@ -506,10 +507,13 @@ def _field_sections(
                 "per_label": [flat_label(e) for e in res["per_label"] if e.get("group") is None],
                 "confusions": _confusion_images(res, title, images),
                 "vs_gold": rater_vs_gold(ratings, gold, name, study.raters, schema) if show_vs_gold and not at else [],
+                "vs_gold_adjudicated": _any_adjudicated(gold),
                 "warnings": res["warnings"],
                 "result": res,
             }
         )
+    for sec in field_sections:
+        sec["vs_gold_title"] = vs_gold_title(sec["vs_gold"], sec["vs_gold_adjudicated"])
     return field_sections, multi_sections, warnings
 
 
@@ -712,20 +716,51 @@ def _design_text(study: Study, round_info: Any, ratings: pd.DataFrame) -> str:
 
 def _methods_text(facts: MethodsFacts, study: Study, scored: bool) -> str:
     """The methods paragraph, with the recorded plan and calibration (scipy computed a power plan,
-    the model scores and the judges' alt-test p-values)."""
+    the model scores, the judges' alt-test p-values and the stopping rule's tested limits)."""
     facts.plan = recorded_plan(study)
     facts.calibration = study.extra.get(CALIBRATION_KEY) or None
-    facts.uses_scipy = (facts.plan is not None and plan_used_scipy(facts.plan)) or scored or bool(facts.judge_methods)
+    facts.uses_scipy = (
+        (facts.plan is not None and plan_used_scipy(facts.plan))
+        or scored
+        or bool(facts.judge_methods)
+        or facts.calibration_outcome is not None  # calibration.wald_critical / gof_limits: scipy.stats
+    )
     return methods_paragraph(facts)
 
 
 def _methods_with_calibration(data: dict[str, Any], facts: MethodsFacts, study: Study, scored: bool) -> None:
     """The methods paragraph again, naming the looks taken and their outcome as the calibration
-    section shows them (never leaving a reader to assume an unmet stopping rule was met)."""
-    cal = next((sec.get("outcome") for sec in data["sections"] if sec.get("id") == "calibration"), None)
-    if cal:
-        facts.calibration_outcome = cal
+    section shows them (never leaving a reader to assume an unmet stopping rule was met), and the
+    test-retest analysis the results report; a warning for main rounds rated before the rule was met."""
+    sections = {sec.get("id"): sec for sec in data["sections"]}
+    cal = (sections.get("calibration") or {}).get("outcome")
+    retest = (sections.get("retest") or {}).get("methods", "")
+    if cal or retest:
+        facts.calibration_outcome = cal or None
+        facts.retest = retest
         data["methods"] = _methods_text(facts, study, scored)
+        data["versions"] = computing_versions(facts)
+    if cal:
+        data["warnings"] = [*data["warnings"], *main_before_stop_warnings(study, cal)]
+
+
+def main_before_stop_warnings(study: Study, outcome: dict[str, Any]) -> list[str]:
+    """A main (not calibration) round rated after the latest calibration look while the stopping
+    rule was not met there: the main ratings began before calibration stopped."""
+    if outcome.get("verdict") == "rule met" or outcome.get("latest_round") is None:
+        return []
+    last = int(outcome["latest_round"])
+    pulled = set(study.pulled_rounds())
+    main = [r.number for r in study.rounds if not r.calibration and r.number > last and r.number in pulled]
+    if not main:
+        return []
+    rule = " and ".join((study.extra.get(CALIBRATION_KEY) or {}).get("rules") or []) or "the stopping rule"
+    verdict = "could not be decided" if outcome.get("verdict") == "cannot be decided" else "was not met"
+    word = "round" if len(main) == 1 else "rounds"
+    return [
+        f"main {word} {', '.join(map(str, main))} rated after calibration round {last}, where {rule} {verdict}: "
+        f"the main ratings began before the stopping rule was met"
+    ]
 
 
 #: bootstrap resamples used where ``ci_auto`` replaces a Wald interval

@@ -170,6 +170,31 @@ def _retest_rounds(study: Study) -> list[tuple[int, int, str]]:
     return out
 
 
+def _and(words: list[str]) -> str:
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
+#: the CI methods' names in prose (the table prints the short name)
+_CI_PROSE = {"wilson": "Wilson score", "wald": "Wald", "percentile": "percentile bootstrap", "bca": "BCa bootstrap"}
+
+
+def _retest_methods(pairs: list[tuple[int, int, str]], rows: list[list], field: str) -> str:
+    """The methods sentence of the test-retest analysis (what the section's table reports)."""
+    who = "; ".join(
+        f"{rater} re-rated alone in round {b} items {rater} had rated in round {a}" for a, b, rater in pairs
+    )
+    stats = list(dict.fromkeys(str(r[2]) for r in rows))
+    stats = [s[:1].lower() + s[1:] if s.startswith("Percent") else s for s in stats]
+    cis = list(dict.fromkeys(_CI_PROSE.get(str(r[6]), str(r[6])) for r in rows if r[6]))
+    n = sorted({int(r[3]) for r in rows})
+    items = f"{n[0]}" if len(n) == 1 else f"{n[0]} to {n[-1]}"
+    text = (
+        f"Test-retest (intra-rater) agreement: {who}; the rater's two rounds were compared on {field} "
+        f"({items} items) by {_and(stats) or 'no statistic'}"
+    )
+    return text + (f", with {_and(cis)} 95% intervals." if cis else ".")
+
+
 def retest_section(study: Study) -> dict | None:
     """Test-retest (intra-rater) agreement of each round one rater alone re-rated (the numbers
     ``goldboard agree --test-retest --rounds A,B`` gives), for the schema's primary field."""
@@ -211,6 +236,7 @@ def retest_section(study: Study) -> dict | None:
     return {
         "id": "retest",
         "title": "Test-retest (intra-rater) agreement",
+        "methods": _retest_methods(pairs, rows, field),
         "paragraphs": paras,
         "tables": [
             {

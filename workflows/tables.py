@@ -400,13 +400,13 @@ def _table_notes(res: PullResult, study: Study, read: TableRead, ratings: pd.Dat
 
 def _rules_may_fire(ratings: pd.DataFrame, schema: Any) -> bool:
     """Whether a schema rule can break on ``ratings``: a rule on a field that gets no flags (not
-    adjudicable), or on a multi-select field without a rating row, never fires
+    adjudicable), or on a field without a rating row, never fires
     (:func:`goldboard.adjudicate.rules.rule_break_matrix`), so without a rule on two live fields
     :func:`rule_warnings` is empty and the rating grid it builds is not needed."""
     if not schema.rules or not len(ratings):
         return False
     collected = set(ratings["field"].unique().tolist())
-    live = {f.name for f in adjudicable_fields(schema) if f.kind != "multi" or f.name in collected}
+    live = {f.name for f in adjudicable_fields(schema) if f.name in collected}
     return any(r.when.field in live and r.then.field in live for r in schema.rules)
 
 
