@@ -488,7 +488,7 @@ def run_judge(
     recs = [have[r["key"]] for r in reqs if r["key"] in have]
     summary = summarize(recs, reqs, samples)
     summary.update(judge=judge, round=number, endpoint=endpoint, endpoint_kind=endpoint_kind(endpoint),
-                   requests_sent=sent, errors=errors, served_models=served, params=params)  # fmt: skip
+                   requests_sent=sent, errors=errors, served_models=served, params=params, samples=samples)  # fmt: skip
     record_run(study, judge, recs, summary)
     return summary
 
@@ -548,6 +548,9 @@ def record_run(study: Study, judge: str, recs: list[dict], summary: dict) -> Non
     path = study.path / "judges" / judge / "labels.csv"
     write_csv_atomic(pd.DataFrame(rows, columns=["item_id", "field", "value"]), path)
     record_judge_labels(study, path, judge)
+    cannot = [{"item_id": r["item_id"], "field": f} for r in recs if r["sample"] == 0 for f in r.get("abstained", [])]
+    abstentions = study.path / "judges" / judge / "abstentions.csv"
+    write_csv_atomic(pd.DataFrame(cannot, columns=["item_id", "field"]), abstentions)
     settings = judge_settings(study)
     entry = dict(settings["judges"][judge])
     entry["run"] = {
@@ -556,6 +559,8 @@ def record_run(study: Study, judge: str, recs: list[dict], summary: dict) -> Non
         "models_reported": summary["models_reported"],
         **{k: v for k, v in summary["params"].items()},
         "round": summary["round"],
+        "samples": summary.get("samples", 1),
+        "abstentions": str(abstentions.relative_to(study.path)),
         "abstained": summary["abstained"],
         "off_schema": summary["off_schema"],
         "responses": str(responses_path(study, judge).relative_to(study.path)),
