@@ -59,7 +59,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.special import stdtr  # the t cdf scipy.stats.t.cdf evaluates (scipy.stats loads slowly)
 
 from goldboard.errors import GoldboardError
 
@@ -160,6 +159,9 @@ def one_sided_t(d_sum: np.ndarray, d_sq: np.ndarray, n: np.ndarray, epsilon: flo
         se = np.sqrt(ss / (n * (n - 1.0)) / n)
         t = (mean - epsilon) / se
     t = np.where(ss == 0, np.where(mean < epsilon, -np.inf, np.where(mean > epsilon, np.inf, np.nan)), t)
+    from scipy.special import stdtr  # the t cdf scipy.stats.t.cdf evaluates; loaded here, so that recording
+    # a judge's labels (`judge run`) does not wait for scipy (and scipy.stats loads slowly)
+
     p = stdtr(n - 1, t)
     return t, np.where(np.isnan(t), np.nan, p)
 

@@ -476,14 +476,16 @@ def run_judge(
     have = read_responses(out)
     todo = [r for r in reqs if r["key"] not in have]
     echo(f"{judge}: {len(reqs)} answers needed, {len(reqs) - len(todo)} cached, asking {len(todo)}")
-    client = ChatClient(base_url, key, timeout, retries, concurrency, backoff)
-    try:
-        served = client.models() if todo else []
-        ctx = {"endpoint": endpoint, "template_hash": thash}
-        _, errors = send_all(client, todo, out, study.schema, ctx, concurrency, progress)
-        sent = client.requests
-    finally:
-        client.close()
+    served, errors, sent = [], [], 0
+    if todo:  # nothing to ask: no client (its TLS context alone takes a tenth of a second)
+        client = ChatClient(base_url, key, timeout, retries, concurrency, backoff)
+        try:
+            served = client.models()
+            ctx = {"endpoint": endpoint, "template_hash": thash}
+            _, errors = send_all(client, todo, out, study.schema, ctx, concurrency, progress)
+            sent = client.requests
+        finally:
+            client.close()
     have = read_responses(out)
     recs = [have[r["key"]] for r in reqs if r["key"] in have]
     summary = summarize(recs, reqs, samples)
