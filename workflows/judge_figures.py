@@ -205,7 +205,8 @@ def verdict(data: dict[str, Any]) -> str:
         return head + (
             " With two clinicians this shows less than it seems: leaving one out leaves a single clinician as the "
             "reference, so on every item the two dispute any answer of the judge counts as at least as good as the "
-            "left-out clinician's (a judge answering one value on every disputed item passes). It shows only that "
+            "left-out clinician's (a judge that matches them where they agree passes, whatever it answers where they "
+            "disagree). It shows only that "
             "the judge matches each clinician about as often as the other clinician does, not that it represents a "
             "clinical consensus; do not replace a clinician on this alone: rate with three or more clinicians "
             "(Calderon et al. 2025 recommend it) and read the agreement with gold."
