@@ -214,6 +214,9 @@ def test_self_consistency_and_position_bias_reach_the_report(tmp_path, stub):
     run("report", "--study", s, "-o", tmp_path / "r.html", code=None)
     html = (tmp_path / "r.html").read_text()
     assert f"position bias {bias:.2f}" in html and f"self-consistency {float(summary.group(1)):.2f}" in html
+    assert (
+        "Each item was asked several times, the value order shuffled after the first: over 3 samples per item" in html
+    )
 
 
 def test_two_clinicians_verdict_says_what_the_test_can_show(tmp_path):

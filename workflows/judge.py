@@ -945,5 +945,7 @@ def run_sentences(settings: dict[str, Any]) -> list[str]:
             f"{r.get('temperature')}, seed {r.get('seed')}, at most {r.get('max_tokens')} tokens, answers constrained "
             f"to the schema's values ({r.get('response_format')}); {r.get('abstained', 0)} items abstained and "
             f"{r.get('off_schema', 0)} answers off the schema were held out."
-        )
+            + (f" Each item was asked several times, the value order shuffled after the first: {consistency_text(r)}."
+               if consistency_text(r) else "")
+        )  # fmt: skip
     return out
