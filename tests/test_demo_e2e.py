@@ -227,7 +227,7 @@ def test_demo_llm_judge_in_terminal_report_and_methods(demo_run):
     methods text, with the numbers `goldboard judge --study` gives; never a rater."""
     root, res = demo_run
     study = root / "study"
-    out = invoke_cli("judge", "--study", study, "--format", "json")
+    out = invoke_cli("judge", "--study", study, "--judge", "sim_llm_judge", "--format", "json")
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     (d,) = data["judges"]
@@ -242,3 +242,20 @@ def test_demo_llm_judge_in_terminal_report_and_methods(demo_run):
     assert f"| sim_llm_judge | {d['winning_rate']:.2f} | {d['advantage_probability']:.2f} |" in md
     assert "sim_llm_judge" not in (study / "rounds" / "2" / "ratings.csv").read_text(encoding="utf-8")
     assert "sim_llm_judge" not in (root / "outputs" / "agreement.json").read_text(encoding="utf-8")
+
+
+def test_demo_real_llm_judge_runs_with_the_extra_or_says_why_not(demo_run):
+    """With the [judge] extra, a real local model labels a few items through `judge run`'s workflow
+    (provenance in judges/gemma_local/responses.jsonl); without it, one line says it was skipped."""
+    from goldboard.workflows.judge_local import judge_extra_missing
+
+    root, res = demo_run
+    responses = root / "study" / "judges" / "gemma_local" / "responses.jsonl"
+    if judge_extra_missing():
+        assert res.output.count("Real LLM judge skipped: the [judge] extra is not installed") == 1
+        assert not responses.exists()
+        return
+    assert re.search(r"gemma_local: \d of 3 items labelled", res.output), res.output
+    recs = [json.loads(line) for line in responses.read_text(encoding="utf-8").splitlines()]
+    assert len(recs) == 3 and all(r["model_reported"] == "gemma-3-270m" for r in recs)
+    assert "gemma_local" not in (root / "study" / "rounds" / "2" / "ratings.csv").read_text(encoding="utf-8")

@@ -77,6 +77,7 @@ WITHIN = {
                 "scoring_inputs",
                 "scoring_settings",
                 "agreement_inputs",
+                "judge_agreement",  # the judge against the panel: balanced F1, the panel ratio
             ],
             0,
         ),

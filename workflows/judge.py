@@ -41,6 +41,19 @@ from goldboard.fileio import read_csv_frame, read_table, sha256_file, write_csv_
 from goldboard.label_configs.schema import Field, Schema
 from goldboard.study import Study, check_rater_name, study_ratings
 from goldboard.text import did_you_mean, md_escape, md_table, natural_key, terminal_text, utc_now
+from goldboard.workflows.judge_figures import (
+    RATIO_READING,
+    abstention_note,
+    abstention_rows,
+    abstention_table,
+    add_rho_intervals,
+    consistency_text,
+    f1_table,
+    ratio_text,
+    rho_text,
+    study_figures,
+    verdict,
+)
 
 
 def split_names(spec: str | Sequence[str] | None, param: str) -> list[str]:
@@ -178,7 +191,10 @@ def judge_table(
         min_items_per_human=min_items_per_human,
         small_sample=small_sample,
     )
-    return result_data(results, source=source, field=field, humans=humans, why=why, warnings=warnings)
+    data = result_data(results, source=source, field=field, humans=humans, why=why, warnings=warnings)
+    add_rho_intervals(data, grid[:, : len(humans)], grid[:, len(humans) :], judges, scoring)
+    data["verdict"] = verdict(data)
+    return data
 
 
 def result_data(
@@ -217,7 +233,7 @@ def _p_text(p: Any) -> str:
 
 
 def judge_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    head = ["judge", "winning rate", "rho", "result", "items"]
+    head = ["judge", "winning rate", "rho", "result", "items", "rho 95% CI (item bootstrap)"]
     rows = [
         [
             d["judge"],
@@ -225,6 +241,7 @@ def judge_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             f"{d['advantage_probability']:.2f}",
             "PASSED" if d["passed"] else "FAILED",
             str(d["items_used"]),
+            "not estimable" if d.get("rho_low") is None else f"{d['rho_low']:.2f} to {d['rho_high']:.2f}",
         ]
         for d in data["judges"]
     ]
@@ -320,6 +337,12 @@ def render_judge(data: dict[str, Any], fmt: str = "table") -> str:
         parts += ["", line(f"{conf['judge']} against gold ({conf['n_items']} items): rows gold, columns judge")]
         head, rows = confusion_rows(conf)
         parts += ["", table(head, rows, right=range(1, len(head)))]
+    for block in figure_blocks(data):
+        parts += ["", line(block["title"])]
+        if block.get("header"):
+            parts += ["", table(block["header"], block["rows"], right=block["right"])]
+        parts += [line(t) for t in block.get("notes", [])]
+    parts += ["", line(data["verdict"])] if data.get("verdict") else []
     parts += [f"Warning: {line(w)}" for w in data["warnings"]] if fmt == "markdown" else []
     return "\n".join(parts) + "\n"
 
@@ -337,6 +360,35 @@ def _seed_words(data: dict[str, Any]) -> str:
         f"; after {batches} batches of datasets, {', '.join(map(str, left))} items still lie within 2 SEs of 0.5 "
         "or 80%, so another seed can move a count there by a step."
     )
+
+
+def figure_blocks(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Balanced F1, the panel ratio, abstention and the runs' consistency: a title, an optional
+    table and notes each (the terminal and the report show the same)."""
+    blocks = []
+    for e in data.get("balanced_f1", []):
+        h, r = f1_table(e)
+        blocks.append(
+            {"title": f"{e['judge']}: balanced F1 on {data['field']} (HealthBench: mean of the two classes' F1) "
+             "against each clinician, beside that clinician's against the other clinicians", "header": h, "rows": r,
+             "right": [1, 2, 3, 4], "csv": f"judge_{e['judge']}_balanced_f1"}
+        )  # fmt: skip
+    for r in data.get("panel_ratio", []):
+        blocks.append(
+            {"title": f"{r['judge']}: agreement with the panel relative to the clinicians' with each other: "
+             f"{ratio_text(r)}", "notes": [f"({RATIO_READING}, {r['n_boot']} resamples, seed {r['seed']})"]}
+        )  # fmt: skip
+    if data.get("abstention"):
+        h, r = abstention_table(data["abstention"])
+        blocks.append(
+            {"title": f"Abstention on {data['field']}, the judge beside the clinicians", "header": h, "rows": r,
+             "right": [1, 2, 3, 4, 5], "csv": "judge_abstention", "notes": [abstention_note(data["abstention"])]}
+        )  # fmt: skip
+    for name, run in (data.get("runs") or {}).items():
+        text = consistency_text(run)
+        if text:
+            blocks.append({"title": f"{name}, {text}"})
+    return blocks
 
 
 def plan_sentence(data: dict[str, Any]) -> str:
@@ -636,7 +688,36 @@ def study_alt_test(study: Study, judges: list[str], run: dict[str, Any], **opts:
     data["agreement"] = agreement_rows(grid.codes[f.name], list(grid.raters), jcodes, judges, gold, f)
     data["confusion"] = confusion_tables(jcodes, judges, gold, f)
     data["gold"] = gold[1]
+    _beside_the_test(study, data, grid, f, judges, jcodes, humans, run["scoring"])
     return data
+
+
+def _beside_the_test(study: Study, data: dict, grid, f: Field, judges: list[str], jcodes, humans, scoring) -> None:
+    """rho's interval, balanced F1, the panel ratio, abstention, the runs' consistency, the verdict."""
+    k = len(f.categories)
+    add_rho_intervals(data, humans, _codes_as_float(jcodes, k), judges, scoring)
+    data.update(study_figures(grid.codes[f.name], list(grid.raters), jcodes, judges, f))
+    cannot = [judge_cannot_items(study, j, f.name) for j in judges]
+    data["abstention"] = abstention_rows(
+        grid.codes[f.name], grid.rated, list(grid.raters), jcodes, judges, cannot, list(grid.items), f
+    )
+    entries = judge_settings(study).get("judges") or {}
+    data["runs"] = {
+        j: {x: entries[j]["run"].get(x) for x in ("samples", "self_consistency", "position_bias", "models_reported")}
+        for j in judges
+        if (entries.get(j) or {}).get("run")
+    }
+    data["verdict"] = verdict(data)
+
+
+def judge_cannot_items(study: Study, judge: str, field: str) -> set[str]:
+    """The items on which ``judge``'s recorded run answered "cannot judge" for ``field``."""
+    run = ((judge_settings(study).get("judges") or {}).get(judge) or {}).get("run") or {}
+    rel = run.get("abstentions")
+    if not rel or not (study.path / rel).exists():
+        return set()
+    df = read_csv_frame(study.path / rel, " (judge abstentions)")
+    return set(df.loc[df["field"].astype(str) == field, "item_id"].astype(str))
 
 
 def _gold_codes(study: Study, ratings: pd.DataFrame, items: list[str], f: Field) -> tuple[np.ndarray, str, np.ndarray]:
@@ -777,8 +858,47 @@ def judge_methods_sentence(data: dict[str, Any]) -> str:
             "With two clinicians the test only asks whether the judge agrees with one more than the other does; "
             "the authors recommend three or more."
         )
+    parts += _figure_sentences(data, best)
     parts.append("Judge labels were kept apart from the clinicians' ratings: they enter no agreement, flag or gold.")
     return " ".join(parts)
+
+
+def _figure_sentences(data: dict[str, Any], best: dict[str, Any]) -> list[str]:
+    """The methods' account of rho's interval, balanced F1, the panel ratio and abstention."""
+
+    def num(x: float | None) -> str:
+        return "not estimable" if x is None else f"{x:.2f}"
+
+    name = best["judge"]
+    out = []
+    if best.get("rho_low") is not None:
+        out.append(f"For {name}, rho was {rho_text(best)} (95% CI: {best['rho_interval']}).")
+    for e in (e for e in data.get("balanced_f1", []) if e["judge"] == name):
+        cells = "; ".join(
+            f"against {r['clinician']} {num(r['judge_f1'])} (that clinician against the others {num(r['clinician_f1'])})"
+            for r in e["rows"]
+        )
+        out.append(f"Balanced F1 (the mean of the two classes' F1, as HealthBench reports it) of {name}: {cells}.")
+    for r in (r for r in data.get("panel_ratio", []) if r["judge"] == name):
+        out.append(
+            f"The judge's agreement with the clinicians relative to the clinicians' agreement with each other was "
+            f"{ratio_text(r)} ({RATIO_READING}, {r['n_boot']} resamples, seed {r['seed']})."
+        )
+    ab = data.get("abstention")
+    if ab:
+        mine = next(r for r in ab["rows"] if r["rater"] == name and r["kind"] == "judge")
+        kinds = {r["kind"]: r for r in ab["rows"] if r["kind"] != "judge"}
+        them = kinds.get("clinicians") or kinds["clinician"]
+
+        def rate(r: dict) -> str:
+            return f"{100 * r['any']['rate']:.0f}%" if r["any"]["rate"] is not None else "n/a"
+
+        out.append(
+            f"{name} abstained on {rate(mine)} of {mine['n_items']} items (blank {mine['blank']['count']}, cannot "
+            f"tell {mine['cannot tell']['count']}, insufficient information {mine['insufficient information']['count']}); "
+            f"the clinicians on {rate(them)} of their {them['n_items']} ratings."
+        )
+    return out
 
 
 def judge_section(data: dict[str, Any]) -> dict[str, Any]:
@@ -804,8 +924,18 @@ def judge_section(data: dict[str, Any]) -> dict[str, Any]:
             {"title": f"{conf['judge']} against gold ({conf['n_items']} items; rows gold, columns judge)",
              "header": h, "rows": r, "right": list(range(1, len(h))), "csv": f"judge_{conf['judge']}_confusion"}
         )  # fmt: skip
+    for block in figure_blocks(data):
+        if block.get("header"):
+            tables.append({"title": block["title"], "header": block["header"], "rows": block["rows"],
+                           "right": block["right"], "csv": block["csv"]})  # fmt: skip
+    notes = [
+        " ".join([b["title"] + ".", *b.get("notes", [])]) if not b.get("header") else " ".join(b.get("notes", []))
+        for b in figure_blocks(data)
+    ]
     paragraphs = [
+        *([data["verdict"]] if data.get("verdict") else []),
         headline(data) + ".",
+        *[n for n in notes if n],
         "The winning rate is the share of clinicians the judge wins against (passed at 0.50 or more); rho, the "
         "average advantage probability, is the chance that the judge represents the other clinicians at least as "
         "well as a left-out clinician on an item, and compares judges. Judge labels never enter agreement, flags "
@@ -856,5 +986,7 @@ def run_sentences(settings: dict[str, Any]) -> list[str]:
             f"{r.get('temperature')}, seed {r.get('seed')}, at most {r.get('max_tokens')} tokens, answers constrained "
             f"to the schema's values ({r.get('response_format')}); {r.get('abstained', 0)} items abstained and "
             f"{r.get('off_schema', 0)} answers off the schema were held out."
-        )
+            + (f" Each item was asked several times, the value order shuffled after the first: {consistency_text(r)}."
+               if consistency_text(r) else "")
+        )  # fmt: skip
     return out

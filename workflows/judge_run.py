@@ -35,11 +35,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import pandas as pd
-
 from goldboard.cases.ratings import adjudicable_fields
 from goldboard.errors import GoldboardError
-from goldboard.fileio import write_csv_atomic
+from goldboard.fileio import iter_jsonl, write_csv_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.study import Study, check_rater_name
 from goldboard.text import utc_now
@@ -322,8 +320,13 @@ def read_responses(path: Path) -> dict[str, dict]:
 
 def round_units(study: Study, round_number: int | None) -> tuple[int, list[dict]]:
     rnd = study.round(round_number)
-    units = study.units()
-    recs = [r for r in units.to_dict("records") if rnd.number in (r.get("rounds") or [rnd.number])]
+    units = []  # the records as written (no pandas: a fully cached rerun starts in a second)
+    if study.units_path.exists():
+        for i, rec in iter_jsonl(study.units_path, " in the units file"):
+            if not isinstance(rec, dict) or "item_id" not in rec:
+                raise GoldboardError(f"{study.units_path}:{i}: not a unit record (a JSON object with an item_id)")
+            units.append(rec)
+    recs = [r for r in units if rnd.number in (r.get("rounds") or [rnd.number])]
     if not recs:
         raise GoldboardError(f"{study.path}: round {rnd.number} has no items", param="round_number")
     blank = [
@@ -476,21 +479,32 @@ def run_judge(
     have = read_responses(out)
     todo = [r for r in reqs if r["key"] not in have]
     echo(f"{judge}: {len(reqs)} answers needed, {len(reqs) - len(todo)} cached, asking {len(todo)}")
-    client = ChatClient(base_url, key, timeout, retries, concurrency, backoff)
-    try:
-        served = client.models() if todo else []
-        ctx = {"endpoint": endpoint, "template_hash": thash}
-        _, errors = send_all(client, todo, out, study.schema, ctx, concurrency, progress)
-        sent = client.requests
-    finally:
-        client.close()
+    served, errors, sent = [], [], 0
+    if todo:  # nothing to ask: no client (its TLS context alone takes a tenth of a second)
+        client = ChatClient(base_url, key, timeout, retries, concurrency, backoff)
+        try:
+            served = client.models()
+            ctx = {"endpoint": endpoint, "template_hash": thash}
+            _, errors = send_all(client, todo, out, study.schema, ctx, concurrency, progress)
+            sent = client.requests
+        finally:
+            client.close()
     have = read_responses(out)
     recs = [have[r["key"]] for r in reqs if r["key"] in have]
     summary = summarize(recs, reqs, samples)
     summary.update(judge=judge, round=number, endpoint=endpoint, endpoint_kind=endpoint_kind(endpoint),
-                   requests_sent=sent, errors=errors, served_models=served, params=params)  # fmt: skip
-    record_run(study, judge, recs, summary)
+                   requests_sent=sent, errors=errors, served_models=served, params=params, samples=samples)  # fmt: skip
+    summary["answers_sha256"] = sha256_text(json.dumps(sorted(r["key"] for r in recs)))
+    if todo or _recorded_answers(study, judge) != summary["answers_sha256"]:
+        record_run(study, judge, recs, summary)  # else: these very answers are recorded already
     return summary
+
+
+def _recorded_answers(study: Study, judge: str) -> str | None:
+    """The fingerprint of the answers the judge's recorded run holds (None: none recorded)."""
+    entry = ((study.extra.get("judge") or {}).get("judges") or {}).get(judge) or {}
+    run = entry.get("run") or {}
+    return run.get("answers_sha256") if (study.path / "judges" / judge / "labels.csv").exists() else None
 
 
 def summarize(recs: list[dict], reqs: list[dict], samples: int) -> dict[str, Any]:
@@ -534,6 +548,8 @@ def consistency(recs: list[dict]) -> dict[str, Any]:
 
 def record_run(study: Study, judge: str, recs: list[dict], summary: dict) -> None:
     """Sample 0's labels as the judge's labels in the study, with the run's provenance."""
+    import pandas as pd
+
     from goldboard.workflows.judge import JUDGE_KEY, judge_settings, record_judge_labels
 
     rows = [
@@ -548,6 +564,9 @@ def record_run(study: Study, judge: str, recs: list[dict], summary: dict) -> Non
     path = study.path / "judges" / judge / "labels.csv"
     write_csv_atomic(pd.DataFrame(rows, columns=["item_id", "field", "value"]), path)
     record_judge_labels(study, path, judge)
+    cannot = [{"item_id": r["item_id"], "field": f} for r in recs if r["sample"] == 0 for f in r.get("abstained", [])]
+    abstentions = study.path / "judges" / judge / "abstentions.csv"
+    write_csv_atomic(pd.DataFrame(cannot, columns=["item_id", "field"]), abstentions)
     settings = judge_settings(study)
     entry = dict(settings["judges"][judge])
     entry["run"] = {
@@ -556,6 +575,9 @@ def record_run(study: Study, judge: str, recs: list[dict], summary: dict) -> Non
         "models_reported": summary["models_reported"],
         **{k: v for k, v in summary["params"].items()},
         "round": summary["round"],
+        "samples": summary.get("samples", 1),
+        "abstentions": str(abstentions.relative_to(study.path)),
+        "answers_sha256": summary.get("answers_sha256"),
         "abstained": summary["abstained"],
         "off_schema": summary["off_schema"],
         "responses": str(responses_path(study, judge).relative_to(study.path)),
