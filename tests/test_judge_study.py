@@ -290,7 +290,9 @@ def test_demo_simulated_judge_is_seeded_and_mostly_right():
 def test_a_refused_run_records_nothing(study):
     s, labels = study
     clean_error(invoke_cli("judge", "--study", s, "--judge", "bench", "--labels", labels), "--epsilon")
-    assert not (s / "judges").exists() and "extra.judge" not in (s / "study.toml").read_text()  # (the path may say judge)
+    assert (
+        not (s / "judges").exists() and "extra.judge" not in (s / "study.toml").read_text()
+    )  # (the path may say judge)
 
 
 def test_labels_of_unknown_items_are_named(study, tmp_path):
