@@ -626,6 +626,9 @@ class Study:
         file cannot be read.  ``[]`` for a study without a units file (ratings put there by hand)."""
         import csv
 
+        problem = self.units_file_problem()
+        if problem:
+            return [problem]
         if not self.units_path.exists():
             return []
         try:
@@ -650,6 +653,25 @@ class Study:
                     "the record of what the raters were shown is lost (a line deleted by hand?); restore the file"
                 )
         return lines
+
+    def units_file_problem(self) -> str:
+        """The line saying ``units.jsonl`` cannot hold what the study recorded (``""`` when it can):
+        a folder (or anything but a file) in its place, or the file gone while study.toml records
+        items a round pushed or pulled (the review sheet would show no case or output)."""
+        p = self.units_path
+        if p.exists() or p.is_symlink():
+            if p.is_file():
+                return ""
+            what = "a folder" if p.is_dir() else "not a file (a broken link or a special file)"
+            return f"{p}: {what}, where the study's items file should be (what the raters were shown); put the file back"
+        recorded = [(r.number, r.units) for r in self.rounds if r.units]
+        if not recorded:
+            return ""
+        n, units = recorded[0]
+        return (
+            f"{p}: file not found, but {self.path / STUDY_FILE} records {units} item(s) in round {n}: the record "
+            "of what the raters were shown is lost (deleted by hand?); restore the file from a backup"
+        )
 
     def assignment_path(self, round_number: int) -> Path:
         """``rounds/N/assignment.csv``: who was asked to rate which item (overlap / k-per-item designs)."""

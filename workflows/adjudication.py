@@ -181,7 +181,12 @@ def write_review_sheet(
 def write_study_workbook(
     study: Study, path: str | Path, *, round_number: int | None = None, now: str | None = None
 ) -> WorkbookInfo:
-    """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
+    """Write the review workbook of a study workspace (its ratings, units, decisions, server URL).
+    A units file gone or replaced (:meth:`Study.units_file_problem`) is refused: the sheet would
+    show no case or output."""
+    problem = study.units_file_problem()
+    if problem:
+        raise GoldboardError(problem + "; no review sheet written")
     table = plain_round_columns(study, round_number)
     # the ratings first, then the log (the order of the checks, and so of the errors, as always)
     ratings = study_ratings(study, round_number) if table is None else None
@@ -570,6 +575,8 @@ def export_gold(
     """
 
     schema = study.schema
+    if study.units_path.exists() and not study.units_path.is_file():  # a folder: refused before anything is written
+        raise GoldboardError(study.units_file_problem() + "; no release written")
     gone_releases = check_latest_release(study, allow_missing_releases)
     # each input is read once; the manifest hashes exactly the bytes gold is built from
     # (a pull or an import replacing a file meanwhile cannot put its digest in this manifest)
