@@ -745,7 +745,7 @@ def check_table_size(path: Path, text: str, delimiter: str) -> None:
         width = len(next(csv.reader(io.StringIO(first, newline=""), delimiter=delimiter), []))
         if width > fileio_xlsx.MAX_TABLE_COLUMNS:
             raise too_many_columns(f"{path}:1", width)
-    lines = text.count("\n") + 1
+    lines = text.count("\n") + (not text.endswith("\n"))  # a last line without its line break counts
     if lines * width > fileio_xlsx.MAX_TABLE_CELLS:
         raise too_many_cells(str(path), lines, width)
 
