@@ -663,7 +663,9 @@ class Study:
             if p.is_file():
                 return ""
             what = "a folder" if p.is_dir() else "not a file (a broken link or a special file)"
-            return f"{p}: {what}, where the study's items file should be (what the raters were shown); put the file back"
+            return (
+                f"{p}: {what}, where the study's items file should be (what the raters were shown); put the file back"
+            )
         recorded = [(r.number, r.units) for r in self.rounds if r.units]
         if not recorded:
             return ""
