@@ -6,18 +6,22 @@ which writes a temporary file in the target folder and renames it into place.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import csv
+import errno
 import hashlib
 import io
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from goldboard import fileio_xlsx
 from goldboard.errors import GoldboardError, ParamError
 from goldboard.fileio_xlsx import (  # noqa: F401 (re-exported: the readers of user workbooks)
     REPEATED_HEADER,
@@ -29,11 +33,84 @@ from goldboard.fileio_xlsx import (  # noqa: F401 (re-exported: the readers of u
     merged_error,
     pick_sheet,
     read_xlsx_records,
+    too_many_cells,
+    too_many_columns,
 )
 from goldboard.text import lookalike_columns_message
 
 if TYPE_CHECKING:  # pandas is imported where a table is read: `goldboard --help` stays fast
     import pandas as pd
+
+
+#: errors of a write that found no room: the message names the file and says nothing was replaced
+NO_ROOM_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def check_replaceable(path: str | Path) -> None:
+    """Refuse to replace ``path`` when it is a symbolic link (the rename would cut the link and
+    leave its target unchanged) or a file made read-only (its write bits off: someone protected
+    it; as root, or by the rename, goldboard would replace it anyway).  One line naming the file."""
+    path = Path(path)
+    try:
+        st = path.lstat()
+    except OSError:
+        return  # nothing there yet (or unreadable: the write itself says so)
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        raise GoldboardError(
+            f"{path}: a symbolic link (to {target}); goldboard writes a new file and renames it into place, which "
+            "would replace the link, not its target: replace the link by the file itself (or write elsewhere)"
+        )
+    if stat.S_ISREG(st.st_mode) and not st.st_mode & 0o222:
+        raise GoldboardError(
+            f"{path}: read-only (mode {stat.S_IMODE(st.st_mode):o}); goldboard does not replace a file made "
+            f"read-only: make it writable first (chmod u+w {path}) if it may change"
+        )
+
+
+def no_room_error(path: str | Path, exc: OSError) -> GoldboardError:
+    """The one-line error of a write to ``path`` that found no room (disk full, quota, file too large)."""
+    return GoldboardError(
+        f"{path}: cannot write it: {exc.strerror or exc} (nothing replaced; free some space and run again)"
+    )
+
+
+class StagedWrites:
+    """Several files written as one: each :func:`atomic_write` given ``stage=`` writes its temp
+    file beside its target and leaves it there; :meth:`commit` renames them all into place once
+    every one is written (a full disk or any error before that replaces none of them), then runs
+    the ``after`` callbacks (e.g. removing files the new set no longer has)."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, Path]] = []
+        self.after: list[Any] = []
+
+    def commit(self) -> None:
+        for tmp, path in self.pending:
+            os.replace(tmp, path)
+        self.pending = []
+        for fn in self.after:
+            fn()
+
+    def discard(self) -> None:
+        for tmp, _ in self.pending:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        self.pending = []
+
+
+@contextlib.contextmanager
+def staged_writes() -> Iterator[StagedWrites]:
+    """A :class:`StagedWrites` committed when the block ends without an error, else discarded."""
+    stage = StagedWrites()
+    try:
+        yield stage
+        stage.commit()
+    finally:
+        stage.discard()
 
 
 @contextlib.contextmanager
@@ -43,13 +120,17 @@ def atomic_write(
     encoding: str | None = "utf-8",
     newline: str | None = None,
     perms: int | None = None,
+    stage: StagedWrites | None = None,
 ) -> Iterator[IO[Any]]:
     """Open a temp file beside ``path``; on success rename it onto ``path``.
 
     On any exception the temp file is removed and ``path`` is untouched.
-    ``perms`` (e.g. ``0o600``) is applied before anything is written.
+    ``perms`` (e.g. ``0o600``) is applied before anything is written.  A symbolic link or a
+    read-only file at ``path`` is refused (:func:`check_replaceable`); a full disk is a one-line
+    error naming ``path``.  ``stage``: leave the written temp file to :meth:`StagedWrites.commit`.
     """
     path = Path(path)
+    check_replaceable(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -62,11 +143,19 @@ def atomic_write(
             fh = os.fdopen(fd, mode)
         else:
             fh = os.fdopen(fd, mode, encoding=encoding, newline=newline)
-        with fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            with fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            if exc.errno in NO_ROOM_ERRNOS:
+                raise no_room_error(path, exc) from None
+            raise
+        if stage is not None:
+            stage.pending.append((tmp, path))
+        else:
+            os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -83,9 +172,19 @@ def umask() -> int:
 _umask = umask
 
 
-def write_text_atomic(path: str | Path, text: str, perms: int | None = None) -> None:
-    with atomic_write(path, perms=perms) as fh:
+def write_text_atomic(path: str | Path, text: str, perms: int | None = None, stage: StagedWrites | None = None) -> None:
+    with atomic_write(path, perms=perms, stage=stage) as fh:
         fh.write(text)
+
+
+def save_workbook_atomic(wb: Any, path: str | Path) -> None:
+    """Save an openpyxl workbook to ``path`` atomically: laid out in memory first, so a full disk
+    fails on one write of its bytes (a one-line error naming ``path``), never inside openpyxl's
+    zip writer (whose unclosed archive printed a traceback when it was collected)."""
+    buf = io.BytesIO()
+    wb.save(buf)
+    with atomic_write(path, "wb", encoding=None) as fh:
+        fh.write(buf.getbuffer())
 
 
 def fsync_dir(path: str | Path) -> None:
@@ -684,10 +783,26 @@ def other_delimiter(path: str | Path, header: list[str], delimiter: str) -> str:
     return ""
 
 
+def check_table_size(path: Path, text: str, delimiter: str) -> None:
+    """Refuse a CSV/TSV table wider than :data:`MAX_TABLE_COLUMNS` (its header line) or of more
+    than :data:`MAX_TABLE_CELLS` cells (lines x header columns), before its records are parsed."""
+    end = text.find("\n")
+    first = text if end < 0 else text[:end]
+    width = first.count(delimiter) + 1
+    if width > fileio_xlsx.MAX_TABLE_COLUMNS:  # count the header's cells exactly (a quoted name may hold it)
+        width = len(next(csv.reader(io.StringIO(first, newline=""), delimiter=delimiter), []))
+        if width > fileio_xlsx.MAX_TABLE_COLUMNS:
+            raise too_many_columns(f"{path}:1", width)
+    lines = text.count("\n") + (not text.endswith("\n"))  # a last line without its line break counts
+    if lines * width > fileio_xlsx.MAX_TABLE_CELLS:
+        raise too_many_cells(str(path), lines, width)
+
+
 def _read_csv(path: Path, delimiter: str) -> list[tuple[int, dict]]:
     text = _read_text(path)
     if not text.strip():
         raise GoldboardError(f"{path}: file is empty")
+    check_table_size(path, text, delimiter)
     rows = _csv_rows(path, text, delimiter, strict=True)
     if other_delimiter(path, rows[0][1], delimiter):
         raise GoldboardError(other_delimiter(path, rows[0][1], delimiter))
@@ -728,6 +843,7 @@ def read_csv_cells(path: str | Path) -> pd.DataFrame | None:
         return None
     if not text.strip() or "\0" in text or has_blank_line(text):
         return None
+    check_table_size(path, text.lstrip("\ufeff"), "\t" if suffix == ".tsv" else ",")
     csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
     del text  # the records are read from the file itself (a StringIO would hold 4 bytes a character)
     with open(path, encoding="utf-8-sig", newline="") as fh:
@@ -820,7 +936,8 @@ def duplicate_headers(path: str | Path, sheet: str | None = None) -> list[str]:
     except Exception:  # the reader proper reports unreadable files
         return []
     names = [n.strip() for n in names if n is not None and n.strip()]
-    return sorted({n for n in names if names.count(n) > 1}, key=names.index)
+    counts = collections.Counter(names)  # one pass: names.count per name was quadratic in the columns
+    return [n for n in counts if counts[n] > 1]  # first-seen order, as the header has them
 
 
 #: a study folder is the folder holding this file (``goldboard.study.STUDY_FILE``)

@@ -16,6 +16,55 @@ from goldboard.text import lookalike_columns_message
 #: spreadsheet formats goldboard does not read (LibreOffice's default, legacy Excel, Numbers)
 SPREADSHEETS_NOT_READ = (".ods", ".xls", ".xlsb", ".numbers", ".fods")
 
+#: resource limits of a table a user gives, each checked before the table is parsed in full and
+#: named in its error: columns of a table (CSV/TSV header, a sheet's used range), cells (rows x
+#: columns), and the bytes a workbook's zip parts inflate to (a zip bomb: small on disk, gigabytes
+#: inflated).  A ratings table has a few columns per rater; 500,000 items x 10 columns is 5 million cells.
+MAX_TABLE_COLUMNS = 1000
+MAX_TABLE_CELLS = 50_000_000
+MAX_XLSX_INFLATED_BYTES = 1 << 30
+
+
+def too_many_columns(where: str, n: int) -> GoldboardError:
+    """The error of a table wider than :data:`MAX_TABLE_COLUMNS` (``where``: file and line/row)."""
+    return GoldboardError(
+        f"{where}: {n:,} columns, more than goldboard reads from a table (at most MAX_TABLE_COLUMNS = "
+        f"{MAX_TABLE_COLUMNS:,}); keep only the columns the ratings need"
+    )
+
+
+def too_many_cells(where: str, rows: int, columns: int) -> GoldboardError:
+    """The error of a table of more than :data:`MAX_TABLE_CELLS` cells."""
+    return GoldboardError(
+        f"{where}: about {rows:,} rows x {columns:,} columns = {rows * columns:,} cells, more than goldboard reads "
+        f"from a table (at most MAX_TABLE_CELLS = {MAX_TABLE_CELLS:,}); split the table or drop unused columns"
+    )
+
+
+def check_inflated_size(path: Path, zf: Any) -> None:
+    """Refuse a workbook whose parts inflate to more than :data:`MAX_XLSX_INFLATED_BYTES` (the sizes
+    the zip directory declares; Python's zipfile never inflates a part beyond its declared size)."""
+    total = sum(i.file_size for i in zf.infolist())
+    if total > MAX_XLSX_INFLATED_BYTES:
+        raise GoldboardError(
+            f"{path}: its parts inflate to {total:,} bytes, more than goldboard reads from a workbook (at most "
+            f"MAX_XLSX_INFLATED_BYTES = {MAX_XLSX_INFLATED_BYTES:,}; a zip bomb?); save the table as CSV"
+        )
+
+
+def check_sheet_size(path: Path, ws: Any) -> None:
+    """Refuse a worksheet whose used range (its ``dimension``, which read-only openpyxl pads every
+    row to) is wider than :data:`MAX_TABLE_COLUMNS` or holds more than :data:`MAX_TABLE_CELLS`."""
+    try:
+        rows, cols = int(ws.max_row or 0), int(ws.max_column or 0)
+    except (TypeError, ValueError):
+        return
+    where = f"{path}: sheet {ws.title}"
+    if cols > MAX_TABLE_COLUMNS:
+        raise too_many_columns(f"{where} (used range up to column {cols:,}: delete the empty columns)", cols)
+    if rows * cols > MAX_TABLE_CELLS:
+        raise too_many_cells(where, rows, cols)
+
 
 def load_workbook(path: str | Path, **kwargs: Any):
     """``openpyxl.load_workbook`` for a file a user gives: a workbook that is not an
@@ -32,6 +81,7 @@ def load_workbook(path: str | Path, **kwargs: Any):
         raise GoldboardError(f"{path}: {path.suffix} spreadsheets are not read; save it as .xlsx")
     try:
         with zipfile.ZipFile(path) as zf:
+            check_inflated_size(path, zf)
             for name in zf.namelist():
                 if name.endswith((".xml", ".rels", ".vml")):
                     with zf.open(name) as fh:
@@ -210,11 +260,14 @@ def read_xlsx_records(path: Path, sheet: str | None = None, sheet_option: bool =
         refs = [] if sheet_option else _merge_refs(path, ws)  # sheet_option: the caller checks (merged_cells)
         if refs:
             raise merged_error(path, ws.title, refs[0][0])
+        check_sheet_size(path, ws)
         rows = ws.iter_rows(values_only=True)
         try:
             header = next(rows)
         except StopIteration:
             raise GoldboardError(f"{path}: sheet {ws.title} is empty") from None
+        if len(header) > MAX_TABLE_COLUMNS:  # a sheet without a used range: its first row tells
+            raise too_many_columns(f"{path}: sheet {ws.title}: row 1", len(header))
         names = [str(h).strip() if h is not None else "" for h in header]
         if lookalike_columns_message(f"{path}: sheet {ws.title}: row 1", names):
             raise GoldboardError(lookalike_columns_message(f"{path}: sheet {ws.title}: row 1", names))

@@ -221,7 +221,11 @@ def edited_rounds(study: StudyFiles) -> list[str]:
 def units_gaps(study: StudyFiles) -> list[str]:
     """One line when ``units.jsonl`` (present, with records) has no unit for an item a round
     rated: the record of what the raters were shown is lost (a line deleted by hand), or the
-    file cannot be read.  ``[]`` for a study without a units file (ratings put there by hand)."""
+    file cannot be read, or is gone or not a file (:func:`units_file_problem`).  ``[]`` for a
+    study without a units file (ratings put there by hand)."""
+    problem = units_file_problem(study)
+    if problem:
+        return [problem]
     if not study.units_path.exists():
         return []
     try:
@@ -244,6 +248,26 @@ def units_gaps(study: StudyFiles) -> list[str]:
                 "the record of what the raters were shown is lost (a line deleted by hand?); restore the file"
             )
     return lines
+
+
+def units_file_problem(study: StudyFiles) -> str:
+    """The line saying ``units.jsonl`` cannot hold what the study recorded (``""`` when it can):
+    a folder (or anything but a file) in its place, or the file gone while study.toml records
+    items a round pushed or pulled (the review sheet would show no case or output)."""
+    p = study.units_path
+    if p.exists() or p.is_symlink():
+        if p.is_file():
+            return ""
+        what = "a folder" if p.is_dir() else "not a file (a broken link or a special file)"
+        return f"{p}: {what}, where the study's items file should be (what the raters were shown); put the file back"
+    recorded = [(r.number, r.units) for r in study.rounds if r.units]
+    if not recorded:
+        return ""
+    n, units = recorded[0]
+    return (
+        f"{p}: file not found, but {study.path / STUDY_FILE} records {units} item(s) in round {n}: the record "
+        "of what the raters were shown is lost (deleted by hand?); restore the file from a backup"
+    )
 
 
 def stray_round_entries(study: StudyFiles) -> list[tuple[str, int | None]]:

@@ -18,3 +18,7 @@ INSTALLED_APPS = [
 ]
 # remembers the request being served: the guard app's write check needs its user
 MIDDLEWARE = [*MIDDLEWARE, "goldboard.annotate._lsguard.RequestMiddleware"]  # noqa: F405
+# files Label Studio saves through Django's storage (exports, uploads): owner-only, like the rest of
+# the data dir (Django's default chmods them 0644 whatever the umask; README "Permissions")
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700

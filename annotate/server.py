@@ -580,7 +580,7 @@ class EmbeddedServer:
             self._launch(settings, detach, {WAIT_FOR_ENV: str(marker)})
             try:
                 creds = prepare_data_dir(d, self.raters, blinding=self.blinding, migrated_marker=marker)
-                marker.touch()  # (made by the seed; never leave the server waiting)
+                marker.touch(mode=0o600)  # (made by the seed; never leave the server waiting)
             except BaseException:
                 self._terminate()
                 raise
@@ -648,6 +648,7 @@ class EmbeddedServer:
                 indent=1,
             )
             + "\n",
+            perms=0o600,  # every file of the data dir is owner-only (restrict_data_dir)
         )
 
     def _server_cmd(self, settings: serverdb.Settings) -> list[str] | None:

@@ -185,7 +185,7 @@ def write_settings(data_dir: Path, s: Settings) -> None:
         "# goldboard embedded Label Studio: which database and how many app workers (no secrets here;\n"
         "# the database password comes from $GOLDBOARD_DB_PASSWORD, $PGPASSWORD or password_file).\n"
     )
-    write_text_atomic(data_dir / SETTINGS_FILE, header + tomli_w.dumps(data))
+    write_text_atomic(data_dir / SETTINGS_FILE, header + tomli_w.dumps(data), perms=0o600)  # data dir: owner-only
 
 
 def configure(

@@ -75,13 +75,16 @@ from goldboard.cases.ratings_columns import PandasOnUse
 from goldboard.errors import GoldboardError, GoldboardWarning
 from goldboard.exports.sanitize import set_text_cell
 from goldboard.fileio import (
+    NO_ROOM_ERRNOS,
     csv_text,
     file_lock,
     fsync_dir,
     iter_jsonl,
     load_workbook,
+    no_room_error,
     read_csv_frame,
     read_json_file,
+    save_workbook_atomic,
     sha256_file,
     umask,
 )
@@ -474,7 +477,7 @@ def _write_gold_xlsx(gold: pd.DataFrame, path: Path) -> None:
             set_text_cell(ws.cell(row=i, column=j), v)
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:{get_column_letter(len(gold.columns))}{len(gold) + 1}"
-    wb.save(path)
+    save_workbook_atomic(wb, path)
 
 
 @contextlib.contextmanager
@@ -591,8 +594,10 @@ def _write_gold_release(
             raise GoldboardError(f"{final}: already exists (another export running?); nothing written")
         os.rename(tmp, final)
         fsync_dir(gold_dir)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in NO_ROOM_ERRNOS:  # a full disk: the release is named
+            raise no_room_error(final, exc) from None
         raise
     return GoldRelease(version=version, path=final, created=True, manifest=man, gold=gold)
 

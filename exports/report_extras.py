@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from goldboard.analysis.report_tables import group_warnings
-from goldboard.fileio import CSV_LINETERMINATOR, atomic_write, write_text_atomic
+from goldboard.fileio import CSV_LINETERMINATOR, StagedWrites, atomic_write, write_text_atomic
 from goldboard.text import md_escape, md_table
 
 SUPPLEMENT_DIR = "supplement"
@@ -160,12 +160,15 @@ def supplement_owner(directory: str | Path) -> dict[str, str]:
     return {k: str(rec[k]) for k in ("study", "study_name", "study_created", "report") if isinstance(rec.get(k), str)}
 
 
-def write_supplement(data: dict, directory: str | Path, owner: dict[str, str] | None = None) -> list[Path]:
+def write_supplement(
+    data: dict, directory: str | Path, owner: dict[str, str] | None = None, stage: StagedWrites | None = None
+) -> list[Path]:
     """Write :func:`supplement_cells` as ``<directory>/<stem>.csv`` (each atomically; exact
     cells, the project's CSV policy).  CSVs an earlier report wrote there (listed in the
     folder's manifest) that this one no longer has are removed; no other file is touched.
     ``owner`` (``{"study", "study_name", "report"}``) is recorded in the manifest
-    (:func:`supplement_owner`).  Returns the paths written."""
+    (:func:`supplement_owner`).  ``stage``: the files are renamed into place (and the old CSVs
+    removed) by its commit, with the report they belong to.  Returns the paths written."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     manifest = d / SUPPLEMENT_MANIFEST
@@ -176,13 +179,20 @@ def write_supplement(data: dict, directory: str | Path, owner: dict[str, str] | 
     written = []
     for stem, cells in supplement_cells(data).items():
         p = d / f"{stem}.csv"
-        with atomic_write(p, newline="") as fh:  # fileio.csv_text's spelling: RFC 4180, CRLF
+        with atomic_write(p, newline="", stage=stage) as fh:  # fileio.csv_text's spelling: RFC 4180, CRLF
             csv.writer(fh, lineterminator=CSV_LINETERMINATOR, quoting=csv.QUOTE_MINIMAL).writerows(cells)
         written.append(p)
     keep = {p.name for p in written}
-    for name in before - keep:
-        old = d / Path(str(name)).name
-        if old.suffix == ".csv" and old.exists():
-            old.unlink()
-    write_text_atomic(manifest, json.dumps({**(owner or {}), "files": sorted(keep)}, indent=1) + "\n")
+
+    def remove_old() -> None:
+        for name in before - keep:
+            old = d / Path(str(name)).name
+            if old.suffix == ".csv" and old.exists():
+                old.unlink()
+
+    write_text_atomic(manifest, json.dumps({**(owner or {}), "files": sorted(keep)}, indent=1) + "\n", stage=stage)
+    if stage is None:
+        remove_old()
+    else:
+        stage.after.append(remove_old)
     return written

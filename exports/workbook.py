@@ -100,7 +100,7 @@ from goldboard.exports.xlsx_layout import (
     too_long_note,
     wrapped_lines,
 )
-from goldboard.fileio import atomic_write
+from goldboard.fileio import save_workbook_atomic
 from goldboard.label_configs.schema import Schema
 from goldboard.text import cell_text, utc_now
 
@@ -249,8 +249,7 @@ def write_review_workbook(path: str | Path, content: ReviewContent, schema: Sche
     """Lay out the workbook (see :func:`build_review_workbook`) and write it atomically."""
     path = Path(path)
     wb, counts = build_review_workbook(content, schema, **kwargs)
-    with atomic_write(path, "wb", encoding=None) as fh:
-        wb.save(fh)
+    save_workbook_atomic(wb, path)
     return WorkbookInfo(path=path, **counts)
 
 

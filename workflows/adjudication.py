@@ -36,6 +36,7 @@ from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
 from goldboard.errors import ParamError
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
+from goldboard.study_checks import units_file_problem
 from goldboard.workflows.gold_release import GoldChecks, gold_manifest
 from goldboard.workflows.log_checks import check_log_items
 
@@ -176,7 +177,12 @@ def write_review_sheet(
 def write_study_workbook(
     study: Study, path: str | Path, *, round_number: int | None = None, now: str | None = None
 ) -> WorkbookInfo:
-    """Write the review workbook of a study workspace (its ratings, units, decisions, server URL)."""
+    """Write the review workbook of a study workspace (its ratings, units, decisions, server URL).
+    A units file gone or replaced (:func:`~goldboard.study_checks.units_file_problem`) is refused: the sheet would
+    show no case or output."""
+    problem = units_file_problem(study)
+    if problem:
+        raise GoldboardError(problem + "; no review sheet written")
     table = plain_round_columns(study, round_number)
     # the ratings first, then the log (the order of the checks, and so of the errors, as always)
     ratings = study_ratings(study, round_number) if table is None else None
@@ -455,6 +461,8 @@ def export_gold(
     ``only_study_raters`` (:func:`~goldboard.workflows.gold_release.removed_raters`; manifest: ``sources.left_out_raters``).
     """
 
+    if study.units_path.exists() and not study.units_path.is_file():  # a folder: refused before anything is written
+        raise GoldboardError(units_file_problem(study) + "; no release written")
     checks = GoldChecks(
         study,
         round_number=round_number,

@@ -7,6 +7,7 @@ ratings, agreement, flags, decisions, gold release and (optionally) model scores
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +40,7 @@ from goldboard.exports.report import (
     vs_gold_title,
 )
 from goldboard.exports.report_extras import SUPPLEMENT_DIR, supplement_owner, write_supplement
-from goldboard.fileio import write_text_atomic
+from goldboard.fileio import staged_writes, write_text_atomic
 from goldboard.study import Study, study_ratings
 from goldboard.study_checks import edited_rounds, no_ratings_text
 from goldboard.text import utc_now
@@ -915,13 +916,21 @@ def write_report(
     owner = _supplement_owner(study, path) if supplement else {}
     data = build_report(study, images=fmt == "html", **kwargs)
     data["paper"] = PAPERS[paper]
-    if supplement:
-        sup = path.parent / SUPPLEMENT_DIR
-        files = write_supplement(data, sup, owner)
-        data["supplement"] = SUPPLEMENT_DIR
-        data["supplement_files"] = [p.name for p in files]
-    text = render_html(data) if fmt == "html" else render_markdown(data)
-    write_text_atomic(path, text)
+    sup = path.parent / SUPPLEMENT_DIR
+    made = supplement and not sup.exists()
+    try:
+        with staged_writes() as stage:  # the report and its supplement replace the old ones together, or none
+            if supplement:
+                files = write_supplement(data, sup, owner, stage=stage)
+                data["supplement"] = SUPPLEMENT_DIR
+                data["supplement_files"] = [p.name for p in files]
+            text = render_html(data) if fmt == "html" else render_markdown(data)
+            write_text_atomic(path, text, stage=stage)
+    except BaseException:
+        if made:  # a supplement folder this report made, left empty
+            with contextlib.suppress(OSError):
+                sup.rmdir()
+        raise
     if pdf is not None:
         print_pdf(path, pdf)
     return path
