@@ -33,7 +33,7 @@ from goldboard.analysis import statistics as SD
 from goldboard.analysis.agreement import agreement
 from goldboard.cases.ratings import adjudicable_fields, current_ratings
 from goldboard.cases.ratings_columns import RatingColumns, read_rating_columns
-from goldboard.errors import ParamError
+from goldboard.errors import GoldboardError, ParamError
 from goldboard.label_configs.schema import Schema
 from goldboard.study import Study, study_ratings
 from goldboard.study_checks import units_file_problem
