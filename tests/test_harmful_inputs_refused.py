@@ -1,6 +1,7 @@
-"""Issue 32's "by harm" list: inputs read silently or refused wrongly before, each test failing on
-the code before its fix.  Oracle for a refusal: one ``Error:`` line naming the file or flag, a
-non-zero exit, no traceback, nothing written."""
+"""Inputs a study meets by accident or by harm (5,000-character or dash-led rater names, a hand-edited
+study.toml, look-alike ids, formula-like study names, lone surrogates, NaN labels): read silently or
+refused wrongly before, each test failing on the code before its fix.  Oracle for a refusal: one
+``Error:`` line naming the file or flag, a non-zero exit, no traceback, nothing written."""
 
 from __future__ import annotations
 
