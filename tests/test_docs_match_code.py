@@ -5,7 +5,8 @@ signature makes the page false, and this fails until the page is fixed.
   parameters, and the frame's columns;
 - docs/security.md gives each table limit of ``goldboard.fileio_xlsx`` with its value and the
   error's wording;
-- docs/judge.md names the abstention kinds and the panel ratio's resample count;
+- docs/judge.md names the abstention kinds and the panel ratio's resample count, and its
+  two-clinician example's kappas are what ``goldboard judge --study`` prints for it;
 - docs/report.md quotes the rater-against-gold heading as the report writes it.
 """
 
@@ -91,3 +92,42 @@ def test_the_report_page_quotes_the_rater_against_gold_heading():
     assert f'("{left_out}")' in page
     assert "(after adjudication)" in head and "(after adjudication)" in page
     assert "(no decision made yet)" in vs_gold_title([], adjudicated=False) and "(no decision made yet)" in page
+
+
+def test_the_judge_pages_two_clinician_example_is_what_judge_prints(tmp_path):
+    """The "With two clinicians the test is weak" figures: OpenMTB-Audit, a judge answering
+    "Supported" on each disputed item, each disputed item decided for a label that is not Supported."""
+    import csv
+    import json
+
+    from conftest import run_cli as run
+    from test_judge_reviewer_figures import OPENMTB, WIDE, raw_rows
+
+    from goldboard.adjudicate.decisions import Proposed, record_decisions
+    from goldboard.study import Study
+
+    s = tmp_path / "openmtb"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
+    f = Study.open(s).schema.field("safety_label")
+    labels, decide = tmp_path / "sup.csv", []
+    with open(labels, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["item_id", "field", "value"])
+        for r in raw_rows():
+            a, b = r["oncologist_a_label"], r["oncologist_b_label"]
+            w.writerow([r["case_id"], "safety_label", a if a == b else "Supported"])
+            if a != b:
+                value = next((f.normalize(x) for x in (a, b) if f.normalize(x) != "Supported"), "Unsafe")
+                decide.append(Proposed(r["case_id"], "safety_label", value, "", "adj"))
+    record_decisions(Study.open(s).decisions_path, decide, source="sheet")
+    args = ["judge", "--study", s, "--judge", "sup", "--expertise", "expert", "--labels", labels]
+    data = json.loads(run(*args, "--format", "json").stdout)
+    kappa = {(r["a"], r["b"]): r["kappa"]["value"] for r in data["agreement"] if r.get("kappa")}
+    judge_gold = kappa[("sup", "gold")]
+    clinicians = [kappa[(c, f"gold without {c}")] for c in ("onc_a", "onc_b")]
+    assert data["judges"][0]["winning_rate"] == 1.0 and data["judges"][0]["passed"]
+    page = _page("judge.md")
+    assert "can pass at winning rate 1.00" in page
+    assert f"passes with κ {judge_gold:.2f} against gold, where the clinicians have " in page
+    assert f"have {clinicians[0]:.2f} and {clinicians[1]:.2f} against their leave-one-out gold" in page
