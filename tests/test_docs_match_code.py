@@ -72,6 +72,13 @@ def test_the_security_page_gives_each_table_limit_and_its_value(limit):
     assert f"{limit} = {value:,}" in page  # as the error writes it
 
 
+def test_the_safety_page_gives_the_same_limits():
+    page = _page("safety.md")
+    cells = fileio_xlsx.MAX_TABLE_CELLS
+    assert f"over {fileio_xlsx.MAX_TABLE_COLUMNS:,} columns or {cells // 1_000_000} million cells" in page
+    assert cells % 1_000_000 == 0 and fileio_xlsx.MAX_XLSX_INFLATED_BYTES == 1 << 30 and "past 1 GiB" in page
+
+
 def test_the_security_page_quotes_the_column_error():
     page = _page("security.md")
     assert str(fileio_xlsx.too_many_columns("t.csv:1", fileio_xlsx.MAX_TABLE_COLUMNS + 1)) in page
