@@ -11,13 +11,10 @@ from __future__ import annotations
 
 from mkdocs.structure.files import File
 
-OWNED_ELSEWHERE = (
-    "judge.md",
-    "planning.md",
-    "other-tools.md",
-    "intake.md",
-    "safety.md",
-)
+#: every page the nav names is now in the tree (judge, planning, other tools, intake, safety were
+#: written beside other work): none is given a placeholder, and every page's ``console`` blocks are run
+#: by tests/test_docs.py. A page a branch adds to the nav before writing it goes here meanwhile.
+OWNED_ELSEWHERE: tuple[str, ...] = ()
 
 
 def on_files(files, config):
