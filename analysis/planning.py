@@ -103,6 +103,8 @@ class SampleSizePlan:
     #: above or below the assurance (its two-sided 99% bounds still hold it after every batch): where
     #: another set of simulated studies (``seed``) can put ``n`` an item or two away
     unsettled: tuple[int, ...] = field(default=())
+    #: the studies simulated at those sizes (the most at any of them)
+    unsettled_studies: int | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -172,7 +174,6 @@ class SampleSizePlan:
             )
         )
 
-
     def _unsettled_text(self) -> str:
         """Where the simulation could not settle the share: how precise ``n`` is."""
         if not self.unsettled:
@@ -180,7 +181,7 @@ class SampleSizePlan:
         sizes = " and ".join(str(m) for m in self.unsettled)
         return (
             f"The share at {sizes} items lies within its 99% Monte Carlo error of {self.assurance:.0%} after "
-            f"{self.simulations} studies, so another set of simulated studies can put the smallest size an item "
+            f"{self.unsettled_studies or self.simulations} studies, so another set of simulated studies can put the smallest size an item "
             "or two away. "
         )
 
@@ -942,6 +943,7 @@ def assured_sample_size(
         n_expected=plan.n,
         warnings=_small_cells(np.asarray(plan.prevalences), hi),
         unsettled=unsettled,
+        unsettled_studies=max((seen[m][1] for m in unsettled), default=None),
     )
 
 

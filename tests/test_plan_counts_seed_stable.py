@@ -57,6 +57,7 @@ def test_an_assurance_plan_says_where_the_simulation_cannot_settle_n():
     text = plan.sentence()
     assert "The share at 209 items lies within its 99% Monte Carlo error of 90% after" in text, text
     assert "another set of simulated studies can put the smallest size an item or two away" in text
-    assert plan.to_dict()["unsettled"] == [209]
+    assert plan.to_dict()["unsettled"] == [209] and plan.unsettled_studies == 320000
+    assert "90% after 320000 studies" in text
     settled = pl.assured_sample_size(width, 0.8, seed=1)
     assert settled.unsettled == () and "Monte Carlo error" not in settled.sentence()
