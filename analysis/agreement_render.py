@@ -10,6 +10,7 @@ import json
 import re
 
 from goldboard.analysis.agreement import landis_koch_band, statistic_name
+from goldboard.analysis.coverage import shortfall_note
 from goldboard.fileio import CSV_LINETERMINATOR
 from goldboard.text import md_escape, md_table
 
@@ -152,6 +153,7 @@ def render_table(result: dict, title: str | None = None) -> str:
         parts += [title, "=" * len(title)]
     parts.append(_describe(result))
     parts += ["", _aligned(*_stat_rows(result)), "* " + _LK_NOTE]
+    parts += [note] if (note := shortfall_note(result)) else []
     if result["per_label"]:
         parts += ["", "Per label (one vs rest)", _aligned(*_label_rows(result))]
     for t, head, rows in _confusion_blocks(result):
@@ -170,6 +172,7 @@ def render_markdown(result: dict, title: str | None = None) -> str:
     if title:
         parts += [f"## {md_escape(title)}", ""]
     parts += [md_escape(_describe(result)), "", _md_table(*_stat_rows(result)), "", "\\* " + _LK_NOTE]
+    parts += ["", md_escape(note)] if (note := shortfall_note(result)) else []
     if result["per_label"]:
         parts += ["", "### Per label (one vs rest)", "", _md_table(*_label_rows(result))]
     for t, head, rows in _confusion_blocks(result):
@@ -208,5 +211,9 @@ def render_csv(result: dict) -> str:
 
 
 def render_json(result: dict) -> str:
-    """The contract dict as indented JSON (NaN never appears: undefined values are null)."""
-    return json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The contract dict as indented JSON (NaN never appears: undefined values are null), with
+    ``"coverage"``: the sentence naming the statistics whose default interval covered less than 93%
+    in the simulated cell nearest these ratings (absent when none did)."""
+    note = shortfall_note(result)
+    out = {**result, "coverage": note} if note and "coverage" not in result else result
+    return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -99,11 +99,18 @@ class SampleSizePlan:
     simulations: int | None = None
     seed: int | None = None
     n_expected: int | None = None
+    #: the sizes next to ``n`` (``n - 1``, ``n``) whose simulated share the simulation could not settle
+    #: above or below the assurance (its two-sided 99% bounds still hold it after every batch): where
+    #: another set of simulated studies (``seed``) can put ``n`` an item or two away
+    unsettled: tuple[int, ...] = field(default=())
+    #: the studies simulated at those sizes (the most at any of them)
+    unsettled_studies: int | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["prevalences"] = list(self.prevalences)
         d["warnings"] = list(self.warnings)
+        d["unsettled"] = list(self.unsettled)
         d["sentence"] = self.sentence()
         return d
 
@@ -158,12 +165,24 @@ class SampleSizePlan:
             f"extended for every size tried) the target was met in {self.assurance_simulated:.1%} (one-sided 95% "
             f"lower confidence bound {self.assurance_lower:.1%}; {self.n} is the smallest size whose bound reaches "
             f"{self.assurance:.0%}). "
+            + self._unsettled_text()
             + (
                 f"{self.n_expected} items meet it only on average (the expected-value plan, goodness-of-fit limits)."
                 if self.n_expected is not None and self.n_expected <= self.n
                 else f"The expected-value plan ({self.n_expected} items, goodness-of-fit limits) asks more: each "
                 f"expected limit within {_num((self.kappa_upper - self.kappa_lower) / 2)} of kappa."
             )
+        )
+
+    def _unsettled_text(self) -> str:
+        """Where the simulation could not settle the share: how precise ``n`` is."""
+        if not self.unsettled:
+            return ""
+        sizes = " and ".join(str(m) for m in self.unsettled)
+        return (
+            f"The share at {sizes} items lies within its 99% Monte Carlo error of {self.assurance:.0%} after "
+            f"{self.unsettled_studies or self.simulations} studies, so another set of simulated studies can put the smallest size an item "
+            "or two away. "
         )
 
 
@@ -909,6 +928,7 @@ def assured_sample_size(
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    unsettled = tuple(m for m in (hi - 1, hi) if m in seen and _straddles(*seen[m], assurance))
     return replace(
         plan,
         method=f"simulation of the report's interval, {_SIMULABLE[method]}",
@@ -922,6 +942,8 @@ def assured_sample_size(
         seed=None if seed is None else int(seed),
         n_expected=plan.n,
         warnings=_small_cells(np.asarray(plan.prevalences), hi),
+        unsettled=unsettled,
+        unsettled_studies=max((seen[m][1] for m in unsettled), default=None),
     )
 
 

@@ -13,7 +13,8 @@ Populations (``r`` raters rate each of ``n`` items per round):
   else each rater draws from ``p`` independently (the common-correlation model);
 * category-specific: the same with a probability ``rho_c`` per category (``rho_c`` proportional
   to ``shape``, 1 : 0.9 : 0.5 over prevalences 0.5 / 0.3 / 0.2), so agreement differs by category
-  and the common-correlation model misfits.
+  and the common-correlation model misfits; the "strong" scenarios use 1 : 0.75 : 0.35, and
+  "category-specific 4" four categories 0.1 / 0.2 / 0.3 / 0.4 with 0.4 : 0.7 : 0.9 : 1.
 
 ``rho`` (or the scale of ``rho_c``) is solved so that the population's statistic equals 0.6.
 
@@ -47,6 +48,11 @@ SCENARIOS = {
     "3 raters, 4 balanced, 30 items": (3, 30, [0.25] * 4, None),
     "3 raters, binary 0.15, 100 items": (3, 100, [0.85, 0.15], None),
     "3 raters, category-specific, 100 items": (3, 100, [0.5, 0.3, 0.2], [1.0, 0.9, 0.5]),
+    # stronger contrasts (1 : 0.75 : 0.35; four categories 0.4 : 0.7 : 0.9 : 1 with the rarest agreeing most)
+    "2 raters, category-specific strong, 50 items": (2, 50, [0.5, 0.3, 0.2], [1.0, 0.75, 0.35]),
+    "2 raters, category-specific strong, 100 items": (2, 100, [0.5, 0.3, 0.2], [1.0, 0.75, 0.35]),
+    "2 raters, category-specific 4, 100 items": (2, 100, [0.1, 0.2, 0.3, 0.4], [0.4, 0.7, 0.9, 1.0]),
+    "3 raters, category-specific strong, 100 items": (3, 100, [0.5, 0.3, 0.2], [1.0, 0.75, 0.35]),
 }
 
 

@@ -44,3 +44,20 @@ def test_plan_judge_cli_says_how_many_studies_and_that_no_count_is_near_the_line
 )
 def test_assurance_plans_do_not_move_with_the_seed(plan):
     assert len({pl.assured_sample_size(plan, 0.8, seed=s).n for s in (1, 2)}) == 1
+
+
+def test_an_assurance_plan_says_where_the_simulation_cannot_settle_n():
+    """kappa 0.6, width 0.3, prevalences 0.2/0.8, assurance 0.9: the fixed set of studies gives 210
+    items, seeds 1-5 give 209 (benchmarks/bench_assurance.py), because the share at 209 items lies
+    within its Monte Carlo error of 90% after 320,000 studies; the plan says so.  Where every size
+    next to n is settled, nothing is said."""
+    width = pl.ci_sample_size(0.6, 0.45, [0.2, 0.8], kappa_upper=0.75)
+    plan = pl.assured_sample_size(width, 0.9)
+    assert (plan.n, plan.unsettled) == (210, (209,))
+    text = plan.sentence()
+    assert "The share at 209 items lies within its 99% Monte Carlo error of 90% after" in text, text
+    assert "another set of simulated studies can put the smallest size an item or two away" in text
+    assert plan.to_dict()["unsettled"] == [209] and plan.unsettled_studies == 320000
+    assert "90% after 320000 studies" in text
+    settled = pl.assured_sample_size(width, 0.8, seed=1)
+    assert settled.unsettled == () and "Monte Carlo error" not in settled.sentence()

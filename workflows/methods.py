@@ -446,47 +446,22 @@ def clause_intervals(f: MethodsFacts) -> str:
     return text
 
 
-def _prose(bench: str) -> str:
-    """The methods text's name of a statistic of the coverage simulation."""
-    base, _, rest = bench.partition(" (")
-    if base == "specific agreement":
-        return "positive specific agreement of the rarest label"
-    if base == "gwet_ac2":
-        return "Gwet's AC2 (quadratic weights)"
-    name = NAMES.get(base, base)
-    if rest and base == "krippendorff_alpha":
-        return f"{name} ({rest.rstrip(')')} level)"
-    return f"{name} ({rest.rstrip(')')} weights)" if rest else name
-
-
-def _cell_words(cell: tuple) -> str:
-    n, m, k, prev = cell
-    return f"{n} items, {m} raters, {k} categories, {prev} prevalence"
-
-
 def coverage_text(f: MethodsFacts) -> str:
     """What the seeded coverage simulation (:mod:`goldboard.analysis.coverage`) says of each field's
-    Wilson intervals: the statistics whose default interval covered less than 93% in the simulated
-    cell nearest the field (its items, raters, categories and prevalence), or that none did, and
-    the reported statistics it did not simulate."""
+    Wilson intervals: the statistics (the overall rows and the per-label positive specific
+    agreement) whose default interval covered less than 93% in the simulated cell nearest the field
+    (its items, raters, categories and prevalence), or that none did, and the reported statistics
+    it did not simulate."""
     said, unsimulated = [], []
     for sec in f.field_sections:
         res = sec["result"]
-        rows = [r for r in res["statistics"] if _is_reported(r, res) and r.get("ci_method") == "wilson"]
-        top = max((e.get("prevalence") or 0.0 for e in res.get("per_label", []) if e.get("group") is None), default=0)
-        seen: dict[tuple, set[str]] = {}
-        for r in rows:
-            bench = COV.bench_name(r["statistic"], r.get("weights"), r.get("level"), len(r["raters"]))
-            if bench is None:
-                unsimulated.append(NAMES[r["statistic"]])
-                continue
-            cell = COV.nearest_cell(r["n_items"], len(r["raters"]), len(res["categories"]), top)
-            seen.setdefault(cell, set()).add(bench)
-        for cell, benches in seen.items():
+        cells, missing = COV.field_cells(res, lambda r, res=res: _is_reported(r, res))
+        unsimulated += [NAMES[s] for s in missing]
+        for cell, benches in cells.items():
             low = [(s, cov, se) for s, cov, se in COV.shortfalls(cell) if s in benches]
-            where = f"at the cell nearest {sec['name']} ({_cell_words(cell)})"
+            where = f"at the cell nearest {sec['name']} ({COV.cell_words(cell)})"
             if low:
-                what = _join([f"{cov:.1%} for {_prose(s)}" for s, cov, _ in low])
+                what = _join([f"{cov:.1%} for {COV.prose(s)}" for s, cov, _ in low])
                 mc = max(se for _, _, se in low)
                 said.append(
                     f"{where} the Wilson interval covered {what} (below 93%; Monte-Carlo SE up to {100 * mc:.1f} points)"
