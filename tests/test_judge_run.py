@@ -93,7 +93,8 @@ def give_texts(s: Path) -> None:
 
 def judge_run(study, stub, *extra, code=0, env=None):
     args = ["judge", "run", "--study", study, "--judge", "stub", "--model", "m", "--base-url", stub.url]
-    return invoke_cli(*args, "--no-progress", "--retries", "2", *extra, code=code, env=env)
+    retries = [] if "--retries" in extra else ["--retries", "2"]  # an option given twice is refused
+    return invoke_cli(*args, "--no-progress", *retries, *extra, code=code, env=env)
 
 
 def test_run_then_the_alt_test_reads_winning_rate_and_rho(study, stub):
