@@ -54,6 +54,7 @@ from goldboard.workflows.judge_figures import (
     study_figures,
     verdict,
 )
+from goldboard.workflows.judge_responses import read_responses
 
 
 def split_names(spec: str | Sequence[str] | None, param: str) -> list[str]:
@@ -698,8 +699,9 @@ def _beside_the_test(study: Study, data: dict, grid, f: Field, judges: list[str]
     add_rho_intervals(data, humans, _codes_as_float(jcodes, k), judges, scoring)
     data.update(study_figures(grid.codes[f.name], list(grid.raters), jcodes, judges, f))
     cannot = [judge_cannot_items(study, j, f.name) for j in judges]
+    asked = [judge_asked_items(study, j) | c for j, c in zip(judges, cannot)]
     data["abstention"] = abstention_rows(
-        grid.codes[f.name], grid.rated, list(grid.raters), jcodes, judges, cannot, list(grid.items), f
+        grid.codes[f.name], grid.rated, list(grid.raters), jcodes, judges, cannot, list(grid.items), f, asked
     )
     entries = judge_settings(study).get("judges") or {}
     data["runs"] = {
@@ -718,6 +720,26 @@ def judge_cannot_items(study: Study, judge: str, field: str) -> set[str]:
         return set()
     df = read_csv_frame(study.path / rel, " (judge abstentions)")
     return set(df.loc[df["field"].astype(str) == field, "item_id"].astype(str))
+
+
+def judge_asked_items(study: Study, judge: str) -> set[str]:
+    """The items ``judge`` was given: those with a label of it in the study, and, for a run of
+    `goldboard judge run`, every item its recorded run got an answer for (an answer off the schema
+    too).  An item of the ratings in force the judge was never asked (another round, ``--limit``)
+    is no abstention of the judge."""
+    labels = read_judge_labels(study)
+    items = set(labels.loc[labels["rater"].astype(str) == judge, "item_id"].astype(str))
+    run = ((judge_settings(study).get("judges") or {}).get(judge) or {}).get("run") or {}
+    path = study.path / str(run.get("responses") or "")
+    if run.get("responses") and path.is_file():
+        same = ("template_sha256", "temperature", "seed", "max_tokens")
+        want = {"template_sha256": run.get("template"), **{k: run.get(k) for k in same[1:]}}
+        items |= {
+            str(r["item_id"])
+            for r in read_responses(path).values()
+            if r.get("sample") == 0 and all(r.get(k) == want[k] for k in same)
+        }
+    return items
 
 
 def _gold_codes(study: Study, ratings: pd.DataFrame, items: list[str], f: Field) -> tuple[np.ndarray, str, np.ndarray]:

@@ -59,10 +59,11 @@ def _row(who: str, kind: str, n: int, counts: dict[str, int]) -> dict[str, Any]:
 
 def abstention_rows(
     hcodes: np.ndarray, rated: np.ndarray, humans: list[str], jcodes: np.ndarray, judges: list[str],
-    judge_cannot: list[set[str]], items: list[str], f: Field,
+    judge_cannot: list[set[str]], items: list[str], f: Field, judge_asked: list[set[str]] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Abstention by kind, per clinician (over the items they rated), the clinicians pooled, and per
-    judge (over the same items: an item the judge left without an answer is its blank)."""
+    judge over the items it was asked (``judge_asked``; default all): an item it was asked and left
+    without an answer is its blank; an item it was never asked is not counted."""
     k = len(f.categories)
     special = abstention_values(f)
     codes_of = {kind: [f.categories.index(v) for v in vals] for kind, vals in special.items()}
@@ -80,14 +81,15 @@ def abstention_rows(
     if len(humans) > 1:
         rows.append(_row("clinicians (all)", "clinicians", pooled_n, pooled))
     for j, name in enumerate(judges):
-        c = jcodes[:, j]
-        cannot = np.array([i in judge_cannot[j] for i in items], dtype=bool)
+        given = np.array([judge_asked is None or i in judge_asked[j] for i in items], dtype=bool)
+        c = jcodes[given, j]
+        cannot = np.array([i in judge_cannot[j] for i in np.asarray(items, dtype=object)[given]], dtype=bool)
         counts = {
             "blank": int(np.sum(((c < 0) | (c >= k)) & ~cannot)),
             "cannot tell": int(cannot.sum() + np.isin(c, codes_of["cannot tell"]).sum()),
             "insufficient information": int(np.isin(c, codes_of["insufficient information"]).sum()),
         }
-        rows.append(_row(name, "judge", len(items), counts))
+        rows.append(_row(name, "judge", int(given.sum()), counts))
     return {"rows": rows, "values": special}
 
 

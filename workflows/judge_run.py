@@ -41,6 +41,7 @@ from goldboard.fileio import iter_jsonl, write_csv_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.study import Study, check_rater_name
 from goldboard.text import utc_now
+from goldboard.workflows.judge_responses import read_responses
 
 CANNOT_JUDGE = "cannot judge"
 NOT_SHOWN = "not shown"
@@ -301,21 +302,6 @@ def _retry_after(value: str | None) -> float | None:
 
 def responses_path(study: Study, judge: str) -> Path:
     return study.path / "judges" / judge / "responses.jsonl"
-
-
-def read_responses(path: Path) -> dict[str, dict]:
-    """key -> record (the last one of each key; a torn last line from a kill is skipped)."""
-    out: dict[str, dict] = {}
-    if not path.exists():
-        return out
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(rec, dict) and "key" in rec:
-            out[rec["key"]] = rec
-    return out
 
 
 def round_units(study: Study, round_number: int | None) -> tuple[int, list[dict]]:
