@@ -851,6 +851,14 @@ def _rounds_text(data: dict[str, Any]) -> str:
     return f" (the ratings in force, per item its latest complete round: {word} {', '.join(map(str, rounds))})"
 
 
+def _items_text(judges: list[dict[str, Any]]) -> str:
+    """'50 items', or per judge when the judges were tested on different items."""
+    counts = [d["items_used"] for d in judges]
+    if len(set(counts)) == 1:
+        return f"{counts[0]} items"
+    return "items (" + "; ".join(f"{d['judge']}: {d['items_used']}" for d in judges) + ")"
+
+
 def judge_methods_sentence(data: dict[str, Any]) -> str:
     """The methods text's account of the alt-test (one paragraph; the report appends it)."""
     judges = data["judges"]
@@ -866,7 +874,7 @@ def judge_methods_sentence(data: dict[str, Any]) -> str:
         f"({'accuracy' if data['scoring'] == 'accuracy' else 'negative RMSE'}) were compared item by item with a "
         f"one-sided paired t-test{' (Wilcoxon signed-rank test for clinicians with fewer than 30 items)' if small else ''} "
         f"against a cost-benefit margin epsilon = {data['epsilon']:g} ({data['epsilon_reason']}), with the "
-        f"Benjamini-Yekutieli correction over the clinicians (q = {data['q']:g}), on {best['items_used']} items "
+        f"Benjamini-Yekutieli correction over the clinicians (q = {data['q']:g}), on {_items_text(judges)} "
         f"rated by at least two clinicians and the judge{_rounds_text(data)}.",
         f"Judges compared by their average advantage probability rho: {compared}.",
         f"The judge with the highest rho, {best['judge']}, won against {sum(c['rejected'] for c in best['humans'])} "
@@ -880,19 +888,30 @@ def judge_methods_sentence(data: dict[str, Any]) -> str:
             "With two clinicians the test only asks whether the judge agrees with one more than the other does; "
             "the authors recommend three or more."
         )
-    parts += _figure_sentences(data, best)
+    for d in judges:
+        parts += _figure_sentences(data, d)
     parts.append("Judge labels were kept apart from the clinicians' ratings: they enter no agreement, flag or gold.")
     return " ".join(parts)
 
 
 def _figure_sentences(data: dict[str, Any], best: dict[str, Any]) -> list[str]:
-    """The methods' account of rho's interval, balanced F1, the panel ratio and abstention."""
+    """The methods' account of one judge: kappa and alpha against each clinician and gold, rho's
+    interval, balanced F1, the panel ratio and abstention."""
 
     def num(x: float | None) -> str:
         return "not estimable" if x is None else f"{x:.2f}"
 
     name = best["judge"]
     out = []
+    mine = [r for r in data.get("agreement", []) if r["kind"] == "judge" and r["a"] == name]
+    if mine:
+        out.append(
+            f"Agreement of {name} on {data['field']} (95% CIs): Cohen's kappa "
+            + "; ".join(f"against {r['b']} {_ci_text(r.get('kappa'))} ({r['n_items']} items)" for r in mine)
+            + "; Krippendorff's alpha "
+            + "; ".join(f"against {r['b']} {_ci_text(r.get('alpha'))}" for r in mine)
+            + "."
+        )
     if best.get("rho_low") is not None:
         out.append(f"For {name}, rho was {rho_text(best)} (95% CI: {best['rho_interval']}).")
     for e in (e for e in data.get("balanced_f1", []) if e["judge"] == name):
@@ -903,7 +922,7 @@ def _figure_sentences(data: dict[str, Any], best: dict[str, Any]) -> list[str]:
         out.append(f"Balanced F1 (the mean of the two classes' F1, as HealthBench reports it) of {name}: {cells}.")
     for r in (r for r in data.get("panel_ratio", []) if r["judge"] == name):
         out.append(
-            f"The judge's agreement with the clinicians relative to the clinicians' agreement with each other was "
+            f"{name}'s agreement with the clinicians relative to the clinicians' agreement with each other was "
             f"{ratio_text(r)} ({RATIO_READING}, {r['n_boot']} resamples, seed {r['seed']})."
         )
     ab = data.get("abstention")
