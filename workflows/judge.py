@@ -389,6 +389,9 @@ def figure_blocks(data: dict[str, Any]) -> list[dict[str, Any]]:
         text = consistency_text(run)
         if text:
             blocks.append({"title": f"{name}, {text}"})
+    for text in (data.get("provenance") or {}).values():
+        if text:
+            blocks.append({"title": text})
     return blocks
 
 
@@ -709,7 +712,39 @@ def _beside_the_test(study: Study, data: dict, grid, f: Field, judges: list[str]
         for j in judges
         if (entries.get(j) or {}).get("run")
     }
+    data["provenance"] = {j: provenance_text(j, entries.get(j) or {}) for j in judges}
     data["verdict"] = verdict(data)
+
+
+def _count(n: Any, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n if n is not None else '?'} {word}s"
+
+
+def _samples_words(n: int) -> str:
+    return "one answer per item" if n == 1 else f"{n} samples per item"
+
+
+def provenance_text(name: str, entry: dict[str, Any]) -> str:
+    """Where a judge's labels come from: its `goldboard judge run` (model the endpoint reported,
+    endpoint, template hash, date, parameters, the per-answer record), or the table recorded."""
+    r = entry.get("run")
+    if r:
+        model = ", ".join(r.get("models_reported") or []) or r.get("model", "")
+        return (
+            f"{name}'s labels: {model} (the model the endpoint reported) at {r.get('endpoint')} "
+            f"({r.get('endpoint_kind', 'endpoint')}), prompted from the schema (template sha256 "
+            f"{str(r.get('template', ''))[:12]}), round {r.get('round')}, on {str(r.get('ran_at', ''))[:10]}; temperature "
+            f"{r.get('temperature')}, seed {r.get('seed')}, at most {r.get('max_tokens')} tokens, "
+            f"{r.get('response_format')}, {_samples_words(r.get('samples', 1))}. Each answer, with its prompt's "
+            f"hash, raw response, tokens, latency and time: {r.get('responses')} in the study"
+        )
+    if entry.get("source"):
+        return (
+            f"{name}'s labels: the table {entry['source']} (sha256 {str(entry.get('sha256', ''))[:12]}), recorded "
+            f"{str(entry.get('recorded_at', ''))[:10]}, {_count(entry.get('labels'), 'label')} on "
+            f"{_count(entry.get('items'), 'item')}; how they were made is not recorded by goldboard"
+        )
+    return ""
 
 
 def judge_cannot_items(study: Study, judge: str, field: str) -> set[str]:
