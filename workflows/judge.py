@@ -1001,13 +1001,10 @@ def judge_section(data: dict[str, Any]) -> dict[str, Any]:
              "header": h, "rows": r, "right": list(range(1, len(h))), "csv": f"judge_{conf['judge']}_confusion"}
         )  # fmt: skip
     for block in figure_blocks(data):
-        if block.get("header"):
+        if block.get("header"):  # a table's notes read it: below the table, not among the paragraphs
             tables.append({"title": block["title"], "header": block["header"], "rows": block["rows"],
-                           "right": block["right"], "csv": block["csv"]})  # fmt: skip
-    notes = [
-        " ".join([b["title"] + ".", *b.get("notes", [])]) if not b.get("header") else " ".join(b.get("notes", []))
-        for b in figure_blocks(data)
-    ]
+                           "right": block["right"], "csv": block["csv"], "notes": block.get("notes", [])})  # fmt: skip
+    notes = [" ".join([b["title"] + ".", *b.get("notes", [])]) for b in figure_blocks(data) if not b.get("header")]
     paragraphs = [
         *([data["verdict"]] if data.get("verdict") else []),
         headline(data) + ".",
