@@ -590,4 +590,9 @@ def run_text(s: dict[str, Any]) -> str:
         lines.append(f"  position bias: {s['position_bias']:.2f} of shuffled-order answers moved")
     lines += [f"  held out {h['item_id']}: {h['problem']}: {h['raw'][:80]!r}" for h in s["held_out"][:5]]
     lines += [f"  error {e}" for e in s["errors"][:5]]
+    if not s["labelled"] and s["answers"]:  # nothing to record as the judge's labels: say so, and where the answers are
+        lines.append(
+            f"  no label recorded: no answer gave one of the schema's values, so `goldboard judge --study` has nothing "
+            f"of {s['judge']} to test and the report leaves it out; every answer is in judges/{s['judge']}/responses.jsonl"
+        )
     return "\n".join(lines)
