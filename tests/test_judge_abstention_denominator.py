@@ -8,15 +8,12 @@ import json
 
 import pytest
 from conftest import run_cli as run
-from test_judge_run import OPENMTB, WIDE, Stub, give_texts
+from test_judge_run import Stub, openmtb_study
 
 
 @pytest.fixture()
 def study(tmp_path):
-    s = tmp_path / "openmtb"
-    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
-    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
-    give_texts(s)
+    s = openmtb_study(tmp_path)
     return s
 
 
@@ -42,7 +39,7 @@ def test_a_limited_run_counts_only_the_items_it_asked(study):
         run("judge", "run", "--study", study, "--judge", "llm", "--model", "m", "--base-url", stub.url,
             "--limit", "12", "--no-progress")  # fmt: skip
     finally:
-        stub.server.shutdown()
+        stub.stop()
     r = _row(study, "llm")
     assert (r["n_items"], r["blank"]["count"], r["cannot tell"]["count"]) == (12, 1, 1), r
     assert r["any"]["rate"] == pytest.approx(2 / 12)

@@ -10,7 +10,7 @@ import json
 
 import pytest
 from conftest import run_cli as run
-from test_judge_run import OPENMTB, WIDE
+from test_judge_run import OPENMTB, openmtb_study
 
 
 def _ci(est: dict) -> str:
@@ -21,9 +21,7 @@ def _ci(est: dict) -> str:
 
 @pytest.fixture()
 def study(tmp_path):
-    s = tmp_path / "openmtb"
-    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
-    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
+    s = openmtb_study(tmp_path, texts=False)
     rows = list(csv.DictReader(OPENMTB.open(newline="", encoding="utf-8-sig")))
     close, flat = tmp_path / "close.csv", tmp_path / "flat.csv"
     # onc_a's labels, but onc_b's on every fifth item (a judge close to the clinicians, not a copy)

@@ -8,23 +8,20 @@ from __future__ import annotations
 from html import unescape
 
 from conftest import run_cli as run
-from test_judge_run import KEY, OPENMTB, WIDE, Stub, give_texts
+from test_judge_run import KEY, Stub, openmtb_study
 
 from goldboard.study import tomllib  # tomllib, or tomli on Python 3.10
 
 
 def test_the_terminal_and_the_report_carry_each_judges_provenance(tmp_path):
-    s = tmp_path / "openmtb"
-    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
-    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
-    give_texts(s)
+    s = openmtb_study(tmp_path)
     stub = Stub()
     try:
         run("judge", "run", "--study", s, "--judge", "llm", "--model", "m", "--base-url", stub.url,
             "--temperature", "0.3", "--seed", "11", "--max-tokens", "77", "--samples", "2", "--no-progress",
             env={"OPENAI_API_KEY": KEY})  # fmt: skip
     finally:
-        stub.server.shutdown()
+        stub.stop()
     table = tmp_path / "t.csv"
     table.write_text("item_id,field,value\nMTB-94338760,safety_label,Supported\n")
     run("judge", "--study", s, "--judge", "tab", "--labels", table, "--expertise", "expert", code=None)

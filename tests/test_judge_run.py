@@ -65,21 +65,33 @@ class Stub:
         self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def stop(self) -> None:
+        """Stop serving and close the listening socket (no ResourceWarning left for a later test)."""
+        self.server.shutdown()
+        self.server.server_close()
+
 
 @pytest.fixture()
 def stub():
     s = Stub()
     yield s
-    s.server.shutdown()
+    s.stop()
+
+
+def openmtb_study(tmp_path: Path, texts: bool = True) -> Path:
+    """The OpenMTB example as a two-oncologist study in ``tmp_path/openmtb`` (with case texts: what
+    a judge is shown)."""
+    s = tmp_path / "openmtb"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
+    if texts:
+        give_texts(s)
+    return s
 
 
 @pytest.fixture()
 def study(tmp_path):
-    s = tmp_path / "openmtb"
-    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
-    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
-    give_texts(s)
-    return s
+    return openmtb_study(tmp_path)
 
 
 def give_texts(s: Path) -> None:

@@ -8,21 +8,18 @@ import json
 
 from conftest import error_line, invoke_cli
 from conftest import run_cli as run
-from test_judge_run import OPENMTB, WIDE, Stub, give_texts
+from test_judge_run import Stub, openmtb_study
 
 
 def test_an_all_abstaining_run_says_no_label_was_recorded(tmp_path):
-    s = tmp_path / "openmtb"
-    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
-    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
-    give_texts(s)
+    s = openmtb_study(tmp_path)
     stub = Stub()
     stub.answer = lambda item, body: (200, json.dumps({"rationale": "r", "safety_label": "cannot judge"}))
     try:
         out = run("judge", "run", "--study", s, "--judge", "tiny", "--model", "m", "--base-url", stub.url,
                   "--limit", "3", "--no-progress").stdout  # fmt: skip
     finally:
-        stub.server.shutdown()
+        stub.stop()
     assert "0 of 3 items labelled, 3 abstained (cannot judge)" in out
     assert "no label recorded" in out and "judges/tiny/responses.jsonl" in out
     assert len((s / "judges" / "tiny" / "responses.jsonl").read_text().splitlines()) == 3

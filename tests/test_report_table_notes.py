@@ -8,15 +8,13 @@ import csv
 from html import unescape
 
 from conftest import run_cli as run
-from test_judge_run import OPENMTB, WIDE
+from test_judge_run import OPENMTB, openmtb_study
 
 NOTE = "Abstention by kind: blank (no value; for the judge, no answer)"
 
 
 def test_the_abstention_note_follows_its_table(tmp_path):
-    s = tmp_path / "openmtb"
-    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
-    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
+    s = openmtb_study(tmp_path, texts=False)
     rows = list(csv.DictReader(OPENMTB.open(newline="", encoding="utf-8-sig")))
     labels = tmp_path / "j.csv"
     labels.write_text("item_id,field,value\n" + "".join(f"{r['case_id']},safety_label,Supported\n" for r in rows))
