@@ -20,6 +20,11 @@ EPSILON_HELP = (
 class _JudgeCommand(click.Command):
     """``goldboard judge run ...`` goes to :data:`judge_run_cmd`; anything else is the alt-test."""
 
+    @property
+    def routed_commands(self) -> tuple[click.Command, ...]:
+        """The commands a first argument reaches (the CLI reference lists them)."""
+        return (judge_run_cmd,)
+
     def make_context(self, info_name, args, parent=None, **extra):
         if args and args[0] == "run":
             from goldboard.cli import _name_flags  # what every listed command gets (repeated options, flags)
