@@ -246,6 +246,7 @@ class ChatClient:
         self.http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, limits=limits)
         self.retries = retries
         self.backoff = backoff
+        self._key = key  # only to take it out of what an endpoint echoes back (a 401's message)
         self.requests = 0
         self._lock = threading.Lock()
 
@@ -284,7 +285,8 @@ class ChatClient:
                         time.sleep(wait if wait is not None else self.backoff * 2**attempt)
                     continue
                 else:
-                    raise GoldboardError(f"the endpoint answered HTTP {r.status_code}: {r.text[:200]}")
+                    text = r.text.replace(self._key, "[the key]") if self._key else r.text  # before cutting it
+                    raise GoldboardError(f"the endpoint answered HTTP {r.status_code}: {text[:200]}")
             if attempt < self.retries:
                 time.sleep(self.backoff * 2**attempt)
         raise GoldboardError(f"no answer after {self.retries + 1} attempts ({last})")
