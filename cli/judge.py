@@ -20,9 +20,18 @@ EPSILON_HELP = (
 class _JudgeCommand(click.Command):
     """``goldboard judge run ...`` goes to :data:`judge_run_cmd`; anything else is the alt-test."""
 
+    @property
+    def routed_commands(self) -> tuple[click.Command, ...]:
+        """The commands a first argument reaches (the CLI reference lists them)."""
+        return (judge_run_cmd,)
+
     def make_context(self, info_name, args, parent=None, **extra):
         if args and args[0] == "run":
-            return judge_run_cmd.make_context("run", list(args[1:]), parent=parent, **extra)
+            from goldboard.cli import _name_flags  # what every listed command gets (repeated options, flags)
+
+            _name_flags(judge_run_cmd)
+            # named "judge run" so usage, errors and --help say `goldboard judge run`
+            return judge_run_cmd.make_context(f"{info_name} run", list(args[1:]), parent=parent, **extra)
         return super().make_context(info_name, args, parent=parent, **extra)
 
 

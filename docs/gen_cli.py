@@ -29,14 +29,14 @@ under an old spelling are hidden from `--help` and from this page.
 """
 
 
-def walk(cmd: click.Command, path: tuple[str, ...], ctx: click.Context | None = None):
+def walk(cmd: click.Command, path: tuple[str, ...], ctx: click.Context | None = None, name: str | None = None):
     """``(path, command, context)`` for ``cmd`` and every visible subcommand, depth first, in
     the order ``--help`` lists them."""
     # the command's own context settings (the group's ``-h/--help``), as ``make_context`` applies them:
     # click caches a command's help option from the first context that asks for it, so a context
     # without them would print ``--help`` alone, or not, depending on what ran before
     settings = {**cmd.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
-    ctx = click.Context(cmd, info_name=path[-1], parent=ctx, **settings)
+    ctx = click.Context(cmd, info_name=name or path[-1], parent=ctx, **settings)
     yield path, cmd, ctx
     if isinstance(cmd, click.Group):
         for name in cmd.list_commands(ctx):
@@ -44,6 +44,10 @@ def walk(cmd: click.Command, path: tuple[str, ...], ctx: click.Context | None = 
             if sub is None or sub.hidden:
                 continue
             yield from walk(sub, (*path, name), ctx)
+    # a command that routes a first argument to another command (``goldboard judge run``), in the
+    # context that routing makes: named "judge run", under the command's parent
+    for sub in getattr(cmd, "routed_commands", ()):
+        yield from walk(sub, (*path, sub.name), ctx.parent, name=f"{ctx.info_name} {sub.name}")
 
 
 def anchor(path: tuple[str, ...]) -> str:

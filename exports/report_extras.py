@@ -39,6 +39,7 @@ def sections_markdown(sections: list[dict]) -> str:
             if t.get("title"):
                 out += [f"**{md_escape(t['title'])}**", ""]
             out += [md_table(t["header"], t["rows"], right=t.get("right", ())), ""]
+            out += [md_escape(n) + "\n" for n in t.get("notes", [])]  # a table's own reading, below it
         for im in s.get("images", []):
             out += [f"_Figure (HTML/PDF report): {md_escape(im['caption'])}_", ""]
     return "\n".join(out)

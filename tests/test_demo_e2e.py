@@ -255,7 +255,14 @@ def test_demo_real_llm_judge_runs_with_the_extra_or_says_why_not(demo_run):
         assert res.output.count("Real LLM judge skipped: the [judge] extra is not installed") == 1
         assert not responses.exists()
         return
-    assert re.search(r"gemma_local: \d of 3 items labelled", res.output), res.output
+    labelled = re.search(r"gemma_local: (\d) of 3 items labelled", res.output)
+    assert labelled, res.output
     recs = [json.loads(line) for line in responses.read_text(encoding="utf-8").splitlines()]
     assert len(recs) == 3 and all(r["model_reported"] == "gemma-3-270m" for r in recs)
     assert "gemma_local" not in (root / "study" / "rounds" / "2" / "ratings.csv").read_text(encoding="utf-8")
+    md = (root / "outputs" / "report.md").read_text(encoding="utf-8")
+    if labelled.group(1) == "0":  # a 270M model may abstain on all three: the demo says so, the report has no trace
+        assert "no label recorded" in res.output and "gemma_local" not in md
+    else:  # its labels, provenance and run sentence reach the report
+        assert "gemma_local's labels: gemma-3-270m (the model the endpoint reported)" in md
+        assert "Judge gemma_local was gemma-3-270m on a local server" in md

@@ -26,7 +26,7 @@ def slow_stub():
 
     s.answer = slow
     yield s
-    s.server.shutdown()
+    s.stop()
 
 
 def _items(stub, start=0) -> list[str]:

@@ -25,7 +25,7 @@ from goldboard.analysis.judge_agreement import balanced_f1, panel_ratio
 def stub():
     s = Stub()
     yield s
-    s.server.shutdown()
+    s.stop()
 
 
 def raw_rows() -> list[dict]:

@@ -65,21 +65,33 @@ class Stub:
         self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def stop(self) -> None:
+        """Stop serving and close the listening socket (no ResourceWarning left for a later test)."""
+        self.server.shutdown()
+        self.server.server_close()
+
 
 @pytest.fixture()
 def stub():
     s = Stub()
     yield s
-    s.server.shutdown()
+    s.stop()
+
+
+def openmtb_study(tmp_path: Path, texts: bool = True) -> Path:
+    """The OpenMTB example as a two-oncologist study in ``tmp_path/openmtb`` (with case texts: what
+    a judge is shown)."""
+    s = tmp_path / "openmtb"
+    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
+    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
+    if texts:
+        give_texts(s)
+    return s
 
 
 @pytest.fixture()
 def study(tmp_path):
-    s = tmp_path / "openmtb"
-    run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
-    run("pull", "--study", s, "--from-table", OPENMTB, *WIDE)
-    give_texts(s)
-    return s
+    return openmtb_study(tmp_path)
 
 
 def give_texts(s: Path) -> None:
@@ -93,7 +105,8 @@ def give_texts(s: Path) -> None:
 
 def judge_run(study, stub, *extra, code=0, env=None):
     args = ["judge", "run", "--study", study, "--judge", "stub", "--model", "m", "--base-url", stub.url]
-    return invoke_cli(*args, "--no-progress", "--retries", "2", *extra, code=code, env=env)
+    retries = [] if "--retries" in extra else ["--retries", "2"]  # an option given twice is refused
+    return invoke_cli(*args, "--no-progress", *retries, *extra, code=code, env=env)
 
 
 def test_run_then_the_alt_test_reads_winning_rate_and_rho(study, stub):
@@ -121,22 +134,37 @@ def test_run_then_the_alt_test_reads_winning_rate_and_rho(study, stub):
 
 
 def test_the_key_is_nowhere_on_disk_or_in_output(study, stub, tmp_path):
+    """From a 0600 key file and from $OPENAI_API_KEY: sent as the bearer token, and then absent from
+    every file the run, `judge --study` (its table, Markdown and JSON, written with -o) and `report`
+    (HTML with its CSV supplement, and the Markdown with the methods text) leave, and from every
+    line they print (stdout and stderr)."""
     keyfile = tmp_path / "key"
     keyfile.write_text(KEY + "\n")
     keyfile.chmod(0o644)
     res = judge_run(study, stub, "--key-file", keyfile, code=None)
     assert res.exit_code != 0 and "readable by others" in res.output and KEY not in res.output
     keyfile.chmod(0o600)
-    res = judge_run(study, stub, "--key-file", keyfile)
+    outputs = [judge_run(study, stub, "--key-file", keyfile).output]
     assert stub.headers[-1] == f"Bearer {KEY}"
-    run("judge", "--study", study, "--judge", "stub", "--expertise", "expert")
-    out = run("report", "--study", study, "-o", tmp_path / "r.html", code=None).output
-    for p in list(study.rglob("*")) + [tmp_path / "r.html"]:
-        if p.is_file():
-            assert KEY.encode() not in p.read_bytes(), p
-    assert KEY not in res.output + out
-    html = (tmp_path / "r.html").read_text()
-    assert "Judge stub was stub-model-1 on a local server" in html
+    outputs.append(judge_run(study, stub, "--samples", "2", env={"OPENAI_API_KEY": KEY}).output)
+    assert stub.headers[-1] == f"Bearer {KEY}"
+    out = tmp_path / "out"
+    out.mkdir()
+    judge = ["judge", "--study", study, "--judge", "stub", "--expertise", "expert"]
+    outputs.append(run(*judge, env={"OPENAI_API_KEY": KEY}).output)
+    for fmt, name in (("table", "judge.txt"), ("markdown", "judge.md"), ("json", "judge.json")):
+        outputs.append(run(*judge, "--format", fmt, "-o", out / name, env={"OPENAI_API_KEY": KEY}).output)
+    outputs.append(run("report", "--study", study, "-o", out / "r.html", env={"OPENAI_API_KEY": KEY}).output)
+    outputs.append(run("report", "--study", study, "--format", "markdown", "-o", out / "r.md").output)
+    written = [p for p in list(study.rglob("*")) + list(out.rglob("*")) if p.is_file()]
+    names = {p.name for p in written}
+    assert {"judge.txt", "judge.md", "judge.json", "r.html", "r.md", "responses.jsonl"} <= names, names
+    assert any(p.parent.name == "supplement" and p.name.startswith("judge_") for p in written), names
+    for p in written:
+        assert KEY.encode() not in p.read_bytes(), p
+    assert all(KEY not in o for o in outputs)
+    for name in ("r.html", "r.md"):  # the methods text is there, and names the run (not the key)
+        assert "Judge stub was stub-model-1 on a local server" in (out / name).read_text(), name
 
 
 def test_rerun_asks_only_the_missing_and_a_full_rerun_sends_nothing(study, stub):

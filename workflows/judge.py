@@ -54,6 +54,7 @@ from goldboard.workflows.judge_figures import (
     study_figures,
     verdict,
 )
+from goldboard.workflows.judge_responses import read_responses
 
 
 def split_names(spec: str | Sequence[str] | None, param: str) -> list[str]:
@@ -388,6 +389,9 @@ def figure_blocks(data: dict[str, Any]) -> list[dict[str, Any]]:
         text = consistency_text(run)
         if text:
             blocks.append({"title": f"{name}, {text}"})
+    for text in (data.get("provenance") or {}).values():
+        if text:
+            blocks.append({"title": text})
     return blocks
 
 
@@ -698,8 +702,9 @@ def _beside_the_test(study: Study, data: dict, grid, f: Field, judges: list[str]
     add_rho_intervals(data, humans, _codes_as_float(jcodes, k), judges, scoring)
     data.update(study_figures(grid.codes[f.name], list(grid.raters), jcodes, judges, f))
     cannot = [judge_cannot_items(study, j, f.name) for j in judges]
+    asked = [judge_asked_items(study, j) | c for j, c in zip(judges, cannot)]
     data["abstention"] = abstention_rows(
-        grid.codes[f.name], grid.rated, list(grid.raters), jcodes, judges, cannot, list(grid.items), f
+        grid.codes[f.name], grid.rated, list(grid.raters), jcodes, judges, cannot, list(grid.items), f, asked
     )
     entries = judge_settings(study).get("judges") or {}
     data["runs"] = {
@@ -707,7 +712,39 @@ def _beside_the_test(study: Study, data: dict, grid, f: Field, judges: list[str]
         for j in judges
         if (entries.get(j) or {}).get("run")
     }
+    data["provenance"] = {j: provenance_text(j, entries.get(j) or {}) for j in judges}
     data["verdict"] = verdict(data)
+
+
+def _count(n: Any, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n if n is not None else '?'} {word}s"
+
+
+def _samples_words(n: int) -> str:
+    return "one answer per item" if n == 1 else f"{n} samples per item"
+
+
+def provenance_text(name: str, entry: dict[str, Any]) -> str:
+    """Where a judge's labels come from: its `goldboard judge run` (model the endpoint reported,
+    endpoint, template hash, date, parameters, the per-answer record), or the table recorded."""
+    r = entry.get("run")
+    if r:
+        model = ", ".join(r.get("models_reported") or []) or r.get("model", "")
+        return (
+            f"{name}'s labels: {model} (the model the endpoint reported) at {r.get('endpoint')} "
+            f"({r.get('endpoint_kind', 'endpoint')}), prompted from the schema (template sha256 "
+            f"{str(r.get('template', ''))[:12]}), round {r.get('round')}, on {str(r.get('ran_at', ''))[:10]}; temperature "
+            f"{r.get('temperature')}, seed {r.get('seed')}, at most {r.get('max_tokens')} tokens, "
+            f"{r.get('response_format')}, {_samples_words(r.get('samples', 1))}. Each answer, with its prompt's "
+            f"hash, raw response, tokens, latency and time: {r.get('responses')} in the study"
+        )
+    if entry.get("source"):
+        return (
+            f"{name}'s labels: the table {entry['source']} (sha256 {str(entry.get('sha256', ''))[:12]}), recorded "
+            f"{str(entry.get('recorded_at', ''))[:10]}, {_count(entry.get('labels'), 'label')} on "
+            f"{_count(entry.get('items'), 'item')}; how they were made is not recorded by goldboard"
+        )
+    return ""
 
 
 def judge_cannot_items(study: Study, judge: str, field: str) -> set[str]:
@@ -718,6 +755,26 @@ def judge_cannot_items(study: Study, judge: str, field: str) -> set[str]:
         return set()
     df = read_csv_frame(study.path / rel, " (judge abstentions)")
     return set(df.loc[df["field"].astype(str) == field, "item_id"].astype(str))
+
+
+def judge_asked_items(study: Study, judge: str) -> set[str]:
+    """The items ``judge`` was given: those with a label of it in the study, and, for a run of
+    `goldboard judge run`, every item its recorded run got an answer for (an answer off the schema
+    too).  An item of the ratings in force the judge was never asked (another round, ``--limit``)
+    is no abstention of the judge."""
+    labels = read_judge_labels(study)
+    items = set(labels.loc[labels["rater"].astype(str) == judge, "item_id"].astype(str))
+    run = ((judge_settings(study).get("judges") or {}).get(judge) or {}).get("run") or {}
+    path = study.path / str(run.get("responses") or "")
+    if run.get("responses") and path.is_file():
+        same = ("template_sha256", "temperature", "seed", "max_tokens")
+        want = {"template_sha256": run.get("template"), **{k: run.get(k) for k in same[1:]}}
+        items |= {
+            str(r["item_id"])
+            for r in read_responses(path).values()
+            if r.get("sample") == 0 and all(r.get(k) == want[k] for k in same)
+        }
+    return items
 
 
 def _gold_codes(study: Study, ratings: pd.DataFrame, items: list[str], f: Field) -> tuple[np.ndarray, str, np.ndarray]:
@@ -829,6 +886,14 @@ def _rounds_text(data: dict[str, Any]) -> str:
     return f" (the ratings in force, per item its latest complete round: {word} {', '.join(map(str, rounds))})"
 
 
+def _items_text(judges: list[dict[str, Any]]) -> str:
+    """'50 items', or per judge when the judges were tested on different items."""
+    counts = [d["items_used"] for d in judges]
+    if len(set(counts)) == 1:
+        return f"{counts[0]} items"
+    return "items (" + "; ".join(f"{d['judge']}: {d['items_used']}" for d in judges) + ")"
+
+
 def judge_methods_sentence(data: dict[str, Any]) -> str:
     """The methods text's account of the alt-test (one paragraph; the report appends it)."""
     judges = data["judges"]
@@ -844,7 +909,7 @@ def judge_methods_sentence(data: dict[str, Any]) -> str:
         f"({'accuracy' if data['scoring'] == 'accuracy' else 'negative RMSE'}) were compared item by item with a "
         f"one-sided paired t-test{' (Wilcoxon signed-rank test for clinicians with fewer than 30 items)' if small else ''} "
         f"against a cost-benefit margin epsilon = {data['epsilon']:g} ({data['epsilon_reason']}), with the "
-        f"Benjamini-Yekutieli correction over the clinicians (q = {data['q']:g}), on {best['items_used']} items "
+        f"Benjamini-Yekutieli correction over the clinicians (q = {data['q']:g}), on {_items_text(judges)} "
         f"rated by at least two clinicians and the judge{_rounds_text(data)}.",
         f"Judges compared by their average advantage probability rho: {compared}.",
         f"The judge with the highest rho, {best['judge']}, won against {sum(c['rejected'] for c in best['humans'])} "
@@ -858,19 +923,30 @@ def judge_methods_sentence(data: dict[str, Any]) -> str:
             "With two clinicians the test only asks whether the judge agrees with one more than the other does; "
             "the authors recommend three or more."
         )
-    parts += _figure_sentences(data, best)
+    for d in judges:
+        parts += _figure_sentences(data, d)
     parts.append("Judge labels were kept apart from the clinicians' ratings: they enter no agreement, flag or gold.")
     return " ".join(parts)
 
 
 def _figure_sentences(data: dict[str, Any], best: dict[str, Any]) -> list[str]:
-    """The methods' account of rho's interval, balanced F1, the panel ratio and abstention."""
+    """The methods' account of one judge: kappa and alpha against each clinician and gold, rho's
+    interval, balanced F1, the panel ratio and abstention."""
 
     def num(x: float | None) -> str:
         return "not estimable" if x is None else f"{x:.2f}"
 
     name = best["judge"]
     out = []
+    mine = [r for r in data.get("agreement", []) if r["kind"] == "judge" and r["a"] == name]
+    if mine:
+        out.append(
+            f"Agreement of {name} on {data['field']} (95% CIs): Cohen's kappa "
+            + "; ".join(f"against {r['b']} {_ci_text(r.get('kappa'))} ({r['n_items']} items)" for r in mine)
+            + "; Krippendorff's alpha "
+            + "; ".join(f"against {r['b']} {_ci_text(r.get('alpha'))}" for r in mine)
+            + "."
+        )
     if best.get("rho_low") is not None:
         out.append(f"For {name}, rho was {rho_text(best)} (95% CI: {best['rho_interval']}).")
     for e in (e for e in data.get("balanced_f1", []) if e["judge"] == name):
@@ -881,7 +957,7 @@ def _figure_sentences(data: dict[str, Any], best: dict[str, Any]) -> list[str]:
         out.append(f"Balanced F1 (the mean of the two classes' F1, as HealthBench reports it) of {name}: {cells}.")
     for r in (r for r in data.get("panel_ratio", []) if r["judge"] == name):
         out.append(
-            f"The judge's agreement with the clinicians relative to the clinicians' agreement with each other was "
+            f"{name}'s agreement with the clinicians relative to the clinicians' agreement with each other was "
             f"{ratio_text(r)} ({RATIO_READING}, {r['n_boot']} resamples, seed {r['seed']})."
         )
     ab = data.get("abstention")
@@ -925,13 +1001,10 @@ def judge_section(data: dict[str, Any]) -> dict[str, Any]:
              "header": h, "rows": r, "right": list(range(1, len(h))), "csv": f"judge_{conf['judge']}_confusion"}
         )  # fmt: skip
     for block in figure_blocks(data):
-        if block.get("header"):
+        if block.get("header"):  # a table's notes read it: below the table, not among the paragraphs
             tables.append({"title": block["title"], "header": block["header"], "rows": block["rows"],
-                           "right": block["right"], "csv": block["csv"]})  # fmt: skip
-    notes = [
-        " ".join([b["title"] + ".", *b.get("notes", [])]) if not b.get("header") else " ".join(b.get("notes", []))
-        for b in figure_blocks(data)
-    ]
+                           "right": block["right"], "csv": block["csv"], "notes": block.get("notes", [])})  # fmt: skip
+    notes = [" ".join([b["title"] + ".", *b.get("notes", [])]) for b in figure_blocks(data) if not b.get("header")]
     paragraphs = [
         *([data["verdict"]] if data.get("verdict") else []),
         headline(data) + ".",

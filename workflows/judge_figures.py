@@ -59,10 +59,11 @@ def _row(who: str, kind: str, n: int, counts: dict[str, int]) -> dict[str, Any]:
 
 def abstention_rows(
     hcodes: np.ndarray, rated: np.ndarray, humans: list[str], jcodes: np.ndarray, judges: list[str],
-    judge_cannot: list[set[str]], items: list[str], f: Field,
+    judge_cannot: list[set[str]], items: list[str], f: Field, judge_asked: list[set[str]] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Abstention by kind, per clinician (over the items they rated), the clinicians pooled, and per
-    judge (over the same items: an item the judge left without an answer is its blank)."""
+    judge over the items it was asked (``judge_asked``; default all): an item it was asked and left
+    without an answer is its blank; an item it was never asked is not counted."""
     k = len(f.categories)
     special = abstention_values(f)
     codes_of = {kind: [f.categories.index(v) for v in vals] for kind, vals in special.items()}
@@ -80,14 +81,15 @@ def abstention_rows(
     if len(humans) > 1:
         rows.append(_row("clinicians (all)", "clinicians", pooled_n, pooled))
     for j, name in enumerate(judges):
-        c = jcodes[:, j]
-        cannot = np.array([i in judge_cannot[j] for i in items], dtype=bool)
+        given = np.array([judge_asked is None or i in judge_asked[j] for i in items], dtype=bool)
+        c = jcodes[given, j]
+        cannot = np.array([i in judge_cannot[j] for i in np.asarray(items, dtype=object)[given]], dtype=bool)
         counts = {
             "blank": int(np.sum(((c < 0) | (c >= k)) & ~cannot)),
             "cannot tell": int(cannot.sum() + np.isin(c, codes_of["cannot tell"]).sum()),
             "insufficient information": int(np.isin(c, codes_of["insufficient information"]).sum()),
         }
-        rows.append(_row(name, "judge", len(items), counts))
+        rows.append(_row(name, "judge", int(given.sum()), counts))
     return {"rows": rows, "values": special}
 
 
@@ -184,11 +186,8 @@ def consistency_text(run: dict[str, Any]) -> str:
     return f"over {run.get('samples', 'several')} samples per item: " + "; ".join(parts)
 
 
-def verdict(data: dict[str, Any]) -> str:
-    """The verdict on the best judge (highest rho), carrying what the test can show with this many
-    clinicians."""
-    d = data["judges"][0]
-    m = len(data["humans"])
+def _judge_verdict(data: dict[str, Any], d: dict[str, Any]) -> str:
+    """One judge's result: pass or not, winning rate, rho, epsilon, its kappa against gold."""
     gold = next((r for r in data.get("agreement", []) if r["kind"] == "judge" and r["a"] == d["judge"]
                  and r["b"] == "gold"), None)  # fmt: skip
     kappa_gold = (
@@ -197,23 +196,38 @@ def verdict(data: dict[str, Any]) -> str:
         else ""
     )
     result = "passes" if d["passed"] else "does not pass"
-    head = (
-        f"Verdict: {d['judge']} {result} the alt-test on {data['field']} (winning rate {d['winning_rate']:.2f} "
+    return (
+        f"{d['judge']} {result} the alt-test on {data['field']} (winning rate {d['winning_rate']:.2f} "
         f"against {len(d['humans'])} clinicians, rho {rho_text(d)}, epsilon {data['epsilon']:g}){kappa_gold}."
     )
+
+
+def verdict(data: dict[str, Any]) -> str:
+    """The verdict on every judge (highest rho first), carrying what the test can show with this
+    many clinicians."""
+    m = len(data["humans"])
     if m == 2:
-        return head + (
-            " With two clinicians this shows less than it seems: leaving one out leaves a single clinician as the "
-            "reference, so on every item the two dispute any answer of the judge counts as at least as good as the "
-            "left-out clinician's (a judge that matches them where they agree passes, whatever it answers where they "
-            "disagree). It shows only that "
-            "the judge matches each clinician about as often as the other clinician does, not that it represents a "
-            "clinical consensus; do not replace a clinician on this alone: rate with three or more clinicians "
-            "(Calderon et al. 2025 recommend it) and read the agreement with gold."
+        return (
+            "Verdict: "
+            + " ".join(_judge_verdict(data, d) for d in data["judges"])
+            + (
+                " With two clinicians this shows less than it seems: leaving one out leaves a single clinician as the "
+                "reference, so on every item the two dispute any answer of the judge counts as at least as good as the "
+                "left-out clinician's (a judge that matches them where they agree passes, whatever it answers where they "
+                "disagree). It shows only that "
+                "the judge matches each clinician about as often as the other clinician does, not that it represents a "
+                "clinical consensus; do not replace a clinician on this alone: rate with three or more clinicians "
+                "(Calderon et al. 2025 recommend it) and read the agreement with gold."
+            )
         )
-    if d["passed"]:
-        return head + (
-            f" With {m} clinicians: on these items and this field the judge represents the remaining clinicians at "
-            "least as well as a left-out clinician does, within the margin, for at least half of them."
-        )
-    return head + " The judge cannot stand in for a clinician on this field with this evidence."
+    parts = []
+    for d in data["judges"]:
+        parts.append(_judge_verdict(data, d))
+        if d["passed"]:
+            parts.append(
+                f"With {m} clinicians: on these items and this field the judge represents the remaining clinicians at "
+                "least as well as a left-out clinician does, within the margin, for at least half of them."
+            )
+        else:
+            parts.append("The judge cannot stand in for a clinician on this field with this evidence.")
+    return "Verdict: " + " ".join(parts)

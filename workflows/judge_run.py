@@ -41,6 +41,7 @@ from goldboard.fileio import iter_jsonl, write_csv_atomic
 from goldboard.label_configs.schema import Field, Schema, ValueNotInSchema
 from goldboard.study import Study, check_rater_name
 from goldboard.text import utc_now
+from goldboard.workflows.judge_responses import read_responses
 
 CANNOT_JUDGE = "cannot judge"
 NOT_SHOWN = "not shown"
@@ -245,6 +246,7 @@ class ChatClient:
         self.http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, limits=limits)
         self.retries = retries
         self.backoff = backoff
+        self._key = key  # only to take it out of what an endpoint echoes back (a 401's message)
         self.requests = 0
         self._lock = threading.Lock()
 
@@ -283,7 +285,8 @@ class ChatClient:
                         time.sleep(wait if wait is not None else self.backoff * 2**attempt)
                     continue
                 else:
-                    raise GoldboardError(f"the endpoint answered HTTP {r.status_code}: {r.text[:200]}")
+                    text = r.text.replace(self._key, "[the key]") if self._key else r.text  # before cutting it
+                    raise GoldboardError(f"the endpoint answered HTTP {r.status_code}: {text[:200]}")
             if attempt < self.retries:
                 time.sleep(self.backoff * 2**attempt)
         raise GoldboardError(f"no answer after {self.retries + 1} attempts ({last})")
@@ -301,21 +304,6 @@ def _retry_after(value: str | None) -> float | None:
 
 def responses_path(study: Study, judge: str) -> Path:
     return study.path / "judges" / judge / "responses.jsonl"
-
-
-def read_responses(path: Path) -> dict[str, dict]:
-    """key -> record (the last one of each key; a torn last line from a kill is skipped)."""
-    out: dict[str, dict] = {}
-    if not path.exists():
-        return out
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(rec, dict) and "key" in rec:
-            out[rec["key"]] = rec
-    return out
 
 
 def round_units(study: Study, round_number: int | None) -> tuple[int, list[dict]]:
@@ -604,4 +592,9 @@ def run_text(s: dict[str, Any]) -> str:
         lines.append(f"  position bias: {s['position_bias']:.2f} of shuffled-order answers moved")
     lines += [f"  held out {h['item_id']}: {h['problem']}: {h['raw'][:80]!r}" for h in s["held_out"][:5]]
     lines += [f"  error {e}" for e in s["errors"][:5]]
+    if not s["labelled"] and s["answers"]:  # nothing to record as the judge's labels: say so, and where the answers are
+        lines.append(
+            f"  no label recorded: no answer gave one of the schema's values, so `goldboard judge --study` has nothing "
+            f"of {s['judge']} to test and the report leaves it out; every answer is in judges/{s['judge']}/responses.jsonl"
+        )
     return "\n".join(lines)
