@@ -100,12 +100,12 @@ def flag_for(cmd: click.Command, param: str) -> str | None:
     return None
 
 
-def _name_flags(cmd: click.Command) -> None:
+def name_flags(cmd: click.Command) -> None:
     """Wrap ``cmd``'s callback (and its subcommands') so a :class:`GoldboardError` about a
     parameter names the flag the user typed."""
     if isinstance(cmd, click.Group):
         for sub in cmd.commands.values():
-            _name_flags(sub)
+            name_flags(sub)
         return
     callback = cmd.callback
     if callback is None or getattr(callback, "_names_flags", False):
@@ -296,7 +296,7 @@ class LazyGroup(GoldboardGroup):
     def _add_module(self, module: str) -> None:
         for cmd in self._import(module):
             if cmd.name not in self.commands:
-                _name_flags(cmd)
+                name_flags(cmd)
                 self.add_command(cmd)
 
     def format_commands(self, ctx, formatter) -> None:

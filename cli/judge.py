@@ -27,9 +27,9 @@ class _JudgeCommand(click.Command):
 
     def make_context(self, info_name, args, parent=None, **extra):
         if args and args[0] == "run":
-            from goldboard.cli import _name_flags  # what every listed command gets (repeated options, flags)
+            from goldboard.cli import name_flags  # what every listed command gets (repeated options, flags)
 
-            _name_flags(judge_run_cmd)
+            name_flags(judge_run_cmd)
             # named "judge run" so usage, errors and --help say `goldboard judge run`
             return judge_run_cmd.make_context(f"{info_name} run", list(args[1:]), parent=parent, **extra)
         return super().make_context(info_name, args, parent=parent, **extra)

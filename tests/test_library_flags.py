@@ -133,7 +133,7 @@ def test_param_error_reads_the_parameter_or_the_flag():
 def test_the_cli_names_the_flag_of_a_library_parameter():
     """A library error about ``round_number`` reads ``--round`` in a command that has ``--round``
     (whatever the command's parameter is called), and the library name elsewhere."""
-    from goldboard.cli import GoldboardGroup, _name_flags
+    from goldboard.cli import GoldboardGroup, name_flags
     from goldboard.cli._options import round_option
 
     @click.command("with-round")
@@ -146,7 +146,7 @@ def test_the_cli_names_the_flag_of_a_library_parameter():
         raise GoldboardError("give a seed", param="seed")
 
     group = GoldboardGroup("g", commands=[with_round, without])
-    _name_flags(group)
+    name_flags(group)
     res = CliRunner().invoke(group, ["with-round", "--round", "0"])
     assert res.exit_code == 1
     assert "Error: --round 0: rounds are numbered from 1" in res.output
