@@ -273,6 +273,9 @@ class Study:
         server (the same server under a new address), else push to a new round."""
         new = {k: v for k, v in check_settings(url=url, data_dir=data_dir, name=name).items() if v != getattr(self, k)}
         changes = [setting_change(k, getattr(self, k), v) for k, v in new.items()]
+        if "name" in new:  # an older goldboard's releases know the study by its name only: keep the old one
+            former = [str(x) for x in self.extra.get("former_names", []) if isinstance(x, str)]
+            self.extra = {**self.extra, "former_names": list(dict.fromkeys([*former, self.name]))}
         for k, v in new.items():
             setattr(self, k, v)
         if changes:
