@@ -65,3 +65,15 @@ def test_the_new_rater_is_still_expected_on_the_round_that_recorded_them(tmp_pat
     got = _gold(s)
     assert got["C6"] == "unresolved" and got["C1"] == "unanimous", got
     assert "missing_rating" in run_cli("flag", "--study", s).output
+
+
+def test_the_missing_rating_warning_names_the_raters_of_that_round(tmp_path):
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb", raters=["onc_a", "onc_b"])
+    _pull(s, 1, "case_id,a,b\nC1,Supported,\nC2,Unsupported,Unsupported\nC3,Supported,Unsupported\n", "onc_a=a,onc_b=b")
+    run_cli("study", "add-rater", s, "onc_c", "--no-account")
+    _pull(s, 2, R2, "onc_a=a,onc_b=b,onc_c=c")
+    res = run_cli("gold", "export", "--study", s)
+    assert "(1 item: C1)" in res.stderr and "round 1 records no design, so every study rater (onc_a, onc_b) is" in (
+        res.stderr
+    ), res.stderr
