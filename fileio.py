@@ -450,9 +450,9 @@ def read_records(path: str | Path, sheet: str | None = None, *, sheet_option: bo
             "{sheet} {name!r}: {source} is not a workbook (only .xlsx has sheets)", name=sheet, source=path
         )
     if suffix == ".jsonl" or suffix == ".ndjson":
-        return _read_jsonl(path)
+        return check_records_size(path, _read_jsonl(path))
     if suffix == ".json":
-        return _read_json(path)
+        return check_records_size(path, _read_json(path))
     if suffix in (".csv", ".tsv"):
         return _read_csv(path, "\t" if suffix == ".tsv" else ",")
     if suffix in (".xlsx", ".xlsm"):
@@ -460,6 +460,25 @@ def read_records(path: str | Path, sheet: str | None = None, *, sheet_option: bo
     if suffix in SPREADSHEETS_NOT_READ:
         raise GoldboardError(f"{path}: {suffix} spreadsheets are not read; save it as .xlsx or .csv")
     raise GoldboardError(f"{path}: unsupported file type {suffix or '(none)'} (use .jsonl, .json, .csv or .xlsx)")
+
+
+def check_records_size(path: Path, records: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+    """``records`` of a JSON/JSONL file, refused (one line, naming the limit) when one record has more
+    keys than :data:`~goldboard.fileio_xlsx.MAX_TABLE_COLUMNS`, when the records together have more
+    distinct keys (the table's columns), or more than :data:`~goldboard.fileio_xlsx.MAX_TABLE_CELLS`
+    cells (records x distinct keys): the limits of a CSV table, so a hostile wide file is refused
+    before any column is looked at (one record of 300,000 keys took minutes)."""
+    limit = fileio_xlsx.MAX_TABLE_COLUMNS
+    keys: set[str] = set()
+    for line, rec in records:
+        if len(rec) > limit:
+            raise fileio_xlsx.too_many_columns(f"{path}:{line}", len(rec))
+        keys.update(rec)
+        if len(keys) > limit:
+            raise fileio_xlsx.too_many_columns(f"{path}:{line}", len(keys))
+    if len(records) * len(keys) > fileio_xlsx.MAX_TABLE_CELLS:
+        raise fileio_xlsx.too_many_cells(str(path), len(records), len(keys))
+    return records
 
 
 def not_utf8(path: str | Path, data: bytes) -> tuple[int, str] | None:

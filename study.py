@@ -273,6 +273,9 @@ class Study:
         server (the same server under a new address), else push to a new round."""
         new = {k: v for k, v in check_settings(url=url, data_dir=data_dir, name=name).items() if v != getattr(self, k)}
         changes = [setting_change(k, getattr(self, k), v) for k, v in new.items()]
+        if "name" in new:  # an older goldboard's releases know the study by its name only: keep the old one
+            former = [str(x) for x in self.extra.get("former_names", []) if isinstance(x, str)]
+            self.extra = {**self.extra, "former_names": list(dict.fromkeys([*former, self.name]))}
         for k, v in new.items():
             setattr(self, k, v)
         if changes:
@@ -521,6 +524,7 @@ class Study:
             )
         df = read_ratings_csv(p)
         df.attrs["single_items"] = self.single_rated_items()
+        df.attrs["round_raters"] = self.round_raters()
         return df
 
     def all_ratings(self, *, digests: dict[int, str] | None = None) -> pd.DataFrame:
@@ -546,7 +550,20 @@ class Study:
         df.attrs["single_items"] = self.single_rated_items()
         #: who a round's design asked to rate each item: completeness of a round (cases.rounds)
         df.attrs["assigned"] = self.assigned_raters()
+        #: who each round's pull expected (a rater added later is not expected on earlier rounds)
+        df.attrs["round_raters"] = self.round_raters()
         return df
+
+    def round_raters(self) -> dict[int, frozenset[str]]:
+        """Pulled round -> the study raters its ``pull.json`` recorded (rounds whose record is
+        missing, unreadable or names a rater study.toml no longer lists are left out: every
+        study rater is expected there)."""
+        out: dict[int, frozenset[str]] = {}
+        for n in self.pulled_rounds():
+            names = self.pull_raters(n)
+            if names and not names - set(self.raters):
+                out[n] = frozenset(names)
+        return out
 
     def units(self) -> pd.DataFrame:
         """The annotation units recorded at push time (empty frame when none)."""

@@ -456,6 +456,8 @@ def _push_to(study: Study, client: Client, plan: _PushPlan) -> PushResult:
         study.data_dir = str(ddir)
         study.save()
     xml = to_label_studio_xml(study.schema, show_output=plan.kind == "output")
+    if not any(r.number == plan.round_number and r.projects for r in study.rounds):
+        _merge_units(study, plan.units, plan.round_number)  # a new round: a changed item refused before any project
     rnd, legacy_xml = _update_round(study, plan)
     creds = getattr(getattr(client, "conn", None), "credentials", None)
     routes = bool(getattr(client, "routes_by_org", False))

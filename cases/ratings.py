@@ -579,10 +579,12 @@ class RatingGrid:
     #: items x raters: the rater was asked to rate the item (a round pushed with a design --
     #: ``--overlap`` / ``--per-item`` -- gives an item to some raters only); ``None``: everyone
     expected: np.ndarray | None = None
+    #: ``expected`` comes from a design (not only from the raters each round's pull recorded)
+    designed: bool = True
 
     @property
     def has_design(self) -> bool:
-        return self.expected is not None and not bool(self.expected.all())
+        return self.designed and self.expected is not None and not bool(self.expected.all())
 
     def expected_mask(self) -> np.ndarray:
         """items x raters: who was asked to rate each item (all ``True`` without a design)."""
@@ -689,11 +691,13 @@ def rating_grid(
             c = np.where((c == MISSING_CODE) & rated, k, c)
         codes[f.name] = c
     expected = _expected_grid(ratings.attrs.get("assigned"), selection, items, rlist)
+    designed = expected is not None
+    expected = _round_raters_grid(ratings.attrs.get("round_raters"), selection, items, rlist, expected)
     rationale = np.full((len(items), len(rlist)), "", dtype=object)  # = rationale_grid(cur, pd.Index(items), rlist)
     said = cur[cur["rationale"] != ""].drop_duplicates(["item_id", "rater"], keep="last")
     if len(said):
         rationale[_indexer(item_at, said["item_id"]), _indexer(rater_at, said["rater"])] = said["rationale"].to_numpy()
-    return RatingGrid(cur, items, meta, rlist, rated, rationale, fields, codes, selection, expected)
+    return RatingGrid(cur, items, meta, rlist, rated, rationale, fields, codes, selection, expected, designed)
 
 
 def _positions(names: list[str]) -> dict[str, int]:
@@ -725,6 +729,31 @@ def _expected_grid(assigned: Any, selection: RoundSelection, items: list[str], r
             if r in pos:
                 mask[i, pos[r]] = True
     return mask if any_design else None
+
+
+def _round_raters_grid(
+    round_raters: Any, selection: RoundSelection, items: list[str], rlist: list[str], expected: np.ndarray | None
+) -> np.ndarray | None:
+    """``expected`` narrowed, for the items of a round without a design, to the raters that round's
+    pull recorded (``round_raters``: ``{round: raters}``, :meth:`~goldboard.study.Study.round_raters`):
+    a rater added for a later round (``study add-rater``) is not expected on the items pulled before."""
+    if not round_raters or not items:
+        return expected
+    pos = {r: j for j, r in enumerate(rlist)}
+    rows: dict[int, np.ndarray] = {}
+    for n, names in round_raters.items():
+        row = np.zeros(len(rlist), dtype=bool)
+        row[[pos[r] for r in names if r in pos]] = True
+        if row.any() and not row.all():
+            rows[int(n)] = row
+    if not rows:
+        return expected
+    mask = np.ones((len(items), len(rlist)), dtype=bool) if expected is None else expected.copy()
+    for i, item in enumerate(items):
+        row = rows.get(selection.rounds.get(item, -1))
+        if row is not None and (expected is None or expected[i].all()):  # a design's draw wins
+            mask[i] = row
+    return mask
 
 
 def value_grid(sub: pd.DataFrame, item_pos: pd.Index, rlist: list[str]) -> np.ndarray:

@@ -20,7 +20,15 @@ from typing import Any
 
 from goldboard.cases.problems import Problem
 from goldboard.errors import GoldboardError
-from goldboard.fileio import key_twice, lone_surrogate, not_utf8, object_keeping_twice, parse_jsonl, read_records
+from goldboard.fileio import (
+    check_records_size,
+    key_twice,
+    lone_surrogate,
+    not_utf8,
+    object_keeping_twice,
+    parse_jsonl,
+    read_records,
+)
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".xlsx", ".xlsm")
 
@@ -57,9 +65,12 @@ def read_file(path: str | Path, label: str | None = None) -> tuple[list[Record],
             return [], [Problem(label, line, "", msg)]
         if not text.strip():
             return [], [Problem(label, None, "", "file is empty")]
-        if suffix == ".json":
-            return _read_json(text, label)
-        return _read_jsonl(text, label)
+        records, problems = _read_json(text, label) if suffix == ".json" else _read_jsonl(text, label)
+        try:  # a hostile wide file: refused by the table limits before any column is looked at
+            check_records_size(path, [(r.line, r.data) for r in records])
+        except GoldboardError as exc:
+            return [], [_problem_from_error(str(exc), str(path), label)]
+        return records, problems
     try:
         pairs = read_records(path)
     except GoldboardError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from goldboard.annotate import server as srv
@@ -176,14 +178,19 @@ def login_cmd(name: str, data_dir: str | None, card: str | None, url: str | None
     --card FILE, mode 0600) -- never anyone else's. The previous password stops
     working at once: running it again is the password reset.
     """
-    login = srv.new_login(_study_data_dir(data_dir, study_dir), name, url=url)
+    ddir = _study_data_dir(data_dir, study_dir)
+    login = srv.new_login(ddir, name, url=url)
     if card:
         path = srv.write_login_card(login, card)
         click.echo(f"Wrote {name}'s login card to {path} (mode 0600). Hand it to {name} only.")
     else:
         click.echo(login.card(), nl=False)
     if not login.running:
-        click.echo("Note: the server is not running; start it with `goldboard server start`.", err=True)
+        # the data dir named: in a new shell a bare `server start` would start a second, empty server
+        where = shlex.quote(str(srv.resolved_data_dir(ddir)))
+        click.echo(
+            f"Note: the server is not running; start it with `goldboard server start --data-dir {where}`.", err=True
+        )
 
 
 @server_group.command("add-raters")

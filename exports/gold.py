@@ -145,8 +145,9 @@ def list_releases(gold_dir: str | Path, *, warn_chain: bool = True) -> list[tupl
     return out
 
 
-def _study_identity(gold_dir: Path) -> tuple[str, str] | None:
-    """``(name, created_at)`` of the study whose ``gold/`` folder this is (its study.toml), or
+def _study_identity(gold_dir: Path) -> tuple[str, str, tuple[str, ...]] | None:
+    """``(name, created_at, former names)`` of the study whose ``gold/`` folder this is (its
+    study.toml; ``study set --name`` keeps the names it replaced in ``[extra] former_names``), or
     ``None`` (not a study's gold folder, or a study.toml the commands refuse themselves)."""
     f = gold_dir.parent / "study.toml"
     if gold_dir.name != "gold" or not f.is_file():
@@ -159,17 +160,25 @@ def _study_identity(gold_dir: Path) -> tuple[str, str] | None:
         return None
     if not isinstance(st, dict):
         return None
-    return str(st.get("name", gold_dir.parent.name)), str(st.get("created_at", ""))
+    try:
+        former = tomllib.loads(f.read_text(encoding="utf-8-sig")).get("extra", {}).get("former_names", [])
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        former = []
+    former = tuple(str(x) for x in former) if isinstance(former, list) else ()
+    return str(st.get("name", gold_dir.parent.name)), str(st.get("created_at", "")), former
 
 
-def release_owner_problem(path: Path, manifest: dict[str, Any], name: str, created: str) -> str | None:
+def release_owner_problem(
+    path: Path, manifest: dict[str, Any], name: str, created: str, former: tuple[str, ...] = ()
+) -> str | None:
     """One line when release folder ``path`` holds a release of another study than the one named
     ``name``, created at ``created`` (a study is known by its creation time, so a renamed study keeps
-    its releases; a release without that time, by its name), else ``None``."""
+    its releases; a release without that time -- an older goldboard's -- by its name or one of the
+    ``former`` names ``study set --name`` replaced), else ``None``."""
     said, said_created = manifest.get("study"), str(manifest.get("study_created") or "")
     if said is None:
         return None  # a release that does not say whose it is: nothing to compare
-    same = said_created == created if said_created and created else str(said) == name
+    same = said_created == created if said_created and created else str(said) in (name, *former)
     if same:
         return None
     link = f" ({path.name} is a link to {os.path.realpath(path)})" if path.is_symlink() else ""

@@ -415,10 +415,12 @@ def missing_rating_line(study: Study, record: dict[str, Any]) -> str:
             f"rater{'s' if len(study.grid_raters()) - len(none) != 1 else ''} alone"
         )
     if plain:
+        recorded, grid = study.round_raters(), study.grid_raters()
+        expected = set().union(*(recorded.get(n, grid) for n in plain))  # the raters each round's pull recorded
         text += (
             f"; round {', '.join(map(str, plain))} records no design, so every study rater "
-            f"({', '.join(study.grid_raters())}) is expected to rate every item (a table pull cannot record that each "
-            "item went to only some raters, k of N; `push --per-item` does)"
+            f"({', '.join(r for r in study.raters if r in expected)}) is expected to rate every item (a table pull "
+            "cannot record that each item went to only some raters, k of N; `push --per-item` does)"
         )
     return text + (
         "; decide them on the review sheet (`goldboard adjudicate sheet` lists them as flagged rows with a "
