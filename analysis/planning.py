@@ -105,6 +105,11 @@ class SampleSizePlan:
     unsettled: tuple[int, ...] = field(default=())
     #: the studies simulated at those sizes (the most at any of them)
     unsettled_studies: int | None = None
+    #: two categories: the share is exact (every 2 x 2 table of ``n`` items weighted by its multinomial
+    #: probability; :func:`exact_share`), no simulation and no seed; ``share_before`` is the exact share
+    #: at ``n - 1`` items, below the assurance
+    exact: bool = False
+    share_before: float | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -133,6 +138,8 @@ class SampleSizePlan:
                 f"H0: kappa = {self.kappa_null:.3g} in favour of kappa = {self.kappa:.3g} "
                 f"({side} alpha = {self.alpha:.3g}; expected category prevalences {prev}; {self.method})."
             )
+        if self.assurance is not None and self.exact:
+            return self._exact_sentence(prev, conf)
         if self.assurance is not None:
             return self._assured_sentence(prev, conf)
         if self.kappa_upper is None:
@@ -149,13 +156,37 @@ class SampleSizePlan:
             f"{self.method}); the target is met on average, not in every study."
         )
 
-    def _assured_sentence(self, prev: str, conf: int) -> str:
-        target = (
+    def _target_text(self, conf: int) -> str:
+        return (
             f"a lower limit of the one-sided {conf}% confidence interval for kappa of at least {_num(self.kappa_lower)}"
             if self.kappa_upper is None
             else f"a two-sided {conf}% confidence interval for kappa no wider than "
             f"{_num(self.kappa_upper - self.kappa_lower)}"
         )
+
+    def _expected_text(self) -> str:
+        return (
+            f"{self.n_expected} items meet it only on average (the expected-value plan, goodness-of-fit limits)."
+            if self.n_expected is not None and self.n_expected <= self.n
+            else f"The expected-value plan ({self.n_expected} items, goodness-of-fit limits) asks more: each "
+            f"expected limit within {_num((self.kappa_upper - self.kappa_lower) / 2)} of kappa."
+        )
+
+    def _exact_sentence(self, prev: str, conf: int) -> str:
+        p = self.assurance
+        before = "" if self.share_before is None else f"; {self.n - 1} items: {_share_pct(self.share_before, p)}"
+        return (
+            f"A sample of {self.n} double-rated items gives {self._target_text(conf)} with probability "
+            f"{p:g} (assurance) if kappa is {_num(self.kappa)} (expected category prevalences {prev}), "
+            f"for the interval the report prints ({self.interval}): summed over every 2 x 2 table of "
+            f"{self.n} items, each weighted by its multinomial probability under the common-correlation model "
+            f"(exact: no simulation and no seed; the far tails, under 1e-13 of the probability, count as misses), "
+            f"the target is met with probability {_share_pct(self.assurance_simulated, p)} ({self.n} is the "
+            f"smallest size the search finds reaching {p:.0%}{before}). " + self._expected_text()
+        )
+
+    def _assured_sentence(self, prev: str, conf: int) -> str:
+        target = self._target_text(conf)
         stream = "one fixed set of studies" if self.seed is None else f"seed {self.seed}"
         return (
             f"A sample of {self.n} double-rated items gives {target} with probability {self.assurance:g} "
@@ -164,14 +195,7 @@ class SampleSizePlan:
             f"{self.n} items ({stream}; two raters under the common-correlation model, the same items "
             f"extended for every size tried) the target was met in {self.assurance_simulated:.1%} (one-sided 95% "
             f"lower confidence bound {self.assurance_lower:.1%}; {self.n} is the smallest size whose bound reaches "
-            f"{self.assurance:.0%}). "
-            + self._unsettled_text()
-            + (
-                f"{self.n_expected} items meet it only on average (the expected-value plan, goodness-of-fit limits)."
-                if self.n_expected is not None and self.n_expected <= self.n
-                else f"The expected-value plan ({self.n_expected} items, goodness-of-fit limits) asks more: each "
-                f"expected limit within {_num((self.kappa_upper - self.kappa_lower) / 2)} of kappa."
-            )
+            f"{self.assurance:.0%}). " + self._unsettled_text() + self._expected_text()
         )
 
     def _unsettled_text(self) -> str:
@@ -184,6 +208,14 @@ class SampleSizePlan:
             f"{self.unsettled_studies or self.simulations} studies, so another set of simulated studies can put the smallest size an item "
             "or two away. "
         )
+
+
+def _share_pct(x: float, target: float) -> str:
+    """``x`` as a percentage with as few decimals (at least one) as keep it on its side of ``target``."""
+    for d in range(1, 7):
+        if (round(100 * x, d) < round(100 * target, 6)) == (x < target):
+            break
+    return f"{100 * x:.{d}f}%"
 
 
 # -- inputs ---------------------------------------------------------------------------------------
@@ -868,6 +900,92 @@ class _Studies:
         return t.reshape(self.s, self.k, self.k).astype(float)
 
 
+#: the most 2 x 2 tables the exact share may enumerate at twice the expected-value ``n``; a two-category
+#: plan with more (large ``n``) is simulated instead
+EXACT_MAX_TABLES = 3_000_000
+#: the exact share enumerates each cell count within Bernstein's tail bound of its mean for this
+#: probability per side (``t = c/3 + sqrt(c^2/9 + 2 c var)``, ``c = ln(1/tail)``): the tables left out
+#: hold under ``6 * tail`` (< 1e-13) of the probability and count as misses, so the share is never
+#: overstated
+_EXACT_TAIL = 1e-14
+_EXACT_CHUNK = 400_000
+
+
+def _exact_ranges(plan: SampleSizePlan, n: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    p = cell_table(plan.kappa, np.asarray(plan.prevalences, dtype=float)).ravel()
+    c = -math.log(_EXACT_TAIL)
+    ranges = []
+    for q in p[:3]:
+        m = n * q
+        t = c / 3 + math.sqrt(c * c / 9 + 2 * c * n * q * (1 - q))
+        ranges.append(np.arange(max(0, math.floor(m - t)), min(n, math.ceil(m + t)) + 1))
+    return p, ranges
+
+
+def exact_table_count(plan: SampleSizePlan, n: int) -> int:
+    """How many 2 x 2 tables :func:`exact_share` enumerates at ``n`` items (at most; before dropping
+    impossible ones)."""
+    return math.prod(len(r) for r in _exact_ranges(plan, n)[1])
+
+
+def exact_share(plan: SampleSizePlan, n: int, method: str) -> float:
+    """The exact probability that a study of ``n`` items meets a two-category CI plan's target with
+    the report's interval ``method``: every 2 x 2 table (its first three cells within Bernstein's
+    bound of their means, :data:`_EXACT_TAIL`) weighted by its multinomial probability under the
+    common-correlation model.  Tables left out count as misses, so the share is never overstated."""
+    p, (ra, rb, rc) = _exact_ranges(plan, int(n))
+    logp = np.log(np.where(p > 0, p, 1e-300))
+    lg = np.array([math.lgamma(i + 1) for i in range(int(n) + 1)])
+    step = max(1, _EXACT_CHUNK // (len(rb) * len(rc)))
+    met = 0.0
+    for i in range(0, len(ra), step):
+        a, b, c = (x.ravel() for x in np.meshgrid(ra[i : i + step], rb, rc, indexing="ij"))
+        keep = a + b + c <= n
+        t = np.stack([a[keep], b[keep], c[keep], int(n) - (a + b + c)[keep]], axis=1)
+        w = np.exp(lg[int(n)] - lg[t].sum(axis=1) + (t * logp).sum(axis=1))
+        met += float(w[_meets(plan, t.reshape(-1, 2, 2).astype(float), method)].sum())
+    return met
+
+
+def _smallest(ok, start: int, max_n: int, assurance: float) -> int:
+    """The size where ``ok`` turns true: doubling from ``start``, then bisecting."""
+    lo, hi = 1, max(int(start), 2)
+    while not ok(hi):
+        lo, hi = hi, hi * 2
+        if hi > max_n:
+            raise GoldboardError(f"{assurance:g} is not reached with {max_n} items for this plan", param="assurance")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def _exact_assured(plan: SampleSizePlan, assurance: float, method: str, max_n: int) -> SampleSizePlan:
+    """:func:`assured_sample_size` for two categories: the exact share, no simulation."""
+    seen: dict[int, float] = {}
+
+    def ok(n: int) -> bool:
+        if n not in seen:
+            seen[n] = exact_share(plan, n, method)
+        return seen[n] >= assurance
+
+    hi = _smallest(ok, plan.n, max_n, assurance)
+    before = seen.get(hi - 1, exact_share(plan, hi - 1, method) if hi > 1 else None)
+    return replace(
+        plan,
+        method=f"exact distribution of the report's interval, {_SIMULABLE[method]}",
+        n=hi,
+        n_exact=float(hi),
+        assurance=assurance,
+        assurance_simulated=seen[hi],
+        interval=_SIMULABLE[method],
+        n_expected=plan.n,
+        warnings=_small_cells(np.asarray(plan.prevalences), hi),
+        exact=True,
+        share_before=before,
+    )
+
+
 def assured_sample_size(
     plan: SampleSizePlan,
     assurance: float,
@@ -876,26 +994,25 @@ def assured_sample_size(
     max_n: int = 20000,
 ) -> SampleSizePlan:
     """The smallest ``n`` at which a confidence-interval plan's target (``plan.goal == "ci"``) is
-    met with probability ``assurance``, by a seeded simulation of the interval the report prints.
+    met with probability ``assurance``, for the interval the report prints.
 
-    ``simulations`` studies of ``n`` items from the Donner-Eliasziw common-correlation model (the
-    plan's kappa and prevalences), each analysed with the agreement engine's default interval for
-    Cohen's kappa (:func:`report_interval_method`; checked equal to the engine's own limits on
-    some of the simulated tables).  The target: the one-sided ``1 - alpha`` lower limit at least
-    ``kappa_lower``; or, two-sided, a ``1 - alpha`` interval no wider than ``kappa_upper -
-    kappa_lower``; a study whose interval is not estimable misses it.  ``n`` is the smallest size
-    whose share of studies meeting the target has a one-sided 95% Wilson lower confidence bound of
-    at least ``assurance`` -- so the promise holds whatever the seed, up to that bound's 5%.  The
-    studies of every size share their items (:class:`_Studies`: the study of ``n + 1`` items is
-    the study of ``n`` plus one item), so the share grows with ``n`` smoothly and the answer does
-    not move with the seed but for a size where the lower bound lies within its Monte Carlo error
-    of ``assurance``.  The search doubles from the expected-value ``n`` and then bisects.
+    Two categories (and at most :data:`EXACT_MAX_TABLES` tables at twice the expected ``n``): the
+    probability is exact (:func:`exact_share`: every 2 x 2 table of ``n`` items weighted by its
+    multinomial probability), so ``n`` is the smallest size whose exact share reaches
+    ``assurance`` where the search (doubling from the expected-value ``n``, then bisecting) turns;
+    ``simulations`` and ``seed`` play no part and ``n`` cannot move with a seed.
 
-    The studies are one fixed set (:data:`ASSURANCE_STREAM`) unless ``seed`` is given: the Wald
-    share is not monotone in ``n`` (tables are discrete), so other sets of studies can put the
-    smallest size whose bound reaches ``assurance`` an item or two apart (``benchmarks/bench_assurance.py``
-    measures how far); with the fixed set the planned ``n`` never moves, and its promise rests on the
-    lower bound, checked there on 40,000 fresh studies."""
+    Otherwise a seeded simulation: ``simulations`` studies of ``n`` items from the Donner-Eliasziw
+    common-correlation model (the plan's kappa and prevalences), each analysed with the agreement
+    engine's default interval for Cohen's kappa (:func:`report_interval_method`; checked equal to
+    the engine's own limits on some of the simulated tables).  The target: the one-sided ``1 -
+    alpha`` lower limit at least ``kappa_lower``; or, two-sided, a ``1 - alpha`` interval no wider
+    than ``kappa_upper - kappa_lower``; a study whose interval is not estimable misses it.  ``n``
+    is the smallest size whose share of studies meeting the target has a one-sided 95% Wilson
+    lower confidence bound of at least ``assurance``.  The studies of every size share their items
+    (:class:`_Studies`).  The studies are one fixed set (:data:`ASSURANCE_STREAM`) unless ``seed``
+    is given; other sets can put the smallest size an item or two apart where the share lies within
+    its Monte Carlo error of ``assurance`` (``unsettled``; ``benchmarks/bench_assurance.py``)."""
     if plan.goal != "ci":
         raise ParamError("{assurance}: applies to a confidence-interval goal ({kappa_lower} or {width})")
     assurance = _unit("assurance", assurance)
@@ -904,6 +1021,8 @@ def assured_sample_size(
     method = report_interval_method("cohen_kappa")
     studies = _Studies(plan, simulations, ASSURANCE_STREAM if seed is None else seed)
     _check_report_limits(studies.tables(max(plan.n, 10))[:8], method)
+    if len(plan.prevalences) == 2 and exact_table_count(plan, 2 * max(plan.n, 2)) <= EXACT_MAX_TABLES:
+        return _exact_assured(plan, assurance, method, max_n)
     seen: dict[int, tuple[int, int]] = {}
 
     def ok(n: int) -> bool:
@@ -920,14 +1039,7 @@ def assured_sample_size(
         seen[n] = (hit, total)
         return wilson_lower(hit, total) >= assurance
 
-    lo, hi = 1, max(plan.n, 2)
-    while not ok(hi):
-        lo, hi = hi, hi * 2
-        if hi > max_n:
-            raise GoldboardError(f"{assurance:g} is not reached with {max_n} items for this plan", param="assurance")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    hi = _smallest(ok, plan.n, max_n, assurance)
     unsettled = tuple(m for m in (hi - 1, hi) if m in seen and _straddles(*seen[m], assurance))
     return replace(
         plan,
@@ -947,15 +1059,20 @@ def assured_sample_size(
     )
 
 
-def _hits_at(plan: SampleSizePlan, tables: np.ndarray, method: str) -> int:
-    """How many of the simulated studies (``tables``) meet a CI plan's target with the report's interval."""
+def _meets(plan: SampleSizePlan, tables: np.ndarray, method: str) -> np.ndarray:
+    """Which of the tables meet a CI plan's target with the report's interval (not estimable: a miss)."""
     if plan.kappa_upper is None:
         lower, _ = report_limits(tables, plan.alpha, method)
         ok = lower >= plan.kappa_lower
     else:
         lower, upper = report_limits(tables, plan.alpha / 2, method)
         ok = (upper - lower) <= (plan.kappa_upper - plan.kappa_lower) + 1e-12
-    return int(np.sum(np.nan_to_num(ok, nan=0.0)))
+    return np.nan_to_num(ok, nan=0.0).astype(bool)
+
+
+def _hits_at(plan: SampleSizePlan, tables: np.ndarray, method: str) -> int:
+    """How many of the simulated studies (``tables``) meet a CI plan's target with the report's interval."""
+    return int(np.sum(_meets(plan, tables, method)))
 
 
 def _assurance_at(plan: SampleSizePlan, n: int, simulations: int, seed: int) -> float:

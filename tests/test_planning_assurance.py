@@ -171,7 +171,8 @@ def test_assured_n_does_not_move_across_runs_and_simulates_the_reported_interval
             np.random.default_rng(junk).random(1000)
             ns.add(pl.assured_sample_size(plan, 0.8).n)
         assert len(ns) == 1, ns
-    assured = pl.assured_sample_size(width, 0.8)
-    assert assured.assurance_lower >= 0.8 and assured.interval == WILSON
+    assured = pl.assured_sample_size(width, 0.8)  # two categories: the exact share, no lower bound
+    assert assured.exact and assured.assurance_simulated >= 0.8 and assured.interval == WILSON
+    assert pl.assured_sample_size(lower, 0.8).assurance_lower >= 0.8  # three: simulated, its bound
     assert pl.report_interval_method("cohen_kappa") == "wilson"  # the engine's default (analysis/statistics.py)
     assert wald_share(assured, assured.n, seed=5, reps=8000) >= 0.8 - 2 * np.sqrt(0.16 / 8000)
