@@ -114,23 +114,24 @@ def plan_group() -> None:
     "--assurance",
     type=float,
     default=None,
-    help="With --lower/--width: the n at which the target is met with this probability (e.g. 0.8), by a "
-    "simulation of the interval the report prints (the share's 95% lower confidence bound reaches it); without it "
-    "the target is met on average (expected) only.",
+    help="With --lower/--width: the n at which the target is met with this probability (e.g. 0.8), for the "
+    "interval the report prints: exact for two categories (every 2 x 2 table), else by simulation (the share's 95% "
+    "lower confidence bound reaches it); without it the target is met on average (expected) only.",
 )
 @click.option(
     "--simulations",
     type=click.IntRange(100, MAX_RESAMPLES),
     default=ASSURANCE_SIMULATIONS,
     show_default=True,
-    help="With --assurance: simulated studies per n (up to 16 times as many where the share is close to P).",
+    help="With --assurance and three or more categories: simulated studies per n (up to 16 times as many where "
+    "the share is close to P).",
 )
 @click.option(
     "--seed",
     type=SEED,
     default=None,
-    help="With --assurance: draw the simulated studies from this seed instead of the one fixed set (the n can then "
-    "differ by an item or two between seeds).",
+    help="With --assurance and three or more categories: draw the simulated studies from this seed instead of "
+    "the one fixed set (the n can then differ by an item or two between seeds; two categories are exact).",
 )
 @click.option(
     "--two-sided", is_flag=True, help="With --null: two-sided Cantor / Flack tests (the chi-square test always is)."
