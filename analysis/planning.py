@@ -902,7 +902,7 @@ class _Studies:
 
 #: the most 2 x 2 tables the exact share may enumerate at twice the expected-value ``n``; a two-category
 #: plan with more (large ``n``) is simulated instead
-EXACT_MAX_TABLES = 3_000_000
+EXACT_MAX_TABLES = 6_000_000
 #: the exact share enumerates each cell count within Bernstein's tail bound of its mean for this
 #: probability per side (``t = c/3 + sqrt(c^2/9 + 2 c var)``, ``c = ln(1/tail)``): the tables left out
 #: hold under ``6 * tail`` (< 1e-13) of the probability and count as misses, so the share is never
