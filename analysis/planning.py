@@ -89,11 +89,12 @@ class SampleSizePlan:
     least_frequent: float | None = None
     n_values: int | None = None
     #: goal "ci" with assurance (:func:`assured_sample_size`): the probability the target is met at
-    #: ``n`` (asked and simulated), the simulation's size and seed, and the expected-value ``n``
+    #: ``n`` (asked, and simulated or, with ``exact``, computed exactly), the simulation's size and
+    #: seed (None when exact), and the expected-value ``n``
     assurance: float | None = None
     assurance_simulated: float | None = None
-    #: the one-sided 95% Wilson lower confidence bound of ``assurance_simulated``, and the interval
-    #: simulated (the report's, :func:`report_interval_method`)
+    #: the one-sided 95% Wilson lower confidence bound of ``assurance_simulated`` (None when exact),
+    #: and the interval simulated (the report's, :func:`report_interval_method`)
     assurance_lower: float | None = None
     interval: str | None = None
     simulations: int | None = None
