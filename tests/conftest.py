@@ -194,3 +194,15 @@ def fresh_backend_server(request, tmp_path):
     pg, tmpl = request.getfixturevalue("pg"), request.getfixturevalue("pg_template")
     with livestudio.pg_live_server(pg, tmpl, tmp_path / "server") as server:
         yield server
+
+
+def load_benchmark(name: str):
+    """The module ``benchmarks/NAME.py`` (a script, not a package), for the slow tests that re-run
+    its simulation at a small size."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

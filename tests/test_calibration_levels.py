@@ -13,11 +13,11 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from conftest import load_benchmark
 from conftest import run_cli as run
 
 from goldboard.analysis.calibration import MISFIT, NOMINAL, WALD_WIDENING, stated_false_stop, wald_critical
@@ -82,14 +82,6 @@ def test_the_verdict_names_the_false_stop_rate_each_statistic_has(tmp_path):
     assert "a rule on the estimate (_value) has no error control" in out and "at most 0.025" not in out
 
 
-def _bench():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stopping.py"
-    spec = importlib.util.spec_from_file_location("bench_stopping", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.slow  # a seeded simulation of 5 looks, a few thousand calibrations per cell
 @pytest.mark.parametrize(
     "name,stat",
@@ -103,6 +95,6 @@ def _bench():
     ],
 )
 def test_false_stop_rate_at_the_boundary_is_within_the_stated_rate(name, stat):
-    rate, se = _bench().false_stop_rate(name, stat, reps=1500, seed=7)
+    rate, se = load_benchmark("bench_stopping").false_stop_rate(name, stat, reps=1500, seed=7)
     assert stated_false_stop(stat, 5) == NOMINAL
     assert rate <= NOMINAL + 2 * se, (name, stat, rate, se)

@@ -5,11 +5,11 @@ study where the default interval covered less than 93%."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_benchmark
 from conftest import run_cli as run
 from test_claims_audit import TABLE, S, U, methods
 
@@ -17,14 +17,6 @@ from goldboard.analysis import coverage as COV
 from goldboard.analysis import statistics as SD
 
 P, I, X = "Partially Supported", "Insufficient Information", "Unsafe"
-
-
-def _bench():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_coverage.py"
-    spec = importlib.util.spec_from_file_location("bench_coverage", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _study5(tmp: Path, name: str, rows: list[tuple[str, str, str]]) -> Path:
@@ -101,7 +93,7 @@ def test_a_fresh_simulation_agrees_with_the_record_and_names_every_cell_below_93
     combined Monte-Carlo SEs, and one clearly below 93% here (by 2 SE) is one the record names --
     among them the ordinal alpha at 30 items, 2 raters, 5 balanced categories that a 200-study
     record had above 93%."""
-    bench = _bench()
+    bench = load_benchmark("bench_coverage")
     rows = bench.run(400, 11, ns=(30,), raters=(2,), categories=(2, 5), prevalences=("balanced", "skewed"))
     rows += bench.run(400, 12, ns=(50,), raters=(3,), categories=(3,), prevalences=("skewed",))
     rows += bench.run(400, 13, ns=(30,), raters=(4,), categories=(4,), prevalences=("balanced",))

@@ -8,21 +8,12 @@ three-rater category-specific Fleiss' kappa and alpha stopped falsely in about 4
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from statistics import NormalDist
 
 import pytest
+from conftest import load_benchmark
 
 from goldboard.analysis.calibration import NOMINAL, stated_false_stop
-
-
-def _bench():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stopping.py"
-    spec = importlib.util.spec_from_file_location("bench_stopping", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.slow  # a seeded simulation of 5 looks, 1,500 calibrations per cell
@@ -42,7 +33,7 @@ def _bench():
     ],
 )
 def test_false_stop_rate_at_the_boundary_is_within_the_stated_rate(name, stat):
-    got = _bench().false_stop_rate(name, stat, reps=1500, seed=11)
+    got = load_benchmark("bench_stopping").false_stop_rate(name, stat, reps=1500, seed=11)
     assert got is not None, f"{name}: no population at the boundary for {stat}"
     rate, se = got
     assert stated_false_stop(stat, 5) == NOMINAL
@@ -53,7 +44,7 @@ def test_false_stop_rate_at_the_boundary_is_within_the_stated_rate(name, stat):
 def test_the_simulation_can_see_a_false_stop_rate_above_the_stated_one():
     """The same simulation with the plain z(0.995) limit (no widening) on three raters'
     category-specific Fleiss' kappa stops falsely well above 2.5%: the check above can fail."""
-    b = _bench()
+    b = load_benchmark("bench_stopping")
     plain = b.wald_critical
     try:
         b.wald_critical = lambda stat, level, n: NormalDist().inv_cdf(1 - level)
