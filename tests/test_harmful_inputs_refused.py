@@ -129,22 +129,8 @@ def test_item_ids_differing_by_a_lookalike_dash_refused(tmp_path):
     run("study", "init", s, "--schema", "mtb_unsafe", "--raters", "onc_a,onc_b")
     t = tmp_path / "dash.csv"
     t.write_text("case_id,a,b\nC-0001,Supported,Unsafe\nC\u20100001,Unsafe,Unsafe\n", encoding="utf-8")
-    line = error_line(
-        run(
-            "pull",
-            "--study",
-            s,
-            "--from-table",
-            t,
-            "--item-col",
-            "case_id",
-            "--rater-cols",
-            "onc_a=a,onc_b=b",
-            "--field",
-            "safety_label",
-            code=None,
-        )  # fmt: skip
-    )
+    args = ("--item-col", "case_id", "--rater-cols", "onc_a=a,onc_b=b", "--field", "safety_label")
+    line = error_line(run("pull", "--study", s, "--from-table", t, *args, code=None))
     assert "dash.csv: rows 2 and 3" in line and "U+2010 HYPHEN" in line
     assert not (s / "rounds").exists()
 
