@@ -10,11 +10,18 @@ from goldboard.annotate import server as srv
 from goldboard.cli._options import OutputFile, study_option
 from goldboard.errors import GoldboardError
 
-_data_dir = click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Server data dir (default: $GOLDBOARD_SERVER_DIR or ~/.goldboard/server).",
+_DATA_DIR_HELP = "Server data dir (default: $GOLDBOARD_SERVER_DIR or ~/.goldboard/server)."
+
+
+def _data_dir_option(help: str = _DATA_DIR_HELP):
+    return click.option("--data-dir", type=click.Path(file_okay=False), default=None, help=help)
+
+
+_data_dir = _data_dir_option()
+#: start and stop: the study's server or none (status and login show or log in to any data dir asked for)
+_study_data_dir_only = _data_dir_option(
+    "Server data dir (default: the one the study records, with --study or in a study's folder; else "
+    "$GOLDBOARD_SERVER_DIR or ~/.goldboard/server). For a study, one that differs from its record is refused."
 )
 
 
@@ -24,26 +31,62 @@ _study = study_option(
 )
 
 
+def _study_in_force(study_dir: str | None):
+    """The study of --study, else of the current folder when it holds study.toml, else None."""
+    from pathlib import Path
+
+    from goldboard.study import STUDY_FILE, Study
+
+    if study_dir is None and not (Path.cwd() / STUDY_FILE).is_file():
+        return None
+    return Study.open(study_dir or ".")
+
+
 def _study_data_dir(data_dir: str | None, study_dir: str | None) -> str | None:
     """The data dir to use: --data-dir, else the one the study records (--study, or the current
     folder when it holds study.toml), else None ($GOLDBOARD_SERVER_DIR or the default).  A study
     on a remote server is refused in one line: it has no embedded server to show or log in to."""
-    from pathlib import Path
-
-    from goldboard.study import STUDY_FILE, Study
+    from goldboard.study import STUDY_FILE
     from goldboard.study_options import shown_url
 
     if data_dir is not None:
         return data_dir
-    if study_dir is None and not (Path.cwd() / STUDY_FILE).is_file():
+    st = _study_in_force(study_dir)
+    if st is None:
         return None
-    st = Study.open(study_dir or ".")
     if st.url:
         raise GoldboardError(
             f"{st.path / STUDY_FILE}: the study uses the Label Studio server at {shown_url(st.url)}, not an embedded "
             "server: open it there (or give --data-dir for an embedded one)"
         )
     return st.data_dir or None
+
+
+def _recorded_data_dir(data_dir: str | None, study_dir: str | None, verb: str) -> str | None:
+    """``server start|stop``: the data dir the study records (--study, or the current folder when it
+    holds study.toml), else --data-dir.  Refused in one line: a study on a remote server (not
+    goldboard's to start or stop) and a --data-dir other than the study's record -- a start there
+    would be a second, empty server beside the one holding the study's projects."""
+    from goldboard.study import STUDY_FILE
+    from goldboard.study_options import shown_url
+
+    st = _study_in_force(study_dir)
+    if st is None:
+        return data_dir
+    toml = (st.path / STUDY_FILE).resolve()
+    if st.url:
+        raise GoldboardError(
+            f"{toml}: the study uses the Label Studio server at {shown_url(st.url)}, not goldboard's embedded "
+            f"server: goldboard does not {verb} it"
+        )
+    recorded = st.data_dir or None
+    if data_dir is not None and srv.resolved_data_dir(data_dir) != srv.resolved_data_dir(recorded):
+        raise GoldboardError(
+            f"--data-dir {data_dir}: {toml} records the server data dir {srv.resolved_data_dir(recorded)}; "
+            f"drop --data-dir (or change the record: `goldboard study set {toml.parent} --data-dir DIR`)"
+        )
+    click.echo(f"Server data dir {srv.resolved_data_dir(recorded)} (recorded in {toml}).", err=True)
+    return recorded
 
 
 @click.group("server")
@@ -74,7 +117,8 @@ def server_group() -> None:
     help="Address to listen on: 127.0.0.1 = this computer only; 0.0.0.0 = every network interface, so raters "
     "on other computers of your network can log in (plain HTTP: see the warning it prints).",
 )
-@_data_dir
+@_study_data_dir_only
+@_study
 @click.option(
     "--raters",
     default="",
@@ -122,8 +166,12 @@ def start_cmd(
     database: str | None,
     workers: int | None,
     db_password_file: str | None,
+    study_dir: str | None,
 ) -> None:
     """Start Label Studio in the background (a first start sets up the database: about a minute on SQLite).
+
+    With --study, or in a study's folder, it starts the server the study records
+    (its data dir); a study on a remote Label Studio has none to start.
 
     \b
     A team server: PostgreSQL behind several workers, e.g.
@@ -131,6 +179,7 @@ def start_cmd(
       goldboard server start --database postgresql://ls@127.0.0.1:5432/labelstudio --workers 4
     """
     host = srv.check_host(host)
+    data_dir = _recorded_data_dir(data_dir, study_dir, "start")
     srv.check_not_running(data_dir)  # before "Starting ...": a running server is an error, not a start
     warning = srv.lan_warning(host, port)
     if warning:
@@ -228,9 +277,12 @@ def status_cmd(data_dir: str | None, study_dir: str | None) -> None:
 
 
 @server_group.command("stop")
-@_data_dir
-def stop_cmd(data_dir: str | None) -> None:
-    """Stop the server started for this data dir (only that process)."""
+@_study_data_dir_only
+@_study
+def stop_cmd(data_dir: str | None, study_dir: str | None) -> None:
+    """Stop the server started for this data dir (only that process): with --study, or in a
+    study's folder, the server the study records."""
+    data_dir = _recorded_data_dir(data_dir, study_dir, "stop")
     if srv.stop_server(data_dir):
         click.echo("Stopped Label Studio.")
     else:
