@@ -320,8 +320,34 @@ class Client:
                         self._routes[int(p.id)] = sdk
                 if pid in self._routes:
                     break
+            else:
+                self._route_by_id(pid)
             self._routes.setdefault(pid, self.sdk)
         return self._routes[pid]
+
+    def _route_by_id(self, pid: int) -> None:
+        """Ask each person's organization for project ``pid`` by id; route it to the one that answers.
+
+        The project listing is a snapshot taken a page at a time (newest first, at most 100 a
+        page): projects created or deleted meanwhile -- a ``push`` running alongside a ``pull`` --
+        shift the pages, so an existing project can be missing from every listing.  Only an
+        organization that answers 404 for the id itself has no such project; when none has it,
+        the project is routed to the admin, whose 404 then says it no longer exists."""
+        from label_studio_sdk.core.api_error import ApiError
+
+        for person, org in self.conn.credentials.orgs.items():
+            if org.id is None:
+                continue
+            sdk = self._org_sdk(person)
+            with self._call(f"looking for project {pid} in {person}'s organization"):
+                try:
+                    sdk.projects.get(pid, request_options=READ_RETRIES)
+                except ApiError as exc:
+                    if exc.status_code == 404:
+                        continue
+                    raise
+            self._routes[pid] = sdk
+            return
 
     def as_token(self, token: str, source: str = "rater token") -> Client:
         """The same server, another user (e.g. a rater posting their own annotations)."""
