@@ -328,11 +328,12 @@ class Client:
     def _route_by_id(self, pid: int) -> None:
         """Ask each person's organization for project ``pid`` by id; route it to the one that answers.
 
-        The project listing is a snapshot taken a page at a time (newest first, at most 100 a
-        page): projects created or deleted meanwhile -- a ``push`` running alongside a ``pull`` --
-        shift the pages, so an existing project can be missing from every listing.  Only an
-        organization that answers 404 for the id itself has no such project; when none has it,
-        the project is routed to the admin, whose 404 then says it no longer exists."""
+        While projects are being created in the same organization (a ``push`` running alongside
+        a ``pull``), Label Studio's project listing can leave out an existing project: seen live
+        on one complete page (``count`` one short, the oldest project missing), and pages of at
+        most 100, newest first, shift under a concurrent create.  Only an organization that
+        answers 404 for the id itself has no such project; when none has it, the project is
+        routed to the admin, whose 404 then says it no longer exists."""
         from label_studio_sdk.core.api_error import ApiError
 
         for person, org in self.conn.credentials.orgs.items():
