@@ -320,8 +320,35 @@ class Client:
                         self._routes[int(p.id)] = sdk
                 if pid in self._routes:
                     break
+            else:
+                self._route_by_id(pid)
             self._routes.setdefault(pid, self.sdk)
         return self._routes[pid]
+
+    def _route_by_id(self, pid: int) -> None:
+        """Ask each person's organization for project ``pid`` by id; route it to the one that answers.
+
+        While projects are being created in the same organization (a ``push`` running alongside
+        a ``pull``), Label Studio's project listing can leave out an existing project: seen live
+        on one complete page (``count`` one short, the oldest project missing), and pages of at
+        most 100, newest first, shift under a concurrent create.  Only an organization that
+        answers 404 for the id itself has no such project; when none has it, the project is
+        routed to the admin, whose 404 then says it no longer exists."""
+        from label_studio_sdk.core.api_error import ApiError
+
+        for person, org in self.conn.credentials.orgs.items():
+            if org.id is None:
+                continue
+            sdk = self._org_sdk(person)
+            with self._call(f"looking for project {pid} in {person}'s organization"):
+                try:
+                    sdk.projects.get(pid, request_options=READ_RETRIES)
+                except ApiError as exc:
+                    if exc.status_code == 404:
+                        continue
+                    raise
+            self._routes[pid] = sdk
+            return
 
     def as_token(self, token: str, source: str = "rater token") -> Client:
         """The same server, another user (e.g. a rater posting their own annotations)."""
