@@ -25,8 +25,10 @@ pytestmark = pytest.mark.live
 RATERS = ["onc_a", "onc_b"]
 
 
-def test_a_server_re_pull_changing_decided_ratings_is_refused_then_kept_when_accepted(live_server, tmp_path):
-    cases, outputs = cases_files(tmp_path, n=4)
+def pulled_supported_study(live_server, tmp_path, n: int) -> tuple[Study, list[str], object]:
+    """A study pushed to the live server with ``n`` cases, every item rated "Supported" by both
+    raters through Label Studio's API, and pulled: the study, its items, the admin client."""
+    cases, outputs = cases_files(tmp_path, n=n)
     st = Study.init(tmp_path / "s", schema="mtb", raters=RATERS, data_dir=str(live_server.data_dir))
     invoke_cli("push", "--study", st.path, cases, "--outputs", outputs, code=0)
     st = Study.open(st.path)
@@ -39,6 +41,11 @@ def test_a_server_re_pull_changing_decided_ratings_is_refused_then_kept_when_acc
     client = connect(st)
     post_ratings(st, pd.DataFrame(rows), client=client, progress=False)
     invoke_cli("pull", "--study", st.path, code=0)
+    return st, items, client
+
+
+def test_a_server_re_pull_changing_decided_ratings_is_refused_then_kept_when_accepted(live_server, tmp_path):
+    st, items, client = pulled_supported_study(live_server, tmp_path, n=4)
     record_decisions(  # the meeting: every item decided (unanimous Supported)
         st.decisions_path, [Proposed(i, "safety_label", "Supported", "", "dr_chair") for i in items], source="sheet"
     )

@@ -11,35 +11,19 @@ from __future__ import annotations
 import json
 
 import httpx
-import pandas as pd
 import pytest
 from conftest import invoke_cli
-from test_live_roundtrip import cases_files
+from test_intake_repull_live import pulled_supported_study
 
 from goldboard.annotate import server as srv
-from goldboard.annotate.client import connect
-from goldboard.annotate.simulate import annotation_result, post_ratings
+from goldboard.annotate.simulate import annotation_result
 from goldboard.cases.ratings import read_ratings_csv
-from goldboard.study import Study
 
 pytestmark = pytest.mark.live
-RATERS = ["onc_a", "onc_b"]
 
 
 def test_a_rationale_with_half_an_emoji_is_pulled_and_kept_escaped(live_server, tmp_path):
-    cases, outputs = cases_files(tmp_path, n=2)
-    st = Study.init(tmp_path / "s", schema="mtb", raters=RATERS, data_dir=str(live_server.data_dir))
-    invoke_cli("push", "--study", st.path, cases, "--outputs", outputs, code=0)
-    st = Study.open(st.path)
-    items = sorted(st.units()["item_id"])
-    rows = [
-        {"item_id": i, "rater": r, "field": "safety_label", "value": "Supported", "rationale": f"{r} ok"}
-        for i in items
-        for r in RATERS
-    ]
-    client = connect(st)
-    post_ratings(st, pd.DataFrame(rows), client=client, progress=False)
-    invoke_cli("pull", "--study", st.path, code=0)
+    st, items, client = pulled_supported_study(live_server, tmp_path, n=2)
     got = read_ratings_csv(st.ratings_path(1))
     ann = int(got[(got["item_id"] == items[0]) & (got["rater"] == "onc_a")]["annotation_id"].iloc[0])
     creds = srv.read_credentials(live_server.data_dir)
