@@ -356,6 +356,21 @@ def study_with_export(tmp_path: Path, tasks: list[dict], name: str = "export.jso
     return s, f
 
 
+#: the raters of :class:`OneProjectServer`'s users (a server pull's ``rater_map``)
+ONE_PROJECT_USERS = {"ana@x.org": "onc_a", "ben@x.org": "onc_b"}
+
+
+def one_project_study(tmp_path: Path) -> Study:
+    """An ``mtb_unsafe`` study of onc_a and onc_b whose round 1 is :class:`OneProjectServer`'s
+    shared project 5, ready for a server pull (``pull(study, 1, client=..., rater_map=ONE_PROJECT_USERS)``)."""
+    s = tmp_path / "s"
+    Study.init(s, schema="mtb_unsafe", raters=["onc_a", "onc_b"])
+    study = Study.open(s)
+    study.get_or_add_round(1, mode="shared").projects = {"*": 5}
+    study.save()
+    return study
+
+
 class OneProjectServer:
     """A Label Studio server holding one shared project (5) with :func:`export_tasks`: what a server
     pull reads (its users, the project, the export)."""

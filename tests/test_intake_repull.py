@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from builders import MAP, export_tasks, ratings  # noqa: E402
+from builders import MAP, ONE_PROJECT_USERS, export_tasks, one_project_study, ratings  # noqa: E402
 from builders import OneProjectServer as _OneProjectServer  # noqa: E402
 from conftest import error_line, invoke_cli  # noqa: E402
 
@@ -125,12 +125,8 @@ def test_a_server_re_pull_replacing_an_adjudicated_round_with_nothing_is_refused
     from goldboard.errors import ParamError
     from goldboard.workflows.intake import pull
 
-    s = tmp_path / "s"
-    Study.init(s, schema="mtb_unsafe", raters=["onc_a", "onc_b"])
-    study = Study.open(s)
-    study.get_or_add_round(1, mode="shared").projects = {"*": 5}
-    study.save()
-    users = {"ana@x.org": "onc_a", "ben@x.org": "onc_b"}
+    study = one_project_study(tmp_path)
+    s, users = study.path, ONE_PROJECT_USERS
     pull(study, 1, client=_OneProjectServer(), item_key="case_id", rater_map=users, progress=False)
     assert len(ratings(s)) == 8
     decide(s, "C-2")

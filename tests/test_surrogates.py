@@ -14,7 +14,15 @@ import io
 import json
 
 import pytest
-from builders import MAP, OneProjectServer, export_tasks, ls_tasks, study_with_export
+from builders import (
+    MAP,
+    ONE_PROJECT_USERS,
+    OneProjectServer,
+    export_tasks,
+    ls_tasks,
+    one_project_study,
+    study_with_export,
+)
 from conftest import error_line
 from conftest import run_cli as run
 
@@ -58,12 +66,8 @@ def test_a_server_pull_with_half_an_emoji_is_taken_and_said(tmp_path):
 
     from goldboard.workflows.intake import pull
 
-    s = tmp_path / "s"
-    Study.init(s, schema="mtb_unsafe", raters=["onc_a", "onc_b"])
-    study = Study.open(s)
-    study.get_or_add_round(1, mode="shared").projects = {"*": 5}
-    study.save()
-    users = {"ana@x.org": "onc_a", "ben@x.org": "onc_b"}
+    study = one_project_study(tmp_path)
+    s, users = study.path, ONE_PROJECT_USERS
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = pull(study, 1, client=_HalfEmojiServer(), item_key="case_id", rater_map=users, progress=False)

@@ -11,11 +11,10 @@ from __future__ import annotations
 import csv
 import json
 
-from builders import OneProjectServer, export_tasks, ls_tasks
+from builders import ONE_PROJECT_USERS, OneProjectServer, export_tasks, ls_tasks, one_project_study
 from conftest import run_cli as run
 
 from goldboard.cases.ratings import read_ratings_csv
-from goldboard.study import Study
 
 
 def test_a_task_whose_data_is_null_is_skipped_and_counted(tmp_path):
@@ -40,12 +39,8 @@ class _NullDataServer(OneProjectServer):
 def test_a_server_task_whose_data_is_null_is_held_out_saying_so(tmp_path):
     from goldboard.workflows.intake import pull
 
-    s = tmp_path / "s"
-    Study.init(s, schema="mtb_unsafe", raters=["onc_a", "onc_b"])
-    study = Study.open(s)
-    study.get_or_add_round(1, mode="shared").projects = {"*": 5}
-    study.save()
-    users = {"ana@x.org": "onc_a", "ben@x.org": "onc_b"}
+    study = one_project_study(tmp_path)
+    users = ONE_PROJECT_USERS
     pull(study, 1, client=_NullDataServer(), item_key="case_id", rater_map=users, progress=False)
     assert sorted(set(read_ratings_csv(study.ratings_path(1))["item_id"])) == ["C-1", "C-2"]
     with open(study.invalid_path(1), newline="") as fh:
