@@ -4,15 +4,11 @@
 from __future__ import annotations
 
 from conftest import error_line, invoke_cli
+from test_status_round_raters import blank_column_study
 
 
 def test_a_blank_pulled_rater_is_named_as_rated_nothing_and_an_unpulled_one_as_not_pulled(tmp_path):
-    t = tmp_path / "t.csv"
-    t.write_text("case_id,onc_a,onc_b\nc1,Supported,\nc2,Unsupported,\n", encoding="utf-8")
-    s = tmp_path / "s"
-    invoke_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b", code=0)
-    wide = ("--rater-cols", "onc_a=onc_a,onc_b=onc_b", "--field", "safety_label")
-    invoke_cli("pull", "--study", s, "--from-table", t, "--item-col", "case_id", *wide, code=0)
+    s = blank_column_study(tmp_path)
     blank = error_line(invoke_cli("flag", "--study", s, "--raters", "onc_a,onc_b", code=1))
     assert blank.startswith("Error: --raters: onc_b has no ratings in ratings: a pull recorded the rater"), blank
     invoke_cli("study", "add-rater", s, "onc_c", "--no-account", code=0)

@@ -26,11 +26,17 @@ def test_a_rater_added_after_a_rounds_pull_is_not_listed_under_it(tmp_path):
 
 
 def test_a_rater_the_rounds_pull_recorded_with_a_blank_column_is_listed_as_0(tmp_path):
+    s = blank_column_study(tmp_path)
+    out = invoke_cli("status", "--study", s, code=0).output
+    assert "onc_b              0 / 2" in out, out
+
+
+def blank_column_study(tmp_path):
+    """A study of onc_a and onc_b whose round-1 table pull had onc_b's column blank (2 items)."""
     t = tmp_path / "t.csv"
     t.write_text("case_id,onc_a,onc_b\nc1,Supported,\nc2,Unsupported,\n", encoding="utf-8")
     s = tmp_path / "s"
     invoke_cli("study", "init", s, "--schema", "mtb", "--raters", "onc_a,onc_b", code=0)
     wide = ("--rater-cols", "onc_a=onc_a,onc_b=onc_b", "--field", "safety_label")
     invoke_cli("pull", "--study", s, "--from-table", t, "--item-col", "case_id", *wide, code=0)
-    out = invoke_cli("status", "--study", s, code=0).output
-    assert "onc_b              0 / 2" in out, out
+    return s
